@@ -1,0 +1,57 @@
+package llm
+
+import "context"
+
+// Message is one entry of a chat conversation as a model sees it. It maps
+// one to one onto the OpenAI chat-completions message object.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Usage counts the tokens of one or more model calls, as the server reports them.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + v.PromptTokens,
+		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		TotalTokens:      u.TotalTokens + v.TotalTokens,
+	}
+}
+
+// Request is one chat-completion call.
+type Request struct {
+	// Model names the model; empty means the client's default.
+	Model string
+	// Messages is the conversation to answer, oldest first.
+	Messages []Message
+	// Temperature, when non-nil, is sent as the sampling temperature.
+	Temperature *float64
+	// OnDelta, when non-nil, asks for a streamed answer and receives each
+	// piece of text as it arrives. The Response still carries the whole text.
+	OnDelta func(delta string)
+}
+
+// Response is the answer to a Request.
+type Response struct {
+	// Content is the full text of the answer.
+	Content string
+	// Model is the model that answered, as the server names it.
+	Model string
+	// Usage is the token usage the server reported (zero when it reported none).
+	Usage Usage
+	// FinishReason is the server's finish_reason ("stop", "length", …).
+	FinishReason string
+}
+
+// Client answers chat-completion requests. Implementations retry transient
+// transport failures themselves; an error they return is final for the call.
+type Client interface {
+	Complete(ctx context.Context, req Request) (*Response, error)
+}
