@@ -1,0 +1,210 @@
+package llm
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ConfigError reports a setting the OpenAI client cannot work without. Its
+// message names the environment variable or flag that supplies it.
+type ConfigError struct {
+	// Setting names what is missing or wrong: "API key", "model" or "base URL".
+	Setting string
+	msg     string
+}
+
+func (e *ConfigError) Error() string { return e.msg }
+
+// APIError carries what every failed call to a model server has in common.
+// Each typed error below embeds one and unwraps to it, so
+//
+//	var apiErr *llm.APIError
+//	if errors.As(err, &apiErr) { … apiErr.Attempts … }
+//
+// works for all of them. A bare *APIError is returned for a request the
+// server rejected for another reason (400 without a context-length code, 404
+// for an unknown model or a wrong base URL, …); it is never retried.
+type APIError struct {
+	// StatusCode is the HTTP status of the last attempt; 0 when no response arrived.
+	StatusCode int
+	// Type and Code are the server's error.type and error.code, when it sent them.
+	Type string
+	Code string
+	// Message is the server's error message (or a sanitized snippet of its
+	// body), with the API key redacted.
+	Message string
+	// Attempts is the number of HTTP requests made for the call, retries included.
+	Attempts int
+
+	retryable  bool          // a transient failure another attempt may fix
+	retryAfter time.Duration // the server's Retry-After; valid when hasRetry
+	hasRetry   bool          // the server sent a usable Retry-After
+}
+
+func (e *APIError) Error() string { return e.format("request failed") }
+
+// format renders "what (HTTP n) after k attempts: message".
+func (e *APIError) format(what string) string {
+	var b strings.Builder
+	b.WriteString(what)
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.StatusCode)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.StatusCode == 404 {
+		b.WriteString(" (check the base URL, which usually ends in /v1, and the model name)")
+	}
+	return b.String()
+}
+
+// AuthError reports a 401 or 403: a missing, wrong or unauthorised API key.
+// It is never retried.
+type AuthError struct{ APIError }
+
+func (e *AuthError) Error() string {
+	return e.format("authentication failed") + " (check OPENAI_API_KEY)"
+}
+func (e *AuthError) Unwrap() error { return &e.APIError }
+
+// RateLimitError reports a 429 that persisted through every retry, or a 429
+// for an exhausted quota (code "insufficient_quota"), which is not retried.
+type RateLimitError struct {
+	APIError
+	// RetryAfter is the wait the server asked for in its last answer
+	// (Retry-After or retry-after-ms), uncapped; 0 when it named none.
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitError) Error() string {
+	s := e.format("rate limited by the model server")
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf(" (server asks to retry after %s)", e.RetryAfter)
+	}
+	return s
+}
+func (e *RateLimitError) Unwrap() error { return &e.APIError }
+
+// ContextLengthError reports a request whose messages exceed the model's
+// context window. It is never retried: the same request would fail again.
+type ContextLengthError struct{ APIError }
+
+func (e *ContextLengthError) Error() string { return e.format("context length exceeded") }
+func (e *ContextLengthError) Unwrap() error { return &e.APIError }
+
+// ServerError reports a 5xx answer: after every retry for 500, 502, 503 and
+// 504, at once for the other 5xx codes (501 Not Implemented, …).
+type ServerError struct{ APIError }
+
+func (e *ServerError) Error() string { return e.format("model server error") }
+func (e *ServerError) Unwrap() error { return &e.APIError }
+
+// BadResponseError reports an answer that is not a chat completion: an HTML
+// page, an empty body, JSON that does not parse (truncated), no choices, or
+// a stream that ended before its end. It is not retried.
+type BadResponseError struct {
+	APIError
+	// Reason says what was wrong, e.g. "invalid JSON: unexpected end of JSON input".
+	Reason string
+	// Snippet is the start of the offending body (or the last stream line),
+	// sanitized: control characters replaced, at most snippetMax characters,
+	// API key redacted.
+	Snippet string
+}
+
+func (e *BadResponseError) Error() string {
+	s := e.format("bad response from the model server") + ": " + e.Reason
+	if e.Snippet != "" {
+		s += fmt.Sprintf(" (body: %q)", e.Snippet)
+	}
+	return s
+}
+func (e *BadResponseError) Unwrap() error { return &e.APIError }
+
+// TransportError reports a call that got no HTTP answer: the host is
+// unreachable, the connection was refused or reset, or the body stopped
+// mid-way. Err is the underlying error (a *url.Error whose URL has the API
+// key redacted); errors.Is sees through it, e.g. to syscall.ECONNREFUSED.
+type TransportError struct {
+	APIError
+	Err error
+}
+
+func (e *TransportError) Error() string {
+	return e.format("cannot reach the model server")
+}
+func (e *TransportError) Unwrap() []error { return []error{&e.APIError, e.Err} }
+
+// baseOf returns the APIError inside one of this package's typed errors.
+func baseOf(err error) *APIError {
+	switch e := err.(type) {
+	case *APIError:
+		return e
+	case *AuthError:
+		return &e.APIError
+	case *RateLimitError:
+		return &e.APIError
+	case *ContextLengthError:
+		return &e.APIError
+	case *ServerError:
+		return &e.APIError
+	case *BadResponseError:
+		return &e.APIError
+	case *TransportError:
+		return &e.APIError
+	}
+	return nil
+}
+
+const (
+	snippetMax  = 120 // characters of a body kept in an error
+	redactedKey = "[REDACTED]"
+)
+
+// redact removes every occurrence of key from s.
+func redact(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, redactedKey)
+}
+
+// snippet returns the start of body as a short single-line string with the
+// key redacted: invalid UTF-8 and control characters become spaces, runs of
+// spaces collapse, and a cut body ends in "…".
+func snippet(body []byte, key string) string {
+	// Redact before cutting, so a cut cannot leave half a key behind.
+	s := redact(string(body), key)
+	var b strings.Builder
+	n := 0
+	space := false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r) {
+			r = ' '
+		}
+		if r == ' ' {
+			if space || n == 0 {
+				continue
+			}
+			space = true
+		} else {
+			space = false
+		}
+		if n == snippetMax {
+			return strings.TrimRight(b.String(), " ") + "…"
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return strings.TrimRight(b.String(), " ")
+}

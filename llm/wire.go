@@ -1,0 +1,386 @@
+package llm
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file holds the OpenAI chat-completions wire format: request and
+// response bodies, server-sent events, error bodies and their mapping onto
+// the typed errors.
+
+// maxBody bounds how much of an answer is read (a runaway or hostile server
+// cannot exhaust memory); maxErrorBody bounds an error body.
+const (
+	maxBody      = 32 << 20
+	maxErrorBody = 1 << 20
+	maxLine      = 4 << 20 // longest SSE line accepted
+)
+
+type chatRequest struct {
+	Model         string         `json:"model"`
+	Messages      []Message      `json:"messages"`
+	Temperature   *float64       `json:"temperature,omitempty"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// chatResponse is a non-streamed answer; chunks of a stream share its shape
+// with Delta in place of Message.
+type chatResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index        int      `json:"index"`
+		Message      *Message `json:"message"`
+		Delta        *Message `json:"delta"`
+		FinishReason *string  `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *Usage          `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// errorBody is the OpenAI error document {"error": {...}}; some servers
+// (Ollama) send {"error": "text"} instead, handled by parseErrorBody.
+type errorBody struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"` // string, number or null
+}
+
+// parseErrorBody extracts type, code and message from an error document, or
+// falls back to a snippet of the body.
+func parseErrorBody(body []byte, key string) (typ, code, msg string) {
+	var doc struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &doc) == nil && len(doc.Error) > 0 && string(doc.Error) != "null" {
+		if t, c, m, ok := parseErrorField(doc.Error); ok {
+			return t, c, redact(m, key)
+		}
+	}
+	return "", "", snippet(body, key)
+}
+
+// parseErrorField reads the value of an "error" member: an object or a string.
+func parseErrorField(raw json.RawMessage) (typ, code, msg string, ok bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return "", "", oneLine(s), true
+	}
+	var eb errorBody
+	if json.Unmarshal(raw, &eb) != nil {
+		return "", "", "", false
+	}
+	code = strings.Trim(string(eb.Code), `"`)
+	if code == "null" {
+		code = ""
+	}
+	return eb.Type, code, oneLine(eb.Message), true
+}
+
+// oneLine collapses white space so a message fits an error line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// statusError maps a non-2xx answer onto a typed error.
+func (c *OpenAI) statusError(resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	typ, code, msg := parseErrorBody(body, c.apiKey)
+	base := APIError{StatusCode: resp.StatusCode, Type: typ, Code: code, Message: msg}
+	if d, ok := retryAfter(resp.Header, c.now()); ok {
+		base.retryAfter, base.hasRetry = d, true
+	}
+	status := resp.StatusCode
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return &AuthError{base}
+	case isContextLength(status, typ, code, msg):
+		return &ContextLengthError{base}
+	case status == http.StatusTooManyRequests:
+		// An exhausted quota will not recover within any retry budget.
+		base.retryable = code != "insufficient_quota"
+		e := &RateLimitError{APIError: base}
+		if base.hasRetry {
+			e.RetryAfter = base.retryAfter
+		}
+		return e
+	case status >= 500:
+		switch status {
+		case 500, 502, 503, 504:
+			base.retryable = true
+		}
+		return &ServerError{base}
+	case status == http.StatusRequestTimeout:
+		base.retryable = true
+		return &base
+	}
+	return &base
+}
+
+// isContextLength recognises the context-window errors of OpenAI
+// (code context_length_exceeded), vLLM ("maximum context length") and
+// llama.cpp (type exceed_context_size_error).
+func isContextLength(status int, typ, code, msg string) bool {
+	if status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge && status != http.StatusOK {
+		return false
+	}
+	if code == "context_length_exceeded" || typ == "exceed_context_size_error" {
+		return true
+	}
+	m := strings.ToLower(msg)
+	for _, s := range []string{"maximum context length", "context length exceeded", "context_length_exceeded", "exceeds the available context size"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryAfter reads the wait a server asks for: retry-after-ms (OpenAI),
+// else Retry-After in seconds or as an HTTP date.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s < 0 || s > 1e9 {
+			return 0, false
+		}
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// transportError wraps an error that left no HTTP answer, redacting the key
+// from the URL it names and deciding whether another attempt may help.
+func (c *OpenAI) transportError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = &url.Error{Op: ue.Op, URL: redact(ue.URL, c.apiKey), Err: ue.Err}
+	}
+	return &TransportError{
+		APIError: APIError{Message: redact(err.Error(), c.apiKey), retryable: transient(err)},
+		Err:      err,
+	}
+}
+
+// transient reports whether a transport error may go away on its own:
+// refused or reset connections, timeouts and early EOFs do; a host name
+// that does not resolve or a certificate that does not verify do not.
+func transient(err error) bool {
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return false
+	}
+	var certErr *tls.CertificateVerificationError
+	var authErr x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalidErr x509.CertificateInvalidError
+	if errors.As(err, &certErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) || errors.As(err, &invalidErr) {
+		return false
+	}
+	return true
+}
+
+// badResponse builds a *BadResponseError for an answer with status code.
+func (c *OpenAI) badResponse(status int, reason string, body []byte) error {
+	return &BadResponseError{
+		APIError: APIError{StatusCode: status},
+		Reason:   redact(reason, c.apiKey),
+		Snippet:  snippet(body, c.apiKey),
+	}
+}
+
+// readJSON decodes a non-streamed answer.
+func (c *OpenAI) readJSON(resp *http.Response) (*Response, error) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, c.transportError(fmt.Errorf("read response body: %w", err))
+	}
+	status := resp.StatusCode
+	if len(body) > maxBody {
+		return nil, c.badResponse(status, fmt.Sprintf("body larger than %d bytes", maxBody), body)
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return nil, c.badResponse(status, "empty body", nil)
+	}
+	if isHTML(resp.Header.Get("Content-Type"), trimmed) {
+		return nil, c.badResponse(status, "got an HTML page instead of JSON (is the base URL right? it usually ends in /v1)", trimmed)
+	}
+	var doc chatResponse
+	if err := json.Unmarshal(trimmed, &doc); err != nil {
+		return nil, c.badResponse(status, "invalid JSON: "+err.Error(), trimmed)
+	}
+	if err := c.embeddedError(status, doc.Error); err != nil {
+		return nil, err
+	}
+	if len(doc.Choices) == 0 {
+		return nil, c.badResponse(status, "no choices in the answer", trimmed)
+	}
+	ch := doc.Choices[0]
+	if ch.Message == nil {
+		return nil, c.badResponse(status, "first choice has no message", trimmed)
+	}
+	r := &Response{Content: ch.Message.Content, Model: doc.Model}
+	if ch.FinishReason != nil {
+		r.FinishReason = *ch.FinishReason
+	}
+	if doc.Usage != nil {
+		r.Usage = *doc.Usage
+	}
+	return r, nil
+}
+
+// embeddedError maps an "error" member inside a 2xx body (some proxies
+// report failures that way, also in the middle of a stream) to a typed error.
+func (c *OpenAI) embeddedError(status int, raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	typ, code, msg, ok := parseErrorField(raw)
+	if !ok {
+		return c.badResponse(status, "malformed error member", raw)
+	}
+	base := APIError{StatusCode: status, Type: typ, Code: code, Message: redact(msg, c.apiKey)}
+	if isContextLength(status, typ, code, msg) {
+		return &ContextLengthError{base}
+	}
+	return &base
+}
+
+// readStream consumes a server-sent-events answer: one JSON chunk per
+// "data:" line until "data: [DONE]". Each line is taken as a whole event;
+// OpenAI-compatible servers never split a chunk over several data lines.
+// Comment lines (": keep-alive") and other fields are ignored.
+func (c *OpenAI) readStream(resp *http.Response, onDelta func(string)) (*Response, bool, error) {
+	status := resp.StatusCode
+	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	var (
+		out       Response
+		content   strings.Builder
+		delivered bool
+		lastLine  []byte
+	)
+	for {
+		line, err := readLine(r)
+		if err == errLineTooLong {
+			return nil, delivered, c.badResponse(status, fmt.Sprintf("stream line longer than %d bytes", maxLine), line)
+		}
+		if len(line) > 0 {
+			lastLine = line
+		}
+		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			data = bytes.TrimSpace(data)
+			if string(data) == "[DONE]" {
+				out.Content = content.String()
+				return &out, delivered, nil
+			}
+			if len(data) > 0 {
+				var chunk chatResponse
+				if jerr := json.Unmarshal(data, &chunk); jerr != nil {
+					if isHTML("", data) {
+						return nil, delivered, c.badResponse(status, "got HTML inside the event stream", data)
+					}
+					return nil, delivered, c.badResponse(status, "invalid JSON in stream chunk: "+jerr.Error(), data)
+				}
+				if eerr := c.embeddedError(status, chunk.Error); eerr != nil {
+					return nil, delivered, eerr
+				}
+				if chunk.Model != "" && out.Model == "" {
+					out.Model = chunk.Model
+				}
+				if chunk.Usage != nil {
+					out.Usage = *chunk.Usage
+				}
+				for _, ch := range chunk.Choices {
+					if ch.Index != 0 {
+						continue
+					}
+					if ch.Delta != nil && ch.Delta.Content != "" {
+						content.WriteString(ch.Delta.Content)
+						onDelta(ch.Delta.Content)
+						delivered = true
+					}
+					if ch.FinishReason != nil && *ch.FinishReason != "" {
+						out.FinishReason = *ch.FinishReason
+					}
+				}
+			}
+		} else if isHTML("", line) && content.Len() == 0 && out.Model == "" {
+			return nil, delivered, c.badResponse(status, "got an HTML page instead of an event stream", line)
+		}
+		if err == io.EOF {
+			if out.FinishReason != "" {
+				// Finished but no [DONE]: some servers omit it. Accept.
+				out.Content = content.String()
+				return &out, delivered, nil
+			}
+			return nil, delivered, c.badResponse(status, fmt.Sprintf(
+				"stream truncated: ended without [DONE] or a finish_reason after %d bytes of content", content.Len()), lastLine)
+		}
+		if err != nil {
+			return nil, delivered, c.transportError(fmt.Errorf("read stream: %w", err))
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line without its line ending ("\n", "\r\n" or a
+// lone "\r" before "\n"); the error is io.EOF with the last, unterminated line.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > maxLine {
+			return line[:snippetMax*4], errLineTooLong
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		return line, err
+	}
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream.
+func isEventStream(ct string) bool {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "text/event-stream"
+}
+
+// isHTML reports whether a body is an HTML page (by type or by its start).
+func isHTML(ct string, body []byte) bool {
+	if mt, _, _ := mime.ParseMediaType(ct); mt == "text/html" {
+		return true
+	}
+	b := bytes.TrimSpace(body)
+	return len(b) > 0 && b[0] == '<'
+}
