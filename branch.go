@@ -1,0 +1,261 @@
+package tract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// Branch is a branch and the commit it points at.
+type Branch struct {
+	Name string `json:"name"`
+	Hash Hash   `json:"hash"`
+	// Current is true for the branch HEAD is on.
+	Current bool `json:"current"`
+}
+
+// CreateBranch creates branch name at rev (HEAD when rev is empty) without
+// switching to it.
+func (t *Tract) CreateBranch(ctx context.Context, name, rev string) (Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return Hash{}, err
+	}
+	var at Hash
+	err := t.update(func(tx store.Tx) (err error) {
+		at, err = t.createBranch(tx, name, rev)
+		return err
+	})
+	if err != nil {
+		return Hash{}, fmt.Errorf("branch: %w", err)
+	}
+	return at, nil
+}
+
+func (t *Tract) createBranch(tx store.Tx, name, rev string) (Hash, error) {
+	if err := refs.ValidateBranchName(name); err != nil {
+		return Hash{}, err
+	}
+	full := refs.BranchRef(name)
+	if _, err := tx.Ref(full); err == nil {
+		return Hash{}, fmt.Errorf("%w: %s", ErrBranchExists, name)
+	} else if !isNotFound(err) {
+		return Hash{}, err
+	}
+	at, err := tipOf(tx, rev)
+	if err != nil {
+		return Hash{}, err
+	}
+	if at.IsZero() {
+		return Hash{}, fmt.Errorf("%w: commit something before creating a branch", ErrUnbornBranch)
+	}
+	if err := tx.SetRef(refs.Ref{Name: full, Hash: at}); err != nil {
+		return Hash{}, err
+	}
+	from := rev
+	if from == "" {
+		from = refs.HEAD
+	}
+	return at, tx.AppendReflog(full, refs.Entry{New: at, Time: t.now(), Action: refs.ActionBranch, Message: "branch: created from " + from})
+}
+
+// Branches lists every branch, sorted by name.
+func (t *Tract) Branches(ctx context.Context) ([]Branch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []Branch
+	err := t.view(func(tx store.Tx) error {
+		cur, err := readHead(tx)
+		if err != nil {
+			return err
+		}
+		all, err := tx.Refs()
+		if err != nil {
+			return err
+		}
+		for _, r := range all {
+			if name, ok := refs.BranchName(r.Name); ok && !r.IsSymbolic() {
+				out = append(out, Branch{Name: name, Hash: r.Hash, Current: r.Name == cur.Branch})
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteBranch deletes branch name and its reflog. Its commits become
+// orphans unless another ref reaches them. Deleting the branch HEAD is on
+// fails with ErrCurrentBranch.
+func (t *Tract) DeleteBranch(ctx context.Context, name string) (Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return Hash{}, err
+	}
+	var was Hash
+	err := t.update(func(tx store.Tx) error {
+		full := refs.BranchRef(name)
+		r, err := tx.Ref(full)
+		if isNotFound(err) {
+			return fmt.Errorf("%w: %q (see 'tract branch')", ErrBranchNotFound, name)
+		} else if err != nil {
+			return err
+		}
+		cur, err := readHead(tx)
+		if err != nil {
+			return err
+		}
+		if cur.Branch == full {
+			return fmt.Errorf("%w %q: switch to another branch first ('tract switch OTHER')", ErrCurrentBranch, name)
+		}
+		was = r.Hash
+		if err := tx.DeleteRef(full); err != nil {
+			return err
+		}
+		if err := tx.ReplaceReflog(full, nil); err != nil {
+			return err
+		}
+		// HEAD's reflog keeps the commits listable (and safe from GC) for now.
+		return tx.AppendReflog(refs.HEAD, refs.Entry{Old: was, New: cur.Hash, Time: t.now(),
+			Action: refs.ActionBranch, Message: "branch: deleted " + name})
+	})
+	if err != nil {
+		return Hash{}, fmt.Errorf("branch -d: %w", err)
+	}
+	return was, nil
+}
+
+// Checkout points HEAD at target: a branch name attaches HEAD to the branch,
+// anything else that resolves to a commit detaches HEAD there. Committing on
+// a detached HEAD fails until a branch is created with Switch(name, true).
+func (t *Tract) Checkout(ctx context.Context, target string) (*Status, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	err := t.update(func(tx store.Tx) error {
+		cur, err := readHead(tx)
+		if err != nil {
+			return err
+		}
+		full := refs.BranchRef(target)
+		if r, err := tx.Ref(full); err == nil && refs.ValidateBranchName(target) == nil {
+			return t.attach(tx, cur, full, r.Hash, "checkout: moving to "+target)
+		}
+		h, err := resolve(tx, target)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetRef(refs.Ref{Name: refs.HEAD, Hash: h}); err != nil {
+			return err
+		}
+		return tx.AppendReflog(refs.HEAD, refs.Entry{Old: cur.Hash, New: h, Time: t.now(),
+			Action: refs.ActionCheckout, Message: "checkout: detaching HEAD at " + h.Short()})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkout: %w", err)
+	}
+	return t.Status(ctx)
+}
+
+// Switch attaches HEAD to branch name; with create it first creates the
+// branch at HEAD (which also works on a detached HEAD).
+func (t *Tract) Switch(ctx context.Context, name string, create bool) (*Status, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	err := t.update(func(tx store.Tx) error {
+		cur, err := readHead(tx)
+		if err != nil {
+			return err
+		}
+		full := refs.BranchRef(name)
+		if create {
+			if err := refs.ValidateBranchName(name); err != nil {
+				return err
+			}
+			if cur.Hash.IsZero() {
+				// Like git on an unborn branch: just rename where HEAD points.
+				if _, err := tx.Ref(full); err == nil {
+					return fmt.Errorf("%w: %s", ErrBranchExists, name)
+				}
+				return tx.SetRef(refs.Ref{Name: refs.HEAD, Target: full})
+			}
+			if _, err := t.createBranch(tx, name, ""); err != nil {
+				return err
+			}
+			return t.attach(tx, cur, full, cur.Hash, "switch: created and moved to "+name)
+		}
+		r, err := tx.Ref(full)
+		if isNotFound(err) {
+			return fmt.Errorf("%w: %q (create it with 'tract switch -c %s')", ErrBranchNotFound, name, name)
+		} else if err != nil {
+			return err
+		}
+		return t.attach(tx, cur, full, r.Hash, "switch: moving to "+name)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("switch: %w", err)
+	}
+	return t.Status(ctx)
+}
+
+func (t *Tract) attach(tx store.Tx, cur head, full string, at Hash, msg string) error {
+	if err := tx.SetRef(refs.Ref{Name: refs.HEAD, Target: full}); err != nil {
+		return err
+	}
+	return tx.AppendReflog(refs.HEAD, refs.Entry{Old: cur.Hash, New: at, Time: t.now(), Action: refs.ActionCheckout, Message: msg})
+}
+
+// Status describes where HEAD stands.
+type Status struct {
+	// Branch is the current branch's short name; empty when detached.
+	Branch string `json:"branch,omitempty"`
+	// Detached is true when HEAD points at a commit, not a branch.
+	Detached bool `json:"detached"`
+	// Head is the commit HEAD resolves to; zero on an unborn branch.
+	Head Hash `json:"head"`
+	// Length is the number of commits on the first-parent chain.
+	Length int `json:"length"`
+	// Messages is the number of messages Compile sends.
+	Messages int `json:"messages"`
+	// OrigHead is where ORIG_HEAD points (zero when unset).
+	OrigHead Hash `json:"orig_head"`
+	// Path is the repository file.
+	Path string `json:"path"`
+}
+
+// Status reports the current branch, HEAD and the size of the context.
+func (t *Tract) Status(ctx context.Context) (*Status, error) {
+	st := &Status{Path: t.path}
+	err := t.view(func(tx store.Tx) error {
+		cur, err := readHead(tx)
+		if err != nil {
+			return err
+		}
+		st.Branch, st.Detached, st.Head = cur.branchName(), cur.detached(), cur.Hash
+		if r, err := tx.Ref(refs.OrigHead); err == nil {
+			st.OrigHead = r.Hash
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	msgs, err := t.Compile(ctx, CompileAt(headOrEmpty(st.Head)))
+	if err != nil {
+		return nil, err
+	}
+	st.Messages = len(msgs)
+	st.Length = t.cache.length(st.Head)
+	return st, nil
+}
+
+func headOrEmpty(h Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
+}

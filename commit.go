@@ -1,0 +1,214 @@
+package tract
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// CommitOption configures Commit and its sugar.
+type CommitOption func(*commitConfig)
+
+type commitConfig struct {
+	meta    map[string]any
+	rawMeta []byte
+	action  string
+	message string
+}
+
+// WithMeta attaches metadata to the commit. It becomes part of the commit's
+// hash. Later WithMeta calls add keys; WithMetaJSON replaces them.
+func WithMeta(m map[string]any) CommitOption {
+	return func(c *commitConfig) {
+		if c.meta == nil {
+			c.meta = make(map[string]any, len(m))
+		}
+		for k, v := range m {
+			c.meta[k] = v
+		}
+	}
+}
+
+// WithMetaJSON attaches metadata given as raw JSON, which must be an object.
+func WithMetaJSON(raw []byte) CommitOption {
+	return func(c *commitConfig) { c.rawMeta, c.meta = raw, nil }
+}
+
+// WithReflogMessage sets the reflog action and message of the commit's ref
+// move (default action "commit", message "commit (ROLE): FIRST LINE").
+func WithReflogMessage(action, message string) CommitOption {
+	return func(c *commitConfig) { c.action, c.message = action, message }
+}
+
+func (c *commitConfig) canonicalMeta() ([]byte, error) {
+	if c.rawMeta != nil {
+		return dag.CanonicalMeta(c.rawMeta)
+	}
+	return dag.MetaFromMap(c.meta)
+}
+
+// Commit appends a commit of kind and role with text to the current branch
+// and returns its hash. Text must be non-empty UTF-8; metadata must be a JSON
+// object. It fails with ErrDetachedHead when HEAD is detached. The commit,
+// the branch move and the reflog entries are one transaction.
+func (t *Tract) Commit(ctx context.Context, kind Kind, role Role, text string, opts ...CommitOption) (Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return Hash{}, err
+	}
+	var h Hash
+	err := t.update(func(tx store.Tx) error {
+		cur, err := requireBranch(tx)
+		if err != nil {
+			return err
+		}
+		h, err = t.commitTx(tx, cur.Hash, kind, role, text, opts...)
+		return err
+	})
+	if err != nil {
+		return Hash{}, fmt.Errorf("commit: %w", err)
+	}
+	return h, nil
+}
+
+// commitTx writes one commit on top of parent and moves HEAD to it.
+func (t *Tract) commitTx(tx store.Tx, parent Hash, kind Kind, role Role, text string, opts ...CommitOption) (Hash, error) {
+	var cfg commitConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := t.newCommit(tx, parent, kind, role, text, &cfg)
+	if err != nil {
+		return Hash{}, err
+	}
+	h, err := tx.PutCommit(c)
+	if err != nil {
+		return Hash{}, err
+	}
+	action, msg := cfg.action, cfg.message
+	if action == "" {
+		action = refs.ActionCommit
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("%s (%s %s): %s", action, kind, role, firstLine(text, 60))
+	}
+	return h, t.move(tx, parent, h, action, msg)
+}
+
+// newCommit validates input, stores the text blob and builds the commit.
+func (t *Tract) newCommit(tx store.Tx, parent Hash, kind Kind, role Role, text string, cfg *commitConfig) (*dag.Commit, error) {
+	if !kind.Valid() {
+		return nil, fmt.Errorf("invalid kind %q: use one of message, steering, summary, note, error", kind)
+	}
+	if !role.Valid() {
+		return nil, fmt.Errorf("invalid role %q: use one of system, user, assistant, tool", role)
+	}
+	if err := dag.ValidateText(text); err != nil {
+		return nil, err
+	}
+	meta, err := cfg.canonicalMeta()
+	if err != nil {
+		return nil, err
+	}
+	blob, err := tx.PutBlob([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	c := &dag.Commit{Kind: kind, Role: role, Blob: blob, Meta: meta, Time: t.now()}
+	if !parent.IsZero() {
+		c.Parents = []Hash{parent}
+	}
+	return c, nil
+}
+
+// System commits a system message.
+func (t *Tract) System(ctx context.Context, text string, opts ...CommitOption) (Hash, error) {
+	return t.Commit(ctx, KindMessage, RoleSystem, text, opts...)
+}
+
+// User commits a user message.
+func (t *Tract) User(ctx context.Context, text string, opts ...CommitOption) (Hash, error) {
+	return t.Commit(ctx, KindMessage, RoleUser, text, opts...)
+}
+
+// Assistant commits an assistant message.
+func (t *Tract) Assistant(ctx context.Context, text string, opts ...CommitOption) (Hash, error) {
+	return t.Commit(ctx, KindMessage, RoleAssistant, text, opts...)
+}
+
+// Note commits a note (role system): an annotation that Compile leaves out
+// by default.
+func (t *Tract) Note(ctx context.Context, text string, opts ...CommitOption) (Hash, error) {
+	return t.Commit(ctx, KindNote, RoleSystem, text, opts...)
+}
+
+// ImportMessage is one commit of a bulk Import.
+type ImportMessage struct {
+	// Kind defaults to KindMessage.
+	Kind Kind `json:"kind,omitempty"`
+	Role Role `json:"role"`
+	// Content is the text.
+	Content string `json:"content"`
+	// Meta is optional metadata (a JSON object).
+	Meta json.RawMessage `json:"meta,omitempty"`
+}
+
+// Import appends msgs to the current branch as a chain of commits in one
+// transaction: the bulk path for loading existing conversations. Either all
+// are committed or none (the error names the first bad message). The branch
+// moves once, with one reflog entry "import: N commits".
+func (t *Tract) Import(ctx context.Context, msgs []ImportMessage) (Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return Hash{}, err
+	}
+	var tip Hash
+	err := t.update(func(tx store.Tx) error {
+		cur, err := requireBranch(tx)
+		if err != nil {
+			return err
+		}
+		tip = cur.Hash
+		for i, m := range msgs {
+			if i%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			kind := m.Kind
+			if kind == "" {
+				kind = KindMessage
+			}
+			c, err := t.newCommit(tx, tip, kind, m.Role, m.Content, &commitConfig{rawMeta: m.Meta})
+			if err != nil {
+				return fmt.Errorf("message %d: %w", i+1, err)
+			}
+			if tip, err = tx.PutCommit(c); err != nil {
+				return err
+			}
+		}
+		if len(msgs) == 0 {
+			return nil
+		}
+		return t.move(tx, cur.Hash, tip, refs.ActionImport, fmt.Sprintf("import: %d commits", len(msgs)))
+	})
+	if err != nil {
+		return Hash{}, fmt.Errorf("import: %w", err)
+	}
+	return tip, nil
+}
+
+func firstLine(s string, max int) string {
+	for i, r := range s {
+		if r == '\n' || r == '\r' {
+			s = s[:i]
+			break
+		}
+	}
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,180 @@
+package tract
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/store"
+)
+
+// CompileOption configures Compile.
+type CompileOption func(*compileConfig)
+
+type compileConfig struct {
+	rev          string
+	includeNotes bool
+}
+
+// CompileAt compiles the chain ending at rev instead of HEAD.
+func CompileAt(rev string) CompileOption {
+	return func(c *compileConfig) { c.rev = rev }
+}
+
+// IncludeNotes also compiles note commits (as their role). Error commits are
+// never compiled.
+func IncludeNotes() CompileOption {
+	return func(c *compileConfig) { c.includeNotes = true }
+}
+
+// Compile turns the first-parent chain from the root to HEAD into the
+// messages a model is sent, oldest first: message, summary and steering
+// commits (steering as role user); notes and errors are left out. On an
+// unborn branch it returns no messages.
+//
+// Compile keeps the last compiled chain in memory: compiling again after new
+// commits reads only the commits added since, and compiling an ancestor
+// reads nothing. The returned slice is the caller's.
+func (t *Tract) Compile(ctx context.Context, opts ...CompileOption) ([]Message, error) {
+	var cfg compileConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []Message
+	err := t.view(func(tx store.Tx) error {
+		var tip Hash
+		if cfg.rev == "" {
+			cur, err := readHead(tx)
+			if err != nil {
+				return err
+			}
+			tip = cur.Hash
+		} else {
+			var err error
+			if tip, err = resolve(tx, cfg.rev); err != nil {
+				return err
+			}
+		}
+		if tip.IsZero() {
+			return nil
+		}
+		var err error
+		out, err = t.cache.compile(ctx, tx, tip, cfg.includeNotes)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	return out, nil
+}
+
+// compileCache remembers one compiled first-parent chain. Commits are
+// immutable, so a prefix of a cached chain stays valid forever.
+type compileCache struct {
+	mu sync.Mutex // guards every field below
+
+	notes bool       // whether notes were compiled in
+	chain []Hash     // first-parent chain, root first
+	pos   map[Hash]int
+	count []int32 // count[i]: messages compiled from chain[:i+1]
+	msgs  []Message
+}
+
+// compile returns the messages of the chain ending at tip.
+func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes bool) ([]Message, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.notes != notes {
+		c.reset(notes)
+	}
+	// Walk back from tip until a commit the cache knows (or the root).
+	var fresh []Hash
+	var freshCommits []*dag.Commit
+	base := -1
+	err := dag.WalkFirstParent(tx.Commit, tip, func(h Hash, cm *dag.Commit) error {
+		if i, ok := c.pos[h]; ok {
+			base = i
+			return dag.ErrStop
+		}
+		if len(fresh)%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		fresh = append(fresh, h)
+		freshCommits = append(freshCommits, cm)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	keep := 0
+	if base >= 0 {
+		keep = int(c.count[base])
+	}
+	if len(fresh) == 0 {
+		return slices.Clone(c.msgs[:keep]), nil
+	}
+	// Truncate the cache to the shared prefix and append the fresh commits.
+	for _, h := range c.chain[base+1:] {
+		delete(c.pos, h)
+	}
+	c.chain, c.count, c.msgs = c.chain[:base+1], c.count[:base+1], c.msgs[:keep]
+	if c.pos == nil {
+		c.pos = make(map[Hash]int, len(fresh))
+	}
+	for i := len(fresh) - 1; i >= 0; i-- {
+		cm := freshCommits[i]
+		if m, ok, err := compileOne(tx, cm, notes); err != nil {
+			c.reset(notes)
+			return nil, fmt.Errorf("commit %s: %w", fresh[i].Short(), err)
+		} else if ok {
+			c.msgs = append(c.msgs, m)
+		}
+		c.pos[fresh[i]] = len(c.chain)
+		c.chain = append(c.chain, fresh[i])
+		c.count = append(c.count, int32(len(c.msgs)))
+	}
+	return slices.Clone(c.msgs), nil
+}
+
+func (c *compileCache) reset(notes bool) {
+	*c = compileCache{notes: notes}
+}
+
+// compileOne turns one commit into a message; ok is false for commits that
+// are not sent to a model.
+func compileOne(tx store.Tx, c *dag.Commit, notes bool) (Message, bool, error) {
+	role := string(c.Role)
+	switch c.Kind {
+	case KindMessage, KindSummary:
+	case KindSteering:
+		role = string(RoleUser)
+	case KindNote:
+		if !notes {
+			return Message{}, false, nil
+		}
+	default:
+		return Message{}, false, nil
+	}
+	text, err := commitText(tx, c)
+	if err != nil {
+		return Message{}, false, err
+	}
+	return Message{Role: role, Content: text}, true, nil
+}
+
+// length returns the first-parent chain length up to h if the cache holds it.
+func (c *compileCache) length(h Hash) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i, ok := c.pos[h]; ok {
+		return i + 1
+	}
+	return 0
+}

@@ -1,0 +1,199 @@
+package dag
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// EncodingVersion is the version tag that starts every commit encoding.
+const EncodingVersion = 1
+
+// Encode returns the canonical encoding of c, version 1:
+//
+//	offset  size  field
+//	0       1     version tag, 0x01
+//	1       v     number of parents, unsigned varint
+//	.       32*n  parent hashes, in order
+//	.       v     length of kind, unsigned varint, then the kind's bytes
+//	.       v     length of role, unsigned varint, then the role's bytes
+//	.       32    blob hash
+//	.       v     length of metadata, unsigned varint, then the canonical JSON
+//	              (0 when there is no metadata)
+//	.       8     time as Unix nanoseconds (UTC), big-endian signed int64
+//
+// Varints are encoding/binary's unsigned varints in their shortest form. The
+// hash of a commit is Sum(Encode(c)). Encode returns an error for an invalid
+// kind or role or for metadata that is not canonical; it never fixes input
+// silently.
+func Encode(c *Commit) ([]byte, error) {
+	if !c.Kind.Valid() {
+		return nil, fmt.Errorf("encode commit: invalid kind %q", c.Kind)
+	}
+	if !c.Role.Valid() {
+		return nil, fmt.Errorf("encode commit: invalid role %q", c.Role)
+	}
+	if len(c.Meta) > 0 {
+		canon, err := CanonicalMeta(c.Meta)
+		if err != nil {
+			return nil, fmt.Errorf("encode commit: %w", err)
+		}
+		if !bytes.Equal(canon, c.Meta) {
+			return nil, fmt.Errorf("encode commit: metadata is not canonical JSON (use CanonicalMeta)")
+		}
+	}
+	n := 1 + binary.MaxVarintLen64*4 + HashSize*(len(c.Parents)+1) + len(c.Kind) + len(c.Role) + len(c.Meta) + 8
+	b := make([]byte, 0, n)
+	b = append(b, EncodingVersion)
+	b = binary.AppendUvarint(b, uint64(len(c.Parents)))
+	for _, p := range c.Parents {
+		b = append(b, p[:]...)
+	}
+	b = appendBytes(b, []byte(c.Kind))
+	b = appendBytes(b, []byte(c.Role))
+	b = append(b, c.Blob[:]...)
+	b = appendBytes(b, c.Meta)
+	b = binary.BigEndian.AppendUint64(b, uint64(c.Time.UnixNano()))
+	return b, nil
+}
+
+func appendBytes(b, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// Hash returns the hash of c's canonical encoding.
+func (c *Commit) Hash() (Hash, error) {
+	b, err := Encode(c)
+	if err != nil {
+		return Hash{}, err
+	}
+	return Sum(b), nil
+}
+
+// Decode parses a canonical commit encoding. It rejects unknown versions,
+// non-minimal varints, invalid kinds or roles and trailing bytes with an error wrapping ErrBadEncoding. The returned commit
+// does not alias b.
+func Decode(b []byte) (*Commit, error) {
+	d := decoder{b: b}
+	if v := d.byte(); d.err == nil && v != EncodingVersion {
+		return nil, fmt.Errorf("%w: unknown version %d", ErrBadEncoding, v)
+	}
+	c := &Commit{}
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(b))/HashSize {
+		return nil, fmt.Errorf("%w: %d parents cannot fit", ErrBadEncoding, n)
+	}
+	if n > 0 {
+		c.Parents = make([]Hash, n)
+		for i := range c.Parents {
+			d.hash(&c.Parents[i])
+		}
+	}
+	c.Kind = Kind(d.bytes())
+	c.Role = Role(d.bytes())
+	d.hash(&c.Blob)
+	if meta := d.bytes(); len(meta) > 0 {
+		c.Meta = bytes.Clone(meta)
+	}
+	ns := d.uint64()
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(d.b) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrBadEncoding, len(d.b))
+	}
+	c.Time = time.Unix(0, int64(ns)).UTC()
+	if !c.Kind.Valid() || !c.Role.Valid() {
+		return nil, fmt.Errorf("%w: invalid kind %q or role %q", ErrBadEncoding, c.Kind, c.Role)
+	}
+	return c, nil
+}
+
+// Verify checks what Decode leaves out for speed: that the metadata is
+// canonical JSON. Fsck calls it on every commit.
+func (c *Commit) Verify() error {
+	if len(c.Meta) > 0 {
+		canon, err := CanonicalMeta(c.Meta)
+		if err != nil || !bytes.Equal(canon, c.Meta) {
+			return fmt.Errorf("%w: metadata is not canonical JSON", ErrBadEncoding)
+		}
+	}
+	return nil
+}
+
+// decoder reads fields in order and remembers the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: truncated or malformed %s", ErrBadEncoding, what)
+	}
+	d.b = nil
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil || len(d.b) < 1 {
+		d.fail("version")
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || n != uvarintLen(v) {
+		d.fail("varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.fail("length-prefixed field")
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) hash(h *Hash) {
+	if d.err != nil || len(d.b) < HashSize {
+		d.fail("hash")
+		return
+	}
+	copy(h[:], d.b)
+	d.b = d.b[HashSize:]
+}
+
+func (d *decoder) uint64() uint64 {
+	if d.err != nil || len(d.b) < 8 {
+		d.fail("time")
+		return 0
+	}
+	v := binary.BigEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return v
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}

@@ -1,0 +1,66 @@
+package dag
+
+import "fmt"
+
+// Kind says what a commit is for and whether Compile sends it to a model.
+type Kind string
+
+// The commit kinds.
+const (
+	// KindMessage is an ordinary conversation turn.
+	KindMessage Kind = "message"
+	// KindSteering is the correction committed after a failed validation.
+	KindSteering Kind = "steering"
+	// KindSummary is the result of compressing a range of history.
+	KindSummary Kind = "summary"
+	// KindNote records provenance or an annotation; not sent to the model by default.
+	KindNote Kind = "note"
+	// KindError records a failed interaction; never sent to the model.
+	KindError Kind = "error"
+)
+
+
+// Valid reports whether k is one of the defined kinds.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindMessage, KindSteering, KindSummary, KindNote, KindError:
+		return true
+	}
+	return false
+}
+
+// ParseKind returns the kind named s, or an error listing the valid kinds.
+func ParseKind(s string) (Kind, error) {
+	if k := Kind(s); k.Valid() {
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown kind %q: use one of message, steering, summary, note, error", s)
+}
+
+// Role is the speaker of a commit in the OpenAI chat sense.
+type Role string
+
+// The roles.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Valid reports whether r is one of the defined roles.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return true
+	}
+	return false
+}
+
+// ParseRole returns the role named s, or an error listing the valid roles.
+func ParseRole(s string) (Role, error) {
+	if r := Role(s); r.Valid() {
+		return r, nil
+	}
+	return "", fmt.Errorf("unknown role %q: use one of system, user, assistant, tool", s)
+}

@@ -1,0 +1,346 @@
+package tract
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// CommitInfo is a commit with its text and the refs that point at it.
+type CommitInfo struct {
+	Hash    Hash            `json:"hash"`
+	Parents []Hash          `json:"parents"`
+	Kind    Kind            `json:"kind"`
+	Role    Role            `json:"role"`
+	Text    string          `json:"text"`
+	Meta    json.RawMessage `json:"meta,omitempty"`
+	Time    time.Time       `json:"time"`
+	// Refs are the names pointing at the commit: "HEAD", branch short names,
+	// "ORIG_HEAD".
+	Refs []string `json:"refs,omitempty"`
+}
+
+// MetaValue returns the metadata value under key (nil when absent).
+func (c *CommitInfo) MetaValue(key string) any {
+	if len(c.Meta) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(c.Meta, &m) != nil {
+		return nil
+	}
+	return m[key]
+}
+
+// Diagnosis returns the validator's diagnosis recorded on a failed attempt
+// or steering commit ("" when there is none).
+func (c *CommitInfo) Diagnosis() string {
+	s, _ := c.MetaValue("diagnosis").(string)
+	return s
+}
+
+// LogOption configures Log.
+type LogOption func(*logConfig)
+
+type logConfig struct {
+	limit int
+	rev   string
+}
+
+// LogLimit stops Log after n commits (n <= 0: no limit).
+func LogLimit(n int) LogOption { return func(c *logConfig) { c.limit = n } }
+
+// LogFrom starts Log at rev instead of HEAD.
+func LogFrom(rev string) LogOption { return func(c *logConfig) { c.rev = rev } }
+
+// Log returns the first-parent history from HEAD, newest first. On an unborn
+// branch it returns no commits.
+func (t *Tract) Log(ctx context.Context, opts ...LogOption) ([]*CommitInfo, error) {
+	var cfg logConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var out []*CommitInfo
+	err := t.view(func(tx store.Tx) error {
+		tip, err := tipOf(tx, cfg.rev)
+		if err != nil {
+			return err
+		}
+		names, err := refNames(tx)
+		if err != nil {
+			return err
+		}
+		return dag.WalkFirstParent(tx.Commit, tip, func(h Hash, c *dag.Commit) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			ci, err := info(tx, h, c, names)
+			if err != nil {
+				return err
+			}
+			out = append(out, ci)
+			if cfg.limit > 0 && len(out) >= cfg.limit {
+				return dag.ErrStop
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	return out, nil
+}
+
+// Show returns one commit by revision.
+func (t *Tract) Show(ctx context.Context, rev string) (*CommitInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out *CommitInfo
+	err := t.view(func(tx store.Tx) error {
+		h, err := resolve(tx, rev)
+		if err != nil {
+			return err
+		}
+		c, err := tx.Commit(h)
+		if err != nil {
+			return err
+		}
+		names, err := refNames(tx)
+		if err != nil {
+			return err
+		}
+		out, err = info(tx, h, c, names)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("show: %w", err)
+	}
+	return out, nil
+}
+
+// Resolve returns the commit a revision names.
+func (t *Tract) Resolve(ctx context.Context, rev string) (Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return Hash{}, err
+	}
+	var h Hash
+	err := t.view(func(tx store.Tx) (err error) {
+		h, err = resolve(tx, rev)
+		return err
+	})
+	return h, err
+}
+
+// tipOf resolves rev, or HEAD when rev is empty (zero on an unborn branch).
+func tipOf(tx store.Tx, rev string) (Hash, error) {
+	if rev != "" {
+		return resolve(tx, rev)
+	}
+	cur, err := readHead(tx)
+	return cur.Hash, err
+}
+
+// refNames maps commits to the display names of the refs pointing at them.
+func refNames(tx store.Tx) (map[Hash][]string, error) {
+	all, err := tx.Refs()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[Hash][]string)
+	for _, r := range all {
+		h, ok, err := store.ResolveRef(tx, r.Name)
+		if err != nil || !ok {
+			continue
+		}
+		name := r.Name
+		if b, ok := refs.BranchName(name); ok {
+			name = b
+		} else if r.Name == refs.HEAD && r.IsSymbolic() {
+			b, _ := refs.BranchName(r.Target)
+			name = "HEAD -> " + b
+		}
+		out[h] = append(out[h], name)
+	}
+	for h := range out {
+		sort.Slice(out[h], func(i, j int) bool { return refOrder(out[h][i]) < refOrder(out[h][j]) })
+	}
+	return out, nil
+}
+
+// refOrder sorts HEAD first, then branches, then ORIG_HEAD.
+func refOrder(name string) string {
+	switch {
+	case strings.HasPrefix(name, "HEAD"):
+		return "0" + name
+	case name == refs.OrigHead:
+		return "2" + name
+	}
+	return "1" + name
+}
+
+func info(tx store.Tx, h Hash, c *dag.Commit, names map[Hash][]string) (*CommitInfo, error) {
+	text, err := commitText(tx, c)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return &CommitInfo{
+		Hash: h, Parents: c.Parents, Kind: c.Kind, Role: c.Role, Text: text,
+		Meta: json.RawMessage(c.Meta), Time: c.Time, Refs: names[h],
+	}, nil
+}
+
+// History is the whole repository as LogAll returns it.
+type History struct {
+	// Commits are the commits reachable from a ref (branches, HEAD,
+	// ORIG_HEAD), newest first.
+	Commits []*CommitInfo `json:"commits"`
+	// Orphans are the side chains of commits no ref reaches, in the order
+	// their tips were made.
+	Orphans []*OrphanChain `json:"orphans"`
+}
+
+// OrphanChain is a side chain of orphaned commits hanging off a fork point.
+type OrphanChain struct {
+	// Fork is the reachable commit the chain forked from; zero when the
+	// chain reaches a root without meeting one.
+	Fork Hash `json:"fork"`
+	// Commits are the chain's commits, newest first.
+	Commits []*CommitInfo `json:"commits"`
+	// Action is the reflog action that orphaned the chain ("purify",
+	// "reset", "compress"), or "" when no reflog entry records it.
+	Action string `json:"action,omitempty"`
+	// Reason is that reflog entry's message, e.g. "purify: hid 2 failed attempts".
+	Reason string `json:"reason,omitempty"`
+	// When is when the chain was orphaned (zero when unknown).
+	When time.Time `json:"when,omitzero"`
+}
+
+// LogAll returns every commit in the repository: the reachable ones with
+// their refs, and the orphans grouped into side chains by the commit they
+// forked from, each with the reflog entry that orphaned it.
+func (t *Tract) LogAll(ctx context.Context) (*History, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out History
+	err := t.view(func(tx store.Tx) error {
+		all, err := loadAll(tx)
+		if err != nil {
+			return err
+		}
+		names, err := refNames(tx)
+		if err != nil {
+			return err
+		}
+		var tips []Hash
+		for h := range names {
+			tips = append(tips, h)
+		}
+		reach, err := dag.Reachable(dag.MapGetter(all), tips...)
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		orphanedBy, err := orphaningEntries(tx)
+		if err != nil {
+			return err
+		}
+		reachable := make([]Hash, 0, len(reach))
+		for h := range reach {
+			reachable = append(reachable, h)
+		}
+		sortNewestFirst(all, dag.Generations(all), reachable)
+		out.Commits = make([]*CommitInfo, 0, len(reachable))
+		for _, h := range reachable {
+			ci, err := info(tx, h, all[h], names)
+			if err != nil {
+				return err
+			}
+			out.Commits = append(out.Commits, ci)
+		}
+		for _, ch := range dag.OrphanChains(all, reach) {
+			oc := &OrphanChain{Fork: ch.Fork}
+			if e, ok := orphanedBy[ch.Tip]; ok {
+				oc.Action, oc.Reason, oc.When = e.Action, e.Message, e.Time
+			}
+			for _, h := range ch.Commits {
+				ci, err := info(tx, h, all[h], names)
+				if err != nil {
+					return err
+				}
+				oc.Commits = append(oc.Commits, ci)
+			}
+			out.Orphans = append(out.Orphans, oc)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("log --all: %w", err)
+	}
+	return &out, nil
+}
+
+// loadAll decodes every commit of the repository.
+func loadAll(tx store.Tx) (map[Hash]*dag.Commit, error) {
+	all := make(map[Hash]*dag.Commit)
+	err := tx.ForEachCommit(func(h Hash, raw []byte) error {
+		c, err := dag.Decode(raw)
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", h.Short(), err)
+		}
+		all[h] = c
+		return nil
+	})
+	return all, err
+}
+
+// orphaningEntries maps each commit a ref moved away from to the latest
+// reflog entry of HEAD (or of any ref) that did so backwards or sideways —
+// the entry that orphaned it.
+func orphaningEntries(tx store.Tx) (map[Hash]refs.Entry, error) {
+	names, err := tx.ReflogNames()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[Hash]refs.Entry)
+	for _, name := range names {
+		es, err := tx.Reflog(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			if e.Old.IsZero() || e.Action == refs.ActionCommit || e.Action == refs.ActionImport {
+				continue
+			}
+			if prev, ok := out[e.Old]; !ok || e.Time.After(prev.Time) || name == refs.HEAD {
+				out[e.Old] = e
+			}
+		}
+	}
+	return out, nil
+}
+
+// sortNewestFirst orders by time, newest first; commits made at the same
+// instant (an injected clock) keep children before parents.
+func sortNewestFirst(all map[Hash]*dag.Commit, gen map[Hash]int, hs []Hash) {
+	sort.Slice(hs, func(i, j int) bool {
+		ti, tj := all[hs[i]].Time, all[hs[j]].Time
+		if !ti.Equal(tj) {
+			return ti.After(tj)
+		}
+		if gen[hs[i]] != gen[hs[j]] {
+			return gen[hs[i]] > gen[hs[j]]
+		}
+		return string(hs[i][:]) > string(hs[j][:])
+	})
+}

@@ -1,0 +1,188 @@
+package refs
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tractdag/tract/dag"
+)
+
+// Revision is a parsed revision expression: a base name followed by
+// ancestry steps, e.g. "main~2^" is Base "main" with steps ~2 and ^1.
+type Revision struct {
+	// Base is a hash (full or abbreviated), "HEAD", "ORIG_HEAD", a branch
+	// name or a full ref name.
+	Base string
+	// Steps are applied left to right.
+	Steps []Step
+}
+
+// Step is one ancestry operator.
+type Step struct {
+	// Op is '~' (go back N first parents) or '^' (take the Nth parent).
+	Op byte
+	// N is the operator's count; "~" and "^" alone mean 1, "^0" the commit itself.
+	N int
+}
+
+// String renders the revision back into its syntax.
+func (r Revision) String() string {
+	var b strings.Builder
+	b.WriteString(r.Base)
+	for _, s := range r.Steps {
+		b.WriteByte(s.Op)
+		b.WriteString(strconv.Itoa(s.N))
+	}
+	return b.String()
+}
+
+// ParseRevision splits a revision expression into its base and steps. It
+// checks syntax only; Resolve finds the commit.
+func ParseRevision(s string) (Revision, error) {
+	bad := func(why string) (Revision, error) {
+		return Revision{}, fmt.Errorf("%w %q: %s", ErrBadRevision, s, why)
+	}
+	i := strings.IndexAny(s, "~^")
+	if i < 0 {
+		i = len(s)
+	}
+	rev := Revision{Base: s[:i]}
+	if rev.Base == "" {
+		return bad("a revision needs a name or hash before '~' or '^'")
+	}
+	for rest := s[i:]; rest != ""; {
+		op := rest[0]
+		rest = rest[1:]
+		j := 0
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		n := 1
+		if j > 0 {
+			v, err := strconv.Atoi(rest[:j])
+			if err != nil || v > 1_000_000_000 {
+				return bad("the count is too large")
+			}
+			n = v
+		}
+		if j < len(rest) && rest[j] != '~' && rest[j] != '^' {
+			return bad(fmt.Sprintf("unexpected %q after %c (use REV~N or REV^N)", rest[j:], op))
+		}
+		rev.Steps = append(rev.Steps, Step{Op: op, N: n})
+		rest = rest[j:]
+	}
+	return rev, nil
+}
+
+// Resolver is what Resolve needs from a repository.
+type Resolver interface {
+	// ResolveRef returns the commit the full ref name points at, following
+	// symbolic refs; ok is false when the ref does not exist or is unborn.
+	ResolveRef(name string) (h dag.Hash, ok bool, err error)
+	// CommitsWithPrefix returns up to limit commits whose lowercase hex hash
+	// starts with prefix.
+	CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error)
+	// Commit returns a stored commit or an error wrapping ErrNotFound.
+	Commit(h dag.Hash) (*dag.Commit, error)
+}
+
+// AmbiguousError is returned for an abbreviated hash that matches several commits.
+type AmbiguousError struct {
+	// Prefix is the abbreviation the user gave.
+	Prefix string
+	// Candidates are (some of) the commits it matches.
+	Candidates []dag.Hash
+}
+
+func (e *AmbiguousError) Error() string {
+	names := make([]string, len(e.Candidates))
+	for i, h := range e.Candidates {
+		names[i] = h.String()[:16]
+	}
+	return fmt.Sprintf("ambiguous revision %q: it matches %d commits (%s); use more characters",
+		e.Prefix, len(e.Candidates), strings.Join(names, ", "))
+}
+
+// maxCandidates bounds how many matches an AmbiguousError lists.
+const maxCandidates = 10
+
+// Resolve parses and resolves a revision expression to a commit hash.
+func Resolve(r Resolver, expr string) (dag.Hash, error) {
+	rev, err := ParseRevision(expr)
+	if err != nil {
+		return dag.Hash{}, err
+	}
+	return ResolveRevision(r, rev)
+}
+
+// ResolveRevision resolves a parsed revision. Names are tried in the order
+// HEAD, ORIG_HEAD, full ref name, branch, then hash or abbreviated hash.
+func ResolveRevision(r Resolver, rev Revision) (dag.Hash, error) {
+	h, err := resolveBase(r, rev.Base)
+	if err != nil {
+		return dag.Hash{}, err
+	}
+	for _, s := range rev.Steps {
+		if s.Op == '^' && s.N == 0 {
+			continue
+		}
+		count, nth := s.N, 0
+		if s.Op == '^' {
+			count, nth = 1, s.N-1
+		}
+		for k := 0; k < count; k++ {
+			c, err := r.Commit(h)
+			if err != nil {
+				return dag.Hash{}, fmt.Errorf("resolve %s: %w", rev, err)
+			}
+			if nth >= len(c.Parents) {
+				return dag.Hash{}, fmt.Errorf("%w %q: commit %s has no parent %d (the chain is shorter)",
+					ErrUnknownRevision, rev.String(), h.Short(), nth+1)
+			}
+			h = c.Parents[nth]
+		}
+	}
+	return h, nil
+}
+
+func resolveBase(r Resolver, name string) (dag.Hash, error) {
+	candidates := []string{name}
+	if name != HEAD && name != OrigHead && !strings.HasPrefix(name, "refs/") {
+		candidates = []string{BranchRef(name)}
+	}
+	for _, ref := range candidates {
+		h, ok, err := r.ResolveRef(ref)
+		if err != nil {
+			return dag.Hash{}, err
+		}
+		if ok {
+			return h, nil
+		}
+	}
+	if name == HEAD {
+		return dag.Hash{}, fmt.Errorf("%w %q: the current branch has no commits yet", ErrUnknownRevision, name)
+	}
+	if dag.IsHexPrefix(name) {
+		hs, err := r.CommitsWithPrefix(strings.ToLower(name), maxCandidates)
+		if err != nil {
+			return dag.Hash{}, err
+		}
+		switch len(hs) {
+		case 1:
+			return hs[0], nil
+		case 0:
+		default:
+			return dag.Hash{}, &AmbiguousError{Prefix: name, Candidates: hs}
+		}
+	}
+	hint := "not a branch, ref or commit hash"
+	if len(name) < dag.MinPrefixLen && dag.IsHexPrefix(name+"0000"[:dag.MinPrefixLen-len(name)]) {
+		hint = fmt.Sprintf("abbreviated hashes need at least %d characters", dag.MinPrefixLen)
+	}
+	return dag.Hash{}, fmt.Errorf("%w %q: %s (see 'tract log --all' and 'tract branch')", ErrUnknownRevision, name, hint)
+}
+
+// IsNotFound reports whether err means a ref or commit does not exist.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnknownRevision) }

@@ -1,0 +1,302 @@
+package tract
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// ResetMode says what Reset does with the commits it leaves behind.
+type ResetMode int
+
+const (
+	// Soft moves the branch and keeps the commits left behind as orphans,
+	// listed by LogAll and protected by the reflog until GC expires them.
+	Soft ResetMode = iota
+	// Hard moves the branch, then permanently deletes the commits the move
+	// made unreachable from every ref, the blobs only they used, and the
+	// reflog entries that mention them. It is for erasing something (a
+	// leaked secret) and cannot be undone.
+	Hard
+)
+
+func (m ResetMode) String() string {
+	if m == Hard {
+		return "hard"
+	}
+	return "soft"
+}
+
+// ResetResult reports what Reset did.
+type ResetResult struct {
+	From Hash `json:"from"`
+	To   Hash `json:"to"`
+	// Orphaned is the number of commits the move left behind (Soft).
+	Orphaned int `json:"orphaned"`
+	// Deleted counts what a Hard reset erased.
+	Deleted Removed `json:"deleted"`
+}
+
+// Removed counts objects deleted by a hard reset or GC.
+type Removed struct {
+	Commits       int `json:"commits"`
+	Blobs         int `json:"blobs"`
+	ReflogEntries int `json:"reflog_entries"`
+}
+
+// Reset moves the current branch (or a detached HEAD) to rev, sets ORIG_HEAD
+// to where it was and records a "reset" reflog entry. See ResetMode for what
+// happens to the commits left behind.
+func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &ResetResult{}
+	err := t.update(func(tx store.Tx) error {
+		cur, err := readHead(tx)
+		if err != nil {
+			return err
+		}
+		to, err := resolve(tx, rev)
+		if err != nil {
+			return err
+		}
+		res.From, res.To = cur.Hash, to
+		if to == cur.Hash {
+			return nil
+		}
+		before, err := reachableFromRefs(tx)
+		if err != nil {
+			return err
+		}
+		msg := fmt.Sprintf("reset --%s: moving to %s", mode, rev)
+		if err := t.move(tx, cur.Hash, to, refs.ActionReset, msg); err != nil {
+			return err
+		}
+		if mode == Hard {
+			if err := tx.DeleteRef(refs.OrigHead); err != nil {
+				return err
+			}
+		} else if err := setOrigHead(tx, cur.Hash); err != nil {
+			return err
+		}
+		after, err := reachableFromRefs(tx)
+		if err != nil {
+			return err
+		}
+		var left []Hash
+		for h := range before {
+			if !after[h] {
+				left = append(left, h)
+			}
+		}
+		res.Orphaned = len(left)
+		if mode == Hard {
+			res.Orphaned = 0
+			res.Deleted, err = erase(tx, left, after)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reset: %w", err)
+	}
+	return res, nil
+}
+
+// reachableFromRefs returns every commit reachable from any ref.
+func reachableFromRefs(tx store.Tx) (map[Hash]bool, error) {
+	all, err := tx.Refs()
+	if err != nil {
+		return nil, err
+	}
+	var tips []Hash
+	for _, r := range all {
+		if h, ok, err := store.ResolveRef(tx, r.Name); err != nil {
+			return nil, err
+		} else if ok {
+			tips = append(tips, h)
+		}
+	}
+	return dag.Reachable(tx.Commit, tips...)
+}
+
+// erase deletes the commits in doomed, every orphan that descends from one of
+// them (it would be left with a missing parent), the blobs no remaining
+// commit uses, and every reflog entry that mentions a deleted commit.
+func erase(tx store.Tx, doomed []Hash, keep map[Hash]bool) (Removed, error) {
+	var rm Removed
+	all, err := loadAll(tx)
+	if err != nil {
+		return rm, err
+	}
+	dead := make(map[Hash]bool, len(doomed))
+	for _, h := range doomed {
+		dead[h] = true
+	}
+	// Orphans descending from a dead commit die too; repeat until stable.
+	for changed := true; changed; {
+		changed = false
+		for h, c := range all {
+			if dead[h] || keep[h] {
+				continue
+			}
+			for _, p := range c.Parents {
+				if dead[p] {
+					dead[h], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	return deleteCommits(tx, all, dead, func(e refs.Entry) bool { return dead[e.Old] || dead[e.New] })
+}
+
+// deleteCommits removes the dead commits, blobs left unused, and the reflog
+// entries dropEntry selects (plus any that mention a dead commit).
+func deleteCommits(tx store.Tx, all map[Hash]*dag.Commit, dead map[Hash]bool, dropEntry func(refs.Entry) bool) (Removed, error) {
+	var rm Removed
+	used := make(map[Hash]bool, len(all))
+	for h, c := range all {
+		if !dead[h] {
+			used[c.Blob] = true
+		}
+	}
+	for h, c := range all {
+		if !dead[h] {
+			continue
+		}
+		if err := tx.DeleteCommit(h); err != nil {
+			return rm, err
+		}
+		rm.Commits++
+		if !used[c.Blob] {
+			if err := tx.DeleteBlob(c.Blob); err != nil {
+				return rm, err
+			}
+			used[c.Blob] = true // delete once
+			rm.Blobs++
+		}
+	}
+	names, err := tx.ReflogNames()
+	if err != nil {
+		return rm, err
+	}
+	for _, name := range names {
+		es, err := tx.Reflog(name)
+		if err != nil {
+			return rm, err
+		}
+		kept := es[:0:0]
+		for _, e := range es {
+			if dead[e.Old] || dead[e.New] || dropEntry(e) {
+				rm.ReflogEntries++
+				continue
+			}
+			kept = append(kept, e)
+		}
+		if len(kept) != len(es) {
+			if err := tx.ReplaceReflog(name, kept); err != nil {
+				return rm, err
+			}
+		}
+	}
+	return rm, nil
+}
+
+// DefaultGCExpiry is how long reflog entries protect orphans from GC.
+const DefaultGCExpiry = 30 * 24 * time.Hour
+
+// GCOption configures GC.
+type GCOption func(*gcConfig)
+
+type gcConfig struct {
+	expiry time.Duration
+	dryRun bool
+}
+
+// GCExpiry sets how old a reflog entry must be before it stops protecting
+// the orphans it mentions (default 30 days; 0 expires every entry now).
+func GCExpiry(d time.Duration) GCOption { return func(c *gcConfig) { c.expiry = d } }
+
+// GCDryRun counts what GC would remove without removing anything.
+func GCDryRun() GCOption { return func(c *gcConfig) { c.dryRun = true } }
+
+// GC removes orphans that no unexpired reflog entry refers to, the blobs only
+// they used, and the expired reflog entries. Commits reachable from a ref,
+// and every ancestor of a commit an unexpired reflog entry mentions, stay.
+func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
+	cfg := gcConfig{expiry: DefaultGCExpiry}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := ctx.Err(); err != nil {
+		return Removed{}, err
+	}
+	var rm Removed
+	err := t.update(func(tx store.Tx) error {
+		cutoff := t.now().Add(-cfg.expiry)
+		expired := func(e refs.Entry) bool { return !e.Time.After(cutoff) }
+		all, err := loadAll(tx)
+		if err != nil {
+			return err
+		}
+		live, err := reachableFromRefs(tx)
+		if err != nil {
+			return err
+		}
+		var protect []Hash
+		names, err := tx.ReflogNames()
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			es, err := tx.Reflog(name)
+			if err != nil {
+				return err
+			}
+			for _, e := range es {
+				if expired(e) {
+					continue
+				}
+				for _, h := range []Hash{e.Old, e.New} {
+					if _, ok := all[h]; ok {
+						protect = append(protect, h)
+					}
+				}
+			}
+		}
+		kept, err := dag.Reachable(dag.MapGetter(all), protect...)
+		if err != nil {
+			return err
+		}
+		dead := make(map[Hash]bool)
+		for h := range all {
+			if !live[h] && !kept[h] {
+				dead[h] = true
+			}
+		}
+		rm, err = deleteCommits(tx, all, dead, expired)
+		if err != nil {
+			return err
+		}
+		if cfg.dryRun {
+			return errDryRun
+		}
+		return nil
+	})
+	if err == errDryRun {
+		err = nil
+	}
+	if err != nil {
+		return Removed{}, fmt.Errorf("gc: %w", err)
+	}
+	return rm, nil
+}
+
+// errDryRun rolls back a dry run's transaction.
+var errDryRun = fmt.Errorf("dry run")

@@ -1,0 +1,431 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+)
+
+// Bucket names of the bbolt layout (schema 1). Every bucket is top-level:
+//
+//	meta     "magic" → "tract"; "schema" → uvarint SchemaVersion
+//	blobs    32-byte hash → content
+//	commits  32-byte hash → dag.Encode of the commit
+//	refs     full ref name → refs.Ref.Encode
+//	reflogs  full ref name → nested bucket: 8-byte big-endian sequence → refs.Entry.Encode
+var (
+	bucketMeta    = []byte("meta")
+	bucketBlobs   = []byte("blobs")
+	bucketCommits = []byte("commits")
+	bucketRefs    = []byte("refs")
+	bucketReflogs = []byte("reflogs")
+
+	keyMagic  = []byte("magic")
+	keySchema = []byte("schema")
+	magic     = []byte("tract")
+)
+
+// DefaultLockTimeout is how long Open waits for another process's lock.
+const DefaultLockTimeout = 5 * time.Second
+
+// LockedError is returned when another process holds the repository.
+type LockedError struct {
+	// Path is the locked file.
+	Path string
+	// Waited is how long Open waited.
+	Waited time.Duration
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("repository %s is locked by another process (another tract command is probably running on it); gave up after %s — wait for it to finish, or pass a longer lock timeout", e.Path, e.Waited)
+}
+
+// BoltOptions configure OpenBolt.
+type BoltOptions struct {
+	// Create makes a new repository; it fails with ErrExists when the file
+	// already is one.
+	Create bool
+	// LockTimeout bounds the wait for another process's lock (default
+	// DefaultLockTimeout).
+	LockTimeout time.Duration
+	// ReadOnly opens the file with a shared lock for reading only.
+	ReadOnly bool
+	// NoSync skips fsync after each transaction. It is for throwaway
+	// repositories in tests; a crash can then lose committed data.
+	NoSync bool
+}
+
+// Bolt is the bbolt implementation of Store.
+type Bolt struct {
+	db   *bolt.DB
+	path string
+}
+
+var _ Store = (*Bolt)(nil)
+
+// OpenBolt opens (or with opts.Create, creates) the repository file at path.
+func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	st, statErr := os.Stat(path)
+	switch {
+	case statErr == nil && st.IsDir():
+		return nil, fmt.Errorf("open %s: %w: it is a directory", path, ErrNotRepository)
+	case errors.Is(statErr, fs.ErrNotExist) && !opts.Create:
+		return nil, fmt.Errorf("open %s: %w: no such file (run 'tract init' to create one)", path, ErrNotRepository)
+	case errors.Is(statErr, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("create %s: %w", path, err)
+		}
+	case statErr != nil:
+		return nil, fmt.Errorf("open %s: %w", path, statErr)
+	}
+	db, err := openDB(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bolt{db: db, path: path}
+	if err := b.checkOrInit(opts.Create); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// openDB opens the bbolt file, turning bbolt's errors (and the panics it
+// raises on some corrupt files) into errors that say what to do.
+func openDB(path string, opts BoltOptions) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("open %s: %w: the file is corrupted (%v); run 'tract fsck' on a copy or restore a backup", path, ErrNotRepository, r)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:  opts.LockTimeout,
+		ReadOnly: opts.ReadOnly,
+		NoSync:   opts.NoSync,
+	})
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, &LockedError{Path: path, Waited: opts.LockTimeout}
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+		return nil, fmt.Errorf("open %s: %w: %v", path, ErrNotRepository, err)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	default:
+		return nil, fmt.Errorf("open %s: %w: %v", path, ErrNotRepository, err)
+	}
+}
+
+func (b *Bolt) checkOrInit(create bool) error {
+	if create {
+		return b.db.Update(func(tx *bolt.Tx) error {
+			if m := tx.Bucket(bucketMeta); m != nil && bytes.Equal(m.Get(keyMagic), magic) {
+				return fmt.Errorf("create %s: %w", b.path, ErrExists)
+			}
+			if tx.Bucket(bucketMeta) == nil && hasBuckets(tx) {
+				return fmt.Errorf("create %s: %w: the file is a bbolt database of another program; choose another path", b.path, ErrNotRepository)
+			}
+			for _, name := range [][]byte{bucketMeta, bucketBlobs, bucketCommits, bucketRefs, bucketReflogs} {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return fmt.Errorf("create bucket %s: %w", name, err)
+				}
+			}
+			m := tx.Bucket(bucketMeta)
+			if err := m.Put(keyMagic, magic); err != nil {
+				return err
+			}
+			if err := m.Put(keySchema, binary.AppendUvarint(nil, SchemaVersion)); err != nil {
+				return err
+			}
+			head := refs.Ref{Name: refs.HEAD, Target: refs.BranchRef(refs.DefaultBranch)}
+			return tx.Bucket(bucketRefs).Put([]byte(head.Name), head.Encode())
+		})
+	}
+	return b.db.View(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		if m == nil || !bytes.Equal(m.Get(keyMagic), magic) {
+			return fmt.Errorf("open %s: %w: it is a bbolt file without tract's metadata", b.path, ErrNotRepository)
+		}
+		v, n := binary.Uvarint(m.Get(keySchema))
+		if n <= 0 {
+			return fmt.Errorf("open %s: %w: schema version is missing", b.path, ErrNotRepository)
+		}
+		if v > SchemaVersion {
+			return fmt.Errorf("open %s: %w: the file has schema %d, this tract reads up to %d; upgrade tract", b.path, ErrNewerSchema, v, SchemaVersion)
+		}
+		for _, name := range [][]byte{bucketBlobs, bucketCommits, bucketRefs, bucketReflogs} {
+			if tx.Bucket(name) == nil {
+				return fmt.Errorf("open %s: %w: bucket %s is missing", b.path, ErrNotRepository, name)
+			}
+		}
+		return nil
+	})
+}
+
+// Path returns the file path.
+func (b *Bolt) Path() string { return b.path }
+
+// Close closes the file and releases its lock.
+func (b *Bolt) Close() error { return b.db.Close() }
+
+// DB returns the underlying bbolt handle (for fsck and tools).
+func (b *Bolt) DB() *bolt.DB { return b.db }
+
+// View runs fn in a read-only transaction.
+func (b *Bolt) View(fn func(Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.guard(&err)
+	return b.db.View(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx}) })
+}
+
+// Update runs fn in a read-write transaction, committed only if fn returns nil.
+func (b *Bolt) Update(fn func(Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.guard(&err)
+	return b.db.Update(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx}) })
+}
+
+// guard turns a panic inside bbolt (it panics on corrupt pages, and reading a
+// truncated memory map faults) into ErrCorrupt. The transaction has been
+// rolled back by bbolt's own deferred cleanup by then.
+func (b *Bolt) guard(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s: %w (%v); run 'tract fsck'", b.path, ErrCorrupt, r)
+	}
+}
+
+// SetSchemaVersion overwrites the stored schema version. It exists for tests
+// of the newer-schema refusal and for future migrations.
+func (b *Bolt) SetSchemaVersion(v uint64) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keySchema, binary.AppendUvarint(nil, v))
+	})
+}
+
+func hasBuckets(tx *bolt.Tx) bool {
+	k, _ := tx.Cursor().First()
+	return k != nil
+}
+
+type boltTx struct {
+	tx *bolt.Tx
+}
+
+func (t *boltTx) bucket(name []byte) *bolt.Bucket { return t.tx.Bucket(name) }
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
+
+func notFound(what string, h dag.Hash) error {
+	return fmt.Errorf("%s %s: %w", what, h.Short(), ErrNotFound)
+}
+
+func (t *boltTx) Blob(h dag.Hash) ([]byte, error) {
+	v := t.bucket(bucketBlobs).Get(h[:])
+	if v == nil {
+		return nil, notFound("blob", h)
+	}
+	return clone(v), nil
+}
+
+func (t *boltTx) PutBlob(data []byte) (dag.Hash, error) {
+	h := dag.Sum(data)
+	b := t.bucket(bucketBlobs)
+	if b.Get(h[:]) != nil {
+		return h, nil
+	}
+	if err := b.Put(h[:], data); err != nil {
+		return h, fmt.Errorf("put blob %s: %w", h.Short(), err)
+	}
+	return h, nil
+}
+
+func (t *boltTx) HasBlob(h dag.Hash) (bool, error) {
+	return t.bucket(bucketBlobs).Get(h[:]) != nil, nil
+}
+
+func (t *boltTx) DeleteBlob(h dag.Hash) error { return t.bucket(bucketBlobs).Delete(h[:]) }
+
+func (t *boltTx) ForEachBlob(fn func(dag.Hash, []byte) error) error {
+	return t.bucket(bucketBlobs).ForEach(func(k, v []byte) error {
+		if len(k) != dag.HashSize {
+			return fmt.Errorf("blob key of %d bytes: %w", len(k), dag.ErrBadEncoding)
+		}
+		return fn(dag.Hash(k), v)
+	})
+}
+
+func (t *boltTx) Commit(h dag.Hash) (*dag.Commit, error) {
+	v := t.bucket(bucketCommits).Get(h[:])
+	if v == nil {
+		return nil, notFound("commit", h)
+	}
+	c, err := dag.Decode(v)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return c, nil
+}
+
+func (t *boltTx) PutCommit(c *dag.Commit) (dag.Hash, error) {
+	raw, err := dag.Encode(c)
+	if err != nil {
+		return dag.Hash{}, err
+	}
+	h := dag.Sum(raw)
+	if err := t.bucket(bucketCommits).Put(h[:], raw); err != nil {
+		return h, fmt.Errorf("put commit %s: %w", h.Short(), err)
+	}
+	return h, nil
+}
+
+func (t *boltTx) HasCommit(h dag.Hash) (bool, error) {
+	return t.bucket(bucketCommits).Get(h[:]) != nil, nil
+}
+
+func (t *boltTx) DeleteCommit(h dag.Hash) error { return t.bucket(bucketCommits).Delete(h[:]) }
+
+func (t *boltTx) ForEachCommit(fn func(dag.Hash, []byte) error) error {
+	return t.bucket(bucketCommits).ForEach(func(k, v []byte) error {
+		if len(k) != dag.HashSize {
+			return fmt.Errorf("commit key of %d bytes: %w", len(k), dag.ErrBadEncoding)
+		}
+		return fn(dag.Hash(k), v)
+	})
+}
+
+func (t *boltTx) CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error) {
+	even := prefix[:len(prefix)&^1]
+	seek, err := hex.DecodeString(even)
+	if err != nil {
+		return nil, fmt.Errorf("hash prefix %q: %w", prefix, err)
+	}
+	var out []dag.Hash
+	c := t.bucket(bucketCommits).Cursor()
+	for k, _ := c.Seek(seek); k != nil && bytes.HasPrefix(k, seek); k, _ = c.Next() {
+		if len(k) != dag.HashSize {
+			continue
+		}
+		h := dag.Hash(k)
+		if len(prefix) != len(even) && h.String()[len(even)] != prefix[len(even)] {
+			continue
+		}
+		out = append(out, h)
+		if len(out) >= limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (t *boltTx) Ref(name string) (refs.Ref, error) {
+	v := t.bucket(bucketRefs).Get([]byte(name))
+	if v == nil {
+		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, ErrNotFound)
+	}
+	return refs.DecodeRef(name, v)
+}
+
+func (t *boltTx) SetRef(r refs.Ref) error {
+	if r.Name == "" {
+		return errors.New("set ref: empty name")
+	}
+	return t.bucket(bucketRefs).Put([]byte(r.Name), r.Encode())
+}
+
+func (t *boltTx) DeleteRef(name string) error { return t.bucket(bucketRefs).Delete([]byte(name)) }
+
+func (t *boltTx) Refs() ([]refs.Ref, error) {
+	var out []refs.Ref
+	err := t.bucket(bucketRefs).ForEach(func(k, v []byte) error {
+		r, err := refs.DecodeRef(string(k), v)
+		if err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+func (t *boltTx) AppendReflog(name string, e refs.Entry) error {
+	if !t.tx.Writable() {
+		return ErrReadOnly
+	}
+	b, err := t.bucket(bucketReflogs).CreateBucketIfNotExists([]byte(name))
+	if err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	return b.Put(binary.BigEndian.AppendUint64(nil, seq), e.Encode())
+}
+
+func (t *boltTx) Reflog(name string) ([]refs.Entry, error) {
+	b := t.bucket(bucketReflogs).Bucket([]byte(name))
+	if b == nil {
+		return nil, nil
+	}
+	var out []refs.Entry
+	err := b.ForEach(func(k, v []byte) error {
+		e, err := refs.DecodeEntry(v)
+		if err != nil {
+			return fmt.Errorf("reflog %s: %w", name, err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+func (t *boltTx) ReflogNames() ([]string, error) {
+	var out []string
+	err := t.bucket(bucketReflogs).ForEach(func(k, v []byte) error {
+		if v == nil {
+			out = append(out, string(k))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
+	rb := t.bucket(bucketReflogs)
+	if rb.Bucket([]byte(name)) != nil {
+		if err := rb.DeleteBucket([]byte(name)); err != nil {
+			return fmt.Errorf("reflog %s: %w", name, err)
+		}
+	}
+	for _, e := range es {
+		if err := t.AppendReflog(name, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}

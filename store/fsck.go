@@ -1,0 +1,183 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+)
+
+// Problem is one inconsistency Fsck found.
+type Problem struct {
+	// Object names what is wrong: "commit 1a2b3c4d", "ref refs/heads/main", "file".
+	Object string `json:"object"`
+	// Message says what is wrong with it.
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string { return p.Object + ": " + p.Message }
+
+// FsckReport is the result of Fsck.
+type FsckReport struct {
+	Commits       int       `json:"commits"`
+	Blobs         int       `json:"blobs"`
+	Refs          int       `json:"refs"`
+	ReflogEntries int       `json:"reflog_entries"`
+	Problems      []Problem `json:"problems"`
+}
+
+// OK reports whether no problem was found.
+func (r *FsckReport) OK() bool { return len(r.Problems) == 0 }
+
+func (r *FsckReport) add(object, format string, args ...any) {
+	r.Problems = append(r.Problems, Problem{Object: object, Message: fmt.Sprintf(format, args...)})
+}
+
+// Fsck re-derives the hash of every blob and commit, decodes every commit,
+// ref and reflog entry, and checks that every parent, blob and ref target
+// exists. For a bbolt store it first checks the file's page structure. It
+// reports what it finds instead of stopping at the first problem, and turns
+// panics from a damaged file into problems. The error is non-nil only when
+// the store cannot be read at all.
+func Fsck(s Store) (*FsckReport, error) {
+	r := &FsckReport{}
+	if b, ok := s.(*Bolt); ok {
+		checkBolt(b, r)
+	}
+	err := s.View(func(tx Tx) error {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if p := recover(); p != nil {
+				r.add("file", "reading stopped on damaged data: %v", p)
+			}
+		}()
+		checkObjects(tx, r)
+		checkRefs(tx, r)
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrCorrupt) {
+		return r, err
+	}
+	if err != nil {
+		r.add("file", "%v", err)
+	}
+	sort.SliceStable(r.Problems, func(i, j int) bool { return r.Problems[i].Object < r.Problems[j].Object })
+	return r, nil
+}
+
+func checkBolt(b *Bolt, r *FsckReport) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			r.add("file", "page structure check stopped on damaged data: %v", p)
+		}
+	}()
+	_ = b.db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			r.add("file", "page structure: %v", err)
+		}
+		return nil
+	})
+}
+
+func checkObjects(tx Tx, r *FsckReport) {
+	blobs := make(map[dag.Hash]bool)
+	if err := tx.ForEachBlob(func(h dag.Hash, data []byte) error {
+		r.Blobs++
+		blobs[h] = true
+		if got := dag.Sum(data); got != h {
+			r.add("blob "+h.Short(), "content hashes to %s, not to its key", got.Short())
+		}
+		return nil
+	}); err != nil {
+		r.add("blobs", "cannot iterate: %v", err)
+	}
+	commits := make(map[dag.Hash]*dag.Commit)
+	if err := tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
+		r.Commits++
+		obj := "commit " + h.Short()
+		if got := dag.Sum(raw); got != h {
+			r.add(obj, "encoding hashes to %s, not to its key", got.Short())
+		}
+		c, err := dag.Decode(raw)
+		if err != nil {
+			r.add(obj, "%v", err)
+			return nil
+		}
+		if err := c.Verify(); err != nil {
+			r.add(obj, "%v", err)
+		}
+		if enc, err := dag.Encode(c); err == nil && !bytes.Equal(enc, raw) {
+			r.add(obj, "encoding is not canonical")
+		}
+		commits[h] = c
+		return nil
+	}); err != nil {
+		r.add("commits", "cannot iterate: %v", err)
+	}
+	for h, c := range commits {
+		obj := "commit " + h.Short()
+		for _, p := range c.Parents {
+			if _, ok := commits[p]; !ok {
+				r.add(obj, "parent %s is missing", p.Short())
+			}
+		}
+		if !blobs[c.Blob] {
+			r.add(obj, "blob %s is missing", c.Blob.Short())
+		}
+	}
+}
+
+func checkRefs(tx Tx, r *FsckReport) {
+	all, err := tx.Refs()
+	if err != nil {
+		r.add("refs", "cannot read: %v", err)
+		return
+	}
+	names := make(map[string]bool, len(all))
+	for _, ref := range all {
+		names[ref.Name] = true
+	}
+	for _, ref := range all {
+		r.Refs++
+		obj := "ref " + ref.Name
+		if ref.IsSymbolic() {
+			if _, ok := refs.BranchName(ref.Target); !ok {
+				r.add(obj, "points at %s, which is not a branch", ref.Target)
+			}
+			continue
+		}
+		if ok, _ := tx.HasCommit(ref.Hash); !ok {
+			r.add(obj, "points at missing commit %s", ref.Hash.Short())
+		}
+	}
+	if _, err := tx.Ref(refs.HEAD); err != nil {
+		r.add("ref HEAD", "is missing")
+	}
+	logs, err := tx.ReflogNames()
+	if err != nil {
+		r.add("reflogs", "cannot read: %v", err)
+		return
+	}
+	for _, name := range logs {
+		es, err := tx.Reflog(name)
+		if err != nil {
+			r.add("reflog "+name, "%v", err)
+			continue
+		}
+		for i, e := range es {
+			r.ReflogEntries++
+			for _, h := range []dag.Hash{e.Old, e.New} {
+				if ok, _ := tx.HasCommit(h); !h.IsZero() && !ok {
+					r.add("reflog "+name, "entry %d (%s) refers to missing commit %s", i+1, e.Action, h.Short())
+				}
+			}
+		}
+	}
+}

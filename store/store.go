@@ -1,0 +1,141 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+)
+
+// SchemaVersion is the version of the on-disk layout this build writes and
+// understands. A file with a newer version is refused.
+const SchemaVersion = 1
+
+// Sentinel errors of package store.
+var (
+	// ErrNotFound is returned for a blob, commit or ref that is not stored.
+	// It wraps refs.ErrNotFound, so errors.Is works with either.
+	ErrNotFound = fmt.Errorf("not found: %w", refs.ErrNotFound)
+	// ErrNotRepository is returned when a file is not a tract repository.
+	ErrNotRepository = errors.New("not a tract repository")
+	// ErrNewerSchema is returned for a repository written by a newer tract.
+	ErrNewerSchema = errors.New("repository schema is newer than this tract")
+	// ErrExists is returned when creating a repository where one exists.
+	ErrExists = errors.New("repository already exists")
+	// ErrCorrupt is returned when the storage is damaged.
+	ErrCorrupt = errors.New("repository is corrupted")
+	// ErrReadOnly is returned by writes inside a read-only transaction.
+	ErrReadOnly = errors.New("read-only transaction")
+)
+
+// Store is a repository's storage: a set of transactions over objects, refs
+// and reflogs. A Store is safe for concurrent use; a Tx is not.
+type Store interface {
+	// View runs fn in a read-only transaction.
+	View(fn func(Tx) error) error
+	// Update runs fn in a read-write transaction: it commits when fn returns
+	// nil and rolls back everything fn wrote when fn returns an error.
+	Update(fn func(Tx) error) error
+	// Path names the storage (the file path of a bbolt store).
+	Path() string
+	// Close releases the storage.
+	Close() error
+}
+
+// Tx is one transaction. Byte slices it returns are the caller's to keep.
+// Methods that find nothing return an error wrapping ErrNotFound.
+type Tx interface {
+	ObjectTx
+	RefTx
+	ReflogTx
+}
+
+// ObjectTx reads and writes blobs and commits.
+type ObjectTx interface {
+	// Blob returns the content stored under h.
+	Blob(h dag.Hash) ([]byte, error)
+	// PutBlob stores data (once: the same content is deduplicated) and
+	// returns its hash.
+	PutBlob(data []byte) (dag.Hash, error)
+	// HasBlob reports whether a blob is stored.
+	HasBlob(h dag.Hash) (bool, error)
+	// DeleteBlob removes a blob; removing a missing one is not an error.
+	DeleteBlob(h dag.Hash) error
+	// ForEachBlob calls fn for every blob; data is valid only during the call.
+	ForEachBlob(fn func(h dag.Hash, data []byte) error) error
+
+	// Commit returns the commit stored under h.
+	Commit(h dag.Hash) (*dag.Commit, error)
+	// PutCommit encodes and stores c and returns its hash. It does not check
+	// that parents or blob exist; callers that build on user input do.
+	PutCommit(c *dag.Commit) (dag.Hash, error)
+	// HasCommit reports whether a commit is stored.
+	HasCommit(h dag.Hash) (bool, error)
+	// DeleteCommit removes a commit; removing a missing one is not an error.
+	DeleteCommit(h dag.Hash) error
+	// ForEachCommit calls fn with every commit's key and encoding, in key
+	// order; raw is valid only during the call.
+	ForEachCommit(fn func(h dag.Hash, raw []byte) error) error
+	// CommitsWithPrefix returns up to limit commit hashes whose lowercase
+	// hex form starts with prefix.
+	CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error)
+}
+
+// RefTx reads and writes refs.
+type RefTx interface {
+	// Ref returns the ref stored under its full name.
+	Ref(name string) (refs.Ref, error)
+	// SetRef stores r under r.Name.
+	SetRef(r refs.Ref) error
+	// DeleteRef removes a ref; removing a missing one is not an error.
+	DeleteRef(name string) error
+	// Refs returns every ref, sorted by name.
+	Refs() ([]refs.Ref, error)
+}
+
+// ReflogTx reads and writes reflogs.
+type ReflogTx interface {
+	// AppendReflog appends e to the reflog of ref name.
+	AppendReflog(name string, e refs.Entry) error
+	// Reflog returns the reflog of ref name, oldest first (empty if none).
+	Reflog(name string) ([]refs.Entry, error)
+	// ReflogNames returns the names of refs that have a reflog, sorted.
+	ReflogNames() ([]string, error)
+	// ReplaceReflog rewrites the reflog of name with es (used by gc and hard
+	// reset to drop entries); an empty es deletes the reflog.
+	ReplaceReflog(name string, es []refs.Entry) error
+}
+
+// ResolveRef follows symbolic refs from name to a commit hash. ok is false
+// when the chain ends at a ref that does not exist (an unborn branch).
+func ResolveRef(tx RefTx, name string) (h dag.Hash, ok bool, err error) {
+	for depth := 0; depth < 5; depth++ {
+		r, err := tx.Ref(name)
+		if errors.Is(err, ErrNotFound) {
+			return dag.Hash{}, false, nil
+		}
+		if err != nil {
+			return dag.Hash{}, false, err
+		}
+		if !r.IsSymbolic() {
+			return r.Hash, true, nil
+		}
+		name = r.Target
+	}
+	return dag.Hash{}, false, fmt.Errorf("ref %s: symbolic refs nested too deep", name)
+}
+
+// Resolver adapts a transaction to refs.Resolver.
+func Resolver(tx Tx) refs.Resolver { return resolver{tx} }
+
+type resolver struct{ tx Tx }
+
+func (r resolver) ResolveRef(name string) (dag.Hash, bool, error) { return ResolveRef(r.tx, name) }
+func (r resolver) CommitsWithPrefix(p string, limit int) ([]dag.Hash, error) {
+	return r.tx.CommitsWithPrefix(p, limit)
+}
+func (r resolver) Commit(h dag.Hash) (*dag.Commit, error) { return r.tx.Commit(h) }
+
+// Getter returns a dag.Getter reading commits through tx.
+func Getter(tx ObjectTx) dag.Getter { return tx.Commit }

@@ -1,0 +1,252 @@
+package tract
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// Names re-exported from the plumbing packages so that most programs import
+// only package tract.
+type (
+	// Hash names a commit or blob: the BLAKE3-256 of its encoding.
+	Hash = dag.Hash
+	// Kind says what a commit is for.
+	Kind = dag.Kind
+	// Role is the speaker of a commit.
+	Role = dag.Role
+	// Message is one compiled message, in the OpenAI chat format.
+	Message = llm.Message
+	// LockedError is returned by Open when another process holds the file.
+	LockedError = store.LockedError
+	// AmbiguousError is returned for an abbreviated hash with several matches.
+	AmbiguousError = refs.AmbiguousError
+)
+
+// Commit kinds and roles.
+const (
+	KindMessage  = dag.KindMessage
+	KindSteering = dag.KindSteering
+	KindSummary  = dag.KindSummary
+	KindNote     = dag.KindNote
+	KindError    = dag.KindError
+
+	RoleSystem    = dag.RoleSystem
+	RoleUser      = dag.RoleUser
+	RoleAssistant = dag.RoleAssistant
+	RoleTool      = dag.RoleTool
+)
+
+// DefaultDir and DefaultFile make up the repository path that Init creates
+// and FindRepository looks for: .tract/tract.db.
+const (
+	DefaultDir  = ".tract"
+	DefaultFile = "tract.db"
+)
+
+// Sentinel errors of package tract. Errors from lower layers are wrapped, so
+// errors.Is works with these and with the plumbing packages' sentinels.
+var (
+	// ErrNotRepository is returned when a path is not a tract repository.
+	ErrNotRepository = store.ErrNotRepository
+	// ErrNewerSchema is returned for a repository written by a newer tract.
+	ErrNewerSchema = store.ErrNewerSchema
+	// ErrExists is returned by Init where a repository already exists.
+	ErrExists = store.ErrExists
+	// ErrCorrupt is returned when the file is damaged; run Fsck.
+	ErrCorrupt = store.ErrCorrupt
+	// ErrDetachedHead is returned when committing with HEAD detached.
+	ErrDetachedHead = errors.New("HEAD is detached")
+	// ErrUnbornBranch is returned where a commit is needed but the current
+	// branch has none yet.
+	ErrUnbornBranch = errors.New("the current branch has no commits yet")
+	// ErrCurrentBranch is returned when deleting the branch HEAD is on.
+	ErrCurrentBranch = errors.New("cannot delete the branch HEAD is on")
+	// ErrBranchExists is returned when creating a branch that exists.
+	ErrBranchExists = errors.New("branch already exists")
+	// ErrBranchNotFound is returned for a branch that does not exist.
+	ErrBranchNotFound = errors.New("no such branch")
+	// ErrUnknownRevision is returned for a revision that names nothing.
+	ErrUnknownRevision = refs.ErrUnknownRevision
+	// ErrInvalidBranchName is returned for a branch name that breaks the rules.
+	ErrInvalidBranchName = refs.ErrInvalidName
+	// ErrConflict is returned when HEAD moved while an operation ran (another
+	// writer committed first); nothing was written.
+	ErrConflict = refs.ErrReferenceChanged
+	// ErrInvalidText is returned for empty text or text that is not UTF-8.
+	ErrInvalidText = dag.ErrInvalidText
+	// ErrInvalidMeta is returned for metadata that is not a JSON object.
+	ErrInvalidMeta = dag.ErrInvalidMeta
+	// ErrClosed is returned by methods called after Close.
+	ErrClosed = errors.New("tract is closed")
+)
+
+// Tract is an open repository: a conversation DAG with refs and reflogs in
+// one bbolt file. It is safe for concurrent use by goroutines of one process;
+// each method that changes the repository is one transaction.
+type Tract struct {
+	st    store.Store
+	clock func() time.Time
+	path  string
+
+	// cache holds the last compiled first-parent chain; it guards itself.
+	cache compileCache
+
+	// mu guards closed.
+	mu     sync.RWMutex
+	closed bool
+}
+
+// Option configures Open and Init.
+type Option func(*config)
+
+type config struct {
+	clock       func() time.Time
+	lockTimeout time.Duration
+	noSync      bool
+	readOnly    bool
+	store       store.Store
+}
+
+// WithClock makes the repository take commit and reflog times from clock
+// instead of time.Now, so tests get reproducible hashes.
+func WithClock(clock func() time.Time) Option {
+	return func(c *config) { c.clock = clock }
+}
+
+// WithLockTimeout bounds how long Open waits for another process that holds
+// the file (default 5s); after that Open returns a *LockedError.
+func WithLockTimeout(d time.Duration) Option {
+	return func(c *config) { c.lockTimeout = d }
+}
+
+// WithNoSync skips the fsync after each transaction. It is for throwaway
+// repositories (tests, benchmarks): a crash can lose committed data.
+func WithNoSync() Option {
+	return func(c *config) { c.noSync = true }
+}
+
+// WithReadOnly opens the file for reading only, with a shared lock, so that
+// several readers can run at once. Writing methods fail.
+func WithReadOnly() Option {
+	return func(c *config) { c.readOnly = true }
+}
+
+// WithStore uses st instead of opening a bbolt file; path is then only a
+// label. It lets programs and tests run tract over another Store.
+func WithStore(st store.Store) Option {
+	return func(c *config) { c.store = st }
+}
+
+func newConfig(opts []Option) config {
+	c := config{clock: time.Now, lockTimeout: store.DefaultLockTimeout}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Init creates a new repository at path (creating parent directories; the
+// file gets mode 0600) with HEAD on the unborn branch main. It fails with
+// ErrExists if path already is a repository.
+func Init(path string, opts ...Option) (*Tract, error) {
+	return open(path, true, opts)
+}
+
+// Open opens the existing repository at path. It fails with ErrNotRepository
+// when there is none, with ErrNewerSchema for a file written by a newer
+// tract, and with a *LockedError when another process holds it.
+func Open(path string, opts ...Option) (*Tract, error) {
+	return open(path, false, opts)
+}
+
+func open(path string, create bool, opts []Option) (*Tract, error) {
+	c := newConfig(opts)
+	st := c.store
+	if st == nil {
+		b, err := store.OpenBolt(path, store.BoltOptions{
+			Create:      create,
+			LockTimeout: c.lockTimeout,
+			NoSync:      c.noSync,
+			ReadOnly:    c.readOnly && !create,
+		})
+		if err != nil {
+			return nil, err
+		}
+		st = b
+	}
+	return &Tract{st: st, clock: c.clock, path: path}, nil
+}
+
+// Close releases the file and its lock. Methods called afterwards return
+// ErrClosed.
+func (t *Tract) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	return t.st.Close()
+}
+
+// Path returns the repository's file path.
+func (t *Tract) Path() string { return t.path }
+
+// Store returns the underlying store, for tools that work on the plumbing.
+func (t *Tract) Store() store.Store { return t.st }
+
+func (t *Tract) now() time.Time { return t.clock().UTC() }
+
+// view and update run fn in a transaction unless the tract is closed.
+func (t *Tract) view(fn func(store.Tx) error) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
+		return ErrClosed
+	}
+	return t.st.View(fn)
+}
+
+func (t *Tract) update(fn func(store.Tx) error) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
+		return ErrClosed
+	}
+	return t.st.Update(fn)
+}
+
+// FindRepository returns the repository path for a command run in dir: the
+// nearest .tract/tract.db in dir or one of its parents, like git looks for
+// .git. It returns an error wrapping ErrNotRepository when there is none.
+func FindRepository(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("find repository: %w", err)
+	}
+	for d := abs; ; {
+		p := filepath.Join(d, DefaultDir, DefaultFile)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("find repository: %w", err)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	return "", fmt.Errorf("%w: no %s/%s in %s or any parent directory (run 'tract init', or pass --db or set TRACT_DB)",
+		ErrNotRepository, DefaultDir, DefaultFile, abs)
+}
