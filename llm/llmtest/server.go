@@ -1,0 +1,531 @@
+package llmtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tractdag/tract/llm"
+)
+
+// created is the fixed "created" timestamp of every answer, so answers are
+// reproducible.
+const created = 1700000000
+
+// Request is one request the Server received, as decoded.
+type Request struct {
+	Method string
+	Path   string
+	// Header is a copy of the request headers in which the Authorization
+	// value is masked to its scheme ("Bearer [REDACTED]"), so recorded
+	// requests can be printed without leaking a key. Use WithAPIKey to check
+	// the key itself.
+	Header http.Header
+	// Model, Messages, Temperature, Stream and IncludeUsage
+	// (stream_options.include_usage) are decoded from the body.
+	Model        string
+	Messages     []llm.Message
+	Temperature  *float64
+	Stream       bool
+	IncludeUsage bool
+	// Body is the raw request body.
+	Body []byte
+}
+
+// LastMessage returns the content of the request's last message ("" if none).
+func (r Request) LastMessage() string {
+	if len(r.Messages) == 0 {
+		return ""
+	}
+	return r.Messages[len(r.Messages)-1].Content
+}
+
+// Server is an HTTP server speaking the OpenAI chat-completions protocol
+// (POST {URL}/chat/completions, streamed and not) from a script. A request
+// is answered by
+//
+//  1. a 401 when WithAPIKey is set and the request lacks that key;
+//  2. else the first rule (When) whose text occurs in the last message;
+//     rules stay and may answer many times;
+//  3. else the next reply of the queue (Reply), consumed once;
+//  4. else the fallback (Otherwise);
+//  5. else a 501 Not Implemented whose body names the unscripted request;
+//     the request is remembered and Verify reports it. (501 rather than 500
+//     so that a client does not retry it.)
+//
+// Methods are safe for concurrent use.
+type Server struct {
+	srv       *httptest.Server
+	done      chan struct{} // closed by Close, ends delays
+	closeOnce sync.Once
+	apiKey    string // required key; "" accepts any
+	verify    bool   // NewServer checks Verify at cleanup
+
+	mu       sync.Mutex // guards the fields below
+	queue    []Reply
+	rules    []*rule
+	fallback *Reply
+	requests []Request
+	misses   []string // unscripted or malformed requests, described
+}
+
+type rule struct {
+	contains string
+	reply    Reply
+	hits     int
+}
+
+// An Option configures a Server.
+type Option func(*Server)
+
+// WithAPIKey makes the server demand "Authorization: Bearer key" and answer
+// any other request with a 401 that repeats the key it got.
+func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
+
+// WithoutVerify turns off the check NewServer runs at cleanup.
+func WithoutVerify() Option { return func(s *Server) { s.verify = false } }
+
+// New starts a Server; Close stops it. Use it outside tests (for example
+// behind a command-line demo); tests use NewServer.
+func New(opts ...Option) *Server {
+	s := &Server{done: make(chan struct{}), verify: true}
+	for _, opt := range opts {
+		opt(s)
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// NewServer starts a Server that is closed when t ends. Unless
+// WithoutVerify is given, it then also runs Verify, if the test has not
+// failed already (which would make the report noise).
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s := New(opts...)
+	t.Cleanup(func() {
+		s.Close()
+		if s.verify && !t.Failed() {
+			s.Verify(t)
+		}
+	})
+	return s
+}
+
+// URL returns the base URL to give a client, ending in /v1.
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Close stops the server, ending pending delays. It may be called twice.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+	})
+}
+
+// Reply appends replies to the queue and returns s.
+func (s *Server) Reply(replies ...Reply) *Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, replies...)
+	return s
+}
+
+// When adds a rule: answer reply whenever the last message contains the
+// text contains. Rules are checked in the order added, before the queue.
+func (s *Server) When(contains string, reply Reply) *Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = append(s.rules, &rule{contains: contains, reply: reply})
+	return s
+}
+
+// Otherwise sets the answer to requests no rule or queued reply answers.
+func (s *Server) Otherwise(reply Reply) *Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fallback = &reply
+	return s
+}
+
+// Requests returns a copy of every chat-completion request received,
+// oldest first.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.requests))
+	for i, r := range s.requests {
+		r.Header = r.Header.Clone()
+		r.Messages = slices.Clone(r.Messages)
+		r.Body = slices.Clone(r.Body)
+		out[i] = r
+	}
+	return out
+}
+
+// Remaining returns how many queued replies were not consumed yet.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Verify fails t if a queued reply was never consumed, a rule never
+// matched, or a request was unscripted or malformed.
+func (s *Server) Verify(t testing.TB) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.queue {
+		t.Errorf("llmtest: scripted reply never consumed: %s", r.describe())
+	}
+	for _, r := range s.rules {
+		if r.hits == 0 {
+			t.Errorf("llmtest: rule When(%q) never matched", r.contains)
+		}
+	}
+	for _, m := range s.misses {
+		t.Errorf("llmtest: %s", m)
+	}
+}
+
+// wireRequest is the part of a chat-completion body the server reads.
+type wireRequest struct {
+	Model         string        `json:"model"`
+	Messages      []llm.Message `json:"messages"`
+	Temperature   *float64      `json:"temperature"`
+	Stream        bool          `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		s.miss(fmt.Sprintf("unexpected request %s %s (want POST /v1/chat/completions)", r.Method, r.URL.Path))
+		writeError(w, Error(http.StatusNotFound, fmt.Sprintf("llmtest: no route for %s %s", r.Method, r.URL.Path)), "")
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return // the client went away
+	}
+	var wire wireRequest
+	if err := json.Unmarshal(body, &wire); err != nil {
+		s.miss(fmt.Sprintf("malformed request body: %v", err))
+		writeError(w, Error(http.StatusBadRequest, "llmtest: request body is not valid JSON: "+err.Error()), "")
+		return
+	}
+	rec := Request{
+		Method:      r.Method,
+		Path:        r.URL.Path,
+		Header:      maskAuth(r.Header),
+		Model:       wire.Model,
+		Messages:    wire.Messages,
+		Temperature: wire.Temperature,
+		Stream:      wire.Stream,
+		Body:        body,
+	}
+	if wire.StreamOptions != nil {
+		rec.IncludeUsage = wire.StreamOptions.IncludeUsage
+	}
+	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if s.apiKey != "" && key != s.apiKey {
+		s.record(rec)
+		writeError(w, Unauthorized(), key)
+		return
+	}
+	reply, n, ok := s.pick(rec)
+	if !ok {
+		writeError(w, Error(http.StatusNotImplemented, fmt.Sprintf(
+			"llmtest: no reply scripted for this request (last message %q); script one with Server.Reply, When or Otherwise",
+			rec.LastMessage())), "")
+		return
+	}
+	if !s.pause(r.Context(), reply.Delay) {
+		return
+	}
+	switch {
+	case reply.Hangup && !(reply.Truncate && wire.Stream):
+		hangup(w)
+	case reply.Status != 0 && reply.Status != http.StatusOK:
+		writeError(w, reply, key)
+	case reply.Body != "":
+		writeRaw(w, reply, http.StatusOK)
+	case wire.Stream:
+		s.writeStream(r.Context(), w, n, rec, reply)
+	default:
+		writeJSON(w, n, rec, reply)
+	}
+}
+
+// record appends rec to the log.
+func (s *Server) record(rec Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, rec)
+}
+
+// miss remembers a request Verify must report.
+func (s *Server) miss(what string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.misses = append(s.misses, what)
+}
+
+// pick records rec as request number n (from 1) and chooses its reply;
+// false means unscripted.
+func (s *Server) pick(rec Request) (reply Reply, n int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, rec)
+	n = len(s.requests)
+	last := rec.LastMessage()
+	for _, r := range s.rules {
+		if strings.Contains(last, r.contains) {
+			r.hits++
+			return r.reply, n, true
+		}
+	}
+	if len(s.queue) > 0 {
+		r := s.queue[0]
+		s.queue = s.queue[1:]
+		return r, n, true
+	}
+	if s.fallback != nil {
+		return *s.fallback, n, true
+	}
+	s.misses = append(s.misses, fmt.Sprintf("unscripted request %d, last message %q", n, last))
+	return Reply{}, n, false
+}
+
+// pause waits d; false means the request or the server ended first.
+func (s *Server) pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-s.done:
+	}
+	return false
+}
+
+// maskAuth copies h with the Authorization credentials masked.
+func maskAuth(h http.Header) http.Header {
+	h = h.Clone()
+	if v := h.Get("Authorization"); v != "" {
+		scheme, _, _ := strings.Cut(v, " ")
+		h.Set("Authorization", scheme+" [REDACTED]")
+	}
+	return h
+}
+
+// writeError sends an error reply; key is the key the client presented.
+func writeError(w http.ResponseWriter, r Reply, key string) {
+	status := r.Status
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	if r.Body != "" {
+		writeRaw(w, r, status)
+		return
+	}
+	msg := r.Message
+	if r.echoKey {
+		if key == "" {
+			msg = "You didn't provide an API key."
+		} else {
+			msg = "Incorrect API key provided: " + key + "."
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": msg, "type": errorType(status), "param": nil, "code": nil,
+	}})
+	copyHeader(w.Header(), r.Header)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeRaw sends r.Body as is.
+func writeRaw(w http.ResponseWriter, r Reply, status int) {
+	body := []byte(r.Body)
+	if r.Truncate {
+		body = body[:len(body)/2]
+	}
+	ct := r.ContentType
+	if ct == "" {
+		ct = "application/json"
+	}
+	copyHeader(w.Header(), r.Header)
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func copyHeader(dst, src http.Header) {
+	for k, vs := range src {
+		for _, v := range vs {
+			dst.Add(k, v)
+		}
+	}
+}
+
+// hangup closes the connection without a response.
+func hangup(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // HTTP/2: abort the stream instead
+	}
+	_ = conn.Close()
+}
+
+// usageFor returns the reply's usage, or an estimate.
+func usageFor(rec Request, r Reply) llm.Usage {
+	if r.Usage != nil {
+		return *r.Usage
+	}
+	prompt := 0
+	for _, m := range rec.Messages {
+		prompt += estimateTokens(m.Content) + 4
+	}
+	completion := estimateTokens(r.Content)
+	return llm.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+}
+
+func estimateTokens(s string) int { return (len(s) + 3) / 4 }
+
+func modelFor(rec Request, r Reply) string {
+	if r.Model != "" {
+		return r.Model
+	}
+	return rec.Model
+}
+
+func finishFor(r Reply) string {
+	if r.FinishReason != "" {
+		return r.FinishReason
+	}
+	return "stop"
+}
+
+// completionID names the answer to request number n.
+func completionID(n int) string { return fmt.Sprintf("chatcmpl-llmtest-%d", n) }
+
+// writeJSON sends a non-streamed chat completion.
+func writeJSON(w http.ResponseWriter, n int, rec Request, r Reply) {
+	usage := usageFor(rec, r)
+	body, _ := json.Marshal(map[string]any{
+		"id":      completionID(n),
+		"object":  "chat.completion",
+		"created": created,
+		"model":   modelFor(rec, r),
+		"choices": []any{map[string]any{
+			"index":         0,
+			"message":       map[string]any{"role": "assistant", "content": r.Content},
+			"finish_reason": finishFor(r),
+		}},
+		"usage": usage,
+	})
+	writeRaw(w, Reply{Body: string(body), Truncate: r.Truncate, Header: r.Header}, http.StatusOK)
+}
+
+// writeStream sends a chat completion as server-sent events: a role chunk,
+// one chunk per word of the content, a finish chunk, a usage chunk when
+// asked for, and [DONE].
+func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, n int, rec Request, r Reply) {
+	copyHeader(w.Header(), r.Header)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	id, model := completionID(n), modelFor(rec, r)
+	send := func(v any) bool {
+		var buf bytes.Buffer
+		buf.WriteString("data: ")
+		if str, ok := v.(string); ok {
+			buf.WriteString(str)
+		} else {
+			b, _ := json.Marshal(v)
+			buf.Write(b)
+		}
+		buf.WriteString("\n\n")
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{
+			"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+		}
+	}
+	if !send(chunk(map[string]any{"role": "assistant", "content": ""}, nil)) {
+		return
+	}
+	pieces := words(r.Content)
+	if r.Truncate {
+		pieces = pieces[:len(pieces)/2]
+	}
+	for i, p := range pieces {
+		if i > 0 && !s.pause(ctx, r.ChunkDelay) {
+			return
+		}
+		if !send(chunk(map[string]any{"content": p}, nil)) {
+			return
+		}
+	}
+	if r.Truncate {
+		if r.Hangup {
+			hangup(w)
+		}
+		return
+	}
+	if !send(chunk(map[string]any{}, finishFor(r))) {
+		return
+	}
+	if rec.IncludeUsage {
+		u := usageFor(rec, r)
+		if !send(map[string]any{
+			"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+			"choices": []any{}, "usage": u,
+		}) {
+			return
+		}
+	}
+	send("[DONE]")
+}
+
+// words splits s after each run of spaces, so that concatenating the
+// pieces gives s back: "a b  c" → "a ", "b  ", "c".
+func words(s string) []string {
+	var out []string
+	start := 0
+	for i := 1; i < len(s); i++ {
+		if s[i-1] == ' ' && s[i] != ' ' {
+			out = append(out, s[start:i])
+			start = i
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
