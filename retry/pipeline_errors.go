@@ -30,6 +30,9 @@ type StageError struct {
 }
 
 func (e *StageError) Error() string {
+	if e.Stage == 0 {
+		return fmt.Sprintf("source: %v", e.Err)
+	}
 	return fmt.Sprintf("%s: %v", stageLabel(e.Stage, e.Name), e.Err)
 }
 

@@ -1,0 +1,64 @@
+package retry_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/tractdag/tract/retry"
+)
+
+// A draft stage writes about the topic; a review stage rejects drafts over
+// 40 characters and sends the draft back upstream with a hint, which only
+// the draft stage's re-run sees. The trace shows the retry.
+func ExampleNewPipeline() {
+	draft := retry.NewStage("draft", func(ctx context.Context, sc *retry.StageContext[string]) (retry.StageResult[string], error) {
+		if sc.Hint != nil {
+			return retry.Output(fmt.Sprintf("%s: small, fast, simple. (attempt %d, told %q)", sc.Input, sc.Try, sc.Hint)), nil
+		}
+		return retry.Output(sc.Input + " is a programming language with fast builds, a simple syntax and good tooling."), nil
+	})
+	review := retry.NewStage("review", func(ctx context.Context, sc *retry.StageContext[string]) (retry.StageResult[string], error) {
+		if len(sc.Input) > 60 {
+			return sc.RetryUpstream("too long"), nil
+		}
+		return retry.Output(sc.Input), nil
+	})
+
+	p := retry.NewPipeline(retry.SourceValue("Go"), draft, review)
+	out, err := p.Run(context.Background(), retry.WithTrace(os.Stdout))
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println(out)
+	// Output:
+	// ┌─ plan: source → draft → review
+	// ├─ s0 start (attempt 1) mode=initial
+	// ├─ s0 ok
+	// ├─ s1 start (attempt 1) mode=initial
+	// ├─ s1 ok
+	// ├─ s2 start (attempt 1) mode=initial
+	// ├─ s2 retry request → retry s1 (hint: "too long")
+	// ├─ s1 start (attempt 2) mode=fresh
+	// ├─ s1 ok
+	// ├─ s2 start (attempt 2) mode=fresh
+	// ├─ s2 ok
+	// └─ complete
+	// Go: small, fast, simple. (attempt 2, told "too long")
+}
+
+// BestOfN collects candidates from the stage before it, re-running that
+// stage until it has n, and passes on the best one.
+func ExampleBestOfN() {
+	candidates := []string{"ok", "better", "best of all", "fine"}
+	generate := retry.NewStage("generate", func(ctx context.Context, sc *retry.StageContext[string]) (retry.StageResult[string], error) {
+		return retry.Output(candidates[sc.Try-1]), nil
+	})
+	longest := retry.BestOfN(4, func(s string) float64 { return float64(len(s)) })
+
+	out, err := retry.NewPipeline(retry.SourceValue("prompt"), generate, longest).Run(context.Background())
+	fmt.Println(out, err)
+	// Output:
+	// best of all <nil>
+}
