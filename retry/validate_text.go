@@ -1,0 +1,100 @@
+package retry
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Regex returns the validator of the spec "regex:RE": the regular expression
+// pattern (Go syntax, see regexp/syntax) must match somewhere in the answer;
+// anchor it with ^ and $ to match the whole answer. A pattern that does not
+// compile is a *SpecError.
+func Regex(pattern string) (Validator, error) {
+	return newRegex("regex:"+pattern, pattern)
+}
+
+type regexValidator struct {
+	name string
+	re   *regexp.Regexp
+}
+
+func newRegex(spec, pattern string) (Validator, error) {
+	if pattern == "" {
+		return nil, syntaxError(spec, "regex needs a pattern, as in regex:^[A-Z]")
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, &SpecError{Spec: spec, Reason: "bad regular expression", Err: err}
+	}
+	return &regexValidator{name: spec, re: re}, nil
+}
+
+func (v *regexValidator) Name() string { return v.name }
+
+func (v *regexValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
+	if v.re.MatchString(answer) {
+		return true, "", nil
+	}
+	return false, "answer does not match the regular expression " + v.re.String(), nil
+}
+
+// Contains returns the validator of the spec "contains:TEXT": text must occur
+// in the answer, case and white space included.
+func Contains(text string) Validator {
+	return &containsValidator{name: "contains:" + text, text: text}
+}
+
+type containsValidator struct {
+	name, text string
+}
+
+func (v *containsValidator) Name() string { return v.name }
+
+func (v *containsValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
+	if strings.Contains(answer, v.text) {
+		return true, "", nil
+	}
+	return false, fmt.Sprintf("answer does not contain %q", v.text), nil
+}
+
+// MaxLen returns the validator of the spec "maxlen:N": the answer must be at
+// most n characters (Unicode code points, not bytes) long.
+func MaxLen(n int) Validator {
+	return &lengthValidator{name: "maxlen:" + strconv.Itoa(n), bound: n, isMax: true}
+}
+
+// MinLen returns the validator of the spec "minlen:N": the answer must be at
+// least n characters (Unicode code points, not bytes) long.
+func MinLen(n int) Validator {
+	return &lengthValidator{name: "minlen:" + strconv.Itoa(n), bound: n}
+}
+
+type lengthValidator struct {
+	name  string
+	bound int
+	isMax bool
+}
+
+func (v *lengthValidator) Name() string { return v.name }
+
+func (v *lengthValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
+	n := utf8.RuneCountInString(answer)
+	switch {
+	case v.isMax && n > v.bound:
+		return false, fmt.Sprintf("answer is %d %s, more than the maximum of %d", n, characters(n), v.bound), nil
+	case !v.isMax && n < v.bound:
+		return false, fmt.Sprintf("answer is %d %s, fewer than the minimum of %d", n, characters(n), v.bound), nil
+	}
+	return true, "", nil
+}
+
+func characters(n int) string {
+	if n == 1 {
+		return "character"
+	}
+	return "characters"
+}
