@@ -1,0 +1,197 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultCmdTimeout bounds one run of a "cmd:" validator unless
+// [WithCmdTimeout] says otherwise.
+const DefaultCmdTimeout = 30 * time.Second
+
+// maxCmdOutput bounds how many bytes of a command's output a diagnosis
+// quotes.
+const maxCmdOutput = 2000
+
+// cmdWaitDelay bounds how long a run waits for the command's output pipe to
+// close after the command has been killed.
+const cmdWaitDelay = 2 * time.Second
+
+// Command returns the validator of the spec "cmd:COMMAND": command runs as
+// `sh -c COMMAND` with the answer on its standard input, in the directory
+// given by [WithBaseDir] (or the working directory), and the answer passes
+// when it exits with status 0 within the timeout ([WithCmdTimeout], default
+// [DefaultCmdTimeout]).
+//
+// The diagnosis is the command's standard output and standard error,
+// interleaved as written, trimmed of trailing white space and cut to 2000
+// bytes with a marker, after a line giving the exit status, for example
+//
+//	command exited with status 1:
+//	answer.go:3:1: expected declaration
+//
+// A command still running at the timeout is killed together with every
+// process it started (its process group) and the diagnosis says it timed
+// out.
+//
+// Command checks that the first word of command names a shell builtin or an
+// executable (found in PATH, or at that path when it contains a slash), so
+// that a misspelt command is a *SpecError now rather than a diagnosis on
+// every attempt. Commands that start with a quote, a variable or another
+// shell construct are not checked.
+func Command(command string, opts ...SpecOption) (Validator, error) {
+	return newCommand("cmd:"+command, command, newSpecConfig(opts))
+}
+
+type cmdValidator struct {
+	name    string
+	command string
+	dir     string
+	timeout time.Duration
+}
+
+func newCommand(spec, command string, cfg specConfig) (Validator, error) {
+	if strings.TrimSpace(command) == "" {
+		return nil, syntaxError(spec, "cmd needs a command, as in cmd:gofmt -l")
+	}
+	if cfg.cmdTimeout <= 0 {
+		return nil, &SpecError{Spec: spec, Reason: fmt.Sprintf("command timeout is %v, must be positive", cfg.cmdTimeout)}
+	}
+	if err := checkCommand(command, cfg); err != nil {
+		return nil, &SpecError{Spec: spec, Reason: "command not found", Err: err}
+	}
+	return &cmdValidator{name: spec, command: command, dir: cfg.baseDir, timeout: cfg.cmdTimeout}, nil
+}
+
+// shellWords are the POSIX shell's reserved words and the builtins of the
+// common shells, which exec.LookPath cannot find.
+var shellWords = map[string]bool{
+	"!": true, "{": true, "case": true, "for": true, "if": true, "until": true, "while": true,
+	":": true, ".": true, "[": true, "alias": true, "break": true, "cd": true, "command": true,
+	"continue": true, "echo": true, "eval": true, "exec": true, "exit": true, "export": true,
+	"false": true, "getopts": true, "hash": true, "kill": true, "local": true, "printf": true,
+	"pwd": true, "read": true, "readonly": true, "return": true, "set": true, "shift": true,
+	"source": true, "test": true, "times": true, "trap": true, "true": true, "type": true,
+	"ulimit": true, "umask": true, "unalias": true, "unset": true, "wait": true,
+}
+
+// checkCommand reports an error when the first word of command (after any
+// NAME=value assignments) is neither a shell word nor an executable.
+func checkCommand(command string, cfg specConfig) error {
+	var first string
+	for _, w := range strings.Fields(command) {
+		if name, _, ok := strings.Cut(w, "="); ok && isShellName(name) {
+			continue
+		}
+		first = w
+		break
+	}
+	if first == "" || shellWords[first] || strings.ContainsAny(first, "'\"`$\\(){}<>|;&*?[~") {
+		return nil
+	}
+	if strings.Contains(first, "/") {
+		first = cfg.resolve(first)
+	}
+	if _, err := exec.LookPath(first); err != nil {
+		return err
+	}
+	return nil
+}
+
+func isShellName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, r := range s {
+		if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *cmdValidator) Name() string { return v.name }
+
+func (v *cmdValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
+	runCtx, cancel := context.WithTimeout(ctx, v.timeout)
+	defer cancel()
+
+	cmd := exec.CommandContext(runCtx, "sh", "-c", v.command)
+	cmd.Dir = v.dir
+	cmd.Stdin = strings.NewReader(answer)
+	out := &boundedBuffer{limit: maxCmdOutput}
+	cmd.Stdout, cmd.Stderr = out, out // one writer: exec gives both the same pipe
+	cmd.WaitDelay = cmdWaitDelay
+	killProcessGroup(cmd)
+
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return false, "", ctx.Err()
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case runCtx.Err() != nil:
+		return false, withOutput(fmt.Sprintf("command timed out after %v", v.timeout), out), nil
+	case err == nil:
+		return true, "", nil
+	case errors.As(err, &exitErr) && exitErr.Exited():
+		return false, withOutput(fmt.Sprintf("command exited with status %d", exitErr.ExitCode()), out), nil
+	case errors.As(err, &exitErr):
+		return false, withOutput("command was killed: "+exitErr.String(), out), nil
+	}
+	return false, "", fmt.Errorf("run sh: %w", err)
+}
+
+// withOutput appends a command's output to the first line of a diagnosis.
+func withOutput(status string, out *boundedBuffer) string {
+	text := strings.TrimRight(string(out.buf), " \t\r\n")
+	if out.dropped > 0 {
+		text += fmt.Sprintf("\n[… %d more bytes of output not shown]", out.dropped)
+	}
+	if text == "" {
+		return status + " (no output)"
+	}
+	return status + ":\n" + text
+}
+
+// boundedBuffer keeps the first limit bytes written to it, cut back to a
+// whole UTF-8 character, and counts the rest. exec.Cmd writes to it from one
+// goroutine when it is both Stdout and Stderr, so it needs no lock.
+type boundedBuffer struct {
+	limit   int
+	buf     []byte
+	dropped int
+	full    bool
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if b.full {
+		b.dropped += len(p)
+		return len(p), nil
+	}
+	room := b.limit - len(b.buf)
+	if len(p) <= room {
+		b.buf = append(b.buf, p...)
+		return len(p), nil
+	}
+	keep := p[:room]
+	// Do not split a character: back up to the start of the last one if
+	// it is incomplete.
+	for i := len(keep) - 1; i >= 0 && i >= len(keep)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(keep[i]) {
+			if !utf8.FullRune(keep[i:]) {
+				keep = keep[:i]
+			}
+			break
+		}
+	}
+	b.buf = append(b.buf, keep...)
+	b.dropped += len(p) - len(keep)
+	b.full = true
+	return len(p), nil
+}
