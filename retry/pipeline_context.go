@@ -4,8 +4,9 @@ import "slices"
 
 // StageContext is what a stage sees of the pipeline run when it executes.
 // Stages are numbered as users see them: 1..n, with the source as 0. The
-// StageContext belongs to one execution; fields are copies that the stage
-// may keep or change without affecting the run.
+// StageContext belongs to one execution; its slices are copies that the
+// stage may keep or change without affecting the run (the values in them
+// are shallow copies).
 type StageContext[T any] struct {
 	// Input is the latest output of the stage before this one (the
 	// source's, for stage 1).

@@ -52,7 +52,7 @@ func BestOfN[T any](n int, score func(T) float64) Stage[T] {
 // it, the input is passed on unchanged; otherwise the stage asks its
 // upstream to retry, with v's diagnosis (or "validation failed" when it is
 // empty) as a string hint. An error from v, meaning it could not run, stops
-// the pipeline. The stage is named v.Name().
+// the pipeline. The stage is named v.Name(); v must not be nil.
 func ValidatorStage(v Validator) Stage[string] {
 	return NewStage(v.Name(), func(ctx context.Context, sc *StageContext[string]) (StageResult[string], error) {
 		ok, diagnosis, err := v.Validate(ctx, sc.Input)
