@@ -860,7 +860,9 @@ type badValidator struct{ err error }
 
 func (v badValidator) Name() string { return "bad" }
 
-func (v badValidator) Validate(context.Context, string) (bool, string, error) { return false, "", v.err }
+func (v badValidator) Validate(context.Context, string) (bool, string, error) {
+	return false, "", v.err
+}
 
 func TestPipeline_ValidatorStage(t *testing.T) {
 	var hints []any
