@@ -1,0 +1,136 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tractdag/tract/retry"
+)
+
+// A model that first answers in prose and then, steered by the diagnosis,
+// in JSON. The "branch" is a slice of messages and the restore point is its
+// length, so that Purify can cut the failed attempt and the steering message
+// away.
+func ExampleWithSteering() {
+	ctx := context.Background()
+	answers := []string{`Sure! Here it is: {"ok": true}`, `{"ok": true}`}
+	branch := []string{"user: reply in JSON"}
+	validator, err := retry.ParseSpec("json")
+	if err != nil {
+		panic(err)
+	}
+
+	res, err := retry.WithSteering(ctx, retry.Steering[string, int]{
+		Attempt: func(ctx context.Context) (string, error) {
+			answer := answers[0]
+			answers = answers[1:]
+			branch = append(branch, "assistant: "+answer)
+			return answer, nil
+		},
+		Validate: validator.Validate,
+		Steer: func(ctx context.Context, diagnosis string) error {
+			branch = append(branch, "user: Your previous response failed validation: "+diagnosis)
+			return nil
+		},
+		Head:   func(ctx context.Context) (int, error) { return len(branch), nil },
+		Reset:  func(ctx context.Context, n int) error { branch = branch[:n]; return nil },
+		Purify: true,
+		OnAttempt: func(attempt int, ok bool, diagnosis string) {
+			if ok {
+				fmt.Printf("attempt %d passed\n", attempt)
+			} else {
+				fmt.Printf("attempt %d failed: %s\n", attempt, diagnosis)
+			}
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	branch = append(branch, "assistant: "+res.Value) // re-commit the clean answer
+
+	fmt.Println("value:", res.Value)
+	fmt.Println("attempts:", res.Attempts)
+	fmt.Printf("history: %q\n", res.History)
+	fmt.Printf("branch: %q\n", branch)
+	// Output:
+	// attempt 1 failed: invalid JSON at line 1, column 1: invalid character 'S' looking for beginning of value
+	// attempt 2 passed
+	// value: {"ok": true}
+	// attempts: 2
+	// history: ["invalid JSON at line 1, column 1: invalid character 'S' looking for beginning of value"]
+	// branch: ["user: reply in JSON" "assistant: {\"ok\": true}"]
+}
+
+// When every attempt fails, the error is an *ExhaustedError with every
+// diagnosis.
+func ExampleExhaustedError() {
+	n := 0
+	_, err := retry.WithSteering(context.Background(), retry.Steering[string, struct{}]{
+		Attempt: func(ctx context.Context) (string, error) {
+			n++
+			return fmt.Sprintf("draft %d is far too long", n), nil
+		},
+		Validate:    retry.MaxLen(10).Validate,
+		MaxAttempts: 2,
+	})
+
+	fmt.Println(err)
+	var ex *retry.ExhaustedError
+	if errors.As(err, &ex) {
+		fmt.Printf("%d attempts, last result %q\n", ex.Attempts, ex.LastResult)
+	}
+	// Output:
+	// all 2 attempts failed; last diagnosis: answer is 23 characters, more than the maximum of 10
+	// 2 attempts, last result "draft 2 is far too long"
+}
+
+// Spec strings as the command line takes them (tract chat --validate SPEC),
+// combined so that every failure is reported.
+func ExampleParseSpecs() {
+	v, err := retry.ParseSpecs([]string{"json", "contains:\"id\"", "maxlen:20"})
+	if err != nil {
+		panic(err)
+	}
+	ok, diagnosis, err := v.Validate(context.Background(), `{"name": "a long name"}`)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ok)
+	fmt.Println(diagnosis)
+	// Output:
+	// false
+	// contains:"id": answer does not contain "\"id\""
+	// maxlen:20: answer is 23 characters, more than the maximum of 20
+}
+
+// A bad spec is a configuration error, found before any model is called.
+func ExampleParseSpec() {
+	_, err := retry.ParseSpec("maxlen:lots")
+	fmt.Println(err)
+
+	_, err = retry.ParseSpec("regex:[a-z")
+	var se *retry.SpecError
+	if errors.As(err, &se) {
+		fmt.Println(se.Spec, "→", se.Reason)
+	}
+	// Output:
+	// invalid validator "maxlen:lots": maxlen needs a whole number of characters, 0 or more, not "lots" (valid validators: json, schema:PATH, regex:RE, contains:TEXT, maxlen:N, minlen:N, cmd:COMMAND, llm:CRITERIA)
+	// regex:[a-z → bad regular expression
+}
+
+// An llm: validator asks a judge model, given as a plain function; here a
+// fake one that rejects answers without a greeting.
+func ExampleWithJudge() {
+	judge := func(ctx context.Context, prompt string) (string, error) {
+		return "```json\n{\"pass\": false, \"reason\": \"The answer does not greet the user.\"}\n```", nil
+	}
+	v, err := retry.ParseSpec("llm:the answer greets the user", retry.WithJudge(judge))
+	if err != nil {
+		panic(err)
+	}
+	ok, diagnosis, err := v.Validate(context.Background(), "The report is attached.")
+	fmt.Println(ok, diagnosis, err)
+	// Output:
+	// false The answer does not greet the user. <nil>
+}
