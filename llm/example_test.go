@@ -1,0 +1,88 @@
+package llm_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/llm/llmtest"
+)
+
+// Complete one message against the local test server; in real use the
+// client comes from llm.NewOpenAIFromEnv(os.Getenv).
+func ExampleOpenAI_Complete() {
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Reply(llmtest.Answer("Hello from the test server."))
+
+	client, err := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp, err := client.Complete(context.Background(), llm.Request{
+		Messages: []llm.Message{{Role: "user", Content: "Say hello."}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resp.Content)
+	fmt.Println(resp.Model, resp.FinishReason)
+	// Output:
+	// Hello from the test server.
+	// test-model stop
+}
+
+// Stream an answer: OnDelta receives each piece as it arrives.
+func ExampleOpenAI_Complete_streaming() {
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Reply(llmtest.Answer("one two three"))
+
+	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
+	var pieces []string
+	resp, err := client.Complete(context.Background(), llm.Request{
+		Messages: []llm.Message{{Role: "user", Content: "Count to three."}},
+		OnDelta:  func(d string) { pieces = append(pieces, d) },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%q\n", pieces)
+	fmt.Println(resp.Content)
+	// Output:
+	// ["one " "two " "three"]
+	// one two three
+}
+
+// A missing setting names the variable that supplies it.
+func ExampleNewOpenAIFromEnv() {
+	env := map[string]string{"OPENAI_API_KEY": "sk-…"} // no TRACT_MODEL
+	_, err := llm.NewOpenAIFromEnv(func(k string) string { return env[k] })
+	fmt.Println(err)
+	// Output:
+	// no model: set TRACT_MODEL or pass --model
+}
+
+// Script an invalid answer, then a valid one once a steering message
+// arrives.
+func ExampleScripted() {
+	model := llm.NewScripted(llm.Reply{Content: "not JSON"}).
+		When("failed validation", llm.Reply{Content: `{"ok":true}`})
+
+	ask := func(text string) {
+		resp, _ := model.Complete(context.Background(), llm.Request{
+			Messages: []llm.Message{{Role: "user", Content: text}},
+		})
+		fmt.Println(resp.Content)
+	}
+	ask("Answer in JSON.")
+	ask("Your previous response failed validation: invalid JSON")
+	fmt.Println(len(model.Requests()), "requests,", model.Remaining(), "replies left")
+	// Output:
+	// not JSON
+	// {"ok":true}
+	// 2 requests, 0 replies left
+}
