@@ -259,3 +259,17 @@ func headOrEmpty(h Hash) string {
 	}
 	return h.String()
 }
+
+// Head returns the current branch's short name (empty when detached) and
+// the commit HEAD resolves to (zero on an unborn branch).
+func (t *Tract) Head(ctx context.Context) (branch string, h Hash, err error) {
+	if err := ctx.Err(); err != nil {
+		return "", Hash{}, err
+	}
+	err = t.view(func(tx store.Tx) error {
+		cur, err := readHead(tx)
+		branch, h = cur.branchName(), cur.Hash
+		return err
+	})
+	return branch, h, err
+}

@@ -155,9 +155,15 @@ func refNames(tx store.Tx) (map[Hash][]string, error) {
 		return nil, err
 	}
 	out := make(map[Hash][]string)
+	headTarget := ""
+	for _, r := range all {
+		if r.Name == refs.HEAD {
+			headTarget = r.Target
+		}
+	}
 	for _, r := range all {
 		h, ok, err := store.ResolveRef(tx, r.Name)
-		if err != nil || !ok {
+		if err != nil || !ok || r.Name == headTarget {
 			continue
 		}
 		name := r.Name
@@ -199,8 +205,8 @@ func info(tx store.Tx, h Hash, c *dag.Commit, names map[Hash][]string) (*CommitI
 
 // History is the whole repository as LogAll returns it.
 type History struct {
-	// Commits are the commits reachable from a ref (branches, HEAD,
-	// ORIG_HEAD), newest first.
+	// Commits are the commits reachable from a branch or HEAD, newest
+	// first. (ORIG_HEAD labels a commit but does not keep it reachable.)
 	Commits []*CommitInfo `json:"commits"`
 	// Orphans are the side chains of commits no ref reaches, in the order
 	// their tips were made.
@@ -240,9 +246,9 @@ func (t *Tract) LogAll(ctx context.Context) (*History, error) {
 		if err != nil {
 			return err
 		}
-		var tips []Hash
-		for h := range names {
-			tips = append(tips, h)
+		tips, err := refTips(tx)
+		if err != nil {
+			return err
 		}
 		reach, err := dag.Reachable(dag.MapGetter(all), tips...)
 		if err != nil {

@@ -108,21 +108,35 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetRe
 	return res, nil
 }
 
-// reachableFromRefs returns every commit reachable from any ref.
+// reachableFromRefs returns every commit reachable from a branch or HEAD.
 func reachableFromRefs(tx store.Tx) (map[Hash]bool, error) {
+	tips, err := refTips(tx)
+	if err != nil {
+		return nil, err
+	}
+	return dag.Reachable(tx.Commit, tips...)
+}
+
+// refTips returns the commits of every ref that keeps commits reachable:
+// branches and HEAD. ORIG_HEAD is a pseudo-ref: the commits it names after
+// a reset are orphans (the reflog protects them from GC).
+func refTips(tx store.Tx) ([]Hash, error) {
 	all, err := tx.Refs()
 	if err != nil {
 		return nil, err
 	}
 	var tips []Hash
 	for _, r := range all {
+		if r.Name == refs.OrigHead {
+			continue
+		}
 		if h, ok, err := store.ResolveRef(tx, r.Name); err != nil {
 			return nil, err
 		} else if ok {
 			tips = append(tips, h)
 		}
 	}
-	return dag.Reachable(tx.Commit, tips...)
+	return tips, nil
 }
 
 // erase deletes the commits in doomed, every orphan that descends from one of
@@ -250,6 +264,9 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 			return err
 		}
 		var protect []Hash
+		if r, err := tx.Ref(refs.OrigHead); err == nil {
+			protect = append(protect, r.Hash)
+		}
 		names, err := tx.ReflogNames()
 		if err != nil {
 			return err

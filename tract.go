@@ -250,3 +250,12 @@ func FindRepository(dir string) (string, error) {
 	return "", fmt.Errorf("%w: no %s/%s in %s or any parent directory (run 'tract init', or pass --db or set TRACT_DB)",
 		ErrNotRepository, DefaultDir, DefaultFile, abs)
 }
+
+// ParseKind returns the kind named s, or an error listing the valid kinds.
+func ParseKind(s string) (Kind, error) { return dag.ParseKind(s) }
+
+// ParseRole returns the role named s, or an error listing the valid roles.
+func ParseRole(s string) (Role, error) { return dag.ParseRole(s) }
+
+// SchemaVersion is the repository layout version this build reads and writes.
+const SchemaVersion = store.SchemaVersion

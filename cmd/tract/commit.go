@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+)
+
+// CommitOptions are the inputs of 'tract commit'.
+type CommitOptions struct {
+	Factory *Factory
+	Role    string
+	Kind    string
+	Message string
+	// MessageSet is true when -m was given (else the text comes from stdin).
+	MessageSet bool
+	Meta       string
+	JSON       bool
+}
+
+func newCmdCommit(f *Factory, runF func(*CommitOptions) error) *cobra.Command {
+	opts := &CommitOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "commit --role ROLE [--kind KIND] [-m TEXT | -]",
+		Short: "Append a commit to the current branch",
+		Long: `Append a commit to the current branch. The text is -m TEXT, or standard
+input when -m is absent or "-". Roles: system, user, assistant, tool. Kinds:
+message (default), steering, summary, note, error.`,
+		Example: `  tract commit --role system -m "You are terse."
+  echo "What is 2+2?" | tract commit --role user`,
+		Args: maxArgs(1, `one argument "-" (text from stdin)`),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.MessageSet = cmd.Flags().Changed("message")
+			if len(args) == 1 {
+				if args[0] != "-" || opts.MessageSet {
+					return usageErrorf("unexpected argument %q: give the text with -m TEXT or on stdin", args[0])
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return commitRun(cmd, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Role, "role", "r", "", "speaker: system, user, assistant or tool (required)")
+	cmd.Flags().StringVarP(&opts.Kind, "kind", "k", "message", "commit kind: message, steering, summary, note or error")
+	cmd.Flags().StringVarP(&opts.Message, "message", "m", "", `the text ("-" reads standard input)`)
+	cmd.Flags().StringVar(&opts.Meta, "meta", "", "metadata as a JSON object")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the new commit as JSON")
+	return cmd
+}
+
+func commitRun(cmd *cobra.Command, opts *CommitOptions) error {
+	f := opts.Factory
+	if opts.Role == "" {
+		return usageErrorf("--role is required (system, user, assistant or tool)")
+	}
+	role, err := tract.ParseRole(opts.Role)
+	if err != nil {
+		return &usageError{err}
+	}
+	kind, err := tract.ParseKind(opts.Kind)
+	if err != nil {
+		return &usageError{err}
+	}
+	text, err := readText(f, opts.Message, opts.MessageSet)
+	if err != nil {
+		return err
+	}
+	var copts []tract.CommitOption
+	if opts.Meta != "" {
+		copts = append(copts, tract.WithMetaJSON([]byte(opts.Meta)))
+	}
+	return withTract(f, func(t *tract.Tract) error {
+		h, err := t.Commit(cmd.Context(), kind, role, text, copts...)
+		if err != nil {
+			return err
+		}
+		ci, err := t.Show(cmd.Context(), h.String())
+		if err != nil {
+			return err
+		}
+		if opts.JSON {
+			return writeJSON(f.IO.Out, ci)
+		}
+		branch, _, err := t.Head(cmd.Context())
+		if err != nil {
+			return err
+		}
+		p := palette{f.IO.Color}
+		fmt.Fprintf(f.IO.Out, "[%s %s] %s: %s\n", branch, p.hash(h.Short()), label(ci), preview(ci.Text, 72))
+		return nil
+	})
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+)
+
+// CompileOptions are the inputs of 'tract compile'.
+type CompileOptions struct {
+	Factory *Factory
+	Rev     string
+	Notes   bool
+	JSON    bool
+}
+
+func newCmdCompile(f *Factory, runF func(*CompileOptions) error) *cobra.Command {
+	opts := &CompileOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "compile [REV]",
+		Short: "Print the messages a model would be sent (--json: OpenAI format)",
+		Long: `Print the messages a model would be sent for HEAD (or REV): the first-parent
+chain from the root, with message, summary and steering commits (steering as
+role user); notes and errors are left out. --json prints the OpenAI chat
+"messages" array.`,
+		Args: maxArgs(1, "one revision"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Rev = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return compileRun(cmd, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Notes, "notes", false, "include note commits")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the OpenAI messages array")
+	return cmd
+}
+
+func compileRun(cmd *cobra.Command, opts *CompileOptions) error {
+	f := opts.Factory
+	var copts []tract.CompileOption
+	if opts.Rev != "" {
+		copts = append(copts, tract.CompileAt(opts.Rev))
+	}
+	if opts.Notes {
+		copts = append(copts, tract.IncludeNotes())
+	}
+	return withTract(f, func(t *tract.Tract) error {
+		msgs, err := t.Compile(cmd.Context(), copts...)
+		if err != nil {
+			return err
+		}
+		if opts.JSON {
+			if msgs == nil {
+				msgs = []tract.Message{}
+			}
+			return writeJSON(f.IO.Out, msgs)
+		}
+		p := palette{f.IO.Color}
+		for i, m := range msgs {
+			if i > 0 {
+				fmt.Fprintln(f.IO.Out)
+			}
+			fmt.Fprintf(f.IO.Out, "%s\n%s\n", p.refs("["+m.Role+"]"), m.Content)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+)
+
+// GCOptions are the inputs of 'tract gc'.
+type GCOptions struct {
+	Factory *Factory
+	Expire  time.Duration
+	DryRun  bool
+	JSON    bool
+}
+
+func newCmdGC(f *Factory, runF func(*GCOptions) error) *cobra.Command {
+	opts := &GCOptions{Factory: f}
+	var expire string
+	cmd := &cobra.Command{
+		Use:   "gc [--expire AGE] [--dry-run]",
+		Short: "Delete orphans whose reflog entries have expired",
+		Long: `Delete orphaned commits that no reflog entry younger than AGE refers to (default
+30d), the text only they used, and the expired reflog entries. Commits
+reachable from a branch, HEAD or ORIG_HEAD always stay. AGE is a Go duration
+(90m, 12h), a number of days (7d), or "now" to expire everything.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := parseAge(expire)
+			if err != nil {
+				return err
+			}
+			opts.Expire = d
+			if runF != nil {
+				return runF(opts)
+			}
+			return withTract(f, func(t *tract.Tract) error {
+				gopts := []tract.GCOption{tract.GCExpiry(opts.Expire)}
+				if opts.DryRun {
+					gopts = append(gopts, tract.GCDryRun())
+				}
+				rm, err := t.GC(cmd.Context(), gopts...)
+				if err != nil {
+					return err
+				}
+				if opts.JSON {
+					return writeJSON(f.IO.Out, rm)
+				}
+				verb := "Removed"
+				if opts.DryRun {
+					verb = "Would remove"
+				}
+				fmt.Fprintf(f.IO.Out, "%s %s, %s and %s\n", verb, plural(rm.Commits, "commit", "commits"),
+					plural(rm.Blobs, "blob", "blobs"), plural(rm.ReflogEntries, "reflog entry", "reflog entries"))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&expire, "expire", "30d", `age after which reflog entries stop protecting orphans ("now", 7d, 12h)`)
+	cmd.Flags().BoolVarP(&opts.DryRun, "dry-run", "n", false, "only count what would be removed")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the counts as JSON")
+	return cmd
+}
+
+func parseAge(s string) (time.Duration, error) {
+	switch {
+	case s == "now" || s == "0":
+		return 0, nil
+	case strings.HasSuffix(s, "d"):
+		n, err := strconv.Atoi(strings.TrimSuffix(s, "d"))
+		if err == nil && n >= 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	default:
+		if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+			return d, nil
+		}
+	}
+	return 0, usageErrorf(`--expire %q: use "now", a number of days like 7d, or a duration like 12h`, s)
+}

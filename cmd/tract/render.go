@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tractdag/tract"
+)
+
+// palette colours text when enabled (terminal and no NO_COLOR).
+type palette struct{ on bool }
+
+func (p palette) wrap(code, s string) string {
+	if !p.on || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (p palette) hash(s string) string  { return p.wrap("33", s) }
+func (p palette) refs(s string) string  { return p.wrap("36", s) }
+func (p palette) bad(s string) string   { return p.wrap("31", s) }
+func (p palette) dim(s string) string   { return p.wrap("2", s) }
+func (p palette) good(s string) string  { return p.wrap("32", s) }
+func (p palette) graph(s string) string { return p.wrap("35", s) }
+
+func writeJSON(w io.Writer, v any) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	e.SetEscapeHTML(false)
+	return e.Encode(v)
+}
+
+// oneLine renders a commit as "HASH (refs) label: first line".
+func oneLine(p palette, c *tract.CommitInfo, width int) string {
+	var b strings.Builder
+	b.WriteString(p.hash(c.Hash.Short()))
+	if len(c.Refs) > 0 {
+		b.WriteString(" " + p.refs("("+strings.Join(c.Refs, ", ")+")"))
+	}
+	b.WriteString(" " + label(c) + ": " + preview(c.Text, width))
+	if d := c.Diagnosis(); d != "" && c.Role == tract.RoleAssistant {
+		b.WriteString("  " + p.bad("✗ "+preview(d, 80)))
+	}
+	return b.String()
+}
+
+// label names a commit by role, and by kind when it is not a plain message.
+func label(c *tract.CommitInfo) string {
+	switch c.Kind {
+	case tract.KindMessage:
+		return string(c.Role)
+	case tract.KindSteering, tract.KindSummary, tract.KindNote, tract.KindError:
+		return string(c.Kind)
+	}
+	return string(c.Kind) + "/" + string(c.Role)
+}
+
+// preview returns the first line of s, cut to width runes.
+func preview(s string, width int) string {
+	cut := false
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s, cut = s[:i], true
+	}
+	if r := []rune(s); width > 0 && len(r) > width {
+		s, cut = string(r[:width-1]), true
+	}
+	if cut {
+		s += "…"
+	}
+	return s
+}
+
+// indent prefixes every line of s.
+func indent(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(prefix+l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

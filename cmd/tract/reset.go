@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+)
+
+// ResetOptions are the inputs of 'tract reset'.
+type ResetOptions struct {
+	Factory *Factory
+	Rev     string
+	Hard    bool
+	Force   bool
+	JSON    bool
+}
+
+func newCmdReset(f *Factory, runF func(*ResetOptions) error) *cobra.Command {
+	opts := &ResetOptions{Factory: f}
+	var soft bool
+	cmd := &cobra.Command{
+		Use:   "reset [--soft | --hard --force] REV",
+		Short: "Move the current branch to REV",
+		Long: `Move the current branch (or a detached HEAD) to REV and set ORIG_HEAD to where
+it was.
+
+--soft (the default) keeps the commits left behind as orphans: 'tract log --all'
+lists them and the reflog protects them until 'tract gc' expires them.
+
+--hard permanently deletes the commits the move made unreachable, the text only
+they used and the reflog entries that mention them — for erasing a leaked
+secret. It cannot be undone, so it needs --force.`,
+		Example: `  tract reset HEAD~2
+  tract reset --hard --force HEAD^`,
+		Args: exactArgs(1, "one revision"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Rev = args[0]
+			if soft && opts.Hard {
+				return usageErrorf("--soft and --hard exclude each other")
+			}
+			if opts.Hard && !opts.Force {
+				return usageErrorf("--hard permanently deletes the commits it leaves behind; add --force to do it (or use --soft to keep them as orphans)")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return resetRun(cmd, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&soft, "soft", false, "keep the commits left behind as orphans (default)")
+	cmd.Flags().BoolVar(&opts.Hard, "hard", false, "delete the commits left behind (needs --force)")
+	cmd.Flags().BoolVarP(&opts.Force, "force", "f", false, "confirm --hard")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func resetRun(cmd *cobra.Command, opts *ResetOptions) error {
+	f := opts.Factory
+	mode := tract.Soft
+	if opts.Hard {
+		mode = tract.Hard
+	}
+	return withTract(f, func(t *tract.Tract) error {
+		res, err := t.Reset(cmd.Context(), opts.Rev, mode)
+		if err != nil {
+			return err
+		}
+		if opts.JSON {
+			return writeJSON(f.IO.Out, res)
+		}
+		p := palette{f.IO.Color}
+		fmt.Fprintf(f.IO.Out, "HEAD is now at %s\n", p.hash(res.To.Short()))
+		switch {
+		case mode == tract.Hard && res.Deleted.Commits > 0:
+			fmt.Fprintf(f.IO.ErrOut, "Deleted %s, %s and %s for good\n",
+				plural(res.Deleted.Commits, "commit", "commits"), plural(res.Deleted.Blobs, "blob", "blobs"),
+				plural(res.Deleted.ReflogEntries, "reflog entry", "reflog entries"))
+		case res.Orphaned > 0:
+			fmt.Fprintf(f.IO.ErrOut, "%s left behind as orphans (see 'tract log --all'; ORIG_HEAD is %s)\n",
+				plural(res.Orphaned, "commit", "commits"), res.From.Short())
+		}
+		return nil
+	})
+}

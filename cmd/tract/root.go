@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+)
+
+// Exit codes. They are part of the CLI's contract (see the README).
+const (
+	exitOK        = 0 // success
+	exitError     = 1 // any other failure: repository, revision, fsck problems
+	exitUsage     = 2 // bad flags, arguments or --validate specs
+	exitExhausted = 3 // validation failed on every attempt
+	exitModel     = 4 // the model or its transport failed
+	exitConflict  = 5 // HEAD moved under the operation (retry it)
+	exitInterrupt = 130
+)
+
+// run executes the CLI and returns the process exit code.
+func run(ctx context.Context, args []string, io *IOStreams, getenv func(string) string) int {
+	f := newFactory(io, getenv)
+	root := newRootCmd(f)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	return printError(f, cmd, err)
+}
+
+// printError is the one place errors reach the user; it returns the code.
+func printError(f *Factory, cmd *cobra.Command, err error) int {
+	code := exitCode(err)
+	fmt.Fprintf(f.IO.ErrOut, "tract: %v\n", err)
+	if code == exitUsage && cmd != nil {
+		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return code
+}
+
+func exitCode(err error) int {
+	var ce interface{ ExitCode() int }
+	switch {
+	case errors.As(err, &ce):
+		return ce.ExitCode()
+	case isUsage(err):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupt
+	case errors.Is(err, tract.ErrConflict):
+		return exitConflict
+	}
+	return exitError
+}
+
+func newRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tract",
+		Short: "Keep LLM conversations the way git keeps code",
+		Long: `tract keeps LLM conversations as content-addressed commits in a DAG stored in
+one bbolt file, and generates validated answers: failed attempts and the
+steering that corrected them stay inspectable with 'tract log --all' while
+the branch keeps only the clean answer.
+
+The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file (default $TRACT_DB, else the nearest .tract/tract.db)")
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.AddCommand(
+		newCmdInit(f, nil),
+		newCmdCommit(f, nil),
+		newCmdLog(f, nil),
+		newCmdShow(f, nil),
+		newCmdReset(f, nil),
+		newCmdBranch(f, nil),
+		newCmdCheckout(f, nil),
+		newCmdSwitch(f, nil),
+		newCmdStatus(f, nil),
+		newCmdCompile(f, nil),
+		newCmdImport(f, nil),
+		newCmdFsck(f, nil),
+		newCmdGC(f, nil),
+		newCmdVersion(f),
+	)
+	return root
+}
+
+// Argument validators that report usage errors.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf("%s takes %s (got %d arguments)", cmd.CommandPath(), what, len(args))
+		}
+		return nil
+	}
+}
+
+func maxArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usageErrorf("%s takes at most %s (got %d arguments: %s)", cmd.CommandPath(), what, len(args), strings.Join(args, " "))
+		}
+		return nil
+	}
+}
+
+// withTract opens the repository, runs fn and closes it.
+func withTract(f *Factory, fn func(*tract.Tract) error) error {
+	t, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	return fn(t)
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+)
+
+// ShowOptions are the inputs of 'tract show'.
+type ShowOptions struct {
+	Factory *Factory
+	Rev     string
+	JSON    bool
+}
+
+func newCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
+	opts := &ShowOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "show [REV]",
+		Short: "Show one commit: text, metadata and provenance (default HEAD)",
+		Args:  maxArgs(1, "one revision"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Rev = "HEAD"
+			if len(args) == 1 {
+				opts.Rev = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return showRun(cmd, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func showRun(cmd *cobra.Command, opts *ShowOptions) error {
+	f := opts.Factory
+	return withTract(f, func(t *tract.Tract) error {
+		c, err := t.Show(cmd.Context(), opts.Rev)
+		if err != nil {
+			return err
+		}
+		if opts.JSON {
+			return writeJSON(f.IO.Out, c)
+		}
+		p := palette{f.IO.Color}
+		renderFull(f.IO.Out, p, c)
+		renderMeta(f.IO.Out, p, c)
+		return nil
+	})
+}
+
+// renderMeta prints provenance in words, then the raw metadata.
+func renderMeta(w io.Writer, p palette, c *tract.CommitInfo) {
+	if len(c.Meta) == 0 {
+		return
+	}
+	var m map[string]any
+	if json.Unmarshal(c.Meta, &m) != nil {
+		return
+	}
+	if prov, ok := m["provenance"].(map[string]any); ok {
+		attempts, _ := prov["attempts"].(float64)
+		fmt.Fprintf(w, "\nProvenance: accepted after %s\n", plural(int(attempts), "attempt", "attempts"))
+		if ds, ok := prov["diagnoses"].([]any); ok {
+			for i, d := range ds {
+				fmt.Fprintf(w, "  attempt %d failed: %s\n", i+1, p.bad(fmt.Sprint(d)))
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, c.Meta, "    ", "  ") == nil {
+		fmt.Fprintf(w, "\nMetadata:\n    %s\n", strings.TrimSpace(buf.String()))
+	}
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+)
+
+// StatusOptions are the inputs of 'tract status'.
+type StatusOptions struct {
+	Factory *Factory
+	JSON    bool
+}
+
+func newCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the current branch, HEAD and the size of the context",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return withTract(f, func(t *tract.Tract) error {
+				st, err := t.Status(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if opts.JSON {
+					return writeJSON(f.IO.Out, st)
+				}
+				p := palette{f.IO.Color}
+				w := f.IO.Out
+				switch {
+				case st.Detached:
+					fmt.Fprintf(w, "HEAD detached at %s\n", p.hash(st.Head.Short()))
+				default:
+					fmt.Fprintf(w, "On branch %s\n", p.good(st.Branch))
+				}
+				if st.Head.IsZero() {
+					fmt.Fprintln(w, "No commits yet")
+				} else {
+					fmt.Fprintf(w, "HEAD %s: %s on the chain, %s in the compiled context\n",
+						p.hash(st.Head.Short()), plural(st.Length, "commit", "commits"), plural(st.Messages, "message", "messages"))
+				}
+				if !st.OrigHead.IsZero() {
+					fmt.Fprintf(w, "ORIG_HEAD %s\n", p.hash(st.OrigHead.Short()))
+				}
+				fmt.Fprintf(w, "Repository %s\n", st.Path)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
