@@ -139,7 +139,7 @@ type TransportError struct {
 }
 
 func (e *TransportError) Error() string {
-	return e.format("cannot reach the model server")
+	return e.format("connection to the model server failed")
 }
 func (e *TransportError) Unwrap() []error { return []error{&e.APIError, e.Err} }
 

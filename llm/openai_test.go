@@ -268,7 +268,7 @@ func TestOpenAI_UnreachableBaseURLIsTransportErrorAfterRetries(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 5, te.Attempts)
 	assert.Contains(t, err.Error(), "after 5 attempts")
-	assert.Contains(t, err.Error(), "cannot reach the model server")
+	assert.Contains(t, err.Error(), "connection to the model server failed")
 	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
 	assert.NotContains(t, err.Error(), testKey)
 	// Exponential backoff: base 500ms doubling, jitter pinned to the ceiling.

@@ -1,0 +1,108 @@
+// Package llm talks to chat models. It defines the Client interface tract
+// calls (Complete: a Request of messages in, a Response with the answer and
+// its token Usage out), an OpenAI-compatible implementation over net/http,
+// and Scripted, an in-process Client for tests. The subpackage llmtest
+// serves the OpenAI wire format from a script over HTTP, for tests that
+// should exercise the real client.
+//
+// # The OpenAI-compatible client
+//
+// OpenAI speaks the chat-completions protocol (POST {base}/chat/completions)
+// that OpenAI, Ollama, vLLM, the llama.cpp server, OpenRouter and others
+// implement. NewOpenAIFromEnv reads its settings through the getenv function
+// it is given (os.Getenv in a program, a map in a test: no hidden global
+// state), then applies options, which win:
+//
+//	OPENAI_API_KEY   the key, sent as "Authorization: Bearer KEY"
+//	OPENAI_BASE_URL  default https://api.openai.com/v1; for Ollama
+//	                 http://localhost:11434/v1 (a trailing slash is fine)
+//	TRACT_MODEL      the model of requests that name none (tract's --model
+//	                 flag, passed as WithModel, overrides it)
+//
+// A model is required. A key is required only with OpenAI's own base URL: a
+// local server usually needs none, and then no Authorization header is
+// sent. Missing settings are reported together, as *ConfigError values whose
+// messages name what to set, e.g.
+//
+//	no API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server that needs none)
+//	no model: set TRACT_MODEL or pass --model
+//
+// Options given an empty string leave a setting unchanged, so an unset flag
+// can be passed through as is.
+//
+// A Request with OnDelta set is streamed: the client asks for server-sent
+// events with usage in the last chunk (stream_options.include_usage), calls
+// OnDelta with each piece of text, and returns the whole answer as well. A
+// server that ignores the stream flag and answers with one JSON document is
+// accepted; its text arrives as a single delta.
+//
+// # Errors
+//
+// Every failure of a call is one of these, each usable with errors.As, and
+// each unwrapping to an *APIError that carries the HTTP status, the
+// server's error type, code and message, and the number of attempts made:
+//
+//	*AuthError           401 or 403: wrong, missing or unauthorised key
+//	*RateLimitError      429 after every retry (RetryAfter: what the server asked)
+//	*ContextLengthError  the conversation exceeds the model's context window
+//	*ServerError         5xx (500, 502, 503, 504 after every retry)
+//	*BadResponseError    not a chat completion: HTML, empty body, invalid or
+//	                     truncated JSON, no choices, a stream cut short;
+//	                     Reason says what, Snippet shows the start of the body
+//	*TransportError      no answer: refused, reset, unreachable; Err is the cause
+//	*APIError            any other rejection (400, 404, …)
+//
+// When the context ends, the error wraps ctx.Err() instead (errors.Is with
+// context.Canceled or context.DeadlineExceeded) and is none of the above.
+// Messages state the attempt count when there was more than one: "model
+// server error (HTTP 503) after 5 attempts: overloaded".
+//
+// # Transport retries
+//
+// Retries here are about delivery and are separate from tract's validation
+// attempts: a call that succeeds after retries is one attempt to the
+// validators. Retried: 429 (except code insufficient_quota), 500, 502, 503,
+// 504, 408, and failures with no HTTP answer (connection refused or reset,
+// EOF, timeouts). Not retried: 401, 403, 400, 404, other 4xx, 501 and other
+// 5xx, context-length errors, bad responses, a host name that does not
+// resolve, certificate errors, and anything after the context ended.
+//
+// A call makes at most 1+WithMaxRetries requests (default 1+4). Before
+// retry n it waits a random duration in [0, min(max, base·2^(n-1))] ("full
+// jitter"; WithBackoff, default 500ms and 20s), or what the server asked for
+// with retry-after-ms or Retry-After (seconds or an HTTP date), capped at
+// MaxRetryAfter (60s). WithOnRetry reports each retry; WithSleep and
+// WithJitter make the waits testable without waiting.
+//
+// # Caveats
+//
+//   - The API key is never logged or stored. It is replaced by
+//     "[REDACTED]" wherever it would appear in an error: server messages
+//     that echo it, body snippets, and the URL of a network error. Redaction
+//     is by exact match; a server that echoes a transformed key (OpenAI
+//     masks the middle itself) is outside its reach.
+//   - A streamed call is not retried once part of the answer went to
+//     OnDelta: the caller may have shown it already. The error then reports
+//     the broken stream, and the text received so far is lost to the
+//     caller unless OnDelta kept it.
+//   - Only the first choice is read (index 0); requests never ask for more.
+//   - Stream lines are taken one event per "data:" line; OpenAI-compatible
+//     servers do not split a chunk over several lines. A stream that ends
+//     without "[DONE]" but with a finish_reason is accepted; one without
+//     either is a *BadResponseError (truncated).
+//   - Bodies are read up to 32 MiB, error bodies up to 1 MiB.
+//   - No overall timeout is set: bound a call with its context. A
+//     WithHTTPClient client with a Timeout would cut long streams.
+//   - An empty answer is a valid Response; deciding that it is unusable is
+//     the caller's (or a validator's) business.
+//
+// # Testing
+//
+// Scripted answers from a queue and from rules ("answer Y when the last
+// message contains Z", checked first) without any HTTP, streams through
+// OnDelta in a few pieces, records requests, and can return any error,
+// including this package's typed ones. llmtest.NewServer does the same over
+// HTTP in the OpenAI wire format (streamed and not), can serve 429 with
+// Retry-After, 500, 401, HTML, truncated JSON and truncated streams, and
+// fails the test at cleanup when a scripted reply was never used.
+package llm
