@@ -533,7 +533,12 @@ func TestOpenAI_ContextCancelledDuringSlowResponse(t *testing.T) {
 			srv.Reply(llmtest.Reply{Content: "too late", Delay: time.Minute})
 			c, _ := newClient(t, srv.URL())
 			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(50*time.Millisecond, cancel)
+			go func() { // cancel once the server holds the request
+				for len(srv.Requests()) == 0 {
+					time.Sleep(time.Millisecond)
+				}
+				cancel()
+			}()
 			req := llm.Request{Messages: userMsg("hi")}
 			if stream {
 				req.OnDelta = func(string) {}
@@ -554,15 +559,19 @@ func TestOpenAI_ContextCancelledDuringSlowResponse(t *testing.T) {
 func TestOpenAI_ContextCancelledDuringBackoff(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.WithoutVerify())
 	srv.Otherwise(llmtest.RateLimited(30 * time.Second))
-	c, err := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("m")) // real sleep
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	c, err := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("m"), // real sleep
+		llm.WithOnRetry(func(e llm.RetryEvent) {
+			assert.Equal(t, 30*time.Second, e.Wait)
+			time.AfterFunc(20*time.Millisecond, cancel)
+		}))
+	require.NoError(t, err)
 
 	start := time.Now()
 	_, err = c.Complete(ctx, llm.Request{Messages: userMsg("hi")})
 
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Len(t, srv.Requests(), 1)
 }

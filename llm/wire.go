@@ -72,7 +72,7 @@ func parseErrorBody(body []byte, key string) (typ, code, msg string) {
 	}
 	if json.Unmarshal(body, &doc) == nil && len(doc.Error) > 0 && string(doc.Error) != "null" {
 		if t, c, m, ok := parseErrorField(doc.Error); ok {
-			return t, c, redact(m, key)
+			return redact(t, key), redact(c, key), redact(m, key)
 		}
 	}
 	return "", "", snippet(body, key)
@@ -267,7 +267,7 @@ func (c *OpenAI) embeddedError(status int, raw json.RawMessage) error {
 	if !ok {
 		return c.badResponse(status, "malformed error member", raw)
 	}
-	base := APIError{StatusCode: status, Type: typ, Code: code, Message: redact(msg, c.apiKey)}
+	base := APIError{StatusCode: status, Type: redact(typ, c.apiKey), Code: redact(code, c.apiKey), Message: redact(msg, c.apiKey)}
 	if isContextLength(status, typ, code, msg) {
 		return &ContextLengthError{base}
 	}

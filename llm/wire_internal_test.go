@@ -2,8 +2,10 @@ package llm
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -76,4 +78,19 @@ func splitLines(s string) []string {
 			return out
 		}
 	}
+}
+
+func TestTransportError_RedactsKeyFromURL(t *testing.T) {
+	const key = "sk-in-the-url-123456"
+	c := &OpenAI{apiKey: key}
+	cause := errors.New("connection reset by peer")
+	err := c.transportError(&url.Error{Op: "Post", URL: "http://h/v1/chat/completions?api-key=" + key, Err: cause})
+
+	assert.NotContains(t, err.Error(), key)
+	var ue *url.Error
+	if assert.ErrorAs(t, err, &ue) {
+		assert.NotContains(t, ue.URL, key, "the unwrapped cause is redacted too")
+	}
+	assert.ErrorIs(t, err, cause)
+	assert.True(t, baseOf(err).retryable)
 }
