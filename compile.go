@@ -78,8 +78,8 @@ func (t *Tract) Compile(ctx context.Context, opts ...CompileOption) ([]Message, 
 type compileCache struct {
 	mu sync.Mutex // guards every field below
 
-	notes bool       // whether notes were compiled in
-	chain []Hash     // first-parent chain, root first
+	notes bool   // whether notes were compiled in
+	chain []Hash // first-parent chain, root first
 	pos   map[Hash]int
 	count []int32 // count[i]: messages compiled from chain[:i+1]
 	msgs  []Message
@@ -143,8 +143,9 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 	return slices.Clone(c.msgs), nil
 }
 
+// reset empties the cache; the caller holds c.mu.
 func (c *compileCache) reset(notes bool) {
-	*c = compileCache{notes: notes}
+	c.notes, c.chain, c.pos, c.count, c.msgs = notes, nil, nil, nil, nil
 }
 
 // compileOne turns one commit into a message; ok is false for commits that
@@ -177,4 +178,12 @@ func (c *compileCache) length(h Hash) int {
 		return i + 1
 	}
 	return 0
+}
+
+// DropCaches forgets the compiled chain Compile keeps in memory, so the next
+// Compile reads the whole chain again (as a new process would).
+func (t *Tract) DropCaches() {
+	t.cache.mu.Lock()
+	defer t.cache.mu.Unlock()
+	t.cache.reset(false)
 }

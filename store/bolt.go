@@ -117,9 +117,11 @@ func openDB(path string, opts BoltOptions) (db *bolt.DB, err error) {
 		}
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:  opts.LockTimeout,
-		ReadOnly: opts.ReadOnly,
-		NoSync:   opts.NoSync,
+		Timeout:        opts.LockTimeout,
+		ReadOnly:       opts.ReadOnly,
+		NoSync:         opts.NoSync,
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
 	})
 	switch {
 	case err == nil:
@@ -228,9 +230,26 @@ func hasBuckets(tx *bolt.Tx) bool {
 
 type boltTx struct {
 	tx *bolt.Tx
+	// blobs and commits cache the two hot buckets: opening a bucket costs a
+	// search, and Compile reads thousands of objects per transaction.
+	blobs, commits *bolt.Bucket
 }
 
 func (t *boltTx) bucket(name []byte) *bolt.Bucket { return t.tx.Bucket(name) }
+
+func (t *boltTx) blobBucket() *bolt.Bucket {
+	if t.blobs == nil {
+		t.blobs = t.tx.Bucket(bucketBlobs)
+	}
+	return t.blobs
+}
+
+func (t *boltTx) commitBucket() *bolt.Bucket {
+	if t.commits == nil {
+		t.commits = t.tx.Bucket(bucketCommits)
+	}
+	return t.commits
+}
 
 func clone(b []byte) []byte {
 	if b == nil {
@@ -244,7 +263,7 @@ func notFound(what string, h dag.Hash) error {
 }
 
 func (t *boltTx) Blob(h dag.Hash) ([]byte, error) {
-	v := t.bucket(bucketBlobs).Get(h[:])
+	v := t.blobBucket().Get(h[:])
 	if v == nil {
 		return nil, notFound("blob", h)
 	}
@@ -253,7 +272,7 @@ func (t *boltTx) Blob(h dag.Hash) ([]byte, error) {
 
 func (t *boltTx) PutBlob(data []byte) (dag.Hash, error) {
 	h := dag.Sum(data)
-	b := t.bucket(bucketBlobs)
+	b := t.blobBucket()
 	if b.Get(h[:]) != nil {
 		return h, nil
 	}
@@ -264,13 +283,13 @@ func (t *boltTx) PutBlob(data []byte) (dag.Hash, error) {
 }
 
 func (t *boltTx) HasBlob(h dag.Hash) (bool, error) {
-	return t.bucket(bucketBlobs).Get(h[:]) != nil, nil
+	return t.blobBucket().Get(h[:]) != nil, nil
 }
 
-func (t *boltTx) DeleteBlob(h dag.Hash) error { return t.bucket(bucketBlobs).Delete(h[:]) }
+func (t *boltTx) DeleteBlob(h dag.Hash) error { return t.blobBucket().Delete(h[:]) }
 
 func (t *boltTx) ForEachBlob(fn func(dag.Hash, []byte) error) error {
-	return t.bucket(bucketBlobs).ForEach(func(k, v []byte) error {
+	return t.blobBucket().ForEach(func(k, v []byte) error {
 		if len(k) != dag.HashSize {
 			return fmt.Errorf("blob key of %d bytes: %w", len(k), dag.ErrBadEncoding)
 		}
@@ -279,7 +298,7 @@ func (t *boltTx) ForEachBlob(fn func(dag.Hash, []byte) error) error {
 }
 
 func (t *boltTx) Commit(h dag.Hash) (*dag.Commit, error) {
-	v := t.bucket(bucketCommits).Get(h[:])
+	v := t.commitBucket().Get(h[:])
 	if v == nil {
 		return nil, notFound("commit", h)
 	}
@@ -296,20 +315,20 @@ func (t *boltTx) PutCommit(c *dag.Commit) (dag.Hash, error) {
 		return dag.Hash{}, err
 	}
 	h := dag.Sum(raw)
-	if err := t.bucket(bucketCommits).Put(h[:], raw); err != nil {
+	if err := t.commitBucket().Put(h[:], raw); err != nil {
 		return h, fmt.Errorf("put commit %s: %w", h.Short(), err)
 	}
 	return h, nil
 }
 
 func (t *boltTx) HasCommit(h dag.Hash) (bool, error) {
-	return t.bucket(bucketCommits).Get(h[:]) != nil, nil
+	return t.commitBucket().Get(h[:]) != nil, nil
 }
 
-func (t *boltTx) DeleteCommit(h dag.Hash) error { return t.bucket(bucketCommits).Delete(h[:]) }
+func (t *boltTx) DeleteCommit(h dag.Hash) error { return t.commitBucket().Delete(h[:]) }
 
 func (t *boltTx) ForEachCommit(fn func(dag.Hash, []byte) error) error {
-	return t.bucket(bucketCommits).ForEach(func(k, v []byte) error {
+	return t.commitBucket().ForEach(func(k, v []byte) error {
 		if len(k) != dag.HashSize {
 			return fmt.Errorf("commit key of %d bytes: %w", len(k), dag.ErrBadEncoding)
 		}
@@ -324,7 +343,7 @@ func (t *boltTx) CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error)
 		return nil, fmt.Errorf("hash prefix %q: %w", prefix, err)
 	}
 	var out []dag.Hash
-	c := t.bucket(bucketCommits).Cursor()
+	c := t.commitBucket().Cursor()
 	for k, _ := c.Seek(seek); k != nil && bytes.HasPrefix(k, seek); k, _ = c.Next() {
 		if len(k) != dag.HashSize {
 			continue
