@@ -149,7 +149,7 @@ func Summarize(ctx context.Context, group Group, cfg Config) (*Summary, error) {
 		attempt  int
 		usage    llm.Usage
 		model    string
-		rejected string // the text of the last attempt, for steering
+		last     string // the text of the last attempt, for steering
 	)
 	s := retry.Steering[string, struct{}]{
 		MaxAttempts: cfg.MaxAttempts,
@@ -157,8 +157,8 @@ func Summarize(ctx context.Context, group Group, cfg Config) (*Summary, error) {
 		Attempt: func(ctx context.Context) (string, error) {
 			attempt++
 			if cfg.Content != "" {
-				rejected = strings.TrimSpace(cfg.Content)
-				return rejected, nil
+				last = strings.TrimSpace(cfg.Content)
+				return last, nil
 			}
 			resp, err := cfg.Client.Complete(ctx, llm.Request{
 				Model:       cfg.Model,
@@ -170,8 +170,8 @@ func Summarize(ctx context.Context, group Group, cfg Config) (*Summary, error) {
 			}
 			usage = usage.Add(resp.Usage)
 			model = resp.Model
-			rejected = strings.TrimSpace(resp.Content)
-			return rejected, nil
+			last = strings.TrimSpace(resp.Content)
+			return last, nil
 		},
 		Validate: func(ctx context.Context, text string) (bool, string, error) {
 			if diagnosis := check.diagnose(MessageTokens(tok, text), text == ""); diagnosis != "" {
@@ -187,8 +187,8 @@ func Summarize(ctx context.Context, group Group, cfg Config) (*Summary, error) {
 			return ok, diagnosis, nil
 		},
 		Steer: func(ctx context.Context, diagnosis string) error {
-			if rejected != "" {
-				msgs = append(msgs, llm.Message{Role: string(dag.RoleAssistant), Content: rejected})
+			if last != "" {
+				msgs = append(msgs, llm.Message{Role: string(dag.RoleAssistant), Content: last})
 			}
 			msgs = append(msgs, llm.Message{Role: string(dag.RoleUser), Content: rejectionMessage(diagnosis)})
 			return nil
