@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -25,9 +26,13 @@ const EncodingVersion = 1
 //
 // Varints are encoding/binary's unsigned varints in their shortest form. The
 // hash of a commit is Sum(Encode(c)). Encode returns an error for an invalid
-// kind or role or for metadata that is not canonical; it never fixes input
-// silently.
+// kind or role, for metadata that is not canonical and for a time that Unix
+// nanoseconds cannot hold (before 1678 or after 2262, including the zero
+// time); it never fixes input silently.
 func Encode(c *Commit) ([]byte, error) {
+	if !timeEncodable(c.Time) {
+		return nil, fmt.Errorf("encode commit: time %s is outside the range of Unix nanoseconds (years 1678 to 2262); is the clock set?", c.Time.UTC().Format(time.RFC3339Nano))
+	}
 	if !c.Kind.Valid() {
 		return nil, fmt.Errorf("encode commit: invalid kind %q", c.Kind)
 	}
@@ -58,6 +63,16 @@ func Encode(c *Commit) ([]byte, error) {
 	return b, nil
 }
 
+// Bounds of the times an int64 of Unix nanoseconds can hold.
+var (
+	minEncodableTime = time.Unix(0, math.MinInt64)
+	maxEncodableTime = time.Unix(0, math.MaxInt64)
+)
+
+func timeEncodable(t time.Time) bool {
+	return !t.Before(minEncodableTime) && !t.After(maxEncodableTime)
+}
+
 func appendBytes(b, v []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(v)))
 	return append(b, v...)
@@ -73,8 +88,10 @@ func (c *Commit) Hash() (Hash, error) {
 }
 
 // Decode parses a canonical commit encoding. It rejects unknown versions,
-// non-minimal varints, invalid kinds or roles and trailing bytes with an error wrapping ErrBadEncoding. The returned commit
-// does not alias b.
+// truncated input, non-minimal varints, invalid kinds or roles and trailing
+// bytes with an error wrapping ErrBadEncoding. It does not check that the
+// metadata is canonical JSON; Verify does. The returned commit does not
+// alias b.
 func Decode(b []byte) (*Commit, error) {
 	d := decoder{b: b}
 	if v := d.byte(); d.err == nil && v != EncodingVersion {

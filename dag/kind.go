@@ -19,7 +19,6 @@ const (
 	KindError Kind = "error"
 )
 
-
 // Valid reports whether k is one of the defined kinds.
 func (k Kind) Valid() bool {
 	switch k {

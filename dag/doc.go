@@ -1,0 +1,71 @@
+// Package dag defines tract's immutable objects, the hashes that name them,
+// the canonical byte encoding of a commit, and walks over the commit graph.
+//
+// It is plumbing: it knows nothing about refs, storage or models. Walks take
+// a [Getter] so they run over a bbolt transaction or an in-memory map alike.
+//
+// # Objects and hashes
+//
+// A blob is a commit's text; its name is [Sum] of its bytes, so equal texts
+// are stored once. A [Commit] records parents (in order, the first being the
+// one Log and Compile follow), a [Kind], a [Role], the blob hash, optional
+// metadata and a time. Its name is Sum of its canonical encoding, so every
+// field is part of its identity. [Sum] (BLAKE3-256) is the only function that
+// computes hashes.
+//
+// A [Hash] prints as 64 lowercase hex characters ([Hash.String]), 8 in short
+// form ([Hash.Short]); [ParseHash] accepts either case. Users may abbreviate a
+// hash to [MinPrefixLen] or more characters ([IsHexPrefix]); resolving an
+// abbreviation is package refs' business.
+//
+// # Commit encoding, version 1
+//
+// [Encode] documents the format byte for byte. In short:
+//
+//	0x01                          version tag
+//	uvarint n, n × 32 bytes       parents, in order
+//	uvarint len, bytes            kind ("message", "steering", …)
+//	uvarint len, bytes            role ("system", "user", …)
+//	32 bytes                      blob hash
+//	uvarint len, bytes            metadata, canonical JSON (len 0: none)
+//	8 bytes                       time, Unix nanoseconds UTC, big-endian int64
+//
+// Varints are encoding/binary's unsigned varints in their shortest form.
+// Canonical metadata ([CanonicalMeta]) is a JSON object with keys sorted
+// bytewise at every level, no insignificant white space and no HTML escaping
+// ("<" stays "<"); an empty object is stored as no metadata. Numbers keep the
+// text they were written with ("1.0" stays "1.0"), so two writers that spell
+// a number differently make different commits.
+//
+// The encoding is strict in both directions. Encode refuses an invalid kind or
+// role, non-canonical metadata and a time it cannot represent, rather than
+// fixing them. [Decode] refuses an unknown version, truncated input, trailing
+// bytes, non-minimal varints and invalid kinds or roles, so one commit has
+// exactly one encoding; [Commit.Verify] adds the metadata check that Decode
+// skips for speed. The golden files under testdata/ pin encodings and hashes:
+// a change that alters them changes every commit's name and needs a new
+// version tag, not a refreshed golden file.
+//
+// # Walks
+//
+// [WalkFirstParent] follows first parents from a tip (what Log shows);
+// [Reachable] follows every parent. Over a whole repository, [Orphans] lists
+// the commits no ref reaches, [ForkPoint] finds where an orphan's side chain
+// hangs off reachable history and [OrphanChains] groups orphans into those
+// side chains, which is how log --all shows failed retry attempts.
+// [Generations] numbers commits so a child always sorts after its parents.
+//
+// # Caveats
+//
+//   - Times are stored with nanosecond precision in UTC; the location of a
+//     time.Time is not part of the hash, and Decode returns UTC times. Times
+//     before 1678 or after 2262, and the zero time.Time, cannot be encoded.
+//   - Hashes name content, not authorship: two commits with the same fields
+//     and the same clock reading are the same commit. Tests rely on this with
+//     an injected clock.
+//   - Walks trust the Getter. A missing commit stops WalkFirstParent and
+//     Reachable with an error; the map-based functions (Orphans, ForkPoint,
+//     OrphanChains, Generations) treat a missing parent as the end of a chain.
+//   - Commits are values; nothing in this package mutates a Commit after it
+//     is built, and callers must not either once it has been hashed.
+package dag
