@@ -137,19 +137,15 @@ func Summarize(ctx context.Context, group Group, cfg Config) (*Summary, error) {
 	if tok == nil {
 		tok = Estimator{}
 	}
-	prompt := cfg.Prompt
-	if prompt == nil {
-		prompt = DefaultPrompt
-	}
 	before := ItemsTokens(tok, group.Items)
 	check := sizeCheck{before: before, target: cfg.TargetTokens, tolerance: tolerance(cfg.Tolerance)}
 
 	var (
-		msgs     = prompt(group.Items, cfg.TargetTokens, cfg.Instructions) // the request, amended by steering
-		attempt  int
-		usage    llm.Usage
-		model    string
-		last     string // the text of the last attempt, for steering
+		msgs    []llm.Message // the request, amended by steering; nil with Content
+		attempt int
+		usage   llm.Usage
+		model   string
+		last    string // the text of the last attempt, for steering
 	)
 	s := retry.Steering[string, struct{}]{
 		MaxAttempts: cfg.MaxAttempts,
@@ -196,6 +192,12 @@ func Summarize(ctx context.Context, group Group, cfg Config) (*Summary, error) {
 	}
 	if cfg.Content != "" {
 		s.MaxAttempts = 1
+	} else {
+		prompt := cfg.Prompt
+		if prompt == nil {
+			prompt = DefaultPrompt
+		}
+		msgs = prompt(group.Items, cfg.TargetTokens, cfg.Instructions)
 	}
 
 	res, err := retry.WithSteering(ctx, s)
