@@ -108,8 +108,8 @@ func Decode(b []byte) (*Commit, error) {
 			d.hash(&c.Parents[i])
 		}
 	}
-	c.Kind = Kind(d.bytes())
-	c.Role = Role(d.bytes())
+	c.Kind = internKind(d.bytes())
+	c.Role = internRole(d.bytes())
 	d.hash(&c.Blob)
 	if meta := d.bytes(); len(meta) > 0 {
 		c.Meta = bytes.Clone(meta)
@@ -213,4 +213,36 @@ func uvarintLen(v uint64) int {
 		n++
 	}
 	return n
+}
+
+// internKind and internRole return the constant for a known name without
+// allocating (Decode runs for every commit a walk touches).
+func internKind(b []byte) Kind {
+	switch string(b) {
+	case string(KindMessage):
+		return KindMessage
+	case string(KindSteering):
+		return KindSteering
+	case string(KindSummary):
+		return KindSummary
+	case string(KindNote):
+		return KindNote
+	case string(KindError):
+		return KindError
+	}
+	return Kind(b)
+}
+
+func internRole(b []byte) Role {
+	switch string(b) {
+	case string(RoleSystem):
+		return RoleSystem
+	case string(RoleUser):
+		return RoleUser
+	case string(RoleAssistant):
+		return RoleAssistant
+	case string(RoleTool):
+		return RoleTool
+	}
+	return Role(b)
 }
