@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/store"
@@ -80,9 +81,18 @@ type compileCache struct {
 
 	notes bool   // whether notes were compiled in
 	chain []Hash // first-parent chain, root first
-	pos   map[Hash]int
+	pos   map[Hash]int32
 	count []int32 // count[i]: messages compiled from chain[:i+1]
 	msgs  []Message
+}
+
+// link is what compile keeps of a commit between walking the chain back
+// and reading the texts forward: a fraction of a decoded commit.
+type link struct {
+	hash Hash
+	blob Hash
+	kind Kind
+	role Role
 }
 
 // compile returns the messages of the chain ending at tip.
@@ -93,21 +103,19 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		c.reset(notes)
 	}
 	// Walk back from tip until a commit the cache knows (or the root).
-	var fresh []Hash
-	var freshCommits []*dag.Commit
+	var fresh []link
 	base := -1
 	err := dag.WalkFirstParent(tx.Commit, tip, func(h Hash, cm *dag.Commit) error {
 		if i, ok := c.pos[h]; ok {
-			base = i
+			base = int(i)
 			return dag.ErrStop
 		}
-		if len(fresh)%1024 == 0 {
+		if len(fresh)%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		fresh = append(fresh, h)
-		freshCommits = append(freshCommits, cm)
+		fresh = append(fresh, link{hash: h, blob: cm.Blob, kind: cm.Kind, role: cm.Role})
 		return nil
 	})
 	if err != nil {
@@ -125,19 +133,22 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		delete(c.pos, h)
 	}
 	c.chain, c.count, c.msgs = c.chain[:base+1], c.count[:base+1], c.msgs[:keep]
+	c.chain = slices.Grow(c.chain, len(fresh))
+	c.count = slices.Grow(c.count, len(fresh))
+	c.msgs = slices.Grow(c.msgs, len(fresh))
 	if c.pos == nil {
-		c.pos = make(map[Hash]int, len(fresh))
+		c.pos = make(map[Hash]int32, len(fresh))
 	}
 	for i := len(fresh) - 1; i >= 0; i-- {
-		cm := freshCommits[i]
-		if m, ok, err := compileOne(tx, cm, notes); err != nil {
+		l := fresh[i]
+		if m, ok, err := compileOne(tx, l, notes); err != nil {
 			c.reset(notes)
-			return nil, fmt.Errorf("commit %s: %w", fresh[i].Short(), err)
+			return nil, fmt.Errorf("commit %s: %w", l.hash.Short(), err)
 		} else if ok {
 			c.msgs = append(c.msgs, m)
 		}
-		c.pos[fresh[i]] = len(c.chain)
-		c.chain = append(c.chain, fresh[i])
+		c.pos[l.hash] = int32(len(c.chain))
+		c.chain = append(c.chain, l.hash)
 		c.count = append(c.count, int32(len(c.msgs)))
 	}
 	return slices.Clone(c.msgs), nil
@@ -150,9 +161,9 @@ func (c *compileCache) reset(notes bool) {
 
 // compileOne turns one commit into a message; ok is false for commits that
 // are not sent to a model.
-func compileOne(tx store.Tx, c *dag.Commit, notes bool) (Message, bool, error) {
-	role := string(c.Role)
-	switch c.Kind {
+func compileOne(tx store.Tx, c link, notes bool) (Message, bool, error) {
+	role := string(c.role)
+	switch c.kind {
 	case KindMessage, KindSummary:
 	case KindSteering:
 		role = string(RoleUser)
@@ -163,11 +174,11 @@ func compileOne(tx store.Tx, c *dag.Commit, notes bool) (Message, bool, error) {
 	default:
 		return Message{}, false, nil
 	}
-	text, err := commitText(tx, c)
+	text, err := tx.Blob(c.blob)
 	if err != nil {
 		return Message{}, false, err
 	}
-	return Message{Role: role, Content: text}, true, nil
+	return Message{Role: role, Content: bytesToString(text)}, true, nil
 }
 
 // length returns the first-parent chain length up to h if the cache holds it.
@@ -175,7 +186,7 @@ func (c *compileCache) length(h Hash) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if i, ok := c.pos[h]; ok {
-		return i + 1
+		return int(i) + 1
 	}
 	return 0
 }
@@ -186,4 +197,14 @@ func (t *Tract) DropCaches() {
 	t.cache.mu.Lock()
 	defer t.cache.mu.Unlock()
 	t.cache.reset(false)
+}
+
+// bytesToString returns b as a string without copying. Blob returns a fresh
+// copy that nothing else references, so the string owns it from here on;
+// this halves Compile's allocations.
+func bytesToString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
