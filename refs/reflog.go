@@ -59,7 +59,9 @@ func (e Entry) Encode() []byte {
 	return b
 }
 
-// DecodeEntry parses a stored reflog entry.
+// DecodeEntry parses a stored reflog entry. It rejects another version tag,
+// truncated fields, non-minimal varints and trailing bytes, so an entry has
+// exactly one encoding.
 func DecodeEntry(b []byte) (Entry, error) {
 	var e Entry
 	if len(b) < 1+2*dag.HashSize+8 || b[0] != 1 {
@@ -86,6 +88,9 @@ func readString(b []byte) (string, []byte, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)-k) {
 		return "", nil, fmt.Errorf("reflog entry: truncated field")
+	}
+	if k != len(binary.AppendUvarint(nil, n)) {
+		return "", nil, fmt.Errorf("reflog entry: non-minimal length varint")
 	}
 	return string(b[k : k+int(n)]), b[k+int(n):], nil
 }

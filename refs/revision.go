@@ -185,4 +185,6 @@ func resolveBase(r Resolver, name string) (dag.Hash, error) {
 }
 
 // IsNotFound reports whether err means a ref or commit does not exist.
-func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnknownRevision) }
+func IsNotFound(err error) bool {
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnknownRevision)
+}

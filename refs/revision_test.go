@@ -1,0 +1,316 @@
+package refs_test
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+)
+
+func TestParseRevision(t *testing.T) {
+	tests := []struct {
+		in       string
+		base     string
+		steps    []refs.Step
+		rendered string
+	}{
+		{"HEAD", "HEAD", nil, "HEAD"},
+		{"ORIG_HEAD", "ORIG_HEAD", nil, "ORIG_HEAD"},
+		{"feature/x", "feature/x", nil, "feature/x"},
+		{"main~2", "main", []refs.Step{{Op: '~', N: 2}}, "main~2"},
+		{"abc1^", "abc1", []refs.Step{{Op: '^', N: 1}}, "abc1^1"},
+		{"x^2", "x", []refs.Step{{Op: '^', N: 2}}, "x^2"},
+		{"x^0", "x", []refs.Step{{Op: '^', N: 0}}, "x^0"},
+		{"x~", "x", []refs.Step{{Op: '~', N: 1}}, "x~1"},
+		{"x~0", "x", []refs.Step{{Op: '~', N: 0}}, "x~0"},
+		{"x~^~3", "x", []refs.Step{{Op: '~', N: 1}, {Op: '^', N: 1}, {Op: '~', N: 3}}, "x~1^1~3"},
+		{"HEAD^^", "HEAD", []refs.Step{{Op: '^', N: 1}, {Op: '^', N: 1}}, "HEAD^1^1"},
+		{"x~10", "x", []refs.Step{{Op: '~', N: 10}}, "x~10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			rev, err := refs.ParseRevision(tt.in)
+			require.NoError(t, err)
+			assert.Equal(t, tt.base, rev.Base)
+			assert.Equal(t, tt.steps, rev.Steps)
+			assert.Equal(t, tt.rendered, rev.String())
+
+			again, err := refs.ParseRevision(rev.String())
+			require.NoError(t, err)
+			assert.Equal(t, rev, again, "String renders a revision that parses back to the same steps")
+		})
+	}
+}
+
+func TestParseRevision_RejectsBadSyntax(t *testing.T) {
+	tests := []struct {
+		in, why string
+	}{
+		{"", "needs a name or hash"},
+		{"~1", "needs a name or hash"},
+		{"^", "needs a name or hash"},
+		{"main~x", `unexpected "x" after ~`},
+		{"main~1x", `unexpected "x" after ~`},
+		{"main^2a~1", `unexpected "a~1" after ^`},
+		{"main~99999999999", "too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := refs.ParseRevision(tt.in)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, refs.ErrBadRevision)
+			assert.Contains(t, err.Error(), tt.why)
+			assert.Contains(t, err.Error(), fmt.Sprintf("%q", tt.in))
+		})
+	}
+}
+
+// fakeRepo is an in-memory refs.Resolver. Its commits are keyed by
+// hand-made hashes so tests control prefixes.
+type fakeRepo struct {
+	refs    map[string]refs.Ref
+	commits map[dag.Hash]*dag.Commit
+	err     error // returned by every method when set
+}
+
+func (f *fakeRepo) ResolveRef(name string) (dag.Hash, bool, error) {
+	if f.err != nil {
+		return dag.Hash{}, false, f.err
+	}
+	for range 5 {
+		r, ok := f.refs[name]
+		if !ok {
+			return dag.Hash{}, false, nil
+		}
+		if !r.IsSymbolic() {
+			return r.Hash, true, nil
+		}
+		name = r.Target
+	}
+	return dag.Hash{}, false, errors.New("too deep")
+}
+
+func (f *fakeRepo) CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	var out []dag.Hash
+	for h := range f.commits {
+		if strings.HasPrefix(h.String(), prefix) {
+			out = append(out, h)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func (f *fakeRepo) Commit(h dag.Hash) (*dag.Commit, error) {
+	if c, ok := f.commits[h]; ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("commit %s: %w", h.Short(), refs.ErrNotFound)
+}
+
+// hx makes a hash whose hex form starts with prefix (the rest is zeros).
+func hx(prefix string) dag.Hash {
+	h, err := dag.ParseHash(prefix + strings.Repeat("0", 64-len(prefix)))
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// Hashes of the fake history:
+//
+//	root ← c1 ← c2 ← c3 ← merge   (main, HEAD)
+//	        ↖            ↙ second parent
+//	         side ───────
+//
+// c1 and c2 share the prefix "abcd"; ORIG_HEAD is c2.
+var (
+	hRoot  = hx("0123")
+	hC1    = hx("abcd1")
+	hC2    = hx("abcd2")
+	hC3    = hx("c3c3")
+	hSide  = hx("5151")
+	hMerge = hx("e0e0")
+)
+
+func newFakeRepo() *fakeRepo {
+	commit := func(parents ...dag.Hash) *dag.Commit {
+		return &dag.Commit{Parents: parents, Kind: dag.KindMessage, Role: dag.RoleUser}
+	}
+	return &fakeRepo{
+		refs: map[string]refs.Ref{
+			refs.HEAD:                 {Name: refs.HEAD, Target: "refs/heads/main"},
+			"refs/heads/main":         {Name: "refs/heads/main", Hash: hMerge},
+			"refs/heads/side":         {Name: "refs/heads/side", Hash: hSide},
+			"refs/heads/feature/deep": {Name: "refs/heads/feature/deep", Hash: hC1},
+			refs.OrigHead:             {Name: refs.OrigHead, Hash: hC2},
+		},
+		commits: map[dag.Hash]*dag.Commit{
+			hRoot:  commit(),
+			hC1:    commit(hRoot),
+			hC2:    commit(hC1),
+			hC3:    commit(hC2),
+			hSide:  commit(hC1),
+			hMerge: commit(hC3, hSide),
+		},
+	}
+}
+
+func TestResolve_FindsCommits(t *testing.T) {
+	tests := []struct {
+		expr string
+		want dag.Hash
+	}{
+		{"HEAD", hMerge},
+		{"ORIG_HEAD", hC2},
+		{"main", hMerge},
+		{"side", hSide},
+		{"feature/deep", hC1},
+		{"refs/heads/main", hMerge},
+		{hC1.String(), hC1},
+		{strings.ToUpper(hC3.String()), hC3},
+		{"c3c3", hC3},
+		{"C3C3", hC3},
+		{"abcd2", hC2},
+		{"HEAD^0", hMerge},
+		{"HEAD~0", hMerge},
+		{"HEAD^", hC3},
+		{"HEAD~", hC3},
+		{"main~2", hC2},
+		{"main~4", hRoot},
+		{"main^2", hSide},
+		{"main^2~1", hC1},
+		{"main~^~1", hC1},
+		{"ORIG_HEAD~2", hRoot},
+		{"c3c3^", hC2},
+	}
+	repo := newFakeRepo()
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			got, err := refs.Resolve(repo, tt.expr)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want.String(), got.String())
+		})
+	}
+}
+
+func TestResolve_BranchNameWinsOverAbbreviatedHash(t *testing.T) {
+	repo := newFakeRepo()
+	repo.refs["refs/heads/c3c3"] = refs.Ref{Name: "refs/heads/c3c3", Hash: hRoot}
+	got, err := refs.Resolve(repo, "c3c3")
+	require.NoError(t, err)
+	assert.Equal(t, hRoot, got)
+}
+
+func TestResolve_AmbiguousPrefixListsCandidates(t *testing.T) {
+	_, err := refs.Resolve(newFakeRepo(), "abcd~1")
+	var amb *refs.AmbiguousError
+	require.ErrorAs(t, err, &amb)
+	assert.Equal(t, "abcd", amb.Prefix)
+	assert.Equal(t, []dag.Hash{hC1, hC2}, amb.Candidates)
+	assert.Contains(t, err.Error(), `ambiguous revision "abcd": it matches 2 commits`)
+	assert.Contains(t, err.Error(), hC1.String()[:16])
+	assert.Contains(t, err.Error(), hC2.String()[:16])
+	assert.Contains(t, err.Error(), "use more characters")
+}
+
+func TestResolve_AmbiguousPrefixListsAtMostTenCandidates(t *testing.T) {
+	repo := newFakeRepo()
+	for i := range 15 {
+		repo.commits[hx(fmt.Sprintf("dddd%02x", i))] = &dag.Commit{}
+	}
+	_, err := refs.Resolve(repo, "dddd")
+	var amb *refs.AmbiguousError
+	require.ErrorAs(t, err, &amb)
+	assert.Len(t, amb.Candidates, 10)
+}
+
+func TestResolve_Errors(t *testing.T) {
+	tests := []struct {
+		expr    string
+		wantIs  error
+		wantMsg string
+	}{
+		{"nope", refs.ErrUnknownRevision, `unknown revision "nope": not a branch, ref or commit hash`},
+		{"beef", refs.ErrUnknownRevision, "not a branch, ref or commit hash"},
+		{"abc", refs.ErrUnknownRevision, "abbreviated hashes need at least 4 characters"},
+		{"a", refs.ErrUnknownRevision, "at least 4 characters"},
+		{"main~5", refs.ErrUnknownRevision, "has no parent 1 (the chain is shorter)"},
+		{"main^3", refs.ErrUnknownRevision, "has no parent 3"},
+		{"0123^", refs.ErrUnknownRevision, "has no parent 1"},
+		{"refs/heads/gone", refs.ErrUnknownRevision, `"refs/heads/gone"`},
+		{"main~x", refs.ErrBadRevision, "unexpected"},
+		{"", refs.ErrBadRevision, "needs a name"},
+	}
+	repo := newFakeRepo()
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			_, err := refs.Resolve(repo, tt.expr)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, tt.wantIs)
+			assert.Contains(t, err.Error(), tt.wantMsg)
+		})
+	}
+	_, err := refs.Resolve(repo, "nope")
+	assert.True(t, refs.IsNotFound(err))
+}
+
+func TestResolve_UnbornHeadSaysTheBranchHasNoCommits(t *testing.T) {
+	repo := &fakeRepo{refs: map[string]refs.Ref{refs.HEAD: {Name: refs.HEAD, Target: "refs/heads/main"}}}
+	for _, expr := range []string{"HEAD", "HEAD~1"} {
+		_, err := refs.Resolve(repo, expr)
+		assert.ErrorIs(t, err, refs.ErrUnknownRevision)
+		assert.ErrorContains(t, err, "the current branch has no commits yet")
+	}
+}
+
+func TestResolve_MissingCommitDuringStepsIsNotFound(t *testing.T) {
+	repo := newFakeRepo()
+	delete(repo.commits, hC3)
+	_, err := refs.Resolve(repo, "main~2")
+	assert.ErrorIs(t, err, refs.ErrNotFound)
+	assert.ErrorContains(t, err, "resolve main~2")
+	assert.True(t, refs.IsNotFound(err))
+}
+
+func TestResolve_PassesResolverErrorsThrough(t *testing.T) {
+	boom := errors.New("disk on fire")
+	repo := newFakeRepo()
+	repo.err = boom
+	for _, expr := range []string{"HEAD", "abcd"} {
+		_, err := refs.Resolve(repo, expr)
+		assert.ErrorIs(t, err, boom, expr)
+	}
+}
+
+func FuzzParseRevision(f *testing.F) {
+	for _, s := range []string{"HEAD", "main~2", "x~^~3", "abc1^2", "~", "a~b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		rev, err := refs.ParseRevision(s)
+		if err != nil {
+			return
+		}
+		again, err := refs.ParseRevision(rev.String())
+		if err != nil {
+			t.Fatalf("String() of %q gives %q, which does not parse: %v", s, rev.String(), err)
+		}
+		if again.String() != rev.String() {
+			t.Fatalf("%q → %q → %q", s, rev.String(), again.String())
+		}
+	})
+}
