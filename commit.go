@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/refs"
@@ -232,7 +233,8 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 		data := []byte(m.Content)
 		blob := dag.Sum(data)
 		blobs = append(blobs, hashedBlob{blob, data})
-		c := &dag.Commit{Kind: kind, Role: m.Role, Blob: blob, Meta: meta, Time: now}
+		// Consecutive nanoseconds keep the imported order visible in time.
+		c := &dag.Commit{Kind: kind, Role: m.Role, Blob: blob, Meta: meta, Time: now.Add(time.Duration(i))}
 		if !parent.IsZero() {
 			c.Parents = []Hash{parent}
 		}

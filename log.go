@@ -1,9 +1,11 @@
 package tract
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -197,10 +199,25 @@ func info(tx store.Tx, h Hash, c *dag.Commit, names map[Hash][]string) (*CommitI
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
 	}
+	return newInfo(h, c, text, names), nil
+}
+
+func newInfo(h Hash, c *dag.Commit, text string, names map[Hash][]string) *CommitInfo {
 	return &CommitInfo{
 		Hash: h, Parents: c.Parents, Kind: c.Kind, Role: c.Role, Text: text,
 		Meta: json.RawMessage(c.Meta), Time: c.Time, Refs: names[h],
-	}, nil
+	}
+}
+
+// loadTexts reads every blob in key order, which is much faster than
+// looking each one up when most of them are wanted.
+func loadTexts(tx store.Tx) (map[Hash]string, error) {
+	texts := make(map[Hash]string)
+	err := tx.ForEachBlob(func(h Hash, data []byte) error {
+		texts[h] = string(data)
+		return nil
+	})
+	return texts, err
 }
 
 // History is the whole repository as LogAll returns it.
@@ -261,14 +278,26 @@ func (t *Tract) LogAll(ctx context.Context) (*History, error) {
 		if err != nil {
 			return err
 		}
+		texts, err := loadTexts(tx)
+		if err != nil {
+			return err
+		}
+		infoOf := func(h Hash) (*CommitInfo, error) {
+			c := all[h]
+			text, ok := texts[c.Blob]
+			if !ok {
+				return nil, fmt.Errorf("commit %s: blob %s: %w", h.Short(), c.Blob.Short(), store.ErrNotFound)
+			}
+			return newInfo(h, c, text, names), nil
+		}
 		reachable := make([]Hash, 0, len(reach))
 		for h := range reach {
 			reachable = append(reachable, h)
 		}
-		sortNewestFirst(all, dag.Generations(all), reachable)
+		sortNewestFirst(all, reachable)
 		out.Commits = make([]*CommitInfo, 0, len(reachable))
 		for _, h := range reachable {
-			ci, err := info(tx, h, all[h], names)
+			ci, err := infoOf(h)
 			if err != nil {
 				return err
 			}
@@ -280,7 +309,7 @@ func (t *Tract) LogAll(ctx context.Context) (*History, error) {
 				oc.Action, oc.Reason, oc.When = e.Action, e.Message, e.Time
 			}
 			for _, h := range ch.Commits {
-				ci, err := info(tx, h, all[h], names)
+				ci, err := infoOf(h)
 				if err != nil {
 					return err
 				}
@@ -336,17 +365,51 @@ func orphaningEntries(tx store.Tx) (map[Hash]refs.Entry, error) {
 	return out, nil
 }
 
-// sortNewestFirst orders by time, newest first; commits made at the same
-// instant (an injected clock) keep children before parents.
-func sortNewestFirst(all map[Hash]*dag.Commit, gen map[Hash]int, hs []Hash) {
-	sort.Slice(hs, func(i, j int) bool {
-		ti, tj := all[hs[i]].Time, all[hs[j]].Time
-		if !ti.Equal(tj) {
-			return ti.After(tj)
+// sortNewestFirst orders by time, newest first. Commits made at the same
+// instant (an injected clock) are ordered children before parents by their
+// generation numbers, computed only when such ties exist.
+func sortNewestFirst(all map[Hash]*dag.Commit, hs []Hash) {
+	type key struct {
+		t   int64
+		gen int
+		h   Hash
+	}
+	keys := make([]key, len(hs))
+	for i, h := range hs {
+		keys[i] = key{t: all[h].Time.UnixNano(), h: h}
+	}
+	cmp := func(a, b key) int {
+		switch {
+		case a.t != b.t:
+			return -compareInt(a.t, b.t)
+		case a.gen != b.gen:
+			return -compareInt(int64(a.gen), int64(b.gen))
 		}
-		if gen[hs[i]] != gen[hs[j]] {
-			return gen[hs[i]] > gen[hs[j]]
+		return -bytes.Compare(a.h[:], b.h[:])
+	}
+	slices.SortFunc(keys, cmp)
+	tied := false
+	for i := 1; i < len(keys) && !tied; i++ {
+		tied = keys[i].t == keys[i-1].t
+	}
+	if tied {
+		gen := dag.Generations(all)
+		for i := range keys {
+			keys[i].gen = gen[keys[i].h]
 		}
-		return string(hs[i][:]) > string(hs[j][:])
-	})
+		slices.SortFunc(keys, cmp)
+	}
+	for i := range keys {
+		hs[i] = keys[i].h
+	}
+}
+
+func compareInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

@@ -35,7 +35,9 @@ func (m ResetMode) String() string {
 type ResetResult struct {
 	From Hash `json:"from"`
 	To   Hash `json:"to"`
-	// Orphaned is the number of commits the move left behind (Soft).
+	// Orphaned is the number of commits a Soft reset left behind: those on
+	// the first-parent chain from From down to where it meets To's chain.
+	// (A commit another branch still reaches stays listed there too.)
 	Orphaned int `json:"orphaned"`
 	// Deleted counts what a Hard reset erased.
 	Deleted Removed `json:"deleted"`
@@ -69,19 +71,22 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetRe
 		if to == cur.Hash {
 			return nil
 		}
-		before, err := reachableFromRefs(tx)
-		if err != nil {
+		var before map[Hash]bool
+		if mode == Hard {
+			if before, err = reachableFromRefs(tx); err != nil {
+				return err
+			}
+		} else if res.Orphaned, err = leftBehind(tx, cur.Hash, to); err != nil {
 			return err
 		}
 		msg := fmt.Sprintf("reset --%s: moving to %s", mode, rev)
 		if err := t.move(tx, cur.Hash, to, refs.ActionReset, msg); err != nil {
 			return err
 		}
-		if mode == Hard {
-			if err := tx.DeleteRef(refs.OrigHead); err != nil {
-				return err
-			}
-		} else if err := setOrigHead(tx, cur.Hash); err != nil {
+		if mode == Soft {
+			return setOrigHead(tx, cur.Hash)
+		}
+		if err := tx.DeleteRef(refs.OrigHead); err != nil {
 			return err
 		}
 		after, err := reachableFromRefs(tx)
@@ -94,18 +99,47 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetRe
 				left = append(left, h)
 			}
 		}
-		res.Orphaned = len(left)
-		if mode == Hard {
-			res.Orphaned = 0
-			res.Deleted, err = erase(tx, left, after)
-			return err
-		}
-		return nil
+		res.Deleted, err = erase(tx, left, after)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reset: %w", err)
 	}
 	return res, nil
+}
+
+// leftBehind counts the commits on from's first-parent chain that are not
+// on to's: the commits a reset from from to to leaves behind. Resetting to
+// an ancestor (the usual case) reads only the commits in between.
+func leftBehind(tx store.Tx, from, to Hash) (int, error) {
+	n, found := 0, false
+	err := dag.WalkFirstParent(tx.Commit, from, func(h Hash, _ *dag.Commit) error {
+		if h == to {
+			found = true
+			return dag.ErrStop
+		}
+		n++
+		return nil
+	})
+	if err != nil || found {
+		return n, err
+	}
+	onTo := make(map[Hash]bool)
+	if err := dag.WalkFirstParent(tx.Commit, to, func(h Hash, _ *dag.Commit) error {
+		onTo[h] = true
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	n = 0
+	err = dag.WalkFirstParent(tx.Commit, from, func(h Hash, _ *dag.Commit) error {
+		if onTo[h] {
+			return dag.ErrStop
+		}
+		n++
+		return nil
+	})
+	return n, err
 }
 
 // reachableFromRefs returns every commit reachable from a branch or HEAD.
