@@ -94,9 +94,10 @@ var (
 // one bbolt file. It is safe for concurrent use by goroutines of one process;
 // each method that changes the repository is one transaction.
 type Tract struct {
-	st    store.Store
-	clock func() time.Time
-	path  string
+	st     store.Store
+	client llm.Client
+	clock  func() time.Time
+	path   string
 
 	// cache holds the last compiled first-parent chain; it guards itself.
 	cache compileCache
@@ -115,6 +116,7 @@ type config struct {
 	noSync      bool
 	readOnly    bool
 	store       store.Store
+	client      llm.Client
 }
 
 // WithClock makes the repository take commit and reflog times from clock
@@ -145,6 +147,11 @@ func WithReadOnly() Option {
 // label. It lets programs and tests run tract over another Store.
 func WithStore(st store.Store) Option {
 	return func(c *config) { c.store = st }
+}
+
+// WithClient sets the model client Chat and Generate use by default.
+func WithClient(c llm.Client) Option {
+	return func(cfg *config) { cfg.client = c }
 }
 
 func newConfig(opts []Option) config {
@@ -184,7 +191,7 @@ func open(path string, create bool, opts []Option) (*Tract, error) {
 		}
 		st = b
 	}
-	return &Tract{st: st, clock: c.clock, path: path}, nil
+	return &Tract{st: st, clock: c.clock, path: path, client: c.client}, nil
 }
 
 // Close releases the file and its lock. Methods called afterwards return

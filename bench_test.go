@@ -1,0 +1,202 @@
+package tract_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract"
+)
+
+// benchTract opens a fresh repository; durable selects fsync after each
+// transaction (the default) instead of the no-sync mode of tests.
+func benchTract(b *testing.B, durable bool) *tract.Tract {
+	b.Helper()
+	opts := []tract.Option{}
+	if !durable {
+		opts = append(opts, tract.WithNoSync())
+	}
+	tr, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"), opts...)
+	require.NoError(b, err)
+	b.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+// chain returns n import messages alternating user and assistant, each of
+// roughly size bytes.
+func chain(n, size int, tag string) []tract.ImportMessage {
+	msgs := make([]tract.ImportMessage, n)
+	pad := strings.Repeat("x", max(size-24, 0))
+	for i := range msgs {
+		role := tract.RoleUser
+		if i%2 == 1 {
+			role = tract.RoleAssistant
+		}
+		msgs[i] = tract.ImportMessage{Role: role, Content: fmt.Sprintf("%s %08d %s", tag, i, pad)}
+	}
+	return msgs
+}
+
+// BenchmarkCommitDurable measures single commits, one fsynced transaction each
+// (target: at least 5,000 commits/s).
+func BenchmarkCommitDurable(b *testing.B) {
+	tr := benchTract(b, true)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := tr.User(ctx, fmt.Sprintf("message %d", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+}
+
+// BenchmarkImportBulk measures the bulk path: 100,000 commits in one
+// transaction (target: at least 100,000 commits/s).
+func BenchmarkImportBulk(b *testing.B) {
+	const n = 100_000
+	msgs := chain(n, 100, "bulk")
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		tr := benchTract(b, true)
+		b.StartTimer()
+		if _, err := tr.Import(ctx, msgs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "commits/s")
+}
+
+// BenchmarkLogAll measures LogAll over 100,000 commits of which 1,000 are
+// orphans in 100 chains (target: under 300 ms).
+func BenchmarkLogAll(b *testing.B) {
+	tr := benchTract(b, false)
+	ctx := context.Background()
+	_, err := tr.Import(ctx, chain(49_500, 100, "main"))
+	require.NoError(b, err)
+	for c := 0; c < 100; c++ {
+		_, err := tr.Import(ctx, chain(10, 100, fmt.Sprintf("orphan-%d", c)))
+		require.NoError(b, err)
+		_, err = tr.Reset(ctx, "HEAD~10", tract.Soft)
+		require.NoError(b, err)
+		_, err = tr.Import(ctx, chain(490, 100, fmt.Sprintf("main-%d", c)))
+		require.NoError(b, err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h, err := tr.LogAll(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(h.Commits) != 98_500 || len(h.Orphans) != 100 {
+			b.Fatalf("got %d reachable, %d orphan chains", len(h.Commits), len(h.Orphans))
+		}
+	}
+}
+
+// BenchmarkCompileCold compiles a 10,000-message chain with nothing cached
+// (a fresh process; target: under 10 ms).
+func BenchmarkCompileCold(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "tract.db")
+	tr, err := tract.Init(path, tract.WithNoSync())
+	require.NoError(b, err)
+	_, err = tr.Import(context.Background(), chain(10_000, 200, "m"))
+	require.NoError(b, err)
+	require.NoError(b, tr.Close())
+	tr, err = tract.Open(path)
+	require.NoError(b, err)
+	defer tr.Close()
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tr.DropCaches()
+		msgs, err := tr.Compile(ctx)
+		if err != nil || len(msgs) != 10_000 {
+			b.Fatal(err, len(msgs))
+		}
+	}
+}
+
+// BenchmarkCompileAfterAppend appends one commit to an already compiled
+// 10,000-message chain and compiles again: only the new commit is read.
+func BenchmarkCompileAfterAppend(b *testing.B) {
+	tr := benchTract(b, false)
+	ctx := context.Background()
+	_, err := tr.Import(ctx, chain(10_000, 200, "m"))
+	require.NoError(b, err)
+	_, err = tr.Compile(ctx)
+	require.NoError(b, err)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if _, err := tr.User(ctx, fmt.Sprintf("one more %d", i)); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := tr.Compile(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompileHeap compiles 100,000 messages of 200 bytes from a cold
+// cache and reports the peak heap growth as a multiple of the text size
+// (target: under 3x).
+func BenchmarkCompileHeap(b *testing.B) {
+	const n, size = 100_000, 200
+	tr := benchTract(b, false)
+	ctx := context.Background()
+	_, err := tr.Import(ctx, chain(n, size, "m"))
+	require.NoError(b, err)
+	textSize := float64(n * size)
+	var worst float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tr.DropCaches()
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		peak := make(chan uint64)
+		stop := make(chan struct{})
+		go samplePeak(before.HeapAlloc, stop, peak)
+		msgs, err := tr.Compile(ctx)
+		close(stop)
+		p := <-peak
+		if err != nil || len(msgs) != n {
+			b.Fatal(err, len(msgs))
+		}
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		if after.HeapAlloc > p {
+			p = after.HeapAlloc
+		}
+		worst = max(worst, float64(p-before.HeapAlloc)/textSize)
+		runtime.KeepAlive(msgs)
+	}
+	b.ReportMetric(worst, "peak-heap/text")
+}
+
+// samplePeak polls HeapAlloc until stop closes and sends the highest value.
+func samplePeak(base uint64, stop <-chan struct{}, out chan<- uint64) {
+	peak := base
+	var ms runtime.MemStats
+	for {
+		select {
+		case <-stop:
+			out <- peak
+			return
+		case <-time.After(200 * time.Microsecond):
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+		}
+	}
+}

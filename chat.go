@@ -1,0 +1,463 @@
+package tract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/retry"
+	"github.com/tractdag/tract/store"
+)
+
+// DefaultRetryPrompt is the steering text committed after a failed
+// validation. {diagnosis}, {attempt} and {max_attempts} are replaced.
+const DefaultRetryPrompt = "Your previous response failed validation: {diagnosis}\nPlease try again, addressing the issue above."
+
+// ErrNoClient is returned by Chat and Generate when no model client is
+// configured (see WithClient and UseClient).
+var ErrNoClient = errors.New("no model client configured")
+
+// ChatOption configures Chat and Generate.
+type ChatOption func(*chatConfig)
+
+type chatConfig struct {
+	client      llm.Client
+	validators  []retry.Validator
+	maxAttempts int
+	purify      bool
+	note        bool
+	retryPrompt string
+	model       string
+	temperature *float64
+	onDelta     func(string)
+	onAttempt   func(Attempt)
+	system      string
+}
+
+// UseClient sends this call to c instead of the client given to Open.
+func UseClient(c llm.Client) ChatOption { return func(cfg *chatConfig) { cfg.client = c } }
+
+// Validate adds validators; the answer is accepted when all pass.
+func Validate(vs ...retry.Validator) ChatOption {
+	return func(cfg *chatConfig) { cfg.validators = append(cfg.validators, vs...) }
+}
+
+// MaxAttempts sets the total number of attempts, the first included
+// (default 3).
+func MaxAttempts(n int) ChatOption { return func(cfg *chatConfig) { cfg.maxAttempts = n } }
+
+// Purify says whether a success after retries resets the branch to the
+// restore point and re-commits only the accepted answer (default true), and
+// whether exhaustion returns the branch to the restore point with an error
+// commit. Without it the failed attempts and steering stay on the branch.
+func Purify(on bool) ChatOption { return func(cfg *chatConfig) { cfg.purify = on } }
+
+// ProvenanceNote also commits a note such as "resolved after 2 attempts:
+// invalid JSON …" after the accepted answer. Provenance is always recorded in
+// the accepted commit's metadata when validators ran.
+func ProvenanceNote() ChatOption { return func(cfg *chatConfig) { cfg.note = true } }
+
+// RetryPrompt replaces DefaultRetryPrompt; it may use {diagnosis},
+// {attempt} and {max_attempts}.
+func RetryPrompt(template string) ChatOption {
+	return func(cfg *chatConfig) { cfg.retryPrompt = template }
+}
+
+// Model names the model for this call (default: the client's).
+func Model(name string) ChatOption { return func(cfg *chatConfig) { cfg.model = name } }
+
+// Temperature sets the sampling temperature.
+func Temperature(t float64) ChatOption { return func(cfg *chatConfig) { cfg.temperature = &t } }
+
+// OnDelta streams each piece of every attempt's answer to fn as it arrives.
+func OnDelta(fn func(delta string)) ChatOption { return func(cfg *chatConfig) { cfg.onDelta = fn } }
+
+// OnAttempt reports each attempt after it was validated and committed.
+func OnAttempt(fn func(Attempt)) ChatOption { return func(cfg *chatConfig) { cfg.onAttempt = fn } }
+
+// SystemPrompt commits text as a system message before the user message
+// unless the current context already has that exact system message.
+func SystemPrompt(text string) ChatOption { return func(cfg *chatConfig) { cfg.system = text } }
+
+// Attempt describes one model answer of a Chat or Generate call.
+type Attempt struct {
+	// Number is the 1-based attempt number.
+	Number int
+	// Max is the total number of attempts allowed.
+	Max int
+	// OK says whether every validator passed.
+	OK bool
+	// Diagnosis is the validators' reason for rejecting the answer.
+	Diagnosis string
+	// Commit is the assistant commit that recorded the answer.
+	Commit Hash
+	// Usage is this attempt's token usage.
+	Usage llm.Usage
+}
+
+// ChatResult is the outcome of Chat or Generate. On failure it is returned
+// along with the error, so the usage spent and the diagnoses are not lost.
+type ChatResult struct {
+	// Text is the accepted answer ("" on failure).
+	Text string `json:"answer"`
+	// Commit is the accepted assistant commit on the branch (after purify,
+	// the clean re-commit); on failure, the error commit if one was made.
+	Commit Hash `json:"commit"`
+	// User is the user message's commit (zero for Generate).
+	User Hash `json:"user,omitzero"`
+	// Attempts is the number of model answers.
+	Attempts int `json:"attempts"`
+	// Diagnoses are the failed attempts' diagnoses, in order.
+	Diagnoses []string `json:"diagnoses"`
+	// Usage is summed over every attempt.
+	Usage llm.Usage `json:"usage"`
+	// Model is the model that answered last.
+	Model string `json:"model,omitempty"`
+	// Purified is true when failed attempts were moved off the branch.
+	Purified bool `json:"purified"`
+}
+
+// Chat commits text as a user message and generates the assistant's answer
+// (SPEC §5.2). With validators, each answer is committed and checked; a
+// rejected answer is followed by a steering commit and another attempt; a
+// success after retries is purified (see Purify). Exhaustion returns an
+// error wrapping *retry.ExhaustedError; a model failure after the client's
+// own retries commits an error commit and returns an error wrapping the
+// client's typed error (for example *llm.ServerError).
+func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*ChatResult, error) {
+	cfg, err := t.chatConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var user Hash
+	err = t.update(func(tx store.Tx) error {
+		cur, err := requireBranch(tx)
+		if err != nil {
+			return err
+		}
+		parent := cur.Hash
+		if cfg.system != "" {
+			if parent, err = t.ensureSystem(tx, parent, cfg.system); err != nil {
+				return err
+			}
+		}
+		user, err = t.commitTx(tx, parent, KindMessage, RoleUser, text)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chat: %w", err)
+	}
+	res, err := t.generate(ctx, user, cfg)
+	if res != nil {
+		res.User = user
+	}
+	return res, err
+}
+
+// Generate answers the current context without a new user message, with the
+// same validation, retries and purify as Chat.
+func (t *Tract) Generate(ctx context.Context, opts ...ChatOption) (*ChatResult, error) {
+	cfg, err := t.chatConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	branch, head, err := t.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if branch == "" {
+		return nil, fmt.Errorf("generate: %w: create a branch first with 'tract switch -c NAME'", ErrDetachedHead)
+	}
+	if head.IsZero() {
+		return nil, fmt.Errorf("generate: %w: commit a message first", ErrUnbornBranch)
+	}
+	return t.generate(ctx, head, cfg)
+}
+
+func (t *Tract) chatConfig(opts []ChatOption) (*chatConfig, error) {
+	cfg := &chatConfig{client: t.client, purify: true, retryPrompt: DefaultRetryPrompt}
+	for _, o := range opts {
+		o(cfg)
+	}
+	switch {
+	case cfg.client == nil:
+		return nil, fmt.Errorf("chat: %w: pass tract.WithClient to Open or tract.UseClient to the call", ErrNoClient)
+	case cfg.maxAttempts < 0:
+		return nil, fmt.Errorf("chat: max attempts is %d; it must be 1 or more", cfg.maxAttempts)
+	case cfg.maxAttempts == 0:
+		cfg.maxAttempts = retry.DefaultMaxAttempts
+	}
+	return cfg, nil
+}
+
+// ensureSystem commits the system prompt on parent unless the compiled
+// context already contains it.
+func (t *Tract) ensureSystem(tx store.Tx, parent Hash, system string) (Hash, error) {
+	if !parent.IsZero() {
+		msgs, err := t.cache.compile(context.Background(), tx, parent, false)
+		if err != nil {
+			return Hash{}, err
+		}
+		for _, m := range msgs {
+			if m.Role == string(RoleSystem) && m.Content == system {
+				return parent, nil
+			}
+		}
+	}
+	return t.commitTx(tx, parent, KindMessage, RoleSystem, system)
+}
+
+// answer is one attempt's model output.
+type answer struct {
+	text  string
+	model string
+	usage llm.Usage
+}
+
+// generate runs the validated-generation loop from the restore point.
+func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*ChatResult, error) {
+	res := &ChatResult{Diagnoses: []string{}}
+	validator := retry.All(cfg.validators...)
+	tip := restore // the branch tip this call expects; moves as it commits
+	var last answer
+	var lastCommit Hash
+	attempt := 0
+
+	loop := retry.Steering[answer, Hash]{
+		MaxAttempts: cfg.maxAttempts,
+		Purify:      cfg.purify,
+		Head:        func(context.Context) (Hash, error) { return restore, nil },
+		Attempt: func(ctx context.Context) (answer, error) {
+			attempt++
+			msgs, err := t.Compile(ctx, CompileAt(tip.String()))
+			if err != nil {
+				return answer{}, err
+			}
+			resp, err := cfg.client.Complete(ctx, llm.Request{
+				Model: cfg.model, Messages: msgs, Temperature: cfg.temperature, OnDelta: cfg.onDelta,
+			})
+			if err != nil {
+				return answer{}, &modelError{err: err}
+			}
+			last = answer{text: resp.Content, model: resp.Model, usage: resp.Usage}
+			res.Usage = res.Usage.Add(resp.Usage)
+			res.Model = resp.Model
+			res.Attempts = attempt
+			return last, nil
+		},
+		Validate: func(ctx context.Context, a answer) (bool, string, error) {
+			ok, diagnosis, verr := true, "", error(nil)
+			if strings.TrimSpace(a.text) == "" {
+				ok, diagnosis = false, "the answer is empty"
+			} else if len(cfg.validators) > 0 {
+				ok, diagnosis, verr = validator.Validate(ctx, a.text)
+			}
+			if !ok && diagnosis == "" {
+				diagnosis = "validation failed"
+			}
+			meta := attemptMeta(attempt, a, len(cfg.validators) > 0, ok, diagnosis, verr)
+			if ok && attempt > 1 {
+				meta["provenance"] = provenance(attempt, res.Diagnoses)
+			}
+			h, err := t.commitOn(tip, KindMessage, RoleAssistant, nonEmpty(a.text, "(empty answer)"), meta)
+			if err != nil {
+				return false, "", err
+			}
+			tip, lastCommit = h, h
+			if verr != nil {
+				return false, "", fmt.Errorf("validator could not run: %w", verr)
+			}
+			if !ok {
+				res.Diagnoses = append(res.Diagnoses, diagnosis)
+			}
+			if cfg.onAttempt != nil {
+				cfg.onAttempt(Attempt{Number: attempt, Max: cfg.maxAttempts, OK: ok, Diagnosis: diagnosis, Commit: h, Usage: a.usage})
+			}
+			return ok, diagnosis, nil
+		},
+		Steer: func(ctx context.Context, diagnosis string) error {
+			text := expandRetryPrompt(cfg.retryPrompt, diagnosis, attempt, cfg.maxAttempts)
+			h, err := t.commitOn(tip, KindSteering, RoleUser, text, map[string]any{"attempt": attempt, "diagnosis": diagnosis})
+			if err == nil {
+				tip = h
+			}
+			return err
+		},
+		Reset: func(ctx context.Context, restore Hash) error {
+			// Purify: back to the restore point and re-commit the accepted
+			// answer, in one transaction.
+			meta := attemptMeta(attempt, last, true, true, "", nil)
+			delete(meta, "attempt")
+			meta["provenance"] = provenance(attempt, res.Diagnoses)
+			h, err := t.rewind(tip, restore, purifyMessage(attempt-1), func(tx store.Tx) (Hash, error) {
+				return t.commitTx(tx, restore, KindMessage, RoleAssistant, last.text, WithMeta(meta))
+			})
+			if err == nil {
+				tip, lastCommit, res.Purified = h, h, true
+			}
+			return err
+		},
+	}
+	out, err := retry.WithSteering(ctx, loop)
+	if err != nil {
+		return res, t.failGeneration(ctx, cfg, res, &tip, restore, err)
+	}
+	res.Text, res.Commit = out.Value.text, lastCommit
+	if cfg.note {
+		note := fmt.Sprintf("passed validation on the first attempt (%s)", validator.Name())
+		if res.Attempts > 1 {
+			note = fmt.Sprintf("resolved after %d attempts: %s", res.Attempts, strings.Join(res.Diagnoses, "; "))
+		}
+		if _, err := t.commitOn(tip, KindNote, RoleSystem, note, map[string]any{"provenance": provenance(res.Attempts, res.Diagnoses)}); err != nil {
+			return res, fmt.Errorf("chat: record provenance note: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// failGeneration records a failed generation and returns the error to
+// report. Exhaustion with purify and model failures leave the branch in the
+// shape restore point + error commit.
+func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatResult, tip *Hash, restore Hash, err error) error {
+	var ex *retry.ExhaustedError
+	var me *modelError
+	switch {
+	case errors.As(err, &ex):
+		if !cfg.purify {
+			return fmt.Errorf("chat: %w", err)
+		}
+		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", attemptsWord(ex.Attempts), ex.LastDiagnosis)
+		meta := map[string]any{"provenance": provenance(ex.Attempts, res.Diagnoses), "usage": res.Usage}
+		h, rerr := t.rewind(*tip, restore, purifyMessage(ex.Attempts), func(tx store.Tx) (Hash, error) {
+			return t.commitTx(tx, restore, KindError, RoleAssistant, text, WithMeta(meta))
+		})
+		if rerr != nil {
+			return errors.Join(fmt.Errorf("chat: %w", err), rerr)
+		}
+		*tip, res.Commit, res.Purified = h, h, true
+		return fmt.Errorf("chat: %w", err)
+	case errors.As(err, &me):
+		if ctx.Err() != nil {
+			return fmt.Errorf("chat: %w", ctx.Err())
+		}
+		text := "model call failed: " + me.err.Error()
+		meta := map[string]any{"error": me.err.Error(), "attempt": res.Attempts + 1, "usage": res.Usage}
+		var h Hash
+		var cerr error
+		if cfg.purify && *tip != restore {
+			h, cerr = t.rewind(*tip, restore, purifyMessage(res.Attempts), func(tx store.Tx) (Hash, error) {
+				return t.commitTx(tx, restore, KindError, RoleAssistant, text, WithMeta(meta))
+			})
+		} else {
+			h, cerr = t.commitOn(*tip, KindError, RoleAssistant, text, meta)
+		}
+		if cerr != nil {
+			return errors.Join(fmt.Errorf("chat: %w", me.err), cerr)
+		}
+		*tip, res.Commit = h, h
+		return fmt.Errorf("chat: %w", me.err)
+	}
+	return fmt.Errorf("chat: %w", err)
+}
+
+// modelError marks an error as coming from the model client, not the store.
+type modelError struct{ err error }
+
+func (e *modelError) Error() string { return e.err.Error() }
+func (e *modelError) Unwrap() error { return e.err }
+
+// commitOn commits on the branch, which must still stand at parent.
+func (t *Tract) commitOn(parent Hash, kind Kind, role Role, text string, meta map[string]any) (Hash, error) {
+	var h Hash
+	err := t.update(func(tx store.Tx) (err error) {
+		if _, err := requireBranch(tx); err != nil {
+			return err
+		}
+		h, err = t.commitTx(tx, parent, kind, role, text, WithMeta(meta))
+		return err
+	})
+	return h, err
+}
+
+// rewind soft-resets the branch from tip to restore (reflog action purify,
+// ORIG_HEAD at tip) and commits what then returns, in one transaction.
+func (t *Tract) rewind(tip, restore Hash, msg string, then func(store.Tx) (Hash, error)) (Hash, error) {
+	var h Hash
+	err := t.update(func(tx store.Tx) (err error) {
+		if err := t.move(tx, tip, restore, refs.ActionPurify, msg); err != nil {
+			return err
+		}
+		if err := setOrigHead(tx, tip); err != nil {
+			return err
+		}
+		h, err = then(tx)
+		return err
+	})
+	return h, err
+}
+
+func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, verr error) map[string]any {
+	m := map[string]any{"attempt": attempt, "usage": a.usage}
+	if a.model != "" {
+		m["model"] = a.model
+	}
+	if validated {
+		m["valid"] = ok && verr == nil
+	}
+	if diagnosis != "" {
+		m["diagnosis"] = diagnosis
+	}
+	if verr != nil {
+		m["validator_error"] = verr.Error()
+	}
+	return m
+}
+
+func provenance(attempts int, diagnoses []string) map[string]any {
+	return map[string]any{"attempts": attempts, "diagnoses": append([]string{}, diagnoses...)}
+}
+
+func purifyMessage(failed int) string {
+	if failed == 1 {
+		return "purify: hid 1 failed attempt"
+	}
+	return fmt.Sprintf("purify: hid %d failed attempts", failed)
+}
+
+func attemptsWord(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return strconv.Itoa(n) + " attempts"
+}
+
+func expandRetryPrompt(tmpl, diagnosis string, attempt, max int) string {
+	return strings.NewReplacer("{diagnosis}", diagnosis, "{attempt}", strconv.Itoa(attempt),
+		"{max_attempts}", strconv.Itoa(max)).Replace(tmpl)
+}
+
+func nonEmpty(s, fallback string) string {
+	if strings.TrimSpace(s) == "" {
+		return fallback
+	}
+	return s
+}
+
+// Judge returns a retry.JudgeFunc that asks client (with model, or the
+// client's default) for the "llm:" validator's verdict.
+func Judge(client llm.Client, model string) retry.JudgeFunc {
+	return func(ctx context.Context, prompt string) (string, error) {
+		resp, err := client.Complete(ctx, llm.Request{Model: model, Messages: []llm.Message{{Role: string(RoleUser), Content: prompt}}})
+		if err != nil {
+			return "", err
+		}
+		return resp.Content, nil
+	}
+}
