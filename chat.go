@@ -225,6 +225,9 @@ type answer struct {
 func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*ChatResult, error) {
 	res := &ChatResult{Diagnoses: []string{}}
 	validator := retry.All(cfg.validators...)
+	if len(cfg.validators) == 1 {
+		validator = cfg.validators[0] // no "name: " prefix on a lone validator's diagnosis
+	}
 	tip := restore // the branch tip this call expects; moves as it commits
 	var last answer
 	var lastCommit Hash

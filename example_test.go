@@ -81,7 +81,7 @@ func ExampleTract_Chat() {
 	// Output:
 	// {"name": "Ada"}
 	// attempts: 2 purified: true
-	// diagnosis: json: invalid JSON at line 1, column 1: invalid character 'S' looking for beginning of value
+	// diagnosis: invalid JSON at line 1, column 1: invalid character 'S' looking for beginning of value
 	// assistant: {"name": "Ada"}
 	// user: Give me a JSON object with a name.
 	// orphaned by: purify: hid 1 failed attempt

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/retry"
 )
 
 // Exit codes. They are part of the CLI's contract (see the README).
@@ -45,14 +47,21 @@ func printError(f *Factory, cmd *cobra.Command, err error) int {
 }
 
 func exitCode(err error) int {
-	var ce interface{ ExitCode() int }
+	var (
+		exhausted *retry.ExhaustedError
+		apiErr    *llm.APIError
+		specErr   *retry.SpecError
+		cfgErr    *llm.ConfigError
+	)
 	switch {
-	case errors.As(err, &ce):
-		return ce.ExitCode()
-	case isUsage(err):
+	case isUsage(err), errors.As(err, &specErr), errors.As(err, &cfgErr):
 		return exitUsage
+	case errors.As(err, &exhausted):
+		return exitExhausted
 	case errors.Is(err, context.Canceled):
 		return exitInterrupt
+	case errors.As(err, &apiErr):
+		return exitModel
 	case errors.Is(err, tract.ErrConflict):
 		return exitConflict
 	}
@@ -88,6 +97,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		newCmdSwitch(f, nil),
 		newCmdStatus(f, nil),
 		newCmdCompile(f, nil),
+		newCmdChat(f, nil),
 		newCmdImport(f, nil),
 		newCmdFsck(f, nil),
 		newCmdGC(f, nil),

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/retry"
+)
+
+// ChatOptions are the inputs of 'tract chat'.
+type ChatOptions struct {
+	Factory     *Factory
+	Message     string
+	FromStdin   bool
+	Validate    []string
+	MaxAttempts int
+	Purify      bool
+	Provenance  bool
+	RetryPrompt string
+	System      string
+	Model       string
+	Temperature *float64
+	NoStream    bool
+	JSON        bool
+}
+
+func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
+	opts := &ChatOptions{Factory: f}
+	var temperature float64
+	cmd := &cobra.Command{
+		Use:   "chat [MESSAGE | -]",
+		Short: "Send a message and commit the model's (validated) answer",
+		Long: `Commit MESSAGE (or standard input with "-") as a user message, send the
+compiled context to the model and commit its answer.
+
+With --validate, every answer is checked; a rejected answer and a steering
+message that quotes the diagnosis are committed and the model tries again, up
+to --max-attempts in total. After a success the branch is purified: it is reset
+to the user message and only the accepted answer is re-committed, so the next
+turn's context stays clean while the failed attempts remain in 'tract log --all'.
+
+Standard output carries only the accepted answer, so 'tract chat ... | jq .'
+works; attempts, diagnoses and the outcome go to standard error.
+
+Validators (repeatable; all must pass):
+  json                 the whole answer parses as JSON
+  schema:PATH          valid JSON that satisfies the JSON Schema at PATH
+  regex:RE             the Go regular expression RE matches
+  contains:TEXT        TEXT occurs in the answer
+  maxlen:N, minlen:N   length in characters within the bound
+  cmd:COMMAND          COMMAND (run by sh -c, answer on stdin) exits 0
+  llm:CRITERIA         a judge model answers that CRITERIA holds
+
+The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible
+server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
+
+Exit codes: 0 accepted, 2 usage or configuration error, 3 validation failed on
+every attempt, 4 model or transport error, 130 interrupted.`,
+		Example: `  tract chat "What is the capital of France?"
+  tract chat --validate json "List three colours as a JSON array" | jq .
+  tract chat --validate schema:person.json --max-attempts 5 --provenance "Describe Ada"
+  echo "Summarise this" | tract chat -`,
+		Args: maxArgs(1, `one message (quote it) or "-"`),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 1 && args[0] == "-":
+				opts.FromStdin = true
+			case len(args) == 1:
+				opts.Message = args[0]
+			case !f.IO.InTTY:
+				opts.FromStdin = true
+			default:
+				return usageErrorf(`no message: pass MESSAGE, or "-" to read it from standard input`)
+			}
+			if cmd.Flags().Changed("temperature") {
+				opts.Temperature = &temperature
+			}
+			if opts.MaxAttempts < 1 {
+				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return chatRun(cmd, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec (repeatable): json, schema:PATH, regex:RE, contains:TEXT, maxlen:N, minlen:N, cmd:COMMAND, llm:CRITERIA")
+	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "total attempts, the first included")
+	fl.BoolVar(&opts.Purify, "purify", true, "after retries keep only the accepted answer on the branch (--purify=false keeps every attempt)")
+	fl.BoolVar(&opts.Provenance, "provenance", false, "also commit a note recording how the answer was reached")
+	fl.StringVar(&opts.RetryPrompt, "retry-prompt", tract.DefaultRetryPrompt, "steering text; may use {diagnosis}, {attempt}, {max_attempts}")
+	fl.StringVar(&opts.System, "system", "", "system prompt, committed first unless the context already has it")
+	fl.StringVarP(&opts.Model, "model", "M", "", "model name (default $TRACT_MODEL)")
+	fl.Float64Var(&temperature, "temperature", 0, "sampling temperature")
+	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer to the terminal as it arrives")
+	fl.BoolVar(&opts.JSON, "json", false, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON")
+	return cmd
+}
+
+// chatRecord is what --json prints.
+type chatRecord struct {
+	*tract.ChatResult
+	Error string `json:"error,omitempty"`
+}
+
+func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
+	f := opts.Factory
+	ctx := cmd.Context()
+	text := opts.Message
+	if opts.FromStdin {
+		var err error
+		if text, err = readText(f, "-", true); err != nil {
+			return err
+		}
+	}
+	client, err := newClient(f, opts.Model)
+	if err != nil {
+		return err
+	}
+	wd, err := f.Getwd()
+	if err != nil {
+		return err
+	}
+	validator, err := retry.ParseSpecs(opts.Validate, retry.WithBaseDir(wd), retry.WithJudge(tract.Judge(client, opts.Model)))
+	if err != nil {
+		return &usageError{err}
+	}
+	copts := []tract.ChatOption{
+		tract.UseClient(client),
+		tract.MaxAttempts(opts.MaxAttempts),
+		tract.Purify(opts.Purify),
+		tract.RetryPrompt(opts.RetryPrompt),
+		tract.Model(opts.Model),
+		tract.OnAttempt(progress(f.IO.ErrOut, len(opts.Validate) > 0)),
+	}
+	if len(opts.Validate) > 0 {
+		copts = append(copts, tract.Validate(validator))
+	}
+	if opts.Provenance {
+		copts = append(copts, tract.ProvenanceNote())
+	}
+	if opts.System != "" {
+		copts = append(copts, tract.SystemPrompt(opts.System))
+	}
+	if opts.Temperature != nil {
+		copts = append(copts, tract.Temperature(*opts.Temperature))
+	}
+	streaming := len(opts.Validate) == 0 && f.IO.OutTTY && !opts.NoStream && !opts.JSON
+	if streaming {
+		copts = append(copts, tract.OnDelta(func(d string) { io.WriteString(f.IO.Out, d) }))
+	}
+	return withTract(f, func(t *tract.Tract) error {
+		res, err := t.Chat(ctx, text, copts...)
+		if opts.JSON && res != nil {
+			rec := chatRecord{ChatResult: res}
+			if err != nil {
+				rec.Error = err.Error()
+			}
+			if werr := writeJSON(f.IO.Out, rec); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case opts.JSON:
+		case streaming:
+			fmt.Fprintln(f.IO.Out)
+		default:
+			fmt.Fprintln(f.IO.Out, res.Text)
+		}
+		reportOutcome(f.IO.ErrOut, res)
+		return nil
+	})
+}
+
+// newClient builds the model client from the environment and flags.
+func newClient(f *Factory, model string) (*llm.OpenAI, error) {
+	c, err := llm.NewOpenAIFromEnv(f.Getenv, llm.WithModel(model), llm.WithOnRetry(func(ev llm.RetryEvent) {
+		fmt.Fprintf(f.IO.ErrOut, "model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(1e6))
+	}))
+	var ce *llm.ConfigError
+	if errors.As(err, &ce) {
+		return nil, &usageError{err}
+	}
+	return c, err
+}
+
+// progress prints each validated attempt to stderr.
+func progress(w io.Writer, validated bool) func(tract.Attempt) {
+	return func(a tract.Attempt) {
+		if !validated {
+			return
+		}
+		if a.OK {
+			fmt.Fprintf(w, "attempt %d/%d: passed\n", a.Number, a.Max)
+			return
+		}
+		fmt.Fprintf(w, "attempt %d/%d: failed: %s\n", a.Number, a.Max, indent(a.Diagnosis, "  ")[2:])
+	}
+}
+
+func reportOutcome(w io.Writer, res *tract.ChatResult) {
+	if res.Attempts <= 1 {
+		return
+	}
+	if res.Purified {
+		fmt.Fprintf(w, "accepted after %d attempts; purified %s off the branch (see 'tract log --all')\n",
+			res.Attempts, plural(res.Attempts-1, "failed attempt", "failed attempts"))
+		return
+	}
+	fmt.Fprintf(w, "accepted after %d attempts\n", res.Attempts)
+}
