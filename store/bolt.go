@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -110,13 +111,26 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 // openDB opens the bbolt file, turning bbolt's errors (and the panics it
 // raises on some corrupt files) into errors that say what to do.
 func openDB(path string, opts BoltOptions) (db *bolt.DB, err error) {
+	// file is the descriptor bbolt opened. When bbolt panics half-way
+	// through Open it never returns the DB, so the recover below closes the
+	// file itself; otherwise the descriptor, and with it the file lock,
+	// would stay held until a finalizer ran.
+	var file *os.File
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
+			if file != nil {
+				file.Close()
+			}
 			db, err = nil, fmt.Errorf("open %s: %w: the file is corrupted (%v); run 'tract fsck' on a copy or restore a backup", path, ErrNotRepository, r)
 		}
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			f, err := os.OpenFile(name, flag, perm)
+			file = f
+			return f, err
+		},
 		Timeout:        opts.LockTimeout,
 		ReadOnly:       opts.ReadOnly,
 		NoSync:         opts.NoSync,
@@ -137,7 +151,16 @@ func openDB(path string, opts BoltOptions) (db *bolt.DB, err error) {
 	}
 }
 
-func (b *Bolt) checkOrInit(create bool) error {
+// checkOrInit creates tract's buckets in a new file, or checks an existing
+// file's metadata. It reads pages, so a damaged file can make bbolt panic or
+// fault; that becomes ErrNotRepository instead of a crash.
+func (b *Bolt) checkOrInit(create bool) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("open %s: %w: the file is corrupted (%v); run 'tract fsck' on a copy or restore a backup", b.path, ErrNotRepository, r)
+		}
+	}()
 	if create {
 		return b.db.Update(func(tx *bolt.Tx) error {
 			if m := tx.Bucket(bucketMeta); m != nil && bytes.Equal(m.Get(keyMagic), magic) {
@@ -251,6 +274,15 @@ func (t *boltTx) commitBucket() *bolt.Bucket {
 	return t.commits
 }
 
+// writable returns ErrReadOnly in a read-only transaction. bbolt would
+// refuse the write too, but with its own error.
+func (t *boltTx) writable() error {
+	if !t.tx.Writable() {
+		return ErrReadOnly
+	}
+	return nil
+}
+
 func clone(b []byte) []byte {
 	if b == nil {
 		return nil
@@ -272,11 +304,16 @@ func (t *boltTx) Blob(h dag.Hash) ([]byte, error) {
 
 func (t *boltTx) PutBlob(data []byte) (dag.Hash, error) {
 	h := dag.Sum(data)
+	if err := t.writable(); err != nil {
+		return h, fmt.Errorf("put blob %s: %w", h.Short(), err)
+	}
 	b := t.blobBucket()
 	if b.Get(h[:]) != nil {
 		return h, nil
 	}
-	if err := b.Put(h[:], data); err != nil {
+	// bbolt keeps the value slice until the transaction commits, so a
+	// caller that reuses its buffer would change what gets written: copy.
+	if err := b.Put(h[:], clone(data)); err != nil {
 		return h, fmt.Errorf("put blob %s: %w", h.Short(), err)
 	}
 	return h, nil
@@ -286,7 +323,12 @@ func (t *boltTx) HasBlob(h dag.Hash) (bool, error) {
 	return t.blobBucket().Get(h[:]) != nil, nil
 }
 
-func (t *boltTx) DeleteBlob(h dag.Hash) error { return t.blobBucket().Delete(h[:]) }
+func (t *boltTx) DeleteBlob(h dag.Hash) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete blob %s: %w", h.Short(), err)
+	}
+	return t.blobBucket().Delete(h[:])
+}
 
 func (t *boltTx) ForEachBlob(fn func(dag.Hash, []byte) error) error {
 	return t.blobBucket().ForEach(func(k, v []byte) error {
@@ -315,6 +357,9 @@ func (t *boltTx) PutCommit(c *dag.Commit) (dag.Hash, error) {
 		return dag.Hash{}, err
 	}
 	h := dag.Sum(raw)
+	if err := t.writable(); err != nil {
+		return h, fmt.Errorf("put commit %s: %w", h.Short(), err)
+	}
 	if err := t.commitBucket().Put(h[:], raw); err != nil {
 		return h, fmt.Errorf("put commit %s: %w", h.Short(), err)
 	}
@@ -325,7 +370,12 @@ func (t *boltTx) HasCommit(h dag.Hash) (bool, error) {
 	return t.commitBucket().Get(h[:]) != nil, nil
 }
 
-func (t *boltTx) DeleteCommit(h dag.Hash) error { return t.commitBucket().Delete(h[:]) }
+func (t *boltTx) DeleteCommit(h dag.Hash) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
+	}
+	return t.commitBucket().Delete(h[:])
+}
 
 func (t *boltTx) ForEachCommit(fn func(dag.Hash, []byte) error) error {
 	return t.commitBucket().ForEach(func(k, v []byte) error {
@@ -336,24 +386,33 @@ func (t *boltTx) ForEachCommit(fn func(dag.Hash, []byte) error) error {
 	})
 }
 
+// CommitsWithPrefix seeks to the first key at or after the prefix (padded
+// with a zero nibble when its length is odd) and reads keys while they match:
+// keys sort like their hex forms, so the matches are contiguous.
 func (t *boltTx) CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error) {
-	even := prefix[:len(prefix)&^1]
-	seek, err := hex.DecodeString(even)
+	prefix, err := normalizePrefix(prefix)
+	if err != nil {
+		return nil, err
+	}
+	padded := prefix
+	if len(padded)%2 == 1 {
+		padded += "0"
+	}
+	seek, err := hex.DecodeString(padded)
 	if err != nil {
 		return nil, fmt.Errorf("hash prefix %q: %w", prefix, err)
 	}
 	var out []dag.Hash
 	c := t.commitBucket().Cursor()
-	for k, _ := c.Seek(seek); k != nil && bytes.HasPrefix(k, seek); k, _ = c.Next() {
+	for k, _ := c.Seek(seek); k != nil; k, _ = c.Next() {
+		if !strings.HasPrefix(hex.EncodeToString(k), prefix) {
+			break
+		}
 		if len(k) != dag.HashSize {
 			continue
 		}
-		h := dag.Hash(k)
-		if len(prefix) != len(even) && h.String()[len(even)] != prefix[len(even)] {
-			continue
-		}
-		out = append(out, h)
-		if len(out) >= limit {
+		out = append(out, dag.Hash(k))
+		if limit > 0 && len(out) >= limit {
 			break
 		}
 	}
@@ -372,10 +431,18 @@ func (t *boltTx) SetRef(r refs.Ref) error {
 	if r.Name == "" {
 		return errors.New("set ref: empty name")
 	}
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("set ref %s: %w", r.Name, err)
+	}
 	return t.bucket(bucketRefs).Put([]byte(r.Name), r.Encode())
 }
 
-func (t *boltTx) DeleteRef(name string) error { return t.bucket(bucketRefs).Delete([]byte(name)) }
+func (t *boltTx) DeleteRef(name string) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete ref %s: %w", name, err)
+	}
+	return t.bucket(bucketRefs).Delete([]byte(name))
+}
 
 func (t *boltTx) Refs() ([]refs.Ref, error) {
 	var out []refs.Ref
@@ -391,8 +458,8 @@ func (t *boltTx) Refs() ([]refs.Ref, error) {
 }
 
 func (t *boltTx) AppendReflog(name string, e refs.Entry) error {
-	if !t.tx.Writable() {
-		return ErrReadOnly
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
 	}
 	b, err := t.bucket(bucketReflogs).CreateBucketIfNotExists([]byte(name))
 	if err != nil {
@@ -435,6 +502,9 @@ func (t *boltTx) ReflogNames() ([]string, error) {
 }
 
 func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
 	rb := t.bucket(bucketReflogs)
 	if rb.Bucket([]byte(name)) != nil {
 		if err := rb.DeleteBucket([]byte(name)); err != nil {

@@ -44,7 +44,9 @@ type Store interface {
 }
 
 // Tx is one transaction. Byte slices it returns are the caller's to keep.
-// Methods that find nothing return an error wrapping ErrNotFound.
+// Methods that find nothing return an error wrapping ErrNotFound; writes in a
+// View return an error wrapping ErrReadOnly. A Tx must not be used after its
+// closure returns.
 type Tx interface {
 	ObjectTx
 	RefTx
@@ -77,8 +79,10 @@ type ObjectTx interface {
 	// ForEachCommit calls fn with every commit's key and encoding, in key
 	// order; raw is valid only during the call.
 	ForEachCommit(fn func(h dag.Hash, raw []byte) error) error
-	// CommitsWithPrefix returns up to limit commit hashes whose lowercase
-	// hex form starts with prefix.
+	// CommitsWithPrefix returns up to limit commit hashes whose hex form
+	// starts with prefix, in key order; limit <= 0 means no limit. The
+	// prefix may have any length up to 64 and either case; anything but hex
+	// digits is an error.
 	CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error)
 }
 

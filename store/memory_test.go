@@ -1,0 +1,33 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/storetest"
+)
+
+func TestMemory_Conformance(t *testing.T) {
+	storetest.Run(t, func(*testing.T) store.Store { return store.NewMemory() })
+}
+
+func TestMemory_ClosedStoreRefusesTransactions(t *testing.T) {
+	m := store.NewMemory()
+	require.NoError(t, m.Close())
+	assert.Error(t, m.View(func(store.Tx) error { return nil }))
+	assert.Error(t, m.Update(func(store.Tx) error { return nil }))
+	assert.Equal(t, store.MemoryPath, m.Path())
+}
+
+func TestMemory_TxUsedAfterItsClosureFails(t *testing.T) {
+	m := storetest.NewMemory(t)
+	var leaked store.Tx
+	require.NoError(t, m.Update(func(tx store.Tx) error { leaked = tx; return nil }))
+	_, err := leaked.PutBlob([]byte("late"))
+	assert.Error(t, err)
+	_, err = leaked.Refs()
+	assert.Error(t, err)
+}
