@@ -275,8 +275,10 @@ func GCExpiry(d time.Duration) GCOption { return func(c *gcConfig) { c.expiry = 
 func GCDryRun() GCOption { return func(c *gcConfig) { c.dryRun = true } }
 
 // GC removes orphans that no unexpired reflog entry refers to, the blobs only
-// they used, and the expired reflog entries. Commits reachable from a ref,
-// and every ancestor of a commit an unexpired reflog entry mentions, stay.
+// they used, and the expired reflog entries. Commits reachable from a branch
+// or HEAD, and every ancestor of a commit an unexpired reflog entry
+// mentions, stay. ORIG_HEAD protects nothing; it is deleted with the commit
+// it names.
 func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 	cfg := gcConfig{expiry: DefaultGCExpiry}
 	for _, o := range opts {
@@ -298,9 +300,6 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 			return err
 		}
 		var protect []Hash
-		if r, err := tx.Ref(refs.OrigHead); err == nil {
-			protect = append(protect, r.Hash)
-		}
 		names, err := tx.ReflogNames()
 		if err != nil {
 			return err
@@ -334,6 +333,12 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		rm, err = deleteCommits(tx, all, dead, expired)
 		if err != nil {
 			return err
+		}
+		// ORIG_HEAD does not protect commits; drop it with what it named.
+		if r, err := tx.Ref(refs.OrigHead); err == nil && dead[r.Hash] {
+			if err := tx.DeleteRef(refs.OrigHead); err != nil {
+				return err
+			}
 		}
 		if cfg.dryRun {
 			return errDryRun

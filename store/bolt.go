@@ -131,11 +131,9 @@ func openDB(path string, opts BoltOptions) (db *bolt.DB, err error) {
 			file = f
 			return f, err
 		},
-		Timeout:        opts.LockTimeout,
-		ReadOnly:       opts.ReadOnly,
-		NoSync:         opts.NoSync,
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
+		Timeout:  opts.LockTimeout,
+		ReadOnly: opts.ReadOnly,
+		NoSync:   opts.NoSync,
 	})
 	switch {
 	case err == nil:
