@@ -336,7 +336,7 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 		if !cfg.purify {
 			return fmt.Errorf("chat: %w", err)
 		}
-		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", attemptsWord(ex.Attempts), ex.LastDiagnosis)
+		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", countOf(ex.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
 		meta := map[string]any{"provenance": provenance(ex.Attempts, res.Diagnoses), "usage": res.Usage}
 		h, rerr := t.rewind(*tip, restore, purifyMessage(ex.Attempts), func(tx store.Tx) (Hash, error) {
 			return t.commitTx(tx, restore, KindError, RoleAssistant, text, WithMeta(meta))
@@ -428,17 +428,7 @@ func provenance(attempts int, diagnoses []string) map[string]any {
 }
 
 func purifyMessage(failed int) string {
-	if failed == 1 {
-		return "purify: hid 1 failed attempt"
-	}
-	return fmt.Sprintf("purify: hid %d failed attempts", failed)
-}
-
-func attemptsWord(n int) string {
-	if n == 1 {
-		return "1 attempt"
-	}
-	return strconv.Itoa(n) + " attempts"
+	return "purify: hid " + countOf(failed, "failed attempt", "failed attempts")
 }
 
 func expandRetryPrompt(tmpl, diagnosis string, attempt, max int) string {

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/retry"
+)
+
+// CompressOptions are the inputs of 'tract compress'.
+type CompressOptions struct {
+	Factory      *Factory
+	From, To     string
+	KeepLast     int
+	TargetTokens int
+	Instructions string
+	Content      []string
+	Validate     []string
+	MaxAttempts  int
+	Model        string
+	DryRun       bool
+	JSON         bool
+}
+
+func newCmdCompress(f *Factory, runF func(*CompressOptions) error) *cobra.Command {
+	opts := &CompressOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "compress [--from REV] [--to REV | --keep-last N] [flags]",
+		Short: "Replace a range of history with validated summaries",
+		Long: `Replace the commits from --from (default: the root) to --to (default: HEAD, or
+HEAD~N with --keep-last N), inclusive, on the current branch's first-parent
+chain with summaries.
+
+System messages and commits whose metadata has "pinned": true stay in place;
+each run of other commits becomes one summary commit; note and error commits in
+the range are dropped. Commits after the range are replayed unchanged (new
+parents, so new hashes). Each summary must be shorter than what it replaces and
+within --target-tokens (+20%), and pass every --validate spec; a rejected
+summary is retried with the rejection added to the prompt in memory.
+
+Nothing is written until every summary is accepted; then the new chain and the
+branch move are one transaction (reflog action "compress", ORIG_HEAD at the old
+tip). The old commits stay as an orphan chain in 'tract log --all'. Token
+counts are estimates (about 4 characters a token).
+
+Exit codes as for 'tract chat': 3 when a summary fails validation on every
+attempt, 4 on a model error, 5 when HEAD moved meanwhile.`,
+		Example: `  tract compress --keep-last 20 --dry-run
+  tract compress --to HEAD~20 --validate 'maxlen:2000'
+  tract compress --from HEAD~10 --to HEAD~4 --content "The user and assistant agreed on X."`,
+		Args: exactArgs(0, "no arguments (use --from and --to)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.To != "" && cmd.Flags().Changed("keep-last") {
+				return usageErrorf("--to and --keep-last both say where the range ends; give one")
+			}
+			if opts.KeepLast < 0 || opts.TargetTokens < 0 || opts.MaxAttempts < 1 {
+				return usageErrorf("--keep-last and --target-tokens must be 0 or more and --max-attempts at least 1")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return compressRun(cmd, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.From, "from", "", "first commit of the range (default: the root)")
+	fl.StringVar(&opts.To, "to", "", "last commit of the range (default: HEAD)")
+	fl.IntVar(&opts.KeepLast, "keep-last", 0, "end the range N commits before HEAD")
+	fl.IntVar(&opts.TargetTokens, "target-tokens", 0, "aim each summary at N tokens (estimated)")
+	fl.StringVar(&opts.Instructions, "instructions", "", "extra instructions for the summarizer")
+	fl.StringArrayVar(&opts.Content, "content", nil, "use TEXT as the summary instead of calling a model (one per summarized group)")
+	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec for every summary (repeatable; as for 'tract chat')")
+	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "attempts per summary, the first included")
+	fl.StringVarP(&opts.Model, "model", "M", "", "summarization model (default $TRACT_MODEL)")
+	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print which commits would be summarized and kept; call no model")
+	fl.BoolVar(&opts.JSON, "json", false, "print the plan or the result as JSON")
+	return cmd
+}
+
+func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
+	f := opts.Factory
+	ctx := cmd.Context()
+	copts := []tract.CompressOption{
+		tract.KeepLast(opts.KeepLast), tract.TargetTokens(opts.TargetTokens), tract.Instructions(opts.Instructions),
+		tract.SummaryAttempts(opts.MaxAttempts), tract.SummaryModel(opts.Model),
+	}
+	if opts.Content != nil {
+		copts = append(copts, tract.Summaries(opts.Content...))
+	}
+	if !opts.DryRun {
+		var judge retry.JudgeFunc
+		if opts.Content == nil {
+			client, err := newClient(f, opts.Model)
+			if err != nil {
+				return err
+			}
+			copts = append(copts, tract.SummaryClient(client))
+			judge = tract.Judge(client, opts.Model)
+		}
+		wd, err := f.Getwd()
+		if err != nil {
+			return err
+		}
+		sopts := []retry.SpecOption{retry.WithBaseDir(wd)}
+		if judge != nil {
+			sopts = append(sopts, retry.WithJudge(judge))
+		}
+		if len(opts.Validate) > 0 {
+			v, err := retry.ParseSpecs(opts.Validate, sopts...)
+			if err != nil {
+				return &usageError{err}
+			}
+			copts = append(copts, tract.ValidateSummaries(v))
+		}
+		copts = append(copts, tract.OnGroup(func(g tract.GroupProgress) {
+			fmt.Fprintf(f.IO.ErrOut, "summary %d/%d: %s → %d tokens (from %d, estimated) after %s\n",
+				g.Index, g.Total, plural(g.Sources, "commit", "commits"), g.TokensAfter, g.TokensBefore, plural(g.Attempts, "attempt", "attempts"))
+		}))
+	}
+	return withTract(f, func(t *tract.Tract) error {
+		if opts.DryRun {
+			plan, err := t.PlanCompress(ctx, opts.From, opts.To, copts...)
+			if err != nil {
+				return err
+			}
+			if opts.JSON {
+				return writeJSON(f.IO.Out, plan)
+			}
+			renderPlan(f.IO.Out, palette{f.IO.Color}, plan)
+			return nil
+		}
+		res, err := t.CompressRange(ctx, opts.From, opts.To, copts...)
+		if err != nil {
+			return err
+		}
+		if opts.JSON {
+			return writeJSON(f.IO.Out, res)
+		}
+		fmt.Fprintf(f.IO.Out, "compressed %s into %s (%d → %d tokens, estimated); replayed %s; HEAD is now at %s\n",
+			plural(len(res.Sources), "commit", "commits"), plural(len(res.Summaries), "summary", "summaries"),
+			res.TokensBefore, res.TokensAfter, plural(res.Replayed, "commit", "commits"), res.NewHead.Short())
+		if len(res.Dropped) > 0 {
+			fmt.Fprintf(f.IO.ErrOut, "dropped %s (notes and errors)\n", plural(len(res.Dropped), "commit", "commits"))
+		}
+		fmt.Fprintf(f.IO.ErrOut, "the old chain is in 'tract log --all'; ORIG_HEAD is %s\n", res.OldHead.Short())
+		return nil
+	})
+}
+
+func renderPlan(w io.Writer, p palette, plan *tract.CompressPlan) {
+	k := 0
+	for _, g := range plan.Groups {
+		if g.Keep {
+			fmt.Fprintf(w, "keep       %s\n", oneLine(p, g.Commits[0], 60))
+			continue
+		}
+		k++
+		fmt.Fprintf(w, "summarize  group %d: %s, %d tokens (estimated)\n", k, plural(len(g.Commits), "commit", "commits"), g.Tokens)
+		for _, c := range g.Commits {
+			fmt.Fprintf(w, "             %s\n", oneLine(p, c, 56))
+		}
+	}
+	for _, c := range plan.Dropped {
+		fmt.Fprintf(w, "drop       %s\n", oneLine(p, c, 60))
+	}
+	fmt.Fprintf(w, "replay     %s after the range\n", plural(plan.Replay, "commit", "commits"))
+}

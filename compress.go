@@ -1,0 +1,490 @@
+package tract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tractdag/tract/compress"
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/retry"
+	"github.com/tractdag/tract/store"
+)
+
+// Errors of CompressRange, besides those of package compress
+// (compress.ErrEmptyRange, compress.ErrNothingToSummarize).
+var (
+	// ErrNotOnChain is returned when a range end is not on the current
+	// branch's first-parent chain.
+	ErrNotOnChain = errors.New("not on the current branch's first-parent chain")
+	// ErrReversedRange is returned when from is newer than to.
+	ErrReversedRange = errors.New("reversed range")
+)
+
+// MetaPinned is the metadata key that pins a commit: a commit whose metadata
+// has "pinned": true is kept in place by CompressRange, like system messages.
+const MetaPinned = "pinned"
+
+// CompressOption configures CompressRange and PlanCompress.
+type CompressOption func(*compressConfig)
+
+type compressConfig struct {
+	keepLast     int
+	client       llm.Client
+	model        string
+	target       int
+	tolerance    float64
+	instructions string
+	contents     []string
+	validators   []retry.Validator
+	maxAttempts  int
+	pinned       map[Hash]bool
+	tokenizer    compress.Tokenizer
+	onGroup      func(GroupProgress)
+}
+
+// KeepLast leaves the last n commits of the chain out of the range when to
+// is not given: "compress everything but the last n".
+func KeepLast(n int) CompressOption { return func(c *compressConfig) { c.keepLast = n } }
+
+// SummaryClient sends the summarization calls to cl (default: the client
+// given to Open).
+func SummaryClient(cl llm.Client) CompressOption { return func(c *compressConfig) { c.client = cl } }
+
+// SummaryModel names the summarization model (default: the client's).
+func SummaryModel(name string) CompressOption { return func(c *compressConfig) { c.model = name } }
+
+// TargetTokens asks for summaries of about n tokens (estimated) and rejects
+// summaries over it by more than the tolerance (default 20%).
+func TargetTokens(n int) CompressOption { return func(c *compressConfig) { c.target = n } }
+
+// TargetTolerance sets how far over TargetTokens a summary may go, as a
+// fraction (0.2 = 20%); negative makes the target a hard maximum.
+func TargetTolerance(f float64) CompressOption { return func(c *compressConfig) { c.tolerance = f } }
+
+// Instructions adds extra instructions to the summarization prompt.
+func Instructions(text string) CompressOption {
+	return func(c *compressConfig) { c.instructions = text }
+}
+
+// Summaries supplies the summaries instead of calling a model: one text per
+// summarized group, in order (PlanCompress tells how many). Validators still
+// run on them.
+func Summaries(texts ...string) CompressOption { return func(c *compressConfig) { c.contents = texts } }
+
+// ValidateSummaries adds validators that every summary must pass.
+func ValidateSummaries(vs ...retry.Validator) CompressOption {
+	return func(c *compressConfig) { c.validators = append(c.validators, vs...) }
+}
+
+// SummaryAttempts sets the attempts per summary, the first included (default 3).
+func SummaryAttempts(n int) CompressOption { return func(c *compressConfig) { c.maxAttempts = n } }
+
+// Pin keeps these commits in place in addition to system messages and
+// commits whose metadata has "pinned": true.
+func Pin(hs ...Hash) CompressOption {
+	return func(c *compressConfig) {
+		for _, h := range hs {
+			c.pinned[h] = true
+		}
+	}
+}
+
+// WithTokenizer counts tokens with tok instead of the documented estimate
+// (compress.Estimator).
+func WithTokenizer(tok compress.Tokenizer) CompressOption {
+	return func(c *compressConfig) { c.tokenizer = tok }
+}
+
+// OnGroup reports progress: each summary as it is accepted.
+func OnGroup(fn func(GroupProgress)) CompressOption {
+	return func(c *compressConfig) { c.onGroup = fn }
+}
+
+// GroupProgress describes one summarized group.
+type GroupProgress struct {
+	// Index and Total count the summarized groups, 1-based.
+	Index, Total int
+	// Sources is the number of commits the group replaces.
+	Sources int
+	// Attempts and TokensBefore/After come from the accepted summary.
+	Attempts                  int
+	TokensBefore, TokensAfter int
+}
+
+// CompressPlan is what CompressRange would do, as PlanCompress reports it.
+type CompressPlan struct {
+	// Head is HEAD when the plan was made.
+	Head Hash `json:"head"`
+	// Groups are the range's groups in order: kept (pinned) commits and runs
+	// to be summarized.
+	Groups []PlanGroup `json:"groups"`
+	// Dropped are the note and error commits left out of the new chain.
+	Dropped []*CommitInfo `json:"dropped"`
+	// Replay is the number of commits after the range that will be replayed.
+	Replay int `json:"replay"`
+	// TokensBefore estimates the size of the range's messages.
+	TokensBefore int `json:"tokens_before"`
+
+	plan  *compress.PlanResult
+	base  Hash   // parent of the range's first commit (zero at the root)
+	tail  []Hash // commits after the range, oldest first
+	start Hash   // first commit of the range
+}
+
+// PlanGroup is one group of a CompressPlan.
+type PlanGroup struct {
+	// Keep is true for a pinned commit kept in place.
+	Keep bool `json:"keep"`
+	// Commits are the group's commits, oldest first.
+	Commits []*CommitInfo `json:"commits"`
+	// Tokens estimates their size.
+	Tokens int `json:"tokens"`
+}
+
+// Summarized returns the number of groups that become summaries.
+func (p *CompressPlan) Summarized() int { return p.plan.Summarized() }
+
+// CompressResult reports what CompressRange did.
+type CompressResult struct {
+	// Summaries are the new summary commits, in order.
+	Summaries []Hash `json:"summaries"`
+	// Sources are the commits the summaries replace.
+	Sources []Hash `json:"sources"`
+	// Dropped are the note and error commits left out of the new chain.
+	Dropped []Hash `json:"dropped"`
+	// Replayed is the number of commits after the range re-committed on the
+	// new chain.
+	Replayed int `json:"replayed"`
+	// OldHead and NewHead are the branch tip before and after.
+	OldHead Hash `json:"old_head"`
+	NewHead Hash `json:"new_head"`
+	// TokensBefore and TokensAfter are the range's estimated sizes before
+	// and after (summaries plus kept commits).
+	TokensBefore int `json:"tokens_before"`
+	TokensAfter  int `json:"tokens_after"`
+	// TokensEstimated is true when the default estimate counted them.
+	TokensEstimated bool `json:"tokens_estimated"`
+	// Attempts is the total number of summary attempts.
+	Attempts int `json:"attempts"`
+	// Usage is the model usage of every attempt.
+	Usage llm.Usage `json:"usage"`
+}
+
+func (t *Tract) compressConfig(opts []CompressOption) *compressConfig {
+	cfg := &compressConfig{client: t.client, pinned: map[Hash]bool{}}
+	for _, o := range opts {
+		o(cfg)
+	}
+	return cfg
+}
+
+// PlanCompress resolves the range of a CompressRange call and reports which
+// commits would be kept, summarized, dropped and replayed, without calling
+// a model or writing anything.
+func (t *Tract) PlanCompress(ctx context.Context, from, to string, opts ...CompressOption) (*CompressPlan, error) {
+	cfg := t.compressConfig(opts)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var plan *CompressPlan
+	err := t.view(func(tx store.Tx) (err error) {
+		plan, err = t.planCompress(tx, from, to, cfg)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compress: %w", err)
+	}
+	return plan, nil
+}
+
+func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) (*CompressPlan, error) {
+	cur, err := readHead(tx)
+	if err != nil {
+		return nil, err
+	}
+	if cur.detached() {
+		return nil, fmt.Errorf("%w at %s: compress works on a branch ('tract switch -c NAME')", ErrDetachedHead, cur.Hash.Short())
+	}
+	if cur.Hash.IsZero() {
+		return nil, fmt.Errorf("%w: nothing to compress", ErrUnbornBranch)
+	}
+	// The chain, oldest first, with each commit's position.
+	var chain []Hash
+	commits := make(map[Hash]*dag.Commit)
+	if err := dag.WalkFirstParent(tx.Commit, cur.Hash, func(h Hash, c *dag.Commit) error {
+		chain = append(chain, h)
+		commits[h] = c
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+	pos := make(map[Hash]int, len(chain))
+	for i, h := range chain {
+		pos[h] = i
+	}
+	locate := func(rev, what string) (int, error) {
+		h, err := resolve(tx, rev)
+		if err != nil {
+			return 0, fmt.Errorf("--%s: %w", what, err)
+		}
+		i, ok := pos[h]
+		if !ok {
+			return 0, fmt.Errorf("--%s %s (%s): %w (is it on another branch?)", what, rev, h.Short(), ErrNotOnChain)
+		}
+		return i, nil
+	}
+	first, last := 0, len(chain)-1-cfg.keepLast
+	if from != "" {
+		if first, err = locate(from, "from"); err != nil {
+			return nil, err
+		}
+	}
+	if to != "" {
+		if last, err = locate(to, "to"); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case cfg.keepLast < 0:
+		return nil, fmt.Errorf("keep-last is %d; it must be 0 or more", cfg.keepLast)
+	case last < 0:
+		return nil, fmt.Errorf("%w: the chain has %d commits and keep-last keeps %d", compress.ErrEmptyRange, len(chain), cfg.keepLast)
+	case first > last:
+		return nil, fmt.Errorf("%w: --from %s is newer than --to %s; swap them", ErrReversedRange, chain[first].Short(), chain[last].Short())
+	}
+	texts := make(map[Hash]string)
+	items := make([]compress.Item, 0, last-first+1)
+	for _, h := range chain[first : last+1] {
+		c := commits[h]
+		text, err := commitText(tx, c)
+		if err != nil {
+			return nil, err
+		}
+		texts[h] = text
+		items = append(items, compress.Item{Hash: h, Kind: c.Kind, Role: c.Role, Text: text, Pinned: cfg.pinned[h] || metaPinned(c)})
+	}
+	pr, err := compress.Plan(items, compress.PinFunc(func(it compress.Item) bool {
+		return it.Role == RoleSystem && it.Kind == KindMessage
+	}))
+	if err != nil {
+		return nil, err
+	}
+	tok := cfg.tok()
+	plan := &CompressPlan{Head: cur.Hash, plan: pr, start: chain[first], tail: chain[last+1:], Replay: len(chain) - 1 - last}
+	if first > 0 {
+		plan.base = chain[first-1]
+	}
+	infoOf := func(h Hash) *CommitInfo { return newInfo(h, commits[h], texts[h], nil) }
+	for _, g := range pr.Groups {
+		pg := PlanGroup{Keep: g.Keep, Tokens: compress.ItemsTokens(tok, g.Items)}
+		for _, it := range g.Items {
+			pg.Commits = append(pg.Commits, infoOf(it.Hash))
+		}
+		plan.TokensBefore += pg.Tokens
+		plan.Groups = append(plan.Groups, pg)
+	}
+	for _, it := range pr.Dropped {
+		plan.Dropped = append(plan.Dropped, infoOf(it.Hash))
+	}
+	return plan, nil
+}
+
+func (c *compressConfig) tok() compress.Tokenizer {
+	if c.tokenizer != nil {
+		return c.tokenizer
+	}
+	return compress.Estimator{}
+}
+
+func metaPinned(c *dag.Commit) bool {
+	if len(c.Meta) == 0 || !strings.Contains(string(c.Meta), `"`+MetaPinned+`"`) {
+		return false
+	}
+	m, err := c.MetaMap()
+	return err == nil && m[MetaPinned] == true
+}
+
+// CompressRange replaces the commits from from to to (inclusive, on the
+// current branch's first-parent chain; empty from means the root, empty to
+// means HEAD, or HEAD~n with KeepLast) with summaries (SPEC §6). Pinned
+// commits — system messages, commits with "pinned": true metadata, and those
+// given with Pin — stay in place; each run of other commits becomes one
+// summary commit (kind summary, role system) whose metadata lists its sources,
+// the estimated tokens before and after, and the attempts. Note and error
+// commits in the range are dropped. Commits after to are replayed onto the new
+// chain with the same kind, role, text, metadata and time.
+//
+// Summaries come from the model (or Summaries) and are validated with
+// retries whose steering amends the prompt in memory. Nothing is written
+// until every summary is accepted; then the new chain, the branch move
+// (reflog action "compress"), and ORIG_HEAD are one transaction. If HEAD moved
+// in the meantime the call fails with ErrConflict and writes nothing. The old
+// commits stay in the store as an orphan chain.
+func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...CompressOption) (*CompressResult, error) {
+	cfg := t.compressConfig(opts)
+	plan, err := t.PlanCompress(ctx, from, to, opts...)
+	if err != nil {
+		return nil, err
+	}
+	n := plan.Summarized()
+	if cfg.contents != nil && len(cfg.contents) != n {
+		return nil, fmt.Errorf("compress: %d summaries given for %d groups to summarize (see the plan: 'tract compress --dry-run')", len(cfg.contents), n)
+	}
+	if cfg.contents == nil && cfg.client == nil {
+		return nil, fmt.Errorf("compress: %w: pass tract.WithClient to Open, tract.SummaryClient, or the summaries themselves", ErrNoClient)
+	}
+	res := &CompressResult{OldHead: plan.Head, TokensBefore: plan.TokensBefore, TokensEstimated: cfg.tokenizer == nil}
+	summaries := make([]*compress.Summary, len(plan.plan.Groups))
+	k := 0
+	for i, g := range plan.plan.Groups {
+		if g.Keep {
+			res.TokensAfter += plan.Groups[i].Tokens
+			continue
+		}
+		k++
+		scfg := compress.Config{
+			Client: cfg.client, Model: cfg.model, TargetTokens: cfg.target, Tolerance: cfg.tolerance,
+			Instructions: cfg.instructions, MaxAttempts: cfg.maxAttempts, Tokenizer: cfg.tok(),
+		}
+		if len(cfg.validators) == 1 {
+			scfg.Validator = cfg.validators[0]
+		} else if len(cfg.validators) > 1 {
+			scfg.Validator = retry.All(cfg.validators...)
+		}
+		if cfg.contents != nil {
+			scfg.Content = cfg.contents[k-1]
+		}
+		s, err := compress.Summarize(ctx, g, scfg)
+		if err != nil {
+			return nil, fmt.Errorf("compress: group %d of %d (%d commits from %s): %w", k, n, len(g.Items), g.Items[0].Hash.Short(), err)
+		}
+		summaries[i] = s
+		res.Attempts += s.Attempts
+		res.Usage = res.Usage.Add(s.Usage)
+		res.TokensAfter += s.TokensAfter
+		if cfg.onGroup != nil {
+			cfg.onGroup(GroupProgress{Index: k, Total: n, Sources: len(g.Items), Attempts: s.Attempts, TokensBefore: s.TokensBefore, TokensAfter: s.TokensAfter})
+		}
+	}
+	err = t.update(func(tx store.Tx) error {
+		return t.writeCompressed(tx, plan, summaries, res)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compress: %w", err)
+	}
+	for _, it := range plan.plan.Dropped {
+		res.Dropped = append(res.Dropped, it.Hash)
+	}
+	return res, nil
+}
+
+// writeCompressed commits the new chain and moves the branch, in tx.
+func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*compress.Summary, res *CompressResult) error {
+	cur, err := readHead(tx)
+	if err != nil {
+		return err
+	}
+	if cur.Hash != plan.Head {
+		return fmt.Errorf("%w: HEAD moved from %s to %s while the summaries were made; nothing was written, run compress again",
+			ErrConflict, plan.Head.Short(), cur.Hash.Short())
+	}
+	var batch []hashedCommit
+	tip := plan.base
+	// New commits get consecutive nanoseconds from now, so the new chain
+	// reads in order in time-sorted listings.
+	now, made := t.now(), 0
+	stamp := func() time.Time {
+		made++
+		return now.Add(time.Duration(made))
+	}
+	// replay re-commits c on the new tip; a commit whose parent is unchanged
+	// is reused as it is.
+	replay := func(h Hash) error {
+		c, err := tx.Commit(h)
+		if err != nil {
+			return err
+		}
+		if c.Parent() == tip {
+			tip = h
+			return nil
+		}
+		nc := *c
+		nc.Time = stamp()
+		nc.Parents = append([]Hash{tip}, c.Parents[min(1, len(c.Parents)):]...)
+		if tip.IsZero() {
+			nc.Parents = c.Parents[min(1, len(c.Parents)):]
+		}
+		if tip, err = nc.Hash(); err != nil {
+			return err
+		}
+		batch = append(batch, hashedCommit{tip, &nc})
+		return nil
+	}
+	var blobs []hashedBlob
+	for i, g := range plan.plan.Groups {
+		if g.Keep {
+			if err := replay(g.Items[0].Hash); err != nil {
+				return err
+			}
+			continue
+		}
+		s := summaries[i]
+		sources := make([]string, len(s.Sources))
+		for j, h := range s.Sources {
+			sources[j] = h.String()
+		}
+		meta, err := dag.MetaFromMap(map[string]any{
+			"sources": sources, "tokens_before": s.TokensBefore, "tokens_after": s.TokensAfter,
+			"tokens_estimated": res.TokensEstimated, "attempts": s.Attempts, "diagnoses": append([]string{}, s.History...),
+			"model": s.Model, "usage": s.Usage,
+		})
+		if err != nil {
+			return err
+		}
+		data := []byte(s.Text)
+		blob := dag.Sum(data)
+		blobs = append(blobs, hashedBlob{blob, data})
+		c := &dag.Commit{Kind: KindSummary, Role: RoleSystem, Blob: blob, Meta: meta, Time: stamp()}
+		if !tip.IsZero() {
+			c.Parents = []Hash{tip}
+		}
+		if tip, err = c.Hash(); err != nil {
+			return err
+		}
+		batch = append(batch, hashedCommit{tip, c})
+		res.Summaries = append(res.Summaries, tip)
+		res.Sources = append(res.Sources, s.Sources...)
+	}
+	for _, h := range plan.tail {
+		if err := replay(h); err != nil {
+			return err
+		}
+	}
+	res.Replayed = len(plan.tail)
+	res.NewHead = tip
+	if err := putSorted(tx, batch, blobs); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("compress: %s into %s, %d replayed", countOf(len(res.Sources), "commit", "commits"),
+		countOf(len(res.Summaries), "summary", "summaries"), res.Replayed)
+	if err := t.move(tx, plan.Head, tip, refs.ActionCompress, msg); err != nil {
+		return err
+	}
+	return setOrigHead(tx, plan.Head)
+}
+
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
