@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testFactory returns a factory with fake streams and an environment map.
+func testFactory(t *testing.T, env map[string]string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	io := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+	f := newFactory(io, func(k string) string { return env[k] })
+	dir := t.TempDir()
+	f.Getwd = func() (string, error) { return dir, nil }
+	clock := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	f.Clock = func() time.Time { clock = clock.Add(time.Second); return clock }
+	return f, out, errOut
+}
+
+// parse runs cmd's flag and argument parsing with runF capturing the options.
+func parse[O any](t *testing.T, newCmd func(*Factory, func(*O) error) *cobra.Command, args ...string) (*O, error) {
+	t.Helper()
+	f, _, _ := testFactory(t, nil)
+	var got *O
+	cmd := newCmd(f, func(o *O) error { got = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	err := cmd.Execute()
+	return got, err
+}
+
+func TestNewCmdLog_Flags(t *testing.T) {
+	cases := []struct {
+		args    []string
+		want    LogOptions
+		wantErr string
+	}{
+		{args: nil, want: LogOptions{}},
+		{args: []string{"-n", "3", "--oneline"}, want: LogOptions{Limit: 3, Oneline: true}},
+		{args: []string{"--all", "--graph", "--json"}, want: LogOptions{All: true, Graph: true, JSON: true}},
+		{args: []string{"main~2"}, want: LogOptions{Rev: "main~2"}},
+		{args: []string{"--all", "main"}, wantErr: "--all shows every commit"},
+		{args: []string{"-n", "-1"}, wantErr: "-n must be 0"},
+		{args: []string{"a", "b"}, wantErr: "at most one revision"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got, err := parse(t, newCmdLog, tc.args...)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				assert.Equal(t, exitUsage, exitCode(err))
+				return
+			}
+			require.NoError(t, err)
+			got.Factory = nil
+			assert.Equal(t, tc.want, *got)
+		})
+	}
+}
+
+func TestNewCmdReset_HardNeedsForce(t *testing.T) {
+	_, err := parse(t, newCmdReset, "--hard", "HEAD~1")
+	require.Error(t, err)
+	assert.Equal(t, exitUsage, exitCode(err))
+	assert.Contains(t, err.Error(), "--force")
+
+	got, err := parse(t, newCmdReset, "--hard", "--force", "HEAD~1")
+	require.NoError(t, err)
+	assert.True(t, got.Hard)
+	assert.Equal(t, "HEAD~1", got.Rev)
+
+	_, err = parse(t, newCmdReset, "--soft", "--hard", "-f", "HEAD")
+	assert.Error(t, err)
+	_, err = parse(t, newCmdReset)
+	assert.Error(t, err)
+}
+
+func TestNewCmdChat_Flags(t *testing.T) {
+	got, err := parse(t, newCmdChat, "--validate", "json", "-V", "maxlen:10", "--max-attempts", "5",
+		"--purify=false", "--provenance", "--system", "be terse", "--model", "m", "--temperature", "0.2", "--json", "hello")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"json", "maxlen:10"}, got.Validate)
+	assert.Equal(t, 5, got.MaxAttempts)
+	assert.False(t, got.Purify)
+	assert.True(t, got.Provenance)
+	assert.Equal(t, "hello", got.Message)
+	require.NotNil(t, got.Temperature)
+	assert.Equal(t, 0.2, *got.Temperature)
+
+	got, err = parse(t, newCmdChat, "-")
+	require.NoError(t, err)
+	assert.True(t, got.FromStdin)
+	assert.True(t, got.Purify, "purify is on by default")
+	assert.Nil(t, got.Temperature)
+
+	_, err = parse(t, newCmdChat, "--max-attempts", "0", "x")
+	assert.Equal(t, exitUsage, exitCode(err))
+	_, err = parse(t, newCmdChat, "two", "words")
+	assert.Equal(t, exitUsage, exitCode(err))
+}
+
+func TestNewCmdCompress_Flags(t *testing.T) {
+	got, err := parse(t, newCmdCompress, "--from", "HEAD~9", "--keep-last", "4", "--target-tokens", "200",
+		"--content", "a", "--content", "b", "--validate", "maxlen:2000", "--dry-run")
+	require.NoError(t, err)
+	assert.Equal(t, "HEAD~9", got.From)
+	assert.Equal(t, 4, got.KeepLast)
+	assert.Equal(t, []string{"a", "b"}, got.Content)
+	assert.True(t, got.DryRun)
+
+	_, err = parse(t, newCmdCompress, "--to", "HEAD", "--keep-last", "2")
+	assert.Equal(t, exitUsage, exitCode(err))
+}
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{"now": 0, "0": 0, "7d": 7 * 24 * time.Hour, "12h": 12 * time.Hour} {
+		got, err := parseAge(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"soon", "-1d", "-5m", "d"} {
+		_, err := parseAge(in)
+		assert.Error(t, err, in)
+	}
+}
+
+// TestRun_CommitLogShow drives commands through run() with fake streams.
+func TestRun_CommitLogShow(t *testing.T) {
+	f, out, errOut := testFactory(t, nil)
+	db := filepath.Join(t.TempDir(), "t.db")
+	exec := func(stdin string, args ...string) int {
+		out.Reset()
+		errOut.Reset()
+		f.IO.In = strings.NewReader(stdin)
+		root := newRootCmd(f)
+		root.SetArgs(append([]string{"--db", db}, args...))
+		cmd, err := root.ExecuteContextC(context.Background())
+		if err != nil {
+			return printError(f, cmd, err)
+		}
+		return exitOK
+	}
+	require.Equal(t, exitOK, exec("", "init"))
+	assert.Contains(t, errOut.String(), "Initialized empty tract repository")
+	require.Equal(t, exitOK, exec("", "commit", "--role", "user", "-m", "hello"))
+	assert.Regexp(t, `^\[main [0-9a-f]{8}\] user: hello\n$`, out.String())
+	require.Equal(t, exitOK, exec("from stdin\n", "commit", "--role", "assistant"))
+	require.Equal(t, exitOK, exec("", "log", "--oneline"))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0], "(HEAD -> main) assistant: from stdin")
+	assert.NotContains(t, out.String(), "\x1b[", "no colour off a terminal")
+
+	require.Equal(t, exitOK, exec("", "show", "--json", "HEAD~1"))
+	assert.Contains(t, out.String(), `"text": "hello"`)
+
+	assert.Equal(t, exitError, exec("", "show", "nope"))
+	assert.Contains(t, errOut.String(), `unknown revision "nope"`)
+	assert.Equal(t, exitUsage, exec("", "commit", "--role", "narrator", "-m", "x"))
+	assert.Equal(t, exitUsage, exec("", "log", "--bogus"))
+	assert.Contains(t, errOut.String(), "Run 'tract log --help' for usage.")
+	assert.Equal(t, exitError, exec("", "commit", "--role", "user", "--meta", "[1]", "-m", "x"))
+	assert.Contains(t, errOut.String(), "metadata must be a JSON object")
+}
+
+func TestRenderGraphAll_SideChains(t *testing.T) {
+	f, out, _ := testFactory(t, nil)
+	db := filepath.Join(t.TempDir(), "t.db")
+	for _, args := range [][]string{
+		{"init"},
+		{"commit", "-r", "user", "-m", "q"},
+		{"commit", "-r", "assistant", "-m", "bad"},
+		{"commit", "-r", "user", "-k", "steering", "-m", "fix it"},
+		{"reset", "HEAD~2"},
+		{"commit", "-r", "assistant", "-m", "good"},
+	} {
+		root := newRootCmd(f)
+		root.SetArgs(append([]string{"--db", db}, args...))
+		require.NoError(t, root.Execute(), args)
+	}
+	out.Reset()
+	root := newRootCmd(f)
+	root.SetArgs([]string{"--db", db, "log", "--all"})
+	require.NoError(t, root.Execute())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 5)
+	assert.Regexp(t, `^\* [0-9a-f]{8} \(HEAD -> main\) assistant: good$`, lines[0])
+	assert.Regexp(t, `^\| \* [0-9a-f]{8} \(ORIG_HEAD\) steering: fix it$`, lines[1])
+	assert.Regexp(t, `^\| \* [0-9a-f]{8} assistant: bad$`, lines[2])
+	assert.Equal(t, "|/  orphaned by reset --soft: moving to HEAD~2 (2 commits)", lines[3])
+	assert.Regexp(t, `^\* [0-9a-f]{8} user: q$`, lines[4])
+}
