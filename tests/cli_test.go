@@ -1,0 +1,583 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/llm/llmtest"
+)
+
+// A tour of the everyday commands, in the order a new user meets them.
+func TestTour_InitCommitLogShowStatusCompile(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+
+	r := s.ok("init")
+	assert.Empty(t, r.Stdout)
+	assert.Contains(t, r.Stderr, "Initialized empty tract repository in "+s.dbPath())
+	fi, err := os.Stat(s.dbPath())
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "repository file mode")
+
+	r = s.ok("init")
+	assert.Contains(t, r.Stderr, "already exists", "a second init changes nothing")
+
+	// -m, stdin without -m (trailing newline dropped), and "-m -".
+	r = s.ok("commit", "--role", "system", "-m", "You are terse.")
+	assert.Regexp(t, `^\[main [0-9a-f]{8}\] system: You are terse\.\n$`, r.Stdout)
+	s.okStdin("What is 2+2?\n", "commit", "--role", "user")
+	s.okStdin("4", "commit", "--role", "assistant", "-m", "-")
+
+	cs := s.log()
+	require.Len(t, cs, 3)
+	assert.Equal(t, []string{"4", "What is 2+2?", "You are terse."}, texts(cs))
+	assert.Equal(t, []string{"assistant", "user", "system"}, []string{cs[0].Role, cs[1].Role, cs[2].Role})
+	asst, user, sys := cs[0].Hash, cs[1].Hash, cs[2].Hash
+	assert.Equal(t, []string{user}, cs[0].Parents)
+	assert.Empty(t, cs[2].Parents)
+
+	t.Run("log", func(t *testing.T) {
+		s := s.forTest(t)
+		out := s.ok("log").Stdout
+		assert.Len(t, commitLine.FindAllString(out, -1), 3, out)
+		assert.True(t, strings.HasPrefix(out, "commit "+asst+" (HEAD -> main)\n"), out)
+		assert.Contains(t, out, "commit "+user+"\n")
+		assert.Contains(t, out, "Role:   system\n")
+		assert.Contains(t, out, "\n    What is 2+2?\n")
+		assert.Less(t, strings.Index(out, asst), strings.Index(out, sys), "newest first")
+	})
+	t.Run("log --oneline", func(t *testing.T) {
+		s := s.forTest(t)
+		assert.Equal(t, []string{
+			asst[:8] + " (HEAD -> main) assistant: 4",
+			user[:8] + " user: What is 2+2?",
+			sys[:8] + " system: You are terse.",
+		}, lines(s.ok("log", "--oneline").Stdout))
+	})
+	t.Run("log -n 1", func(t *testing.T) {
+		s := s.forTest(t)
+		assert.Equal(t, []string{asst[:8] + " (HEAD -> main) assistant: 4"}, lines(s.ok("log", "-n", "1", "--oneline").Stdout))
+		out := s.ok("log", "-n", "1").Stdout
+		assert.Len(t, commitLine.FindAllString(out, -1), 1, out)
+	})
+	t.Run("show", func(t *testing.T) {
+		s := s.forTest(t)
+		for rev, want := range map[string]string{"HEAD": asst, "HEAD~1": user, "HEAD^^": sys, sys[:6]: sys, "main": asst} {
+			out := s.ok("show", rev).Stdout
+			assert.True(t, strings.HasPrefix(out, "commit "+want), "show %s\n%s", rev, out)
+		}
+		assert.Contains(t, s.ok("show").Stdout, "commit "+asst, "show defaults to HEAD")
+		c := decodeJSON[commitInfo](t, s.ok("show", "--json", "HEAD"))
+		assert.Equal(t, asst, c.Hash)
+		assert.Equal(t, []string{user}, c.Parents)
+		assert.Equal(t, "message", c.Kind)
+		assert.Equal(t, "assistant", c.Role)
+		assert.Equal(t, "4", c.Text)
+		assert.Equal(t, []string{"HEAD -> main"}, c.Refs)
+	})
+	t.Run("status", func(t *testing.T) {
+		s := s.forTest(t)
+		out := s.ok("status").Stdout
+		assert.Contains(t, out, "On branch main\n")
+		assert.Contains(t, out, "HEAD "+asst[:8]+": 3 commits on the chain, 3 messages in the compiled context\n")
+		assert.Contains(t, out, "Repository "+s.dbPath()+"\n")
+		var st struct {
+			Branch   string `json:"branch"`
+			Detached bool   `json:"detached"`
+			Head     string `json:"head"`
+			Length   int    `json:"length"`
+			Messages int    `json:"messages"`
+			Path     string `json:"path"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(s.ok("status", "--json").Stdout), &st))
+		assert.Equal(t, "main", st.Branch)
+		assert.False(t, st.Detached)
+		assert.Equal(t, asst, st.Head)
+		assert.Equal(t, 3, st.Length)
+		assert.Equal(t, 3, st.Messages)
+		assert.Equal(t, s.dbPath(), st.Path)
+	})
+	t.Run("compile", func(t *testing.T) {
+		s := s.forTest(t)
+		// A note is kept in the history but not sent to the model.
+		s.ok("commit", "--role", "assistant", "--kind", "note", "-m", "internal remark")
+		assert.Equal(t, "[system]\nYou are terse.\n\n[user]\nWhat is 2+2?\n\n[assistant]\n4\n", s.ok("compile").Stdout)
+
+		var msgs []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(s.ok("compile", "--json").Stdout), &msgs))
+		assert.Equal(t, []map[string]any{
+			{"role": "system", "content": "You are terse."},
+			{"role": "user", "content": "What is 2+2?"},
+			{"role": "assistant", "content": "4"},
+		}, msgs, "an OpenAI messages array, exactly role and content")
+	})
+	s.fsckOK()
+}
+
+// commitLine matches the first line of a commit in 'tract log' output.
+var commitLine = regexp.MustCompile(`(?m)^commit [0-9a-f]{64}`)
+
+func TestTour_BranchSwitchAndDetachedHead(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	root := s.commit("system", "You are terse.")
+	head := s.commit("user", "hello")
+
+	assert.Equal(t, []string{"* main " + head[:8]}, lines(s.ok("branch").Stdout))
+
+	r := s.ok("branch", "exp")
+	assert.Contains(t, r.Stderr, "Created branch exp at "+head[:8])
+	assert.Equal(t, []string{"  exp " + head[:8], "* main " + head[:8]}, lines(s.ok("branch").Stdout))
+	r = s.ok("branch", "-d", "exp")
+	assert.Contains(t, r.Stderr, "Deleted branch exp (was "+head[:8]+")")
+	assert.Equal(t, []string{"* main " + head[:8]}, lines(s.ok("branch").Stdout))
+
+	r = s.ok("switch", "-c", "side")
+	assert.Contains(t, r.Stderr, "Switched to branch side")
+	assert.Contains(t, s.ok("status").Stdout, "On branch side\n")
+	onSide := s.commit("assistant", "side answer")
+	s.ok("switch", "main")
+	assert.NotContains(t, texts(s.log()), "side answer", "main does not see side's commit")
+	assert.Equal(t, onSide, decodeJSON[[]commitInfo](t, s.ok("log", "--json", "side"))[0].Hash)
+
+	r = s.ok("checkout", root)
+	assert.Contains(t, r.Stderr, "HEAD is now detached at "+root[:8])
+	assert.Contains(t, s.ok("status").Stdout, "HEAD detached at "+root[:8])
+
+	before := s.snapshot()
+	r = s.tract("commit", "--role", "user", "-m", "lost?")
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "detached")
+	assert.Contains(t, r.Stderr, "switch -c", "the message says how to create a branch")
+	assert.Empty(t, r.Stdout)
+	s.requireUnchanged(before)
+
+	s.ok("switch", "-c", "rescue")
+	s.commit("user", "kept")
+	assert.Equal(t, []string{"kept", "You are terse."}, texts(s.log()))
+}
+
+func TestTour_ImportFsckGCVersionCompletion(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+
+	in := `[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello!"}]`
+	r := s.okStdin(in, "import")
+	assert.Contains(t, r.Stderr, "Imported 3 messages")
+	assert.Equal(t, []string{"Hello!", "Hi", "Be brief."}, texts(s.log()))
+	assert.JSONEq(t, in, s.ok("compile", "--json").Stdout, "compile --json round-trips an import")
+
+	r = s.ok("fsck")
+	assert.Regexp(t, `^checked 3 commits, 3 blobs, \d+ refs?, \d+ reflog entr(y|ies): ok\n$`, r.Stdout)
+
+	r = s.ok("gc")
+	assert.Equal(t, "Removed 0 commits, 0 blobs and 0 reflog entries\n", r.Stdout)
+
+	r = s.ok("version")
+	assert.Regexp(t, `^tract \S+ \(go1\.\S+ \S+/\S+, schema \d+\)\n$`, r.Stdout)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s.ok("version", "--json").Stdout), &v))
+	assert.Contains(t, v, "version")
+
+	// completion needs no repository.
+	r = newSandbox(t).ok("completion", "bash")
+	assert.Contains(t, r.Stdout, "bash completion")
+	assert.Contains(t, r.Stdout, "__start_tract")
+}
+
+// resetFixture makes a repository with five commits and returns their
+// hashes, oldest first.
+func resetFixture(t *testing.T, s *sandbox) []string {
+	t.Helper()
+	s.initRepo()
+	return []string{
+		s.commit("system", "You are terse."),
+		s.commit("user", "q1"),
+		s.commit("assistant", "a1"),
+		s.commit("user", "q2"),
+		s.commit("assistant", "a2"),
+	}
+}
+
+func TestReset_SoftLeavesOrphansAsSideChain(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	c := resetFixture(t, s)
+
+	r := s.ok("reset", "HEAD~2")
+	assert.Equal(t, "HEAD is now at "+c[2][:8]+"\n", r.Stdout)
+	assert.Contains(t, r.Stderr, "2 commits left behind as orphans")
+	assert.Equal(t, []string{"a1", "q1", "You are terse."}, texts(s.log()))
+
+	// The orphans hang off the commit they forked from:
+	//   | * a2
+	//   | * q2
+	//   |/  orphaned by reset …
+	//   * a1 (HEAD -> main)
+	//   * q1
+	//   * system
+	got := lines(s.ok("log", "--all").Stdout)
+	require.Len(t, got, 6, strings.Join(got, "\n"))
+	assert.Regexp(t, `^\| \* `+c[4][:8]+` .*assistant: a2$`, got[0])
+	assert.Regexp(t, `^\| \* `+c[3][:8]+` user: q2$`, got[1])
+	assert.Regexp(t, `^\|/  orphaned by reset`, got[2])
+	assert.Regexp(t, `^\* `+c[2][:8]+` \(HEAD -> main\) assistant: a1$`, got[3])
+	assert.Regexp(t, `^\* `+c[1][:8]+` user: q1$`, got[4])
+	assert.Regexp(t, `^\* `+c[0][:8]+` system: You are terse\.$`, got[5])
+
+	h := s.logAll()
+	require.Len(t, h.Orphans, 1)
+	assert.Equal(t, c[2], h.Orphans[0].Fork)
+	assert.Equal(t, []string{"a2", "q2"}, texts(h.Orphans[0].Commits))
+	assert.Contains(t, h.Orphans[0].Action, "reset")
+
+	assert.True(t, strings.HasPrefix(s.ok("show", "ORIG_HEAD").Stdout, "commit "+c[4]))
+	assert.Contains(t, s.ok("status").Stdout, "ORIG_HEAD "+c[4][:8])
+	s.fsckOK()
+}
+
+func TestReset_HardWithoutForceIsUsageError(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	resetFixture(t, s)
+	before := s.snapshot()
+
+	r := s.tract("reset", "--hard", "HEAD~2")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "--force")
+	assert.Contains(t, r.Stderr, "Run 'tract reset --help' for usage.")
+	assert.Empty(t, r.Stdout)
+	s.requireUnchanged(before)
+}
+
+func TestReset_HardForceDeletesLeftBehindCommits(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	c := resetFixture(t, s)
+
+	r := s.ok("reset", "--hard", "--force", "HEAD~2")
+	assert.Equal(t, "HEAD is now at "+c[2][:8]+"\n", r.Stdout)
+	assert.Contains(t, r.Stderr, "Deleted 2 commits")
+
+	h := s.logAll()
+	assert.Empty(t, h.Orphans)
+	assert.Equal(t, []string{"a1", "q1", "You are terse."}, texts(h.Commits))
+	all := s.ok("log", "--all").Stdout
+	assert.NotContains(t, all, c[4][:8])
+	assert.NotContains(t, all, c[3][:8])
+
+	r = s.tract("show", c[4])
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "unknown revision")
+	s.fsckOK()
+}
+
+// reset --hard exists to erase a leaked secret: afterwards the text must be
+// nowhere in the file, not in a commit, a blob, a reflog message or a
+// freed page.
+func TestReset_HardEraseRemovesSecretFromFileBytes(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	db := s.initRepo()
+	s.commit("system", "You are terse.")
+	base := s.commit("user", "what is my password?")
+	secret := "hunter2-SECRET-7f3a9c1e5b"
+	s.commit("assistant", "your password is "+secret)
+	s.commit("user", "thanks; remember "+secret+" for later")
+
+	data, err := os.ReadFile(db)
+	require.NoError(t, err)
+	require.True(t, strings.Contains(string(data), secret), "precondition: the secret is in the file")
+
+	s.ok("reset", "--hard", "--force", base)
+	s.fsckOK()
+
+	// Every process has exited, so the file is closed.
+	data, err = os.ReadFile(db)
+	require.NoError(t, err)
+	assert.False(t, strings.Contains(string(data), secret), "the erased secret is still in the bytes of %s", db)
+	assert.False(t, strings.Contains(string(data), "your password is"), "the erased commit's text is still in the file")
+	assert.NotContains(t, s.ok("log", "--all").Stdout, secret)
+}
+
+func TestDiscovery_SubdirectoryFindsParentRepository(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	sub := filepath.Join(s.dir, "a", "b", "c")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+
+	in := s.in(sub)
+	in.ok("commit", "--role", "user", "-m", "from a subdirectory")
+	assert.Contains(t, in.ok("status").Stdout, "Repository "+s.dbPath()+"\n")
+	assert.Equal(t, []string{"from a subdirectory"}, texts(s.log()))
+	assert.NoDirExists(t, filepath.Join(sub, ".tract"))
+}
+
+func TestDiscovery_DBFlagAndTRACT_DBOverride(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("user", "in the default repository")
+
+	other := filepath.Join(s.dir, "elsewhere", "other.db")
+	s.ok("--db", other, "init")
+	fi, err := os.Stat(other)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	s.ok("--db", other, "commit", "--role", "user", "-m", "in the other repository")
+
+	assert.Equal(t, []string{"in the default repository"}, texts(s.log()))
+	assert.Equal(t, []string{"in the other repository"},
+		texts(decodeJSON[[]commitInfo](t, s.ok("--db", other, "log", "--json"))))
+
+	env := s.withEnv("TRACT_DB", other)
+	assert.Equal(t, []string{"in the other repository"}, texts(env.log()), "TRACT_DB beats .tract")
+	assert.Equal(t, []string{"in the default repository"},
+		texts(decodeJSON[[]commitInfo](t, env.ok("--db", s.dbPath(), "log", "--json"))), "--db beats TRACT_DB")
+}
+
+func TestDiscovery_NoRepositorySaysRunInit(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	for _, args := range [][]string{{"log"}, {"status"}, {"commit", "--role", "user", "-m", "x"}} {
+		r := s.tract(args...)
+		requireExit(t, r, exitError)
+		assert.Contains(t, r.Stderr, "tract init", r.String())
+		assert.Empty(t, r.Stdout)
+	}
+	assert.NoDirExists(t, filepath.Join(s.dir, ".tract"), "a failed command creates no repository")
+
+	r := s.withEnv("TRACT_DB", filepath.Join(s.dir, "missing.db")).tract("log")
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "missing.db")
+	assert.Contains(t, r.Stderr, "tract init")
+	assert.NoFileExists(t, filepath.Join(s.dir, "missing.db"))
+}
+
+// Each bad input fails with the documented code and a message that names
+// the problem, and leaves the repository exactly as it was.
+func TestBadInput_RejectedWithoutPartialState(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("system", "You are terse.")
+	s.commit("user", "hello")
+	s.ok("branch", "other")
+	before := s.snapshot()
+
+	str := func(v string) *string { return &v }
+	cases := []struct {
+		name   string
+		args   []string
+		stdin  *string
+		code   int
+		stderr []string
+	}{
+		{"unknown revision", []string{"show", "nope"}, nil, exitError, []string{`unknown revision "nope"`}},
+		{"unknown hash", []string{"show", "deadbeef"}, nil, exitError, []string{"deadbeef"}},
+		{"revision past the root", []string{"log", "HEAD~10"}, nil, exitError, []string{"HEAD~10"}},
+		{"abbreviation under 4 characters", []string{"show", "abc"}, nil, exitError, []string{"abc", "4 characters"}},
+		{"reset to unknown revision", []string{"reset", "nope"}, nil, exitError, []string{`"nope"`}},
+		{"checkout unknown revision", []string{"checkout", "nope"}, nil, exitError, []string{`"nope"`}},
+		{"branch name with a space", []string{"branch", "a b"}, nil, exitError, []string{"invalid branch name", "space"}},
+		{"branch name with ..", []string{"branch", "a..b"}, nil, exitError, []string{"invalid branch name", "'..'"}},
+		{"branch name with leading dash", []string{"branch", "--", "-x"}, nil, exitError, []string{"invalid branch name", "'-'"}},
+		{"switch -c with leading dash", []string{"switch", "-c", "--", "-x"}, nil, exitError, []string{"invalid branch name", "'-'"}},
+		{"branch name with a control character", []string{"branch", "a\x01b"}, nil, exitError, []string{"invalid branch name", "control"}},
+		{"branch name with a tab", []string{"branch", "a\tb"}, nil, exitError, []string{"invalid branch name"}},
+		{"branch that exists", []string{"branch", "other"}, nil, exitError, []string{"other"}},
+		{"delete the current branch", []string{"branch", "-d", "main"}, nil, exitError, []string{"cannot delete", "main"}},
+		{"delete an unknown branch", []string{"branch", "-d", "nope"}, nil, exitError, []string{"nope"}},
+		{"empty -m text", []string{"commit", "--role", "user", "-m", ""}, nil, exitError, []string{"empty"}},
+		{"empty stdin text", []string{"commit", "--role", "user"}, str(""), exitError, []string{"empty"}},
+		{"invalid UTF-8 on stdin", []string{"commit", "--role", "user"}, str("ab\xffcd\n"), exitError, []string{"UTF-8"}},
+		{"meta is an array", []string{"commit", "--role", "user", "-m", "x", "--meta", "[1]"}, nil, exitError, []string{"JSON object"}},
+		{"meta is a string", []string{"commit", "--role", "user", "-m", "x", "--meta", `"x"`}, nil, exitError, []string{"JSON object"}},
+		{"meta is not JSON", []string{"commit", "--role", "user", "-m", "x", "--meta", "{bad"}, nil, exitError, []string{"JSON object"}},
+		{"unknown role", []string{"commit", "--role", "wizard", "-m", "x"}, nil, exitUsage, []string{"wizard", "--help"}},
+		{"unknown flag", []string{"log", "--bogus"}, nil, exitUsage, []string{"unknown flag: --bogus", "Run 'tract log --help' for usage."}},
+		{"unknown command", []string{"frobnicate"}, nil, exitUsage, []string{`unknown command "frobnicate"`, "Run 'tract --help' for usage."}},
+		{"too many arguments", []string{"show", "HEAD", "HEAD~1"}, nil, exitUsage, []string{"--help"}},
+		{"import that is not JSON", []string{"import"}, str("[{bad"), exitUsage, []string{"JSON"}},
+		{"import with one bad message", []string{"import"}, str(`[{"role":"user","content":"ok"},{"role":"wizard","content":"x"}]`), exitError, []string{"message 2", "wizard"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := s.forTest(t)
+			var r result
+			if tc.stdin != nil {
+				r = s.tractStdin(*tc.stdin, tc.args...)
+			} else {
+				r = s.tract(tc.args...)
+			}
+			requireExit(t, r, tc.code)
+			assert.Empty(t, r.Stdout)
+			assert.True(t, strings.HasPrefix(r.Stderr, "tract: "), r.String())
+			for _, want := range tc.stderr {
+				assert.Contains(t, r.Stderr, want)
+			}
+			s.requireUnchanged(before)
+		})
+	}
+}
+
+// An abbreviated hash that matches two commits is an error listing both.
+func TestBadInput_AmbiguousAbbreviatedHash(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+
+	// Import commits in batches until two hashes share a 4-character prefix
+	// (about 300 commits by the birthday bound).
+	var a, b string
+	byPrefix := map[string]string{}
+	for batch := 0; a == "" && batch < 20; batch++ {
+		var msgs []map[string]string
+		for i := range 150 {
+			msgs = append(msgs, map[string]string{"role": "user", "content": fmt.Sprintf("message %d.%d", batch, i)})
+		}
+		in, err := json.Marshal(msgs)
+		require.NoError(t, err)
+		s.okStdin(string(in), "import")
+		for _, c := range s.log() {
+			p := c.Hash[:4]
+			if o, ok := byPrefix[p]; ok && o != c.Hash {
+				a, b = o, c.Hash
+				break
+			}
+			byPrefix[p] = c.Hash
+		}
+	}
+	require.NotEmpty(t, a, "no 4-character collision after 3000 commits")
+	prefix := a[:4]
+	before := s.snapshot()
+
+	r := s.tract("show", prefix)
+	requireExit(t, r, exitError)
+	assert.Empty(t, r.Stdout)
+	assert.Contains(t, r.Stderr, "ambiguous")
+	assert.Contains(t, r.Stderr, prefix)
+	assert.Contains(t, r.Stderr, a[:8], "candidates are listed")
+	assert.Contains(t, r.Stderr, b[:8], "candidates are listed")
+	s.requireUnchanged(before)
+
+	// One more character (where the two differ) resolves it.
+	n := 4
+	for a[:n] == b[:n] {
+		n++
+	}
+	assert.True(t, strings.HasPrefix(s.ok("show", a[:n+1]).Stdout, "commit "+a))
+}
+
+// A file that is not a tract repository is refused with a clear message
+// and left byte for byte as it was.
+func TestBadInput_NotATractRepository(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	rng := rand.New(rand.NewPCG(7, 11))
+	random := make([]byte, 64<<10)
+	for i := range random {
+		random[i] = byte(rng.UintN(256))
+	}
+	files := map[string][]byte{
+		"random.db": random,
+		"text.db":   []byte("just some notes\n"),
+		"empty.db":  nil,
+	}
+	for name, content := range files {
+		t.Run(name, func(t *testing.T) {
+			s := s.forTest(t)
+			p := filepath.Join(s.dir, name)
+			require.NoError(t, os.WriteFile(p, content, 0o644))
+			for _, args := range [][]string{{"log"}, {"fsck"}, {"commit", "--role", "user", "-m", "x"}} {
+				r := s.tract(append([]string{"--db", p}, args...)...)
+				requireExit(t, r, exitError)
+				assert.Contains(t, r.Stderr, "not a tract repository", r.String())
+				assert.Contains(t, r.Stderr, p, r.String())
+				assert.Empty(t, r.Stdout)
+			}
+			got, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, len(content), len(got), "a failed command changed the size of %s", name)
+			assert.True(t, string(content) == string(got), "a failed command changed the bytes of %s", name)
+		})
+	}
+}
+
+// A repository file cut short (half of it, and other cut points, on and
+// off page boundaries) is reported with a message, never a Go crash.
+func TestBadInput_TruncatedRepository(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	db := s.initRepo()
+	var msgs []map[string]string
+	for i := range 400 {
+		msgs = append(msgs, map[string]string{"role": "user", "content": strings.Repeat(fmt.Sprintf("line %d ", i), 40)})
+	}
+	in, err := json.Marshal(msgs)
+	require.NoError(t, err)
+	s.okStdin(string(in), "import")
+	s.fsckOK()
+
+	data, err := os.ReadFile(db)
+	require.NoError(t, err)
+	for _, size := range []int{len(data) / 2, len(data) / 4, len(data) * 3 / 4, len(data)/2 + 1000, 5 * 4096} {
+		t.Run(fmt.Sprintf("%d of %d bytes", size, len(data)), func(t *testing.T) {
+			s := s.forTest(t)
+			cut := filepath.Join(s.dir, fmt.Sprintf("truncated-%d.db", size))
+			require.NoError(t, os.WriteFile(cut, data[:size], 0o600))
+			for _, args := range [][]string{{"fsck"}, {"log"}} {
+				r := s.tract(append([]string{"--db", cut}, args...)...)
+				assert.NotEqual(t, exitOK, r.Code, r.String())
+				assert.True(t, strings.HasPrefix(r.Stderr, "tract: "), "a message, not a crash\n%s", r)
+				assert.Contains(t, r.Stderr, cut, "the message names the file\n%s", r)
+			}
+		})
+	}
+}
+
+// A second process waits for the lock at most TRACT_LOCK_TIMEOUT, then says
+// which file is locked; the first process is not disturbed.
+func TestBadInput_RepositoryLockedByAnotherProcess(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Reply{Content: "slow answer", Delay: 3 * time.Second})
+	s := newSandbox(t)
+	db := s.initRepo()
+	s.commit("system", "You are terse.")
+
+	chat := chatEnv(s, srv).start("chat", "take your time")
+	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 10*time.Second, 10*time.Millisecond,
+		"the chat never reached the model")
+
+	// The chat holds the repository while it waits for the model.
+	start := time.Now()
+	r := s.withEnv("TRACT_LOCK_TIMEOUT", "300ms").tract("log")
+	waited := time.Since(start)
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "locked")
+	assert.Contains(t, r.Stderr, db)
+	assert.Empty(t, r.Stdout)
+	// bbolt gives up one 50ms poll early, hence not 300ms.
+	assert.GreaterOrEqual(t, waited, 200*time.Millisecond)
+	assert.Less(t, waited, 2500*time.Millisecond, "TRACT_LOCK_TIMEOUT bounds the wait")
+
+	r = chat.wait()
+	requireExit(t, r, exitOK)
+	assert.Equal(t, "slow answer\n", r.Stdout)
+	s.fsckOK()
+	assert.Equal(t, []string{"slow answer", "take your time", "You are terse."}, texts(s.log()))
+}
