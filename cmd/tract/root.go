@@ -54,7 +54,7 @@ func exitCode(err error) int {
 		cfgErr    *llm.ConfigError
 	)
 	switch {
-	case isUsage(err), errors.As(err, &specErr), errors.As(err, &cfgErr):
+	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr):
 		return exitUsage
 	case errors.As(err, &exhausted):
 		return exitExhausted
@@ -66,6 +66,13 @@ func exitCode(err error) int {
 		return exitConflict
 	}
 	return exitError
+}
+
+// isUnknownCommand recognises cobra's error for an unknown subcommand
+// ("unknown command \"x\" for \"tract\""), a plain error with no type to
+// match: it is a usage error like an unknown flag.
+func isUnknownCommand(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command ")
 }
 
 func newRootCmd(f *Factory) *cobra.Command {
