@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/tractdag/tract"
 )
 
@@ -24,10 +26,9 @@ type IOStreams struct {
 	Color bool
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal (not merely a character
+// device such as /dev/null).
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 func systemIO() *IOStreams {
 	return &IOStreams{

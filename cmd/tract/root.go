@@ -39,6 +39,10 @@ func run(ctx context.Context, args []string, io *IOStreams, getenv func(string) 
 // printError is the one place errors reach the user; it returns the code.
 func printError(f *Factory, cmd *cobra.Command, err error) int {
 	code := exitCode(err)
+	if code == exitInterrupt {
+		fmt.Fprintln(f.IO.ErrOut, "tract: interrupted; every commit made so far is intact (see 'tract log')")
+		return code
+	}
 	fmt.Fprintf(f.IO.ErrOut, "tract: %v\n", err)
 	if code == exitUsage && cmd != nil {
 		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
