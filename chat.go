@@ -333,6 +333,7 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 	var me *modelError
 	switch {
 	case errors.As(err, &ex):
+		ex.LastResult = ex.LastResult.(answer).text // the last answer, not tract's private type
 		if !cfg.purify {
 			return fmt.Errorf("chat: %w", err)
 		}
