@@ -339,6 +339,12 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 	if cfg.contents != nil && len(cfg.contents) != n {
 		return nil, fmt.Errorf("compress: %d summaries given for %d groups to summarize (see the plan: 'tract compress --dry-run')", len(cfg.contents), n)
 	}
+	for i, text := range cfg.contents {
+		// An empty Content means "ask the model" to compress.Summarize.
+		if text == "" {
+			return nil, fmt.Errorf("compress: summary %d of %d given is empty; nothing was written", i+1, n)
+		}
+	}
 	if cfg.contents == nil && cfg.client == nil {
 		return nil, fmt.Errorf("compress: %w: pass tract.WithClient to Open, tract.SummaryClient, or the summaries themselves", ErrNoClient)
 	}
