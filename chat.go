@@ -125,7 +125,8 @@ type ChatResult struct {
 // (SPEC §5.2). With validators, each answer is committed and checked; a
 // rejected answer is followed by a steering commit and another attempt; a
 // success after retries is purified (see Purify). Exhaustion returns an
-// error wrapping *retry.ExhaustedError; a model failure after the client's
+// error wrapping *retry.ExhaustedError whose LastResult is the last answer's
+// text; a model failure after the client's
 // own retries commits an error commit and returns an error wrapping the
 // client's typed error (for example *llm.ServerError).
 func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*ChatResult, error) {
@@ -168,15 +169,26 @@ func (t *Tract) Generate(ctx context.Context, opts ...ChatOption) (*ChatResult, 
 	if err != nil {
 		return nil, err
 	}
-	branch, head, err := t.Head(ctx)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if branch == "" {
-		return nil, fmt.Errorf("generate: %w: create a branch first with 'tract switch -c NAME'", ErrDetachedHead)
-	}
-	if head.IsZero() {
-		return nil, fmt.Errorf("generate: %w: commit a message first", ErrUnbornBranch)
+	var head Hash
+	err = t.update(func(tx store.Tx) error {
+		cur, err := requireBranch(tx)
+		if err != nil {
+			return err
+		}
+		if cur.Hash.IsZero() {
+			return fmt.Errorf("%w: commit a message first", ErrUnbornBranch)
+		}
+		head = cur.Hash
+		if cfg.system != "" {
+			head, err = t.ensureSystem(tx, head, cfg.system)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
 	}
 	return t.generate(ctx, head, cfg)
 }
@@ -314,7 +326,10 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 	}
 	res.Text, res.Commit = out.Value.text, lastCommit
 	if cfg.note {
-		note := fmt.Sprintf("passed validation on the first attempt (%s)", validator.Name())
+		note := "accepted on the first attempt"
+		if name := validator.Name(); name != "" {
+			note = fmt.Sprintf("passed validation on the first attempt (%s)", name)
+		}
 		if res.Attempts > 1 {
 			note = fmt.Sprintf("resolved after %d attempts: %s", res.Attempts, strings.Join(res.Diagnoses, "; "))
 		}
@@ -332,6 +347,16 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 	var ex *retry.ExhaustedError
 	var me *modelError
 	switch {
+	case ctx.Err() != nil:
+		// Interrupted: with purify, take the attempts made so far off the
+		// branch so the next turn does not answer a steering message.
+		if cfg.purify && *tip != restore {
+			if _, rerr := t.rewind(*tip, restore, purifyMessage(res.Attempts)+" (interrupted)", nil); rerr != nil {
+				return errors.Join(fmt.Errorf("chat: %w", ctx.Err()), rerr)
+			}
+			*tip, res.Purified = restore, true
+		}
+		return fmt.Errorf("chat: %w", ctx.Err())
 	case errors.As(err, &ex):
 		ex.LastResult = ex.LastResult.(answer).text // the last answer, not tract's private type
 		if !cfg.purify {
@@ -348,9 +373,6 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 		*tip, res.Commit, res.Purified = h, h, true
 		return fmt.Errorf("chat: %w", err)
 	case errors.As(err, &me):
-		if ctx.Err() != nil {
-			return fmt.Errorf("chat: %w", ctx.Err())
-		}
 		text := "model call failed: " + me.err.Error()
 		meta := map[string]any{"error": me.err.Error(), "attempt": res.Attempts + 1, "usage": res.Usage}
 		var h Hash
@@ -391,7 +413,8 @@ func (t *Tract) commitOn(parent Hash, kind Kind, role Role, text string, meta ma
 }
 
 // rewind soft-resets the branch from tip to restore (reflog action purify,
-// ORIG_HEAD at tip) and commits what then returns, in one transaction.
+// ORIG_HEAD at tip) and, unless then is nil, commits what then returns, in
+// one transaction.
 func (t *Tract) rewind(tip, restore Hash, msg string, then func(store.Tx) (Hash, error)) (Hash, error) {
 	var h Hash
 	err := t.update(func(tx store.Tx) (err error) {
@@ -400,6 +423,10 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then func(store.Tx) (Hash,
 		}
 		if err := setOrigHead(tx, tip); err != nil {
 			return err
+		}
+		if then == nil {
+			h = restore
+			return nil
 		}
 		h, err = then(tx)
 		return err

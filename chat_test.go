@@ -692,7 +692,13 @@ func TestChat_CancelDuringRetryLeavesConsistentBranch(t *testing.T) {
 	_, err := tr.Chat(ctx, chatQuestion, tract.Validate(retry.JSON()),
 		tract.OnAttempt(func(tract.Attempt) { time.AfterFunc(100*time.Millisecond, cancel) }))
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, []string{"user message", "assistant message", "user steering"}, chatShape(chatLog(t, tr)))
+	// Purify takes the failed attempt and its steering off the branch, so the
+	// next turn does not answer the steering message; they stay as orphans.
+	assert.Equal(t, []string{"user message"}, chatShape(chatLog(t, tr)))
+	all := chatLogAll(t, tr)
+	require.Len(t, all.Orphans, 1)
+	assert.Equal(t, "purify: hid 1 failed attempt (interrupted)", all.Orphans[0].Reason)
+	assert.Len(t, all.Orphans[0].Commits, 2)
 }
 
 func TestChat_ProvenanceNote(t *testing.T) {
@@ -742,7 +748,7 @@ func TestChat_ProvenanceNoteWithoutValidators(t *testing.T) {
 	require.NoError(t, err)
 	log := chatLog(t, tr)
 	require.Equal(t, []string{"user message", "assistant message", "system note"}, chatShape(log))
-	assert.Equal(t, "passed validation on the first attempt", log[0].Text)
+	assert.Equal(t, "accepted on the first attempt", log[0].Text)
 }
 
 func TestChat_RetryPromptTemplate(t *testing.T) {

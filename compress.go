@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tractdag/tract/compress"
 	"github.com/tractdag/tract/dag"
@@ -405,13 +404,6 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	}
 	var batch []hashedCommit
 	tip := plan.base
-	// New commits get consecutive nanoseconds from now, so the new chain
-	// reads in order in time-sorted listings.
-	now, made := t.now(), 0
-	stamp := func() time.Time {
-		made++
-		return now.Add(time.Duration(made))
-	}
 	// replay re-commits c on the new tip; a commit whose parent is unchanged
 	// is reused as it is.
 	replay := func(h Hash) error {
@@ -424,7 +416,6 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 			return nil
 		}
 		nc := *c
-		nc.Time = stamp()
 		nc.Parents = append([]Hash{tip}, c.Parents[min(1, len(c.Parents)):]...)
 		if tip.IsZero() {
 			nc.Parents = c.Parents[min(1, len(c.Parents)):]
@@ -459,7 +450,13 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 		data := []byte(s.Text)
 		blob := dag.Sum(data)
 		blobs = append(blobs, hashedBlob{blob, data})
-		c := &dag.Commit{Kind: KindSummary, Role: RoleSystem, Blob: blob, Meta: meta, Time: stamp()}
+		// A summary takes the time of the last commit it replaces, so the
+		// new chain keeps its order in time and compress is deterministic.
+		lastSource, err := tx.Commit(s.Sources[len(s.Sources)-1])
+		if err != nil {
+			return err
+		}
+		c := &dag.Commit{Kind: KindSummary, Role: RoleSystem, Blob: blob, Meta: meta, Time: lastSource.Time}
 		if !tip.IsZero() {
 			c.Parents = []Hash{tip}
 		}
