@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"sort"
 
@@ -41,19 +42,22 @@ func (r *FsckReport) add(object, format string, args ...any) {
 
 // Fsck re-derives the hash of every blob and commit, decodes every commit,
 // ref and reflog entry, and checks that every parent, blob and ref target
-// exists. For a bbolt store it first checks the file's page structure. It
-// reports what it finds instead of stopping at the first problem, and turns
-// panics from a damaged file into problems. The error is non-nil only when
-// the store cannot be read at all.
+// exists. For a bbolt store it also checks the file's length and page
+// structure. It reports what it finds instead of stopping at the first
+// problem, and turns panics and memory faults from a damaged file into
+// problems. The error is non-nil only when the store cannot be read at all.
 func Fsck(s Store) (*FsckReport, error) {
 	r := &FsckReport{}
-	if b, ok := s.(*Bolt); ok {
-		checkBolt(b, r)
+	b, isBolt := s.(*Bolt)
+	structureOK := true
+	if isBolt {
+		structureOK = walkBolt(b, r)
 	}
 	err := s.View(func(tx Tx) error {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer func() {
 			if p := recover(); p != nil {
+				structureOK = false
 				r.add("file", "reading stopped on damaged data: %v", p)
 			}
 		}()
@@ -65,13 +69,74 @@ func Fsck(s Store) (*FsckReport, error) {
 		return r, err
 	}
 	if err != nil {
+		structureOK = false
 		r.add("file", "%v", err)
+	}
+	if isBolt && structureOK {
+		checkBoltPages(b, r)
 	}
 	sort.SliceStable(r.Problems, func(i, j int) bool { return r.Problems[i].Object < r.Problems[j].Object })
 	return r, nil
 }
 
-func checkBolt(b *Bolt, r *FsckReport) {
+// walkBolt checks that the file is as long as its metadata says and visits
+// every bucket, key and value through bbolt's cursors, touching the first
+// and last byte of each, in this goroutine where memory faults and bbolt's
+// assertion panics are recovered. It reports whether the walk got through:
+// only then may checkBoltPages run bbolt's own check, which reads the same
+// pages in a goroutine of its own, where a fault would crash the process.
+func walkBolt(b *Bolt, r *FsckReport) (ok bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			ok = false
+			r.add("file", "page walk stopped on damaged data: %v", p)
+		}
+	}()
+	var sink byte
+	var walk func(bk *bolt.Bucket)
+	walk = func(bk *bolt.Bucket) {
+		c := bk.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if len(k) > 0 {
+				sink ^= k[0] ^ k[len(k)-1]
+			}
+			switch {
+			case v == nil:
+				if child := bk.Bucket(k); child != nil {
+					walk(child)
+				}
+			case len(v) > 0:
+				sink ^= v[0] ^ v[len(v)-1]
+			}
+		}
+	}
+	_ = b.db.View(func(tx *bolt.Tx) error {
+		if st, err := os.Stat(b.path); err == nil && st.Size() < tx.Size() {
+			r.add("file", "is truncated: %d bytes, but its pages reach %d bytes", st.Size(), tx.Size())
+			return nil
+		}
+		_ = tx.ForEach(func(_ []byte, bk *bolt.Bucket) error {
+			walk(bk)
+			return nil
+		})
+		ok = true
+		return nil
+	})
+	_ = sink
+	return ok
+}
+
+// checkBoltPages runs bbolt's page-structure check (pages freed twice,
+// reachable pages on the free list, leaked pages, key order). It must only
+// run after walkBolt got through: bbolt checks in a goroutine of its own,
+// where a memory fault could not be recovered. A read-only store has not
+// loaded its free list, and loading it would happen in that goroutine too,
+// so its pages are not checked.
+func checkBoltPages(b *Bolt, r *FsckReport) {
+	if b.db.IsReadOnly() {
+		return
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
