@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -89,6 +90,9 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 		return nil, fmt.Errorf("open %s: %w: it is a directory", path, ErrNotRepository)
 	case errors.Is(statErr, fs.ErrNotExist) && !opts.Create:
 		return nil, fmt.Errorf("open %s: %w: no such file (run 'tract init' to create one)", path, ErrNotRepository)
+	case statErr == nil && st.Size() == 0 && !opts.Create:
+		// bbolt would turn an empty file into a database: leave it alone.
+		return nil, fmt.Errorf("open %s: %w: the file is empty (run 'tract init' to create a repository)", path, ErrNotRepository)
 	case errors.Is(statErr, fs.ErrNotExist):
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("create %s: %w", path, err)
@@ -112,14 +116,16 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 // raises on some corrupt files) into errors that say what to do.
 func openDB(path string, opts BoltOptions) (db *bolt.DB, err error) {
 	// file is the descriptor bbolt opened. When bbolt panics half-way
-	// through Open it never returns the DB, so the recover below closes the
-	// file itself; otherwise the descriptor, and with it the file lock,
-	// would stay held until a finalizer ran.
+	// through Open it never returns the DB, so the recover below unlocks and
+	// closes the file itself; otherwise the lock would stay held and every
+	// later open in this process would time out. (The memory map of the
+	// file leaks: bbolt does not expose it.)
 	var file *os.File
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			if file != nil {
+				unlockFile(file)
 				file.Close()
 			}
 			db, err = nil, fmt.Errorf("open %s: %w: the file is corrupted (%v); run 'tract fsck' on a copy or restore a backup", path, ErrNotRepository, r)
@@ -222,17 +228,59 @@ func (b *Bolt) View(fn func(Tx) error) (err error) {
 
 // Update runs fn in a read-write transaction, committed only if fn returns nil.
 func (b *Bolt) Update(fn func(Tx) error) (err error) {
+	if b.db.IsReadOnly() {
+		return fmt.Errorf("%s: %w: the repository was opened read-only", b.path, ErrReadOnly)
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.guard(&err)
 	return b.db.Update(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx}) })
 }
 
-// guard turns a panic inside bbolt (it panics on corrupt pages, and reading a
-// truncated memory map faults) into ErrCorrupt. The transaction has been
-// rolled back by bbolt's own deferred cleanup by then.
+// guard turns a panic raised by bbolt (it panics on corrupt pages) or a
+// memory fault (reading past the end of a truncated file's memory map) into
+// ErrCorrupt. Any other panic, such as a bug in the caller's closure, goes
+// on: it says nothing about the file. Either way bbolt's own deferred
+// cleanup has rolled the transaction back.
 func (b *Bolt) guard(err *error) {
-	if r := recover(); r != nil {
-		*err = fmt.Errorf("%s: %w (%v); run 'tract fsck'", b.path, ErrCorrupt, r)
+	r := recover()
+	if r == nil {
+		return
+	}
+	if !isFault(r) && !panickedInBbolt() {
+		panic(r)
+	}
+	*err = fmt.Errorf("%s: %w (%v); run 'tract fsck'", b.path, ErrCorrupt, r)
+}
+
+// isFault reports whether a recovered value is the runtime error that
+// debug.SetPanicOnFault makes of a memory fault at a non-nil address.
+func isFault(r any) bool {
+	e, ok := r.(interface {
+		error
+		Addr() uintptr
+	})
+	return ok && e.Addr() != 0
+}
+
+// panickedInBbolt reports whether the panic being recovered was raised in
+// bbolt's code: whether the first frame below runtime.gopanic that is not
+// in the runtime belongs to bbolt. It must be called from the deferred
+// function that recovers.
+func panickedInBbolt() bool {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	inPanic := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			inPanic = true
+		case inPanic && !strings.HasPrefix(f.Function, "runtime."):
+			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt")
+		}
+		if !more {
+			return false
+		}
 	}
 }
 

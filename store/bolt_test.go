@@ -1,12 +1,403 @@
 package store_test
 
 import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 	"github.com/tractdag/tract/store/storetest"
 )
 
 func TestBolt_Conformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return createBolt(t) })
+}
+
+func TestBolt_NewFileHasMode0600AndPrivateDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nested", ".tract")
+	path := filepath.Join(dir, "tract.db")
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	st, err = os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+}
+
+func TestBolt_CreatedRepositoryReopens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	assert.Equal(t, path, b.Path())
+	require.NoError(t, b.Update(func(tx store.Tx) error {
+		_, err := tx.PutBlob([]byte("kept"))
+		return err
+	}))
+	require.NoError(t, b.Close())
+
+	b, err = store.OpenBolt(path, store.BoltOptions{})
+	require.NoError(t, err)
+	defer b.Close()
+	require.NoError(t, b.View(func(tx store.Tx) error {
+		ok, err := tx.HasBlob(dag.Sum([]byte("kept")))
+		assert.True(t, ok)
+		return err
+	}))
+}
+
+func TestBolt_OpenMissingFileWithoutCreateSaysTractInit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.db")
+	_, err := store.OpenBolt(path, store.BoltOptions{})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, store.ErrNotRepository)
+	assert.Contains(t, err.Error(), "run 'tract init'")
+	assert.Contains(t, err.Error(), path)
+	assert.NoFileExists(t, path, "opening must not create the file")
+}
+
+func TestBolt_CreateWhereRepositoryExistsFailsWithErrExists(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	require.NoError(t, b.Update(func(tx store.Tx) error {
+		return tx.SetRef(refs.Ref{Name: "refs/heads/main", Hash: dag.Sum([]byte("c"))})
+	}))
+	require.NoError(t, b.Close())
+
+	_, err = store.OpenBolt(path, store.BoltOptions{Create: true})
+	assert.ErrorIs(t, err, store.ErrExists)
+
+	b, err = store.OpenBolt(path, store.BoltOptions{})
+	require.NoError(t, err, "the failed create leaves the repository usable")
+	defer b.Close()
+	require.NoError(t, b.View(func(tx store.Tx) error {
+		h, ok, err := store.ResolveRef(tx, refs.HEAD)
+		assert.True(t, ok)
+		assert.Equal(t, dag.Sum([]byte("c")), h)
+		return err
+	}))
+}
+
+func TestBolt_FilesThatAreNotRepositories(t *testing.T) {
+	dir := t.TempDir()
+	random := make([]byte, 64<<10)
+	for i := range random {
+		random[i] = byte(rand.N(256))
+	}
+	tests := []struct {
+		name    string
+		content []byte
+		create  bool
+		wantMsg string
+	}{
+		{"random bytes", random, false, "not a tract repository"},
+		{"random bytes with create", random, true, "not a tract repository"},
+		{"short text", []byte("hello, world\n"), false, "not a tract repository"},
+		{"empty file", []byte{}, false, "the file is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.name+".db")
+			require.NoError(t, os.WriteFile(path, tt.content, 0o600))
+			_, err := store.OpenBolt(path, store.BoltOptions{Create: tt.create, LockTimeout: 100 * time.Millisecond})
+			require.Error(t, err)
+			assert.ErrorIs(t, err, store.ErrNotRepository)
+			assert.Contains(t, err.Error(), tt.wantMsg)
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, tt.content, got, "a file that is not a repository is left alone")
+		})
+	}
+}
+
+func TestBolt_DirectoryIsNotARepository(t *testing.T) {
+	_, err := store.OpenBolt(t.TempDir(), store.BoltOptions{Create: true})
+	assert.ErrorIs(t, err, store.ErrNotRepository)
+	assert.ErrorContains(t, err, "it is a directory")
+}
+
+func TestBolt_BboltFileOfAnotherProgramIsNotARepository(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "other.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("settings"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("k"), []byte("v"))
+	}))
+	require.NoError(t, db.Close())
+
+	_, err = store.OpenBolt(path, store.BoltOptions{})
+	assert.ErrorIs(t, err, store.ErrNotRepository)
+	assert.ErrorContains(t, err, "without tract's metadata")
+
+	_, err = store.OpenBolt(path, store.BoltOptions{Create: true})
+	assert.ErrorIs(t, err, store.ErrNotRepository)
+	assert.ErrorContains(t, err, "another program")
+
+	db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.View(func(tx *bolt.Tx) error {
+		assert.Equal(t, "v", string(tx.Bucket([]byte("settings")).Get([]byte("k"))), "the other program's data is untouched")
+		assert.Nil(t, tx.Bucket([]byte("meta")), "create added nothing")
+		return nil
+	}))
+}
+
+func TestBolt_EmptyBboltFileBecomesARepositoryOnlyWithCreate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty-bbolt.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	_, err = store.OpenBolt(path, store.BoltOptions{})
+	assert.ErrorIs(t, err, store.ErrNotRepository)
+
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+}
+
+func TestBolt_NewerSchemaIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	require.NoError(t, b.SetSchemaVersion(store.SchemaVersion+1))
+	require.NoError(t, b.Close())
+
+	for _, readOnly := range []bool{false, true} {
+		_, err = store.OpenBolt(path, store.BoltOptions{ReadOnly: readOnly})
+		require.Error(t, err)
+		assert.ErrorIs(t, err, store.ErrNewerSchema)
+		assert.Contains(t, err.Error(), fmt.Sprintf("the file has schema %d, this tract reads up to %d; upgrade tract",
+			store.SchemaVersion+1, store.SchemaVersion))
+	}
+}
+
+func TestBolt_SecondOpenTimesOutWithLockedError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	first, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+
+	// bbolt's flock belongs to the open file description, so a second open
+	// in the same process contends for it like another process would.
+	for _, readOnly := range []bool{false, true} {
+		start := time.Now()
+		_, err = store.OpenBolt(path, store.BoltOptions{ReadOnly: readOnly, LockTimeout: 100 * time.Millisecond})
+		var locked *store.LockedError
+		require.ErrorAs(t, err, &locked, "read-only %v", readOnly)
+		assert.Equal(t, path, locked.Path)
+		assert.Equal(t, 100*time.Millisecond, locked.Waited)
+		assert.Contains(t, err.Error(), path)
+		assert.Contains(t, err.Error(), "locked by another process")
+		assert.Less(t, time.Since(start), 2*time.Second, "the timeout bounds the wait")
+	}
+
+	require.NoError(t, first.Close())
+	second, err := store.OpenBolt(path, store.BoltOptions{LockTimeout: 100 * time.Millisecond})
+	require.NoError(t, err, "closing releases the lock")
+	require.NoError(t, second.Close())
+}
+
+func TestBolt_ReadOnlyOpensShareTheLockAndRefuseUpdates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+
+	r1, err := store.OpenBolt(path, store.BoltOptions{ReadOnly: true, LockTimeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	defer r1.Close()
+	r2, err := store.OpenBolt(path, store.BoltOptions{ReadOnly: true, LockTimeout: 100 * time.Millisecond})
+	require.NoError(t, err, "readers share the lock")
+	defer r2.Close()
+
+	require.NoError(t, r1.View(func(tx store.Tx) error { _, err := tx.Refs(); return err }))
+	err = r1.Update(func(tx store.Tx) error { return nil })
+	assert.ErrorIs(t, err, store.ErrReadOnly)
+	assert.ErrorContains(t, err, "opened read-only")
+
+	report, err := store.Fsck(r2)
+	require.NoError(t, err)
+	assert.True(t, report.OK(), "%v", report.Problems)
+}
+
+func TestBolt_CallerPanicInUpdatePropagates(t *testing.T) {
+	b := storetest.NewBolt(t)
+	assert.PanicsWithValue(t, "caller bug", func() {
+		_ = b.Update(func(tx store.Tx) error {
+			_, _ = tx.PutBlob([]byte("doomed"))
+			panic("caller bug")
+		})
+	})
+	assert.Panics(t, func() {
+		_ = b.View(func(tx store.Tx) error {
+			var m map[string]int
+			m["x"] = 1 // a bug in the caller, not in the file
+			return nil
+		})
+	})
+	require.NoError(t, b.View(func(tx store.Tx) error {
+		ok, err := tx.HasBlob(dag.Sum([]byte("doomed")))
+		assert.False(t, ok, "the panicking Update was rolled back")
+		return err
+	}))
+}
+
+// corruptPage rewrites the page-type flags of page id in the closed
+// repository file at path.
+func corruptPage(t *testing.T, path string, pageSize int, id uint64, flags uint16) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.WriteAt(binary.LittleEndian.AppendUint16(nil, flags), int64(id)*int64(pageSize)+8)
+	require.NoError(t, err)
+}
+
+// Damaging the page a bucket's B+tree starts on passes Open (which reads
+// only the top level) and makes bbolt panic on the first read of the
+// bucket: that panic becomes ErrCorrupt, and Fsck reports it.
+func TestBolt_BboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	var blob dag.Hash
+	require.NoError(t, b.Update(func(tx store.Tx) error {
+		for i := range 200 { // enough blobs for the bucket to get a page of its own
+			h, err := tx.PutBlob(bytes.Repeat([]byte{byte(i)}, 100))
+			if err != nil {
+				return err
+			}
+			blob = h
+		}
+		return nil
+	}))
+	var root uint64
+	require.NoError(t, b.DB().View(func(tx *bolt.Tx) error {
+		root = uint64(tx.Bucket([]byte("blobs")).Root())
+		return nil
+	}))
+	pageSize := b.DB().Info().PageSize
+	require.NoError(t, b.Close())
+	require.NotZero(t, root)
+	corruptPage(t, path, pageSize, root, 0x10) // 0x10 is the free-list page type
+
+	b, err = store.OpenBolt(path, store.BoltOptions{NoSync: true})
+	require.NoError(t, err)
+	defer b.Close()
+	err = b.View(func(tx store.Tx) error {
+		_, err := tx.Blob(blob)
+		return err
+	})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, store.ErrCorrupt)
+	assert.Contains(t, err.Error(), "invalid page type")
+	assert.Contains(t, err.Error(), "run 'tract fsck'")
+
+	report, err := store.Fsck(b)
+	require.NoError(t, err)
+	require.False(t, report.OK())
+	var messages []string
+	for _, p := range report.Problems {
+		if p.Object == "file" {
+			messages = append(messages, p.Message)
+		}
+	}
+	assert.Contains(t, strings.Join(messages, "\n"), fmt.Sprintf("page %d: invalid type", root))
+}
+
+func TestBolt_DamagedFreeListFailsOpenWithErrNotRepository(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	pageSize := b.DB().Info().PageSize
+	require.NoError(t, b.Close())
+	corruptPage(t, path, pageSize, freelistPage(t, path, pageSize), 0x02) // a leaf page where the free list should be
+
+	_, err = store.OpenBolt(path, store.BoltOptions{LockTimeout: 100 * time.Millisecond})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, store.ErrNotRepository)
+	assert.Contains(t, err.Error(), "invalid freelist page")
+	assertUnlocked(t, path)
+}
+
+// freelistPage reads the free-list page id from the newer of the two meta
+// pages of a closed bbolt file (bbolt's meta layout: page header, then
+// magic, version, page size, flags, root bucket, free-list page id at
+// offset 48, high water mark, transaction id at offset 64).
+func freelistPage(t *testing.T, path string, pageSize int) uint64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	best, id := uint64(0), uint64(0)
+	for _, off := range []int{0, pageSize} {
+		txid := binary.LittleEndian.Uint64(data[off+64:])
+		if txid >= best {
+			best, id = txid, binary.LittleEndian.Uint64(data[off+48:])
+		}
+	}
+	require.NotEqual(t, ^uint64(0), id, "the file has no free-list page")
+	return id
+}
+
+func TestBolt_WritesInDamagedFileReportErrCorruptAndKeepTheStoreUsable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	require.NoError(t, b.Update(func(tx store.Tx) error {
+		for i := range 200 {
+			if _, err := tx.PutCommit(&dag.Commit{Kind: dag.KindNote, Role: dag.RoleTool, Time: time.Unix(int64(i), 0)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	var root uint64
+	require.NoError(t, b.DB().View(func(tx *bolt.Tx) error {
+		root = uint64(tx.Bucket([]byte("commits")).Root())
+		return nil
+	}))
+	pageSize := b.DB().Info().PageSize
+	require.NoError(t, b.Close())
+	corruptPage(t, path, pageSize, root, 0x10)
+
+	b, err = store.OpenBolt(path, store.BoltOptions{NoSync: true})
+	require.NoError(t, err)
+	defer b.Close()
+	err = b.Update(func(tx store.Tx) error {
+		_, err := tx.PutCommit(&dag.Commit{Kind: dag.KindNote, Role: dag.RoleTool, Time: time.Unix(1000, 0)})
+		return err
+	})
+	assert.ErrorIs(t, err, store.ErrCorrupt)
+	// Blobs live in another B+tree: the store still works for them.
+	require.NoError(t, b.Update(func(tx store.Tx) error {
+		_, err := tx.PutBlob([]byte("still works"))
+		return err
+	}))
+	require.NoError(t, b.View(func(tx store.Tx) error {
+		_, err := tx.Blob(dag.Sum([]byte("still works")))
+		return err
+	}))
+	_, err = store.Fsck(b)
+	require.NoError(t, err)
 }
