@@ -86,15 +86,6 @@ type compileCache struct {
 	msgs  []Message
 }
 
-// link is what compile keeps of a commit between walking the chain back
-// and reading the texts forward: a fraction of a decoded commit.
-type link struct {
-	hash Hash
-	blob Hash
-	kind Kind
-	role Role
-}
-
 // compile returns the messages of the chain ending at tip.
 func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes bool) ([]Message, error) {
 	c.mu.Lock()
@@ -102,24 +93,39 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 	if c.notes != notes {
 		c.reset(notes)
 	}
-	// Walk back from tip until a commit the cache knows (or the root).
-	var fresh []link
+	if len(c.chain) == 0 {
+		return c.compileCold(ctx, tx, tip, notes)
+	}
+	// Walk back from tip until a commit the cache knows (or the root),
+	// compiling each commit on the way; both lists come out newest first.
+	var fresh []Hash
+	var sent []bool    // whether fresh[i] compiled to a message
+	var back []Message // the messages, newest first
 	base := -1
-	err := dag.WalkFirstParent(tx.Commit, tip, func(h Hash, cm *dag.Commit) error {
+	for h := tip; !h.IsZero(); {
 		if i, ok := c.pos[h]; ok {
 			base = int(i)
-			return dag.ErrStop
+			break
 		}
 		if len(fresh)%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		fresh = append(fresh, link{hash: h, blob: cm.Blob, kind: cm.Kind, role: cm.Role})
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		hd, err := tx.CommitHeader(h)
+		if err != nil {
+			return nil, err
+		}
+		m, ok, err := compileOne(tx, hd, notes)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+		}
+		if ok {
+			back = append(back, m)
+		}
+		fresh = append(fresh, h)
+		sent = append(sent, ok)
+		h = hd.Parent
 	}
 	keep := 0
 	if base >= 0 {
@@ -135,23 +141,102 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 	c.chain, c.count, c.msgs = c.chain[:base+1], c.count[:base+1], c.msgs[:keep]
 	c.chain = slices.Grow(c.chain, len(fresh))
 	c.count = slices.Grow(c.count, len(fresh))
-	c.msgs = slices.Grow(c.msgs, len(fresh))
+	c.msgs = slices.Grow(c.msgs, len(back))
 	if c.pos == nil {
 		c.pos = make(map[Hash]int32, len(fresh))
 	}
+	next := len(back) - 1
 	for i := len(fresh) - 1; i >= 0; i-- {
-		l := fresh[i]
-		if m, ok, err := compileOne(tx, l, notes); err != nil {
-			c.reset(notes)
-			return nil, fmt.Errorf("commit %s: %w", l.hash.Short(), err)
-		} else if ok {
-			c.msgs = append(c.msgs, m)
+		if sent[i] {
+			c.msgs = append(c.msgs, back[next])
+			next--
 		}
-		c.pos[l.hash] = int32(len(c.chain))
-		c.chain = append(c.chain, l.hash)
+		c.pos[fresh[i]] = int32(len(c.chain))
+		c.chain = append(c.chain, fresh[i])
 		c.count = append(c.count, int32(len(c.msgs)))
 	}
 	return slices.Clone(c.msgs), nil
+}
+
+// compileCold fills an empty cache. The length of the chain is unknown
+// until the walk reaches the root, so the walk collects into fixed-size
+// blocks and copies once into exact-size slices: growing one slice by
+// appending would allocate (and leave as garbage) several times its size.
+func (c *compileCache) compileCold(ctx context.Context, tx store.Tx, tip Hash, notes bool) ([]Message, error) {
+	var hashes blocks[Hash]
+	var msgs blocks[Message]
+	var sent blocks[bool]
+	for h := tip; !h.IsZero(); {
+		if hashes.n%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		hd, err := tx.CommitHeader(h)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+		}
+		m, ok, err := compileOne(tx, hd, notes)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+		}
+		if ok {
+			msgs.add(m)
+		}
+		sent.add(ok)
+		hashes.add(h)
+		h = hd.Parent
+	}
+	c.chain = hashes.reversed()
+	c.msgs = msgs.reversed()
+	flags := sent.reversed()
+	c.pos = make(map[Hash]int32, len(c.chain))
+	c.count = make([]int32, len(c.chain))
+	n := int32(0)
+	for i, h := range c.chain {
+		c.pos[h] = int32(i)
+		if flags[i] {
+			n++
+		}
+		c.count[i] = n
+	}
+	return slices.Clone(c.msgs), nil
+}
+
+// blocks collects values in fixed-size blocks, so collecting an unknown
+// number of them never copies what was already collected.
+type blocks[T any] struct {
+	full []([]T)
+	cur  []T
+	n    int
+}
+
+const blockSize = 4096
+
+func (b *blocks[T]) add(v T) {
+	if len(b.cur) == cap(b.cur) {
+		if b.cur != nil {
+			b.full = append(b.full, b.cur)
+		}
+		b.cur = make([]T, 0, blockSize)
+	}
+	b.cur = append(b.cur, v)
+	b.n++
+}
+
+// reversed returns every value in one slice of exact size, last added first.
+func (b *blocks[T]) reversed() []T {
+	out := make([]T, 0, b.n)
+	for i := len(b.cur) - 1; i >= 0; i-- {
+		out = append(out, b.cur[i])
+	}
+	for k := len(b.full) - 1; k >= 0; k-- {
+		blk := b.full[k]
+		for i := len(blk) - 1; i >= 0; i-- {
+			out = append(out, blk[i])
+		}
+	}
+	return out
 }
 
 // reset empties the cache; the caller holds c.mu.
@@ -161,9 +246,9 @@ func (c *compileCache) reset(notes bool) {
 
 // compileOne turns one commit into a message; ok is false for commits that
 // are not sent to a model.
-func compileOne(tx store.Tx, c link, notes bool) (Message, bool, error) {
-	role := string(c.role)
-	switch c.kind {
+func compileOne(tx store.Tx, c dag.Header, notes bool) (Message, bool, error) {
+	role := string(c.Role)
+	switch c.Kind {
 	case KindMessage, KindSummary:
 	case KindSteering:
 		role = string(RoleUser)
@@ -174,7 +259,7 @@ func compileOne(tx store.Tx, c link, notes bool) (Message, bool, error) {
 	default:
 		return Message{}, false, nil
 	}
-	text, err := tx.Blob(c.blob)
+	text, err := tx.Blob(c.Blob)
 	if err != nil {
 		return Message{}, false, err
 	}

@@ -382,10 +382,19 @@ func (s *countingStore) View(fn func(store.Tx) error) error {
 }
 
 func (tx countingTx) Commit(h dag.Hash) (*dag.Commit, error) {
-	tx.s.mu.Lock()
-	tx.s.reads++
-	tx.s.mu.Unlock()
+	tx.s.count()
 	return tx.Tx.Commit(h)
+}
+
+func (tx countingTx) CommitHeader(h dag.Hash) (dag.Header, error) {
+	tx.s.count()
+	return tx.Tx.CommitHeader(h)
+}
+
+func (s *countingStore) count() {
+	s.mu.Lock()
+	s.reads++
+	s.mu.Unlock()
 }
 
 func (s *countingStore) take() int {
@@ -418,14 +427,14 @@ func TestCompile_AfterAppendReadsOnlyNewCommits(t *testing.T) {
 	msgs, err := tr.Compile(ctx)
 	require.NoError(t, err)
 	assert.Len(t, msgs, 1001)
-	assert.Equal(t, 2, cs.take(), "the new commit and the cached tip it meets")
+	assert.Equal(t, 1, cs.take(), "only the new commit")
 
 	mid, err := tr.Resolve(ctx, "HEAD~500")
 	require.NoError(t, err)
 	cs.take()
 	_, err = tr.Compile(ctx, tract.CompileAt(mid.String()))
 	require.NoError(t, err)
-	assert.Equal(t, 1, cs.take(), "an ancestor of the cached chain")
+	assert.Equal(t, 0, cs.take(), "an ancestor of the cached chain")
 
 	_, err = tr.Reset(ctx, "HEAD~10", tract.Soft)
 	require.NoError(t, err)
@@ -435,7 +444,7 @@ func TestCompile_AfterAppendReadsOnlyNewCommits(t *testing.T) {
 	msgs, err = tr.Compile(ctx)
 	require.NoError(t, err)
 	assert.Len(t, msgs, 992)
-	assert.Equal(t, 2, cs.take(), "a new commit on an older part of the chain")
+	assert.Equal(t, 1, cs.take(), "a new commit on an older part of the chain")
 }
 
 func chainMessages(n int) []tract.ImportMessage {

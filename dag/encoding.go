@@ -246,3 +246,45 @@ func internRole(b []byte) Role {
 	}
 	return Role(b)
 }
+
+// Header is the part of a commit that walks and Compile need: its first
+// parent, kind, role and blob.
+type Header struct {
+	// Parent is the first parent (zero for a root commit).
+	Parent Hash
+	Kind   Kind
+	Role   Role
+	Blob   Hash
+}
+
+// DecodeHeader reads a commit encoding's header without allocating (kinds
+// and roles are the package's constants). It checks less than Decode: the
+// fields after the blob are not read.
+func DecodeHeader(b []byte) (Header, error) {
+	var hd Header
+	d := decoder{b: b}
+	if v := d.byte(); d.err == nil && v != EncodingVersion {
+		return hd, fmt.Errorf("%w: unknown version %d", ErrBadEncoding, v)
+	}
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(b))/HashSize {
+		return hd, fmt.Errorf("%w: %d parents cannot fit", ErrBadEncoding, n)
+	}
+	for i := uint64(0); i < n; i++ {
+		var p Hash
+		d.hash(&p)
+		if i == 0 {
+			hd.Parent = p
+		}
+	}
+	hd.Kind = internKind(d.bytes())
+	hd.Role = internRole(d.bytes())
+	d.hash(&hd.Blob)
+	if d.err != nil {
+		return Header{}, d.err
+	}
+	if !hd.Kind.Valid() || !hd.Role.Valid() {
+		return Header{}, fmt.Errorf("%w: invalid kind %q or role %q", ErrBadEncoding, hd.Kind, hd.Role)
+	}
+	return hd, nil
+}

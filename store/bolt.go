@@ -302,7 +302,30 @@ type boltTx struct {
 	// blobs and commits cache the two hot buckets: opening a bucket costs a
 	// search, and Compile reads thousands of objects per transaction.
 	blobs, commits *bolt.Bucket
+	// blobCur and commitCur are reused for lookups in read-only
+	// transactions: bbolt's Bucket.Get allocates a cursor (and its stack)
+	// per call, which was most of Compile's garbage.
+	blobCur, commitCur *bolt.Cursor
 }
+
+// get looks key up in b, through the reusable cursor *cur when the
+// transaction is read-only (a cursor must be repositioned after writes).
+func (t *boltTx) get(b *bolt.Bucket, cur **bolt.Cursor, key []byte) []byte {
+	if t.tx.Writable() {
+		return b.Get(key)
+	}
+	if *cur == nil {
+		*cur = b.Cursor()
+	}
+	k, v := (*cur).Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
+}
+
+func (t *boltTx) getBlob(h dag.Hash) []byte   { return t.get(t.blobBucket(), &t.blobCur, h[:]) }
+func (t *boltTx) getCommit(h dag.Hash) []byte { return t.get(t.commitBucket(), &t.commitCur, h[:]) }
 
 func (t *boltTx) bucket(name []byte) *bolt.Bucket { return t.tx.Bucket(name) }
 
@@ -341,7 +364,7 @@ func notFound(what string, h dag.Hash) error {
 }
 
 func (t *boltTx) Blob(h dag.Hash) ([]byte, error) {
-	v := t.blobBucket().Get(h[:])
+	v := t.getBlob(h)
 	if v == nil {
 		return nil, notFound("blob", h)
 	}
@@ -366,7 +389,7 @@ func (t *boltTx) PutBlob(data []byte) (dag.Hash, error) {
 }
 
 func (t *boltTx) HasBlob(h dag.Hash) (bool, error) {
-	return t.blobBucket().Get(h[:]) != nil, nil
+	return t.getBlob(h) != nil, nil
 }
 
 func (t *boltTx) DeleteBlob(h dag.Hash) error {
@@ -386,7 +409,7 @@ func (t *boltTx) ForEachBlob(fn func(dag.Hash, []byte) error) error {
 }
 
 func (t *boltTx) Commit(h dag.Hash) (*dag.Commit, error) {
-	v := t.commitBucket().Get(h[:])
+	v := t.getCommit(h)
 	if v == nil {
 		return nil, notFound("commit", h)
 	}
@@ -412,8 +435,20 @@ func (t *boltTx) PutCommit(c *dag.Commit) (dag.Hash, error) {
 	return h, nil
 }
 
+func (t *boltTx) CommitHeader(h dag.Hash) (dag.Header, error) {
+	v := t.getCommit(h)
+	if v == nil {
+		return dag.Header{}, notFound("commit", h)
+	}
+	hd, err := dag.DecodeHeader(v)
+	if err != nil {
+		return hd, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return hd, nil
+}
+
 func (t *boltTx) HasCommit(h dag.Hash) (bool, error) {
-	return t.commitBucket().Get(h[:]) != nil, nil
+	return t.getCommit(h) != nil, nil
 }
 
 func (t *boltTx) DeleteCommit(h dag.Hash) error {

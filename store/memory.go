@@ -269,6 +269,21 @@ func (t *memTx) Commit(h dag.Hash) (*dag.Commit, error) {
 	return c, nil
 }
 
+func (t *memTx) CommitHeader(h dag.Hash) (dag.Header, error) {
+	if err := t.check(false); err != nil {
+		return dag.Header{}, err
+	}
+	raw, ok := t.commits.get(t.m.commits, h)
+	if !ok {
+		return dag.Header{}, notFound("commit", h)
+	}
+	hd, err := dag.DecodeHeader(raw)
+	if err != nil {
+		return hd, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return hd, nil
+}
+
 func (t *memTx) PutCommit(c *dag.Commit) (dag.Hash, error) {
 	raw, err := dag.Encode(c)
 	if err != nil {

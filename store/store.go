@@ -69,6 +69,9 @@ type ObjectTx interface {
 
 	// Commit returns the commit stored under h.
 	Commit(h dag.Hash) (*dag.Commit, error)
+	// CommitHeader returns a commit's first parent, kind, role and blob
+	// without allocating: the hot path of first-parent walks.
+	CommitHeader(h dag.Hash) (dag.Header, error)
 	// PutCommit encodes and stores c and returns its hash. It does not check
 	// that parents or blob exist; callers that build on user input do.
 	PutCommit(c *dag.Commit) (dag.Hash, error)
