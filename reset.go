@@ -19,8 +19,9 @@ const (
 	Soft ResetMode = iota
 	// Hard moves the branch, then permanently deletes the commits the move
 	// made unreachable from every ref, the blobs only they used, and the
-	// reflog entries that mention them. It is for erasing something (a
-	// leaked secret) and cannot be undone.
+	// reflog entries that mention them, and overwrites the file space they
+	// occupied. It is for erasing something (a leaked secret) and cannot be
+	// undone.
 	Hard
 )
 
@@ -105,7 +106,30 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetRe
 	if err != nil {
 		return nil, fmt.Errorf("reset: %w", err)
 	}
+	if mode == Hard && res.Deleted.Commits > 0 {
+		if err := t.scrub(); err != nil {
+			return res, fmt.Errorf("reset --hard: the commits are deleted, but wiping their old bytes from the file failed: %w", err)
+		}
+	}
 	return res, nil
+}
+
+// scrubber is implemented by stores that can wipe freed space (bbolt).
+type scrubber interface{ ScrubFreePages() error }
+
+// scrub wipes the space deleted data occupied, with every other operation
+// of this process held off so that no reader still sees those pages.
+func (t *Tract) scrub() error {
+	s, ok := t.st.(scrubber)
+	if !ok {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return ErrClosed
+	}
+	return s.ScrubFreePages()
 }
 
 // leftBehind counts the commits on from's first-parent chain that are not

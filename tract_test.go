@@ -304,6 +304,12 @@ func TestReset_HardErasesWhatItLeavesBehind(t *testing.T) {
 	}
 	_, err = tr.Resolve(ctx, "ORIG_HEAD")
 	assert.Error(t, err, "ORIG_HEAD must not point at erased commits")
+
+	// The text is gone from the file too, not only from the index.
+	require.NoError(t, tr.Close())
+	data, err := os.ReadFile(tr.Path())
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "sk-leaked-123")
 }
 
 func TestGC_RemovesExpiredOrphans(t *testing.T) {

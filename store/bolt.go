@@ -599,3 +599,46 @@ func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
 	}
 	return nil
 }
+
+// ScrubFreePages overwrites every free page of the file with zeros and
+// syncs it. bbolt never writes a page in place: deleting data leaves its old
+// bytes in freed pages until they are reused, so without this, text erased
+// by a hard reset could still be read from the file. The caller must make
+// sure no read transaction of this process is open (freed pages an older
+// reader still sees are not free yet, but a page is only scrubbed once
+// bbolt itself would be allowed to overwrite it).
+func (b *Bolt) ScrubFreePages() error {
+	if b.db.IsReadOnly() {
+		return ErrReadOnly
+	}
+	// A first transaction releases the pages that earlier ones freed.
+	if err := b.Update(func(Tx) error { return nil }); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(b.path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("scrub %s: %w", b.path, err)
+	}
+	defer f.Close()
+	err = b.db.Update(func(tx *bolt.Tx) error {
+		size := b.db.Info().PageSize
+		zero := make([]byte, size)
+		for id := 2; int64(id)*int64(size) < tx.Size(); id++ {
+			info, err := tx.Page(id)
+			if err != nil {
+				return err
+			}
+			if info == nil || info.Type != "free" {
+				continue
+			}
+			if _, err := f.WriteAt(zero, int64(id)*int64(size)); err != nil {
+				return err
+			}
+		}
+		return f.Sync()
+	})
+	if err != nil {
+		return fmt.Errorf("scrub %s: %w", b.path, err)
+	}
+	return nil
+}
