@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -39,50 +38,39 @@ type Reply struct {
 // Every request is recorded, including failed ones. Scripted is safe for
 // concurrent use.
 type Scripted struct {
-	mu       sync.Mutex // guards all fields below
-	queue    []Reply
-	rules    []*scriptRule
-	fallback *Reply
+	script Script[Reply] // has its own lock, taken after mu
+
+	mu       sync.Mutex // guards the fields below
 	requests []Request
 	misses   []string // last messages of unscripted requests
-}
-
-type scriptRule struct {
-	contains string
-	reply    Reply
-	hits     int
 }
 
 var _ Client = (*Scripted)(nil)
 
 // NewScripted returns a Scripted client that answers with replies, in order.
 func NewScripted(replies ...Reply) *Scripted {
-	return &Scripted{queue: slices.Clone(replies)}
+	s := &Scripted{}
+	s.script.Reply(replies...)
+	return s
 }
 
 // Reply appends replies to the queue and returns s.
 func (s *Scripted) Reply(replies ...Reply) *Scripted {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
+	s.script.Reply(replies...)
 	return s
 }
 
 // When adds a rule: answer reply whenever the last message contains the
 // text contains. Rules are checked in the order added, before the queue.
 func (s *Scripted) When(contains string, reply Reply) *Scripted {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rules = append(s.rules, &scriptRule{contains: contains, reply: reply})
+	s.script.When(contains, reply)
 	return s
 }
 
 // Otherwise sets the answer to requests that neither a rule nor the queue
 // answers, and returns s.
 func (s *Scripted) Otherwise(reply Reply) *Scripted {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fallback = &reply
+	s.script.Otherwise(reply)
 	return s
 }
 
@@ -100,9 +88,7 @@ func (s *Scripted) Requests() []Request {
 
 // Remaining returns how many queued replies were not consumed yet.
 func (s *Scripted) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
+	return s.script.Remaining()
 }
 
 // TB is the part of testing.TB that Verify uses.
@@ -117,13 +103,12 @@ func (s *Scripted) Verify(t TB) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, r := range s.queue {
+	replies, rules := s.script.Unused()
+	for _, r := range replies {
 		t.Errorf("llm.Scripted: reply %q was never consumed", r.Content)
 	}
-	for _, r := range s.rules {
-		if r.hits == 0 {
-			t.Errorf("llm.Scripted: rule When(%q) never matched", r.contains)
-		}
+	for _, contains := range rules {
+		t.Errorf("llm.Scripted: rule When(%q) never matched", contains)
 	}
 	for _, m := range s.misses {
 		t.Errorf("llm.Scripted: unscripted request, last message %q", m)
@@ -188,19 +173,8 @@ func (s *Scripted) next(req Request) (Reply, error) {
 	if n := len(req.Messages); n > 0 {
 		last = req.Messages[n-1].Content
 	}
-	for _, r := range s.rules {
-		if strings.Contains(last, r.contains) {
-			r.hits++
-			return r.reply, nil
-		}
-	}
-	if len(s.queue) > 0 {
-		r := s.queue[0]
-		s.queue = s.queue[1:]
-		return r, nil
-	}
-	if s.fallback != nil {
-		return *s.fallback, nil
+	if reply, ok := s.script.Next(last); ok {
+		return reply, nil
 	}
 	s.misses = append(s.misses, last)
 	return Reply{}, fmt.Errorf("llm.Scripted: no scripted reply for request %d (last message %q)", len(s.requests), last)

@@ -71,18 +71,11 @@ type Server struct {
 	apiKey    string // required key; "" accepts any
 	verify    bool   // NewServer checks Verify at cleanup
 
+	script llm.Script[Reply] // has its own lock, taken after mu
+
 	mu       sync.Mutex // guards the fields below
-	queue    []Reply
-	rules    []*rule
-	fallback *Reply
 	requests []Request
 	misses   []string // unscripted or malformed requests, described
-}
-
-type rule struct {
-	contains string
-	reply    Reply
-	hits     int
 }
 
 // An Option configures a Server.
@@ -135,26 +128,20 @@ func (s *Server) Close() {
 
 // Reply appends replies to the queue and returns s.
 func (s *Server) Reply(replies ...Reply) *Server {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
+	s.script.Reply(replies...)
 	return s
 }
 
 // When adds a rule: answer reply whenever the last message contains the
 // text contains. Rules are checked in the order added, before the queue.
 func (s *Server) When(contains string, reply Reply) *Server {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rules = append(s.rules, &rule{contains: contains, reply: reply})
+	s.script.When(contains, reply)
 	return s
 }
 
 // Otherwise sets the answer to requests no rule or queued reply answers.
 func (s *Server) Otherwise(reply Reply) *Server {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fallback = &reply
+	s.script.Otherwise(reply)
 	return s
 }
 
@@ -175,9 +162,7 @@ func (s *Server) Requests() []Request {
 
 // Remaining returns how many queued replies were not consumed yet.
 func (s *Server) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
+	return s.script.Remaining()
 }
 
 // Verify fails t if a queued reply was never consumed, a rule never
@@ -186,13 +171,12 @@ func (s *Server) Verify(t testing.TB) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, r := range s.queue {
+	replies, rules := s.script.Unused()
+	for _, r := range replies {
 		t.Errorf("llmtest: scripted reply never consumed: %s", r.describe())
 	}
-	for _, r := range s.rules {
-		if r.hits == 0 {
-			t.Errorf("llmtest: rule When(%q) never matched", r.contains)
-		}
+	for _, contains := range rules {
+		t.Errorf("llmtest: rule When(%q) never matched", contains)
 	}
 	for _, m := range s.misses {
 		t.Errorf("llmtest: %s", m)
@@ -291,19 +275,8 @@ func (s *Server) pick(rec Request) (reply Reply, n int, ok bool) {
 	s.requests = append(s.requests, rec)
 	n = len(s.requests)
 	last := rec.LastMessage()
-	for _, r := range s.rules {
-		if strings.Contains(last, r.contains) {
-			r.hits++
-			return r.reply, n, true
-		}
-	}
-	if len(s.queue) > 0 {
-		r := s.queue[0]
-		s.queue = s.queue[1:]
-		return r, n, true
-	}
-	if s.fallback != nil {
-		return *s.fallback, n, true
+	if reply, ok = s.script.Next(last); ok {
+		return reply, n, true
 	}
 	s.misses = append(s.misses, fmt.Sprintf("unscripted request %d, last message %q", n, last))
 	return Reply{}, n, false
