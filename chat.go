@@ -93,7 +93,9 @@ type Attempt struct {
 	OK bool
 	// Diagnosis is the validators' reason for rejecting the answer.
 	Diagnosis string
-	// Commit is the assistant commit that recorded the answer.
+	// Commit is the assistant commit that recorded the answer on the
+	// attempts chain. When purify re-commits an accepted answer after
+	// retries, ChatResult.Commit names the clean copy on the branch.
 	Commit Hash
 	// Usage is this attempt's token usage.
 	Usage llm.Usage
