@@ -87,86 +87,27 @@ type compileCache struct {
 }
 
 // compile returns the messages of the chain ending at tip.
+//
+// It walks back from tip until a commit the cache knows (or the root),
+// compiling each commit on the way. The length of that walk is unknown until
+// it ends, so it collects into fixed-size blocks and copies once into
+// exact-size slices: growing one slice by appending would allocate (and leave
+// as garbage) several times its size on a cold compile of a long chain.
 func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes bool) ([]Message, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.notes != notes {
 		c.reset(notes)
 	}
-	if len(c.chain) == 0 {
-		return c.compileCold(ctx, tx, tip, notes)
-	}
-	// Walk back from tip until a commit the cache knows (or the root),
-	// compiling each commit on the way; both lists come out newest first.
-	var fresh []Hash
-	var sent []bool    // whether fresh[i] compiled to a message
-	var back []Message // the messages, newest first
-	base := -1
+	var hashes blocks[Hash]
+	var msgs blocks[Message]
+	var sent blocks[bool] // whether each walked commit compiled to a message
+	base := -1            // position in the cache where the walk stopped
 	for h := tip; !h.IsZero(); {
 		if i, ok := c.pos[h]; ok {
 			base = int(i)
 			break
 		}
-		if len(fresh)%1024 == 1023 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		hd, err := tx.CommitHeader(h)
-		if err != nil {
-			return nil, err
-		}
-		m, ok, err := compileOne(tx, hd, notes)
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
-		}
-		if ok {
-			back = append(back, m)
-		}
-		fresh = append(fresh, h)
-		sent = append(sent, ok)
-		h = hd.Parent
-	}
-	keep := 0
-	if base >= 0 {
-		keep = int(c.count[base])
-	}
-	if len(fresh) == 0 {
-		return slices.Clone(c.msgs[:keep]), nil
-	}
-	// Truncate the cache to the shared prefix and append the fresh commits.
-	for _, h := range c.chain[base+1:] {
-		delete(c.pos, h)
-	}
-	c.chain, c.count, c.msgs = c.chain[:base+1], c.count[:base+1], c.msgs[:keep]
-	c.chain = slices.Grow(c.chain, len(fresh))
-	c.count = slices.Grow(c.count, len(fresh))
-	c.msgs = slices.Grow(c.msgs, len(back))
-	if c.pos == nil {
-		c.pos = make(map[Hash]int32, len(fresh))
-	}
-	next := len(back) - 1
-	for i := len(fresh) - 1; i >= 0; i-- {
-		if sent[i] {
-			c.msgs = append(c.msgs, back[next])
-			next--
-		}
-		c.pos[fresh[i]] = int32(len(c.chain))
-		c.chain = append(c.chain, fresh[i])
-		c.count = append(c.count, int32(len(c.msgs)))
-	}
-	return slices.Clone(c.msgs), nil
-}
-
-// compileCold fills an empty cache. The length of the chain is unknown
-// until the walk reaches the root, so the walk collects into fixed-size
-// blocks and copies once into exact-size slices: growing one slice by
-// appending would allocate (and leave as garbage) several times its size.
-func (c *compileCache) compileCold(ctx context.Context, tx store.Tx, tip Hash, notes bool) ([]Message, error) {
-	var hashes blocks[Hash]
-	var msgs blocks[Message]
-	var sent blocks[bool]
-	for h := tip; !h.IsZero(); {
 		if hashes.n%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -187,18 +128,34 @@ func (c *compileCache) compileCold(ctx context.Context, tx store.Tx, tip Hash, n
 		hashes.add(h)
 		h = hd.Parent
 	}
-	c.chain = hashes.reversed()
-	c.msgs = msgs.reversed()
-	flags := sent.reversed()
-	c.pos = make(map[Hash]int32, len(c.chain))
-	c.count = make([]int32, len(c.chain))
-	n := int32(0)
-	for i, h := range c.chain {
-		c.pos[h] = int32(i)
+	keep := 0
+	if base >= 0 {
+		keep = int(c.count[base])
+	}
+	if hashes.n == 0 {
+		return slices.Clone(c.msgs[:keep]), nil
+	}
+	// Truncate the cache to the shared prefix and append the walked commits.
+	for _, h := range c.chain[base+1:] {
+		delete(c.pos, h)
+	}
+	c.chain, c.count, c.msgs = c.chain[:base+1], c.count[:base+1], c.msgs[:keep]
+	fresh, flags := hashes.reversed(), sent.reversed()
+	if len(c.chain) == 0 {
+		c.chain, c.msgs = fresh, msgs.reversed()
+		c.count = make([]int32, 0, len(fresh))
+		c.pos = make(map[Hash]int32, len(fresh))
+	} else {
+		c.chain = append(c.chain, fresh...)
+		c.msgs = append(c.msgs, msgs.reversed()...)
+	}
+	n := int32(keep)
+	for i, h := range fresh {
+		c.pos[h] = int32(base + 1 + i)
 		if flags[i] {
 			n++
 		}
-		c.count[i] = n
+		c.count = append(c.count, n)
 	}
 	return slices.Clone(c.msgs), nil
 }

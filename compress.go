@@ -416,9 +416,9 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 			return nil
 		}
 		nc := *c
-		nc.Parents = append([]Hash{tip}, c.Parents[min(1, len(c.Parents)):]...)
-		if tip.IsZero() {
-			nc.Parents = c.Parents[min(1, len(c.Parents)):]
+		nc.Parents = c.Parents[min(1, len(c.Parents)):] // merge parents stay
+		if !tip.IsZero() {
+			nc.Parents = append([]Hash{tip}, nc.Parents...)
 		}
 		if tip, err = nc.Hash(); err != nil {
 			return err

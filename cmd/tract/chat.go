@@ -123,13 +123,9 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
 	if err != nil {
 		return err
 	}
-	wd, err := f.Getwd()
+	validator, err := parseValidators(f, opts.Validate, client, opts.Model)
 	if err != nil {
 		return err
-	}
-	validator, err := retry.ParseSpecs(opts.Validate, retry.WithBaseDir(wd), retry.WithJudge(tract.Judge(client, opts.Model)))
-	if err != nil {
-		return &usageError{err}
 	}
 	copts := []tract.ChatOption{
 		tract.UseClient(client),
@@ -139,7 +135,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
 		tract.Model(opts.Model),
 		tract.OnAttempt(progress(f.IO.ErrOut, len(opts.Validate) > 0)),
 	}
-	if len(opts.Validate) > 0 {
+	if validator != nil {
 		copts = append(copts, tract.Validate(validator))
 	}
 	if opts.Provenance {
@@ -191,6 +187,29 @@ func newClient(f *Factory, model string) (*llm.OpenAI, error) {
 		return nil, &usageError{err}
 	}
 	return c, err
+}
+
+// parseValidators parses --validate specs the one way chat and compress
+// share: paths relative to the working directory, "llm:" judged by client
+// (nil: no judge, so "llm:" is a configuration error). No specs give a nil
+// validator; a bad spec is a usage error.
+func parseValidators(f *Factory, specs []string, client llm.Client, model string) (retry.Validator, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	wd, err := f.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	sopts := []retry.SpecOption{retry.WithBaseDir(wd)}
+	if client != nil {
+		sopts = append(sopts, retry.WithJudge(tract.Judge(client, model)))
+	}
+	v, err := retry.ParseSpecs(specs, sopts...)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return v, nil
 }
 
 // progress prints each validated attempt to stderr.

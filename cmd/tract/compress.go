@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 )
 
@@ -91,28 +92,20 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 		copts = append(copts, tract.Summaries(opts.Content...))
 	}
 	if !opts.DryRun {
-		var judge retry.JudgeFunc
+		var client llm.Client
 		if opts.Content == nil {
-			client, err := newClient(f, opts.Model)
+			c, err := newClient(f, opts.Model)
 			if err != nil {
 				return err
 			}
+			client = c
 			copts = append(copts, tract.SummaryClient(client))
-			judge = tract.Judge(client, opts.Model)
 		}
-		wd, err := f.Getwd()
+		v, err := parseValidators(f, opts.Validate, client, opts.Model)
 		if err != nil {
 			return err
 		}
-		sopts := []retry.SpecOption{retry.WithBaseDir(wd)}
-		if judge != nil {
-			sopts = append(sopts, retry.WithJudge(judge))
-		}
-		if len(opts.Validate) > 0 {
-			v, err := retry.ParseSpecs(opts.Validate, sopts...)
-			if err != nil {
-				return &usageError{err}
-			}
+		if v != nil {
 			copts = append(copts, tract.ValidateSummaries(v))
 		}
 		copts = append(copts, tract.OnGroup(func(g tract.GroupProgress) {
