@@ -519,9 +519,19 @@ func TestOpen_Errors(t *testing.T) {
 		tr, err := tract.Init(p)
 		require.NoError(t, err)
 		defer tr.Close()
+		inside, release := make(chan struct{}), make(chan struct{})
+		go func() {
+			_ = tr.Store().Update(func(store.Tx) error {
+				close(inside)
+				<-release
+				return nil
+			})
+		}()
+		<-inside
+		defer close(release)
 		_, err = tract.Open(p, tract.WithLockTimeout(100*time.Millisecond))
 		var le *tract.LockedError
-		require.ErrorAs(t, err, &le)
+		require.ErrorAs(t, err, &le, "Open reads the file, so it waits for the transaction")
 		assert.Equal(t, p, le.Path)
 		assert.Contains(t, err.Error(), "locked")
 	})

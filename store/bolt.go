@@ -16,7 +16,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/refs"
@@ -41,19 +40,21 @@ var (
 	magic     = []byte("tract")
 )
 
-// DefaultLockTimeout is how long Open waits for another process's lock.
+// DefaultLockTimeout is how long a transaction waits for another
+// process's (or handle's) lock before it fails with a *LockedError.
 const DefaultLockTimeout = 5 * time.Second
 
-// LockedError is returned when another process holds the repository.
+// LockedError is returned when another process (or another handle of this
+// process) held the repository for longer than the lock timeout.
 type LockedError struct {
 	// Path is the locked file.
 	Path string
-	// Waited is how long Open waited.
+	// Waited is how long the transaction waited.
 	Waited time.Duration
 }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("repository %s is locked by another process (another tract command is probably running on it); gave up after %s — wait for it to finish, or pass a longer lock timeout", e.Path, e.Waited)
+	return fmt.Sprintf("repository %s is locked: another process held it for longer than the lock timeout (%s)", e.Path, e.Waited)
 }
 
 // BoltOptions configure OpenBolt.
@@ -61,28 +62,44 @@ type BoltOptions struct {
 	// Create makes a new repository; it fails with ErrExists when the file
 	// already is one.
 	Create bool
-	// LockTimeout bounds the wait for another process's lock (default
-	// DefaultLockTimeout).
+	// LockTimeout bounds each transaction's wait for the file's lock:
+	// 0 means DefaultLockTimeout, a negative value not to wait at all.
 	LockTimeout time.Duration
-	// ReadOnly opens the file with a shared lock for reading only.
+	// IdleGrace is how long the file stays open and locked after the last
+	// transaction: 0 means DefaultIdleGrace, a negative value none.
+	IdleGrace time.Duration
+	// ReadOnly refuses every write: Update fails with ErrReadOnly. Reads
+	// take a shared lock whether or not it is set.
 	ReadOnly bool
 	// NoSync skips fsync after each transaction. It is for throwaway
 	// repositories in tests; a crash can then lose committed data.
 	NoSync bool
 }
 
-// Bolt is the bbolt implementation of Store.
+// Bolt is the bbolt implementation of Store. It holds the file open and
+// locked only while transactions run (and for the short idle grace after
+// them), so many processes and handles can share one repository; see the
+// package documentation.
 type Bolt struct {
-	db   *bolt.DB
-	path string
+	path     string
+	readOnly bool
+	ss       *sessions
 }
 
 var _ Store = (*Bolt)(nil)
 
-// OpenBolt opens (or with opts.Create, creates) the repository file at path.
+// OpenBolt opens (or with opts.Create, creates) the repository file at path
+// and checks that it is a tract repository. It holds no lock when it
+// returns.
 func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
-	if opts.LockTimeout <= 0 {
+	switch {
+	case opts.LockTimeout == 0:
 		opts.LockTimeout = DefaultLockTimeout
+	case opts.LockTimeout < 0:
+		opts.LockTimeout = 0
+	}
+	if opts.IdleGrace == 0 {
+		opts.IdleGrace = DefaultIdleGrace
 	}
 	st, statErr := os.Stat(path)
 	switch {
@@ -100,65 +117,27 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	db, err := openDB(path, opts)
-	if err != nil {
-		return nil, err
-	}
-	b := &Bolt{db: db, path: path}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts)}
 	if err := b.checkOrInit(opts.Create); err != nil {
-		db.Close()
+		b.ss.close()
 		return nil, err
 	}
 	return b, nil
 }
 
-// openDB opens the bbolt file, turning bbolt's errors (and the panics it
-// raises on some corrupt files) into errors that say what to do.
-func openDB(path string, opts BoltOptions) (db *bolt.DB, err error) {
-	// file is the descriptor bbolt opened. When bbolt panics half-way
-	// through Open it never returns the DB, so the recover below unlocks and
-	// closes the file itself; otherwise the lock would stay held and every
-	// later open in this process would time out. (The memory map of the
-	// file leaks: bbolt does not expose it.)
-	var file *os.File
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if file != nil {
-				unlockFile(file)
-				file.Close()
-			}
-			db, err = nil, fmt.Errorf("open %s: %w: the file is corrupted (%v); run 'tract fsck' on a copy or restore a backup", path, ErrNotRepository, r)
-		}
-	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{
-		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-			f, err := os.OpenFile(name, flag, perm)
-			file = f
-			return f, err
-		},
-		Timeout:  opts.LockTimeout,
-		ReadOnly: opts.ReadOnly,
-		NoSync:   opts.NoSync,
-	})
-	switch {
-	case err == nil:
-		return db, nil
-	case errors.Is(err, berrors.ErrTimeout):
-		return nil, &LockedError{Path: path, Waited: opts.LockTimeout}
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
-		return nil, fmt.Errorf("open %s: %w: %v", path, ErrNotRepository, err)
-	case errors.Is(err, fs.ErrPermission):
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	default:
-		return nil, fmt.Errorf("open %s: %w: %v", path, ErrNotRepository, err)
-	}
-}
-
 // checkOrInit creates tract's buckets in a new file, or checks an existing
 // file's metadata. It reads pages, so a damaged file can make bbolt panic or
 // fault; that becomes ErrNotRepository instead of a crash.
-func (b *Bolt) checkOrInit(create bool) (err error) {
+func (b *Bolt) checkOrInit(create bool) error {
+	s, err := b.ss.acquire(create)
+	if err != nil {
+		return err
+	}
+	defer b.ss.release(s)
+	return b.checkOrInitDB(s.db, create)
+}
+
+func (b *Bolt) checkOrInitDB(db *bolt.DB, create bool) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -166,7 +145,7 @@ func (b *Bolt) checkOrInit(create bool) (err error) {
 		}
 	}()
 	if create {
-		return b.db.Update(func(tx *bolt.Tx) error {
+		return db.Update(func(tx *bolt.Tx) error {
 			if m := tx.Bucket(bucketMeta); m != nil && bytes.Equal(m.Get(keyMagic), magic) {
 				return fmt.Errorf("create %s: %w", b.path, ErrExists)
 			}
@@ -189,7 +168,7 @@ func (b *Bolt) checkOrInit(create bool) (err error) {
 			return tx.Bucket(bucketRefs).Put([]byte(head.Name), head.Encode())
 		})
 	}
-	return b.db.View(func(tx *bolt.Tx) error {
+	return db.View(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bucketMeta)
 		if m == nil || !bytes.Equal(m.Get(keyMagic), magic) {
 			return fmt.Errorf("open %s: %w: it is a bbolt file without tract's metadata", b.path, ErrNotRepository)
@@ -213,27 +192,76 @@ func (b *Bolt) checkOrInit(create bool) (err error) {
 // Path returns the file path.
 func (b *Bolt) Path() string { return b.path }
 
-// Close closes the file and releases its lock.
-func (b *Bolt) Close() error { return b.db.Close() }
+// Close waits for running transactions, then closes the file if it is
+// open. Transactions started afterwards fail.
+func (b *Bolt) Close() error { return b.ss.close() }
 
-// DB returns the underlying bbolt handle (for fsck and tools).
-func (b *Bolt) DB() *bolt.DB { return b.db }
-
-// View runs fn in a read-only transaction.
-func (b *Bolt) View(fn func(Tx) error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer b.guard(&err)
-	return b.db.View(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx}) })
+// View runs fn in a read-only transaction, under a shared lock on the file
+// unless this handle already holds it for writing.
+func (b *Bolt) View(fn func(Tx) error) error {
+	s, err := b.ss.acquire(false)
+	if err != nil {
+		return b.sessionError(err)
+	}
+	defer b.ss.release(s)
+	return b.view(s.db, fn)
 }
 
-// Update runs fn in a read-write transaction, committed only if fn returns nil.
-func (b *Bolt) Update(fn func(Tx) error) (err error) {
-	if b.db.IsReadOnly() {
-		return fmt.Errorf("%s: %w: the repository was opened read-only", b.path, ErrReadOnly)
-	}
+func (b *Bolt) view(db *bolt.DB, fn func(Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.guard(&err)
-	return b.db.Update(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx}) })
+	return db.View(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx}) })
+}
+
+// Update runs fn in a read-write transaction, committed only if fn returns
+// nil, under the file's exclusive lock.
+func (b *Bolt) Update(fn func(Tx) error) error {
+	if b.readOnly {
+		return fmt.Errorf("%s: %w: the repository was opened read-only", b.path, ErrReadOnly)
+	}
+	s, err := b.ss.acquire(true)
+	if err != nil {
+		return b.sessionError(err)
+	}
+	defer b.ss.release(s)
+	return b.update(s.db, fn)
+}
+
+func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.guard(&err)
+	return db.Update(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx}) })
+}
+
+// Exclusive runs fn with the file locked for writing for all of fn, and no
+// other transaction of this handle running: for work that spans several
+// transactions or reads bbolt directly (fsck, scrubbing free pages). The
+// *bolt.DB must not be kept after fn returns.
+func (b *Bolt) Exclusive(fn func(db *bolt.DB) error) error {
+	if b.readOnly {
+		return fmt.Errorf("%s: %w: the repository was opened read-only", b.path, ErrReadOnly)
+	}
+	err := b.ss.sole(func(s *session) error { return fn(s.db) })
+	return b.sessionError(err)
+}
+
+// Shared runs fn with the file locked for reading (or writing, when this
+// handle holds it so) for all of fn. The *bolt.DB must not be kept after fn
+// returns, and fn must only read.
+func (b *Bolt) Shared(fn func(db *bolt.DB) error) error {
+	s, err := b.ss.acquire(false)
+	if err != nil {
+		return b.sessionError(err)
+	}
+	defer b.ss.release(s)
+	return fn(s.db)
+}
+
+func (b *Bolt) sessionError(err error) error {
+	if errors.Is(err, errStoreClosed) {
+		return fmt.Errorf("%s: %w", b.path, err)
+	}
+	return err
 }
 
 // guard turns a panic raised by bbolt (it panics on corrupt pages) or a
@@ -287,8 +315,10 @@ func panickedInBbolt() bool {
 // SetSchemaVersion overwrites the stored schema version. It exists for tests
 // of the newer-schema refusal and for future migrations.
 func (b *Bolt) SetSchemaVersion(v uint64) error {
-	return b.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(keySchema, binary.AppendUvarint(nil, v))
+	return b.Exclusive(func(db *bolt.DB) error {
+		return db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(keySchema, binary.AppendUvarint(nil, v))
+		})
 	})
 }
 
@@ -603,39 +633,37 @@ func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
 // ScrubFreePages overwrites every free page of the file with zeros and
 // syncs it. bbolt never writes a page in place: deleting data leaves its old
 // bytes in freed pages until they are reused, so without this, text erased
-// by a hard reset could still be read from the file. The caller must make
-// sure no read transaction of this process is open (freed pages an older
-// reader still sees are not free yet, but a page is only scrubbed once
-// bbolt itself would be allowed to overwrite it).
+// by a hard reset could still be read from the file. It runs as an
+// exclusive operation: no reader, of this process or another, is inside the
+// file while it does, so every page freed so far is free to overwrite.
 func (b *Bolt) ScrubFreePages() error {
-	if b.db.IsReadOnly() {
-		return ErrReadOnly
-	}
-	// A first transaction releases the pages that earlier ones freed.
-	if err := b.Update(func(Tx) error { return nil }); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(b.path, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("scrub %s: %w", b.path, err)
-	}
-	defer f.Close()
-	err = b.db.Update(func(tx *bolt.Tx) error {
-		size := b.db.Info().PageSize
-		zero := make([]byte, size)
-		for id := 2; int64(id)*int64(size) < tx.Size(); id++ {
-			info, err := tx.Page(id)
-			if err != nil {
-				return err
-			}
-			if info == nil || info.Type != "free" {
-				continue
-			}
-			if _, err := f.WriteAt(zero, int64(id)*int64(size)); err != nil {
-				return err
-			}
+	err := b.Exclusive(func(db *bolt.DB) error {
+		// A first transaction releases the pages that earlier ones freed.
+		if err := db.Update(func(*bolt.Tx) error { return nil }); err != nil {
+			return err
 		}
-		return f.Sync()
+		f, err := os.OpenFile(b.path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return db.Update(func(tx *bolt.Tx) error {
+			size := db.Info().PageSize
+			zero := make([]byte, size)
+			for id := 2; int64(id)*int64(size) < tx.Size(); id++ {
+				info, err := tx.Page(id)
+				if err != nil {
+					return err
+				}
+				if info == nil || info.Type != "free" {
+					continue
+				}
+				if _, err := f.WriteAt(zero, int64(id)*int64(size)); err != nil {
+					return err
+				}
+			}
+			return f.Sync()
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("scrub %s: %w", b.path, err)

@@ -193,29 +193,88 @@ func TestBolt_NewerSchemaIsRefused(t *testing.T) {
 	}
 }
 
-func TestBolt_SecondOpenTimesOutWithLockedError(t *testing.T) {
+// Two handles on one file in one process: the queue lock belongs to the
+// open file, so a second handle waits for the first like another process
+// would, and gives up with a *LockedError after its timeout.
+func TestBolt_TransactionWaitsForAnotherHandleThenTimesOut(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tract.db")
 	first, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
 	require.NoError(t, err)
+	defer first.Close()
+	second, err := store.OpenBolt(path, store.BoltOptions{LockTimeout: 100 * time.Millisecond})
+	require.NoError(t, err, "an idle handle holds no lock")
+	defer second.Close()
 
-	// bbolt's flock belongs to the open file description, so a second open
-	// in the same process contends for it like another process would.
-	for _, readOnly := range []bool{false, true} {
+	inside, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- first.Update(func(store.Tx) error {
+			close(inside)
+			<-release
+			return nil
+		})
+	}()
+	<-inside
+	for name, tx := range map[string]func(func(store.Tx) error) error{"View": second.View, "Update": second.Update} {
 		start := time.Now()
-		_, err = store.OpenBolt(path, store.BoltOptions{ReadOnly: readOnly, LockTimeout: 100 * time.Millisecond})
+		err := tx(func(store.Tx) error { return nil })
 		var locked *store.LockedError
-		require.ErrorAs(t, err, &locked, "read-only %v", readOnly)
+		require.ErrorAs(t, err, &locked, name)
 		assert.Equal(t, path, locked.Path)
 		assert.Equal(t, 100*time.Millisecond, locked.Waited)
-		assert.Contains(t, err.Error(), path)
-		assert.Contains(t, err.Error(), "locked by another process")
+		assert.ErrorContains(t, err, path)
+		assert.ErrorContains(t, err, "is locked: another process held it for longer than the lock timeout (100ms)")
 		assert.Less(t, time.Since(start), 2*time.Second, "the timeout bounds the wait")
 	}
+	close(release)
+	require.NoError(t, <-done)
 
-	require.NoError(t, first.Close())
-	second, err := store.OpenBolt(path, store.BoltOptions{LockTimeout: 100 * time.Millisecond})
-	require.NoError(t, err, "closing releases the lock")
-	require.NoError(t, second.Close())
+	// The first handle is idle again: it lets go within its idle grace.
+	require.NoError(t, second.Update(func(tx store.Tx) error {
+		_, err := tx.PutBlob([]byte("second"))
+		return err
+	}))
+	require.NoError(t, first.View(func(tx store.Tx) error {
+		ok, err := tx.HasBlob(dag.Sum([]byte("second")))
+		assert.True(t, ok, "the first handle sees what the second wrote")
+		return err
+	}))
+}
+
+// A handle waiting for the file gets it as soon as the holder is done: it
+// is woken by the kernel, not by polling.
+func TestBolt_WaiterGetsTheFileWhenTheHolderFinishes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	first, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	defer first.Close()
+	second, err := store.OpenBolt(path, store.BoltOptions{NoSync: true})
+	require.NoError(t, err)
+	defer second.Close()
+
+	inside, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = first.Update(func(store.Tx) error {
+			close(inside)
+			<-release
+			return nil
+		})
+	}()
+	<-inside
+	got := make(chan error)
+	go func() {
+		got <- second.Update(func(tx store.Tx) error {
+			_, err := tx.PutBlob([]byte("after"))
+			return err
+		})
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("the second handle wrote while the first held the file: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-got)
 }
 
 func TestBolt_ReadOnlyOpensShareTheLockAndRefuseUpdates(t *testing.T) {
@@ -294,11 +353,11 @@ func TestBolt_BboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
 		return nil
 	}))
 	var root uint64
-	require.NoError(t, b.DB().View(func(tx *bolt.Tx) error {
+	require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
 		root = uint64(tx.Bucket([]byte("blobs")).Root())
 		return nil
 	}))
-	pageSize := b.DB().Info().PageSize
+	pageSize := raw(b).Info().PageSize
 	require.NoError(t, b.Close())
 	require.NotZero(t, root)
 	corruptPage(t, path, pageSize, root, 0x10) // 0x10 is the free-list page type
@@ -327,19 +386,29 @@ func TestBolt_BboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
 	assert.Contains(t, strings.Join(messages, "\n"), fmt.Sprintf("page %d: invalid type", root))
 }
 
-func TestBolt_DamagedFreeListFailsOpenWithErrNotRepository(t *testing.T) {
+// Open checks a file under a shared lock, which does not load the free
+// list: a damaged one is found by the first write, which fails cleanly.
+func TestBolt_DamagedFreeListFailsTheFirstWrite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tract.db")
 	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
 	require.NoError(t, err)
-	pageSize := b.DB().Info().PageSize
+	pageSize := raw(b).Info().PageSize
 	require.NoError(t, b.Close())
 	corruptPage(t, path, pageSize, freelistPage(t, path, pageSize), 0x02) // a leaf page where the free list should be
 
-	_, err = store.OpenBolt(path, store.BoltOptions{LockTimeout: 100 * time.Millisecond})
+	b, err = store.OpenBolt(path, store.BoltOptions{LockTimeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	defer b.Close()
+	err = b.Update(func(store.Tx) error { return nil })
 	require.Error(t, err)
 	assert.ErrorIs(t, err, store.ErrNotRepository)
 	assert.Contains(t, err.Error(), "invalid freelist page")
 	assertUnlocked(t, path)
+
+	report, err := store.Fsck(b)
+	require.NoError(t, err)
+	assert.False(t, report.OK())
+	assert.Contains(t, fmt.Sprint(report.Problems), "cannot be opened for writing")
 }
 
 // freelistPage reads the free-list page id from the newer of the two meta
@@ -374,11 +443,11 @@ func TestBolt_WritesInDamagedFileReportErrCorruptAndKeepTheStoreUsable(t *testin
 		return nil
 	}))
 	var root uint64
-	require.NoError(t, b.DB().View(func(tx *bolt.Tx) error {
+	require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
 		root = uint64(tx.Bucket([]byte("commits")).Root())
 		return nil
 	}))
-	pageSize := b.DB().Info().PageSize
+	pageSize := raw(b).Info().PageSize
 	require.NoError(t, b.Close())
 	corruptPage(t, path, pageSize, root, 0x10)
 

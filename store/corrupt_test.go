@@ -58,7 +58,7 @@ func populatedRepo(t *testing.T) (data []byte, used int) {
 		}
 		return tx.SetRef(refs.Ref{Name: "refs/heads/main", Hash: parent[0]})
 	}))
-	require.NoError(t, b.DB().View(func(tx *bolt.Tx) error {
+	require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
 		used = int(tx.Size())
 		return nil
 	}))

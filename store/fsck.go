@@ -46,18 +46,63 @@ func (r *FsckReport) add(object, format string, args ...any) {
 // structure. It reports what it finds instead of stopping at the first
 // problem, and turns panics and memory faults from a damaged file into
 // problems. The error is non-nil only when the store cannot be read at all.
+//
+// On a bbolt store Fsck is an exclusive operation: it holds the file's
+// write lock from start to end, so that what it checks is one state of the
+// file. A file this process may only read is checked under a shared lock,
+// without bbolt's page check (see checkBoltPages).
 func Fsck(s Store) (*FsckReport, error) {
-	r := &FsckReport{}
-	b, isBolt := s.(*Bolt)
-	structureOK := true
-	if isBolt {
-		structureOK = walkBolt(b, r)
+	b, ok := s.(*Bolt)
+	if !ok {
+		r := &FsckReport{}
+		_, err := checkStore(s.View, r)
+		return r, err
 	}
-	err := s.View(func(tx Tx) error {
+	var r *FsckReport
+	run := func(pages bool) func(db *bolt.DB) error {
+		return func(db *bolt.DB) (err error) {
+			r = &FsckReport{}
+			structureOK := walkBolt(b.path, db, r)
+			ok, err := checkStore(func(fn func(Tx) error) error { return b.view(db, fn) }, r)
+			if err != nil {
+				return err
+			}
+			if pages && structureOK && ok {
+				checkBoltPages(db, r)
+			}
+			return nil
+		}
+	}
+	err := ErrReadOnly
+	if !b.readOnly {
+		err = b.Exclusive(run(true))
+	}
+	switch {
+	case errors.Is(err, ErrReadOnly):
+		err = b.Shared(run(false))
+	case errors.Is(err, ErrNotRepository):
+		// bbolt could not open the file for writing (a damaged free list,
+		// a truncated file): check what can still be read.
+		openErr := err
+		if err = b.Shared(run(false)); r != nil {
+			r.add("file", "cannot be opened for writing: %v", openErr)
+		}
+	}
+	if r != nil {
+		sort.SliceStable(r.Problems, func(i, j int) bool { return r.Problems[i].Object < r.Problems[j].Object })
+	}
+	return r, err
+}
+
+// checkStore checks objects and refs in one read transaction run by view.
+// ok is false when damaged data stopped the check.
+func checkStore(view func(func(Tx) error) error, r *FsckReport) (ok bool, err error) {
+	ok = true
+	err = view(func(tx Tx) error {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer func() {
 			if p := recover(); p != nil {
-				structureOK = false
+				ok = false
 				r.add("file", "reading stopped on damaged data: %v", p)
 			}
 		}()
@@ -65,18 +110,11 @@ func Fsck(s Store) (*FsckReport, error) {
 		checkRefs(tx, r)
 		return nil
 	})
-	if err != nil && !errors.Is(err, ErrCorrupt) {
-		return r, err
-	}
-	if err != nil {
-		structureOK = false
+	if errors.Is(err, ErrCorrupt) {
 		r.add("file", "%v", err)
+		return false, nil
 	}
-	if isBolt && structureOK {
-		checkBoltPages(b, r)
-	}
-	sort.SliceStable(r.Problems, func(i, j int) bool { return r.Problems[i].Object < r.Problems[j].Object })
-	return r, nil
+	return ok, err
 }
 
 // walkBolt checks that the file is as long as its metadata says and visits
@@ -85,7 +123,7 @@ func Fsck(s Store) (*FsckReport, error) {
 // assertion panics are recovered. It reports whether the walk got through:
 // only then may checkBoltPages run bbolt's own check, which reads the same
 // pages in a goroutine of its own, where a fault would crash the process.
-func walkBolt(b *Bolt, r *FsckReport) (ok bool) {
+func walkBolt(path string, db *bolt.DB, r *FsckReport) (ok bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
@@ -111,8 +149,8 @@ func walkBolt(b *Bolt, r *FsckReport) (ok bool) {
 			}
 		}
 	}
-	_ = b.db.View(func(tx *bolt.Tx) error {
-		if st, err := os.Stat(b.path); err == nil && st.Size() < tx.Size() {
+	_ = db.View(func(tx *bolt.Tx) error {
+		if st, err := os.Stat(path); err == nil && st.Size() < tx.Size() {
 			r.add("file", "is truncated: %d bytes, but its pages reach %d bytes", st.Size(), tx.Size())
 			return nil
 		}
@@ -130,20 +168,17 @@ func walkBolt(b *Bolt, r *FsckReport) (ok bool) {
 // checkBoltPages runs bbolt's page-structure check (pages freed twice,
 // reachable pages on the free list, leaked pages, key order). It must only
 // run after walkBolt got through: bbolt checks in a goroutine of its own,
-// where a memory fault could not be recovered. A read-only store has not
-// loaded its free list, and loading it would happen in that goroutine too,
-// so its pages are not checked.
-func checkBoltPages(b *Bolt, r *FsckReport) {
-	if b.db.IsReadOnly() {
-		return
-	}
+// where a memory fault could not be recovered. It needs a writable
+// session: a read-only one has not loaded its free list, and loading it
+// would happen in that goroutine too.
+func checkBoltPages(db *bolt.DB, r *FsckReport) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			r.add("file", "page structure check stopped on damaged data: %v", p)
 		}
 	}()
-	_ = b.db.View(func(tx *bolt.Tx) error {
+	_ = db.View(func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
 			r.add("file", "page structure: %v", err)
 		}

@@ -61,7 +61,7 @@ func newFsckRepo(t *testing.T) fsckRepo {
 // bypassing every check of the Store.
 func (r fsckRepo) raw(t *testing.T, bucket string, key, value []byte) {
 	t.Helper()
-	require.NoError(t, r.b.DB().Update(func(tx *bolt.Tx) error {
+	require.NoError(t, raw(r.b).Update(func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(bucket)).Put(key, value)
 	}))
 }
@@ -99,7 +99,7 @@ func TestFsck_ReportsDamage(t *testing.T) {
 		{
 			name: "commit whose parent is missing",
 			damage: func(t *testing.T, r fsckRepo) {
-				require.NoError(t, r.b.DB().Update(func(tx *bolt.Tx) error {
+				require.NoError(t, raw(r.b).Update(func(tx *bolt.Tx) error {
 					return tx.Bucket([]byte("commits")).Delete(r.root[:])
 				}))
 			},
@@ -109,7 +109,7 @@ func TestFsck_ReportsDamage(t *testing.T) {
 		{
 			name: "commit whose blob is missing",
 			damage: func(t *testing.T, r fsckRepo) {
-				require.NoError(t, r.b.DB().Update(func(tx *bolt.Tx) error {
+				require.NoError(t, raw(r.b).Update(func(tx *bolt.Tx) error {
 					return tx.Bucket([]byte("blobs")).Delete(r.rootBlob[:])
 				}))
 			},
@@ -156,7 +156,7 @@ func TestFsck_ReportsDamage(t *testing.T) {
 		{
 			name: "reflog entry that does not decode",
 			damage: func(t *testing.T, r fsckRepo) {
-				require.NoError(t, r.b.DB().Update(func(tx *bolt.Tx) error {
+				require.NoError(t, raw(r.b).Update(func(tx *bolt.Tx) error {
 					return tx.Bucket([]byte("reflogs")).Bucket([]byte("refs/heads/main")).Put([]byte("\x00\x00\x00\x00\x00\x00\x00\x09"), []byte{1, 2, 3})
 				}))
 			},
@@ -172,7 +172,7 @@ func TestFsck_ReportsDamage(t *testing.T) {
 		{
 			name: "HEAD deleted",
 			damage: func(t *testing.T, r fsckRepo) {
-				require.NoError(t, r.b.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("refs")).Delete([]byte("HEAD")) }))
+				require.NoError(t, raw(r.b).Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("refs")).Delete([]byte("HEAD")) }))
 			},
 			wantObject: func(fsckRepo) string { return "ref HEAD" },
 			wantMsg:    "is missing",

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract/store"
 )
@@ -18,4 +19,27 @@ func createBolt(t *testing.T) *store.Bolt {
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
 	return b
+}
+
+// rawDB reaches the bbolt handle of a Bolt store, each call in a session of
+// its own, so tests can plant damage and read bbolt's own figures.
+type rawDB struct{ b *store.Bolt }
+
+func raw(b *store.Bolt) rawDB { return rawDB{b} }
+
+func (r rawDB) View(fn func(*bolt.Tx) error) error {
+	return r.b.Exclusive(func(db *bolt.DB) error { return db.View(fn) })
+}
+
+func (r rawDB) Update(fn func(*bolt.Tx) error) error {
+	return r.b.Exclusive(func(db *bolt.DB) error { return db.Update(fn) })
+}
+
+func (r rawDB) Info() *bolt.Info {
+	var info *bolt.Info
+	_ = r.b.Exclusive(func(db *bolt.DB) error {
+		info = db.Info()
+		return nil
+	})
+	return info
 }

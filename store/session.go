@@ -1,0 +1,342 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// DefaultIdleGrace is how long a Bolt store keeps the file open (and
+// locked) after its last transaction, so that a burst of transactions pays
+// for one open instead of one each. A process queued for the lock does not
+// wait for it: the next transaction of the holder sees the queue and hands
+// the file over instead.
+const DefaultIdleGrace = time.Millisecond
+
+// errLockTimeout is queueLock's "gave up waiting".
+var errLockTimeout = errors.New("timed out waiting for the lock")
+
+// errStoreClosed is returned by transactions started after Close.
+var errStoreClosed = errors.New("store is closed")
+
+// session is one open of the bbolt file: while it exists this handle holds
+// the file's lock, exclusive for a writable session, shared otherwise.
+type session struct {
+	db    *bolt.DB
+	file  *os.File // the descriptor bbolt opened the file with; the queue lock is on it
+	write bool
+
+	// The fields below are guarded by sessions.mu.
+	users    int         // transactions running in the session
+	served   int         // transactions the session has run
+	draining bool        // takes no new transaction; closes when users reaches 0
+	sole     bool        // an exclusive operation runs: no other transaction joins
+	idle     *time.Timer // closes the session after the idle grace
+}
+
+// sessions opens the file when a transaction needs it and closes it once no
+// transaction has needed it for the idle grace, so that an idle handle
+// holds no lock. Transactions of one handle that overlap share a session:
+// bbolt runs their reads concurrently and their writes one at a time.
+type sessions struct {
+	path string
+	opts BoltOptions
+
+	mu      sync.Mutex // guards every field below and the session fields marked so
+	changed sync.Cond  // broadcast when cur, opening or a session's users change
+	cur     *session   // the open session, if any
+	opening bool       // a goroutine is opening a session (outside mu)
+	create  bool       // the next open may create the file (Init's first open)
+	writers int        // goroutines waiting for a writable session
+	closed  bool
+}
+
+func newSessions(path string, opts BoltOptions) *sessions {
+	ss := &sessions{path: path, opts: opts, create: opts.Create}
+	ss.changed.L = &ss.mu
+	return ss
+}
+
+// acquire returns a session that can run a transaction (a writable one when
+// write is set), opening one if needed. The caller must release it.
+func (ss *sessions) acquire(write bool) (*session, error) {
+	deadline := time.Now().Add(ss.opts.LockTimeout)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if write {
+		ss.writers++
+		defer func() { ss.writers-- }()
+	}
+	for {
+		if ss.closed {
+			return nil, errStoreClosed
+		}
+		s := ss.cur
+		switch {
+		case s == nil && ss.opening:
+			ss.changed.Wait()
+		case s == nil:
+			if err := ss.openLocked(write, deadline); err != nil {
+				return nil, err
+			}
+		case s.sole:
+			ss.changed.Wait()
+		case !s.draining && s.accepts(write, ss.writers):
+			// Another process queued for the file since this session began:
+			// let it in before running more transactions here.
+			if s.served > 0 && queueWaiting(s.file) {
+				s.draining = true
+				continue
+			}
+			s.users++
+			if s.idle != nil {
+				s.idle.Stop()
+				s.idle = nil
+			}
+			return s, nil
+		case s.users == 0:
+			ss.closeLocked(s)
+		default:
+			// A shared session while a writer waits: let it drain.
+			s.draining = true
+			ss.changed.Wait()
+		}
+	}
+}
+
+// accepts reports whether a transaction may join s. A writable session
+// takes anything; a shared one takes reads while no writer of this handle
+// is waiting, so that readers cannot starve a writer.
+func (s *session) accepts(write bool, writers int) bool {
+	if s.write {
+		return true
+	}
+	return !write && writers == 0
+}
+
+// release ends a transaction's use of s. The last user starts the idle
+// grace, or closes s at once when it is draining.
+func (ss *sessions) release(s *session) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s.users--
+	s.served++
+	ss.changed.Broadcast()
+	if s.users > 0 || ss.cur != s {
+		return
+	}
+	if s.draining || ss.closed || ss.opts.IdleGrace < 0 || ss.writers > 0 && !s.write {
+		ss.closeLocked(s)
+		return
+	}
+	s.idle = time.AfterFunc(ss.opts.IdleGrace, func() {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		if ss.cur == s && s.users == 0 {
+			ss.closeLocked(s)
+		}
+	})
+}
+
+// sole runs fn alone in a writable session: no other transaction of this
+// handle runs while it does, and the file stays locked for all of it.
+func (ss *sessions) sole(fn func(*session) error) error {
+	s, err := ss.acquire(true)
+	if err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	s.sole = true
+	for s.users > 1 {
+		ss.changed.Wait()
+	}
+	ss.mu.Unlock()
+	defer func() {
+		ss.mu.Lock()
+		s.sole = false
+		ss.mu.Unlock()
+		ss.release(s)
+	}()
+	return fn(s)
+}
+
+// close waits for running transactions and closes the session.
+func (ss *sessions) close() error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.closed = true
+	ss.changed.Broadcast()
+	for ss.cur != nil && ss.cur.users > 0 || ss.opening {
+		ss.changed.Wait()
+	}
+	if ss.cur != nil {
+		return ss.closeLocked(ss.cur)
+	}
+	return nil
+}
+
+func (ss *sessions) closeLocked(s *session) error {
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+	ss.cur = nil
+	ss.changed.Broadcast()
+	return s.db.Close() // closing the file releases the queue lock too
+}
+
+// openLocked opens a session; it is called with mu held and releases it
+// while it waits for the lock.
+func (ss *sessions) openLocked(write bool, deadline time.Time) error {
+	ss.opening = true
+	create := ss.create
+	ss.mu.Unlock()
+	s, err := ss.open(write, create, deadline)
+	ss.mu.Lock()
+	ss.opening = false
+	ss.changed.Broadcast()
+	if err != nil {
+		return err
+	}
+	if ss.closed {
+		s.db.Close()
+		return errStoreClosed
+	}
+	ss.cur, ss.create = s, false
+	return nil
+}
+
+// open opens the file, waits for its lock and opens bbolt on it.
+func (ss *sessions) open(write, create bool, deadline time.Time) (*session, error) {
+	path := ss.path
+	for {
+		f, err := openFile(path, write, create)
+		if err != nil {
+			return nil, err
+		}
+		if err := queueLock(f, write, deadline); err != nil {
+			if errors.Is(err, errLockTimeout) {
+				return nil, &LockedError{Path: path, Waited: ss.opts.LockTimeout}
+			}
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		// Another file may have been renamed over the path while this one
+		// was waiting: its lock guards nothing anyone else uses. Start over
+		// on the file the path names now.
+		held, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+		if now, err := os.Stat(path); err != nil || !os.SameFile(held, now) {
+			f.Close()
+			if err != nil && !create {
+				return nil, missingFile(path, err)
+			}
+			continue
+		}
+		if held.Size() == 0 && !create {
+			f.Close()
+			// bbolt would turn an empty file into a database: leave it alone.
+			return nil, fmt.Errorf("open %s: %w: the file is empty (run 'tract init' to create a repository)", path, ErrNotRepository)
+		}
+		db, err := openDB(path, f, write, time.Until(deadline), ss.opts)
+		if err != nil {
+			return nil, err
+		}
+		return &session{db: db, file: f, write: write}, nil
+	}
+}
+
+// openFile opens the repository file for reading, or for writing too.
+func openFile(path string, write, create bool) (*os.File, error) {
+	flag := os.O_RDONLY
+	if write {
+		flag = os.O_RDWR
+		if create {
+			flag |= os.O_CREATE
+		}
+	}
+	f, err := os.OpenFile(path, flag, 0o600)
+	switch {
+	case err == nil:
+		return f, nil
+	case write && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)):
+		return nil, &ReadOnlyError{Path: path, Err: err}
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, missingFile(path, err)
+	}
+	return nil, fmt.Errorf("open %s: %w", path, err)
+}
+
+func missingFile(path string, err error) error {
+	return fmt.Errorf("open %s: %w: the file is gone (%v)", path, ErrNotRepository, err)
+}
+
+// ReadOnlyError is returned by a write to a repository file this process
+// may only read (its permissions, or a read-only file system).
+type ReadOnlyError struct {
+	// Path is the repository file.
+	Path string
+	// Err is the operating system's refusal.
+	Err error
+}
+
+func (e *ReadOnlyError) Error() string {
+	return fmt.Sprintf("repository %s is read-only for this user: it can be read but not written (%v)", e.Path, errors.Unwrap(e.Err))
+}
+
+// Is makes errors.Is(err, ErrReadOnly) hold.
+func (e *ReadOnlyError) Is(target error) bool { return target == ErrReadOnly }
+
+// Unwrap returns the operating system's error.
+func (e *ReadOnlyError) Unwrap() error { return e.Err }
+
+// openDB opens bbolt on the file f, which holds the queue lock, turning
+// bbolt's errors (and the panics it raises on some corrupt files) into
+// errors that say what to do. On error f is closed.
+func openDB(path string, f *os.File, write bool, wait time.Duration, opts BoltOptions) (db *bolt.DB, err error) {
+	passed := false // whether bbolt took f (it closes f itself on failure)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			// bbolt panicked half-way through Open and never returned the
+			// DB: close the file here, or its locks would stay held. (The
+			// memory map leaks: bbolt does not expose it.)
+			unlockFile(f)
+			unlockQueue(f)
+			f.Close()
+			db, err = nil, fmt.Errorf("open %s: %w: the file is corrupted (%v); run 'tract fsck' on a copy or restore a backup", path, ErrNotRepository, r)
+		} else if err != nil && !passed {
+			f.Close()
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{
+		OpenFile: func(string, int, os.FileMode) (*os.File, error) {
+			passed = true
+			return f, nil
+		},
+		// bbolt's flock is free once the queue lock is held, unless a
+		// tract older than the queue lock holds the file.
+		Timeout:  max(wait, time.Millisecond),
+		ReadOnly: !write,
+		NoSync:   opts.NoSync,
+	})
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, &LockedError{Path: path, Waited: opts.LockTimeout}
+	case errors.Is(err, fs.ErrPermission):
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return nil, fmt.Errorf("open %s: %w: %v", path, ErrNotRepository, err)
+}
