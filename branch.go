@@ -44,7 +44,7 @@ func (t *Tract) createBranch(tx store.Tx, name, rev string) (Hash, error) {
 	} else if !isNotFound(err) {
 		return Hash{}, err
 	}
-	at, err := tipOf(tx, rev)
+	at, err := t.tipOf(tx, rev)
 	if err != nil {
 		return Hash{}, err
 	}
@@ -142,7 +142,7 @@ func (t *Tract) Checkout(ctx context.Context, target string) (*Status, error) {
 		if r, err := tx.Ref(full); err == nil && refs.ValidateBranchName(target) == nil {
 			return t.attach(tx, cur, full, r.Hash, "checkout: moving to "+target)
 		}
-		h, err := resolve(tx, target)
+		h, err := t.resolve(tx, target)
 		if err != nil {
 			return err
 		}
@@ -225,11 +225,12 @@ type Status struct {
 	Path string `json:"path"`
 }
 
-// Status reports the current branch, HEAD and the size of the context.
+// Status reports the current branch, HEAD and the size of the context (for
+// a view, its branch).
 func (t *Tract) Status(ctx context.Context) (*Status, error) {
 	st := &Status{Path: t.path}
 	err := t.view(func(tx store.Tx) error {
-		cur, err := readHead(tx)
+		cur, err := t.position(tx)
 		if err != nil {
 			return err
 		}
@@ -261,13 +262,14 @@ func headOrEmpty(h Hash) string {
 }
 
 // Head returns the current branch's short name (empty when detached) and
-// the commit HEAD resolves to (zero on an unborn branch).
+// the commit HEAD resolves to (zero on an unborn branch); for a view, its
+// branch and the branch's tip.
 func (t *Tract) Head(ctx context.Context) (branch string, h Hash, err error) {
 	if err := ctx.Err(); err != nil {
 		return "", Hash{}, err
 	}
 	err = t.view(func(tx store.Tx) error {
-		cur, err := readHead(tx)
+		cur, err := t.position(tx)
 		branch, h = cur.branchName(), cur.Hash
 		return err
 	})

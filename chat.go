@@ -141,7 +141,7 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 	}
 	var user Hash
 	err = t.update(func(tx store.Tx) error {
-		cur, err := requireBranch(tx)
+		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func (t *Tract) Generate(ctx context.Context, opts ...ChatOption) (*ChatResult, 
 	}
 	var head Hash
 	err = t.update(func(tx store.Tx) error {
-		cur, err := requireBranch(tx)
+		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return err
 		}
@@ -283,8 +283,15 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 			if ok && attempt > 1 {
 				meta["provenance"] = provenance(attempt, res.Diagnoses)
 			}
-			h, err := t.commitOn(tip, KindMessage, RoleAssistant, nonEmpty(a.text, "(empty answer)"), meta)
+			what := fmt.Sprintf("rejected answer of attempt %d", attempt)
+			if ok && verr == nil {
+				what = "accepted answer"
+			}
+			h, err := t.commitOn(tip, pendingCommit{KindMessage, RoleAssistant, nonEmpty(a.text, "(empty answer)"), meta, what})
 			if err != nil {
+				if ok && verr == nil {
+					res.Text = a.text
+				}
 				return false, "", err
 			}
 			tip, lastCommit = h, h
@@ -301,7 +308,7 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 		},
 		Steer: func(ctx context.Context, diagnosis string) error {
 			text := expandRetryPrompt(cfg.retryPrompt, diagnosis, attempt, cfg.maxAttempts)
-			h, err := t.commitOn(tip, KindSteering, RoleUser, text, map[string]any{"attempt": attempt, "diagnosis": diagnosis})
+			h, err := t.commitOn(tip, pendingCommit{KindSteering, RoleUser, text, map[string]any{"attempt": attempt, "diagnosis": diagnosis}, "steering message"})
 			if err == nil {
 				tip = h
 			}
@@ -313,11 +320,11 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 			meta := attemptMeta(attempt, last, true, true, "", nil)
 			delete(meta, "attempt")
 			meta["provenance"] = provenance(attempt, res.Diagnoses)
-			h, err := t.rewind(tip, restore, purifyMessage(attempt-1), func(tx store.Tx) (Hash, error) {
-				return t.commitTx(tx, restore, KindMessage, RoleAssistant, last.text, WithMeta(meta))
-			})
+			h, err := t.rewind(tip, restore, purifyMessage(attempt-1), &pendingCommit{KindMessage, RoleAssistant, last.text, meta, "accepted answer"})
 			if err == nil {
 				tip, lastCommit, res.Purified = h, h, true
+			} else {
+				res.Text = last.text
 			}
 			return err
 		},
@@ -335,7 +342,7 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 		if res.Attempts > 1 {
 			note = fmt.Sprintf("resolved after %d attempts: %s", res.Attempts, strings.Join(res.Diagnoses, "; "))
 		}
-		if _, err := t.commitOn(tip, KindNote, RoleSystem, note, map[string]any{"provenance": provenance(res.Attempts, res.Diagnoses)}); err != nil {
+		if _, err := t.commitOn(tip, pendingCommit{KindNote, RoleSystem, note, map[string]any{"provenance": provenance(res.Attempts, res.Diagnoses)}, "provenance note"}); err != nil {
 			return res, fmt.Errorf("chat: record provenance note: %w", err)
 		}
 	}
@@ -348,7 +355,15 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatResult, tip *Hash, restore Hash, err error) error {
 	var ex *retry.ExhaustedError
 	var me *modelError
+	var conflict *ConflictError
 	switch {
+	case errors.As(err, &conflict):
+		// The branch moved: write nothing more on it. What was kept off it
+		// is in the error (and res, when it is the accepted answer).
+		if conflict.What == "accepted answer" {
+			res.Commit = conflict.Kept
+		}
+		return fmt.Errorf("chat: %w", err)
 	case ctx.Err() != nil:
 		// Interrupted: with purify, take the attempts made so far off the
 		// branch so the next turn does not answer a steering message.
@@ -366,9 +381,7 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 		}
 		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", countOf(ex.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
 		meta := map[string]any{"provenance": provenance(ex.Attempts, res.Diagnoses), "usage": res.Usage}
-		h, rerr := t.rewind(*tip, restore, purifyMessage(ex.Attempts), func(tx store.Tx) (Hash, error) {
-			return t.commitTx(tx, restore, KindError, RoleAssistant, text, WithMeta(meta))
-		})
+		h, rerr := t.rewind(*tip, restore, purifyMessage(ex.Attempts), &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
 		if rerr != nil {
 			return errors.Join(fmt.Errorf("chat: %w", err), rerr)
 		}
@@ -379,12 +392,11 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 		meta := map[string]any{"error": me.err.Error(), "attempt": res.Attempts + 1, "usage": res.Usage}
 		var h Hash
 		var cerr error
+		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
 		if cfg.purify && *tip != restore {
-			h, cerr = t.rewind(*tip, restore, purifyMessage(res.Attempts), func(tx store.Tx) (Hash, error) {
-				return t.commitTx(tx, restore, KindError, RoleAssistant, text, WithMeta(meta))
-			})
+			h, cerr = t.rewind(*tip, restore, purifyMessage(res.Attempts), &record)
 		} else {
-			h, cerr = t.commitOn(*tip, KindError, RoleAssistant, text, meta)
+			h, cerr = t.commitOn(*tip, record)
 		}
 		if cerr != nil {
 			return errors.Join(fmt.Errorf("chat: %w", me.err), cerr)
@@ -401,37 +413,38 @@ type modelError struct{ err error }
 func (e *modelError) Error() string { return e.err.Error() }
 func (e *modelError) Unwrap() error { return e.err }
 
-// commitOn commits on the branch, which must still stand at parent.
-func (t *Tract) commitOn(parent Hash, kind Kind, role Role, text string, meta map[string]any) (Hash, error) {
-	var h Hash
-	err := t.update(func(tx store.Tx) (err error) {
-		if _, err := requireBranch(tx); err != nil {
-			return err
-		}
-		h, err = t.commitTx(tx, parent, kind, role, text, WithMeta(meta))
-		return err
-	})
-	return h, err
-}
-
 // rewind soft-resets the branch from tip to restore (reflog action purify,
-// ORIG_HEAD at tip) and, unless then is nil, commits what then returns, in
-// one transaction.
-func (t *Tract) rewind(tip, restore Hash, msg string, then func(store.Tx) (Hash, error)) (Hash, error) {
+// ORIG_HEAD at tip) and, unless then is nil, commits then on restore, in
+// one transaction. When the branch no longer stands at tip it moves
+// nothing: then is kept off the branch and the error is a *ConflictError.
+func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash, error) {
 	var h Hash
-	err := t.update(func(tx store.Tx) (err error) {
+	err := t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+		cur, err := t.requireBranch(tx)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Hash != tip {
+			if then == nil {
+				return &ConflictError{Ref: cur.ref(), Expected: tip, Actual: cur.Hash}, nil
+			}
+			if h, err = t.putCommit(tx, restore, then.kind, then.role, then.text, &commitConfig{meta: then.meta}); err != nil {
+				return nil, err
+			}
+			conflict, err := t.strand(tx, cur, tip, h, then.what, msg)
+			return conflict, err
+		}
 		if err := t.move(tx, tip, restore, refs.ActionPurify, msg); err != nil {
-			return err
+			return nil, err
 		}
 		if err := setOrigHead(tx, tip); err != nil {
-			return err
+			return nil, err
 		}
-		if then == nil {
-			h = restore
-			return nil
+		h = restore
+		if then != nil {
+			h, err = t.commitTx(tx, restore, then.kind, then.role, then.text, WithMeta(then.meta))
 		}
-		h, err = then(tx)
-		return err
+		return nil, err
 	})
 	return h, err
 }

@@ -961,7 +961,8 @@ func TestChat_DetachedHead(t *testing.T) {
 }
 
 // Another writer commits on the branch while the model call is in flight:
-// Chat must not overwrite it.
+// Chat must not overwrite it, and must not lose its answer either: the
+// answer is kept off the branch, named by the conflict and listed by LogAll.
 func TestChat_ConcurrentWriterConflict(t *testing.T) {
 	ctx := context.Background()
 	tr, srv := newChatServerTract(t)
@@ -987,12 +988,26 @@ func TestChat_ConcurrentWriterConflict(t *testing.T) {
 	assert.ErrorIs(t, err, tract.ErrConflict)
 	require.NotNil(t, res)
 
+	var conflict *tract.ConflictError
+	require.ErrorAs(t, err, &conflict)
+	assert.Equal(t, res.User, conflict.Expected)
+	assert.Equal(t, other.h, conflict.Actual)
+	assert.Equal(t, "accepted answer", conflict.What)
+	assert.Equal(t, conflict.Kept, res.Commit, "the result names the kept answer")
+	assert.Equal(t, chatValid, res.Text)
+
 	log := chatLog(t, tr)
 	require.Equal(t, []string{"user message", "user message"}, chatShape(log))
 	assert.Equal(t, other.h, log[0].Hash)
 	assert.Equal(t, "interloper", log[0].Text)
 	assert.Equal(t, res.User, log[1].Hash)
-	assert.Empty(t, chatLogAll(t, tr).Orphans, "the rejected answer was not stored")
+	orphans := chatLogAll(t, tr).Orphans
+	require.Len(t, orphans, 1, "the answer is kept")
+	assert.Equal(t, "conflict", orphans[0].Action)
+	assert.Equal(t, res.User, orphans[0].Fork)
+	require.Len(t, orphans[0].Commits, 1)
+	assert.Equal(t, conflict.Kept, orphans[0].Commits[0].Hash)
+	assert.Equal(t, chatValid, orphans[0].Commits[0].Text)
 }
 
 func TestChat_LLMJudgeValidator(t *testing.T) {

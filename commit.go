@@ -55,16 +55,19 @@ func (c *commitConfig) canonicalMeta() ([]byte, error) {
 }
 
 // Commit appends a commit of kind and role with text to the current branch
-// and returns its hash. Text must be non-empty UTF-8; metadata must be a JSON
-// object. It fails with ErrDetachedHead when HEAD is detached. The commit,
-// the branch move and the reflog entries are one transaction.
+// (a view's branch) and returns its hash. Text must be non-empty UTF-8;
+// metadata must be a JSON object. It fails with ErrDetachedHead when HEAD
+// is detached. The commit, the branch move and the reflog entries are one
+// transaction that reads the branch's tip and appends to it, so concurrent
+// committers on one branch serialise and none is lost: Commit never
+// conflicts.
 func (t *Tract) Commit(ctx context.Context, kind Kind, role Role, text string, opts ...CommitOption) (Hash, error) {
 	if err := ctx.Err(); err != nil {
 		return Hash{}, err
 	}
 	var h Hash
 	err := t.update(func(tx store.Tx) error {
-		cur, err := requireBranch(tx)
+		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return err
 		}
@@ -77,28 +80,72 @@ func (t *Tract) Commit(ctx context.Context, kind Kind, role Role, text string, o
 	return h, nil
 }
 
-// commitTx writes one commit on top of parent and moves HEAD to it.
+// commitTx writes one commit on top of parent, which tx has just read as
+// t's position, and moves the position to it.
 func (t *Tract) commitTx(tx store.Tx, parent Hash, kind Kind, role Role, text string, opts ...CommitOption) (Hash, error) {
 	var cfg commitConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c, err := t.newCommit(tx, parent, kind, role, text, &cfg)
+	h, err := t.putCommit(tx, parent, kind, role, text, &cfg)
 	if err != nil {
 		return Hash{}, err
 	}
-	h, err := tx.PutCommit(c)
+	action, msg := cfg.reflog(kind, role, text)
+	return h, t.move(tx, parent, h, action, msg)
+}
+
+// pendingCommit is a commit a step of an operation will write on a parent
+// read in an earlier transaction.
+type pendingCommit struct {
+	kind Kind
+	role Role
+	text string
+	meta map[string]any
+	// what names the commit in a conflict ("accepted answer", …).
+	what string
+}
+
+// commitOn writes p on parent and moves t's position from parent to it, in
+// one transaction. When the position moved since parent was read, the
+// commit is kept off the branch and the error is a *ConflictError (see
+// advance).
+func (t *Tract) commitOn(parent Hash, p pendingCommit) (Hash, error) {
+	var h Hash
+	err := t.updateAdvancing(func(tx store.Tx) (conflict *ConflictError, err error) {
+		if _, err := t.requireBranch(tx); err != nil {
+			return nil, err
+		}
+		cfg := commitConfig{meta: p.meta}
+		action, msg := cfg.reflog(p.kind, p.role, p.text)
+		h, conflict, err = t.advance(tx, parent, action, msg, p.what, func() (Hash, error) {
+			return t.putCommit(tx, parent, p.kind, p.role, p.text, &cfg)
+		})
+		return conflict, err
+	})
+	return h, err
+}
+
+// putCommit validates and stores one commit on parent without moving any
+// ref.
+func (t *Tract) putCommit(tx store.Tx, parent Hash, kind Kind, role Role, text string, cfg *commitConfig) (Hash, error) {
+	c, err := t.newCommit(tx, parent, kind, role, text, cfg)
 	if err != nil {
 		return Hash{}, err
 	}
-	action, msg := cfg.action, cfg.message
+	return tx.PutCommit(c)
+}
+
+// reflog returns the reflog action and message of a commit's ref move.
+func (c *commitConfig) reflog(kind Kind, role Role, text string) (action, msg string) {
+	action, msg = c.action, c.message
 	if action == "" {
 		action = refs.ActionCommit
 	}
 	if msg == "" {
 		msg = fmt.Sprintf("%s (%s %s): %s", action, kind, role, firstLine(text, 60))
 	}
-	return h, t.move(tx, parent, h, action, msg)
+	return action, msg
 }
 
 // newCommit validates input, stores the text blob and builds the commit.
@@ -173,7 +220,7 @@ func (t *Tract) Import(ctx context.Context, msgs []ImportMessage) (Hash, error) 
 	}
 	var tip Hash
 	err := t.update(func(tx store.Tx) error {
-		cur, err := requireBranch(tx)
+		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return err
 		}

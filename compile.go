@@ -30,7 +30,8 @@ func IncludeNotes() CompileOption {
 	return func(c *compileConfig) { c.includeNotes = true }
 }
 
-// Compile turns the first-parent chain from the root to HEAD into the
+// Compile turns the first-parent chain from the root to HEAD (a view's
+// branch) into the
 // messages a model is sent, oldest first: message, summary and steering
 // commits (steering as role user); notes and errors are left out. On an
 // unborn branch it returns no messages.
@@ -50,14 +51,14 @@ func (t *Tract) Compile(ctx context.Context, opts ...CompileOption) ([]Message, 
 	err := t.view(func(tx store.Tx) error {
 		var tip Hash
 		if cfg.rev == "" {
-			cur, err := readHead(tx)
+			cur, err := t.position(tx)
 			if err != nil {
 				return err
 			}
 			tip = cur.Hash
 		} else {
 			var err error
-			if tip, err = resolve(tx, cfg.rev); err != nil {
+			if tip, err = t.resolve(tx, cfg.rev); err != nil {
 				return err
 			}
 		}
@@ -236,9 +237,13 @@ func (c *compileCache) length(h Hash) int {
 // DropCaches forgets the compiled chain Compile keeps in memory, so the next
 // Compile reads the whole chain again (as a new process would).
 func (t *Tract) DropCaches() {
-	t.cache.mu.Lock()
-	defer t.cache.mu.Unlock()
-	t.cache.reset(false)
+	t.cachesMu.Lock()
+	defer t.cachesMu.Unlock()
+	for _, c := range t.caches {
+		c.mu.Lock()
+		c.reset(false)
+		c.mu.Unlock()
+	}
 }
 
 // bytesToString returns b as a string without copying. Blob returns a fresh

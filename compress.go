@@ -203,7 +203,7 @@ func (t *Tract) PlanCompress(ctx context.Context, from, to string, opts ...Compr
 }
 
 func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) (*CompressPlan, error) {
-	cur, err := readHead(tx)
+	cur, err := t.position(tx)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) 
 		pos[h] = i
 	}
 	locate := func(rev, what string) (int, error) {
-		h, err := resolve(tx, rev)
+		h, err := t.resolve(tx, rev)
 		if err != nil {
 			return 0, fmt.Errorf("--%s: %w", what, err)
 		}
@@ -325,9 +325,11 @@ func metaPinned(c *dag.Commit) bool {
 // Summaries come from the model (or Summaries) and are validated with
 // retries whose steering amends the prompt in memory. Nothing is written
 // until every summary is accepted; then the new chain, the branch move
-// (reflog action "compress"), and ORIG_HEAD are one transaction. If HEAD moved
-// in the meantime the call fails with ErrConflict and writes nothing. The old
-// commits stay in the store as an orphan chain.
+// (reflog action "compress"), and ORIG_HEAD are one transaction. If the
+// branch moved in the meantime it does not move: the new chain is kept off
+// it, recorded in the stranded reflog, and the error is a *ConflictError
+// whose Kept is the new chain's tip. The old commits stay in the store as
+// an orphan chain.
 func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...CompressOption) (*CompressResult, error) {
 	cfg := t.compressConfig(opts)
 	plan, err := t.PlanCompress(ctx, from, to, opts...)
@@ -380,7 +382,7 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 			cfg.onGroup(GroupProgress{Index: k, Total: n, Sources: len(g.Items), Attempts: s.Attempts, TokensBefore: s.TokensBefore, TokensAfter: s.TokensAfter})
 		}
 	}
-	err = t.update(func(tx store.Tx) error {
+	err = t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
 		return t.writeCompressed(tx, plan, summaries, res)
 	})
 	if err != nil {
@@ -392,15 +394,13 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 	return res, nil
 }
 
-// writeCompressed commits the new chain and moves the branch, in tx.
-func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*compress.Summary, res *CompressResult) error {
-	cur, err := readHead(tx)
+// writeCompressed commits the new chain and moves the branch, in tx; when
+// the branch moved since the plan, it keeps the chain off the branch and
+// returns the conflict.
+func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*compress.Summary, res *CompressResult) (*ConflictError, error) {
+	cur, err := t.requireBranch(tx)
 	if err != nil {
-		return err
-	}
-	if cur.Hash != plan.Head {
-		return fmt.Errorf("%w: HEAD moved from %s to %s while the summaries were made; nothing was written, run compress again",
-			ErrConflict, plan.Head.Short(), cur.Hash.Short())
+		return nil, err
 	}
 	var batch []hashedCommit
 	tip := plan.base
@@ -430,7 +430,7 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	for i, g := range plan.plan.Groups {
 		if g.Keep {
 			if err := replay(g.Items[0].Hash); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
@@ -445,7 +445,7 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 			"model": s.Model, "usage": s.Usage,
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		data := []byte(s.Text)
 		blob := dag.Sum(data)
@@ -454,14 +454,14 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 		// new chain keeps its order in time and compress is deterministic.
 		lastSource, err := tx.Commit(s.Sources[len(s.Sources)-1])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		c := &dag.Commit{Kind: KindSummary, Role: RoleSystem, Blob: blob, Meta: meta, Time: lastSource.Time}
 		if !tip.IsZero() {
 			c.Parents = []Hash{tip}
 		}
 		if tip, err = c.Hash(); err != nil {
-			return err
+			return nil, err
 		}
 		batch = append(batch, hashedCommit{tip, c})
 		res.Summaries = append(res.Summaries, tip)
@@ -469,20 +469,23 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	}
 	for _, h := range plan.tail {
 		if err := replay(h); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	res.Replayed = len(plan.tail)
 	res.NewHead = tip
 	if err := putSorted(tx, batch, blobs); err != nil {
-		return err
+		return nil, err
 	}
 	msg := fmt.Sprintf("compress: %s into %s, %d replayed", countOf(len(res.Sources), "commit", "commits"),
 		countOf(len(res.Summaries), "summary", "summaries"), res.Replayed)
-	if err := t.move(tx, plan.Head, tip, refs.ActionCompress, msg); err != nil {
-		return err
+	if cur.Hash != plan.Head {
+		return t.strand(tx, cur, plan.Head, tip, "compressed chain", msg)
 	}
-	return setOrigHead(tx, plan.Head)
+	if err := t.move(tx, plan.Head, tip, refs.ActionCompress, msg); err != nil {
+		return nil, err
+	}
+	return nil, setOrigHead(tx, plan.Head)
 }
 
 func countOf(n int, one, many string) string {

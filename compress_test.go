@@ -711,7 +711,8 @@ func TestCompress_ExhaustedValidationCommitsNothing(t *testing.T) {
 }
 
 // Another writer commits while the model writes the summary: the compress
-// fails with a conflict and the other writer's commit stays.
+// fails with a conflict, the other writer's commit stays on the branch, and
+// the compressed chain is kept off it, listed as stranded by a conflict.
 func TestCompress_HeadMovedDuringModelCallIsConflict(t *testing.T) {
 	ctx := context.Background()
 	tr := newCmpTract(t)
@@ -722,16 +723,33 @@ func TestCompress_HeadMovedDuringModelCallIsConflict(t *testing.T) {
 		other, err = tr.User(ctx, "written by another writer")
 		require.NoError(t, err)
 	}}
+	before := cmpHead(t, tr)
 	_, err := tr.CompressRange(ctx, "", "HEAD~2", tract.SummaryClient(client))
 	require.ErrorIs(t, err, tract.ErrConflict)
+	var conflict *tract.ConflictError
+	require.ErrorAs(t, err, &conflict)
+	assert.Equal(t, "refs/heads/main", conflict.Ref)
+	assert.Equal(t, before, conflict.Expected)
+	assert.Equal(t, other, conflict.Actual)
+	assert.Equal(t, "compressed chain", conflict.What)
+	assert.Contains(t, err.Error(), "kept off the branch as commit "+conflict.Kept.Short())
 
 	assert.Equal(t, other, cmpHead(t, tr))
 	all := cmpLogAll(t, tr)
-	assert.Empty(t, all.Orphans)
 	assert.Len(t, all.Commits, 7)
 	for _, c := range all.Commits {
 		assert.NotEqual(t, tract.KindSummary, c.Kind)
 	}
+	require.Len(t, all.Orphans, 1, "the compressed chain is kept")
+	kept := all.Orphans[0]
+	assert.Equal(t, "conflict", kept.Action)
+	assert.Contains(t, kept.Reason, "compressed chain kept off refs/heads/main")
+	assert.Equal(t, conflict.Kept, kept.Commits[0].Hash)
+	var kinds []tract.Kind
+	for _, c := range kept.Commits {
+		kinds = append(kinds, c.Kind)
+	}
+	assert.Contains(t, kinds, tract.KindSummary)
 	_, err = tr.Resolve(ctx, "ORIG_HEAD")
 	assert.ErrorIs(t, err, tract.ErrUnknownRevision, "ORIG_HEAD is not set by a failed compress")
 }
@@ -760,7 +778,9 @@ func TestCompress_HeadMovedDuringDelayedModelCall(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, <-done, tract.ErrConflict)
 	assert.Equal(t, other, cmpHead(t, tr))
-	assert.Empty(t, cmpLogAll(t, tr).Orphans)
+	orphans := cmpLogAll(t, tr).Orphans
+	require.Len(t, orphans, 1)
+	assert.Equal(t, "conflict", orphans[0].Action)
 }
 
 // PlanCompress tells what would happen without a model call or a write.

@@ -40,32 +40,159 @@ func readHead(tx store.Tx) (head, error) {
 	return head{Branch: r.Target, Hash: h}, nil
 }
 
-// move points HEAD's branch (or a detached HEAD) from want to to, appends the
-// reflog entries of the branch and of HEAD, and fails with ErrConflict when
-// HEAD no longer stands at want (another writer moved it first).
+// position returns where t's operations act: the branch of a view made by
+// OnBranch, or HEAD.
+func (t *Tract) position(tx store.Tx) (head, error) {
+	if t.branch == "" {
+		return readHead(tx)
+	}
+	name, _ := refs.BranchName(t.branch)
+	if err := refs.ValidateBranchName(name); err != nil {
+		return head{}, err
+	}
+	r, err := tx.Ref(t.branch)
+	if err == nil {
+		return head{Branch: t.branch, Hash: r.Hash}, nil
+	}
+	if !isNotFound(err) {
+		return head{}, err
+	}
+	// The unborn branch HEAD is on may be committed to, as through HEAD.
+	if h, err := tx.Ref(refs.HEAD); err == nil && h.Target == t.branch {
+		return head{Branch: t.branch}, nil
+	}
+	return head{}, fmt.Errorf("%w: %q (create it first: 'tract branch %s', or Tract.CreateBranch)", ErrBranchNotFound, name, name)
+}
+
+// move points t's position (the view's branch, HEAD's branch, or a detached
+// HEAD) from want to to and appends the reflog entries of the branch and,
+// when HEAD is on that branch, of HEAD. It is the compare-and-swap every
+// ref move goes through: when the position no longer stands at want
+// (another writer moved it first) nothing moves and the error is a
+// *ConflictError.
 func (t *Tract) move(tx store.Tx, want, to Hash, action, msg string) error {
-	cur, err := readHead(tx)
+	cur, err := t.position(tx)
 	if err != nil {
 		return err
 	}
 	if cur.Hash != want {
-		return fmt.Errorf("%w: HEAD moved from %s to %s while the operation ran; nothing was written, try again",
-			ErrConflict, short(want), short(cur.Hash))
+		return &ConflictError{Ref: cur.ref(), Expected: want, Actual: cur.Hash}
 	}
 	e := refs.Entry{Old: cur.Hash, New: to, Time: t.now(), Action: action, Message: msg}
 	if cur.detached() {
 		if err := tx.SetRef(refs.Ref{Name: refs.HEAD, Hash: to}); err != nil {
 			return err
 		}
-	} else {
-		if err := tx.SetRef(refs.Ref{Name: cur.Branch, Hash: to}); err != nil {
-			return err
-		}
-		if err := tx.AppendReflog(cur.Branch, e); err != nil {
-			return err
-		}
+		return tx.AppendReflog(refs.HEAD, e)
+	}
+	if err := tx.SetRef(refs.Ref{Name: cur.Branch, Hash: to}); err != nil {
+		return err
+	}
+	if err := tx.AppendReflog(cur.Branch, e); err != nil {
+		return err
+	}
+	if h, err := tx.Ref(refs.HEAD); err != nil || h.Target != cur.Branch {
+		return err // HEAD is elsewhere: a view moved its own branch
 	}
 	return tx.AppendReflog(refs.HEAD, e)
+}
+
+// ref is the name of the ref a move of h changes.
+func (h head) ref() string {
+	if h.detached() {
+		return refs.HEAD
+	}
+	return h.Branch
+}
+
+// ConflictError is returned when the branch (or detached HEAD) an operation
+// works on moved while it ran: another process, goroutine or view committed
+// or reset it first. The move did not happen. What the operation had made
+// by then is not lost: the commits before the conflict are where they were
+// written, and the result that could not be put on the branch was stored
+// anyway and recorded in the reflog named refs.Stranded, so LogAll lists
+// it (action "conflict") and GC keeps it for the usual expiry.
+//
+// errors.Is(err, ErrConflict) holds for it.
+type ConflictError struct {
+	// Ref is the full name of the ref that moved ("refs/heads/main", or
+	// "HEAD" when detached).
+	Ref string
+	// Expected is where the operation expected the ref; Actual is where it
+	// found it.
+	Expected, Actual Hash
+	// Kept is the commit that was stored off the branch (the answer of a
+	// chat turn, a compressed chain's tip); zero when nothing was.
+	Kept Hash
+	// What names what Kept is: "answer", "accepted answer", "summary"….
+	What string
+}
+
+func (e *ConflictError) Error() string {
+	name := e.Ref
+	if b, ok := refs.BranchName(e.Ref); ok {
+		name = "branch " + b
+	}
+	msg := fmt.Sprintf("%s moved from %s to %s while the operation ran (another writer got there first)", name, short(e.Expected), short(e.Actual))
+	if e.Kept.IsZero() {
+		return msg + "; nothing was written"
+	}
+	return fmt.Sprintf("%s; the %s was kept off the branch as commit %s", msg, e.What, e.Kept.Short())
+}
+
+// Is makes errors.Is(err, ErrConflict) hold.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// advance stores what write makes on top of want and moves t's position
+// from want to it, in tx. When the position moved meanwhile, the commits
+// write stored stay in the repository off the branch, recorded in the
+// stranded reflog, and advance returns a *ConflictError naming them; the
+// caller must then still commit tx (return nil from the transaction) and
+// report the conflict after it, or the commits are lost.
+func (t *Tract) advance(tx store.Tx, want Hash, action, msg, what string, write func() (Hash, error)) (Hash, *ConflictError, error) {
+	cur, err := t.position(tx)
+	if err != nil {
+		return Hash{}, nil, err
+	}
+	h, err := write()
+	if err != nil {
+		return Hash{}, nil, err
+	}
+	if cur.Hash != want {
+		c, err := t.strand(tx, cur, want, h, what, msg)
+		return h, c, err
+	}
+	return h, nil, t.move(tx, want, h, action, msg)
+}
+
+// strand records kept, a result made for a position that was expected at
+// want but found at cur, in the stranded reflog, and returns the conflict
+// to report.
+func (t *Tract) strand(tx store.Tx, cur head, want, kept Hash, what, msg string) (*ConflictError, error) {
+	e := refs.Entry{Old: want, New: kept, Time: t.now(), Action: refs.ActionConflict,
+		Message: fmt.Sprintf("conflict: %s kept off %s, which moved from %s to %s (%s)", what, cur.ref(), short(want), short(cur.Hash), msg)}
+	if err := tx.AppendReflog(refs.Stranded, e); err != nil {
+		return nil, err
+	}
+	return &ConflictError{Ref: cur.ref(), Expected: want, Actual: cur.Hash, Kept: kept, What: what}, nil
+}
+
+// updateAdvancing runs fn in one write transaction. A conflict fn reports
+// through advance commits the transaction (so what was stored stays) and is
+// returned after it.
+func (t *Tract) updateAdvancing(fn func(tx store.Tx) (*ConflictError, error)) error {
+	var conflict *ConflictError
+	err := t.update(func(tx store.Tx) (err error) {
+		conflict, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if conflict != nil {
+		return conflict
+	}
+	return nil
 }
 
 // setOrigHead records the position an operation moved HEAD away from.
@@ -76,18 +203,36 @@ func setOrigHead(tx store.Tx, h Hash) error {
 	return tx.SetRef(refs.Ref{Name: refs.OrigHead, Hash: h})
 }
 
-// resolve resolves a revision expression inside tx.
-func resolve(tx store.Tx, rev string) (Hash, error) {
-	h, err := refs.Resolve(store.Resolver(tx), rev)
+// resolve resolves a revision expression inside tx. In a view made by
+// OnBranch, "HEAD" means the view's branch.
+func (t *Tract) resolve(tx store.Tx, rev string) (Hash, error) {
+	var r refs.Resolver = store.Resolver(tx)
+	if t.branch != "" {
+		r = viewResolver{r, t.branch}
+	}
+	h, err := refs.Resolve(r, rev)
 	if err != nil {
 		return Hash{}, err
 	}
 	return h, nil
 }
 
-// requireBranch returns the current head, or ErrDetachedHead with advice.
-func requireBranch(tx store.Tx) (head, error) {
-	cur, err := readHead(tx)
+// viewResolver resolves HEAD to a view's branch.
+type viewResolver struct {
+	refs.Resolver
+	branch string
+}
+
+func (v viewResolver) ResolveRef(name string) (Hash, bool, error) {
+	if name == refs.HEAD {
+		name = v.branch
+	}
+	return v.Resolver.ResolveRef(name)
+}
+
+// requireBranch returns t's position, or ErrDetachedHead with advice.
+func (t *Tract) requireBranch(tx store.Tx) (head, error) {
+	cur, err := t.position(tx)
 	if err != nil {
 		return cur, err
 	}

@@ -71,7 +71,7 @@ func (t *Tract) Log(ctx context.Context, opts ...LogOption) ([]*CommitInfo, erro
 	}
 	var out []*CommitInfo
 	err := t.view(func(tx store.Tx) error {
-		tip, err := tipOf(tx, cfg.rev)
+		tip, err := t.tipOf(tx, cfg.rev)
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (t *Tract) Show(ctx context.Context, rev string) (*CommitInfo, error) {
 	}
 	var out *CommitInfo
 	err := t.view(func(tx store.Tx) error {
-		h, err := resolve(tx, rev)
+		h, err := t.resolve(tx, rev)
 		if err != nil {
 			return err
 		}
@@ -135,18 +135,19 @@ func (t *Tract) Resolve(ctx context.Context, rev string) (Hash, error) {
 	}
 	var h Hash
 	err := t.view(func(tx store.Tx) (err error) {
-		h, err = resolve(tx, rev)
+		h, err = t.resolve(tx, rev)
 		return err
 	})
 	return h, err
 }
 
-// tipOf resolves rev, or HEAD when rev is empty (zero on an unborn branch).
-func tipOf(tx store.Tx, rev string) (Hash, error) {
+// tipOf resolves rev, or t's position when rev is empty (zero on an unborn
+// branch).
+func (t *Tract) tipOf(tx store.Tx, rev string) (Hash, error) {
 	if rev != "" {
-		return resolve(tx, rev)
+		return t.resolve(tx, rev)
 	}
-	cur, err := readHead(tx)
+	cur, err := t.position(tx)
 	return cur.Hash, err
 }
 
@@ -341,7 +342,8 @@ func loadAll(tx store.Tx) (map[Hash]*dag.Commit, error) {
 
 // orphaningEntries maps each commit a ref moved away from to the latest
 // reflog entry of HEAD (or of any ref) that did so backwards or sideways —
-// the entry that orphaned it.
+// the entry that orphaned it — and each result a conflict kept off its
+// branch to the entry of the stranded reflog that records it.
 func orphaningEntries(tx store.Tx) (map[Hash]refs.Entry, error) {
 	names, err := tx.ReflogNames()
 	if err != nil {
@@ -354,6 +356,11 @@ func orphaningEntries(tx store.Tx) (map[Hash]refs.Entry, error) {
 			return nil, err
 		}
 		for _, e := range es {
+			if e.Action == refs.ActionConflict {
+				// A result kept off its branch: the entry names it as New.
+				out[e.New] = e
+				continue
+			}
 			if e.Old.IsZero() || e.Action == refs.ActionCommit || e.Action == refs.ActionImport {
 				continue
 			}

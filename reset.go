@@ -51,7 +51,8 @@ type Removed struct {
 	ReflogEntries int `json:"reflog_entries"`
 }
 
-// Reset moves the current branch (or a detached HEAD) to rev, sets ORIG_HEAD
+// Reset moves the current branch (or a detached HEAD, or a view's branch)
+// to rev, sets ORIG_HEAD
 // to where it was and records a "reset" reflog entry. See ResetMode for what
 // happens to the commits left behind.
 func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetResult, error) {
@@ -60,11 +61,11 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetRe
 	}
 	res := &ResetResult{}
 	err := t.update(func(tx store.Tx) error {
-		cur, err := readHead(tx)
+		cur, err := t.position(tx)
 		if err != nil {
 			return err
 		}
-		to, err := resolve(tx, rev)
+		to, err := t.resolve(tx, rev)
 		if err != nil {
 			return err
 		}
@@ -117,15 +118,15 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetRe
 // scrubber is implemented by stores that can wipe freed space (bbolt).
 type scrubber interface{ ScrubFreePages() error }
 
-// scrub wipes the space deleted data occupied, with every other operation
-// of this process held off so that no reader still sees those pages.
+// scrub wipes the space deleted data occupied. The store runs it as an
+// exclusive operation, so no reader still sees those pages.
 func (t *Tract) scrub() error {
 	s, ok := t.st.(scrubber)
 	if !ok {
 		return nil
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	if t.closed {
 		return ErrClosed
 	}

@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tractdag/tract/dag"
@@ -91,16 +93,37 @@ var (
 )
 
 // Tract is an open repository: a conversation DAG with refs and reflogs in
-// one bbolt file. It is safe for concurrent use by goroutines of one process;
-// each method that changes the repository is one transaction.
+// one bbolt file. It is safe for concurrent use by goroutines, and the file
+// may be shared with other processes (and other Tract handles): the file is
+// locked only while one of its transactions runs, each method that changes
+// the repository is one transaction (or, for a validated turn, a short
+// transaction per step), and a branch that moved under an operation is a
+// *ConflictError, never a lost commit.
+//
+// A Tract acts on HEAD; OnBranch returns a view that acts on one branch
+// instead.
 type Tract struct {
+	*repo
+	// branch is the full name of the branch this view acts on; "" acts on
+	// HEAD.
+	branch string
+	// cache holds the last compiled first-parent chain of this view's
+	// branch (shared by the views of one branch).
+	cache *compileCache
+	// viewClosed is set when a view (not the handle) is closed.
+	viewClosed atomic.Bool
+}
+
+// repo is what every view of one opened repository shares.
+type repo struct {
 	st     store.Store
 	client llm.Client
 	clock  func() time.Time
 	path   string
 
-	// cache holds the last compiled first-parent chain; it guards itself.
-	cache compileCache
+	// cachesMu guards caches, the compile caches by view branch.
+	cachesMu sync.Mutex
+	caches   map[string]*compileCache
 
 	// mu guards closed.
 	mu     sync.RWMutex
@@ -125,10 +148,16 @@ func WithClock(clock func() time.Time) Option {
 	return func(c *config) { c.clock = clock }
 }
 
-// WithLockTimeout bounds how long Open waits for another process that holds
-// the file (default 5s); after that Open returns a *LockedError.
+// WithLockTimeout bounds how long each transaction waits while another
+// process (or handle) holds the file (default 5s); after that the call
+// returns a *LockedError. d <= 0 means not to wait at all.
 func WithLockTimeout(d time.Duration) Option {
-	return func(c *config) { c.lockTimeout = d }
+	return func(c *config) {
+		c.lockTimeout = d
+		if d <= 0 {
+			c.lockTimeout = -1
+		}
+	}
 }
 
 // WithNoSync skips the fsync after each transaction. It is for throwaway
@@ -137,8 +166,9 @@ func WithNoSync() Option {
 	return func(c *config) { c.noSync = true }
 }
 
-// WithReadOnly opens the file for reading only, with a shared lock, so that
-// several readers can run at once. Writing methods fail.
+// WithReadOnly makes every writing method fail with an error wrapping
+// store.ErrReadOnly. (Reads take a shared lock with or without it, and a
+// file this process may not write can be opened and read without it.)
 func WithReadOnly() Option {
 	return func(c *config) { c.readOnly = true }
 }
@@ -191,12 +221,60 @@ func open(path string, create bool, opts []Option) (*Tract, error) {
 		}
 		st = b
 	}
-	return &Tract{st: st, clock: c.clock, path: path, client: c.client}, nil
+	r := &repo{st: st, clock: c.clock, path: path, client: c.client}
+	return r.viewOf(""), nil
 }
 
-// Close releases the file and its lock. Methods called afterwards return
-// ErrClosed.
+// viewOf returns a Tract acting on branch (a full ref name), or on HEAD.
+func (r *repo) viewOf(branch string) *Tract {
+	r.cachesMu.Lock()
+	defer r.cachesMu.Unlock()
+	if r.caches == nil {
+		r.caches = make(map[string]*compileCache)
+	}
+	c := r.caches[branch]
+	if c == nil {
+		c = &compileCache{}
+		r.caches[branch] = c
+	}
+	return &Tract{repo: r, branch: branch, cache: c}
+}
+
+// OnBranch returns a view of the repository that acts on branch name
+// instead of HEAD: its Commit (and System, User, Assistant, Note), Import,
+// Chat, Generate, Compile, Log, Status, Head, Reset, PlanCompress and
+// CompressRange read and move that branch and never HEAD, and "HEAD" in the
+// revisions given to them means the branch's tip. So several agents
+// (goroutines or processes) can extend their own branches of one
+// repository without moving the shared HEAD. Repository-wide methods
+// (Checkout, Switch, branches, LogAll, Show, GC, Fsck) behave as on t.
+//
+// The branch must exist (see CreateBranch), unless it is the unborn branch
+// HEAD is on; an invalid or missing name makes the view's methods fail
+// with ErrInvalidBranchName or ErrBranchNotFound. A view shares t's file
+// and model client; closing the view only ends the view, closing t ends
+// every view of it.
+func (t *Tract) OnBranch(name string) *Tract {
+	name = strings.TrimPrefix(name, refs.BranchPrefix)
+	return t.repo.viewOf(refs.BranchRef(name))
+}
+
+// Branch returns the short name of the branch a view made by OnBranch acts
+// on, or "" for a Tract that acts on HEAD.
+func (t *Tract) Branch() string {
+	name, _ := refs.BranchName(t.branch)
+	return name
+}
+
+// Close ends the Tract: methods called afterwards return ErrClosed. On a
+// handle from Open or Init it waits for running transactions and releases
+// the file, and every view of the handle ends with it; on a view from
+// OnBranch it ends only that view.
 func (t *Tract) Close() error {
+	if t.branch != "" {
+		t.viewClosed.Store(true)
+		return nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -218,7 +296,7 @@ func (t *Tract) now() time.Time { return t.clock().UTC() }
 func (t *Tract) view(fn func(store.Tx) error) error {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if t.closed {
+	if t.closed || t.viewClosed.Load() {
 		return ErrClosed
 	}
 	return t.st.View(fn)
@@ -227,7 +305,7 @@ func (t *Tract) view(fn func(store.Tx) error) error {
 func (t *Tract) update(fn func(store.Tx) error) error {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if t.closed {
+	if t.closed || t.viewClosed.Load() {
 		return ErrClosed
 	}
 	return t.st.Update(fn)

@@ -18,7 +18,17 @@ const (
 	ActionBranch   = "branch"
 	ActionCheckout = "checkout"
 	ActionImport   = "import"
+	// ActionConflict records, in the Stranded reflog, a result that could
+	// not be put on its branch because the branch moved meanwhile.
+	ActionConflict = "conflict"
 )
+
+// Stranded is the name of the reflog that records results kept off their
+// branch by a conflict: Old is the commit the operation built on, New the
+// result it stored. It is a reflog without a ref, like git's logs of
+// deleted refs: its entries keep the results listable and safe from gc
+// until they expire.
+const Stranded = "STRANDED"
 
 // Entry is one ref move in a reflog.
 type Entry struct {
