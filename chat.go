@@ -102,7 +102,9 @@ type Attempt struct {
 }
 
 // ChatResult is the outcome of Chat or Generate. On failure it is returned
-// along with the error, so the usage spent and the diagnoses are not lost.
+// along with the error, so the usage spent and the diagnoses are not lost;
+// on a *ConflictError that kept the (accepted) answer off the branch, Text
+// and Commit are that answer.
 type ChatResult struct {
 	// Text is the accepted answer ("" on failure).
 	Text string `json:"answer"`
@@ -284,8 +286,11 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 				meta["provenance"] = provenance(attempt, res.Diagnoses)
 			}
 			what := fmt.Sprintf("rejected answer of attempt %d", attempt)
-			if ok && verr == nil {
-				what = "accepted answer"
+			switch {
+			case ok && verr == nil && len(cfg.validators) == 0:
+				what = keptAnswer
+			case ok && verr == nil:
+				what = keptAcceptedAnswer
 			}
 			h, err := t.commitOn(tip, pendingCommit{KindMessage, RoleAssistant, nonEmpty(a.text, "(empty answer)"), meta, what})
 			if err != nil {
@@ -320,7 +325,7 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 			meta := attemptMeta(attempt, last, true, true, "", nil)
 			delete(meta, "attempt")
 			meta["provenance"] = provenance(attempt, res.Diagnoses)
-			h, err := t.rewind(tip, restore, purifyMessage(attempt-1), &pendingCommit{KindMessage, RoleAssistant, last.text, meta, "accepted answer"})
+			h, err := t.rewind(tip, restore, purifyMessage(attempt-1), &pendingCommit{KindMessage, RoleAssistant, last.text, meta, keptAcceptedAnswer})
 			if err == nil {
 				tip, lastCommit, res.Purified = h, h, true
 			} else {
@@ -359,8 +364,8 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 	switch {
 	case errors.As(err, &conflict):
 		// The branch moved: write nothing more on it. What was kept off it
-		// is in the error (and res, when it is the accepted answer).
-		if conflict.What == "accepted answer" {
+		// is in the error (and res, when it is the answer).
+		if conflict.What == keptAnswer || conflict.What == keptAcceptedAnswer {
 			res.Commit = conflict.Kept
 		}
 		return fmt.Errorf("chat: %w", err)
@@ -407,6 +412,12 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 	return fmt.Errorf("chat: %w", err)
 }
 
+// What a ConflictError of a turn kept off the branch, when it is the answer.
+const (
+	keptAnswer         = "answer"
+	keptAcceptedAnswer = "accepted answer"
+)
+
 // modelError marks an error as coming from the model client, not the store.
 type modelError struct{ err error }
 
@@ -431,7 +442,7 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash
 			if h, err = t.putCommit(tx, restore, then.kind, then.role, then.text, &commitConfig{meta: then.meta}); err != nil {
 				return nil, err
 			}
-			conflict, err := t.strand(tx, cur, tip, h, then.what, msg)
+			conflict, err := t.strand(tx, cur, tip, h, then.what)
 			return conflict, err
 		}
 		if err := t.move(tx, tip, restore, refs.ActionPurify, msg); err != nil {

@@ -743,7 +743,7 @@ func TestCompress_HeadMovedDuringModelCallIsConflict(t *testing.T) {
 	require.Len(t, all.Orphans, 1, "the compressed chain is kept")
 	kept := all.Orphans[0]
 	assert.Equal(t, "conflict", kept.Action)
-	assert.Contains(t, kept.Reason, "compressed chain kept off refs/heads/main")
+	assert.Contains(t, kept.Reason, "compressed chain kept off main")
 	assert.Equal(t, conflict.Kept, kept.Commits[0].Hash)
 	var kinds []tract.Kind
 	for _, c := range kept.Commits {

@@ -159,7 +159,7 @@ func (t *Tract) advance(tx store.Tx, want Hash, action, msg, what string, write 
 		return Hash{}, nil, err
 	}
 	if cur.Hash != want {
-		c, err := t.strand(tx, cur, want, h, what, msg)
+		c, err := t.strand(tx, cur, want, h, what)
 		return h, c, err
 	}
 	return h, nil, t.move(tx, want, h, action, msg)
@@ -167,10 +167,15 @@ func (t *Tract) advance(tx store.Tx, want Hash, action, msg, what string, write 
 
 // strand records kept, a result made for a position that was expected at
 // want but found at cur, in the stranded reflog, and returns the conflict
-// to report.
-func (t *Tract) strand(tx store.Tx, cur head, want, kept Hash, what, msg string) (*ConflictError, error) {
+// to report. The entry's message reads "conflict: WHAT kept off BRANCH,
+// which moved from WANT to CUR".
+func (t *Tract) strand(tx store.Tx, cur head, want, kept Hash, what string) (*ConflictError, error) {
+	where := cur.ref()
+	if b := cur.branchName(); b != "" {
+		where = b
+	}
 	e := refs.Entry{Old: want, New: kept, Time: t.now(), Action: refs.ActionConflict,
-		Message: fmt.Sprintf("conflict: %s kept off %s, which moved from %s to %s (%s)", what, cur.ref(), short(want), short(cur.Hash), msg)}
+		Message: fmt.Sprintf("conflict: %s kept off %s, which moved from %s to %s", what, where, short(want), short(cur.Hash))}
 	if err := tx.AppendReflog(refs.Stranded, e); err != nil {
 		return nil, err
 	}

@@ -28,8 +28,12 @@ type (
 	Role = dag.Role
 	// Message is one compiled message, in the OpenAI chat format.
 	Message = llm.Message
-	// LockedError is returned by Open when another process holds the file.
+	// LockedError is returned when another process (or handle) held the
+	// file for longer than the lock timeout (see WithLockTimeout).
 	LockedError = store.LockedError
+	// ReadOnlyError is returned by a write to a file this process may only
+	// read; errors.Is(err, ErrReadOnly) holds for it.
+	ReadOnlyError = store.ReadOnlyError
 	// AmbiguousError is returned for an abbreviated hash with several matches.
 	AmbiguousError = refs.AmbiguousError
 )
@@ -81,13 +85,16 @@ var (
 	ErrUnknownRevision = refs.ErrUnknownRevision
 	// ErrInvalidBranchName is returned for a branch name that breaks the rules.
 	ErrInvalidBranchName = refs.ErrInvalidName
-	// ErrConflict is returned when HEAD moved while an operation ran (another
-	// writer committed first); nothing was written.
+	// ErrConflict is matched by every *ConflictError: the branch (or HEAD)
+	// moved while an operation ran, because another writer got there first.
 	ErrConflict = refs.ErrReferenceChanged
 	// ErrInvalidText is returned for empty text or text that is not UTF-8.
 	ErrInvalidText = dag.ErrInvalidText
 	// ErrInvalidMeta is returned for metadata that is not a JSON object.
 	ErrInvalidMeta = dag.ErrInvalidMeta
+	// ErrReadOnly is returned by writes to a repository opened WithReadOnly
+	// or to a file this process may only read.
+	ErrReadOnly = store.ErrReadOnly
 	// ErrClosed is returned by methods called after Close.
 	ErrClosed = errors.New("tract is closed")
 )

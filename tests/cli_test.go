@@ -9,12 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/tractdag/tract/llm/llmtest"
 )
 
 // A tour of the everyday commands, in the order a new user meets them.
@@ -547,37 +544,4 @@ func TestBadInput_TruncatedRepository(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A second process waits for the lock at most TRACT_LOCK_TIMEOUT, then says
-// which file is locked; the first process is not disturbed.
-func TestBadInput_RepositoryLockedByAnotherProcess(t *testing.T) {
-	t.Parallel()
-	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Reply{Content: "slow answer", Delay: 3 * time.Second})
-	s := newSandbox(t)
-	db := s.initRepo()
-	s.commit("system", "You are terse.")
-
-	chat := chatEnv(s, srv).start("chat", "take your time")
-	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 10*time.Second, 10*time.Millisecond,
-		"the chat never reached the model")
-
-	// The chat holds the repository while it waits for the model.
-	start := time.Now()
-	r := s.withEnv("TRACT_LOCK_TIMEOUT", "300ms").tract("log")
-	waited := time.Since(start)
-	requireExit(t, r, exitError)
-	assert.Contains(t, r.Stderr, "locked")
-	assert.Contains(t, r.Stderr, db)
-	assert.Empty(t, r.Stdout)
-	// bbolt gives up one 50ms poll early, hence not 300ms.
-	assert.GreaterOrEqual(t, waited, 200*time.Millisecond)
-	assert.Less(t, waited, 2500*time.Millisecond, "TRACT_LOCK_TIMEOUT bounds the wait")
-
-	r = chat.wait()
-	requireExit(t, r, exitOK)
-	assert.Equal(t, "slow answer\n", r.Stdout)
-	s.fsckOK()
-	assert.Equal(t, []string{"slow answer", "take your time", "You are terse."}, texts(s.log()))
 }

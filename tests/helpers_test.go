@@ -38,6 +38,8 @@ type sandbox struct {
 	t   *testing.T
 	dir string
 	env map[string]string
+	// prepare, when set, adjusts every command before it starts.
+	prepare func(*exec.Cmd)
 }
 
 // newSandbox returns a sandbox in a fresh temporary directory, which is
@@ -120,6 +122,9 @@ func (s *sandbox) command(ctx context.Context, stdin *strings.Reader, args []str
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
+	if s.prepare != nil {
+		s.prepare(cmd)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	return cmd, &stdout, &stderr
@@ -173,6 +178,22 @@ func (s *sandbox) start(args ...string) *background {
 	s.t.Cleanup(func() {
 		cancel()
 		_ = cmd.Wait() // no-op error when wait already ran
+	})
+	return b
+}
+
+// startShell runs script with sh -c in the background, in the sandbox's
+// directory and environment; wait collects it.
+func (s *sandbox) startShell(script string) *background {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	cmd, stdout, stderr := s.command(ctx, nil, nil)
+	cmd.Path, cmd.Args = "/bin/sh", []string{"sh", "-c", script}
+	require.NoError(s.t, cmd.Start())
+	b := &background{s: s, args: []string{"(sh -c)", script}, cmd: cmd, cancel: cancel, stdout: stdout, stderr: stderr}
+	s.t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
 	})
 	return b
 }

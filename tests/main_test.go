@@ -16,6 +16,9 @@ import (
 var tractBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) != "" {
+		os.Exit(runWorker())
+	}
 	os.Exit(buildAndRun(m))
 }
 

@@ -14,7 +14,9 @@ import (
 
 // ChatOptions are the inputs of 'tract chat'.
 type ChatOptions struct {
-	Factory     *Factory
+	Factory *Factory
+	// Branch, when set, is the branch to act on instead of HEAD's.
+	Branch      string
 	Message     string
 	FromStdin   bool
 	Validate    []string
@@ -60,7 +62,12 @@ The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatibl
 server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
 
 Exit codes: 0 accepted, 2 usage or configuration error, 3 validation failed on
-every attempt, 4 model or transport error, 130 interrupted.`,
+every attempt, 4 model or transport error, 5 conflict: another writer moved the
+branch while the model answered (the answer is kept off the branch and named),
+130 interrupted.
+
+The repository is locked only while a commit is written, never while the model
+answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 		Example: `  tract chat "What is the capital of France?"
   tract chat --validate json "List three colours as a JSON array" | jq .
   tract chat --validate schema:person.json --max-attempts 5 --provenance "Describe Ada"
@@ -100,6 +107,7 @@ every attempt, 4 model or transport error, 130 interrupted.`,
 	fl.Float64Var(&temperature, "temperature", 0, "sampling temperature")
 	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer to the terminal as it arrives")
 	fl.BoolVar(&opts.JSON, "json", false, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON")
+	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
 
@@ -151,7 +159,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
 	if streaming {
 		copts = append(copts, tract.OnDelta(func(d string) { io.WriteString(f.IO.Out, d) }))
 	}
-	return withTract(f, func(t *tract.Tract) error {
+	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		res, err := t.Chat(ctx, text, copts...)
 		if opts.JSON && res != nil {
 			rec := chatRecord{ChatResult: res}

@@ -11,6 +11,8 @@ import (
 // CommitOptions are the inputs of 'tract commit'.
 type CommitOptions struct {
 	Factory *Factory
+	// Branch, when set, is the branch to act on instead of HEAD's.
+	Branch  string
 	Role    string
 	Kind    string
 	Message string
@@ -49,6 +51,7 @@ message (default), steering, summary, note, error.`,
 	cmd.Flags().StringVarP(&opts.Message, "message", "m", "", `the text ("-" reads standard input)`)
 	cmd.Flags().StringVar(&opts.Meta, "meta", "", "metadata as a JSON object")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the new commit as JSON")
+	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
 
@@ -73,7 +76,7 @@ func commitRun(cmd *cobra.Command, opts *CommitOptions) error {
 	if opts.Meta != "" {
 		copts = append(copts, tract.WithMetaJSON([]byte(opts.Meta)))
 	}
-	return withTract(f, func(t *tract.Tract) error {
+	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		h, err := t.Commit(cmd.Context(), kind, role, text, copts...)
 		if err != nil {
 			return err

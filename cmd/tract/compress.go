@@ -13,7 +13,9 @@ import (
 
 // CompressOptions are the inputs of 'tract compress'.
 type CompressOptions struct {
-	Factory      *Factory
+	Factory *Factory
+	// Branch, when set, is the branch to act on instead of HEAD's.
+	Branch       string
 	From, To     string
 	KeepLast     int
 	TargetTokens int
@@ -78,6 +80,7 @@ attempt, 4 on a model error, 5 when HEAD moved meanwhile.`,
 	fl.StringVarP(&opts.Model, "model", "M", "", "summarization model (default $TRACT_MODEL)")
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print which commits would be summarized and kept; call no model")
 	fl.BoolVar(&opts.JSON, "json", false, "print the plan or the result as JSON")
+	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
 
@@ -113,7 +116,7 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 				g.Index, g.Total, plural(g.Sources, "commit", "commits"), g.TokensAfter, g.TokensBefore, plural(g.Attempts, "attempt", "attempts"))
 		}))
 	}
-	return withTract(f, func(t *tract.Tract) error {
+	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		if opts.DryRun {
 			plan, err := t.PlanCompress(ctx, opts.From, opts.To, copts...)
 			if err != nil {
@@ -132,9 +135,9 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 		if opts.JSON {
 			return writeJSON(f.IO.Out, res)
 		}
-		fmt.Fprintf(f.IO.Out, "compressed %s into %s (%d → %d tokens, estimated); replayed %s; HEAD is now at %s\n",
+		fmt.Fprintf(f.IO.Out, "compressed %s into %s (%d → %d tokens, estimated); replayed %s; %s is now at %s\n",
 			plural(len(res.Sources), "commit", "commits"), plural(len(res.Summaries), "summary", "summaries"),
-			res.TokensBefore, res.TokensAfter, plural(res.Replayed, "commit", "commits"), res.NewHead.Short())
+			res.TokensBefore, res.TokensAfter, plural(res.Replayed, "commit", "commits"), position(t), res.NewHead.Short())
 		if len(res.Dropped) > 0 {
 			fmt.Fprintf(f.IO.ErrOut, "dropped %s (notes and errors)\n", plural(len(res.Dropped), "commit", "commits"))
 		}

@@ -45,8 +45,11 @@ type Factory struct {
 	Getwd  func() (string, error)
 	// DBFlag is the value of the global --db flag.
 	DBFlag string
-	// LockTimeout bounds the wait for another process's lock.
+	// LockTimeout bounds each transaction's wait for another process's
+	// lock: the --lock-timeout flag, else TRACT_LOCK_TIMEOUT, else 5s.
 	LockTimeout time.Duration
+	// LockTimeoutSet says whether --lock-timeout was given.
+	LockTimeoutSet bool
 	// Clock, when set, replaces time.Now for commits (tests).
 	Clock func() time.Time
 }
@@ -77,26 +80,50 @@ func (f *Factory) RepoPath(forInit bool) (string, error) {
 	return tract.FindRepository(wd)
 }
 
-func (f *Factory) options() []tract.Option {
-	opts := []tract.Option{tract.WithLockTimeout(f.LockTimeout)}
+func (f *Factory) options() ([]tract.Option, error) {
+	timeout, err := f.lockTimeout()
+	if err != nil {
+		return nil, err
+	}
+	opts := []tract.Option{tract.WithLockTimeout(timeout)}
 	if f.Clock != nil {
 		opts = append(opts, tract.WithClock(f.Clock))
 	}
-	if d := f.Getenv("TRACT_LOCK_TIMEOUT"); d != "" {
-		if v, err := time.ParseDuration(d); err == nil {
-			opts = append(opts, tract.WithLockTimeout(v))
+	return opts, nil
+}
+
+// lockTimeout returns --lock-timeout, else TRACT_LOCK_TIMEOUT, else the
+// default. A value that is not a duration of 0 or more is a usage error:
+// ignoring it would wait for a time the user did not ask for.
+func (f *Factory) lockTimeout() (time.Duration, error) {
+	if f.LockTimeoutSet {
+		if f.LockTimeout < 0 {
+			return 0, usageErrorf("--lock-timeout %s: the wait cannot be negative (0 means do not wait)", f.LockTimeout)
 		}
+		return f.LockTimeout, nil
 	}
-	return opts
+	s := f.Getenv("TRACT_LOCK_TIMEOUT")
+	if s == "" {
+		return f.LockTimeout, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, usageErrorf("TRACT_LOCK_TIMEOUT=%q is not a lock timeout: give a duration such as 10s, 1m or 500ms (0 means do not wait)", s)
+	}
+	return d, nil
 }
 
 // Open opens the repository for a command.
 func (f *Factory) Open() (*tract.Tract, error) {
+	opts, err := f.options()
+	if err != nil {
+		return nil, err
+	}
 	p, err := f.RepoPath(false)
 	if err != nil {
 		return nil, err
 	}
-	return tract.Open(p, f.options()...)
+	return tract.Open(p, opts...)
 }
 
 // readText returns text from a -m value, or from stdin when the value is

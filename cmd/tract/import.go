@@ -17,11 +17,13 @@ import (
 type ImportOptions struct {
 	Factory *Factory
 	File    string
+	// Branch, when set, is the branch to act on instead of HEAD's.
+	Branch string
 }
 
 func newCmdImport(f *Factory, runF func(*ImportOptions) error) *cobra.Command {
 	opts := &ImportOptions{Factory: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "import [FILE | -]",
 		Short: "Append a conversation (OpenAI messages as a JSON array or JSON lines) in one transaction",
 		Long: `Append messages to the current branch in one transaction: all or none. The
@@ -40,6 +42,8 @@ object may also carry "kind" (default message) and "meta" (a JSON object).`,
 			return importRun(cmd, opts)
 		},
 	}
+	addBranchFlag(cmd, &opts.Branch)
+	return cmd
 }
 
 func importRun(cmd *cobra.Command, opts *ImportOptions) error {
@@ -57,12 +61,12 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 	if err != nil {
 		return err
 	}
-	return withTract(f, func(t *tract.Tract) error {
+	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		tip, err := t.Import(cmd.Context(), msgs)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Imported %s; HEAD is now at %s\n", plural(len(msgs), "message", "messages"), tip.Short())
+		fmt.Fprintf(f.IO.ErrOut, "Imported %s; %s is now at %s\n", plural(len(msgs), "message", "messages"), position(t), tip.Short())
 		return nil
 	})
 }

@@ -35,7 +35,11 @@ func initRun(opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := tract.Init(path, f.options()...)
+	topts, err := f.options()
+	if err != nil {
+		return err
+	}
+	t, err := tract.Init(path, topts...)
 	if errors.Is(err, tract.ErrExists) {
 		fmt.Fprintf(f.IO.ErrOut, "Repository already exists in %s; nothing changed\n", path)
 		return nil

@@ -170,6 +170,9 @@ func renderGraphAll(w io.Writer, p palette, h *tract.History, limit int) {
 func orphanedBy(oc *tract.OrphanChain) string {
 	n := plural(len(oc.Commits), "commit", "commits")
 	switch {
+	case oc.Action == "conflict":
+		// "conflict: answer kept off main, which moved from … to …"
+		return fmt.Sprintf("stranded by a %s (%s)", oc.Reason, n)
 	case oc.Reason != "":
 		return fmt.Sprintf("orphaned by %s (%s)", oc.Reason, n)
 	case oc.Action != "":

@@ -11,10 +11,12 @@ import (
 // ResetOptions are the inputs of 'tract reset'.
 type ResetOptions struct {
 	Factory *Factory
-	Rev     string
-	Hard    bool
-	Force   bool
-	JSON    bool
+	// Branch, when set, is the branch to act on instead of HEAD's.
+	Branch string
+	Rev    string
+	Hard   bool
+	Force  bool
+	JSON   bool
 }
 
 func newCmdReset(f *Factory, runF func(*ResetOptions) error) *cobra.Command {
@@ -53,6 +55,7 @@ secret. It cannot be undone, so it needs --force.`,
 	cmd.Flags().BoolVar(&opts.Hard, "hard", false, "delete the commits left behind (needs --force)")
 	cmd.Flags().BoolVarP(&opts.Force, "force", "f", false, "confirm --hard")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
 
@@ -62,7 +65,7 @@ func resetRun(cmd *cobra.Command, opts *ResetOptions) error {
 	if opts.Hard {
 		mode = tract.Hard
 	}
-	return withTract(f, func(t *tract.Tract) error {
+	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		res, err := t.Reset(cmd.Context(), opts.Rev, mode)
 		if err != nil {
 			return err
@@ -71,7 +74,7 @@ func resetRun(cmd *cobra.Command, opts *ResetOptions) error {
 			return writeJSON(f.IO.Out, res)
 		}
 		p := palette{f.IO.Color}
-		fmt.Fprintf(f.IO.Out, "HEAD is now at %s\n", p.hash(res.To.Short()))
+		fmt.Fprintf(f.IO.Out, "%s is now at %s\n", position(t), p.hash(res.To.Short()))
 		switch {
 		case mode == tract.Hard && res.Deleted.Commits > 0:
 			fmt.Fprintf(f.IO.ErrOut, "Deleted %s, %s and %s for good\n",

@@ -44,10 +44,39 @@ func printError(f *Factory, cmd *cobra.Command, err error) int {
 		return code
 	}
 	fmt.Fprintf(f.IO.ErrOut, "tract: %v\n", err)
+	if hint := errorHint(err); hint != "" {
+		fmt.Fprintln(f.IO.ErrOut, hint)
+	}
 	if code == exitUsage && cmd != nil {
 		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
+}
+
+// errorHint says what the user can do about errors that have a remedy on
+// the command line.
+func errorHint(err error) string {
+	var (
+		locked   *tract.LockedError
+		conflict *tract.ConflictError
+		readOnly *tract.ReadOnlyError
+	)
+	switch {
+	case errors.As(err, &locked):
+		return "Another tract command (or program) is using the repository. Wait for it to finish, or wait longer\n" +
+			"with --lock-timeout DURATION or TRACT_LOCK_TIMEOUT (for example --lock-timeout 1m)."
+	case errors.As(err, &conflict) && !conflict.Kept.IsZero():
+		k := conflict.Kept.Short()
+		return fmt.Sprintf("Nothing was lost: the %s is commit %s (see 'tract show %s'; 'tract log --all' lists it).\n"+
+			"To use it, keep both lines of work with 'tract branch NAME %s', or put the branch\n"+
+			"on it with 'tract reset --soft %s' (the other writer's commits then leave the branch).",
+			conflict.What, k, k, k, k)
+	case errors.As(err, &conflict):
+		return "Nothing was written. Look at what changed ('tract log'), then run the command again."
+	case errors.As(err, &readOnly):
+		return "Commands that only read (log, show, status, log --all, compile, fsck) work on this file."
+	}
+	return ""
 }
 
 func exitCode(err error) int {
@@ -93,6 +122,11 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		SilenceUsage:  true,
 	}
 	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file (default $TRACT_DB, else the nearest .tract/tract.db)")
+	root.PersistentFlags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout,
+		"how long to wait while another process holds the repository, e.g. 30s (default $TRACT_LOCK_TIMEOUT, else 5s; 0: do not wait)")
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		f.LockTimeoutSet = cmd.Flags().Changed("lock-timeout")
+	}
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
@@ -135,6 +169,30 @@ func maxArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// withTractOn is withTract acting on branch (see Tract.OnBranch) when
+// branch is set, and on HEAD otherwise.
+func withTractOn(f *Factory, branch string, fn func(*tract.Tract) error) error {
+	return withTract(f, func(t *tract.Tract) error {
+		if branch != "" {
+			t = t.OnBranch(branch)
+		}
+		return fn(t)
+	})
+}
+
+// addBranchFlag registers --branch on a command that writes to a branch.
+func addBranchFlag(cmd *cobra.Command, branch *string) {
+	cmd.Flags().StringVar(branch, "branch", "", "work on branch `NAME` instead of the one HEAD is on; HEAD does not move")
+}
+
+// position names where a command acted: "HEAD", or "branch NAME".
+func position(t *tract.Tract) string {
+	if b := t.Branch(); b != "" {
+		return "branch " + b
+	}
+	return "HEAD"
 }
 
 // withTract opens the repository, runs fn and closes it.

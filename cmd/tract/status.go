@@ -11,7 +11,9 @@ import (
 // StatusOptions are the inputs of 'tract status'.
 type StatusOptions struct {
 	Factory *Factory
-	JSON    bool
+	// Branch, when set, is the branch to act on instead of HEAD's.
+	Branch string
+	JSON   bool
 }
 
 func newCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
@@ -24,7 +26,7 @@ func newCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
 			if runF != nil {
 				return runF(opts)
 			}
-			return withTract(f, func(t *tract.Tract) error {
+			return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 				st, err := t.Status(cmd.Context())
 				if err != nil {
 					return err
@@ -43,8 +45,12 @@ func newCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
 				if st.Head.IsZero() {
 					fmt.Fprintln(w, "No commits yet")
 				} else {
-					fmt.Fprintf(w, "HEAD %s: %s on the chain, %s in the compiled context\n",
-						p.hash(st.Head.Short()), plural(st.Length, "commit", "commits"), plural(st.Messages, "message", "messages"))
+					tip := "HEAD"
+					if opts.Branch != "" {
+						tip = "Tip"
+					}
+					fmt.Fprintf(w, "%s %s: %s on the chain, %s in the compiled context\n",
+						tip, p.hash(st.Head.Short()), plural(st.Length, "commit", "commits"), plural(st.Messages, "message", "messages"))
 				}
 				if !st.OrigHead.IsZero() {
 					fmt.Fprintf(w, "ORIG_HEAD %s\n", p.hash(st.OrigHead.Short()))
@@ -55,5 +61,6 @@ func newCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }

@@ -34,6 +34,10 @@ type Reply struct {
 	// Delay is waited before answering; ChunkDelay between stream chunks.
 	Delay      time.Duration
 	ChunkDelay time.Duration
+	// Hold, when set, is waited for (until it is closed) before answering,
+	// after Delay: a test can act while a model call is certainly in
+	// flight, then release it.
+	Hold <-chan struct{}
 	// Truncate cuts the answer in the middle: a JSON body is cut in half
 	// (with a matching Content-Length, so the client sees a clean end), a
 	// stream stops after half of its content chunks, without finish_reason

@@ -236,7 +236,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			rec.LastMessage())), "")
 		return
 	}
-	if !s.pause(r.Context(), reply.Delay) {
+	if !s.pause(r.Context(), reply.Delay) || !s.hold(r.Context(), reply.Hold) {
 		return
 	}
 	switch {
@@ -280,6 +280,21 @@ func (s *Server) pick(rec Request) (reply Reply, n int, ok bool) {
 	}
 	s.misses = append(s.misses, fmt.Sprintf("unscripted request %d, last message %q", n, last))
 	return Reply{}, n, false
+}
+
+// hold waits until ch is closed (nil: no wait); false means the request or
+// the server ended first.
+func (s *Server) hold(ctx context.Context, ch <-chan struct{}) bool {
+	if ch == nil {
+		return true
+	}
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+	case <-s.done:
+	}
+	return false
 }
 
 // pause waits d; false means the request or the server ended first.
