@@ -107,14 +107,22 @@ func queueLock(f *os.File, exclusive bool, deadline time.Time) error {
 	return nil
 }
 
-// queueWaiting reports whether another open file (of this or another
-// process) holds the gate: someone is waiting for the data lock f holds.
-func queueWaiting(f *os.File) bool {
+// queued reports who, if anyone, holds the gate through another open file
+// (of this or another process): who waits for the data lock f holds. A
+// writer holds the gate exclusively, readers share it, so the gate's lock
+// type tells which.
+func queued(f *os.File) waiter {
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart, Start: gateByte, Len: 1}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk); err != nil {
-		return false
+		return noWaiter
 	}
-	return lk.Type != unix.F_UNLCK
+	switch lk.Type {
+	case unix.F_RDLCK:
+		return readerWaits
+	case unix.F_WRLCK:
+		return writerWaits
+	}
+	return noWaiter
 }
 
 // unlockQueue drops the queue locks on f. Closing f is not enough when

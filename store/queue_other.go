@@ -14,6 +14,6 @@ const queueLocking = false
 
 func queueLock(f *os.File, exclusive bool, deadline time.Time) error { return nil }
 
-func queueWaiting(f *os.File) bool { return false }
+func queued(f *os.File) waiter { return noWaiter }
 
 func unlockQueue(f *os.File) {}

@@ -17,9 +17,25 @@ import (
 // DefaultIdleGrace is how long a Bolt store keeps the file open (and
 // locked) after its last transaction, so that a burst of transactions pays
 // for one open instead of one each. A process queued for the lock does not
-// wait for it: the next transaction of the holder sees the queue and hands
-// the file over instead.
+// wait for it: the holder sees the queue and hands the file over.
 const DefaultIdleGrace = time.Millisecond
+
+// writerQuantum is how long a session may go on taking transactions while
+// another writer is queued: handing the file over costs a reopen (about
+// 0.2ms here), so writers that take turns transaction by transaction would
+// spend as long reopening as writing. A queued reader is let in at once
+// instead, after the running transactions: a reader waits at most about
+// one write transaction.
+const writerQuantum = 2 * time.Millisecond
+
+// waiter says who is queued for the file.
+type waiter int
+
+const (
+	noWaiter waiter = iota
+	readerWaits
+	writerWaits
+)
 
 // errLockTimeout is queueLock's "gave up waiting".
 var errLockTimeout = errors.New("timed out waiting for the lock")
@@ -37,6 +53,7 @@ type session struct {
 	// The fields below are guarded by sessions.mu.
 	users    int         // transactions running in the session
 	served   int         // transactions the session has run
+	opened   time.Time   // when the session got the lock
 	draining bool        // takes no new transaction; closes when users reaches 0
 	sole     bool        // an exclusive operation runs: no other transaction joins
 	idle     *time.Timer // closes the session after the idle grace
@@ -90,9 +107,9 @@ func (ss *sessions) acquire(write bool) (*session, error) {
 		case s.sole:
 			ss.changed.Wait()
 		case !s.draining && s.accepts(write, ss.writers):
-			// Another process queued for the file since this session began:
-			// let it in before running more transactions here.
-			if s.served > 0 && queueWaiting(s.file) {
+			// Another process queued for the file: let it in before
+			// running more transactions here.
+			if s.served > 0 && s.yields() {
 				s.draining = true
 				continue
 			}
@@ -122,8 +139,20 @@ func (s *session) accepts(write bool, writers int) bool {
 	return !write && writers == 0
 }
 
+// yields reports whether s should hand the file over to a queued process:
+// to a reader at once, to a writer after the writer quantum.
+func (s *session) yields() bool {
+	switch queued(s.file) {
+	case readerWaits:
+		return true
+	case writerWaits:
+		return time.Since(s.opened) >= writerQuantum
+	}
+	return false
+}
+
 // release ends a transaction's use of s. The last user starts the idle
-// grace, or closes s at once when it is draining.
+// grace, or closes s at once when it is draining or someone is queued.
 func (ss *sessions) release(s *session) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -133,7 +162,7 @@ func (ss *sessions) release(s *session) {
 	if s.users > 0 || ss.cur != s {
 		return
 	}
-	if s.draining || ss.closed || ss.opts.IdleGrace < 0 || ss.writers > 0 && !s.write {
+	if s.draining || ss.closed || ss.opts.IdleGrace < 0 || ss.writers > 0 && !s.write || s.yields() {
 		ss.closeLocked(s)
 		return
 	}
@@ -252,7 +281,7 @@ func (ss *sessions) open(write, create bool, deadline time.Time) (*session, erro
 		if err != nil {
 			return nil, err
 		}
-		return &session{db: db, file: f, write: write}, nil
+		return &session{db: db, file: f, write: write, opened: time.Now()}, nil
 	}
 }
 
