@@ -6,13 +6,47 @@
 //
 // Init creates a repository file (mode 0600) and Open opens one;
 // FindRepository looks for .tract/tract.db like git looks for .git. A Tract
-// is safe for concurrent use by the goroutines of one process; bbolt's file
-// lock keeps other processes out while it is open (Open waits up to
-// WithLockTimeout and then returns a *LockedError).
+// is safe for concurrent use by goroutines, and other processes (and other
+// handles) may use the same file at the same time: see Sharing a repository.
 //
 // Every method that changes the repository is one write transaction: the
 // commit, the branch move and the reflog entries are written together or not
 // at all.
+//
+// # Sharing a repository
+//
+// The file is locked only while one of a handle's transactions runs (and for
+// a 1ms idle grace after it, so that a burst of transactions shares one
+// open): never across a model call, a validator, a pipeline stage or a
+// callback. An idle handle holds nothing. Reads take a shared lock, writes an
+// exclusive one; a busy file is waited for, in the order the waiters came,
+// up to WithLockTimeout (default 5s), and then the call fails with a
+// *LockedError. A file this process may only read opens and reads; writes to
+// it fail with a *ReadOnlyError.
+//
+// Appending (Commit and its sugar, Import, the user message of Chat) reads
+// the branch's tip inside its transaction, so concurrent appenders on one
+// branch serialise and none is lost. Every step that builds on an earlier
+// read — each step of a validated turn after the user message, the final
+// transaction of CompressRange — moves the branch by compare-and-swap: if the
+// branch moved meanwhile, it is not moved and the call returns a
+// *ConflictError (errors.Is(err, ErrConflict)) naming the ref, where it was
+// expected and where it was found. What the step had made is stored anyway,
+// off the branch, and recorded in the reflog named refs.Stranded (action
+// "conflict"): LogAll lists it, GC keeps it until the entry expires, and
+// ConflictError.Kept names it. A conflict ends a turn; nothing is written on
+// the branch after it.
+//
+// A validated turn is a short transaction per step (user message; each
+// answer with its verdict; each steering message; the purify reset and
+// clean answer together), so another process sees the turn as it happens.
+//
+// OnBranch returns a view that acts on one branch instead of HEAD, so that
+// agents extend their own branches without moving the shared HEAD.
+//
+// GC, Import and Fsck hold the lock for their whole run (each is one
+// transaction, or one locked session for Fsck); a hard Reset holds it while
+// it erases and again while it overwrites the freed pages.
 //
 // # History
 //
@@ -42,8 +76,11 @@
 //
 // # Caveats
 //
-//   - bbolt holds an exclusive file lock for as long as a Tract is open, so a
-//     long chat in one process makes other processes wait (and time out).
+//   - Transactions do not nest across handles either: a transaction of one
+//     handle that waits for another handle's transaction on the same file,
+//     in the same goroutine, waits until the lock timeout.
+//   - The fair queue uses Linux open-file-description locks. On other
+//     systems bbolt's own lock, polled every 50ms, is the only one.
 //   - Durable commits cost two fdatasync calls each (bbolt's protocol); use
 //     Import to write many commits in one transaction.
 //   - ORIG_HEAD names a commit but does not keep it reachable.

@@ -2,6 +2,7 @@ package tract_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,4 +86,77 @@ func ExampleTract_Chat() {
 	// assistant: {"name": "Ada"}
 	// user: Give me a JSON object with a name.
 	// orphaned by: purify: hid 1 failed attempt
+}
+
+// Two agents extend their own branches of one repository through OnBranch
+// views; HEAD stays where it was. Each view could as well live in another
+// process that opened the same file.
+func ExampleTract_OnBranch() {
+	dir, _ := os.MkdirTemp("", "tract-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	t, err := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClock(fixedClock()))
+	if err != nil {
+		panic(err)
+	}
+	defer t.Close()
+	t.System(ctx, "You are one of two agents.")
+	for _, name := range []string{"agent-1", "agent-2"} {
+		if _, err := t.CreateBranch(ctx, name, ""); err != nil {
+			panic(err)
+		}
+		agent := t.OnBranch(name)
+		agent.User(ctx, "Task for "+name)
+		agent.Assistant(ctx, name+" is done")
+	}
+
+	for _, name := range []string{"agent-1", "agent-2"} {
+		msgs, _ := t.OnBranch(name).Compile(ctx)
+		fmt.Printf("%s: %d messages, last %q\n", name, len(msgs), msgs[len(msgs)-1].Content)
+	}
+	branch, _, _ := t.Head(ctx)
+	fmt.Println("HEAD is on", branch)
+	// Output:
+	// agent-1: 3 messages, last "agent-1 is done"
+	// agent-2: 3 messages, last "agent-2 is done"
+	// HEAD is on main
+}
+
+// A step of an operation that finds its branch moved by another writer
+// does not move it: the error says what moved, and what was made is kept
+// off the branch under ConflictError.Kept.
+func ExampleConflictError() {
+	srv := llmtest.New()
+	defer srv.Close()
+	dir, _ := os.MkdirTemp("", "tract-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	t, _ := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClock(fixedClock()))
+	defer t.Close()
+
+	// The model answers; but before its answer is committed, another writer
+	// (here, a goroutine on the same handle) commits on main.
+	hold := make(chan struct{})
+	srv.Reply(llmtest.Reply{Content: "the answer", Hold: hold})
+	go func() {
+		for len(srv.Requests()) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		t.User(ctx, "another writer's message")
+		close(hold)
+	}()
+	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
+	_, err := t.Chat(ctx, "A question", tract.UseClient(client))
+
+	var conflict *tract.ConflictError
+	if errors.As(err, &conflict) {
+		kept, _ := t.Show(ctx, conflict.Kept.String())
+		fmt.Printf("%s moved; the %s %q was kept off it\n", conflict.Ref, conflict.What, kept.Text)
+	}
+	all, _ := t.LogAll(ctx)
+	fmt.Println(all.Orphans[0].Action)
+	// Output:
+	// refs/heads/main moved; the answer "the answer" was kept off it
+	// conflict
 }

@@ -40,11 +40,39 @@
 // [SchemaVersion] ([ErrNewerSchema], asking to upgrade tract). Schema 1 is
 // the first, so there is nothing older to migrate yet.
 //
-// The file is created with mode 0600 (its directory 0700) and locked while
-// open: exclusively for read-write, shared with [BoltOptions.ReadOnly].
-// Another opener waits up to [BoltOptions.LockTimeout] and then gets a
-// [*LockedError]. The lock is bbolt's flock, which belongs to the open file,
-// so two opens inside one process exclude each other too.
+// The file is created with mode 0600 (its directory 0700).
+//
+// # Sharing the file
+//
+// A [Bolt] holds the file open and locked only while transactions need it:
+// a transaction opens it (a "session") if this handle has not, and the
+// session closes once no transaction has used it for
+// [BoltOptions.IdleGrace] (default [DefaultIdleGrace], 1ms), so an idle
+// handle holds no lock and many processes can share one repository.
+// Transactions of one handle that overlap share the session. A session that
+// only reads is opened read-only under a shared lock, which also works on a
+// file this process may not write; a write needs an exclusive session (a
+// file it may not write gives a [*ReadOnlyError]).
+//
+// Before bbolt opens the file (and takes its flock, which bbolt polls every
+// 50ms), a session queues on two open-file-description record locks of the
+// file itself (Linux): a "gate" byte and a "data" byte far past the end of
+// the file. A waiter holds the gate while it waits for the data lock, so
+// only one process waits for the data lock at a time and the lock passes in
+// the order processes queued; readers share both, so a reader that arrives
+// after a waiting writer queues behind it. A holder that sees the gate held
+// (fcntl F_OFD_GETLK) hands the file over: to a queued reader as soon as its
+// running transactions end, to a queued writer after a 2ms quantum (a
+// handover costs a reopen). Waits happen in the kernel and are bounded by
+// [BoltOptions.LockTimeout] ([*LockedError] after it). Record locks belong
+// to the open file, so two handles of one process queue like two processes.
+// After it gets the lock, a session checks that the path still names the
+// file it locked, so a file renamed over the path is never written through
+// a stale descriptor.
+//
+// [Bolt.Exclusive] and [Bolt.Shared] run work that spans several bbolt
+// transactions in one session, alone in it for Exclusive (fsck, scrubbing
+// free pages).
 //
 // # Damaged files
 //
@@ -76,11 +104,20 @@
 //     that build on user input check; Fsck finds what slipped through.
 //   - [BoltOptions.NoSync] skips fsync; a crash can then lose committed
 //     transactions. It is for tests.
-//   - Fsck on a store opened read-only skips bbolt's page check: its free
-//     list is not loaded, and loading it would happen in bbolt's goroutine.
-//   - When bbolt panics half-way through opening a file, OpenBolt releases
-//     the lock and closes the file, but bbolt's memory map of it stays until
-//     the process exits.
+//   - Fsck on a store opened read-only (or on a file this process may not
+//     write) skips bbolt's page check: a read-only session does not load the
+//     free list, and loading it would happen in bbolt's goroutine. OpenBolt
+//     checks a file under a shared lock, so a damaged free list shows at the
+//     first write (which fails cleanly) or in Fsck.
+//   - When bbolt panics half-way through opening a file, the session
+//     releases both locks and closes the file, but bbolt's memory map of it
+//     stays until the process exits.
+//   - A wait for the lock that times out goes on in a background goroutine
+//     (a blocked fcntl cannot be interrupted) and lets go of the lock as
+//     soon as it is granted.
+//   - On systems without open-file-description locks (not Linux), bbolt's
+//     polled flock is the only lock: waiters are served in no order and see
+//     the file up to 50ms late.
 //   - A Memory store lives and dies with the process; Close only makes
 //     later transactions fail.
 package store
