@@ -17,6 +17,7 @@ import (
 	"github.com/tractdag/tract/llm/llmtest"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/storetest"
 )
 
 // openAgain opens a second handle on tr's file, closed when the test ends:
@@ -27,25 +28,6 @@ func openAgain(t *testing.T, tr *tract.Tract, opts ...tract.Option) *tract.Tract
 	require.NoError(t, err)
 	t.Cleanup(func() { other.Close() })
 	return other
-}
-
-// holdTransaction runs a write transaction on tr that lasts until the test
-// calls the returned release (or ends).
-func holdTransaction(t *testing.T, tr *tract.Tract) (release func()) {
-	t.Helper()
-	inside, done := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	release = func() { once.Do(func() { close(done) }) }
-	go func() {
-		_ = tr.Store().Update(func(store.Tx) error {
-			close(inside)
-			<-done
-			return nil
-		})
-	}()
-	<-inside
-	t.Cleanup(release)
-	return release
 }
 
 // Eight goroutines append 40 commits each to one branch, through one shared
@@ -309,7 +291,7 @@ func TestShared_LockTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		other := tt.other
-		release := holdTransaction(t, tr)
+		release := storetest.HoldWrite(t, tr.Store())
 		_, err := other.User(ctx, "blocked")
 		var locked *tract.LockedError
 		require.ErrorAs(t, err, &locked)

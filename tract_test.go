@@ -17,6 +17,7 @@ import (
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/storetest"
 )
 
 // stepClock returns a deterministic clock advancing one millisecond per call.
@@ -519,16 +520,7 @@ func TestOpen_Errors(t *testing.T) {
 		tr, err := tract.Init(p)
 		require.NoError(t, err)
 		defer tr.Close()
-		inside, release := make(chan struct{}), make(chan struct{})
-		go func() {
-			_ = tr.Store().Update(func(store.Tx) error {
-				close(inside)
-				<-release
-				return nil
-			})
-		}()
-		<-inside
-		defer close(release)
+		defer storetest.HoldWrite(t, tr.Store())() // released before the deferred Close
 		_, err = tract.Open(p, tract.WithLockTimeout(100*time.Millisecond))
 		var le *tract.LockedError
 		require.ErrorAs(t, err, &le, "Open reads the file, so it waits for the transaction")

@@ -15,7 +15,7 @@ import (
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/llmtest"
-	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/storetest"
 )
 
 // A bounded wait for the commands run while another process works: were
@@ -232,11 +232,8 @@ func TestShared_ConcurrentCLICommits(t *testing.T) {
 func TestShared_IdleAPIHandleDoesNotBlockCLI(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	db := s.initRepo()
-	tr, err := tract.Open(db)
-	require.NoError(t, err)
-	defer tr.Close()
-	_, err = tr.User(context.Background(), "from the Go API")
+	tr := openAPI(t, s.initRepo())
+	_, err := tr.User(context.Background(), "from the Go API")
 	require.NoError(t, err)
 
 	quick := s.withEnv("TRACT_LOCK_TIMEOUT", "1s")
@@ -252,19 +249,7 @@ func TestShared_LockedErrorNamesFlagAndVariable(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	db := s.initRepo()
-	tr, err := tract.Open(db)
-	require.NoError(t, err)
-	defer tr.Close()
-	inside, release := make(chan struct{}), make(chan struct{})
-	go func() {
-		_ = tr.Store().Update(func(store.Tx) error {
-			close(inside)
-			<-release
-			return nil
-		})
-	}()
-	<-inside
-	defer close(release)
+	storetest.HoldWrite(t, openAPI(t, db).Store())
 
 	for _, r := range []result{
 		s.tract("log", "--lock-timeout", "200ms"),
@@ -348,6 +333,16 @@ func readOnlyUser(t *testing.T, s *sandbox, db string) *sandbox {
 	require.NoError(t, os.Chmod(db, 0o644))
 	require.NoError(t, os.Chmod(filepath.Dir(tractBin), 0o755))
 	return s.asNobody()
+}
+
+// openAPI opens db through the Go API in this test process (another process
+// to the commands the test runs), closed when the test ends.
+func openAPI(t *testing.T, db string) *tract.Tract {
+	t.Helper()
+	tr, err := tract.Open(db)
+	require.NoError(t, err)
+	t.Cleanup(func() { tr.Close() })
+	return tr
 }
 
 // exitConflict is the exit code of a conflict (cmd/tract/root.go).
