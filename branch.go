@@ -129,10 +129,12 @@ func (t *Tract) DeleteBranch(ctx context.Context, name string) (Hash, error) {
 // Checkout points HEAD at target: a branch name attaches HEAD to the branch,
 // anything else that resolves to a commit detaches HEAD there. Committing on
 // a detached HEAD fails until a branch is created with Switch(name, true).
+// On a view made by OnBranch it acts as on the handle: it moves HEAD.
 func (t *Tract) Checkout(ctx context.Context, target string) (*Status, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	t = t.headView()
 	err := t.update(func(tx store.Tx) error {
 		cur, err := readHead(tx)
 		if err != nil {
@@ -159,11 +161,13 @@ func (t *Tract) Checkout(ctx context.Context, target string) (*Status, error) {
 }
 
 // Switch attaches HEAD to branch name; with create it first creates the
-// branch at HEAD (which also works on a detached HEAD).
+// branch at HEAD (which also works on a detached HEAD). On a view made by
+// OnBranch it acts as on the handle: it moves HEAD.
 func (t *Tract) Switch(ctx context.Context, name string, create bool) (*Status, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	t = t.headView()
 	err := t.update(func(tx store.Tx) error {
 		cur, err := readHead(tx)
 		if err != nil {

@@ -507,3 +507,28 @@ func TestShared_StrandedReflog(t *testing.T) {
 	}))
 	assert.True(t, slices.Contains(names, "STRANDED"), "reflogs: %v", names)
 }
+
+// Checkout and Switch move HEAD, from a view as from the handle.
+func TestOnBranch_SwitchAndCheckoutMoveHEAD(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	first, err := tr.User(ctx, "first")
+	require.NoError(t, err)
+	_, err = tr.CreateBranch(ctx, "side", "")
+	require.NoError(t, err)
+	side := tr.OnBranch("side")
+	sideTip, err := side.Assistant(ctx, "on side")
+	require.NoError(t, err)
+
+	st, err := side.Switch(ctx, "fresh", true)
+	require.NoError(t, err)
+	assert.Equal(t, "fresh", st.Branch)
+	assert.Equal(t, first, st.Head, "created at HEAD, not at the view's branch")
+	st, err = side.Checkout(ctx, "side")
+	require.NoError(t, err)
+	assert.Equal(t, "side", st.Branch)
+	assert.Equal(t, sideTip, st.Head)
+	name, _, err := tr.Head(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "side", name)
+}

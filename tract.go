@@ -247,14 +247,23 @@ func (r *repo) viewOf(branch string) *Tract {
 	return &Tract{repo: r, branch: branch, cache: c}
 }
 
+// headView returns the Tract of t's handle that acts on HEAD.
+func (t *Tract) headView() *Tract {
+	if t.branch == "" {
+		return t
+	}
+	return t.repo.viewOf("")
+}
+
 // OnBranch returns a view of the repository that acts on branch name
 // instead of HEAD: its Commit (and System, User, Assistant, Note), Import,
 // Chat, Generate, Compile, Log, Status, Head, Reset, PlanCompress and
 // CompressRange read and move that branch and never HEAD, and "HEAD" in the
-// revisions given to them means the branch's tip. So several agents
+// revisions given to any of the view's methods means the branch's tip (so
+// CreateBranch with no start point starts at it). So several agents
 // (goroutines or processes) can extend their own branches of one
-// repository without moving the shared HEAD. Repository-wide methods
-// (Checkout, Switch, branches, LogAll, Show, GC, Fsck) behave as on t.
+// repository without moving the shared HEAD. Checkout and Switch move HEAD
+// as on t; Branches, DeleteBranch, LogAll, GC and Fsck are repository-wide.
 //
 // The branch must exist (see CreateBranch), unless it is the unborn branch
 // HEAD is on; an invalid or missing name makes the view's methods fail
