@@ -219,6 +219,11 @@ func (ss *sessions) closeLocked(s *session) error {
 	}
 	ss.cur = nil
 	ss.changed.Broadcast()
+	// No transaction runs, so the file is consistent: let the next process
+	// in now (bbolt's flock first, or it would find it held and poll), and
+	// only then unmap and close, which takes longer than the open did.
+	unlockFile(s.file)
+	unlockQueue(s.file)
 	return s.db.Close() // closing the file releases the queue lock too
 }
 
