@@ -61,7 +61,7 @@ func (t *Tract) position(tx store.Tx) (head, error) {
 	if h, err := tx.Ref(refs.HEAD); err == nil && h.Target == t.branch {
 		return head{Branch: t.branch}, nil
 	}
-	return head{}, fmt.Errorf("%w: %q (create it first: 'tract branch %s', or Tract.CreateBranch)", ErrBranchNotFound, name, name)
+	return head{}, fmt.Errorf("%w: %q (create it first: 'tract branch %s')", ErrBranchNotFound, name, name)
 }
 
 // move points t's position (the view's branch, HEAD's branch, or a detached
