@@ -294,8 +294,8 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 			}
 			h, err := t.commitOn(tip, pendingCommit{KindMessage, RoleAssistant, nonEmpty(a.text, "(empty answer)"), meta, what})
 			if err != nil {
-				if ok && verr == nil {
-					res.Text = a.text
+				if ok && verr == nil && errors.Is(err, ErrConflict) {
+					res.Text = a.text // kept off the branch: see failGeneration
 				}
 				return false, "", err
 			}
@@ -326,10 +326,11 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 			delete(meta, "attempt")
 			meta["provenance"] = provenance(attempt, res.Diagnoses)
 			h, err := t.rewind(tip, restore, purifyMessage(attempt-1), &pendingCommit{KindMessage, RoleAssistant, last.text, meta, keptAcceptedAnswer})
-			if err == nil {
+			switch {
+			case err == nil:
 				tip, lastCommit, res.Purified = h, h, true
-			} else {
-				res.Text = last.text
+			case errors.Is(err, ErrConflict):
+				res.Text = last.text // kept off the branch: see failGeneration
 			}
 			return err
 		},

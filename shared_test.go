@@ -532,3 +532,84 @@ func TestOnBranch_SwitchAndCheckoutMoveHEAD(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "side", name)
 }
+
+// Another writer commits on the branch between two steps of a validated
+// turn (from the OnAttempt callback, which runs with no lock held): the
+// step that follows keeps what it made off the branch, and the turn ends.
+func TestShared_ConflictAtEachStepOfATurn(t *testing.T) {
+	tests := []struct {
+		name      string
+		replies   []string
+		attempts  int
+		interfere int // the attempt after which the other writer commits
+		what      string
+		// keptOnUser says the kept commit was made on the user message
+		// (purify and exhaustion rewind to it); else on the attempt.
+		keptOnUser bool
+		keptText   string
+		branch     []string // the branch afterwards, oldest first
+	}{
+		{
+			name: "steering after a failed attempt", replies: []string{"not json"}, attempts: 3, interfere: 1, // no second call
+			what: "steering message", keptText: chatSteering(chatJSONDiagnosis(t, "not json")),
+			branch: []string{"user message", "assistant message", "user message"},
+		},
+		{
+			name: "purify after the accepted attempt", replies: []string{"not json", chatValid}, attempts: 3, interfere: 2,
+			what: "accepted answer", keptOnUser: true, keptText: chatValid,
+			branch: []string{"user message", "assistant message", "user steering", "assistant message", "user message"},
+		},
+		{
+			name: "error record after the last failed attempt", replies: []string{"not json", "still not json"}, attempts: 2, interfere: 2,
+			what: "error record", keptOnUser: true,
+			branch: []string{"user message", "assistant message", "user steering", "assistant message", "user message"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			tr, srv := newChatServerTract(t)
+			for _, r := range tt.replies {
+				srv.Reply(llmtest.Answer(r))
+			}
+			other := openAgain(t, tr, tract.WithLockTimeout(time.Second))
+			var interloper, attemptCommit tract.Hash
+			res, err := tr.Chat(ctx, chatQuestion, tract.Validate(retry.JSON()), tract.MaxAttempts(tt.attempts),
+				tract.OnAttempt(func(a tract.Attempt) {
+					if a.Number == tt.interfere {
+						attemptCommit = a.Commit
+						var err error
+						interloper, err = other.User(ctx, "interloper")
+						require.NoError(t, err, "a callback runs with no lock held")
+					}
+				}))
+			var conflict *tract.ConflictError
+			require.ErrorAs(t, err, &conflict)
+			assert.Equal(t, tt.what, conflict.What)
+			assert.Equal(t, attemptCommit, conflict.Expected)
+			assert.Equal(t, interloper, conflict.Actual)
+
+			log := chatLog(t, tr)
+			assert.Equal(t, tt.branch, chatShape(log))
+			assert.Equal(t, interloper, log[0].Hash)
+			kept, err := tr.Show(ctx, conflict.Kept.String())
+			require.NoError(t, err)
+			parent := attemptCommit
+			if tt.keptOnUser {
+				parent = res.User
+			}
+			assert.Equal(t, []tract.Hash{parent}, kept.Parents)
+			if tt.keptText != "" {
+				assert.Equal(t, tt.keptText, kept.Text)
+			}
+			if tt.what == "accepted answer" {
+				assert.Equal(t, conflict.Kept, res.Commit)
+				assert.Equal(t, chatValid, res.Text)
+			}
+			all := chatLogAll(t, tr)
+			require.Len(t, all.Orphans, 1)
+			assert.Equal(t, "conflict", all.Orphans[0].Action)
+			assert.Equal(t, conflict.Kept, all.Orphans[0].Commits[0].Hash)
+		})
+	}
+}
