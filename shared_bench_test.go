@@ -107,26 +107,49 @@ func release(ws []*benchWriter) {
 }
 
 // finish stops the writers (closing their input) and returns the commits
-// each made.
-func finish(b *testing.B, ws []*benchWriter) int {
+// they made and when the first and the last of them finished.
+func finish(b *testing.B, ws []*benchWriter) (total int, first, last time.Time) {
 	b.Helper()
-	total := 0
+	type done struct {
+		made int
+		at   time.Time
+		err  error
+	}
+	results := make(chan done, len(ws))
 	for _, w := range ws {
 		w.in.Close()
-		line, err := w.out.ReadString('\n')
-		require.NoError(b, err)
-		made, err := strconv.Atoi(line[:len(line)-1])
-		require.NoError(b, err)
-		require.NoError(b, w.cmd.Wait())
-		total += made
+		go func() {
+			line, err := w.out.ReadString('\n')
+			at := time.Now()
+			if err != nil {
+				results <- done{err: err}
+				return
+			}
+			made, err := strconv.Atoi(line[:len(line)-1])
+			results <- done{made, at, err}
+		}()
 	}
-	return total
+	for range ws {
+		d := <-results
+		require.NoError(b, d.err)
+		total += d.made
+		if first.IsZero() || d.at.Before(first) {
+			first = d.at
+		}
+		last = d.at
+	}
+	for _, w := range ws {
+		require.NoError(b, w.cmd.Wait())
+	}
+	return total, first, last
 }
 
 // BenchmarkCommitProcesses measures durable commits/s on one branch made
-// by 1, 2, 4 and 8 writer processes at once (b.N commits shared among
-// them). Every commit is its own transaction; the processes take turns on
-// the file's lock.
+// by 1, 2, 4 and 8 writer processes at once (b.N commits shared equally
+// among them). Every commit is its own transaction; the processes take
+// turns on the file's lock. finish-spread is how far apart the first and
+// the last writer finished, as a share of the run: near 0 when the turns
+// are fair, near 100% when one writer waits for the others to finish.
 func BenchmarkCommitProcesses(b *testing.B) {
 	for _, writers := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
@@ -137,10 +160,12 @@ func BenchmarkCommitProcesses(b *testing.B) {
 			each := max(b.N/writers, 1)
 			ws := startWriters(b, db, writers, each)
 			b.ResetTimer()
+			start := time.Now()
 			release(ws)
-			total := finish(b, ws)
+			total, first, last := finish(b, ws)
 			b.StopTimer()
 			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "commits/s")
+			b.ReportMetric(100*float64(last.Sub(first))/float64(last.Sub(start)), "finish-spread-%")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -188,7 +213,7 @@ func BenchmarkReaderWhileWriting(b *testing.B) {
 			b.StopTimer()
 			made := 0
 			if writing {
-				made = finish(b, ws)
+				made, _, _ = finish(b, ws)
 			}
 			slices.Sort(waits)
 			b.ReportMetric(float64(waits[len(waits)/2].Microseconds()), "p50-µs")
