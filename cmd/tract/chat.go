@@ -157,7 +157,10 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
 	}
 	streaming := len(opts.Validate) == 0 && f.IO.OutTTY && !opts.NoStream && !opts.JSON
 	if streaming {
-		copts = append(copts, tract.OnDelta(func(d string) { io.WriteString(f.IO.Out, d) }))
+		copts = append(copts, tract.OnDelta(func(d string) {
+			io.WriteString(f.IO.Out, d)
+			flush(f.IO.Out)
+		}))
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		res, err := t.Chat(ctx, text, copts...)

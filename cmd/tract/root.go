@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -24,17 +27,36 @@ const (
 	exitInterrupt = 130
 )
 
-// run executes the CLI and returns the process exit code.
+// run executes the CLI and returns the process exit code. Standard output
+// is buffered for the whole command (a log of 100,000 commits is one write
+// per 64 KiB, not one per line) and flushed before run returns; output
+// that must appear at once, such as a streamed answer, calls flush.
 func run(ctx context.Context, args []string, io *IOStreams, getenv func(string) string) int {
+	out := bufio.NewWriterSize(io.Out, 64<<10)
+	io.Out = out
 	f := newFactory(io, getenv)
 	root := newRootCmd(f)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if ferr := out.Flush(); err == nil && ferr != nil && !isBrokenPipe(ferr) {
+		err = fmt.Errorf("write standard output: %w", ferr)
+	}
 	if err == nil {
 		return exitOK
 	}
 	return printError(f, cmd, err)
 }
+
+// flush writes out what w buffers, when it buffers.
+func flush(w io.Writer) {
+	if f, ok := w.(interface{ Flush() error }); ok {
+		_ = f.Flush()
+	}
+}
+
+// isBrokenPipe reports a reader that went away ('tract log | head'): not an
+// error of the command.
+func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
 
 // printError is the one place errors reach the user; it returns the code.
 func printError(f *Factory, cmd *cobra.Command, err error) int {
