@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/llm/llmtest"
 )
 
 // testFactory returns a factory with fake streams and an environment map.
@@ -201,4 +203,32 @@ func TestRenderGraphAll_SideChains(t *testing.T) {
 	assert.Regexp(t, `^\| \* [0-9a-f]{8} assistant: bad$`, lines[2])
 	assert.Equal(t, "|/  orphaned by reset --soft: moving to HEAD~2 (2 commits)", lines[3])
 	assert.Regexp(t, `^\* [0-9a-f]{8} user: q$`, lines[4])
+}
+
+// writes records each Write call, as a terminal would receive them.
+type writes struct{ calls []string }
+
+func (w *writes) Write(p []byte) (int, error) {
+	w.calls = append(w.calls, string(p))
+	return len(p), nil
+}
+
+// Standard output is buffered, but an answer streamed to a terminal reaches
+// it piece by piece, as the model sends it.
+func TestRun_StreamedAnswerIsFlushedAsItArrives(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("one two three four five"))
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-test", "TRACT_MODEL": "m"}
+	db := filepath.Join(t.TempDir(), "t.db")
+	quiet := func() *IOStreams {
+		return &IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	}
+	require.Equal(t, exitOK, run(context.Background(), []string{"--db", db, "init"}, quiet(), func(k string) string { return env[k] }))
+
+	term := &writes{}
+	io := &IOStreams{In: strings.NewReader(""), Out: term, ErrOut: &bytes.Buffer{}, OutTTY: true}
+	require.Equal(t, exitOK, run(context.Background(), []string{"--db", db, "chat", "count to five"}, io, func(k string) string { return env[k] }))
+	assert.Equal(t, "one two three four five\n", strings.Join(term.calls, ""))
+	assert.Greater(t, len(term.calls), 2, "the answer arrived in one piece: %q", term.calls)
+	require.True(t, srv.Requests()[0].Stream)
 }
