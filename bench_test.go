@@ -200,3 +200,22 @@ func samplePeak(base uint64, stop <-chan struct{}, out chan<- uint64) {
 		}
 	}
 }
+
+// BenchmarkCommitManyDurable measures an agent logging distinct messages
+// of about 300 bytes in durable batches of 10, 100 and 1,000 with
+// CommitMany (target: at least 50,000 messages/s).
+func BenchmarkCommitManyDurable(b *testing.B) {
+	for _, size := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
+			tr := benchTract(b, true)
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := tr.CommitMany(ctx, chain(size, 300, fmt.Sprintf("batch %d", i))); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "messages/s")
+		})
+	}
+}

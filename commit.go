@@ -199,7 +199,7 @@ func (t *Tract) Note(ctx context.Context, text string, opts ...CommitOption) (Ha
 	return t.Commit(ctx, KindNote, RoleSystem, text, opts...)
 }
 
-// ImportMessage is one commit of a bulk Import.
+// ImportMessage is one commit of a bulk Import or CommitMany.
 type ImportMessage struct {
 	// Kind defaults to KindMessage.
 	Kind Kind `json:"kind,omitempty"`
@@ -215,33 +215,62 @@ type ImportMessage struct {
 // are committed or none (the error names the first bad message). The branch
 // moves once, with one reflog entry "import: N commits".
 func (t *Tract) Import(ctx context.Context, msgs []ImportMessage) (Hash, error) {
-	if err := ctx.Err(); err != nil {
-		return Hash{}, err
+	hs, err := t.appendChain(ctx, msgs, refs.ActionImport, fmt.Sprintf("import: %d commits", len(msgs)))
+	if err != nil {
+		return Hash{}, fmt.Errorf("import: %w", err)
 	}
-	var tip Hash
+	return hs[len(hs)-1], nil
+}
+
+// CommitMany appends msgs to the current branch (a view's branch) as a
+// chain of commits, like that many calls of Commit, but in one transaction:
+// they become durable together, with one sync instead of one each, which
+// makes logging many messages tens of times faster. Either all are
+// committed or none (the error names the first bad message). It returns
+// the new commits' hashes in order. Like Commit it appends to the branch's
+// tip, so it never conflicts; the branch moves once, with one reflog entry
+// "commit: N commits".
+func (t *Tract) CommitMany(ctx context.Context, msgs []ImportMessage) ([]Hash, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	hs, err := t.appendChain(ctx, msgs, refs.ActionCommit, fmt.Sprintf("commit: %d commits", len(msgs)))
+	if err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return hs[1:], nil
+}
+
+// appendChain appends msgs to t's position in one transaction and returns
+// the position before, then each new commit (just the position when msgs
+// is empty).
+func (t *Tract) appendChain(ctx context.Context, msgs []ImportMessage, action, msg string) ([]Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []Hash
 	err := t.update(func(tx store.Tx) error {
 		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return err
 		}
+		out = append(make([]Hash, 0, len(msgs)+1), cur.Hash)
 		if len(msgs) == 0 {
-			tip = cur.Hash
 			return nil
 		}
 		commits, blobs, err := t.buildChain(ctx, cur.Hash, msgs)
 		if err != nil {
 			return err
 		}
-		tip = commits[len(commits)-1].hash
+		for _, c := range commits {
+			out = append(out, c.hash)
+		}
 		if err := putSorted(tx, commits, blobs); err != nil {
 			return err
 		}
-		return t.move(tx, cur.Hash, tip, refs.ActionImport, fmt.Sprintf("import: %d commits", len(msgs)))
+		return t.move(tx, cur.Hash, out[len(out)-1], action, msg)
 	})
-	if err != nil {
-		return Hash{}, fmt.Errorf("import: %w", err)
-	}
-	return tip, nil
+	return out, err
 }
 
 type hashedCommit struct {

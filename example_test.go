@@ -160,3 +160,26 @@ func ExampleConflictError() {
 	// refs/heads/main moved; the answer "the answer" was kept off it
 	// conflict
 }
+
+// An agent logging many messages makes them durable together: one
+// transaction, one sync, instead of one per message.
+func ExampleTract_CommitMany() {
+	dir, _ := os.MkdirTemp("", "tract-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	t, _ := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClock(fixedClock()))
+	defer t.Close()
+
+	hashes, err := t.CommitMany(ctx, []tract.ImportMessage{
+		{Role: tract.RoleUser, Content: "run the tests"},
+		{Role: tract.RoleTool, Content: "ok  	example.com/pkg	0.1s", Meta: []byte(`{"exit_code": 0}`)},
+		{Role: tract.RoleAssistant, Content: "All tests pass."},
+	})
+	if err != nil {
+		panic(err)
+	}
+	log, _ := t.Log(ctx)
+	fmt.Println(len(hashes), "commits; HEAD is the last:", log[0].Hash == hashes[2])
+	// Output:
+	// 3 commits; HEAD is the last: true
+}

@@ -613,3 +613,60 @@ func TestShared_ConflictAtEachStepOfATurn(t *testing.T) {
 		})
 	}
 }
+
+// CommitMany appends a chain in one transaction: every hash in order, each
+// the parent of the next, metadata kept; a bad message writes nothing; and
+// like Commit it appends to the tip, so batches and single commits from
+// several goroutines all land.
+func TestCommitMany(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	first, err := tr.System(ctx, "start")
+	require.NoError(t, err)
+	hs, err := tr.CommitMany(ctx, []tract.ImportMessage{
+		{Role: tract.RoleUser, Content: "one"},
+		{Role: tract.RoleAssistant, Content: "two", Meta: []byte(`{"step": 2}`)},
+		{Kind: tract.KindNote, Role: tract.RoleSystem, Content: "three"},
+	})
+	require.NoError(t, err)
+	require.Len(t, hs, 3)
+	log, err := tr.Log(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"three", "two", "one", "start"}, infoTexts(log))
+	assert.Equal(t, []tract.Hash{hs[2], hs[1], hs[0], first}, []tract.Hash{log[0].Hash, log[1].Hash, log[2].Hash, log[3].Hash})
+	assert.Equal(t, []tract.Hash{hs[0]}, log[1].Parents)
+	assert.Equal(t, float64(2), log[1].MetaValue("step"))
+	assert.Equal(t, tract.KindNote, log[0].Kind)
+	reflog := readReflog(t, tr, "refs/heads/main")
+	assert.Equal(t, "commit: 3 commits", reflog[len(reflog)-1].Message)
+
+	_, err = tr.CommitMany(ctx, []tract.ImportMessage{{Role: tract.RoleUser, Content: "fine"}, {Role: tract.RoleUser, Content: ""}})
+	assert.ErrorIs(t, err, tract.ErrInvalidText)
+	assert.ErrorContains(t, err, "message 2")
+	after, err := tr.Log(ctx)
+	require.NoError(t, err)
+	assert.Len(t, after, 4, "nothing of a failed batch is written")
+	none, err := tr.CommitMany(ctx, nil)
+	require.NoError(t, err)
+	assert.Empty(t, none)
+
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 5 {
+				batch := make([]tract.ImportMessage, 10)
+				for j := range batch {
+					batch[j] = tract.ImportMessage{Role: tract.RoleUser, Content: fmt.Sprintf("batch %d.%d.%d", g, i, j)}
+				}
+				_, err := openAgain(t, tr).OnBranch("main").CommitMany(ctx, batch)
+				assert.NoError(t, err)
+				_, err = tr.User(ctx, fmt.Sprintf("single %d.%d", g, i))
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	all, err := tr.Log(ctx)
+	require.NoError(t, err)
+	assert.Len(t, all, 4+4*5*11)
+}
