@@ -354,6 +354,16 @@ func (t *boltTx) get(b *bolt.Bucket, cur **bolt.Cursor, key []byte) []byte {
 	return v
 }
 
+var _ SortedPacker = (*boltTx)(nil)
+
+// PackSorted fills the blob and commit buckets' pages completely: bbolt
+// splits a full page at its FillPercent (half, by default), which for
+// ascending keys leaves every page but the last half empty.
+func (t *boltTx) PackSorted() {
+	t.blobBucket().FillPercent = 1.0
+	t.commitBucket().FillPercent = 1.0
+}
+
 func (t *boltTx) getBlob(h dag.Hash) []byte   { return t.get(t.blobBucket(), &t.blobCur, h[:]) }
 func (t *boltTx) getCommit(h dag.Hash) []byte { return t.get(t.commitBucket(), &t.commitCur, h[:]) }
 

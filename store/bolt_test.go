@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -470,4 +471,49 @@ func TestBolt_WritesInDamagedFileReportErrCorruptAndKeepTheStoreUsable(t *testin
 	}))
 	_, err = store.Fsck(b)
 	require.NoError(t, err)
+}
+
+// PackSorted fills pages when keys arrive in ascending order: the same
+// blobs take far fewer leaf pages than with bbolt's default half-full
+// splits, and read back the same.
+func TestBolt_PackSortedFillsPages(t *testing.T) {
+	pages := func(pack bool) int {
+		b := createBolt(t)
+		var hashes []dag.Hash
+		data := make(map[dag.Hash][]byte)
+		for i := range 2000 {
+			d := []byte(fmt.Sprintf("blob %04d %s", i, strings.Repeat("x", 200)))
+			h := dag.Sum(d)
+			hashes = append(hashes, h)
+			data[h] = d
+		}
+		slices.SortFunc(hashes, func(a, b dag.Hash) int { return bytes.Compare(a[:], b[:]) })
+		require.NoError(t, b.Update(func(tx store.Tx) error {
+			if pack {
+				tx.(store.SortedPacker).PackSorted()
+			}
+			for _, h := range hashes {
+				if _, err := tx.PutBlob(data[h]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		require.NoError(t, b.View(func(tx store.Tx) error {
+			for h, d := range data {
+				got, err := tx.Blob(h)
+				require.NoError(t, err)
+				require.Equal(t, d, got)
+			}
+			return nil
+		}))
+		var n int
+		require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
+			n = tx.Bucket([]byte("blobs")).Stats().LeafPageN
+			return nil
+		}))
+		return n
+	}
+	loose, packed := pages(false), pages(true)
+	assert.Less(t, float64(packed), 0.6*float64(loose), "packed %d leaf pages, loose %d", packed, loose)
 }

@@ -114,6 +114,16 @@ type ReflogTx interface {
 	ReplaceReflog(name string, es []refs.Entry) error
 }
 
+// SortedPacker is implemented by transactions that can pack storage pages
+// when keys arrive in ascending order (the bbolt transaction): after
+// PackSorted, the blobs and commits put in this transaction fill their pages
+// instead of leaving half of each free for later inserts. With ascending
+// keys that halves the space a bulk load takes; with keys in any other
+// order it costs splits. Callers that sort before putting (Import) use it.
+type SortedPacker interface {
+	PackSorted()
+}
+
 // ResolveRef follows symbolic refs from name to a commit hash. ok is false
 // when the chain ends at a ref that does not exist (an unborn branch).
 func ResolveRef(tx RefTx, name string) (h dag.Hash, ok bool, err error) {
