@@ -223,6 +223,9 @@ type Status struct {
 	Length int `json:"length"`
 	// Messages is the number of messages Compile sends.
 	Messages int `json:"messages"`
+	// Tokens estimates the tokens of those messages' text (one per four
+	// characters; see compress.EstimateTokens).
+	Tokens int `json:"tokens"`
 	// OrigHead is where ORIG_HEAD points (zero when unset).
 	OrigHead Hash `json:"orig_head"`
 	// Path is the repository file.
@@ -230,7 +233,10 @@ type Status struct {
 }
 
 // Status reports the current branch, HEAD and the size of the context (for
-// a view, its branch).
+// a view, its branch). It reads the derived counters of HEAD, so it takes
+// the same time on any length of history (on a repository written by a
+// tract older than the counters, until its next write, it walks the chain
+// once).
 func (t *Tract) Status(ctx context.Context) (*Status, error) {
 	st := &Status{Path: t.path}
 	err := t.view(func(tx store.Tx) error {
@@ -244,25 +250,14 @@ func (t *Tract) Status(ctx context.Context) (*Status, error) {
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		return nil
+		c, err := countersOf(ctx, tx, cur.Hash, false)
+		st.Length, st.Messages, st.Tokens = int(c.Depth), int(c.Messages), int(c.Tokens)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}
-	msgs, err := t.Compile(ctx, CompileAt(headOrEmpty(st.Head)))
-	if err != nil {
-		return nil, err
-	}
-	st.Messages = len(msgs)
-	st.Length = t.cache.length(st.Head)
 	return st, nil
-}
-
-func headOrEmpty(h Hash) string {
-	if h.IsZero() {
-		return ""
-	}
-	return h.String()
 }
 
 // Head returns the current branch's short name (empty when detached) and

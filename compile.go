@@ -224,16 +224,6 @@ func compileOne(tx store.Tx, c dag.Header, notes bool) (Message, bool, error) {
 	return Message{Role: role, Content: bytesToString(text)}, true, nil
 }
 
-// length returns the first-parent chain length up to h if the cache holds it.
-func (c *compileCache) length(h Hash) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if i, ok := c.pos[h]; ok {
-		return int(i) + 1
-	}
-	return 0
-}
-
 // DropCaches forgets the compiled chain Compile keeps in memory, so the next
 // Compile reads the whole chain again (as a new process would).
 func (t *Tract) DropCaches() {

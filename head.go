@@ -1,6 +1,7 @@
 package tract
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -77,6 +78,11 @@ func (t *Tract) move(tx store.Tx, want, to Hash, action, msg string) error {
 	}
 	if cur.Hash != want {
 		return &ConflictError{Ref: cur.ref(), Expected: want, Actual: cur.Hash}
+	}
+	// The new position's counters go in with the move (the derived index
+	// is written in the transaction that makes a commit a tip).
+	if _, err := countersOf(context.Background(), tx, to, true); err != nil {
+		return err
 	}
 	e := refs.Entry{Old: cur.Hash, New: to, Time: t.now(), Action: action, Message: msg}
 	if cur.detached() {
@@ -173,6 +179,9 @@ func (t *Tract) strand(tx store.Tx, cur head, want, kept Hash, what string) (*Co
 	where := cur.ref()
 	if b := cur.branchName(); b != "" {
 		where = b
+	}
+	if _, err := countersOf(context.Background(), tx, kept, true); err != nil {
+		return nil, err
 	}
 	e := refs.Entry{Old: want, New: kept, Time: t.now(), Action: refs.ActionConflict,
 		Message: fmt.Sprintf("conflict: %s kept off %s, which moved from %s to %s", what, where, short(want), short(cur.Hash))}

@@ -246,6 +246,9 @@ func deleteCommits(tx store.Tx, all map[Hash]*dag.Commit, dead map[Hash]bool, dr
 		if err := tx.DeleteCommit(h); err != nil {
 			return rm, err
 		}
+		if err := tx.DeleteCounters(h); err != nil {
+			return rm, err
+		}
 		rm.Commits++
 		if !used[c.Blob] {
 			if err := tx.DeleteBlob(c.Blob); err != nil {

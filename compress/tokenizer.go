@@ -23,10 +23,11 @@ var _ Tokenizer = Estimator{}
 func (Estimator) Count(text string) int { return EstimateTokens(text) }
 
 // EstimateTokens estimates the tokens of text as one per four characters
-// (Unicode code points, not bytes), rounded up: ceil(runes/4). That is the
-// usual rule of thumb for English with OpenAI's tokenizers; code, numbers
-// and most other languages take more tokens than it says. Counts made with
-// it are estimates and should be labelled so.
+// (Unicode code points, not bytes), rounded up: ceil(runes/4), the rule of
+// dag.EstimateTokens. That is the usual rule of thumb for English with
+// OpenAI's tokenizers; code, numbers and most other languages take more
+// tokens than it says. Counts made with it are estimates and should be
+// labelled so.
 func EstimateTokens(text string) int {
 	return (utf8.RuneCountInString(text) + 3) / 4
 }

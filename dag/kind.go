@@ -1,6 +1,9 @@
 package dag
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // Kind says what a commit is for and whether Compile sends it to a model.
 type Kind string
@@ -23,6 +26,16 @@ const (
 func (k Kind) Valid() bool {
 	switch k {
 	case KindMessage, KindSteering, KindSummary, KindNote, KindError:
+		return true
+	}
+	return false
+}
+
+// Compiled reports whether Compile sends commits of kind k to a model by
+// default: messages, summaries and steering do; notes and errors do not.
+func (k Kind) Compiled() bool {
+	switch k {
+	case KindMessage, KindSummary, KindSteering:
 		return true
 	}
 	return false
@@ -62,4 +75,13 @@ func ParseRole(s string) (Role, error) {
 		return r, nil
 	}
 	return "", fmt.Errorf("unknown role %q: use one of system, user, assistant, tool", s)
+}
+
+// EstimateTokens estimates the tokens of text as one per four characters
+// (Unicode code points, not bytes), rounded up: ceil(runes/4). That is the
+// usual rule of thumb for English with OpenAI's tokenizers; code, numbers
+// and most other languages take more tokens than it says. Counts made with
+// it are estimates and should be labelled so.
+func EstimateTokens(text []byte) int {
+	return (utf8.RuneCount(text) + 3) / 4
 }

@@ -28,12 +28,15 @@ import (
 //	commits  32-byte hash → dag.Encode of the commit
 //	refs     full ref name → refs.Ref.Encode
 //	reflogs  full ref name → nested bucket: 8-byte big-endian sequence → refs.Entry.Encode
+//	derived  32-byte commit hash → Counters.Encode (created by the first
+//	         write that needs it in files made before it existed)
 var (
 	bucketMeta    = []byte("meta")
 	bucketBlobs   = []byte("blobs")
 	bucketCommits = []byte("commits")
 	bucketRefs    = []byte("refs")
 	bucketReflogs = []byte("reflogs")
+	bucketDerived = []byte("derived")
 
 	keyMagic  = []byte("magic")
 	keySchema = []byte("schema")
@@ -152,7 +155,7 @@ func (b *Bolt) checkOrInitDB(db *bolt.DB, create bool) (err error) {
 			if tx.Bucket(bucketMeta) == nil && hasBuckets(tx) {
 				return fmt.Errorf("create %s: %w: the file is a bbolt database of another program; choose another path", b.path, ErrNotRepository)
 			}
-			for _, name := range [][]byte{bucketMeta, bucketBlobs, bucketCommits, bucketRefs, bucketReflogs} {
+			for _, name := range [][]byte{bucketMeta, bucketBlobs, bucketCommits, bucketRefs, bucketReflogs, bucketDerived} {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 					return fmt.Errorf("create bucket %s: %w", name, err)
 				}
@@ -356,12 +359,16 @@ func (t *boltTx) get(b *bolt.Bucket, cur **bolt.Cursor, key []byte) []byte {
 
 var _ SortedPacker = (*boltTx)(nil)
 
-// PackSorted fills the blob and commit buckets' pages completely: bbolt
+// PackSorted fills the blob, commit and derived buckets' pages completely
+// (it is only called in write transactions): bbolt
 // splits a full page at its FillPercent (half, by default), which for
 // ascending keys leaves every page but the last half empty.
 func (t *boltTx) PackSorted() {
 	t.blobBucket().FillPercent = 1.0
 	t.commitBucket().FillPercent = 1.0
+	if b, err := t.tx.CreateBucketIfNotExists(bucketDerived); err == nil {
+		b.FillPercent = 1.0
+	}
 }
 
 func (t *boltTx) getBlob(h dag.Hash) []byte   { return t.get(t.blobBucket(), &t.blobCur, h[:]) }
@@ -638,6 +645,60 @@ func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
 		}
 	}
 	return nil
+}
+
+func (t *boltTx) Counters(h dag.Hash) (Counters, bool, error) {
+	b := t.bucket(bucketDerived)
+	if b == nil {
+		return Counters{}, false, nil
+	}
+	v := b.Get(h[:])
+	if v == nil {
+		return Counters{}, false, nil
+	}
+	c, err := DecodeCounters(v)
+	if err != nil {
+		return Counters{}, false, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return c, true, nil
+}
+
+func (t *boltTx) PutCounters(h dag.Hash, c Counters) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("put counters %s: %w", h.Short(), err)
+	}
+	b, err := t.tx.CreateBucketIfNotExists(bucketDerived)
+	if err != nil {
+		return fmt.Errorf("put counters %s: %w", h.Short(), err)
+	}
+	return b.Put(h[:], c.Encode())
+}
+
+func (t *boltTx) DeleteCounters(h dag.Hash) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
+	}
+	if b := t.bucket(bucketDerived); b != nil {
+		return b.Delete(h[:])
+	}
+	return nil
+}
+
+func (t *boltTx) ForEachCounters(fn func(dag.Hash, Counters) error) error {
+	b := t.bucket(bucketDerived)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		if len(k) != dag.HashSize {
+			return fmt.Errorf("counters key of %d bytes: %w", len(k), dag.ErrBadEncoding)
+		}
+		c, err := DecodeCounters(v)
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", dag.Hash(k).Short(), err)
+		}
+		return fn(dag.Hash(k), c)
+	})
 }
 
 // ScrubFreePages overwrites every free page of the file with zeros and

@@ -30,7 +30,9 @@ type FsckReport struct {
 	Blobs         int       `json:"blobs"`
 	Refs          int       `json:"refs"`
 	ReflogEntries int       `json:"reflog_entries"`
-	Problems      []Problem `json:"problems"`
+	// Counters is the number of derived-index entries checked.
+	Counters int       `json:"counters"`
+	Problems []Problem `json:"problems"`
 }
 
 // OK reports whether no problem was found.
@@ -108,6 +110,7 @@ func checkStore(view func(func(Tx) error) error, r *FsckReport) (ok bool, err er
 		}()
 		checkObjects(tx, r)
 		checkRefs(tx, r)
+		checkCounters(tx, r)
 		return nil
 	})
 	if errors.Is(err, ErrCorrupt) {
@@ -231,6 +234,68 @@ func checkObjects(tx Tx, r *FsckReport) {
 		if !blobs[c.Blob] {
 			r.add(obj, "blob %s is missing", c.Blob.Short())
 		}
+	}
+}
+
+// checkCounters recomputes the counters of every commit that has an entry
+// in the derived index from its first-parent chain, and reports entries that
+// differ and entries whose commit is missing. A missing entry is not a
+// problem: entries are added as commits become tips.
+func checkCounters(tx Tx, r *FsckReport) {
+	headers := make(map[dag.Hash]dag.Header)
+	_ = tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
+		if hd, err := dag.DecodeHeader(raw); err == nil {
+			headers[h] = hd
+		}
+		return nil
+	})
+	memo := make(map[dag.Hash]Counters)
+	// compute returns what h's chain adds up to; false when the chain is
+	// broken (reported by checkObjects).
+	compute := func(h dag.Hash) (Counters, bool) {
+		var todo []dag.Hash
+		var c Counters
+		for cur := h; !cur.IsZero(); {
+			if m, ok := memo[cur]; ok {
+				c = m
+				break
+			}
+			hd, ok := headers[cur]
+			if !ok {
+				return Counters{}, false
+			}
+			todo = append(todo, cur)
+			cur = hd.Parent
+		}
+		for i := len(todo) - 1; i >= 0; i-- {
+			hd := headers[todo[i]]
+			var text []byte
+			if hd.Kind.Compiled() {
+				var err error
+				if text, err = tx.Blob(hd.Blob); err != nil {
+					return Counters{}, false
+				}
+			}
+			c = c.Next(hd.Kind, text)
+			memo[todo[i]] = c
+		}
+		return c, true
+	}
+	err := tx.ForEachCounters(func(h dag.Hash, stored Counters) error {
+		r.Counters++
+		obj := "counters " + h.Short()
+		if _, ok := headers[h]; !ok {
+			r.add(obj, "entry of a commit that is not stored")
+			return nil
+		}
+		if want, ok := compute(h); ok && want != stored {
+			r.add(obj, "stored depth %d, %d messages, %d tokens; the chain adds up to depth %d, %d messages, %d tokens",
+				stored.Depth, stored.Messages, stored.Tokens, want.Depth, want.Messages, want.Tokens)
+		}
+		return nil
+	})
+	if err != nil {
+		r.add("derived", "cannot read the index: %v", err)
 	}
 }
 

@@ -39,6 +39,7 @@ type Memory struct {
 	commits map[dag.Hash][]byte // dag.Encode of each commit
 	refs    map[string]refs.Ref
 	reflogs map[string][]refs.Entry
+	derived map[dag.Hash]Counters
 }
 
 var _ Store = (*Memory)(nil)
@@ -52,6 +53,7 @@ func NewMemory() *Memory {
 		commits: make(map[dag.Hash][]byte),
 		refs:    map[string]refs.Ref{head.Name: head},
 		reflogs: make(map[string][]refs.Entry),
+		derived: make(map[dag.Hash]Counters),
 	}
 }
 
@@ -102,6 +104,7 @@ func (m *Memory) Update(fn func(Tx) error) error {
 		commits:  newOverlay[dag.Hash, []byte](),
 		refs:     newOverlay[string, refs.Ref](),
 		reflogs:  newOverlay[string, []refs.Entry](),
+		derived:  newOverlay[dag.Hash, Counters](),
 	}
 	defer tx.close()
 	if err := fn(tx); err != nil {
@@ -113,6 +116,7 @@ func (m *Memory) Update(fn func(Tx) error) error {
 	tx.commits.apply(m.commits)
 	tx.refs.apply(m.refs)
 	tx.reflogs.apply(m.reflogs)
+	tx.derived.apply(m.derived)
 	return nil
 }
 
@@ -185,6 +189,7 @@ type memTx struct {
 	commits *overlay[dag.Hash, []byte]
 	refs    *overlay[string, refs.Ref]
 	reflogs *overlay[string, []refs.Entry]
+	derived *overlay[dag.Hash, Counters]
 }
 
 var errTxClosed = errors.New("transaction used after its closure returned")
@@ -320,6 +325,43 @@ func (t *memTx) ForEachCommit(fn func(dag.Hash, []byte) error) error {
 	for _, h := range t.commits.keys(t.m.commits, compareHash) {
 		raw, _ := t.commits.get(t.m.commits, h)
 		if err := fn(h, bytes.Clone(raw)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *memTx) Counters(h dag.Hash) (Counters, bool, error) {
+	if err := t.check(false); err != nil {
+		return Counters{}, false, err
+	}
+	c, ok := t.derived.get(t.m.derived, h)
+	return c, ok, nil
+}
+
+func (t *memTx) PutCounters(h dag.Hash, c Counters) error {
+	if err := t.check(true); err != nil {
+		return fmt.Errorf("put counters %s: %w", h.Short(), err)
+	}
+	t.derived.put(h, c)
+	return nil
+}
+
+func (t *memTx) DeleteCounters(h dag.Hash) error {
+	if err := t.check(true); err != nil {
+		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
+	}
+	t.derived.remove(h)
+	return nil
+}
+
+func (t *memTx) ForEachCounters(fn func(dag.Hash, Counters) error) error {
+	if err := t.check(false); err != nil {
+		return err
+	}
+	for _, h := range t.derived.keys(t.m.derived, compareHash) {
+		c, _ := t.derived.get(t.m.derived, h)
+		if err := fn(h, c); err != nil {
 			return err
 		}
 	}

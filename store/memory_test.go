@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/store"
 	"github.com/tractdag/tract/store/storetest"
 )
@@ -30,4 +31,16 @@ func TestMemory_TxUsedAfterItsClosureFails(t *testing.T) {
 	assert.Error(t, err)
 	_, err = leaked.Refs()
 	assert.Error(t, err)
+}
+
+func TestCounters_EncodeDecode(t *testing.T) {
+	for _, c := range []store.Counters{{}, {Depth: 1, Messages: 1, Tokens: 3}, {Depth: 1 << 40, Messages: 1 << 39, Tokens: 1 << 62}} {
+		got, err := store.DecodeCounters(c.Encode())
+		require.NoError(t, err)
+		assert.Equal(t, c, got)
+	}
+	for _, bad := range [][]byte{nil, {1}, {1, 2}, {1, 2, 3, 4}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 1, 1}} {
+		_, err := store.DecodeCounters(bad)
+		assert.ErrorIs(t, err, dag.ErrBadEncoding, "%x", bad)
+	}
 }

@@ -51,6 +51,7 @@ type Tx interface {
 	ObjectTx
 	RefTx
 	ReflogTx
+	DerivedTx
 }
 
 // ObjectTx reads and writes blobs and commits.
@@ -116,7 +117,7 @@ type ReflogTx interface {
 
 // SortedPacker is implemented by transactions that can pack storage pages
 // when keys arrive in ascending order (the bbolt transaction): after
-// PackSorted, the blobs and commits put in this transaction fill their pages
+// PackSorted, the blobs, commits and counters put in this transaction fill their pages
 // instead of leaving half of each free for later inserts. With ascending
 // keys that halves the space a bulk load takes; with keys in any other
 // order it costs splits. Callers that sort before putting (Import) use it.

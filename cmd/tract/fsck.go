@@ -49,9 +49,10 @@ when it finds problems; it reports damage instead of crashing.`,
 					if !r.OK() {
 						status = p.bad(plural(len(r.Problems), "problem", "problems"))
 					}
-					fmt.Fprintf(f.IO.Out, "checked %s, %s, %s, %s: %s\n",
+					fmt.Fprintf(f.IO.Out, "checked %s, %s, %s, %s, %s: %s\n",
 						plural(r.Commits, "commit", "commits"), plural(r.Blobs, "blob", "blobs"),
-						plural(r.Refs, "ref", "refs"), plural(r.ReflogEntries, "reflog entry", "reflog entries"), status)
+						plural(r.Refs, "ref", "refs"), plural(r.ReflogEntries, "reflog entry", "reflog entries"),
+						plural(r.Counters, "index entry", "index entries"), status)
 				}
 				if !r.OK() {
 					return errFsckProblems

@@ -49,8 +49,9 @@ func newCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
 					if opts.Branch != "" {
 						tip = "Tip"
 					}
-					fmt.Fprintf(w, "%s %s: %s on the chain, %s in the compiled context\n",
-						tip, p.hash(st.Head.Short()), plural(st.Length, "commit", "commits"), plural(st.Messages, "message", "messages"))
+					fmt.Fprintf(w, "%s %s: %s on the chain, %s (~%s) in the compiled context\n",
+						tip, p.hash(st.Head.Short()), plural(st.Length, "commit", "commits"), plural(st.Messages, "message", "messages"),
+						plural(st.Tokens, "token", "tokens"))
 				}
 				if !st.OrigHead.IsZero() {
 					fmt.Fprintf(w, "ORIG_HEAD %s\n", p.hash(st.OrigHead.Short()))

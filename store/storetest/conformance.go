@@ -38,6 +38,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Commits", commitTests},
 		{"Refs", refTests},
 		{"Reflogs", reflogTests},
+		{"Derived", derivedTests},
 		{"ResolveRef", resolveRefTests},
 		{"Transactions", transactionTests},
 		{"NotFound", notFoundTests},
@@ -494,6 +495,75 @@ func entry(n int, action string) refs.Entry {
 		Old: dag.Sum([]byte(fmt.Sprint("old", n))), New: dag.Sum([]byte(fmt.Sprint("new", n))),
 		Time: t0.Add(time.Duration(n) * time.Minute), Action: action, Message: fmt.Sprintf("%s: entry %d", action, n),
 	}
+}
+
+var derivedTests = []subtest{
+	{"PutGetDelete", func(t *testing.T, s store.Store) {
+		h := dag.Sum([]byte("a commit"))
+		want := store.Counters{Depth: 3, Messages: 2, Tokens: 1 << 40}
+		update(t, s, func(tx store.Tx) error {
+			_, ok, err := tx.Counters(h)
+			require.NoError(t, err)
+			assert.False(t, ok, "no counters yet")
+			require.NoError(t, tx.PutCounters(h, want))
+			got, ok, err := tx.Counters(h)
+			require.NoError(t, err)
+			assert.True(t, ok)
+			assert.Equal(t, want, got, "visible in the same transaction")
+			return nil
+		})
+		view(t, s, func(tx store.Tx) error {
+			got, ok, err := tx.Counters(h)
+			require.NoError(t, err)
+			assert.True(t, ok)
+			assert.Equal(t, want, got)
+			return nil
+		})
+		update(t, s, func(tx store.Tx) error {
+			require.NoError(t, tx.DeleteCounters(h))
+			return tx.DeleteCounters(dag.Sum([]byte("never stored")))
+		})
+		view(t, s, func(tx store.Tx) error {
+			_, ok, err := tx.Counters(h)
+			require.NoError(t, err)
+			assert.False(t, ok)
+			return nil
+		})
+	}},
+	{"ForEachInKeyOrderAndRollback", func(t *testing.T, s store.Store) {
+		var hs []dag.Hash
+		update(t, s, func(tx store.Tx) error {
+			for i := range 5 {
+				h := dag.Sum([]byte{byte(i)})
+				hs = append(hs, h)
+				require.NoError(t, tx.PutCounters(h, store.Counters{Depth: int64(i + 1)}))
+			}
+			return nil
+		})
+		err := s.Update(func(tx store.Tx) error {
+			require.NoError(t, tx.PutCounters(dag.Sum([]byte("rolled back")), store.Counters{Depth: 9}))
+			return errors.New("roll back")
+		})
+		require.Error(t, err)
+		slices.SortFunc(hs, func(a, b dag.Hash) int { return bytes.Compare(a[:], b[:]) })
+		view(t, s, func(tx store.Tx) error {
+			var got []dag.Hash
+			require.NoError(t, tx.ForEachCounters(func(h dag.Hash, c store.Counters) error {
+				got = append(got, h)
+				assert.Positive(t, c.Depth)
+				return nil
+			}))
+			assert.Equal(t, hs, got)
+			return nil
+		})
+	}},
+	{"WritesInViewFail", func(t *testing.T, s store.Store) {
+		view(t, s, func(tx store.Tx) error {
+			assert.ErrorIs(t, tx.PutCounters(dag.Sum(nil), store.Counters{}), store.ErrReadOnly)
+			assert.ErrorIs(t, tx.DeleteCounters(dag.Sum(nil)), store.ErrReadOnly)
+			return nil
+		})
+	}},
 }
 
 var reflogTests = []subtest{
