@@ -26,10 +26,10 @@ func (p Problem) String() string { return p.Object + ": " + p.Message }
 
 // FsckReport is the result of Fsck.
 type FsckReport struct {
-	Commits       int       `json:"commits"`
-	Blobs         int       `json:"blobs"`
-	Refs          int       `json:"refs"`
-	ReflogEntries int       `json:"reflog_entries"`
+	Commits       int `json:"commits"`
+	Blobs         int `json:"blobs"`
+	Refs          int `json:"refs"`
+	ReflogEntries int `json:"reflog_entries"`
 	// Counters is the number of derived-index entries checked.
 	Counters int       `json:"counters"`
 	Problems []Problem `json:"problems"`
