@@ -103,11 +103,13 @@ func TestCounters_UpgradeFromAFileWithoutTheIndex(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tr.Close())
 
-	// Make it a file of the earlier format: no derived bucket.
-	db, err := bolt.Open(path, 0o600, nil)
-	require.NoError(t, err)
-	require.NoError(t, db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("derived")) }))
-	require.NoError(t, db.Close())
+	// Make it a file of the earlier format: schema 1, no derived bucket.
+	rawFile(t, path, func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket([]byte("derived")); err != nil {
+			return err
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte{1})
+	})
 
 	tr, err = tract.Open(path, tract.WithNoSync())
 	require.NoError(t, err)
@@ -122,6 +124,8 @@ func TestCounters_UpgradeFromAFileWithoutTheIndex(t *testing.T) {
 		return n
 	}
 	assert.Zero(t, entries(), "reads do not write")
+	_, err = tr.User(ctx, "") // a failed write upgrades nothing
+	require.ErrorIs(t, err, tract.ErrInvalidText)
 
 	_, err = tr.User(ctx, "first commit after the upgrade")
 	require.NoError(t, err)
@@ -131,6 +135,20 @@ func TestCounters_UpgradeFromAFileWithoutTheIndex(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 	assert.Equal(t, 302, report.Counters)
+	require.NoError(t, tr.Close())
+	rawFile(t, path, func(tx *bolt.Tx) error {
+		assert.Equal(t, []byte{tract.SchemaVersion}, tx.Bucket([]byte("meta")).Get([]byte("schema")), "upgraded with the first write")
+		return nil
+	})
+}
+
+// rawFile runs fn in a bbolt write transaction on the file at path.
+func rawFile(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(fn))
+	require.NoError(t, db.Close())
 }
 
 // fsck recomputes every entry: a wrong one, and one whose commit is gone,

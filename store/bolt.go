@@ -23,13 +23,12 @@ import (
 
 // Bucket names of the bbolt layout (schema 1). Every bucket is top-level:
 //
-//	meta     "magic" → "tract"; "schema" → uvarint SchemaVersion
+//	meta     "magic" → "tract"; "schema" → uvarint SchemaVersion (schema 2)
 //	blobs    32-byte hash → content
 //	commits  32-byte hash → dag.Encode of the commit
 //	refs     full ref name → refs.Ref.Encode
 //	reflogs  full ref name → nested bucket: 8-byte big-endian sequence → refs.Entry.Encode
-//	derived  32-byte commit hash → Counters.Encode (created by the first
-//	         write that needs it in files made before it existed)
+//	derived  32-byte commit hash → Counters.Encode (schema 2)
 var (
 	bucketMeta    = []byte("meta")
 	bucketBlobs   = []byte("blobs")
@@ -233,7 +232,27 @@ func (b *Bolt) Update(fn func(Tx) error) error {
 func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.guard(&err)
-	return db.Update(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx}) })
+	return db.Update(func(tx *bolt.Tx) error {
+		if err := upgrade(tx); err != nil {
+			return fmt.Errorf("upgrade %s to schema %d: %w", b.path, SchemaVersion, err)
+		}
+		return fn(&boltTx{tx: tx})
+	})
+}
+
+// upgrade brings a file of an older schema to SchemaVersion inside the
+// transaction of its first write, so the upgrade and that write happen
+// together or not at all, and reads never need to write. Schema 1 to 2
+// adds the derived bucket; its entries are computed as commits become tips.
+func upgrade(tx *bolt.Tx) error {
+	m := tx.Bucket(bucketMeta)
+	if v, n := binary.Uvarint(m.Get(keySchema)); n > 0 && v >= SchemaVersion {
+		return nil
+	}
+	if _, err := tx.CreateBucketIfNotExists(bucketDerived); err != nil {
+		return err
+	}
+	return m.Put(keySchema, binary.AppendUvarint(nil, SchemaVersion))
 }
 
 // Exclusive runs fn with the file locked for writing for all of fn, and no

@@ -20,9 +20,9 @@
 // [ResolveRef] follows symbolic refs, [Resolver] adapts a Tx for
 // refs.Resolve, and [Getter] for the walks of package dag.
 //
-// # The bbolt file, schema 1
+// # The bbolt file, schema 2
 //
-// Five top-level buckets; every value's byte format is documented where it
+// Six top-level buckets; every value's byte format is documented where it
 // is encoded:
 //
 //	meta     "magic"  → "tract"
@@ -32,13 +32,27 @@
 //	refs     full ref name → refs.Ref.Encode ("ref: TARGET" or 32 hash bytes)
 //	reflogs  full ref name → nested bucket:
 //	             8-byte big-endian sequence number → refs.Entry.Encode
+//	derived  32-byte commit hash → Counters.Encode (three uvarints: depth,
+//	         messages, estimated tokens of the first-parent chain)
 //
 // Keys are bytes, so commits sort by hash and a hash prefix is a key range
 // (CommitsWithPrefix seeks to it). A new file holds the meta keys, the empty
 // buckets and HEAD → "ref: refs/heads/main". [OpenBolt] refuses a file
 // without the magic ([ErrNotRepository]) and one whose schema is newer than
-// [SchemaVersion] ([ErrNewerSchema], asking to upgrade tract). Schema 1 is
-// the first, so there is nothing older to migrate yet.
+// [SchemaVersion] ([ErrNewerSchema], asking to upgrade tract).
+//
+// Schema 1 had no derived bucket. A schema 1 file opens and reads as it is
+// (missing counters are computed from the chain); its first write
+// transaction creates the bucket and records schema 2, together with that
+// write. From then on an older tract refuses the file rather than writing
+// commits without their counters.
+//
+// The derived bucket holds [Counters], an index outside the hashed
+// content: a pure function of each commit's first-parent chain, so an entry
+// is never stale. Entries are written in the transaction that makes a
+// commit a branch tip (or keeps it off a branch), filled in along the chain
+// from the nearest ancestor that has one, and deleted with their commits;
+// [Fsck] recomputes every entry.
 //
 // The file is created with mode 0600 (its directory 0700).
 //

@@ -10,7 +10,10 @@ import (
 
 // SchemaVersion is the version of the on-disk layout this build writes and
 // understands. A file with a newer version is refused.
-const SchemaVersion = 1
+//
+// Schema 2 added the derived bucket (the Counters of commits); a schema 1
+// file is read as it is and upgraded by its first write transaction.
+const SchemaVersion = 2
 
 // Sentinel errors of package store.
 var (
