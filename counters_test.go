@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,10 +104,22 @@ func TestCounters_UpgradeFromAFileWithoutTheIndex(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tr.Close())
 
-	// Make it a file of the earlier format: schema 1, no derived bucket.
+	// Make it a file of the earlier format: schema 1, no counters (the
+	// 33-byte keys beside the commits).
 	rawFile(t, path, func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket([]byte("derived")); err != nil {
-			return err
+		commits := tx.Bucket([]byte("commits"))
+		var keys [][]byte
+		_ = commits.ForEach(func(k, _ []byte) error {
+			if len(k) == 33 {
+				keys = append(keys, slices.Clone(k))
+			}
+			return nil
+		})
+		require.Len(t, keys, 301)
+		for _, k := range keys {
+			if err := commits.Delete(k); err != nil {
+				return err
+			}
 		}
 		return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte{1})
 	})

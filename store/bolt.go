@@ -25,17 +25,16 @@ import (
 //
 //	meta     "magic" → "tract"; "schema" → uvarint SchemaVersion (schema 2)
 //	blobs    32-byte hash → content
-//	commits  32-byte hash → dag.Encode of the commit
+//	commits  32-byte hash → dag.Encode of the commit; 32-byte hash + 'c' →
+//	         Counters.Encode of that commit (schema 2)
 //	refs     full ref name → refs.Ref.Encode
 //	reflogs  full ref name → nested bucket: 8-byte big-endian sequence → refs.Entry.Encode
-//	derived  32-byte commit hash → Counters.Encode (schema 2)
 var (
 	bucketMeta    = []byte("meta")
 	bucketBlobs   = []byte("blobs")
 	bucketCommits = []byte("commits")
 	bucketRefs    = []byte("refs")
 	bucketReflogs = []byte("reflogs")
-	bucketDerived = []byte("derived")
 
 	keyMagic  = []byte("magic")
 	keySchema = []byte("schema")
@@ -154,7 +153,7 @@ func (b *Bolt) checkOrInitDB(db *bolt.DB, create bool) (err error) {
 			if tx.Bucket(bucketMeta) == nil && hasBuckets(tx) {
 				return fmt.Errorf("create %s: %w: the file is a bbolt database of another program; choose another path", b.path, ErrNotRepository)
 			}
-			for _, name := range [][]byte{bucketMeta, bucketBlobs, bucketCommits, bucketRefs, bucketReflogs, bucketDerived} {
+			for _, name := range [][]byte{bucketMeta, bucketBlobs, bucketCommits, bucketRefs, bucketReflogs} {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 					return fmt.Errorf("create bucket %s: %w", name, err)
 				}
@@ -243,14 +242,12 @@ func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (err error) {
 // upgrade brings a file of an older schema to SchemaVersion inside the
 // transaction of its first write, so the upgrade and that write happen
 // together or not at all, and reads never need to write. Schema 1 to 2
-// adds the derived bucket; its entries are computed as commits become tips.
+// only records the version: the counters entries it adds are computed as
+// commits become tips.
 func upgrade(tx *bolt.Tx) error {
 	m := tx.Bucket(bucketMeta)
 	if v, n := binary.Uvarint(m.Get(keySchema)); n > 0 && v >= SchemaVersion {
 		return nil
-	}
-	if _, err := tx.CreateBucketIfNotExists(bucketDerived); err != nil {
-		return err
 	}
 	return m.Put(keySchema, binary.AppendUvarint(nil, SchemaVersion))
 }
@@ -378,16 +375,12 @@ func (t *boltTx) get(b *bolt.Bucket, cur **bolt.Cursor, key []byte) []byte {
 
 var _ SortedPacker = (*boltTx)(nil)
 
-// PackSorted fills the blob, commit and derived buckets' pages completely
-// (it is only called in write transactions): bbolt
+// PackSorted fills the blob and commit buckets' pages completely: bbolt
 // splits a full page at its FillPercent (half, by default), which for
 // ascending keys leaves every page but the last half empty.
 func (t *boltTx) PackSorted() {
 	t.blobBucket().FillPercent = 1.0
 	t.commitBucket().FillPercent = 1.0
-	if b, err := t.tx.CreateBucketIfNotExists(bucketDerived); err == nil {
-		b.FillPercent = 1.0
-	}
 }
 
 func (t *boltTx) getBlob(h dag.Hash) []byte   { return t.get(t.blobBucket(), &t.blobCur, h[:]) }
@@ -526,6 +519,9 @@ func (t *boltTx) DeleteCommit(h dag.Hash) error {
 
 func (t *boltTx) ForEachCommit(fn func(dag.Hash, []byte) error) error {
 	return t.commitBucket().ForEach(func(k, v []byte) error {
+		if isCountersKey(k) {
+			return nil
+		}
 		if len(k) != dag.HashSize {
 			return fmt.Errorf("commit key of %d bytes: %w", len(k), dag.ErrBadEncoding)
 		}
@@ -666,12 +662,18 @@ func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
 	return nil
 }
 
+// countersKey is where the counters of commit h are kept: in the commits
+// bucket, under h followed by countersSuffix, so that they sort right after
+// the commit and share its page: writing them with a new commit dirties no
+// page the commit did not.
+func countersKey(h dag.Hash) []byte { return append(h[:], countersSuffix) }
+
+const countersSuffix = 'c'
+
+func isCountersKey(k []byte) bool { return len(k) == dag.HashSize+1 && k[dag.HashSize] == countersSuffix }
+
 func (t *boltTx) Counters(h dag.Hash) (Counters, bool, error) {
-	b := t.bucket(bucketDerived)
-	if b == nil {
-		return Counters{}, false, nil
-	}
-	v := b.Get(h[:])
+	v := t.get(t.commitBucket(), &t.commitCur, countersKey(h))
 	if v == nil {
 		return Counters{}, false, nil
 	}
@@ -686,37 +688,26 @@ func (t *boltTx) PutCounters(h dag.Hash, c Counters) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("put counters %s: %w", h.Short(), err)
 	}
-	b, err := t.tx.CreateBucketIfNotExists(bucketDerived)
-	if err != nil {
-		return fmt.Errorf("put counters %s: %w", h.Short(), err)
-	}
-	return b.Put(h[:], c.Encode())
+	return t.commitBucket().Put(countersKey(h), c.Encode())
 }
 
 func (t *boltTx) DeleteCounters(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
 	}
-	if b := t.bucket(bucketDerived); b != nil {
-		return b.Delete(h[:])
-	}
-	return nil
+	return t.commitBucket().Delete(countersKey(h))
 }
 
 func (t *boltTx) ForEachCounters(fn func(dag.Hash, Counters) error) error {
-	b := t.bucket(bucketDerived)
-	if b == nil {
-		return nil
-	}
-	return b.ForEach(func(k, v []byte) error {
-		if len(k) != dag.HashSize {
-			return fmt.Errorf("counters key of %d bytes: %w", len(k), dag.ErrBadEncoding)
+	return t.commitBucket().ForEach(func(k, v []byte) error {
+		if !isCountersKey(k) {
+			return nil
 		}
 		c, err := DecodeCounters(v)
 		if err != nil {
-			return fmt.Errorf("commit %s: %w", dag.Hash(k).Short(), err)
+			return fmt.Errorf("commit %s: %w", dag.Hash(k[:dag.HashSize]).Short(), err)
 		}
-		return fn(dag.Hash(k), c)
+		return fn(dag.Hash(k[:dag.HashSize]), c)
 	})
 }
 

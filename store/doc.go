@@ -22,18 +22,18 @@
 //
 // # The bbolt file, schema 2
 //
-// Six top-level buckets; every value's byte format is documented where it
+// Five top-level buckets; every value's byte format is documented where it
 // is encoded:
 //
 //	meta     "magic"  → "tract"
 //	         "schema" → SchemaVersion as an unsigned varint
 //	blobs    32-byte hash → content (the hash is dag.Sum of the content)
 //	commits  32-byte hash → dag.Encode of the commit (hash = dag.Sum of it)
+//	         32-byte hash + 'c' → Counters.Encode of that commit (three
+//	         uvarints: depth, messages, estimated tokens of its chain)
 //	refs     full ref name → refs.Ref.Encode ("ref: TARGET" or 32 hash bytes)
 //	reflogs  full ref name → nested bucket:
 //	             8-byte big-endian sequence number → refs.Entry.Encode
-//	derived  32-byte commit hash → Counters.Encode (three uvarints: depth,
-//	         messages, estimated tokens of the first-parent chain)
 //
 // Keys are bytes, so commits sort by hash and a hash prefix is a key range
 // (CommitsWithPrefix seeks to it). A new file holds the meta keys, the empty
@@ -41,18 +41,21 @@
 // without the magic ([ErrNotRepository]) and one whose schema is newer than
 // [SchemaVersion] ([ErrNewerSchema], asking to upgrade tract).
 //
-// Schema 1 had no derived bucket. A schema 1 file opens and reads as it is
+// Schema 1 had no counters. A schema 1 file opens and reads as it is
 // (missing counters are computed from the chain); its first write
-// transaction creates the bucket and records schema 2, together with that
-// write. From then on an older tract refuses the file rather than writing
-// commits without their counters.
+// transaction records schema 2, together with that write. From then on an
+// older tract refuses the file rather than writing or deleting commits
+// without their counters.
 //
-// The derived bucket holds [Counters], an index outside the hashed
+// The counters entries ([Counters]) are an index outside the hashed
 // content: a pure function of each commit's first-parent chain, so an entry
-// is never stale. Entries are written in the transaction that makes a
-// commit a branch tip (or keeps it off a branch), filled in along the chain
-// from the nearest ancestor that has one, and deleted with their commits;
-// [Fsck] recomputes every entry.
+// is never stale. Each sits beside its commit in the commits bucket (its key
+// sorts right after the commit's), so writing it dirties no page the commit
+// did not. Entries are written in the transaction that makes a commit a
+// branch tip (or keeps it off a branch), filled in along the chain from the
+// nearest ancestor that has one, and deleted with their commits; [Fsck]
+// recomputes every entry. ForEachCommit and CommitsWithPrefix pass over
+// them.
 //
 // The file is created with mode 0600 (its directory 0700).
 //

@@ -11,8 +11,8 @@ import (
 // SchemaVersion is the version of the on-disk layout this build writes and
 // understands. A file with a newer version is refused.
 //
-// Schema 2 added the derived bucket (the Counters of commits); a schema 1
-// file is read as it is and upgraded by its first write transaction.
+// Schema 2 added the Counters of commits; a schema 1 file is read as it is
+// and upgraded by its first write transaction.
 const SchemaVersion = 2
 
 // Sentinel errors of package store.
@@ -120,7 +120,8 @@ type ReflogTx interface {
 
 // SortedPacker is implemented by transactions that can pack storage pages
 // when keys arrive in ascending order (the bbolt transaction): after
-// PackSorted, the blobs, commits and counters put in this transaction fill their pages
+// PackSorted, the blobs and commits (and their counters) put in this
+// transaction fill their pages
 // instead of leaving half of each free for later inserts. With ascending
 // keys that halves the space a bulk load takes; with keys in any other
 // order it costs splits. Callers that sort before putting (Import) use it.
