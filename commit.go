@@ -274,8 +274,9 @@ func (t *Tract) appendChain(ctx context.Context, msgs []ImportMessage, action, m
 }
 
 type hashedCommit struct {
-	hash   Hash
-	commit *dag.Commit
+	hash     Hash
+	commit   *dag.Commit
+	counters store.Counters // set by putSorted
 }
 
 type hashedBlob struct {
@@ -317,7 +318,7 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 		if parent, err = c.Hash(); err != nil {
 			return nil, nil, fmt.Errorf("message %d: %w", i+1, err)
 		}
-		commits = append(commits, hashedCommit{parent, c})
+		commits = append(commits, hashedCommit{hash: parent, commit: c})
 	}
 	return commits, blobs, nil
 }
@@ -327,7 +328,14 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 // into them shifts ever longer slices; sorted keys append instead, which
 // makes a 100,000-commit import about 100 times faster, and let the store
 // fill its pages (store.SortedPacker), which halves the file.
+//
+// commits come in chain order (each commit's first parent is stored or
+// comes earlier), so their counters are computed on the way and each is
+// put right after its commit: the key order the store keeps them in.
 func putSorted(tx store.Tx, commits []hashedCommit, blobs []hashedBlob) error {
+	if err := chainCounters(tx, commits, blobs); err != nil {
+		return err
+	}
 	if p, ok := tx.(store.SortedPacker); ok && len(commits) > 1 {
 		p.PackSorted()
 	}
@@ -346,8 +354,66 @@ func putSorted(tx store.Tx, commits []hashedCommit, blobs []hashedBlob) error {
 		if _, err := tx.PutCommit(c.commit); err != nil {
 			return err
 		}
+		if err := tx.PutCounters(c.hash, c.counters); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// chainCounters sets the counters of commits, given in chain order: from
+// each one's first parent, the commit before it in the batch (the usual
+// case: a chain), another in the batch, or one already stored. blobs holds
+// the texts of the batch's new blobs, in the same order as commits.
+func chainCounters(tx store.Tx, commits []hashedCommit, blobs []hashedBlob) error {
+	var index map[Hash]int // of commits, built only if a parent is not the previous one
+	for i := range commits {
+		hc := &commits[i]
+		parent := hc.commit.Parent()
+		var base store.Counters
+		switch {
+		case i > 0 && commits[i-1].hash == parent:
+			base = commits[i-1].counters
+		default:
+			if index == nil {
+				index = make(map[Hash]int, len(commits))
+				for j, c := range commits {
+					index[c.hash] = j
+				}
+			}
+			if j, ok := index[parent]; ok && j < i {
+				base = commits[j].counters
+			} else {
+				var err error
+				if base, err = countersOf(context.Background(), tx, parent, true); err != nil {
+					return err
+				}
+			}
+		}
+		var text []byte
+		if hc.commit.Kind.Compiled() {
+			if i < len(blobs) && blobs[i].hash == hc.commit.Blob {
+				text = blobs[i].data
+			} else {
+				var err error
+				if text, err = blobText(tx, blobs, hc.commit.Blob); err != nil {
+					return fmt.Errorf("commit %s: %w", hc.hash.Short(), err)
+				}
+			}
+		}
+		hc.counters = base.Next(hc.commit.Kind, text)
+	}
+	return nil
+}
+
+// blobText finds blob h among the batch's blobs or in the store.
+func blobText(tx store.Tx, blobs []hashedBlob, h Hash) ([]byte, error) {
+	for _, b := range blobs {
+		if b.hash == h {
+			return b.data, nil
+		}
+	}
+	return tx.Blob(h)
 }
 
 func firstLine(s string, max int) string {

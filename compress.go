@@ -423,7 +423,7 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 		if tip, err = nc.Hash(); err != nil {
 			return err
 		}
-		batch = append(batch, hashedCommit{tip, &nc})
+		batch = append(batch, hashedCommit{hash: tip, commit: &nc})
 		return nil
 	}
 	var blobs []hashedBlob
@@ -463,7 +463,7 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 		if tip, err = c.Hash(); err != nil {
 			return nil, err
 		}
-		batch = append(batch, hashedCommit{tip, c})
+		batch = append(batch, hashedCommit{hash: tip, commit: c})
 		res.Summaries = append(res.Summaries, tip)
 		res.Sources = append(res.Sources, s.Sources...)
 	}

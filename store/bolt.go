@@ -670,7 +670,9 @@ func countersKey(h dag.Hash) []byte { return append(h[:], countersSuffix) }
 
 const countersSuffix = 'c'
 
-func isCountersKey(k []byte) bool { return len(k) == dag.HashSize+1 && k[dag.HashSize] == countersSuffix }
+func isCountersKey(k []byte) bool {
+	return len(k) == dag.HashSize+1 && k[dag.HashSize] == countersSuffix
+}
 
 func (t *boltTx) Counters(h dag.Hash) (Counters, bool, error) {
 	v := t.get(t.commitBucket(), &t.commitCur, countersKey(h))
