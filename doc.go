@@ -44,9 +44,10 @@
 // OnBranch returns a view that acts on one branch instead of HEAD, so that
 // agents extend their own branches without moving the shared HEAD.
 //
-// GC, Import and Fsck hold the lock for their whole run (each is one
-// transaction, or one locked session for Fsck); a hard Reset holds it while
-// it erases and again while it overwrites the freed pages.
+// GC, Import, Fsck and Compact hold the lock for their whole run (each is
+// one transaction, or one locked session for Fsck and Compact); a hard
+// Reset holds it while it erases and again while it overwrites the freed
+// pages.
 //
 // # History
 //

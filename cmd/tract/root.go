@@ -169,6 +169,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		newCmdImport(f, nil),
 		newCmdFsck(f, nil),
 		newCmdGC(f, nil),
+		newCmdCompact(f, nil),
 		newCmdVersion(f),
 	)
 	return root

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+)
+
+// CompactOptions are the inputs of 'tract compact'.
+type CompactOptions struct {
+	Factory *Factory
+	JSON    bool
+}
+
+func newCmdCompact(f *Factory, runF func(*CompactOptions) error) *cobra.Command {
+	opts := &CompactOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "compact",
+		Short: "Rewrite the repository file without its free space",
+		Long: `Rewrite the repository file with only the pages in use, packed full, and
+rename it over the old file. 'tract gc' and 'tract reset --hard' free pages
+but the file never shrinks by itself; compact gives the space back. Nothing
+in the repository changes.
+
+Other commands wait while it runs (it holds the repository for its whole
+run); the rename is atomic, so a crash leaves the old file or the new one.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return withTract(f, func(t *tract.Tract) error {
+				res, err := t.Compact(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if opts.JSON {
+					return writeJSON(f.IO.Out, res)
+				}
+				fmt.Fprintf(f.IO.Out, "Compacted %s: %s -> %s\n", res.Path, byteSize(res.Before), byteSize(res.After))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the sizes as JSON")
+	return cmd
+}
+
+// byteSize formats n bytes for people: 512 B, 48.2 KiB, 130.7 MiB.
+func byteSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, suffix := float64(n)/unit, "KiB"
+	for _, s := range []string{"MiB", "GiB", "TiB"} {
+		if v < unit {
+			break
+		}
+		v, suffix = v/unit, s
+	}
+	return fmt.Sprintf("%.1f %s", v, suffix)
+}
