@@ -206,16 +206,7 @@ func TestBolt_TransactionWaitsForAnotherHandleThenTimesOut(t *testing.T) {
 	require.NoError(t, err, "an idle handle holds no lock")
 	defer second.Close()
 
-	inside, release := make(chan struct{}), make(chan struct{})
-	done := make(chan error)
-	go func() {
-		done <- first.Update(func(store.Tx) error {
-			close(inside)
-			<-release
-			return nil
-		})
-	}()
-	<-inside
+	release := storetest.HoldWrite(t, first)
 	for name, tx := range map[string]func(func(store.Tx) error) error{"View": second.View, "Update": second.Update} {
 		start := time.Now()
 		err := tx(func(store.Tx) error { return nil })
@@ -227,8 +218,7 @@ func TestBolt_TransactionWaitsForAnotherHandleThenTimesOut(t *testing.T) {
 		assert.ErrorContains(t, err, "is locked: another process held it for longer than the lock timeout (100ms)")
 		assert.Less(t, time.Since(start), 2*time.Second, "the timeout bounds the wait")
 	}
-	close(release)
-	require.NoError(t, <-done)
+	release()
 
 	// The first handle is idle again: it lets go within its idle grace.
 	require.NoError(t, second.Update(func(tx store.Tx) error {
@@ -253,15 +243,7 @@ func TestBolt_WaiterGetsTheFileWhenTheHolderFinishes(t *testing.T) {
 	require.NoError(t, err)
 	defer second.Close()
 
-	inside, release := make(chan struct{}), make(chan struct{})
-	go func() {
-		_ = first.Update(func(store.Tx) error {
-			close(inside)
-			<-release
-			return nil
-		})
-	}()
-	<-inside
+	release := storetest.HoldWrite(t, first)
 	got := make(chan error)
 	go func() {
 		got <- second.Update(func(tx store.Tx) error {
@@ -274,7 +256,7 @@ func TestBolt_WaiterGetsTheFileWhenTheHolderFinishes(t *testing.T) {
 		t.Fatalf("the second handle wrote while the first held the file: %v", err)
 	case <-time.After(20 * time.Millisecond):
 	}
-	close(release)
+	release()
 	require.NoError(t, <-got)
 }
 

@@ -523,13 +523,7 @@ func TestBadInput_TruncatedRepository(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	db := s.initRepo()
-	var msgs []map[string]string
-	for i := range 400 {
-		msgs = append(msgs, map[string]string{"role": "user", "content": strings.Repeat(fmt.Sprintf("line %d ", i), 40)})
-	}
-	in, err := json.Marshal(msgs)
-	require.NoError(t, err)
-	s.okStdin(string(in), "import")
+	s.importMessages(400, func(i int) string { return strings.Repeat(fmt.Sprintf("line %d ", i), 40) })
 	s.fsckOK()
 
 	data, err := os.ReadFile(db)

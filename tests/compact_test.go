@@ -17,13 +17,7 @@ func TestCompact_GivesSpaceBackAfterHardReset(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	db := s.initRepo()
-	var msgs []map[string]string
-	for i := range 1500 {
-		msgs = append(msgs, map[string]string{"role": "user", "content": fmt.Sprintf("message %d %s", i, strings.Repeat("x", 400))})
-	}
-	in, err := json.Marshal(msgs)
-	require.NoError(t, err)
-	s.okStdin(string(in), "import")
+	s.importMessages(1500, func(i int) string { return fmt.Sprintf("message %d %s", i, strings.Repeat("x", 400)) })
 	s.ok("reset", "--hard", "--force", "HEAD~1400")
 	before := s.snapshot()
 

@@ -244,6 +244,19 @@ func (s *sandbox) okStdin(stdin string, args ...string) result {
 	return r
 }
 
+// importMessages imports n user messages whose texts text returns, with
+// 'tract import' (one transaction).
+func (s *sandbox) importMessages(n int, text func(i int) string) {
+	s.t.Helper()
+	msgs := make([]map[string]string, n)
+	for i := range msgs {
+		msgs[i] = map[string]string{"role": "user", "content": text(i)}
+	}
+	in, err := json.Marshal(msgs)
+	require.NoError(s.t, err)
+	s.okStdin(string(in), "import")
+}
+
 // dbPath is where 'tract init' creates the repository.
 func (s *sandbox) dbPath() string { return filepath.Join(s.dir, ".tract", "tract.db") }
 
