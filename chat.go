@@ -126,7 +126,7 @@ type ChatResult struct {
 }
 
 // Chat commits text as a user message and generates the assistant's answer
-// (SPEC §5.2). With validators, each answer is committed and checked; a
+// (see Validated generation in the package documentation). With validators, each answer is committed and checked; a
 // rejected answer is followed by a steering commit and another attempt; a
 // success after retries is purified (see Purify). Exhaustion returns an
 // error wrapping *retry.ExhaustedError whose LastResult is the last answer's

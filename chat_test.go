@@ -131,7 +131,8 @@ func chatJSONDiagnosis(t testing.TB, answer string) string {
 	return d
 }
 
-// chatSteering is the default steering text for a diagnosis (SPEC §5.2).
+// chatSteering is the default steering text for a diagnosis: DefaultRetryPrompt
+// spelled out, so that a change to the contract fails the tests.
 func chatSteering(diagnosis string) string {
 	return "Your previous response failed validation: " + diagnosis + "\nPlease try again, addressing the issue above."
 }

@@ -314,7 +314,8 @@ func metaPinned(c *dag.Commit) bool {
 
 // CompressRange replaces the commits from from to to (inclusive, on the
 // current branch's first-parent chain; empty from means the root, empty to
-// means HEAD, or HEAD~n with KeepLast) with summaries (SPEC §6). Pinned
+// means HEAD, or HEAD~n with KeepLast) with summaries (package compress
+// documents the plan and the validated summaries). Pinned
 // commits — system messages, commits with "pinned": true metadata, and those
 // given with Pin — stay in place; each run of other commits becomes one
 // summary commit (kind summary, role system) whose metadata lists its sources,

@@ -858,7 +858,7 @@ func TestCompress_CancelledContextWritesNothing(t *testing.T) {
 	cmpUnchanged(t, tr, snap)
 }
 
-// SPEC §6 and the CompressRange doc: commits after the range are replayed
+// The CompressRange doc: commits after the range are replayed
 // "unchanged except for their parents", with the same time.
 func TestCompress_ReplayKeepsCommitTimes(t *testing.T) {
 	ctx := context.Background()
