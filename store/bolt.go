@@ -200,12 +200,7 @@ func (b *Bolt) Close() error { return b.ss.close() }
 // View runs fn in a read-only transaction, under a shared lock on the file
 // unless this handle already holds it for writing.
 func (b *Bolt) View(fn func(Tx) error) error {
-	s, err := b.ss.acquire(false)
-	if err != nil {
-		return b.sessionError(err)
-	}
-	defer b.ss.release(s)
-	return b.view(s.db, fn)
+	return b.inSession(false, func(db *bolt.DB) error { return b.view(db, fn) })
 }
 
 func (b *Bolt) view(db *bolt.DB, fn func(Tx) error) (err error) {
@@ -217,15 +212,7 @@ func (b *Bolt) view(db *bolt.DB, fn func(Tx) error) (err error) {
 // Update runs fn in a read-write transaction, committed only if fn returns
 // nil, under the file's exclusive lock.
 func (b *Bolt) Update(fn func(Tx) error) error {
-	if b.readOnly {
-		return fmt.Errorf("%s: %w: the repository was opened read-only", b.path, ErrReadOnly)
-	}
-	s, err := b.ss.acquire(true)
-	if err != nil {
-		return b.sessionError(err)
-	}
-	defer b.ss.release(s)
-	return b.update(s.db, fn)
+	return b.inSession(true, func(db *bolt.DB) error { return b.update(db, fn) })
 }
 
 func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (err error) {
@@ -258,7 +245,7 @@ func upgrade(tx *bolt.Tx) error {
 // *bolt.DB must not be kept after fn returns.
 func (b *Bolt) Exclusive(fn func(db *bolt.DB) error) error {
 	if b.readOnly {
-		return fmt.Errorf("%s: %w: the repository was opened read-only", b.path, ErrReadOnly)
+		return b.errReadOnly()
 	}
 	err := b.ss.sole(func(s *session) error { return fn(s.db) })
 	return b.sessionError(err)
@@ -268,12 +255,26 @@ func (b *Bolt) Exclusive(fn func(db *bolt.DB) error) error {
 // handle holds it so) for all of fn. The *bolt.DB must not be kept after fn
 // returns, and fn must only read.
 func (b *Bolt) Shared(fn func(db *bolt.DB) error) error {
-	s, err := b.ss.acquire(false)
+	return b.inSession(false, fn)
+}
+
+// inSession runs fn in a session of this handle, a writable one when write
+// is set, and releases it.
+func (b *Bolt) inSession(write bool, fn func(db *bolt.DB) error) error {
+	if write && b.readOnly {
+		return b.errReadOnly()
+	}
+	s, err := b.ss.acquire(write)
 	if err != nil {
 		return b.sessionError(err)
 	}
 	defer b.ss.release(s)
 	return fn(s.db)
+}
+
+// errReadOnly refuses a write through a handle opened read-only.
+func (b *Bolt) errReadOnly() error {
+	return fmt.Errorf("%s: %w: the repository was opened read-only", b.path, ErrReadOnly)
 }
 
 func (b *Bolt) sessionError(err error) error {

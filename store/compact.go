@@ -23,7 +23,7 @@ import (
 // now names another file and opens that one.
 func (b *Bolt) Compact() (before, after int64, err error) {
 	if b.readOnly {
-		return 0, 0, fmt.Errorf("%s: %w: the repository was opened read-only", b.path, ErrReadOnly)
+		return 0, 0, b.errReadOnly()
 	}
 	err = b.ss.sole(func(s *session) error {
 		// Whatever happens, no transaction may use this session again: after

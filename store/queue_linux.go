@@ -23,10 +23,6 @@ const (
 	dataByte = gateByte + 1
 )
 
-// queueLocking says whether this platform queues on the gate and data locks
-// (otherwise bbolt's own flock, which polls, is the only lock).
-const queueLocking = true
-
 // queueLock takes the data lock on f, shared or exclusive, through the
 // gate: a waiter first holds the gate, then waits for the data lock, then
 // lets the gate go. Only the gate holder ever waits for the data lock, so

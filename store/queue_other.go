@@ -7,10 +7,9 @@ import (
 	"time"
 )
 
-// queueLocking is false where open-file-description locks are missing:
-// bbolt's own flock, which polls every 50ms, is then the only lock, and
-// waiting sessions are served in no particular order.
-const queueLocking = false
+// Where open-file-description locks are missing there is no queue: bbolt's
+// own flock, which polls every 50ms, is the only lock, and waiting sessions
+// are served in no particular order.
 
 func queueLock(f *os.File, exclusive bool, deadline time.Time) error { return nil }
 
