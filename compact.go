@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/tractdag/tract/store"
 )
 
 // CompactResult reports what Compact did.
@@ -31,18 +33,17 @@ func (t *Tract) Compact(ctx context.Context) (*CompactResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.closed || t.viewClosed.Load() {
-		return nil, ErrClosed
-	}
-	c, ok := t.st.(compacter)
-	if !ok {
-		return nil, fmt.Errorf("compact: %w: %s is not a file", errors.ErrUnsupported, t.path)
-	}
-	before, after, err := c.Compact()
+	res := &CompactResult{Path: t.path}
+	err := t.withStore(func(st store.Store) (err error) {
+		c, ok := st.(compacter)
+		if !ok {
+			return fmt.Errorf("compact: %w: %s is not a file", errors.ErrUnsupported, t.path)
+		}
+		res.Before, res.After, err = c.Compact()
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &CompactResult{Path: t.path, Before: before, After: after}, nil
+	return res, nil
 }

@@ -480,11 +480,9 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	}
 	msg := fmt.Sprintf("compress: %s into %s, %d replayed", countOf(len(res.Sources), "commit", "commits"),
 		countOf(len(res.Summaries), "summary", "summaries"), res.Replayed)
-	if cur.Hash != plan.Head {
-		return t.strand(tx, cur, plan.Head, tip, "compressed chain")
-	}
-	if err := t.move(tx, plan.Head, tip, refs.ActionCompress, msg); err != nil {
-		return nil, err
+	conflict, err := t.land(tx, cur, plan.Head, tip, refs.ActionCompress, msg, "compressed chain")
+	if conflict != nil || err != nil {
+		return conflict, err
 	}
 	return nil, setOrigHead(tx, plan.Head)
 }

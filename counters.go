@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/store"
 )
 
@@ -16,14 +17,9 @@ import (
 // ancestor that has one; when write is set they are stored too, so each is
 // computed once. Reads of a complete index cost one lookup.
 func countersOf(ctx context.Context, tx store.Tx, h Hash, write bool) (store.Counters, error) {
-	if h.IsZero() {
-		return store.Counters{}, nil
-	}
-	if c, ok, err := tx.Counters(h); err != nil || ok {
-		return c, err
-	}
 	type step struct {
 		hash Hash
+		hd   dag.Header
 		c    store.Counters
 	}
 	// Walk back to a commit with counters, or past the root, then forward.
@@ -47,17 +43,15 @@ func countersOf(ctx context.Context, tx store.Tx, h Hash, write bool) (store.Cou
 		if err != nil {
 			return store.Counters{}, fmt.Errorf("commit %s: %w", cur.Short(), err)
 		}
-		missing = append(missing, step{hash: cur})
+		missing = append(missing, step{hash: cur, hd: hd})
 		cur = hd.Parent
 	}
 	c := base
 	for i := len(missing) - 1; i >= 0; i-- {
-		hd, err := tx.CommitHeader(missing[i].hash)
-		if err != nil {
-			return store.Counters{}, err
-		}
+		hd := missing[i].hd
 		var text []byte
 		if hd.Kind.Compiled() {
+			var err error
 			if text, err = tx.Blob(hd.Blob); err != nil {
 				return store.Counters{}, fmt.Errorf("commit %s: %w", missing[i].hash.Short(), err)
 			}

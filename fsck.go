@@ -18,12 +18,11 @@ func (t *Tract) Fsck(ctx context.Context) (*FsckReport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.closed {
-		return nil, ErrClosed
-	}
-	r, err := store.Fsck(t.st)
+	var r *FsckReport
+	err := t.withStore(func(st store.Store) (err error) {
+		r, err = store.Fsck(st)
+		return err
+	})
 	if err != nil {
 		return r, fmt.Errorf("fsck: %w", err)
 	}

@@ -79,6 +79,21 @@ func (t *Tract) move(tx store.Tx, want, to Hash, action, msg string) error {
 	if cur.Hash != want {
 		return &ConflictError{Ref: cur.ref(), Expected: want, Actual: cur.Hash}
 	}
+	return t.moveFrom(tx, cur, to, action, msg)
+}
+
+// land finishes a step that built to on want, with cur t's position read in
+// tx: it moves the position to to, or, when another writer moved it away
+// from want, keeps to off the branch (strand) and returns the conflict.
+func (t *Tract) land(tx store.Tx, cur head, want, to Hash, action, msg, what string) (*ConflictError, error) {
+	if cur.Hash != want {
+		return t.strand(tx, cur, want, to, what)
+	}
+	return nil, t.moveFrom(tx, cur, to, action, msg)
+}
+
+// moveFrom points t's position, read as cur in tx, at to.
+func (t *Tract) moveFrom(tx store.Tx, cur head, to Hash, action, msg string) error {
 	// The new position's counters go in with the move (the derived index
 	// is written in the transaction that makes a commit a tip).
 	if _, err := countersOf(context.Background(), tx, to, true); err != nil {
@@ -164,11 +179,8 @@ func (t *Tract) advance(tx store.Tx, want Hash, action, msg, what string, write 
 	if err != nil {
 		return Hash{}, nil, err
 	}
-	if cur.Hash != want {
-		c, err := t.strand(tx, cur, want, h, what)
-		return h, c, err
-	}
-	return h, nil, t.move(tx, want, h, action, msg)
+	c, err := t.land(tx, cur, want, h, action, msg, what)
+	return h, c, err
 }
 
 // strand records kept, a result made for a position that was expected at

@@ -121,16 +121,12 @@ type scrubber interface{ ScrubFreePages() error }
 // scrub wipes the space deleted data occupied. The store runs it as an
 // exclusive operation, so no reader still sees those pages.
 func (t *Tract) scrub() error {
-	s, ok := t.st.(scrubber)
-	if !ok {
+	return t.withStore(func(st store.Store) error {
+		if s, ok := st.(scrubber); ok {
+			return s.ScrubFreePages()
+		}
 		return nil
-	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.closed {
-		return ErrClosed
-	}
-	return s.ScrubFreePages()
+	})
 }
 
 // leftBehind counts the commits on from's first-parent chain that are not

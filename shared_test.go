@@ -389,7 +389,7 @@ func TestOnBranch_ActsOnItsBranch(t *testing.T) {
 	assert.Equal(t, u, rr.To)
 	log, err := agent.Log(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"agent question", "shared system prompt"}, infoTexts(log))
+	assert.Equal(t, []string{"agent question", "shared system prompt"}, texts(log))
 
 	// HEAD did not move, and its reflog has none of the view's moves.
 	name, h, err = tr.Head(ctx)
@@ -407,14 +407,6 @@ func contents(msgs []tract.Message) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i] = m.Content
-	}
-	return out
-}
-
-func infoTexts(cs []*tract.CommitInfo) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.Text
 	}
 	return out
 }
@@ -463,7 +455,7 @@ func TestOnBranch_Compress(t *testing.T) {
 	require.NoError(t, err)
 	log, err := side.Log(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"side tail", "four messages about main"}, infoTexts(log))
+	assert.Equal(t, []string{"side tail", "four messages about main"}, texts(log))
 	assert.Equal(t, res.NewHead, log[0].Hash)
 	mainLog, err := tr.Log(ctx)
 	require.NoError(t, err)
@@ -632,7 +624,7 @@ func TestCommitMany(t *testing.T) {
 	require.Len(t, hs, 3)
 	log, err := tr.Log(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"three", "two", "one", "start"}, infoTexts(log))
+	assert.Equal(t, []string{"three", "two", "one", "start"}, texts(log))
 	assert.Equal(t, []tract.Hash{hs[2], hs[1], hs[0], first}, []tract.Hash{log[0].Hash, log[1].Hash, log[2].Hash, log[3].Hash})
 	assert.Equal(t, []tract.Hash{hs[0]}, log[1].Parents)
 	assert.Equal(t, float64(2), log[1].MetaValue("step"))

@@ -308,23 +308,24 @@ func (t *Tract) Store() store.Store { return t.st }
 
 func (t *Tract) now() time.Time { return t.clock().UTC() }
 
-// view and update run fn in a transaction unless the tract is closed.
-func (t *Tract) view(fn func(store.Tx) error) error {
+// withStore runs fn with the store unless the handle or this view is
+// closed; Close waits for it.
+func (t *Tract) withStore(fn func(store.Store) error) error {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.closed || t.viewClosed.Load() {
 		return ErrClosed
 	}
-	return t.st.View(fn)
+	return fn(t.st)
+}
+
+// view and update run fn in a transaction unless the tract is closed.
+func (t *Tract) view(fn func(store.Tx) error) error {
+	return t.withStore(func(st store.Store) error { return st.View(fn) })
 }
 
 func (t *Tract) update(fn func(store.Tx) error) error {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.closed || t.viewClosed.Load() {
-		return ErrClosed
-	}
-	return t.st.Update(fn)
+	return t.withStore(func(st store.Store) error { return st.Update(fn) })
 }
 
 // FindRepository returns the repository path for a command run in dir: the
