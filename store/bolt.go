@@ -162,7 +162,7 @@ func (b *Bolt) checkOrInitDB(db *bolt.DB, create bool) (err error) {
 			if err := m.Put(keyMagic, magic); err != nil {
 				return err
 			}
-			if err := m.Put(keySchema, binary.AppendUvarint(nil, SchemaVersion)); err != nil {
+			if err := m.Put(keySchema, binary.AppendUvarint(nil, schemaCounters)); err != nil {
 				return err
 			}
 			head := refs.Ref{Name: refs.HEAD, Target: refs.BranchRef(refs.DefaultBranch)}
@@ -220,7 +220,7 @@ func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (err error) {
 	defer b.guard(&err)
 	return db.Update(func(tx *bolt.Tx) error {
 		if err := upgrade(tx); err != nil {
-			return fmt.Errorf("upgrade %s to schema %d: %w", b.path, SchemaVersion, err)
+			return fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaCounters, err)
 		}
 		return fn(&boltTx{tx: tx})
 	})
@@ -231,12 +231,15 @@ func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (err error) {
 // together or not at all, and reads never need to write. Schema 1 to 2
 // only records the version: the counters entries it adds are computed as
 // commits become tips.
-func upgrade(tx *bolt.Tx) error {
+func upgrade(tx *bolt.Tx) error { return raiseSchema(tx, schemaCounters) }
+
+// raiseSchema records schema v unless the file has that one or a later.
+func raiseSchema(tx *bolt.Tx, v uint64) error {
 	m := tx.Bucket(bucketMeta)
-	if v, n := binary.Uvarint(m.Get(keySchema)); n > 0 && v >= SchemaVersion {
+	if cur, n := binary.Uvarint(m.Get(keySchema)); n > 0 && cur >= v {
 		return nil
 	}
-	return m.Put(keySchema, binary.AppendUvarint(nil, SchemaVersion))
+	return m.Put(keySchema, binary.AppendUvarint(nil, v))
 }
 
 // Exclusive runs fn with the file locked for writing for all of fn, and no
@@ -349,8 +352,16 @@ func hasBuckets(tx *bolt.Tx) bool {
 
 type boltTx struct {
 	tx *bolt.Tx
-	// blobs and commits cache the two hot buckets: opening a bucket costs a
-	// search, and Compile reads thousands of objects per transaction.
+	// main holds the top-level blobs and commits buckets; packs the
+	// published packs (see pack.go), loaded on first use. A lookup tries
+	// main, then each pack.
+	main        layer
+	packs       []*layer
+	packsLoaded bool
+}
+
+// layer is one place objects are kept: the top-level buckets or a pack.
+type layer struct {
 	blobs, commits *bolt.Bucket
 	// blobCur and commitCur are reused for lookups in read-only
 	// transactions: bbolt's Bucket.Get allocates a cursor (and its stack)
@@ -358,10 +369,15 @@ type boltTx struct {
 	blobCur, commitCur *bolt.Cursor
 }
 
-// get looks key up in b, through the reusable cursor *cur when the
-// transaction is read-only (a cursor must be repositioned after writes).
-func (t *boltTx) get(b *bolt.Bucket, cur **bolt.Cursor, key []byte) []byte {
-	if t.tx.Writable() {
+// get looks key up in the layer's commits (or blobs) bucket, through a
+// reusable cursor when the transaction is read-only (a cursor must be
+// repositioned after writes).
+func (l *layer) get(writable, commits bool, key []byte) []byte {
+	b, cur := l.blobs, &l.blobCur
+	if commits {
+		b, cur = l.commits, &l.commitCur
+	}
+	if writable {
 		return b.Get(key)
 	}
 	if *cur == nil {
@@ -374,6 +390,21 @@ func (t *boltTx) get(b *bolt.Bucket, cur **bolt.Cursor, key []byte) []byte {
 	return v
 }
 
+// lookup finds key in the commits (or blobs) bucket of the first layer
+// that has it.
+func (t *boltTx) lookup(commits bool, key []byte) []byte {
+	w := t.tx.Writable()
+	if v := t.mainLayer().get(w, commits, key); v != nil {
+		return v
+	}
+	for _, l := range t.packLayers() {
+		if v := l.get(w, commits, key); v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
 var _ SortedPacker = (*boltTx)(nil)
 
 // PackSorted fills the blob and commit buckets' pages completely: bbolt
@@ -384,24 +415,21 @@ func (t *boltTx) PackSorted() {
 	t.commitBucket().FillPercent = 1.0
 }
 
-func (t *boltTx) getBlob(h dag.Hash) []byte   { return t.get(t.blobBucket(), &t.blobCur, h[:]) }
-func (t *boltTx) getCommit(h dag.Hash) []byte { return t.get(t.commitBucket(), &t.commitCur, h[:]) }
+func (t *boltTx) getBlob(h dag.Hash) []byte   { return t.lookup(false, h[:]) }
+func (t *boltTx) getCommit(h dag.Hash) []byte { return t.lookup(true, h[:]) }
 
 func (t *boltTx) bucket(name []byte) *bolt.Bucket { return t.tx.Bucket(name) }
 
-func (t *boltTx) blobBucket() *bolt.Bucket {
-	if t.blobs == nil {
-		t.blobs = t.tx.Bucket(bucketBlobs)
+func (t *boltTx) mainLayer() *layer {
+	if t.main.blobs == nil {
+		t.main.blobs = t.tx.Bucket(bucketBlobs)
+		t.main.commits = t.tx.Bucket(bucketCommits)
 	}
-	return t.blobs
+	return &t.main
 }
 
-func (t *boltTx) commitBucket() *bolt.Bucket {
-	if t.commits == nil {
-		t.commits = t.tx.Bucket(bucketCommits)
-	}
-	return t.commits
-}
+func (t *boltTx) blobBucket() *bolt.Bucket   { return t.mainLayer().blobs }
+func (t *boltTx) commitBucket() *bolt.Bucket { return t.mainLayer().commits }
 
 // writable returns ErrReadOnly in a read-only transaction. bbolt would
 // refuse the write too, but with its own error.
@@ -436,13 +464,12 @@ func (t *boltTx) PutBlob(data []byte) (dag.Hash, error) {
 	if err := t.writable(); err != nil {
 		return h, fmt.Errorf("put blob %s: %w", h.Short(), err)
 	}
-	b := t.blobBucket()
-	if b.Get(h[:]) != nil {
+	if t.getBlob(h) != nil {
 		return h, nil
 	}
 	// bbolt keeps the value slice until the transaction commits, so a
 	// caller that reuses its buffer would change what gets written: copy.
-	if err := b.Put(h[:], clone(data)); err != nil {
+	if err := t.blobBucket().Put(h[:], clone(data)); err != nil {
 		return h, fmt.Errorf("put blob %s: %w", h.Short(), err)
 	}
 	return h, nil
@@ -456,11 +483,11 @@ func (t *boltTx) DeleteBlob(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete blob %s: %w", h.Short(), err)
 	}
-	return t.blobBucket().Delete(h[:])
+	return t.deleteEverywhere(false, h[:])
 }
 
 func (t *boltTx) ForEachBlob(fn func(dag.Hash, []byte) error) error {
-	return t.blobBucket().ForEach(func(k, v []byte) error {
+	return t.forEach(false, func(k, v []byte) error {
 		if len(k) != dag.HashSize {
 			return fmt.Errorf("blob key of %d bytes: %w", len(k), dag.ErrBadEncoding)
 		}
@@ -515,11 +542,11 @@ func (t *boltTx) DeleteCommit(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
 	}
-	return t.commitBucket().Delete(h[:])
+	return t.deleteEverywhere(true, h[:])
 }
 
 func (t *boltTx) ForEachCommit(fn func(dag.Hash, []byte) error) error {
-	return t.commitBucket().ForEach(func(k, v []byte) error {
+	return t.forEach(true, func(k, v []byte) error {
 		if isCountersKey(k) {
 			return nil
 		}
@@ -547,7 +574,7 @@ func (t *boltTx) CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error)
 		return nil, fmt.Errorf("hash prefix %q: %w", prefix, err)
 	}
 	var out []dag.Hash
-	c := t.commitBucket().Cursor()
+	c := t.cursor(true)
 	for k, _ := c.Seek(seek); k != nil; k, _ = c.Next() {
 		if !strings.HasPrefix(hex.EncodeToString(k), prefix) {
 			break
@@ -676,7 +703,7 @@ func isCountersKey(k []byte) bool {
 }
 
 func (t *boltTx) Counters(h dag.Hash) (Counters, bool, error) {
-	v := t.get(t.commitBucket(), &t.commitCur, countersKey(h))
+	v := t.lookup(true, countersKey(h))
 	if v == nil {
 		return Counters{}, false, nil
 	}
@@ -698,11 +725,11 @@ func (t *boltTx) DeleteCounters(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
 	}
-	return t.commitBucket().Delete(countersKey(h))
+	return t.deleteEverywhere(true, countersKey(h))
 }
 
 func (t *boltTx) ForEachCounters(fn func(dag.Hash, Counters) error) error {
-	return t.commitBucket().ForEach(func(k, v []byte) error {
+	return t.forEach(true, func(k, v []byte) error {
 		if !isCountersKey(k) {
 			return nil
 		}

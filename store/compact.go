@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -12,8 +14,9 @@ import (
 // Compact rewrites the repository into a new file that holds only the pages
 // in use, packed full, and renames it over the old file: a repository
 // shrinks after gc or a hard reset, which leave freed pages behind (bbolt
-// reuses them but never gives them back). It returns the file's size before
-// and after.
+// reuses them but never gives them back). Published packs are merged into
+// the main buckets on the way, so lookups search one place again. It
+// returns the file's size before and after.
 //
 // It is an exclusive operation: it holds the file's write lock from start
 // to rename, so other processes wait for it (up to their lock timeout). The
@@ -49,7 +52,7 @@ func (b *Bolt) Compact() (before, after int64, err error) {
 		if err != nil {
 			return err
 		}
-		if err := bolt.Compact(dst, s.db, 64<<20); err != nil {
+		if err := compactInto(dst, s.db, 64<<20); err != nil {
 			dst.Close()
 			return err
 		}
@@ -87,4 +90,134 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// compactInto copies src into dst, committing every txMaxSize bytes: every
+// bucket as it is (with its sequence), except that the objects of
+// published packs are merged, in key order, into the top-level blobs and
+// commits buckets. Every page is filled: keys arrive in order.
+func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
+	w := &copyWriter{db: dst, max: txMaxSize}
+	defer w.rollback()
+	err := src.View(func(stx *bolt.Tx) error {
+		objects := &boltTx{tx: stx}
+		return stx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			switch {
+			case bytes.Equal(name, bucketPacks):
+				return nil // merged below
+			case bytes.Equal(name, bucketBlobs), bytes.Equal(name, bucketCommits):
+				if err := w.create(nil, name, b.Sequence()); err != nil {
+					return err
+				}
+				c := objects.cursor(bytes.Equal(name, bucketCommits))
+				for k, v := c.First(); k != nil; k, v = c.Next() {
+					if err := w.put([][]byte{name}, k, v); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			return w.copyBucket(nil, name, b)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	return w.commit()
+}
+
+// copyWriter writes into a bbolt file in transactions of bounded size.
+type copyWriter struct {
+	db   *bolt.DB
+	tx   *bolt.Tx
+	size int64
+	max  int64
+}
+
+// bucket returns the bucket at path in the current transaction, starting
+// one when there is none.
+func (w *copyWriter) bucket(path [][]byte) (*bolt.Bucket, error) {
+	if w.tx == nil {
+		tx, err := w.db.Begin(true)
+		if err != nil {
+			return nil, err
+		}
+		w.tx, w.size = tx, 0
+	}
+	if len(path) == 0 {
+		return nil, nil
+	}
+	b := w.tx.Bucket(path[0])
+	for _, name := range path[1:] {
+		b = b.Bucket(name)
+	}
+	b.FillPercent = 1.0
+	return b, nil
+}
+
+func (w *copyWriter) create(path [][]byte, name []byte, seq uint64) error {
+	parent, err := w.bucket(path)
+	if err != nil {
+		return err
+	}
+	var b *bolt.Bucket
+	if parent == nil {
+		b, err = w.tx.CreateBucket(name)
+	} else {
+		b, err = parent.CreateBucket(name)
+	}
+	if err != nil {
+		return err
+	}
+	return b.SetSequence(seq)
+}
+
+func (w *copyWriter) put(path [][]byte, k, v []byte) error {
+	if w.size+int64(len(k)+len(v)) > w.max {
+		if err := w.commit(); err != nil {
+			return err
+		}
+	}
+	b, err := w.bucket(path)
+	if err != nil {
+		return err
+	}
+	w.size += int64(len(k) + len(v))
+	return b.Put(k, v)
+}
+
+// copyBucket copies bucket b, named name under path, with everything in it.
+func (w *copyWriter) copyBucket(path [][]byte, name []byte, b *bolt.Bucket) error {
+	if err := w.create(path, name, b.Sequence()); err != nil {
+		return err
+	}
+	inner := append(slices.Clip(path), name)
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v == nil {
+			if err := w.copyBucket(inner, k, b.Bucket(k)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.put(inner, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *copyWriter) commit() error {
+	if w.tx == nil {
+		return nil
+	}
+	tx := w.tx
+	w.tx = nil
+	return tx.Commit()
+}
+
+func (w *copyWriter) rollback() {
+	if w.tx != nil {
+		_ = w.tx.Rollback()
+	}
 }

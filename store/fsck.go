@@ -31,8 +31,15 @@ type FsckReport struct {
 	Refs          int `json:"refs"`
 	ReflogEntries int `json:"reflog_entries"`
 	// Counters is the number of derived-index entries checked.
-	Counters int       `json:"counters"`
-	Problems []Problem `json:"problems"`
+	Counters int `json:"counters"`
+	// Packs is the number of published packs the objects are spread over
+	// besides the main buckets (Compact merges them).
+	Packs int `json:"packs"`
+	// UnfinishedImports is the number of unpublished packs: imports
+	// running now, or killed before they finished (GC drops those). They
+	// are not problems.
+	UnfinishedImports int       `json:"unfinished_imports"`
+	Problems          []Problem `json:"problems"`
 }
 
 // OK reports whether no problem was found.
@@ -111,6 +118,17 @@ func checkStore(view func(func(Tx) error) error, r *FsckReport) (ok bool, err er
 		checkObjects(tx, r)
 		checkRefs(tx, r)
 		checkCounters(tx, r)
+		if p, ok := tx.(PackTx); ok {
+			var err error
+			if r.Packs, err = p.PublishedPacks(); err != nil {
+				r.add("packs", "%v", err)
+			}
+			infos, err := p.UnpublishedPacks()
+			if err != nil {
+				r.add("packs", "unpublished: %v", err)
+			}
+			r.UnfinishedImports = len(infos)
+		}
 		return nil
 	})
 	if errors.Is(err, ErrCorrupt) {

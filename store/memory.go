@@ -2,12 +2,14 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/refs"
@@ -40,6 +42,9 @@ type Memory struct {
 	refs    map[string]refs.Ref
 	reflogs map[string][]refs.Entry
 	derived map[dag.Hash]Counters
+	// staged holds unpublished packs; packSeq is the last pack id given.
+	staged  map[uint64]*memPack
+	packSeq uint64
 }
 
 var _ Store = (*Memory)(nil)
@@ -54,6 +59,7 @@ func NewMemory() *Memory {
 		refs:    map[string]refs.Ref{head.Name: head},
 		reflogs: make(map[string][]refs.Entry),
 		derived: make(map[dag.Hash]Counters),
+		staged:  make(map[uint64]*memPack),
 	}
 }
 
@@ -105,6 +111,8 @@ func (m *Memory) Update(fn func(Tx) error) error {
 		refs:     newOverlay[string, refs.Ref](),
 		reflogs:  newOverlay[string, []refs.Entry](),
 		derived:  newOverlay[dag.Hash, Counters](),
+		staged:   newOverlay[uint64, *memPack](),
+		packSeq:  m.packSeq,
 	}
 	defer tx.close()
 	if err := fn(tx); err != nil {
@@ -117,6 +125,8 @@ func (m *Memory) Update(fn func(Tx) error) error {
 	tx.refs.apply(m.refs)
 	tx.reflogs.apply(m.reflogs)
 	tx.derived.apply(m.derived)
+	tx.staged.apply(m.staged)
+	m.packSeq = tx.packSeq
 	return nil
 }
 
@@ -190,6 +200,8 @@ type memTx struct {
 	refs    *overlay[string, refs.Ref]
 	reflogs *overlay[string, []refs.Entry]
 	derived *overlay[dag.Hash, Counters]
+	staged  *overlay[uint64, *memPack]
+	packSeq uint64
 }
 
 var errTxClosed = errors.New("transaction used after its closure returned")
@@ -484,3 +496,101 @@ func normalizePrefix(prefix string) (string, error) {
 	}
 	return p, nil
 }
+
+// memPack is an unpublished pack of a Memory. A transaction that changes
+// one puts a new memPack, so a rolled-back one leaves the old intact.
+type memPack struct {
+	info    PackInfo
+	entries []PackEntry
+}
+
+var _ PackTx = (*memTx)(nil)
+
+func (t *memTx) CreatePack(now time.Time) (uint64, error) {
+	if err := t.check(true); err != nil {
+		return 0, fmt.Errorf("create pack: %w", err)
+	}
+	t.packSeq++
+	t.staged.put(t.packSeq, &memPack{info: PackInfo{ID: t.packSeq, Updated: now}})
+	return t.packSeq, nil
+}
+
+func (t *memTx) stagedPack(id uint64) (*memPack, error) {
+	p, ok := t.staged.get(t.m.staged, id)
+	if !ok {
+		return nil, fmt.Errorf("pack %d: %w", id, ErrNotFound)
+	}
+	return p, nil
+}
+
+func (t *memTx) AppendPack(id uint64, now time.Time, entries []PackEntry) error {
+	if err := t.check(true); err != nil {
+		return fmt.Errorf("append to pack %d: %w", id, err)
+	}
+	p, err := t.stagedPack(id)
+	if err != nil {
+		return err
+	}
+	next := &memPack{info: p.info, entries: slices.Clip(p.entries)}
+	for _, e := range entries {
+		if n := len(next.entries); n > 0 && next.entries[n-1].Compare(e) >= 0 {
+			return fmt.Errorf("append to pack %d: entry %s is out of order", id, e.Hash.Short())
+		}
+		e.Value = bytes.Clone(e.Value)
+		next.entries = append(next.entries, e)
+	}
+	next.info.Updated = now
+	next.info.Entries = int64(len(next.entries))
+	t.staged.put(id, next)
+	return nil
+}
+
+func (t *memTx) PublishPack(id uint64) error {
+	if err := t.check(true); err != nil {
+		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
+	p, err := t.stagedPack(id)
+	if err != nil {
+		return err
+	}
+	for _, e := range p.entries {
+		switch e.Kind {
+		case PackBlob:
+			t.blobs.put(e.Hash, e.Value)
+		case PackCommit:
+			t.commits.put(e.Hash, e.Value)
+		case PackCounters:
+			c, err := DecodeCounters(e.Value)
+			if err != nil {
+				return fmt.Errorf("publish pack %d: %w", id, err)
+			}
+			t.derived.put(e.Hash, c)
+		}
+	}
+	t.staged.remove(id)
+	return nil
+}
+
+func (t *memTx) DropPack(id uint64) error {
+	if err := t.check(true); err != nil {
+		return fmt.Errorf("drop pack %d: %w", id, err)
+	}
+	t.staged.remove(id)
+	return nil
+}
+
+func (t *memTx) UnpublishedPacks() ([]PackInfo, error) {
+	if err := t.check(false); err != nil {
+		return nil, err
+	}
+	var out []PackInfo
+	for _, id := range t.staged.keys(t.m.staged, cmp.Compare[uint64]) {
+		p, _ := t.staged.get(t.m.staged, id)
+		out = append(out, p.info)
+	}
+	return out, nil
+}
+
+// PublishedPacks is always 0: a Memory merges a pack into its maps when it
+// is published.
+func (t *memTx) PublishedPacks() (int, error) { return 0, t.check(false) }

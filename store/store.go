@@ -12,8 +12,14 @@ import (
 // understands. A file with a newer version is refused.
 //
 // Schema 2 added the Counters of commits; a schema 1 file is read as it is
-// and upgraded by its first write transaction.
-const SchemaVersion = 2
+// and upgraded by its first write transaction. Schema 3 added packs (see
+// PackTx); a file is marked schema 3 by the transaction that publishes its
+// first pack, so until then a tract of schema 2 can still read and write
+// it.
+const SchemaVersion = 3
+
+// schemaCounters is the schema every write brings a file up to.
+const schemaCounters = 2
 
 // Sentinel errors of package store.
 var (

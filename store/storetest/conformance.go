@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"NotFound", notFoundTests},
 		{"Copies", copyTests},
 		{"Fsck", fsckTests},
+		{"Packs", packTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, st := range group.tests {

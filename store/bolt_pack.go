@@ -1,0 +1,303 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/dag"
+)
+
+// Packs in the bbolt file (schema 3): two top-level buckets, created by the
+// first pack, each holding one nested bucket per pack, named by its 8-byte
+// big-endian id. A pack's bucket holds "blobs" and "commits" buckets laid
+// out as the top-level ones, and "info" (encodePackInfo).
+//
+//	staging  packs being written: read by nothing but their writer
+//	packs    published packs: searched after the top-level buckets
+//
+// Publishing moves a pack's bucket from staging to packs (bbolt moves the
+// bucket's root, not its pages), so it costs the same whatever the pack's
+// size.
+var (
+	bucketStaging = []byte("staging")
+	bucketPacks   = []byte("packs")
+	keyPackInfo   = []byte("info")
+)
+
+// schemaPacks is the schema of a file with a published pack.
+const schemaPacks = 3
+
+var _ PackTx = (*boltTx)(nil)
+
+func packKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
+
+// packLayers returns the published packs, in id order.
+func (t *boltTx) packLayers() []*layer {
+	if t.packsLoaded {
+		return t.packs
+	}
+	t.packsLoaded, t.packs = true, nil
+	pb := t.tx.Bucket(bucketPacks)
+	if pb == nil {
+		return nil
+	}
+	c := pb.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil {
+			continue
+		}
+		b := pb.Bucket(k)
+		l := &layer{blobs: b.Bucket(bucketBlobs), commits: b.Bucket(bucketCommits)}
+		if l.blobs != nil && l.commits != nil {
+			t.packs = append(t.packs, l)
+		}
+	}
+	return t.packs
+}
+
+// layers returns every layer: the top-level buckets first.
+func (t *boltTx) layers() []*layer {
+	return append([]*layer{t.mainLayer()}, t.packLayers()...)
+}
+
+// deleteEverywhere deletes key from the commits (or blobs) bucket of every
+// layer.
+func (t *boltTx) deleteEverywhere(commits bool, key []byte) error {
+	for _, l := range t.layers() {
+		b := l.blobs
+		if commits {
+			b = l.commits
+		}
+		if err := b.Delete(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cursor returns a cursor over the commits (or blobs) buckets of every
+// layer at once.
+func (t *boltTx) cursor(commits bool) *mergedCursor {
+	ls := t.layers()
+	m := &mergedCursor{cs: make([]*bolt.Cursor, len(ls)), ks: make([][]byte, len(ls)), vs: make([][]byte, len(ls))}
+	for i, l := range ls {
+		b := l.blobs
+		if commits {
+			b = l.commits
+		}
+		m.cs[i] = b.Cursor()
+	}
+	return m
+}
+
+// forEach calls fn for every key of the commits (or blobs) buckets of all
+// layers, in key order, once per key.
+func (t *boltTx) forEach(commits bool, fn func(k, v []byte) error) error {
+	if len(t.packLayers()) == 0 {
+		b := t.blobBucket()
+		if commits {
+			b = t.commitBucket()
+		}
+		return b.ForEach(fn)
+	}
+	c := t.cursor(commits)
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergedCursor walks several buckets as one, in key order. A key in more
+// than one of them comes once, with the value of the first.
+type mergedCursor struct {
+	cs     []*bolt.Cursor
+	ks, vs [][]byte
+	last   []byte
+}
+
+// First moves to the first key.
+func (m *mergedCursor) First() (k, v []byte) {
+	for i, c := range m.cs {
+		m.ks[i], m.vs[i] = c.First()
+	}
+	return m.pick()
+}
+
+// Seek moves to the first key at or after key.
+func (m *mergedCursor) Seek(key []byte) (k, v []byte) {
+	for i, c := range m.cs {
+		m.ks[i], m.vs[i] = c.Seek(key)
+	}
+	return m.pick()
+}
+
+// Next moves past the current key.
+func (m *mergedCursor) Next() (k, v []byte) {
+	for i, c := range m.cs {
+		if m.ks[i] != nil && bytes.Equal(m.ks[i], m.last) {
+			m.ks[i], m.vs[i] = c.Next()
+		}
+	}
+	return m.pick()
+}
+
+func (m *mergedCursor) pick() (k, v []byte) {
+	at := -1
+	for i, key := range m.ks {
+		if key != nil && (at < 0 || bytes.Compare(key, m.ks[at]) < 0) {
+			at = i
+		}
+	}
+	if at < 0 {
+		m.last = nil
+		return nil, nil
+	}
+	m.last = m.ks[at]
+	return m.ks[at], m.vs[at]
+}
+
+func (t *boltTx) CreatePack(now time.Time) (uint64, error) {
+	if err := t.writable(); err != nil {
+		return 0, fmt.Errorf("create pack: %w", err)
+	}
+	st, err := t.tx.CreateBucketIfNotExists(bucketStaging)
+	if err != nil {
+		return 0, fmt.Errorf("create pack: %w", err)
+	}
+	id, err := st.NextSequence()
+	if err != nil {
+		return 0, fmt.Errorf("create pack: %w", err)
+	}
+	pb, err := st.CreateBucket(packKey(id))
+	if err != nil {
+		return 0, fmt.Errorf("create pack %d: %w", id, err)
+	}
+	for _, name := range [][]byte{bucketBlobs, bucketCommits} {
+		if _, err := pb.CreateBucket(name); err != nil {
+			return 0, fmt.Errorf("create pack %d: %w", id, err)
+		}
+	}
+	if err := pb.Put(keyPackInfo, encodePackInfo(PackInfo{ID: id, Updated: now})); err != nil {
+		return 0, fmt.Errorf("create pack %d: %w", id, err)
+	}
+	return id, nil
+}
+
+// stagingPack returns the bucket of unpublished pack id.
+func (t *boltTx) stagingPack(id uint64) (*bolt.Bucket, error) {
+	if st := t.tx.Bucket(bucketStaging); st != nil {
+		if pb := st.Bucket(packKey(id)); pb != nil {
+			return pb, nil
+		}
+	}
+	return nil, fmt.Errorf("pack %d: %w", id, ErrNotFound)
+}
+
+func (t *boltTx) AppendPack(id uint64, now time.Time, entries []PackEntry) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("append to pack %d: %w", id, err)
+	}
+	pb, err := t.stagingPack(id)
+	if err != nil {
+		return err
+	}
+	info, err := decodePackInfo(id, pb.Get(keyPackInfo))
+	if err != nil {
+		return err
+	}
+	buckets := [2]*bolt.Bucket{pb.Bucket(bucketBlobs), pb.Bucket(bucketCommits)}
+	var last [2][]byte
+	for i, b := range buckets {
+		// Appended keys fill their pages: nothing is inserted before them.
+		b.FillPercent = 1.0
+		last[i], _ = b.Cursor().Last()
+		last[i] = clone(last[i])
+	}
+	for _, e := range entries {
+		space, key := 1, e.Hash[:]
+		switch e.Kind {
+		case PackBlob:
+			space = 0
+		case PackCommit:
+		case PackCounters:
+			key = countersKey(e.Hash)
+		default:
+			return fmt.Errorf("append to pack %d: entry %s of unknown kind %d", id, e.Hash.Short(), e.Kind)
+		}
+		// Blobs sort before commits: no blob may follow a commit.
+		if (last[space] != nil && bytes.Compare(key, last[space]) <= 0) || (space == 0 && last[1] != nil) {
+			return fmt.Errorf("append to pack %d: entry %s is out of order", id, e.Hash.Short())
+		}
+		if err := buckets[space].Put(key, clone(e.Value)); err != nil {
+			return fmt.Errorf("append to pack %d: %w", id, err)
+		}
+		last[space] = key
+	}
+	info.Updated = now
+	info.Entries += int64(len(entries))
+	return pb.Put(keyPackInfo, encodePackInfo(info))
+}
+
+func (t *boltTx) PublishPack(id uint64) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
+	if _, err := t.stagingPack(id); err != nil {
+		return err
+	}
+	packs, err := t.tx.CreateBucketIfNotExists(bucketPacks)
+	if err != nil {
+		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
+	if err := t.tx.MoveBucket(packKey(id), t.tx.Bucket(bucketStaging), packs); err != nil {
+		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
+	// A tract that does not know packs would not find these objects.
+	if err := raiseSchema(t.tx, schemaPacks); err != nil {
+		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
+	t.packsLoaded, t.packs = false, nil
+	return nil
+}
+
+func (t *boltTx) DropPack(id uint64) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("drop pack %d: %w", id, err)
+	}
+	if _, err := t.stagingPack(id); err != nil {
+		return nil
+	}
+	if err := t.tx.Bucket(bucketStaging).DeleteBucket(packKey(id)); err != nil {
+		return fmt.Errorf("drop pack %d: %w", id, err)
+	}
+	return nil
+}
+
+func (t *boltTx) UnpublishedPacks() ([]PackInfo, error) {
+	st := t.tx.Bucket(bucketStaging)
+	if st == nil {
+		return nil, nil
+	}
+	var out []PackInfo
+	err := st.ForEachBucket(func(k []byte) error {
+		if len(k) != 8 {
+			return fmt.Errorf("pack key of %d bytes: %w", len(k), dag.ErrBadEncoding)
+		}
+		id := binary.BigEndian.Uint64(k)
+		info, err := decodePackInfo(id, st.Bucket(k).Get(keyPackInfo))
+		if err != nil {
+			return err
+		}
+		out = append(out, info)
+		return nil
+	})
+	return out, err
+}
+
+func (t *boltTx) PublishedPacks() (int, error) { return len(t.packLayers()), nil }

@@ -1,0 +1,108 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/tractdag/tract/dag"
+)
+
+// PackKind says what a PackEntry holds.
+type PackKind uint8
+
+// The kinds of pack entries.
+const (
+	PackBlob     PackKind = 1 // a blob: Value is its content
+	PackCommit   PackKind = 2 // a commit: Value is dag.Encode of it
+	PackCounters PackKind = 3 // a commit's counters: Value is Counters.Encode
+)
+
+// PackEntry is one object of a pack, stored under its hash.
+type PackEntry struct {
+	Kind  PackKind
+	Hash  dag.Hash
+	Value []byte
+}
+
+// Compare orders entries as a pack stores them: blobs by hash, then
+// commits by hash, each commit's counters right after it. AppendPack takes
+// entries in this order.
+func (e PackEntry) Compare(o PackEntry) int {
+	if c := cmpInt(e.Kind == PackBlob, o.Kind == PackBlob); c != 0 {
+		return -c // blobs first
+	}
+	if c := bytes.Compare(e.Hash[:], o.Hash[:]); c != 0 {
+		return c
+	}
+	return int(e.Kind) - int(o.Kind)
+}
+
+func cmpInt(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// PackInfo describes an unpublished pack.
+type PackInfo struct {
+	// ID names the pack in AppendPack, PublishPack and DropPack.
+	ID uint64
+	// Updated is when entries were last appended (or it was created).
+	Updated time.Time
+	// Entries is how many entries it holds.
+	Entries int64
+}
+
+// PackTx is implemented by transactions of stores that take bulk writes as
+// packs: a set of objects written over several transactions, in key order
+// (so each transaction only appends, and its memory stays bounded by what
+// it appends, however large the repository), invisible to every reader
+// until one transaction publishes the whole pack. Import uses it for input
+// larger than one transaction should hold.
+//
+// A published pack's objects are read, listed and deleted like any other;
+// they stay in the pack until Compact merges it into the main buckets. An
+// unpublished pack that its writer abandoned (a process killed mid-import)
+// is invisible and only takes space; GC drops it once it is old enough.
+type PackTx interface {
+	// CreatePack starts an unpublished pack, updated at now, and returns
+	// its id.
+	CreatePack(now time.Time) (uint64, error)
+	// AppendPack adds entries to unpublished pack id, updated at now. The
+	// entries must come in ascending Compare order, after every entry
+	// appended before; the store keeps their slices until the transaction
+	// ends. A missing pack (dropped by GC) is an error wrapping
+	// ErrNotFound.
+	AppendPack(id uint64, now time.Time, entries []PackEntry) error
+	// PublishPack makes pack id's objects visible, in this transaction.
+	PublishPack(id uint64) error
+	// DropPack deletes unpublished pack id and what it holds; dropping a
+	// missing one is not an error.
+	DropPack(id uint64) error
+	// UnpublishedPacks lists the packs not yet published, by id.
+	UnpublishedPacks() ([]PackInfo, error)
+	// PublishedPacks returns how many published packs the objects are
+	// spread over, besides the main buckets.
+	PublishedPacks() (int, error)
+}
+
+// encodePackInfo returns the stored form of an unpublished pack's info:
+// its update time as Unix nanoseconds and its entry count, each 8 bytes
+// big-endian.
+func encodePackInfo(p PackInfo) []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(p.Updated.UnixNano()))
+	return binary.BigEndian.AppendUint64(b, uint64(p.Entries))
+}
+
+func decodePackInfo(id uint64, b []byte) (PackInfo, error) {
+	if len(b) != 16 {
+		return PackInfo{}, fmt.Errorf("pack %d: info of %d bytes: %w", id, len(b), dag.ErrBadEncoding)
+	}
+	return PackInfo{ID: id, Updated: time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC(), Entries: int64(binary.BigEndian.Uint64(b[8:]))}, nil
+}

@@ -1,0 +1,211 @@
+package store
+
+import (
+	"bufio"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"slices"
+
+	"github.com/tractdag/tract/dag"
+)
+
+// PackSorter puts pack entries, added in any order, into the order
+// AppendPack takes, in bounded memory: it holds up to a budget of bytes,
+// writes each full buffer as a sorted run to a temporary file, and merges
+// the runs as it reads them back. Close removes the files.
+type PackSorter struct {
+	dir    string
+	budget int
+	buf    []PackEntry
+	size   int
+	runs   []*os.File
+}
+
+// NewPackSorter returns a sorter that keeps about budget bytes of entries
+// in memory and writes its runs in dir (the temporary directory when dir
+// is empty).
+func NewPackSorter(dir string, budget int) *PackSorter {
+	return &PackSorter{dir: dir, budget: budget}
+}
+
+// entryOverhead is what an entry costs in memory besides its value.
+const entryOverhead = 64
+
+// Add adds an entry. The sorter keeps e.Value until the entry is written
+// to a run.
+func (s *PackSorter) Add(e PackEntry) error {
+	s.buf = append(s.buf, e)
+	s.size += len(e.Value) + entryOverhead
+	if s.size >= s.budget {
+		return s.spill()
+	}
+	return nil
+}
+
+// spill writes the buffer as a sorted run.
+func (s *PackSorter) spill() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	slices.SortFunc(s.buf, PackEntry.Compare)
+	f, err := os.CreateTemp(s.dir, "tract-sort-*.run")
+	if err != nil {
+		return fmt.Errorf("sort: %w", err)
+	}
+	// Unlinked at once where the system allows it, so a killed process
+	// leaves nothing behind; Close removes it otherwise.
+	_ = os.Remove(f.Name())
+	s.runs = append(s.runs, f)
+	w := bufio.NewWriterSize(f, 256<<10)
+	var hdr [1 + dag.HashSize + binary.MaxVarintLen64]byte
+	for _, e := range s.buf {
+		hdr[0] = byte(e.Kind)
+		copy(hdr[1:], e.Hash[:])
+		n := 1 + dag.HashSize + binary.PutUvarint(hdr[1+dag.HashSize:], uint64(len(e.Value)))
+		if _, err := w.Write(hdr[:n]); err != nil {
+			return fmt.Errorf("sort: %w", err)
+		}
+		if _, err := w.Write(e.Value); err != nil {
+			return fmt.Errorf("sort: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("sort: %w", err)
+	}
+	clear(s.buf)
+	s.buf, s.size = s.buf[:0], 0
+	return nil
+}
+
+// Runs returns how many runs the sorter wrote to disk so far.
+func (s *PackSorter) Runs() int { return len(s.runs) }
+
+// Sorted returns the entries added, in Compare order, each (kind, hash)
+// once. Values are the caller's to keep. It must be called once, after the
+// last Add.
+func (s *PackSorter) Sorted() iter.Seq2[PackEntry, error] {
+	return func(yield func(PackEntry, error) bool) {
+		if len(s.runs) == 0 {
+			// Everything fits in memory.
+			slices.SortFunc(s.buf, PackEntry.Compare)
+			var prev *PackEntry
+			for i := range s.buf {
+				e := s.buf[i]
+				if prev != nil && prev.Kind == e.Kind && prev.Hash == e.Hash {
+					continue
+				}
+				prev = &s.buf[i]
+				if !yield(e, nil) {
+					return
+				}
+			}
+			return
+		}
+		if err := s.spill(); err != nil {
+			yield(PackEntry{}, err)
+			return
+		}
+		h := make(runHeap, 0, len(s.runs))
+		for _, f := range s.runs {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				yield(PackEntry{}, fmt.Errorf("sort: %w", err))
+				return
+			}
+			r := &runReader{r: bufio.NewReaderSize(f, 32<<10)}
+			ok, err := r.next()
+			if err != nil {
+				yield(PackEntry{}, err)
+				return
+			}
+			if ok {
+				h = append(h, r)
+			}
+		}
+		heap.Init(&h)
+		var prev PackEntry
+		first := true
+		for len(h) > 0 {
+			r := h[0]
+			e := r.cur
+			if first || prev.Kind != e.Kind || prev.Hash != e.Hash {
+				if !yield(e, nil) {
+					return
+				}
+			}
+			prev, first = e, false
+			ok, err := r.next()
+			if err != nil {
+				yield(PackEntry{}, err)
+				return
+			}
+			if ok {
+				heap.Fix(&h, 0)
+			} else {
+				heap.Pop(&h)
+			}
+		}
+	}
+}
+
+// Close removes the sorter's files.
+func (s *PackSorter) Close() error {
+	var errs []error
+	for _, f := range s.runs {
+		errs = append(errs, f.Close())
+		if err := os.Remove(f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	s.runs, s.buf = nil, nil
+	return errors.Join(errs...)
+}
+
+// runReader reads one run back, an entry at a time.
+type runReader struct {
+	r   *bufio.Reader
+	cur PackEntry
+}
+
+func (r *runReader) next() (bool, error) {
+	kind, err := r.r.ReadByte()
+	if err == io.EOF {
+		return false, nil
+	}
+	var e PackEntry
+	e.Kind = PackKind(kind)
+	if err == nil {
+		_, err = io.ReadFull(r.r, e.Hash[:])
+	}
+	var n uint64
+	if err == nil {
+		n, err = binary.ReadUvarint(r.r)
+	}
+	if err == nil {
+		e.Value = make([]byte, n)
+		_, err = io.ReadFull(r.r, e.Value)
+	}
+	if err != nil {
+		return false, fmt.Errorf("sort: reading a run back: %w", err)
+	}
+	r.cur = e
+	return true, nil
+}
+
+// runHeap orders runs by their current entry.
+type runHeap []*runReader
+
+func (h runHeap) Len() int           { return len(h) }
+func (h runHeap) Less(i, j int) bool { return h[i].cur.Compare(h[j].cur) < 0 }
+func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)        { *h = append(*h, x.(*runReader)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return r
+}
