@@ -210,18 +210,6 @@ type ImportMessage struct {
 	Meta json.RawMessage `json:"meta,omitempty"`
 }
 
-// Import appends msgs to the current branch as a chain of commits in one
-// transaction: the bulk path for loading existing conversations. Either all
-// are committed or none (the error names the first bad message). The branch
-// moves once, with one reflog entry "import: N commits".
-func (t *Tract) Import(ctx context.Context, msgs []ImportMessage) (Hash, error) {
-	hs, err := t.appendChain(ctx, msgs, refs.ActionImport, fmt.Sprintf("import: %d commits", len(msgs)))
-	if err != nil {
-		return Hash{}, fmt.Errorf("import: %w", err)
-	}
-	return hs[len(hs)-1], nil
-}
-
 // CommitMany appends msgs to the current branch (a view's branch) as a
 // chain of commits, like that many calls of Commit, but in one transaction:
 // they become durable together, with one sync instead of one each (in
@@ -258,7 +246,7 @@ func (t *Tract) appendChain(ctx context.Context, msgs []ImportMessage, action, m
 		if len(msgs) == 0 {
 			return nil
 		}
-		commits, blobs, err := t.buildChain(ctx, cur.Hash, msgs)
+		commits, blobs, err := t.buildChain(ctx, cur.Hash, msgs, t.now())
 		if err != nil {
 			return err
 		}
@@ -276,6 +264,7 @@ func (t *Tract) appendChain(ctx context.Context, msgs []ImportMessage, action, m
 type hashedCommit struct {
 	hash     Hash
 	commit   *dag.Commit
+	raw      []byte         // dag.Encode of commit, when buildChain made it
 	counters store.Counters // set by putSorted
 }
 
@@ -286,10 +275,9 @@ type hashedBlob struct {
 
 // buildChain validates msgs and builds their commits in memory, each the
 // first parent of the next, starting on parent.
-func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessage) ([]hashedCommit, []hashedBlob, error) {
+func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessage, now time.Time) ([]hashedCommit, []hashedBlob, error) {
 	commits := make([]hashedCommit, 0, len(msgs))
 	blobs := make([]hashedBlob, 0, len(msgs))
-	now := t.now()
 	for i, m := range msgs {
 		if i%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
@@ -301,11 +289,11 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 			kind = KindMessage
 		}
 		if err := validateCommit(kind, m.Role, m.Content); err != nil {
-			return nil, nil, fmt.Errorf("message %d: %w", i+1, err)
+			return nil, nil, &messageError{N: i + 1, Err: err}
 		}
 		meta, err := dag.CanonicalMeta(m.Meta)
 		if err != nil {
-			return nil, nil, fmt.Errorf("message %d: %w", i+1, err)
+			return nil, nil, &messageError{N: i + 1, Err: err}
 		}
 		data := []byte(m.Content)
 		blob := dag.Sum(data)
@@ -315,10 +303,12 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 		if !parent.IsZero() {
 			c.Parents = []Hash{parent}
 		}
-		if parent, err = c.Hash(); err != nil {
-			return nil, nil, fmt.Errorf("message %d: %w", i+1, err)
+		raw, err := dag.Encode(c)
+		if err != nil {
+			return nil, nil, &messageError{N: i + 1, Err: err}
 		}
-		commits = append(commits, hashedCommit{hash: parent, commit: c})
+		parent = dag.Sum(raw)
+		commits = append(commits, hashedCommit{hash: parent, commit: c, raw: raw})
 	}
 	return commits, blobs, nil
 }

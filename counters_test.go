@@ -150,7 +150,7 @@ func TestCounters_UpgradeFromAFileWithoutTheIndex(t *testing.T) {
 	assert.Equal(t, 302, report.Counters)
 	require.NoError(t, tr.Close())
 	rawFile(t, path, func(tx *bolt.Tx) error {
-		assert.Equal(t, []byte{tract.SchemaVersion}, tx.Bucket([]byte("meta")).Get([]byte("schema")), "upgraded with the first write")
+		assert.Equal(t, []byte{2}, tx.Bucket([]byte("meta")).Get([]byte("schema")), "upgraded to schema 2 (counters) with the first write")
 		return nil
 	})
 }

@@ -49,6 +49,9 @@ type Removed struct {
 	Commits       int `json:"commits"`
 	Blobs         int `json:"blobs"`
 	ReflogEntries int `json:"reflog_entries"`
+	// UnfinishedImports counts the unpublished packs GC dropped: what
+	// imports killed before they finished had written.
+	UnfinishedImports int `json:"unfinished_imports"`
 }
 
 // Reset moves the current branch (or a detached HEAD, or a view's branch)
@@ -299,7 +302,9 @@ func GCExpiry(d time.Duration) GCOption { return func(c *gcConfig) { c.expiry = 
 func GCDryRun() GCOption { return func(c *gcConfig) { c.dryRun = true } }
 
 // GC removes orphans that no unexpired reflog entry refers to, the blobs only
-// they used, and the expired reflog entries. Commits reachable from a branch
+// they used, the expired reflog entries, and what imports that never
+// finished left behind (unpublished packs not written to for the expiry,
+// or an hour if that is longer). Commits reachable from a branch
 // or HEAD, and every ancestor of a commit an unexpired reflog entry
 // mentions, stay. ORIG_HEAD protects nothing; it is deleted with the commit
 // it names.
@@ -358,6 +363,9 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		if err != nil {
 			return err
 		}
+		if rm.UnfinishedImports, err = dropAbandonedPacks(tx, t.now().Add(-max(cfg.expiry, abandonedAfter))); err != nil {
+			return err
+		}
 		// ORIG_HEAD does not protect commits; drop it with what it named.
 		if r, err := tx.Ref(refs.OrigHead); err == nil && dead[r.Hash] {
 			if err := tx.DeleteRef(refs.OrigHead); err != nil {
@@ -376,6 +384,35 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		return Removed{}, fmt.Errorf("gc: %w", err)
 	}
 	return rm, nil
+}
+
+// abandonedAfter is how long an unpublished pack must have gone unwritten
+// before GC drops it, whatever the expiry: an import appends to its pack
+// many times a second, so one untouched for this long was abandoned.
+const abandonedAfter = time.Hour
+
+// dropAbandonedPacks drops the unpublished packs last written before
+// cutoff and returns how many.
+func dropAbandonedPacks(tx store.Tx, cutoff time.Time) (int, error) {
+	p, ok := tx.(store.PackTx)
+	if !ok {
+		return 0, nil
+	}
+	infos, err := p.UnpublishedPacks()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, info := range infos {
+		if info.Updated.After(cutoff) {
+			continue
+		}
+		if err := p.DropPack(info.ID); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // errDryRun rolls back a dry run's transaction.

@@ -49,8 +49,16 @@ when it finds problems; it reports damage instead of crashing.`,
 					if !r.OK() {
 						status = p.bad(plural(len(r.Problems), "problem", "problems"))
 					}
-					fmt.Fprintf(f.IO.Out, "checked %s, %s, %s, %s, %s: %s\n",
-						plural(r.Commits, "commit", "commits"), plural(r.Blobs, "blob", "blobs"),
+					if r.UnfinishedImports > 0 {
+						fmt.Fprintf(f.IO.Out, "note: %s (running, or killed: 'tract gc' removes what they wrote after an hour)\n",
+							plural(r.UnfinishedImports, "unfinished import", "unfinished imports"))
+					}
+					packs := ""
+					if r.Packs > 0 {
+						packs = fmt.Sprintf(" (in %s; 'tract compact' merges them)", plural(r.Packs+1, "part", "parts"))
+					}
+					fmt.Fprintf(f.IO.Out, "checked %s, %s%s, %s, %s, %s: %s\n",
+						plural(r.Commits, "commit", "commits"), plural(r.Blobs, "blob", "blobs"), packs,
 						plural(r.Refs, "ref", "refs"), plural(r.ReflogEntries, "reflog entry", "reflog entries"),
 						plural(r.Counters, "index entry", "index entries"), status)
 				}

@@ -26,7 +26,9 @@ func newCmdGC(f *Factory, runF func(*GCOptions) error) *cobra.Command {
 		Use:   "gc [--expire AGE] [--dry-run]",
 		Short: "Delete orphans whose reflog entries have expired",
 		Long: `Delete orphaned commits that no reflog entry younger than AGE refers to (default
-30d), the text only they used, and the expired reflog entries. Commits
+30d), the text only they used, the expired reflog entries, and what imports
+killed before they finished had written (once untouched for AGE, or an hour
+if that is longer). Commits
 reachable from a branch, HEAD or ORIG_HEAD always stay. AGE is a Go duration
 (90m, 12h), a number of days (7d), or "now" to expire everything.`,
 		Args: exactArgs(0, "no arguments"),
@@ -55,8 +57,12 @@ reachable from a branch, HEAD or ORIG_HEAD always stay. AGE is a Go duration
 				if opts.DryRun {
 					verb = "Would remove"
 				}
-				fmt.Fprintf(f.IO.Out, "%s %s, %s and %s\n", verb, plural(rm.Commits, "commit", "commits"),
+				fmt.Fprintf(f.IO.Out, "%s %s, %s and %s", verb, plural(rm.Commits, "commit", "commits"),
 					plural(rm.Blobs, "blob", "blobs"), plural(rm.ReflogEntries, "reflog entry", "reflog entries"))
+				if rm.UnfinishedImports > 0 {
+					fmt.Fprintf(f.IO.Out, ", and what %s had written", plural(rm.UnfinishedImports, "unfinished import", "unfinished imports"))
+				}
+				fmt.Fprintln(f.IO.Out)
 				return nil
 			})
 		},

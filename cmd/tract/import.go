@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,11 +23,16 @@ func newCmdImport(f *Factory, runF func(*ImportOptions) error) *cobra.Command {
 	opts := &ImportOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "import [FILE | -]",
-		Short: "Append a conversation (OpenAI messages as a JSON array or JSON lines) in one transaction",
-		Long: `Append messages to the current branch in one transaction: all or none. The
-input is a JSON array of {"role","content"} objects (the OpenAI "messages"
-format, as 'tract compile --json' prints) or one such object per line. Each
-object may also carry "kind" (default message) and "meta" (a JSON object).`,
+		Short: "Append a conversation: OpenAI messages as a JSON array or JSON lines",
+		Long: `Append messages to the current branch: all or none. The input is a JSON
+array of {"role","content"} objects (the OpenAI "messages" format, as 'tract
+compile --json' prints) or one such object per line. Each object may also
+carry "kind" (default message) and "meta" (a JSON object).
+
+The input is read as a stream, so memory stays bounded whatever its size.
+A large input is written in batches, one transaction each, and the branch
+moves once, when the last one lands; an import that fails or is
+interrupted leaves the branch where it was.`,
 		Example: `  tract compile --json | tract --db other.db import`,
 		Args:    maxArgs(1, "one file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,42 +60,27 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 		defer fh.Close()
 		r = fh
 	}
-	msgs, err := decodeMessages(r)
-	if err != nil {
-		return err
-	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
-		tip, err := t.Import(cmd.Context(), msgs)
+		// A malformed input is the user's to fix: a usage error.
+		var bad error
+		msgs := func(yield func(tract.ImportMessage, error) bool) {
+			for m, err := range tract.ReadMessages(r) {
+				if err != nil {
+					bad = err
+				}
+				if !yield(m, err) {
+					return
+				}
+			}
+		}
+		res, err := t.ImportSeq(cmd.Context(), msgs)
 		if err != nil {
+			if bad != nil && errors.Is(err, bad) {
+				return usageErrorf("%v", err)
+			}
 			return err
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Imported %s; %s is now at %s\n", plural(len(msgs), "message", "messages"), position(t), tip.Short())
+		fmt.Fprintf(f.IO.ErrOut, "Imported %s; %s is now at %s\n", plural(res.Messages, "message", "messages"), position(t), res.Tip.Short())
 		return nil
 	})
-}
-
-// decodeMessages reads a JSON array or JSON lines of messages.
-func decodeMessages(r io.Reader) ([]tract.ImportMessage, error) {
-	br := bufio.NewReader(r)
-	data, err := io.ReadAll(br)
-	if err != nil {
-		return nil, err
-	}
-	trimmed := bytes.TrimSpace(data)
-	var msgs []tract.ImportMessage
-	if bytes.HasPrefix(trimmed, []byte("[")) {
-		if err := json.Unmarshal(trimmed, &msgs); err != nil {
-			return nil, usageErrorf("input is not a JSON array of messages: %v", err)
-		}
-		return msgs, nil
-	}
-	d := json.NewDecoder(bytes.NewReader(trimmed))
-	for i := 1; d.More(); i++ {
-		var m tract.ImportMessage
-		if err := d.Decode(&m); err != nil {
-			return nil, usageErrorf("message %d is not a JSON object with role and content: %v", i, err)
-		}
-		msgs = append(msgs, m)
-	}
-	return msgs, nil
 }

@@ -1,0 +1,376 @@
+package tract
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"path/filepath"
+	"time"
+
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// Default batch limits of ImportSeq: an import holds at most this many
+// messages, or this many bytes of text, in memory at once, and writes
+// about that much per transaction. bbolt keeps everything a write
+// transaction touches in memory until it commits, so the limits bound an
+// import's memory; they are large enough that the per-transaction costs
+// (two syncs) stay a small part of the time.
+const (
+	DefaultImportBatchMessages = 50_000
+	DefaultImportBatchBytes    = 4 << 20
+)
+
+// ImportOption configures ImportSeq.
+type ImportOption func(*importConfig)
+
+type importConfig struct {
+	batchMessages int
+	batchBytes    int
+}
+
+// ImportBatch sets how many messages, and how many bytes of text, one
+// transaction of an import takes at most (non-positive values keep the
+// defaults). Smaller batches use less memory; larger ones write a smaller
+// file, a little faster.
+func ImportBatch(messages, bytes int) ImportOption {
+	return func(c *importConfig) {
+		if messages > 0 {
+			c.batchMessages = messages
+		}
+		if bytes > 0 {
+			c.batchBytes = bytes
+		}
+	}
+}
+
+// ImportResult reports what an import appended.
+type ImportResult struct {
+	// Tip is where the branch points after the import (its old position
+	// when nothing was imported).
+	Tip Hash
+	// Messages is the number of commits appended.
+	Messages int
+	// Batches is the number of transactions that wrote them, besides the
+	// one that moved the branch.
+	Batches int
+}
+
+// Import appends msgs to the current branch (a view's branch) as a chain
+// of commits: the bulk path for loading existing conversations. It is
+// ImportSeq over a slice, and returns the branch's new position.
+func (t *Tract) Import(ctx context.Context, msgs []ImportMessage) (Hash, error) {
+	r, err := t.ImportSeq(ctx, func(yield func(ImportMessage, error) bool) {
+		for _, m := range msgs {
+			if !yield(m, nil) {
+				return
+			}
+		}
+	})
+	return r.Tip, err
+}
+
+// ImportSeq appends the messages msgs yields to the current branch (a
+// view's branch) as a chain of commits, reading them as a stream: memory
+// stays bounded by one batch (see ImportBatch), whatever the input's size.
+//
+// An import is all or nothing: the branch moves once, at the end, with one
+// reflog entry "import: N commits", or not at all. An input that fits one
+// batch is written in one transaction, like CommitMany. A longer one is
+// sorted in runs in temporary files beside the repository, then written as
+// a pack (see store.PackTx): in key order, a batch per transaction, so
+// other processes get their turns in between, and invisible until the
+// transaction that publishes it moves the branch. If the stream yields an
+// error or an invalid message (the error names it by position), or ctx is
+// cancelled, the pack is dropped: nothing was imported. A process killed
+// mid-import leaves an unpublished pack that only takes space until GC
+// drops it.
+//
+// A multi-batch import builds on the position it found when it started;
+// if another writer moves the branch meanwhile, the import is kept off the
+// branch (in the stranded reflog) and the error is a *ConflictError naming
+// it.
+func (t *Tract) ImportSeq(ctx context.Context, msgs iter.Seq2[ImportMessage, error], opts ...ImportOption) (ImportResult, error) {
+	cfg := importConfig{batchMessages: DefaultImportBatchMessages, batchBytes: DefaultImportBatchBytes}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	im := &importer{t: t, ctx: ctx, cfg: cfg}
+	defer im.close()
+	res, err := im.run(msgs)
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("import: %w", err)
+	}
+	return res, nil
+}
+
+// importer is one run of ImportSeq.
+type importer struct {
+	t   *Tract
+	ctx context.Context
+	cfg importConfig
+
+	batch []ImportMessage
+	size  int
+	n     int // messages read so far, including batch
+
+	at       time.Time      // the time of the first commit
+	start    Hash           // the position the import builds on
+	tip      Hash           // the last commit built
+	counters store.Counters // tip's
+	sorter   *store.PackSorter
+	pack     uint64 // the pack being written, once created
+	batches  int
+}
+
+func (im *importer) run(msgs iter.Seq2[ImportMessage, error]) (ImportResult, error) {
+	if err := im.ctx.Err(); err != nil {
+		return ImportResult{}, err
+	}
+	for m, err := range msgs {
+		if err == nil {
+			err = im.ctx.Err()
+		}
+		if err != nil {
+			return ImportResult{}, err
+		}
+		if len(im.batch) == im.cfg.batchMessages || (len(im.batch) > 0 && im.size+len(m.Content) > im.cfg.batchBytes) {
+			if err := im.sort(); err != nil {
+				return ImportResult{}, err
+			}
+		}
+		im.batch = append(im.batch, m)
+		im.size += len(m.Content)
+		im.n++
+	}
+	if im.sorter == nil {
+		// Everything fits one batch: one transaction, like CommitMany.
+		hs, err := im.t.appendChain(im.ctx, im.batch, refs.ActionImport, fmt.Sprintf("import: %d commits", len(im.batch)))
+		if err != nil {
+			return ImportResult{}, err
+		}
+		return ImportResult{Tip: hs[len(hs)-1], Messages: len(im.batch), Batches: min(len(im.batch), 1)}, nil
+	}
+	if err := im.sort(); err != nil {
+		return ImportResult{}, err
+	}
+	if err := im.write(); err != nil {
+		return ImportResult{}, err
+	}
+	return ImportResult{Tip: im.tip, Messages: im.n, Batches: im.batches}, nil
+}
+
+// sort builds the commits of the batch read so far on the import's tip and
+// hands them, with their blobs and counters, to the sorter.
+func (im *importer) sort() error {
+	if im.sorter == nil {
+		err := im.t.view(func(tx store.Tx) error {
+			cur, err := im.t.requireBranch(tx)
+			if err != nil {
+				return err
+			}
+			im.start, im.tip, im.at = cur.Hash, cur.Hash, im.t.now()
+			im.counters, err = countersOf(im.ctx, tx, cur.Hash, false)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		dir := ""
+		if p := im.t.Path(); p != store.MemoryPath {
+			dir = filepath.Dir(p)
+		}
+		im.sorter = store.NewPackSorter(dir, im.cfg.batchBytes)
+	}
+	// Consecutive nanoseconds across batches, as within one.
+	commits, blobs, err := im.t.buildChain(im.ctx, im.tip, im.batch, im.at.Add(time.Duration(im.n-len(im.batch))))
+	if err != nil {
+		return renumber(err, im.n-len(im.batch))
+	}
+	for i, c := range commits {
+		text := blobs[i].data
+		if !c.commit.Kind.Compiled() {
+			text = nil
+		}
+		im.counters = im.counters.Next(c.commit.Kind, text)
+		for _, e := range []store.PackEntry{
+			{Kind: store.PackBlob, Hash: blobs[i].hash, Value: blobs[i].data},
+			{Kind: store.PackCommit, Hash: c.hash, Value: c.raw},
+			{Kind: store.PackCounters, Hash: c.hash, Value: im.counters.Encode()},
+		} {
+			if err := im.sorter.Add(e); err != nil {
+				return err
+			}
+		}
+	}
+	im.tip = commits[len(commits)-1].hash
+	clear(im.batch) // the texts are the sorter's now
+	im.batch, im.size = im.batch[:0], 0
+	return nil
+}
+
+// write writes the sorted entries as a pack, a batch per transaction, and
+// publishes it in the transaction that moves the branch from start to the
+// import's tip.
+func (im *importer) write() error {
+	err := im.t.update(func(tx store.Tx) error {
+		p, ok := tx.(store.PackTx)
+		if !ok {
+			return fmt.Errorf("the repository's store (%T) cannot take an import larger than one batch", im.t.st)
+		}
+		var err error
+		im.pack, err = p.CreatePack(im.t.now())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var chunk []store.PackEntry
+	size := 0
+	appendChunk := func() error {
+		if err := im.ctx.Err(); err != nil {
+			return err
+		}
+		err := im.t.update(func(tx store.Tx) error {
+			return tx.(store.PackTx).AppendPack(im.pack, im.t.now(), chunk)
+		})
+		if err != nil {
+			if isNotFound(err) {
+				return fmt.Errorf("the pack being written was removed meanwhile (by 'tract gc --expire'?); import again: %w", err)
+			}
+			return err
+		}
+		im.batches++
+		clear(chunk)
+		chunk, size = chunk[:0], 0
+		return nil
+	}
+	for e, err := range im.sorter.Sorted() {
+		if err != nil {
+			return err
+		}
+		if size+len(e.Value) > im.cfg.batchBytes && len(chunk) > 0 {
+			if err := appendChunk(); err != nil {
+				return err
+			}
+		}
+		chunk = append(chunk, e)
+		size += len(e.Value) + 64
+	}
+	if len(chunk) > 0 {
+		if err := appendChunk(); err != nil {
+			return err
+		}
+	}
+	return im.t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+		cur, err := im.t.requireBranch(tx)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.(store.PackTx).PublishPack(im.pack); err != nil {
+			return nil, err
+		}
+		im.pack = 0
+		return im.t.land(tx, cur, im.start, im.tip, refs.ActionImport, fmt.Sprintf("import: %d commits", im.n), fmt.Sprintf("import of %d messages", im.n))
+	})
+}
+
+// close drops the pack of an import that did not publish it and removes
+// the sorter's files.
+func (im *importer) close() {
+	if im.pack != 0 {
+		id := im.pack
+		_ = im.t.update(func(tx store.Tx) error { return tx.(store.PackTx).DropPack(id) })
+	}
+	if im.sorter != nil {
+		_ = im.sorter.Close()
+	}
+}
+
+// renumber turns buildChain's "message N" (counted within a batch) into the
+// position in the whole input.
+func renumber(err error, before int) error {
+	var me *messageError
+	if errors.As(err, &me) {
+		me.N += before
+	}
+	return err
+}
+
+// messageError is an invalid message of a bulk import, by its 1-based
+// position in the input.
+type messageError struct {
+	N   int
+	Err error
+}
+
+func (e *messageError) Error() string { return fmt.Sprintf("message %d: %v", e.N, e.Err) }
+func (e *messageError) Unwrap() error { return e.Err }
+
+// ReadMessages returns the messages of r, read as a stream: a JSON array of
+// OpenAI messages ({"role","content"} objects, as Compile's JSON prints
+// them, optionally with "kind" and "meta") or one such object per line. A
+// malformed input ends the sequence with an error naming the message.
+func ReadMessages(r io.Reader) iter.Seq2[ImportMessage, error] {
+	return func(yield func(ImportMessage, error) bool) {
+		br := bufio.NewReaderSize(r, 64<<10)
+		first, err := firstByte(br)
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			yield(ImportMessage{}, err)
+			return
+		}
+		d := json.NewDecoder(br)
+		array := first == '['
+		if array {
+			if _, err := d.Token(); err != nil {
+				yield(ImportMessage{}, fmt.Errorf("input is not a JSON array of messages: %w", err))
+				return
+			}
+		}
+		for i := 1; d.More(); i++ {
+			var m ImportMessage
+			if err := d.Decode(&m); err != nil {
+				yield(ImportMessage{}, &messageError{N: i, Err: fmt.Errorf("not a JSON object with role and content: %w", err)})
+				return
+			}
+			if !yield(m, nil) {
+				return
+			}
+		}
+		if array {
+			if _, err := d.Token(); err != nil {
+				yield(ImportMessage{}, fmt.Errorf("input is not a JSON array of messages: %w", err))
+				return
+			}
+		}
+		if tok, err := d.Token(); err != io.EOF {
+			if err == nil {
+				err = fmt.Errorf("unexpected %v", tok)
+			}
+			yield(ImportMessage{}, fmt.Errorf("trailing data after the messages: %w", err))
+		}
+	}
+}
+
+// firstByte returns the first byte of br that is not JSON white space,
+// leaving it unread.
+func firstByte(br *bufio.Reader) (byte, error) {
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		if !bytes.ContainsRune([]byte(" \t\r\n"), rune(b)) {
+			return b, br.UnreadByte()
+		}
+	}
+}
