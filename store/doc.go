@@ -20,10 +20,10 @@
 // [ResolveRef] follows symbolic refs, [Resolver] adapts a Tx for
 // refs.Resolve, and [Getter] for the walks of package dag.
 //
-// # The bbolt file, schema 2
+// # The bbolt file, schema 3
 //
-// Five top-level buckets; every value's byte format is documented where it
-// is encoded:
+// Five top-level buckets, and two more once an import has used a pack;
+// every value's byte format is documented where it is encoded:
 //
 //	meta     "magic"  → "tract"
 //	         "schema" → SchemaVersion as an unsigned varint
@@ -34,6 +34,11 @@
 //	refs     full ref name → refs.Ref.Encode ("ref: TARGET" or 32 hash bytes)
 //	reflogs  full ref name → nested bucket:
 //	             8-byte big-endian sequence number → refs.Entry.Encode
+//	staging  8-byte big-endian pack id → nested bucket (unpublished pack):
+//	             "blobs", "commits" → nested buckets laid out as the
+//	             top-level ones; "info" → update time (Unix ns) and entry
+//	             count, 8 bytes big-endian each
+//	packs    the same, for published packs (schema 3)
 //
 // Keys are bytes, so commits sort by hash and a hash prefix is a key range
 // (CommitsWithPrefix seeks to it). A new file holds the meta keys, the empty
@@ -58,6 +63,29 @@
 // them.
 //
 // The file is created with mode 0600 (its directory 0700).
+//
+// # Packs
+//
+// bbolt keeps every page a write transaction touches in memory until it
+// commits, and hash keys are random: a transaction that inserts n objects
+// into a large repository touches about n pages, wherever they are. A bulk
+// load in one transaction would hold everything; in many, each would
+// rewrite pages all over the file. A pack ([PackTx]) avoids both: its
+// writer sorts the objects first ([PackSorter], in runs on disk), then
+// appends them in key order into buckets of their own, a bounded batch per
+// transaction, so each transaction touches only the pages it adds and
+// fills them. The pack sits in "staging", read by nothing, until one
+// transaction moves it to "packs" (bbolt moves a bucket's root, not its
+// pages) together with the branch move that makes its commits reachable.
+// Lookups try the top-level buckets, then each published pack; listings
+// merge them in key order, each key once; deletes reach every one.
+// [Bolt.Compact] merges the packs into the top-level buckets.
+//
+// The transaction that publishes a file's first pack records schema 3:
+// a tract that does not know packs would not find their objects. Until
+// then a file stays at schema 2 and that tract can still use it. An
+// unpublished pack whose writer died only takes space; GC drops it (see
+// package tract).
 //
 // # Sharing the file
 //

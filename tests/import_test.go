@@ -1,0 +1,116 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/storetest"
+)
+
+// writeLines writes n messages of about size bytes as JSON lines to name
+// in the sandbox.
+func (s *sandbox) writeLines(name string, n, size int) string {
+	s.t.Helper()
+	path := filepath.Join(s.dir, name)
+	f, err := os.Create(path)
+	require.NoError(s.t, err)
+	w := bufio.NewWriter(f)
+	pad := strings.Repeat("y", size)
+	for i := range n {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		fmt.Fprintf(w, "{\"role\":%q,\"content\":\"message %d %s\"}\n", role, i+1, pad)
+	}
+	require.NoError(s.t, w.Flush())
+	require.NoError(s.t, f.Close())
+	return path
+}
+
+// An input larger than one batch goes in through a pack: all of it lands,
+// fsck shows the pack, compact merges it.
+func TestImport_LargeInputThroughAPack(t *testing.T) {
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("system", "You answer briefly.")
+	s.writeLines("big.jsonl", 16_000, 300) // about 5 MB: two batches
+	r := s.ok("import", "big.jsonl")
+	assert.Contains(t, r.Stderr, "Imported 16000 messages; HEAD is now at")
+	assert.Contains(t, s.ok("log", "-n", "1").Stdout, "message 16000 ")
+	assert.Contains(t, s.ok("status").Stdout, "16001 commits on the chain")
+	fsck := s.ok("fsck").Stdout
+	assert.Contains(t, fsck, "checked 16001 commits, 16001 blobs (in 2 parts; 'tract compact' merges them)")
+	assert.Contains(t, fsck, ": ok")
+	s.ok("compact")
+	fsck = s.ok("fsck").Stdout
+	assert.Contains(t, fsck, "checked 16001 commits, 16001 blobs, ")
+	assert.Contains(t, fsck, ": ok")
+	assert.Contains(t, s.ok("log", "-n", "1").Stdout, "message 16000 ")
+}
+
+// An import killed while it writes its pack leaves the branch as it was
+// and nothing visible: fsck notes the unfinished import, gc leaves it
+// alone while it may be running (an hour, even with --expire now), and
+// drops it after.
+func TestImport_KilledMidway(t *testing.T) {
+	s := newSandbox(t)
+	db := s.initRepo()
+	s.commit("user", "before the import")
+	before := s.ok("log", "--all", "--json").Stdout
+	s.writeLines("big.jsonl", 120_000, 250) // about 33 MB: a pack of some 15 transactions
+
+	imp := s.start("import", "big.jsonl")
+	api := openAPI(t, db)
+	st := api.Store()
+	packs := func() []store.PackInfo {
+		var out []store.PackInfo
+		require.NoError(t, st.View(func(tx store.Tx) (err error) {
+			out, err = tx.(store.PackTx).UnpublishedPacks()
+			return err
+		}))
+		return out
+	}
+	deadline := time.Now().Add(commandTimeout)
+	for len(packs()) == 0 {
+		require.True(t, time.Now().Before(deadline), "the import never started its pack")
+		time.Sleep(time.Millisecond)
+	}
+	// Hold the file so the import stops between two of its transactions,
+	// then kill it there.
+	release := storetest.HoldWrite(t, st)
+	require.Len(t, packs(), 1, "the import is still writing its pack")
+	require.NoError(t, imp.cmd.Process.Kill())
+	_ = imp.cmd.Wait()
+	release()
+
+	assert.Equal(t, before, s.ok("log", "--all", "--json").Stdout, "the branch and history are as they were")
+	fsck := s.ok("fsck").Stdout
+	assert.Contains(t, fsck, "note: 1 unfinished import")
+	assert.Contains(t, fsck, ": ok")
+	assert.NotContains(t, s.ok("gc", "--expire", "now").Stdout, "unfinished", "an hour's grace: it may still be running")
+	require.Len(t, packs(), 1)
+
+	later, err := tract.Open(db, tract.WithClock(func() time.Time { return time.Now().Add(2 * time.Hour) }))
+	require.NoError(t, err)
+	defer later.Close()
+	rm, err := later.GC(context.Background(), tract.GCExpiry(0))
+	require.NoError(t, err)
+	assert.Equal(t, 1, rm.UnfinishedImports)
+	assert.Empty(t, packs())
+	s.fsckOK()
+	runs, err := filepath.Glob(filepath.Join(filepath.Dir(db), "tract-sort-*"))
+	require.NoError(t, err)
+	assert.Empty(t, runs, "a killed import leaves no sort files: they are unlinked at once")
+}
