@@ -3,6 +3,7 @@ package tract
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 	"unsafe"
@@ -73,6 +74,90 @@ func (t *Tract) Compile(ctx context.Context, opts ...CompileOption) ([]Message, 
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 	return out, nil
+}
+
+// CompileSeq is Compile as a sequence, for chains too long to hold: it
+// walks the chain back from the tip remembering only what each message is
+// made from (a blob hash and a role), then reads the texts forward; both
+// walks read a page of commits per short read transaction, and the
+// messages are yielded between transactions, so neither memory nor the
+// file's lock is held while the caller writes them out. Commits are
+// immutable, so the pages join up; only a commit deleted meanwhile (by a
+// hard reset and gc) ends the sequence with an error.
+func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2[Message, error] {
+	var cfg compileConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	type part struct {
+		blob Hash
+		role Role
+	}
+	return func(yield func(Message, error) bool) {
+		fail := func(err error) { yield(Message{}, fmt.Errorf("compile: %w", err)) }
+		var parts blocks[part]
+		var next Hash
+		started := false
+		for !started || !next.IsZero() {
+			if err := ctx.Err(); err != nil {
+				fail(err)
+				return
+			}
+			err := t.view(func(tx store.Tx) error {
+				if !started {
+					started = true
+					var err error
+					if next, err = t.tipOf(tx, cfg.rev); err != nil {
+						return err
+					}
+				}
+				for i := 0; i < 16*pageSize && !next.IsZero(); i++ {
+					hd, err := tx.CommitHeader(next)
+					if err != nil {
+						return fmt.Errorf("commit %s: %w", next.Short(), err)
+					}
+					if role, ok := compiledRole(hd, cfg.includeNotes); ok {
+						parts.add(part{hd.Blob, role})
+					}
+					next = hd.Parent
+				}
+				return nil
+			})
+			if err != nil {
+				fail(err)
+				return
+			}
+		}
+		todo := parts.reversed()
+		for len(todo) > 0 {
+			if err := ctx.Err(); err != nil {
+				fail(err)
+				return
+			}
+			n := min(pageSize, len(todo))
+			page := make([]Message, n)
+			err := t.view(func(tx store.Tx) error {
+				for i, p := range todo[:n] {
+					text, err := tx.Blob(p.blob)
+					if err != nil {
+						return err
+					}
+					page[i] = Message{Role: string(p.role), Content: bytesToString(text)}
+				}
+				return nil
+			})
+			if err != nil {
+				fail(err)
+				return
+			}
+			for _, m := range page {
+				if !yield(m, nil) {
+					return
+				}
+			}
+			todo = todo[n:]
+		}
+	}
 }
 
 // compileCache remembers one compiled first-parent chain. Commits are
@@ -205,23 +290,29 @@ func (c *compileCache) reset(notes bool) {
 // compileOne turns one commit into a message; ok is false for commits that
 // are not sent to a model.
 func compileOne(tx store.Tx, c dag.Header, notes bool) (Message, bool, error) {
-	role := string(c.Role)
-	switch c.Kind {
-	case KindMessage, KindSummary:
-	case KindSteering:
-		role = string(RoleUser)
-	case KindNote:
-		if !notes {
-			return Message{}, false, nil
-		}
-	default:
+	role, ok := compiledRole(c, notes)
+	if !ok {
 		return Message{}, false, nil
 	}
 	text, err := tx.Blob(c.Blob)
 	if err != nil {
 		return Message{}, false, err
 	}
-	return Message{Role: role, Content: bytesToString(text)}, true, nil
+	return Message{Role: string(role), Content: bytesToString(text)}, true, nil
+}
+
+// compiledRole returns the role a commit is sent as; ok is false for
+// commits that are not sent to a model.
+func compiledRole(c dag.Header, notes bool) (role Role, ok bool) {
+	switch c.Kind {
+	case KindMessage, KindSummary:
+		return c.Role, true
+	case KindSteering:
+		return RoleUser, true
+	case KindNote:
+		return c.Role, notes
+	}
+	return "", false
 }
 
 // DropCaches forgets the compiled chain Compile keeps in memory, so the next

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -63,41 +64,89 @@ func LogLimit(n int) LogOption { return func(c *logConfig) { c.limit = n } }
 func LogFrom(rev string) LogOption { return func(c *logConfig) { c.rev = rev } }
 
 // Log returns the first-parent history from HEAD, newest first. On an unborn
-// branch it returns no commits.
+// branch it returns no commits. LogSeq gives the same commits without
+// holding them all.
 func (t *Tract) Log(ctx context.Context, opts ...LogOption) ([]*CommitInfo, error) {
+	var out []*CommitInfo
+	for ci, err := range t.LogSeq(ctx, opts...) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ci)
+	}
+	return out, nil
+}
+
+// pageSize is how many commits a paged walk reads per read transaction:
+// enough that a transaction's fixed cost does not show, few enough that
+// a writer never waits long behind a reader.
+const pageSize = 256
+
+// LogSeq is Log as a sequence: it reads the history a page of commits at a
+// time, each page in a short read transaction, and yields them between
+// transactions, so a long history neither sits in memory nor keeps writers
+// waiting while the caller prints. Commits are immutable, so the pages
+// join up; only a commit deleted meanwhile (by a hard reset and gc) ends
+// the sequence with an error.
+func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*CommitInfo, error] {
 	var cfg logConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	var out []*CommitInfo
-	err := t.view(func(tx store.Tx) error {
-		tip, err := t.tipOf(tx, cfg.rev)
-		if err != nil {
-			return err
-		}
-		names, err := refNames(tx)
-		if err != nil {
-			return err
-		}
-		return dag.WalkFirstParent(tx.Commit, tip, func(h Hash, c *dag.Commit) error {
+	return func(yield func(*CommitInfo, error) bool) {
+		var next Hash
+		var names map[Hash][]string
+		started, n := false, 0
+		for {
 			if err := ctx.Err(); err != nil {
-				return err
+				yield(nil, fmt.Errorf("log: %w", err))
+				return
 			}
-			ci, err := info(tx, h, c, names)
+			size := pageSize
+			if cfg.limit > 0 {
+				size = min(size, cfg.limit-n)
+			}
+			page := make([]*CommitInfo, 0, size)
+			err := t.view(func(tx store.Tx) error {
+				if !started {
+					tip, err := t.tipOf(tx, cfg.rev)
+					if err != nil {
+						return err
+					}
+					if names, err = refNames(tx); err != nil {
+						return err
+					}
+					next, started = tip, true
+				}
+				for len(page) < size && !next.IsZero() {
+					c, err := tx.Commit(next)
+					if err != nil {
+						return fmt.Errorf("commit %s: %w", next.Short(), err)
+					}
+					ci, err := info(tx, next, c, names)
+					if err != nil {
+						return err
+					}
+					page = append(page, ci)
+					next = c.Parent()
+				}
+				return nil
+			})
 			if err != nil {
-				return err
+				yield(nil, fmt.Errorf("log: %w", err))
+				return
 			}
-			out = append(out, ci)
-			if cfg.limit > 0 && len(out) >= cfg.limit {
-				return dag.ErrStop
+			for _, ci := range page {
+				if !yield(ci, nil) {
+					return
+				}
+				n++
 			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("log: %w", err)
+			if next.IsZero() || (cfg.limit > 0 && n >= cfg.limit) {
+				return
+			}
+		}
 	}
-	return out, nil
 }
 
 // Show returns one commit by revision.
@@ -210,17 +259,6 @@ func newInfo(h Hash, c *dag.Commit, text string, names map[Hash][]string) *Commi
 	}
 }
 
-// loadTexts reads every blob in key order, which is much faster than
-// looking each one up when most of them are wanted.
-func loadTexts(tx store.Tx) (map[Hash]string, error) {
-	texts := make(map[Hash]string)
-	err := tx.ForEachBlob(func(h Hash, data []byte) error {
-		texts[h] = string(data)
-		return nil
-	})
-	return texts, err
-}
-
 // History is the whole repository as LogAll returns it.
 type History struct {
 	// Commits are the commits reachable from a branch or HEAD, newest
@@ -249,19 +287,83 @@ type OrphanChain struct {
 
 // LogAll returns every commit in the repository: the reachable ones with
 // their refs, and the orphans grouped into side chains by the commit they
-// forked from, each with the reflog entry that orphaned it.
+// forked from, each with the reflog entry that orphaned it. It holds every
+// commit's text at once; Outline gives the same history as hashes, with
+// the texts read a page at a time.
 func (t *Tract) LogAll(ctx context.Context) (*History, error) {
+	o, err := t.Outline(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &History{Commits: make([]*CommitInfo, 0, len(o.Commits))}
+	collect := func(hs []Hash) ([]*CommitInfo, error) {
+		var cs []*CommitInfo
+		for ci, err := range o.Infos(ctx, hs) {
+			if err != nil {
+				return nil, err
+			}
+			cs = append(cs, ci)
+		}
+		return cs, nil
+	}
+	if out.Commits, err = collect(o.Commits); err != nil {
+		return nil, err
+	}
+	if out.Commits == nil {
+		out.Commits = []*CommitInfo{}
+	}
+	for _, ch := range o.Orphans {
+		oc := &OrphanChain{Fork: ch.Fork, Action: ch.Action, Reason: ch.Reason, When: ch.When}
+		if oc.Commits, err = collect(ch.Commits); err != nil {
+			return nil, err
+		}
+		out.Orphans = append(out.Orphans, oc)
+	}
+	return out, nil
+}
+
+// Outline is the whole repository as LogAll shows it, as hashes: the
+// order and grouping of every commit without their texts, which Infos
+// reads a page at a time. Its memory grows with the number of commits,
+// not with their size.
+type Outline struct {
+	// Commits are the commits reachable from a branch or HEAD, newest
+	// first.
+	Commits []Hash
+	// Orphans are the side chains of commits no ref reaches, in the order
+	// their tips were made.
+	Orphans []OrphanOutline
+
+	t     *Tract
+	names map[Hash][]string
+}
+
+// OrphanOutline is an OrphanChain as hashes.
+type OrphanOutline struct {
+	// Fork is the reachable commit the chain forked from; zero when the
+	// chain reaches a root without meeting one.
+	Fork Hash
+	// Commits are the chain's commits, newest first.
+	Commits []Hash
+	// Action, Reason and When are those of the reflog entry that orphaned
+	// the chain, as in OrphanChain.
+	Action, Reason string
+	When           time.Time
+}
+
+// Outline reads the shape of the whole repository, in one read
+// transaction: what LogAll returns, as hashes.
+func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var out History
+	out := &Outline{t: t}
 	err := t.view(func(tx store.Tx) error {
 		all, err := loadAll(tx)
 		if err != nil {
 			return err
 		}
-		names, err := refNames(tx)
-		if err != nil {
+		if out.names, err = refNames(tx); err != nil {
 			return err
 		}
 		tips, err := refTips(tx)
@@ -279,42 +381,15 @@ func (t *Tract) LogAll(ctx context.Context) (*History, error) {
 		if err != nil {
 			return err
 		}
-		texts, err := loadTexts(tx)
-		if err != nil {
-			return err
-		}
-		infoOf := func(h Hash) (*CommitInfo, error) {
-			c := all[h]
-			text, ok := texts[c.Blob]
-			if !ok {
-				return nil, fmt.Errorf("commit %s: blob %s: %w", h.Short(), c.Blob.Short(), store.ErrNotFound)
-			}
-			return newInfo(h, c, text, names), nil
-		}
-		reachable := make([]Hash, 0, len(reach))
+		out.Commits = make([]Hash, 0, len(reach))
 		for h := range reach {
-			reachable = append(reachable, h)
+			out.Commits = append(out.Commits, h)
 		}
-		sortNewestFirst(all, reachable)
-		out.Commits = make([]*CommitInfo, 0, len(reachable))
-		for _, h := range reachable {
-			ci, err := infoOf(h)
-			if err != nil {
-				return err
-			}
-			out.Commits = append(out.Commits, ci)
-		}
+		sortNewestFirst(all, out.Commits)
 		for _, ch := range dag.OrphanChains(all, reach) {
-			oc := &OrphanChain{Fork: ch.Fork}
+			oc := OrphanOutline{Fork: ch.Fork, Commits: ch.Commits}
 			if e, ok := orphanedBy[ch.Tip]; ok {
 				oc.Action, oc.Reason, oc.When = e.Action, e.Message, e.Time
-			}
-			for _, h := range ch.Commits {
-				ci, err := infoOf(h)
-				if err != nil {
-					return err
-				}
-				oc.Commits = append(oc.Commits, ci)
 			}
 			out.Orphans = append(out.Orphans, oc)
 		}
@@ -323,10 +398,52 @@ func (t *Tract) LogAll(ctx context.Context) (*History, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log --all: %w", err)
 	}
-	return &out, nil
+	return out, nil
 }
 
-// loadAll decodes every commit of the repository.
+// Infos returns the commits hs names, in that order, with their texts and
+// refs (as they were when the outline was read), reading a page of them
+// per short read transaction.
+func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, error] {
+	return func(yield func(*CommitInfo, error) bool) {
+		for len(hs) > 0 {
+			if err := ctx.Err(); err != nil {
+				yield(nil, fmt.Errorf("log --all: %w", err))
+				return
+			}
+			n := min(pageSize, len(hs))
+			page := make([]*CommitInfo, 0, n)
+			err := o.t.view(func(tx store.Tx) error {
+				for _, h := range hs[:n] {
+					c, err := tx.Commit(h)
+					if err != nil {
+						return fmt.Errorf("commit %s: %w", h.Short(), err)
+					}
+					ci, err := info(tx, h, c, o.names)
+					if err != nil {
+						return err
+					}
+					page = append(page, ci)
+				}
+				return nil
+			})
+			if err != nil {
+				yield(nil, fmt.Errorf("log --all: %w", err))
+				return
+			}
+			for _, ci := range page {
+				if !yield(ci, nil) {
+					return
+				}
+			}
+			hs = hs[n:]
+		}
+	}
+}
+
+// loadAll decodes every commit of the repository, without its metadata:
+// walks over the whole repository need only the commits' shape (parents,
+// time, kind, role, blob), and metadata can be large.
 func loadAll(tx store.Tx) (map[Hash]*dag.Commit, error) {
 	all := make(map[Hash]*dag.Commit)
 	err := tx.ForEachCommit(func(h Hash, raw []byte) error {
@@ -334,6 +451,7 @@ func loadAll(tx store.Tx) (map[Hash]*dag.Commit, error) {
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", h.Short(), err)
 		}
+		c.Meta = nil
 		all[h] = c
 		return nil
 	})

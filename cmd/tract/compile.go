@@ -51,22 +51,21 @@ func compileRun(cmd *cobra.Command, opts *CompileOptions) error {
 		copts = append(copts, tract.IncludeNotes())
 	}
 	return withTract(f, func(t *tract.Tract) error {
-		msgs, err := t.Compile(cmd.Context(), copts...)
-		if err != nil {
-			return err
-		}
+		msgs := t.CompileSeq(cmd.Context(), copts...)
 		if opts.JSON {
-			if msgs == nil {
-				msgs = []tract.Message{}
-			}
-			return writeJSON(f.IO.Out, msgs)
+			return writeJSONSeq(f.IO.Out, msgs)
 		}
 		p := palette{f.IO.Color}
-		for i, m := range msgs {
-			if i > 0 {
+		n := 0
+		for m, err := range msgs {
+			if err != nil {
+				return err
+			}
+			if n > 0 {
 				fmt.Fprintln(f.IO.Out)
 			}
 			fmt.Fprintf(f.IO.Out, "%s\n%s\n", p.refs("["+m.Role+"]"), m.Content)
+			n++
 		}
 		return nil
 	})

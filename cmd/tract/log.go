@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -64,15 +65,14 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 	p := palette{f.IO.Color}
 	return withTract(f, func(t *tract.Tract) error {
 		if opts.All {
-			h, err := t.LogAll(ctx)
+			o, err := t.Outline(ctx)
 			if err != nil {
 				return err
 			}
 			if opts.JSON {
-				return writeJSON(f.IO.Out, h)
+				return writeOutlineJSON(ctx, f.IO.Out, o)
 			}
-			renderGraphAll(f.IO.Out, p, h, opts.Limit)
-			return nil
+			return renderGraphAll(ctx, f.IO.Out, p, o, opts.Limit)
 		}
 		var lopts []tract.LogOption
 		if opts.Limit > 0 {
@@ -81,21 +81,15 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 		if opts.Rev != "" {
 			lopts = append(lopts, tract.LogFrom(opts.Rev))
 		}
-		cs, err := t.Log(ctx, lopts...)
-		if err != nil {
-			return err
-		}
+		seq := t.LogSeq(ctx, lopts...)
 		if opts.JSON {
-			if cs == nil {
-				cs = []*tract.CommitInfo{}
+			return writeJSONSeq(f.IO.Out, seq)
+		}
+		n := 0
+		for c, err := range seq {
+			if err != nil {
+				return err
 			}
-			return writeJSON(f.IO.Out, cs)
-		}
-		if len(cs) == 0 {
-			fmt.Fprintln(f.IO.ErrOut, "No commits yet on this branch.")
-			return nil
-		}
-		for i, c := range cs {
 			switch {
 			case opts.Oneline || opts.Graph:
 				prefix := ""
@@ -104,14 +98,82 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 				}
 				fmt.Fprintln(f.IO.Out, prefix+oneLine(p, c, 72))
 			default:
-				if i > 0 {
+				if n > 0 {
 					fmt.Fprintln(f.IO.Out)
 				}
 				renderFull(f.IO.Out, p, c)
 			}
+			n++
+		}
+		if n == 0 {
+			fmt.Fprintln(f.IO.ErrOut, "No commits yet on this branch.")
 		}
 		return nil
 	})
+}
+
+// writeOutlineJSON writes the whole history as writeJSON writes a
+// tract.History, reading the commits' texts as it goes.
+func writeOutlineJSON(ctx context.Context, w io.Writer, o *tract.Outline) error {
+	list := func(a *jsonArray, hs []tract.Hash) error {
+		for ci, err := range o.Infos(ctx, hs) {
+			if err != nil {
+				return err
+			}
+			if err := a.add(ci); err != nil {
+				return err
+			}
+		}
+		return a.end()
+	}
+	if _, err := io.WriteString(w, "{\n  \"commits\": "); err != nil {
+		return err
+	}
+	commits, err := startJSONArray(w, "  ")
+	if err != nil {
+		return err
+	}
+	if err := list(commits, o.Commits); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, ",\n  \"orphans\": "); err != nil {
+		return err
+	}
+	if len(o.Orphans) == 0 {
+		_, err := io.WriteString(w, "null\n}\n")
+		return err
+	}
+	chains, err := startJSONArray(w, "  ")
+	if err != nil {
+		return err
+	}
+	for _, ch := range o.Orphans {
+		// The chain's fields, with its commits streamed in between.
+		head, err := chains.marshal(tract.OrphanChain{Fork: ch.Fork, Commits: []*tract.CommitInfo{},
+			Action: ch.Action, Reason: ch.Reason, When: ch.When}, "    ")
+		if err != nil {
+			return err
+		}
+		before, after, _ := strings.Cut(head, `"commits": []`)
+		if _, err := io.WriteString(w, chains.sep()+"    "+before+`"commits": `); err != nil {
+			return err
+		}
+		inner, err := startJSONArray(w, "      ")
+		if err != nil {
+			return err
+		}
+		if err := list(inner, ch.Commits); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, after); err != nil {
+			return err
+		}
+	}
+	if err := chains.end(); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "\n}\n")
+	return err
 }
 
 // renderFull prints a commit the way 'git log' does.
@@ -130,11 +192,13 @@ func renderFull(w io.Writer, p palette, c *tract.CommitInfo) {
 
 // renderGraphAll draws every commit: the reachable ones as the main line,
 // each orphan chain as a side branch just above the commit it forked from.
-// With limit > 0 it stops after that many main-line commits.
-func renderGraphAll(w io.Writer, p palette, h *tract.History, limit int) {
-	byFork := make(map[tract.Hash][]*tract.OrphanChain)
-	var rootless []*tract.OrphanChain
-	for _, oc := range h.Orphans {
+// With limit > 0 it stops after that many main-line commits. It reads the
+// commits' texts as it draws.
+func renderGraphAll(ctx context.Context, w io.Writer, p palette, o *tract.Outline, limit int) error {
+	byFork := make(map[tract.Hash][]*tract.OrphanOutline)
+	var rootless []*tract.OrphanOutline
+	for i := range o.Orphans {
+		oc := &o.Orphans[i]
 		if oc.Fork.IsZero() {
 			rootless = append(rootless, oc)
 			continue
@@ -142,32 +206,46 @@ func renderGraphAll(w io.Writer, p palette, h *tract.History, limit int) {
 		byFork[oc.Fork] = append(byFork[oc.Fork], oc)
 	}
 	bar := p.graph("|")
-	for i, c := range h.Commits {
-		if limit > 0 && i >= limit {
-			break
-		}
-		for j := len(byFork[c.Hash]) - 1; j >= 0; j-- {
-			oc := byFork[c.Hash][j]
-			for _, oc := range oc.Commits {
-				fmt.Fprintf(w, "%s %s %s\n", bar, p.graph("*"), oneLine(p, oc, 60))
+	chain := func(oc *tract.OrphanOutline, prefix string, width int) error {
+		for c, err := range o.Infos(ctx, oc.Commits) {
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(w, "%s%s  %s\n", bar, p.graph("/"), p.dim(orphanedBy(oc)))
+			fmt.Fprintf(w, "%s%s %s\n", prefix, p.graph("*"), oneLine(p, c, width))
+		}
+		return nil
+	}
+	main := o.Commits
+	if limit > 0 && len(main) > limit {
+		main = main[:limit]
+	}
+	for c, err := range o.Infos(ctx, main) {
+		if err != nil {
+			return err
+		}
+		forks := byFork[c.Hash]
+		for j := len(forks) - 1; j >= 0; j-- {
+			if err := chain(forks[j], bar+" ", 60); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s%s  %s\n", bar, p.graph("/"), p.dim(orphanedBy(forks[j])))
 		}
 		fmt.Fprintf(w, "%s %s\n", p.graph("*"), oneLine(p, c, 72))
 	}
 	for _, oc := range rootless {
 		fmt.Fprintln(w)
-		for _, c := range oc.Commits {
-			fmt.Fprintf(w, "  %s %s\n", p.graph("*"), oneLine(p, c, 60))
+		if err := chain(oc, "  ", 60); err != nil {
+			return err
 		}
 		fmt.Fprintf(w, "  %s\n", p.dim(orphanedBy(oc)+" (no reachable ancestor)"))
 	}
-	if len(h.Commits) == 0 && len(h.Orphans) == 0 {
+	if len(o.Commits) == 0 && len(o.Orphans) == 0 {
 		fmt.Fprintln(w, "(no commits)")
 	}
+	return nil
 }
 
-func orphanedBy(oc *tract.OrphanChain) string {
+func orphanedBy(oc *tract.OrphanOutline) string {
 	n := plural(len(oc.Commits), "commit", "commits")
 	switch {
 	case oc.Action == "conflict":

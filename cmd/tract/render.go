@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/tractdag/tract"
@@ -31,6 +33,84 @@ func writeJSON(w io.Writer, v any) error {
 	e.SetIndent("", "  ")
 	e.SetEscapeHTML(false)
 	return e.Encode(v)
+}
+
+// jsonArray writes a JSON array an element at a time, laid out exactly as
+// writeJSON lays out a whole value (two-space indentation), for output too
+// long to hold. indent is the indentation of the line the array starts on.
+type jsonArray struct {
+	w      io.Writer
+	indent string
+	n      int
+	buf    bytes.Buffer
+}
+
+func startJSONArray(w io.Writer, indent string) (*jsonArray, error) {
+	_, err := io.WriteString(w, "[")
+	return &jsonArray{w: w, indent: indent}, err
+}
+
+// add writes one element.
+func (a *jsonArray) add(v any) error {
+	b, err := a.marshal(v, a.indent+"  ")
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(a.w, a.sep()+a.indent+"  "+b)
+	return err
+}
+
+// sep starts the next element's line.
+func (a *jsonArray) sep() string {
+	a.n++
+	if a.n == 1 {
+		return "\n"
+	}
+	return ",\n"
+}
+
+// marshal lays v out as writeJSON does, as if nested at indent.
+func (a *jsonArray) marshal(v any, indent string) (string, error) {
+	a.buf.Reset()
+	e := json.NewEncoder(&a.buf)
+	e.SetIndent(indent, "  ")
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(a.buf.String(), "\n"), nil
+}
+
+// end closes the array.
+func (a *jsonArray) end() error {
+	closing := "]"
+	if a.n > 0 {
+		closing = "\n" + a.indent + "]"
+	}
+	_, err := io.WriteString(a.w, closing)
+	return err
+}
+
+// writeJSONSeq writes the values seq yields as a JSON array laid out as
+// writeJSON would lay out a slice of them, one at a time.
+func writeJSONSeq[T any](w io.Writer, seq iter.Seq2[T, error]) error {
+	a, err := startJSONArray(w, "")
+	if err != nil {
+		return err
+	}
+	for v, err := range seq {
+		if err != nil {
+			return err
+		}
+		if err := a.add(v); err != nil {
+			return err
+		}
+	}
+	if err := a.end(); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "\n")
+	return err
 }
 
 // oneLine renders a commit as "HASH (refs) label: first line".
