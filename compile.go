@@ -94,6 +94,7 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 		role Role
 	}
 	return func(yield func(Message, error) bool) {
+		defer t.linger()()
 		fail := func(err error) { yield(Message{}, fmt.Errorf("compile: %w", err)) }
 		var parts blocks[part]
 		var next Hash

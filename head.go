@@ -284,5 +284,5 @@ func commitText(tx store.Tx, c *dag.Commit) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return bytesToString(b), nil // Blob's copy is ours
 }

@@ -103,6 +103,7 @@ func (t *Tract) ImportSeq(ctx context.Context, msgs iter.Seq2[ImportMessage, err
 	}
 	im := &importer{t: t, ctx: ctx, cfg: cfg}
 	defer im.close()
+	defer t.linger()()
 	res, err := im.run(msgs)
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("import: %w", err)

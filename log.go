@@ -94,6 +94,7 @@ func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*Commit
 		o(&cfg)
 	}
 	return func(yield func(*CommitInfo, error) bool) {
+		defer t.linger()()
 		var next Hash
 		var names map[Hash][]string
 		started, n := false, 0
@@ -336,6 +337,10 @@ type Outline struct {
 
 	t     *Tract
 	names map[Hash][]string
+	// all holds every commit without its metadata, as Outline read it;
+	// withMeta the commits that have metadata, which Infos reads again.
+	all      map[Hash]*dag.Commit
+	withMeta map[Hash]bool
 }
 
 // OrphanOutline is an OrphanChain as hashes.
@@ -357,12 +362,13 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := &Outline{t: t}
+	out := &Outline{t: t, withMeta: make(map[Hash]bool)}
 	err := t.view(func(tx store.Tx) error {
-		all, err := loadAll(tx)
+		all, err := loadAllMarking(tx, out.withMeta)
 		if err != nil {
 			return err
 		}
+		out.all = all
 		if out.names, err = refNames(tx); err != nil {
 			return err
 		}
@@ -406,6 +412,7 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 // per short read transaction.
 func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, error] {
 	return func(yield func(*CommitInfo, error) bool) {
+		defer o.t.linger()()
 		for len(hs) > 0 {
 			if err := ctx.Err(); err != nil {
 				yield(nil, fmt.Errorf("log --all: %w", err))
@@ -415,9 +422,12 @@ func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, e
 			page := make([]*CommitInfo, 0, n)
 			err := o.t.view(func(tx store.Tx) error {
 				for _, h := range hs[:n] {
-					c, err := tx.Commit(h)
-					if err != nil {
-						return fmt.Errorf("commit %s: %w", h.Short(), err)
+					c, ok := o.all[h]
+					if !ok || o.withMeta[h] {
+						var err error
+						if c, err = tx.Commit(h); err != nil {
+							return fmt.Errorf("commit %s: %w", h.Short(), err)
+						}
 					}
 					ci, err := info(tx, h, c, o.names)
 					if err != nil {
@@ -444,12 +454,19 @@ func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, e
 // loadAll decodes every commit of the repository, without its metadata:
 // walks over the whole repository need only the commits' shape (parents,
 // time, kind, role, blob), and metadata can be large.
-func loadAll(tx store.Tx) (map[Hash]*dag.Commit, error) {
+func loadAll(tx store.Tx) (map[Hash]*dag.Commit, error) { return loadAllMarking(tx, nil) }
+
+// loadAllMarking is loadAll that also records, in withMeta when it is not
+// nil, the commits whose metadata it dropped.
+func loadAllMarking(tx store.Tx, withMeta map[Hash]bool) (map[Hash]*dag.Commit, error) {
 	all := make(map[Hash]*dag.Commit)
 	err := tx.ForEachCommit(func(h Hash, raw []byte) error {
 		c, err := dag.Decode(raw)
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", h.Short(), err)
+		}
+		if c.Meta != nil && withMeta != nil {
+			withMeta[h] = true
 		}
 		c.Meta = nil
 		all[h] = c

@@ -319,6 +319,15 @@ func (t *Tract) withStore(fn func(store.Store) error) error {
 	return fn(t.st)
 }
 
+// linger keeps the store's file open across the many short transactions
+// of a walk or a long import (see store.Lingerer); call done when it ends.
+func (t *Tract) linger() (done func()) {
+	if l, ok := t.st.(store.Lingerer); ok {
+		return l.Linger()
+	}
+	return func() {}
+}
+
 // view and update run fn in a transaction unless the tract is closed.
 func (t *Tract) view(fn func(store.Tx) error) error {
 	return t.withStore(func(st store.Store) error { return st.View(fn) })

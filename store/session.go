@@ -73,6 +73,7 @@ type sessions struct {
 	opening bool       // a goroutine is opening a session (outside mu)
 	create  bool       // the next open may create the file (Init's first open)
 	writers int        // goroutines waiting for a writable session
+	lingers int        // Linger calls not yet done
 	closed  bool
 }
 
@@ -166,6 +167,10 @@ func (ss *sessions) release(s *session) {
 		ss.closeLocked(s)
 		return
 	}
+	if ss.lingers > 0 {
+		ss.lingerLocked(s, time.Now())
+		return
+	}
 	s.idle = time.AfterFunc(ss.opts.IdleGrace, func() {
 		ss.mu.Lock()
 		defer ss.mu.Unlock()
@@ -173,6 +178,47 @@ func (ss *sessions) release(s *session) {
 			ss.closeLocked(s)
 		}
 	})
+}
+
+// maxLinger bounds how long a lingering session stays open without a
+// transaction: a walk whose caller stopped reading for longer (output to
+// a pager, say) lets the file go.
+const maxLinger = 100 * time.Millisecond
+
+// lingerLocked keeps the idle session s open while a Linger is active,
+// for up to maxLinger since since, checking every idle grace whether
+// another process queued for the file (and closing at once if so).
+func (ss *sessions) lingerLocked(s *session, since time.Time) {
+	s.idle = time.AfterFunc(max(ss.opts.IdleGrace, time.Millisecond), func() {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		if ss.cur != s || s.users > 0 {
+			return
+		}
+		if ss.lingers == 0 || time.Since(since) >= maxLinger || queued(s.file) != noWaiter {
+			ss.closeLocked(s)
+			return
+		}
+		ss.lingerLocked(s, since)
+	})
+}
+
+// linger asks idle sessions to stay open until done is called: for a walk
+// that reads in many short transactions, each of which would otherwise
+// reopen the file. A process that queues for the file still gets it
+// within about an idle grace.
+func (ss *sessions) linger() (done func()) {
+	ss.mu.Lock()
+	ss.lingers++
+	ss.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			ss.mu.Lock()
+			ss.lingers--
+			ss.mu.Unlock()
+		})
+	}
 }
 
 // sole runs fn alone in a writable session: no other transaction of this

@@ -124,6 +124,15 @@ type ReflogTx interface {
 	ReplaceReflog(name string, es []refs.Entry) error
 }
 
+// Lingerer is implemented by stores that open their file per burst of
+// transactions (Bolt): Linger keeps it open between transactions until
+// done is called, for work that runs many short transactions in a row.
+type Lingerer interface {
+	Linger() (done func())
+}
+
+var _ Lingerer = (*Bolt)(nil)
+
 // SortedPacker is implemented by transactions that can pack storage pages
 // when keys arrive in ascending order (the bbolt transaction): after
 // PackSorted, the blobs and commits (and their counters) put in this

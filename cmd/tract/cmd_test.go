@@ -232,3 +232,24 @@ func TestRun_StreamedAnswerIsFlushedAsItArrives(t *testing.T) {
 	assert.Greater(t, len(term.calls), 2, "the answer arrived in one piece: %q", term.calls)
 	require.True(t, srv.Requests()[0].Stream)
 }
+
+func TestPreview(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"abcdefghij", 10, "abcdefghij"},
+		{"abcdefghijk", 10, "abcdefghi…"},
+		{"ééééé", 4, "ééé…"},
+		{"éééé", 4, "éééé"},
+		{"first\nsecond", 72, "first…"},
+		{"a\r\nb", 72, "a…"},
+		{"no limit at all", 0, "no limit at all"},
+		{"", 5, ""},
+	} {
+		assert.Equal(t, tc.want, preview(tc.in, tc.width), "preview(%q, %d)", tc.in, tc.width)
+	}
+}

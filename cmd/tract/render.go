@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tractdag/tract"
 )
@@ -144,8 +145,18 @@ func preview(s string, width int) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s, cut = s[:i], true
 	}
-	if r := []rune(s); width > 0 && len(r) > width {
-		s, cut = string(r[:width-1]), true
+	if width > 0 {
+		// Keep width-1 runes when more than width remain.
+		n := 0
+		for i := range s {
+			if n == width-1 {
+				if _, size := utf8.DecodeRuneInString(s[i:]); i+size < len(s) {
+					s, cut = s[:i], true
+				}
+				break
+			}
+			n++
+		}
 	}
 	if cut {
 		s += "…"
