@@ -337,10 +337,9 @@ type Outline struct {
 
 	t     *Tract
 	names map[Hash][]string
-	// all holds every commit without its metadata, as Outline read it;
-	// withMeta the commits that have metadata, which Infos reads again.
-	all      map[Hash]*dag.Commit
-	withMeta map[Hash]bool
+	// g holds every commit without its metadata, as Outline read it;
+	// Infos reads again only the commits that have metadata.
+	g *dag.Graph
 }
 
 // OrphanOutline is an OrphanChain as hashes.
@@ -362,13 +361,13 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := &Outline{t: t, withMeta: make(map[Hash]bool)}
+	out := &Outline{t: t, g: &dag.Graph{}}
 	err := t.view(func(tx store.Tx) error {
-		all, err := loadAllMarking(tx, out.withMeta)
-		if err != nil {
+		if err := tx.ForEachCommit(out.g.Add); err != nil {
 			return err
 		}
-		out.all = all
+		out.g.Link()
+		var err error
 		if out.names, err = refNames(tx); err != nil {
 			return err
 		}
@@ -376,7 +375,7 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 		if err != nil {
 			return err
 		}
-		reach, err := dag.Reachable(dag.MapGetter(all), tips...)
+		reach, err := out.g.Reachable(tips...)
 		if err != nil {
 			return err
 		}
@@ -387,12 +386,18 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 		if err != nil {
 			return err
 		}
-		out.Commits = make([]Hash, 0, len(reach))
-		for h := range reach {
-			out.Commits = append(out.Commits, h)
+		var reachable []int32
+		for i, r := range reach {
+			if r {
+				reachable = append(reachable, int32(i))
+			}
 		}
-		sortNewestFirst(all, out.Commits)
-		for _, ch := range dag.OrphanChains(all, reach) {
+		sorted := out.g.NewestFirst(reachable)
+		out.Commits = make([]Hash, len(sorted))
+		for k, i := range sorted {
+			out.Commits[k] = out.g.Hash(int(i))
+		}
+		for _, ch := range out.g.OrphanChains(reach) {
 			oc := OrphanOutline{Fork: ch.Fork, Commits: ch.Commits}
 			if e, ok := orphanedBy[ch.Tip]; ok {
 				oc.Action, oc.Reason, oc.When = e.Action, e.Message, e.Time
@@ -422,12 +427,9 @@ func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, e
 			page := make([]*CommitInfo, 0, n)
 			err := o.t.view(func(tx store.Tx) error {
 				for _, h := range hs[:n] {
-					c, ok := o.all[h]
-					if !ok || o.withMeta[h] {
-						var err error
-						if c, err = tx.Commit(h); err != nil {
-							return fmt.Errorf("commit %s: %w", h.Short(), err)
-						}
+					c, err := o.commit(tx, h)
+					if err != nil {
+						return fmt.Errorf("commit %s: %w", h.Short(), err)
 					}
 					ci, err := info(tx, h, c, o.names)
 					if err != nil {
@@ -451,22 +453,24 @@ func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, e
 	}
 }
 
+// commit returns commit h: from the outline's graph unless it has
+// metadata (which the graph does not keep) or is not in it.
+func (o *Outline) commit(tx store.Tx, h Hash) (*dag.Commit, error) {
+	if i, ok := o.g.Index(h); ok && !o.g.HasMeta(i) {
+		return o.g.Commit(i, tx.Commit)
+	}
+	return tx.Commit(h)
+}
+
 // loadAll decodes every commit of the repository, without its metadata:
 // walks over the whole repository need only the commits' shape (parents,
 // time, kind, role, blob), and metadata can be large.
-func loadAll(tx store.Tx) (map[Hash]*dag.Commit, error) { return loadAllMarking(tx, nil) }
-
-// loadAllMarking is loadAll that also records, in withMeta when it is not
-// nil, the commits whose metadata it dropped.
-func loadAllMarking(tx store.Tx, withMeta map[Hash]bool) (map[Hash]*dag.Commit, error) {
+func loadAll(tx store.Tx) (map[Hash]*dag.Commit, error) {
 	all := make(map[Hash]*dag.Commit)
 	err := tx.ForEachCommit(func(h Hash, raw []byte) error {
 		c, err := dag.Decode(raw)
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", h.Short(), err)
-		}
-		if c.Meta != nil && withMeta != nil {
-			withMeta[h] = true
 		}
 		c.Meta = nil
 		all[h] = c

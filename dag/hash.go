@@ -43,7 +43,7 @@ func ParseHash(s string) (Hash, error) {
 func (h Hash) String() string { return hex.EncodeToString(h[:]) }
 
 // Short returns the first ShortLen hex characters of the hash.
-func (h Hash) Short() string { return h.String()[:ShortLen] }
+func (h Hash) Short() string { return hex.EncodeToString(h[:ShortLen/2]) }
 
 // IsZero reports whether h is the zero hash, which names nothing.
 func (h Hash) IsZero() bool { return h == Hash{} }

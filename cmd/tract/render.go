@@ -117,11 +117,15 @@ func writeJSONSeq[T any](w io.Writer, seq iter.Seq2[T, error]) error {
 // oneLine renders a commit as "HASH (refs) label: first line".
 func oneLine(p palette, c *tract.CommitInfo, width int) string {
 	var b strings.Builder
+	b.Grow(32 + 4*width)
 	b.WriteString(p.hash(c.Hash.Short()))
 	if len(c.Refs) > 0 {
 		b.WriteString(" " + p.refs("("+strings.Join(c.Refs, ", ")+")"))
 	}
-	b.WriteString(" " + label(c) + ": " + preview(c.Text, width))
+	b.WriteByte(' ')
+	b.WriteString(label(c))
+	b.WriteString(": ")
+	b.WriteString(preview(c.Text, width))
 	if d := c.Diagnosis(); d != "" && c.Role == tract.RoleAssistant {
 		b.WriteString("  " + p.bad("✗ "+preview(d, 80)))
 	}
