@@ -1,12 +1,10 @@
 package tract
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"iter"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -462,23 +460,6 @@ func (o *Outline) commit(tx store.Tx, h Hash) (*dag.Commit, error) {
 	return tx.Commit(h)
 }
 
-// loadAll decodes every commit of the repository, without its metadata:
-// walks over the whole repository need only the commits' shape (parents,
-// time, kind, role, blob), and metadata can be large.
-func loadAll(tx store.Tx) (map[Hash]*dag.Commit, error) {
-	all := make(map[Hash]*dag.Commit)
-	err := tx.ForEachCommit(func(h Hash, raw []byte) error {
-		c, err := dag.Decode(raw)
-		if err != nil {
-			return fmt.Errorf("commit %s: %w", h.Short(), err)
-		}
-		c.Meta = nil
-		all[h] = c
-		return nil
-	})
-	return all, err
-}
-
 // orphaningEntries maps each commit a ref moved away from to the latest
 // reflog entry of HEAD (or of any ref) that did so backwards or sideways —
 // the entry that orphaned it — and each result a conflict kept off its
@@ -509,53 +490,4 @@ func orphaningEntries(tx store.Tx) (map[Hash]refs.Entry, error) {
 		}
 	}
 	return out, nil
-}
-
-// sortNewestFirst orders by time, newest first. Commits made at the same
-// instant (an injected clock) are ordered children before parents by their
-// generation numbers, computed only when such ties exist.
-func sortNewestFirst(all map[Hash]*dag.Commit, hs []Hash) {
-	type key struct {
-		t   int64
-		gen int
-		h   Hash
-	}
-	keys := make([]key, len(hs))
-	for i, h := range hs {
-		keys[i] = key{t: all[h].Time.UnixNano(), h: h}
-	}
-	cmp := func(a, b key) int {
-		switch {
-		case a.t != b.t:
-			return -compareInt(a.t, b.t)
-		case a.gen != b.gen:
-			return -compareInt(int64(a.gen), int64(b.gen))
-		}
-		return -bytes.Compare(a.h[:], b.h[:])
-	}
-	slices.SortFunc(keys, cmp)
-	tied := false
-	for i := 1; i < len(keys) && !tied; i++ {
-		tied = keys[i].t == keys[i-1].t
-	}
-	if tied {
-		gen := dag.Generations(all)
-		for i := range keys {
-			keys[i].gen = gen[keys[i].h]
-		}
-		slices.SortFunc(keys, cmp)
-	}
-	for i := range keys {
-		hs[i] = keys[i].h
-	}
-}
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -197,51 +197,63 @@ func refTips(tx store.Tx) ([]Hash, error) {
 	return tips, nil
 }
 
-// erase deletes the commits in doomed, every orphan that descends from one of
-// them (it would be left with a missing parent), the blobs no remaining
-// commit uses, and every reflog entry that mentions a deleted commit.
-func erase(tx store.Tx, doomed []Hash, keep map[Hash]bool) (Removed, error) {
-	var rm Removed
-	all, err := loadAll(tx)
-	if err != nil {
-		return rm, err
+// loadGraph reads the shape of every commit of the repository.
+func loadGraph(tx store.Tx) (*dag.Graph, error) {
+	g := &dag.Graph{}
+	if err := tx.ForEachCommit(g.Add); err != nil {
+		return nil, err
 	}
-	dead := make(map[Hash]bool, len(doomed))
-	for _, h := range doomed {
-		dead[h] = true
-	}
-	// Orphans descending from a dead commit die too; repeat until stable.
-	for changed := true; changed; {
-		changed = false
-		for h, c := range all {
-			if dead[h] || keep[h] {
-				continue
-			}
-			for _, p := range c.Parents {
-				if dead[p] {
-					dead[h], changed = true, true
-					break
-				}
-			}
-		}
-	}
-	return deleteCommits(tx, all, dead, func(e refs.Entry) bool { return dead[e.Old] || dead[e.New] })
+	g.Link()
+	return g, nil
 }
 
-// deleteCommits removes the dead commits, blobs left unused, and the reflog
-// entries dropEntry selects (plus any that mention a dead commit).
-func deleteCommits(tx store.Tx, all map[Hash]*dag.Commit, dead map[Hash]bool, dropEntry func(refs.Entry) bool) (Removed, error) {
-	var rm Removed
-	used := make(map[Hash]bool, len(all))
-	for h, c := range all {
-		if !dead[h] {
-			used[c.Blob] = true
+// erase deletes the commits in doomed, every orphan that descends from one of
+// them (it would be left with a missing parent) unless keep has it, the
+// blobs no remaining commit uses, and every reflog entry that mentions a
+// deleted commit.
+func erase(tx store.Tx, doomed []Hash, keep map[Hash]bool) (Removed, error) {
+	g, err := loadGraph(tx)
+	if err != nil {
+		return Removed{}, err
+	}
+	dead := make([]bool, g.Len())
+	for _, h := range doomed {
+		if i, ok := g.Index(h); ok {
+			dead[i] = true
 		}
 	}
-	for h, c := range all {
-		if !dead[h] {
+	kept := make([]bool, g.Len())
+	for h := range keep {
+		if i, ok := g.Index(h); ok {
+			kept[i] = true
+		}
+	}
+	dead = g.Descendants(dead, kept)
+	return deleteCommits(tx, g, dead, func(refs.Entry) bool { return false })
+}
+
+// deleteCommits removes the dead commits (by position in g), blobs left
+// unused, and the reflog entries dropEntry selects (plus any that mention
+// a dead commit).
+func deleteCommits(tx store.Tx, g *dag.Graph, dead []bool, dropEntry func(refs.Entry) bool) (Removed, error) {
+	var rm Removed
+	// The blobs of dead commits, unless a live commit uses them too.
+	unused := make(map[Hash]bool)
+	for i, d := range dead {
+		if d {
+			unused[g.Blob(i)] = true
+		}
+	}
+	for i, d := range dead {
+		if !d && len(unused) > 0 {
+			delete(unused, g.Blob(i))
+		}
+	}
+	for i, d := range dead {
+		if !d {
 			continue
 		}
+		h := g.Hash(i)
 		if err := tx.DeleteCommit(h); err != nil {
 			return rm, err
 		}
@@ -249,11 +261,11 @@ func deleteCommits(tx store.Tx, all map[Hash]*dag.Commit, dead map[Hash]bool, dr
 			return rm, err
 		}
 		rm.Commits++
-		if !used[c.Blob] {
-			if err := tx.DeleteBlob(c.Blob); err != nil {
+		if b := g.Blob(i); unused[b] {
+			if err := tx.DeleteBlob(b); err != nil {
 				return rm, err
 			}
-			used[c.Blob] = true // delete once
+			delete(unused, b) // delete once
 			rm.Blobs++
 		}
 	}
@@ -268,7 +280,7 @@ func deleteCommits(tx store.Tx, all map[Hash]*dag.Commit, dead map[Hash]bool, dr
 		}
 		kept := es[:0:0]
 		for _, e := range es {
-			if dead[e.Old] || dead[e.New] || dropEntry(e) {
+			if deadHash(g, dead, e.Old) || deadHash(g, dead, e.New) || dropEntry(e) {
 				rm.ReflogEntries++
 				continue
 			}
@@ -320,11 +332,15 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 	err := t.update(func(tx store.Tx) error {
 		cutoff := t.now().Add(-cfg.expiry)
 		expired := func(e refs.Entry) bool { return !e.Time.After(cutoff) }
-		all, err := loadAll(tx)
+		g, err := loadGraph(tx)
 		if err != nil {
 			return err
 		}
-		live, err := reachableFromRefs(tx)
+		tips, err := refTips(tx)
+		if err != nil {
+			return err
+		}
+		live, err := g.Reachable(tips...)
 		if err != nil {
 			return err
 		}
@@ -343,23 +359,21 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 					continue
 				}
 				for _, h := range []Hash{e.Old, e.New} {
-					if _, ok := all[h]; ok {
+					if _, ok := g.Index(h); ok {
 						protect = append(protect, h)
 					}
 				}
 			}
 		}
-		kept, err := dag.Reachable(dag.MapGetter(all), protect...)
+		kept, err := g.Reachable(protect...)
 		if err != nil {
 			return err
 		}
-		dead := make(map[Hash]bool)
-		for h := range all {
-			if !live[h] && !kept[h] {
-				dead[h] = true
-			}
+		dead := make([]bool, g.Len())
+		for i := range dead {
+			dead[i] = !live[i] && !kept[i]
 		}
-		rm, err = deleteCommits(tx, all, dead, expired)
+		rm, err = deleteCommits(tx, g, dead, expired)
 		if err != nil {
 			return err
 		}
@@ -367,7 +381,7 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 			return err
 		}
 		// ORIG_HEAD does not protect commits; drop it with what it named.
-		if r, err := tx.Ref(refs.OrigHead); err == nil && dead[r.Hash] {
+		if r, err := tx.Ref(refs.OrigHead); err == nil && deadHash(g, dead, r.Hash) {
 			if err := tx.DeleteRef(refs.OrigHead); err != nil {
 				return err
 			}
@@ -413,6 +427,12 @@ func dropAbandonedPacks(tx store.Tx, cutoff time.Time) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// deadHash reports whether h is marked in dead (by position in g).
+func deadHash(g *dag.Graph, dead []bool, h Hash) bool {
+	i, ok := g.Index(h)
+	return ok && dead[i]
 }
 
 // errDryRun rolls back a dry run's transaction.

@@ -21,6 +21,8 @@ type Graph struct {
 	hashes []Hash
 	nodes  []node
 	extra  map[int32][]int32 // parents after the first, for merge commits
+	// missing lists the parents Link did not find.
+	missing []MissingParent
 
 	// While building: each commit's first parent, and the others.
 	first     []Hash
@@ -102,24 +104,30 @@ func (g *Graph) Add(h Hash, raw []byte) error {
 	return nil
 }
 
+// MissingParent is a parent a commit names that the graph does not hold.
+type MissingParent struct {
+	Commit, Parent Hash
+}
+
 // Link resolves parents to positions, once every commit is added. A
-// parent that is not in the graph is recorded as missing.
+// parent that is not in the graph is recorded as missing (see Missing).
 func (g *Graph) Link() {
-	find := func(p Hash) int32 {
+	find := func(i int, p Hash) int32 {
 		if j, ok := g.Index(p); ok {
 			return int32(j)
 		}
+		g.missing = append(g.missing, MissingParent{Commit: g.hashes[i], Parent: p})
 		return missingParent
 	}
 	for i := range g.nodes {
 		if g.nodes[i].parent != noParent {
-			g.nodes[i].parent = find(g.first[i])
+			g.nodes[i].parent = find(i, g.first[i])
 		}
 	}
 	for i, ps := range g.moreFirst {
 		pos := make([]int32, len(ps))
 		for k, p := range ps {
-			pos[k] = find(p)
+			pos[k] = find(int(i), p)
 		}
 		if g.extra == nil {
 			g.extra = make(map[int32][]int32)
@@ -143,6 +151,70 @@ func (g *Graph) Index(h Hash) (int, bool) {
 
 // HasMeta reports whether the commit at position i has metadata.
 func (g *Graph) HasMeta(i int) bool { return g.nodes[i].meta }
+
+// Blob returns the blob of the commit at position i.
+func (g *Graph) Blob(i int) Hash { return g.nodes[i].blob }
+
+// Kind returns the kind of the commit at position i.
+func (g *Graph) Kind(i int) Kind { return graphKinds[g.nodes[i].kind] }
+
+// FirstParent returns the position of the first parent of the commit at
+// position i; ok is false for a root commit and for a missing parent.
+func (g *Graph) FirstParent(i int) (p int, ok bool) {
+	p = int(g.nodes[i].parent)
+	return p, p >= 0
+}
+
+// Missing returns the parents Link did not find, in no particular order.
+func (g *Graph) Missing() []MissingParent { return g.missing }
+
+// Descendants returns, by position, the commits that have one of the
+// commits marked in from as an ancestor (through any parent), those
+// included, except the commits marked in stop (nil: none), through which
+// nothing passes.
+func (g *Graph) Descendants(from, stop []bool) []bool {
+	// Children as one array sliced by start offsets (CSR).
+	n := len(g.nodes)
+	start := make([]int32, n+1)
+	for i := range g.nodes {
+		g.parents(int32(i), func(p int32) {
+			if p >= 0 {
+				start[p+1]++
+			}
+		})
+	}
+	for i := range n {
+		start[i+1] += start[i]
+	}
+	children := make([]int32, start[n])
+	fill := slices.Clone(start[:n])
+	for i := range g.nodes {
+		g.parents(int32(i), func(p int32) {
+			if p >= 0 {
+				children[fill[p]] = int32(i)
+				fill[p]++
+			}
+		})
+	}
+	out := slices.Clone(from)
+	var stack []int32
+	for i, f := range from {
+		if f {
+			stack = append(stack, int32(i))
+		}
+	}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, c := range children[start[i]:start[i+1]] {
+			if !out[c] && (stop == nil || !stop[c]) {
+				out[c] = true
+				stack = append(stack, c)
+			}
+		}
+	}
+	return out
+}
 
 // parents calls fn with each parent position of commit i (missing parents
 // as missingParent).
@@ -281,9 +353,25 @@ func (g *Graph) generations() []int32 {
 	return gen
 }
 
+// Chain is a side chain of orphans hanging off a fork point.
+type Chain struct {
+	// Fork is the reachable commit the chain forked from (zero if none).
+	Fork Hash
+	// Tip is the newest commit of the chain: an orphan with no orphan child.
+	Tip Hash
+	// Commits are the chain's orphans from Tip back towards Fork, newest
+	// first. A commit shared with an earlier chain of the same fork point is
+	// listed only in the earlier one, so the chain may stop before Fork.
+	Commits []Hash
+}
+
 // OrphanChains groups the commits not reachable into side chains by fork
-// point, as the function OrphanChains does for a map of commits: chains
-// come in the order of their tips' times, oldest first.
+// point. An orphan's chain runs from a tip (an orphan no orphan has as a
+// parent) along first parents to the first reachable commit, its fork
+// point; a commit already listed in an older chain is not listed again.
+// Chains come in the order of their tips' times, oldest first; orphans
+// reachable only through second parents of other orphans get a chain each,
+// after the others.
 func (g *Graph) OrphanChains(reachable []bool) []Chain {
 	var orphans []int32
 	for i := range g.nodes {

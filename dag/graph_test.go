@@ -86,7 +86,7 @@ func TestGraph_AgreesWithMapWalks(t *testing.T) {
 		}
 
 		// Newest first, ties children first, then by hash descending.
-		gen := dag.Generations(all)
+		gen := refGenerations(all)
 		sorted := g.NewestFirst(reach)
 		for k := 1; k < len(sorted); k++ {
 			a, b := all[g.Hash(int(sorted[k-1]))], all[g.Hash(int(sorted[k]))]
@@ -101,7 +101,7 @@ func TestGraph_AgreesWithMapWalks(t *testing.T) {
 			}
 		}
 
-		assert.Equal(t, dag.OrphanChains(all, want), g.OrphanChains(got), "seed %d", seed)
+		assert.Equal(t, refOrphanChains(all, want), g.OrphanChains(got), "seed %d", seed)
 
 		for i := range g.Len() {
 			h := g.Hash(i)
@@ -131,7 +131,7 @@ func TestGraph_MissingParents(t *testing.T) {
 	_, ok = g.Index(dag.Sum([]byte("never stored")))
 	assert.False(t, ok)
 	reach := make([]bool, g.Len())
-	assert.Equal(t, dag.OrphanChains(all, map[dag.Hash]bool{}), g.OrphanChains(reach))
+	assert.Equal(t, refOrphanChains(all, map[dag.Hash]bool{}), g.OrphanChains(reach))
 }
 
 func TestGraph_RefusesBadInput(t *testing.T) {
@@ -143,4 +143,43 @@ func TestGraph_RefusesBadInput(t *testing.T) {
 	assert.ErrorContains(t, g.Add(dag.Hash{1}, raw), "out of order")
 	assert.ErrorIs(t, g.Add(dag.Hash{3}, raw[:len(raw)-2]), dag.ErrBadEncoding)
 	assert.ErrorIs(t, g.Add(dag.Hash{4}, []byte{99}), dag.ErrBadEncoding)
+}
+
+// Descendants marks what descends from the marked commits, not passing
+// through stopped ones: the reference is a fixed point over parents.
+func TestGraph_Descendants(t *testing.T) {
+	for seed := range uint64(10) {
+		all, order := randomHistory(t, seed, 200, false)
+		g := buildGraph(t, all)
+		from, stop := make([]bool, g.Len()), make([]bool, g.Len())
+		want := map[dag.Hash]bool{}
+		stopped := map[dag.Hash]bool{}
+		for k, h := range order {
+			i, _ := g.Index(h)
+			switch {
+			case k%37 == 5:
+				from[i], want[h] = true, true
+			case k%23 == 7:
+				stop[i], stopped[h] = true, true
+			}
+		}
+		for changed := true; changed; {
+			changed = false
+			for h, c := range all {
+				if want[h] || stopped[h] {
+					continue
+				}
+				for _, p := range c.Parents {
+					if want[p] {
+						want[h], changed = true, true
+						break
+					}
+				}
+			}
+		}
+		got := g.Descendants(from, stop)
+		for i := range g.Len() {
+			assert.Equal(t, want[g.Hash(i)], got[i], "seed %d, commit %d", seed, i)
+		}
+	}
 }

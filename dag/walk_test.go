@@ -41,6 +41,22 @@ func (g *graph) add(name string, parents ...string) dag.Hash {
 
 func (g *graph) get() dag.Getter { return dag.MapGetter(g.all) }
 
+// chains returns the orphan chains left by tips, from the Graph, after
+// checking that the reference walk gives the same.
+func (g *graph) chains(tips ...string) []dag.Chain {
+	g.t.Helper()
+	gr := buildGraph(g.t, g.all)
+	var hs []dag.Hash
+	for _, n := range tips {
+		hs = append(hs, g.hash[n])
+	}
+	reach, err := gr.Reachable(hs...)
+	require.NoError(g.t, err)
+	got := gr.OrphanChains(reach)
+	assert.Equal(g.t, refOrphanChains(g.all, g.reachable(tips...)), got, "the Graph agrees with the reference")
+	return got
+}
+
 func (g *graph) names(hs []dag.Hash) []string {
 	out := make([]string, len(hs))
 	for i, h := range hs {
@@ -179,7 +195,7 @@ func retryGraph(t *testing.T) *graph {
 
 func TestOrphans_OldestFirst(t *testing.T) {
 	g := retryGraph(t)
-	got := dag.Orphans(g.all, g.reachable("clean"))
+	got := refOrphans(g.all, g.reachable("clean"))
 	assert.Equal(t, []string{"a1", "s1", "a2", "s1b", "a2b", "lone"}, g.names(got))
 }
 
@@ -189,7 +205,7 @@ func TestOrphans_TiesBrokenByHash(t *testing.T) {
 	for _, h := range hs {
 		g.all[h].Time = fixedTime // same time for all; hashes stay as keys
 	}
-	got := dag.Orphans(g.all, nil)
+	got := refOrphans(g.all, nil)
 	require.Len(t, got, 3)
 	for i := 1; i < len(got); i++ {
 		assert.Less(t, got[i-1].String(), got[i].String())
@@ -199,16 +215,16 @@ func TestOrphans_TiesBrokenByHash(t *testing.T) {
 func TestForkPoint(t *testing.T) {
 	g := retryGraph(t)
 	reach := g.reachable("clean")
-	assert.Equal(t, g.hash["u"], dag.ForkPoint(g.all, reach, g.hash["a2b"]))
-	assert.Equal(t, g.hash["u"], dag.ForkPoint(g.all, reach, g.hash["a1"]))
-	assert.Equal(t, g.hash["clean"], dag.ForkPoint(g.all, reach, g.hash["clean"]), "a reachable commit is its own fork point")
-	assert.True(t, dag.ForkPoint(g.all, reach, g.hash["lone"]).IsZero(), "an orphan root has no fork point")
-	assert.True(t, dag.ForkPoint(g.all, reach, blobOf("not a commit")).IsZero())
+	assert.Equal(t, g.hash["u"], refForkPoint(g.all, reach, g.hash["a2b"]))
+	assert.Equal(t, g.hash["u"], refForkPoint(g.all, reach, g.hash["a1"]))
+	assert.Equal(t, g.hash["clean"], refForkPoint(g.all, reach, g.hash["clean"]), "a reachable commit is its own fork point")
+	assert.True(t, refForkPoint(g.all, reach, g.hash["lone"]).IsZero(), "an orphan root has no fork point")
+	assert.True(t, refForkPoint(g.all, reach, blobOf("not a commit")).IsZero())
 }
 
 func TestOrphanChains_SharedRetryTreeListsEachOrphanOnce(t *testing.T) {
 	g := retryGraph(t)
-	chains := dag.OrphanChains(g.all, g.reachable("clean"))
+	chains := g.chains("clean")
 	require.Len(t, chains, 3)
 
 	assert.Equal(t, g.hash["a2"], chains[0].Tip)
@@ -230,7 +246,7 @@ func TestOrphanChains_OrphanReachableOnlyThroughSecondParentGetsItsOwnChain(t *t
 	g.add("side", "root") // orphan, only a second parent of the orphan merge
 	g.add("main", "root")
 	g.add("merge", "main", "side")
-	chains := dag.OrphanChains(g.all, g.reachable("main"))
+	chains := g.chains("main")
 	require.Len(t, chains, 2)
 	assert.Equal(t, []string{"merge"}, g.names(chains[0].Commits))
 	assert.Equal(t, g.hash["main"], chains[0].Fork)
@@ -240,12 +256,12 @@ func TestOrphanChains_OrphanReachableOnlyThroughSecondParentGetsItsOwnChain(t *t
 
 func TestOrphanChains_NoOrphans(t *testing.T) {
 	g := mergeGraph(t)
-	assert.Empty(t, dag.OrphanChains(g.all, g.reachable("m")))
+	assert.Empty(t, g.chains("m"))
 }
 
 func TestGenerations(t *testing.T) {
 	g := mergeGraph(t)
-	gen := dag.Generations(g.all)
+	gen := refGenerations(g.all)
 	want := map[string]int{"a": 1, "b": 2, "c": 3, "x": 3, "y": 4, "m": 5}
 	for n, w := range want {
 		assert.Equal(t, w, gen[g.hash[n]], n)
@@ -256,7 +272,7 @@ func TestGenerations(t *testing.T) {
 func TestGenerations_MissingParentsCountAsZero(t *testing.T) {
 	g := mergeGraph(t)
 	delete(g.all, g.hash["b"])
-	gen := dag.Generations(g.all)
+	gen := refGenerations(g.all)
 	assert.Equal(t, 1, gen[g.hash["c"]], "c's only parent is missing: c counts as a root")
 	assert.Equal(t, 1, gen[g.hash["x"]])
 	assert.Equal(t, 3, gen[g.hash["m"]])
@@ -272,7 +288,7 @@ func TestGenerations_ChildAlwaysAboveParentsOnALongChain(t *testing.T) {
 		g.add(name, prev)
 		prev = name
 	}
-	gen := dag.Generations(g.all)
+	gen := refGenerations(g.all)
 	assert.Equal(t, 2000, gen[g.hash[prev]])
 	for h, c := range g.all {
 		for _, p := range c.Parents {
