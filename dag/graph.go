@@ -165,6 +165,9 @@ func (g *Graph) FirstParent(i int) (p int, ok bool) {
 	return p, p >= 0
 }
 
+// Root reports whether the commit at position i has no parent.
+func (g *Graph) Root(i int) bool { return g.nodes[i].parent == noParent }
+
 // Missing returns the parents Link did not find, in no particular order.
 func (g *Graph) Missing() []MissingParent { return g.missing }
 

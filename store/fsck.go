@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 
 	bolt "go.etcd.io/bbolt"
@@ -115,9 +116,9 @@ func checkStore(view func(func(Tx) error) error, r *FsckReport) (ok bool, err er
 				r.add("file", "reading stopped on damaged data: %v", p)
 			}
 		}()
-		checkObjects(tx, r)
+		g := checkObjects(tx, r)
 		checkRefs(tx, r)
-		checkCounters(tx, r)
+		checkCounters(tx, g, r)
 		if p, ok := tx.(PackTx); ok {
 			var err error
 			if r.Packs, err = p.PublishedPacks(); err != nil {
@@ -207,11 +208,14 @@ func checkBoltPages(db *bolt.DB, r *FsckReport) {
 	})
 }
 
-func checkObjects(tx Tx, r *FsckReport) {
-	blobs := make(map[dag.Hash]bool)
+// checkObjects re-hashes every blob and commit and checks that every
+// commit's parents and blob exist. It returns the graph of the commits
+// that decode, for checkCounters.
+func checkObjects(tx Tx, r *FsckReport) *dag.Graph {
+	var blobs []dag.Hash // in key order, for binary search
 	if err := tx.ForEachBlob(func(h dag.Hash, data []byte) error {
 		r.Blobs++
-		blobs[h] = true
+		blobs = append(blobs, h)
 		if got := dag.Sum(data); got != h {
 			r.add("blob "+h.Short(), "content hashes to %s, not to its key", got.Short())
 		}
@@ -219,7 +223,7 @@ func checkObjects(tx Tx, r *FsckReport) {
 	}); err != nil {
 		r.add("blobs", "cannot iterate: %v", err)
 	}
-	commits := make(map[dag.Hash]*dag.Commit)
+	g := &dag.Graph{}
 	if err := tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
 		r.Commits++
 		obj := "commit " + h.Short()
@@ -237,76 +241,76 @@ func checkObjects(tx Tx, r *FsckReport) {
 		if enc, err := dag.Encode(c); err == nil && !bytes.Equal(enc, raw) {
 			r.add(obj, "encoding is not canonical")
 		}
-		commits[h] = c
+		if err := g.Add(h, raw); err != nil {
+			r.add(obj, "%v", err)
+		}
 		return nil
 	}); err != nil {
 		r.add("commits", "cannot iterate: %v", err)
 	}
-	for h, c := range commits {
-		obj := "commit " + h.Short()
-		for _, p := range c.Parents {
-			if _, ok := commits[p]; !ok {
-				r.add(obj, "parent %s is missing", p.Short())
-			}
-		}
-		if !blobs[c.Blob] {
-			r.add(obj, "blob %s is missing", c.Blob.Short())
+	g.Link()
+	for _, m := range g.Missing() {
+		r.add("commit "+m.Commit.Short(), "parent %s is missing", m.Parent.Short())
+	}
+	for i := range g.Len() {
+		b := g.Blob(i)
+		if _, ok := slices.BinarySearchFunc(blobs, b, func(a, b dag.Hash) int { return bytes.Compare(a[:], b[:]) }); !ok {
+			r.add("commit "+g.Hash(i).Short(), "blob %s is missing", b.Short())
 		}
 	}
+	return g
 }
 
 // checkCounters recomputes the counters of every commit that has an entry
 // in the derived index from its first-parent chain, and reports entries that
 // differ and entries whose commit is missing. A missing entry is not a
 // problem: entries are added as commits become tips.
-func checkCounters(tx Tx, r *FsckReport) {
-	headers := make(map[dag.Hash]dag.Header)
-	_ = tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
-		if hd, err := dag.DecodeHeader(raw); err == nil {
-			headers[h] = hd
-		}
-		return nil
-	})
-	memo := make(map[dag.Hash]Counters)
-	// compute returns what h's chain adds up to; false when the chain is
-	// broken (reported by checkObjects).
-	compute := func(h dag.Hash) (Counters, bool) {
-		var todo []dag.Hash
+func checkCounters(tx Tx, g *dag.Graph, r *FsckReport) {
+	memo := make([]Counters, g.Len())
+	done := make([]bool, g.Len())
+	// compute returns what commit i's chain adds up to; false when the
+	// chain is broken (reported by checkObjects).
+	compute := func(i int) (Counters, bool) {
+		var todo []int
 		var c Counters
-		for cur := h; !cur.IsZero(); {
-			if m, ok := memo[cur]; ok {
-				c = m
+		for cur := i; ; {
+			if done[cur] {
+				c = memo[cur]
 				break
 			}
-			hd, ok := headers[cur]
-			if !ok {
-				return Counters{}, false
-			}
 			todo = append(todo, cur)
-			cur = hd.Parent
+			p, ok := g.FirstParent(cur)
+			if !ok {
+				if !g.Root(cur) {
+					return Counters{}, false
+				}
+				break
+			}
+			cur = p
 		}
-		for i := len(todo) - 1; i >= 0; i-- {
-			hd := headers[todo[i]]
+		for k := len(todo) - 1; k >= 0; k-- {
+			at := todo[k]
 			var text []byte
-			if hd.Kind.Compiled() {
+			if kind := g.Kind(at); kind.Compiled() {
 				var err error
-				if text, err = tx.Blob(hd.Blob); err != nil {
+				if text, err = tx.Blob(g.Blob(at)); err != nil {
 					return Counters{}, false
 				}
 			}
-			c = c.Next(hd.Kind, text)
-			memo[todo[i]] = c
+			c = c.Next(g.Kind(at), text)
+			memo[at], done[at] = c, true
 		}
 		return c, true
 	}
 	err := tx.ForEachCounters(func(h dag.Hash, stored Counters) error {
 		r.Counters++
 		obj := "counters " + h.Short()
-		if _, ok := headers[h]; !ok {
+		i, ok := g.Index(h)
+		if !ok {
 			r.add(obj, "entry of a commit that is not stored")
 			return nil
 		}
-		if want, ok := compute(h); ok && want != stored {
+		if want, ok := compute(i); ok && want != stored {
 			r.add(obj, "stored depth %d, %d messages, %d tokens; the chain adds up to depth %d, %d messages, %d tokens",
 				stored.Depth, stored.Messages, stored.Tokens, want.Depth, want.Messages, want.Tokens)
 		}
