@@ -23,6 +23,10 @@ type Graph struct {
 	extra  map[int32][]int32 // parents after the first, for merge commits
 	// missing lists the parents Link did not find.
 	missing []MissingParent
+	// fanout[k] is the position of the first hash whose first two bytes
+	// are k or more, as in git's pack indexes: Index searches only among
+	// the hashes that share those two bytes, a few cache lines.
+	fanout []int32
 
 	// While building: each commit's first parent, and the others.
 	first     []Hash
@@ -98,10 +102,20 @@ func (g *Graph) Add(h Hash, raw []byte) error {
 		}
 		g.moreFirst[int32(len(g.hashes))] = more
 	}
-	g.hashes = append(g.hashes, h)
-	g.nodes = append(g.nodes, nd)
-	g.first = append(g.first, first)
+	g.hashes = grow(g.hashes, h)
+	g.nodes = grow(g.nodes, nd)
+	g.first = grow(g.first, first)
 	return nil
+}
+
+// grow appends v, doubling the capacity when it is full: append grows
+// large slices by a quarter, which for a million commits copies the
+// arrays several times over.
+func grow[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = append(make([]T, 0, max(1024, 2*cap(s))), s...)
+	}
+	return append(s, v)
 }
 
 // MissingParent is a parent a commit names that the graph does not hold.
@@ -112,6 +126,13 @@ type MissingParent struct {
 // Link resolves parents to positions, once every commit is added. A
 // parent that is not in the graph is recorded as missing (see Missing).
 func (g *Graph) Link() {
+	g.fanout = make([]int32, 1<<16+1)
+	for _, h := range g.hashes {
+		g.fanout[int(h[0])<<8|int(h[1])+1]++
+	}
+	for k := 1; k < len(g.fanout); k++ {
+		g.fanout[k] += g.fanout[k-1]
+	}
 	find := func(i int, p Hash) int32 {
 		if j, ok := g.Index(p); ok {
 			return int32(j)
@@ -145,8 +166,13 @@ func (g *Graph) Hash(i int) Hash { return g.hashes[i] }
 
 // Index returns the position of h.
 func (g *Graph) Index(h Hash) (int, bool) {
-	i := sort.Search(len(g.hashes), func(i int) bool { return bytes.Compare(g.hashes[i][:], h[:]) >= 0 })
-	return i, i < len(g.hashes) && g.hashes[i] == h
+	lo, hi := 0, len(g.hashes)
+	if g.fanout != nil {
+		k := int(h[0])<<8 | int(h[1])
+		lo, hi = int(g.fanout[k]), int(g.fanout[k+1])
+	}
+	i := lo + sort.Search(hi-lo, func(i int) bool { return bytes.Compare(g.hashes[lo+i][:], h[:]) >= 0 })
+	return i, i < hi && g.hashes[i] == h
 }
 
 // HasMeta reports whether the commit at position i has metadata.
