@@ -415,12 +415,18 @@ func (t *boltTx) lookup(commits bool, key []byte) []byte {
 
 var _ SortedPacker = (*boltTx)(nil)
 
-// PackSorted fills the blob and commit buckets' pages completely: bbolt
-// splits a full page at its FillPercent (half, by default), which for
-// ascending keys leaves every page but the last half empty.
+// PackSorted fills the pages of the blob and commit buckets completely
+// when they are empty: bbolt splits a full page at its FillPercent (half,
+// by default), which for ascending keys leaves every page but the last
+// half empty. Into a bucket that holds keys already, sorted keys land all
+// over it, and full pages would split at every later insert: those keep
+// bbolt's default.
 func (t *boltTx) PackSorted() {
-	t.blobBucket().FillPercent = 1.0
-	t.commitBucket().FillPercent = 1.0
+	for _, b := range []*bolt.Bucket{t.blobBucket(), t.commitBucket()} {
+		if k, _ := b.Cursor().First(); k == nil {
+			b.FillPercent = 1.0
+		}
+	}
 }
 
 func (t *boltTx) getBlob(h dag.Hash) []byte   { return t.lookup(false, h[:]) }

@@ -136,10 +136,10 @@ var _ Lingerer = (*Bolt)(nil)
 // SortedPacker is implemented by transactions that can pack storage pages
 // when keys arrive in ascending order (the bbolt transaction): after
 // PackSorted, the blobs and commits (and their counters) put in this
-// transaction fill their pages
-// instead of leaving half of each free for later inserts. With ascending
-// keys that halves the space a bulk load takes; with keys in any other
-// order it costs splits. Callers that sort before putting (Import) use it.
+// transaction into buckets that were empty fill their pages instead of
+// leaving half of each free for later inserts, which halves the space a
+// first bulk load takes. Callers that sort before putting (Import,
+// CommitMany) use it.
 type SortedPacker interface {
 	PackSorted()
 }
