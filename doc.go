@@ -44,21 +44,34 @@
 // OnBranch returns a view that acts on one branch instead of HEAD, so that
 // agents extend their own branches without moving the shared HEAD.
 //
-// GC, Import, Fsck and Compact hold the lock for their whole run (each is
-// one transaction, or one locked session for Fsck and Compact); a hard
-// Reset holds it while it erases and again while it overwrites the freed
-// pages.
+// GC, Fsck and Compact hold the lock for their whole run (each is one
+// transaction, or one locked session for Fsck and Compact); a hard Reset
+// holds it while it erases and again while it overwrites the freed pages.
+// An import larger than one batch sorts its input outside any transaction
+// and writes it as a pack, a batch per transaction (see ImportSeq). The
+// walks that print a whole history (LogSeq, CompileSeq, Outline's Infos)
+// read a page of commits per short read transaction and hold nothing while
+// the caller writes.
 //
 // # History
 //
 // Commit (and its sugar System, User, Assistant, Note) appends to the current
-// branch; committing on a detached HEAD fails with ErrDetachedHead. Log walks
-// first parents from HEAD; LogAll returns every commit, the orphans grouped
-// into side chains by the commit they forked from, each with the reflog entry
-// that orphaned it. Reset moves the branch: Soft keeps what it leaves behind
-// as orphans, Hard erases it. GC removes orphans whose reflog entries have
-// expired. Compile turns the first-parent chain into the messages a model is
-// sent.
+// branch; committing on a detached HEAD fails with ErrDetachedHead;
+// CommitMany appends many in one transaction; Import and ImportSeq load a
+// conversation of any length in bounded memory (ReadMessages reads the
+// OpenAI format as a stream). Log walks first parents from HEAD; LogAll
+// returns every commit, the orphans grouped into side chains by the commit
+// they forked from, each with the reflog entry that orphaned it. Reset
+// moves the branch: Soft keeps what it leaves behind as orphans, Hard
+// erases it. GC removes orphans whose reflog entries have expired. Compile
+// turns the first-parent chain into the messages a model is sent. Status
+// answers "where am I, how big is the context" in constant time, from
+// counters kept beside each commit.
+//
+// For histories too long to hold, LogSeq and CompileSeq are Log and Compile
+// as sequences, and Outline is LogAll as hashes with the texts read as
+// they are wanted: their memory grows with the number of commits a walk
+// must remember, not with the size of the texts.
 //
 // # Validated generation
 //
@@ -83,6 +96,6 @@
 //   - The fair queue uses Linux open-file-description locks. On other
 //     systems bbolt's own lock, polled every 50ms, is the only one.
 //   - Durable commits cost two fdatasync calls each (bbolt's protocol); use
-//     Import to write many commits in one transaction.
+//     CommitMany or Import to write many commits in one transaction.
 //   - ORIG_HEAD names a commit but does not keep it reachable.
 package tract

@@ -24,7 +24,7 @@ import (
 // (two syncs) stay a small part of the time.
 const (
 	DefaultImportBatchMessages = 50_000
-	DefaultImportBatchBytes    = 4 << 20
+	DefaultImportBatchBytes    = 3 << 20
 )
 
 // ImportOption configures ImportSeq.
