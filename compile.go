@@ -91,7 +91,7 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 	}
 	type part struct {
 		blob Hash
-		role Role
+		role uint8 // index in compiledRoles
 	}
 	return func(yield func(Message, error) bool) {
 		defer t.linger()()
@@ -118,7 +118,7 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 						return fmt.Errorf("commit %s: %w", next.Short(), err)
 					}
 					if role, ok := compiledRole(hd, cfg.includeNotes); ok {
-						parts.add(part{hd.Blob, role})
+						parts.add(part{hd.Blob, uint8(slices.Index(compiledRoles[:], role))})
 					}
 					next = hd.Parent
 				}
@@ -129,21 +129,26 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 				return
 			}
 		}
-		todo := parts.reversed()
-		for len(todo) > 0 {
+		pull, stop := iter.Pull(parts.backward())
+		defer stop()
+		for done := false; !done; {
 			if err := ctx.Err(); err != nil {
 				fail(err)
 				return
 			}
-			n := min(pageSize, len(todo))
-			page := make([]Message, n)
+			page := make([]Message, 0, pageSize)
 			err := t.view(func(tx store.Tx) error {
-				for i, p := range todo[:n] {
+				for len(page) < pageSize {
+					p, ok := pull()
+					if !ok {
+						done = true
+						return nil
+					}
 					text, err := tx.Blob(p.blob)
 					if err != nil {
 						return err
 					}
-					page[i] = Message{Role: string(p.role), Content: bytesToString(text)}
+					page = append(page, Message{Role: string(compiledRoles[p.role]), Content: bytesToString(text)})
 				}
 				return nil
 			})
@@ -156,7 +161,6 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 					return
 				}
 			}
-			todo = todo[n:]
 		}
 	}
 }
@@ -268,6 +272,24 @@ func (b *blocks[T]) add(v T) {
 	b.n++
 }
 
+// backward yields every value, last added first.
+func (b *blocks[T]) backward() iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for i := len(b.cur) - 1; i >= 0; i-- {
+			if !yield(b.cur[i]) {
+				return
+			}
+		}
+		for k := len(b.full) - 1; k >= 0; k-- {
+			for i := len(b.full[k]) - 1; i >= 0; i-- {
+				if !yield(b.full[k][i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // reversed returns every value in one slice of exact size, last added first.
 func (b *blocks[T]) reversed() []T {
 	out := make([]T, 0, b.n)
@@ -301,6 +323,9 @@ func compileOne(tx store.Tx, c dag.Header, notes bool) (Message, bool, error) {
 	}
 	return Message{Role: string(role), Content: bytesToString(text)}, true, nil
 }
+
+// compiledRoles are the roles Compile sends.
+var compiledRoles = [...]Role{RoleSystem, RoleUser, RoleAssistant, RoleTool}
 
 // compiledRole returns the role a commit is sent as; ok is false for
 // commits that are not sent to a model.
