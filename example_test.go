@@ -183,3 +183,36 @@ func ExampleTract_CommitMany() {
 	// Output:
 	// 3 commits; HEAD is the last: true
 }
+
+// Reflog lists where HEAD has been, newest first: a purify shows as the
+// reset to the user message and the clean answer's commit after it.
+func ExampleTract_Reflog() {
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Reply(llmtest.Answer("Sure! {name: Ada}"))
+	srv.When("failed validation", llmtest.Answer(`{"name": "Ada"}`))
+
+	dir, _ := os.MkdirTemp("", "tract-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
+	t, err := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClient(client), tract.WithClock(fixedClock()))
+	if err != nil {
+		panic(err)
+	}
+	defer t.Close()
+	if _, err := t.Chat(ctx, "Describe Ada as JSON", tract.Validate(retry.JSON())); err != nil {
+		panic(err)
+	}
+	entries, _ := t.Reflog(ctx, "HEAD")
+	for _, e := range entries {
+		fmt.Printf("HEAD@{%d} %s\n", e.Index, e.Message)
+	}
+	// Output:
+	// HEAD@{0} commit (message assistant): {"name": "Ada"}
+	// HEAD@{1} purify: hid 1 failed attempt
+	// HEAD@{2} commit (message assistant): {"name": "Ada"}
+	// HEAD@{3} commit (steering user): Your previous response failed validation: invalid JSON at l…
+	// HEAD@{4} commit (message assistant): Sure! {name: Ada}
+	// HEAD@{5} commit (message user): Describe Ada as JSON
+}

@@ -253,3 +253,29 @@ func TestPreview(t *testing.T) {
 		assert.Equal(t, tc.want, preview(tc.in, tc.width), "preview(%q, %d)", tc.in, tc.width)
 	}
 }
+
+func TestNewCmdReflog_Flags(t *testing.T) {
+	cases := []struct {
+		args    []string
+		want    ReflogOptions
+		wantErr string
+	}{
+		{args: nil, want: ReflogOptions{}},
+		{args: []string{"main", "-n", "3", "--json"}, want: ReflogOptions{Ref: "main", Limit: 3, JSON: true}},
+		{args: []string{"-n", "-2"}, wantErr: "-n must be 0"},
+		{args: []string{"a", "b"}, wantErr: "at most one ref"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got, err := parse(t, newCmdReflog, tc.args...)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				assert.Equal(t, exitUsage, exitCode(err))
+				return
+			}
+			require.NoError(t, err)
+			got.Factory = nil
+			assert.Equal(t, tc.want, *got)
+		})
+	}
+}

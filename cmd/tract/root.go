@@ -170,6 +170,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		newCmdFsck(f, nil),
 		newCmdGC(f, nil),
 		newCmdCompact(f, nil),
+		newCmdReflog(f, nil),
 		newCmdVersion(f),
 	)
 	return root

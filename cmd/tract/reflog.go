@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+)
+
+// ReflogOptions are the inputs of 'tract reflog'.
+type ReflogOptions struct {
+	Factory *Factory
+	Ref     string
+	Limit   int
+	JSON    bool
+}
+
+func newCmdReflog(f *Factory, runF func(*ReflogOptions) error) *cobra.Command {
+	opts := &ReflogOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "reflog [REF]",
+		Short: "Show where a ref has pointed: every move of HEAD or a branch, newest first",
+		Long: `Show the moves of REF, newest first, as 'git reflog' does: HEAD (the
+default), a branch, or STRANDED (results a conflict kept off their branch).
+Each line is the commit the ref moved to, REF@{N} counting back from the
+newest move, and what moved it: commit, purify, reset, compress, import,
+branch, checkout. Orphans stay safe from 'tract gc' while an entry names
+them.`,
+		Example: `  tract reflog
+  tract reflog main -n 5
+  tract reflog STRANDED --json`,
+		Args: maxArgs(1, "one ref"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Ref = args[0]
+			}
+			if opts.Limit < 0 {
+				return usageErrorf("-n must be 0 (no limit) or more, got %d", opts.Limit)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return withTract(f, func(t *tract.Tract) error {
+				es, err := t.Reflog(cmd.Context(), opts.Ref)
+				if err != nil {
+					return err
+				}
+				if opts.Limit > 0 && len(es) > opts.Limit {
+					es = es[:opts.Limit]
+				}
+				if opts.JSON {
+					if es == nil {
+						es = []tract.ReflogEntry{}
+					}
+					return writeJSON(f.IO.Out, es)
+				}
+				p := palette{f.IO.Color}
+				for _, e := range es {
+					name := strings.TrimPrefix(e.Ref, "refs/heads/")
+					fmt.Fprintf(f.IO.Out, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(fmt.Sprintf("%s@{%d}", name, e.Index)), e.Message)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N entries (0: all)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}

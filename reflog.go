@@ -1,0 +1,77 @@
+package tract
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// ReflogEntry is one move of a ref, as Reflog lists it.
+type ReflogEntry struct {
+	// Ref is the ref's full name ("HEAD", "refs/heads/main", "STRANDED").
+	Ref string `json:"ref"`
+	// Index counts back from the newest move, which is 0, as in git's
+	// REF@{N}.
+	Index int `json:"index"`
+	// Old is where the ref pointed before (zero for a new ref); New where
+	// it points after.
+	Old Hash `json:"old"`
+	New Hash `json:"new"`
+	// Action is the operation that moved the ref ("commit", "purify",
+	// "reset", "import", "conflict", …).
+	Action string `json:"action"`
+	// Message describes the move, e.g. "purify: hid 2 failed attempts".
+	Message string `json:"message"`
+	// Time is when the move happened.
+	Time time.Time `json:"time"`
+}
+
+// Reflog returns the moves of a ref, newest first, as 'git reflog' does:
+// ref is "HEAD" (also when empty), a branch name, a full ref name, or
+// refs.Stranded for the results conflicts kept off their branches. A
+// branch that exists but never moved has an empty reflog; a name that is
+// neither a ref nor has a reflog is an error wrapping ErrBranchNotFound.
+func (t *Tract) Reflog(ctx context.Context, ref string) ([]ReflogEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	full := reflogName(ref)
+	var out []ReflogEntry
+	err := t.view(func(tx store.Tx) error {
+		es, err := tx.Reflog(full)
+		if err != nil {
+			return err
+		}
+		if len(es) == 0 && full != refs.HEAD && full != refs.Stranded {
+			if _, err := tx.Ref(full); isNotFound(err) {
+				return fmt.Errorf("%w: %q has no reflog", ErrBranchNotFound, ref)
+			}
+		}
+		out = make([]ReflogEntry, len(es))
+		for i, e := range slices.Backward(es) {
+			out[len(es)-1-i] = ReflogEntry{Ref: full, Index: len(es) - 1 - i, Old: e.Old, New: e.New,
+				Action: e.Action, Message: e.Message, Time: e.Time}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reflog: %w", err)
+	}
+	return out, nil
+}
+
+// reflogName is the full name of the reflog ref names.
+func reflogName(ref string) string {
+	switch {
+	case ref == "" || ref == refs.HEAD:
+		return refs.HEAD
+	case ref == refs.Stranded, ref == refs.OrigHead, strings.HasPrefix(ref, "refs/"):
+		return ref
+	}
+	return refs.BranchRef(ref)
+}
