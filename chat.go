@@ -57,8 +57,9 @@ func MaxAttempts(n int) ChatOption { return func(cfg *chatConfig) { cfg.maxAttem
 func Purify(on bool) ChatOption { return func(cfg *chatConfig) { cfg.purify = on } }
 
 // ProvenanceNote also commits a note such as "resolved after 2 attempts:
-// invalid JSON …" after the accepted answer. Provenance is always recorded in
-// the accepted commit's metadata when validators ran.
+// invalid JSON …" after the accepted answer. The provenance itself (attempts
+// and diagnoses) is always recorded in the accepted commit's metadata, for a
+// first-try success too.
 func ProvenanceNote() ChatOption { return func(cfg *chatConfig) { cfg.note = true } }
 
 // RetryPrompt replaces DefaultRetryPrompt; it may use {diagnosis},
@@ -282,7 +283,9 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 				diagnosis = "validation failed"
 			}
 			meta := attemptMeta(attempt, a, len(cfg.validators) > 0, ok, diagnosis, verr)
-			if ok && attempt > 1 {
+			if ok {
+				// Every accepted answer says how it was reached, on the
+				// first try too (attempts 1, no diagnoses).
 				meta["provenance"] = provenance(attempt, res.Diagnoses)
 			}
 			what := fmt.Sprintf("rejected answer of attempt %d", attempt)

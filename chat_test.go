@@ -276,7 +276,7 @@ func TestChat_FirstTrySuccess(t *testing.T) {
 	meta := chatMeta(t, log[0])
 	assert.Equal(t, float64(1), meta["attempt"])
 	assert.Equal(t, true, meta["valid"])
-	assert.NotContains(t, meta, "provenance")
+	assert.Equal(t, chatProvenance(1), meta["provenance"], "a first-try success records its provenance too")
 	assert.NotContains(t, meta, "diagnosis")
 
 	all := chatLogAll(t, tr)
@@ -740,8 +740,8 @@ func TestChat_ProvenanceNote(t *testing.T) {
 	})
 }
 
-// BUG: without validators the note names an empty validator list:
-// "passed validation on the first attempt ()".
+// Without validators the note says the answer was accepted, not that it
+// passed a validation (it once named an empty validator list).
 func TestChat_ProvenanceNoteWithoutValidators(t *testing.T) {
 	tr, srv := newChatServerTract(t)
 	srv.Reply(llmtest.Answer("hi"))
