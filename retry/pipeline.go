@@ -33,16 +33,41 @@ const TraceEnv = "TRACT_PIPELINE_TRACE"
 // Build one with SourceFunc (retryable) or SourceValue (a literal, not
 // retryable); the zero Source is invalid and makes Run fail.
 type Source[T any] struct {
-	fn      func(context.Context) (T, error)
+	fn      func(context.Context, *SourceContext[T]) (T, error)
 	value   T
 	literal bool
 }
 
+// SourceContext is what a retryable source made with SourceFuncWithHint
+// sees when it runs, as a stage sees its StageContext.
+type SourceContext[T any] struct {
+	// Try is 1 on the first run, and 1 + the retry requests so far when
+	// stage 1 asked for this run.
+	Try int
+	// Hint is the hint stage 1 gave when it asked for this run; nil on the
+	// first run.
+	Hint any
+	// Tries lists the source's earlier outputs in the retry context stage
+	// 1 opened, oldest first (len(Tries) == Try-1); nil on the first run.
+	Tries []T
+}
+
 // SourceFunc returns a retryable source: Run calls fn once at the start and
 // again each time stage 1 asks to retry its upstream. fn does not see the
-// hint stage 1 gives (the hint is still recorded in the event log); when the
-// first step needs hints, make it stage 1 over a SourceValue.
+// hint stage 1 gives (the hint is still recorded in the event log); use
+// SourceFuncWithHint when it should.
 func SourceFunc[T any](fn func(ctx context.Context) (T, error)) Source[T] {
+	if fn == nil {
+		return Source[T]{} // invalid: Run says so
+	}
+	return Source[T]{fn: func(ctx context.Context, _ *SourceContext[T]) (T, error) { return fn(ctx) }}
+}
+
+// SourceFuncWithHint returns a retryable source whose function sees, like
+// a stage, which try this is and the hint stage 1 gave when it asked for a
+// re-run: the draft step of a draft → review pipeline gets the reviewer's
+// critique.
+func SourceFuncWithHint[T any](fn func(ctx context.Context, sc *SourceContext[T]) (T, error)) Source[T] {
 	return Source[T]{fn: fn}
 }
 
@@ -97,6 +122,31 @@ func (s namedStage[T]) Name() string { return s.name }
 
 func (s namedStage[T]) Run(ctx context.Context, sc *StageContext[T]) (StageResult[T], error) {
 	return s.fn(ctx, sc)
+}
+
+// TransformStage returns a stage called name that passes on what fn makes
+// of its input: the common stage, in one line. It never asks for a retry.
+func TransformStage[T any](name string, fn func(ctx context.Context, input T) (T, error)) Stage[T] {
+	return NewStage(name, func(ctx context.Context, sc *StageContext[T]) (StageResult[T], error) {
+		out, err := fn(ctx, sc.Input)
+		return Output(out), err
+	})
+}
+
+// CheckStage returns a stage called name that passes its input on
+// unchanged when fn accepts it, and otherwise asks its upstream to retry
+// with fn's hint (as ValidatorStage does for a Validator).
+func CheckStage[T any](name string, fn func(ctx context.Context, input T) (ok bool, hint any, err error)) Stage[T] {
+	return NewStage(name, func(ctx context.Context, sc *StageContext[T]) (StageResult[T], error) {
+		ok, hint, err := fn(ctx, sc.Input)
+		switch {
+		case err != nil:
+			return StageResult[T]{}, err
+		case ok:
+			return Output(sc.Input), nil
+		}
+		return sc.RetryUpstream(hint), nil
+	})
 }
 
 // StageResult is what a stage returns: an output or a retry request. Build
@@ -358,7 +408,7 @@ func (r *pipelineRun[T]) run(ctx context.Context) (T, error) {
 		var res StageResult[T]
 		var err error
 		if i == 0 {
-			res, err = r.runSource(ctx)
+			res, err = r.runSource(ctx, &SourceContext[T]{Try: try, Hint: hint, Tries: tries})
 		} else {
 			sc := &StageContext[T]{
 				Input:     r.outputs[i-1],
@@ -412,11 +462,11 @@ func (r *pipelineRun[T]) run(ctx context.Context) (T, error) {
 }
 
 // runSource executes stage 0.
-func (r *pipelineRun[T]) runSource(ctx context.Context) (StageResult[T], error) {
+func (r *pipelineRun[T]) runSource(ctx context.Context, sc *SourceContext[T]) (StageResult[T], error) {
 	if r.p.source.literal {
 		return Output(r.p.source.value), nil
 	}
-	v, err := r.p.source.fn(ctx)
+	v, err := r.p.source.fn(ctx, sc)
 	return Output(v), err
 }
 

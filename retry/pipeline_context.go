@@ -49,6 +49,13 @@ type StageContext[T any] struct {
 	contexts []ContextTries[T]
 }
 
+// RetriedByDownstream reports whether this execution is a re-run the
+// stage after this one asked for (with Hint): the question a stage asks
+// before deciding whether it has seen its input before.
+func (sc *StageContext[T]) RetriedByDownstream() bool {
+	return sc.Requester != 0 && sc.Requester == sc.Stage+1
+}
+
 // ContextTries is one retry context of a run, as returned by
 // StageContext.AllTries: stage Requester asked stage Retried (0 for the
 // source) for new outputs, and Tries lists the retried stage's outputs in

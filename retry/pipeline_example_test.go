@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/tractdag/tract/retry"
 )
@@ -61,4 +62,50 @@ func ExampleBestOfN() {
 	fmt.Println(out, err)
 	// Output:
 	// best of all <nil>
+}
+
+// A draft → review pipeline in three lines of plumbing: the source drafts
+// (and on a re-run sees the reviewer's critique and its try number), the
+// review is a check that sends the draft back with a hint, and a transform
+// finishes the accepted draft.
+func ExampleSourceFuncWithHint() {
+	draft := retry.SourceFuncWithHint(func(ctx context.Context, sc *retry.SourceContext[string]) (string, error) {
+		if sc.Hint == nil {
+			return "Go is a programming language with fast builds, a simple syntax and good tooling", nil
+		}
+		return fmt.Sprintf("Go: small and fast (try %d, after %q)", sc.Try, sc.Hint), nil
+	})
+	review := retry.CheckStage("review", func(ctx context.Context, s string) (bool, any, error) {
+		return len(s) <= 60, "too long", nil
+	})
+	finish := retry.TransformStage("finish", func(ctx context.Context, s string) (string, error) {
+		return s + ".", nil
+	})
+
+	out, err := retry.NewPipeline(draft, review, finish).Run(context.Background())
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println(out)
+	// Output:
+	// Go: small and fast (try 2, after "too long").
+}
+
+// ValidatorFunc makes a custom validator of a function, for Chat, All or
+// ValidatorStage.
+func ExampleValidatorFunc() {
+	noApology := retry.ValidatorFunc("no-apology", func(ctx context.Context, answer string) (bool, string, error) {
+		if strings.Contains(strings.ToLower(answer), "sorry") {
+			return false, "the answer apologises; answer directly", nil
+		}
+		return true, "", nil
+	})
+	for _, answer := range []string{"Sorry, I cannot.", "42"} {
+		ok, diagnosis, _ := noApology.Validate(context.Background(), answer)
+		fmt.Printf("%s %q: %v %s\n", noApology.Name(), answer, ok, diagnosis)
+	}
+	// Output:
+	// no-apology "Sorry, I cannot.": false the answer apologises; answer directly
+	// no-apology "42": true
 }

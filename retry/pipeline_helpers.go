@@ -25,7 +25,7 @@ func BestOfN[T any](n int, score func(T) float64) Stage[T] {
 		switch {
 		case sc.Requester == sc.Stage:
 			candidates = sc.Tries // ends with Input
-		case sc.Requester == sc.Stage+1:
+		case sc.RetriedByDownstream():
 			// Retried by the next stage: every candidate of the last
 			// round was seen; ask for a new round.
 			if n > 1 {

@@ -959,3 +959,51 @@ func TestPipeline_StringersForKindsAndLimits(t *testing.T) {
 	assert.Equal(t, "retries per context", retry.LimitRetriesPerContext.String())
 	assert.Equal(t, "executions per run", retry.LimitExecutions.String())
 }
+
+// A source made with SourceFuncWithHint sees what a retried stage sees:
+// its try, the hint of stage 1, and its earlier outputs in the context.
+func TestPipeline_SourceSeesHintAndTries(t *testing.T) {
+	var seen []retry.SourceContext[string]
+	src := retry.SourceFuncWithHint(func(_ context.Context, sc *retry.SourceContext[string]) (string, error) {
+		seen = append(seen, *sc)
+		return fmt.Sprintf("draft %d", sc.Try), nil
+	})
+	var downstream []bool
+	review := retry.NewStage("review", func(_ context.Context, sc *retry.StageContext[string]) (retry.StageResult[string], error) {
+		downstream = append(downstream, sc.RetriedByDownstream())
+		if sc.Input != "draft 3" {
+			return sc.RetryUpstream("again after " + sc.Input), nil
+		}
+		return retry.Output(sc.Input), nil
+	})
+	out, err := retry.NewPipeline(src, review).Run(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "draft 3", out)
+	assert.Equal(t, []retry.SourceContext[string]{
+		{Try: 1},
+		{Try: 2, Hint: "again after draft 1", Tries: []string{"draft 1"}},
+		{Try: 3, Hint: "again after draft 2", Tries: []string{"draft 1", "draft 2"}},
+	}, seen)
+	assert.Equal(t, []bool{false, false, false}, downstream, "the review asked; nobody asked it")
+}
+
+// RetriedByDownstream tells a stage that the stage after it asked for this
+// run, and only then.
+func TestStageContext_RetriedByDownstream(t *testing.T) {
+	var first []bool
+	a := retry.NewStage("a", func(_ context.Context, sc *retry.StageContext[string]) (retry.StageResult[string], error) {
+		first = append(first, sc.RetriedByDownstream())
+		return retry.Output(sc.Input + "!"), nil
+	})
+	asked := false
+	b := retry.CheckStage("b", func(context.Context, string) (bool, any, error) {
+		if asked {
+			return true, nil, nil
+		}
+		asked = true
+		return false, "once more", nil
+	})
+	_, err := retry.NewPipeline(retry.SourceValue("x"), a, b).Run(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []bool{false, true}, first)
+}

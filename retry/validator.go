@@ -14,3 +14,22 @@ type Validator interface {
 	Name() string
 	Validate(ctx context.Context, answer string) (ok bool, diagnosis string, err error)
 }
+
+// ValidatorFunc returns a Validator called name that runs fn: a custom
+// check in one line. name labels its diagnoses; fn follows Validate's
+// contract (a deterministic diagnosis when it rejects, an error only when
+// it could not run).
+func ValidatorFunc(name string, fn func(ctx context.Context, answer string) (ok bool, diagnosis string, err error)) Validator {
+	return funcValidator{name: name, fn: fn}
+}
+
+type funcValidator struct {
+	name string
+	fn   func(context.Context, string) (bool, string, error)
+}
+
+func (v funcValidator) Name() string { return v.name }
+
+func (v funcValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
+	return v.fn(ctx, answer)
+}
