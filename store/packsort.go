@@ -53,13 +53,10 @@ func (s *PackSorter) spill() error {
 		return nil
 	}
 	slices.SortFunc(s.buf, PackEntry.Compare)
-	f, err := os.CreateTemp(s.dir, "tract-sort-*.run")
+	f, err := createRun(s.dir)
 	if err != nil {
 		return fmt.Errorf("sort: %w", err)
 	}
-	// Unlinked at once where the system allows it, so a killed process
-	// leaves nothing behind; Close removes it otherwise.
-	_ = os.Remove(f.Name())
 	s.runs = append(s.runs, f)
 	w := bufio.NewWriterSize(f, 256<<10)
 	var hdr [1 + dag.HashSize + binary.MaxVarintLen64]byte
@@ -152,13 +149,26 @@ func (s *PackSorter) Sorted() iter.Seq2[PackEntry, error] {
 	}
 }
 
+// createNamedRun creates a temporary file in dir and removes its name at
+// once where the system allows it (a process killed in between leaves a
+// "tract-sort-*.run" file, which may be deleted); Close removes it
+// otherwise.
+func createNamedRun(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "tract-sort-*.run")
+	if err != nil {
+		return nil, err
+	}
+	_ = os.Remove(f.Name())
+	return f, nil
+}
+
 // Close removes the sorter's files.
 func (s *PackSorter) Close() error {
 	var errs []error
 	for _, f := range s.runs {
 		errs = append(errs, f.Close())
-		if err := os.Remove(f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
+		if _, err := os.Lstat(f.Name()); err == nil {
+			errs = append(errs, os.Remove(f.Name())) // not unlinked when made
 		}
 	}
 	s.runs, s.buf = nil, nil
