@@ -18,6 +18,8 @@
 //	                 http://localhost:11434/v1 (a trailing slash is fine)
 //	TRACT_MODEL      the model of requests that name none (tract's --model
 //	                 flag, passed as WithModel, overrides it)
+//	TRACT_BACKOFF    the backoff between retries, "BASE" or "BASE,MAX"
+//	                 (default 500ms,20s), as WithBackoff
 //
 // A model is required. A key is required only with OpenAI's own base URL: a
 // local server usually needs none, and then no Authorization header is

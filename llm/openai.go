@@ -30,6 +30,10 @@ const (
 	EnvAPIKey  = "OPENAI_API_KEY"
 	EnvBaseURL = "OPENAI_BASE_URL"
 	EnvModel   = "TRACT_MODEL"
+	// EnvBackoff sets the backoff between retries of transient failures:
+	// "BASE" or "BASE,MAX" as Go durations ("250ms,5s"), as WithBackoff.
+	// Tests set it to a millisecond so a 500 storm does not sleep.
+	EnvBackoff = "TRACT_BACKOFF"
 )
 
 // OpenAI is a Client for any server speaking the OpenAI chat-completions
@@ -225,7 +229,31 @@ func NewOpenAIFromEnv(getenv func(string) string, opts ...Option) (*OpenAI, erro
 		WithBaseURL(getenv(EnvBaseURL)),
 		WithModel(getenv(EnvModel)),
 	}
+	if s := getenv(EnvBackoff); s != "" {
+		base, maxWait, err := parseBackoff(s)
+		if err != nil {
+			return nil, &ConfigError{Setting: "backoff", msg: fmt.Sprintf(
+				"%s=%q is not a backoff: give a duration, or two separated by a comma (base and maximum), e.g. 250ms,5s", EnvBackoff, s)}
+		}
+		env = append(env, WithBackoff(base, maxWait))
+	}
 	return NewOpenAI(append(env, opts...)...)
+}
+
+// parseBackoff reads "BASE" or "BASE,MAX"; without MAX the maximum is
+// DefaultMaxBackoff, or BASE when that is larger.
+func parseBackoff(s string) (base, maxWait time.Duration, err error) {
+	b, m, two := strings.Cut(s, ",")
+	if base, err = time.ParseDuration(strings.TrimSpace(b)); err != nil || base <= 0 {
+		return 0, 0, fmt.Errorf("bad base %q", b)
+	}
+	maxWait = max(DefaultMaxBackoff, base)
+	if two {
+		if maxWait, err = time.ParseDuration(strings.TrimSpace(m)); err != nil || maxWait < base {
+			return 0, 0, fmt.Errorf("bad maximum %q", m)
+		}
+	}
+	return base, maxWait, nil
 }
 
 // Model returns the model used by requests that name none.

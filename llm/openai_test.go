@@ -610,3 +610,38 @@ func TestOpenAI_ConcurrentCalls(t *testing.T) {
 	wg.Wait()
 	assert.Len(t, srv.Requests(), 8)
 }
+
+// TRACT_BACKOFF sets the backoff as WithBackoff does; a bad value is a
+// configuration error that says what to write.
+func TestNewOpenAIFromEnv_Backoff(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  []time.Duration
+		err   string
+	}{
+		{"10ms,30ms", []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond, 30 * time.Millisecond}, ""},
+		{"1ms", []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond}, ""},
+		{"soon", nil, `TRACT_BACKOFF="soon" is not a backoff`},
+		{"0s", nil, "is not a backoff"},
+		{"1s,10ms", nil, "is not a backoff"},
+		{"1ms,", nil, "is not a backoff"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			env := map[string]string{"TRACT_BACKOFF": tc.value, "TRACT_MODEL": "m", "OPENAI_BASE_URL": "http://" + closedAddr(t) + "/v1"}
+			s := &sleeps{}
+			c, err := llm.NewOpenAIFromEnv(func(k string) string { return env[k] }, llm.WithSleep(s.sleep),
+				llm.WithJitter(func(ceiling time.Duration) time.Duration { return ceiling }))
+			if tc.err != "" {
+				var ce *llm.ConfigError
+				require.ErrorAs(t, err, &ce)
+				assert.Equal(t, "backoff", ce.Setting)
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			_, err = c.Complete(context.Background(), llm.Request{Messages: userMsg("hi")})
+			require.Error(t, err)
+			assert.Equal(t, tc.want, s.all())
+		})
+	}
+}

@@ -198,16 +198,12 @@ func TestChat_ServerErrorStormExitsModelError(t *testing.T) {
 	s := newSandbox(t)
 	s.initRepo()
 
-	start := time.Now()
 	r := chatEnv(s, srv).tract("chat", "hello?")
-	elapsed := time.Since(start)
 	requireExit(t, r, exitModel)
 	assert.Empty(t, r.Stdout)
 	assert.Contains(t, r.Stderr, "500")
 	assert.Contains(t, r.Stderr, "the server is on fire")
 	assert.Len(t, srv.Requests(), 5, "1 request + 4 transport retries")
-	assert.Less(t, elapsed, 10*time.Second, "the client's backoff makes a 500 storm slow")
-	t.Logf("500 storm took %s", elapsed.Round(time.Millisecond))
 
 	cs := s.log()
 	require.Len(t, cs, 2, "the branch ends user + error")

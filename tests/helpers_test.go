@@ -45,15 +45,17 @@ type sandbox struct {
 // newSandbox returns a sandbox in a fresh temporary directory, which is
 // also HOME. The environment is built from scratch: nothing of the
 // caller's OPENAI_* or TRACT_* leaks in; PATH is kept so that 'cmd:'
-// validators can run sh.
+// validators can run sh. TRACT_BACKOFF makes the model client's retries
+// of transient failures wait a millisecond instead of seconds.
 func newSandbox(t *testing.T) *sandbox {
 	t.Helper()
 	dir := t.TempDir()
 	return &sandbox{t: t, dir: dir, env: map[string]string{
-		"HOME":     dir,
-		"NO_COLOR": "1",
-		"PATH":     os.Getenv("PATH"),
-		"LANG":     "C.UTF-8",
+		"HOME":          dir,
+		"NO_COLOR":      "1",
+		"PATH":          os.Getenv("PATH"),
+		"LANG":          "C.UTF-8",
+		"TRACT_BACKOFF": "1ms",
 	}}
 }
 
