@@ -213,6 +213,23 @@ func Open(path string, opts ...Option) (*Tract, error) {
 	return open(path, false, opts)
 }
 
+// OpenOrInit opens the repository at path, creating it first when there is
+// no file there (or an empty one, as Init would): an agent's first run
+// needs no separate init. When another process creates it at the same
+// moment, OpenOrInit opens theirs. A file that is not a tract repository
+// is an error, as with Open.
+func OpenOrInit(path string, opts ...Option) (*Tract, error) {
+	// An empty file may be another process's repository being created:
+	// Init waits for its lock and then finds it made.
+	if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || (err == nil && st.Mode().IsRegular() && st.Size() == 0) {
+		t, err := Init(path, opts...)
+		if !errors.Is(err, ErrExists) {
+			return t, err
+		}
+	}
+	return Open(path, opts...)
+}
+
 func open(path string, create bool, opts []Option) (*Tract, error) {
 	c := newConfig(opts)
 	st := c.store
