@@ -87,19 +87,21 @@ func SystemPrompt(text string) ChatOption { return func(cfg *chatConfig) { cfg.s
 // Attempt describes one model answer of a Chat or Generate call.
 type Attempt struct {
 	// Number is the 1-based attempt number.
-	Number int
+	Number int `json:"number"`
 	// Max is the total number of attempts allowed.
-	Max int
+	Max int `json:"max"`
 	// OK says whether every validator passed.
-	OK bool
+	OK bool `json:"ok"`
+	// Text is the model's answer.
+	Text string `json:"text"`
 	// Diagnosis is the validators' reason for rejecting the answer.
-	Diagnosis string
+	Diagnosis string `json:"diagnosis,omitempty"`
 	// Commit is the assistant commit that recorded the answer on the
 	// attempts chain. When purify re-commits an accepted answer after
 	// retries, ChatResult.Commit names the clean copy on the branch.
-	Commit Hash
+	Commit Hash `json:"commit"`
 	// Usage is this attempt's token usage.
-	Usage llm.Usage
+	Usage llm.Usage `json:"usage"`
 }
 
 // ChatResult is the outcome of Chat or Generate. On failure it is returned
@@ -124,6 +126,10 @@ type ChatResult struct {
 	Model string `json:"model,omitempty"`
 	// Purified is true when failed attempts were moved off the branch.
 	Purified bool `json:"purified"`
+	// History is every attempt, in order, with its answer, verdict, usage
+	// and commit: what an inspector of the turn needs without Show. On
+	// exhaustion its last entry holds the last answer.
+	History []Attempt `json:"history"`
 }
 
 // Chat commits text as a user message and generates the assistant's answer
@@ -309,8 +315,10 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 			if !ok {
 				res.Diagnoses = append(res.Diagnoses, diagnosis)
 			}
+			at := Attempt{Number: attempt, Max: cfg.maxAttempts, OK: ok, Text: a.text, Diagnosis: diagnosis, Commit: h, Usage: a.usage}
+			res.History = append(res.History, at)
 			if cfg.onAttempt != nil {
-				cfg.onAttempt(Attempt{Number: attempt, Max: cfg.maxAttempts, OK: ok, Diagnosis: diagnosis, Commit: h, Usage: a.usage})
+				cfg.onAttempt(at)
 			}
 			return ok, diagnosis, nil
 		},

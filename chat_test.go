@@ -827,7 +827,7 @@ func TestChat_OnAttemptReportsEachAttempt(t *testing.T) {
 	diag := chatJSONDiagnosis(t, chatInvalid)
 
 	var got []tract.Attempt
-	_, err := tr.Chat(context.Background(), chatQuestion, tract.Validate(retry.JSON()),
+	res, err := tr.Chat(context.Background(), chatQuestion, tract.Validate(retry.JSON()),
 		tract.OnAttempt(func(a tract.Attempt) { got = append(got, a) }))
 	require.NoError(t, err)
 
@@ -835,10 +835,31 @@ func TestChat_OnAttemptReportsEachAttempt(t *testing.T) {
 	require.Len(t, all.Orphans, 1)
 	require.Len(t, all.Orphans[0].Commits, 3)
 	accepted, failed := all.Orphans[0].Commits[0], all.Orphans[0].Commits[2]
-	assert.Equal(t, []tract.Attempt{
-		{Number: 1, Max: 3, OK: false, Diagnosis: diag, Commit: failed.Hash, Usage: u1},
-		{Number: 2, Max: 3, OK: true, Commit: accepted.Hash, Usage: u2},
-	}, got)
+	want := []tract.Attempt{
+		{Number: 1, Max: 3, OK: false, Text: chatInvalid, Diagnosis: diag, Commit: failed.Hash, Usage: u1},
+		{Number: 2, Max: 3, OK: true, Text: chatValid, Commit: accepted.Hash, Usage: u2},
+	}
+	assert.Equal(t, want, got)
+	assert.Equal(t, want, res.History, "the result lists the same attempts")
+}
+
+// On exhaustion the result still lists every attempt: the last answer is
+// the last entry's text.
+func TestChat_HistoryOnExhaustion(t *testing.T) {
+	tr, srv := newChatServerTract(t)
+	srv.Otherwise(llmtest.Answer(chatInvalid))
+	res, err := tr.Chat(context.Background(), chatQuestion, tract.Validate(retry.JSON()), tract.MaxAttempts(2))
+	var ex *retry.ExhaustedError
+	require.ErrorAs(t, err, &ex)
+	require.NotNil(t, res)
+	require.Len(t, res.History, 2)
+	for i, a := range res.History {
+		assert.Equal(t, i+1, a.Number)
+		assert.False(t, a.OK)
+		assert.Equal(t, chatInvalid, a.Text)
+		assert.NotEmpty(t, a.Diagnosis)
+		assert.False(t, a.Commit.IsZero())
+	}
 }
 
 func TestChat_SystemPromptCommittedOnce(t *testing.T) {
