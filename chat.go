@@ -292,7 +292,7 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 			if ok {
 				// Every accepted answer says how it was reached, on the
 				// first try too (attempts 1, no diagnoses).
-				meta["provenance"] = provenance(attempt, res.Diagnoses)
+				meta[MetaProvenance] = provenance(attempt, restore, res)
 			}
 			what := fmt.Sprintf("rejected answer of attempt %d", attempt)
 			switch {
@@ -324,7 +324,7 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 		},
 		Steer: func(ctx context.Context, diagnosis string) error {
 			text := expandRetryPrompt(cfg.retryPrompt, diagnosis, attempt, cfg.maxAttempts)
-			h, err := t.commitOn(tip, pendingCommit{KindSteering, RoleUser, text, map[string]any{"attempt": attempt, "diagnosis": diagnosis}, "steering message"})
+			h, err := t.commitOn(tip, pendingCommit{KindSteering, RoleUser, text, map[string]any{MetaAttempt: attempt, MetaDiagnosis: diagnosis}, "steering message"})
 			if err == nil {
 				tip = h
 			}
@@ -334,8 +334,8 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 			// Purify: back to the restore point and re-commit the accepted
 			// answer, in one transaction.
 			meta := attemptMeta(attempt, last, true, true, "", nil)
-			delete(meta, "attempt")
-			meta["provenance"] = provenance(attempt, res.Diagnoses)
+			delete(meta, MetaAttempt)
+			meta[MetaProvenance] = provenance(attempt, restore, res)
 			h, err := t.rewind(tip, restore, purifyMessage(attempt-1), &pendingCommit{KindMessage, RoleAssistant, last.text, meta, keptAcceptedAnswer})
 			switch {
 			case err == nil:
@@ -359,7 +359,7 @@ func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*C
 		if res.Attempts > 1 {
 			note = fmt.Sprintf("resolved after %d attempts: %s", res.Attempts, strings.Join(res.Diagnoses, "; "))
 		}
-		if _, err := t.commitOn(tip, pendingCommit{KindNote, RoleSystem, note, map[string]any{"provenance": provenance(res.Attempts, res.Diagnoses)}, "provenance note"}); err != nil {
+		if _, err := t.commitOn(tip, pendingCommit{KindNote, RoleSystem, note, map[string]any{MetaProvenance: provenance(res.Attempts, restore, res)}, "provenance note"}); err != nil {
 			return res, fmt.Errorf("chat: record provenance note: %w", err)
 		}
 	}
@@ -397,7 +397,7 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 			return fmt.Errorf("chat: %w", err)
 		}
 		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", countOf(ex.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
-		meta := map[string]any{"provenance": provenance(ex.Attempts, res.Diagnoses), "usage": res.Usage}
+		meta := map[string]any{MetaProvenance: provenance(ex.Attempts, restore, res), MetaUsage: res.Usage}
 		h, rerr := t.rewind(*tip, restore, purifyMessage(ex.Attempts), &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
 		if rerr != nil {
 			return errors.Join(fmt.Errorf("chat: %w", err), rerr)
@@ -406,7 +406,7 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 		return fmt.Errorf("chat: %w", err)
 	case errors.As(err, &me):
 		text := "model call failed: " + me.err.Error()
-		meta := map[string]any{"error": me.err.Error(), "attempt": res.Attempts + 1, "usage": res.Usage}
+		meta := map[string]any{MetaError: me.err.Error(), MetaAttempt: res.Attempts + 1, MetaUsage: res.Usage}
 		var h Hash
 		var cerr error
 		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
@@ -473,24 +473,27 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash
 }
 
 func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, verr error) map[string]any {
-	m := map[string]any{"attempt": attempt, "usage": a.usage}
+	m := map[string]any{MetaAttempt: attempt, MetaUsage: a.usage}
 	if a.model != "" {
-		m["model"] = a.model
+		m[MetaModel] = a.model
 	}
 	if validated {
-		m["valid"] = ok && verr == nil
+		m[MetaValid] = ok && verr == nil
 	}
 	if diagnosis != "" {
-		m["diagnosis"] = diagnosis
+		m[MetaDiagnosis] = diagnosis
 	}
 	if verr != nil {
-		m["validator_error"] = verr.Error()
+		m[MetaValidatorError] = verr.Error()
 	}
 	return m
 }
 
-func provenance(attempts int, diagnoses []string) map[string]any {
-	return map[string]any{"attempts": attempts, "diagnoses": append([]string{}, diagnoses...)}
+// provenance is the Provenance of a turn of attempts answers so far, built
+// on restore.
+func provenance(attempts int, restore Hash, res *ChatResult) Provenance {
+	return Provenance{Attempts: attempts, Diagnoses: append([]string{}, res.Diagnoses...),
+		Restore: restore, Usage: res.Usage, Model: res.Model}
 }
 
 func purifyMessage(failed int) string {

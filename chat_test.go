@@ -122,6 +122,16 @@ func chatProvenance(attempts int, diagnoses ...string) map[string]any {
 	return map[string]any{"attempts": float64(attempts), "diagnoses": ds}
 }
 
+// provenanceCore keeps the attempts and diagnoses of provenance metadata
+// read back from JSON, for comparing with chatProvenance.
+func provenanceCore(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	return map[string]any{"attempts": m["attempts"], "diagnoses": m["diagnoses"]}
+}
+
 // chatJSONDiagnosis is the json validator's diagnosis of answer.
 func chatJSONDiagnosis(t testing.TB, answer string) string {
 	t.Helper()
@@ -191,7 +201,23 @@ func TestChat_PurifyAfterRetry(t *testing.T) {
 			assert.Equal(t, res.User, user.Hash)
 			assert.Equal(t, []tract.Hash{user.Hash}, clean.Parents)
 			cleanMeta := chatMeta(t, clean)
-			assert.Equal(t, chatProvenance(2, diag), cleanMeta["provenance"])
+			assert.Equal(t, chatProvenance(2, diag), provenanceCore(cleanMeta["provenance"]))
+			prov, ok := clean.Provenance()
+			require.True(t, ok)
+			assert.Equal(t, tract.Provenance{Attempts: 2, Diagnoses: []string{diag}, Restore: user.Hash, Usage: res.Usage, Model: chatModel}, prov,
+				"typed: restore point, usage summed over both attempts, model")
+			rec, ok := clean.AttemptRecord()
+			assert.False(t, ok, "the clean copy is not an attempt: %+v", rec)
+			failed := chatLogAll(t, tr).Orphans[0].Commits[2]
+			rec, ok = failed.AttemptRecord()
+			require.True(t, ok)
+			assert.Equal(t, 1, rec.Attempt)
+			require.NotNil(t, rec.Valid)
+			assert.False(t, *rec.Valid)
+			assert.Equal(t, diag, rec.Diagnosis)
+			assert.Equal(t, chatModel, rec.Model)
+			_, ok = failed.Provenance()
+			assert.False(t, ok, "a rejected attempt has no provenance")
 			assert.Equal(t, chatModel, cleanMeta["model"])
 			assert.Equal(t, true, cleanMeta["valid"])
 			if system != "" {
@@ -276,7 +302,10 @@ func TestChat_FirstTrySuccess(t *testing.T) {
 	meta := chatMeta(t, log[0])
 	assert.Equal(t, float64(1), meta["attempt"])
 	assert.Equal(t, true, meta["valid"])
-	assert.Equal(t, chatProvenance(1), meta["provenance"], "a first-try success records its provenance too")
+	assert.Equal(t, chatProvenance(1), provenanceCore(meta["provenance"]), "a first-try success records its provenance too")
+	prov, ok := log[0].Provenance()
+	require.True(t, ok)
+	assert.Equal(t, tract.Provenance{Attempts: 1, Diagnoses: []string{}, Restore: res.User, Usage: res.Usage, Model: chatModel}, prov)
 	assert.NotContains(t, meta, "diagnosis")
 
 	all := chatLogAll(t, tr)
@@ -312,7 +341,7 @@ func TestChat_TwoFailuresThenPass(t *testing.T) {
 	log := chatLog(t, tr)
 	require.Equal(t, []string{"user message", "assistant message"}, chatShape(log))
 	meta := chatMeta(t, log[0])
-	assert.Equal(t, chatProvenance(3, d1, d2), meta["provenance"])
+	assert.Equal(t, chatProvenance(3, d1, d2), provenanceCore(meta["provenance"]))
 	assert.Equal(t, chatUsageMeta(u3), meta["usage"], "the clean commit records its own answer's usage")
 
 	all := chatLogAll(t, tr)
@@ -350,7 +379,7 @@ func TestChat_NoPurifyKeepsAttemptsOnBranch(t *testing.T) {
 	require.Equal(t, []string{"user message", "assistant message", "user steering", "assistant message"}, chatShape(log))
 	assert.Equal(t, res.Commit, log[0].Hash)
 	assert.Equal(t, chatValid, log[0].Text)
-	assert.Equal(t, chatProvenance(2, diag), log[0].MetaValue("provenance"))
+	assert.Equal(t, chatProvenance(2, diag), provenanceCore(log[0].MetaValue("provenance")))
 	assert.Equal(t, chatSteering(diag), log[1].Text)
 	assert.Equal(t, chatInvalid, log[2].Text)
 	assert.Empty(t, chatLogAll(t, tr).Orphans)
@@ -393,7 +422,7 @@ func TestChat_ExhaustedWithPurify(t *testing.T) {
 	assert.Equal(t, res.Commit, errCommit.Hash)
 	assert.Equal(t, res.User, log[1].Hash)
 	assert.Equal(t, "validation failed after 3 attempts; last diagnosis: "+diag, errCommit.Text)
-	assert.Equal(t, chatProvenance(3, diag, diag, diag), errCommit.MetaValue("provenance"))
+	assert.Equal(t, chatProvenance(3, diag, diag, diag), provenanceCore(errCommit.MetaValue("provenance")))
 	assert.Equal(t, chatUsageMeta(u.Add(u).Add(u)), errCommit.MetaValue("usage"))
 
 	// The attempts are orphans that log --all shows.
@@ -717,7 +746,7 @@ func TestChat_ProvenanceNote(t *testing.T) {
 		require.Equal(t, []string{"user message", "assistant message", "system note"}, chatShape(log))
 		note := log[0]
 		assert.Equal(t, "resolved after 2 attempts: "+diag, note.Text)
-		assert.Equal(t, chatProvenance(2, diag), note.MetaValue("provenance"))
+		assert.Equal(t, chatProvenance(2, diag), provenanceCore(note.MetaValue("provenance")))
 		assert.Equal(t, res.Commit, log[1].Hash, "the result names the answer, not the note")
 		assert.Equal(t, []tract.Hash{res.Commit}, note.Parents)
 
@@ -736,7 +765,7 @@ func TestChat_ProvenanceNote(t *testing.T) {
 		log := chatLog(t, tr)
 		require.Equal(t, []string{"user message", "assistant message", "system note"}, chatShape(log))
 		assert.Equal(t, "passed validation on the first attempt (json)", log[0].Text)
-		assert.Equal(t, chatProvenance(1), log[0].MetaValue("provenance"))
+		assert.Equal(t, chatProvenance(1), provenanceCore(log[0].MetaValue("provenance")))
 	})
 }
 

@@ -43,7 +43,7 @@ func (c *CommitInfo) MetaValue(key string) any {
 // Diagnosis returns the validator's diagnosis recorded on a failed attempt
 // or steering commit ("" when there is none).
 func (c *CommitInfo) Diagnosis() string {
-	s, _ := c.MetaValue("diagnosis").(string)
+	s, _ := c.MetaValue(MetaDiagnosis).(string)
 	return s
 }
 

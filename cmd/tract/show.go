@@ -62,17 +62,10 @@ func renderMeta(w io.Writer, p palette, c *tract.CommitInfo) {
 	if len(c.Meta) == 0 {
 		return
 	}
-	var m map[string]any
-	if json.Unmarshal(c.Meta, &m) != nil {
-		return
-	}
-	if prov, ok := m["provenance"].(map[string]any); ok {
-		attempts, _ := prov["attempts"].(float64)
-		fmt.Fprintf(w, "\nProvenance: accepted after %s\n", plural(int(attempts), "attempt", "attempts"))
-		if ds, ok := prov["diagnoses"].([]any); ok {
-			for i, d := range ds {
-				fmt.Fprintf(w, "  attempt %d failed: %s\n", i+1, p.bad(fmt.Sprint(d)))
-			}
+	if prov, ok := c.Provenance(); ok {
+		fmt.Fprintf(w, "\nProvenance: accepted after %s\n", plural(prov.Attempts, "attempt", "attempts"))
+		for i, d := range prov.Diagnoses {
+			fmt.Fprintf(w, "  attempt %d failed: %s\n", i+1, p.bad(d))
 		}
 	}
 	var buf bytes.Buffer
