@@ -137,7 +137,8 @@ type ChatResult struct {
 // rejected answer is followed by a steering commit and another attempt; a
 // success after retries is purified (see Purify). Exhaustion returns an
 // error wrapping *retry.ExhaustedError whose LastResult is the last answer's
-// text; a model failure after the client's
+// text (retry.LastResultOf[string](err) reads it typed; the ChatResult
+// returned with the error lists every attempt); a model failure after the client's
 // own retries commits an error commit and returns an error wrapping the
 // client's typed error (for example *llm.ServerError).
 func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*ChatResult, error) {

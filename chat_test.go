@@ -880,6 +880,13 @@ func TestChat_HistoryOnExhaustion(t *testing.T) {
 	res, err := tr.Chat(context.Background(), chatQuestion, tract.Validate(retry.JSON()), tract.MaxAttempts(2))
 	var ex *retry.ExhaustedError
 	require.ErrorAs(t, err, &ex)
+	last, ok := retry.LastResultOf[string](err)
+	require.True(t, ok, "Chat's exhausted error carries the last answer as a string")
+	assert.Equal(t, chatInvalid, last)
+	_, ok = retry.LastResultOf[int](err)
+	assert.False(t, ok, "not an int")
+	_, ok = retry.LastResultOf[string](errors.New("other"))
+	assert.False(t, ok)
 	require.NotNil(t, res)
 	require.Len(t, res.History, 2)
 	for i, a := range res.History {

@@ -96,6 +96,18 @@ type ExhaustedError struct {
 	History []string
 }
 
+// LastResultOf returns the last attempt's value of an *ExhaustedError in
+// err's chain, typed: the caller knows T (a string, for tract's Chat);
+// ok is false when err holds no ExhaustedError or its value is not a T.
+func LastResultOf[T any](err error) (v T, ok bool) {
+	var ex *ExhaustedError
+	if !errors.As(err, &ex) {
+		return v, false
+	}
+	v, ok = ex.LastResult.(T)
+	return v, ok
+}
+
 func (e *ExhaustedError) Error() string {
 	if e.Attempts == 1 {
 		return "1 attempt failed; diagnosis: " + e.LastDiagnosis
