@@ -403,7 +403,11 @@ func (r *pipelineRun[T]) run(ctx context.Context) (T, error) {
 			mode = ModeFresh
 		}
 		r.ran[i] = true
-		r.emit(PipelineEvent{Kind: EventStageStart, Stage: i, Attempt: try, Mode: mode})
+		var input any
+		if i > 0 {
+			input = r.outputs[i-1]
+		}
+		r.emit(PipelineEvent{Kind: EventStageStart, Stage: i, Attempt: try, Mode: mode, Input: input})
 
 		var res StageResult[T]
 		var err error

@@ -77,6 +77,7 @@ type PipelineEvent struct {
 
 	Attempt int       // the stage's Try (stage start, success, retry request, failure)
 	Mode    StageMode // stage start
+	Input   any       // stage start: the stage's input (nil for the source)
 
 	RetryStage int // retry request: the stage to re-run, Stage-1
 	Hint       any // retry request: the hint given

@@ -36,15 +36,15 @@ func ExampleNewPipeline() {
 	// Output:
 	// ┌─ plan: source → draft → review
 	// ├─ s0 start (attempt 1) mode=initial
-	// ├─ s0 ok
-	// ├─ s1 start (attempt 1) mode=initial
-	// ├─ s1 ok
-	// ├─ s2 start (attempt 1) mode=initial
+	// ├─ s0 ok → "Go"
+	// ├─ s1 start (attempt 1) mode=initial ← "Go"
+	// ├─ s1 ok → "Go is a programming language with fast builds, a…" (80 bytes)
+	// ├─ s2 start (attempt 1) mode=initial ← "Go is a programming language with fast builds, a…" (80 bytes)
 	// ├─ s2 retry request → retry s1 (hint: "too long")
-	// ├─ s1 start (attempt 2) mode=fresh
-	// ├─ s1 ok
-	// ├─ s2 start (attempt 2) mode=fresh
-	// ├─ s2 ok
+	// ├─ s1 start (attempt 2) mode=fresh ← "Go"
+	// ├─ s1 ok → "Go: small, fast, simple. (attempt 2, told \"too l…" (53 bytes)
+	// ├─ s2 start (attempt 2) mode=fresh ← "Go: small, fast, simple. (attempt 2, told \"too l…" (53 bytes)
+	// ├─ s2 ok → "Go: small, fast, simple. (attempt 2, told \"too l…" (53 bytes)
 	// └─ complete
 	// Go: small, fast, simple. (attempt 2, told "too long")
 }

@@ -737,13 +737,13 @@ func TestPipeline_EventLogOfOneRetry(t *testing.T) {
 		{Kind: retry.EventPipelineStart, Plan: []string{"source", "draft", "review"}},
 		{Kind: retry.EventStageStart, Stage: 0, Name: "source", Attempt: 1, Mode: retry.ModeInitial},
 		{Kind: retry.EventStageSuccess, Stage: 0, Name: "source", Attempt: 1, Output: "topic"},
-		{Kind: retry.EventStageStart, Stage: 1, Name: "draft", Attempt: 1, Mode: retry.ModeInitial},
+		{Kind: retry.EventStageStart, Stage: 1, Name: "draft", Attempt: 1, Mode: retry.ModeInitial, Input: "topic"},
 		{Kind: retry.EventStageSuccess, Stage: 1, Name: "draft", Attempt: 1, Output: long},
-		{Kind: retry.EventStageStart, Stage: 2, Name: "review", Attempt: 1, Mode: retry.ModeInitial},
+		{Kind: retry.EventStageStart, Stage: 2, Name: "review", Attempt: 1, Mode: retry.ModeInitial, Input: long},
 		{Kind: retry.EventRetryRequest, Stage: 2, Name: "review", Attempt: 1, RetryStage: 1, Hint: "too long"},
-		{Kind: retry.EventStageStart, Stage: 1, Name: "draft", Attempt: 2, Mode: retry.ModeFresh},
+		{Kind: retry.EventStageStart, Stage: 1, Name: "draft", Attempt: 2, Mode: retry.ModeFresh, Input: "topic"},
 		{Kind: retry.EventStageSuccess, Stage: 1, Name: "draft", Attempt: 2, Output: "short"},
-		{Kind: retry.EventStageStart, Stage: 2, Name: "review", Attempt: 2, Mode: retry.ModeFresh},
+		{Kind: retry.EventStageStart, Stage: 2, Name: "review", Attempt: 2, Mode: retry.ModeFresh, Input: "short"},
 		{Kind: retry.EventStageSuccess, Stage: 2, Name: "review", Attempt: 2, Output: "short"},
 		{Kind: retry.EventComplete, Stage: 2, Name: "review", Output: "short"},
 	}
@@ -1006,4 +1006,25 @@ func TestStageContext_RetriedByDownstream(t *testing.T) {
 	_, err := retry.NewPipeline(retry.SourceValue("x"), a, b).Run(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, []bool{false, true}, first)
+}
+
+// The trace cuts long inputs and outputs to 48 characters and gives their
+// length, keeps them on one line, and prints other types with %v.
+func TestPipeline_TraceShowsDataCut(t *testing.T) {
+	long := strings.Repeat("é", 60) + "\nsecond line"
+	var trace strings.Builder
+	_, err := retry.NewPipeline(retry.SourceValue(long),
+		retry.TransformStage("upper", func(_ context.Context, s string) (string, error) { return "short", nil }),
+	).Run(context.Background(), retry.WithTrace(&trace))
+	require.NoError(t, err)
+	lines := strings.Split(trace.String(), "\n")
+	want := strconv.Quote(strings.Repeat("é", 48)+"…") + fmt.Sprintf(" (%d bytes)", len(long))
+	assert.Equal(t, `├─ s0 ok → `+want, lines[2])
+	assert.Equal(t, `├─ s1 start (attempt 1) mode=initial ← `+want, lines[3])
+	assert.Equal(t, `├─ s1 ok → "short"`, lines[4])
+
+	var ints strings.Builder
+	_, err = retry.NewPipeline(retry.SourceValue([]int{1, 2, 3})).Run(context.Background(), retry.WithTrace(&ints))
+	require.NoError(t, err)
+	assert.Contains(t, ints.String(), "├─ s0 ok → [1 2 3]\n")
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // NewPipelineTracer returns an observer that writes each event to w as one
@@ -13,19 +14,20 @@ import (
 //
 //	┌─ plan: source → draft → review
 //	├─ s0 start (attempt 1) mode=initial
-//	├─ s0 ok
-//	├─ s1 start (attempt 1) mode=initial
-//	├─ s1 ok
-//	├─ s2 start (attempt 1) mode=initial
+//	├─ s0 ok → "Go"
+//	├─ s1 start (attempt 1) mode=initial ← "Go"
+//	├─ s1 ok → "Go is a programming language with fast builds, a…" (80 bytes)
+//	├─ s2 start (attempt 1) mode=initial ← "Go is a programming language with fast builds, a…" (80 bytes)
 //	├─ s2 retry request → retry s1 (hint: "too long")
-//	├─ s1 start (attempt 2) mode=fresh
-//	├─ s1 ok
-//	├─ s2 start (attempt 2) mode=fresh
-//	├─ s2 ok
+//	├─ s1 start (attempt 2) mode=fresh ← "Go"
+//	├─ s1 ok → "Go: small, fast, simple."
+//	├─ s2 start (attempt 2) mode=fresh ← "Go: small, fast, simple."
+//	├─ s2 ok → "Go: small, fast, simple."
 //	└─ complete
 //
-// Stages are shown as s0 (the source) to sN and unnamed stages as sK in the
-// plan. The trace holds no times or durations, so a run gives the same trace
+// Each stage's input and output are shown, cut to 48 characters with their
+// length when longer. Stages are shown as s0 (the source) to sN and unnamed
+// stages as sK in the plan. The trace holds no times or durations, so a run gives the same trace
 // every time. Write errors are ignored. WithTrace and TraceEnv switch it on
 // for a run.
 func NewPipelineTracer(w io.Writer) func(PipelineEvent) {
@@ -62,8 +64,11 @@ func traceLine(e PipelineEvent) string {
 		}
 	case EventStageStart:
 		fmt.Fprintf(&b, "├─ s%d start (attempt %d) mode=%s", e.Stage, e.Attempt, e.Mode)
+		if e.Stage > 0 {
+			b.WriteString(" ← " + preview(e.Input))
+		}
 	case EventStageSuccess:
-		fmt.Fprintf(&b, "├─ s%d ok", e.Stage)
+		fmt.Fprintf(&b, "├─ s%d ok → %s", e.Stage, preview(e.Output))
 	case EventRetryRequest:
 		fmt.Fprintf(&b, "├─ s%d retry request → retry s%d", e.Stage, e.RetryStage)
 		if e.Hint != nil {
@@ -80,6 +85,35 @@ func traceLine(e PipelineEvent) string {
 	}
 	b.WriteByte('\n')
 	return b.String()
+}
+
+// previewRunes is how much of a stage's input or output a trace line shows.
+const previewRunes = 48
+
+// preview shows a value on one line: a string quoted, anything else as %v,
+// cut to previewRunes with its full length after it when it is longer.
+func preview(v any) string {
+	s, quoted := "", false
+	switch v := v.(type) {
+	case string:
+		s, quoted = v, true
+	case fmt.Stringer:
+		s, quoted = v.String(), true
+	default:
+		s = fmt.Sprintf("%v", v)
+	}
+	cut := s
+	if n := utf8.RuneCountInString(s); n > previewRunes {
+		cut = string([]rune(s)[:previewRunes]) + "…"
+	}
+	out := oneLine(cut)
+	if quoted {
+		out = strconv.Quote(cut)
+	}
+	if cut != s {
+		out += fmt.Sprintf(" (%d bytes)", len(s))
+	}
+	return out
 }
 
 // formatHint quotes text hints (strings, errors, Stringers) and prints other
