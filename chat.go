@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
@@ -397,7 +398,7 @@ func (t *Tract) failGeneration(ctx context.Context, cfg *chatConfig, res *ChatRe
 		if !cfg.purify {
 			return fmt.Errorf("chat: %w", err)
 		}
-		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", countOf(ex.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
+		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", english.Count(ex.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
 		meta := map[string]any{MetaProvenance: provenance(ex.Attempts, restore, res), MetaUsage: res.Usage}
 		h, rerr := t.rewind(*tip, restore, purifyMessage(ex.Attempts), &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
 		if rerr != nil {
@@ -498,7 +499,7 @@ func provenance(attempts int, restore Hash, res *ChatResult) Provenance {
 }
 
 func purifyMessage(failed int) string {
-	return "purify: hid " + countOf(failed, "failed attempt", "failed attempts")
+	return "purify: hid " + english.Count(failed, "failed attempt", "failed attempts")
 }
 
 func expandRetryPrompt(tmpl, diagnosis string, attempt, max int) string {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/tractdag/tract/compress"
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
@@ -478,18 +478,11 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	if err := putSorted(tx, batch, blobs); err != nil {
 		return nil, err
 	}
-	msg := fmt.Sprintf("compress: %s into %s, %d replayed", countOf(len(res.Sources), "commit", "commits"),
-		countOf(len(res.Summaries), "summary", "summaries"), res.Replayed)
+	msg := fmt.Sprintf("compress: %s into %s, %d replayed", english.Count(len(res.Sources), "commit", "commits"),
+		english.Count(len(res.Summaries), "summary", "summaries"), res.Replayed)
 	conflict, err := t.land(tx, cur, plan.Head, tip, refs.ActionCompress, msg, "compressed chain")
 	if conflict != nil || err != nil {
 		return conflict, err
 	}
 	return nil, setOrigHead(tx, plan.Head)
-}
-
-func countOf(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 )
@@ -243,7 +244,7 @@ func reportOutcome(w io.Writer, res *tract.ChatResult) {
 	}
 	if res.Purified {
 		fmt.Fprintf(w, "accepted after %d attempts; purified %s off the branch (see 'tract log --all')\n",
-			res.Attempts, plural(res.Attempts-1, "failed attempt", "failed attempts"))
+			res.Attempts, english.Count(res.Attempts-1, "failed attempt", "failed attempts"))
 		return
 	}
 	fmt.Fprintf(w, "accepted after %d attempts\n", res.Attempts)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 )
@@ -113,7 +114,7 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 		}
 		copts = append(copts, tract.OnGroup(func(g tract.GroupProgress) {
 			fmt.Fprintf(f.IO.ErrOut, "summary %d/%d: %s → %d tokens (from %d, estimated) after %s\n",
-				g.Index, g.Total, plural(g.Sources, "commit", "commits"), g.TokensAfter, g.TokensBefore, plural(g.Attempts, "attempt", "attempts"))
+				g.Index, g.Total, english.Count(g.Sources, "commit", "commits"), g.TokensAfter, g.TokensBefore, english.Count(g.Attempts, "attempt", "attempts"))
 		}))
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
@@ -136,10 +137,10 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 			return writeJSON(f.IO.Out, res)
 		}
 		fmt.Fprintf(f.IO.Out, "compressed %s into %s (%d → %d tokens, estimated); replayed %s; %s is now at %s\n",
-			plural(len(res.Sources), "commit", "commits"), plural(len(res.Summaries), "summary", "summaries"),
-			res.TokensBefore, res.TokensAfter, plural(res.Replayed, "commit", "commits"), position(t), res.NewHead.Short())
+			english.Count(len(res.Sources), "commit", "commits"), english.Count(len(res.Summaries), "summary", "summaries"),
+			res.TokensBefore, res.TokensAfter, english.Count(res.Replayed, "commit", "commits"), position(t), res.NewHead.Short())
 		if len(res.Dropped) > 0 {
-			fmt.Fprintf(f.IO.ErrOut, "dropped %s (notes and errors)\n", plural(len(res.Dropped), "commit", "commits"))
+			fmt.Fprintf(f.IO.ErrOut, "dropped %s (notes and errors)\n", english.Count(len(res.Dropped), "commit", "commits"))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "the old chain is in 'tract log --all'; ORIG_HEAD is %s\n", res.OldHead.Short())
 		return nil
@@ -154,7 +155,7 @@ func renderPlan(w io.Writer, p palette, plan *tract.CompressPlan) {
 			continue
 		}
 		k++
-		fmt.Fprintf(w, "summarize  group %d: %s, %d tokens (estimated)\n", k, plural(len(g.Commits), "commit", "commits"), g.Tokens)
+		fmt.Fprintf(w, "summarize  group %d: %s, %d tokens (estimated)\n", k, english.Count(len(g.Commits), "commit", "commits"), g.Tokens)
 		for _, c := range g.Commits {
 			fmt.Fprintf(w, "             %s\n", oneLine(p, c, 56))
 		}
@@ -162,5 +163,5 @@ func renderPlan(w io.Writer, p palette, plan *tract.CompressPlan) {
 	for _, c := range plan.Dropped {
 		fmt.Fprintf(w, "drop       %s\n", oneLine(p, c, 60))
 	}
-	fmt.Fprintf(w, "replay     %s after the range\n", plural(plan.Replay, "commit", "commits"))
+	fmt.Fprintf(w, "replay     %s after the range\n", english.Count(plan.Replay, "commit", "commits"))
 }

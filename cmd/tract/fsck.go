@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 )
 
 // FsckOptions are the inputs of 'tract fsck'.
@@ -47,20 +48,20 @@ when it finds problems; it reports damage instead of crashing.`,
 					}
 					status := p.good("ok")
 					if !r.OK() {
-						status = p.bad(plural(len(r.Problems), "problem", "problems"))
+						status = p.bad(english.Count(len(r.Problems), "problem", "problems"))
 					}
 					if r.UnfinishedImports > 0 {
 						fmt.Fprintf(f.IO.Out, "note: %s (running, or killed: 'tract gc' removes what they wrote after an hour)\n",
-							plural(r.UnfinishedImports, "unfinished import", "unfinished imports"))
+							english.Count(r.UnfinishedImports, "unfinished import", "unfinished imports"))
 					}
 					packs := ""
 					if r.Packs > 0 {
-						packs = fmt.Sprintf(" (in %s; 'tract compact' merges them)", plural(r.Packs+1, "part", "parts"))
+						packs = fmt.Sprintf(" (in %s; 'tract compact' merges them)", english.Count(r.Packs+1, "part", "parts"))
 					}
 					fmt.Fprintf(f.IO.Out, "checked %s, %s%s, %s, %s, %s: %s\n",
-						plural(r.Commits, "commit", "commits"), plural(r.Blobs, "blob", "blobs"), packs,
-						plural(r.Refs, "ref", "refs"), plural(r.ReflogEntries, "reflog entry", "reflog entries"),
-						plural(r.Counters, "index entry", "index entries"), status)
+						english.Count(r.Commits, "commit", "commits"), english.Count(r.Blobs, "blob", "blobs"), packs,
+						english.Count(r.Refs, "ref", "refs"), english.Count(r.ReflogEntries, "reflog entry", "reflog entries"),
+						english.Count(r.Counters, "index entry", "index entries"), status)
 				}
 				if !r.OK() {
 					return errFsckProblems

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 )
 
 // GCOptions are the inputs of 'tract gc'.
@@ -57,10 +58,10 @@ reachable from a branch, HEAD or ORIG_HEAD always stay. AGE is a Go duration
 				if opts.DryRun {
 					verb = "Would remove"
 				}
-				fmt.Fprintf(f.IO.Out, "%s %s, %s and %s", verb, plural(rm.Commits, "commit", "commits"),
-					plural(rm.Blobs, "blob", "blobs"), plural(rm.ReflogEntries, "reflog entry", "reflog entries"))
+				fmt.Fprintf(f.IO.Out, "%s %s, %s and %s", verb, english.Count(rm.Commits, "commit", "commits"),
+					english.Count(rm.Blobs, "blob", "blobs"), english.Count(rm.ReflogEntries, "reflog entry", "reflog entries"))
 				if rm.UnfinishedImports > 0 {
-					fmt.Fprintf(f.IO.Out, ", and what %s had written", plural(rm.UnfinishedImports, "unfinished import", "unfinished imports"))
+					fmt.Fprintf(f.IO.Out, ", and what %s had written", english.Count(rm.UnfinishedImports, "unfinished import", "unfinished imports"))
 				}
 				fmt.Fprintln(f.IO.Out)
 				return nil

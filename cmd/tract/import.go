@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 )
 
 // ImportOptions are the inputs of 'tract import'.
@@ -80,7 +81,7 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 			}
 			return err
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Imported %s; %s is now at %s\n", plural(res.Messages, "message", "messages"), position(t), res.Tip.Short())
+		fmt.Fprintf(f.IO.ErrOut, "Imported %s; %s is now at %s\n", english.Count(res.Messages, "message", "messages"), position(t), res.Tip.Short())
 		return nil
 	})
 }

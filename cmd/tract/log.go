@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 )
 
 // LogOptions are the inputs of 'tract log'.
@@ -246,7 +247,7 @@ func renderGraphAll(ctx context.Context, w io.Writer, p palette, o *tract.Outlin
 }
 
 func orphanedBy(oc *tract.OrphanOutline) string {
-	n := plural(len(oc.Commits), "commit", "commits")
+	n := english.Count(len(oc.Commits), "commit", "commits")
 	switch {
 	case oc.Action == "conflict":
 		// "conflict: answer kept off main, which moved from … to …"

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"iter"
 	"strings"
@@ -175,11 +174,4 @@ func indent(s, prefix string) string {
 		lines[i] = strings.TrimRight(prefix+l, " ")
 	}
 	return strings.Join(lines, "\n")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

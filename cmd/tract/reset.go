@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 )
 
 // ResetOptions are the inputs of 'tract reset'.
@@ -78,11 +79,11 @@ func resetRun(cmd *cobra.Command, opts *ResetOptions) error {
 		switch {
 		case mode == tract.Hard && res.Deleted.Commits > 0:
 			fmt.Fprintf(f.IO.ErrOut, "Deleted %s, %s and %s for good\n",
-				plural(res.Deleted.Commits, "commit", "commits"), plural(res.Deleted.Blobs, "blob", "blobs"),
-				plural(res.Deleted.ReflogEntries, "reflog entry", "reflog entries"))
+				english.Count(res.Deleted.Commits, "commit", "commits"), english.Count(res.Deleted.Blobs, "blob", "blobs"),
+				english.Count(res.Deleted.ReflogEntries, "reflog entry", "reflog entries"))
 		case res.Orphaned > 0:
 			fmt.Fprintf(f.IO.ErrOut, "%s left behind as orphans (see 'tract log --all'; ORIG_HEAD is %s)\n",
-				plural(res.Orphaned, "commit", "commits"), res.From.Short())
+				english.Count(res.Orphaned, "commit", "commits"), res.From.Short())
 		}
 		return nil
 	})

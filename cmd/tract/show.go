@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 )
 
 // ShowOptions are the inputs of 'tract show'.
@@ -63,7 +64,7 @@ func renderMeta(w io.Writer, p palette, c *tract.CommitInfo) {
 		return
 	}
 	if prov, ok := c.Provenance(); ok {
-		fmt.Fprintf(w, "\nProvenance: accepted after %s\n", plural(prov.Attempts, "attempt", "attempts"))
+		fmt.Fprintf(w, "\nProvenance: accepted after %s\n", english.Count(prov.Attempts, "attempt", "attempts"))
 		for i, d := range prov.Diagnoses {
 			fmt.Fprintf(w, "  attempt %d failed: %s\n", i+1, p.bad(d))
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 )
 
 // StatusOptions are the inputs of 'tract status'.
@@ -50,8 +51,8 @@ func newCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
 						tip = "Tip"
 					}
 					fmt.Fprintf(w, "%s %s: %s on the chain, %s (~%s) in the compiled context\n",
-						tip, p.hash(st.Head.Short()), plural(st.Length, "commit", "commits"), plural(st.Messages, "message", "messages"),
-						plural(st.Tokens, "token", "tokens"))
+						tip, p.hash(st.Head.Short()), english.Count(st.Length, "commit", "commits"), english.Count(st.Messages, "message", "messages"),
+						english.Count(st.Tokens, "token", "tokens"))
 				}
 				if !st.OrigHead.IsZero() {
 					fmt.Fprintf(w, "ORIG_HEAD %s\n", p.hash(st.OrigHead.Short()))
