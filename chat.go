@@ -18,9 +18,10 @@ import (
 // validation. {diagnosis}, {attempt} and {max_attempts} are replaced.
 const DefaultRetryPrompt = "Your previous response failed validation: {diagnosis}\nPlease try again, addressing the issue above."
 
-// ErrNoClient is returned by Chat and Generate when no model client is
-// configured (see WithClient and UseClient).
-var ErrNoClient = errors.New("no model client configured")
+// ErrNoClient is returned by Chat, Generate and compression without
+// summaries when no model client is configured (see WithClient and
+// UseClient). It is llm.ErrNoClient.
+var ErrNoClient = llm.ErrNoClient
 
 // ChatOption configures Chat and Generate.
 type ChatOption func(*chatConfig)

@@ -877,3 +877,9 @@ func TestCompress_ReplayKeepsCommitTimes(t *testing.T) {
 	slices.Reverse(newestFirst)
 	assert.Equal(t, newestFirst, cmpHashes(all.Commits), "log --all lists the new chain in order")
 }
+
+// The packages that call models share one "no client" sentinel.
+func TestErrNoClient_IsOneError(t *testing.T) {
+	assert.ErrorIs(t, tract.ErrNoClient, llm.ErrNoClient)
+	assert.ErrorIs(t, compress.ErrNoClient, llm.ErrNoClient)
+}

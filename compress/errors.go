@@ -3,6 +3,8 @@ package compress
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tractdag/tract/llm"
 )
 
 var (
@@ -12,9 +14,9 @@ var (
 	// when every item of the range is pinned or dropped, so no summary
 	// group remains.
 	ErrNothingToSummarize = errors.New("compress: nothing to summarize")
-	// ErrNoClient is returned by Summarize when Config has neither a Client
-	// nor caller-supplied Content.
-	ErrNoClient = errors.New("compress: no model client and no summary content given")
+	// ErrNoClient is returned, wrapped, by Summarize when Config has
+	// neither a Client nor caller-supplied Content. It is llm.ErrNoClient.
+	ErrNoClient = llm.ErrNoClient
 )
 
 // GroupError is returned by SummarizeAll when one group could not be

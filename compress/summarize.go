@@ -131,7 +131,7 @@ func Summarize(ctx context.Context, group Group, cfg Config) (*Summary, error) {
 	case cfg.MaxAttempts < 0:
 		return nil, fmt.Errorf("compress: MaxAttempts is %d, must not be negative", cfg.MaxAttempts)
 	case cfg.Content == "" && cfg.Client == nil:
-		return nil, ErrNoClient
+		return nil, fmt.Errorf("compress: %w, and no summary content given", ErrNoClient)
 	}
 	tok := cfg.Tokenizer
 	if tok == nil {

@@ -443,7 +443,7 @@ func TestSummarize_BadConfig(t *testing.T) {
 			name:    "no client and no content",
 			group:   sourceGroup(),
 			wantIs:  compress.ErrNoClient,
-			wantMsg: "compress: no model client and no summary content given",
+			wantMsg: "compress: no model client configured, and no summary content given",
 		},
 		{
 			name:    "negative target",

@@ -1,12 +1,18 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 )
+
+// ErrNoClient says that an operation needing a model had no Client: the
+// one sentinel of every package that calls models (tract.ErrNoClient and
+// compress.ErrNoClient are this error).
+var ErrNoClient = errors.New("no model client configured")
 
 // ConfigError reports a setting the OpenAI client cannot work without. Its
 // message names the environment variable or flag that supplies it.
