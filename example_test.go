@@ -216,3 +216,93 @@ func ExampleTract_Reflog() {
 	// HEAD@{4} commit (message assistant): Sure! {name: Ada}
 	// HEAD@{5} commit (message user): Describe Ada as JSON
 }
+
+// OpenOrInit creates the repository on an agent's first run and opens it on
+// every run after.
+func ExampleOpenOrInit() {
+	dir, _ := os.MkdirTemp("", "tract-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	path := filepath.Join(dir, ".tract", "tract.db")
+	for run := 1; run <= 2; run++ {
+		t, err := tract.OpenOrInit(path)
+		if err != nil {
+			panic(err)
+		}
+		t.User(ctx, fmt.Sprintf("run %d", run))
+		st, _ := t.Status(ctx)
+		fmt.Printf("run %d: %d commits\n", run, st.Length)
+		t.Close()
+	}
+	// Output:
+	// run 1: 1 commits
+	// run 2: 2 commits
+}
+
+// The result of a turn lists every attempt: what the model said, why it
+// was rejected, what it cost, and where it is stored (failed attempts stay
+// as orphans after purify; Show or LogAll reads them).
+func ExampleChatResult_History() {
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Reply(llmtest.Answer("Sure! {name: Ada}"))
+	srv.When("failed validation", llmtest.Answer(`{"name": "Ada"}`))
+
+	dir, _ := os.MkdirTemp("", "tract-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
+	t, _ := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClient(client))
+	defer t.Close()
+
+	res, err := t.Chat(ctx, "Describe Ada as JSON", tract.Validate(retry.JSON()))
+	if err != nil {
+		panic(err)
+	}
+	for _, a := range res.History {
+		fmt.Printf("attempt %d ok=%v %q\n", a.Number, a.OK, a.Text)
+		if !a.OK {
+			fmt.Println("  rejected:", a.Diagnosis)
+		}
+	}
+	clean, _ := t.Show(ctx, "HEAD")
+	prov, _ := clean.Provenance()
+	fmt.Printf("accepted after %d attempts; restore point is the user message: %v\n", prov.Attempts, prov.Restore == res.User)
+	// Output:
+	// attempt 1 ok=false "Sure! {name: Ada}"
+	//   rejected: invalid JSON at line 1, column 1: invalid character 'S' looking for beginning of value
+	// attempt 2 ok=true "{\"name\": \"Ada\"}"
+	// accepted after 2 attempts; restore point is the user message: true
+}
+
+// Compress a range of history into a summary. Here the summary is given;
+// without Summaries, a model writes it (SummaryClient, or the Tract's
+// client) and ValidateSummaries checks it.
+func ExampleTract_CompressRange() {
+	dir, _ := os.MkdirTemp("", "tract-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	t, _ := tract.Init(filepath.Join(dir, "tract.db"))
+	defer t.Close()
+	t.System(ctx, "You are a travel agent.")
+	t.User(ctx, "I want to go to Lisbon in May.")
+	t.Assistant(ctx, "Lisbon in May is lovely. Budget?")
+	t.User(ctx, "About 1500 euros.")
+	t.Assistant(ctx, "Then a week in a guesthouse in Alfama works.")
+
+	res, err := t.CompressRange(ctx, "HEAD~3", "HEAD~1",
+		tract.Summaries("The user wants a week in Lisbon in May for about 1500 euros."))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(res.Summaries), "summary replaces", len(res.Sources), "commits")
+	msgs, _ := t.Compile(ctx)
+	for _, m := range msgs {
+		fmt.Printf("%s: %s\n", m.Role, m.Content)
+	}
+	// Output:
+	// 1 summary replaces 3 commits
+	// system: You are a travel agent.
+	// system: The user wants a week in Lisbon in May for about 1500 euros.
+	// assistant: Then a week in a guesthouse in Alfama works.
+}
