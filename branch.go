@@ -98,7 +98,7 @@ func (t *Tract) DeleteBranch(ctx context.Context, name string) (Hash, error) {
 		full := refs.BranchRef(name)
 		r, err := tx.Ref(full)
 		if isNotFound(err) {
-			return fmt.Errorf("%w: %q (see 'tract branch')", ErrBranchNotFound, name)
+			return fmt.Errorf("%w: %q", ErrBranchNotFound, name)
 		} else if err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (t *Tract) DeleteBranch(ctx context.Context, name string) (Hash, error) {
 			return err
 		}
 		if cur.Branch == full {
-			return fmt.Errorf("%w %q: switch to another branch first ('tract switch OTHER')", ErrCurrentBranch, name)
+			return fmt.Errorf("%w %q: HEAD is on it", ErrCurrentBranch, name)
 		}
 		was = r.Hash
 		if err := tx.DeleteRef(full); err != nil {
@@ -192,7 +192,7 @@ func (t *Tract) Switch(ctx context.Context, name string, create bool) (*Status, 
 		}
 		r, err := tx.Ref(full)
 		if isNotFound(err) {
-			return fmt.Errorf("%w: %q (create it with 'tract switch -c %s')", ErrBranchNotFound, name, name)
+			return fmt.Errorf("%w: %q", ErrBranchNotFound, name)
 		} else if err != nil {
 			return err
 		}

@@ -208,7 +208,7 @@ func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) 
 		return nil, err
 	}
 	if cur.detached() {
-		return nil, fmt.Errorf("%w at %s: compress works on a branch ('tract switch -c NAME')", ErrDetachedHead, cur.Hash.Short())
+		return nil, fmt.Errorf("%w at %s: compress works on a branch", ErrDetachedHead, cur.Hash.Short())
 	}
 	if cur.Hash.IsZero() {
 		return nil, fmt.Errorf("%w: nothing to compress", ErrUnbornBranch)
@@ -258,7 +258,7 @@ func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) 
 	case last < 0:
 		return nil, fmt.Errorf("%w: the chain has %d commits and keep-last keeps %d", compress.ErrEmptyRange, len(chain), cfg.keepLast)
 	case first > last:
-		return nil, fmt.Errorf("%w: --from %s is newer than --to %s; swap them", ErrReversedRange, chain[first].Short(), chain[last].Short())
+		return nil, fmt.Errorf("%w: its start %s is newer than its end %s", ErrReversedRange, chain[first].Short(), chain[last].Short())
 	}
 	texts := make(map[Hash]string)
 	items := make([]compress.Item, 0, last-first+1)

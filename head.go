@@ -62,7 +62,7 @@ func (t *Tract) position(tx store.Tx) (head, error) {
 	if h, err := tx.Ref(refs.HEAD); err == nil && h.Target == t.branch {
 		return head{Branch: t.branch}, nil
 	}
-	return head{}, fmt.Errorf("%w: %q (create it first: 'tract branch %s')", ErrBranchNotFound, name, name)
+	return head{}, fmt.Errorf("%w: %q", ErrBranchNotFound, name)
 }
 
 // move points t's position (the view's branch, HEAD's branch, or a detached
@@ -263,7 +263,7 @@ func (t *Tract) requireBranch(tx store.Tx) (head, error) {
 		return cur, err
 	}
 	if cur.detached() {
-		return cur, fmt.Errorf("%w at %s: create a branch to commit on with 'tract switch -c NAME' (or Tract.Switch(NAME, true))",
+		return cur, fmt.Errorf("%w at %s: commits go on a branch (Switch(NAME, true) makes one here)",
 			ErrDetachedHead, cur.Hash.Short())
 	}
 	return cur, nil

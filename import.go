@@ -243,7 +243,7 @@ func (im *importer) write() error {
 		})
 		if err != nil {
 			if isNotFound(err) {
-				return fmt.Errorf("the pack being written was removed meanwhile (by 'tract gc --expire'?); import again: %w", err)
+				return fmt.Errorf("the pack being written was removed meanwhile (a gc dropped it as abandoned); nothing was imported: %w", err)
 			}
 			return err
 		}

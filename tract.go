@@ -375,7 +375,7 @@ func FindRepository(dir string) (string, error) {
 		}
 		d = parent
 	}
-	return "", fmt.Errorf("%w: no %s/%s in %s or any parent directory (run 'tract init', or pass --db or set TRACT_DB)",
+	return "", fmt.Errorf("%w: no %s/%s in %s or any parent directory",
 		ErrNotRepository, DefaultDir, DefaultFile, abs)
 }
 

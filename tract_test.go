@@ -176,7 +176,7 @@ func TestCommit_DetachedHeadIsRefused(t *testing.T) {
 	assert.True(t, st.Detached)
 	_, err = tr.User(ctx, "lost?")
 	require.ErrorIs(t, err, tract.ErrDetachedHead)
-	assert.Contains(t, err.Error(), "switch -c")
+	assert.Contains(t, err.Error(), "Switch(NAME, true)", "the library names the API that fixes it")
 
 	st, err = tr.Switch(ctx, "side", true)
 	require.NoError(t, err)
@@ -489,7 +489,7 @@ func TestOpen_Errors(t *testing.T) {
 	t.Run("missing file", func(t *testing.T) {
 		_, err := tract.Open(filepath.Join(dir, "missing.db"))
 		assert.ErrorIs(t, err, tract.ErrNotRepository)
-		assert.Contains(t, err.Error(), "tract init")
+		assert.Contains(t, err.Error(), "no such file")
 	})
 	t.Run("not a database", func(t *testing.T) {
 		p := filepath.Join(dir, "junk.db")

@@ -211,7 +211,7 @@ func NewOpenAI(opts ...Option) (*OpenAI, error) {
 			" (or " + EnvBaseURL + " for a local server that needs none)"})
 	}
 	if c.model == "" {
-		errs = append(errs, &ConfigError{Setting: "model", msg: "no model: set " + EnvModel + " or pass --model"})
+		errs = append(errs, &ConfigError{Setting: "model", msg: "no model: set " + EnvModel + " (or WithModel)"})
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -181,7 +181,7 @@ func resolveBase(r Resolver, name string) (dag.Hash, error) {
 	if len(name) < dag.MinPrefixLen && dag.IsHexPrefix(name+"0000"[:dag.MinPrefixLen-len(name)]) {
 		hint = fmt.Sprintf("abbreviated hashes need at least %d characters", dag.MinPrefixLen)
 	}
-	return dag.Hash{}, fmt.Errorf("%w %q: %s (see 'tract log --all' and 'tract branch')", ErrUnknownRevision, name, hint)
+	return dag.Hash{}, fmt.Errorf("%w %q: %s", ErrUnknownRevision, name, hint)
 }
 
 // IsNotFound reports whether err means a ref or commit does not exist.

@@ -107,10 +107,10 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr == nil && st.IsDir():
 		return nil, fmt.Errorf("open %s: %w: it is a directory", path, ErrNotRepository)
 	case errors.Is(statErr, fs.ErrNotExist) && !opts.Create:
-		return nil, fmt.Errorf("open %s: %w: no such file (run 'tract init' to create one)", path, ErrNotRepository)
+		return nil, fmt.Errorf("open %s: %w: no such file", path, ErrNotRepository)
 	case statErr == nil && st.Size() == 0 && !opts.Create:
 		// bbolt would turn an empty file into a database: leave it alone.
-		return nil, fmt.Errorf("open %s: %w: the file is empty (run 'tract init' to create a repository)", path, ErrNotRepository)
+		return nil, fmt.Errorf("open %s: %w: the file is empty", path, ErrNotRepository)
 	case errors.Is(statErr, fs.ErrNotExist):
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("create %s: %w", path, err)
@@ -142,7 +142,7 @@ func (b *Bolt) checkOrInitDB(db *bolt.DB, create bool) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("open %s: %w: the file is corrupted (%v); run 'tract fsck' on a copy or restore a backup", b.path, ErrNotRepository, r)
+			err = fmt.Errorf("open %s: %w (%w): %v", b.path, ErrNotRepository, ErrCorrupt, r)
 		}
 	}()
 	if create {
@@ -308,7 +308,7 @@ func (b *Bolt) guard(err *error) {
 	if !isFault(r) && !panickedInBbolt() {
 		panic(r)
 	}
-	*err = fmt.Errorf("%s: %w (%v); run 'tract fsck'", b.path, ErrCorrupt, r)
+	*err = fmt.Errorf("%s: %w (%v)", b.path, ErrCorrupt, r)
 }
 
 // isFault reports whether a recovered value is the runtime error that

@@ -326,7 +326,7 @@ func (ss *sessions) open(write, create bool, deadline time.Time) (*session, erro
 		if held.Size() == 0 && !create {
 			f.Close()
 			// bbolt would turn an empty file into a database: leave it alone.
-			return nil, fmt.Errorf("open %s: %w: the file is empty (run 'tract init' to create a repository)", path, ErrNotRepository)
+			return nil, fmt.Errorf("open %s: %w: the file is empty", path, ErrNotRepository)
 		}
 		db, err := openDB(path, f, write, time.Until(deadline), ss.opts)
 		if err != nil {
@@ -394,7 +394,7 @@ func openDB(path string, f *os.File, write bool, wait time.Duration, opts BoltOp
 			unlockFile(f)
 			unlockQueue(f)
 			f.Close()
-			db, err = nil, fmt.Errorf("open %s: %w: the file is corrupted (%v); run 'tract fsck' on a copy or restore a backup", path, ErrNotRepository, r)
+			db, err = nil, fmt.Errorf("open %s: %w (%w): %v", path, ErrNotRepository, ErrCorrupt, r)
 		} else if err != nil && !passed {
 			f.Close()
 		}

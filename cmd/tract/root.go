@@ -82,6 +82,7 @@ func errorHint(err error) string {
 		locked   *tract.LockedError
 		conflict *tract.ConflictError
 		readOnly *tract.ReadOnlyError
+		cfgErr   *llm.ConfigError
 	)
 	switch {
 	case errors.As(err, &locked):
@@ -97,6 +98,22 @@ func errorHint(err error) string {
 		return "Nothing was written. Look at what changed ('tract log'), then run the command again."
 	case errors.As(err, &readOnly):
 		return "Commands that only read (log, show, status, log --all, compile, fsck) work on this file."
+	case errors.Is(err, tract.ErrCorrupt):
+		return "Check the file with 'tract fsck' (on a copy), or restore a backup."
+	case errors.Is(err, tract.ErrNotRepository):
+		return "Create a repository with 'tract init', or name one with --db PATH or TRACT_DB."
+	case errors.Is(err, tract.ErrBranchNotFound):
+		return "List the branches with 'tract branch'; make one with 'tract branch NAME' or 'tract switch -c NAME'."
+	case errors.Is(err, tract.ErrDetachedHead):
+		return "Create a branch to work on here with 'tract switch -c NAME'."
+	case errors.Is(err, tract.ErrCurrentBranch):
+		return "Switch to another branch first ('tract switch OTHER')."
+	case errors.Is(err, tract.ErrUnknownRevision):
+		return "See 'tract log --all' for commits and 'tract branch' for branches."
+	case errors.Is(err, tract.ErrReversedRange):
+		return "Swap --from and --to."
+	case errors.As(err, &cfgErr) && cfgErr.Setting == "model":
+		return "Pass --model NAME, or set TRACT_MODEL."
 	}
 	return ""
 }
