@@ -1,0 +1,410 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+)
+
+// boltTx is one transaction of a Bolt store: the Tx every caller gets.
+type boltTx struct {
+	tx *bolt.Tx
+	// main holds the top-level blobs and commits buckets; packs the
+	// published packs (see pack.go), loaded on first use. A lookup tries
+	// main, then each pack.
+	main        layer
+	packs       []*layer
+	packsLoaded bool
+}
+
+// layer is one place objects are kept: the top-level buckets or a pack.
+type layer struct {
+	blobs, commits *bolt.Bucket
+	// blobCur and commitCur are reused for lookups in read-only
+	// transactions: bbolt's Bucket.Get allocates a cursor (and its stack)
+	// per call, which was most of Compile's garbage.
+	blobCur, commitCur *bolt.Cursor
+}
+
+// get looks key up in the layer's commits (or blobs) bucket, through a
+// reusable cursor when the transaction is read-only (a cursor must be
+// repositioned after writes).
+func (l *layer) get(writable, commits bool, key []byte) []byte {
+	b, cur := l.blobs, &l.blobCur
+	if commits {
+		b, cur = l.commits, &l.commitCur
+	}
+	if writable {
+		return b.Get(key)
+	}
+	if *cur == nil {
+		*cur = b.Cursor()
+	}
+	k, v := (*cur).Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
+}
+
+// lookup finds key in the commits (or blobs) bucket of the first layer
+// that has it.
+func (t *boltTx) lookup(commits bool, key []byte) []byte {
+	w := t.tx.Writable()
+	if v := t.mainLayer().get(w, commits, key); v != nil {
+		return v
+	}
+	for _, l := range t.packLayers() {
+		if v := l.get(w, commits, key); v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+var _ SortedPacker = (*boltTx)(nil)
+
+// PackSorted fills the pages of the blob and commit buckets completely
+// when they are empty: bbolt splits a full page at its FillPercent (half,
+// by default), which for ascending keys leaves every page but the last
+// half empty. Into a bucket that holds keys already, sorted keys land all
+// over it, and full pages would split at every later insert: those keep
+// bbolt's default.
+func (t *boltTx) PackSorted() {
+	for _, b := range []*bolt.Bucket{t.blobBucket(), t.commitBucket()} {
+		if k, _ := b.Cursor().First(); k == nil {
+			b.FillPercent = 1.0
+		}
+	}
+}
+
+func (t *boltTx) getBlob(h dag.Hash) []byte   { return t.lookup(false, h[:]) }
+func (t *boltTx) getCommit(h dag.Hash) []byte { return t.lookup(true, h[:]) }
+
+func (t *boltTx) bucket(name []byte) *bolt.Bucket { return t.tx.Bucket(name) }
+
+func (t *boltTx) mainLayer() *layer {
+	if t.main.blobs == nil {
+		t.main.blobs = t.tx.Bucket(bucketBlobs)
+		t.main.commits = t.tx.Bucket(bucketCommits)
+	}
+	return &t.main
+}
+
+func (t *boltTx) blobBucket() *bolt.Bucket   { return t.mainLayer().blobs }
+func (t *boltTx) commitBucket() *bolt.Bucket { return t.mainLayer().commits }
+
+// writable returns ErrReadOnly in a read-only transaction. bbolt would
+// refuse the write too, but with its own error.
+func (t *boltTx) writable() error {
+	if !t.tx.Writable() {
+		return ErrReadOnly
+	}
+	return nil
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
+
+func notFound(what string, h dag.Hash) error {
+	return fmt.Errorf("%s %s: %w", what, h.Short(), ErrNotFound)
+}
+
+func (t *boltTx) Blob(h dag.Hash) ([]byte, error) {
+	v := t.getBlob(h)
+	if v == nil {
+		return nil, notFound("blob", h)
+	}
+	return clone(v), nil
+}
+
+func (t *boltTx) PutBlob(data []byte) (dag.Hash, error) {
+	h := dag.Sum(data)
+	if err := t.writable(); err != nil {
+		return h, fmt.Errorf("put blob %s: %w", h.Short(), err)
+	}
+	if t.getBlob(h) != nil {
+		return h, nil
+	}
+	// bbolt keeps the value slice until the transaction commits, so a
+	// caller that reuses its buffer would change what gets written: copy.
+	if err := t.blobBucket().Put(h[:], clone(data)); err != nil {
+		return h, fmt.Errorf("put blob %s: %w", h.Short(), err)
+	}
+	return h, nil
+}
+
+func (t *boltTx) HasBlob(h dag.Hash) (bool, error) {
+	return t.getBlob(h) != nil, nil
+}
+
+func (t *boltTx) DeleteBlob(h dag.Hash) error { return t.remove("blob", false, h, h[:]) }
+
+// remove deletes key, which belongs to object h of kind what, from the
+// commits (or blobs) bucket of every layer.
+func (t *boltTx) remove(what string, commits bool, h dag.Hash, key []byte) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete %s %s: %w", what, h.Short(), err)
+	}
+	return t.deleteEverywhere(commits, key)
+}
+
+func (t *boltTx) ForEachBlob(fn func(dag.Hash, []byte) error) error {
+	return t.forEach(false, func(k, v []byte) error {
+		if len(k) != dag.HashSize {
+			return fmt.Errorf("blob key of %d bytes: %w", len(k), dag.ErrBadEncoding)
+		}
+		return fn(dag.Hash(k), v)
+	})
+}
+
+func (t *boltTx) Commit(h dag.Hash) (*dag.Commit, error) {
+	v := t.getCommit(h)
+	if v == nil {
+		return nil, notFound("commit", h)
+	}
+	c, err := dag.Decode(v)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return c, nil
+}
+
+func (t *boltTx) PutCommit(c *dag.Commit) (dag.Hash, error) {
+	raw, err := dag.Encode(c)
+	if err != nil {
+		return dag.Hash{}, err
+	}
+	h := dag.Sum(raw)
+	if err := t.writable(); err != nil {
+		return h, fmt.Errorf("put commit %s: %w", h.Short(), err)
+	}
+	if err := t.commitBucket().Put(h[:], raw); err != nil {
+		return h, fmt.Errorf("put commit %s: %w", h.Short(), err)
+	}
+	return h, nil
+}
+
+func (t *boltTx) CommitHeader(h dag.Hash) (dag.Header, error) {
+	v := t.getCommit(h)
+	if v == nil {
+		return dag.Header{}, notFound("commit", h)
+	}
+	hd, err := dag.DecodeHeader(v)
+	if err != nil {
+		return hd, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return hd, nil
+}
+
+func (t *boltTx) HasCommit(h dag.Hash) (bool, error) {
+	return t.getCommit(h) != nil, nil
+}
+
+func (t *boltTx) DeleteCommit(h dag.Hash) error { return t.remove("commit", true, h, h[:]) }
+
+func (t *boltTx) ForEachCommit(fn func(dag.Hash, []byte) error) error {
+	return t.forEach(true, func(k, v []byte) error {
+		if isCountersKey(k) {
+			return nil
+		}
+		if len(k) != dag.HashSize {
+			return fmt.Errorf("commit key of %d bytes: %w", len(k), dag.ErrBadEncoding)
+		}
+		return fn(dag.Hash(k), v)
+	})
+}
+
+// CommitsWithPrefix seeks to the first key at or after the prefix (padded
+// with a zero nibble when its length is odd) and reads keys while they match:
+// keys sort like their hex forms, so the matches are contiguous.
+func (t *boltTx) CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error) {
+	prefix, err := normalizePrefix(prefix)
+	if err != nil {
+		return nil, err
+	}
+	padded := prefix
+	if len(padded)%2 == 1 {
+		padded += "0"
+	}
+	seek, err := hex.DecodeString(padded)
+	if err != nil {
+		return nil, fmt.Errorf("hash prefix %q: %w", prefix, err)
+	}
+	var out []dag.Hash
+	c := t.cursor(true)
+	for k, _ := c.Seek(seek); k != nil; k, _ = c.Next() {
+		if !strings.HasPrefix(hex.EncodeToString(k), prefix) {
+			break
+		}
+		if len(k) != dag.HashSize {
+			continue
+		}
+		out = append(out, dag.Hash(k))
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (t *boltTx) Ref(name string) (refs.Ref, error) {
+	v := t.bucket(bucketRefs).Get([]byte(name))
+	if v == nil {
+		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, ErrNotFound)
+	}
+	return refs.DecodeRef(name, v)
+}
+
+func (t *boltTx) SetRef(r refs.Ref) error {
+	if r.Name == "" {
+		return errors.New("set ref: empty name")
+	}
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("set ref %s: %w", r.Name, err)
+	}
+	return t.bucket(bucketRefs).Put([]byte(r.Name), r.Encode())
+}
+
+func (t *boltTx) DeleteRef(name string) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete ref %s: %w", name, err)
+	}
+	return t.bucket(bucketRefs).Delete([]byte(name))
+}
+
+func (t *boltTx) Refs() ([]refs.Ref, error) {
+	var out []refs.Ref
+	err := t.bucket(bucketRefs).ForEach(func(k, v []byte) error {
+		r, err := refs.DecodeRef(string(k), v)
+		if err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+func (t *boltTx) AppendReflog(name string, e refs.Entry) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	b, err := t.bucket(bucketReflogs).CreateBucketIfNotExists([]byte(name))
+	if err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	return b.Put(binary.BigEndian.AppendUint64(nil, seq), e.Encode())
+}
+
+func (t *boltTx) Reflog(name string) ([]refs.Entry, error) {
+	b := t.bucket(bucketReflogs).Bucket([]byte(name))
+	if b == nil {
+		return nil, nil
+	}
+	var out []refs.Entry
+	err := b.ForEach(func(k, v []byte) error {
+		e, err := refs.DecodeEntry(v)
+		if err != nil {
+			return fmt.Errorf("reflog %s: %w", name, err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+func (t *boltTx) ReflogNames() ([]string, error) {
+	var out []string
+	err := t.bucket(bucketReflogs).ForEach(func(k, v []byte) error {
+		if v == nil {
+			out = append(out, string(k))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	rb := t.bucket(bucketReflogs)
+	if rb.Bucket([]byte(name)) != nil {
+		if err := rb.DeleteBucket([]byte(name)); err != nil {
+			return fmt.Errorf("reflog %s: %w", name, err)
+		}
+	}
+	for _, e := range es {
+		if err := t.AppendReflog(name, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countersKey is where the counters of commit h are kept: in the commits
+// bucket, under h followed by countersSuffix, so that they sort right after
+// the commit and share its page: writing them with a new commit dirties no
+// page the commit did not.
+func countersKey(h dag.Hash) []byte { return append(h[:], countersSuffix) }
+
+const countersSuffix = 'c'
+
+func isCountersKey(k []byte) bool {
+	return len(k) == dag.HashSize+1 && k[dag.HashSize] == countersSuffix
+}
+
+func (t *boltTx) Counters(h dag.Hash) (Counters, bool, error) {
+	v := t.lookup(true, countersKey(h))
+	if v == nil {
+		return Counters{}, false, nil
+	}
+	c, err := DecodeCounters(v)
+	if err != nil {
+		return Counters{}, false, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return c, true, nil
+}
+
+func (t *boltTx) PutCounters(h dag.Hash, c Counters) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("put counters %s: %w", h.Short(), err)
+	}
+	return t.commitBucket().Put(countersKey(h), c.Encode())
+}
+
+func (t *boltTx) DeleteCounters(h dag.Hash) error {
+	return t.remove("counters", true, h, countersKey(h))
+}
+
+func (t *boltTx) ForEachCounters(fn func(dag.Hash, Counters) error) error {
+	return t.forEach(true, func(k, v []byte) error {
+		if !isCountersKey(k) {
+			return nil
+		}
+		c, err := DecodeCounters(v)
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", dag.Hash(k[:dag.HashSize]).Short(), err)
+		}
+		return fn(dag.Hash(k[:dag.HashSize]), c)
+	})
+}
