@@ -1,0 +1,240 @@
+package tract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tractdag/tract/internal/english"
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/retry"
+)
+
+// generate runs the validated-generation loop from the restore point.
+func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*ChatResult, error) {
+	g := newGeneration(t, restore, cfg)
+	out, err := retry.WithSteering(ctx, g.steering())
+	if err != nil {
+		return g.res, g.fail(ctx, err)
+	}
+	return g.res, g.finish(out.Value)
+}
+
+// generation is one validated turn in the making. Its methods are the
+// steps retry.WithSteering runs (ask, validate, steer, purify) and what
+// comes after (finish, fail); its fields are what the steps share. Each
+// step that writes is one transaction, and moves the branch only if it
+// still stands where the turn left it (see Tract.commitOn).
+type generation struct {
+	t         *Tract
+	cfg       *chatConfig
+	validator retry.Validator
+
+	restore    Hash // the turn's restore point: its user message (or the tip Generate started on)
+	tip        Hash // the branch tip the turn expects; moves as it commits
+	attempt    int  // the attempt under way, from 1
+	last       answer
+	lastCommit Hash // the commit of the answer the turn ends with
+	res        *ChatResult
+}
+
+func newGeneration(t *Tract, restore Hash, cfg *chatConfig) *generation {
+	v := retry.All(cfg.validators...)
+	if len(cfg.validators) == 1 {
+		v = cfg.validators[0] // no "name: " prefix on a lone validator's diagnosis
+	}
+	return &generation{t: t, cfg: cfg, validator: v, restore: restore, tip: restore,
+		res: &ChatResult{Diagnoses: []string{}}}
+}
+
+func (g *generation) steering() retry.Steering[answer, Hash] {
+	return retry.Steering[answer, Hash]{
+		MaxAttempts: g.cfg.maxAttempts,
+		Purify:      g.cfg.purify,
+		Head:        func(context.Context) (Hash, error) { return g.restore, nil },
+		Attempt:     g.ask,
+		Validate:    g.validate,
+		Steer:       g.steer,
+		Reset:       g.purify,
+	}
+}
+
+// ask sends the context compiled at the turn's tip to the model.
+func (g *generation) ask(ctx context.Context) (answer, error) {
+	g.attempt++
+	msgs, err := g.t.Compile(ctx, CompileAt(g.tip.String()))
+	if err != nil {
+		return answer{}, err
+	}
+	resp, err := g.cfg.client.Complete(ctx, llm.Request{
+		Model: g.cfg.model, Messages: msgs, Temperature: g.cfg.temperature, OnDelta: g.cfg.onDelta,
+	})
+	if err != nil {
+		return answer{}, &modelError{err: err}
+	}
+	g.last = answer{text: resp.Content, model: resp.Model, usage: resp.Usage}
+	g.res.Usage = g.res.Usage.Add(resp.Usage)
+	g.res.Model = resp.Model
+	g.res.Attempts = g.attempt
+	return g.last, nil
+}
+
+// check runs the validators on an answer (an empty answer always fails).
+func (g *generation) check(ctx context.Context, a answer) (ok bool, diagnosis string, verr error) {
+	ok = true
+	if strings.TrimSpace(a.text) == "" {
+		ok, diagnosis = false, "the answer is empty"
+	} else if len(g.cfg.validators) > 0 {
+		ok, diagnosis, verr = g.validator.Validate(ctx, a.text)
+	}
+	if !ok && diagnosis == "" {
+		diagnosis = "validation failed"
+	}
+	return ok, diagnosis, verr
+}
+
+// validate checks an answer and commits it with its verdict.
+func (g *generation) validate(ctx context.Context, a answer) (bool, string, error) {
+	ok, diagnosis, verr := g.check(ctx, a)
+	validated := len(g.cfg.validators) > 0
+	meta := attemptMeta(g.attempt, a, validated, ok, diagnosis, verr)
+	if ok {
+		// Every accepted answer says how it was reached, on the first try
+		// too (attempts 1, no diagnoses).
+		meta[MetaProvenance] = provenance(g.attempt, g.restore, g.res)
+	}
+	what := fmt.Sprintf("rejected answer of attempt %d", g.attempt)
+	switch {
+	case ok && verr == nil && !validated:
+		what = keptAnswer
+	case ok && verr == nil:
+		what = keptAcceptedAnswer
+	}
+	h, err := g.t.commitOn(g.tip, pendingCommit{KindMessage, RoleAssistant, nonEmpty(a.text, "(empty answer)"), meta, what})
+	if err != nil {
+		if ok && verr == nil && errors.Is(err, ErrConflict) {
+			g.res.Text = a.text // kept off the branch: see fail
+		}
+		return false, "", err
+	}
+	g.tip, g.lastCommit = h, h
+	if verr != nil {
+		return false, "", fmt.Errorf("validator could not run: %w", verr)
+	}
+	if !ok {
+		g.res.Diagnoses = append(g.res.Diagnoses, diagnosis)
+	}
+	at := Attempt{Number: g.attempt, Max: g.cfg.maxAttempts, OK: ok, Text: a.text, Diagnosis: diagnosis, Commit: h, Usage: a.usage}
+	g.res.History = append(g.res.History, at)
+	if g.cfg.onAttempt != nil {
+		g.cfg.onAttempt(at)
+	}
+	return ok, diagnosis, nil
+}
+
+// steer commits the message that tells the model what was wrong.
+func (g *generation) steer(ctx context.Context, diagnosis string) error {
+	text := expandRetryPrompt(g.cfg.retryPrompt, diagnosis, g.attempt, g.cfg.maxAttempts)
+	h, err := g.t.commitOn(g.tip, pendingCommit{KindSteering, RoleUser, text,
+		map[string]any{MetaAttempt: g.attempt, MetaDiagnosis: diagnosis}, "steering message"})
+	if err == nil {
+		g.tip = h
+	}
+	return err
+}
+
+// purify resets the branch to the restore point and re-commits the
+// accepted answer, with its provenance, in one transaction.
+func (g *generation) purify(ctx context.Context, restore Hash) error {
+	meta := attemptMeta(g.attempt, g.last, true, true, "", nil)
+	delete(meta, MetaAttempt)
+	meta[MetaProvenance] = provenance(g.attempt, restore, g.res)
+	h, err := g.t.rewind(g.tip, restore, purifyMessage(g.attempt-1), &pendingCommit{KindMessage, RoleAssistant, g.last.text, meta, keptAcceptedAnswer})
+	switch {
+	case err == nil:
+		g.tip, g.lastCommit, g.res.Purified = h, h, true
+	case errors.Is(err, ErrConflict):
+		g.res.Text = g.last.text // kept off the branch: see fail
+	}
+	return err
+}
+
+// finish records the accepted answer in the result and, when asked, the
+// provenance note after it.
+func (g *generation) finish(a answer) error {
+	g.res.Text, g.res.Commit = a.text, g.lastCommit
+	if !g.cfg.note {
+		return nil
+	}
+	note := "accepted on the first attempt"
+	if name := g.validator.Name(); name != "" {
+		note = fmt.Sprintf("passed validation on the first attempt (%s)", name)
+	}
+	if g.res.Attempts > 1 {
+		note = fmt.Sprintf("resolved after %d attempts: %s", g.res.Attempts, strings.Join(g.res.Diagnoses, "; "))
+	}
+	meta := map[string]any{MetaProvenance: provenance(g.res.Attempts, g.restore, g.res)}
+	if _, err := g.t.commitOn(g.tip, pendingCommit{KindNote, RoleSystem, note, meta, "provenance note"}); err != nil {
+		return fmt.Errorf("chat: record provenance note: %w", err)
+	}
+	return nil
+}
+
+// fail records a failed generation and returns the error to report.
+// Exhaustion with purify and model failures leave the branch in the shape
+// restore point + error commit.
+func (g *generation) fail(ctx context.Context, err error) error {
+	var ex *retry.ExhaustedError
+	var me *modelError
+	var conflict *ConflictError
+	switch {
+	case errors.As(err, &conflict):
+		// The branch moved: write nothing more on it. What was kept off it
+		// is in the error (and res, when it is the answer).
+		if conflict.What == keptAnswer || conflict.What == keptAcceptedAnswer {
+			g.res.Commit = conflict.Kept
+		}
+		return fmt.Errorf("chat: %w", err)
+	case ctx.Err() != nil:
+		// Interrupted: with purify, take the attempts made so far off the
+		// branch so the next turn does not answer a steering message.
+		if g.cfg.purify && g.tip != g.restore {
+			if _, rerr := g.t.rewind(g.tip, g.restore, purifyMessage(g.res.Attempts)+" (interrupted)", nil); rerr != nil {
+				return errors.Join(fmt.Errorf("chat: %w", ctx.Err()), rerr)
+			}
+			g.tip, g.res.Purified = g.restore, true
+		}
+		return fmt.Errorf("chat: %w", ctx.Err())
+	case errors.As(err, &ex):
+		ex.LastResult = ex.LastResult.(answer).text // the last answer, not tract's private type
+		if !g.cfg.purify {
+			return fmt.Errorf("chat: %w", err)
+		}
+		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", english.Count(ex.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
+		meta := map[string]any{MetaProvenance: provenance(ex.Attempts, g.restore, g.res), MetaUsage: g.res.Usage}
+		h, rerr := g.t.rewind(g.tip, g.restore, purifyMessage(ex.Attempts), &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
+		if rerr != nil {
+			return errors.Join(fmt.Errorf("chat: %w", err), rerr)
+		}
+		g.tip, g.res.Commit, g.res.Purified = h, h, true
+		return fmt.Errorf("chat: %w", err)
+	case errors.As(err, &me):
+		text := "model call failed: " + me.err.Error()
+		meta := map[string]any{MetaError: me.err.Error(), MetaAttempt: g.res.Attempts + 1, MetaUsage: g.res.Usage}
+		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
+		var h Hash
+		var cerr error
+		if g.cfg.purify && g.tip != g.restore {
+			h, cerr = g.t.rewind(g.tip, g.restore, purifyMessage(g.res.Attempts), &record)
+		} else {
+			h, cerr = g.t.commitOn(g.tip, record)
+		}
+		if cerr != nil {
+			return errors.Join(fmt.Errorf("chat: %w", me.err), cerr)
+		}
+		g.tip, g.res.Commit = h, h
+		return fmt.Errorf("chat: %w", me.err)
+	}
+	return fmt.Errorf("chat: %w", err)
+}
