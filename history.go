@@ -1,0 +1,287 @@
+package tract
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// History is the whole repository as LogAll returns it.
+type History struct {
+	// Commits are the commits reachable from a branch or HEAD, newest
+	// first. (ORIG_HEAD labels a commit but does not keep it reachable.)
+	Commits []*CommitInfo `json:"commits"`
+	// Orphans are the side chains of commits no ref reaches, in the order
+	// their tips were made.
+	Orphans []*OrphanChain `json:"orphans"`
+}
+
+// OrphanChain is a side chain of orphaned commits hanging off a fork point.
+type OrphanChain struct {
+	// Fork is the reachable commit the chain forked from; zero when the
+	// chain reaches a root without meeting one.
+	Fork Hash `json:"fork"`
+	// Commits are the chain's commits, newest first.
+	Commits []*CommitInfo `json:"commits"`
+	// Action is the reflog action that orphaned the chain ("purify",
+	// "reset", "compress"), or "" when no reflog entry records it.
+	Action string `json:"action,omitempty"`
+	// Reason is that reflog entry's message, e.g. "purify: hid 2 failed attempts".
+	Reason string `json:"reason,omitempty"`
+	// When is when the chain was orphaned (zero when unknown).
+	When time.Time `json:"when,omitzero"`
+}
+
+// LogAll returns every commit in the repository: the reachable ones with
+// their refs, and the orphans grouped into side chains by the commit they
+// forked from, each with the reflog entry that orphaned it. It holds every
+// commit's text at once; Outline gives the same history as hashes, with
+// the texts read a page at a time.
+func (t *Tract) LogAll(ctx context.Context) (*History, error) {
+	o, err := t.Outline(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &History{Commits: make([]*CommitInfo, 0, len(o.Commits))}
+	collect := func(hs []Hash) ([]*CommitInfo, error) {
+		var cs []*CommitInfo
+		for ci, err := range o.Infos(ctx, hs) {
+			if err != nil {
+				return nil, err
+			}
+			cs = append(cs, ci)
+		}
+		return cs, nil
+	}
+	if out.Commits, err = collect(o.Commits); err != nil {
+		return nil, err
+	}
+	if out.Commits == nil {
+		out.Commits = []*CommitInfo{}
+	}
+	for _, ch := range o.Orphans {
+		oc := &OrphanChain{Fork: ch.Fork, Action: ch.Action, Reason: ch.Reason, When: ch.When}
+		if oc.Commits, err = collect(ch.Commits); err != nil {
+			return nil, err
+		}
+		out.Orphans = append(out.Orphans, oc)
+	}
+	return out, nil
+}
+
+// Outline is the whole repository as LogAll shows it, as hashes: the
+// order and grouping of every commit without their texts, which Infos
+// reads a page at a time. Its memory grows with the number of commits,
+// not with their size.
+type Outline struct {
+	// Commits are the commits reachable from a branch or HEAD, newest
+	// first.
+	Commits []Hash
+	// Orphans are the side chains of commits no ref reaches, in the order
+	// their tips were made.
+	Orphans []OrphanOutline
+
+	t     *Tract
+	names map[Hash][]string
+	// g holds every commit without its metadata, as Outline read it;
+	// Infos reads again only the commits that have metadata.
+	g *dag.Graph
+}
+
+// OrphanOutline is an OrphanChain as hashes.
+type OrphanOutline struct {
+	// Fork is the reachable commit the chain forked from; zero when the
+	// chain reaches a root without meeting one.
+	Fork Hash
+	// Commits are the chain's commits, newest first.
+	Commits []Hash
+	// Action, Reason and When are those of the reflog entry that orphaned
+	// the chain, as in OrphanChain.
+	Action, Reason string
+	When           time.Time
+}
+
+// Outline reads the shape of the whole repository, in one read
+// transaction: what LogAll returns, as hashes.
+func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := &Outline{t: t, g: &dag.Graph{}}
+	err := t.view(func(tx store.Tx) error {
+		if err := tx.ForEachCommit(out.g.Add); err != nil {
+			return err
+		}
+		out.g.Link()
+		var err error
+		if out.names, err = refNames(tx); err != nil {
+			return err
+		}
+		tips, err := refTips(tx)
+		if err != nil {
+			return err
+		}
+		reach, err := out.g.Reachable(tips...)
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		orphanedBy, err := orphaningEntries(tx)
+		if err != nil {
+			return err
+		}
+		var reachable []int32
+		for i, r := range reach {
+			if r {
+				reachable = append(reachable, int32(i))
+			}
+		}
+		sorted := out.g.NewestFirst(reachable)
+		out.Commits = make([]Hash, len(sorted))
+		for k, i := range sorted {
+			out.Commits[k] = out.g.Hash(int(i))
+		}
+		for _, ch := range out.g.OrphanChains(reach) {
+			oc := OrphanOutline{Fork: ch.Fork, Commits: ch.Commits}
+			if e, ok := orphanedBy[ch.Tip]; ok {
+				oc.Action, oc.Reason, oc.When = e.Action, e.Message, e.Time
+			}
+			out.Orphans = append(out.Orphans, oc)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("log --all: %w", err)
+	}
+	return out, nil
+}
+
+// Infos returns the commits hs names, in that order, with their texts and
+// refs (as they were when the outline was read), reading a page of them
+// per short read transaction.
+func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, error] {
+	return func(yield func(*CommitInfo, error) bool) {
+		defer o.t.linger()()
+		for len(hs) > 0 {
+			if err := ctx.Err(); err != nil {
+				yield(nil, fmt.Errorf("log --all: %w", err))
+				return
+			}
+			n := min(pageSize, len(hs))
+			page := make([]*CommitInfo, 0, n)
+			err := o.t.view(func(tx store.Tx) error {
+				for _, h := range hs[:n] {
+					c, err := o.commit(tx, h)
+					if err != nil {
+						return fmt.Errorf("commit %s: %w", h.Short(), err)
+					}
+					ci, err := info(tx, h, c, o.names)
+					if err != nil {
+						return err
+					}
+					page = append(page, ci)
+				}
+				return nil
+			})
+			if err != nil {
+				yield(nil, fmt.Errorf("log --all: %w", err))
+				return
+			}
+			for _, ci := range page {
+				if !yield(ci, nil) {
+					return
+				}
+			}
+			hs = hs[n:]
+		}
+	}
+}
+
+// commit returns commit h: from the outline's graph unless it has
+// metadata (which the graph does not keep) or is not in it.
+func (o *Outline) commit(tx store.Tx, h Hash) (*dag.Commit, error) {
+	if i, ok := o.g.Index(h); ok && !o.g.HasMeta(i) {
+		return o.g.Commit(i, tx.Commit)
+	}
+	return tx.Commit(h)
+}
+
+// orphaningEntries maps each commit a ref moved away from to the latest
+// reflog entry of HEAD (or of any ref) that did so backwards or sideways —
+// the entry that orphaned it — and each result a conflict kept off its
+// branch to the entry of the stranded reflog that records it.
+func orphaningEntries(tx store.Tx) (map[Hash]refs.Entry, error) {
+	names, err := tx.ReflogNames()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[Hash]refs.Entry)
+	for _, name := range names {
+		es, err := tx.Reflog(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			if e.Action == refs.ActionConflict {
+				// A result kept off its branch: the entry names it as New.
+				out[e.New] = e
+				continue
+			}
+			if e.Old.IsZero() || e.Action == refs.ActionCommit || e.Action == refs.ActionImport {
+				continue
+			}
+			if prev, ok := out[e.Old]; !ok || e.Time.After(prev.Time) || name == refs.HEAD {
+				out[e.Old] = e
+			}
+		}
+	}
+	return out, nil
+}
+
+// reachableFromRefs returns every commit reachable from a branch or HEAD.
+func reachableFromRefs(tx store.Tx) (map[Hash]bool, error) {
+	tips, err := refTips(tx)
+	if err != nil {
+		return nil, err
+	}
+	return dag.Reachable(tx.Commit, tips...)
+}
+
+// refTips returns the commits of every ref that keeps commits reachable:
+// branches and HEAD. ORIG_HEAD is a pseudo-ref: the commits it names after
+// a reset are orphans (the reflog protects them from GC).
+func refTips(tx store.Tx) ([]Hash, error) {
+	all, err := tx.Refs()
+	if err != nil {
+		return nil, err
+	}
+	var tips []Hash
+	for _, r := range all {
+		if r.Name == refs.OrigHead {
+			continue
+		}
+		if h, ok, err := store.ResolveRef(tx, r.Name); err != nil {
+			return nil, err
+		} else if ok {
+			tips = append(tips, h)
+		}
+	}
+	return tips, nil
+}
+
+// loadGraph reads the shape of every commit of the repository.
+func loadGraph(tx store.Tx) (*dag.Graph, error) {
+	g := &dag.Graph{}
+	if err := tx.ForEachCommit(g.Add); err != nil {
+		return nil, err
+	}
+	g.Link()
+	return g, nil
+}
