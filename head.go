@@ -149,6 +149,7 @@ type ConflictError struct {
 	What string
 }
 
+// Error returns the ConflictError message.
 func (e *ConflictError) Error() string {
 	name := e.Ref
 	if b, ok := refs.BranchName(e.Ref); ok {

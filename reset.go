@@ -24,6 +24,7 @@ const (
 	Hard
 )
 
+// String returns the ResetMode as users see it.
 func (m ResetMode) String() string {
 	if m == Hard {
 		return "hard"

@@ -33,8 +33,10 @@ type GroupError struct {
 	Err error
 }
 
+// Error returns the GroupError message.
 func (e *GroupError) Error() string {
 	return fmt.Sprintf("summary %d of %d: %v", e.Ordinal, e.Total, e.Err)
 }
 
+// Unwrap returns the error the GroupError wraps.
 func (e *GroupError) Unwrap() error { return e.Err }

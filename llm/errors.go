@@ -22,6 +22,7 @@ type ConfigError struct {
 	msg     string
 }
 
+// Error returns the ConfigError message.
 func (e *ConfigError) Error() string { return e.msg }
 
 // APIError carries what every failed call to a model server has in common.
@@ -50,6 +51,7 @@ type APIError struct {
 	hasRetry   bool          // the server sent a usable Retry-After
 }
 
+// Error returns the APIError message.
 func (e *APIError) Error() string { return e.format("request failed") }
 
 // format renders "what (HTTP n) after k attempts: message".
@@ -76,9 +78,12 @@ func (e *APIError) format(what string) string {
 // It is never retried.
 type AuthError struct{ APIError }
 
+// Error returns the AuthError message.
 func (e *AuthError) Error() string {
 	return e.format("authentication failed") + " (check OPENAI_API_KEY)"
 }
+
+// Unwrap returns the error the AuthError wraps.
 func (e *AuthError) Unwrap() error { return &e.APIError }
 
 // RateLimitError reports a 429 that persisted through every retry, or a 429
@@ -90,6 +95,7 @@ type RateLimitError struct {
 	RetryAfter time.Duration
 }
 
+// Error returns the RateLimitError message.
 func (e *RateLimitError) Error() string {
 	s := e.format("rate limited by the model server")
 	if e.RetryAfter > 0 {
@@ -97,20 +103,28 @@ func (e *RateLimitError) Error() string {
 	}
 	return s
 }
+
+// Unwrap returns the error the RateLimitError wraps.
 func (e *RateLimitError) Unwrap() error { return &e.APIError }
 
 // ContextLengthError reports a request whose messages exceed the model's
 // context window. It is never retried: the same request would fail again.
 type ContextLengthError struct{ APIError }
 
+// Error returns the ContextLengthError message.
 func (e *ContextLengthError) Error() string { return e.format("context length exceeded") }
+
+// Unwrap returns the error the ContextLengthError wraps.
 func (e *ContextLengthError) Unwrap() error { return &e.APIError }
 
 // ServerError reports a 5xx answer: after every retry for 500, 502, 503 and
 // 504, at once for the other 5xx codes (501 Not Implemented, …).
 type ServerError struct{ APIError }
 
+// Error returns the ServerError message.
 func (e *ServerError) Error() string { return e.format("model server error") }
+
+// Unwrap returns the error the ServerError wraps.
 func (e *ServerError) Unwrap() error { return &e.APIError }
 
 // BadResponseError reports an answer that is not a chat completion: an HTML
@@ -126,6 +140,7 @@ type BadResponseError struct {
 	Snippet string
 }
 
+// Error returns the BadResponseError message.
 func (e *BadResponseError) Error() string {
 	s := e.format("bad response from the model server") + ": " + e.Reason
 	if e.Snippet != "" {
@@ -133,6 +148,8 @@ func (e *BadResponseError) Error() string {
 	}
 	return s
 }
+
+// Unwrap returns the error the BadResponseError wraps.
 func (e *BadResponseError) Unwrap() error { return &e.APIError }
 
 // TransportError reports a call that got no HTTP answer: the host is
@@ -144,9 +161,12 @@ type TransportError struct {
 	Err error
 }
 
+// Error returns the TransportError message.
 func (e *TransportError) Error() string {
 	return e.format("connection to the model server failed")
 }
+
+// Unwrap returns the error the TransportError wraps.
 func (e *TransportError) Unwrap() []error { return []error{&e.APIError, e.Err} }
 
 // baseOf returns the APIError inside one of this package's typed errors.

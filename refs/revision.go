@@ -96,6 +96,7 @@ type AmbiguousError struct {
 	Candidates []dag.Hash
 }
 
+// Error returns the AmbiguousError message.
 func (e *AmbiguousError) Error() string {
 	names := make([]string, len(e.Candidates))
 	for i, h := range e.Candidates {

@@ -29,6 +29,7 @@ type StageError struct {
 	Err   error  // what the stage returned
 }
 
+// Error returns the StageError message.
 func (e *StageError) Error() string {
 	if e.Stage == 0 {
 		return fmt.Sprintf("source: %v", e.Err)
@@ -36,6 +37,7 @@ func (e *StageError) Error() string {
 	return fmt.Sprintf("%s: %v", stageLabel(e.Stage, e.Name), e.Err)
 }
 
+// Unwrap returns the error the StageError wraps.
 func (e *StageError) Unwrap() error { return e.Err }
 
 // PipelineLimit names one of a pipeline run's limits.
@@ -54,6 +56,7 @@ const (
 	LimitExecutions
 )
 
+// String returns the PipelineLimit as users see it.
 func (l PipelineLimit) String() string {
 	switch l {
 	case LimitRetriesPerContext:
@@ -93,6 +96,7 @@ type LimitError struct {
 	Retried int
 }
 
+// Error returns the LimitError message.
 func (e *LimitError) Error() string {
 	switch e.Limit {
 	case LimitRetriesPerContext:
@@ -118,6 +122,7 @@ type SourceNotRetryableError struct {
 	Hint  any // the hint it gave
 }
 
+// Error returns the SourceNotRetryableError message.
 func (e *SourceNotRetryableError) Error() string {
 	return fmt.Sprintf("%s asked to retry the source, but the source is a literal value, not a function, "+
 		"and cannot be retried; build the pipeline with retry.SourceFunc to make the source retryable",

@@ -30,6 +30,7 @@ const (
 	EventAbort
 )
 
+// String returns the PipelineEventKind as users see it.
 func (k PipelineEventKind) String() string {
 	switch k {
 	case EventPipelineStart:

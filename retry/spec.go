@@ -22,6 +22,7 @@ type SpecError struct {
 	Err    error  // the underlying error, if any
 }
 
+// Error returns the SpecError message.
 func (e *SpecError) Error() string {
 	msg := fmt.Sprintf("invalid validator %q: %s", e.Spec, e.Reason)
 	if e.Err != nil {
@@ -30,6 +31,7 @@ func (e *SpecError) Error() string {
 	return msg
 }
 
+// Unwrap returns the error the SpecError wraps.
 func (e *SpecError) Unwrap() error { return e.Err }
 
 // syntaxError is a SpecError about the spec string itself; its message

@@ -108,6 +108,7 @@ func LastResultOf[T any](err error) (v T, ok bool) {
 	return v, ok
 }
 
+// Error returns the ExhaustedError message.
 func (e *ExhaustedError) Error() string {
 	if e.Attempts == 1 {
 		return "1 attempt failed; diagnosis: " + e.LastDiagnosis

@@ -22,6 +22,7 @@ type JudgeReplyError struct {
 	Reason string // what is wrong with it
 }
 
+// Error returns the JudgeReplyError message.
 func (e *JudgeReplyError) Error() string {
 	reply := e.Reply
 	if len(reply) > 200 {

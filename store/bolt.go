@@ -51,6 +51,7 @@ type LockedError struct {
 	Waited time.Duration
 }
 
+// Error returns the LockedError message.
 func (e *LockedError) Error() string {
 	return fmt.Sprintf("repository %s is locked: another process held it for longer than the lock timeout (%s)", e.Path, e.Waited)
 }

@@ -23,6 +23,7 @@ type Problem struct {
 	Message string `json:"message"`
 }
 
+// String returns the Problem as users see it.
 func (p Problem) String() string { return p.Object + ": " + p.Message }
 
 // FsckReport is the result of Fsck.

@@ -370,6 +370,7 @@ type ReadOnlyError struct {
 	Err error
 }
 
+// Error returns the ReadOnlyError message.
 func (e *ReadOnlyError) Error() string {
 	return fmt.Sprintf("repository %s is read-only for this user: it can be read but not written (%v)", e.Path, errors.Unwrap(e.Err))
 }
