@@ -2,16 +2,70 @@
 // message is an immutable, content-addressed commit in a DAG stored in one
 // bbolt file, and answers are generated under validation.
 //
+// An agent uses it in this order: open the repository (OpenOrInit), put
+// context in (System, User, Commit, Import), ask the model for a validated
+// answer (Chat with Validate; the accepted answer stays on the branch, the
+// failed attempts beside it), read what happened (ChatResult.History,
+// Log, LogAll, Reflog, Show and the typed Provenance and AttemptRecord),
+// send the context to a model of its own (Compile), and keep it short
+// (CompressRange). Many agents and people may share one repository at
+// once (OnBranch, ConflictError).
+//
 // # Repository
 //
-// Init creates a repository file (mode 0600) and Open opens one;
-// FindRepository looks for .tract/tract.db like git looks for .git. A Tract
+// OpenOrInit opens a repository file, creating it (mode 0600) on first
+// use; Init only creates and Open only opens. FindRepository looks for
+// .tract/tract.db like git looks for .git. A Tract
 // is safe for concurrent use by goroutines, and other processes (and other
 // handles) may use the same file at the same time: see Sharing a repository.
 //
 // Every method that changes the repository is one write transaction: the
 // commit, the branch move and the reflog entries are written together or not
 // at all.
+//
+// # History
+//
+// Commit (and its sugar System, User, Assistant, Note) appends to the current
+// branch; committing on a detached HEAD fails with ErrDetachedHead;
+// CommitMany appends many in one transaction; Import and ImportSeq load a
+// conversation of any length in bounded memory (ReadMessages reads the
+// OpenAI format as a stream). Log walks first parents from HEAD; LogAll
+// returns every commit, the orphans grouped into side chains by the commit
+// they forked from, each with the reflog entry that orphaned it. Reset
+// moves the branch: Soft keeps what it leaves behind as orphans, Hard
+// erases it. GC removes orphans whose reflog entries have expired. Compile
+// turns the first-parent chain into the messages a model is sent. Status
+// answers "where am I, how big is the context" in constant time, from
+// counters kept beside each commit.
+//
+// For histories too long to hold, LogSeq and CompileSeq are Log and Compile
+// as sequences, and Outline is LogAll as hashes with the texts read as
+// they are wanted: their memory grows with the number of commits a walk
+// must remember, not with the size of the texts.
+//
+// # Validated generation
+//
+// Chat commits a user message and asks the model (an llm.Client given with
+// WithClient or UseClient); Generate answers the current context. With
+// Validate, each answer is committed with its verdict; a rejected answer is
+// followed by a steering commit (DefaultRetryPrompt) and another attempt. A
+// success after retries is purified: the branch is reset to the restore point
+// (the user message) and only the accepted answer is re-committed, with its
+// provenance in the metadata. The failed attempts stay in the store as an
+// orphan chain that LogAll shows with the action "purify". When every attempt
+// fails, the error wraps *retry.ExhaustedError and, with purify, the branch
+// ends in the user message and an error commit. A model failure after the
+// client's own retries commits an error commit and returns the client's typed
+// error.
+//
+// The ChatResult (returned with the error too) lists every attempt with its
+// answer, verdict, usage and commit. Every accepted answer records its
+// Provenance (attempts, diagnoses, restore point, usage, model), read back
+// with CommitInfo.Provenance; each answer's AttemptRecord says how it fared.
+// The metadata keys tract writes are listed once, with MetaProvenance.
+// Validators come from package retry (JSON, Schema, Command, Judge, or any
+// function through retry.ValidatorFunc); pipelines whose stages send work
+// back upstream are retry.NewPipeline.
 //
 // # Sharing a repository
 //
@@ -52,41 +106,6 @@
 // walks that print a whole history (LogSeq, CompileSeq, Outline's Infos)
 // read a page of commits per short read transaction and hold nothing while
 // the caller writes.
-//
-// # History
-//
-// Commit (and its sugar System, User, Assistant, Note) appends to the current
-// branch; committing on a detached HEAD fails with ErrDetachedHead;
-// CommitMany appends many in one transaction; Import and ImportSeq load a
-// conversation of any length in bounded memory (ReadMessages reads the
-// OpenAI format as a stream). Log walks first parents from HEAD; LogAll
-// returns every commit, the orphans grouped into side chains by the commit
-// they forked from, each with the reflog entry that orphaned it. Reset
-// moves the branch: Soft keeps what it leaves behind as orphans, Hard
-// erases it. GC removes orphans whose reflog entries have expired. Compile
-// turns the first-parent chain into the messages a model is sent. Status
-// answers "where am I, how big is the context" in constant time, from
-// counters kept beside each commit.
-//
-// For histories too long to hold, LogSeq and CompileSeq are Log and Compile
-// as sequences, and Outline is LogAll as hashes with the texts read as
-// they are wanted: their memory grows with the number of commits a walk
-// must remember, not with the size of the texts.
-//
-// # Validated generation
-//
-// Chat commits a user message and asks the model (an llm.Client given with
-// WithClient or UseClient); Generate answers the current context. With
-// Validate, each answer is committed with its verdict; a rejected answer is
-// followed by a steering commit (DefaultRetryPrompt) and another attempt. A
-// success after retries is purified: the branch is reset to the restore point
-// (the user message) and only the accepted answer is re-committed, with its
-// provenance in the metadata. The failed attempts stay in the store as an
-// orphan chain that LogAll shows with the action "purify". When every attempt
-// fails, the error wraps *retry.ExhaustedError and, with purify, the branch
-// ends in the user message and an error commit. A model failure after the
-// client's own retries commits an error commit and returns the client's typed
-// error.
 //
 // # Caveats
 //
