@@ -24,6 +24,27 @@ func fixedClock() func() time.Time {
 	}
 }
 
+// retryRepo is the set-up of the chat examples: a repository whose model
+// (a test server speaking the OpenAI protocol) answers with invalid JSON
+// first and, once a steering message arrives, with valid JSON. done closes
+// both.
+func retryRepo(opts ...tract.Option) (t *tract.Tract, done func()) {
+	srv := llmtest.New()
+	srv.Reply(llmtest.Answer("Sure! {name: Ada}"))
+	srv.When("failed validation", llmtest.Answer(`{"name": "Ada"}`))
+	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
+	dir, _ := os.MkdirTemp("", "tract-example")
+	t, err := tract.Init(filepath.Join(dir, "tract.db"), append([]tract.Option{tract.WithClient(client)}, opts...)...)
+	if err != nil {
+		panic(err)
+	}
+	return t, func() {
+		t.Close()
+		srv.Close()
+		os.RemoveAll(dir)
+	}
+}
+
 func Example() {
 	dir, _ := os.MkdirTemp("", "tract-example")
 	defer os.RemoveAll(dir)
@@ -187,20 +208,9 @@ func ExampleTract_CommitMany() {
 // Reflog lists where HEAD has been, newest first: a purify shows as the
 // reset to the user message and the clean answer's commit after it.
 func ExampleTract_Reflog() {
-	srv := llmtest.New()
-	defer srv.Close()
-	srv.Reply(llmtest.Answer("Sure! {name: Ada}"))
-	srv.When("failed validation", llmtest.Answer(`{"name": "Ada"}`))
-
-	dir, _ := os.MkdirTemp("", "tract-example")
-	defer os.RemoveAll(dir)
+	t, done := retryRepo(tract.WithClock(fixedClock()))
+	defer done()
 	ctx := context.Background()
-	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
-	t, err := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClient(client), tract.WithClock(fixedClock()))
-	if err != nil {
-		panic(err)
-	}
-	defer t.Close()
 	if _, err := t.Chat(ctx, "Describe Ada as JSON", tract.Validate(retry.JSON())); err != nil {
 		panic(err)
 	}
@@ -243,17 +253,9 @@ func ExampleOpenOrInit() {
 // was rejected, what it cost, and where it is stored (failed attempts stay
 // as orphans after purify; Show or LogAll reads them).
 func ExampleChatResult_History() {
-	srv := llmtest.New()
-	defer srv.Close()
-	srv.Reply(llmtest.Answer("Sure! {name: Ada}"))
-	srv.When("failed validation", llmtest.Answer(`{"name": "Ada"}`))
-
-	dir, _ := os.MkdirTemp("", "tract-example")
-	defer os.RemoveAll(dir)
+	t, done := retryRepo()
+	defer done()
 	ctx := context.Background()
-	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
-	t, _ := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClient(client))
-	defer t.Close()
 
 	res, err := t.Chat(ctx, "Describe Ada as JSON", tract.Validate(retry.JSON()))
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/tractdag/tract/retry"
 )
 
-// reflogShape is "action message" per entry, newest first.
+// reflogShape is "action | message" per entry, newest first.
 func reflogShape(es []tract.ReflogEntry) []string {
 	out := make([]string, len(es))
 	for i, e := range es {

@@ -125,18 +125,12 @@ func TestShared_AgentsOnTheirOwnBranches(t *testing.T) {
 	}
 }
 
-// readReflog returns a reflog through the store.
-func readReflog(t *testing.T, tr *tract.Tract, name string) []struct{ Action, Message string } {
+// readReflog returns a reflog, newest first.
+func readReflog(t *testing.T, tr *tract.Tract, name string) []tract.ReflogEntry {
 	t.Helper()
-	var out []struct{ Action, Message string }
-	require.NoError(t, tr.Store().View(func(tx store.Tx) error {
-		es, err := tx.Reflog(name)
-		for _, e := range es {
-			out = append(out, struct{ Action, Message string }{e.Action, e.Message})
-		}
-		return err
-	}))
-	return out
+	es, err := tr.Reflog(context.Background(), name)
+	require.NoError(t, err)
+	return es
 }
 
 // While a chat waits for its model, another handle reads the turn as it
@@ -630,7 +624,7 @@ func TestCommitMany(t *testing.T) {
 	assert.Equal(t, float64(2), log[1].MetaValue("step"))
 	assert.Equal(t, tract.KindNote, log[0].Kind)
 	reflog := readReflog(t, tr, "refs/heads/main")
-	assert.Equal(t, "commit: 3 commits", reflog[len(reflog)-1].Message)
+	assert.Equal(t, "commit: 3 commits", reflog[0].Message)
 
 	_, err = tr.CommitMany(ctx, []tract.ImportMessage{{Role: tract.RoleUser, Content: "fine"}, {Role: tract.RoleUser, Content: ""}})
 	assert.ErrorIs(t, err, tract.ErrInvalidText)
