@@ -367,3 +367,56 @@ func TestReadMessages(t *testing.T) {
 type iotestErr struct{}
 
 func (iotestErr) Read([]byte) (int, error) { return 0, fmt.Errorf("disk on fire") }
+
+// A long import through a view lands on the view's branch and leaves HEAD
+// alone; on a detached HEAD (no branch to move) it is refused before
+// anything is written.
+func TestImportSeq_OnAViewAndOnADetachedHead(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	base := commitChain(t, tr, 2, "base")
+	_, err := tr.CreateBranch(ctx, "bulk", "")
+	require.NoError(t, err)
+
+	res, err := tr.OnBranch("bulk").ImportSeq(ctx, seqOf(chain(450, 40, "view"), 0, nil), small)
+	require.NoError(t, err)
+	assert.Greater(t, res.Batches, 1)
+	head, err := tr.Resolve(ctx, "HEAD")
+	require.NoError(t, err)
+	assert.Equal(t, base[1], head, "HEAD did not move")
+	tip, err := tr.Resolve(ctx, "bulk")
+	require.NoError(t, err)
+	assert.Equal(t, res.Tip, tip)
+	st, err := tr.OnBranch("bulk").Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 452, st.Length)
+
+	_, err = tr.Checkout(ctx, base[0].String())
+	require.NoError(t, err)
+	before := commitCount(t, tr)
+	_, err = tr.ImportSeq(ctx, seqOf(chain(450, 40, "detached"), 0, nil), small)
+	require.ErrorIs(t, err, tract.ErrDetachedHead)
+	assert.Equal(t, before, commitCount(t, tr), "nothing written")
+	assert.Empty(t, unpublished(t, tr))
+}
+
+// A handle opened read-only reads a repository whose history is in a pack.
+func TestImportSeq_ReadOnlyHandleReadsPacks(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	_, err := tr.ImportSeq(ctx, seqOf(chain(300, 40, "packed"), 0, nil), small)
+	require.NoError(t, err)
+	ro, err := tract.Open(tr.Path(), tract.WithReadOnly())
+	require.NoError(t, err)
+	defer ro.Close()
+	log, err := ro.Log(ctx)
+	require.NoError(t, err)
+	assert.Len(t, log, 300)
+	msgs, err := ro.Compile(ctx)
+	require.NoError(t, err)
+	assert.Len(t, msgs, 300)
+	r, err := ro.Fsck(ctx)
+	require.NoError(t, err)
+	assert.True(t, r.OK(), "%v", r.Problems)
+	assert.Equal(t, 1, r.Packs)
+}
