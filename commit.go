@@ -329,19 +329,32 @@ func putSorted(tx store.Tx, commits []hashedCommit, blobs []hashedBlob) error {
 	if p, ok := tx.(store.SortedPacker); ok && len(commits) > 1 {
 		p.PackSorted()
 	}
+	hp, hashed := tx.(store.HashedPutter) // the batch is hashed already
 	slices.SortFunc(blobs, func(a, b hashedBlob) int { return bytes.Compare(a.hash[:], b.hash[:]) })
 	for i, b := range blobs {
 		if i > 0 && b.hash == blobs[i-1].hash {
 			continue
 		}
-		if _, err := tx.PutBlob(b.data); err != nil {
+		var err error
+		if hashed {
+			err = hp.PutHashedBlob(b.hash, b.data)
+		} else {
+			_, err = tx.PutBlob(b.data)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	sorted := slices.Clone(commits)
 	slices.SortFunc(sorted, func(a, b hashedCommit) int { return bytes.Compare(a.hash[:], b.hash[:]) })
 	for _, c := range sorted {
-		if _, err := tx.PutCommit(c.commit); err != nil {
+		var err error
+		if hashed && c.raw != nil {
+			err = hp.PutEncodedCommit(c.hash, c.raw)
+		} else {
+			_, err = tx.PutCommit(c.commit)
+		}
+		if err != nil {
 			return err
 		}
 		if err := tx.PutCounters(c.hash, c.counters); err != nil {

@@ -498,3 +498,36 @@ func TestBolt_PackSortedFillsPages(t *testing.T) {
 	loose, packed := pages(false), pages(true)
 	assert.Less(t, float64(packed), 0.6*float64(loose), "packed %d leaf pages, loose %d", packed, loose)
 }
+
+// A bulk writer that hashed its objects puts them without hashing again;
+// they read back as if put with PutBlob and PutCommit.
+func TestBolt_HashedPuts(t *testing.T) {
+	b := storetest.NewBolt(t)
+	data := []byte("hashed text")
+	blob := dag.Sum(data)
+	c := &dag.Commit{Kind: dag.KindMessage, Role: dag.RoleUser, Blob: blob, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	raw, err := dag.Encode(c)
+	require.NoError(t, err)
+	h := dag.Sum(raw)
+	require.NoError(t, b.Update(func(tx store.Tx) error {
+		hp, ok := tx.(store.HashedPutter)
+		require.True(t, ok)
+		require.NoError(t, hp.PutHashedBlob(blob, data))
+		require.NoError(t, hp.PutHashedBlob(blob, data), "a blob already stored is kept once")
+		return hp.PutEncodedCommit(h, raw)
+	}))
+	require.NoError(t, b.View(func(tx store.Tx) error {
+		got, err := tx.Commit(h)
+		require.NoError(t, err)
+		assert.Equal(t, c, got)
+		text, err := tx.Blob(blob)
+		require.NoError(t, err)
+		assert.Equal(t, data, text)
+		err = tx.(store.HashedPutter).PutHashedBlob(blob, data)
+		assert.ErrorIs(t, err, store.ErrReadOnly)
+		return nil
+	}))
+	r, err := store.Fsck(b)
+	require.NoError(t, err)
+	assert.True(t, r.OK(), "%v", r.Problems)
+}

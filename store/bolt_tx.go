@@ -147,6 +147,31 @@ func (t *boltTx) PutBlob(data []byte) (dag.Hash, error) {
 	return h, nil
 }
 
+var _ HashedPutter = (*boltTx)(nil)
+
+func (t *boltTx) PutHashedBlob(h dag.Hash, data []byte) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("put blob %s: %w", h.Short(), err)
+	}
+	if t.getBlob(h) != nil {
+		return nil
+	}
+	if err := t.blobBucket().Put(h[:], data); err != nil {
+		return fmt.Errorf("put blob %s: %w", h.Short(), err)
+	}
+	return nil
+}
+
+func (t *boltTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("put commit %s: %w", h.Short(), err)
+	}
+	if err := t.commitBucket().Put(h[:], raw); err != nil {
+		return fmt.Errorf("put commit %s: %w", h.Short(), err)
+	}
+	return nil
+}
+
 func (t *boltTx) HasBlob(h dag.Hash) (bool, error) {
 	return t.getBlob(h) != nil, nil
 }

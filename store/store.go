@@ -124,6 +124,18 @@ type ReflogTx interface {
 	ReplaceReflog(name string, es []refs.Entry) error
 }
 
+// HashedPutter is implemented by transactions that take objects their
+// caller has already hashed (and, for commits, encoded), so that a bulk
+// write does not hash everything twice. The caller guarantees that h is
+// dag.Sum of the bytes (Fsck re-derives every hash) and does not change
+// the slices before the transaction ends: the store keeps them.
+type HashedPutter interface {
+	// PutHashedBlob stores data under h, once.
+	PutHashedBlob(h dag.Hash, data []byte) error
+	// PutEncodedCommit stores raw, a dag.Encode of a commit, under h.
+	PutEncodedCommit(h dag.Hash, raw []byte) error
+}
+
 // Lingerer is implemented by stores that open their file per burst of
 // transactions (Bolt): Linger keeps it open between transactions until
 // done is called, for work that runs many short transactions in a row.
