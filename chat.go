@@ -273,7 +273,11 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash
 			if then == nil {
 				return &ConflictError{Ref: cur.ref(), Expected: tip, Actual: cur.Hash}, nil
 			}
-			if h, err = t.putCommit(tx, restore, then.kind, then.role, then.text, &commitConfig{meta: then.meta}); err != nil {
+			cfg, err := then.meta.commitConfig()
+			if err != nil {
+				return nil, err
+			}
+			if h, err = t.putCommit(tx, restore, then.kind, then.role, then.text, cfg); err != nil {
 				return nil, err
 			}
 			conflict, err := t.strand(tx, cur, tip, h, then.what)
@@ -287,26 +291,26 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash
 		}
 		h = restore
 		if then != nil {
-			h, err = t.commitTx(tx, restore, then.kind, then.role, then.text, WithMeta(then.meta))
+			cfg, err := then.meta.commitConfig()
+			if err != nil {
+				return nil, err
+			}
+			h, err = t.commitTx(tx, restore, then.kind, then.role, then.text, WithMetaJSON(cfg.rawMeta))
 		}
 		return nil, err
 	})
 	return h, err
 }
 
-func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, verr error) map[string]any {
-	m := map[string]any{MetaAttempt: attempt, MetaUsage: a.usage}
-	if a.model != "" {
-		m[MetaModel] = a.model
-	}
+func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, verr error) *turnMeta {
+	usage := a.usage
+	m := &turnMeta{Attempt: attempt, Usage: &usage, Model: a.model, Diagnosis: diagnosis}
 	if validated {
-		m[MetaValid] = ok && verr == nil
-	}
-	if diagnosis != "" {
-		m[MetaDiagnosis] = diagnosis
+		valid := ok && verr == nil
+		m.Valid = &valid
 	}
 	if verr != nil {
-		m[MetaValidatorError] = verr.Error()
+		m.ValidatorError = verr.Error()
 	}
 	return m
 }

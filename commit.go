@@ -101,7 +101,7 @@ type pendingCommit struct {
 	kind Kind
 	role Role
 	text string
-	meta map[string]any
+	meta *turnMeta
 	// what names the commit in a conflict ("accepted answer", …).
 	what string
 }
@@ -116,10 +116,13 @@ func (t *Tract) commitOn(parent Hash, p pendingCommit) (Hash, error) {
 		if _, err := t.requireBranch(tx); err != nil {
 			return nil, err
 		}
-		cfg := commitConfig{meta: p.meta}
+		cfg, err := p.meta.commitConfig()
+		if err != nil {
+			return nil, err
+		}
 		action, msg := cfg.reflog(p.kind, p.role, p.text)
 		h, conflict, err = t.advance(tx, parent, action, msg, p.what, func() (Hash, error) {
-			return t.putCommit(tx, parent, p.kind, p.role, p.text, &cfg)
+			return t.putCommit(tx, parent, p.kind, p.role, p.text, cfg)
 		})
 		return conflict, err
 	})

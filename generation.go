@@ -102,7 +102,8 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 	if ok {
 		// Every accepted answer says how it was reached, on the first try
 		// too (attempts 1, no diagnoses).
-		meta[MetaProvenance] = provenance(g.attempt, g.restore, g.res)
+		p := provenance(g.attempt, g.restore, g.res)
+		meta.Provenance = &p
 	}
 	what := fmt.Sprintf("rejected answer of attempt %d", g.attempt)
 	switch {
@@ -137,7 +138,7 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 func (g *generation) steer(ctx context.Context, diagnosis string) error {
 	text := expandRetryPrompt(g.cfg.retryPrompt, diagnosis, g.attempt, g.cfg.maxAttempts)
 	h, err := g.t.commitOn(g.tip, pendingCommit{KindSteering, RoleUser, text,
-		map[string]any{MetaAttempt: g.attempt, MetaDiagnosis: diagnosis}, "steering message"})
+		&turnMeta{Attempt: g.attempt, Diagnosis: diagnosis}, "steering message"})
 	if err == nil {
 		g.tip = h
 	}
@@ -148,8 +149,8 @@ func (g *generation) steer(ctx context.Context, diagnosis string) error {
 // accepted answer, with its provenance, in one transaction.
 func (g *generation) purify(ctx context.Context, restore Hash) error {
 	meta := attemptMeta(g.attempt, g.last, true, true, "", nil)
-	delete(meta, MetaAttempt)
-	meta[MetaProvenance] = provenance(g.attempt, restore, g.res)
+	p := provenance(g.attempt, restore, g.res)
+	meta.Attempt, meta.Provenance = 0, &p // the clean copy is no attempt
 	h, err := g.t.rewind(g.tip, restore, purifyMessage(g.attempt-1), &pendingCommit{KindMessage, RoleAssistant, g.last.text, meta, keptAcceptedAnswer})
 	switch {
 	case err == nil:
@@ -174,7 +175,8 @@ func (g *generation) finish(a answer) error {
 	if g.res.Attempts > 1 {
 		note = fmt.Sprintf("resolved after %d attempts: %s", g.res.Attempts, strings.Join(g.res.Diagnoses, "; "))
 	}
-	meta := map[string]any{MetaProvenance: provenance(g.res.Attempts, g.restore, g.res)}
+	p := provenance(g.res.Attempts, g.restore, g.res)
+	meta := &turnMeta{Provenance: &p}
 	if _, err := g.t.commitOn(g.tip, pendingCommit{KindNote, RoleSystem, note, meta, "provenance note"}); err != nil {
 		return fmt.Errorf("chat: record provenance note: %w", err)
 	}
@@ -212,7 +214,8 @@ func (g *generation) fail(ctx context.Context, err error) error {
 			return fmt.Errorf("chat: %w", err)
 		}
 		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", english.Count(ex.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
-		meta := map[string]any{MetaProvenance: provenance(ex.Attempts, g.restore, g.res), MetaUsage: g.res.Usage}
+		p := provenance(ex.Attempts, g.restore, g.res)
+		meta := &turnMeta{Provenance: &p, Usage: &g.res.Usage}
 		h, rerr := g.t.rewind(g.tip, g.restore, purifyMessage(ex.Attempts), &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
 		if rerr != nil {
 			return errors.Join(fmt.Errorf("chat: %w", err), rerr)
@@ -221,7 +224,7 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		return fmt.Errorf("chat: %w", err)
 	case errors.As(err, &me):
 		text := "model call failed: " + me.err.Error()
-		meta := map[string]any{MetaError: me.err.Error(), MetaAttempt: g.res.Attempts + 1, MetaUsage: g.res.Usage}
+		meta := &turnMeta{Error: me.err.Error(), Attempt: g.res.Attempts + 1, Usage: &g.res.Usage}
 		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
 		var h Hash
 		var cerr error

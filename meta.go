@@ -67,6 +67,31 @@ type AttemptRecord struct {
 	Usage llm.Usage `json:"usage,omitzero"`
 }
 
+// turnMeta is the metadata of the commits of a turn, as written: each
+// field under its Meta key, left out when empty.
+type turnMeta struct {
+	Attempt        int         `json:"attempt,omitempty"`
+	Valid          *bool       `json:"valid,omitempty"`
+	Diagnosis      string      `json:"diagnosis,omitempty"`
+	ValidatorError string      `json:"validator_error,omitempty"`
+	Model          string      `json:"model,omitempty"`
+	Usage          *llm.Usage  `json:"usage,omitempty"`
+	Provenance     *Provenance `json:"provenance,omitempty"`
+	Error          string      `json:"error,omitempty"`
+}
+
+// commitConfig returns the commit configuration that writes m.
+func (m *turnMeta) commitConfig() (*commitConfig, error) {
+	if m == nil {
+		return &commitConfig{}, nil
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return &commitConfig{rawMeta: raw}, nil
+}
+
 // Provenance returns the commit's provenance; ok is false when it has none
 // (it is not the accepted answer of a turn).
 func (c *CommitInfo) Provenance() (p Provenance, ok bool) {
