@@ -2,6 +2,7 @@ package tract
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -436,15 +437,13 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 			continue
 		}
 		s := summaries[i]
-		sources := make([]string, len(s.Sources))
-		for j, h := range s.Sources {
-			sources[j] = h.String()
+		record, err := json.Marshal(SummaryRecord{Sources: s.Sources, TokensBefore: s.TokensBefore, TokensAfter: s.TokensAfter,
+			TokensEstimated: res.TokensEstimated, Attempts: s.Attempts, Diagnoses: append([]string{}, s.History...),
+			Model: s.Model, Usage: s.Usage})
+		if err != nil {
+			return nil, err
 		}
-		meta, err := dag.MetaFromMap(map[string]any{
-			"sources": sources, "tokens_before": s.TokensBefore, "tokens_after": s.TokensAfter,
-			"tokens_estimated": res.TokensEstimated, "attempts": s.Attempts, "diagnoses": append([]string{}, s.History...),
-			"model": s.Model, "usage": s.Usage,
-		})
+		meta, err := dag.CanonicalMeta(record)
 		if err != nil {
 			return nil, err
 		}

@@ -883,3 +883,26 @@ func TestErrNoClient_IsOneError(t *testing.T) {
 	assert.ErrorIs(t, tract.ErrNoClient, llm.ErrNoClient)
 	assert.ErrorIs(t, compress.ErrNoClient, llm.ErrNoClient)
 }
+
+// A summary commit says what it replaced and how it was made, typed.
+func TestCompress_SummaryRecord(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	commitChain(t, tr, 6, "turn")
+	res, err := tr.CompressRange(ctx, "HEAD~4", "HEAD~1", tract.Summaries("four turns, summarised"))
+	require.NoError(t, err)
+	require.Len(t, res.Summaries, 1)
+	sum, err := tr.Show(ctx, res.Summaries[0].String())
+	require.NoError(t, err)
+	rec, ok := sum.SummaryRecord()
+	require.True(t, ok)
+	assert.Equal(t, res.Sources, rec.Sources)
+	assert.Equal(t, res.TokensEstimated, rec.TokensEstimated)
+	assert.Positive(t, rec.TokensBefore)
+	assert.Positive(t, rec.TokensAfter)
+	assert.Empty(t, rec.Diagnoses)
+	head, err := tr.Show(ctx, "HEAD")
+	require.NoError(t, err)
+	_, ok = head.SummaryRecord()
+	assert.False(t, ok, "a replayed message is no summary")
+}

@@ -67,6 +67,41 @@ type AttemptRecord struct {
 	Usage llm.Usage `json:"usage,omitzero"`
 }
 
+// SummaryRecord is the metadata of a summary commit that CompressRange
+// made (its keys are the JSON names below).
+type SummaryRecord struct {
+	// Sources are the commits the summary replaces, in order.
+	Sources []Hash `json:"sources"`
+	// TokensBefore and TokensAfter are the sizes of the sources and of
+	// the summary; TokensEstimated says they were estimated (no tokenizer
+	// was given).
+	TokensBefore    int  `json:"tokens_before"`
+	TokensAfter     int  `json:"tokens_after"`
+	TokensEstimated bool `json:"tokens_estimated"`
+	// Attempts and Diagnoses are those of the summary's validation.
+	Attempts  int      `json:"attempts"`
+	Diagnoses []string `json:"diagnoses"`
+	// Model wrote the summary ("" when it was given); Usage is what that
+	// cost over every attempt.
+	Model string    `json:"model"`
+	Usage llm.Usage `json:"usage"`
+}
+
+// SummaryRecord returns what a summary commit records of how it was
+// made; ok is false for any other commit.
+func (c *CommitInfo) SummaryRecord() (r SummaryRecord, ok bool) {
+	if c.Kind != KindSummary {
+		return r, false
+	}
+	if _, ok := metaField[[]Hash](c, "sources"); !ok {
+		return r, false
+	}
+	if json.Unmarshal(c.Meta, &r) != nil {
+		return r, false
+	}
+	return r, true
+}
+
 // turnMeta is the metadata of the commits of a turn, as written: each
 // field under its Meta key, left out when empty.
 type turnMeta struct {
