@@ -36,16 +36,16 @@ type importConfig struct {
 }
 
 // ImportBatch sets how many messages, and how many bytes of text, one
-// transaction of an import takes at most (non-positive values keep the
-// defaults). Smaller batches use less memory; larger ones write a smaller
-// file, a little faster.
-func ImportBatch(messages, bytes int) ImportOption {
+// batch of an import takes at most (non-positive values keep the
+// defaults). Smaller batches use less memory; larger ones take fewer
+// transactions and sort runs.
+func ImportBatch(messages, textBytes int) ImportOption {
 	return func(c *importConfig) {
 		if messages > 0 {
 			c.batchMessages = messages
 		}
-		if bytes > 0 {
-			c.batchBytes = bytes
+		if textBytes > 0 {
+			c.batchBytes = textBytes
 		}
 	}
 }
