@@ -79,7 +79,9 @@ func run(n, rounds int, keep bool) error {
 	}
 	b := &bench{dir: dir, tract: filepath.Join(dir, "tract")}
 	fmt.Fprintf(os.Stderr, "building tract and generating %d messages…\n", n)
-	if out, err := exec.Command("go", "build", "-o", b.tract, "./cmd/tract").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", b.tract, "./cmd/tract")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README installs it
+	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build (run from the repository's root): %v\n%s", err, out)
 	}
 	jsonl, stream := filepath.Join(dir, "history.jsonl"), filepath.Join(dir, "history.fi")
