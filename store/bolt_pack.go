@@ -234,7 +234,7 @@ func (t *boltTx) AppendPack(id uint64, now time.Time, entries []PackEntry) error
 		if (last[space] != nil && bytes.Compare(key, last[space]) <= 0) || (space == 0 && last[1] != nil) {
 			return fmt.Errorf("append to pack %d: entry %s is out of order", id, e.Hash.Short())
 		}
-		if err := buckets[space].Put(key, clone(e.Value)); err != nil {
+		if err := buckets[space].Put(key, e.Value); err != nil { // kept until the transaction ends, as AppendPack says
 			return fmt.Errorf("append to pack %d: %w", id, err)
 		}
 		last[space] = key
