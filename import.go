@@ -269,7 +269,7 @@ func (im *importer) write() error {
 			return err
 		}
 	}
-	return im.t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+	err = im.t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
 		cur, err := im.t.requireBranch(tx)
 		if err != nil {
 			return nil, err
@@ -277,9 +277,13 @@ func (im *importer) write() error {
 		if err := tx.(store.PackTx).PublishPack(im.pack); err != nil {
 			return nil, err
 		}
-		im.pack = 0
 		return im.t.land(tx, cur, im.start, im.tip, refs.ActionImport, fmt.Sprintf("import: %d commits", im.n), fmt.Sprintf("import of %d messages", im.n))
 	})
+	var conflict *ConflictError
+	if err == nil || errors.As(err, &conflict) {
+		im.pack = 0 // published (a conflict keeps it, off the branch)
+	}
+	return err
 }
 
 // close drops the pack of an import that did not publish it and removes
