@@ -94,73 +94,56 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 		role uint8 // index in compiledRoles
 	}
 	return func(yield func(Message, error) bool) {
-		defer t.linger()()
-		fail := func(err error) { yield(Message{}, fmt.Errorf("compile: %w", err)) }
+		// Back from the tip, remembering what each message is made of.
 		var parts blocks[part]
 		var next Hash
 		started := false
-		for !started || !next.IsZero() {
-			if err := ctx.Err(); err != nil {
-				fail(err)
-				return
-			}
-			err := t.view(func(tx store.Tx) error {
-				if !started {
-					started = true
-					var err error
-					if next, err = t.tipOf(tx, cfg.rev); err != nil {
-						return err
-					}
+		back := func(tx store.Tx) ([]part, bool, error) {
+			if !started {
+				started = true
+				var err error
+				if next, err = t.tipOf(tx, cfg.rev); err != nil {
+					return nil, false, err
 				}
-				for i := 0; i < 16*pageSize && !next.IsZero(); i++ {
-					hd, err := tx.CommitHeader(next)
-					if err != nil {
-						return fmt.Errorf("commit %s: %w", next.Short(), err)
-					}
-					if role, ok := compiledRole(hd, cfg.includeNotes); ok {
-						parts.add(part{hd.Blob, uint8(slices.Index(compiledRoles[:], role))})
-					}
-					next = hd.Parent
-				}
-				return nil
-			})
-			if err != nil {
-				fail(err)
-				return
 			}
+			var out []part
+			for i := 0; i < 16*pageSize && !next.IsZero(); i++ {
+				hd, err := tx.CommitHeader(next)
+				if err != nil {
+					return nil, false, fmt.Errorf("commit %s: %w", next.Short(), err)
+				}
+				if role, ok := compiledRole(hd, cfg.includeNotes); ok {
+					out = append(out, part{hd.Blob, uint8(slices.Index(compiledRoles[:], role))})
+				}
+				next = hd.Parent
+			}
+			return out, !next.IsZero(), nil
 		}
+		err := walkPages(ctx, t, back, func(p part) bool { parts.add(p); return true })
+		if err != nil {
+			yield(Message{}, fmt.Errorf("compile: %w", err))
+			return
+		}
+		// Then forward, reading the texts.
 		pull, stop := iter.Pull(parts.backward())
 		defer stop()
-		for done := false; !done; {
-			if err := ctx.Err(); err != nil {
-				fail(err)
-				return
-			}
-			page := make([]Message, 0, pageSize)
-			err := t.view(func(tx store.Tx) error {
-				for len(page) < pageSize {
-					p, ok := pull()
-					if !ok {
-						done = true
-						return nil
-					}
-					text, err := tx.Blob(p.blob)
-					if err != nil {
-						return err
-					}
-					page = append(page, Message{Role: string(compiledRoles[p.role]), Content: bytesToString(text)})
+		forward := func(tx store.Tx) ([]Message, bool, error) {
+			out := make([]Message, 0, pageSize)
+			for len(out) < pageSize {
+				p, ok := pull()
+				if !ok {
+					return out, false, nil
 				}
-				return nil
-			})
-			if err != nil {
-				fail(err)
-				return
-			}
-			for _, m := range page {
-				if !yield(m, nil) {
-					return
+				text, err := tx.Blob(p.blob)
+				if err != nil {
+					return nil, false, err
 				}
+				out = append(out, Message{Role: string(compiledRoles[p.role]), Content: bytesToString(text)})
 			}
+			return out, true, nil
+		}
+		if err := walkPages(ctx, t, forward, func(m Message) bool { return yield(m, nil) }); err != nil {
+			yield(Message{}, fmt.Errorf("compile: %w", err))
 		}
 	}
 }

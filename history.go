@@ -168,38 +168,25 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 // per short read transaction.
 func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, error] {
 	return func(yield func(*CommitInfo, error) bool) {
-		defer o.t.linger()()
-		for len(hs) > 0 {
-			if err := ctx.Err(); err != nil {
-				yield(nil, fmt.Errorf("log --all: %w", err))
-				return
-			}
+		page := func(tx store.Tx) ([]*CommitInfo, bool, error) {
 			n := min(pageSize, len(hs))
-			page := make([]*CommitInfo, 0, n)
-			err := o.t.view(func(tx store.Tx) error {
-				for _, h := range hs[:n] {
-					c, err := o.commit(tx, h)
-					if err != nil {
-						return fmt.Errorf("commit %s: %w", h.Short(), err)
-					}
-					ci, err := info(tx, h, c, o.names)
-					if err != nil {
-						return err
-					}
-					page = append(page, ci)
+			out := make([]*CommitInfo, 0, n)
+			for _, h := range hs[:n] {
+				c, err := o.commit(tx, h)
+				if err != nil {
+					return nil, false, fmt.Errorf("commit %s: %w", h.Short(), err)
 				}
-				return nil
-			})
-			if err != nil {
-				yield(nil, fmt.Errorf("log --all: %w", err))
-				return
-			}
-			for _, ci := range page {
-				if !yield(ci, nil) {
-					return
+				ci, err := info(tx, h, c, o.names)
+				if err != nil {
+					return nil, false, err
 				}
+				out = append(out, ci)
 			}
 			hs = hs[n:]
+			return out, len(hs) > 0, nil
+		}
+		if err := walkPages(ctx, o.t, page, func(ci *CommitInfo) bool { return yield(ci, nil) }); err != nil {
+			yield(nil, fmt.Errorf("log --all: %w", err))
 		}
 	}
 }

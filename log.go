@@ -80,70 +80,81 @@ func (t *Tract) Log(ctx context.Context, opts ...LogOption) ([]*CommitInfo, erro
 // a writer never waits long behind a reader.
 const pageSize = 256
 
+// walkPages runs a walk a page at a time: each call of next runs in a
+// short read transaction of its own and returns a page and whether more
+// follow, and each value of the page goes to each after that transaction
+// has ended, so neither the whole walk nor the file's lock is held while
+// the caller works. Commits are immutable, so the pages join up. It stops
+// at the first error (the context's included) or when each returns false.
+func walkPages[T any](ctx context.Context, t *Tract, next func(tx store.Tx) (page []T, more bool, err error), each func(T) bool) error {
+	defer t.linger()()
+	for more := true; more; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var page []T
+		err := t.view(func(tx store.Tx) (err error) {
+			page, more, err = next(tx)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, v := range page {
+			if !each(v) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
 // LogSeq is Log as a sequence: it reads the history a page of commits at a
-// time, each page in a short read transaction, and yields them between
-// transactions, so a long history neither sits in memory nor keeps writers
-// waiting while the caller prints. Commits are immutable, so the pages
-// join up; only a commit deleted meanwhile (by a hard reset and gc) ends
-// the sequence with an error.
+// time (see walkPages), so a long history neither sits in memory nor keeps
+// writers waiting while the caller prints. Only a commit deleted meanwhile
+// (by a hard reset and gc) ends the sequence with an error.
 func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*CommitInfo, error] {
 	var cfg logConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
 	return func(yield func(*CommitInfo, error) bool) {
-		defer t.linger()()
 		var next Hash
 		var names map[Hash][]string
 		started, n := false, 0
-		for {
-			if err := ctx.Err(); err != nil {
-				yield(nil, fmt.Errorf("log: %w", err))
-				return
+		page := func(tx store.Tx) ([]*CommitInfo, bool, error) {
+			if !started {
+				tip, err := t.tipOf(tx, cfg.rev)
+				if err != nil {
+					return nil, false, err
+				}
+				if names, err = refNames(tx); err != nil {
+					return nil, false, err
+				}
+				next, started = tip, true
 			}
 			size := pageSize
 			if cfg.limit > 0 {
 				size = min(size, cfg.limit-n)
 			}
-			page := make([]*CommitInfo, 0, size)
-			err := t.view(func(tx store.Tx) error {
-				if !started {
-					tip, err := t.tipOf(tx, cfg.rev)
-					if err != nil {
-						return err
-					}
-					if names, err = refNames(tx); err != nil {
-						return err
-					}
-					next, started = tip, true
+			out := make([]*CommitInfo, 0, size)
+			for len(out) < size && !next.IsZero() {
+				c, err := tx.Commit(next)
+				if err != nil {
+					return nil, false, fmt.Errorf("commit %s: %w", next.Short(), err)
 				}
-				for len(page) < size && !next.IsZero() {
-					c, err := tx.Commit(next)
-					if err != nil {
-						return fmt.Errorf("commit %s: %w", next.Short(), err)
-					}
-					ci, err := info(tx, next, c, names)
-					if err != nil {
-						return err
-					}
-					page = append(page, ci)
-					next = c.Parent()
+				ci, err := info(tx, next, c, names)
+				if err != nil {
+					return nil, false, err
 				}
-				return nil
-			})
-			if err != nil {
-				yield(nil, fmt.Errorf("log: %w", err))
-				return
+				out = append(out, ci)
+				next = c.Parent()
 			}
-			for _, ci := range page {
-				if !yield(ci, nil) {
-					return
-				}
-				n++
-			}
-			if next.IsZero() || (cfg.limit > 0 && n >= cfg.limit) {
-				return
-			}
+			n += len(out)
+			return out, !next.IsZero() && (cfg.limit <= 0 || n < cfg.limit), nil
+		}
+		if err := walkPages(ctx, t, page, func(ci *CommitInfo) bool { return yield(ci, nil) }); err != nil {
+			yield(nil, fmt.Errorf("log: %w", err))
 		}
 	}
 }
