@@ -20,28 +20,12 @@ type Removed struct {
 	UnfinishedImports int `json:"unfinished_imports"`
 }
 
-// erase deletes the commits in doomed, every orphan that descends from one of
-// them (it would be left with a missing parent) unless keep has it, the
-// blobs no remaining commit uses, and every reflog entry that mentions a
-// deleted commit.
-func erase(tx store.Tx, doomed []Hash, keep map[Hash]bool) (Removed, error) {
-	g, err := loadGraph(tx)
-	if err != nil {
-		return Removed{}, err
-	}
-	dead := make([]bool, g.Len())
-	for _, h := range doomed {
-		if i, ok := g.Index(h); ok {
-			dead[i] = true
-		}
-	}
-	kept := make([]bool, g.Len())
-	for h := range keep {
-		if i, ok := g.Index(h); ok {
-			kept[i] = true
-		}
-	}
-	dead = g.Descendants(dead, kept)
+// erase deletes the commits marked in doomed (by position in g), every
+// orphan that descends from one of them (it would be left with a missing
+// parent) unless keep marks it, the blobs no remaining commit uses, and
+// every reflog entry that mentions a deleted commit.
+func erase(tx store.Tx, g *dag.Graph, doomed, keep []bool) (Removed, error) {
+	dead := g.Descendants(doomed, keep)
 	return deleteCommits(tx, g, dead, func(refs.Entry) bool { return false })
 }
 
@@ -149,11 +133,7 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		if err != nil {
 			return err
 		}
-		tips, err := refTips(tx)
-		if err != nil {
-			return err
-		}
-		live, err := g.Reachable(tips...)
+		live, err := reachableIn(tx, g)
 		if err != nil {
 			return err
 		}

@@ -232,13 +232,14 @@ func orphaningEntries(tx store.Tx) (map[Hash]refs.Entry, error) {
 	return out, nil
 }
 
-// reachableFromRefs returns every commit reachable from a branch or HEAD.
-func reachableFromRefs(tx store.Tx) (map[Hash]bool, error) {
+// reachableIn marks, by position in g, every commit reachable from a
+// branch or HEAD.
+func reachableIn(tx store.Tx, g *dag.Graph) ([]bool, error) {
 	tips, err := refTips(tx)
 	if err != nil {
 		return nil, err
 	}
-	return dag.Reachable(tx.Commit, tips...)
+	return g.Reachable(tips...)
 }
 
 // refTips returns the commits of every ref that keeps commits reachable:

@@ -66,9 +66,13 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetRe
 		if to == cur.Hash {
 			return nil
 		}
-		var before map[Hash]bool
+		var g *dag.Graph
+		var before []bool
 		if mode == Hard {
-			if before, err = reachableFromRefs(tx); err != nil {
+			if g, err = loadGraph(tx); err != nil {
+				return err
+			}
+			if before, err = reachableIn(tx, g); err != nil {
 				return err
 			}
 		} else if res.Orphaned, err = leftBehind(tx, cur.Hash, to); err != nil {
@@ -84,17 +88,15 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetRe
 		if err := tx.DeleteRef(refs.OrigHead); err != nil {
 			return err
 		}
-		after, err := reachableFromRefs(tx)
+		after, err := reachableIn(tx, g)
 		if err != nil {
 			return err
 		}
-		var left []Hash
-		for h := range before {
-			if !after[h] {
-				left = append(left, h)
-			}
+		left := make([]bool, g.Len())
+		for i := range left {
+			left[i] = before[i] && !after[i]
 		}
-		res.Deleted, err = erase(tx, left, after)
+		res.Deleted, err = erase(tx, g, left, after)
 		return err
 	})
 	if err != nil {

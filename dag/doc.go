@@ -48,12 +48,13 @@
 //
 // # Walks
 //
-// [WalkFirstParent] follows first parents from a tip (what Log shows);
-// [Reachable] follows every parent. Over a whole repository, [Orphans] lists
-// the commits no ref reaches, [ForkPoint] finds where an orphan's side chain
-// hangs off reachable history and [OrphanChains] groups orphans into those
-// side chains, which is how log --all shows failed retry attempts.
-// [Generations] numbers commits so a child always sorts after its parents.
+// [WalkFirstParent] follows first parents from a tip (what Log shows). Over a
+// whole repository, a [Graph] holds the shape of every commit compactly:
+// [Graph.Reachable] marks what refs reach, [Graph.OrphanChains] groups the
+// commits no ref reaches into side chains by the reachable commit they hang
+// off (which is how log --all shows failed retry attempts),
+// [Graph.NewestFirst] orders commits by time, children before parents on
+// ties, and [Graph.Descendants] finds what a deletion would orphan.
 //
 // # Caveats
 //
@@ -64,8 +65,8 @@
 //     and the same clock reading are the same commit. Tests rely on this with
 //     an injected clock.
 //   - Walks trust the Getter. A missing commit stops WalkFirstParent and
-//     Reachable with an error; the map-based functions (Orphans, ForkPoint,
-//     OrphanChains, Generations) treat a missing parent as the end of a chain.
+//     Graph.Reachable with an error; the other Graph walks treat a missing
+//     parent as the end of a chain (Graph.Missing lists them).
 //   - Commits are values; nothing in this package mutates a Commit after it
 //     is built, and callers must not either once it has been hashed.
 package dag

@@ -73,7 +73,7 @@ func TestGraph_AgreesWithMapWalks(t *testing.T) {
 		require.Equal(t, len(all), g.Len())
 		tips := []dag.Hash{order[len(order)-1], order[len(order)/3], {}}
 
-		want, err := dag.Reachable(dag.MapGetter(all), tips...)
+		want, err := refReachable(refMapGetter(all), tips...)
 		require.NoError(t, err)
 		got, err := g.Reachable(tips...)
 		require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestGraph_AgreesWithMapWalks(t *testing.T) {
 
 		for i := range g.Len() {
 			h := g.Hash(i)
-			c, err := g.Commit(i, dag.MapGetter(all))
+			c, err := g.Commit(i, refMapGetter(all))
 			require.NoError(t, err)
 			full := *all[h]
 			assert.Equal(t, full.Meta != nil, g.HasMeta(i))
@@ -125,7 +125,7 @@ func TestGraph_MissingParents(t *testing.T) {
 	assert.ErrorContains(t, err, "is missing")
 	i, ok := g.Index(order[25])
 	require.True(t, ok)
-	c, err := g.Commit(i, dag.MapGetter(all))
+	c, err := g.Commit(i, refMapGetter(all))
 	require.NoError(t, err)
 	assert.Equal(t, []dag.Hash{dag.Sum([]byte("never stored"))}, c.Parents, "a missing parent is still named")
 	_, ok = g.Index(dag.Sum([]byte("never stored")))

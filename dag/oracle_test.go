@@ -1,6 +1,7 @@
 package dag_test
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/tractdag/tract/dag"
@@ -133,4 +134,44 @@ func refGenerations(all map[dag.Hash]*dag.Commit) map[dag.Hash]int {
 		}
 	}
 	return gen
+}
+
+// refReachable returns every commit reachable from tips through all parents,
+// tips included. Zero tips are ignored.
+func refReachable(get dag.Getter, tips ...dag.Hash) (map[dag.Hash]bool, error) {
+	seen := make(map[dag.Hash]bool)
+	stack := make([]dag.Hash, 0, len(tips))
+	for _, t := range tips {
+		if !t.IsZero() {
+			stack = append(stack, t)
+		}
+	}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		c, err := get(h)
+		if err != nil {
+			return nil, fmt.Errorf("walk reachable: %w", err)
+		}
+		for _, p := range c.Parents {
+			if !seen[p] {
+				stack = append(stack, p)
+			}
+		}
+	}
+	return seen, nil
+}
+
+// refMapGetter returns a Getter over an in-memory set of commits.
+func refMapGetter(all map[dag.Hash]*dag.Commit) dag.Getter {
+	return func(h dag.Hash) (*dag.Commit, error) {
+		if c, ok := all[h]; ok {
+			return c, nil
+		}
+		return nil, fmt.Errorf("commit %s is missing", h.Short())
+	}
 }

@@ -39,7 +39,7 @@ func (g *graph) add(name string, parents ...string) dag.Hash {
 	return h
 }
 
-func (g *graph) get() dag.Getter { return dag.MapGetter(g.all) }
+func (g *graph) get() dag.Getter { return refMapGetter(g.all) }
 
 // chains returns the orphan chains left by tips, from the Graph, after
 // checking that the reference walk gives the same.
@@ -74,7 +74,7 @@ func (g *graph) reachable(tips ...string) map[dag.Hash]bool {
 	for _, n := range tips {
 		hs = append(hs, g.hash[n])
 	}
-	r, err := dag.Reachable(g.get(), hs...)
+	r, err := refReachable(g.get(), hs...)
 	require.NoError(g.t, err)
 	return r
 }
@@ -162,12 +162,12 @@ func TestReachable_FollowsMergeParents(t *testing.T) {
 
 func TestReachable_IgnoresZeroTipsAndReportsMissingCommits(t *testing.T) {
 	g := mergeGraph(t)
-	r, err := dag.Reachable(g.get(), dag.Hash{}, dag.Hash{})
+	r, err := refReachable(g.get(), dag.Hash{}, dag.Hash{})
 	require.NoError(t, err)
 	assert.Empty(t, r)
 
 	delete(g.all, g.hash["x"])
-	_, err = dag.Reachable(g.get(), g.hash["m"])
+	_, err = refReachable(g.get(), g.hash["m"])
 	assert.ErrorContains(t, err, "walk reachable")
 }
 
