@@ -30,20 +30,14 @@ type CommitInfo struct {
 
 // MetaValue returns the metadata value under key (nil when absent).
 func (c *CommitInfo) MetaValue(key string) any {
-	if len(c.Meta) == 0 {
-		return nil
-	}
-	var m map[string]any
-	if json.Unmarshal(c.Meta, &m) != nil {
-		return nil
-	}
-	return m[key]
+	v, _ := metaField[any](c, key)
+	return v
 }
 
 // Diagnosis returns the validator's diagnosis recorded on a failed attempt
 // or steering commit ("" when there is none).
 func (c *CommitInfo) Diagnosis() string {
-	s, _ := c.MetaValue(MetaDiagnosis).(string)
+	s, _ := metaField[string](c, MetaDiagnosis)
 	return s
 }
 

@@ -90,14 +90,8 @@ type SummaryRecord struct {
 // SummaryRecord returns what a summary commit records of how it was
 // made; ok is false for any other commit.
 func (c *CommitInfo) SummaryRecord() (r SummaryRecord, ok bool) {
-	if c.Kind != KindSummary {
-		return r, false
-	}
-	if _, ok := metaField[[]Hash](c, "sources"); !ok {
-		return r, false
-	}
-	if json.Unmarshal(c.Meta, &r) != nil {
-		return r, false
+	if c.Kind != KindSummary || len(c.Meta) == 0 || json.Unmarshal(c.Meta, &r) != nil || r.Sources == nil {
+		return SummaryRecord{}, false
 	}
 	return r, true
 }
@@ -136,10 +130,8 @@ func (c *CommitInfo) Provenance() (p Provenance, ok bool) {
 // AttemptRecord returns what the commit records as an attempt of a turn;
 // ok is false for a commit that is not one.
 func (c *CommitInfo) AttemptRecord() (r AttemptRecord, ok bool) {
-	if _, ok := metaField[int](c, MetaAttempt); !ok {
-		return AttemptRecord{}, false
-	}
-	if json.Unmarshal(c.Meta, &r) != nil {
+	// Attempts count from 1: no "attempt" key reads as 0.
+	if len(c.Meta) == 0 || json.Unmarshal(c.Meta, &r) != nil || r.Attempt == 0 {
 		return AttemptRecord{}, false
 	}
 	return r, true

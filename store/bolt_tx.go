@@ -133,18 +133,9 @@ func (t *boltTx) Blob(h dag.Hash) ([]byte, error) {
 
 func (t *boltTx) PutBlob(data []byte) (dag.Hash, error) {
 	h := dag.Sum(data)
-	if err := t.writable(); err != nil {
-		return h, fmt.Errorf("put blob %s: %w", h.Short(), err)
-	}
-	if t.getBlob(h) != nil {
-		return h, nil
-	}
 	// bbolt keeps the value slice until the transaction commits, so a
 	// caller that reuses its buffer would change what gets written: copy.
-	if err := t.blobBucket().Put(h[:], clone(data)); err != nil {
-		return h, fmt.Errorf("put blob %s: %w", h.Short(), err)
-	}
-	return h, nil
+	return h, t.PutHashedBlob(h, clone(data))
 }
 
 var _ HashedPutter = (*boltTx)(nil)
@@ -214,13 +205,7 @@ func (t *boltTx) PutCommit(c *dag.Commit) (dag.Hash, error) {
 		return dag.Hash{}, err
 	}
 	h := dag.Sum(raw)
-	if err := t.writable(); err != nil {
-		return h, fmt.Errorf("put commit %s: %w", h.Short(), err)
-	}
-	if err := t.commitBucket().Put(h[:], raw); err != nil {
-		return h, fmt.Errorf("put commit %s: %w", h.Short(), err)
-	}
-	return h, nil
+	return h, t.PutEncodedCommit(h, raw)
 }
 
 func (t *boltTx) CommitHeader(h dag.Hash) (dag.Header, error) {
