@@ -91,7 +91,7 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 	}
 	type part struct {
 		blob Hash
-		role uint8 // index in compiledRoles
+		role uint8 // Role.Code
 	}
 	return func(yield func(Message, error) bool) {
 		// Back from the tip, remembering what each message is made of.
@@ -113,7 +113,8 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 					return nil, false, fmt.Errorf("commit %s: %w", next.Short(), err)
 				}
 				if role, ok := compiledRole(hd, cfg.includeNotes); ok {
-					out = append(out, part{hd.Blob, uint8(slices.Index(compiledRoles[:], role))})
+					code, _ := role.Code() // a stored commit's role is valid
+					out = append(out, part{hd.Blob, code})
 				}
 				next = hd.Parent
 			}
@@ -138,7 +139,7 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 				if err != nil {
 					return nil, false, err
 				}
-				out = append(out, Message{Role: string(compiledRoles[p.role]), Content: bytesToString(text)})
+				out = append(out, Message{Role: string(dag.RoleFromCode(p.role)), Content: bytesToString(text)})
 			}
 			return out, true, nil
 		}
@@ -306,9 +307,6 @@ func compileOne(tx store.Tx, c dag.Header, notes bool) (Message, bool, error) {
 	}
 	return Message{Role: string(role), Content: bytesToString(text)}, true, nil
 }
-
-// compiledRoles are the roles Compile sends.
-var compiledRoles = [...]Role{RoleSystem, RoleUser, RoleAssistant, RoleTool}
 
 // compiledRole returns the role a commit is sent as; ok is false for
 // commits that are not sent to a model.

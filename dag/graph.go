@@ -38,17 +38,11 @@ type Graph struct {
 type node struct {
 	time   int64
 	parent int32 // position of the first parent; noParent or missingParent
-	kind   uint8 // index in graphKinds
-	role   uint8 // index in graphRoles
+	kind   uint8 // Kind.code
+	role   uint8 // Role.Code
 	meta   bool
 	blob   Hash
 }
-
-// graphKinds and graphRoles are the kinds and roles a valid commit has.
-var (
-	graphKinds = [...]Kind{KindMessage, KindSteering, KindSummary, KindNote, KindError}
-	graphRoles = [...]Role{RoleSystem, RoleUser, RoleAssistant, RoleTool}
-)
 
 const (
 	noParent      = -1
@@ -88,11 +82,12 @@ func (g *Graph) Add(h Hash, raw []byte) error {
 	if d.err != nil {
 		return fmt.Errorf("commit %s: %w", h.Short(), d.err)
 	}
-	k, r := slices.Index(graphKinds[:], kind), slices.Index(graphRoles[:], role)
-	if k < 0 || r < 0 {
+	k, kok := kind.code()
+	r, rok := role.Code()
+	if !kok || !rok {
 		return fmt.Errorf("commit %s: %w: invalid kind %q or role %q", h.Short(), ErrBadEncoding, kind, role)
 	}
-	nd.kind, nd.role = uint8(k), uint8(r)
+	nd.kind, nd.role = k, r
 	if n > 0 {
 		nd.parent = 0 // resolved by Link
 	}
@@ -182,7 +177,7 @@ func (g *Graph) HasMeta(i int) bool { return g.nodes[i].meta }
 func (g *Graph) Blob(i int) Hash { return g.nodes[i].blob }
 
 // Kind returns the kind of the commit at position i.
-func (g *Graph) Kind(i int) Kind { return graphKinds[g.nodes[i].kind] }
+func (g *Graph) Kind(i int) Kind { return kinds[g.nodes[i].kind] }
 
 // FirstParent returns the position of the first parent of the commit at
 // position i; ok is false for a root commit and for a missing parent.
@@ -260,7 +255,7 @@ func (g *Graph) parents(i int32, fn func(p int32)) {
 // that is missing from the graph is still named, by a lookup in get.
 func (g *Graph) Commit(i int, get Getter) (*Commit, error) {
 	nd := g.nodes[i]
-	c := &Commit{Kind: graphKinds[nd.kind], Role: graphRoles[nd.role], Blob: nd.blob, Time: time.Unix(0, nd.time).UTC()}
+	c := &Commit{Kind: kinds[nd.kind], Role: roles[nd.role], Blob: nd.blob, Time: time.Unix(0, nd.time).UTC()}
 	if nd.parent == noParent {
 		return c, nil
 	}

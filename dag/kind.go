@@ -22,13 +22,23 @@ const (
 	KindError Kind = "error"
 )
 
+// kinds are the defined kinds; a kind's position here is its code.
+var kinds = [...]Kind{KindMessage, KindSteering, KindSummary, KindNote, KindError}
+
 // Valid reports whether k is one of the defined kinds.
 func (k Kind) Valid() bool {
-	switch k {
-	case KindMessage, KindSteering, KindSummary, KindNote, KindError:
-		return true
+	_, ok := k.code()
+	return ok
+}
+
+// code returns k's position among the defined kinds.
+func (k Kind) code() (uint8, bool) {
+	for i, d := range kinds {
+		if d == k {
+			return uint8(i), true
+		}
 	}
-	return false
+	return 0, false
 }
 
 // Compiled reports whether Compile sends commits of kind k to a model by
@@ -60,14 +70,29 @@ const (
 	RoleTool      Role = "tool"
 )
 
+// roles are the defined roles; a role's position here is its code.
+var roles = [...]Role{RoleSystem, RoleUser, RoleAssistant, RoleTool}
+
 // Valid reports whether r is one of the defined roles.
 func (r Role) Valid() bool {
-	switch r {
-	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
-		return true
-	}
-	return false
+	_, ok := r.Code()
+	return ok
 }
+
+// Code returns a one-byte code for r, for compact in-memory records
+// (RoleFromCode reverses it); ok is false for a role that is not defined.
+// Codes are not stored anywhere: they may change between versions.
+func (r Role) Code() (c uint8, ok bool) {
+	for i, d := range roles {
+		if d == r {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+// RoleFromCode returns the role whose Code is c.
+func RoleFromCode(c uint8) Role { return roles[c] }
 
 // ParseRole returns the role named s, or an error listing the valid roles.
 func ParseRole(s string) (Role, error) {
