@@ -2,7 +2,6 @@ package tract
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -374,7 +373,9 @@ func firstByte(br *bufio.Reader) (byte, error) {
 		if err != nil {
 			return 0, err
 		}
-		if !bytes.ContainsRune([]byte(" \t\r\n"), rune(b)) {
+		switch b {
+		case ' ', '\t', '\r', '\n':
+		default:
 			return b, br.UnreadByte()
 		}
 	}

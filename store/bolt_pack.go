@@ -35,15 +35,16 @@ var _ PackTx = (*boltTx)(nil)
 
 func packKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
 
-// packLayers returns the published packs, in id order.
-func (t *boltTx) packLayers() []*layer {
-	if t.packsLoaded {
-		return t.packs
+// layers returns every layer: the top-level buckets, then the published
+// packs in id order.
+func (t *boltTx) layers() []*layer {
+	if t.all != nil {
+		return t.all
 	}
-	t.packsLoaded, t.packs = true, nil
+	t.all = []*layer{t.mainLayer()}
 	pb := t.tx.Bucket(bucketPacks)
 	if pb == nil {
-		return nil
+		return t.all
 	}
 	c := pb.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -53,26 +54,17 @@ func (t *boltTx) packLayers() []*layer {
 		b := pb.Bucket(k)
 		l := &layer{blobs: b.Bucket(bucketBlobs), commits: b.Bucket(bucketCommits)}
 		if l.blobs != nil && l.commits != nil {
-			t.packs = append(t.packs, l)
+			t.all = append(t.all, l)
 		}
 	}
-	return t.packs
-}
-
-// layers returns every layer: the top-level buckets first.
-func (t *boltTx) layers() []*layer {
-	return append([]*layer{t.mainLayer()}, t.packLayers()...)
+	return t.all
 }
 
 // deleteEverywhere deletes key from the commits (or blobs) bucket of every
 // layer.
 func (t *boltTx) deleteEverywhere(commits bool, key []byte) error {
 	for _, l := range t.layers() {
-		b := l.blobs
-		if commits {
-			b = l.commits
-		}
-		if err := b.Delete(key); err != nil {
+		if err := l.bucket(commits).Delete(key); err != nil {
 			return err
 		}
 	}
@@ -85,11 +77,7 @@ func (t *boltTx) cursor(commits bool) *mergedCursor {
 	ls := t.layers()
 	m := &mergedCursor{cs: make([]*bolt.Cursor, len(ls)), ks: make([][]byte, len(ls)), vs: make([][]byte, len(ls))}
 	for i, l := range ls {
-		b := l.blobs
-		if commits {
-			b = l.commits
-		}
-		m.cs[i] = b.Cursor()
+		m.cs[i] = l.bucket(commits).Cursor()
 	}
 	return m
 }
@@ -97,12 +85,8 @@ func (t *boltTx) cursor(commits bool) *mergedCursor {
 // forEach calls fn for every key of the commits (or blobs) buckets of all
 // layers, in key order, once per key.
 func (t *boltTx) forEach(commits bool, fn func(k, v []byte) error) error {
-	if len(t.packLayers()) == 0 {
-		b := t.blobBucket()
-		if commits {
-			b = t.commitBucket()
-		}
-		return b.ForEach(fn)
+	if ls := t.layers(); len(ls) == 1 {
+		return ls[0].bucket(commits).ForEach(fn)
 	}
 	c := t.cursor(commits)
 	for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -262,7 +246,7 @@ func (t *boltTx) PublishPack(id uint64) error {
 	if err := raiseSchema(t.tx, schemaPacks); err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)
 	}
-	t.packsLoaded, t.packs = false, nil
+	t.all = nil // the new pack is a layer now
 	return nil
 }
 
@@ -300,4 +284,4 @@ func (t *boltTx) UnpublishedPacks() ([]PackInfo, error) {
 	return out, err
 }
 
-func (t *boltTx) PublishedPacks() (int, error) { return len(t.packLayers()), nil }
+func (t *boltTx) PublishedPacks() (int, error) { return len(t.layers()) - 1, nil }

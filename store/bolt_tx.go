@@ -18,12 +18,11 @@ import (
 // boltTx is one transaction of a Bolt store: the Tx every caller gets.
 type boltTx struct {
 	tx *bolt.Tx
-	// main holds the top-level blobs and commits buckets; packs the
-	// published packs (see pack.go), loaded on first use. A lookup tries
-	// main, then each pack.
-	main        layer
-	packs       []*layer
-	packsLoaded bool
+	// main holds the top-level blobs and commits buckets. all is every
+	// layer, main first and then the published packs (see bolt_pack.go),
+	// loaded on first use; a lookup tries them in that order.
+	main layer
+	all  []*layer
 }
 
 // layer is one place objects are kept: the top-level buckets or a pack.
@@ -39,9 +38,9 @@ type layer struct {
 // reusable cursor when the transaction is read-only (a cursor must be
 // repositioned after writes).
 func (l *layer) get(writable, commits bool, key []byte) []byte {
-	b, cur := l.blobs, &l.blobCur
+	b, cur := l.bucket(commits), &l.blobCur
 	if commits {
-		b, cur = l.commits, &l.commitCur
+		cur = &l.commitCur
 	}
 	if writable {
 		return b.Get(key)
@@ -60,15 +59,20 @@ func (l *layer) get(writable, commits bool, key []byte) []byte {
 // that has it.
 func (t *boltTx) lookup(commits bool, key []byte) []byte {
 	w := t.tx.Writable()
-	if v := t.mainLayer().get(w, commits, key); v != nil {
-		return v
-	}
-	for _, l := range t.packLayers() {
+	for _, l := range t.layers() {
 		if v := l.get(w, commits, key); v != nil {
 			return v
 		}
 	}
 	return nil
+}
+
+// bucket returns the layer's commits (or blobs) bucket.
+func (l *layer) bucket(commits bool) *bolt.Bucket {
+	if commits {
+		return l.commits
+	}
+	return l.blobs
 }
 
 var _ SortedPacker = (*boltTx)(nil)
