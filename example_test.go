@@ -73,17 +73,13 @@ func Example() {
 // first, then — once the steering message arrives — with valid JSON. Purify
 // leaves only the clean answer on the branch; the failed attempt stays in
 // the store as an orphan.
+//
+// retryRepo sets the example up: a repository whose client is
+// llm.NewOpenAI(llm.WithBaseURL(server), llm.WithModel(…)) for a test
+// server scripted that way.
 func ExampleTract_Chat() {
-	srv := llmtest.New()
-	defer srv.Close()
-	srv.Reply(llmtest.Answer("Sure! {name: Ada}"))
-	srv.When("failed validation", llmtest.Answer(`{"name": "Ada"}`))
-
-	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
-	dir, _ := os.MkdirTemp("", "tract-example")
-	defer os.RemoveAll(dir)
-	t, _ := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClient(client))
-	defer t.Close()
+	t, done := retryRepo()
+	defer done()
 	ctx := context.Background()
 
 	res, err := t.Chat(ctx, "Give me a JSON object with a name.", tract.Validate(retry.JSON()))
