@@ -269,13 +269,15 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash
 		if err != nil {
 			return nil, err
 		}
+		var cfg *commitConfig
+		if then != nil {
+			if cfg, err = then.meta.commitConfig(); err != nil {
+				return nil, err
+			}
+		}
 		if cur.Hash != tip {
 			if then == nil {
 				return &ConflictError{Ref: cur.ref(), Expected: tip, Actual: cur.Hash}, nil
-			}
-			cfg, err := then.meta.commitConfig()
-			if err != nil {
-				return nil, err
 			}
 			if h, err = t.putCommit(tx, restore, then.kind, then.role, then.text, cfg); err != nil {
 				return nil, err
@@ -291,10 +293,6 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash
 		}
 		h = restore
 		if then != nil {
-			cfg, err := then.meta.commitConfig()
-			if err != nil {
-				return nil, err
-			}
 			h, err = t.commitTx(tx, restore, then.kind, then.role, then.text, WithMetaJSON(cfg.rawMeta))
 		}
 		return nil, err
