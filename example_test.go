@@ -33,14 +33,24 @@ func retryRepo(opts ...tract.Option) (t *tract.Tract, done func()) {
 	srv.Reply(llmtest.Answer("Sure! {name: Ada}"))
 	srv.When("failed validation", llmtest.Answer(`{"name": "Ada"}`))
 	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
+	t, closeRepo := exampleRepo(append([]tract.Option{tract.WithClient(client)}, opts...)...)
+	return t, func() {
+		closeRepo()
+		srv.Close()
+	}
+}
+
+// exampleRepo is the set-up of the examples: a new repository in a
+// temporary directory, as the package example makes one. done closes it
+// and removes the directory.
+func exampleRepo(opts ...tract.Option) (t *tract.Tract, done func()) {
 	dir, _ := os.MkdirTemp("", "tract-example")
-	t, err := tract.Init(filepath.Join(dir, "tract.db"), append([]tract.Option{tract.WithClient(client)}, opts...)...)
+	t, err := tract.Init(filepath.Join(dir, "tract.db"), opts...)
 	if err != nil {
 		panic(err)
 	}
 	return t, func() {
 		t.Close()
-		srv.Close()
 		os.RemoveAll(dir)
 	}
 }
@@ -109,15 +119,9 @@ func ExampleTract_Chat() {
 // views; HEAD stays where it was. Each view could as well live in another
 // process that opened the same file.
 func ExampleTract_OnBranch() {
-	dir, _ := os.MkdirTemp("", "tract-example")
-	defer os.RemoveAll(dir)
+	t, done := exampleRepo(tract.WithClock(fixedClock()))
+	defer done()
 	ctx := context.Background()
-
-	t, err := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClock(fixedClock()))
-	if err != nil {
-		panic(err)
-	}
-	defer t.Close()
 	t.System(ctx, "You are one of two agents.")
 	for _, name := range []string{"agent-1", "agent-2"} {
 		if _, err := t.CreateBranch(ctx, name, ""); err != nil {
@@ -146,11 +150,9 @@ func ExampleTract_OnBranch() {
 func ExampleConflictError() {
 	srv := llmtest.New()
 	defer srv.Close()
-	dir, _ := os.MkdirTemp("", "tract-example")
-	defer os.RemoveAll(dir)
+	t, done := exampleRepo(tract.WithClock(fixedClock()))
+	defer done()
 	ctx := context.Background()
-	t, _ := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClock(fixedClock()))
-	defer t.Close()
 
 	// The model answers; but before its answer is committed, another writer
 	// (here, a goroutine on the same handle) commits on main.
@@ -181,11 +183,9 @@ func ExampleConflictError() {
 // An agent logging many messages makes them durable together: one
 // transaction, one sync, instead of one per message.
 func ExampleTract_CommitMany() {
-	dir, _ := os.MkdirTemp("", "tract-example")
-	defer os.RemoveAll(dir)
+	t, done := exampleRepo(tract.WithClock(fixedClock()))
+	defer done()
 	ctx := context.Background()
-	t, _ := tract.Init(filepath.Join(dir, "tract.db"), tract.WithClock(fixedClock()))
-	defer t.Close()
 
 	hashes, err := t.CommitMany(ctx, []tract.ImportMessage{
 		{Role: tract.RoleUser, Content: "run the tests"},
@@ -277,11 +277,9 @@ func ExampleChatResult_History() {
 // without Summaries, a model writes it (SummaryClient, or the Tract's
 // client) and ValidateSummaries checks it.
 func ExampleTract_CompressRange() {
-	dir, _ := os.MkdirTemp("", "tract-example")
-	defer os.RemoveAll(dir)
+	t, done := exampleRepo()
+	defer done()
 	ctx := context.Background()
-	t, _ := tract.Init(filepath.Join(dir, "tract.db"))
-	defer t.Close()
 	t.System(ctx, "You are a travel agent.")
 	t.User(ctx, "I want to go to Lisbon in May.")
 	t.Assistant(ctx, "Lisbon in May is lovely. Budget?")
