@@ -194,11 +194,7 @@ func (im *importer) sort() error {
 		return renumber(err, im.n-len(im.batch))
 	}
 	for i, c := range commits {
-		text := blobs[i].data
-		if !c.commit.Kind.Compiled() {
-			text = nil
-		}
-		im.counters = im.counters.Next(c.commit.Kind, text)
+		im.counters = im.counters.Next(c.commit.Kind, blobs[i].data) // Next counts only compiled kinds' text
 		for _, e := range []store.PackEntry{
 			{Kind: store.PackBlob, Hash: blobs[i].hash, Value: blobs[i].data},
 			{Kind: store.PackCommit, Hash: c.hash, Value: c.raw},
