@@ -100,12 +100,28 @@
 //
 // GC, Fsck and Compact hold the lock for their whole run (each is one
 // transaction, or one locked session for Fsck and Compact); a hard Reset
-// holds it while it erases and again while it overwrites the freed pages.
+// and GC hold it while they delete and again while they overwrite the
+// freed pages (see Erasure).
 // An import larger than one batch sorts its input outside any transaction
 // and writes it as a pack, a batch per transaction (see ImportSeq). The
 // walks that print a whole history (LogSeq, CompileSeq, Outline's Infos)
 // read a page of commits per short read transaction and hold nothing while
 // the caller writes.
+//
+// # Erasure
+//
+// A hard Reset and GC erase: when they return, no byte of the text they
+// deleted (commits, blobs, reflog messages) is left anywhere in the
+// repository file, freed pages included. The deleting transaction records
+// a pending erasure in the file itself; if the process dies before the
+// freed pages are overwritten, the next open of the repository, by any
+// process and for any command, completes the erasure before it does
+// anything else. If overwriting fails after the deletion committed, the
+// operation returns its result with an *ErasureError. What the file cannot
+// control stays out of reach: copies kept by the file system
+// (copy-on-write file systems, snapshots, data journaling), blocks an SSD
+// remaps for wear levelling, backups, and a repository file this user may
+// only read (a pending erasure there waits for a process that can write).
 //
 // # Caveats
 //

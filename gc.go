@@ -2,6 +2,7 @@ package tract
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -184,10 +185,12 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		}
 		return nil
 	})
-	if err == errDryRun {
-		err = nil
-	}
-	if err != nil {
+	var erasure *ErasureError
+	switch {
+	case err == errDryRun:
+	case errors.As(err, &erasure):
+		return rm, fmt.Errorf("gc: %w", err)
+	case err != nil:
 		return Removed{}, fmt.Errorf("gc: %w", err)
 	}
 	return rm, nil

@@ -2,6 +2,7 @@ package tract
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tractdag/tract/dag"
@@ -99,29 +100,14 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetRe
 		res.Deleted, err = erase(tx, g, left, after)
 		return err
 	})
+	var erasure *ErasureError
+	if errors.As(err, &erasure) {
+		return res, fmt.Errorf("reset --hard: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reset: %w", err)
 	}
-	if mode == Hard && res.Deleted.Commits > 0 {
-		if err := t.scrub(); err != nil {
-			return res, fmt.Errorf("reset --hard: the commits are deleted, but wiping their old bytes from the file failed: %w", err)
-		}
-	}
 	return res, nil
-}
-
-// scrubber is implemented by stores that can wipe freed space (bbolt).
-type scrubber interface{ ScrubFreePages() error }
-
-// scrub wipes the space deleted data occupied. The store runs it as an
-// exclusive operation, so no reader still sees those pages.
-func (t *Tract) scrub() error {
-	return t.withStore(func(st store.Store) error {
-		if s, ok := st.(scrubber); ok {
-			return s.ScrubFreePages()
-		}
-		return nil
-	})
 }
 
 // leftBehind counts the commits on from's first-parent chain that are not

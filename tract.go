@@ -36,6 +36,11 @@ type (
 	ReadOnlyError = store.ReadOnlyError
 	// AmbiguousError is returned for an abbreviated hash with several matches.
 	AmbiguousError = refs.AmbiguousError
+	// ErasureError is returned by an operation that deleted text (a hard
+	// reset, GC) and committed, when wiping the deleted bytes from the
+	// file failed afterwards: the deletion stands, its result is returned
+	// with the error, and the next open of the repository wipes them.
+	ErasureError = store.ErasureError
 )
 
 // Commit kinds and roles.

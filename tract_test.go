@@ -328,6 +328,14 @@ func TestGC_RemovesExpiredOrphans(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, h.Orphans)
 	assert.Len(t, h.Commits, 3)
+
+	// What GC deletes is erased from the file's bytes, like a hard reset.
+	data, err := os.ReadFile(tr.Path())
+	require.NoError(t, err)
+	for i := 2; i < 4; i++ {
+		assert.NotContains(t, string(data), fmt.Sprintf("m %d", i), "collected text is still in the file")
+	}
+	assert.Contains(t, string(data), "m 1", "precondition: the text format matched")
 }
 
 func TestImport_AllOrNothing(t *testing.T) {

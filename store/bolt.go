@@ -20,7 +20,9 @@ import (
 
 // Bucket names of the bbolt layout (schema 1). Every bucket is top-level:
 //
-//	meta     "magic" → "tract"; "schema" → uvarint SchemaVersion (schema 2)
+//	meta     "magic" → "tract"; "schema" → uvarint SchemaVersion (schema 2);
+//	         "erase-pending" → 1 while deleted bytes may remain in free
+//	         pages (see erase.go)
 //	blobs    32-byte hash → content
 //	commits  32-byte hash → dag.Encode of the commit; 32-byte hash + 'c' →
 //	         Counters.Encode of that commit (schema 2)
@@ -208,20 +210,42 @@ func (b *Bolt) view(db *bolt.DB, fn func(Tx) error) (err error) {
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns
-// nil, under the file's exclusive lock.
+// nil, under the file's exclusive lock. When fn deleted stored text, Update
+// then wipes the file's free pages before it returns (see erase.go); if
+// that fails, the transaction stays committed and the error is an
+// *ErasureError.
 func (b *Bolt) Update(fn func(Tx) error) error {
-	return b.inSession(true, func(db *bolt.DB) error { return b.update(db, fn) })
+	var erased bool
+	err := b.inSession(true, func(db *bolt.DB) (err error) {
+		erased, err = b.update(db, fn)
+		return err
+	})
+	if err != nil || !erased {
+		return err
+	}
+	return b.completeErasure()
 }
 
-func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (err error) {
+// update runs fn in a read-write transaction of db and reports whether
+// the committed transaction deleted stored text.
+func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (erased bool, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.guard(&err)
-	return db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bolt.Tx) error {
 		if err := upgrade(tx); err != nil {
 			return fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaCounters, err)
 		}
-		return fn(&boltTx{tx: tx})
+		btx := &boltTx{tx: tx}
+		if err := fn(btx); err != nil {
+			return err
+		}
+		erased = btx.erased
+		if erased {
+			return markErasure(tx)
+		}
+		return nil
 	})
+	return erased && err == nil, err
 }
 
 // upgrade brings a file of an older schema to SchemaVersion inside the
@@ -354,45 +378,4 @@ func (b *Bolt) SetSchemaVersion(v uint64) error {
 func hasBuckets(tx *bolt.Tx) bool {
 	k, _ := tx.Cursor().First()
 	return k != nil
-}
-
-// ScrubFreePages overwrites every free page of the file with zeros and
-// syncs it. bbolt never writes a page in place: deleting data leaves its old
-// bytes in freed pages until they are reused, so without this, text erased
-// by a hard reset could still be read from the file. It runs as an
-// exclusive operation: no reader, of this process or another, is inside the
-// file while it does, so every page freed so far is free to overwrite.
-func (b *Bolt) ScrubFreePages() error {
-	err := b.Exclusive(func(db *bolt.DB) error {
-		// A first transaction releases the pages that earlier ones freed.
-		if err := db.Update(func(*bolt.Tx) error { return nil }); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(b.path, os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return db.Update(func(tx *bolt.Tx) error {
-			size := db.Info().PageSize
-			zero := make([]byte, size)
-			for id := 2; int64(id)*int64(size) < tx.Size(); id++ {
-				info, err := tx.Page(id)
-				if err != nil {
-					return err
-				}
-				if info == nil || info.Type != "free" {
-					continue
-				}
-				if _, err := f.WriteAt(zero, int64(id)*int64(size)); err != nil {
-					return err
-				}
-			}
-			return f.Sync()
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("scrub %s: %w", b.path, err)
-	}
-	return nil
 }

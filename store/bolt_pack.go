@@ -257,6 +257,7 @@ func (t *boltTx) DropPack(id uint64) error {
 	if _, err := t.stagingPack(id); err != nil {
 		return nil
 	}
+	t.erased = true
 	if err := t.tx.Bucket(bucketStaging).DeleteBucket(packKey(id)); err != nil {
 		return fmt.Errorf("drop pack %d: %w", id, err)
 	}

@@ -23,6 +23,10 @@ type boltTx struct {
 	// loaded on first use; a lookup tries them in that order.
 	main layer
 	all  []*layer
+	// erased is set by every write that drops stored text (objects,
+	// reflog entries, packs): the transaction then records a pending
+	// erasure, completed once it commits (see erase.go).
+	erased bool
 }
 
 // layer is one place objects are kept: the top-level buckets or a pack.
@@ -179,6 +183,7 @@ func (t *boltTx) remove(what string, commits bool, h dag.Hash, key []byte) error
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete %s %s: %w", what, h.Short(), err)
 	}
+	t.erased = true
 	return t.deleteEverywhere(commits, key)
 }
 
@@ -363,6 +368,7 @@ func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
 	}
 	rb := t.bucket(bucketReflogs)
 	if rb.Bucket([]byte(name)) != nil {
+		t.erased = true
 		if err := rb.DeleteBucket([]byte(name)); err != nil {
 			return fmt.Errorf("reflog %s: %w", name, err)
 		}

@@ -116,8 +116,8 @@
 // a stale descriptor.
 //
 // [Bolt.Exclusive] and [Bolt.Shared] run work that spans several bbolt
-// transactions in one session, alone in it for Exclusive (fsck, scrubbing
-// free pages). [Bolt.Compact] writes the repository into a new file and
+// transactions in one session, alone in it for Exclusive (fsck, wiping
+// free pages after an erasure: see erase.go). [Bolt.Compact] writes the repository into a new file and
 // renames it over the old one while it holds the lock; the check above
 // sends every waiter to the new file.
 //

@@ -265,12 +265,7 @@ func (ss *sessions) closeLocked(s *session) error {
 	}
 	ss.cur = nil
 	ss.changed.Broadcast()
-	// No transaction runs, so the file is consistent: let the next process
-	// in now (bbolt's flock first, or it would find it held and poll), and
-	// only then unmap and close, which takes longer than the open did.
-	unlockFile(s.file)
-	unlockQueue(s.file)
-	return s.db.Close() // closing the file releases the queue lock too
+	return s.close()
 }
 
 // openLocked opens a session; it is called with mu held and releases it
@@ -297,6 +292,7 @@ func (ss *sessions) openLocked(write bool, deadline time.Time) error {
 // open opens the file, waits for its lock and opens bbolt on it.
 func (ss *sessions) open(write, create bool, deadline time.Time) (*session, error) {
 	path := ss.path
+	wiped := false // whether a writable session was tried for a pending erasure
 	for {
 		f, err := openFile(path, write, create)
 		if err != nil {
@@ -332,8 +328,44 @@ func (ss *sessions) open(write, create bool, deadline time.Time) (*session, erro
 		if err != nil {
 			return nil, err
 		}
-		return &session{db: db, file: f, write: write, opened: time.Now()}, nil
+		s := &session{db: db, file: f, write: write, opened: time.Now()}
+		if !erasurePending(db) {
+			return s, nil
+		}
+		// A crash interrupted an erasure: complete it before anything else.
+		if write {
+			if err := wipeFreePages(db, f); err != nil {
+				s.close()
+				return nil, &ErasureError{Path: path, Err: err}
+			}
+			return s, nil
+		}
+		if wiped {
+			return s, nil // the file is not ours to write: read it as it is
+		}
+		// A shared session cannot write: let it go, complete the erasure
+		// in a writable one, then open the shared one again.
+		s.close()
+		ws, err := ss.open(true, false, deadline)
+		switch {
+		case errors.Is(err, ErrReadOnly):
+		case err != nil:
+			return nil, err
+		default:
+			ws.close()
+		}
+		wiped = true
 	}
+}
+
+// close lets the next process in and closes the session's file.
+func (s *session) close() error {
+	// No transaction runs, so the file is consistent: let the next process
+	// in now (bbolt's flock first, or it would find it held and poll), and
+	// only then unmap and close, which takes longer than the open did.
+	unlockFile(s.file)
+	unlockQueue(s.file)
+	return s.db.Close() // closing the file releases the queue lock too
 }
 
 // openFile opens the repository file for reading, or for writing too.
