@@ -10,6 +10,10 @@ import (
 // FsckReport is the result of Fsck: counts and every problem found.
 type FsckReport = store.FsckReport
 
+// SalvageReport is the result of Salvage: what was copied, and what was
+// lost and why.
+type SalvageReport = store.SalvageReport
+
 // Fsck re-derives the hash of every object, decodes every commit, ref and
 // reflog entry, and checks every parent, blob and ref reference. Damage is
 // reported in the result, not as a panic; the error is non-nil only when the
@@ -25,6 +29,46 @@ func (t *Tract) Fsck(ctx context.Context) (*FsckReport, error) {
 	})
 	if err != nil {
 		return r, fmt.Errorf("fsck: %w", err)
+	}
+	return r, nil
+}
+
+// FsckFile checks the repository file at path, even one too damaged to
+// open: Open would fail on it with ErrCorrupt, but FsckFile then reads
+// the file without bbolt and reports the pages it cannot read, the
+// objects whose hash fails and the commits cut off from their history.
+// When the file can be opened, it is Fsck. Either way a repository found
+// damaged is marked so and refuses writes (a *DamagedError) until it is
+// salvaged (Salvage) or checked clean again; a clean check clears the
+// mark. Of opts, only WithLockTimeout and WithReadOnly apply (a read-only
+// check leaves the mark as it is).
+func FsckFile(ctx context.Context, path string, opts ...Option) (*FsckReport, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := newConfig(opts)
+	r, err := store.FsckFile(path, store.BoltOptions{LockTimeout: c.lockTimeout, ReadOnly: c.readOnly})
+	if err != nil {
+		return r, fmt.Errorf("fsck: %w", err)
+	}
+	return r, nil
+}
+
+// Salvage copies what still verifies in the repository file at src into a
+// new repository at dst (which must not exist), for a file that Fsck or
+// FsckFile found damaged: every blob and commit whose hash checks out and
+// whose history was recovered whole, every ref that names such a commit,
+// and the reflog entries that name only such commits. It reads src without
+// bbolt, so it works on files that cannot be opened at all, and never
+// changes src. The report lists what was lost and why; check dst with
+// Fsck before relying on it.
+func Salvage(ctx context.Context, src, dst string) (*SalvageReport, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r, err := store.Salvage(src, dst)
+	if err != nil {
+		return nil, fmt.Errorf("salvage: %w", err)
 	}
 	return r, nil
 }

@@ -41,6 +41,9 @@ type (
 	// file failed afterwards: the deletion stands, its result is returned
 	// with the error, and the next open of the repository wipes them.
 	ErasureError = store.ErasureError
+	// DamagedError is returned by writes to a repository that Fsck found
+	// damaged; errors.Is(err, ErrDamaged) holds for it.
+	DamagedError = store.DamagedError
 )
 
 // Commit kinds and roles.
@@ -75,6 +78,9 @@ var (
 	ErrExists = store.ErrExists
 	// ErrCorrupt is returned when the file is damaged; run Fsck.
 	ErrCorrupt = store.ErrCorrupt
+	// ErrDamaged is returned by writes to a repository Fsck found damaged:
+	// they are refused until it is salvaged or checked clean again.
+	ErrDamaged = store.ErrDamaged
 	// ErrDetachedHead is returned when committing with HEAD detached.
 	ErrDetachedHead = errors.New("HEAD is detached")
 	// ErrUnbornBranch is returned where a commit is needed but the current

@@ -22,7 +22,8 @@ import (
 //
 //	meta     "magic" → "tract"; "schema" → uvarint SchemaVersion (schema 2);
 //	         "erase-pending" → 1 while deleted bytes may remain in free
-//	         pages (see erase.go)
+//	         pages (see erase.go); "damaged" → what fsck found, while the
+//	         file refuses writes (see damaged.go)
 //	blobs    32-byte hash → content
 //	commits  32-byte hash → dag.Encode of the commit; 32-byte hash + 'c' →
 //	         Counters.Encode of that commit (schema 2)
@@ -234,6 +235,9 @@ func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (erased bool, err error) {
 	err = db.Update(func(tx *bolt.Tx) error {
 		if err := upgrade(tx); err != nil {
 			return fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaCounters, err)
+		}
+		if err := damaged(tx, b.path); err != nil {
+			return err
 		}
 		btx := &boltTx{tx: tx}
 		if err := fn(btx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -81,6 +82,9 @@ func Fsck(s Store) (*FsckReport, error) {
 			if pages && structureOK && ok {
 				checkBoltPages(db, r)
 			}
+			if pages {
+				recordDamage(db, r, time.Now())
+			}
 			return nil
 		}
 	}
@@ -100,9 +104,14 @@ func Fsck(s Store) (*FsckReport, error) {
 		}
 	}
 	if r != nil {
-		sort.SliceStable(r.Problems, func(i, j int) bool { return r.Problems[i].Object < r.Problems[j].Object })
+		sortProblems(r)
 	}
 	return r, err
+}
+
+// sortProblems orders r's problems by the object they are about.
+func sortProblems(r *FsckReport) {
+	sort.SliceStable(r.Problems, func(i, j int) bool { return r.Problems[i].Object < r.Problems[j].Object })
 }
 
 // checkStore checks objects and refs in one read transaction run by view.

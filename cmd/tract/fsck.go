@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -14,6 +15,7 @@ import (
 type FsckOptions struct {
 	Factory *Factory
 	JSON    bool
+	Salvage string
 }
 
 // errFsckProblems makes fsck exit 1 after printing its report.
@@ -22,54 +24,140 @@ var errFsckProblems = errors.New("fsck found problems")
 func newCmdFsck(f *Factory, runF func(*FsckOptions) error) *cobra.Command {
 	opts := &FsckOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "fsck",
-		Short: "Verify every object's hash and every reference",
+		Use:   "fsck [--salvage NEW]",
+		Short: "Verify every object's hash and every reference; salvage a damaged file",
 		Long: `Re-derive the hash of every blob and commit, decode every commit, ref and
 reflog entry, and check that every parent, blob and ref target exists. Exits 1
-when it finds problems; it reports damage instead of crashing.`,
+when it finds problems; it reports damage instead of crashing, on any file,
+including one too damaged to open.
+
+A repository fsck finds damaged refuses writes from then on, until fsck finds
+it clean again (after restoring it, say). To carry on, salvage it:
+
+  tract fsck --salvage NEW.db
+
+copies every object that still verifies, every ref whose commit survived with
+its whole history, and the reflog into the new repository NEW.db, prints what
+was lost, and checks the new repository. The damaged file is not changed.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
 			}
-			return withTract(f, func(t *tract.Tract) error {
-				r, err := t.Fsck(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if opts.JSON {
-					if err := writeJSON(f.IO.Out, r); err != nil {
-						return err
-					}
-				} else {
-					p := palette{f.IO.Color}
-					for _, pr := range r.Problems {
-						fmt.Fprintf(f.IO.Out, "%s %s\n", p.bad("error:"), pr)
-					}
-					status := p.good("ok")
-					if !r.OK() {
-						status = p.bad(english.Count(len(r.Problems), "problem", "problems"))
-					}
-					if r.UnfinishedImports > 0 {
-						fmt.Fprintf(f.IO.Out, "note: %s (running, or killed: 'tract gc' removes what they wrote after an hour)\n",
-							english.Count(r.UnfinishedImports, "unfinished import", "unfinished imports"))
-					}
-					packs := ""
-					if r.Packs > 0 {
-						packs = fmt.Sprintf(" (in %s; 'tract compact' merges them)", english.Count(r.Packs+1, "part", "parts"))
-					}
-					fmt.Fprintf(f.IO.Out, "checked %s, %s%s, %s, %s, %s: %s\n",
-						english.Count(r.Commits, "commit", "commits"), english.Count(r.Blobs, "blob", "blobs"), packs,
-						english.Count(r.Refs, "ref", "refs"), english.Count(r.ReflogEntries, "reflog entry", "reflog entries"),
-						english.Count(r.Counters, "index entry", "index entries"), status)
-				}
-				if !r.OK() {
-					return errFsckProblems
-				}
-				return nil
-			})
+			if opts.Salvage != "" {
+				return runSalvage(cmd.Context(), opts)
+			}
+			return runFsck(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&opts.Salvage, "salvage", "", "copy what still verifies into the new repository `NEW` and report what was lost")
 	return cmd
+}
+
+func runFsck(ctx context.Context, opts *FsckOptions) error {
+	f := opts.Factory
+	path, lockOpts, err := fsckTarget(f)
+	if err != nil {
+		return err
+	}
+	r, err := tract.FsckFile(ctx, path, lockOpts...)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := writeJSON(f.IO.Out, r); err != nil {
+			return err
+		}
+	} else {
+		printFsck(f, r)
+	}
+	if !r.OK() {
+		return errFsckProblems
+	}
+	return nil
+}
+
+// fsckTarget returns the repository path and the options fsck and salvage
+// open it with.
+func fsckTarget(f *Factory) (string, []tract.Option, error) {
+	opts, err := f.options()
+	if err != nil {
+		return "", nil, err
+	}
+	path, err := f.RepoPath(false)
+	return path, opts, err
+}
+
+func printFsck(f *Factory, r *tract.FsckReport) {
+	p := palette{f.IO.Color}
+	for _, pr := range r.Problems {
+		fmt.Fprintf(f.IO.Out, "%s %s\n", p.bad("error:"), pr)
+	}
+	status := p.good("ok")
+	if !r.OK() {
+		status = p.bad(english.Count(len(r.Problems), "problem", "problems"))
+	}
+	if r.UnfinishedImports > 0 {
+		fmt.Fprintf(f.IO.Out, "note: %s (running, or killed: 'tract gc' removes what they wrote after an hour)\n",
+			english.Count(r.UnfinishedImports, "unfinished import", "unfinished imports"))
+	}
+	packs := ""
+	if r.Packs > 0 {
+		packs = fmt.Sprintf(" (in %s; 'tract compact' merges them)", english.Count(r.Packs+1, "part", "parts"))
+	}
+	fmt.Fprintf(f.IO.Out, "checked %s, %s%s, %s, %s, %s: %s\n",
+		english.Count(r.Commits, "commit", "commits"), english.Count(r.Blobs, "blob", "blobs"), packs,
+		english.Count(r.Refs, "ref", "refs"), english.Count(r.ReflogEntries, "reflog entry", "reflog entries"),
+		english.Count(r.Counters, "index entry", "index entries"), status)
+	if !r.OK() {
+		fmt.Fprintf(f.IO.Out, "The repository is marked damaged and refuses writes; 'tract fsck --salvage NEW.db' copies what is intact into a new one.\n")
+	}
+}
+
+// salvageResult is what 'tract fsck --salvage --json' prints.
+type salvageResult struct {
+	*tract.SalvageReport
+	Path  string            `json:"path"`
+	Check *tract.FsckReport `json:"check"`
+}
+
+func runSalvage(ctx context.Context, opts *FsckOptions) error {
+	f := opts.Factory
+	src, lockOpts, err := fsckTarget(f)
+	if err != nil {
+		return err
+	}
+	rep, err := tract.Salvage(ctx, src, opts.Salvage)
+	if err != nil {
+		return err
+	}
+	check, err := tract.FsckFile(ctx, opts.Salvage, lockOpts...)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := writeJSON(f.IO.Out, salvageResult{SalvageReport: rep, Path: opts.Salvage, Check: check}); err != nil {
+			return err
+		}
+	} else {
+		p := palette{f.IO.Color}
+		for _, l := range rep.Lost {
+			fmt.Fprintf(f.IO.Out, "%s %s\n", p.bad("lost:"), l)
+		}
+		fmt.Fprintf(f.IO.Out, "salvaged %s, %s, %s, %s into %s (%s lost, %s unreadable)\n",
+			english.Count(rep.Commits, "commit", "commits"), english.Count(rep.Blobs, "blob", "blobs"),
+			english.Count(rep.Refs, "ref", "refs"), english.Count(rep.ReflogEntries, "reflog entry", "reflog entries"),
+			opts.Salvage, english.Count(len(rep.Lost), "item", "items"), english.Count(rep.UnreadablePages, "page", "pages"))
+		if check.OK() {
+			fmt.Fprintf(f.IO.Out, "%s: the new repository checks clean; use it with --db %s (or move it into place)\n", p.good("ok"), opts.Salvage)
+		}
+	}
+	if !check.OK() {
+		for _, pr := range check.Problems {
+			fmt.Fprintf(f.IO.ErrOut, "check of %s: %s\n", opts.Salvage, pr)
+		}
+		return errFsckProblems
+	}
+	return nil
 }

@@ -98,8 +98,12 @@ func errorHint(err error) string {
 		return "Nothing was written. Look at what changed ('tract log'), then run the command again."
 	case errors.As(err, &readOnly):
 		return "Commands that only read (log, show, status, log --all, compile, fsck) work on this file."
+	case errors.Is(err, tract.ErrDamaged):
+		return "Run 'tract fsck --salvage NEW.db' to copy what is intact into a new repository and use that one,\n" +
+			"or restore a backup over the file and run 'tract fsck' to check it clean."
 	case errors.Is(err, tract.ErrCorrupt):
-		return "Check the file with 'tract fsck' (on a copy), or restore a backup."
+		return "The file is damaged: 'tract fsck' reports what is lost, and 'tract fsck --salvage NEW.db' copies\n" +
+			"what is intact into a new repository. Or restore a backup."
 	case errors.Is(err, tract.ErrNotRepository):
 		return "Create a repository with 'tract init', or name one with --db PATH or TRACT_DB."
 	case errors.Is(err, tract.ErrBranchNotFound):

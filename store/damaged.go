@@ -1,0 +1,130 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/dag"
+)
+
+// A repository Fsck found damaged is marked so in its meta bucket, under
+// keyDamaged, and refuses writes from then on: writing more into a file
+// that has lost data would bury the damage under new history. The mark
+// goes when Fsck finds the file clean again (after it was restored, say),
+// and a salvaged copy (Salvage) starts without it.
+var keyDamaged = []byte("damaged")
+
+// ErrDamaged is returned (wrapped in a *DamagedError) by writes to a
+// repository that Fsck found damaged.
+var ErrDamaged = errors.New("repository is marked damaged")
+
+// DamagedError is returned by writes to a repository that Fsck found
+// damaged. errors.Is(err, ErrDamaged) holds for it.
+type DamagedError struct {
+	// Path is the repository file.
+	Path string
+	// Since is when Fsck found the damage.
+	Since time.Time `json:"since"`
+	// Problems is how many problems it found; First is the first of them.
+	Problems int    `json:"problems"`
+	First    string `json:"first"`
+}
+
+// Error returns the DamagedError message.
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("repository %s is marked damaged: fsck found %d problem(s) on %s (first: %s); writes are refused until it is salvaged into a new repository or checked clean again",
+		e.Path, e.Problems, e.Since.Local().Format(time.DateTime), e.First)
+}
+
+// Is makes errors.Is(err, ErrDamaged) hold.
+func (e *DamagedError) Is(target error) bool { return target == ErrDamaged }
+
+// damaged returns the damage mark of the file tx belongs to, or nil.
+func damaged(tx *bolt.Tx, path string) error {
+	m := tx.Bucket(bucketMeta)
+	if m == nil {
+		return nil
+	}
+	v := m.Get(keyDamaged)
+	if v == nil {
+		return nil
+	}
+	e := &DamagedError{Path: path}
+	if err := json.Unmarshal(v, e); err != nil {
+		e.First = "the mark itself is unreadable"
+	}
+	return e
+}
+
+// recordDamage marks the file db has open as damaged when r has problems,
+// and clears the mark when it has none. It needs a writable session; a
+// file too damaged to write keeps whatever mark it had.
+func recordDamage(db *bolt.DB, r *FsckReport, now time.Time) {
+	defer func() { _ = recover() }() // a damaged file may make bbolt panic here too
+	_ = db.Update(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		if m == nil {
+			return nil
+		}
+		if r.OK() {
+			if m.Get(keyDamaged) == nil {
+				return nil
+			}
+			return m.Delete(keyDamaged)
+		}
+		v, err := json.Marshal(&DamagedError{Since: now, Problems: len(r.Problems), First: r.Problems[0].String()})
+		if err != nil {
+			return err
+		}
+		return m.Put(keyDamaged, v)
+	})
+}
+
+// FsckFile checks the repository file at path. When bbolt can open it,
+// that is Fsck on it (and the damage mark is set or cleared); when the file
+// is too damaged for that, FsckFile reads it without bbolt, as Salvage
+// does, and reports the pages it cannot read, the objects that fail their
+// hash and the commits cut off from their history. The error is non-nil
+// only when the file cannot be read at all.
+func FsckFile(path string, opts BoltOptions) (*FsckReport, error) {
+	b, openErr := OpenBolt(path, opts)
+	if openErr == nil {
+		defer b.Close()
+		return Fsck(b)
+	}
+	if !errors.Is(openErr, ErrCorrupt) {
+		return nil, openErr
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, openErr
+		}
+		return nil, fmt.Errorf("fsck %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("fsck %s: %w", path, err)
+	}
+	r := &FsckReport{}
+	r.add("file", "bbolt cannot open it: %v", openErr)
+	s := scanRaw(f, st.Size(), func(dag.Hash, []byte) {})
+	s.complete() // lists the commits cut off from their history
+	r.Blobs, r.Commits, r.Refs = len(s.blobs), len(s.commits), len(s.refs)
+	for _, es := range s.reflogs {
+		r.ReflogEntries += len(es)
+	}
+	for id, why := range s.file.unreadable {
+		r.add(fmt.Sprintf("page %d", id), "%s", why)
+	}
+	r.Problems = append(r.Problems, s.lost...)
+	sortProblems(r)
+	return r, nil
+}
