@@ -17,7 +17,9 @@ type SalvageReport = store.SalvageReport
 // Fsck re-derives the hash of every object, decodes every commit, ref and
 // reflog entry, and checks every parent, blob and ref reference. Damage is
 // reported in the result, not as a panic; the error is non-nil only when the
-// repository cannot be read at all.
+// repository cannot be read at all. A repository found damaged is marked
+// so and refuses writes (a *DamagedError) until a check finds it clean;
+// see FsckFile and Salvage.
 func (t *Tract) Fsck(ctx context.Context) (*FsckReport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -136,7 +136,12 @@
 // file it first checks the file's length and walks every page it can reach;
 // only when that walk succeeds does it run bbolt's own page check (double
 // frees, leaked pages, key order), because bbolt runs that check in a
-// goroutine of its own where a fault could not be recovered.
+// goroutine of its own where a fault could not be recovered. A file Fsck
+// finds damaged is marked so and refuses writes ([DamagedError]) until
+// Fsck finds it clean again. [FsckFile] checks a file bbolt cannot open
+// at all, and [Salvage] copies what still verifies into a new repository:
+// both read the file through rawfile.go, a reader of bbolt's page format
+// that checks every offset before using it.
 //
 // # Caveats
 //
