@@ -82,6 +82,7 @@ func errorHint(err error) string {
 		locked   *tract.LockedError
 		conflict *tract.ConflictError
 		readOnly *tract.ReadOnlyError
+		erasure  *tract.ErasureError
 		cfgErr   *llm.ConfigError
 	)
 	switch {
@@ -98,6 +99,9 @@ func errorHint(err error) string {
 		return "Nothing was written. Look at what changed ('tract log'), then run the command again."
 	case errors.As(err, &readOnly):
 		return "Commands that only read (log, show, status, log --all, compile, fsck) work on this file."
+	case errors.As(err, &erasure):
+		return "What was deleted is gone from the history; run any tract command once the cause is fixed (a full disk,\n" +
+			"say) and it finishes wiping the old bytes before anything else."
 	case errors.Is(err, tract.ErrDamaged):
 		return "Run 'tract fsck --salvage NEW.db' to copy what is intact into a new repository and use that one,\n" +
 			"or restore a backup over the file and run 'tract fsck' to check it clean."
