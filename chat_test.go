@@ -1183,3 +1183,31 @@ func TestChat_JudgeFailureIsNotADiagnosis(t *testing.T) {
 	assert.NotEmpty(t, log[0].MetaValue("validator_error"))
 	assert.Len(t, srv.Requests(), 2)
 }
+
+// A judge reply that is not the JSON verdict is no verdict on the answer:
+// the turn stops with a *retry.JudgeReplyError that quotes the start of
+// the reply, and the answer keeps the error as its validator error.
+func TestChat_JudgeReplyNotJSONIsJudgeReplyError(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	client := newChatClient(t, srv)
+	tr := newChatTract(t, client)
+	prose := "Yes, the answer is polite. " + strings.Repeat("It greets the user warmly. ", 20)
+	srv.Reply(llmtest.Answer("Hello."), llmtest.Answer(prose))
+
+	v, err := retry.ParseSpecs([]string{"llm:is polite"}, retry.WithJudge(tract.Judge(client, "")))
+	require.NoError(t, err)
+	res, err := tr.Chat(context.Background(), "Greet me.", tract.Validate(v))
+
+	var jre *retry.JudgeReplyError
+	require.ErrorAs(t, err, &jre)
+	assert.Equal(t, prose, jre.Reply)
+	assert.Contains(t, err.Error(), `the judge model's reply is not the JSON verdict expected`)
+	assert.Contains(t, err.Error(), `"Yes, the answer is polite.`)
+	assert.NotContains(t, err.Error(), prose, "the reply is quoted, bounded")
+	require.NotNil(t, res)
+	assert.Empty(t, res.Diagnoses, "no diagnosis: the answer was not judged")
+	log := chatLog(t, tr)
+	require.Equal(t, []string{"user message", "assistant message"}, chatShape(log))
+	assert.Contains(t, log[0].MetaValue("validator_error"), jre.Error())
+	assert.Len(t, srv.Requests(), 2, "the judge is asked once")
+}

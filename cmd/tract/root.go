@@ -22,7 +22,7 @@ const (
 	exitError     = 1 // any other failure: repository, revision, fsck problems
 	exitUsage     = 2 // bad flags, arguments or --validate specs
 	exitExhausted = 3 // validation failed on every attempt
-	exitModel     = 4 // the model or its transport failed
+	exitModel     = 4 // the model or its transport failed, or a judge's reply was no verdict
 	exitConflict  = 5 // HEAD moved under the operation (retry it)
 	exitInterrupt = 130
 )
@@ -83,6 +83,7 @@ func errorHint(err error) string {
 		conflict *tract.ConflictError
 		readOnly *tract.ReadOnlyError
 		cfgErr   *llm.ConfigError
+		judgeErr *retry.JudgeReplyError
 	)
 	switch {
 	case errors.As(err, &locked):
@@ -114,6 +115,9 @@ func errorHint(err error) string {
 		return "Swap --from and --to."
 	case errors.As(err, &cfgErr) && cfgErr.Setting == "model":
 		return "Pass --model NAME, or set TRACT_MODEL."
+	case errors.As(err, &judgeErr):
+		return "The answer was not judged: it stays on the branch (see 'tract show'). Run the command again,\n" +
+			"or judge with a model that follows the format more closely (--model NAME)."
 	}
 	return ""
 }
@@ -124,6 +128,7 @@ func exitCode(err error) int {
 		apiErr    *llm.APIError
 		specErr   *retry.SpecError
 		cfgErr    *llm.ConfigError
+		judgeErr  *retry.JudgeReplyError
 	)
 	switch {
 	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr):
@@ -132,7 +137,7 @@ func exitCode(err error) int {
 		return exitExhausted
 	case errors.Is(err, context.Canceled):
 		return exitInterrupt
-	case errors.As(err, &apiErr):
+	case errors.As(err, &apiErr), errors.As(err, &judgeErr):
 		return exitModel
 	case errors.Is(err, tract.ErrConflict):
 		return exitConflict
