@@ -168,8 +168,9 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file (default $TRACT_DB, else the nearest .tract/tract.db)")
 	root.PersistentFlags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout,
 		"how long to wait while another process holds the repository, e.g. 30s (default $TRACT_LOCK_TIMEOUT, else 5s; 0: do not wait)")
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.LockTimeoutSet = cmd.Flags().Changed("lock-timeout")
+		return checkRevisionFlags(cmd)
 	}
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
@@ -217,6 +218,51 @@ func maxArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// emptyRevision is the one message for an empty revision, branch or ref,
+// as an argument or a flag's value, whatever the command: the library
+// reads "" as "the default" (HEAD, the root) where it accepts one, so an
+// empty string typed on the command line must stop here.
+const emptyRevision = `empty revision "": name a branch, a commit hash or HEAD (for example HEAD~1)`
+
+// revisionArgs checks the arguments with args, then that none is empty:
+// each names a revision, branch or ref.
+func revisionArgs(args cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := args(cmd, a); err != nil {
+			return err
+		}
+		for _, s := range a {
+			if s == "" {
+				return usageErrorf("%s", emptyRevision)
+			}
+		}
+		return nil
+	}
+}
+
+// revisionFlags is the annotation of a command that lists, separated by
+// spaces, its flags whose values name a revision, branch or ref.
+const revisionFlags = "tract-revision-flags"
+
+// markRevisionFlag says that flag name of cmd names a revision, branch or
+// ref, so that giving it an empty value is a usage error.
+func markRevisionFlag(cmd *cobra.Command, name string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[revisionFlags] = strings.TrimSpace(cmd.Annotations[revisionFlags] + " " + name)
+}
+
+// checkRevisionFlags fails when a revision flag of cmd was given empty.
+func checkRevisionFlags(cmd *cobra.Command) error {
+	for _, name := range strings.Fields(cmd.Annotations[revisionFlags]) {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
+			return usageErrorf("--%s: %s", name, emptyRevision)
+		}
+	}
+	return nil
+}
+
 // withTractOn is withTract acting on branch (see Tract.OnBranch) when
 // branch is set, and on HEAD otherwise.
 func withTractOn(f *Factory, branch string, fn func(*tract.Tract) error) error {
@@ -231,6 +277,7 @@ func withTractOn(f *Factory, branch string, fn func(*tract.Tract) error) error {
 // addBranchFlag registers --branch on a command that writes to a branch.
 func addBranchFlag(cmd *cobra.Command, branch *string) {
 	cmd.Flags().StringVar(branch, "branch", "", "work on branch `NAME` instead of the one HEAD is on; HEAD does not move")
+	markRevisionFlag(cmd, "branch")
 }
 
 // position names where a command acted: "HEAD", or "branch NAME".
