@@ -241,7 +241,6 @@ func NewOpenAI(opts ...Option) (*OpenAI, error) {
 // the percent-encoding of its path and query, as written.
 func baseEndpoint(u *url.URL) (base, endpoint string) {
 	b := *u
-	b.Fragment, b.RawFragment = "", ""
 	setEscapedPath(&b, strings.TrimRight(u.EscapedPath(), "/"))
 	e := b
 	setEscapedPath(&e, b.EscapedPath()+"/chat/completions")
@@ -255,8 +254,8 @@ func setEscapedPath(u *url.URL, p string) {
 	u.RawPath = p
 }
 
-// withoutQuery returns raw up to its query, which may hold credentials an
-// error must not print, with "?…" in its place.
+// withoutQuery returns raw up to its query or fragment, which may hold
+// credentials an error must not print, with "?…" or "#…" in its place.
 func withoutQuery(raw string) string {
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		return raw[:i] + raw[i:i+1] + "…"

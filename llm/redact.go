@@ -21,10 +21,6 @@ const (
 	minEncoded = 8
 )
 
-// secretParams are words that make a query parameter of the base URL a
-// credential ("api-key", "key", "access_token", "sig", …).
-var secretParams = [...]string{"key", "token", "secret", "password", "passwd", "sig", "auth", "credential"}
-
 // redactor hides the client's secrets in the text it puts into errors:
 // the API key, and the credentials of the base URL (its userinfo, and the
 // values of query parameters named like a key, token or signature), which
@@ -96,9 +92,11 @@ func urlSecrets(u *url.URL) []string {
 	return out
 }
 
+// isSecretParam reports whether a query parameter's name says that it is a
+// credential ("api-key", "key", "access_token", "sig", …).
 func isSecretParam(name string) bool {
 	name = strings.ToLower(name)
-	for _, w := range secretParams {
+	for _, w := range [...]string{"key", "token", "secret", "password", "passwd", "sig", "auth", "credential"} {
 		if strings.Contains(name, w) {
 			return true
 		}
