@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -607,6 +610,70 @@ func TestChat_UnauthorizedNotRetriedAndKeyRedacted(t *testing.T) {
 	assert.False(t, bytes.Contains(raw, []byte(key)), "the API key is stored in the repository file")
 }
 
+// A key written into the base URL, or echoed by a server, percent-encoded
+// reaches neither the error nor any commit nor the file: not through the
+// error commit of a model failure, nor through the validator error a
+// failing judge leaves on the answer.
+func TestChat_EncodedKeyRedactedFromErrorCommits(t *testing.T) {
+	const key = "sk-Ab/cd+ef=gh:ij@kl~mn_op"
+	forms := []string{key, url.QueryEscape(key), url.PathEscape(key)}
+	echo := llmtest.Error(http.StatusNotFound, "no deployment at /v1/chat/completions?api-key="+url.QueryEscape(key)+
+		" nor /keys/"+url.PathEscape(key))
+	tests := []struct {
+		name string
+		// chat runs the turn with a client configured with the key.
+		chat func(t *testing.T, keyed ...llm.Option) (*tract.Tract, error)
+	}{
+		{"transport error, key in the base URL's query", func(t *testing.T, keyed ...llm.Option) (*tract.Tract, error) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			require.NoError(t, ln.Close())
+			c, err := llm.NewOpenAI(append(keyed, llm.WithModel(chatModel), llm.WithMaxRetries(0),
+				llm.WithBaseURL("http://"+ln.Addr().String()+"/v1?api-key="+url.QueryEscape(key)))...)
+			require.NoError(t, err)
+			tr := newChatTract(t, c)
+			_, err = tr.Chat(context.Background(), chatQuestion)
+			return tr, err
+		}},
+		{"server error echoing the key", func(t *testing.T, keyed ...llm.Option) (*tract.Tract, error) {
+			tr, srv := newChatServerTract(t, keyed...)
+			srv.Reply(echo)
+			_, err := tr.Chat(context.Background(), chatQuestion)
+			return tr, err
+		}},
+		{"judge's server error echoing the key", func(t *testing.T, keyed ...llm.Option) (*tract.Tract, error) {
+			tr, srv := newChatServerTract(t)
+			srv.Reply(llmtest.Answer(chatValid))
+			judgeSrv := llmtest.NewServer(t)
+			judgeSrv.Reply(echo)
+			judge := retry.Judge("is JSON", tract.Judge(newChatClient(t, judgeSrv, keyed...), ""))
+			_, err := tr.Chat(context.Background(), chatQuestion, tract.Validate(judge))
+			return tr, err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, err := tt.chat(t, llm.WithAPIKey(key))
+
+			var apiErr *llm.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Contains(t, err.Error(), "[REDACTED]")
+			all := chatLogAll(t, tr)
+			stored := err.Error()
+			for _, c := range all.Commits {
+				stored += "\n" + c.Text + "\n" + string(c.Meta)
+			}
+			assert.Contains(t, stored, "[REDACTED]", "the error is recorded")
+			raw, rerr := os.ReadFile(tr.Path())
+			require.NoError(t, rerr)
+			for _, f := range forms {
+				assert.NotContains(t, stored, f)
+				assert.False(t, bytes.Contains(raw, []byte(f)), "%q is in the repository file", f)
+			}
+		})
+	}
+}
+
 func TestChat_RateLimitedThenAnswers(t *testing.T) {
 	var (
 		mu     sync.Mutex
@@ -1115,4 +1182,32 @@ func TestChat_JudgeFailureIsNotADiagnosis(t *testing.T) {
 	require.Equal(t, []string{"user message", "assistant message"}, chatShape(log))
 	assert.NotEmpty(t, log[0].MetaValue("validator_error"))
 	assert.Len(t, srv.Requests(), 2)
+}
+
+// A judge reply that is not the JSON verdict is no verdict on the answer:
+// the turn stops with a *retry.JudgeReplyError that quotes the start of
+// the reply, and the answer keeps the error as its validator error.
+func TestChat_JudgeReplyNotJSONIsJudgeReplyError(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	client := newChatClient(t, srv)
+	tr := newChatTract(t, client)
+	prose := "Yes, the answer is polite. " + strings.Repeat("It greets the user warmly. ", 20)
+	srv.Reply(llmtest.Answer("Hello."), llmtest.Answer(prose))
+
+	v, err := retry.ParseSpecs([]string{"llm:is polite"}, retry.WithJudge(tract.Judge(client, "")))
+	require.NoError(t, err)
+	res, err := tr.Chat(context.Background(), "Greet me.", tract.Validate(v))
+
+	var jre *retry.JudgeReplyError
+	require.ErrorAs(t, err, &jre)
+	assert.Equal(t, prose, jre.Reply)
+	assert.Contains(t, err.Error(), `the judge model's reply is not the JSON verdict expected`)
+	assert.Contains(t, err.Error(), `"Yes, the answer is polite.`)
+	assert.NotContains(t, err.Error(), prose, "the reply is quoted, bounded")
+	require.NotNil(t, res)
+	assert.Empty(t, res.Diagnoses, "no diagnosis: the answer was not judged")
+	log := chatLog(t, tr)
+	require.Equal(t, []string{"user message", "assistant message"}, chatShape(log))
+	assert.Contains(t, log[0].MetaValue("validator_error"), jre.Error())
+	assert.Len(t, srv.Requests(), 2, "the judge is asked once")
 }

@@ -160,6 +160,9 @@ func (t *Tract) newCommit(tx store.Tx, parent Hash, kind Kind, role Role, text s
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMeta(meta); err != nil {
+		return nil, err
+	}
 	blob, err := tx.PutBlob([]byte(text))
 	if err != nil {
 		return nil, err
@@ -295,6 +298,9 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 			return nil, nil, &messageError{N: i + 1, Err: err}
 		}
 		meta, err := dag.CanonicalMeta(m.Meta)
+		if err == nil {
+			err = checkMeta(meta)
+		}
 		if err != nil {
 			return nil, nil, &messageError{N: i + 1, Err: err}
 		}

@@ -28,6 +28,8 @@ var (
 
 // MetaPinned is the metadata key that pins a commit: a commit whose metadata
 // has "pinned": true is kept in place by CompressRange, like system messages.
+// Its value must be a boolean: a commit with "pinned": "yes" is refused
+// with a *MetaTypeError.
 const MetaPinned = "pinned"
 
 // CompressOption configures CompressRange and PlanCompress.

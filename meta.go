@@ -1,15 +1,22 @@
 package tract
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode/utf8"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/llm"
 )
 
 // Metadata keys tract writes on the commits of a turn (commit metadata is
-// a JSON object; these are all tract reads back):
+// a JSON object; these and MetaPinned, a boolean, are all tract reads back):
 //
-//	"attempt"          number   an answer's (or steering message's) attempt number
+//	"attempt"          integer  an answer's (or steering message's) attempt number
 //	"valid"            bool     whether the validators accepted the answer
 //	"diagnosis"        string   why the validators rejected it
 //	"validator_error"  string   a validator that could not run
@@ -20,8 +27,12 @@ import (
 //	                            commit of an exhausted turn): Provenance
 //	"error"            string   on the error commit of a failed model call
 //
-// AttemptRecord and Provenance read them back typed. Metadata given with
-// WithMeta is the caller's and may use any other key.
+// AttemptRecord and Provenance read them back typed; CompressRange reads
+// MetaPinned. Metadata given with WithMeta, WithMetaJSON or an
+// ImportMessage is the caller's and may use any other key; under these
+// keys (MetaPinned included) its value must have the type above, else the
+// commit is refused with a *MetaTypeError. Keys nested inside other values
+// are the caller's.
 const (
 	MetaAttempt        = "attempt"
 	MetaValid          = "valid"
@@ -151,4 +162,202 @@ func metaField[T any](c *CommitInfo, key string) (v T, ok bool) {
 		return v, false
 	}
 	return v, true
+}
+
+// MetaTypeError reports metadata whose value under a key tract reads back
+// (MetaPinned, MetaAttempt, MetaUsage, …) is not of the type tract reads
+// it as. errors.Is matches it with ErrInvalidMeta.
+type MetaTypeError struct {
+	// Key is the metadata key.
+	Key string
+	// Field is the field of an object value that is wrong
+	// ("usage.total_tokens"); "" when the value itself is.
+	Field string
+	// Got is what the value is: `a string ("yes")`, "null", "an array", …
+	Got string
+	// Want is what tract reads it as: "a boolean (true or false)", …
+	Want string
+}
+
+// Error returns the MetaTypeError message.
+func (e *MetaTypeError) Error() string {
+	where := fmt.Sprintf("metadata %q", e.Key)
+	if e.Field != "" {
+		where += fmt.Sprintf(": %q", e.Field)
+	}
+	return fmt.Sprintf("%s is %s; tract reads it as %s", where, e.Got, e.Want)
+}
+
+// Is reports whether target is ErrInvalidMeta.
+func (e *MetaTypeError) Is(target error) bool { return target == ErrInvalidMeta }
+
+// What tract reads the values of its metadata keys as.
+const (
+	wantBool   = "a boolean (true or false)"
+	wantInt    = "a whole number"
+	wantString = "a string"
+	wantObject = "an object"
+	wantHash   = "a full commit hash (64 hex characters)"
+)
+
+// checkMeta refuses canonical metadata whose value under a key tract reads
+// back is not of the type tract reads it as (a *MetaTypeError). Keys are
+// checked in order, so the error names the first wrong one.
+func checkMeta(meta []byte) error {
+	if len(meta) == 0 {
+		return nil
+	}
+	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaError, MetaModel, MetaPinned,
+		MetaProvenance, MetaUsage, MetaValid, MetaValidatorError}
+	var m map[string]json.RawMessage
+	for _, k := range keys {
+		if !bytes.Contains(meta, []byte(`"`+k+`"`)) { // the common case: not there at all
+			continue
+		}
+		if m == nil {
+			if err := json.Unmarshal(meta, &m); err != nil {
+				return fmt.Errorf("%w: %v", ErrInvalidMeta, err)
+			}
+		}
+		if raw, ok := m[k]; ok {
+			if err := checkMetaValue(k, raw); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkMetaValue checks the value raw of tract's key k.
+func checkMetaValue(k string, raw json.RawMessage) error {
+	got := jsonType(raw)
+	wrong := func(want string) error { return &MetaTypeError{Key: k, Got: describeJSON(raw), Want: want} }
+	switch k {
+	case MetaPinned, MetaValid:
+		if got != "a boolean" {
+			return wrong(wantBool)
+		}
+	case MetaAttempt:
+		var n int
+		if got != "a number" || json.Unmarshal(raw, &n) != nil {
+			return wrong(wantInt)
+		}
+	case MetaDiagnosis, MetaValidatorError, MetaModel, MetaError:
+		if got != "a string" {
+			return wrong(wantString)
+		}
+	case MetaUsage:
+		if got != "an object" {
+			return wrong(wantObject)
+		}
+		return checkMetaObject(k, raw, new(llm.Usage))
+	case MetaProvenance:
+		if got != "an object" {
+			return wrong(wantObject)
+		}
+		var p struct {
+			Restore json.RawMessage `json:"restore"`
+		}
+		if err := json.Unmarshal(raw, &p); err == nil && p.Restore != nil {
+			var h string
+			err := json.Unmarshal(p.Restore, &h)
+			if err == nil {
+				_, err = dag.ParseHash(h)
+			}
+			if err != nil {
+				return &MetaTypeError{Key: k, Field: "restore", Got: describeJSON(p.Restore), Want: wantHash}
+			}
+		}
+		return checkMetaObject(k, raw, new(Provenance))
+	}
+	return nil
+}
+
+// checkMetaObject decodes the object raw of key k into target, the type
+// tract reads it as, and reports a field of the wrong type.
+func checkMetaObject(k string, raw json.RawMessage, target any) error {
+	err := json.Unmarshal(raw, target)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te):
+		kind, _, _ := strings.Cut(te.Value, " ") // "number 1.5" → "number"
+		return &MetaTypeError{Key: k, Field: te.Field, Got: withArticle(kind), Want: describeGoType(te.Type)}
+	}
+	return fmt.Errorf("%w: %q: %v", ErrInvalidMeta, k, err)
+}
+
+// jsonType names the JSON type of a valid JSON value.
+func jsonType(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return "a number"
+}
+
+// describeJSON says what a JSON value is, quoting a scalar (a string cut
+// to 40 characters): `a string ("yes")`, "a number (1.5)", "an array".
+func describeJSON(raw json.RawMessage) string {
+	t := jsonType(raw)
+	switch t {
+	case "a string":
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if utf8.RuneCountInString(s) > 40 {
+				s = string([]rune(s)[:40]) + "…"
+			}
+			return fmt.Sprintf("%s (%q)", t, s)
+		}
+	case "a boolean", "a number":
+		return fmt.Sprintf("%s (%s)", t, raw)
+	}
+	return t
+}
+
+// withArticle turns the JSON kind encoding/json reports ("bool",
+// "string", …) into the words of describeJSON.
+func withArticle(kind string) string {
+	switch kind {
+	case "bool":
+		return "a boolean"
+	case "string", "number":
+		return "a " + kind
+	case "array", "object":
+		return "an " + kind
+	}
+	return kind
+}
+
+// describeGoType says what JSON the Go type t is read from.
+func describeGoType(t reflect.Type) string {
+	if t == reflect.TypeFor[Hash]() {
+		return wantHash
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return wantBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return wantInt
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return wantString
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return wantObject
 }

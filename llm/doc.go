@@ -78,11 +78,25 @@
 //
 // # Caveats
 //
-//   - The API key is never logged or stored. It is replaced by
-//     "[REDACTED]" wherever it would appear in an error: server messages
-//     that echo it, body snippets, and the URL of a network error. Redaction
-//     is by exact match; a server that echoes a transformed key (OpenAI
-//     masks the middle itself) is outside its reach.
+//   - The API key is never logged or stored. It, and the credentials
+//     written into the base URL (userinfo; query parameters whose names
+//     contain key, token, secret, password, sig, auth or credential, when
+//     their values have 8 characters or more), are replaced by
+//     "[REDACTED]" wherever they would appear in an error: server messages
+//     that echo them, body snippets, and the URL of a network error. Every
+//     encoding these reach error text in is redacted: as is,
+//     percent-encoded (any escaped characters, either case of hex digit,
+//     a space as "+"), Go- and JSON-quoted, and base64 at any offset (a
+//     Basic authorization header echoed back), where the few characters at
+//     either end that mix in neighbouring bytes remain. A server that
+//     echoes the key otherwise transformed (OpenAI masks the middle itself)
+//     is outside its reach.
+//   - A base URL's query is sent with every request, after the path:
+//     https://host/openai/deployments/x?api-version=2024-02-01 calls
+//     https://host/openai/deployments/x/chat/completions?api-version=2024-02-01,
+//     query and percent-encoding as written. A base URL with a fragment
+//     ("#…") is a *ConfigError: no request would carry it, and a "#"
+//     inside a query value must be written %23.
 //   - A streamed call is not retried once part of the answer went to
 //     OnDelta: the caller may have shown it already. The error then reports
 //     the broken stream, and the text received so far is lost to the

@@ -190,25 +190,14 @@ func baseOf(err error) *APIError {
 	return nil
 }
 
-const (
-	snippetMax  = 120 // characters of a body kept in an error
-	redactedKey = "[REDACTED]"
-)
-
-// redact removes every occurrence of key from s.
-func redact(s, key string) string {
-	if key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, key, redactedKey)
-}
+const snippetMax = 120 // characters of a body kept in an error
 
 // snippet returns the start of body as a short single-line string with the
-// key redacted: invalid UTF-8 and control characters become spaces, runs of
-// spaces collapse, and a cut body ends in "…".
-func snippet(body []byte, key string) string {
+// secrets redacted: invalid UTF-8 and control characters become spaces,
+// runs of spaces collapse, and a cut body ends in "…".
+func snippet(body []byte, r *redactor) string {
 	// Redact before cutting, so a cut cannot leave half a key behind.
-	s := redact(string(body), key)
+	s := r.redact(string(body))
 	var b strings.Builder
 	n := 0
 	space := false

@@ -41,8 +41,9 @@ const (
 // safe for concurrent use; its settings are fixed at construction.
 type OpenAI struct {
 	apiKey     string
-	baseURL    string // without trailing slash
-	endpoint   string // baseURL + "/chat/completions"
+	baseURL    string // as configured until NewOpenAI normalises it (see baseEndpoint)
+	endpoint   string // the base URL's path + "/chat/completions", its query kept
+	redactor   *redactor
 	model      string
 	userAgent  string
 	httpClient *http.Client
@@ -84,11 +85,15 @@ func WithAPIKey(key string) Option {
 
 // WithBaseURL sets the server's base URL, the part before
 // "/chat/completions" (for Ollama: http://localhost:11434/v1). A trailing
-// slash is tolerated.
+// slash is tolerated. A query string is kept as written and sent with every
+// request: https://host/openai/deployments/x?api-version=2024-02-01 calls
+// https://host/openai/deployments/x/chat/completions?api-version=2024-02-01.
+// A fragment ("#…"), which no request would carry, is a configuration
+// error.
 func WithBaseURL(base string) Option {
 	return func(c *OpenAI) {
 		if b := strings.TrimSpace(base); b != "" {
-			c.baseURL = strings.TrimRight(b, "/")
+			c.baseURL = b
 		}
 	}
 }
@@ -201,10 +206,21 @@ func NewOpenAI(opts ...Option) (*OpenAI, error) {
 	}
 	var errs []error
 	u, err := url.Parse(c.baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil {
+		u = nil
+	}
+	c.redactor = newRedactor(c.apiKey, u)
+	switch {
+	case u == nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		errs = append(errs, &ConfigError{Setting: "base URL", msg: fmt.Sprintf(
 			"invalid base URL %q: want http(s)://host[:port]/path, e.g. http://localhost:11434/v1; check %s",
-			redact(c.baseURL, c.apiKey), EnvBaseURL)})
+			c.redactor.redact(withoutQuery(c.baseURL)), EnvBaseURL)})
+	case strings.Contains(c.baseURL, "#"):
+		errs = append(errs, &ConfigError{Setting: "base URL", msg: fmt.Sprintf(
+			"base URL %q has a fragment (\"#…\"), which no request carries: remove it, or write a # that belongs to a query value as %%23; check %s",
+			c.redactor.redact(withoutQuery(c.baseURL)), EnvBaseURL)})
+	default:
+		c.baseURL, c.endpoint = baseEndpoint(u)
 	}
 	if c.apiKey == "" && c.baseURL == DefaultBaseURL {
 		errs = append(errs, &ConfigError{Setting: "API key", msg: "no API key: set " + EnvAPIKey +
@@ -216,8 +232,35 @@ func NewOpenAI(opts ...Option) (*OpenAI, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	c.endpoint = c.baseURL + "/chat/completions"
 	return c, nil
+}
+
+// baseEndpoint returns the base URL u without trailing slashes on its path,
+// and the chat-completions endpoint under it: the path and
+// "/chat/completions" joined by exactly one slash. Both keep u's query, and
+// the percent-encoding of its path and query, as written.
+func baseEndpoint(u *url.URL) (base, endpoint string) {
+	b := *u
+	setEscapedPath(&b, strings.TrimRight(u.EscapedPath(), "/"))
+	e := b
+	setEscapedPath(&e, b.EscapedPath()+"/chat/completions")
+	return b.String(), e.String()
+}
+
+// setEscapedPath sets u's path from its percent-encoded form p (made from
+// an EscapedPath, so valid), which EscapedPath then returns as is.
+func setEscapedPath(u *url.URL, p string) {
+	u.Path, _ = url.PathUnescape(p)
+	u.RawPath = p
+}
+
+// withoutQuery returns raw up to its query or fragment, which may hold
+// credentials an error must not print, with "?…" or "#…" in its place.
+func withoutQuery(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		return raw[:i] + raw[i:i+1] + "…"
+	}
+	return raw
 }
 
 // NewOpenAIFromEnv is NewOpenAI configured from the environment first
@@ -259,7 +302,8 @@ func parseBackoff(s string) (base, maxWait time.Duration, err error) {
 // Model returns the model used by requests that name none.
 func (c *OpenAI) Model() string { return c.model }
 
-// BaseURL returns the server's base URL, without trailing slash.
+// BaseURL returns the server's base URL, without trailing slash on its
+// path, and with its query, if it has one.
 func (c *OpenAI) BaseURL() string { return c.baseURL }
 
 // Complete sends req and returns the answer, streaming it through

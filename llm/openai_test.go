@@ -645,3 +645,63 @@ func TestNewOpenAIFromEnv_Backoff(t *testing.T) {
 		})
 	}
 }
+
+// The base URL's query is kept, as written, after the joined path.
+func TestOpenAI_BaseURLWithQueryJoinsPathBeforeQuery(t *testing.T) {
+	tests := []struct {
+		name, suffix string // appended to the server's URL (which ends in /v1)
+		path, query  string // what the server gets
+		base         string // BaseURL, after the server's URL
+	}{
+		{"query", "/openai/deployments/x?api-version=2024-02-01",
+			"/v1/openai/deployments/x/chat/completions", "api-version=2024-02-01", "/openai/deployments/x?api-version=2024-02-01"},
+		{"trailing slash before the query", "/deployments/x/?api-version=2024-02-01",
+			"/v1/deployments/x/chat/completions", "api-version=2024-02-01", "/deployments/x?api-version=2024-02-01"},
+		{"slashes before the query", "//?a=1",
+			"/v1/chat/completions", "a=1", "?a=1"},
+		{"encoding kept", "?sig=a%2Fb%3D&x=1+2&y=%7e",
+			"/v1/chat/completions", "sig=a%2Fb%3D&x=1+2&y=%7e", "?sig=a%2Fb%3D&x=1+2&y=%7e"},
+		{"slash inside a query value", "?next=/a/b/",
+			"/v1/chat/completions", "next=/a/b/", "?next=/a/b/"},
+		{"escaped path segment", "/deployments/a%2Fb?v=1",
+			"/v1/deployments/a/b/chat/completions", "v=1", "/deployments/a%2Fb?v=1"},
+		{"no query", "/",
+			"/v1/chat/completions", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t)
+			srv.Reply(llmtest.Answer("ok"))
+			c, _ := newClient(t, srv.URL()+tt.suffix)
+
+			_, err := c.Complete(context.Background(), llm.Request{Messages: userMsg("hi")})
+			require.NoError(t, err)
+
+			reqs := srv.Requests()
+			require.Len(t, reqs, 1)
+			assert.Equal(t, tt.path, reqs[0].Path)
+			assert.Equal(t, tt.query, reqs[0].RawQuery)
+			assert.Equal(t, srv.URL()+tt.base, c.BaseURL())
+		})
+	}
+}
+
+// A fragment is never sent to a server: a base URL with one is refused
+// rather than silently cut (a "#" meant inside a query value would
+// otherwise truncate it).
+func TestNewOpenAI_BaseURLWithFragmentIsAConfigError(t *testing.T) {
+	for _, base := range []string{"http://localhost:8080/v1#top", "http://localhost:8080/v1?key=ab#cd", "http://localhost:8080/v1#"} {
+		t.Run(base, func(t *testing.T) {
+			c, err := llm.NewOpenAI(llm.WithModel("m"), llm.WithBaseURL(base))
+
+			assert.Nil(t, c)
+			var ce *llm.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "base URL", ce.Setting)
+			assert.Contains(t, err.Error(), "has a fragment")
+			assert.Contains(t, err.Error(), "%23")
+			assert.Contains(t, err.Error(), "OPENAI_BASE_URL")
+			assert.NotContains(t, err.Error(), "cd", "nothing after the query's start is printed")
+		})
+	}
+}

@@ -66,16 +66,16 @@ type errorBody struct {
 
 // parseErrorBody extracts type, code and message from an error document, or
 // falls back to a snippet of the body.
-func parseErrorBody(body []byte, key string) (typ, code, msg string) {
+func parseErrorBody(body []byte, r *redactor) (typ, code, msg string) {
 	var doc struct {
 		Error json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &doc) == nil && len(doc.Error) > 0 && string(doc.Error) != "null" {
 		if t, c, m, ok := parseErrorField(doc.Error); ok {
-			return redact(t, key), redact(c, key), redact(m, key)
+			return r.redact(t), r.redact(c), r.redact(m)
 		}
 	}
-	return "", "", snippet(body, key)
+	return "", "", snippet(body, r)
 }
 
 // parseErrorField reads the value of an "error" member: an object or a string.
@@ -101,7 +101,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // statusError maps a non-2xx answer onto a typed error.
 func (c *OpenAI) statusError(resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	typ, code, msg := parseErrorBody(body, c.apiKey)
+	typ, code, msg := parseErrorBody(body, c.redactor)
 	base := APIError{StatusCode: resp.StatusCode, Type: typ, Code: code, Message: msg}
 	if d, ok := retryAfter(resp.Header, c.now()); ok {
 		base.retryAfter, base.hasRetry = d, true
@@ -176,15 +176,16 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// transportError wraps an error that left no HTTP answer, redacting the key
-// from the URL it names and deciding whether another attempt may help.
+// transportError wraps an error that left no HTTP answer, redacting the
+// secrets from the URL it names and deciding whether another attempt may
+// help.
 func (c *OpenAI) transportError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		err = &url.Error{Op: ue.Op, URL: redact(ue.URL, c.apiKey), Err: ue.Err}
+		err = &url.Error{Op: ue.Op, URL: c.redactor.redact(ue.URL), Err: ue.Err}
 	}
 	return &TransportError{
-		APIError: APIError{Message: redact(err.Error(), c.apiKey), retryable: transient(err)},
+		APIError: APIError{Message: c.redactor.redact(err.Error()), retryable: transient(err)},
 		Err:      err,
 	}
 }
@@ -211,8 +212,8 @@ func transient(err error) bool {
 func (c *OpenAI) badResponse(status int, reason string, body []byte) error {
 	return &BadResponseError{
 		APIError: APIError{StatusCode: status},
-		Reason:   redact(reason, c.apiKey),
-		Snippet:  snippet(body, c.apiKey),
+		Reason:   c.redactor.redact(reason),
+		Snippet:  snippet(body, c.redactor),
 	}
 }
 
@@ -267,7 +268,8 @@ func (c *OpenAI) embeddedError(status int, raw json.RawMessage) error {
 	if !ok {
 		return c.badResponse(status, "malformed error member", raw)
 	}
-	base := APIError{StatusCode: status, Type: redact(typ, c.apiKey), Code: redact(code, c.apiKey), Message: redact(msg, c.apiKey)}
+	r := c.redactor
+	base := APIError{StatusCode: status, Type: r.redact(typ), Code: r.redact(code), Message: r.redact(msg)}
 	if isContextLength(status, typ, code, msg) {
 		return &ContextLengthError{base}
 	}

@@ -40,14 +40,14 @@ func TestRetryAfter_Forms(t *testing.T) {
 }
 
 func TestSnippet_SanitizesCutsAndRedacts(t *testing.T) {
-	assert.Equal(t, "a b c", snippet([]byte("  a\n\tb\x00\x01 c \r\n"), ""))
-	assert.Equal(t, "bad byte", snippet([]byte("bad \xff byte"), ""), "invalid UTF-8 becomes a space, spaces collapse")
+	assert.Equal(t, "a b c", snippet([]byte("  a\n\tb\x00\x01 c \r\n"), nil))
+	assert.Equal(t, "bad byte", snippet([]byte("bad \xff byte"), nil), "invalid UTF-8 becomes a space, spaces collapse")
 	long := strings.Repeat("é", 500)
-	got := snippet([]byte(long), "")
+	got := snippet([]byte(long), nil)
 	assert.Equal(t, strings.Repeat("é", snippetMax)+"…", got)
 	// A key straddling the cut is redacted before cutting.
 	key := "sk-" + strings.Repeat("k", 40)
-	got = snippet([]byte(strings.Repeat("x", snippetMax-5)+key), key)
+	got = snippet([]byte(strings.Repeat("x", snippetMax-5)+key), newRedactor(key, nil))
 	assert.NotContains(t, got, "kkkkk")
 	assert.Contains(t, got, "[RED")
 }
@@ -82,7 +82,7 @@ func splitLines(s string) []string {
 
 func TestTransportError_RedactsKeyFromURL(t *testing.T) {
 	const key = "sk-in-the-url-123456"
-	c := &OpenAI{apiKey: key}
+	c := &OpenAI{apiKey: key, redactor: newRedactor(key, nil)}
 	cause := errors.New("connection reset by peer")
 	err := c.transportError(&url.Error{Op: "Post", URL: "http://h/v1/chat/completions?api-key=" + key, Err: cause})
 

@@ -54,8 +54,16 @@
 // grandparent. Names win over hashes: a branch called "cafe" hides the
 // abbreviation "cafe". An abbreviation that matches several commits is an
 // [*AmbiguousError] listing (up to ten of) them; a name that matches nothing,
-// or a step past a root commit, is [ErrUnknownRevision], with a hint when a
-// hex name is too short to be an abbreviation.
+// or a step past a root commit or past a commit's parents, is
+// [ErrUnknownRevision], with a hint when a hex name is too short to be an
+// abbreviation. Messages quote a revision as it was written ("HEAD^^", not
+// "HEAD^1^1"), and a step that fails names the commit it started from and
+// how many parents that commit has:
+//
+//	unknown revision "HEAD^^^": commit 1a2b3c4d (HEAD^) has no parent
+//	unknown revision "main^3": commit 5e6f7a8b (main) has 2 parents
+//
+// An empty expression is [ErrBadRevision] ("the revision is empty").
 //
 // # Caveats
 //

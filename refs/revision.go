@@ -17,6 +17,13 @@ type Revision struct {
 	Base string
 	// Steps are applied left to right.
 	Steps []Step
+
+	// What ParseRevision read: the expression as written, where each step
+	// ends in it, and the canonical form of Base and Steps then (String
+	// quotes src only while they are unchanged).
+	src   string
+	ends  []int
+	canon string
 }
 
 // Step is one ancestry operator.
@@ -27,15 +34,43 @@ type Step struct {
 	N int
 }
 
-// String renders the revision back into its syntax.
+// String returns the expression as it was written when ParseRevision made
+// the revision ("HEAD^^" stays "HEAD^^"), so that messages quote what the
+// user typed. A revision built, or changed, by hand is rendered
+// canonically, every count written out ("HEAD^1^1").
 func (r Revision) String() string {
+	c := r.canonical(len(r.Steps))
+	if r.src != "" && c == r.canon {
+		return r.src
+	}
+	return c
+}
+
+// canonical renders Base and the first n steps, every count written out.
+func (r Revision) canonical(n int) string {
 	var b strings.Builder
 	b.WriteString(r.Base)
-	for _, s := range r.Steps {
+	for _, s := range r.Steps[:n] {
 		b.WriteByte(s.Op)
 		b.WriteString(strconv.Itoa(s.N))
 	}
 	return b.String()
+}
+
+// prefix names the commit reached after the first n steps and k moves of
+// step n (a "~" step), as the user would write it: "HEAD^^" then "~2".
+func (r Revision) prefix(n, k int) string {
+	p := r.canonical(n)
+	if r.src != "" && r.canonical(len(r.Steps)) == r.canon {
+		p = r.Base
+		if n > 0 {
+			p = r.src[:r.ends[n-1]]
+		}
+	}
+	if k > 0 {
+		p += "~" + strconv.Itoa(k)
+	}
+	return p
 }
 
 // ParseRevision splits a revision expression into its base and steps. It
@@ -44,11 +79,14 @@ func ParseRevision(s string) (Revision, error) {
 	bad := func(why string) (Revision, error) {
 		return Revision{}, fmt.Errorf("%w %q: %s", ErrBadRevision, s, why)
 	}
+	if s == "" {
+		return bad("the revision is empty; name a branch, a commit hash or HEAD")
+	}
 	i := strings.IndexAny(s, "~^")
 	if i < 0 {
 		i = len(s)
 	}
-	rev := Revision{Base: s[:i]}
+	rev := Revision{Base: s[:i], src: s}
 	if rev.Base == "" {
 		return bad("a revision needs a name or hash before '~' or '^'")
 	}
@@ -72,7 +110,9 @@ func ParseRevision(s string) (Revision, error) {
 		}
 		rev.Steps = append(rev.Steps, Step{Op: op, N: n})
 		rest = rest[j:]
+		rev.ends = append(rev.ends, len(s)-len(rest))
 	}
+	rev.canon = rev.canonical(len(rev.Steps))
 	return rev, nil
 }
 
@@ -125,7 +165,7 @@ func ResolveRevision(r Resolver, rev Revision) (dag.Hash, error) {
 	if err != nil {
 		return dag.Hash{}, err
 	}
-	for _, s := range rev.Steps {
+	for i, s := range rev.Steps {
 		if s.Op == '^' && s.N == 0 {
 			continue
 		}
@@ -139,13 +179,24 @@ func ResolveRevision(r Resolver, rev Revision) (dag.Hash, error) {
 				return dag.Hash{}, fmt.Errorf("resolve %s: %w", rev, err)
 			}
 			if nth >= len(c.Parents) {
-				return dag.Hash{}, fmt.Errorf("%w %q: commit %s has no parent %d (the chain is shorter)",
-					ErrUnknownRevision, rev.String(), h.Short(), nth+1)
+				return dag.Hash{}, fmt.Errorf("%w %q: commit %s (%s) has %s",
+					ErrUnknownRevision, rev.String(), h.Short(), rev.prefix(i, k), parents(len(c.Parents)))
 			}
 			h = c.Parents[nth]
 		}
 	}
 	return h, nil
+}
+
+// parents says how many parents a commit has: "no parent", "1 parent", …
+func parents(n int) string {
+	switch n {
+	case 0:
+		return "no parent"
+	case 1:
+		return "1 parent"
+	}
+	return strconv.Itoa(n) + " parents"
 }
 
 func resolveBase(r Resolver, name string) (dag.Hash, error) {

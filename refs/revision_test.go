@@ -16,23 +16,24 @@ import (
 
 func TestParseRevision(t *testing.T) {
 	tests := []struct {
-		in       string
-		base     string
-		steps    []refs.Step
-		rendered string
+		in    string
+		base  string
+		steps []refs.Step
 	}{
-		{"HEAD", "HEAD", nil, "HEAD"},
-		{"ORIG_HEAD", "ORIG_HEAD", nil, "ORIG_HEAD"},
-		{"feature/x", "feature/x", nil, "feature/x"},
-		{"main~2", "main", []refs.Step{{Op: '~', N: 2}}, "main~2"},
-		{"abc1^", "abc1", []refs.Step{{Op: '^', N: 1}}, "abc1^1"},
-		{"x^2", "x", []refs.Step{{Op: '^', N: 2}}, "x^2"},
-		{"x^0", "x", []refs.Step{{Op: '^', N: 0}}, "x^0"},
-		{"x~", "x", []refs.Step{{Op: '~', N: 1}}, "x~1"},
-		{"x~0", "x", []refs.Step{{Op: '~', N: 0}}, "x~0"},
-		{"x~^~3", "x", []refs.Step{{Op: '~', N: 1}, {Op: '^', N: 1}, {Op: '~', N: 3}}, "x~1^1~3"},
-		{"HEAD^^", "HEAD", []refs.Step{{Op: '^', N: 1}, {Op: '^', N: 1}}, "HEAD^1^1"},
-		{"x~10", "x", []refs.Step{{Op: '~', N: 10}}, "x~10"},
+		{"HEAD", "HEAD", nil},
+		{"ORIG_HEAD", "ORIG_HEAD", nil},
+		{"feature/x", "feature/x", nil},
+		{"main~2", "main", []refs.Step{{Op: '~', N: 2}}},
+		{"abc1^", "abc1", []refs.Step{{Op: '^', N: 1}}},
+		{"x^2", "x", []refs.Step{{Op: '^', N: 2}}},
+		{"x^0", "x", []refs.Step{{Op: '^', N: 0}}},
+		{"x~", "x", []refs.Step{{Op: '~', N: 1}}},
+		{"x~0", "x", []refs.Step{{Op: '~', N: 0}}},
+		{"x~^~3", "x", []refs.Step{{Op: '~', N: 1}, {Op: '^', N: 1}, {Op: '~', N: 3}}},
+		{"HEAD^^", "HEAD", []refs.Step{{Op: '^', N: 1}, {Op: '^', N: 1}}},
+		{"HEAD^1^1", "HEAD", []refs.Step{{Op: '^', N: 1}, {Op: '^', N: 1}}},
+		{"x~10", "x", []refs.Step{{Op: '~', N: 10}}},
+		{"x~010", "x", []refs.Step{{Op: '~', N: 10}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -40,7 +41,7 @@ func TestParseRevision(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.base, rev.Base)
 			assert.Equal(t, tt.steps, rev.Steps)
-			assert.Equal(t, tt.rendered, rev.String())
+			assert.Equal(t, tt.in, rev.String(), "String quotes the revision as written")
 
 			again, err := refs.ParseRevision(rev.String())
 			require.NoError(t, err)
@@ -49,11 +50,27 @@ func TestParseRevision(t *testing.T) {
 	}
 }
 
+// A revision built, or changed, by hand has no text of its own: String
+// renders its steps.
+func TestRevision_StringOfABuiltRevisionIsCanonical(t *testing.T) {
+	built := refs.Revision{Base: "HEAD", Steps: []refs.Step{{Op: '^', N: 1}, {Op: '~', N: 2}}}
+	assert.Equal(t, "HEAD^1~2", built.String())
+
+	rev, err := refs.ParseRevision("main^^")
+	require.NoError(t, err)
+	rev.Steps = append(rev.Steps, refs.Step{Op: '~', N: 3})
+	assert.Equal(t, "main^1^1~3", rev.String())
+	rev, err = refs.ParseRevision("main~")
+	require.NoError(t, err)
+	rev.Base = "side"
+	assert.Equal(t, "side~1", rev.String())
+}
+
 func TestParseRevision_RejectsBadSyntax(t *testing.T) {
 	tests := []struct {
 		in, why string
 	}{
-		{"", "needs a name or hash"},
+		{"", "the revision is empty"},
 		{"~1", "needs a name or hash"},
 		{"^", "needs a name or hash"},
 		{"main~x", `unexpected "x" after ~`},
@@ -248,12 +265,9 @@ func TestResolve_Errors(t *testing.T) {
 		{"beef", refs.ErrUnknownRevision, "not a branch, ref or commit hash"},
 		{"abc", refs.ErrUnknownRevision, "abbreviated hashes need at least 4 characters"},
 		{"a", refs.ErrUnknownRevision, "at least 4 characters"},
-		{"main~5", refs.ErrUnknownRevision, "has no parent 1 (the chain is shorter)"},
-		{"main^3", refs.ErrUnknownRevision, "has no parent 3"},
-		{"0123^", refs.ErrUnknownRevision, "has no parent 1"},
 		{"refs/heads/gone", refs.ErrUnknownRevision, `"refs/heads/gone"`},
 		{"main~x", refs.ErrBadRevision, "unexpected"},
-		{"", refs.ErrBadRevision, "needs a name"},
+		{"", refs.ErrBadRevision, `bad revision syntax "": the revision is empty`},
 	}
 	repo := newFakeRepo()
 	for _, tt := range tests {
@@ -266,6 +280,36 @@ func TestResolve_Errors(t *testing.T) {
 	}
 	_, err := refs.Resolve(repo, "nope")
 	assert.True(t, refs.IsNotFound(err))
+}
+
+// A step past the root or past a commit's parents names the revision as
+// written, the commit where it failed (and how the user would name it),
+// and how many parents that commit has.
+func TestResolve_StepPastTheParentsSaysWhatIsTrue(t *testing.T) {
+	root, c1, c3, merge := hRoot.Short(), hC1.Short(), hC3.Short(), hMerge.Short()
+	tests := []struct {
+		expr, want string
+	}{
+		{"main~5", `unknown revision "main~5": commit ` + root + ` (main~4) has no parent`},
+		{"main~9", `unknown revision "main~9": commit ` + root + ` (main~4) has no parent`},
+		{"HEAD^^^^^", `unknown revision "HEAD^^^^^": commit ` + root + ` (HEAD^^^^) has no parent`},
+		{"HEAD^1^1^1^1^1", `unknown revision "HEAD^1^1^1^1^1": commit ` + root + ` (HEAD^1^1^1^1) has no parent`},
+		{"HEAD~~3~", `unknown revision "HEAD~~3~": commit ` + root + ` (HEAD~~3) has no parent`},
+		{"0123^", `unknown revision "0123^": commit ` + root + ` (0123) has no parent`},
+		{"0123~1", `unknown revision "0123~1": commit ` + root + ` (0123) has no parent`},
+		{"main^3", `unknown revision "main^3": commit ` + merge + ` (main) has 2 parents`},
+		{"HEAD^^2", `unknown revision "HEAD^^2": commit ` + c3 + ` (HEAD^) has 1 parent`},
+		{"side~1^2", `unknown revision "side~1^2": commit ` + c1 + ` (side~1) has 1 parent`},
+		{"main^2~3", `unknown revision "main^2~3": commit ` + root + ` (main^2~2) has no parent`},
+	}
+	repo := newFakeRepo()
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			_, err := refs.Resolve(repo, tt.expr)
+			require.ErrorIs(t, err, refs.ErrUnknownRevision)
+			assert.EqualError(t, err, tt.want)
+		})
+	}
 }
 
 func TestResolve_UnbornHeadSaysTheBranchHasNoCommits(t *testing.T) {

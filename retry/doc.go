@@ -106,5 +106,9 @@
 //     local files.
 //   - The "llm:" validator asks the judge with [JudgePrompt] and accepts
 //     only a JSON object {"pass": …, "reason": …}, optionally in a fenced
-//     code block; any other reply is a [*JudgeReplyError], not a diagnosis.
+//     code block; any other reply is a [*JudgeReplyError], not a diagnosis:
+//     the answer was not judged. The judge is asked once per answer, with
+//     no second request to remind it of the format: a judge call is
+//     recorded nowhere (no commit, no usage), so a hidden retry would
+//     spend tokens no one sees. Callers decide whether to run again.
 package retry

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // JudgeFunc asks a model one question and returns its reply. It is how the
@@ -14,21 +15,31 @@ import (
 // [Judge]. An error is a run error, not a diagnosis.
 type JudgeFunc func(ctx context.Context, prompt string) (string, error)
 
-// JudgeReplyError reports a judge reply that is not the JSON object
+// JudgeReplyError reports a judge reply that is not the JSON verdict
 // [JudgePrompt] asks for. It is a run error, not a diagnosis: the answer
-// being judged is not at fault.
+// being judged is not at fault, and was not judged.
 type JudgeReplyError struct {
 	Reply  string // the judge's reply, as received
 	Reason string // what is wrong with it
 }
 
-// Error returns the JudgeReplyError message.
+// judgeReplyQuoted bounds how much of the reply a JudgeReplyError quotes,
+// in characters.
+const judgeReplyQuoted = 120
+
+// Error returns the JudgeReplyError message, which quotes the start of the
+// reply.
 func (e *JudgeReplyError) Error() string {
 	reply := e.Reply
-	if len(reply) > 200 {
-		reply = reply[:200] + "…"
+	if n := utf8.RuneCountInString(reply); n > judgeReplyQuoted {
+		cut := 0
+		for range judgeReplyQuoted {
+			_, size := utf8.DecodeRuneInString(reply[cut:])
+			cut += size
+		}
+		reply = reply[:cut] + "…"
 	}
-	return fmt.Sprintf("judge reply %q: %s; want a JSON object such as {\"pass\": false, \"reason\": \"...\"}", reply, e.Reason)
+	return fmt.Sprintf(`the judge model's reply is not the JSON verdict expected (%s): %q; want only {"pass": true or false, "reason": "..."}`, e.Reason, reply)
 }
 
 // Judge returns the validator of the spec "llm:CRITERIA": judge is asked,

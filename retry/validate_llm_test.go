@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,6 +81,24 @@ func TestJudgeValidator_BadReplyIsARunError(t *testing.T) {
 			assert.Equal(t, tt.reason, re.Reason)
 			assert.False(t, ok)
 			assert.Empty(t, diagnosis)
+		})
+	}
+}
+
+func TestJudgeReplyError_QuotesABoundedPrefix(t *testing.T) {
+	tests := []struct {
+		name, reply, quoted string
+	}{
+		{"short", "Yes.", `"Yes."`},
+		{"control characters escaped", "ok\n\x00", `"ok\n\x00"`},
+		{"cut at 120 characters, not inside one", strings.Repeat("é", 200), `"` + strings.Repeat("é", 120) + `…"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := (&JudgeReplyError{Reply: tt.reply, Reason: "not a JSON object"}).Error()
+
+			assert.Equal(t, `the judge model's reply is not the JSON verdict expected (not a JSON object): `+tt.quoted+
+				`; want only {"pass": true or false, "reason": "..."}`, msg)
 		})
 	}
 }

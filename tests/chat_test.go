@@ -381,6 +381,35 @@ func TestChat_MalformedServerAnswersExitModelError(t *testing.T) {
 	}
 }
 
+// An llm: judge whose reply is not the JSON verdict ends the turn as a
+// model error (exit 4) that quotes the reply and says what to do; the
+// answer stays on the branch, unjudged.
+func TestChat_JudgeReplyNotJSONExitsModelError(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.When("You are a strict reviewer", llmtest.Answer("Looks polite to me!"))
+	srv.Reply(llmtest.Answer("Hello there."))
+	s := newSandbox(t)
+	s.initRepo()
+
+	r := chatEnv(s, srv).tract("chat", "--validate", "llm:the answer is polite", "Greet me.")
+	requireExit(t, r, exitModel)
+	assert.Empty(t, r.Stdout)
+	assert.Contains(t, r.Stderr, `the judge model's reply is not the JSON verdict expected`)
+	assert.Contains(t, r.Stderr, `"Looks polite to me!"`)
+	assert.Contains(t, r.Stderr, "The answer was not judged")
+	assert.Len(t, srv.Requests(), 2, "the answer, then the judge once")
+
+	cs := s.log()
+	require.Len(t, cs, 2)
+	assert.Equal(t, "Hello there.", cs[0].Text)
+	assert.Contains(t, string(cs[0].Meta), "validator_error")
+	s.fsckOK()
+
+	help := s.ok("chat", "--help")
+	assert.Contains(t, help.Stdout, "4 model or transport error, or an llm: judge's reply that is not\nits JSON verdict")
+}
+
 // Ctrl-C while the model is answering exits 130 and leaves the branch at a
 // consistent commit.
 func TestChat_InterruptDuringAttempt(t *testing.T) {

@@ -63,9 +63,10 @@ The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatibl
 server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
 
 Exit codes: 0 accepted, 2 usage or configuration error, 3 validation failed on
-every attempt, 4 model or transport error, 5 conflict: another writer moved the
-branch while the model answered (the answer is kept off the branch and named),
-130 interrupted.
+every attempt, 4 model or transport error, or an llm: judge's reply that is not
+its JSON verdict (the answer stays on the branch, unjudged), 5 conflict: another
+writer moved the branch while the model answered (the answer is kept off the
+branch and named), 130 interrupted.
 
 The repository is locked only while a commit is written, never while the model
 answers: 'tract log --all' in another terminal shows the turn as it happens.`,

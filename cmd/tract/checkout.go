@@ -20,7 +20,7 @@ func newCmdCheckout(f *Factory, runF func(*CheckoutOptions) error) *cobra.Comman
 	return &cobra.Command{
 		Use:   "checkout BRANCH|REV",
 		Short: "Attach HEAD to a branch, or detach it at a commit",
-		Args:  exactArgs(1, "one branch or revision"),
+		Args:  revisionArgs(exactArgs(1, "one branch or revision")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			if runF != nil {
@@ -50,7 +50,7 @@ func newCmdSwitch(f *Factory, runF func(*SwitchOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "switch [-c] BRANCH",
 		Short: "Switch to a branch (-c creates it at HEAD)",
-		Args:  exactArgs(1, "one branch name"),
+		Args:  revisionArgs(exactArgs(1, "one branch name")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Branch = args[0]
 			if runF != nil {

@@ -25,7 +25,7 @@ func newCmdCompile(f *Factory, runF func(*CompileOptions) error) *cobra.Command 
 chain from the root, with message, summary and steering commits (steering as
 role user); notes and errors are left out. --json prints the OpenAI chat
 "messages" array.`,
-		Args: maxArgs(1, "one revision"),
+		Args: revisionArgs(maxArgs(1, "one revision")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Rev = args[0]

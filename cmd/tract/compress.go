@@ -72,6 +72,8 @@ attempt, 4 on a model error, 5 when HEAD moved meanwhile.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.From, "from", "", "first commit of the range (default: the root)")
 	fl.StringVar(&opts.To, "to", "", "last commit of the range (default: HEAD)")
+	markRevisionFlag(cmd, "from")
+	markRevisionFlag(cmd, "to")
 	fl.IntVar(&opts.KeepLast, "keep-last", 0, "end the range N commits before HEAD")
 	fl.IntVar(&opts.TargetTokens, "target-tokens", 0, "aim each summary at N tokens (estimated)")
 	fl.StringVar(&opts.Instructions, "instructions", "", "extra instructions for the summarizer")

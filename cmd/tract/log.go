@@ -35,7 +35,7 @@ refs, and orphaned commits (failed attempts hidden by purify, chains left by
 reset or compress) as side chains drawn beside the commit they forked from,
 each with the reflog action that orphaned it and, for failed attempts, the
 validator's diagnosis. --all always draws the graph.`,
-		Args: maxArgs(1, "one revision"),
+		Args: revisionArgs(maxArgs(1, "one revision")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Rev = args[0]

@@ -31,7 +31,7 @@ them.`,
 		Example: `  tract reflog
   tract reflog main -n 5
   tract reflog STRANDED --json`,
-		Args: maxArgs(1, "one ref"),
+		Args: revisionArgs(maxArgs(1, "one ref")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Ref = args[0]

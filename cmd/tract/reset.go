@@ -37,7 +37,7 @@ they used and the reflog entries that mention them — for erasing a leaked
 secret. It cannot be undone, so it needs --force.`,
 		Example: `  tract reset HEAD~2
   tract reset --hard --force HEAD^`,
-		Args: exactArgs(1, "one revision"),
+		Args: revisionArgs(exactArgs(1, "one revision")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Rev = args[0]
 			if soft && opts.Hard {

@@ -22,7 +22,7 @@ const (
 	exitError     = 1 // any other failure: repository, revision, fsck problems
 	exitUsage     = 2 // bad flags, arguments or --validate specs
 	exitExhausted = 3 // validation failed on every attempt
-	exitModel     = 4 // the model or its transport failed
+	exitModel     = 4 // the model or its transport failed, or a judge's reply was no verdict
 	exitConflict  = 5 // HEAD moved under the operation (retry it)
 	exitInterrupt = 130
 )
@@ -84,6 +84,7 @@ func errorHint(err error) string {
 		readOnly *tract.ReadOnlyError
 		erasure  *tract.ErasureError
 		cfgErr   *llm.ConfigError
+		judgeErr *retry.JudgeReplyError
 	)
 	switch {
 	case errors.As(err, &locked):
@@ -122,6 +123,9 @@ func errorHint(err error) string {
 		return "Swap --from and --to."
 	case errors.As(err, &cfgErr) && cfgErr.Setting == "model":
 		return "Pass --model NAME, or set TRACT_MODEL."
+	case errors.As(err, &judgeErr):
+		return "The answer was not judged: it stays on the branch (see 'tract show'). Run the command again,\n" +
+			"or judge with a model that follows the format more closely (--model NAME)."
 	}
 	return ""
 }
@@ -132,6 +136,7 @@ func exitCode(err error) int {
 		apiErr    *llm.APIError
 		specErr   *retry.SpecError
 		cfgErr    *llm.ConfigError
+		judgeErr  *retry.JudgeReplyError
 	)
 	switch {
 	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr):
@@ -140,7 +145,7 @@ func exitCode(err error) int {
 		return exitExhausted
 	case errors.Is(err, context.Canceled):
 		return exitInterrupt
-	case errors.As(err, &apiErr):
+	case errors.As(err, &apiErr), errors.As(err, &judgeErr):
 		return exitModel
 	case errors.Is(err, tract.ErrConflict):
 		return exitConflict
@@ -171,8 +176,9 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file (default $TRACT_DB, else the nearest .tract/tract.db)")
 	root.PersistentFlags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout,
 		"how long to wait while another process holds the repository, e.g. 30s (default $TRACT_LOCK_TIMEOUT, else 5s; 0: do not wait)")
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.LockTimeoutSet = cmd.Flags().Changed("lock-timeout")
+		return checkRevisionFlags(cmd)
 	}
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
@@ -220,6 +226,51 @@ func maxArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// emptyRevision is the one message for an empty revision, branch or ref,
+// as an argument or a flag's value, whatever the command: the library
+// reads "" as "the default" (HEAD, the root) where it accepts one, so an
+// empty string typed on the command line must stop here.
+const emptyRevision = `empty revision "": name a branch, a commit hash or HEAD (for example HEAD~1)`
+
+// revisionArgs checks the arguments with args, then that none is empty:
+// each names a revision, branch or ref.
+func revisionArgs(args cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := args(cmd, a); err != nil {
+			return err
+		}
+		for _, s := range a {
+			if s == "" {
+				return usageErrorf("%s", emptyRevision)
+			}
+		}
+		return nil
+	}
+}
+
+// revisionFlags is the annotation of a command that lists, separated by
+// spaces, its flags whose values name a revision, branch or ref.
+const revisionFlags = "tract-revision-flags"
+
+// markRevisionFlag says that flag name of cmd names a revision, branch or
+// ref, so that giving it an empty value is a usage error.
+func markRevisionFlag(cmd *cobra.Command, name string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[revisionFlags] = strings.TrimSpace(cmd.Annotations[revisionFlags] + " " + name)
+}
+
+// checkRevisionFlags fails when a revision flag of cmd was given empty.
+func checkRevisionFlags(cmd *cobra.Command) error {
+	for _, name := range strings.Fields(cmd.Annotations[revisionFlags]) {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
+			return usageErrorf("--%s: %s", name, emptyRevision)
+		}
+	}
+	return nil
+}
+
 // withTractOn is withTract acting on branch (see Tract.OnBranch) when
 // branch is set, and on HEAD otherwise.
 func withTractOn(f *Factory, branch string, fn func(*tract.Tract) error) error {
@@ -234,6 +285,7 @@ func withTractOn(f *Factory, branch string, fn func(*tract.Tract) error) error {
 // addBranchFlag registers --branch on a command that writes to a branch.
 func addBranchFlag(cmd *cobra.Command, branch *string) {
 	cmd.Flags().StringVar(branch, "branch", "", "work on branch `NAME` instead of the one HEAD is on; HEAD does not move")
+	markRevisionFlag(cmd, "branch")
 }
 
 // position names where a command acted: "HEAD", or "branch NAME".

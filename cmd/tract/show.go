@@ -25,7 +25,7 @@ func newCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show [REV]",
 		Short: "Show one commit: text, metadata and provenance (default HEAD)",
-		Args:  maxArgs(1, "one revision"),
+		Args:  revisionArgs(maxArgs(1, "one revision")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Rev = "HEAD"
 			if len(args) == 1 {

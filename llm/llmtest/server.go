@@ -25,7 +25,10 @@ const created = 1700000000
 // Request is one request the Server received, as decoded.
 type Request struct {
 	Method string
-	Path   string
+	// Path is the request's path, decoded; RawQuery its query string as
+	// sent, without the "?".
+	Path     string
+	RawQuery string
 	// Header is a copy of the request headers in which the Authorization
 	// value is masked to its scheme ("Bearer [REDACTED]"), so recorded
 	// requests can be printed without leaking a key. Use WithAPIKey to check
@@ -213,6 +216,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rec := Request{
 		Method:      r.Method,
 		Path:        r.URL.Path,
+		RawQuery:    r.URL.RawQuery,
 		Header:      maskAuth(r.Header),
 		Model:       wire.Model,
 		Messages:    wire.Messages,
