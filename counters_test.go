@@ -183,11 +183,24 @@ func TestCounters_FsckFindsBadEntries(t *testing.T) {
 	got := fmt.Sprint(report.Problems)
 	assert.Contains(t, got, "counters "+h.Short()+": stored depth 7, 1 messages, 2 tokens; the chain adds up to depth 1, 1 messages, 2 tokens")
 	assert.Contains(t, got, "entry of a commit that is not stored")
-	// Put it right again for the test's own fsck at cleanup.
-	require.NoError(t, tr.Store().Update(func(tx store.Tx) error {
-		if err := tx.PutCounters(h, store.Counters{Depth: 1, Messages: 1, Tokens: 2}); err != nil {
+
+	// The repository is now marked damaged and refuses writes.
+	_, err = tr.User(ctx, "more")
+	require.ErrorIs(t, err, tract.ErrDamaged)
+
+	// Put right outside tract, it takes writes again once fsck has found it
+	// clean (the test's own fsck at cleanup checks it once more).
+	rawFile(t, tr.Path(), func(tx *bolt.Tx) error {
+		commits := tx.Bucket([]byte("commits"))
+		bad := tract.Hash{1, 2, 3}
+		if err := commits.Put(append(h[:], 'c'), store.Counters{Depth: 1, Messages: 1, Tokens: 2}.Encode()); err != nil {
 			return err
 		}
-		return tx.DeleteCounters(tract.Hash{1, 2, 3})
-	}))
+		return commits.Delete(append(bad[:], 'c'))
+	})
+	report, err = tr.Fsck(ctx)
+	require.NoError(t, err)
+	require.True(t, report.OK(), "%v", report.Problems)
+	_, err = tr.User(ctx, "more")
+	assert.NoError(t, err)
 }
