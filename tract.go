@@ -127,6 +127,7 @@ type repo struct {
 	client llm.Client
 	clock  func() time.Time
 	path   string
+	limits Limits // with defaults filled in
 
 	// cachesMu guards caches, the compile caches by view branch.
 	cachesMu sync.Mutex
@@ -147,6 +148,7 @@ type config struct {
 	readOnly    bool
 	store       store.Store
 	client      llm.Client
+	limits      Limits
 }
 
 // WithClock makes the repository take commit and reflog times from clock
@@ -245,7 +247,7 @@ func open(path string, create bool, opts []Option) (*Tract, error) {
 		}
 		st = b
 	}
-	r := &repo{st: st, clock: c.clock, path: path, client: c.client}
+	r := &repo{st: st, clock: c.clock, path: path, client: c.client, limits: c.limits.withDefaults()}
 	return r.viewOf(""), nil
 }
 
