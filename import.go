@@ -83,8 +83,9 @@ func (t *Tract) Import(ctx context.Context, msgs []ImportMessage) (Hash, error) 
 // a pack (see store.PackTx): in key order, a batch per transaction, so
 // other processes get their turns in between, and invisible until the
 // transaction that publishes it moves the branch. If the stream yields an
-// error or an invalid message (the error names it by position), or ctx is
-// cancelled, the pack is dropped: nothing was imported. A process killed
+// error or an invalid message (the error names it by position; a text or
+// metadata over its size limit is a *TooLargeError, see Limits), or ctx
+// is cancelled, the pack is dropped: nothing was imported. A process killed
 // mid-import leaves an unpublished pack that only takes space until GC
 // drops it.
 //
