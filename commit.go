@@ -451,15 +451,20 @@ func blobText(tx store.Tx, blobs []hashedBlob, h Hash) ([]byte, error) {
 	return tx.Blob(h)
 }
 
+// firstLine returns the first line of s, cut to max runes with "…" as
+// the last. It reads no further than that: a commit's text may be large.
 func firstLine(s string, max int) string {
+	n, cut := 0, 0
 	for i, r := range s {
 		if r == '\n' || r == '\r' {
-			s = s[:i]
-			break
+			return s[:i]
 		}
-	}
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
+		if n == max-1 {
+			cut = i
+		}
+		if n++; n > max {
+			return s[:cut] + "…"
+		}
 	}
 	return s
 }
