@@ -334,16 +334,21 @@ func (mr *messageReader) value() ([]byte, error) {
 }
 
 // grow makes room for n more bytes in mr.buf, or fails with errLineLimit
-// when that would pass the line size limit. It doubles the buffer (up to
-// the limit) rather than growing it as append would, which copies a long
-// line about four times over.
+// when that would pass the line size limit. It doubles the buffer rather
+// than growing it as append would, which copies a long line about four
+// times over, and goes straight to the limit when the doubling after next
+// would pass it: at most two buffers, the new one the limit, are held at
+// once.
 func (mr *messageReader) grow(n int) error {
 	need := int64(len(mr.buf)) + int64(n)
 	if need > mr.lim.LineSize {
 		return errLineLimit
 	}
 	if need > int64(cap(mr.buf)) {
-		want := min(max(2*int64(cap(mr.buf)), need, 4096), mr.lim.LineSize)
+		want := max(2*int64(cap(mr.buf)), need, 4096)
+		if want > mr.lim.LineSize/2 {
+			want = mr.lim.LineSize
+		}
 		mr.buf = slices.Grow(mr.buf, int(want)-len(mr.buf))
 	}
 	return nil
