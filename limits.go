@@ -114,12 +114,12 @@ func (l Limits) checkMeta(raw []byte) error {
 // A SizeLimit names one of the size limits of Limits.
 type SizeLimit string
 
-// The size limits, by the field of Limits that sets them.
+// The size limits, each with the field of Limits that sets it.
 const (
-	LimitMessageSize SizeLimit = "message size" // Limits.MessageSize
-	LimitMetaSize    SizeLimit = "metadata size"
-	LimitLineSize    SizeLimit = "line size"
-	LimitInputSize   SizeLimit = "input size"
+	LimitMessageSize SizeLimit = "message size"  // Limits.MessageSize
+	LimitMetaSize    SizeLimit = "metadata size" // Limits.MetaSize
+	LimitLineSize    SizeLimit = "line size"     // Limits.LineSize
+	LimitInputSize   SizeLimit = "input size"    // Limits.InputSize
 )
 
 // TooLargeError is returned for input over one of the size limits (see
