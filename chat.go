@@ -141,7 +141,9 @@ type ChatResult struct {
 // text (retry.LastResultOf[string](err) reads it typed; the ChatResult
 // returned with the error lists every attempt); a model failure after the client's
 // own retries commits an error commit and returns an error wrapping the
-// client's typed error (for example *llm.ServerError).
+// client's typed error (for example *llm.ServerError). An answer over the
+// message size limit (see Limits) is such a failure too, wrapping a
+// *TooLargeError: it is not an attempt, since it cannot be committed.
 func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*ChatResult, error) {
 	cfg, err := t.chatConfig(opts)
 	if err != nil {
@@ -293,7 +295,7 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash
 		}
 		h = restore
 		if then != nil {
-			h, err = t.commitTx(tx, restore, then.kind, then.role, then.text, WithMetaJSON(cfg.rawMeta))
+			h, err = t.commitWith(tx, restore, then.kind, then.role, then.text, cfg)
 		}
 		return nil, err
 	})

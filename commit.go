@@ -19,6 +19,9 @@ type CommitOption func(*commitConfig)
 type commitConfig struct {
 	meta    map[string]any
 	rawMeta []byte
+	// own marks metadata tract writes itself (turn and summary records),
+	// which the metadata size limit does not bind.
+	own     bool
 	action  string
 	message string
 }
@@ -47,16 +50,31 @@ func WithReflogMessage(action, message string) CommitOption {
 	return func(c *commitConfig) { c.action, c.message = action, message }
 }
 
-func (c *commitConfig) canonicalMeta() ([]byte, error) {
-	if c.rawMeta != nil {
-		return dag.CanonicalMeta(c.rawMeta)
+// canonicalMeta returns the commit's metadata in canonical form, checked
+// against l's metadata size limit unless it is tract's own.
+func (c *commitConfig) canonicalMeta(l Limits) ([]byte, error) {
+	if c.rawMeta != nil && !c.own {
+		if err := l.checkMeta(c.rawMeta); err != nil {
+			return nil, err // before parsing it
+		}
 	}
-	return dag.MetaFromMap(c.meta)
+	var meta []byte
+	var err error
+	if c.rawMeta != nil {
+		meta, err = dag.CanonicalMeta(c.rawMeta)
+	} else {
+		meta, err = dag.MetaFromMap(c.meta)
+	}
+	if err == nil && !c.own {
+		err = l.checkMeta(meta)
+	}
+	return meta, err
 }
 
 // Commit appends a commit of kind and role with text to the current branch
 // (a view's branch) and returns its hash. Text must be non-empty UTF-8;
-// metadata must be a JSON object. It fails with ErrDetachedHead when HEAD
+// metadata must be a JSON object; either over its size limit (see Limits)
+// is a *TooLargeError. It fails with ErrDetachedHead when HEAD
 // is detached. The commit, the branch move and the reflog entries are one
 // transaction that reads the branch's tip and appends to it, so concurrent
 // committers on one branch serialise and none is lost: Commit never
@@ -87,7 +105,12 @@ func (t *Tract) commitTx(tx store.Tx, parent Hash, kind Kind, role Role, text st
 	for _, o := range opts {
 		o(&cfg)
 	}
-	h, err := t.putCommit(tx, parent, kind, role, text, &cfg)
+	return t.commitWith(tx, parent, kind, role, text, &cfg)
+}
+
+// commitWith is commitTx with the options applied.
+func (t *Tract) commitWith(tx store.Tx, parent Hash, kind Kind, role Role, text string, cfg *commitConfig) (Hash, error) {
+	h, err := t.putCommit(tx, parent, kind, role, text, cfg)
 	if err != nil {
 		return Hash{}, err
 	}
@@ -153,10 +176,10 @@ func (c *commitConfig) reflog(kind Kind, role Role, text string) (action, msg st
 
 // newCommit validates input, stores the text blob and builds the commit.
 func (t *Tract) newCommit(tx store.Tx, parent Hash, kind Kind, role Role, text string, cfg *commitConfig) (*dag.Commit, error) {
-	if err := validateCommit(kind, role, text); err != nil {
+	if err := t.validateCommit(kind, role, text); err != nil {
 		return nil, err
 	}
-	meta, err := cfg.canonicalMeta()
+	meta, err := cfg.canonicalMeta(t.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -174,14 +197,16 @@ func (t *Tract) newCommit(tx store.Tx, parent Hash, kind Kind, role Role, text s
 	return c, nil
 }
 
-func validateCommit(kind Kind, role Role, text string) error {
+// validateCommit checks a commit's kind, role and text (see
+// Limits.checkText).
+func (t *Tract) validateCommit(kind Kind, role Role, text string) error {
 	if !kind.Valid() {
 		return fmt.Errorf("invalid kind %q: use one of message, steering, summary, note, error", kind)
 	}
 	if !role.Valid() {
 		return fmt.Errorf("invalid role %q: use one of system, user, assistant, tool", role)
 	}
-	return dag.ValidateText(text)
+	return t.limits.checkText("the text", text)
 }
 
 // System commits a system message.
@@ -220,7 +245,8 @@ type ImportMessage struct {
 // chain of commits, like that many calls of Commit, but in one transaction:
 // they become durable together, with one sync instead of one each (in
 // batches of 100, about ten times the rate of single commits). Either all are
-// committed or none (the error names the first bad message). It returns
+// committed or none (the error names the first bad message; the size
+// limits of Commit apply to each). It returns
 // the new commits' hashes in order. Like Commit it appends to the branch's
 // tip, so it never conflicts; the branch moves once, with one reflog entry
 // "commit: N commits".
@@ -294,7 +320,10 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 		if kind == "" {
 			kind = KindMessage
 		}
-		if err := validateCommit(kind, m.Role, m.Content); err != nil {
+		if err := t.validateCommit(kind, m.Role, m.Content); err != nil {
+			return nil, nil, &messageError{N: i + 1, Err: err}
+		}
+		if err := t.limits.checkMeta(m.Meta); err != nil {
 			return nil, nil, &messageError{N: i + 1, Err: err}
 		}
 		meta, err := dag.CanonicalMeta(m.Meta)
@@ -428,15 +457,20 @@ func blobText(tx store.Tx, blobs []hashedBlob, h Hash) ([]byte, error) {
 	return tx.Blob(h)
 }
 
+// firstLine returns the first line of s, cut to max runes with "…" as
+// the last. It reads no further than that: a commit's text may be large.
 func firstLine(s string, max int) string {
+	n, cut := 0, 0
 	for i, r := range s {
 		if r == '\n' || r == '\r' {
-			s = s[:i]
-			break
+			return s[:i]
 		}
-	}
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
+		if n == max-1 {
+			cut = i
+		}
+		if n++; n > max {
+			return s[:cut] + "…"
+		}
 	}
 	return s
 }

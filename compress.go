@@ -333,7 +333,8 @@ func metaPinned(c *dag.Commit) bool {
 // branch moved in the meantime it does not move: the new chain is kept off
 // it, recorded in the stranded reflog, and the error is a *ConflictError
 // whose Kept is the new chain's tip. The old commits stay in the store as
-// an orphan chain.
+// an orphan chain. A summary over the message size limit (see Limits) is a
+// *TooLargeError, and nothing is written.
 func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...CompressOption) (*CompressResult, error) {
 	cfg := t.compressConfig(opts)
 	plan, err := t.PlanCompress(ctx, from, to, opts...)
@@ -348,6 +349,9 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 		// An empty Content means "ask the model" to compress.Summarize.
 		if text == "" {
 			return nil, fmt.Errorf("compress: summary %d of %d given is empty; nothing was written", i+1, n)
+		}
+		if err := t.limits.checkText(fmt.Sprintf("summary %d of %d given", i+1, n), text); err != nil {
+			return nil, fmt.Errorf("compress: %w", err)
 		}
 	}
 	if cfg.contents == nil && cfg.client == nil {
@@ -375,6 +379,9 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 			scfg.Content = cfg.contents[k-1]
 		}
 		s, err := compress.Summarize(ctx, g, scfg)
+		if err == nil {
+			err = t.limits.checkText("the summary", s.Text)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("compress: group %d of %d (%d commits from %s): %w", k, n, len(g.Items), g.Items[0].Hash.Short(), err)
 		}

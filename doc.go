@@ -38,6 +38,14 @@
 // answers "where am I, how big is the context" in constant time, from
 // counters kept beside each commit.
 //
+// What enters is bounded (see Limits, set with WithLimits): 16 MiB of
+// text per commit, 1 MiB of caller-given metadata, and for ReadMessages
+// 4 × 16 MiB + 1 MiB per line and 4 GiB in all. Input over a limit is a
+// *TooLargeError and nothing of it is written. Text must be valid UTF-8,
+// whether it comes as a string or as JSON (where ReadMessages also
+// refuses the lone surrogate escapes encoding/json would turn into
+// U+FFFD).
+//
 // For histories too long to hold, LogSeq and CompileSeq are Log and Compile
 // as sequences, and Outline is LogAll as hashes with the texts read as
 // they are wanted: their memory grows with the number of commits a walk

@@ -73,9 +73,16 @@ func (g *generation) ask(ctx context.Context) (answer, error) {
 	if err != nil {
 		return answer{}, &modelError{err: err}
 	}
-	g.last = answer{text: resp.Content, model: resp.Model, usage: resp.Usage}
 	g.res.Usage = g.res.Usage.Add(resp.Usage)
 	g.res.Model = resp.Model
+	if n, limit := int64(len(resp.Content)), g.t.limits.MessageSize; n > limit {
+		// An answer the repository cannot hold cannot be an attempt (it
+		// could be neither committed nor inspected): it fails the model
+		// call, and the turn ends as after any model failure.
+		return answer{}, &modelError{err: &TooLargeError{What: fmt.Sprintf("the model's answer (attempt %d)", g.attempt),
+			Size: n, Limit: limit, Which: LimitMessageSize}}
+	}
+	g.last = answer{text: resp.Content, model: resp.Model, usage: resp.Usage}
 	g.res.Attempts = g.attempt
 	return g.last, nil
 }
@@ -224,6 +231,9 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		return fmt.Errorf("chat: %w", err)
 	case errors.As(err, &me):
 		text := "model call failed: " + me.err.Error()
+		if tooLarge := (*TooLargeError)(nil); errors.As(me.err, &tooLarge) {
+			text = "model answer refused: " + me.err.Error()
+		}
 		meta := &turnMeta{Error: me.err.Error(), Attempt: g.res.Attempts + 1, Usage: &g.res.Usage}
 		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
 		var h Hash

@@ -1,12 +1,9 @@
 package tract
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"path/filepath"
 	"time"
@@ -86,8 +83,9 @@ func (t *Tract) Import(ctx context.Context, msgs []ImportMessage) (Hash, error) 
 // a pack (see store.PackTx): in key order, a batch per transaction, so
 // other processes get their turns in between, and invisible until the
 // transaction that publishes it moves the branch. If the stream yields an
-// error or an invalid message (the error names it by position), or ctx is
-// cancelled, the pack is dropped: nothing was imported. A process killed
+// error or an invalid message (the error names it by position; a text or
+// metadata over its size limit is a *TooLargeError, see Limits), or ctx
+// is cancelled, the pack is dropped: nothing was imported. A process killed
 // mid-import leaves an unpublished pack that only takes space until GC
 // drops it.
 //
@@ -304,75 +302,18 @@ func renumber(err error, before int) error {
 }
 
 // messageError is an invalid message of a bulk import, by its 1-based
-// position in the input.
+// position in the input and, when it was read from text, the line it
+// starts on.
 type messageError struct {
-	N   int
-	Err error
+	N    int
+	Line int // 0 when unknown
+	Err  error
 }
 
-func (e *messageError) Error() string { return fmt.Sprintf("message %d: %v", e.N, e.Err) }
+func (e *messageError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("message %d (line %d): %v", e.N, e.Line, e.Err)
+	}
+	return fmt.Sprintf("message %d: %v", e.N, e.Err)
+}
 func (e *messageError) Unwrap() error { return e.Err }
-
-// ReadMessages returns the messages of r, read as a stream: a JSON array of
-// OpenAI messages ({"role","content"} objects, as Compile's JSON prints
-// them, optionally with "kind" and "meta") or one such object per line. A
-// malformed input ends the sequence with an error naming the message.
-func ReadMessages(r io.Reader) iter.Seq2[ImportMessage, error] {
-	return func(yield func(ImportMessage, error) bool) {
-		br := bufio.NewReaderSize(r, 64<<10)
-		first, err := firstByte(br)
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			yield(ImportMessage{}, err)
-			return
-		}
-		d := json.NewDecoder(br)
-		array := first == '['
-		if array {
-			if _, err := d.Token(); err != nil {
-				yield(ImportMessage{}, fmt.Errorf("input is not a JSON array of messages: %w", err))
-				return
-			}
-		}
-		for i := 1; d.More(); i++ {
-			var m ImportMessage
-			if err := d.Decode(&m); err != nil {
-				yield(ImportMessage{}, &messageError{N: i, Err: fmt.Errorf("not a JSON object with role and content: %w", err)})
-				return
-			}
-			if !yield(m, nil) {
-				return
-			}
-		}
-		if array {
-			if _, err := d.Token(); err != nil {
-				yield(ImportMessage{}, fmt.Errorf("input is not a JSON array of messages: %w", err))
-				return
-			}
-		}
-		if tok, err := d.Token(); err != io.EOF {
-			if err == nil {
-				err = fmt.Errorf("unexpected %v", tok)
-			}
-			yield(ImportMessage{}, fmt.Errorf("trailing data after the messages: %w", err))
-		}
-	}
-}
-
-// firstByte returns the first byte of br that is not JSON white space,
-// leaving it unread.
-func firstByte(br *bufio.Reader) (byte, error) {
-	for {
-		b, err := br.ReadByte()
-		if err != nil {
-			return 0, err
-		}
-		switch b {
-		case ' ', '\t', '\r', '\n':
-		default:
-			return b, br.UnreadByte()
-		}
-	}
-}

@@ -3,13 +3,10 @@ package tract_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"iter"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -319,54 +316,6 @@ func textsOf(cs []*tract.CommitInfo) []string {
 	}
 	return out
 }
-
-func TestReadMessages(t *testing.T) {
-	for _, tc := range []struct {
-		name, in string
-		want     []string // contents
-		err      string
-	}{
-		{"array", `[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]`, []string{"a", "b"}, ""},
-		{"lines", "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}\n", []string{"a", "b"}, ""},
-		{"empty", "", nil, ""},
-		{"white space", " \n\t", nil, ""},
-		{"empty array", " [ ] ", nil, ""},
-		{"not JSON", "hello", nil, "message 1: not a JSON object"},
-		{"a bad object in the middle", `[{"role":"user","content":"a"},{"role":1}]`, []string{"a"}, "message 2"},
-		{"an unfinished array", `[{"role":"user","content":"a"}`, []string{"a"}, "not a JSON array"},
-		{"trailing data", `[{"role":"user","content":"a"}] x`, []string{"a"}, "trailing data"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			var err error
-			for m, e := range tract.ReadMessages(strings.NewReader(tc.in)) {
-				if e != nil {
-					err = e
-					break
-				}
-				got = append(got, m.Content)
-			}
-			assert.Equal(t, tc.want, got)
-			if tc.err == "" {
-				assert.NoError(t, err)
-			} else {
-				assert.ErrorContains(t, err, tc.err)
-			}
-		})
-	}
-	t.Run("a failing reader", func(t *testing.T) {
-		r := io.MultiReader(strings.NewReader(`[{"role":"user","content":"a"},`), iotestErr{})
-		var err error
-		for _, e := range tract.ReadMessages(r) {
-			err = e
-		}
-		assert.ErrorContains(t, err, "disk on fire")
-	})
-}
-
-type iotestErr struct{}
-
-func (iotestErr) Read([]byte) (int, error) { return 0, fmt.Errorf("disk on fire") }
 
 // A long import through a view lands on the view's branch and leaves HEAD
 // alone; on a detached HEAD (no branch to move) it is refused before

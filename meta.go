@@ -129,7 +129,7 @@ func (m *turnMeta) commitConfig() (*commitConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &commitConfig{rawMeta: raw}, nil
+	return &commitConfig{rawMeta: raw, own: true}, nil
 }
 
 // Provenance returns the commit's provenance; ok is false when it has none

@@ -2,6 +2,7 @@ package tract_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,4 +74,27 @@ func TestReflog_ListsMovesNewestFirst(t *testing.T) {
 
 	_, err = tr.Reflog(ctx, "nope")
 	assert.ErrorIs(t, err, tract.ErrBranchNotFound)
+}
+
+// A commit's reflog message quotes the first line of its text, up to 60
+// runes.
+func TestReflog_CommitMessageQuotesTheFirstLine(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	x60 := strings.Repeat("é", 60)
+	for _, tc := range []struct{ text, want string }{
+		{"short", "short"},
+		{"two\nlines", "two"},
+		{"windows\r\nlines", "windows"},
+		{x60, x60},
+		{x60 + "\nmore", x60},
+		{x60 + "é", strings.Repeat("é", 59) + "…"},
+		{strings.Repeat("x", 1<<20), strings.Repeat("x", 59) + "…"},
+	} {
+		_, err := tr.User(ctx, tc.text)
+		require.NoError(t, err)
+		head, err := tr.Reflog(ctx, "")
+		require.NoError(t, err)
+		assert.Equal(t, "commit (message user): "+tc.want, head[0].Message)
+	}
 }

@@ -138,6 +138,7 @@ type repo struct {
 	client llm.Client
 	clock  func() time.Time
 	path   string
+	limits Limits // with defaults filled in
 
 	// cachesMu guards caches, the compile caches by view branch.
 	cachesMu sync.Mutex
@@ -158,6 +159,7 @@ type config struct {
 	readOnly    bool
 	store       store.Store
 	client      llm.Client
+	limits      Limits
 }
 
 // WithClock makes the repository take commit and reflog times from clock
@@ -256,7 +258,7 @@ func open(path string, create bool, opts []Option) (*Tract, error) {
 		}
 		st = b
 	}
-	r := &repo{st: st, clock: c.clock, path: path, client: c.client}
+	r := &repo{st: st, clock: c.clock, path: path, client: c.client, limits: c.limits.withDefaults()}
 	return r.viewOf(""), nil
 }
 

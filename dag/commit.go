@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 )
 
 // Commit is an immutable node of the conversation DAG. Its hash is the
@@ -70,8 +69,8 @@ func CanonicalMeta(raw []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	if !utf8.Valid(raw) {
-		return nil, fmt.Errorf("%w: not valid UTF-8", ErrInvalidMeta)
+	if i := InvalidJSONText(raw); i >= 0 {
+		return nil, fmt.Errorf("%w: not valid UTF-8 at byte %d", ErrInvalidMeta, i)
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
@@ -128,15 +127,4 @@ func jsonTypeName(v any) string {
 		return "a number"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-// ValidateText checks that text can be committed: non-empty and valid UTF-8.
-func ValidateText(text string) error {
-	if text == "" {
-		return fmt.Errorf("%w: the text is empty", ErrInvalidText)
-	}
-	if !utf8.ValidString(text) {
-		return fmt.Errorf("%w: the text is not valid UTF-8", ErrInvalidText)
-	}
-	return nil
 }

@@ -103,8 +103,8 @@ func TestValidateText(t *testing.T) {
 		name, in, wantMsg string
 	}{
 		{"empty", "", "the text is empty"},
-		{"invalid UTF-8", "abc\xff", "not valid UTF-8"},
-		{"truncated rune", "\xe6\x97", "not valid UTF-8"},
+		{"invalid UTF-8", "abc\xff", "not valid UTF-8 (byte 3)"},
+		{"truncated rune", "\xe6\x97", "not valid UTF-8 (byte 0)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

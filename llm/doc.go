@@ -106,7 +106,8 @@
 //     servers do not split a chunk over several lines. A stream that ends
 //     without "[DONE]" but with a finish_reason is accepted; one without
 //     either is a *BadResponseError (truncated).
-//   - Bodies are read up to 32 MiB, error bodies up to 1 MiB.
+//   - Bodies, and the text of a streamed answer, are read up to 32 MiB
+//     (more is a *BadResponseError); error bodies up to 1 MiB.
 //   - No overall timeout is set: bound a call with its context. A
 //     WithHTTPClient client with a Timeout would cut long streams.
 //   - An empty answer is a valid Response; deciding that it is unusable is

@@ -184,6 +184,21 @@ func TestOpenAI_StreamVariants(t *testing.T) {
 	}
 }
 
+// A stream whose text passes 32 MiB is cut there, as a body is: a
+// runaway server cannot fill memory one chunk at a time.
+func TestOpenAI_StreamLongerThanTheBodyLimit(t *testing.T) {
+	chunk := `data: {"model":"m","choices":[{"index":0,"delta":{"content":"` + strings.Repeat("a", 3<<20) + `"}}]}` + "\n\n"
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Reply{Body: strings.Repeat(chunk, 11) + "data: [DONE]\n\n", ContentType: "text/event-stream"})
+	c, _ := newClient(t, srv.URL())
+	got := 0
+	_, err := c.Complete(context.Background(), llm.Request{Messages: userMsg("x"), OnDelta: func(d string) { got += len(d) }})
+	var bre *llm.BadResponseError
+	require.ErrorAs(t, err, &bre)
+	assert.Equal(t, "streamed answer longer than 33554432 bytes", bre.Reason)
+	assert.Equal(t, 10*3<<20, got, "the deltas up to the limit were delivered")
+}
+
 func TestOpenAI_StreamRequestAnsweredWithPlainJSON(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.Reply(llmtest.Reply{Body: `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}]}`})

@@ -22,8 +22,9 @@ import (
 // response bodies, server-sent events, error bodies and their mapping onto
 // the typed errors.
 
-// maxBody bounds how much of an answer is read (a runaway or hostile server
-// cannot exhaust memory); maxErrorBody bounds an error body.
+// maxBody bounds how much of an answer is read, and how much text a
+// streamed answer gathers (a runaway or hostile server cannot exhaust
+// memory); maxErrorBody bounds an error body.
 const (
 	maxBody      = 32 << 20
 	maxErrorBody = 1 << 20
@@ -325,6 +326,9 @@ func (c *OpenAI) readStream(resp *http.Response, onDelta func(string)) (*Respons
 						continue
 					}
 					if ch.Delta != nil && ch.Delta.Content != "" {
+						if content.Len()+len(ch.Delta.Content) > maxBody {
+							return nil, delivered, c.badResponse(status, fmt.Sprintf("streamed answer longer than %d bytes", maxBody), nil)
+						}
 						content.WriteString(ch.Delta.Content)
 						onDelta(ch.Delta.Content)
 						delivered = true

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 )
 
 // CompactOptions are the inputs of 'tract compact'.
@@ -39,27 +40,11 @@ run); the rename is atomic, so a crash leaves the old file or the new one.`,
 				if opts.JSON {
 					return writeJSON(f.IO.Out, res)
 				}
-				fmt.Fprintf(f.IO.Out, "Compacted %s: %s -> %s\n", res.Path, byteSize(res.Before), byteSize(res.After))
+				fmt.Fprintf(f.IO.Out, "Compacted %s: %s -> %s\n", res.Path, english.Bytes(res.Before), english.Bytes(res.After))
 				return nil
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the sizes as JSON")
 	return cmd
-}
-
-// byteSize formats n bytes for people: 512 B, 48.2 KiB, 130.7 MiB.
-func byteSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, suffix := float64(n)/unit, "KiB"
-	for _, s := range []string{"MiB", "GiB", "TiB"} {
-		if v < unit {
-			break
-		}
-		v, suffix = v/unit, s
-	}
-	return fmt.Sprintf("%.1f %s", v, suffix)
 }

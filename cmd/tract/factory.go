@@ -50,6 +50,10 @@ type Factory struct {
 	LockTimeout time.Duration
 	// LockTimeoutSet says whether --lock-timeout was given.
 	LockTimeoutSet bool
+	// MaxMessageSize is the value of the global --max-message-size flag,
+	// and MaxMessageSizeSet whether it was given (see Factory.limits).
+	MaxMessageSize    string
+	MaxMessageSizeSet bool
 	// Clock, when set, replaces time.Now for commits (tests).
 	Clock func() time.Time
 }
@@ -85,7 +89,11 @@ func (f *Factory) options() ([]tract.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []tract.Option{tract.WithLockTimeout(timeout)}
+	limits, err := f.limits()
+	if err != nil {
+		return nil, err
+	}
+	opts := []tract.Option{tract.WithLockTimeout(timeout), tract.WithLimits(limits)}
 	if f.Clock != nil {
 		opts = append(opts, tract.WithClock(f.Clock))
 	}
@@ -113,6 +121,36 @@ func (f *Factory) lockTimeout() (time.Duration, error) {
 	return d, nil
 }
 
+// limits returns the size limits of the command line: the message size
+// of --max-message-size, else TRACT_MAX_MESSAGE_SIZE, else tract's
+// default.
+func (f *Factory) limits() (tract.Limits, error) {
+	n, err := f.size("--max-message-size", f.MaxMessageSize, f.MaxMessageSizeSet, "TRACT_MAX_MESSAGE_SIZE")
+	return tract.Limits{MessageSize: n}, err
+}
+
+// size returns the size a flag's value gives when the flag was set, else
+// the one the environment variable env gives, else 0 (tract's default).
+// A value that is not a size is a usage error: ignoring it would apply a
+// limit the user did not ask for.
+func (f *Factory) size(flag, value string, set bool, env string) (int64, error) {
+	if set {
+		n, err := parseSize(value)
+		if err != nil {
+			return 0, usageErrorf("%s %v", flag, err)
+		}
+		return n, nil
+	}
+	if v := f.Getenv(env); v != "" {
+		n, err := parseSize(v)
+		if err != nil {
+			return 0, usageErrorf("%s: %v", env, err)
+		}
+		return n, nil
+	}
+	return 0, nil
+}
+
 // Open opens the repository for a command.
 func (f *Factory) Open() (*tract.Tract, error) {
 	opts, err := f.options()
@@ -127,7 +165,9 @@ func (f *Factory) Open() (*tract.Tract, error) {
 }
 
 // readText returns text from a -m value, or from stdin when the value is
-// empty or "-". It refuses to wait on a terminal with nothing typed.
+// empty or "-". It refuses to wait on a terminal with nothing typed, and
+// reads no more of stdin than the message size limit allows (and a final
+// newline, which it drops).
 func readText(f *Factory, value string, set bool) (string, error) {
 	if set && value != "-" {
 		return value, nil
@@ -135,11 +175,27 @@ func readText(f *Factory, value string, set bool) (string, error) {
 	if f.IO.InTTY && !set {
 		return "", usageErrorf("no text: pass -m TEXT, or pipe the text on standard input")
 	}
-	b, err := io.ReadAll(f.IO.In)
+	limits, err := f.limits()
+	if err != nil {
+		return "", err
+	}
+	limit := limits.MessageSize
+	if limit == 0 {
+		limit = tract.DefaultMaxMessageSize
+	}
+	b, err := io.ReadAll(io.LimitReader(f.IO.In, limit+2))
 	if err != nil {
 		return "", fmt.Errorf("read standard input: %w", err)
 	}
-	return strings.TrimSuffix(string(b), "\n"), nil
+	text := strings.TrimSuffix(string(b), "\n")
+	if n := int64(len(text)); n > limit {
+		tooLarge := &tract.TooLargeError{What: "standard input", Size: n, Limit: limit, Which: tract.LimitMessageSize}
+		if int64(len(b)) == limit+2 {
+			tooLarge.Size, tooLarge.More = limit, true // there may be more: it was not read
+		}
+		return "", tooLarge
+	}
+	return text, nil
 }
 
 // usageError marks an error as the user's invocation being wrong (exit 2).

@@ -18,6 +18,10 @@ type ImportOptions struct {
 	File    string
 	// Branch, when set, is the branch to act on instead of HEAD's.
 	Branch string
+	// MaxInput is the value of --max-input, and MaxInputSet whether it
+	// was given.
+	MaxInput    string
+	MaxInputSet bool
 }
 
 func newCmdImport(f *Factory, runF func(*ImportOptions) error) *cobra.Command {
@@ -33,13 +37,20 @@ carry "kind" (default message) and "meta" (a JSON object).
 The input is read as a stream, so memory stays bounded whatever its size.
 A large input is written in batches, one transaction each, and the branch
 moves once, when the last one lands; an import that fails or is
-interrupted leaves the branch where it was.`,
+interrupted leaves the branch where it was.
+
+Limits: the text of a message may hold up to --max-message-size (default
+16MiB), its metadata 1MiB, and its JSON (a line, or an array element) 4
+times the message size and 1MiB; the whole input may hold up to --max-input
+(default 4GiB). Input over a limit, or text that is not valid UTF-8, is
+refused with its message and line, and nothing is imported.`,
 		Example: `  tract compile --json | tract --db other.db import`,
 		Args:    maxArgs(1, "one file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.File = args[0]
 			}
+			opts.MaxInputSet = cmd.Flags().Changed("max-input")
 			if runF != nil {
 				return runF(opts)
 			}
@@ -47,11 +58,17 @@ interrupted leaves the branch where it was.`,
 		},
 	}
 	addBranchFlag(cmd, &opts.Branch)
+	cmd.Flags().StringVar(&opts.MaxInput, "max-input", "",
+		"the most input to read: bytes, or a size such as 512MiB or 16GiB (default $TRACT_MAX_INPUT, else 4GiB)")
 	return cmd
 }
 
 func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 	f := opts.Factory
+	maxInput, err := f.size("--max-input", opts.MaxInput, opts.MaxInputSet, "TRACT_MAX_INPUT")
+	if err != nil {
+		return err
+	}
 	var r io.Reader = f.IO.In
 	if opts.File != "" && opts.File != "-" {
 		fh, err := os.Open(opts.File)
@@ -64,8 +81,12 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		// A malformed input is the user's to fix: a usage error.
 		var bad error
+		limits := t.Limits()
+		if maxInput > 0 {
+			limits.InputSize = maxInput
+		}
 		msgs := func(yield func(tract.ImportMessage, error) bool) {
-			for m, err := range tract.ReadMessages(r) {
+			for m, err := range tract.ReadMessages(r, tract.ReadLimits(limits)) {
 				if err != nil {
 					bad = err
 				}
@@ -77,7 +98,7 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 		res, err := t.ImportSeq(cmd.Context(), msgs)
 		if err != nil {
 			if bad != nil && errors.Is(err, bad) {
-				return usageErrorf("%v", err)
+				return &usageError{err}
 			}
 			return err
 		}

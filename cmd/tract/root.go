@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 )
@@ -20,7 +21,7 @@ import (
 const (
 	exitOK        = 0 // success
 	exitError     = 1 // any other failure: repository, revision, fsck problems
-	exitUsage     = 2 // bad flags, arguments or --validate specs
+	exitUsage     = 2 // bad flags, arguments or --validate specs; input over a size limit
 	exitExhausted = 3 // validation failed on every attempt
 	exitModel     = 4 // the model or its transport failed, or a judge's reply was no verdict
 	exitConflict  = 5 // HEAD moved under the operation (retry it)
@@ -85,8 +86,11 @@ func errorHint(err error) string {
 		erasure  *tract.ErasureError
 		cfgErr   *llm.ConfigError
 		judgeErr *retry.JudgeReplyError
+		tooLarge *tract.TooLargeError
 	)
 	switch {
+	case errors.As(err, &tooLarge):
+		return tooLargeHint(tooLarge)
 	case errors.As(err, &locked):
 		return "Another tract command (or program) is using the repository. Wait for it to finish, or wait longer\n" +
 			"with --lock-timeout DURATION or TRACT_LOCK_TIMEOUT (for example --lock-timeout 1m)."
@@ -130,6 +134,22 @@ func errorHint(err error) string {
 	return ""
 }
 
+// tooLargeHint says which setting raises the limit err broke.
+func tooLargeHint(err *tract.TooLargeError) string {
+	switch err.Which {
+	case tract.LimitMessageSize:
+		return "Raise the limit with --max-message-size SIZE or TRACT_MAX_MESSAGE_SIZE (for example --max-message-size 64MiB)."
+	case tract.LimitLineSize:
+		return "An import line may hold 4 times the message size limit and 1 MiB of metadata: raise the limit with\n" +
+			"--max-message-size SIZE or TRACT_MAX_MESSAGE_SIZE (for example --max-message-size 64MiB)."
+	case tract.LimitInputSize:
+		return "Raise the limit with --max-input SIZE or TRACT_MAX_INPUT (for example --max-input 16GiB)."
+	case tract.LimitMetaSize:
+		return fmt.Sprintf("Metadata may hold at most %s: keep larger data in the text.", english.Bytes(err.Limit))
+	}
+	return ""
+}
+
 func exitCode(err error) int {
 	var (
 		exhausted *retry.ExhaustedError
@@ -137,9 +157,10 @@ func exitCode(err error) int {
 		specErr   *retry.SpecError
 		cfgErr    *llm.ConfigError
 		judgeErr  *retry.JudgeReplyError
+		tooLarge  *tract.TooLargeError
 	)
 	switch {
-	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr):
+	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr), errors.As(err, &tooLarge):
 		return exitUsage
 	case errors.As(err, &exhausted):
 		return exitExhausted
@@ -176,8 +197,12 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file (default $TRACT_DB, else the nearest .tract/tract.db)")
 	root.PersistentFlags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout,
 		"how long to wait while another process holds the repository, e.g. 30s (default $TRACT_LOCK_TIMEOUT, else 5s; 0: do not wait)")
+	root.PersistentFlags().StringVar(&f.MaxMessageSize, "max-message-size", "",
+		"the most text one message may hold: bytes, or a size such as 512KiB or 64MiB (default $TRACT_MAX_MESSAGE_SIZE, else 16MiB); "+
+			"an import line may hold 4 times that and 1MiB of metadata")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.LockTimeoutSet = cmd.Flags().Changed("lock-timeout")
+		f.MaxMessageSizeSet = cmd.Flags().Changed("max-message-size")
 		return checkRevisionFlags(cmd)
 	}
 	root.SetIn(f.IO.In)

@@ -1,7 +1,10 @@
 // Package english holds the small wording helpers tract's messages share.
 package english
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Count says n things: "1 commit", "3 commits".
 func Count(n int, one, many string) string {
@@ -9,4 +12,24 @@ func Count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// Bytes says n bytes for people, in binary units: "512 B", "16 MiB" (a
+// whole number of units), "48.2 KiB".
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit && n > -unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, suffix := int64(unit), "KiB"
+	for _, s := range []string{"MiB", "GiB", "TiB", "PiB", "EiB"} {
+		if n/div < unit && n/div > -unit {
+			break
+		}
+		div, suffix = div*unit, s
+	}
+	if n%div == 0 {
+		return fmt.Sprintf("%d %s", n/div, suffix)
+	}
+	return fmt.Sprintf("%.1f %s", float64(n)/float64(div), suffix)
 }

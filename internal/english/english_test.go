@@ -14,3 +14,16 @@ func TestCount(t *testing.T) {
 		assert.Equal(t, tc.want, Count(tc.n, "commit", "commits"))
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"}, {512, "512 B"}, {1023, "1023 B"}, {1024, "1 KiB"}, {1536, "1.5 KiB"},
+		{49357, "48.2 KiB"}, {16 << 20, "16 MiB"}, {50_000_000, "47.7 MiB"}, {4 << 30, "4 GiB"},
+		{1<<40 + 1, "1.0 TiB"}, {1 << 62, "4 EiB"}, {1<<63 - 1, "8.0 EiB"},
+	} {
+		assert.Equal(t, tc.want, Bytes(tc.n), "%d", tc.n)
+	}
+}
