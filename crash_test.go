@@ -336,8 +336,10 @@ func (h *crashHarness) apply(line string, k int) {
 			}
 		}
 	case crashLineAck:
-		hs, text, _ := strings.Cut(rest, " ")
+		hs, quoted, _ := strings.Cut(rest, " ")
 		hash := h.parseHash(hs)
+		text, err := strconv.Unquote(quoted)
+		require.NoError(h.t, err, "worker report")
 		if _, ok := h.live[hash]; ok {
 			return // acknowledged again (a chat's answer, a replay reused)
 		}

@@ -61,14 +61,16 @@ var crashErasers = map[string]bool{crashResetHard: true, crashGC: true}
 // The worker's report to the parent, one line each on standard output:
 //
 //	begin OP [HASH…]    OP starts; for an eraser, the commits it may delete
-//	ack HASH TEXT       a commit the API said it made, with its text
+//	ack HASH "TEXT"     a commit the API said it made, with its text (Go
+//	                    quoted: a replayed steering text has a newline)
 //	erased HASH         a commit an eraser deleted (it was there before the
 //	                    call and is gone after it)
 //	done OP             the call returned successfully
 //	fail MESSAGE        the API failed or broke an invariant; the worker exits
 //
-// The lines of one operation after its begin are written at once, after
-// the call returned: nothing is reported that the API has not confirmed.
+// The lines of an operation after its begin are written only after the
+// call returned: nothing is reported that the API has not confirmed. A
+// last line the kill cut short is no report.
 const (
 	crashLineBegin  = "begin"
 	crashLineAck    = "ack"
@@ -267,7 +269,7 @@ func (w *crashWorker) begin(op string, mayErase ...tract.Hash) {
 
 // ack reports a commit the API made; it is written with done.
 func (w *crashWorker) ack(h tract.Hash, text string) {
-	fmt.Fprintf(w.out, "%s %s %s\n", crashLineAck, h, text)
+	fmt.Fprintf(w.out, "%s %s %q\n", crashLineAck, h, text)
 }
 
 // done reports that op returned, with the acks and erasures before it.
