@@ -177,6 +177,14 @@ const (
 	crashBetween  = "between operations"
 )
 
+// at names kill k, made while op was under way, in failure messages.
+func (h *crashHarness) at(k int, op string) string {
+	if op == crashStarting || op == crashBetween {
+		return fmt.Sprintf("kill %d (%s)", k, op)
+	}
+	return fmt.Sprintf("kill %d (during %s)", k, op)
+}
+
 // crashReportLimit caps the erased texts found that are described one by
 // one; the rest are counted in the summary.
 const crashReportLimit = 10
@@ -427,17 +435,17 @@ func (h *crashHarness) check(k int) {
 
 	tr, err := tract.Open(h.db)
 	if err != nil {
-		h.failf("kill %d, during %s: open: %v", k, op, err)
+		h.failf("%s: open: %v", h.at(k, op), err)
 		h.stop = true
 		return
 	}
 	rep, err := tr.Fsck(h.ctx)
 	switch {
 	case err != nil:
-		h.failf("kill %d, during %s: fsck: %v", k, op, err)
+		h.failf("%s: fsck: %v", h.at(k, op), err)
 		h.stop = true
 	case !rep.OK():
-		h.failf("kill %d, during %s: fsck found %d problems: %v", k, op, len(rep.Problems), rep.Problems)
+		h.failf("%s: fsck found %d problems: %v", h.at(k, op), len(rep.Problems), rep.Problems)
 		h.stop = true
 	default:
 		h.unfinished = max(h.unfinished, rep.UnfinishedImports)
@@ -460,33 +468,33 @@ func (h *crashHarness) check(k int) {
 				return fmt.Errorf("text of commit %s: %w", hash.Short(), err)
 			}
 			if string(text) != a.text {
-				h.failf("kill %d, during %s: commit %s (acknowledged by %s) holds another text", k, op, hash.Short(), a.op)
+				h.failf("%s: commit %s (acknowledged by %s) holds another text", h.at(k, op), hash.Short(), a.op)
 			}
 		}
 		for _, hash := range h.erased {
 			if ok, err := tx.HasCommit(hash); err != nil {
 				return err
 			} else if ok {
-				h.failf("kill %d, during %s: commit %s, reported erased, is back", k, op, hash.Short())
+				h.failf("%s: commit %s, reported erased, is back", h.at(k, op), hash.Short())
 			}
 		}
 		return nil
 	})
 	h.erased = h.erased[:0]
 	if err != nil {
-		h.failf("kill %d, during %s: reading the acknowledged commits: %v", k, op, err)
+		h.failf("%s: reading the acknowledged commits: %v", h.at(k, op), err)
 		h.stop = true
 	}
 	for _, hash := range missing {
 		if !crashErasers[op] || !h.curCands[hash] {
 			a := h.live[hash]
 			st.lost++
-			h.failf("kill %d, during %s: acknowledged commit %s (made by %s, text %.40q) is gone", k, op, hash.Short(), a.op, a.text)
+			h.failf("%s: acknowledged commit %s (made by %s, text %.40q) is gone", h.at(k, op), hash.Short(), a.op, a.text)
 		}
 		h.forget(hash, op, true, k)
 	}
 	if err := tr.Store().View(func(tx store.Tx) error { return h.settle(tx, k, op) }); err != nil {
-		h.failf("kill %d, during %s: reading the blobs of erased texts: %v", k, op, err)
+		h.failf("%s: reading the blobs of erased texts: %v", h.at(k, op), err)
 		h.stop = true
 	}
 	require.NoError(h.t, tr.Close())
@@ -525,8 +533,8 @@ func (h *crashHarness) settle(tx store.Tx, k int, op string) error {
 				g.held = true
 				continue
 			}
-			h.failf("kill %d, during %s: the commits of text %s are gone (by %s after kill %d), but its blob is still stored, with no commit using it",
-				k, op, tag, g.how(), g.kill)
+			h.failf("%s: the commits of text %s are gone (by %s after kill %d), but its blob is still stored, with no commit using it",
+				h.at(k, op), tag, g.how(), g.kill)
 		}
 		g.erased = true
 		switch {
@@ -550,7 +558,7 @@ func (h *crashHarness) checkFile(k int, op string) {
 	found := crashTags(raw)
 	for tag := range h.holders {
 		if _, ok := found[tag]; !ok {
-			h.failf("kill %d, during %s: the text %s of a live acknowledged commit is not in the file: the check cannot see texts", k, op, tag)
+			h.failf("%s: the text %s of a live acknowledged commit is not in the file: the check cannot see texts", h.at(k, op), tag)
 			h.stop = true
 			return
 		}
@@ -581,12 +589,13 @@ func (h *crashHarness) checkFile(k int, op string) {
 		default:
 			h.stats(g.op).erasedFound++
 		}
-		whole := "a fragment"
-		if bytes.Contains(raw, []byte(h.texts[tag])) {
-			whole = "the whole text"
+		whole := "the whole text"
+		if !bytes.Contains(raw, []byte(h.texts[tag])) {
+			off := found[tag][0]
+			whole = fmt.Sprintf("a fragment (%q)", raw[max(0, off-40):min(len(raw), off+crashTagLen+20)])
 		}
-		h.leakf("kill %d, during %s: erased text %s (%d bytes; erased by %s after kill %d) is still in the file: %s, %s",
-			k, op, tag, len(h.texts[tag]), g.how(), g.kill, whole, where[tag])
+		h.leakf("%s: erased text %s (%d bytes; erased by %s after kill %d) is still in the file: %s, %s",
+			h.at(k, op), tag, len(h.texts[tag]), g.how(), g.kill, whole, where[tag])
 	}
 }
 
