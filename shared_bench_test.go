@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(benchWorkerEnv) != "" {
 		os.Exit(benchWorker())
 	}
+	if os.Getenv(crashWorkerEnv) != "" {
+		os.Exit(runCrashWorker())
+	}
 	os.Exit(m.Run())
 }
 
