@@ -21,7 +21,8 @@ import (
 // It is an exclusive operation: it holds the file's write lock from start
 // to rename, so other processes wait for it (up to their lock timeout). The
 // rename is atomic: a crash leaves the old file, or the new one, whole (and
-// perhaps a stray "*.compact-*" file beside it, which may be deleted). A
+// perhaps a stray "*.compact-*" file beside it, which the next Compact, or
+// the next erasure, deletes). A
 // process that was waiting for the old file's lock notices that the path
 // now names another file and opens that one.
 func (b *Bolt) Compact() (before, after int64, err error) {
@@ -41,7 +42,10 @@ func (b *Bolt) Compact() (before, after int64, err error) {
 			return err
 		}
 		before = st.Size()
-		tmp, err := os.CreateTemp(filepath.Dir(b.path), filepath.Base(b.path)+".compact-*")
+		if err := removeStrayCompactions(b.path); err != nil {
+			return err
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(b.path), filepath.Base(b.path)+compactionSuffix+"*")
 		if err != nil {
 			return err
 		}

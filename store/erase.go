@@ -2,9 +2,14 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -76,7 +81,7 @@ func erasurePending(db *bolt.DB) (pending bool) {
 // completeErasure wipes the free pages after a transaction of this handle
 // deleted text, alone in the file.
 func (b *Bolt) completeErasure() error {
-	err := b.ss.sole(func(s *session) error { return wipeFreePages(s.db, s.file) })
+	err := b.ss.sole(func(s *session) error { return wipeFreePages(s.db, s.file, b.path) })
 	if err != nil {
 		return &ErasureError{Path: b.path, Err: b.sessionError(err)}
 	}
@@ -88,7 +93,7 @@ func (b *Bolt) completeErasure() error {
 // overwrites every free page that is not all zeros, syncs, and clears the
 // record. With no erasure pending (another process completed it) it does
 // nothing.
-func wipeFreePages(db *bolt.DB, f *os.File) (err error) {
+func wipeFreePages(db *bolt.DB, f *os.File, path string) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -97,6 +102,9 @@ func wipeFreePages(db *bolt.DB, f *os.File) (err error) {
 	}()
 	if !erasurePending(db) {
 		return nil
+	}
+	if err := removeStrayCompactions(path); err != nil {
+		return err
 	}
 	// bbolt releases the pages earlier transactions freed when a
 	// read-write transaction begins and no reader needs them: nobody else
@@ -125,6 +133,13 @@ func wipeFreePages(db *bolt.DB, f *os.File) (err error) {
 			}
 			wrote = true
 		}
+		// A transaction killed before it committed may have written pages
+		// past the end of the database, with copies of text erased since.
+		tail, err := wipeTail(f, tx.Size())
+		if err != nil {
+			return err
+		}
+		wrote = wrote || tail
 		// The zeros must be on disk before the record goes: otherwise a
 		// crash could lose both.
 		if wrote && !db.NoSync {
@@ -134,4 +149,56 @@ func wipeFreePages(db *bolt.DB, f *os.File) (err error) {
 		}
 		return tx.Bucket(bucketMeta).Delete(keyErasePending)
 	})
+}
+
+// wipeTail zeroes what is not zero in the file f past the database's end
+// (bbolt grows the file ahead of its pages), reporting whether it wrote.
+func wipeTail(f *os.File, end int64) (wrote bool, err error) {
+	st, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	buf := make([]byte, 1<<20)
+	for off := end; off < st.Size(); off += int64(len(buf)) {
+		n, err := f.ReadAt(buf, off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return wrote, fmt.Errorf("read past the database's end: %w", err)
+		}
+		chunk := buf[:n]
+		if !bytes.Equal(chunk, make([]byte, n)) {
+			clear(chunk)
+			if _, err := f.WriteAt(chunk, off); err != nil {
+				return wrote, fmt.Errorf("wipe past the database's end: %w", err)
+			}
+			wrote = true
+		}
+	}
+	return wrote, nil
+}
+
+// compactionSuffix starts the name of the file Compact writes beside the
+// repository before it renames it into place.
+const compactionSuffix = ".compact-"
+
+// removeStrayCompactions deletes what a Compact killed before its rename
+// left beside the repository at path: whole copies of the repository, text
+// erased since included. Only a holder of the file's write lock may call
+// it: a running Compact holds that lock.
+func removeStrayCompactions(path string) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), base+compactionSuffix) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }

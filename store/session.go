@@ -334,7 +334,7 @@ func (ss *sessions) open(write, create bool, deadline time.Time) (*session, erro
 		}
 		// A crash interrupted an erasure: complete it before anything else.
 		if write {
-			if err := wipeFreePages(db, f); err != nil {
+			if err := wipeFreePages(db, f, path); err != nil {
 				s.close()
 				return nil, &ErasureError{Path: path, Err: err}
 			}
