@@ -33,6 +33,7 @@ func TestRetryAfter_Forms(t *testing.T) {
 		{"date in the past", http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0, true},
 		{"milliseconds win", http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"1"}}, 250 * time.Millisecond, true},
 		{"negative", http.Header{"Retry-After": {"-3"}}, 0, false},
+		{"not a number", http.Header{"Retry-After": {"NaN"}}, 0, false},
 		{"garbage", http.Header{"Retry-After": {"soon"}}, 0, false},
 	}
 	for _, tt := range tests {
