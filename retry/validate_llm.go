@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // JudgeFunc asks a model one question and returns its reply. It is how the
@@ -26,7 +27,11 @@ type JudgeReplyError struct {
 func (e *JudgeReplyError) Error() string {
 	reply := e.Reply
 	if len(reply) > 200 {
-		reply = reply[:200] + "…"
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(reply[cut]) {
+			cut-- // keep the last character whole
+		}
+		reply = reply[:cut] + "…"
 	}
 	return fmt.Sprintf("judge reply %q: %s; want a JSON object such as {\"pass\": false, \"reason\": \"...\"}", reply, e.Reason)
 }
