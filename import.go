@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tractdag/tract/internal/jsonerr"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -339,7 +340,7 @@ func ReadMessages(r io.Reader) iter.Seq2[ImportMessage, error] {
 		for i := 1; d.More(); i++ {
 			var m ImportMessage
 			if err := d.Decode(&m); err != nil {
-				yield(ImportMessage{}, &messageError{N: i, Err: fmt.Errorf("not a JSON object with role and content: %w", err)})
+				yield(ImportMessage{}, &messageError{N: i, Err: fmt.Errorf("not a JSON object with role and content: %w", jsonerr.Wrap(err))})
 				return
 			}
 			if !yield(m, nil) {

@@ -51,3 +51,17 @@ func kind(t reflect.Type) string {
 	}
 	return "another value"
 }
+
+// Wrap returns err with the message Describe gives it; errors.Is and
+// errors.As still see err. It returns nil for nil.
+func Wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &described{err}
+}
+
+type described struct{ err error }
+
+func (e *described) Error() string { return Describe(e.err) }
+func (e *described) Unwrap() error { return e.err }

@@ -44,3 +44,15 @@ func TestDescribe(t *testing.T) {
 	}
 	assert.Equal(t, "disk on fire", Describe(errors.New("disk on fire")))
 }
+
+func TestWrap(t *testing.T) {
+	assert.NoError(t, Wrap(nil))
+	var v struct {
+		N int `json:"n"`
+	}
+	cause := json.Unmarshal([]byte(`{"n":"x"}`), &v)
+	err := Wrap(cause)
+	assert.EqualError(t, err, "n: got string, want an integer")
+	var te *json.UnmarshalTypeError
+	assert.ErrorAs(t, err, &te, "the cause stays reachable")
+}
