@@ -338,12 +338,16 @@ func ReadMessages(r io.Reader) iter.Seq2[ImportMessage, error] {
 			}
 		}
 		for i := 1; d.More(); i++ {
-			var m ImportMessage
+			var m *ImportMessage // stays nil for a JSON null
 			if err := d.Decode(&m); err != nil {
 				yield(ImportMessage{}, &messageError{N: i, Err: fmt.Errorf("not a JSON object with role and content: %w", jsonerr.Wrap(err))})
 				return
 			}
-			if !yield(m, nil) {
+			if m == nil {
+				yield(ImportMessage{}, &messageError{N: i, Err: errors.New("not a JSON object with role and content: got null")})
+				return
+			}
+			if !yield(*m, nil) {
 				return
 			}
 		}

@@ -339,6 +339,7 @@ func TestReadMessages(t *testing.T) {
 		{"a bad object in the middle", `[{"role":"user","content":"a"},{"role":1}]`, []string{"a"}, "message 2"},
 		{"an unfinished array", `[{"role":"user","content":"a"}`, []string{"a"}, "not a JSON array"},
 		{"trailing data", `[{"role":"user","content":"a"}] x`, []string{"a"}, "trailing data"},
+		{"null", "{\"role\":\"user\",\"content\":\"a\"}\nnull\n", []string{"a"}, "message 2: not a JSON object with role and content: got null"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
@@ -431,6 +432,7 @@ func FuzzReadMessages(f *testing.F) {
 		"{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}\n",
 		"", " \n\t", " [ ] ", "hello", `[{"role":"user","content":"a"},{"role":"user"]`,
 		`[{"role":"user","content":"a"}`, `[{"role":"user","content":"a"}] x`, `{"role":"user","content":"\u00e9\ud800"}`,
+		"null", "[null]", `{"role":"user","content":"a"} true`,
 	} {
 		f.Add([]byte(s))
 	}
