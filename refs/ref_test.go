@@ -56,6 +56,7 @@ func TestValidateBranchName_RejectsAndSaysWhy(t *testing.T) {
 		{"x.lock/y", "'.lock'"},
 		{".hidden", "cannot start with '.'"},
 		{"a/.b", "cannot start with '.'"},
+		{"caf\xe9", "valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
