@@ -159,9 +159,17 @@ func (r oneBranch) Commit(h dag.Hash) (*dag.Commit, error) {
 	return nil, fmt.Errorf("commit %s: %w", h.Short(), refs.ErrNotFound)
 }
 
+// A branch may be named like a full ref; the full ref wins, as in git.
+func TestResolve_BranchNamedLikeAFullRef(t *testing.T) {
+	tip := dag.Sum([]byte("tip"))
+	h, err := refs.Resolve(oneBranch{name: "refs/x", tip: tip}, "refs/x")
+	require.NoError(t, err)
+	assert.Equal(t, tip, h)
+}
+
 func FuzzValidateBranchName(f *testing.F) {
 	for _, s := range []string{
-		"main", "feature/x", "v1.2", "日本語", "@", "a@b", "", "HEAD", "-x", "a..b", "a@{1}",
+		"main", "feature/x", "v1.2", "日本語", "@", "a@b", "refs/heads/x", "", "HEAD", "-x", "a..b", "a@{1}",
 		"a/", "a.", "a b", "a\x01", "a~1", "a^", "a:b", "//", "a//b", ".a", "a/.b", "a.lock", "a/b.lock/c",
 	} {
 		f.Add(s)

@@ -150,7 +150,12 @@ func ResolveRevision(r Resolver, rev Revision) (dag.Hash, error) {
 
 func resolveBase(r Resolver, name string) (dag.Hash, error) {
 	candidates := []string{name}
-	if name != HEAD && name != OrigHead && !strings.HasPrefix(name, "refs/") {
+	switch {
+	case name == HEAD || name == OrigHead:
+	case strings.HasPrefix(name, "refs/"):
+		// A full ref name, else a branch whose name starts with "refs/".
+		candidates = append(candidates, BranchRef(name))
+	default:
 		candidates = []string{BranchRef(name)}
 	}
 	for _, ref := range candidates {
