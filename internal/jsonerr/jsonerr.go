@@ -11,10 +11,10 @@ import (
 )
 
 // Describe returns the message of err, an error of encoding/json: a value
-// of the wrong type is "usage.total_tokens: got string, want a number"
+// of the wrong type is "usage.total_tokens: got string, want an integer"
 // rather than json's "cannot unmarshal string into Go struct field
-// Usage.usage.total_tokens of type int"; other errors keep their message,
-// without json's "json: " prefix.
+// chatResponse.usage.total_tokens of type int"; other errors keep their
+// message, without json's "json: " prefix.
 func Describe(err error) string {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
