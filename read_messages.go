@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/jsonerr"
 )
 
 // ReadOption configures ReadMessages.
@@ -225,9 +226,12 @@ func (mr *messageReader) message(n int) (ImportMessage, error) {
 		}
 		return fail(fmt.Errorf("%w: not valid UTF-8 at byte offset %d of the input%s", ErrInvalidText, start+int64(i), at))
 	}
-	var m ImportMessage
+	var m *ImportMessage // stays nil for a JSON null
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return fail(fmt.Errorf("not a JSON object with role and content: %w", err))
+		return fail(fmt.Errorf("not a JSON object with role and content: %w", jsonerr.Wrap(err)))
+	}
+	if m == nil {
+		return fail(errors.New("not a JSON object with role and content: got null"))
 	}
 	if err := mr.lim.checkText("the text", m.Content); err != nil {
 		return fail(err)
@@ -235,7 +239,7 @@ func (mr *messageReader) message(n int) (ImportMessage, error) {
 	if err := mr.lim.checkMeta(m.Meta); err != nil {
 		return fail(err)
 	}
-	return m, nil
+	return *m, nil
 }
 
 // errLineLimit is value's error for a value longer than the line limit.

@@ -43,6 +43,7 @@ func TestReadMessages(t *testing.T) {
 		{"empty array over lines", "[\n]\n", nil, ""},
 		{"not JSON", "hello", nil, "message 1 (line 1): not a JSON object"},
 		{"a number", "[1]", nil, "message 1 (line 1): not a JSON object"},
+		{"null", "{\"role\":\"user\",\"content\":\"a\"}\nnull\n", []string{"a"}, "message 2 (line 2): not a JSON object with role and content: got null"},
 		{"a stray bracket", "}", nil, "message 1 (line 1): not a JSON object"},
 		{"a bad object in the middle", `[{"role":"user","content":"a"},{"role":1}]`, []string{"a"}, "message 2 (line 1)"},
 		{"a bad line", "{\"role\":\"user\",\"content\":\"a\"}\n\n{\"role\":\"user\",\"content\":}\n", []string{"a"}, "message 2 (line 3): not a JSON object"},

@@ -1,13 +1,18 @@
 package dag_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"reflect"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/fuzzcheck"
 )
 
 func TestCanonicalMeta_Canonicalizes(t *testing.T) {
@@ -134,4 +139,66 @@ func TestParseKindAndRole(t *testing.T) {
 	assert.ErrorContains(t, err, "use one of message, steering, summary, note, error")
 	_, err = dag.ParseRole("bot")
 	assert.ErrorContains(t, err, "use one of system, user, assistant, tool")
+}
+
+func FuzzCanonicalMeta(f *testing.F) {
+	for _, s := range []string{
+		`{"b":1,"a":2}`, `{"z":{"y":1,"x":[{"d":1,"c":2}]},"a":null}`, " {\n\t\"a\" : [ 1 , 2 ] }\n",
+		`{"a":1.50,"b":1e3,"c":-0,"d":12345678901234567890}`, `{"a":"<b> & </b>"}`, `{"a":"\u00e9\ud800"}`,
+		`{"a":1,"a":2}`, `{}`, "", " ", `[]`, `null`, `"x"`, `{"a":1} {"b":2}`, `{"a":1}x`, "{\"a\":\"\xff\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		canon, err := dag.CanonicalMeta(raw)
+		if err != nil {
+			fuzzcheck.UserError(t, err)
+			if !errors.Is(err, dag.ErrInvalidMeta) {
+				t.Fatalf("error %v does not wrap ErrInvalidMeta", err)
+			}
+			return
+		}
+		// The canonical form says what the input says.
+		if !reflect.DeepEqual(decodeJSON(t, raw), decodeJSON(t, canon)) {
+			t.Fatalf("%q canonicalised to %q, which means something else", raw, canon)
+		}
+		if canon == nil {
+			return // no metadata: white space or an empty object
+		}
+		if !utf8.Valid(canon) || canon[0] != '{' {
+			t.Fatalf("canonical form %q is not a UTF-8 JSON object", canon)
+		}
+		again, err := dag.CanonicalMeta(canon)
+		if err != nil || !bytes.Equal(again, canon) {
+			t.Fatalf("canonical form %q is not a fixed point: %q, %v", canon, again, err)
+		}
+		c := dag.Commit{Kind: dag.KindMessage, Role: dag.RoleUser, Meta: canon}
+		if err := c.Verify(); err != nil {
+			t.Fatalf("a commit with metadata %q does not verify: %v", canon, err)
+		}
+		m, err := c.MetaMap()
+		if err != nil || len(m) == 0 {
+			t.Fatalf("MetaMap of %q: %v, %v", canon, m, err)
+		}
+		if fromMap, err := dag.MetaFromMap(m); err != nil || !bytes.Equal(fromMap, canon) {
+			t.Fatalf("MetaFromMap(MetaMap(%q)) = %q, %v", canon, fromMap, err)
+		}
+	})
+}
+
+// decodeJSON decodes a JSON value as CanonicalMeta reads it; white space
+// alone and an empty object both decode to nil.
+func decodeJSON(t *testing.T, b []byte) any {
+	t.Helper()
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	require.NoError(t, d.Decode(&v))
+	if m, ok := v.(map[string]any); ok && len(m) == 0 {
+		return nil
+	}
+	return v
 }

@@ -342,3 +342,36 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeHeader(f *testing.F) {
+	for _, s := range sampleCommits(f) {
+		f.Add(mustEncode(f, s.commit))
+	}
+	f.Add([]byte{})
+	f.Add([]byte{1, 0x80, 0x00})
+	f.Add(encodeFields(1, nil, "message", "robot", dag.Hash{}, "", 0))
+	f.Add(encodeFields(1, []dag.Hash{{1}, {2}}, "note", "tool", dag.Hash{3}, `{"a":1}`, -1)[:80])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		hd, herr := dag.DecodeHeader(b)
+		c, err := dag.Decode(b)
+		if herr != nil {
+			if !errors.Is(herr, dag.ErrBadEncoding) {
+				t.Fatalf("DecodeHeader error %v does not wrap ErrBadEncoding", herr)
+			}
+			if err == nil {
+				t.Fatalf("DecodeHeader refuses what Decode accepts (%v): %x", herr, b)
+			}
+			return
+		}
+		if !hd.Kind.Valid() || !hd.Role.Valid() {
+			t.Fatalf("header with kind %q and role %q", hd.Kind, hd.Role)
+		}
+		if err != nil {
+			return // the header checks less than Decode
+		}
+		want := dag.Header{Parent: c.Parent(), Kind: c.Kind, Role: c.Role, Blob: c.Blob}
+		if hd != want {
+			t.Fatalf("header %+v, Decode says %+v", hd, want)
+		}
+	})
+}

@@ -28,13 +28,14 @@ func Sum(data []byte) Hash {
 }
 
 // ParseHash parses a full 64-character lowercase or uppercase hex hash.
+// On error it returns the zero hash.
 func ParseHash(s string) (Hash, error) {
 	var h Hash
 	if len(s) != 2*HashSize {
-		return h, fmt.Errorf("parse hash %q: want %d hex characters, got %d", s, 2*HashSize, len(s))
+		return Hash{}, fmt.Errorf("parse hash %q: want %d hex characters, got %d", s, 2*HashSize, len(s))
 	}
 	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
-		return h, fmt.Errorf("parse hash %q: %w", s, err)
+		return Hash{}, fmt.Errorf("parse hash %q: %w", s, err)
 	}
 	return h, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/fuzzcheck"
 )
 
 // helloHash is the BLAKE3-256 of "hello", computed by the reference b3sum.
@@ -99,4 +100,40 @@ func TestIsHexPrefix(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, dag.IsHexPrefix(tt.in), "IsHexPrefix(%q)", tt.in)
 	}
+}
+
+func FuzzParseHash(f *testing.F) {
+	for _, s := range []string{helloHash, strings.ToUpper(helloHash), helloHash[:63] + "g", helloHash[:62], helloHash + "0", "", "abcd", "ABC", " " + helloHash[1:]} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := dag.ParseHash(s)
+		var u dag.Hash
+		uerr := u.UnmarshalText([]byte(s))
+		if (err == nil) != (uerr == nil) || u != h {
+			t.Fatalf("%q: ParseHash gives %v, %v; UnmarshalText %v, %v", s, h, err, u, uerr)
+		}
+		if err != nil && !h.IsZero() {
+			t.Fatalf("%q: ParseHash fails (%v) with a hash %v", s, err, h)
+		}
+		isFull := dag.IsHexPrefix(s) && len(s) == 2*dag.HashSize
+		if err != nil {
+			fuzzcheck.UserError(t, err)
+			if isFull {
+				t.Fatalf("%q: IsHexPrefix accepts a full hash ParseHash refuses: %v", s, err)
+			}
+			return
+		}
+		if !isFull {
+			t.Fatalf("%q parses, but IsHexPrefix refuses it", s)
+		}
+		if h.String() != strings.ToLower(s) || !strings.HasPrefix(h.String(), h.Short()) {
+			t.Fatalf("%q parses to %s (short %s)", s, h, h.Short())
+		}
+		text, err := h.MarshalText()
+		require.NoError(t, err)
+		if again, err := dag.ParseHash(string(text)); err != nil || again != h {
+			t.Fatalf("%s does not parse back: %v, %v", text, again, err)
+		}
+	})
 }

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tractdag/tract/internal/jsonerr"
 )
 
 // This file holds the OpenAI chat-completions wire format: request and
@@ -166,7 +168,7 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 || s > 1e9 {
+		if !(s >= 0 && s <= 1e9) { // NaN fails both
 			return 0, false
 		}
 		return time.Duration(s * float64(time.Second)), true
@@ -237,7 +239,7 @@ func (c *OpenAI) readJSON(resp *http.Response) (*Response, error) {
 	}
 	var doc chatResponse
 	if err := json.Unmarshal(trimmed, &doc); err != nil {
-		return nil, c.badResponse(status, "invalid JSON: "+err.Error(), trimmed)
+		return nil, c.badResponse(status, "invalid JSON: "+jsonerr.Describe(err), trimmed)
 	}
 	if err := c.embeddedError(status, doc.Error); err != nil {
 		return nil, err
@@ -310,7 +312,7 @@ func (c *OpenAI) readStream(resp *http.Response, onDelta func(string)) (*Respons
 					if isHTML("", data) {
 						return nil, delivered, c.badResponse(status, "got HTML inside the event stream", data)
 					}
-					return nil, delivered, c.badResponse(status, "invalid JSON in stream chunk: "+jerr.Error(), data)
+					return nil, delivered, c.badResponse(status, "invalid JSON in stream chunk: "+jsonerr.Describe(jerr), data)
 				}
 				if eerr := c.embeddedError(status, chunk.Error); eerr != nil {
 					return nil, delivered, eerr

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tractdag/tract/dag"
 )
@@ -79,11 +80,11 @@ func DecodeRef(name string, b []byte) (Ref, error) {
 	return Ref{Name: name, Hash: dag.Hash(b)}, nil
 }
 
-// ValidateBranchName checks a short branch name against git's rules: no
-// spaces or control characters, none of ~ ^ : ? * [ \, no "..", no "@{", no
-// leading "-" or ".", no empty path component, no component ending in
-// ".lock", no trailing "/" or ".", and not "HEAD". The error says which rule
-// the name breaks.
+// ValidateBranchName checks a short branch name against git's rules, and
+// that it is valid UTF-8: no spaces or control characters, none of
+// ~ ^ : ? * [ \, no "..", no "@{", no leading "-" or ".", no empty path
+// component, no component ending in ".lock", no trailing "/" or ".", and
+// not "HEAD". The error says which rule the name breaks.
 func ValidateBranchName(name string) error {
 	bad := func(why string) error {
 		return fmt.Errorf("%w %q: %s", ErrInvalidName, name, why)
@@ -91,6 +92,9 @@ func ValidateBranchName(name string) error {
 	switch {
 	case name == "":
 		return bad("the name is empty")
+	case !utf8.ValidString(name):
+		// JSON output could not show it, nor a revision name it back.
+		return bad("a name must be valid UTF-8")
 	case name == HEAD || name == OrigHead:
 		return bad("the name is reserved")
 	case strings.HasPrefix(name, "-"):

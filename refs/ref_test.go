@@ -1,13 +1,18 @@
 package refs_test
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/fuzzcheck"
 	"github.com/tractdag/tract/refs"
 )
 
@@ -51,6 +56,7 @@ func TestValidateBranchName_RejectsAndSaysWhy(t *testing.T) {
 		{"x.lock/y", "'.lock'"},
 		{".hidden", "cannot start with '.'"},
 		{"a/.b", "cannot start with '.'"},
+		{"caf\xe9", "valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,4 +117,88 @@ func TestDecodeRef_RejectsMalformedValues(t *testing.T) {
 		assert.Contains(t, err.Error(), "neither a hash nor a symbolic ref")
 		assert.Contains(t, err.Error(), "refs/heads/x")
 	}
+}
+
+func FuzzDecodeRef(f *testing.F) {
+	h := dag.Sum([]byte("hello"))
+	for _, b := range [][]byte{
+		refs.Ref{Name: "HEAD", Target: "refs/heads/main"}.Encode(),
+		refs.Ref{Name: "refs/heads/main", Hash: h}.Encode(),
+		[]byte("ref: "), []byte("ref:"), {}, h[:31], append(h[:], 0),
+	} {
+		f.Add("HEAD", b)
+	}
+	f.Fuzz(func(t *testing.T, name string, b []byte) {
+		r, err := refs.DecodeRef(name, b)
+		if err != nil {
+			fuzzcheck.UserError(t, err)
+			return
+		}
+		if r.Name != name {
+			t.Fatalf("ref named %q decodes as %q", name, r.Name)
+		}
+		if got := r.Encode(); !bytes.Equal(got, b) {
+			t.Fatalf("Encode(DecodeRef(b)) != b:\n b   %q\n got %q", b, got)
+		}
+	})
+}
+
+// oneBranch is a repository with one branch and one commit.
+type oneBranch struct {
+	name string
+	tip  dag.Hash
+}
+
+func (r oneBranch) ResolveRef(name string) (dag.Hash, bool, error) {
+	return r.tip, name == refs.BranchRef(r.name), nil
+}
+
+func (oneBranch) CommitsWithPrefix(string, int) ([]dag.Hash, error) { return nil, nil }
+
+func (r oneBranch) Commit(h dag.Hash) (*dag.Commit, error) {
+	return nil, fmt.Errorf("commit %s: %w", h.Short(), refs.ErrNotFound)
+}
+
+// A branch may be named like a full ref; the full ref wins, as in git.
+func TestResolve_BranchNamedLikeAFullRef(t *testing.T) {
+	tip := dag.Sum([]byte("tip"))
+	h, err := refs.Resolve(oneBranch{name: "refs/x", tip: tip}, "refs/x")
+	require.NoError(t, err)
+	assert.Equal(t, tip, h)
+}
+
+func FuzzValidateBranchName(f *testing.F) {
+	for _, s := range []string{
+		"main", "feature/x", "v1.2", "日本語", "@", "a@b", "refs/heads/x", "", "HEAD", "-x", "a..b", "a@{1}",
+		"a/", "a.", "a b", "a\x01", "a~1", "a^", "a:b", "//", "a//b", ".a", "a/.b", "a.lock", "a/b.lock/c",
+	} {
+		f.Add(s)
+	}
+	tip := dag.Sum([]byte("tip"))
+	f.Fuzz(func(t *testing.T, name string) {
+		err := refs.ValidateBranchName(name)
+		if err != nil {
+			fuzzcheck.UserError(t, err)
+			if !errors.Is(err, refs.ErrInvalidName) {
+				t.Fatalf("%q: error %v does not wrap ErrInvalidName", name, err)
+			}
+			return
+		}
+		// A valid name can be shown (JSON keeps only valid UTF-8) and
+		// named in a revision, which finds the branch.
+		if !utf8.ValidString(name) {
+			t.Fatalf("accepted %q, which is not valid UTF-8", name)
+		}
+		rev, err := refs.ParseRevision(name)
+		if err != nil || rev.Base != name || len(rev.Steps) != 0 {
+			t.Fatalf("branch %q parses as revision %+v, %v", name, rev, err)
+		}
+		if short, ok := refs.BranchName(refs.BranchRef(name)); !ok || short != name {
+			t.Fatalf("branch %q comes back as %q", name, short)
+		}
+		h, err := refs.Resolve(oneBranch{name: name, tip: tip}, name)
+		if err != nil || h != tip {
+			t.Fatalf("branch %q does not resolve to its tip: %v, %v", name, h, err)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/fuzzcheck"
 	"github.com/tractdag/tract/refs"
 )
 
@@ -91,6 +92,7 @@ func FuzzDecodeEntry(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := refs.DecodeEntry(b)
 		if err != nil {
+			fuzzcheck.UserError(t, err)
 			return
 		}
 		if got := e.Encode(); string(got) != string(b) {

@@ -201,7 +201,12 @@ func parents(n int) string {
 
 func resolveBase(r Resolver, name string) (dag.Hash, error) {
 	candidates := []string{name}
-	if name != HEAD && name != OrigHead && !strings.HasPrefix(name, "refs/") {
+	switch {
+	case name == HEAD || name == OrigHead:
+	case strings.HasPrefix(name, "refs/"):
+		// A full ref name, else a branch whose name starts with "refs/".
+		candidates = append(candidates, BranchRef(name))
+	default:
 		candidates = []string{BranchRef(name)}
 	}
 	for _, ref := range candidates {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/fuzzcheck"
 	"github.com/tractdag/tract/refs"
 )
 
@@ -347,6 +348,10 @@ func FuzzParseRevision(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		rev, err := refs.ParseRevision(s)
 		if err != nil {
+			fuzzcheck.UserError(t, err)
+			if !errors.Is(err, refs.ErrBadRevision) {
+				t.Fatalf("%q: error %v does not wrap ErrBadRevision", s, err)
+			}
 			return
 		}
 		again, err := refs.ParseRevision(rev.String())

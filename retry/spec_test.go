@@ -2,11 +2,17 @@ package retry
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/internal/fuzzcheck"
 )
 
 func TestParseSpec_Kinds(t *testing.T) {
@@ -130,4 +136,50 @@ func TestParseSpec_Options(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 	assert.Equal(t, "command timed out after 50ms (no output)", diagnosis)
+}
+
+func FuzzParseSpec(f *testing.F) {
+	dir := f.TempDir()
+	schema, err := os.ReadFile(filepath.Join("testdata", "person.schema.json"))
+	require.NoError(f, err)
+	require.NoError(f, os.WriteFile(filepath.Join(dir, "person.json"), schema, 0o644))
+	require.NoError(f, os.WriteFile(filepath.Join(dir, "broken.json"), []byte(`{"type": 5}`), 0o644))
+	for _, s := range []string{
+		"json", "json:", "schema:person.json", "schema:broken.json", "schema:missing.json", "schema:",
+		"regex:^a:b$", "regex:(", "contains:key: value", "contains:", "maxlen:3", "maxlen: 3",
+		"minlen:-1", "minlen:99999999999999999999", "cmd:grep -q x", "cmd:no-such-command-x", "cmd:X=1 true",
+		"cmd:", "llm:is polite", "llm: ", "", ":", ":x", "nope", "JSON",
+	} {
+		f.Add(s)
+	}
+	judge := func(context.Context, string) (string, error) { return `{"pass": false, "reason": "no"}`, nil }
+	f.Fuzz(func(t *testing.T, spec string) {
+		if arg, ok := strings.CutPrefix(spec, "schema:"); ok && strings.ContainsAny(arg, `/\`) {
+			return // a schema outside dir: do not read the machine's files
+		}
+		v, err := ParseSpec(spec, WithBaseDir(dir), WithJudge(judge))
+		if err != nil {
+			fuzzcheck.UserError(t, err)
+			var se *SpecError
+			if !errors.As(err, &se) || se.Spec != spec {
+				t.Fatalf("%q: error %v is not a SpecError for the spec", spec, err)
+			}
+			return
+		}
+		if v.Name() != spec {
+			t.Fatalf("Name %q, want the spec %q", v.Name(), spec)
+		}
+		if kind, _, _ := strings.Cut(spec, ":"); kind == "cmd" {
+			return // running a fuzzed command is not this target's business
+		}
+		for _, answer := range []string{"", `{"name": "a", "age": 1}`, "key: value and more text"} {
+			ok, diagnosis, err := v.Validate(t.Context(), answer)
+			if err != nil {
+				t.Fatalf("%q on %q: run error %v", spec, answer, err)
+			}
+			if ok != (diagnosis == "") {
+				t.Fatalf("%q on %q: ok = %v with diagnosis %q", spec, answer, ok, diagnosis)
+			}
+		}
+	})
 }

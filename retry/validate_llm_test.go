@@ -2,12 +2,17 @@ package retry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/internal/fuzzcheck"
 )
 
 // fakeJudge replies with reply and records the prompts it was sent.
@@ -138,4 +143,66 @@ The sky is blue.
 Reply with only a JSON object and no other text:
 {"pass": true or false, "reason": "one or two sentences: what fails the criteria, or why it passes"}`
 	assert.Equal(t, want, JudgePrompt("cites a source", "The sky is blue."))
+}
+
+func FuzzParseJudgeReply(f *testing.F) {
+	for _, s := range []string{
+		`{"pass": true, "reason": "it is polite"}`,
+		"{\"pass\": false, \"reason\": \"  rude \\n\"}",
+		"```json\n{\"pass\": false, \"reason\": \"rude\"}\n```",
+		"```{\"pass\": true}```",
+		"```json\n{\"pass\": true}",
+		`{"pass": "yes"}`, `{"reason": 5}`, `{"pass": null}`, `null`, `[]`, `{"pass": true} and more`,
+		"Sure! " + strings.Repeat("é", 150),
+	} {
+		f.Add(s, false, "a reason")
+	}
+	f.Fuzz(func(t *testing.T, reply string, pass bool, reason string) {
+		_, gotReason, err := parseJudgeReply(reply)
+		if err != nil {
+			checkJudgeReplyError(t, err, reply)
+		} else if gotReason != strings.TrimSpace(gotReason) {
+			t.Fatalf("%q: reason %q is not trimmed", reply, gotReason)
+		}
+
+		// Every reply of the form JudgePrompt asks for is read back, bare
+		// or fenced.
+		if !utf8.ValidString(reason) {
+			return // JSON cannot carry it
+		}
+		obj, err := json.Marshal(map[string]any{"pass": pass, "reason": reason})
+		require.NoError(t, err)
+		for _, r := range []string{string(obj), "```json\n" + string(obj) + "\n```", "```\n" + string(obj) + "```"} {
+			p, why, err := parseJudgeReply(r)
+			if err != nil || p != pass || why != strings.TrimSpace(reason) {
+				t.Fatalf("%q gave (%v, %q, %v), want (%v, %q)", r, p, why, err, pass, strings.TrimSpace(reason))
+			}
+		}
+	})
+}
+
+// checkJudgeReplyError checks an error of parseJudgeReply: a
+// *JudgeReplyError for reply, whose message quotes the start of reply
+// as valid UTF-8 when reply is.
+func checkJudgeReplyError(t *testing.T, err error, reply string) {
+	t.Helper()
+	fuzzcheck.UserError(t, err)
+	var je *JudgeReplyError
+	if !errors.As(err, &je) || je.Reply != reply {
+		t.Fatalf("%q: error %v is not a JudgeReplyError for the reply", reply, err)
+	}
+	msg := err.Error()
+	// The reply is quoted after the reason: "…expected (REASON): "REPLY"; …"
+	quoted, qerr := strconv.QuotedPrefix(msg[strings.LastIndex(msg, `): "`)+3:])
+	if qerr != nil {
+		t.Fatalf("message does not quote the reply: %v", err)
+	}
+	shown, _ := strconv.Unquote(quoted)
+	shown = strings.TrimSuffix(shown, "…")
+	if !strings.HasPrefix(reply, shown) {
+		t.Fatalf("message quotes %q, not the start of %q", shown, reply)
+	}
+	if utf8.ValidString(reply) && !utf8.ValidString(shown) {
+		t.Fatalf("message cuts a character of the reply: %q", quoted)
+	}
 }

@@ -45,14 +45,16 @@ func (c Counters) Encode() []byte {
 	return binary.AppendUvarint(b, uint64(c.Tokens))
 }
 
-// DecodeCounters decodes what Encode wrote; anything else (short, long,
-// counters out of range) is an error wrapping dag.ErrBadEncoding.
+// DecodeCounters decodes what Encode wrote; anything else (short, long, a
+// varint longer than its shortest form, counters out of range) is an error
+// wrapping dag.ErrBadEncoding.
 func DecodeCounters(b []byte) (Counters, error) {
 	var vs [3]int64
 	rest := b
 	for i := range vs {
 		v, n := binary.Uvarint(rest)
-		if n <= 0 || v > 1<<62 {
+		var shortest [binary.MaxVarintLen64]byte
+		if n <= 0 || n != binary.PutUvarint(shortest[:], v) || v > 1<<62 {
 			return Counters{}, fmt.Errorf("counters %x: %w", b, dag.ErrBadEncoding)
 		}
 		vs[i], rest = int64(v), rest[n:]

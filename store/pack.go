@@ -100,9 +100,15 @@ func encodePackInfo(p PackInfo) []byte {
 	return binary.BigEndian.AppendUint64(b, uint64(p.Entries))
 }
 
+// decodePackInfo decodes what encodePackInfo wrote; anything else (another
+// length, a negative entry count) is an error wrapping dag.ErrBadEncoding.
 func decodePackInfo(id uint64, b []byte) (PackInfo, error) {
 	if len(b) != 16 {
 		return PackInfo{}, fmt.Errorf("pack %d: info of %d bytes: %w", id, len(b), dag.ErrBadEncoding)
 	}
-	return PackInfo{ID: id, Updated: time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC(), Entries: int64(binary.BigEndian.Uint64(b[8:]))}, nil
+	entries := int64(binary.BigEndian.Uint64(b[8:]))
+	if entries < 0 {
+		return PackInfo{}, fmt.Errorf("pack %d: info with %d entries: %w", id, entries, dag.ErrBadEncoding)
+	}
+	return PackInfo{ID: id, Updated: time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC(), Entries: entries}, nil
 }

@@ -136,6 +136,16 @@ func TestParseAge(t *testing.T) {
 		_, err := parseAge(in)
 		assert.Error(t, err, in)
 	}
+	got, err := parseAge("106751d")
+	require.NoError(t, err)
+	assert.Positive(t, got)
+	// One day more would overflow into a negative age, which expires every
+	// reflog entry instead of none.
+	for _, in := range []string{"106752d", "99999999999999999999d"} {
+		_, err := parseAge(in)
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), "at most 106751d", in)
+	}
 }
 
 // TestRun_CommitLogShow drives commands through run() with fake streams.

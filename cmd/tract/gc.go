@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -74,12 +76,20 @@ reachable from a branch, HEAD or ORIG_HEAD always stay. AGE is a Go duration
 	return cmd
 }
 
+// maxAgeDays is the most days a time.Duration holds (about 292 years).
+const maxAgeDays = int(math.MaxInt64 / int64(24*time.Hour))
+
 func parseAge(s string) (time.Duration, error) {
 	switch {
 	case s == "now" || s == "0":
 		return 0, nil
 	case strings.HasSuffix(s, "d"):
 		n, err := strconv.Atoi(strings.TrimSuffix(s, "d"))
+		if errors.Is(err, strconv.ErrRange) && n > 0 || err == nil && n > maxAgeDays {
+			// More would overflow into a negative age, which expires
+			// every entry: the opposite of what was asked.
+			return 0, usageErrorf("--expire %q: at most %dd (about 292 years)", s, maxAgeDays)
+		}
 		if err == nil && n >= 0 {
 			return time.Duration(n) * 24 * time.Hour, nil
 		}

@@ -1,0 +1,67 @@
+// Package jsonerr words encoding/json's errors for the people who wrote
+// the JSON, who know its values but not the Go types they were decoded
+// into.
+package jsonerr
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+)
+
+// Describe returns the message of err, an error of encoding/json: a value
+// of the wrong type is "usage.total_tokens: got string, want an integer"
+// rather than json's "cannot unmarshal string into Go struct field
+// chatResponse.usage.total_tokens of type int"; other errors keep their
+// message, without json's "json: " prefix.
+func Describe(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	msg := "got " + te.Value + ", want " + kind(te.Type)
+	if te.Field != "" {
+		msg = te.Field + ": " + msg
+	}
+	return msg
+}
+
+// kind names the JSON values a Go type takes.
+func kind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return kind(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another value"
+}
+
+// Wrap returns err with the message Describe gives it; errors.Is and
+// errors.As still see err. It returns nil for nil.
+func Wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &described{err}
+}
+
+type described struct{ err error }
+
+func (e *described) Error() string { return Describe(e.err) }
+func (e *described) Unwrap() error { return e.err }
