@@ -728,6 +728,13 @@ func (r *modelRun) opChat(generate bool) {
 		_, err := r.chatCall(generate, text, opts)
 		r.expectError(err, tract.ErrUnbornBranch)
 		return
+	case generate && len(compileOf(tip)) == 0:
+		// Nothing to send: like Generate on an unborn branch, it must
+		// fail before asking the model, and write nothing.
+		_, err := r.chatCall(generate, text, opts)
+		r.expectError(err)
+		r.checkRequests(nil)
+		return
 	}
 	var answers []string
 	for n := 1; n <= failures; n++ {
