@@ -34,8 +34,8 @@ func TestFault_RepositoryDirectoryVanishes(t *testing.T) {
 	_, err = tr.CreateBranch(ctx, "side", "HEAD~1")
 	require.NoError(t, err)
 	// A write through another handle takes the file's lock, so tr's
-	// session of the file ends: its next call must open the file again.
-	// (Within a session, writes would go on to the removed file.)
+	// session of the file ends: its next call opens the file again (the
+	// next test removes the directory while a session is open).
 	other, err := tract.Open(path, tract.WithNoSync())
 	require.NoError(t, err)
 	_, err = other.User(ctx, "the last commit")
@@ -83,4 +83,24 @@ func TestFault_RepositoryDirectoryVanishes(t *testing.T) {
 		assert.ErrorIs(t, err, fs.ErrNotExist, "%s made the directory again", c.name)
 	}
 	assert.NoError(t, tr.Close())
+}
+
+// The directory is removed between two commits of a burst, which share
+// one open of the file: the commit after the removal fails, instead of
+// going to the removed file and being lost with it.
+func TestFault_RepositoryDirectoryVanishesMidBurst(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "project")
+	tr, err := tract.Init(filepath.Join(dir, "tract.db"), tract.WithNoSync())
+	require.NoError(t, err)
+	defer tr.Close()
+	for i := range 5 {
+		_, err := tr.User(ctx, faultText("burst", i, 10))
+		require.NoError(t, err)
+	}
+	require.NoError(t, os.RemoveAll(dir))
+	_, err = tr.User(ctx, "after the directory was removed")
+	assert.ErrorIs(t, err, tract.ErrNotRepository)
+	_, err = tr.CommitMany(ctx, faultMessages("after", 2, 10))
+	assert.ErrorIs(t, err, tract.ErrNotRepository)
 }
