@@ -108,17 +108,38 @@ func (m *repoModel) newCommit(parent *mCommit, kind tract.Kind, role tract.Role,
 	return c
 }
 
-// move points HEAD's position (its branch, or HEAD itself when detached)
-// at to, with an entry in the branch's reflog and in HEAD's.
-func (m *repoModel) move(to *mCommit, action, msg string, step int) {
-	e := mEntry{old: m.tip(), new: to, action: action, msg: msg, step: step}
-	if m.head == "" {
-		m.detached = to
-	} else {
-		m.branches[m.head] = to
-		m.appendEntry(branchRef(m.head), e)
+// at is where a position points: pos is a branch (a view's), or "" for
+// HEAD's position.
+func (m *repoModel) at(pos string) *mCommit {
+	if pos == "" {
+		return m.tip()
 	}
-	m.appendEntry("HEAD", e)
+	return m.branches[pos]
+}
+
+// move points HEAD's position (its branch, or HEAD itself when detached)
+// at to.
+func (m *repoModel) move(to *mCommit, action, msg string, step int) {
+	m.moveAt("", to, action, msg, step)
+}
+
+// moveAt points a position (see at) at to, with an entry in the branch's
+// reflog and, when HEAD is on the branch or detached, in HEAD's.
+func (m *repoModel) moveAt(pos string, to *mCommit, action, msg string, step int) {
+	e := mEntry{old: m.at(pos), new: to, action: action, msg: msg, step: step}
+	if pos == "" && m.head == "" {
+		m.detached = to
+		m.appendEntry("HEAD", e)
+		return
+	}
+	if pos == "" {
+		pos = m.head
+	}
+	m.branches[pos] = to
+	m.appendEntry(branchRef(pos), e)
+	if m.head == pos {
+		m.appendEntry("HEAD", e)
+	}
 }
 
 func (m *repoModel) appendEntry(ref string, e mEntry) {

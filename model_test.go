@@ -133,6 +133,7 @@ var modelOps = []modelOp{
 	{"compress", 4, (*modelRun).opCompress},
 	{"gc", 3, (*modelRun).opGC},
 	{"reopen", 2, (*modelRun).opReopen},
+	{"view", 4, (*modelRun).opView},
 }
 
 // pickOp picks the next step. On a detached HEAD, where most steps can
@@ -290,7 +291,10 @@ func (r *modelRun) target() *mCommit {
 // rev names c in one of the revision forms: a full or abbreviated hash, a
 // branch at it (with branch set), HEAD~N or HEAD^ when c is on HEAD's
 // chain.
-func (r *modelRun) rev(c *mCommit, branch bool) string {
+func (r *modelRun) rev(c *mCommit, branch bool) string { return r.revFrom(c, branch, r.m.tip()) }
+
+// revFrom is rev where HEAD means head (a view's branch).
+func (r *modelRun) revFrom(c *mCommit, branch bool, head *mCommit) string {
 	var forms []string
 	forms = append(forms, c.hash.String(), c.hash.String()[:12])
 	if branch {
@@ -300,7 +304,7 @@ func (r *modelRun) rev(c *mCommit, branch bool) string {
 			}
 		}
 	}
-	for n, x := 0, r.m.tip(); x != nil && n < 8; n, x = n+1, x.parent {
+	for n, x := 0, head; x != nil && n < 8; n, x = n+1, x.parent {
 		if x == c {
 			forms = append(forms, "HEAD~"+strconv.Itoa(n))
 			if n == 1 {
@@ -604,20 +608,20 @@ func (r *modelRun) opReset(mode tract.ResetMode) {
 		}
 		to = ancestor(r.m.tip(), 40)
 		require.NoError(r.rec, err)
-		r.resetModel(to, mode, "HEAD~40", nil)
+		r.resetModel("", to, mode, "HEAD~40", nil)
 		return
 	}
 	rev := r.rev(to, true)
 	r.say("%s to %q (%s)", mode, rev, to)
 	res, err := r.tr.Reset(r.ctx, rev, mode)
 	require.NoError(r.rec, err)
-	r.resetModel(to, mode, rev, res)
+	r.resetModel("", to, mode, rev, res)
 }
 
-// resetModel moves the model as a reset to to does, and checks what the
-// reset reported.
-func (r *modelRun) resetModel(to *mCommit, mode tract.ResetMode, rev string, res *tract.ResetResult) {
-	from := r.m.tip()
+// resetModel moves the model as a reset of a position (see repoModel.at)
+// to to does, and checks what the reset reported.
+func (r *modelRun) resetModel(pos string, to *mCommit, mode tract.ResetMode, rev string, res *tract.ResetResult) {
+	from := r.m.at(pos)
 	if res != nil {
 		assert.Equal(r.rec, from.hashOrZero(), res.From, "reset from")
 		assert.Equal(r.rec, to.hash, res.To, "reset to")
@@ -629,7 +633,7 @@ func (r *modelRun) resetModel(to *mCommit, mode tract.ResetMode, rev string, res
 	msg := fmt.Sprintf("reset --%s: moving to %s", mode, rev)
 	if mode == tract.Soft {
 		orphaned := leftBehind(from, to)
-		r.m.move(to, "reset", msg, r.step)
+		r.m.moveAt(pos, to, "reset", msg, r.step)
 		if from != nil {
 			r.m.origHead = from
 		}
@@ -639,7 +643,7 @@ func (r *modelRun) resetModel(to *mCommit, mode tract.ResetMode, rev string, res
 		return
 	}
 	before := r.m.reachable()
-	r.m.move(to, "reset", msg, r.step)
+	r.m.moveAt(pos, to, "reset", msg, r.step)
 	r.m.origHead = nil
 	rm := r.m.hardReset(before)
 	r.say("→ erased %d commits", rm.commits)
@@ -653,6 +657,45 @@ func (c *mCommit) hashOrZero() tract.Hash {
 		return tract.Hash{}
 	}
 	return c.hash
+}
+
+// opView commits or resets through a view of one branch (OnBranch): the
+// branch moves, HEAD stays, and HEAD in the view's revisions is the
+// branch's tip.
+func (r *modelRun) opView() {
+	name := "br-b"
+	if names := r.m.branchNames(); len(names) > 0 && r.rng.IntN(8) != 0 {
+		name = names[r.rng.IntN(len(names))]
+	}
+	v := r.tr.OnBranch(name)
+	// The unborn branch HEAD is on may be committed to through a view.
+	exists := r.m.branches[name] != nil || r.m.head == name
+	to := r.target()
+	if to == nil || r.m.branches[name] == nil || r.rng.IntN(3) != 0 {
+		kind, role := r.kindRole()
+		text := r.text(string(kind) + " " + string(role) + " on " + name)
+		r.say("commit on %s: %s/%s %q", name, kind, role, shortText(text))
+		h, err := v.Commit(r.ctx, kind, role, text)
+		if !exists {
+			r.expectError(err, tract.ErrBranchNotFound)
+			return
+		}
+		require.NoError(r.rec, err)
+		c := r.m.newCommit(r.m.at(name), kind, role, text, r.step)
+		r.bind(c, h)
+		r.m.moveAt(name, c, "commit", "", r.step)
+		r.say("→ %s", c)
+		return
+	}
+	mode := tract.Soft
+	if r.rng.IntN(4) == 0 {
+		mode = tract.Hard
+	}
+	rev := r.revFrom(to, true, r.m.branches[name])
+	r.say("reset %s --%s to %q (%s)", name, mode, rev, to)
+	res, err := v.Reset(r.ctx, rev, mode)
+	require.NoError(r.rec, err)
+	r.resetModel(name, to, mode, rev, res)
 }
 
 // chatAnswer returns the model's answer to attempt n of the step: valid
@@ -715,8 +758,20 @@ func (r *modelRun) opChat(generate bool) {
 	if template != "" {
 		opts = append(opts, tract.RetryPrompt(template))
 	}
+	note := r.rng.IntN(4) == 0
+	if note {
+		opts = append(opts, tract.ProvenanceNote())
+	}
+	// One system prompt for every turn that gives one: committed only
+	// when the context does not have it already.
+	const system = "You answer in JSON, and only in JSON."
+	withSystem := r.rng.IntN(4) == 0
+	if withSystem {
+		opts = append(opts, tract.SystemPrompt(system))
+	}
 	text := r.text("chat question")
-	r.say("%s after %d rejected, max %d, purify %v, template %v", outcome, failures, m, purify, template != "")
+	r.say("%s after %d rejected, max %d, purify %v, template %v, note %v, system prompt %v",
+		outcome, failures, m, purify, template != "", note, withSystem)
 
 	tip := r.m.tip()
 	switch {
@@ -728,7 +783,7 @@ func (r *modelRun) opChat(generate bool) {
 		_, err := r.chatCall(generate, text, opts)
 		r.expectError(err, tract.ErrUnbornBranch)
 		return
-	case generate && len(compileOf(tip)) == 0:
+	case generate && len(compileOf(tip)) == 0 && !withSystem:
 		// Nothing to send: like Generate on an unborn branch, it must
 		// fail before asking the model, and write nothing.
 		_, err := r.chatCall(generate, text, opts)
@@ -753,8 +808,12 @@ func (r *modelRun) opChat(generate bool) {
 
 	// What the turn must have done, step by step.
 	restore := tip
+	if withSystem && !slices.Contains(compileOf(tip), modelMessage{"system", system}) {
+		restore = r.m.newCommit(tip, tract.KindMessage, tract.RoleSystem, system, r.step)
+		r.m.move(restore, "commit", "", r.step)
+	}
 	if !generate {
-		restore = r.m.newCommit(tip, tract.KindMessage, tract.RoleUser, text, r.step)
+		restore = r.m.newCommit(restore, tract.KindMessage, tract.RoleUser, text, r.step)
 		r.m.move(restore, "commit", "", r.step)
 	}
 	cur := restore
@@ -810,6 +869,14 @@ func (r *modelRun) opChat(generate bool) {
 			purified = true
 		}
 		assert.Equal(r.rec, answers[failures], res.Text, "accepted answer")
+		if note {
+			what := "passed validation on the first attempt (json)"
+			if failures > 0 {
+				what = fmt.Sprintf("resolved after %d attempts: %s", failures+1, strings.Join(diagnoses, "; "))
+			}
+			n := r.m.newCommit(final, tract.KindNote, tract.RoleSystem, what, r.step)
+			r.m.move(n, "commit", "", r.step)
+		}
 	case "exhausted":
 		var ex *retry.ExhaustedError
 		assert.ErrorAs(r.rec, err, &ex)
