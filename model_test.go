@@ -28,11 +28,15 @@ import (
 
 // TestModel runs random sequences of operations through the public API —
 // commits of every kind, CommitMany, imports (some written as packs),
-// branches, checkout and switch, soft and hard resets, validated chats
-// and generations with scripted answers, compression, gc and reopening —
-// and after every step compares the repository with a model of it kept
-// in plain maps (model_state_test.go): every ref and HEAD, the commits
-// each reaches, LogAll, Log, Compile, Status, every reflog, and Fsck.
+// branches, checkout and switch, soft and hard resets, commits and resets
+// through OnBranch views, validated chats and generations with scripted
+// answers, compression, gc and reopening — and after every step compares
+// the repository with a model of it kept in plain maps
+// (model_state_test.go; the comparison is model_check_test.go): every ref
+// and HEAD, the commits each reaches, LogAll, Log, Compile, Status, every
+// reflog, and Fsck. The model computes everything from its own records;
+// the one thing it asks of a library is the json validator's diagnosis
+// of a rejected answer, which tract writes into steering messages.
 //
 // By default it runs a few hundred steps over fixed seeds. TRACT_STRESS=1
 // runs many more seeds, picked afresh, with longer runs; TRACT_SEED=N
