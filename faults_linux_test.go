@@ -239,6 +239,9 @@ func TestFault_FullDiskCommitsUntilFull(t *testing.T) {
 			t.Logf("after %d commits: %s (errors.Is EFBIG: %v)", len(op.Acked), op.Err, op.EFBIG)
 			assert.Contains(t, op.Err, "file too large", "the error says why")
 			require.NotEmpty(t, op.Acked, "some commits fit before the limit")
+			acked := slices.Clone(op.Acked)
+			slices.Reverse(acked)
+			assert.Equal(t, append(acked, before.Log...), res.Log, "the worker reads what it was told was committed, after the failure")
 			want := slices.Clone(op.Acked)
 			if recovers {
 				require.Empty(t, res.RecoverErr)
