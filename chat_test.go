@@ -562,6 +562,7 @@ func TestChat_ServerErrorAfterFailedAttemptPurifies(t *testing.T) {
 	require.NotNil(t, res)
 	assert.Equal(t, 1, res.Attempts)
 	assert.Equal(t, []string{diag}, res.Diagnoses)
+	assert.True(t, res.Purified, "the failed attempt was moved off the branch")
 
 	log := chatLog(t, tr)
 	require.Equal(t, []string{"user message", "assistant error"}, chatShape(log))

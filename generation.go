@@ -238,7 +238,8 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
 		var h Hash
 		var cerr error
-		if g.cfg.purify && g.tip != g.restore {
+		rewound := g.cfg.purify && g.tip != g.restore
+		if rewound {
 			h, cerr = g.t.rewind(g.tip, g.restore, purifyMessage(g.res.Attempts), &record)
 		} else {
 			h, cerr = g.t.commitOn(g.tip, record)
@@ -246,7 +247,7 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		if cerr != nil {
 			return errors.Join(fmt.Errorf("chat: %w", me.err), cerr)
 		}
-		g.tip, g.res.Commit = h, h
+		g.tip, g.res.Commit, g.res.Purified = h, h, rewound
 		return fmt.Errorf("chat: %w", me.err)
 	}
 	return fmt.Errorf("chat: %w", err)

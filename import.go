@@ -164,20 +164,30 @@ func (im *importer) run(msgs iter.Seq2[ImportMessage, error]) (ImportResult, err
 	return ImportResult{Tip: im.tip, Messages: im.n, Batches: im.batches}, nil
 }
 
+// errReadOnlyStart rolls back the transaction that reads where an import
+// starts (see sort).
+var errReadOnlyStart = errors.New("rolled back: the import's start was read")
+
 // sort builds the commits of the batch read so far on the import's tip and
 // hands them, with their blobs and counters, to the sorter.
 func (im *importer) sort() error {
 	if im.sorter == nil {
-		err := im.t.view(func(tx store.Tx) error {
+		// Where the import starts is read in a write transaction that is
+		// rolled back: it writes nothing, but a repository this process
+		// may not write is refused here (a *ReadOnlyError), before the
+		// input is sorted into files beside it.
+		err := im.t.update(func(tx store.Tx) error {
 			cur, err := im.t.requireBranch(tx)
 			if err != nil {
 				return err
 			}
 			im.start, im.tip, im.at = cur.Hash, cur.Hash, im.t.now()
-			im.counters, err = countersOf(im.ctx, tx, cur.Hash, false)
-			return err
+			if im.counters, err = countersOf(im.ctx, tx, cur.Hash, false); err != nil {
+				return err
+			}
+			return errReadOnlyStart
 		})
-		if err != nil {
+		if err != errReadOnlyStart {
 			return err
 		}
 		dir := ""

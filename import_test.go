@@ -470,3 +470,29 @@ func compactMeta(t *testing.T, msgs []tract.ImportMessage) []tract.ImportMessage
 	}
 	return out
 }
+
+// A long import into a repository that may not be written is refused
+// before its input is sorted: with ErrReadOnly, having read no more than
+// its first batch.
+func TestImportSeq_ReadOnlyRefusedBeforeSorting(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	_, err := tr.User(ctx, "hello")
+	require.NoError(t, err)
+	ro, err := tract.Open(tr.Path(), tract.WithReadOnly())
+	require.NoError(t, err)
+	defer ro.Close()
+	read := 0
+	msgs := func(yield func(tract.ImportMessage, error) bool) {
+		for m, err := range seqOf(chain(450, 40, "refused"), 0, nil) {
+			read++
+			if !yield(m, err) {
+				return
+			}
+		}
+	}
+	_, err = ro.ImportSeq(ctx, msgs, small)
+	require.ErrorIs(t, err, tract.ErrReadOnly)
+	assert.LessOrEqual(t, read, 101, "the import read on past its first batch")
+	assert.Equal(t, 1, commitCount(t, tr))
+}

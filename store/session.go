@@ -47,7 +47,8 @@ var errStoreClosed = errors.New("store is closed")
 // the file's lock, exclusive for a writable session, shared otherwise.
 type session struct {
 	db    *bolt.DB
-	file  *os.File // the descriptor bbolt opened the file with; the queue lock is on it
+	file  *os.File    // the descriptor bbolt opened the file with; the queue lock is on it
+	held  os.FileInfo // file's identity, to tell whether the path still names it
 	write bool
 
 	// The fields below are guarded by sessions.mu.
@@ -114,6 +115,13 @@ func (ss *sessions) acquire(write bool) (*session, error) {
 				s.draining = true
 				continue
 			}
+			// A write must go to the file the path names: a file removed
+			// (or replaced) since the session opened it would take the
+			// write, and lose it with the file. Open the path again.
+			if write && s.served > 0 && !s.atPath(ss.path) {
+				s.draining = true
+				continue
+			}
 			s.users++
 			if s.idle != nil {
 				s.idle.Stop()
@@ -138,6 +146,12 @@ func (s *session) accepts(write bool, writers int) bool {
 		return true
 	}
 	return !write && writers == 0
+}
+
+// atPath reports whether path still names the file s holds.
+func (s *session) atPath(path string) bool {
+	now, err := os.Stat(path)
+	return err == nil && os.SameFile(s.held, now)
 }
 
 // yields reports whether s should hand the file over to a queued process:
@@ -328,7 +342,7 @@ func (ss *sessions) open(write, create bool, deadline time.Time) (*session, erro
 		if err != nil {
 			return nil, err
 		}
-		s := &session{db: db, file: f, write: write, opened: time.Now()}
+		s := &session{db: db, file: f, held: held, write: write, opened: time.Now()}
 		if !erasurePending(db) {
 			return s, nil
 		}
