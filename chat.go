@@ -198,9 +198,18 @@ func (t *Tract) Generate(ctx context.Context, opts ...ChatOption) (*ChatResult, 
 		}
 		head = cur.Hash
 		if cfg.system != "" {
-			head, err = t.ensureSystem(tx, head, cfg.system)
+			if head, err = t.ensureSystem(tx, head, cfg.system); err != nil {
+				return err
+			}
 		}
-		return err
+		c, err := countersOf(ctx, tx, head, false)
+		if err != nil {
+			return err
+		}
+		if c.Messages == 0 {
+			return fmt.Errorf("%w: the branch holds only notes, errors or steering, which are never sent", ErrEmptyContext)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)

@@ -1007,6 +1007,23 @@ func TestGenerate_AnswersWithoutNewUserMessage(t *testing.T) {
 	assert.Equal(t, []llm.Message{{Role: "user", Content: chatQuestion}}, srv.Requests()[0].Messages)
 }
 
+// A branch that compiles to nothing (notes only) is refused before the
+// model is asked, and nothing is written.
+func TestGenerate_NothingToSend(t *testing.T) {
+	ctx := context.Background()
+	tr, srv := newChatServerTract(t)
+	note, err := tr.Commit(ctx, tract.KindNote, tract.RoleUser, "a note to self")
+	require.NoError(t, err)
+
+	_, err = tr.Generate(ctx)
+	require.ErrorIs(t, err, tract.ErrEmptyContext)
+	assert.Empty(t, srv.Requests(), "the model was asked")
+	h, err := tr.LogAll(ctx)
+	require.NoError(t, err)
+	require.Len(t, h.Commits, 1, "something was written")
+	assert.Equal(t, note, h.Commits[0].Hash)
+}
+
 func TestGenerate_PurifiesToHead(t *testing.T) {
 	ctx := context.Background()
 	tr, srv := newChatServerTract(t)

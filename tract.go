@@ -86,6 +86,9 @@ var (
 	// ErrUnbornBranch is returned where a commit is needed but the current
 	// branch has none yet.
 	ErrUnbornBranch = errors.New("the current branch has no commits yet")
+	// ErrEmptyContext is returned by Generate when the branch compiles to
+	// no message to send: the model is not called and nothing is written.
+	ErrEmptyContext = errors.New("nothing to send to the model")
 	// ErrCurrentBranch is returned when deleting the branch HEAD is on.
 	ErrCurrentBranch = errors.New("cannot delete the branch HEAD is on")
 	// ErrBranchExists is returned when creating a branch that exists.
