@@ -105,7 +105,8 @@ type gcConfig struct {
 }
 
 // GCExpiry sets how old a reflog entry must be before it stops protecting
-// the orphans it mentions (default 30 days; 0 expires every entry now).
+// the orphans it mentions (default 30 days; 0, or less, expires every
+// entry now).
 func GCExpiry(d time.Duration) GCOption { return func(c *gcConfig) { c.expiry = d } }
 
 // GCDryRun counts what GC would remove without removing anything.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/spf13/cobra"
 
@@ -87,6 +88,9 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 				return usageErrorf(`no message: pass MESSAGE, or "-" to read it from standard input`)
 			}
 			if cmd.Flags().Changed("temperature") {
+				if math.IsNaN(temperature) || math.IsInf(temperature, 0) || temperature < 0 {
+					return usageErrorf("--temperature %v: give a number of 0 or more, such as 0.7", temperature)
+				}
 				opts.Temperature = &temperature
 			}
 			if opts.MaxAttempts < 1 {

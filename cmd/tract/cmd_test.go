@@ -109,6 +109,10 @@ func TestNewCmdChat_Flags(t *testing.T) {
 
 	_, err = parse(t, newCmdChat, "--max-attempts", "0", "x")
 	assert.Equal(t, exitUsage, exitCode(err))
+	for _, bad := range []string{"NaN", "Inf", "-1"} {
+		_, err = parse(t, newCmdChat, "--temperature", bad, "x")
+		assert.Equal(t, exitUsage, exitCode(err), "--temperature %s", bad)
+	}
 	_, err = parse(t, newCmdChat, "two", "words")
 	assert.Equal(t, exitUsage, exitCode(err))
 }
