@@ -191,7 +191,9 @@ func WithNoSync() Option {
 
 // WithReadOnly makes every writing method fail with an error wrapping
 // store.ErrReadOnly. (Reads take a shared lock with or without it, and a
-// file this process may not write can be opened and read without it.)
+// file this process may not write can be opened and read without it.) The
+// handle still completes an erasure a crash interrupted, if it may write
+// the file: see Erasure in the package documentation.
 func WithReadOnly() Option {
 	return func(c *config) { c.readOnly = true }
 }

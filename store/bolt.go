@@ -71,7 +71,9 @@ type BoltOptions struct {
 	// transaction: 0 means DefaultIdleGrace, a negative value none.
 	IdleGrace time.Duration
 	// ReadOnly refuses every write: Update fails with ErrReadOnly. Reads
-	// take a shared lock whether or not it is set.
+	// take a shared lock whether or not it is set. The one write a
+	// read-only handle makes is completing an erasure a crash interrupted
+	// (see erase.go), when the file is writable for this process.
 	ReadOnly bool
 	// NoSync skips fsync after each transaction. It is for throwaway
 	// repositories in tests; a crash can then lose committed data.
