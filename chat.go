@@ -37,6 +37,8 @@ type chatConfig struct {
 	onDelta     func(string)
 	onAttempt   func(Attempt)
 	system      string
+	task        string
+	taskSet     bool
 }
 
 // UseClient sends this call to c instead of the client given to Open.
@@ -144,6 +146,13 @@ type ChatResult struct {
 // client's typed error (for example *llm.ServerError). An answer over the
 // message size limit (see Limits) is such a failure too, wrapping a
 // *TooLargeError: it is not an attempt, since it cannot be committed.
+//
+// Each failed attempt (and the error commit of a failed model call)
+// records a FailureRecord. A failure that retrying cannot fix stops the
+// turn at once with an *EscalationError: the server refused the key (401,
+// 403), the request (400) or its length, or a validator reported the
+// answer blocked (the branch then ends as after exhaustion). Task records
+// a task id on every commit of the turn.
 func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*ChatResult, error) {
 	cfg, err := t.chatConfig(opts)
 	if err != nil {
@@ -160,11 +169,15 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 		}
 		parent := cur.Hash
 		if cfg.system != "" {
-			if parent, err = t.ensureSystem(tx, parent, cfg.system); err != nil {
+			if parent, err = t.ensureSystem(tx, parent, cfg); err != nil {
 				return err
 			}
 		}
-		user, err = t.commitTx(tx, parent, KindMessage, RoleUser, text)
+		meta, err := taskMeta(cfg.task).commitConfig()
+		if err != nil {
+			return err
+		}
+		user, err = t.commitWith(tx, parent, KindMessage, RoleUser, text, meta)
 		return err
 	})
 	if err != nil {
@@ -198,7 +211,7 @@ func (t *Tract) Generate(ctx context.Context, opts ...ChatOption) (*ChatResult, 
 		}
 		head = cur.Hash
 		if cfg.system != "" {
-			if head, err = t.ensureSystem(tx, head, cfg.system); err != nil {
+			if head, err = t.ensureSystem(tx, head, cfg); err != nil {
 				return err
 			}
 		}
@@ -230,12 +243,18 @@ func (t *Tract) chatConfig(opts []ChatOption) (*chatConfig, error) {
 	case cfg.maxAttempts == 0:
 		cfg.maxAttempts = retry.DefaultMaxAttempts
 	}
+	if cfg.taskSet {
+		if err := checkTaskID(cfg.task); err != nil {
+			return nil, fmt.Errorf("chat: %w", err)
+		}
+	}
 	return cfg, nil
 }
 
-// ensureSystem commits the system prompt on parent unless the compiled
-// context already contains it.
-func (t *Tract) ensureSystem(tx store.Tx, parent Hash, system string) (Hash, error) {
+// ensureSystem commits the system prompt of cfg on parent unless the
+// compiled context already contains it.
+func (t *Tract) ensureSystem(tx store.Tx, parent Hash, cfg *chatConfig) (Hash, error) {
+	system := cfg.system
 	if !parent.IsZero() {
 		msgs, err := t.cache.compile(context.Background(), tx, parent, false)
 		if err != nil {
@@ -247,7 +266,11 @@ func (t *Tract) ensureSystem(tx store.Tx, parent Hash, system string) (Hash, err
 			}
 		}
 	}
-	return t.commitTx(tx, parent, KindMessage, RoleSystem, system)
+	meta, err := taskMeta(cfg.task).commitConfig()
+	if err != nil {
+		return Hash{}, err
+	}
+	return t.commitWith(tx, parent, KindMessage, RoleSystem, system, meta)
 }
 
 // answer is one attempt's model output.
@@ -309,6 +332,15 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash
 		return nil, err
 	})
 	return h, err
+}
+
+// taskMeta is the metadata of a commit of a turn that records only its
+// task id; nil without one.
+func taskMeta(task string) *turnMeta {
+	if task == "" {
+		return nil
+	}
+	return &turnMeta{Task: task}
 }
 
 func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, verr error) *turnMeta {

@@ -66,6 +66,15 @@
 // client's own retries commits an error commit and returns the client's typed
 // error.
 //
+// Each failed attempt records a FailureRecord (its failure type, a one-line
+// error, the details, a "cmd:" validator's command, exit status and output
+// tail, a validator's suggested fix), read back with
+// CommitInfo.FailureRecord; Task records a task id on every commit of the
+// turn. Failures retrying cannot fix stop the turn at once with an
+// *EscalationError: the server refusing the key (401, 403) or the request
+// (400, context length), or a validator reporting the answer blocked
+// (retry.Verdict.Blocked; a "cmd:" command's exit status 77).
+//
 // The ChatResult (returned with the error too) lists every attempt with its
 // answer, verdict, usage and commit. Every accepted answer records its
 // Provenance (attempts, diagnoses, restore point, usage, model), read back

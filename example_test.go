@@ -302,3 +302,26 @@ func ExampleTract_CompressRange() {
 	// system: The user wants a week in Lisbon in May for about 1500 euros.
 	// assistant: Then a week in a guesthouse in Alfama works.
 }
+
+// A turn with a task id: every commit it writes carries the id, and each
+// failed attempt records a typed failure record that FailureRecord reads
+// back. A validator that reports the answer blocked would stop the turn at
+// once with an *EscalationError carrying these records.
+func ExampleTask() {
+	t, done := retryRepo(tract.WithClock(fixedClock()))
+	defer done()
+	ctx := context.Background()
+
+	_, err := t.Chat(ctx, "Give me a JSON object with a name.", tract.Task("03-01:task-3"), tract.Validate(retry.JSON()))
+	if err != nil {
+		panic(err)
+	}
+	all, _ := t.LogAll(ctx)
+	for _, c := range all.Orphans[0].Commits {
+		if r, ok := c.FailureRecord(); ok {
+			fmt.Printf("task %s, attempt %d at %s: %s: %s\n", c.Task(), r.Attempt, r.Timestamp.Format(time.TimeOnly), r.Type, r.Error)
+		}
+	}
+	// Output:
+	// task 03-01:task-3, attempt 1 at 03:04:08: verification_failed: invalid JSON at line 1, column 1: invalid character 'S' looking for beginning of value
+}

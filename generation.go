@@ -37,6 +37,7 @@ type generation struct {
 	last       answer
 	lastCommit Hash // the commit of the answer the turn ends with
 	res        *ChatResult
+	failures   []FailureRecord // the turn's failure records, in order
 }
 
 func newGeneration(t *Tract, restore Hash, cfg *chatConfig) *generation {
@@ -87,30 +88,34 @@ func (g *generation) ask(ctx context.Context) (answer, error) {
 	return g.last, nil
 }
 
-// check runs the validators on an answer (an empty answer always fails).
-func (g *generation) check(ctx context.Context, a answer) (ok bool, diagnosis string, verr error) {
-	ok = true
-	if strings.TrimSpace(a.text) == "" {
-		ok, diagnosis = false, "the answer is empty"
-	} else if len(g.cfg.validators) > 0 {
-		ok, diagnosis, verr = g.validator.Validate(ctx, a.text)
+// check runs the validators on an answer (an empty answer always fails,
+// as an execution error: there is nothing to validate).
+func (g *generation) check(ctx context.Context, a answer) (retry.Verdict, error) {
+	switch {
+	case strings.TrimSpace(a.text) == "":
+		return retry.Verdict{Diagnosis: "the answer is empty", Type: retry.FailureExecution}, nil
+	case len(g.cfg.validators) > 0:
+		return retry.Check(ctx, g.validator, a.text)
 	}
-	if !ok && diagnosis == "" {
-		diagnosis = "validation failed"
-	}
-	return ok, diagnosis, verr
+	return retry.Verdict{OK: true}, nil
 }
 
-// validate checks an answer and commits it with its verdict.
+// validate checks an answer and commits it with its verdict, and its
+// failure record when it failed. A blocked verdict stops the turn with an
+// *EscalationError.
 func (g *generation) validate(ctx context.Context, a answer) (bool, string, error) {
-	ok, diagnosis, verr := g.check(ctx, a)
+	vd, verr := g.check(ctx, a)
+	ok, diagnosis := vd.OK, vd.Diagnosis
 	validated := len(g.cfg.validators) > 0
 	meta := attemptMeta(g.attempt, a, validated, ok, diagnosis, verr)
+	meta.Task = g.cfg.task
 	if ok {
 		// Every accepted answer says how it was reached, on the first try
 		// too (attempts 1, no diagnoses).
 		p := provenance(g.attempt, g.restore, g.res)
 		meta.Provenance = &p
+	} else if verr == nil {
+		meta.Failure = g.failure(vd)
 	}
 	what := fmt.Sprintf("rejected answer of attempt %d", g.attempt)
 	switch {
@@ -132,20 +137,57 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 	}
 	if !ok {
 		g.res.Diagnoses = append(g.res.Diagnoses, diagnosis)
+		g.failures = append(g.failures, *meta.Failure)
 	}
 	at := Attempt{Number: g.attempt, Max: g.cfg.maxAttempts, OK: ok, Text: a.text, Diagnosis: diagnosis, Commit: h, Usage: a.usage}
 	g.res.History = append(g.res.History, at)
 	if g.cfg.onAttempt != nil {
 		g.cfg.onAttempt(at)
 	}
+	if vd.Blocked != "" {
+		return false, "", g.escalation(EscalateBlocked, nil)
+	}
 	return ok, diagnosis, nil
+}
+
+// failure is the failure record of the current attempt's rejection.
+func (g *generation) failure(vd retry.Verdict) *FailureRecord {
+	summary := nonEmpty(vd.Summary, vd.Diagnosis)
+	if vd.Blocked != "" {
+		summary = "blocked: " + strings.TrimSpace(vd.Blocked)
+	}
+	r := &FailureRecord{Attempt: g.attempt, Timestamp: g.t.now(), Type: vd.Type,
+		Error: errorSummary(summary), Details: vd.Diagnosis, SuggestedFix: vd.SuggestedFix}
+	if vd.Command != "" {
+		r.Command, r.OutputSummary = vd.Command, vd.Output
+		if vd.ExitCode >= 0 {
+			code := vd.ExitCode
+			r.ExitCode = &code
+		}
+	}
+	if vd.Blocked != "" {
+		r.Escalation = EscalateBlocked
+	}
+	return r
+}
+
+// escalation is the *EscalationError that stops the turn for reason.
+func (g *generation) escalation(reason EscalationReason, err error) *EscalationError {
+	return &EscalationError{Reason: reason, Task: g.cfg.task, Attempts: g.res.Attempts,
+		Failures: append([]FailureRecord{}, g.failures...), Err: err}
+}
+
+// errorSummary is a failure record's one-line summary of text: its first
+// line that is not blank, cut to 200 characters.
+func errorSummary(text string) string {
+	return firstLine(strings.TrimSpace(text), 200)
 }
 
 // steer commits the message that tells the model what was wrong.
 func (g *generation) steer(ctx context.Context, diagnosis string) error {
 	text := expandRetryPrompt(g.cfg.retryPrompt, diagnosis, g.attempt, g.cfg.maxAttempts)
 	h, err := g.t.commitOn(g.tip, pendingCommit{KindSteering, RoleUser, text,
-		&turnMeta{Attempt: g.attempt, Diagnosis: diagnosis}, "steering message"})
+		&turnMeta{Attempt: g.attempt, Diagnosis: diagnosis, Task: g.cfg.task}, "steering message"})
 	if err == nil {
 		g.tip = h
 	}
@@ -157,7 +199,7 @@ func (g *generation) steer(ctx context.Context, diagnosis string) error {
 func (g *generation) purify(ctx context.Context, restore Hash) error {
 	meta := attemptMeta(g.attempt, g.last, true, true, "", nil)
 	p := provenance(g.attempt, restore, g.res)
-	meta.Attempt, meta.Provenance = 0, &p // the clean copy is no attempt
+	meta.Attempt, meta.Provenance, meta.Task = 0, &p, g.cfg.task // the clean copy is no attempt
 	h, err := g.t.rewind(g.tip, restore, purifyMessage(g.attempt-1), &pendingCommit{KindMessage, RoleAssistant, g.last.text, meta, keptAcceptedAnswer})
 	switch {
 	case err == nil:
@@ -183,7 +225,7 @@ func (g *generation) finish(a answer) error {
 		note = fmt.Sprintf("resolved after %d attempts: %s", g.res.Attempts, strings.Join(g.res.Diagnoses, "; "))
 	}
 	p := provenance(g.res.Attempts, g.restore, g.res)
-	meta := &turnMeta{Provenance: &p}
+	meta := &turnMeta{Provenance: &p, Task: g.cfg.task}
 	if _, err := g.t.commitOn(g.tip, pendingCommit{KindNote, RoleSystem, note, meta, "provenance note"}); err != nil {
 		return fmt.Errorf("chat: record provenance note: %w", err)
 	}
@@ -191,10 +233,11 @@ func (g *generation) finish(a answer) error {
 }
 
 // fail records a failed generation and returns the error to report.
-// Exhaustion with purify and model failures leave the branch in the shape
-// restore point + error commit.
+// Exhaustion or a blocked answer with purify, and model failures, leave the
+// branch in the shape restore point + error commit.
 func (g *generation) fail(ctx context.Context, err error) error {
 	var ex *retry.ExhaustedError
+	var esc *EscalationError
 	var me *modelError
 	var conflict *ConflictError
 	switch {
@@ -217,24 +260,24 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		return fmt.Errorf("chat: %w", ctx.Err())
 	case errors.As(err, &ex):
 		ex.LastResult = ex.LastResult.(answer).text // the last answer, not tract's private type
-		if !g.cfg.purify {
-			return fmt.Errorf("chat: %w", err)
-		}
 		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", english.Count(ex.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
-		p := provenance(ex.Attempts, g.restore, g.res)
-		meta := &turnMeta{Provenance: &p, Usage: &g.res.Usage}
-		h, rerr := g.t.rewind(g.tip, g.restore, purifyMessage(ex.Attempts), &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
-		if rerr != nil {
-			return errors.Join(fmt.Errorf("chat: %w", err), rerr)
-		}
-		g.tip, g.res.Commit, g.res.Purified = h, h, true
-		return fmt.Errorf("chat: %w", err)
+		return g.failValidation(err, ex.Attempts, text)
+	case errors.As(err, &esc) && esc.Reason == EscalateBlocked:
+		text := fmt.Sprintf("validation stopped after %s: %s", english.Count(esc.Attempts, "attempt", "attempts"), esc.Failures[len(esc.Failures)-1].Error)
+		return g.failValidation(err, esc.Attempts, text)
 	case errors.As(err, &me):
 		text := "model call failed: " + me.err.Error()
 		if tooLarge := (*TooLargeError)(nil); errors.As(me.err, &tooLarge) {
 			text = "model answer refused: " + me.err.Error()
 		}
-		meta := &turnMeta{Error: me.err.Error(), Attempt: g.res.Attempts + 1, Usage: &g.res.Usage}
+		failure := FailureRecord{Attempt: g.res.Attempts + 1, Timestamp: g.t.now(), Type: modelFailureType(me.err),
+			Error: errorSummary(me.err.Error()), Details: me.err.Error()}
+		reason, escalates := escalationOf(me.err)
+		if escalates {
+			failure.Escalation = reason
+		}
+		g.failures = append(g.failures, failure)
+		meta := &turnMeta{Error: me.err.Error(), Attempt: g.res.Attempts + 1, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure}
 		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
 		var h Hash
 		var cerr error
@@ -244,11 +287,33 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		} else {
 			h, cerr = g.t.commitOn(g.tip, record)
 		}
+		reported := me.err
+		if escalates {
+			reported = g.escalation(reason, me.err)
+		}
 		if cerr != nil {
-			return errors.Join(fmt.Errorf("chat: %w", me.err), cerr)
+			return errors.Join(fmt.Errorf("chat: %w", reported), cerr)
 		}
 		g.tip, g.res.Commit, g.res.Purified = h, h, rewound
-		return fmt.Errorf("chat: %w", me.err)
+		return fmt.Errorf("chat: %w", reported)
 	}
+	return fmt.Errorf("chat: %w", err)
+}
+
+// failValidation ends a turn whose answers failed validation (every
+// attempt, or one reported blocked): with purify, the branch returns to the
+// restore point and an error commit saying text records the turn; without,
+// the attempts stay on the branch.
+func (g *generation) failValidation(err error, attempts int, text string) error {
+	if !g.cfg.purify {
+		return fmt.Errorf("chat: %w", err)
+	}
+	p := provenance(attempts, g.restore, g.res)
+	meta := &turnMeta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task}
+	h, rerr := g.t.rewind(g.tip, g.restore, purifyMessage(attempts), &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
+	if rerr != nil {
+		return errors.Join(fmt.Errorf("chat: %w", err), rerr)
+	}
+	g.tip, g.res.Commit, g.res.Purified = h, h, true
 	return fmt.Errorf("chat: %w", err)
 }

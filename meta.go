@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/retry"
 )
 
 // Metadata keys tract writes on the commits of a turn (commit metadata is
@@ -26,8 +28,14 @@ import (
 //	"provenance"       object   on the accepted answer (and on the error
 //	                            commit of an exhausted turn): Provenance
 //	"error"            string   on the error commit of a failed model call
+//	"task"             string   the task id given with Task, on every
+//	                            commit of the turn
+//	"failure"          object   on each failed attempt (and on the error
+//	                            commit of a failed model call): its
+//	                            FailureRecord
 //
-// AttemptRecord and Provenance read them back typed; CompressRange reads
+// AttemptRecord, Provenance and FailureRecord read them back typed (and
+// Task the task id); CompressRange reads
 // MetaPinned. Metadata given with WithMeta, WithMetaJSON or an
 // ImportMessage is the caller's and may use any other key; under these
 // keys (MetaPinned included) its value must have the type above, else the
@@ -42,7 +50,52 @@ const (
 	MetaUsage          = "usage"
 	MetaProvenance     = "provenance"
 	MetaError          = "error"
+	MetaTask           = "task"
+	MetaFailure        = "failure"
 )
+
+// FailureRecord is what a failed attempt of a validated turn records about
+// its failure, under MetaFailure: a task's failure record. The JSON names
+// are those of the record; fields that do not apply are left out.
+type FailureRecord struct {
+	// Attempt is the failed attempt's number, from 1.
+	Attempt int `json:"attempt"`
+	// Timestamp is when the failure was found.
+	Timestamp time.Time `json:"timestamp"`
+	// Type classifies the failure: execution_error (the model call failed
+	// after its transport retries, or its answer was empty or could not be
+	// stored), verification_failed (a validator rejected the answer),
+	// timeout (a "cmd:" validator ran past its time limit, or the model
+	// call timed out), rejected (an "llm:" judge rejected it).
+	Type retry.FailureType `json:"failure_type"`
+	// Error is a one-line summary, at most 200 characters.
+	Error string `json:"error"`
+	// Details is the full diagnosis (or the model call's error).
+	Details string `json:"details,omitempty"`
+	// Command, ExitCode and OutputSummary describe a failing "cmd:"
+	// validator's run: the command, its exit status (nil when it did not
+	// exit: it timed out or was killed) and the last lines of its output.
+	Command       string `json:"command,omitempty"`
+	ExitCode      *int   `json:"exit_code,omitempty"`
+	OutputSummary string `json:"output_summary,omitempty"`
+	// SuggestedFix is what a validator suggested, when one did.
+	SuggestedFix string `json:"suggested_fix,omitempty"`
+	// Escalation is set when this failure stopped the turn at once, as
+	// retrying could not fix it: why (see EscalationReason).
+	Escalation EscalationReason `json:"escalation,omitempty"`
+}
+
+// FailureRecord returns the failure record of a failed attempt (or of the
+// error commit of a failed model call); ok is false for any other commit.
+func (c *CommitInfo) FailureRecord() (r FailureRecord, ok bool) {
+	return metaField[FailureRecord](c, MetaFailure)
+}
+
+// Task returns the task id recorded on the commit ("" when there is none).
+func (c *CommitInfo) Task() string {
+	s, _ := metaField[string](c, MetaTask)
+	return s
+}
 
 // Provenance is how an accepted answer was reached, recorded on it (and,
 // when every attempt failed, on the error commit that ends the turn).
@@ -110,14 +163,16 @@ func (c *CommitInfo) SummaryRecord() (r SummaryRecord, ok bool) {
 // turnMeta is the metadata of the commits of a turn, as written: each
 // field under its Meta key, left out when empty.
 type turnMeta struct {
-	Attempt        int         `json:"attempt,omitempty"`
-	Valid          *bool       `json:"valid,omitempty"`
-	Diagnosis      string      `json:"diagnosis,omitempty"`
-	ValidatorError string      `json:"validator_error,omitempty"`
-	Model          string      `json:"model,omitempty"`
-	Usage          *llm.Usage  `json:"usage,omitempty"`
-	Provenance     *Provenance `json:"provenance,omitempty"`
-	Error          string      `json:"error,omitempty"`
+	Attempt        int            `json:"attempt,omitempty"`
+	Valid          *bool          `json:"valid,omitempty"`
+	Diagnosis      string         `json:"diagnosis,omitempty"`
+	ValidatorError string         `json:"validator_error,omitempty"`
+	Model          string         `json:"model,omitempty"`
+	Usage          *llm.Usage     `json:"usage,omitempty"`
+	Provenance     *Provenance    `json:"provenance,omitempty"`
+	Error          string         `json:"error,omitempty"`
+	Task           string         `json:"task,omitempty"`
+	Failure        *FailureRecord `json:"failure,omitempty"`
 }
 
 // commitConfig returns the commit configuration that writes m.
@@ -198,6 +253,7 @@ const (
 	wantString = "a string"
 	wantObject = "an object"
 	wantHash   = "a full commit hash (64 hex characters)"
+	wantTime   = "a time (an RFC 3339 string)"
 )
 
 // checkMeta refuses canonical metadata whose value under a key tract reads
@@ -207,8 +263,8 @@ func checkMeta(meta []byte) error {
 	if len(meta) == 0 {
 		return nil
 	}
-	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaError, MetaModel, MetaPinned,
-		MetaProvenance, MetaUsage, MetaValid, MetaValidatorError}
+	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaError, MetaFailure, MetaModel, MetaPinned,
+		MetaProvenance, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
 	var m map[string]json.RawMessage
 	for _, k := range keys {
 		if !bytes.Contains(meta, []byte(`"`+k+`"`)) { // the common case: not there at all
@@ -242,7 +298,7 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 		if got != "a number" || json.Unmarshal(raw, &n) != nil {
 			return wrong(wantInt)
 		}
-	case MetaDiagnosis, MetaValidatorError, MetaModel, MetaError:
+	case MetaDiagnosis, MetaValidatorError, MetaModel, MetaError, MetaTask:
 		if got != "a string" {
 			return wrong(wantString)
 		}
@@ -251,6 +307,22 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 			return wrong(wantObject)
 		}
 		return checkMetaObject(k, raw, new(llm.Usage))
+	case MetaFailure:
+		if got != "an object" {
+			return wrong(wantObject)
+		}
+		// A time that does not parse is no *json.UnmarshalTypeError:
+		// check it here.
+		var f struct {
+			Timestamp json.RawMessage `json:"timestamp"`
+		}
+		if err := json.Unmarshal(raw, &f); err == nil && f.Timestamp != nil {
+			var ts time.Time
+			if jsonType(f.Timestamp) != "a string" || json.Unmarshal(f.Timestamp, &ts) != nil {
+				return &MetaTypeError{Key: k, Field: "timestamp", Got: describeJSON(f.Timestamp), Want: wantTime}
+			}
+		}
+		return checkMetaObject(k, raw, new(FailureRecord))
 	case MetaProvenance:
 		if got != "an object" {
 			return wrong(wantObject)
@@ -343,8 +415,11 @@ func withArticle(kind string) string {
 
 // describeGoType says what JSON the Go type t is read from.
 func describeGoType(t reflect.Type) string {
-	if t == reflect.TypeFor[Hash]() {
+	switch t {
+	case reflect.TypeFor[Hash]():
 		return wantHash
+	case reflect.TypeFor[time.Time]():
+		return wantTime
 	}
 	switch t.Kind() {
 	case reflect.Bool:

@@ -48,6 +48,26 @@
 // fails while running (a judge that is down, a command that cannot start)
 // returns an error, which stops the loop.
 //
+// # Verdicts and failure records
+//
+// Validate says whether an answer passed and why not. A caller that keeps
+// a record of each failure (tract writes one on every failed attempt's
+// commit) needs more: [Check] returns a [Verdict] for any validator, with
+// the failure's [FailureType] (verification_failed by default, timeout for
+// a "cmd:" command that ran out of time, rejected for an "llm:" judge's
+// rejection), a one-line summary, an optional suggested fix and, for
+// "cmd:", the command, its exit status and the last lines of its output.
+// A validator reports these by implementing [Checker]; [CheckerFunc]
+// writes one in a line. [All] combines its validators' verdicts.
+//
+// A verdict whose Blocked field is set says that retrying cannot fix the
+// answer (the environment is broken, an input is missing): the caller
+// should stop asking and escalate rather than spend attempts. A "cmd:"
+// command reports it by exiting with status [BlockedExitCode] (77, the
+// status test harnesses use for "skipped"). WithSteering itself knows
+// nothing of verdicts: a caller's Validate closure stops the loop on a
+// blocked verdict by returning an error.
+//
 // # Spec strings
 //
 // The command line names validators with spec strings, parsed in one place,
@@ -60,6 +80,7 @@
 //	maxlen:N         at most N characters (not bytes)               [MaxLen]
 //	minlen:N         at least N characters                          [MinLen]
 //	cmd:COMMAND      sh -c COMMAND, answer on stdin, exits 0        [Command]
+//	                 (exit 77: blocked, retrying cannot fix it)
 //	llm:CRITERIA     a judge model finds that CRITERIA holds        [Judge]
 //
 // Everything after the first colon is the argument, colons included. Options

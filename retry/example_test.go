@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tractdag/tract/retry"
 )
@@ -133,4 +134,26 @@ func ExampleWithJudge() {
 	fmt.Println(ok, diagnosis, err)
 	// Output:
 	// false The answer does not greet the user. <nil>
+}
+
+// A validator that can say more than "rejected": it suggests a fix, or
+// reports that no retry can help. Check reads its verdict.
+func ExampleCheckerFunc() {
+	hasTitle := retry.CheckerFunc("has-title", func(_ context.Context, answer string) (retry.Verdict, error) {
+		switch {
+		case answer == "":
+			return retry.Verdict{Blocked: "there is nothing to give a title to"}, nil
+		case !strings.HasPrefix(answer, "# "):
+			return retry.Verdict{Diagnosis: "the answer has no title", SuggestedFix: "start with a line such as '# Summary'"}, nil
+		}
+		return retry.Verdict{OK: true}, nil
+	})
+	for _, answer := range []string{"# Notes", "Notes", ""} {
+		vd, _ := retry.Check(context.Background(), hasTitle, answer)
+		fmt.Printf("ok=%v type=%q fix=%q blocked=%q\n", vd.OK, vd.Type, vd.SuggestedFix, vd.Blocked)
+	}
+	// Output:
+	// ok=true type="" fix="" blocked=""
+	// ok=false type="verification_failed" fix="start with a line such as '# Summary'" blocked=""
+	// ok=false type="verification_failed" fix="" blocked="there is nothing to give a title to"
 }

@@ -35,24 +35,54 @@ func (a *allValidator) Name() string {
 }
 
 func (a *allValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
+	vd, err := a.Check(ctx, answer)
+	return vd.OK, vd.Diagnosis, err
+}
+
+// Check runs every validator. A rejection's verdict has the combined
+// diagnosis; its type, and the command details when a "cmd:" validator
+// failed, are those of the first failing validator (the first failing
+// "cmd:" one); a suggested fix or a blocked reason of one validator is
+// prefixed with its name, several joined one per line. A lone failure
+// keeps its summary.
+func (a *allValidator) Check(ctx context.Context, answer string) (Verdict, error) {
 	var failed []string
+	var all Verdict
+	var fixes, blocked []string
+	all.OK = true
 	for _, v := range a.vs {
 		if err := ctx.Err(); err != nil {
-			return false, "", err
+			return Verdict{}, err
 		}
-		ok, diagnosis, err := v.Validate(ctx, answer)
+		vd, err := Check(ctx, v, answer)
 		if err != nil {
-			return false, "", fmt.Errorf("validator %s: %w", v.Name(), err)
+			return Verdict{}, fmt.Errorf("validator %s: %w", v.Name(), err)
 		}
-		if !ok {
-			if diagnosis == "" {
-				diagnosis = noDiagnosis
-			}
-			failed = append(failed, v.Name()+": "+diagnosis)
+		if vd.OK {
+			continue
+		}
+		failed = append(failed, v.Name()+": "+vd.Diagnosis)
+		if all.OK {
+			all.OK, all.Type, all.Summary = false, vd.Type, vd.Summary
+		}
+		if vd.Command != "" && all.Command == "" {
+			all.Command, all.ExitCode, all.Output = vd.Command, vd.ExitCode, vd.Output
+		}
+		if vd.SuggestedFix != "" {
+			fixes = append(fixes, v.Name()+": "+vd.SuggestedFix)
+		}
+		if vd.Blocked != "" {
+			blocked = append(blocked, v.Name()+": "+vd.Blocked)
 		}
 	}
-	if len(failed) > 0 {
-		return false, strings.Join(failed, "\n"), nil
+	if all.OK {
+		return Verdict{OK: true}, nil
 	}
-	return true, "", nil
+	if len(failed) > 1 {
+		all.Summary = ""
+	}
+	all.Diagnosis = strings.Join(failed, "\n")
+	all.SuggestedFix = strings.Join(fixes, "\n")
+	all.Blocked = strings.Join(blocked, "\n")
+	return all, nil
 }

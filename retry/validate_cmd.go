@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"time"
@@ -17,6 +18,13 @@ const DefaultCmdTimeout = 30 * time.Second
 // maxCmdOutput bounds how many bytes of a command's output a diagnosis
 // quotes.
 const maxCmdOutput = 2000
+
+// maxCmdTail bounds how many bytes of the end of a command's output are
+// kept for a verdict's Output, which holds at most cmdOutputLines lines.
+const (
+	maxCmdTail     = 4096
+	cmdOutputLines = 10
+)
 
 // cmdWaitDelay bounds how long a run waits for the command's output pipe to
 // close after the command has been killed.
@@ -37,7 +45,8 @@ const cmdWaitDelay = 2 * time.Second
 //
 // A command still running at the timeout is killed together with every
 // process it started (its process group) and the diagnosis says it timed
-// out.
+// out. A command that exits with status [BlockedExitCode] (77) rejects the
+// answer and reports it blocked: its [Verdict] says retrying cannot fix it.
 //
 // Command checks that the first word of command names a shell builtin or an
 // executable (found in PATH, or at that path when it contains a slash), so
@@ -118,6 +127,14 @@ func isShellName(s string) bool {
 func (v *cmdValidator) Name() string { return v.name }
 
 func (v *cmdValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
+	vd, err := Check(ctx, v, answer)
+	return vd.OK, vd.Diagnosis, err
+}
+
+// Check runs the command on answer. A rejection's verdict names the
+// command, its exit status and the last lines of its output; a timeout is
+// of type FailureTimeout, and exit status [BlockedExitCode] is blocked.
+func (v *cmdValidator) Check(ctx context.Context, answer string) (Verdict, error) {
 	runCtx, cancel := context.WithTimeout(ctx, v.timeout)
 	defer cancel()
 
@@ -125,26 +142,45 @@ func (v *cmdValidator) Validate(ctx context.Context, answer string) (bool, strin
 	cmd.Dir = v.dir
 	cmd.Stdin = strings.NewReader(answer)
 	out := &boundedBuffer{limit: maxCmdOutput}
-	cmd.Stdout, cmd.Stderr = out, out // one writer: exec gives both the same pipe
+	tail := &tailBuffer{limit: maxCmdTail}
+	w := io.MultiWriter(out, tail)
+	cmd.Stdout, cmd.Stderr = w, w // one writer: exec gives both the same pipe
 	cmd.WaitDelay = cmdWaitDelay
 	killProcessGroup(cmd)
 
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return false, "", ctx.Err()
+		return Verdict{}, ctx.Err()
+	}
+	rejected := func(status string, code int) Verdict {
+		summary := v.command + " " + status
+		if last := lastLine(tail.String()); last != "" {
+			summary += ": " + last
+		}
+		return Verdict{Diagnosis: withOutput("command "+status, out), Type: FailureVerification,
+			Summary: summary, Command: v.command, ExitCode: code, Output: tail.lastLines(cmdOutputLines)}
 	}
 	var exitErr *exec.ExitError
 	switch {
 	case runCtx.Err() != nil:
-		return false, withOutput(fmt.Sprintf("command timed out after %v", v.timeout), out), nil
+		vd := rejected(fmt.Sprintf("timed out after %v", v.timeout), -1)
+		vd.Type = FailureTimeout
+		return vd, nil
 	case err == nil:
-		return true, "", nil
+		return Verdict{OK: true}, nil
 	case errors.As(err, &exitErr) && exitErr.Exited():
-		return false, withOutput(fmt.Sprintf("command exited with status %d", exitErr.ExitCode()), out), nil
+		vd := rejected(fmt.Sprintf("exited with status %d", exitErr.ExitCode()), exitErr.ExitCode())
+		if vd.ExitCode == BlockedExitCode {
+			vd.Blocked = fmt.Sprintf("%s exited with status %d, which means blocked", v.command, BlockedExitCode)
+			if last := lastLine(tail.String()); last != "" {
+				vd.Blocked += ": " + last
+			}
+		}
+		return vd, nil
 	case errors.As(err, &exitErr):
-		return false, withOutput("command was killed: "+exitErr.String(), out), nil
+		return rejected("was killed: "+exitErr.String(), -1), nil
 	}
-	return false, "", fmt.Errorf("run sh: %w", err)
+	return Verdict{}, fmt.Errorf("run sh: %w", err)
 }
 
 // withOutput appends a command's output to the first line of a diagnosis.
@@ -194,4 +230,47 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 	b.dropped += len(p) - len(keep)
 	b.full = true
 	return len(p), nil
+}
+
+// tailBuffer keeps the last limit bytes written to it.
+type tailBuffer struct {
+	limit int
+	buf   []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.limit; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// String returns the bytes kept, from the first whole UTF-8 character.
+func (b *tailBuffer) String() string {
+	s := b.buf
+	for n := 0; n < utf8.UTFMax && len(s) > 0 && !utf8.RuneStart(s[0]); n++ {
+		s = s[1:]
+	}
+	return string(s)
+}
+
+// lastLines returns the last n lines of the output kept, trimmed of
+// trailing white space ("" when there is none).
+func (b *tailBuffer) lastLines(n int) string {
+	text := strings.TrimRight(b.String(), " \t\r\n")
+	lines := strings.Split(text, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\r")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lastLine returns the last line of text that is not blank, trimmed.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimRight(text, " \t\r\n"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }

@@ -70,21 +70,27 @@ func newJudge(spec, criteria string, cfg specConfig) (Validator, error) {
 func (v *judgeValidator) Name() string { return v.name }
 
 func (v *judgeValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
+	vd, err := Check(ctx, v, answer)
+	return vd.OK, vd.Diagnosis, err
+}
+
+// Check asks the judge; a rejection is of type FailureRejected.
+func (v *judgeValidator) Check(ctx context.Context, answer string) (Verdict, error) {
 	reply, err := v.judge(ctx, JudgePrompt(v.criteria, answer))
 	if err != nil {
-		return false, "", fmt.Errorf("judge: %w", err)
+		return Verdict{}, fmt.Errorf("judge: %w", err)
 	}
 	pass, reason, err := parseJudgeReply(reply)
 	if err != nil {
-		return false, "", err
+		return Verdict{}, err
 	}
 	if pass {
-		return true, "", nil
+		return Verdict{OK: true}, nil
 	}
 	if reason == "" {
 		reason = "the judge found that the answer does not meet the criteria: " + v.criteria
 	}
-	return false, reason, nil
+	return Verdict{Diagnosis: reason, Type: FailureRejected}, nil
 }
 
 // JudgePrompt is the prompt an "llm:" validator sends to its judge: the

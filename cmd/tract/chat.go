@@ -31,6 +31,9 @@ type ChatOptions struct {
 	Temperature *float64
 	NoStream    bool
 	JSON        bool
+	// Task is the task id (--task); TaskSet says --task was given.
+	Task    string
+	TaskSet bool
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -51,20 +54,30 @@ turn's context stays clean while the failed attempts remain in 'tract log --all'
 Standard output carries only the accepted answer, so 'tract chat ... | jq .'
 works; attempts, diagnoses and the outcome go to standard error.
 
+Each failed attempt records a failure record (its type: execution_error,
+verification_failed, timeout or rejected; a one-line error; the details; for
+cmd: the command, exit code and last lines of output), which 'tract show'
+prints. --task ID records a task id on every commit of the turn. A failure
+that retrying cannot fix ends the turn at once: the model server refusing the
+key (401, 403), the request (400) or its length, or a cmd: validator exiting
+with status 77 (blocked).
+
 Validators (repeatable; all must pass):
   json                 the whole answer parses as JSON
   schema:PATH          valid JSON that satisfies the JSON Schema at PATH
   regex:RE             the Go regular expression RE matches
   contains:TEXT        TEXT occurs in the answer
   maxlen:N, minlen:N   length in characters within the bound
-  cmd:COMMAND          COMMAND (run by sh -c, answer on stdin) exits 0
+  cmd:COMMAND          COMMAND (run by sh -c, answer on stdin) exits 0;
+                       exit 77 means blocked: retrying cannot fix it
   llm:CRITERIA         a judge model answers that CRITERIA holds
 
 The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible
 server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
 
-Exit codes: 0 accepted, 2 usage or configuration error, 3 validation failed on
-every attempt, 4 model or transport error, or an llm: judge's reply that is not
+Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID too),
+3 validation failed on every attempt, or a validator reported the answer
+blocked, 4 model or transport error, or an llm: judge's reply that is not
 its JSON verdict (the answer stays on the branch, unjudged), 5 conflict: another
 writer moved the branch while the model answered (the answer is kept off the
 branch and named), 130 interrupted.
@@ -93,6 +106,7 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 				}
 				opts.Temperature = &temperature
 			}
+			opts.TaskSet = cmd.Flags().Changed("task")
 			if opts.MaxAttempts < 1 {
 				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
 			}
@@ -113,6 +127,7 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 	fl.Float64Var(&temperature, "temperature", 0, "sampling temperature")
 	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer to the terminal as it arrives")
 	fl.BoolVar(&opts.JSON, "json", false, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON")
+	fl.StringVar(&opts.Task, "task", "", "task `ID` recorded on every commit of the turn (one line, at most 200 bytes)")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -151,6 +166,9 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
 	}
 	if validator != nil {
 		copts = append(copts, tract.Validate(validator))
+	}
+	if opts.TaskSet {
+		copts = append(copts, tract.Task(opts.Task))
 	}
 	if opts.Provenance {
 		copts = append(copts, tract.ProvenanceNote())

@@ -105,6 +105,15 @@ func TestNewCmdChat_Flags(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, got.FromStdin)
 	assert.True(t, got.Purify, "purify is on by default")
+	assert.False(t, got.TaskSet)
+
+	got, err = parse(t, newCmdChat, "--task", "03-01:task-3", "x")
+	require.NoError(t, err)
+	assert.Equal(t, "03-01:task-3", got.Task)
+	assert.True(t, got.TaskSet)
+	got, err = parse(t, newCmdChat, "--task", "", "x")
+	require.NoError(t, err)
+	assert.True(t, got.TaskSet, "an empty --task is passed on, for the library to refuse")
 	assert.Nil(t, got.Temperature)
 
 	_, err = parse(t, newCmdChat, "--max-attempts", "0", "x")

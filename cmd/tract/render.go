@@ -125,7 +125,9 @@ func oneLine(p palette, c *tract.CommitInfo, width int) string {
 	b.WriteString(label(c))
 	b.WriteString(": ")
 	b.WriteString(preview(c.Text, width))
-	if d := c.Diagnosis(); d != "" && c.Role == tract.RoleAssistant {
+	if r, ok := failureRecord(c); ok {
+		b.WriteString("  " + p.bad("✗ "+string(r.Type)+": "+preview(r.Error, 80)))
+	} else if d := c.Diagnosis(); d != "" && c.Role == tract.RoleAssistant {
 		b.WriteString("  " + p.bad("✗ "+preview(d, 80)))
 	}
 	return b.String()
@@ -174,4 +176,13 @@ func indent(s, prefix string) string {
 		lines[i] = strings.TrimRight(prefix+l, " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// failureRecord is c.FailureRecord, without decoding the metadata of the
+// many commits that have none.
+func failureRecord(c *tract.CommitInfo) (tract.FailureRecord, bool) {
+	if !bytes.Contains(c.Meta, []byte(`"`+tract.MetaFailure+`"`)) {
+		return tract.FailureRecord{}, false
+	}
+	return c.FailureRecord()
 }

@@ -22,7 +22,7 @@ const (
 	exitOK        = 0 // success
 	exitError     = 1 // any other failure: repository, revision, fsck problems
 	exitUsage     = 2 // bad flags, arguments or --validate specs; input over a size limit
-	exitExhausted = 3 // validation failed on every attempt
+	exitExhausted = 3 // validation failed on every attempt, or a validator reported the answer blocked
 	exitModel     = 4 // the model or its transport failed, or a judge's reply was no verdict
 	exitConflict  = 5 // HEAD moved under the operation (retry it)
 	exitInterrupt = 130
@@ -80,15 +80,19 @@ func printError(f *Factory, cmd *cobra.Command, err error) int {
 // the command line.
 func errorHint(err error) string {
 	var (
-		locked   *tract.LockedError
-		conflict *tract.ConflictError
-		readOnly *tract.ReadOnlyError
-		erasure  *tract.ErasureError
-		cfgErr   *llm.ConfigError
-		judgeErr *retry.JudgeReplyError
-		tooLarge *tract.TooLargeError
+		locked    *tract.LockedError
+		conflict  *tract.ConflictError
+		readOnly  *tract.ReadOnlyError
+		erasure   *tract.ErasureError
+		cfgErr    *llm.ConfigError
+		judgeErr  *retry.JudgeReplyError
+		tooLarge  *tract.TooLargeError
+		escalated *tract.EscalationError
 	)
 	switch {
+	case errors.As(err, &escalated) && escalated.Reason == tract.EscalateBlocked:
+		return "A validator reported that retrying cannot fix the answer (a cmd: validator exits with 77 for this).\n" +
+			"'tract log --all' shows the attempt and 'tract show' its failure record; fix the cause, then run the command again."
 	case errors.As(err, &tooLarge):
 		return tooLargeHint(tooLarge)
 	case errors.As(err, &locked):
@@ -158,11 +162,14 @@ func exitCode(err error) int {
 		cfgErr    *llm.ConfigError
 		judgeErr  *retry.JudgeReplyError
 		tooLarge  *tract.TooLargeError
+		taskErr   *tract.TaskIDError
+		escalated *tract.EscalationError
 	)
 	switch {
-	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr), errors.As(err, &tooLarge):
+	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr), errors.As(err, &tooLarge),
+		errors.As(err, &taskErr):
 		return exitUsage
-	case errors.As(err, &exhausted):
+	case errors.As(err, &exhausted), errors.As(err, &escalated) && escalated.Reason == tract.EscalateBlocked:
 		return exitExhausted
 	case errors.Is(err, context.Canceled):
 		return exitInterrupt

@@ -69,8 +69,38 @@ func renderMeta(w io.Writer, p palette, c *tract.CommitInfo) {
 			fmt.Fprintf(w, "  attempt %d failed: %s\n", i+1, p.bad(d))
 		}
 	}
+	if task := c.Task(); task != "" {
+		fmt.Fprintf(w, "\nTask: %s\n", task)
+	}
+	if r, ok := c.FailureRecord(); ok {
+		renderFailure(w, p, r)
+	}
 	var buf bytes.Buffer
 	if json.Indent(&buf, c.Meta, "    ", "  ") == nil {
 		fmt.Fprintf(w, "\nMetadata:\n    %s\n", strings.TrimSpace(buf.String()))
+	}
+}
+
+// renderFailure prints a failure record in words.
+func renderFailure(w io.Writer, p palette, r tract.FailureRecord) {
+	fmt.Fprintf(w, "\nFailure: attempt %d, %s, at %s\n", r.Attempt, p.bad(string(r.Type)), r.Timestamp.Format("2006-01-02 15:04:05 MST"))
+	fmt.Fprintf(w, "  error:          %s\n", r.Error)
+	if r.Escalation != "" {
+		fmt.Fprintf(w, "  escalated:      %s (retrying cannot fix it)\n", r.Escalation)
+	}
+	if r.Command != "" {
+		fmt.Fprintf(w, "  command:        %s\n", r.Command)
+		if r.ExitCode != nil {
+			fmt.Fprintf(w, "  exit code:      %d\n", *r.ExitCode)
+		}
+		if r.OutputSummary != "" {
+			fmt.Fprintf(w, "  output (last lines):\n%s\n", indent(r.OutputSummary, "    "))
+		}
+	}
+	if r.SuggestedFix != "" {
+		fmt.Fprintf(w, "  suggested fix:  %s\n", r.SuggestedFix)
+	}
+	if r.Details != "" && r.Details != r.Error {
+		fmt.Fprintf(w, "  details:\n%s\n", indent(r.Details, "    "))
 	}
 }
