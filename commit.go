@@ -174,6 +174,19 @@ func (c *commitConfig) reflog(kind Kind, role Role, text string) (action, msg st
 	return action, msg
 }
 
+// putText stores text as a blob. Its bytes are a fresh copy, so a store
+// that can take them as they are (a HashedPutter) need not copy them
+// again: a large message is copied once less.
+func putText(tx store.Tx, text string) (Hash, error) {
+	data := []byte(text)
+	hp, ok := tx.(store.HashedPutter)
+	if !ok {
+		return tx.PutBlob(data)
+	}
+	h := dag.Sum(data)
+	return h, hp.PutHashedBlob(h, data)
+}
+
 // newCommit validates input, stores the text blob and builds the commit.
 func (t *Tract) newCommit(tx store.Tx, parent Hash, kind Kind, role Role, text string, cfg *commitConfig) (*dag.Commit, error) {
 	if err := t.validateCommit(kind, role, text); err != nil {
@@ -186,7 +199,7 @@ func (t *Tract) newCommit(tx store.Tx, parent Hash, kind Kind, role Role, text s
 	if err := checkMeta(meta); err != nil {
 		return nil, err
 	}
-	blob, err := tx.PutBlob([]byte(text))
+	blob, err := putText(tx, text)
 	if err != nil {
 		return nil, err
 	}

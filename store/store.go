@@ -130,7 +130,8 @@ type ReflogTx interface {
 // dag.Sum of the bytes (Fsck re-derives every hash) and does not change
 // the slices before the transaction ends: the store keeps them.
 type HashedPutter interface {
-	// PutHashedBlob stores data under h, once.
+	// PutHashedBlob stores data under h, once. The store may keep data
+	// itself: the caller must not change it afterwards.
 	PutHashedBlob(h dag.Hash, data []byte) error
 	// PutEncodedCommit stores raw, a dag.Encode of a commit, under h.
 	PutEncodedCommit(h dag.Hash, raw []byte) error
