@@ -109,7 +109,7 @@ type RetryContext struct {
 //
 // user_intervention, error_details, suggested_fix and
 // accumulated_learnings are left out when empty. Text from the model,
-// validators and people is escaped (& < > " ' as entities; control
+// validators and people is escaped (& < > as entities; control
 // characters other than tab and newline, which XML cannot hold, as
 // U+FFFD). The instruction says which attempt this is and how to declare
 // the task blocked (see DeclaredBlocked).
@@ -165,8 +165,8 @@ func element(b *strings.Builder, indent, tag, text string) {
 	fmt.Fprintf(b, "%s<%s>\n%s\n%s</%s>\n", indent, tag, text, indent, name)
 }
 
-// escapeXML escapes s for XML text and attribute values: & < > " ' as
-// entities; a carriage return as a newline; other control characters,
+// escapeXML escapes s for XML text (all of it sits between tags): & < >
+// as entities; a carriage return as a newline; other control characters,
 // which XML 1.0 cannot hold, as U+FFFD.
 func escapeXML(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
@@ -181,5 +181,5 @@ func escapeXML(s string) string {
 		}
 		return r
 	}, s)
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;").Replace(s)
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }

@@ -61,8 +61,8 @@ func TestRetryContext_XMLInterventionAndEscaping(t *testing.T) {
 	}
 	got := rc.XML()
 	assert.Contains(t, got, "<retry_context attempt=\"2\" max_attempts=\"4\">\n  <user_intervention>\n"+
-		"    <instruction priority=\"high\">use &lt;b&gt; &amp; &quot;quotes&quot;</instruction>\n  </user_intervention>\n  <previous_failures>\n")
-	assert.Contains(t, got, "<error_summary>&lt;/error_summary&gt;&lt;injected attr=&apos;x&apos;&gt;</error_summary>")
+		"    <instruction priority=\"high\">use &lt;b&gt; &amp; \"quotes\"</instruction>\n  </user_intervention>\n  <previous_failures>\n")
+	assert.Contains(t, got, "<error_summary>&lt;/error_summary&gt;&lt;injected attr='x'&gt;</error_summary>")
 	assert.Contains(t, got, "<error_details>\na\nb\uFFFDc\n      </error_details>")
 	assert.Contains(t, got, "<suggested_fix>1 &lt; 2 &amp;&amp; 3 &gt; 2</suggested_fix>")
 	assert.NotContains(t, got, "<accumulated_learnings>", "left out without learnings")
