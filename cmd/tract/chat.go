@@ -90,8 +90,8 @@ The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatibl
 server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
 
 Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID too),
-3 validation failed on every attempt, or a validator reported the answer
-blocked, 4 model or transport error, or an llm: judge's reply that is not
+3 validation failed on every attempt, or a validator (or, with --feedback
+xml, the model) reported the answer blocked, 4 model or transport error, or an llm: judge's reply that is not
 its JSON verdict (the answer stays on the branch, unjudged), 5 conflict: another
 writer moved the branch while the model answered (the answer is kept off the
 branch and named), 130 interrupted.
