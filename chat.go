@@ -39,6 +39,12 @@ type chatConfig struct {
 	system      string
 	task        string
 	taskSet     bool
+	feedback    retry.FeedbackFormat
+	strategy    ContextStrategy
+	analyzer    Analyzer
+	// intervention is a person's instruction for the next round, sent
+	// with high priority ahead of the failures in xml feedback.
+	intervention string
 }
 
 // UseClient sends this call to c instead of the client given to Open.
@@ -247,6 +253,9 @@ func (t *Tract) chatConfig(opts []ChatOption) (*chatConfig, error) {
 		if err := checkTaskID(cfg.task); err != nil {
 			return nil, fmt.Errorf("chat: %w", err)
 		}
+	}
+	if err := cfg.checkFeedback(); err != nil {
+		return nil, fmt.Errorf("chat: %w", err)
 	}
 	return cfg, nil
 }

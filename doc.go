@@ -73,7 +73,16 @@
 // turn. Failures retrying cannot fix stop the turn at once with an
 // *EscalationError: the server refusing the key (401, 403) or the request
 // (400, context length), or a validator reporting the answer blocked
-// (retry.Verdict.Blocked; a "cmd:" command's exit status 77).
+// (retry.Verdict.Blocked; a "cmd:" command's exit status 77) or, after an
+// xml retry context, the model answering "BLOCKED: reason".
+//
+// Feedback sets what a retry is told: the plain steering text, or an xml
+// <retry_context> listing every earlier failure (retry.RetryContext).
+// RetryContextStrategy sets what it sees: the failed answers and feedback
+// (ContextConversation), or only the feedback, committed before a copy of
+// the task message on a chain from the restore point (ContextFresh).
+// Analyze records an Analyzer's root-cause guess and fix in each failure
+// record.
 //
 // The ChatResult (returned with the error too) lists every attempt with its
 // answer, verdict, usage and commit. Every accepted answer records its

@@ -91,6 +91,9 @@ func (g *generation) ask(ctx context.Context) (answer, error) {
 // check runs the validators on an answer (an empty answer always fails,
 // as an execution error: there is nothing to validate).
 func (g *generation) check(ctx context.Context, a answer) (retry.Verdict, error) {
+	if vd, ok := g.declaredBlocked(a); ok {
+		return vd, nil
+	}
 	switch {
 	case strings.TrimSpace(a.text) == "":
 		return retry.Verdict{Diagnosis: "the answer is empty", Type: retry.FailureExecution}, nil
@@ -115,7 +118,7 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 		p := provenance(g.attempt, g.restore, g.res)
 		meta.Provenance = &p
 	} else if verr == nil {
-		meta.Failure = g.failure(vd)
+		meta.Failure = g.analyse(ctx, a, g.failure(vd))
 	}
 	what := fmt.Sprintf("rejected answer of attempt %d", g.attempt)
 	switch {
@@ -183,11 +186,16 @@ func errorSummary(text string) string {
 	return firstLine(strings.TrimSpace(text), 200)
 }
 
-// steer commits the message that tells the model what was wrong.
+// steer commits the message that tells the model what was wrong: after
+// the failed answer, or with ContextFresh before a copy of the task
+// message (see restartFresh).
 func (g *generation) steer(ctx context.Context, diagnosis string) error {
-	text := expandRetryPrompt(g.cfg.retryPrompt, diagnosis, g.attempt, g.cfg.maxAttempts)
-	h, err := g.t.commitOn(g.tip, pendingCommit{KindSteering, RoleUser, text,
-		&turnMeta{Attempt: g.attempt, Diagnosis: diagnosis, Task: g.cfg.task}, "steering message"})
+	p := pendingCommit{KindSteering, RoleUser, g.feedback(diagnosis),
+		&turnMeta{Attempt: g.attempt, Diagnosis: diagnosis, Task: g.cfg.task}, "steering message"}
+	if g.cfg.strategy == ContextFresh {
+		return g.restartFresh(p)
+	}
+	h, err := g.t.commitOn(g.tip, p)
 	if err == nil {
 		g.tip = h
 	}

@@ -78,8 +78,13 @@ type FailureRecord struct {
 	Command       string `json:"command,omitempty"`
 	ExitCode      *int   `json:"exit_code,omitempty"`
 	OutputSummary string `json:"output_summary,omitempty"`
-	// SuggestedFix is what a validator suggested, when one did.
+	// SuggestedFix is what a validator suggested, when one did, else what
+	// the analyzer (see Analyze) suggested.
 	SuggestedFix string `json:"suggested_fix,omitempty"`
+	// RootCauseGuess is the analyzer's guess at the failure's cause.
+	RootCauseGuess string `json:"root_cause_guess,omitempty"`
+	// AnalysisError is set when the analyzer failed: its error.
+	AnalysisError string `json:"analysis_error,omitempty"`
 	// Escalation is set when this failure stopped the turn at once, as
 	// retrying could not fix it: why (see EscalationReason).
 	Escalation EscalationReason `json:"escalation,omitempty"`

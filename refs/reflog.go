@@ -18,6 +18,9 @@ const (
 	ActionBranch   = "branch"
 	ActionCheckout = "checkout"
 	ActionImport   = "import"
+	// ActionRetry moves a branch to the next attempt of a validated turn
+	// that starts each retry afresh from its restore point.
+	ActionRetry = "retry"
 	// ActionConflict records, in the Stranded reflog, a result that could
 	// not be put on its branch because the branch moved meanwhile.
 	ActionConflict = "conflict"

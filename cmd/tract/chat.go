@@ -34,11 +34,17 @@ type ChatOptions struct {
 	// Task is the task id (--task); TaskSet says --task was given.
 	Task    string
 	TaskSet bool
+	// Feedback, RetryContext and Analyze are --feedback, --retry-context
+	// and --analyze.
+	Feedback     retry.FeedbackFormat
+	RetryContext tract.ContextStrategy
+	Analyze      bool
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
 	opts := &ChatOptions{Factory: f}
 	var temperature float64
+	var feedback, retryContext string
 	cmd := &cobra.Command{
 		Use:   "chat [MESSAGE | -]",
 		Short: "Send a message and commit the model's (validated) answer",
@@ -62,6 +68,14 @@ that retrying cannot fix ends the turn at once: the model server refusing the
 key (401, 403), the request (400) or its length, or a cmd: validator exiting
 with status 77 (blocked).
 
+--feedback xml replaces the steering text by a <retry_context> block that
+lists every earlier failure of the turn and invites the model to answer
+"BLOCKED: reason" when the task cannot be done, which ends the turn at once
+(exit 3). --retry-context fresh starts each retry from the user message again,
+with the feedback placed before it instead of the failed answers. --analyze
+asks the model, in one extra call per failure, for the root cause and a fix;
+they are recorded in the failure record and, with xml, sent to later attempts.
+
 Validators (repeatable; all must pass):
   json                 the whole answer parses as JSON
   schema:PATH          valid JSON that satisfies the JSON Schema at PATH
@@ -76,8 +90,8 @@ The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatibl
 server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
 
 Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID too),
-3 validation failed on every attempt, or a validator reported the answer
-blocked, 4 model or transport error, or an llm: judge's reply that is not
+3 validation failed on every attempt, or a validator (or, with --feedback
+xml, the model) reported the answer blocked, 4 model or transport error, or an llm: judge's reply that is not
 its JSON verdict (the answer stays on the branch, unjudged), 5 conflict: another
 writer moved the branch while the model answered (the answer is kept off the
 branch and named), 130 interrupted.
@@ -107,6 +121,13 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 				opts.Temperature = &temperature
 			}
 			opts.TaskSet = cmd.Flags().Changed("task")
+			var err error
+			if opts.Feedback, err = retry.ParseFeedbackFormat(feedback); err != nil {
+				return usageErrorf("--feedback: %v", err)
+			}
+			if opts.RetryContext, err = tract.ParseContextStrategy(retryContext); err != nil {
+				return usageErrorf("--retry-context: %v", err)
+			}
 			if opts.MaxAttempts < 1 {
 				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
 			}
@@ -128,6 +149,9 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer to the terminal as it arrives")
 	fl.BoolVar(&opts.JSON, "json", false, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON")
 	fl.StringVar(&opts.Task, "task", "", "task `ID` recorded on every commit of the turn (one line, at most 200 bytes)")
+	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry is told what failed: plain (the --retry-prompt text) or xml (every failure so far)")
+	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (the failed answers and feedback) or fresh (the feedback before the message, no failed answers)")
+	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model, in one extra call per failure, for its root cause and a fix")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -169,6 +193,10 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
 	}
 	if opts.TaskSet {
 		copts = append(copts, tract.Task(opts.Task))
+	}
+	copts = append(copts, tract.Feedback(opts.Feedback), tract.RetryContextStrategy(opts.RetryContext))
+	if opts.Analyze {
+		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(client, opts.Model)))
 	}
 	if opts.Provenance {
 		copts = append(copts, tract.ProvenanceNote())

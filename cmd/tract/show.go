@@ -97,8 +97,14 @@ func renderFailure(w io.Writer, p palette, r tract.FailureRecord) {
 			fmt.Fprintf(w, "  output (last lines):\n%s\n", indent(r.OutputSummary, "    "))
 		}
 	}
+	if r.RootCauseGuess != "" {
+		fmt.Fprintf(w, "  root cause:     %s (a guess)\n", r.RootCauseGuess)
+	}
 	if r.SuggestedFix != "" {
 		fmt.Fprintf(w, "  suggested fix:  %s\n", r.SuggestedFix)
+	}
+	if r.AnalysisError != "" {
+		fmt.Fprintf(w, "  analysis:       failed: %s\n", r.AnalysisError)
 	}
 	if r.Details != "" && r.Details != r.Error {
 		fmt.Fprintf(w, "  details:\n%s\n", indent(r.Details, "    "))
