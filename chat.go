@@ -39,6 +39,12 @@ type chatConfig struct {
 	system      string
 	task        string
 	taskSet     bool
+	// onEscalation is the OnEscalation hook.
+	onEscalation EscalationFunc
+	// intervention is the user's high-priority guidance for the current
+	// round (a fix answer to an escalation), "" when none: the steering
+	// of the round renders it first.
+	intervention string
 }
 
 // UseClient sends this call to c instead of the client given to Open.
