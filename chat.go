@@ -158,7 +158,9 @@ type ChatResult struct {
 // turn at once with an *EscalationError: the server refused the key (401,
 // 403), the request (400) or its length, or a validator reported the
 // answer blocked (the branch then ends as after exhaustion). Task records
-// a task id on every commit of the turn.
+// a task id on every commit of the turn. OnEscalation asks a hook what to
+// do when attempts run out or such a failure stops the turn: another
+// round (retry, or fix with an instruction), skip or abort.
 func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*ChatResult, error) {
 	cfg, err := t.chatConfig(opts)
 	if err != nil {

@@ -34,6 +34,13 @@ type ChatOptions struct {
 	// Task is the task id (--task); TaskSet says --task was given.
 	Task    string
 	TaskSet bool
+	// OnExhausted answers an exhaustion (--on-exhausted); Fix is the
+	// instruction of a scripted fix round (--fix); the Set fields say
+	// whether each was given.
+	OnExhausted    string
+	OnExhaustedSet bool
+	Fix            string
+	FixSet         bool
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -62,6 +69,18 @@ that retrying cannot fix ends the turn at once: the model server refusing the
 key (401, 403), the request (400) or its length, or a cmd: validator exiting
 with status 77 (blocked).
 
+When every attempt failed (or a failure retrying cannot fix stopped the
+turn) and standard input and standard error are terminals, the escalation is
+printed (task, attempts, a table of the failures, the last error's details)
+and you answer: retry (a fresh round of --max-attempts attempts), skip (a
+skip note is committed after the error commit), abort, or fix: INSTRUCTION
+(one more round whose steering starts with INSTRUCTION, marked as your
+intervention). A turn runs at most 5 rounds. Without a terminal, or when
+either flag is given, --on-exhausted abort|skip|retry answers (default
+abort) and --fix TEXT answers the first exhaustion with fix: TEXT; both
+answer only exhaustion: a failure retrying cannot fix is aborted (exit 7).
+--fix needs --validate.
+
 Validators (repeatable; all must pass):
   json                 the whole answer parses as JSON
   schema:PATH          valid JSON that satisfies the JSON Schema at PATH
@@ -75,12 +94,15 @@ Validators (repeatable; all must pass):
 The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible
 server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
 
-Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID too),
-3 validation failed on every attempt, or a validator reported the answer
-blocked, 4 model or transport error, or an llm: judge's reply that is not
-its JSON verdict (the answer stays on the branch, unjudged), 5 conflict: another
-writer moved the branch while the model answered (the answer is kept off the
-branch and named), 130 interrupted.
+Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID,
+--on-exhausted or --fix too), 3 validation failed on every attempt (and the
+escalation was aborted), 4 model or transport error, or an llm: judge's reply that is not
+its JSON verdict (the answer stays on the branch, unjudged), 5 conflict:
+another writer moved the branch while the model answered (the answer is kept
+off the branch and named), 6 skipped (the escalation was answered skip), 7 a
+failure retrying cannot fix: the server refused the key (401, 403), the
+request (400) or its length, or a validator reported the answer blocked,
+130 interrupted.
 
 The repository is locked only while a commit is written, never while the model
 answers: 'tract log --all' in another terminal shows the turn as it happens.`,
@@ -107,6 +129,10 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 				opts.Temperature = &temperature
 			}
 			opts.TaskSet = cmd.Flags().Changed("task")
+			opts.OnExhaustedSet, opts.FixSet = cmd.Flags().Changed("on-exhausted"), cmd.Flags().Changed("fix")
+			if err := checkEscalationFlags(opts); err != nil {
+				return err
+			}
 			if opts.MaxAttempts < 1 {
 				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
 			}
@@ -128,6 +154,8 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer to the terminal as it arrives")
 	fl.BoolVar(&opts.JSON, "json", false, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON")
 	fl.StringVar(&opts.Task, "task", "", "task `ID` recorded on every commit of the turn (one line, at most 200 bytes)")
+	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed and no one is at a terminal: abort, skip or retry (a fresh round)")
+	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance (needs --validate)")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -169,6 +197,9 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
 	}
 	if opts.TaskSet {
 		copts = append(copts, tract.Task(opts.Task))
+	}
+	if hook := escalationHook(f, opts); hook != nil {
+		copts = append(copts, tract.OnEscalation(hook))
 	}
 	if opts.Provenance {
 		copts = append(copts, tract.ProvenanceNote())
