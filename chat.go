@@ -42,8 +42,12 @@ type chatConfig struct {
 	feedback    retry.FeedbackFormat
 	strategy    ContextStrategy
 	analyzer    Analyzer
-	// intervention is a person's instruction for the next round, sent
-	// with high priority ahead of the failures in xml feedback.
+	// onEscalation is the OnEscalation hook.
+	onEscalation EscalationFunc
+	// intervention is the user's high-priority guidance for the current
+	// round (a fix answer to an escalation), "" when none: the steering
+	// of the round renders it first (in xml feedback, as a
+	// <user_intervention> block ahead of the failures).
 	intervention string
 }
 
@@ -158,7 +162,9 @@ type ChatResult struct {
 // turn at once with an *EscalationError: the server refused the key (401,
 // 403), the request (400) or its length, or a validator reported the
 // answer blocked (the branch then ends as after exhaustion). Task records
-// a task id on every commit of the turn.
+// a task id on every commit of the turn. OnEscalation asks a hook what to
+// do when attempts run out or such a failure stops the turn: another
+// round (retry, or fix with an instruction), skip or abort.
 func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*ChatResult, error) {
 	cfg, err := t.chatConfig(opts)
 	if err != nil {

@@ -325,3 +325,29 @@ func ExampleTask() {
 	// Output:
 	// task 03-01:task-3, attempt 1 at 03:04:08: verification_failed: invalid JSON at line 1, column 1: invalid character 'S' looking for beginning of value
 }
+
+// An escalation hook decides what a turn does when its attempts run out:
+// here it gives the model a fix instruction for one more round.
+func ExampleOnEscalation() {
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Otherwise(llmtest.Answer("Sure! {name: Ada}"))
+	srv.When("quote the key", llmtest.Answer(`{"name": "Ada"}`))
+	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
+	t, done := exampleRepo(tract.WithClient(client))
+	defer done()
+
+	hook := func(_ context.Context, e tract.Escalation) (tract.Resolution, error) {
+		fmt.Printf("task %s: %s after %d of %d attempts\n", e.Task, e.Reason, e.Attempts, e.MaxAttempts)
+		return tract.ParseResolution("fix: Answer with JSON only; quote the key.")
+	}
+	res, err := t.Chat(context.Background(), "Give me a JSON object with a name.", tract.Task("t1"),
+		tract.Validate(retry.JSON()), tract.MaxAttempts(2), tract.OnEscalation(hook))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s after %d attempts\n", res.Text, res.Attempts)
+	// Output:
+	// task t1: max_retries_exceeded after 2 of 2 attempts
+	// {"name": "Ada"} after 3 attempts
+}

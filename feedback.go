@@ -128,13 +128,17 @@ func (g *generation) feedback(diagnosis string) string {
 	if g.cfg.feedback == retry.FeedbackXML {
 		return g.retryContext().XML()
 	}
-	return expandRetryPrompt(g.cfg.retryPrompt, diagnosis, g.attempt, g.cfg.maxAttempts)
+	text := expandRetryPrompt(g.cfg.retryPrompt, diagnosis, g.attempt, g.maxAttempt())
+	if g.cfg.intervention != "" {
+		text = interventionText(g.cfg.intervention) + "\n\n" + text
+	}
+	return text
 }
 
 // retryContext is the retry context of the next attempt: every failure
 // so far and the distinct root-cause guesses among them.
 func (g *generation) retryContext() retry.RetryContext {
-	rc := retry.RetryContext{Attempt: g.attempt + 1, MaxAttempts: g.cfg.maxAttempts, Intervention: g.cfg.intervention}
+	rc := retry.RetryContext{Attempt: g.attempt + 1, MaxAttempts: g.maxAttempt(), Intervention: g.cfg.intervention}
 	for _, f := range g.failures {
 		rc.Failures = append(rc.Failures, retryFailure(f))
 		if f.RootCauseGuess != "" && !slices.Contains(rc.Learnings, f.RootCauseGuess) {

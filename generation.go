@@ -14,11 +14,15 @@ import (
 // generate runs the validated-generation loop from the restore point.
 func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*ChatResult, error) {
 	g := newGeneration(t, restore, cfg)
-	out, err := retry.WithSteering(ctx, g.steering())
-	if err != nil {
-		return g.res, g.fail(ctx, err)
+	for {
+		out, err := retry.WithSteering(ctx, g.steering())
+		if err == nil {
+			return g.res, g.accept(ctx, out.Value)
+		}
+		if again, err := g.escalate(ctx, err); !again { // see escalate.go
+			return g.res, err
+		}
 	}
-	return g.res, g.finish(out.Value)
 }
 
 // generation is one validated turn in the making. Its methods are the
@@ -33,7 +37,9 @@ type generation struct {
 
 	restore    Hash // the turn's restore point: its user message (or the tip Generate started on)
 	tip        Hash // the branch tip the turn expects; moves as it commits
-	attempt    int  // the attempt under way, from 1
+	attempt    int  // the attempt under way, from 1, counting on across rounds
+	round      int  // the round of attempts under way, from 1 (see OnEscalation)
+	roundStart int  // the attempts made before this round
 	last       answer
 	lastCommit Hash // the commit of the answer the turn ends with
 	res        *ChatResult
@@ -45,7 +51,7 @@ func newGeneration(t *Tract, restore Hash, cfg *chatConfig) *generation {
 	if len(cfg.validators) == 1 {
 		v = cfg.validators[0] // no "name: " prefix on a lone validator's diagnosis
 	}
-	return &generation{t: t, cfg: cfg, validator: v, restore: restore, tip: restore,
+	return &generation{t: t, cfg: cfg, validator: v, restore: restore, tip: restore, round: 1,
 		res: &ChatResult{Diagnoses: []string{}}}
 }
 
@@ -142,7 +148,7 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 		g.res.Diagnoses = append(g.res.Diagnoses, diagnosis)
 		g.failures = append(g.failures, *meta.Failure)
 	}
-	at := Attempt{Number: g.attempt, Max: g.cfg.maxAttempts, OK: ok, Text: a.text, Diagnosis: diagnosis, Commit: h, Usage: a.usage}
+	at := Attempt{Number: g.attempt, Max: g.maxAttempt(), OK: ok, Text: a.text, Diagnosis: diagnosis, Commit: h, Usage: a.usage}
 	g.res.History = append(g.res.History, at)
 	if g.cfg.onAttempt != nil {
 		g.cfg.onAttempt(at)
@@ -159,7 +165,7 @@ func (g *generation) failure(vd retry.Verdict) *FailureRecord {
 	if vd.Blocked != "" {
 		summary = "blocked: " + strings.TrimSpace(vd.Blocked)
 	}
-	r := &FailureRecord{Attempt: g.attempt, Timestamp: g.t.now(), Type: vd.Type,
+	r := &FailureRecord{Attempt: g.attempt, Round: g.laterRound(), Timestamp: g.t.now(), Type: vd.Type,
 		Error: errorSummary(summary), Details: vd.Diagnosis, SuggestedFix: vd.SuggestedFix}
 	if vd.Command != "" {
 		r.Command, r.OutputSummary = vd.Command, vd.Output
@@ -172,6 +178,33 @@ func (g *generation) failure(vd retry.Verdict) *FailureRecord {
 		r.Escalation = EscalateBlocked
 	}
 	return r
+}
+
+// maxAttempt is the number of the last attempt the round may make.
+func (g *generation) maxAttempt() int { return g.roundStart + g.cfg.maxAttempts }
+
+// laterRound is the round under way from the second on, 0 in the first
+// (a failure record of the first round does not record its round).
+func (g *generation) laterRound() int {
+	if g.round > 1 {
+		return g.round
+	}
+	return 0
+}
+
+// modelFailure is the failure record of the current attempt's failed
+// model call, added to the turn's records the first time it is asked for.
+func (g *generation) modelFailure(err error) FailureRecord {
+	if n := len(g.failures); n > 0 && g.failures[n-1].Attempt == g.attempt {
+		return g.failures[n-1]
+	}
+	f := FailureRecord{Attempt: g.attempt, Round: g.laterRound(), Timestamp: g.t.now(), Type: modelFailureType(err),
+		Error: errorSummary(err.Error()), Details: err.Error()}
+	if reason, escalates := escalationOf(err); escalates {
+		f.Escalation = reason
+	}
+	g.failures = append(g.failures, f)
+	return f
 }
 
 // escalation is the *EscalationError that stops the turn for reason.
@@ -268,8 +301,8 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		return fmt.Errorf("chat: %w", ctx.Err())
 	case errors.As(err, &ex):
 		ex.LastResult = ex.LastResult.(answer).text // the last answer, not tract's private type
-		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", english.Count(ex.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
-		return g.failValidation(err, ex.Attempts, text)
+		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", english.Count(g.res.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
+		return g.failValidation(err, g.res.Attempts, text)
 	case errors.As(err, &esc) && esc.Reason == EscalateBlocked:
 		text := fmt.Sprintf("validation stopped after %s: %s", english.Count(esc.Attempts, "attempt", "attempts"), esc.Failures[len(esc.Failures)-1].Error)
 		return g.failValidation(err, esc.Attempts, text)
@@ -278,14 +311,9 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		if tooLarge := (*TooLargeError)(nil); errors.As(me.err, &tooLarge) {
 			text = "model answer refused: " + me.err.Error()
 		}
-		failure := FailureRecord{Attempt: g.res.Attempts + 1, Timestamp: g.t.now(), Type: modelFailureType(me.err),
-			Error: errorSummary(me.err.Error()), Details: me.err.Error()}
+		failure := g.modelFailure(me.err)
 		reason, escalates := escalationOf(me.err)
-		if escalates {
-			failure.Escalation = reason
-		}
-		g.failures = append(g.failures, failure)
-		meta := &turnMeta{Error: me.err.Error(), Attempt: g.res.Attempts + 1, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure}
+		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure}
 		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
 		var h Hash
 		var cerr error

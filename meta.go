@@ -33,6 +33,8 @@ import (
 //	"failure"          object   on each failed attempt (and on the error
 //	                            commit of a failed model call): its
 //	                            FailureRecord
+//	"escalation"       object   on a note of a turn whose escalation
+//	                            hook answered: its EscalationRecord
 //
 // AttemptRecord, Provenance and FailureRecord read them back typed (and
 // Task the task id); CompressRange reads
@@ -52,6 +54,7 @@ const (
 	MetaError          = "error"
 	MetaTask           = "task"
 	MetaFailure        = "failure"
+	MetaEscalation     = "escalation"
 )
 
 // FailureRecord is what a failed attempt of a validated turn records about
@@ -88,6 +91,9 @@ type FailureRecord struct {
 	// Escalation is set when this failure stopped the turn at once, as
 	// retrying could not fix it: why (see EscalationReason).
 	Escalation EscalationReason `json:"escalation,omitempty"`
+	// Round is the round of attempts the failure ended in, from the
+	// second on (see OnEscalation); 0 (left out) in the first.
+	Round int `json:"round,omitempty"`
 }
 
 // FailureRecord returns the failure record of a failed attempt (or of the
@@ -168,16 +174,17 @@ func (c *CommitInfo) SummaryRecord() (r SummaryRecord, ok bool) {
 // turnMeta is the metadata of the commits of a turn, as written: each
 // field under its Meta key, left out when empty.
 type turnMeta struct {
-	Attempt        int            `json:"attempt,omitempty"`
-	Valid          *bool          `json:"valid,omitempty"`
-	Diagnosis      string         `json:"diagnosis,omitempty"`
-	ValidatorError string         `json:"validator_error,omitempty"`
-	Model          string         `json:"model,omitempty"`
-	Usage          *llm.Usage     `json:"usage,omitempty"`
-	Provenance     *Provenance    `json:"provenance,omitempty"`
-	Error          string         `json:"error,omitempty"`
-	Task           string         `json:"task,omitempty"`
-	Failure        *FailureRecord `json:"failure,omitempty"`
+	Attempt        int               `json:"attempt,omitempty"`
+	Valid          *bool             `json:"valid,omitempty"`
+	Diagnosis      string            `json:"diagnosis,omitempty"`
+	ValidatorError string            `json:"validator_error,omitempty"`
+	Model          string            `json:"model,omitempty"`
+	Usage          *llm.Usage        `json:"usage,omitempty"`
+	Provenance     *Provenance       `json:"provenance,omitempty"`
+	Error          string            `json:"error,omitempty"`
+	Task           string            `json:"task,omitempty"`
+	Failure        *FailureRecord    `json:"failure,omitempty"`
+	Escalation     *EscalationRecord `json:"escalation,omitempty"`
 }
 
 // commitConfig returns the commit configuration that writes m.
@@ -268,7 +275,7 @@ func checkMeta(meta []byte) error {
 	if len(meta) == 0 {
 		return nil
 	}
-	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaError, MetaFailure, MetaModel, MetaPinned,
+	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaError, MetaEscalation, MetaFailure, MetaModel, MetaPinned,
 		MetaProvenance, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
 	var m map[string]json.RawMessage
 	for _, k := range keys {
@@ -312,7 +319,7 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 			return wrong(wantObject)
 		}
 		return checkMetaObject(k, raw, new(llm.Usage))
-	case MetaFailure:
+	case MetaFailure, MetaEscalation:
 		if got != "an object" {
 			return wrong(wantObject)
 		}
@@ -326,6 +333,9 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 			if jsonType(f.Timestamp) != "a string" || json.Unmarshal(f.Timestamp, &ts) != nil {
 				return &MetaTypeError{Key: k, Field: "timestamp", Got: describeJSON(f.Timestamp), Want: wantTime}
 			}
+		}
+		if k == MetaEscalation {
+			return checkMetaObject(k, raw, new(EscalationRecord))
 		}
 		return checkMetaObject(k, raw, new(FailureRecord))
 	case MetaProvenance:

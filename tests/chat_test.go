@@ -223,7 +223,7 @@ func TestChat_UnauthorizedNotRetriedKeyNeverShownOrStored(t *testing.T) {
 	db := s.initRepo()
 
 	r := chatEnv(s, srv).withEnv("OPENAI_API_KEY", key).tract("chat", "hello")
-	requireExit(t, r, exitModel)
+	requireExit(t, r, exitEscalated)
 	assert.Len(t, srv.Requests(), 1, "401 is not retried")
 	assert.NotContains(t, r.Stderr, key)
 	assert.NotContains(t, r.Stdout, key)
@@ -348,18 +348,20 @@ func TestOutput_NoANSIEscapesOffTerminal(t *testing.T) {
 	}
 }
 
-// Answers that are not a chat completion are model errors (exit 4), not
-// validation failures, and leave the branch user + error.
+// Answers that are not a chat completion are model errors (exit 4, or 7
+// for a context over the window), not validation failures, and leave the branch user + error.
 func TestChat_MalformedServerAnswersExitModelError(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name   string
 		reply  llmtest.Reply
 		stderr string
+		exit   int
 	}{
-		{"HTML page", llmtest.HTML(), "HTML"},
-		{"truncated JSON", llmtest.Truncated("a perfectly fine answer that is cut"), "tract: "},
-		{"context length exceeded", llmtest.ContextLengthExceeded(), "context"},
+		{"HTML page", llmtest.HTML(), "HTML", exitModel},
+		{"truncated JSON", llmtest.Truncated("a perfectly fine answer that is cut"), "tract: ", exitModel},
+		// Retrying cannot fix a context over the window: it escalates.
+		{"context length exceeded", llmtest.ContextLengthExceeded(), "context", exitEscalated},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -369,7 +371,7 @@ func TestChat_MalformedServerAnswersExitModelError(t *testing.T) {
 			s := newSandbox(t)
 			s.initRepo()
 			r := chatEnv(s, srv).tract("chat", "--no-stream", "hello")
-			requireExit(t, r, exitModel)
+			requireExit(t, r, tc.exit)
 			assert.Empty(t, r.Stdout)
 			assert.Contains(t, r.Stderr, tc.stderr)
 			assert.Len(t, srv.Requests(), 1, "not retried")

@@ -58,8 +58,8 @@ func TestChat_FeedbackXMLFreshAnalyze(t *testing.T) {
 }
 
 // After an xml retry context, an answer "BLOCKED: reason" stops the turn
-// with exit 3.
-func TestChat_ModelDeclaresBlockedExits3(t *testing.T) {
+// as a failure retrying cannot fix: exit 7.
+func TestChat_ModelDeclaresBlockedExits7(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
 	srv.Reply(llmtest.Answer("no json"), llmtest.Answer("BLOCKED: a name needs a person"))
@@ -67,7 +67,7 @@ func TestChat_ModelDeclaresBlockedExits3(t *testing.T) {
 	s.initRepo()
 
 	r := chatEnv(s, srv).tract("chat", "--validate", "json", "--feedback", "xml", "--max-attempts", "5", "Name someone.")
-	requireExit(t, r, exitExhausted)
+	requireExit(t, r, exitEscalated)
 	assert.Contains(t, r.Stderr, "attempt 2 is blocked, which retrying cannot fix: blocked: a name needs a person")
 	assert.Len(t, srv.Requests(), 2)
 }

@@ -25,6 +25,8 @@ const (
 	exitUsage     = 2
 	exitExhausted = 3
 	exitModel     = 4
+	exitSkipped   = 6
+	exitEscalated = 7
 )
 
 // commandTimeout bounds every run of the binary, so a hang fails the test

@@ -89,7 +89,7 @@ func TestChat_TaskAndFailureRecordShownByShowAndLogAll(t *testing.T) {
 }
 
 // A cmd: validator that exits 77 reports the answer blocked: the turn stops
-// after one attempt with exit 3 and a hint, the branch ends user + error.
+// after one attempt with exit 7 and a hint, the branch ends user + error.
 func TestChat_CmdExit77IsBlocked(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
@@ -99,7 +99,7 @@ func TestChat_CmdExit77IsBlocked(t *testing.T) {
 	c := chatEnv(s, srv)
 
 	r := c.tract("chat", "--task", "t1", "--validate", "cmd:echo 'no compiler'; exit 77", "Build it.")
-	requireExit(t, r, exitExhausted)
+	requireExit(t, r, exitEscalated)
 	assert.Contains(t, r.Stderr, "attempt 1/3: failed: ")
 	assert.Contains(t, r.Stderr, "tract: chat: attempt 1 is blocked, which retrying cannot fix: blocked: ")
 	assert.Contains(t, r.Stderr, "retrying cannot fix the answer")
@@ -116,8 +116,8 @@ func TestChat_CmdExit77IsBlocked(t *testing.T) {
 	assert.Contains(t, s.ok("show", h.Orphans[0].Commits[0].Hash).Stdout, "  escalated:      blocked (retrying cannot fix it)\n")
 }
 
-// A 401 is one request and one error commit with its failure record; the
-// exit code stays that of a model error.
+// A 401 is one request and one error commit with its failure record; it
+// exits as a failure retrying cannot fix.
 func TestChat_UnauthorizedRecordsFailure(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
@@ -127,7 +127,7 @@ func TestChat_UnauthorizedRecordsFailure(t *testing.T) {
 	c := chatEnv(s, srv)
 
 	r := c.tract("chat", "--task", "t1", "--validate", "json", "Hello")
-	requireExit(t, r, exitModel)
+	requireExit(t, r, exitEscalated)
 	assert.Len(t, srv.Requests(), 1)
 	log := s.log()
 	require.Len(t, log, 2)

@@ -39,6 +39,13 @@ type ChatOptions struct {
 	Feedback     retry.FeedbackFormat
 	RetryContext tract.ContextStrategy
 	Analyze      bool
+	// OnExhausted answers an exhaustion (--on-exhausted); Fix is the
+	// instruction of a scripted fix round (--fix); the Set fields say
+	// whether each was given.
+	OnExhausted    string
+	OnExhaustedSet bool
+	Fix            string
+	FixSet         bool
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -71,10 +78,22 @@ with status 77 (blocked).
 --feedback xml replaces the steering text by a <retry_context> block that
 lists every earlier failure of the turn and invites the model to answer
 "BLOCKED: reason" when the task cannot be done, which ends the turn at once
-(exit 3). --retry-context fresh starts each retry from the user message again,
+(exit 7). --retry-context fresh starts each retry from the user message again,
 with the feedback placed before it instead of the failed answers. --analyze
 asks the model, in one extra call per failure, for the root cause and a fix;
 they are recorded in the failure record and, with xml, sent to later attempts.
+
+When every attempt failed (or a failure retrying cannot fix stopped the
+turn) and standard input and standard error are terminals, the escalation is
+printed (task, attempts, a table of the failures, the last error's details)
+and you answer: retry (a fresh round of --max-attempts attempts), skip (a
+skip note is committed after the error commit), abort, or fix: INSTRUCTION
+(one more round whose steering starts with INSTRUCTION, marked as your
+intervention). A turn runs at most 5 rounds. Without a terminal, or when
+either flag is given, --on-exhausted abort|skip|retry answers (default
+abort) and --fix TEXT answers the first exhaustion with fix: TEXT; both
+answer only exhaustion: a failure retrying cannot fix is aborted (exit 7).
+--fix needs --validate.
 
 Validators (repeatable; all must pass):
   json                 the whole answer parses as JSON
@@ -89,12 +108,16 @@ Validators (repeatable; all must pass):
 The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible
 server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
 
-Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID too),
-3 validation failed on every attempt, or a validator (or, with --feedback
-xml, the model) reported the answer blocked, 4 model or transport error, or an llm: judge's reply that is not
-its JSON verdict (the answer stays on the branch, unjudged), 5 conflict: another
-writer moved the branch while the model answered (the answer is kept off the
-branch and named), 130 interrupted.
+Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID,
+--on-exhausted or --fix too), 3 validation failed on every attempt (and the
+escalation was aborted), 4 model or transport error, or an llm: judge's reply that is not
+its JSON verdict (the answer stays on the branch, unjudged), 5 conflict:
+another writer moved the branch while the model answered (the answer is kept
+off the branch and named), 6 skipped (the escalation was answered skip), 7 a
+failure retrying cannot fix: the server refused the key (401, 403), the
+request (400) or its length, or a validator (or, with --feedback xml, the
+model) reported the answer blocked,
+130 interrupted.
 
 The repository is locked only while a commit is written, never while the model
 answers: 'tract log --all' in another terminal shows the turn as it happens.`,
@@ -128,6 +151,10 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 			if opts.RetryContext, err = tract.ParseContextStrategy(retryContext); err != nil {
 				return usageErrorf("--retry-context: %v", err)
 			}
+			opts.OnExhaustedSet, opts.FixSet = cmd.Flags().Changed("on-exhausted"), cmd.Flags().Changed("fix")
+			if err := checkEscalationFlags(opts); err != nil {
+				return err
+			}
 			if opts.MaxAttempts < 1 {
 				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
 			}
@@ -152,6 +179,8 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry is told what failed: plain (the --retry-prompt text) or xml (every failure so far)")
 	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (the failed answers and feedback) or fresh (the feedback before the message, no failed answers)")
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model, in one extra call per failure, for its root cause and a fix")
+	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed and no one is at a terminal: abort, skip or retry (a fresh round)")
+	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance (needs --validate)")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -197,6 +226,9 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
 	copts = append(copts, tract.Feedback(opts.Feedback), tract.RetryContextStrategy(opts.RetryContext))
 	if opts.Analyze {
 		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(client, opts.Model)))
+	}
+	if hook := escalationHook(f, opts); hook != nil {
+		copts = append(copts, tract.OnEscalation(hook))
 	}
 	if opts.Provenance {
 		copts = append(copts, tract.ProvenanceNote())

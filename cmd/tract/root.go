@@ -22,9 +22,11 @@ const (
 	exitOK        = 0 // success
 	exitError     = 1 // any other failure: repository, revision, fsck problems
 	exitUsage     = 2 // bad flags, arguments or --validate specs; input over a size limit
-	exitExhausted = 3 // validation failed on every attempt, or a validator reported the answer blocked
+	exitExhausted = 3 // validation failed on every attempt (the escalation was aborted)
 	exitModel     = 4 // the model or its transport failed, or a judge's reply was no verdict
 	exitConflict  = 5 // HEAD moved under the operation (retry it)
+	exitSkipped   = 6 // the escalation was answered skip
+	exitEscalated = 7 // a failure retrying cannot fix: 401, 403, 400, context length, a blocked answer
 	exitInterrupt = 130
 )
 
@@ -88,10 +90,17 @@ func errorHint(err error) string {
 		judgeErr  *retry.JudgeReplyError
 		tooLarge  *tract.TooLargeError
 		escalated *tract.EscalationError
+		exhausted *retry.ExhaustedError
 	)
 	switch {
+	case errors.Is(err, tract.ErrSkipped):
+		return "The task was skipped: 'tract show' prints the skip note, 'tract log --all' the attempts."
+	case errors.As(err, &exhausted):
+		return "'tract log --all' shows the attempts and 'tract show' their failure records. Give the model another\n" +
+			"round with --on-exhausted retry, or guidance with --fix TEXT."
 	case errors.As(err, &escalated) && escalated.Reason == tract.EscalateBlocked:
-		return "A validator reported that retrying cannot fix the answer (a cmd: validator exits with 77 for this).\n" +
+		return "A validator (a cmd: validator exits with 77 for this), or the model answering BLOCKED: under --feedback xml,\n" +
+			"reported that retrying cannot fix the answer.\n" +
 			"'tract log --all' shows the attempt and 'tract show' its failure record; fix the cause, then run the command again."
 	case errors.As(err, &tooLarge):
 		return tooLargeHint(tooLarge)
@@ -169,8 +178,12 @@ func exitCode(err error) int {
 	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr), errors.As(err, &tooLarge),
 		errors.As(err, &taskErr):
 		return exitUsage
-	case errors.As(err, &exhausted), errors.As(err, &escalated) && escalated.Reason == tract.EscalateBlocked:
+	case errors.Is(err, tract.ErrSkipped):
+		return exitSkipped
+	case errors.As(err, &exhausted):
 		return exitExhausted
+	case errors.As(err, &escalated):
+		return exitEscalated
 	case errors.Is(err, context.Canceled):
 		return exitInterrupt
 	case errors.As(err, &apiErr), errors.As(err, &judgeErr):

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/retry"
+)
+
+func TestNewCmdChat_EscalationFlags(t *testing.T) {
+	cases := []struct {
+		args    []string
+		want    ChatOptions // only the escalation fields are compared
+		wantErr string
+	}{
+		{args: []string{"x"}, want: ChatOptions{OnExhausted: "abort"}},
+		{args: []string{"--on-exhausted", "skip", "x"}, want: ChatOptions{OnExhausted: "skip", OnExhaustedSet: true}},
+		{args: []string{"--on-exhausted", "retry", "-V", "json", "--fix", "trim it", "x"},
+			want: ChatOptions{OnExhausted: "retry", OnExhaustedSet: true, Fix: "trim it", FixSet: true}},
+		{args: []string{"--on-exhausted", "maybe", "x"}, wantErr: `--on-exhausted "maybe": give abort, skip or retry`},
+		{args: []string{"--on-exhausted", "fix", "x"}, wantErr: `--on-exhausted "fix"`},
+		{args: []string{"--fix", "trim it", "x"}, wantErr: "--fix needs --validate"},
+		{args: []string{"-V", "json", "--fix", " ", "x"}, wantErr: "--fix needs an instruction"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got, err := parse(t, newCmdChat, tc.args...)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				assert.True(t, isUsage(err))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, ChatOptions{OnExhausted: got.OnExhausted, OnExhaustedSet: got.OnExhaustedSet, Fix: got.Fix, FixSet: got.FixSet})
+		})
+	}
+}
+
+func testEscalation() tract.Escalation {
+	at := time.Date(2026, 1, 26, 14, 30, 0, 0, time.Local)
+	return tract.Escalation{Task: "03-01:task-3", Reason: tract.EscalateMaxRetries, Round: 1, Attempts: 2, MaxAttempts: 2, TotalAttempts: 2,
+		Failures: []tract.FailureRecord{
+			{Attempt: 1, Timestamp: at, Type: retry.FailureVerification, Error: "2 tests failed", Details: "FAIL a\nFAIL b"},
+			{Attempt: 2, Timestamp: at.Add(2 * time.Minute), Type: retry.FailureTimeout, Error: "timed out", Details: "command timed out after 30s",
+				SuggestedFix: "make it faster"},
+		}, LastAnswer: "the answer"}
+}
+
+// The terminal prompt prints the escalation and reads the answer, asking
+// again after one it cannot read; the end of the input aborts.
+func TestPromptEscalation(t *testing.T) {
+	cases := []struct {
+		name, input string
+		want        tract.Resolution
+		wantOut     string
+	}{
+		{"retry", "retry\n", tract.Resolution{Action: tract.ResolveRetry}, ""},
+		{"fix", "fix: check for whitespace first\n", tract.Resolution{Action: tract.ResolveFix, Instruction: "check for whitespace first"}, ""},
+		{"asks again", "maybe\nfix:\nskip\n", tract.Resolution{Action: tract.ResolveSkip},
+			`"maybe" is no answer to an escalation: give retry, skip, abort or fix: INSTRUCTION` + "\nYour answer: \"fix\" needs an instruction\nYour answer: "},
+		{"end of input", "", tract.Resolution{Action: tract.ResolveAbort}, "abort (end of input)"},
+		{"last line without newline", "abort", tract.Resolution{Action: tract.ResolveAbort}, ""},
+		{"bad last line", "nope", tract.Resolution{Action: tract.ResolveAbort}, "is no answer to an escalation"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			hook := promptEscalation(bufio.NewReader(strings.NewReader(tc.input)), &out)
+			got, err := hook(context.Background(), testEscalation())
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.Contains(t, out.String(), tc.wantOut)
+		})
+	}
+
+	var out bytes.Buffer
+	_, err := promptEscalation(bufio.NewReader(strings.NewReader("retry\n")), &out)(context.Background(), testEscalation())
+	require.NoError(t, err)
+	want := `
+Task escalation required
+
+Task:     03-01:task-3
+Reason:   max_retries_exceeded
+Attempts: 2 of 2 (round 1 of at most 5; 2 attempts in all)
+
+Attempt history:
+  ATTEMPT  TIME                 TYPE                 ERROR
+  1        2026-01-26 14:30:00  verification_failed  2 tests failed
+  2        2026-01-26 14:32:00  timeout              timed out
+
+Last error details:
+  command timed out after 30s
+Suggested fix: make it faster
+
+Options:
+  retry              a fresh round of attempts
+  skip               give the task up (a skip note is committed); exit 6
+  abort              stop here; everything so far stays in the repository
+  fix: INSTRUCTION   one more round, with INSTRUCTION as the model's first guidance
+Your answer: `
+	assert.Equal(t, want, out.String())
+}
+
+// Scripted answers: --fix once, then --on-exhausted; a failure retrying
+// cannot fix is aborted.
+func TestScriptedEscalation(t *testing.T) {
+	var out bytes.Buffer
+	hook := scriptedEscalation(&out, "trim it", tract.ResolveRetry)
+	e := testEscalation()
+	var got []string
+	for range 3 {
+		r, err := hook(context.Background(), e)
+		require.NoError(t, err)
+		got = append(got, r.String())
+	}
+	e.Reason = tract.EscalateBlocked
+	r, err := hook(context.Background(), e)
+	require.NoError(t, err)
+	got = append(got, r.String())
+	assert.Equal(t, []string{"fix: trim it", "retry", "retry", "abort"}, got)
+	assert.Contains(t, out.String(), "escalated: max_retries_exceeded after 2 of 2 attempts (round 1); answer: fix: trim it\n")
+
+	r, _ = scriptedEscalation(&out, "", tract.ResolveSkip)(context.Background(), testEscalation())
+	assert.Equal(t, tract.Resolution{Action: tract.ResolveSkip}, r)
+}
+
+// chat asks the terminal only when standard input and standard error are
+// terminals and neither --on-exhausted nor --fix was given.
+func TestEscalationHook_WhoAnswers(t *testing.T) {
+	f, _, _ := testFactory(t, nil)
+	assert.Nil(t, escalationHook(f, &ChatOptions{OnExhausted: "abort"}), "no terminal, no flag: no hook")
+	f.IO.InTTY, f.IO.ErrTTY = true, true
+	f.IO.In = strings.NewReader("skip\n")
+	hook := escalationHook(f, &ChatOptions{OnExhausted: "abort"})
+	require.NotNil(t, hook)
+	r, err := hook(context.Background(), testEscalation())
+	require.NoError(t, err)
+	assert.Equal(t, tract.ResolveSkip, r.Action, "read from the terminal")
+	hook = escalationHook(f, &ChatOptions{OnExhausted: "retry", OnExhaustedSet: true})
+	r, err = hook(context.Background(), testEscalation())
+	require.NoError(t, err)
+	assert.Equal(t, tract.ResolveRetry, r.Action, "a flag wins over the terminal")
+}

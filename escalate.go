@@ -1,0 +1,371 @@
+package tract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tractdag/tract/internal/english"
+	"github.com/tractdag/tract/retry"
+)
+
+// EscalateMaxRetries is the reason of an Escalation whose round spent
+// every attempt (MaxAttempts) without an accepted answer. An
+// *EscalationError never has it: exhaustion is a *retry.ExhaustedError.
+const EscalateMaxRetries EscalationReason = "max_retries_exceeded"
+
+// MaxRounds bounds the rounds of attempts of one validated turn, the first
+// included: the escalation hook (OnEscalation) is asked at most
+// MaxRounds-1 times, so a hook that always answers retry cannot loop
+// forever. When the last round fails the turn ends as without a hook.
+const MaxRounds = 5
+
+// Escalation is what the escalation hook (OnEscalation) is told when a
+// round of attempts ends without an accepted answer.
+type Escalation struct {
+	// Task is the turn's task id ("" when none was given).
+	Task string
+	// Reason says why: EscalateMaxRetries when every attempt of the round
+	// failed validation, else the reason a failure could not be retried
+	// (auth, permission, malformed_request, context_length, blocked).
+	Reason EscalationReason
+	// Round is the round that ended, from 1; at most MaxRounds-1.
+	Round int
+	// Attempts is the number of attempts the round made (a failed model
+	// call included) of MaxAttempts; TotalAttempts counts every round.
+	Attempts, MaxAttempts, TotalAttempts int
+	// Failures are every failure record of the turn, every round, in
+	// order: attempt numbers count on across rounds.
+	Failures []FailureRecord
+	// LastAnswer is the model's last answer ("" when it gave none).
+	LastAnswer string
+}
+
+// ResolutionAction is what the escalation hook decides.
+type ResolutionAction string
+
+// The answers to an Escalation.
+const (
+	// ResolveRetry runs a fresh round of MaxAttempts attempts.
+	ResolveRetry ResolutionAction = "retry"
+	// ResolveSkip gives the task up: a skip note is committed and the
+	// call returns a *SkippedError (errors.Is ErrSkipped).
+	ResolveSkip ResolutionAction = "skip"
+	// ResolveAbort stops: the turn ends as without a hook, and the call
+	// returns an *AbortedError (errors.Is ErrAborted).
+	ResolveAbort ResolutionAction = "abort"
+	// ResolveFix runs a fresh round with Resolution.Instruction given to
+	// the model as high-priority guidance.
+	ResolveFix ResolutionAction = "fix"
+)
+
+// Resolution is the escalation hook's answer.
+type Resolution struct {
+	Action ResolutionAction
+	// Instruction is the guidance of a ResolveFix; it must be set then.
+	Instruction string
+}
+
+// String returns the resolution as ParseResolution reads it: "retry",
+// "skip", "abort" or "fix: INSTRUCTION".
+func (r Resolution) String() string {
+	if r.Action == ResolveFix {
+		return "fix: " + r.Instruction
+	}
+	return string(r.Action)
+}
+
+// ParseResolution reads a person's answer to an escalation: "retry",
+// "skip", "abort" or "fix: INSTRUCTION" (case and surrounding space do
+// not matter; the instruction is kept as written).
+func ParseResolution(s string) (Resolution, error) {
+	s = strings.TrimSpace(s)
+	word, rest, hasColon := strings.Cut(s, ":")
+	action := ResolutionAction(strings.ToLower(strings.TrimSpace(word)))
+	switch {
+	case action == ResolveFix && hasColon:
+		r := Resolution{Action: ResolveFix, Instruction: strings.TrimSpace(rest)}
+		if err := r.check(); err != nil {
+			return Resolution{}, err
+		}
+		return r, nil
+	case hasColon:
+	case action == ResolveRetry, action == ResolveSkip, action == ResolveAbort:
+		return Resolution{Action: action}, nil
+	case action == ResolveFix:
+		return Resolution{}, errors.New(`"fix" needs an instruction: fix: INSTRUCTION`)
+	}
+	return Resolution{}, fmt.Errorf("%q is no answer to an escalation: give retry, skip, abort or fix: INSTRUCTION", s)
+}
+
+// check refuses a resolution the turn cannot act on.
+func (r Resolution) check() error {
+	switch r.Action {
+	case ResolveRetry, ResolveSkip, ResolveAbort:
+		return nil
+	case ResolveFix:
+		if strings.TrimSpace(r.Instruction) == "" {
+			return errors.New(`"fix" needs an instruction`)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown resolution %q: want retry, skip, abort or fix", r.Action)
+}
+
+// EscalationFunc decides what a turn does when a round of attempts fails
+// (see OnEscalation).
+type EscalationFunc func(ctx context.Context, e Escalation) (Resolution, error)
+
+// OnEscalation calls fn when a round of attempts ends without an accepted
+// answer: every attempt failed validation (EscalateMaxRetries), or a
+// failure retrying cannot fix stopped it (an *EscalationError's reason).
+// No transaction or lock is held while fn runs. Its answer:
+//
+//   - retry: a fresh round of MaxAttempts attempts follows, steered with
+//     the last diagnosis. Earlier attempts stay as commits; attempt numbers
+//     (of failure records, of Attempt) count on across rounds, and a
+//     failure record of round 2 or later records its round.
+//   - fix: as retry, and the instruction goes first in every steering
+//     message of the new round, marked as the user's high-priority
+//     intervention.
+//   - skip: the turn ends as without a hook, then a note recording the
+//     skip (an EscalationRecord) is committed on the branch and the call
+//     returns a *SkippedError.
+//   - abort: the turn ends as without a hook (partial state, the attempts
+//     and the error commit, stays) and the call returns an *AbortedError.
+//
+// Before each new round a note holding an EscalationRecord (reason,
+// answer, time) is committed on the attempts chain. An error from fn, or
+// an answer that is none of these, ends the turn as abort would, with
+// that error joined to the turn's. The hook is asked at most MaxRounds-1
+// times; other failures (a cancelled context, a model server error after
+// its retries, a conflict) end the turn without asking it.
+func OnEscalation(fn EscalationFunc) ChatOption {
+	return func(cfg *chatConfig) { cfg.onEscalation = fn }
+}
+
+// EscalationRecord is what a turn records, under MetaEscalation on a note,
+// about an escalation the hook answered: before the round a retry or fix
+// starts (on the attempts chain), and after a skip (on the branch: the
+// skip record).
+type EscalationRecord struct {
+	// Round is the round that ended, from 1; Attempts the attempts it made.
+	Round    int `json:"round"`
+	Attempts int `json:"attempts"`
+	// Reason says why the round ended (see Escalation.Reason).
+	Reason EscalationReason `json:"reason"`
+	// Resolution is the hook's answer, and Instruction a fix's guidance.
+	Resolution  ResolutionAction `json:"resolution"`
+	Instruction string           `json:"instruction,omitempty"`
+	// Timestamp is when the hook answered.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// EscalationRecord returns the escalation record of a note a turn
+// committed after its escalation hook answered; ok is false for any other
+// commit.
+func (c *CommitInfo) EscalationRecord() (r EscalationRecord, ok bool) {
+	return metaField[EscalationRecord](c, MetaEscalation)
+}
+
+// Errors of a turn whose escalation hook gave the task up.
+var (
+	// ErrSkipped matches a *SkippedError: the hook answered skip.
+	ErrSkipped = errors.New("task skipped")
+	// ErrAborted matches an *AbortedError: the hook answered abort.
+	ErrAborted = errors.New("task aborted")
+)
+
+// SkippedError reports a turn whose escalation hook answered skip.
+// errors.Is matches it with ErrSkipped; errors.As reaches through it what
+// stopped the turn (a *retry.ExhaustedError or an *EscalationError).
+type SkippedError struct {
+	// Task is the turn's task id; Reason why its last round ended.
+	Task   string
+	Reason EscalationReason
+	// Note is the commit of the skip note.
+	Note Hash
+	// Err is the error the turn ended with.
+	Err error
+}
+
+// Error returns the SkippedError message.
+func (e *SkippedError) Error() string { return "skipped " + giveUpMessage(e.Task, e.Reason, e.Err) }
+
+// Unwrap returns the error the turn ended with.
+func (e *SkippedError) Unwrap() error { return e.Err }
+
+// Is reports target == ErrSkipped.
+func (e *SkippedError) Is(target error) bool { return target == ErrSkipped }
+
+// AbortedError reports a turn whose escalation hook answered abort.
+// errors.Is matches it with ErrAborted; errors.As reaches through it what
+// stopped the turn (a *retry.ExhaustedError or an *EscalationError).
+type AbortedError struct {
+	// Task is the turn's task id; Reason why its last round ended.
+	Task   string
+	Reason EscalationReason
+	// Err is the error the turn ended with.
+	Err error
+}
+
+// Error returns the AbortedError message.
+func (e *AbortedError) Error() string { return "aborted " + giveUpMessage(e.Task, e.Reason, e.Err) }
+
+// Unwrap returns the error the turn ended with.
+func (e *AbortedError) Unwrap() error { return e.Err }
+
+// Is reports target == ErrAborted.
+func (e *AbortedError) Is(target error) bool { return target == ErrAborted }
+
+func giveUpMessage(task string, reason EscalationReason, err error) string {
+	s := ""
+	if task != "" {
+		s = fmt.Sprintf("task %q ", task)
+	}
+	s += fmt.Sprintf("(%s)", reason)
+	if err != nil {
+		s += ": " + strings.TrimPrefix(err.Error(), "chat: ")
+	}
+	return s
+}
+
+// escalationReason says whether the error that ended a round escalates to
+// the hook, and why.
+func escalationReason(err error) (EscalationReason, bool) {
+	var ex *retry.ExhaustedError
+	var esc *EscalationError
+	var me *modelError
+	var conflict *ConflictError
+	switch {
+	case errors.As(err, &conflict):
+		return "", false
+	case errors.As(err, &ex):
+		return EscalateMaxRetries, true
+	case errors.As(err, &esc):
+		return esc.Reason, true
+	case errors.As(err, &me):
+		return escalationOf(me.err)
+	}
+	return "", false
+}
+
+// escalate ends a round that failed with err: it asks the escalation hook
+// when err escalates and rounds are left, and either prepares the next
+// round (again is true) or ends the turn with the error to return.
+func (g *generation) escalate(ctx context.Context, err error) (again bool, final error) {
+	reason, escalates := escalationReason(err)
+	if !escalates || g.cfg.onEscalation == nil || g.round >= MaxRounds || ctx.Err() != nil {
+		return false, g.fail(ctx, err)
+	}
+	var me *modelError
+	if errors.As(err, &me) {
+		g.modelFailure(me.err) // the hook sees every failure, this one too
+	}
+	e := Escalation{Task: g.cfg.task, Reason: reason, Round: g.round,
+		Attempts: g.attempt - g.roundStart, MaxAttempts: g.cfg.maxAttempts, TotalAttempts: g.attempt,
+		Failures: append([]FailureRecord{}, g.failures...), LastAnswer: g.last.text}
+	res, herr := g.cfg.onEscalation(ctx, e)
+	if herr == nil {
+		herr = res.check()
+	}
+	if herr != nil {
+		return false, errors.Join(g.fail(ctx, err), fmt.Errorf("chat: escalation hook: %w", herr))
+	}
+	rec := EscalationRecord{Round: g.round, Attempts: e.Attempts, Reason: reason, Resolution: res.Action,
+		Instruction: res.Instruction, Timestamp: g.t.now()}
+	switch res.Action {
+	case ResolveSkip:
+		ferr := g.fail(ctx, err)
+		note, nerr := g.escalationNote(rec, fmt.Sprintf("skipped: %s after %s", reason, english.Count(g.attempt, "attempt", "attempts")))
+		if nerr != nil {
+			return false, errors.Join(ferr, fmt.Errorf("chat: record skip: %w", nerr))
+		}
+		return false, fmt.Errorf("chat: %w", &SkippedError{Task: g.cfg.task, Reason: reason, Note: note, Err: ferr})
+	case ResolveAbort:
+		return false, fmt.Errorf("chat: %w", &AbortedError{Task: g.cfg.task, Reason: reason, Err: g.fail(ctx, err)})
+	}
+	if nerr := g.nextRound(ctx, err, rec); nerr != nil {
+		return false, g.fail(ctx, nerr)
+	}
+	return true, nil
+}
+
+// nextRound records the end of a round the hook answered with retry or
+// fix, and steers the model into the next round: a failed model call that
+// ended the round gets its error commit on the attempts chain, then comes
+// the escalation note, then a steering message with the last diagnosis
+// (after a failed model call, one only when there is an intervention).
+func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationRecord) error {
+	var me *modelError
+	modelFailed := errors.As(cause, &me)
+	if modelFailed {
+		f := g.modelFailure(me.err)
+		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Task: g.cfg.task, Failure: &f}
+		h, err := g.t.commitOn(g.tip, pendingCommit{KindError, RoleAssistant, "model call failed: " + me.err.Error(), meta, "error record"})
+		if err != nil {
+			return err
+		}
+		g.tip = h
+	}
+	text := fmt.Sprintf("escalated: %s after %s; answer: %s", rec.Reason, english.Count(rec.Attempts, "attempt", "attempts"), Resolution{rec.Resolution, rec.Instruction})
+	if _, err := g.escalationNote(rec, text); err != nil {
+		return err
+	}
+	g.intervention(rec)
+	g.round, g.roundStart = g.round+1, g.attempt
+	switch {
+	case !modelFailed && len(g.res.Diagnoses) > 0:
+		return g.steer(ctx, g.res.Diagnoses[len(g.res.Diagnoses)-1])
+	case g.cfg.intervention != "":
+		h, err := g.t.commitOn(g.tip, pendingCommit{KindSteering, RoleUser, interventionText(g.cfg.intervention),
+			&turnMeta{Attempt: g.attempt, Task: g.cfg.task}, "steering message"})
+		if err == nil {
+			g.tip = h
+		}
+		return err
+	}
+	return nil
+}
+
+// intervention sets the guidance of the round rec starts: a fix's
+// instruction, or none.
+func (g *generation) intervention(rec EscalationRecord) {
+	g.cfg.intervention = ""
+	if rec.Resolution == ResolveFix {
+		g.cfg.intervention = strings.TrimSpace(rec.Instruction)
+	}
+}
+
+// escalationNote commits a note recording rec on the turn's tip.
+func (g *generation) escalationNote(rec EscalationRecord, text string) (Hash, error) {
+	h, err := g.t.commitOn(g.tip, pendingCommit{KindNote, RoleSystem, text,
+		&turnMeta{Task: g.cfg.task, Escalation: &rec}, "escalation note"})
+	if err == nil {
+		g.tip = h
+	}
+	return h, err
+}
+
+// interventionHeader marks a user's fix instruction in plain steering.
+const interventionHeader = "USER INTERVENTION (high priority). After automated recovery failed, the user gave this instruction; treat it as authoritative:"
+
+// interventionText is the plain rendering of a fix instruction, which
+// goes first in the steering message.
+func interventionText(instruction string) string {
+	return interventionHeader + "\n" + instruction
+}
+
+// accept ends a round whose answer was accepted: after an earlier round,
+// purify when the round itself did not (its first attempt passed), then
+// finish.
+func (g *generation) accept(ctx context.Context, a answer) error {
+	if g.round > 1 && g.cfg.purify && !g.res.Purified {
+		if err := g.purify(ctx, g.restore); err != nil {
+			return g.fail(ctx, err)
+		}
+	}
+	return g.finish(a)
+}

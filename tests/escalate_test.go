@@ -1,0 +1,119 @@
+package tests
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/llm/llmtest"
+)
+
+// escalationMeta is the escalation record of a note.
+type escalationMeta struct {
+	Task       string `json:"task"`
+	Escalation *struct {
+		Round       int    `json:"round"`
+		Attempts    int    `json:"attempts"`
+		Reason      string `json:"reason"`
+		Resolution  string `json:"resolution"`
+		Instruction string `json:"instruction"`
+		Timestamp   string `json:"timestamp"`
+	} `json:"escalation"`
+}
+
+// Non-interactive answers to an exhausted turn: each --on-exhausted value
+// and --fix, with the exit code, the requests made and the branch left.
+func TestChat_OnExhaustedNonInteractive(t *testing.T) {
+	t.Parallel()
+	const fix = "Answer with the JSON object only."
+	cases := []struct {
+		name     string
+		flags    []string
+		exit     int
+		requests int
+		branch   []string // kinds, newest first
+		stderr   string
+	}{
+		{"default abort", nil, exitExhausted, 2, []string{"error", "message"}, "all 2 attempts failed"},
+		{"abort", []string{"--on-exhausted", "abort"}, exitExhausted, 2, []string{"error", "message"}, "answer: abort"},
+		{"skip", []string{"--on-exhausted", "skip"}, exitSkipped, 2, []string{"note", "error", "message"}, `tract: chat: skipped task "t1" (max_retries_exceeded): `},
+		{"retry", []string{"--on-exhausted", "retry"}, exitOK, 3, []string{"message", "message"}, "answer: retry"},
+		{"fix", []string{"--fix", fix}, exitOK, 3, []string{"message", "message"}, "answer: fix: " + fix},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(t)
+			srv.Reply(llmtest.Answer("no 1"), llmtest.Answer("no 2"))
+			if tc.requests > 2 {
+				srv.Reply(llmtest.Answer(goodJSON))
+			}
+			s := newSandbox(t)
+			s.initRepo()
+			args := append([]string{"chat", "--task", "t1", "--validate", "json", "--max-attempts", "2"}, tc.flags...)
+			r := chatEnv(s, srv).tract(append(args, "Give me JSON")...)
+			requireExit(t, r, tc.exit)
+			assert.Contains(t, r.Stderr, tc.stderr)
+			reqs := srv.Requests()
+			require.Len(t, reqs, tc.requests)
+			if tc.name == "fix" {
+				assert.True(t, strings.HasPrefix(reqs[2].LastMessage(), "USER INTERVENTION (high priority)."), reqs[2].LastMessage())
+				assert.Contains(t, reqs[2].LastMessage(), "\n"+fix+"\n\nYour previous response failed validation: ")
+			}
+			var kinds []string
+			log := s.log()
+			for _, c := range log {
+				kinds = append(kinds, c.Kind)
+			}
+			assert.Equal(t, tc.branch, kinds)
+			if tc.name == "skip" {
+				var m escalationMeta
+				require.NoError(t, json.Unmarshal(log[0].Meta, &m))
+				require.NotNil(t, m.Escalation)
+				assert.Equal(t, "t1", m.Task)
+				assert.Equal(t, "skip", m.Escalation.Resolution)
+				assert.Equal(t, "max_retries_exceeded", m.Escalation.Reason)
+				assert.NotEmpty(t, m.Escalation.Timestamp)
+			}
+			s.fsckOK()
+		})
+	}
+}
+
+// A failure retrying cannot fix is not answered by --on-exhausted: it
+// aborts with exit 7.
+func TestChat_OnExhaustedDoesNotRetryBlocked(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("an answer"))
+	s := newSandbox(t)
+	s.initRepo()
+	r := chatEnv(s, srv).tract("chat", "--on-exhausted", "retry", "--validate", "cmd:exit 77", "Build it.")
+	requireExit(t, r, exitEscalated)
+	assert.Contains(t, r.Stderr, "answer: abort")
+	assert.Len(t, srv.Requests(), 1)
+}
+
+// Bad escalation flags are usage errors, and nothing is written or asked.
+func TestChat_BadEscalationFlagsAreUsageErrors(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	s := newSandbox(t)
+	s.initRepo()
+	c := chatEnv(s, srv)
+	before := s.snapshot()
+	for _, args := range [][]string{
+		{"--on-exhausted", "maybe", "-V", "json"},
+		{"--fix", "trim it"},
+		{"--fix", "", "-V", "json"},
+	} {
+		r := c.tract(append(append([]string{"chat"}, args...), "Hello")...)
+		requireExit(t, r, exitUsage)
+		assert.Contains(t, r.Stderr, "Run 'tract chat --help' for usage.")
+	}
+	s.requireUnchanged(before)
+	assert.Empty(t, srv.Requests())
+}
