@@ -39,6 +39,7 @@ type chatConfig struct {
 	system      string
 	task        string
 	taskSet     bool
+	events      func(Event)
 }
 
 // UseClient sends this call to c instead of the client given to Open.

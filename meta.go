@@ -33,6 +33,9 @@ import (
 //	"failure"          object   on each failed attempt (and on the error
 //	                            commit of a failed model call): its
 //	                            FailureRecord
+//	"duration_ms"      integer  on each answer (and on the error commit of
+//	                            a failed model call): how long the
+//	                            attempt took, in milliseconds (MetaDuration)
 //
 // AttemptRecord, Provenance and FailureRecord read them back typed (and
 // Task the task id); CompressRange reads
@@ -129,6 +132,9 @@ type AttemptRecord struct {
 	// Model answered; Usage is what this answer cost.
 	Model string    `json:"model,omitempty"`
 	Usage llm.Usage `json:"usage,omitzero"`
+	// DurationMS is how long the attempt took, model call and
+	// validation, in milliseconds.
+	DurationMS int64 `json:"duration_ms,omitempty"`
 }
 
 // SummaryRecord is the metadata of a summary commit that CompressRange
@@ -173,6 +179,7 @@ type turnMeta struct {
 	Error          string         `json:"error,omitempty"`
 	Task           string         `json:"task,omitempty"`
 	Failure        *FailureRecord `json:"failure,omitempty"`
+	DurationMS     int64          `json:"duration_ms,omitempty"`
 }
 
 // commitConfig returns the commit configuration that writes m.
@@ -263,7 +270,7 @@ func checkMeta(meta []byte) error {
 	if len(meta) == 0 {
 		return nil
 	}
-	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaError, MetaFailure, MetaModel, MetaPinned,
+	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaDuration, MetaError, MetaFailure, MetaModel, MetaPinned,
 		MetaProvenance, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
 	var m map[string]json.RawMessage
 	for _, k := range keys {
@@ -293,7 +300,7 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 		if got != "a boolean" {
 			return wrong(wantBool)
 		}
-	case MetaAttempt:
+	case MetaAttempt, MetaDuration:
 		var n int
 		if got != "a number" || json.Unmarshal(raw, &n) != nil {
 			return wrong(wantInt)
