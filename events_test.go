@@ -25,13 +25,13 @@ func eventMix(t *testing.T, tr *tract.Tract, srv *llmtest.Server, live func(trac
 	t.Helper()
 	ctx := context.Background()
 	srv.Reply(
-		llmtest.Answer(chatValid),                               // t1
+		llmtest.Answer(chatValid),                              // t1
 		llmtest.Answer(chatInvalid), llmtest.Answer(chatValid), // t2
 		llmtest.Answer(chatInvalid), llmtest.Answer(chatInvalid), // t3
-		llmtest.Unauthorized(),                                     // t4
-		llmtest.Answer("an answer"),                                // t5
+		llmtest.Unauthorized(),                                   // t4
+		llmtest.Answer("an answer"),                              // t5
 		llmtest.Answer(chatInvalid), llmtest.Answer(chatInvalid), // t6
-		llmtest.Error(500, "the server is on fire"),                // t7
+		llmtest.Error(500, "the server is on fire"),            // t7
 		llmtest.Answer(chatInvalid), llmtest.Answer(chatValid), // Generate
 	)
 	blocked := retry.CheckerFunc("env", func(context.Context, string) (retry.Verdict, error) {
