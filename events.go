@@ -416,6 +416,16 @@ func (b *turnEvents) end() {
 	b.emit(ev)
 }
 
+// escalated reports a turn that escalated (and was perhaps answered skip
+// or abort).
+func (b *turnEvents) escalated() bool {
+	switch b.outcome {
+	case outcomeExhausted, outcomeEscalated, outcomeSkipped, outcomeAborted:
+		return true
+	}
+	return false
+}
+
 // resolution names the turn's outcome.
 func (b *turnEvents) resolution() string {
 	switch b.outcome {
