@@ -34,6 +34,8 @@ type ChatOptions struct {
 	// Task is the task id (--task); TaskSet says --task was given.
 	Task    string
 	TaskSet bool
+	// Events is the file to append the turn's events to (--events).
+	Events string
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -57,7 +59,8 @@ works; attempts, diagnoses and the outcome go to standard error.
 Each failed attempt records a failure record (its type: execution_error,
 verification_failed, timeout or rejected; a one-line error; the details; for
 cmd: the command, exit code and last lines of output), which 'tract show'
-prints. --task ID records a task id on every commit of the turn. A failure
+prints. --task ID records a task id on every commit of the turn; --events FILE
+appends the turn's events (see 'tract events') to FILE as they happen. A failure
 that retrying cannot fix ends the turn at once: the model server refusing the
 key (401, 403), the request (400) or its length, or a cmd: validator exiting
 with status 77 (blocked).
@@ -128,6 +131,7 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer to the terminal as it arrives")
 	fl.BoolVar(&opts.JSON, "json", false, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON")
 	fl.StringVar(&opts.Task, "task", "", "task `ID` recorded on every commit of the turn (one line, at most 200 bytes)")
+	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -138,7 +142,7 @@ type chatRecord struct {
 	Error string `json:"error,omitempty"`
 }
 
-func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
+func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	f := opts.Factory
 	ctx := cmd.Context()
 	text := opts.Message
@@ -185,6 +189,14 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
 			io.WriteString(f.IO.Out, d)
 			flush(f.IO.Out)
 		}))
+	}
+	if opts.Events != "" {
+		log, err := openEventLog(opts.Events)
+		if err != nil {
+			return err
+		}
+		defer func() { retErr = errors.Join(retErr, log.close()) }()
+		copts = append(copts, tract.OnEvent(log.write))
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		res, err := t.Chat(ctx, text, copts...)
