@@ -1,8 +1,10 @@
 package tract_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/retry"
@@ -23,17 +25,24 @@ func ExampleTract_Events() {
 	}
 	events, _ := t.Events(ctx, tract.EventFilter{Task: "03-01:task-3"})
 	for _, e := range events {
-		fmt.Println(e)
+		switch at := e.Timestamp.Format(time.TimeOnly); e.Event {
+		case tract.EventAttempt:
+			fmt.Println(at, "attempt", e.Attempt, e.Status, cmp.Or(string(e.FailureType), "-"))
+		case tract.EventFeedbackInjected:
+			fmt.Println(at, "feedback for attempt", e.Attempt)
+		case tract.EventResolved:
+			fmt.Println(at, "resolved:", e.Resolution, "after", e.TotalAttempts, "attempts")
+		}
 	}
 	fmt.Println("live:", live, "regenerated:", len(events))
 
 	st, _ := t.Stats(ctx, tract.StatsFilter{})
 	fmt.Println("tasks:", st.TotalTasks, "retried:", st.Retried, "retry successes:", st.RetrySuccesses)
 	// Output:
-	// [2026-01-02T03:04:11.000Z] [RETRY] [03-01:task-3] attempt=1 status=failed type=verification_failed duration_ms=1000 error="invalid JSON at line 1, column 1: invalid character 'S' looking for beginning of value"
-	// [2026-01-02T03:04:13.000Z] [RETRY] [03-01:task-3] injecting_feedback attempt=2 lines=2
-	// [2026-01-02T03:04:17.000Z] [RETRY] [03-01:task-3] attempt=2 status=success duration_ms=1000
-	// [2026-01-02T03:04:20.000Z] [RETRY] [03-01:task-3] resolved status=success attempts=2 duration_ms=10000
+	// 03:04:09 attempt 1 failed verification_failed
+	// 03:04:11 feedback for attempt 2
+	// 03:04:13 attempt 2 success -
+	// 03:04:16 resolved: success after 2 attempts
 	// live: 4 regenerated: 4
 	// tasks: 1 retried: 1 retry successes: 1
 }

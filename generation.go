@@ -40,7 +40,7 @@ type generation struct {
 	lastCommit Hash // the commit of the answer the turn ends with
 	res        *ChatResult
 	failures   []FailureRecord // the turn's failure records, in order
-	started    time.Time       // when the attempt under way started
+	started    time.Time       // when the attempt under way started (monotonic)
 	events     *turnEvents     // derives the turn's events from its commits; nil without OnEvent
 }
 
@@ -68,7 +68,7 @@ func (g *generation) steering() retry.Steering[answer, Hash] {
 // ask sends the context compiled at the turn's tip to the model.
 func (g *generation) ask(ctx context.Context) (answer, error) {
 	g.attempt++
-	g.started = g.t.now()
+	g.started = time.Now() // not the repository's clock, which tests fix: a duration is measured
 	msgs, err := g.t.Compile(ctx, CompileAt(g.tip.String()))
 	if err != nil {
 		return answer{}, err
@@ -184,7 +184,7 @@ func (g *generation) escalation(reason EscalationReason, err error) *EscalationE
 }
 
 // elapsed is the time the attempt under way has taken, in milliseconds.
-func (g *generation) elapsed() int64 { return g.t.now().Sub(g.started).Milliseconds() }
+func (g *generation) elapsed() int64 { return time.Since(g.started).Milliseconds() }
 
 // errorSummary is a failure record's one-line summary of text: its first
 // line that is not blank, cut to 200 characters.
