@@ -49,6 +49,8 @@ type chatConfig struct {
 	// of the round renders it first (in xml feedback, as a
 	// <user_intervention> block ahead of the failures).
 	intervention string
+	// events is the OnEvent callback.
+	events func(Event)
 }
 
 // UseClient sends this call to c instead of the client given to Open.

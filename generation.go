@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
@@ -14,6 +15,7 @@ import (
 // generate runs the validated-generation loop from the restore point.
 func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*ChatResult, error) {
 	g := newGeneration(t, restore, cfg)
+	defer g.endEvents()
 	for {
 		out, err := retry.WithSteering(ctx, g.steering())
 		if err == nil {
@@ -44,6 +46,8 @@ type generation struct {
 	lastCommit Hash // the commit of the answer the turn ends with
 	res        *ChatResult
 	failures   []FailureRecord // the turn's failure records, in order
+	started    time.Time       // when the attempt under way started (monotonic)
+	events     *turnEvents     // derives the turn's events from its commits; nil without OnEvent
 }
 
 func newGeneration(t *Tract, restore Hash, cfg *chatConfig) *generation {
@@ -52,7 +56,7 @@ func newGeneration(t *Tract, restore Hash, cfg *chatConfig) *generation {
 		v = cfg.validators[0] // no "name: " prefix on a lone validator's diagnosis
 	}
 	return &generation{t: t, cfg: cfg, validator: v, restore: restore, tip: restore, round: 1,
-		res: &ChatResult{Diagnoses: []string{}}}
+		res: &ChatResult{Diagnoses: []string{}}, events: newLiveEvents(cfg.events)}
 }
 
 func (g *generation) steering() retry.Steering[answer, Hash] {
@@ -70,6 +74,7 @@ func (g *generation) steering() retry.Steering[answer, Hash] {
 // ask sends the context compiled at the turn's tip to the model.
 func (g *generation) ask(ctx context.Context) (answer, error) {
 	g.attempt++
+	g.started = time.Now() // not the repository's clock, which tests fix: a duration is measured
 	msgs, err := g.t.Compile(ctx, CompileAt(g.tip.String()))
 	if err != nil {
 		return answer{}, err
@@ -117,7 +122,7 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 	ok, diagnosis := vd.OK, vd.Diagnosis
 	validated := len(g.cfg.validators) > 0
 	meta := attemptMeta(g.attempt, a, validated, ok, diagnosis, verr)
-	meta.Task = g.cfg.task
+	meta.Task, meta.DurationMS = g.cfg.task, g.elapsed()
 	if ok {
 		// Every accepted answer says how it was reached, on the first try
 		// too (attempts 1, no diagnoses).
@@ -141,6 +146,7 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 		return false, "", err
 	}
 	g.tip, g.lastCommit = h, h
+	g.record(h)
 	if verr != nil {
 		return false, "", fmt.Errorf("validator could not run: %w", verr)
 	}
@@ -213,6 +219,9 @@ func (g *generation) escalation(reason EscalationReason, err error) *EscalationE
 		Failures: append([]FailureRecord{}, g.failures...), Err: err}
 }
 
+// elapsed is the time the attempt under way has taken, in milliseconds.
+func (g *generation) elapsed() int64 { return time.Since(g.started).Milliseconds() }
+
 // errorSummary is a failure record's one-line summary of text: its first
 // line that is not blank, cut to 200 characters.
 func errorSummary(text string) string {
@@ -231,6 +240,7 @@ func (g *generation) steer(ctx context.Context, diagnosis string) error {
 	h, err := g.t.commitOn(g.tip, p)
 	if err == nil {
 		g.tip = h
+		g.record(h)
 	}
 	return err
 }
@@ -245,6 +255,7 @@ func (g *generation) purify(ctx context.Context, restore Hash) error {
 	switch {
 	case err == nil:
 		g.tip, g.lastCommit, g.res.Purified = h, h, true
+		g.record(h)
 	case errors.Is(err, ErrConflict):
 		g.res.Text = g.last.text // kept off the branch: see fail
 	}
@@ -288,6 +299,7 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		if conflict.What == keptAnswer || conflict.What == keptAcceptedAnswer {
 			g.res.Commit = conflict.Kept
 		}
+		g.record(conflict.Kept)
 		return fmt.Errorf("chat: %w", err)
 	case ctx.Err() != nil:
 		// Interrupted: with purify, take the attempts made so far off the
@@ -313,7 +325,8 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		}
 		failure := g.modelFailure(me.err)
 		reason, escalates := escalationOf(me.err)
-		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure}
+		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure,
+			DurationMS: g.elapsed()}
 		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
 		var h Hash
 		var cerr error
@@ -328,9 +341,13 @@ func (g *generation) fail(ctx context.Context, err error) error {
 			reported = g.escalation(reason, me.err)
 		}
 		if cerr != nil {
+			if errors.As(cerr, &conflict) {
+				g.record(conflict.Kept)
+			}
 			return errors.Join(fmt.Errorf("chat: %w", reported), cerr)
 		}
 		g.tip, g.res.Commit, g.res.Purified = h, h, rewound
+		g.record(h)
 		return fmt.Errorf("chat: %w", reported)
 	}
 	return fmt.Errorf("chat: %w", err)
@@ -351,5 +368,6 @@ func (g *generation) failValidation(err error, attempts int, text string) error 
 		return errors.Join(fmt.Errorf("chat: %w", err), rerr)
 	}
 	g.tip, g.res.Commit, g.res.Purified = h, h, true
+	g.record(h)
 	return fmt.Errorf("chat: %w", err)
 }

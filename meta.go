@@ -35,6 +35,9 @@ import (
 //	                            FailureRecord
 //	"escalation"       object   on a note of a turn whose escalation
 //	                            hook answered: its EscalationRecord
+//	"duration_ms"      integer  on each answer (and on the error commit of
+//	                            a failed model call): how long the
+//	                            attempt took, in milliseconds (MetaDuration)
 //
 // AttemptRecord, Provenance and FailureRecord read them back typed (and
 // Task the task id); CompressRange reads
@@ -140,6 +143,9 @@ type AttemptRecord struct {
 	// Model answered; Usage is what this answer cost.
 	Model string    `json:"model,omitempty"`
 	Usage llm.Usage `json:"usage,omitzero"`
+	// DurationMS is how long the attempt took, model call and
+	// validation, in milliseconds.
+	DurationMS int64 `json:"duration_ms,omitempty"`
 }
 
 // SummaryRecord is the metadata of a summary commit that CompressRange
@@ -185,6 +191,7 @@ type turnMeta struct {
 	Task           string            `json:"task,omitempty"`
 	Failure        *FailureRecord    `json:"failure,omitempty"`
 	Escalation     *EscalationRecord `json:"escalation,omitempty"`
+	DurationMS     int64             `json:"duration_ms,omitempty"`
 }
 
 // commitConfig returns the commit configuration that writes m.
@@ -275,7 +282,7 @@ func checkMeta(meta []byte) error {
 	if len(meta) == 0 {
 		return nil
 	}
-	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaError, MetaEscalation, MetaFailure, MetaModel, MetaPinned,
+	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaDuration, MetaError, MetaEscalation, MetaFailure, MetaModel, MetaPinned,
 		MetaProvenance, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
 	var m map[string]json.RawMessage
 	for _, k := range keys {
@@ -305,7 +312,7 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 		if got != "a boolean" {
 			return wrong(wantBool)
 		}
-	case MetaAttempt:
+	case MetaAttempt, MetaDuration:
 		var n int
 		if got != "a number" || json.Unmarshal(raw, &n) != nil {
 			return wrong(wantInt)

@@ -46,6 +46,8 @@ type ChatOptions struct {
 	OnExhaustedSet bool
 	Fix            string
 	FixSet         bool
+	// Events is the file to append the turn's events to (--events).
+	Events string
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -70,7 +72,8 @@ works; attempts, diagnoses and the outcome go to standard error.
 Each failed attempt records a failure record (its type: execution_error,
 verification_failed, timeout or rejected; a one-line error; the details; for
 cmd: the command, exit code and last lines of output), which 'tract show'
-prints. --task ID records a task id on every commit of the turn. A failure
+prints. --task ID records a task id on every commit of the turn; --events FILE
+appends the turn's events (see 'tract events') to FILE as they happen. A failure
 that retrying cannot fix ends the turn at once: the model server refusing the
 key (401, 403), the request (400) or its length, or a cmd: validator exiting
 with status 77 (blocked).
@@ -181,6 +184,7 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model, in one extra call per failure, for its root cause and a fix")
 	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed and no one is at a terminal: abort, skip or retry (a fresh round)")
 	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance (needs --validate)")
+	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -191,7 +195,7 @@ type chatRecord struct {
 	Error string `json:"error,omitempty"`
 }
 
-func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
+func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	f := opts.Factory
 	ctx := cmd.Context()
 	text := opts.Message
@@ -245,6 +249,14 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) error {
 			io.WriteString(f.IO.Out, d)
 			flush(f.IO.Out)
 		}))
+	}
+	if opts.Events != "" {
+		log, err := openEventLog(opts.Events)
+		if err != nil {
+			return err
+		}
+		defer func() { retErr = errors.Join(retErr, log.close()) }()
+		copts = append(copts, tract.OnEvent(log.write))
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		res, err := t.Chat(ctx, text, copts...)

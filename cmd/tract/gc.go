@@ -79,7 +79,12 @@ reachable from a branch, HEAD or ORIG_HEAD always stay. AGE is a Go duration
 // maxAgeDays is the most days a time.Duration holds (about 292 years).
 const maxAgeDays = int(math.MaxInt64 / int64(24*time.Hour))
 
-func parseAge(s string) (time.Duration, error) {
+// parseAge parses the value of gc's --expire (see parseAgeOf).
+func parseAge(s string) (time.Duration, error) { return parseAgeOf("--expire", s) }
+
+// parseAgeOf parses an age given as flag: "now" (or 0), a number of days
+// like 7d, or a duration like 12h; anything else is a usage error.
+func parseAgeOf(flag, s string) (time.Duration, error) {
 	switch {
 	case s == "now" || s == "0":
 		return 0, nil
@@ -88,7 +93,7 @@ func parseAge(s string) (time.Duration, error) {
 		if errors.Is(err, strconv.ErrRange) && n > 0 || err == nil && n > maxAgeDays {
 			// More would overflow into a negative age, which expires
 			// every entry: the opposite of what was asked.
-			return 0, usageErrorf("--expire %q: at most %dd (about 292 years)", s, maxAgeDays)
+			return 0, usageErrorf("%s %q: at most %dd (about 292 years)", flag, s, maxAgeDays)
 		}
 		if err == nil && n >= 0 {
 			return time.Duration(n) * 24 * time.Hour, nil
@@ -98,5 +103,5 @@ func parseAge(s string) (time.Duration, error) {
 			return d, nil
 		}
 	}
-	return 0, usageErrorf(`--expire %q: use "now", a number of days like 7d, or a duration like 12h`, s)
+	return 0, usageErrorf(`%s %q: use "now", a number of days like 7d, or a duration like 12h`, flag, s)
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/retry"
+)
+
+// StatsOptions are the inputs of 'tract stats'.
+type StatsOptions struct {
+	Factory *Factory
+	// TaskPrefix keeps the tasks whose id starts with it.
+	TaskPrefix string
+	// Since keeps the turns started at or after it (zero: all).
+	Since time.Time
+	JSON  bool
+}
+
+func newCmdStats(f *Factory, runF func(*StatsOptions) error) *cobra.Command {
+	opts := &StatsOptions{Factory: f}
+	var since string
+	cmd := &cobra.Command{
+		Use:   "stats [--task PREFIX] [--since TIME] [--json]",
+		Short: "Summarise how the tasks in the repository went",
+		Long: `Summarise the tasks in the repository: the validated turns that carry a task id
+(tract chat --task ID), orphaned attempts included, read from the commits.
+
+It prints the number of tasks, those accepted on the first attempt, retried,
+accepted after retries, escalated, skipped and aborted; the mean attempts per
+task; the tokens spent on rejected and on accepted answers; the failed
+attempts by failure type and the five most common diagnoses (normalised:
+numbers and quoted text replaced); and a table of the tasks with their
+attempts and result (the resolution of their last turn).
+
+--task PREFIX keeps the tasks whose id starts with PREFIX; --since TIME the
+turns started at or after TIME (RFC 3339, or an age such as 12h or 7d).
+--json prints the figures as JSON (the keys are listed in the README).`,
+		Example: `  tract stats
+  tract stats --task 03-01: --since 7d --json | jq .first_attempt_success_pct`,
+		Args: exactArgs(0, "no arguments (use --task PREFIX)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if opts.Since, err = parseSince(since, time.Now()); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return withTract(f, func(t *tract.Tract) error {
+				st, err := t.Stats(cmd.Context(), tract.StatsFilter{TaskPrefix: opts.TaskPrefix, Since: opts.Since})
+				if err != nil {
+					return err
+				}
+				if opts.JSON {
+					return writeJSON(f.IO.Out, st)
+				}
+				printStats(f.IO.Out, st)
+				return nil
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.TaskPrefix, "task", "", "only the tasks whose id starts with `PREFIX`")
+	fl.StringVar(&since, "since", "", "only the turns started at or after `TIME`: RFC 3339, or an age such as 12h or 7d")
+	fl.BoolVar(&opts.JSON, "json", false, "print the figures as JSON")
+	return cmd
+}
+
+// printStats writes st as a summary, the failure patterns and the table
+// of tasks.
+func printStats(w io.Writer, st *tract.Stats) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	pct := func(n int) string {
+		if st.TotalTasks == 0 {
+			return fmt.Sprint(n)
+		}
+		return fmt.Sprintf("%d (%.1f%%)", n, 100*float64(n)/float64(st.TotalTasks))
+	}
+	fmt.Fprintf(tw, "Total tasks\t%d\n", st.TotalTasks)
+	fmt.Fprintf(tw, "First-attempt success\t%s\n", pct(st.FirstAttemptSuccesses))
+	fmt.Fprintf(tw, "Retried\t%s\n", pct(st.Retried))
+	fmt.Fprintf(tw, "Retry success\t%d\n", st.RetrySuccesses)
+	fmt.Fprintf(tw, "Escalations\t%d\n", st.Escalations)
+	fmt.Fprintf(tw, "Skipped\t%d\n", st.Skipped)
+	fmt.Fprintf(tw, "Aborted\t%d\n", st.Aborted)
+	fmt.Fprintf(tw, "Mean attempts\t%.2f\n", st.MeanAttempts)
+	fmt.Fprintf(tw, "Tokens\t%d on failed attempts, %d on accepted answers\n", st.TokensFailed, st.TokensAccepted)
+	if st.UntaskedTurns > 0 {
+		fmt.Fprintf(tw, "Turns without a task\t%d (not counted above)\n", st.UntaskedTurns)
+	}
+	tw.Flush()
+	if len(st.FailureTypes) > 0 {
+		fmt.Fprintln(w, "\nFailure types")
+		types := make([]retry.FailureType, 0, len(st.FailureTypes))
+		for ft := range st.FailureTypes {
+			types = append(types, ft)
+		}
+		slices.SortFunc(types, func(a, b retry.FailureType) int {
+			if d := st.FailureTypes[b] - st.FailureTypes[a]; d != 0 {
+				return d
+			}
+			return strings.Compare(string(a), string(b))
+		})
+		for _, ft := range types {
+			fmt.Fprintf(tw, "  %s\t%d\n", ft, st.FailureTypes[ft])
+		}
+		tw.Flush()
+	}
+	if len(st.TopDiagnoses) > 0 {
+		fmt.Fprintln(w, "\nCommon diagnoses")
+		for _, d := range st.TopDiagnoses {
+			fmt.Fprintf(tw, "  %d\t%s\n", d.Count, d.Diagnosis)
+		}
+		tw.Flush()
+	}
+	if len(st.Tasks) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(tw, "Task\tAttempts\tResult")
+		for _, ts := range st.Tasks {
+			result := ts.Result
+			switch {
+			case ts.Result == tract.ResolvedSuccess && ts.Attempts > 1:
+				result += " (retry worked)"
+			case ts.Escalated && ts.Result != tract.ResolvedEscalated:
+				result += " (escalated)"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", ts.Task, ts.Attempts, result)
+		}
+		tw.Flush()
+	}
+}

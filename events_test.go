@@ -1,0 +1,228 @@
+//go:build unix
+
+package tract_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/llm/llmtest"
+	"github.com/tractdag/tract/retry"
+)
+
+// eventMix runs a scripted mix of turns on tr, reporting their events to
+// live: accepted first try, retried then accepted, exhausted (purified
+// and not), escalated by a 401 and by a blocked validator, a server
+// error, and an untasked Generate retried then accepted.
+func eventMix(t *testing.T, tr *tract.Tract, srv *llmtest.Server, live func(tract.Event)) {
+	t.Helper()
+	ctx := context.Background()
+	srv.Reply(
+		llmtest.Answer(chatValid),                              // t1
+		llmtest.Answer(chatInvalid), llmtest.Answer(chatValid), // t2
+		llmtest.Answer(chatInvalid), llmtest.Answer(chatInvalid), // t3
+		llmtest.Unauthorized(),                                   // t4
+		llmtest.Answer("an answer"),                              // t5
+		llmtest.Answer(chatInvalid), llmtest.Answer(chatInvalid), // t6
+		llmtest.Error(500, "the server is on fire"),            // t7
+		llmtest.Answer(chatInvalid), llmtest.Answer(chatValid), // Generate
+	)
+	blocked := retry.CheckerFunc("env", func(context.Context, string) (retry.Verdict, error) {
+		return retry.Verdict{Blocked: "the test database is down"}, nil
+	})
+	noRetries := newChatClient(t, srv, llm.WithMaxRetries(0))
+	turns := []struct {
+		task string
+		opts []tract.ChatOption
+	}{
+		{"t1", nil},
+		{"t2", nil},
+		{"t3", []tract.ChatOption{tract.MaxAttempts(2)}},
+		{"t4", nil},
+		{"t5", []tract.ChatOption{tract.Validate(blocked)}},
+		{"t6", []tract.ChatOption{tract.MaxAttempts(2), tract.Purify(false)}},
+		{"t7", []tract.ChatOption{tract.UseClient(noRetries)}},
+	}
+	for _, tn := range turns {
+		opts := append([]tract.ChatOption{tract.Task(tn.task), tract.Validate(retry.JSON()), tract.OnEvent(live)}, tn.opts...)
+		if tn.task == "t5" {
+			opts = append([]tract.ChatOption{tract.Task(tn.task), tract.OnEvent(live)}, tn.opts...)
+		}
+		_, _ = tr.Chat(ctx, chatQuestion, opts...)
+	}
+	_, err := tr.Generate(ctx, tract.Validate(retry.JSON()), tract.OnEvent(live), tract.ProvenanceNote())
+	require.NoError(t, err)
+	srv.Verify(t)
+}
+
+// The events regenerated from the commits are exactly those reported
+// live, field for field and in order.
+func TestEvents_RegeneratedEqualLive(t *testing.T) {
+	tr, srv := newChatServerTract(t)
+	var live []tract.Event
+	eventMix(t, tr, srv, func(e tract.Event) { live = append(live, e) })
+
+	got, err := tr.Events(context.Background(), tract.EventFilter{})
+	require.NoError(t, err)
+	require.Equal(t, live, got)
+
+	type step struct {
+		event          tract.EventType
+		task           string
+		attempt        int
+		status, detail string
+	}
+	var steps []step
+	for _, e := range got {
+		s := step{event: e.Event, task: e.TaskID, attempt: e.Attempt, status: e.Status}
+		switch e.Event {
+		case tract.EventAttempt:
+			s.detail = string(e.FailureType)
+		case tract.EventEscalated:
+			s.detail, s.attempt = string(e.Reason), e.Attempts
+		case tract.EventResolved:
+			s.detail, s.attempt = e.Resolution, e.TotalAttempts
+		}
+		steps = append(steps, s)
+	}
+	attempt, feedback, escalated, resolved := tract.EventAttempt, tract.EventFeedbackInjected, tract.EventEscalated, tract.EventResolved
+	assert.Equal(t, []step{
+		{attempt, "t1", 1, "success", ""},
+		{resolved, "t1", 1, "", "success"},
+
+		{attempt, "t2", 1, "failed", "verification_failed"},
+		{feedback, "t2", 2, "", ""},
+		{attempt, "t2", 2, "success", ""},
+		{resolved, "t2", 2, "", "success"},
+
+		{attempt, "t3", 1, "failed", "verification_failed"},
+		{feedback, "t3", 2, "", ""},
+		{attempt, "t3", 2, "failed", "verification_failed"},
+		{escalated, "t3", 2, "", "max_retries_exceeded"},
+		{resolved, "t3", 2, "", "escalated"},
+
+		{attempt, "t4", 1, "failed", "execution_error"},
+		{escalated, "t4", 1, "", "auth"},
+		{resolved, "t4", 1, "", "escalated"},
+
+		{attempt, "t5", 1, "failed", "verification_failed"},
+		{escalated, "t5", 1, "", "blocked"},
+		{resolved, "t5", 1, "", "escalated"},
+
+		{attempt, "t6", 1, "failed", "verification_failed"},
+		{feedback, "t6", 2, "", ""},
+		{attempt, "t6", 2, "failed", "verification_failed"},
+		{escalated, "t6", 2, "", "max_retries_exceeded"},
+		{resolved, "t6", 2, "", "escalated"},
+
+		{attempt, "t7", 1, "failed", "execution_error"},
+		{resolved, "t7", 1, "", "failed"},
+
+		{attempt, "", 1, "failed", "verification_failed"},
+		{feedback, "", 2, "", ""},
+		{attempt, "", 2, "success", ""},
+		{resolved, "", 2, "", "success"},
+	}, steps)
+
+	// The timestamp is the commit's time, the duration what the answer
+	// recorded; the turn's duration runs from the start of its first
+	// attempt to the commit that ended it.
+	first := got[0]
+	assert.GreaterOrEqual(t, first.DurationMS, int64(0))
+	assert.Equal(t, got[1].Timestamp.Sub(first.Timestamp).Milliseconds()+first.DurationMS, got[1].TotalDurationMS)
+	show, err := tr.Show(context.Background(), first.Commit.String())
+	require.NoError(t, err)
+	assert.Equal(t, show.Time, first.Timestamp)
+	rec, ok := show.AttemptRecord()
+	require.True(t, ok)
+	assert.Equal(t, first.DurationMS, rec.DurationMS)
+}
+
+func TestEvents_Filter(t *testing.T) {
+	tr, srv := newChatServerTract(t)
+	var live []tract.Event
+	eventMix(t, tr, srv, func(e tract.Event) { live = append(live, e) })
+	ctx := context.Background()
+
+	got, err := tr.Events(ctx, tract.EventFilter{Task: "t2"})
+	require.NoError(t, err)
+	require.Len(t, got, 4)
+	for _, e := range got {
+		assert.Equal(t, "t2", e.TaskID)
+	}
+	since := live[5].Timestamp // t2's resolution
+	got, err = tr.Events(ctx, tract.EventFilter{Since: since})
+	require.NoError(t, err)
+	assert.Equal(t, live[5:], got)
+	got, err = tr.Events(ctx, tract.EventFilter{Since: since.Add(time.Hour)})
+	require.NoError(t, err)
+	assert.Empty(t, got)
+}
+
+func TestEvent_JSONAndText(t *testing.T) {
+	at := time.Date(2026, 1, 26, 14, 30, 0, 0, time.UTC)
+	tests := []struct {
+		name       string
+		event      tract.Event
+		json, text string
+	}{
+		{
+			"failed attempt",
+			tract.Event{Timestamp: at, Event: tract.EventAttempt, TaskID: "03-01:task-3", Attempt: 1, Status: "failed",
+				FailureType: retry.FailureVerification, Error: `2 tests "failed"`, DurationMS: 45000},
+			`{"timestamp":"2026-01-26T14:30:00Z","event":"attempt","task_id":"03-01:task-3","attempt":1,"status":"failed",` +
+				`"failure_type":"verification_failed","error":"2 tests \"failed\"","commit":"` + zeroHash + `","duration_ms":45000}`,
+			`[2026-01-26T14:30:00.000Z] [RETRY] [03-01:task-3] attempt=1 status=failed type=verification_failed duration_ms=45000 error="2 tests \"failed\""`,
+		},
+		{
+			"instant success",
+			tract.Event{Timestamp: at, Event: tract.EventAttempt, Attempt: 1, Status: "success"},
+			`{"timestamp":"2026-01-26T14:30:00Z","event":"attempt","attempt":1,"status":"success","commit":"` + zeroHash + `","duration_ms":0}`,
+			`[2026-01-26T14:30:00.000Z] [RETRY] [-] attempt=1 status=success duration_ms=0`,
+		},
+		{
+			"feedback",
+			tract.Event{Timestamp: at, Event: tract.EventFeedbackInjected, TaskID: "x", Attempt: 2, FeedbackLines: 2},
+			`{"timestamp":"2026-01-26T14:30:00Z","event":"feedback_injected","task_id":"x","attempt":2,"feedback_lines":2,"commit":"` + zeroHash + `"}`,
+			`[2026-01-26T14:30:00.000Z] [RETRY] [x] injecting_feedback attempt=2 lines=2`,
+		},
+		{
+			"escalated",
+			tract.Event{Timestamp: at, Event: tract.EventEscalated, TaskID: "x", Attempts: 3, Reason: tract.EscalateMaxRetries},
+			`{"timestamp":"2026-01-26T14:30:00Z","event":"escalated","task_id":"x","attempts":3,"reason":"max_retries_exceeded","commit":"` + zeroHash + `"}`,
+			`[2026-01-26T14:30:00.000Z] [RETRY] [x] escalating reason="max_retries_exceeded" attempts=3`,
+		},
+		{
+			"user response",
+			tract.Event{Timestamp: at, Event: tract.EventUserResponse, TaskID: "x", Response: "skip"},
+			`{"timestamp":"2026-01-26T14:30:00Z","event":"user_response","task_id":"x","response":"skip","commit":"` + zeroHash + `"}`,
+			`[2026-01-26T14:30:00.000Z] [RETRY] [x] user_response="skip"`,
+		},
+		{
+			"resolved",
+			tract.Event{Timestamp: at, Event: tract.EventResolved, TaskID: "x", Resolution: "skipped", TotalAttempts: 3, TotalDurationMS: 600000},
+			`{"timestamp":"2026-01-26T14:30:00Z","event":"resolved","task_id":"x","resolution":"skipped","total_attempts":3,"commit":"` + zeroHash + `","total_duration_ms":600000}`,
+			`[2026-01-26T14:30:00.000Z] [RETRY] [x] resolved status=skipped attempts=3 duration_ms=600000`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(tt.event)
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.json, string(b))
+			var back tract.Event
+			require.NoError(t, json.Unmarshal(b, &back))
+			assert.Equal(t, tt.event, back)
+			assert.Equal(t, tt.text, tt.event.String())
+		})
+	}
+}
+
+const zeroHash = "0000000000000000000000000000000000000000000000000000000000000000"

@@ -1,0 +1,198 @@
+package tract
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tractdag/tract/retry"
+)
+
+// Stats summarises the tasks of a repository: the validated turns that
+// carry a task id (see Task), orphaned attempts included, read from the
+// commits as Tract.Events reads them. Counts of tasks count each task id
+// once, over all its turns. The JSON names are those of 'tract stats
+// --json'.
+type Stats struct {
+	// TotalTasks is the number of distinct task ids.
+	TotalTasks int `json:"total_tasks"`
+	// FirstAttemptSuccesses are the tasks accepted on their first
+	// attempt; FirstAttemptSuccessPct is their share of TotalTasks in
+	// percent, to one decimal.
+	FirstAttemptSuccesses  int     `json:"first_attempt_successes"`
+	FirstAttemptSuccessPct float64 `json:"first_attempt_success_pct"`
+	// Retried are the tasks that took more than one attempt;
+	// RetrySuccesses those of them whose last turn ended accepted.
+	Retried        int `json:"retried"`
+	RetrySuccesses int `json:"retry_successes"`
+	// Escalations are the tasks that escalated at least once (their
+	// attempts ran out, or a failure retrying cannot fix occurred).
+	Escalations int `json:"escalations"`
+	// Skipped and Aborted are the tasks whose last turn's escalation was
+	// answered skip or abort.
+	Skipped int `json:"skipped"`
+	Aborted int `json:"aborted"`
+	// Attempts is the number of attempts of every task; MeanAttempts is
+	// Attempts / TotalTasks, to two decimals.
+	Attempts     int     `json:"attempts"`
+	MeanAttempts float64 `json:"mean_attempts"`
+	// FailureTypes counts the failed attempts by failure type.
+	FailureTypes map[retry.FailureType]int `json:"failure_types"`
+	// TopDiagnoses are the most common failures (the failure records'
+	// one-line errors, normalised: lower case, numbers and quoted text
+	// replaced), at most five, most common first.
+	TopDiagnoses []DiagnosisCount `json:"top_diagnoses"`
+	// TokensFailed and TokensAccepted are the tokens (prompt and
+	// completion) the model spent on rejected answers and on accepted
+	// ones, from each answer's usage.
+	TokensFailed   int `json:"tokens_failed"`
+	TokensAccepted int `json:"tokens_accepted"`
+	// UntaskedTurns counts the validated turns without a task id, which
+	// the figures above leave out.
+	UntaskedTurns int `json:"untasked_turns"`
+	// Tasks are the tasks, in the order they were first worked on.
+	Tasks []TaskStats `json:"tasks"`
+}
+
+// TaskStats is one task's line of Stats.
+type TaskStats struct {
+	// Task is the task id.
+	Task string `json:"task_id"`
+	// Turns is the number of validated turns (Chat, Generate calls) that
+	// worked on it; Attempts the number of attempts over all of them.
+	Turns    int `json:"turns"`
+	Attempts int `json:"attempts"`
+	// Result is the resolution of its last turn (ResolvedSuccess, …).
+	Result string `json:"result"`
+	// Escalated says whether one of its turns escalated.
+	Escalated bool `json:"escalated"`
+	// Started is when its first attempt started.
+	Started time.Time `json:"started"`
+}
+
+// DiagnosisCount is a normalised diagnosis and how many failed attempts
+// gave it.
+type DiagnosisCount struct {
+	Diagnosis string `json:"diagnosis"`
+	Count     int    `json:"count"`
+}
+
+// StatsFilter selects the tasks Tract.Stats summarises.
+type StatsFilter struct {
+	// TaskPrefix keeps the tasks whose id starts with it ("": all).
+	TaskPrefix string
+	// Since keeps the turns whose first attempt started at or after it
+	// (zero: all).
+	Since time.Time
+}
+
+// topDiagnoses is how many diagnoses Stats lists.
+const topDiagnoses = 5
+
+// Stats summarises the tasks in the repository (see Stats). It reads the
+// commits as Events does, a page per short read transaction.
+func (t *Tract) Stats(ctx context.Context, f StatsFilter) (*Stats, error) {
+	turns, err := t.turns(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	st := &Stats{FailureTypes: map[retry.FailureType]int{}, TopDiagnoses: []DiagnosisCount{}, Tasks: []TaskStats{}}
+	byTask := make(map[string]int) // task id → index in st.Tasks
+	errs := make(map[string]int)   // failures' one-line errors, as given
+
+	for _, tn := range turns {
+		s := tn.sum
+		switch {
+		case !f.Since.IsZero() && s.start.Before(f.Since):
+			continue
+		case tn.task == "":
+			if f.TaskPrefix == "" {
+				st.UntaskedTurns++
+			}
+			continue
+		case !strings.HasPrefix(tn.task, f.TaskPrefix):
+			continue
+		}
+		i, ok := byTask[tn.task]
+		if !ok {
+			i = len(st.Tasks)
+			byTask[tn.task] = i
+			st.Tasks = append(st.Tasks, TaskStats{Task: tn.task, Started: s.start})
+		}
+		ts := &st.Tasks[i]
+		ts.Turns++
+		ts.Attempts += s.attempts
+		ts.Result = s.resolution()
+		ts.Escalated = ts.Escalated || s.escalated()
+		st.Attempts += s.attempts
+		st.TokensFailed += s.tokensFailed
+		st.TokensAccepted += s.tokensAccepted
+		for _, ft := range s.failureTypes {
+			st.FailureTypes[ft]++
+		}
+		for _, e := range s.errors {
+			errs[e]++
+		}
+	}
+	for _, ts := range st.Tasks {
+		switch {
+		case ts.Attempts == 1 && ts.Result == ResolvedSuccess:
+			st.FirstAttemptSuccesses++
+		case ts.Attempts > 1:
+			st.Retried++
+			if ts.Result == ResolvedSuccess {
+				st.RetrySuccesses++
+			}
+		}
+		if ts.Escalated {
+			st.Escalations++
+		}
+		switch ts.Result {
+		case ResolvedSkipped:
+			st.Skipped++
+		case ResolvedAborted:
+			st.Aborted++
+		}
+	}
+	st.TotalTasks = len(st.Tasks)
+	if st.TotalTasks > 0 {
+		st.FirstAttemptSuccessPct = math.Round(1000*float64(st.FirstAttemptSuccesses)/float64(st.TotalTasks)) / 10
+		st.MeanAttempts = math.Round(100*float64(st.Attempts)/float64(st.TotalTasks)) / 100
+	}
+	diagnoses := make(map[string]int)
+	for e, n := range errs {
+		diagnoses[normaliseDiagnosis(e)] += n
+	}
+	for d, n := range diagnoses {
+		st.TopDiagnoses = append(st.TopDiagnoses, DiagnosisCount{Diagnosis: d, Count: n})
+	}
+	slices.SortFunc(st.TopDiagnoses, func(a, b DiagnosisCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Diagnosis, b.Diagnosis))
+	})
+	st.TopDiagnoses = st.TopDiagnoses[:min(topDiagnoses, len(st.TopDiagnoses))]
+	return st, nil
+}
+
+var (
+	// quotedText matches text in quotes, which differs from one failure
+	// to the next of the same kind.
+	quotedText = regexp.MustCompile(`"[^"]*"|'[^']*'|` + "`[^`]*`")
+	// numbers matches numbers: offsets, line numbers, counts.
+	numbers = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+)
+
+// normaliseDiagnosis turns a failure's one-line error into its kind, so
+// that "line 3: unexpected 'x'" and "line 7: unexpected 'y'" count as one:
+// lower case, quoted text as "…", numbers as N, white space collapsed,
+// trailing punctuation dropped.
+func normaliseDiagnosis(s string) string {
+	s = quotedText.ReplaceAllString(s, `"…"`)
+	s = numbers.ReplaceAllString(s, "N")
+	s = strings.Join(strings.Fields(strings.ToLower(s)), " ")
+	return strings.TrimRight(s, ".:;, ")
+}
