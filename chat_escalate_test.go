@@ -137,7 +137,7 @@ func TestChat_EscalationSkipCommitsASkipNote(t *testing.T) {
 }
 
 // abort ends the turn as without a hook (the attempts and the error commit
-// stay) and returns an *AbortedError.
+// stay), records the answer in a note, and returns an *AbortedError.
 func TestChat_EscalationAbortKeepsPartialState(t *testing.T) {
 	tr, srv := newChatServerTract(t)
 	srv.Reply(llmtest.Answer("no 1"), llmtest.Answer("no 2"))
@@ -152,11 +152,13 @@ func TestChat_EscalationAbortKeepsPartialState(t *testing.T) {
 	require.ErrorAs(t, err, &ex)
 	assert.Len(t, seen, 1)
 	log := chatLog(t, tr)
-	require.Equal(t, []string{"user message", "assistant error"}, chatShape(log))
-	assert.Equal(t, res.Commit, log[0].Hash)
+	require.Equal(t, []string{"user message", "assistant error", "system note"}, chatShape(log))
+	assert.Equal(t, res.Commit, log[1].Hash)
+	assert.Equal(t, "aborted: max_retries_exceeded after 2 attempts", log[0].Text)
 	assert.Len(t, chatLogAll(t, tr).Orphans, 1, "the failed attempts stay in the repository")
-	notes, _ := escalationNotes(t, tr)
-	assert.Empty(t, notes)
+	_, recs := escalationNotes(t, tr)
+	require.Len(t, recs, 1)
+	assert.Equal(t, tract.ResolveAbort, recs[0].Resolution)
 }
 
 // fix runs one more round whose steering starts with the instruction,

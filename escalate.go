@@ -285,7 +285,11 @@ func (g *generation) escalate(ctx context.Context, err error) (again bool, final
 		}
 		return false, fmt.Errorf("chat: %w", &SkippedError{Task: g.cfg.task, Reason: reason, Note: note, Err: ferr})
 	case ResolveAbort:
-		return false, fmt.Errorf("chat: %w", &AbortedError{Task: g.cfg.task, Reason: reason, Err: g.fail(ctx, err)})
+		ferr := g.fail(ctx, err)
+		if _, nerr := g.escalationNote(rec, fmt.Sprintf("aborted: %s after %s", reason, english.Count(g.attempt, "attempt", "attempts"))); nerr != nil {
+			return false, errors.Join(ferr, fmt.Errorf("chat: record abort: %w", nerr))
+		}
+		return false, fmt.Errorf("chat: %w", &AbortedError{Task: g.cfg.task, Reason: reason, Err: ferr})
 	}
 	if nerr := g.nextRound(ctx, err, rec); nerr != nil {
 		return false, g.fail(ctx, nerr)
@@ -303,7 +307,7 @@ func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationR
 	modelFailed := errors.As(cause, &me)
 	if modelFailed {
 		f := g.modelFailure(me.err)
-		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Task: g.cfg.task, Failure: &f}
+		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Task: g.cfg.task, Failure: &f, Restore: g.freshRestore()}
 		h, err := g.t.commitOn(g.tip, pendingCommit{KindError, RoleAssistant, "model call failed: " + me.err.Error(), meta, "error record"})
 		if err != nil {
 			return err
@@ -321,7 +325,7 @@ func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationR
 		return g.steer(ctx, g.res.Diagnoses[len(g.res.Diagnoses)-1])
 	case g.cfg.intervention != "":
 		h, err := g.t.commitOn(g.tip, pendingCommit{KindSteering, RoleUser, interventionText(g.cfg.intervention),
-			&turnMeta{Attempt: g.attempt, Task: g.cfg.task}, "steering message"})
+			&turnMeta{Attempt: g.attempt, Task: g.cfg.task, Restore: g.freshRestore()}, "steering message"})
 		if err == nil {
 			g.tip = h
 		}
@@ -339,12 +343,14 @@ func (g *generation) intervention(rec EscalationRecord) {
 	}
 }
 
-// escalationNote commits a note recording rec on the turn's tip.
+// escalationNote commits a note recording rec, the answer to the turn's
+// escalation, on the turn's tip (it is the user_response event).
 func (g *generation) escalationNote(rec EscalationRecord, text string) (Hash, error) {
 	h, err := g.t.commitOn(g.tip, pendingCommit{KindNote, RoleSystem, text,
 		&turnMeta{Task: g.cfg.task, Escalation: &rec}, "escalation note"})
 	if err == nil {
 		g.tip = h
+		g.record(h)
 	}
 	return h, err
 }

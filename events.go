@@ -214,6 +214,12 @@ func (t *Tract) Events(ctx context.Context, f EventFilter) ([]Event, error) {
 // error commit of a failed model call.
 const MetaDuration = "duration_ms"
 
+// MetaRestore is the metadata key of a turn's restore point on the
+// commits of a turn with the fresh retry context (see ContextFresh): each
+// retry's chain starts again below the task message, so only this says
+// which turn they belong to.
+const MetaRestore = "restore"
+
 // turnCommitKind is the part a commit plays in a validated turn.
 type turnCommitKind int
 
@@ -223,6 +229,7 @@ const (
 	tcModelFailure                           // the error commit of a failed model call: a failed attempt too
 	tcAccepted                               // the clean copy purify committed on the restore point
 	tcEnd                                    // the error commit of a turn whose validation failed
+	tcResponse                               // the note that records the answer to an escalation
 )
 
 // turnCommit is what the events of a turn are derived from: one commit of
@@ -239,7 +246,7 @@ type turnCommit struct {
 // false for any other commit.
 func turnCommitOf(tx store.Tx, h Hash, c *dag.Commit) (tc *turnCommit, ok bool, err error) {
 	if !bytes.Contains(c.Meta, []byte(`"attempt"`)) && !bytes.Contains(c.Meta, []byte(`"provenance"`)) &&
-		!bytes.Contains(c.Meta, []byte(`"failure"`)) {
+		!bytes.Contains(c.Meta, []byte(`"failure"`)) && !bytes.Contains(c.Meta, []byte(`"escalation"`)) {
 		return nil, false, nil
 	}
 	tc = &turnCommit{hash: h, time: c.Time}
@@ -266,6 +273,8 @@ func turnCommitOf(tx store.Tx, h Hash, c *dag.Commit) (tc *turnCommit, ok bool, 
 		tc.kind = tcModelFailure
 	case c.Kind == KindError && m.Provenance != nil:
 		tc.kind = tcEnd
+	case c.Kind == KindNote && m.Escalation != nil:
+		tc.kind = tcResponse
 	default:
 		return nil, false, nil // a provenance note, or someone else's metadata
 	}
@@ -299,14 +308,15 @@ const (
 type turnEvents struct {
 	emit func(Event)
 
-	task       string
-	attempts   int
-	start      time.Time // the start of the first attempt
-	last       time.Time // the time of the latest commit
-	lastCommit Hash
-	outcome    turnOutcome
-	reason     string // why it escalated
-	resumed    bool   // an escalation was answered retry or fix: attempts restart from 1 in this turn
+	task        string
+	attempts    int
+	start       time.Time // the start of the first attempt
+	last        time.Time // the time of the latest commit
+	lastCommit  Hash
+	outcome     turnOutcome
+	reason      string // why it escalated
+	resumed     bool   // an escalation was answered retry or fix: attempts restart from 1 in this turn
+	escalations int    // escalated events emitted
 
 	failureTypes   []retry.FailureType
 	errors         []string // the failed attempts' one-line errors
@@ -359,6 +369,9 @@ func (b *turnEvents) add(c *turnCommit) {
 	case tcSteering:
 		ev.Event, ev.Attempt, ev.FeedbackLines = EventFeedbackInjected, m.Attempt+1, c.lines
 		b.outcome = outcomeCancelled
+	case tcResponse:
+		b.respond(c, string(m.Escalation.Resolution))
+		return
 	default: // tcAccepted, tcEnd: the turn's outcome is known already
 		return
 	}
@@ -375,11 +388,11 @@ func (b *turnEvents) failed(r *FailureRecord) {
 	}
 }
 
-// respond derives the event of the answer to the turn's escalation,
-// recorded in commit c. The escalation code calls it (through
-// generation.userResponse) and Tract.Events must call it on the commit
-// that records the answer, so both streams hold it.
+// respond derives the events of the answer to the turn's escalation,
+// recorded in the escalation note c: the escalation itself, then the
+// user_response.
 func (b *turnEvents) respond(c *turnCommit, response string) {
+	b.escalate(c.hash)
 	b.last, b.lastCommit = c.time, c.hash
 	switch response {
 	case "skip":
@@ -398,28 +411,29 @@ func (b *turnEvents) end() {
 	if b.attempts == 0 {
 		return
 	}
+	b.escalate(b.lastCommit)
 	ev := Event{Timestamp: b.last, TaskID: b.task, Commit: b.lastCommit}
-	switch b.outcome {
-	case outcomeExhausted, outcomeEscalated:
-		reason := cmp.Or(EscalationReason(b.reason), EscalateMaxRetries)
-		esc := ev
-		esc.Event, esc.Attempts, esc.Reason = EventEscalated, b.attempts, reason
-		b.emit(esc)
-	}
 	ev.Event, ev.Resolution = EventResolved, b.resolution()
 	ev.TotalAttempts, ev.TotalDurationMS = b.attempts, b.last.Sub(b.start).Milliseconds()
 	b.emit(ev)
 }
 
-// escalated reports a turn that escalated (and was perhaps answered skip
-// or abort).
-func (b *turnEvents) escalated() bool {
+// escalate emits the escalated event of a round that ended without an
+// accepted answer (none when it did not), at the time of the latest
+// commit before h, the commit that answers or ends it.
+func (b *turnEvents) escalate(h Hash) {
 	switch b.outcome {
-	case outcomeExhausted, outcomeEscalated, outcomeSkipped, outcomeAborted:
-		return true
+	case outcomeExhausted, outcomeEscalated:
+		reason := cmp.Or(EscalationReason(b.reason), EscalateMaxRetries)
+		b.emit(Event{Timestamp: b.last, Event: EventEscalated, TaskID: b.task, Commit: b.lastCommit,
+			Attempts: b.attempts, Reason: reason})
+		b.escalations++
 	}
-	return false
 }
+
+// escalated reports a turn that escalated at least once (whatever the
+// answer, and however it ended); it is known once end has run.
+func (b *turnEvents) escalated() bool { return b.escalations > 0 }
 
 // resolution names the turn's outcome.
 func (b *turnEvents) resolution() string {
@@ -467,6 +481,8 @@ func (t *Tract) turns(ctx context.Context) ([]*turn, error) {
 		}
 		r := tc.parent
 		switch p := byHash[tc.parent]; {
+		case tc.meta.Restore != nil:
+			r = *tc.meta.Restore
 		case tc.kind == tcAccepted || tc.kind == tcEnd:
 			if pr := tc.meta.Provenance.Restore; !pr.IsZero() {
 				r = pr
@@ -547,7 +563,7 @@ func (t *Tract) turnCommits(ctx context.Context) ([]*turnCommit, error) {
 			return err
 		}
 		for i := range g.Len() {
-			if g.HasMeta(i) && (g.Kind(i) != KindNote) {
+			if g.HasMeta(i) {
 				hs = append(hs, g.Hash(i))
 			}
 		}
@@ -597,29 +613,6 @@ func (g *generation) record(h Hash) {
 	}
 	if tc, ok := g.readTurnCommit(h); ok {
 		g.events.add(tc)
-	}
-}
-
-// userResponse emits the event of the answer to the turn's escalation
-// (retry, skip, abort or fix; see EventUserResponse), which commit h
-// records. Tract.Events regenerates it only once the commit that records
-// the answer is read back as such (see turnCommitOf).
-//
-//lint:ignore U1000 called by the escalation hook
-func (g *generation) userResponse(h Hash, response string) {
-	if g.events == nil {
-		return
-	}
-	var tc *turnCommit
-	err := g.t.view(func(tx store.Tx) error {
-		c, err := tx.Commit(h)
-		if err == nil {
-			tc = &turnCommit{hash: h, time: c.Time}
-		}
-		return err
-	})
-	if err == nil {
-		g.events.respond(tc, response)
 	}
 }
 

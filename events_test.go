@@ -226,3 +226,71 @@ func TestEvent_JSONAndText(t *testing.T) {
 }
 
 const zeroHash = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// The answers to escalations (retry, fix, skip, abort) and the fresh retry
+// context come out the same live and regenerated: the escalation, then
+// the user's response, then the next round or the end; Stats counts the
+// skipped and the aborted task.
+func TestEvents_EscalationAnswersRegeneratedEqualLive(t *testing.T) {
+	ctx := context.Background()
+	tr, srv := newChatServerTract(t)
+	srv.Reply(
+		llmtest.Answer(chatInvalid), llmtest.Answer(chatInvalid), llmtest.Answer(chatValid), // e1: retry
+		llmtest.Answer(chatInvalid), llmtest.Answer(chatInvalid), llmtest.Answer(chatValid), // e2: fix
+		llmtest.Answer(chatInvalid), llmtest.Answer(chatInvalid), // e3: skip
+		llmtest.Answer(chatInvalid), llmtest.Answer(chatInvalid), // e4: abort
+		llmtest.Answer(chatInvalid), llmtest.Answer(chatValid), // e5: fresh
+	)
+	var live []tract.Event
+	var seen []tract.Escalation
+	record := tract.OnEvent(func(e tract.Event) { live = append(live, e) })
+	for _, tc := range []struct {
+		task string
+		opt  tract.ChatOption
+	}{
+		{"e1", answering(&seen, tract.Resolution{Action: tract.ResolveRetry})},
+		{"e2", answering(&seen, tract.Resolution{Action: tract.ResolveFix, Instruction: "quote the keys"})},
+		{"e3", answering(&seen, tract.Resolution{Action: tract.ResolveSkip})},
+		{"e4", answering(&seen, tract.Resolution{Action: tract.ResolveAbort})},
+		{"e5", tract.RetryContextStrategy(tract.ContextFresh)},
+	} {
+		_, _ = tr.Chat(ctx, chatQuestion, tract.Task(tc.task), tract.Validate(retry.JSON()), tract.MaxAttempts(2), record, tc.opt)
+	}
+	srv.Verify(t)
+
+	got, err := tr.Events(ctx, tract.EventFilter{})
+	require.NoError(t, err)
+	stepsOf := func(es []tract.Event) []string {
+		var steps []string
+		for _, e := range es {
+			s := e.TaskID + " " + string(e.Event)
+			switch e.Event {
+			case tract.EventUserResponse:
+				s += " " + e.Response
+			case tract.EventResolved:
+				s += " " + e.Resolution
+			}
+			steps = append(steps, s)
+		}
+		return steps
+	}
+	require.Equal(t, stepsOf(live), stepsOf(got))
+	require.Equal(t, live, got)
+
+	assert.Equal(t, []string{
+		"e1 attempt", "e1 feedback_injected", "e1 attempt", "e1 escalated", "e1 user_response retry",
+		"e1 feedback_injected", "e1 attempt", "e1 resolved success",
+		"e2 attempt", "e2 feedback_injected", "e2 attempt", "e2 escalated", "e2 user_response fix",
+		"e2 feedback_injected", "e2 attempt", "e2 resolved success",
+		"e3 attempt", "e3 feedback_injected", "e3 attempt", "e3 escalated", "e3 user_response skip", "e3 resolved skipped",
+		"e4 attempt", "e4 feedback_injected", "e4 attempt", "e4 escalated", "e4 user_response abort", "e4 resolved aborted",
+		"e5 attempt", "e5 feedback_injected", "e5 attempt", "e5 resolved success",
+	}, stepsOf(got))
+
+	st, err := tr.Stats(ctx, tract.StatsFilter{})
+	require.NoError(t, err)
+	assert.Equal(t, 5, st.TotalTasks)
+	assert.Equal(t, 4, st.Escalations)
+	assert.Equal(t, 1, st.Skipped)
+	assert.Equal(t, 1, st.Aborted)
+}

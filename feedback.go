@@ -193,7 +193,7 @@ func (g *generation) restartFresh(p pendingCommit) error {
 	if err != nil {
 		return err
 	}
-	var h Hash
+	var h, feedback Hash
 	err = g.t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
 		cur, err := g.t.requireBranch(tx)
 		if err != nil {
@@ -214,6 +214,7 @@ func (g *generation) restartFresh(p pendingCommit) error {
 		if h, err = g.t.putCommit(tx, base, p.kind, p.role, p.text, cfg); err != nil {
 			return nil, err
 		}
+		feedback = h
 		if isTask {
 			c := *task
 			c.Parents, c.Time = []Hash{h}, g.t.now()
@@ -226,6 +227,18 @@ func (g *generation) restartFresh(p pendingCommit) error {
 	})
 	if err == nil {
 		g.tip = h
+		g.record(feedback)
 	}
 	return err
+}
+
+// freshRestore is the restore point that the commits of a turn with the
+// fresh retry context record (MetaRestore), nil with the conversation
+// one: a fresh retry's chain no longer leads back to it.
+func (g *generation) freshRestore() *Hash {
+	if g.cfg.strategy != ContextFresh {
+		return nil
+	}
+	r := g.restore
+	return &r
 }

@@ -122,7 +122,7 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 	ok, diagnosis := vd.OK, vd.Diagnosis
 	validated := len(g.cfg.validators) > 0
 	meta := attemptMeta(g.attempt, a, validated, ok, diagnosis, verr)
-	meta.Task, meta.DurationMS = g.cfg.task, g.elapsed()
+	meta.Task, meta.DurationMS, meta.Restore = g.cfg.task, g.elapsed(), g.freshRestore()
 	if ok {
 		// Every accepted answer says how it was reached, on the first try
 		// too (attempts 1, no diagnoses).
@@ -233,7 +233,7 @@ func errorSummary(text string) string {
 // message (see restartFresh).
 func (g *generation) steer(ctx context.Context, diagnosis string) error {
 	p := pendingCommit{KindSteering, RoleUser, g.feedback(diagnosis),
-		&turnMeta{Attempt: g.attempt, Diagnosis: diagnosis, Task: g.cfg.task}, "steering message"}
+		&turnMeta{Attempt: g.attempt, Diagnosis: diagnosis, Task: g.cfg.task, Restore: g.freshRestore()}, "steering message"}
 	if g.cfg.strategy == ContextFresh {
 		return g.restartFresh(p)
 	}
@@ -325,7 +325,7 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		}
 		failure := g.modelFailure(me.err)
 		reason, escalates := escalationOf(me.err)
-		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure,
+		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure, Restore: g.freshRestore(),
 			DurationMS: g.elapsed()}
 		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
 		var h Hash

@@ -38,6 +38,10 @@ import (
 //	"duration_ms"      integer  on each answer (and on the error commit of
 //	                            a failed model call): how long the
 //	                            attempt took, in milliseconds (MetaDuration)
+//	"restore"          string   on the answers, feedback and error commits
+//	                            of a turn with the fresh retry context: the
+//	                            turn's restore point, which their chains no
+//	                            longer lead back to (MetaRestore)
 //
 // AttemptRecord, Provenance and FailureRecord read them back typed (and
 // Task the task id); CompressRange reads
@@ -192,6 +196,7 @@ type turnMeta struct {
 	Failure        *FailureRecord    `json:"failure,omitempty"`
 	Escalation     *EscalationRecord `json:"escalation,omitempty"`
 	DurationMS     int64             `json:"duration_ms,omitempty"`
+	Restore        *Hash             `json:"restore,omitempty"`
 }
 
 // commitConfig returns the commit configuration that writes m.
@@ -283,7 +288,7 @@ func checkMeta(meta []byte) error {
 		return nil
 	}
 	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaDuration, MetaError, MetaEscalation, MetaFailure, MetaModel, MetaPinned,
-		MetaProvenance, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
+		MetaProvenance, MetaRestore, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
 	var m map[string]json.RawMessage
 	for _, k := range keys {
 		if !bytes.Contains(meta, []byte(`"`+k+`"`)) { // the common case: not there at all
@@ -320,6 +325,11 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 	case MetaDiagnosis, MetaValidatorError, MetaModel, MetaError, MetaTask:
 		if got != "a string" {
 			return wrong(wantString)
+		}
+	case MetaRestore:
+		var h Hash
+		if got != "a string" || json.Unmarshal(raw, &h) != nil {
+			return wrong("a commit hash (64 hexadecimal digits)")
 		}
 	case MetaUsage:
 		if got != "an object" {

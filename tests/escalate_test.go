@@ -38,7 +38,7 @@ func TestChat_OnExhaustedNonInteractive(t *testing.T) {
 		stderr   string
 	}{
 		{"default abort", nil, exitExhausted, 2, []string{"error", "message"}, "all 2 attempts failed"},
-		{"abort", []string{"--on-exhausted", "abort"}, exitExhausted, 2, []string{"error", "message"}, "answer: abort"},
+		{"abort", []string{"--on-exhausted", "abort"}, exitExhausted, 2, []string{"note", "error", "message"}, "answer: abort"},
 		{"skip", []string{"--on-exhausted", "skip"}, exitSkipped, 2, []string{"note", "error", "message"}, `tract: chat: skipped task "t1" (max_retries_exceeded): `},
 		{"retry", []string{"--on-exhausted", "retry"}, exitOK, 3, []string{"message", "message"}, "answer: retry"},
 		{"fix", []string{"--fix", fix}, exitOK, 3, []string{"message", "message"}, "answer: fix: " + fix},
