@@ -84,6 +84,17 @@
 // Analyze records an Analyzer's root-cause guess and fix in each failure
 // record.
 //
+// When a round of attempts ends without an accepted answer (exhausted, or
+// an *EscalationError), the OnEscalation hook decides: retry (a fresh
+// round; attempt numbers count on), fix (a round whose feedback starts
+// with the person's instruction), skip (a *SkippedError) or abort (an
+// *AbortedError); a note records each answer (CommitInfo.EscalationRecord),
+// and a turn runs at most MaxRounds rounds. OnEvent reports the turn's
+// events (attempt, feedback_injected, escalated, user_response, resolved)
+// as they happen; Tract.Events regenerates the same events from the
+// commits, and Tract.Stats sums up every task in the repository, orphans
+// included.
+//
 // The ChatResult (returned with the error too) lists every attempt with its
 // answer, verdict, usage and commit. Every accepted answer records its
 // Provenance (attempts, diagnoses, restore point, usage, model), read back
