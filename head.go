@@ -20,9 +20,13 @@ type head struct {
 
 func (h head) detached() bool { return h.Branch == "" }
 
-// branchName is the short name of the current branch ("" when detached).
+// branchName is the short name of the current branch ("" when detached
+// or on a side chain).
 func (h head) branchName() string {
-	n, _ := refs.BranchName(h.Branch)
+	n, ok := refs.BranchName(h.Branch)
+	if !ok {
+		return ""
+	}
 	return n
 }
 
@@ -46,6 +50,9 @@ func readHead(tx store.Tx) (head, error) {
 func (t *Tract) position(tx store.Tx) (head, error) {
 	if t.branch == "" {
 		return readHead(tx)
+	}
+	if t.side != nil {
+		return t.side.position(tx, t.branch)
 	}
 	name, _ := refs.BranchName(t.branch)
 	if err := refs.ValidateBranchName(name); err != nil {

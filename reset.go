@@ -45,19 +45,49 @@ type ResetResult struct {
 	Deleted Removed `json:"deleted"`
 }
 
+// ResetOption configures Reset.
+type ResetOption func(*resetConfig)
+
+type resetConfig struct {
+	expect          Hash
+	expectSet       bool
+	action, message string
+}
+
+// ResetIf makes Reset a compare-and-swap: it moves the branch only if the
+// branch still stands at h (read before a prompt or a model call, say),
+// and otherwise moves nothing and returns a *ConflictError.
+func ResetIf(h Hash) ResetOption {
+	return func(c *resetConfig) { c.expect, c.expectSet = h, true }
+}
+
+// ResetReflog sets the reflog action and message of the move (default
+// action "reset", message "reset --MODE: moving to REV"), so the reflog
+// says why the branch moved.
+func ResetReflog(action, message string) ResetOption {
+	return func(c *resetConfig) { c.action, c.message = action, message }
+}
+
 // Reset moves the current branch (or a detached HEAD, or a view's branch)
 // to rev, sets ORIG_HEAD
 // to where it was and records a "reset" reflog entry. See ResetMode for what
 // happens to the commits left behind.
-func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetResult, error) {
+func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode, opts ...ResetOption) (*ResetResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	var cfg resetConfig
+	for _, o := range opts {
+		o(&cfg)
 	}
 	res := &ResetResult{}
 	err := t.update(func(tx store.Tx) error {
 		cur, err := t.position(tx)
 		if err != nil {
 			return err
+		}
+		if cfg.expectSet && cur.Hash != cfg.expect {
+			return &ConflictError{Ref: cur.ref(), Expected: cfg.expect, Actual: cur.Hash}
 		}
 		to, err := t.resolve(tx, rev)
 		if err != nil {
@@ -79,8 +109,14 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode) (*ResetRe
 		} else if res.Orphaned, err = leftBehind(tx, cur.Hash, to); err != nil {
 			return err
 		}
-		msg := fmt.Sprintf("reset --%s: moving to %s", mode, rev)
-		if err := t.move(tx, cur.Hash, to, refs.ActionReset, msg); err != nil {
+		action, msg := refs.ActionReset, fmt.Sprintf("reset --%s: moving to %s", mode, rev)
+		if cfg.action != "" {
+			action = cfg.action
+		}
+		if cfg.message != "" {
+			msg = cfg.message
+		}
+		if err := t.move(tx, cur.Hash, to, action, msg); err != nil {
 			return err
 		}
 		if mode == Soft {

@@ -133,6 +133,9 @@ type Tract struct {
 	cache *compileCache
 	// viewClosed is set when a view (not the handle) is closed.
 	viewClosed atomic.Bool
+	// side is set on a view made by SideChain: branch is then the
+	// chain's temporary ref.
+	side *sideChain
 }
 
 // repo is what every view of one opened repository shares.
@@ -322,6 +325,9 @@ func (t *Tract) Branch() string {
 // the file, and every view of the handle ends with it; on a view from
 // OnBranch it ends only that view.
 func (t *Tract) Close() error {
+	if t.side != nil {
+		return t.closeSide()
+	}
 	if t.branch != "" {
 		t.viewClosed.Store(true)
 		return nil

@@ -18,6 +18,9 @@ const (
 	OrigHead = "ORIG_HEAD"
 	// BranchPrefix starts the full name of every branch.
 	BranchPrefix = "refs/heads/"
+	// SidePrefix starts the full name of the temporary ref of a side
+	// chain under construction (see tract's SideChain).
+	SidePrefix = "refs/side/"
 	// DefaultBranch is the branch HEAD points at in a new repository.
 	DefaultBranch = "main"
 )

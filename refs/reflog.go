@@ -21,6 +21,10 @@ const (
 	// ActionRetry moves a branch to the next attempt of a validated turn
 	// that starts each retry afresh from its restore point.
 	ActionRetry = "retry"
+	// ActionSide ends a side chain (see tract's SideChain): its ref is
+	// deleted, and the entry (Old the chain's tip, New zero) says why the
+	// chain was built.
+	ActionSide = "side"
 	// ActionConflict records, in the Stranded reflog, a result that could
 	// not be put on its branch because the branch moved meanwhile.
 	ActionConflict = "conflict"
