@@ -1,0 +1,84 @@
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tractdag/tract"
+)
+
+// rewind is a /rewind waiting for its "yes".
+type rewind struct {
+	// from is the branch tip when /rewind read it; to where it moves.
+	from, to tract.Hash
+	// what names what is dropped, for the reflog and the messages.
+	what string
+}
+
+// startRewind is /rewind [last|ID]: it says what it would do and waits
+// for "yes".
+func (s *Session) startRewind(ctx context.Context, arg string) error {
+	if s.mode != modeNormal {
+		return fmt.Errorf("%w: /rewind works in the normal mode; leave %s mode first", ErrModeConflict, s.Mode())
+	}
+	var rw *rewind
+	if arg == "" || arg == "last" {
+		in, err := s.lastInteraction(ctx)
+		if err != nil {
+			return err
+		}
+		if in.base.IsZero() {
+			return fmt.Errorf("%w: the %s %s is the branch's first commit", ErrNothingToRewind, in.shape, in.first.Short())
+		}
+		rw = &rewind{from: in.tip, to: in.base, what: fmt.Sprintf("the %s %s", in.shape, in.first.Short())}
+	} else {
+		var err error
+		if rw, err = s.rewindTo(ctx, arg); err != nil {
+			return err
+		}
+	}
+	s.confirm = rw
+	s.printf("rewind moves the branch from %s back to %s, dropping %s.\nNothing is deleted: 'tract log --all' keeps it and 'tract reset --soft %s' undoes it.\nType yes to rewind: ",
+		rw.from.Short(), rw.to.Short(), rw.what, rw.from.Short())
+	return nil
+}
+
+// rewindTo plans a rewind to before the commit rev, which must be on the
+// branch.
+func (s *Session) rewindTo(ctx context.Context, rev string) (*rewind, error) {
+	target, err := s.cfg.Tract.Show(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := s.cfg.Tract.Log(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cs {
+		if c.Hash != target.Hash {
+			continue
+		}
+		to := parent(c)
+		if to.IsZero() {
+			return nil, fmt.Errorf("%w: %s is the branch's first commit", ErrNothingToRewind, c.Hash.Short())
+		}
+		return &rewind{from: cs[0].Hash, to: to, what: fmt.Sprintf("%d commits from %s on", i+1, c.Hash.Short())}, nil
+	}
+	return nil, fmt.Errorf("%w: %s is not on the branch", ErrNothingToRewind, target.Hash.Short())
+}
+
+// doRewind runs a confirmed rewind: a compare-and-swap soft reset.
+func (s *Session) doRewind(ctx context.Context, rw *rewind) error {
+	_, err := s.cfg.Tract.Reset(ctx, rw.to.String(), tract.Soft, tract.ResetIf(rw.from),
+		tract.ResetReflog("reset", "rewind: dropped "+rw.what))
+	var conflict *tract.ConflictError
+	if errors.As(err, &conflict) {
+		return fmt.Errorf("%w since /rewind (another process committed): nothing changed: %w", ErrBranchMoved, err)
+	}
+	if err != nil {
+		return err
+	}
+	s.printf("rewound to %s; to undo: tract reset --soft %s\n", rw.to.Short(), rw.from.Short())
+	return nil
+}
