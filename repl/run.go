@@ -12,13 +12,12 @@ import (
 // Run reads lines from in until its end or /exit and hands them to the
 // session, with no prompt: the scriptable REPL. A line ending in "\"
 // continues on the next (the "\" becomes a line break). Each line's error
-// is printed to errOut as "error: …" and the session goes on; Run returns
-// the last of them (nil when the last line succeeded), or the context's
-// error when it ends.
+// is printed to errOut as "error: …" and the session goes on. Run returns
+// nil at the end of in or /exit, the context's error when it ends, or the
+// error of reading in.
 func (s *Session) Run(ctx context.Context, in io.Reader, errOut io.Writer) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	var last error
 	var msg strings.Builder
 	for sc.Scan() {
 		if err := ctx.Err(); err != nil {
@@ -34,21 +33,19 @@ func (s *Session) Run(ctx context.Context, in io.Reader, errOut io.Writer) error
 		err := s.Handle(ctx, msg.String())
 		msg.Reset()
 		if errors.Is(err, ErrExit) {
-			return last
+			return nil
 		}
 		if err != nil {
 			fmt.Fprintf(errOut, "error: %v\n", err)
 		}
-		last = err
 	}
 	if msg.Len() > 0 {
 		if err := s.Handle(ctx, strings.TrimSuffix(msg.String(), "\n")); err != nil && !errors.Is(err, ErrExit) {
 			fmt.Fprintf(errOut, "error: %v\n", err)
-			last = err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read input: %w", err)
 	}
-	return last
+	return nil
 }

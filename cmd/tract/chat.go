@@ -48,6 +48,8 @@ type ChatOptions struct {
 	FixSet         bool
 	// Events is the file to append the turn's events to (--events).
 	Events string
+	// Interactive opens the REPL (--interactive).
+	Interactive bool
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -123,7 +125,32 @@ model) reported the answer blocked,
 130 interrupted.
 
 The repository is locked only while a commit is written, never while the model
-answers: 'tract log --all' in another terminal shows the turn as it happens.`,
+answers: 'tract log --all' in another terminal shows the turn as it happens.
+
+INTERACTIVE CHAT
+
+--interactive reads lines from standard input: each line is a message (a
+validated turn as above; end a line with \ to continue the message on the
+next) or a command. With standard input not a terminal there are no prompts
+and no colour, so a script can drive it:
+
+  printf 'hello\n/retry\nhello again\n/apply\n' | tract chat --interactive
+
+  /retry            replace the last interaction (message and answer, message
+                    and error, or a lone error): each message is then an
+                    attempt, kept as a side chain off the commit before it
+  /apply [last|ID]  point the branch at an attempt, in one compare-and-swap move
+  /cancel           leave retry mode; the attempts stay in 'tract log --all'
+  /secret [on|off]  continue off the record: nothing is written anywhere
+  /rewind [last|ID] move the branch back before an interaction, after "yes"
+                    (nothing is deleted; the reply says how to undo it)
+  /log [N], /show ID, /status, /model [NAME], /system [TEXT], /help, /exit
+
+A failed model call is committed as the message and an error commit; a
+failure before the send (no model configured) as a lone error commit. While
+the branch ends in an error, messages are refused until /retry or /rewind.
+Each failing line prints "error: ..." on standard error and the REPL goes
+on; it exits 0 at the end of input or /exit.`,
 		Example: `  tract chat "What is the capital of France?"
   tract chat --validate json "List three colours as a JSON array" | jq .
   tract chat --validate schema:person.json --max-attempts 5 --provenance "Describe Ada"
@@ -131,6 +158,9 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 		Args: maxArgs(1, `one message (quote it) or "-"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
+			case opts.Interactive && len(args) > 0:
+				return usageErrorf("--interactive reads its messages from standard input: give no MESSAGE")
+			case opts.Interactive:
 			case len(args) == 1 && args[0] == "-":
 				opts.FromStdin = true
 			case len(args) == 1:
@@ -164,6 +194,9 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 			if runF != nil {
 				return runF(opts)
 			}
+			if opts.Interactive {
+				return replRun(cmd, opts)
+			}
 			return chatRun(cmd, opts)
 		},
 	}
@@ -184,6 +217,7 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.`,
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model, in one extra call per failure, for its root cause and a fix")
 	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed and no one is at a terminal: abort, skip or retry (a fresh round)")
 	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance (needs --validate)")
+	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see INTERACTIVE CHAT)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
