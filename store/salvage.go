@@ -246,12 +246,15 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 	f := s.file
 	found := map[string][]refs.Ref{}
+	// Pages outside the tree are mostly free space: what cannot be read
+	// there is not news, so it is not reported.
+	quiet := &rawFile{r: f.r, size: f.size, pageSize: f.pageSize, seen: f.seen, unreadable: map[uint64]string{}, budget: f.budget}
 	var visit func(k, v []byte, child *rawBucket)
 	visit = func(k, v []byte, child *rawBucket) {
 		switch {
 		case child != nil:
 			if child.root == 0 {
-				f.leaf(0, child.inline, visit)
+				quiet.leaf(0, child.inline, visit)
 			}
 		case len(k) == dag.HashSize && dag.Sum(v) == dag.Hash(k):
 			h := dag.Hash(k)
@@ -270,7 +273,6 @@ func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 			}
 		}
 	}
-	quiet := &rawFile{r: f.r, size: f.size, pageSize: f.pageSize, seen: f.seen, unreadable: map[uint64]string{}}
 	for id := uint64(2); id < uint64(f.size/f.pageSize); id++ {
 		if f.seen[id] {
 			continue
