@@ -30,6 +30,11 @@ type rawFile struct {
 	seen     map[uint64]bool
 	// unreadable says, for each page that could not be read, why.
 	unreadable map[uint64]string
+	// budget bounds the keys a walk may visit: nested inline buckets can
+	// overlap in a damaged page, and would otherwise be walked over and
+	// over. Every key takes 16 bytes of the file at least, so an honest
+	// file never comes near it.
+	budget int
 }
 
 const (
@@ -63,7 +68,7 @@ type rawBucket struct {
 // reader positioned on the newest valid one. ok is false when neither
 // meta page is valid.
 func openRaw(r io.ReaderAt, size int64) (*rawFile, rawMeta, bool) {
-	f := &rawFile{r: r, size: size, seen: map[uint64]bool{}, unreadable: map[uint64]string{}}
+	f := &rawFile{r: r, size: size, seen: map[uint64]bool{}, unreadable: map[uint64]string{}, budget: int(size/rawElement) + 1024}
 	var best rawMeta
 	found := false
 	first, ok := f.meta(0)
@@ -152,6 +157,9 @@ func (f *rawFile) each(b rawBucket, fn func(k, v []byte, child *rawBucket)) {
 }
 
 func (f *rawFile) node(id uint64, depth int, fn func(k, v []byte, child *rawBucket)) {
+	if f.budget--; f.budget < 0 {
+		return
+	}
 	switch {
 	case depth > rawMaxDepth:
 		f.lose(id, "is deeper than %d levels in its tree", rawMaxDepth)
@@ -199,6 +207,10 @@ func (f *rawFile) leaf(id uint64, p []byte, fn func(k, v []byte, child *rawBucke
 		return
 	}
 	for i := range count {
+		if f.budget--; f.budget < 0 {
+			f.lose(id, "holds more keys than the file has room for (nested buckets that overlap): the rest is not read")
+			return
+		}
 		e := rawPageHeader + i*rawElement
 		flags, pos := le.Uint32(p[e:]), uint64(le.Uint32(p[e+4:]))
 		ksize, vsize := uint64(le.Uint32(p[e+8:])), uint64(le.Uint32(p[e+12:]))

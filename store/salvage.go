@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -77,15 +78,17 @@ func Salvage(src, dst string) (*SalvageReport, error) {
 	}
 	w := &blobWriter{st: out}
 	s := scanRaw(f, st.Size(), w.add)
-	if err := w.flush(); err != nil {
-		out.Close()
-		return nil, fmt.Errorf("salvage into %s: %w", dst, err)
+	rep, err := (*SalvageReport)(nil), w.flush()
+	if err == nil {
+		rep, err = s.write(out)
 	}
-	rep, err := s.write(out)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
+		// Half a salvage is no repository to use: leave no file behind,
+		// so that the salvage can be run again.
+		os.Remove(dst)
 		return nil, fmt.Errorf("salvage into %s: %w", dst, err)
 	}
 	return rep, nil
@@ -133,9 +136,7 @@ func (w *blobWriter) flush() error {
 
 // scanRaw reads everything that verifies in the file r of size bytes,
 // handing each verified blob to blob.
-func scanRaw(r interface {
-	ReadAt([]byte, int64) (int, error)
-}, size int64, blob func(dag.Hash, []byte)) *salvaged {
+func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 	s := &salvaged{blobs: map[dag.Hash]bool{}, commits: map[dag.Hash][]byte{}, reflogs: map[string][]refs.Entry{}}
 	f, meta, ok := openRaw(r, size)
 	s.file = f
@@ -245,12 +246,15 @@ func scanRaw(r interface {
 func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 	f := s.file
 	found := map[string][]refs.Ref{}
+	// Pages outside the tree are mostly free space: what cannot be read
+	// there is not news, so it is not reported.
+	quiet := &rawFile{r: f.r, size: f.size, pageSize: f.pageSize, seen: f.seen, unreadable: map[uint64]string{}, budget: f.budget}
 	var visit func(k, v []byte, child *rawBucket)
 	visit = func(k, v []byte, child *rawBucket) {
 		switch {
 		case child != nil:
 			if child.root == 0 {
-				f.leaf(0, child.inline, visit)
+				quiet.leaf(0, child.inline, visit)
 			}
 		case len(k) == dag.HashSize && dag.Sum(v) == dag.Hash(k):
 			h := dag.Hash(k)
@@ -269,7 +273,6 @@ func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 			}
 		}
 	}
-	quiet := &rawFile{r: f.r, size: f.size, pageSize: f.pageSize, seen: f.seen, unreadable: map[uint64]string{}}
 	for id := uint64(2); id < uint64(f.size/f.pageSize); id++ {
 		if f.seen[id] {
 			continue
