@@ -47,6 +47,20 @@
 // Config.Redact. While the branch ends in an error, messages are refused:
 // /retry replaces the error, /rewind drops it.
 //
+// # Cancellation
+//
+// A message whose context is cancelled while it is answered (Ctrl-C on a
+// terminal) prints "[message cancelled]" and leaves nothing of its turn on
+// the branch. Tract.Chat commits the message before it sends it, so the
+// session moves the branch back to where the turn started: a
+// compare-and-swap reset with the reflog action "cancel" (ActionCancel)
+// that says which message was dropped; the turn's commits stay as
+// orphans in 'tract log --all'. Two cases keep the message and say so
+// (ErrCancelledKept): it was the branch's first commit (a branch cannot
+// go back to having none), or another writer committed on top of it.
+// A cancelled attempt is not listed; a cancelled secret message does not
+// stop secret sends.
+//
 // # Caveats
 //
 // A Session is not safe for concurrent use: one person types into it. The

@@ -69,7 +69,12 @@ func (s *Session) attempt(ctx context.Context, text string) error {
 	if cerr := side.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
+	if err != nil && ctx.Err() != nil {
+		s.cancelled() // not listed; its message is an orphan like a failed attempt's
+		return nil
+	}
 	if err != nil {
+		s.endLine()
 		return fmt.Errorf("attempt failed (nothing changed on the branch): %w", err)
 	}
 	s.retry.attempts = append(s.retry.attempts, *res)

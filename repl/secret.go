@@ -72,10 +72,15 @@ func (s *Session) secretTurn(ctx context.Context, text string) error {
 	msgs := append(append(append([]tract.Message{}, st.base...), st.transcript...), user)
 	req := llm.Request{Model: s.model, Messages: msgs}
 	if s.cfg.Stream {
-		req.OnDelta = func(d string) { fmt.Fprint(s.cfg.Out, d) }
+		req.OnDelta = s.delta
 	}
 	resp, err := client.Complete(ctx, req)
+	if err != nil && ctx.Err() != nil {
+		s.cancelled() // not a failure: secret sends go on
+		return nil
+	}
 	if err != nil {
+		s.endLine()
 		st.failed = err
 		return fmt.Errorf("secret message failed (nothing was written): %w", err)
 	}

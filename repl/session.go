@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -51,7 +52,20 @@ var (
 	// ErrNothingToRewind is returned by /rewind when nothing comes before
 	// the interaction or commit to rewind past.
 	ErrNothingToRewind = errors.New("nothing to rewind to")
+	// ErrCancelledKept is returned when a turn was cancelled but its
+	// message could not be taken off the branch: the branch had no
+	// commit before it, or another writer moved the branch meanwhile.
+	ErrCancelledKept = errors.New("the cancelled message stays on the branch")
 )
+
+// ActionCancel is the reflog action of the move that takes a cancelled
+// turn off the branch.
+const ActionCancel = "cancel"
+
+// cancelledTurnCommits bounds how far below the tip a cancelled turn's
+// message is looked for: a turn without purify leaves its failed attempts
+// and steering messages above it.
+const cancelledTurnCommits = 256
 
 // Config is what a Session works with.
 type Config struct {
@@ -102,6 +116,9 @@ type Session struct {
 	secret *secretState
 	// confirm is the rewind waiting for "yes"; nil when none is.
 	confirm *rewind
+	// midLine is true while an answer streamed to Out has not ended its
+	// line.
+	midLine bool
 }
 
 // New returns a Session in the normal mode.
@@ -139,24 +156,68 @@ func (s *Session) Handle(ctx context.Context, line string) error {
 	return s.turn(ctx, line)
 }
 
-// Prompt returns the prompt for the next line, with the banners of the
-// mode and of a pending error: "retry> ", "secret> ", "[error abc123] > ".
-func (s *Session) Prompt(ctx context.Context) string {
-	var b strings.Builder
+// BannerKind says what a prompt banner shows, so a terminal can colour it.
+type BannerKind int
+
+// The kinds of banner.
+const (
+	// BannerError shows that the branch ends in an error commit.
+	BannerError BannerKind = iota + 1
+	// BannerRetry shows retry mode and its number of attempts.
+	BannerRetry
+	// BannerSecret shows secret mode.
+	BannerSecret
+	// BannerConfirm shows that /rewind waits for "yes".
+	BannerConfirm
+)
+
+// Banner is one part of the prompt that shows a state.
+type Banner struct {
+	Kind BannerKind
+	Text string
+}
+
+// Banners returns the prompt's banners, in order: a pending error, then
+// the mode (or the question of a /rewind waiting for its answer).
+func (s *Session) Banners(ctx context.Context) []Banner {
+	var bs []Banner
 	if last, err := s.tip(ctx); err == nil && last != nil && last.Kind == tract.KindError {
-		fmt.Fprintf(&b, "[error %s] ", last.Hash.Short())
+		bs = append(bs, Banner{BannerError, fmt.Sprintf("[error %s]", last.Hash.Short())})
 	}
 	switch {
 	case s.confirm != nil:
-		b.WriteString("rewind? (yes/no) ")
-		return b.String()
+		bs = append(bs, Banner{BannerConfirm, "rewind? (yes/no)"})
 	case s.mode == modeRetry:
-		fmt.Fprintf(&b, "retry(%d)", len(s.retry.attempts))
+		bs = append(bs, Banner{BannerRetry, fmt.Sprintf("retry(%d)", len(s.retry.attempts))})
 	case s.mode == modeSecret:
-		b.WriteString("secret")
+		bs = append(bs, Banner{BannerSecret, "secret"})
 	}
-	b.WriteString("> ")
-	return b.String()
+	return bs
+}
+
+// Prompt returns the prompt for the next line, with the banners of the
+// mode and of a pending error: "retry(0)> ", "secret> ",
+// "[error abc123] > ".
+func (s *Session) Prompt(ctx context.Context) string {
+	return PromptOf(s.Banners(ctx), func(_ BannerKind, text string) string { return text })
+}
+
+// PromptOf builds a prompt from banners, each written by paint (which
+// may colour it by kind): the error banner and a space, the mode, and
+// "> " (or, after the question of a /rewind, a space).
+func PromptOf(bs []Banner, paint func(kind BannerKind, text string) string) string {
+	var b strings.Builder
+	end := "> "
+	for _, bn := range bs {
+		b.WriteString(paint(bn.Kind, bn.Text))
+		switch bn.Kind {
+		case BannerError:
+			b.WriteString(" ")
+		case BannerConfirm:
+			end = " "
+		}
+	}
+	return b.String() + end
 }
 
 // Mode names the session's mode: "normal", "retry" or "secret".
@@ -182,19 +243,43 @@ func (s *Session) chatOptions(client llm.Client, system bool) []tract.ChatOption
 		opts = append(opts, tract.SystemPrompt(s.system))
 	}
 	if s.cfg.Stream {
-		opts = append(opts, tract.OnDelta(func(d string) { io.WriteString(s.cfg.Out, d) }))
+		opts = append(opts, tract.OnDelta(s.delta))
 	}
 	return opts
+}
+
+// delta writes a streamed piece of an answer.
+func (s *Session) delta(d string) {
+	if d != "" {
+		io.WriteString(s.cfg.Out, d)
+		s.midLine = true
+	}
+}
+
+// endLine ends the line of an answer streamed so far, if it is open.
+func (s *Session) endLine() {
+	if s.midLine {
+		s.printf("\n")
+		s.midLine = false
+	}
 }
 
 // answered prints the end of an answer: all of it when it was not
 // streamed, else the newline after it.
 func (s *Session) answered(text string) {
 	if s.cfg.Stream {
+		s.midLine = false
 		s.printf("\n")
 		return
 	}
 	s.printf("%s\n", text)
+}
+
+// cancelled reports a message whose context was cancelled while it was
+// answered (Ctrl-C): it ends the streamed line and says so.
+func (s *Session) cancelled() {
+	s.endLine()
+	s.printf("[message cancelled]\n")
 }
 
 // turn is a normal message: a validated turn on the branch.
@@ -212,14 +297,81 @@ func (s *Session) turn(ctx context.Context, text string) error {
 		return s.recordPreSend(ctx, err)
 	}
 	res, err := s.cfg.Tract.Chat(ctx, text, s.chatOptions(client, true)...)
+	if err != nil && ctx.Err() != nil {
+		s.cancelled()
+		return s.dropCancelled(ctx, last, res)
+	}
 	if err != nil {
-		if res != nil && !res.Commit.IsZero() && s.cfg.Stream {
-			s.printf("\n")
-		}
+		s.endLine()
 		return err
 	}
 	s.answered(res.Text)
 	return nil
+}
+
+// dropCancelled takes a cancelled turn off the branch: Tract.Chat
+// commits the message before it sends it, so the branch is moved back to
+// before (the tip the turn started on), in one compare-and-swap from
+// where the turn left it, with a reflog entry that says why. The turn's
+// commits stay as orphans ('tract log --all'). When the branch cannot go
+// back (it had no commit before, or another writer committed on top of
+// the message) the message stays and the error says so.
+func (s *Session) dropCancelled(ctx context.Context, before *tract.CommitInfo, res *tract.ChatResult) error {
+	if res == nil || res.User.IsZero() {
+		return nil // cancelled before the message was committed
+	}
+	// The turn's context is cancelled; taking the turn back must still run.
+	ctx = context.WithoutCancel(ctx)
+	user := res.User.Short()
+	if before == nil {
+		return fmt.Errorf("%w: %s is the branch's first commit, and a branch cannot go back to having none", ErrCancelledKept, user)
+	}
+	moved := func(err error) error {
+		return fmt.Errorf("%w: %w (another process committed): /rewind %s drops it: %w", ErrCancelledKept, ErrBranchMoved, user, err)
+	}
+	cs, err := s.cfg.Tract.Log(ctx, tract.LogLimit(cancelledTurnCommits))
+	if err != nil {
+		return fmt.Errorf("take the cancelled message %s off the branch: %w", user, err)
+	}
+	n, ok := turnDepth(cs, res.User, before.Hash)
+	if !ok {
+		return moved(errors.New("its turn is not the branch's last"))
+	}
+	msg := fmt.Sprintf("cancel: message %s cancelled while answered; dropped the turn's %s", user, english.Count(n, "commit", "commits"))
+	_, err = s.cfg.Tract.Reset(ctx, before.Hash.String(), tract.Soft, tract.ResetIf(cs[0].Hash), tract.ResetReflog(ActionCancel, msg))
+	var conflict *tract.ConflictError
+	if errors.As(err, &conflict) {
+		return moved(err)
+	}
+	if err != nil {
+		return fmt.Errorf("take the cancelled message %s off the branch: %w", user, err)
+	}
+	return nil
+}
+
+// turnDepth returns how many of the commits cs (a branch's, newest first)
+// belong to the turn of the user message user started on before: those
+// down to user (commits of the turn: answers, steering, errors, notes,
+// never another user message) and a system prompt the turn committed
+// under it. ok is false when the branch is not in that shape.
+func turnDepth(cs []*tract.CommitInfo, user, before tract.Hash) (n int, ok bool) {
+	for i, c := range cs {
+		if c.Hash != user {
+			if c.Kind == tract.KindMessage && c.Role == tract.RoleUser {
+				return 0, false // another writer's message
+			}
+			continue
+		}
+		rest := cs[i+1:]
+		switch {
+		case len(rest) > 0 && rest[0].Hash == before:
+			return i + 1, true
+		case len(rest) > 1 && rest[0].Role == tract.RoleSystem && rest[1].Hash == before:
+			return i + 2, true
+		}
+		return 0, false
+	}
+	return 0, false
 }
 
 // recordPreSend commits a standalone error commit for a failure before the

@@ -23,7 +23,7 @@ import (
 const testKey = "sk-test-0123456789abcdef"
 
 // harness is a session on a fresh repository whose model is an llmtest
-// server.
+// server; configure adjusts the session's Config.
 type harness struct {
 	t   *testing.T
 	tr  *tract.Tract
@@ -35,7 +35,7 @@ type harness struct {
 	clientErr error
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T, configure ...func(*repl.Config)) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	tr, err := tract.Init(filepath.Join(dir, "tract.db"), tract.WithNoSync())
@@ -51,7 +51,7 @@ func newHarness(t *testing.T) *harness {
 	client, err := llm.NewOpenAI(llm.WithBaseURL(h.srv.URL()), llm.WithAPIKey(testKey), llm.WithModel("m"),
 		llm.WithMaxRetries(0), llm.WithSleep(func(context.Context, time.Duration) error { return nil }))
 	require.NoError(t, err)
-	h.s = repl.New(repl.Config{
+	cfg := repl.Config{
 		Tract: tr, Model: "m", Provider: "openai", Out: h.out,
 		Client: func() (llm.Client, error) {
 			if h.clientErr != nil {
@@ -60,7 +60,11 @@ func newHarness(t *testing.T) *harness {
 			return client, nil
 		},
 		Redact: func(s string) string { return strings.ReplaceAll(s, testKey, "[REDACTED]") },
-	})
+	}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	h.s = repl.New(cfg)
 	return h
 }
 
