@@ -129,10 +129,14 @@ answers: 'tract log --all' in another terminal shows the turn as it happens.
 
 INTERACTIVE CHAT
 
---interactive reads lines from standard input: each line is a message (a
-validated turn as above; end a line with \ to continue the message on the
-next) or a command. With standard input not a terminal there are no prompts
-and no colour, so a script can drive it:
+With no MESSAGE on a terminal, or with --interactive, chat reads lines from
+standard input: each line is a message (a validated turn as above; end a
+line with \ to continue the message on the next) or a command. On a terminal
+the prompt shows the mode, lines can be edited and recalled (Up/Down; in
+memory only, never a secret line), a multi-line paste is one message,
+Ctrl-C cancels a streamed answer (nothing of its turn stays on the branch)
+or clears the line, and Ctrl-D leaves. With standard input not a terminal
+there are no prompts and no colour, so a script can drive it:
 
   printf 'hello\n/retry\nhello again\n/apply\n' | tract chat --interactive
 
@@ -168,7 +172,7 @@ on; it exits 0 at the end of input or /exit.`,
 			case !f.IO.InTTY:
 				opts.FromStdin = true
 			default:
-				return usageErrorf(`no message: pass MESSAGE, or "-" to read it from standard input`)
+				opts.Interactive = true // no message, on a terminal: the REPL
 			}
 			if cmd.Flags().Changed("temperature") {
 				if math.IsNaN(temperature) || math.IsInf(temperature, 0) || temperature < 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -11,12 +12,23 @@ import (
 	"github.com/tractdag/tract/repl"
 )
 
-// replRun is 'tract chat --interactive': the REPL over standard input.
-// Each line's failure is printed and the REPL goes on, so it ends without
-// an error unless reading its input fails or it is interrupted.
+// replRun is 'tract chat --interactive', or 'tract chat' on a terminal:
+// the REPL over standard input. With standard input and output terminals
+// it has prompts, line editing and Ctrl-C (see terminalREPL); otherwise it
+// reads lines with no prompt, for scripts. Each line's failure is printed
+// and the REPL goes on, so it ends without an error unless reading its
+// input fails or it is interrupted.
 func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	f := opts.Factory
 	ctx := cmd.Context()
+	fd, onTerminal := terminalFd(f)
+	if onTerminal && f.IO.ErrTTY {
+		// Raw mode: standard error needs its own "\r\n". Copies, so
+		// that the caller's Factory is not changed.
+		streams, cf := *f.IO, *f
+		streams.ErrOut, cf.IO = crlfWriter{f.IO.ErrOut}, &streams
+		f = &cf
+	}
 	// A client that cannot be built is a failure of each send, recorded
 	// as an error commit, not a reason to refuse the REPL.
 	client, clientErr := newClient(f, opts.Model)
@@ -49,10 +61,23 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	}
 	key := f.Getenv(llm.EnvAPIKey)
 	out := flushingWriter{f.IO.Out}
+	var tr *terminalREPL
+	if onTerminal {
+		restore, width, height, err := openTerminal(fd)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = restore() }() // on the way out, nothing better to do with its error
+		tr = newTerminalREPL(ctx, f.IO.In, out, f.IO.ErrOut, width, height, f.IO.Color)
+	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
+		var sessionOut io.Writer = out
+		if tr != nil {
+			sessionOut = tr.term // the line editor writes "\r\n" in raw mode
+		}
 		s := repl.New(repl.Config{
 			Tract: t, Model: opts.Model, Provider: "openai", System: opts.System,
-			ChatOptions: copts, Out: out,
+			ChatOptions: copts, Out: sessionOut,
 			Stream: len(opts.Validate) == 0 && f.IO.OutTTY && !opts.NoStream,
 			Client: func() (llm.Client, error) {
 				if clientErr != nil {
@@ -67,8 +92,29 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 				return strings.ReplaceAll(s, key, "[REDACTED]")
 			},
 		})
+		if tr != nil {
+			branch, _, err := t.Head(ctx)
+			if err != nil {
+				return err
+			}
+			if branch == "" {
+				branch = "a detached HEAD"
+			}
+			fmt.Fprintf(sessionOut, "tract chat on %s: /help lists the commands; Ctrl-C cancels an answer, Ctrl-D leaves\n", branch)
+			return tr.run(ctx, s)
+		}
 		return s.Run(ctx, f.IO.In, f.IO.ErrOut)
 	})
+}
+
+// terminalFd returns standard input's file descriptor when standard input
+// and output are both terminals: the REPL then runs on the terminal.
+func terminalFd(f *Factory) (int, bool) {
+	in, ok := f.IO.In.(interface{ Fd() uintptr })
+	if !ok || !f.IO.InTTY || !f.IO.OutTTY {
+		return 0, false
+	}
+	return int(in.Fd()), true
 }
 
 // flushingWriter flushes what it wraps after each write, so a reply shows

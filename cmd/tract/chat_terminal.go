@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/tractdag/tract/repl"
+)
+
+// The REPL on a terminal. golang.org/x/term gives the line editing
+// (arrows, Home/End, Ctrl-A/E/K/U/W, history on Up/Down) and bracketed
+// paste; the standard library has neither, and x/term was already a
+// dependency. The terminal is in raw mode for the whole session, so
+// Ctrl-C is a key, not a signal: at the prompt it clears the line, while
+// a line runs it cancels it (see keyboard). In raw mode the terminal does
+// not turn "\n" into "\r\n": the line editor's Write does it for standard
+// output, crlfWriter for standard error.
+
+// Keys the REPL reads itself.
+const (
+	keyCtrlC = 0x03
+	// keyKillLine is Ctrl-K then Ctrl-U: the line editor's "delete to the
+	// end" and "delete to the start", which together clear the line.
+	keyKillLine = "\x0b\x15"
+)
+
+// historySize is how many typed lines the in-memory history keeps.
+const historySize = 100
+
+// terminalREPL runs a session on a terminal: prompts with coloured
+// banners, line editing and history, multi-line input and Ctrl-C.
+type terminalREPL struct {
+	term *term.Terminal
+	// out is the terminal under the line editor.
+	out     io.Writer
+	keys    *keyboard
+	history *lineHistory
+	errOut  io.Writer
+	color   bool
+}
+
+// newTerminalREPL reads keys from in and writes to out, which must be the
+// terminal (in raw mode: see openTerminal); errors go to errOut.
+func newTerminalREPL(ctx context.Context, in io.Reader, out, errOut io.Writer, width, height int, color bool) *terminalREPL {
+	keys := newKeyboard(ctx, in)
+	t := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{keys, out}, "> ")
+	if width > 0 {
+		_ = t.SetSize(width, height) // nothing is on the line yet: nothing to write
+	}
+	h := &lineHistory{}
+	t.History = h
+	return &terminalREPL{term: t, out: out, keys: keys, history: h, errOut: errOut, color: color}
+}
+
+// openTerminal puts the terminal fd in raw mode; restore puts it back.
+func openTerminal(fd int) (restore func() error, width, height int, err error) {
+	state, err := term.MakeRaw(fd)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("terminal: %w", err)
+	}
+	width, height, err = term.GetSize(fd)
+	if err != nil {
+		width, height = 0, 0 // the line editor's default, 80 columns
+	}
+	return func() error { return term.Restore(fd, state) }, width, height, nil
+}
+
+// run reads lines until Ctrl-D, /exit or the end of ctx. A line ending in
+// "\" continues on the next; so does each line of a paste, which is sent
+// by the Enter typed after it. Each line's failure is printed and the REPL
+// goes on.
+func (r *terminalREPL) run(ctx context.Context, s *repl.Session) error {
+	r.term.SetBracketedPasteMode(true)
+	defer r.term.SetBracketedPasteMode(false)
+	var msg strings.Builder
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if msg.Len() == 0 {
+			r.term.SetPrompt(repl.PromptOf(s.Banners(ctx), r.paint))
+		} else {
+			r.term.SetPrompt(". ")
+		}
+		// A line typed in secret mode is kept out of the history, so that
+		// nothing of a secret conversation can be recalled after it.
+		r.history.secret = s.Mode() == "secret"
+		line, err := r.term.ReadLine()
+		pasted := errors.Is(err, term.ErrPasteIndicator)
+		switch {
+		case err == io.EOF:
+			// Past the line editor, which would repaint the prompt.
+			_, err := io.WriteString(r.out, "\r\n")
+			return err
+		case err != nil && !pasted && ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil && !pasted:
+			return fmt.Errorf("read the terminal: %w", err)
+		}
+		if cont, ok := strings.CutSuffix(line, `\`); ok {
+			msg.WriteString(cont + "\n")
+			continue
+		}
+		if pasted {
+			msg.WriteString(line + "\n")
+			continue
+		}
+		text := msg.String() + line
+		if line == "" {
+			text = strings.TrimSuffix(text, "\n")
+		}
+		msg.Reset()
+		err = r.handle(ctx, s, text)
+		if errors.Is(err, repl.ErrExit) {
+			return nil
+		}
+		if err != nil {
+			fmt.Fprintf(r.errOut, "%s %v\n", r.paintText(r.term.Escape.Red, "error:"), err)
+		}
+	}
+}
+
+// handle runs one line, which Ctrl-C cancels.
+func (r *terminalREPL) handle(ctx context.Context, s *repl.Session, text string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := r.keys.watch(cancel)
+	defer stop()
+	return s.Handle(ctx, text)
+}
+
+// paint colours a prompt banner by its kind.
+func (r *terminalREPL) paint(kind repl.BannerKind, text string) string {
+	e := r.term.Escape
+	switch kind {
+	case repl.BannerError:
+		return r.paintText(e.Red, text)
+	case repl.BannerRetry:
+		return r.paintText(e.Yellow, text)
+	case repl.BannerSecret:
+		return r.paintText(e.Magenta, text)
+	case repl.BannerConfirm:
+		return r.paintText(e.Cyan, text)
+	}
+	return text
+}
+
+func (r *terminalREPL) paintText(code []byte, text string) string {
+	if !r.color {
+		return text
+	}
+	return string(code) + text + string(r.term.Escape.Reset)
+}
+
+// keyboard is the terminal's input. One goroutine reads it, so that a
+// Ctrl-C is seen while a line runs as well as at the prompt: Read gives
+// the bytes to the line editor, watch looks at them while a line runs.
+// Read and watch never run at once (handle stops the watch before the
+// next ReadLine), so pending needs no lock. The reading goroutine ends
+// with the input; at the end of the REPL it may still wait on a read,
+// and the process exits from under it.
+type keyboard struct {
+	// chunks carries what the goroutine read; it is closed after err is
+	// set.
+	chunks chan []byte
+	err    error
+	// ctx ends a Read waiting for a key: the REPL is over.
+	ctx context.Context
+	// pending is read but not yet given to the line editor: the rest of
+	// a chunk, or what was typed while a line ran.
+	pending []byte
+}
+
+func newKeyboard(ctx context.Context, in io.Reader) *keyboard {
+	k := &keyboard{chunks: make(chan []byte), ctx: ctx}
+	go func() {
+		defer close(k.chunks)
+		for {
+			buf := make([]byte, 256)
+			n, err := in.Read(buf)
+			if n > 0 {
+				k.chunks <- buf[:n]
+			}
+			if err != nil {
+				k.err = err
+				return
+			}
+		}
+	}()
+	return k
+}
+
+// Read gives the line editor the next keys. A Ctrl-C becomes the keys
+// that clear the line: the line editor would end the input on it.
+func (k *keyboard) Read(p []byte) (int, error) {
+	if len(k.pending) == 0 {
+		select {
+		case b, ok := <-k.chunks:
+			if !ok {
+				return 0, k.err
+			}
+			k.pending = b
+		case <-k.ctx.Done():
+			return 0, k.ctx.Err()
+		}
+	}
+	k.pending = bytes.ReplaceAll(k.pending, []byte{keyCtrlC}, []byte(keyKillLine))
+	n := copy(p, k.pending)
+	k.pending = k.pending[n:]
+	return n, nil
+}
+
+// watch calls interrupt when Ctrl-C is typed, until stop is called; other
+// keys are kept for the next line (the chunk with the Ctrl-C is dropped).
+func (k *keyboard) watch(interrupt func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case b, ok := <-k.chunks:
+				if !ok {
+					return // the next Read reports the end
+				}
+				if bytes.IndexByte(b, keyCtrlC) >= 0 {
+					interrupt()
+					continue
+				}
+				k.pending = append(k.pending, b...)
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// lineHistory is the line editor's history (term.History): in memory
+// only, the last historySize lines, none typed while secret is set.
+type lineHistory struct {
+	lines  []string // oldest first
+	secret bool
+}
+
+var _ term.History = (*lineHistory)(nil)
+
+// Add keeps entry unless it is empty, repeats the last line, or was typed
+// in secret mode.
+func (h *lineHistory) Add(entry string) {
+	if h.secret || entry == "" || (len(h.lines) > 0 && h.lines[len(h.lines)-1] == entry) {
+		return
+	}
+	h.lines = append(h.lines, entry)
+	if len(h.lines) > historySize {
+		h.lines = h.lines[len(h.lines)-historySize:]
+	}
+}
+
+// Len returns the number of lines kept.
+func (h *lineHistory) Len() int { return len(h.lines) }
+
+// At returns the line idx back from the newest (0).
+func (h *lineHistory) At(idx int) string { return h.lines[len(h.lines)-1-idx] }
+
+// crlfWriter writes "\r\n" for each "\n": standard error on a terminal in
+// raw mode.
+type crlfWriter struct{ w io.Writer }
+
+func (c crlfWriter) Write(p []byte) (int, error) {
+	if _, err := c.w.Write(bytes.ReplaceAll(p, []byte("\n"), []byte("\r\n"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
