@@ -147,8 +147,8 @@ var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 
 // 'tract chat' on a terminal: the REPL with prompts, a turn, Ctrl-C during
 // a streamed answer (nothing of the turn stays on the branch), Ctrl-C at
-// the prompt (the line is cleared), a multi-line message, a history that
-// skips what was typed in secret mode, and Ctrl-D. NO_COLOR is set: no
+// the prompt (the line is cleared), a multi-line message typed and one
+// pasted, a history that skips what was typed in secret mode, and Ctrl-D. NO_COLOR is set: no
 // colour.
 func TestREPL_Terminal(t *testing.T) {
 	t.Parallel()
@@ -159,6 +159,7 @@ func TestREPL_Terminal(t *testing.T) {
 		llmtest.Answer("Lyon, say some."),
 		llmtest.Answer("Two lines read."),
 		llmtest.Answer("A secret answer."),
+		llmtest.Answer("Paste read."),
 	)
 	s := chatEnv(newSandbox(t), srv)
 	s.initRepo()
@@ -202,6 +203,13 @@ func TestREPL_Terminal(t *testing.T) {
 	p.send("/secret off\r")
 	p.waitFor("> ")
 
+	// A bracketed paste of two lines is one message, sent by the Enter
+	// typed after it.
+	p.send("\x1b[200~pasted one\rpasted two\x1b[201~")
+	p.send("\r")
+	p.waitFor("Paste read.")
+	p.waitFor("> ")
+
 	p.send("\x04")
 	assert.Equal(t, 0, p.exit())
 	assert.False(t, sgr.MatchString(p.output()), "colour despite NO_COLOR: %q", p.output())
@@ -210,8 +218,8 @@ func TestREPL_Terminal(t *testing.T) {
 	for _, r := range srv.Requests() {
 		sent = append(sent, r.LastMessage())
 	}
-	assert.Equal(t, []string{"capital of France?", "second city?", "second city, again", "line one\nline two", "a secret question"}, sent)
-	assert.Equal(t, []string{"Two lines read.", "line one\nline two", "Lyon, say some.", "second city, again", "Paris is the capital.", "capital of France?"},
+	assert.Equal(t, []string{"capital of France?", "second city?", "second city, again", "line one\nline two", "a secret question", "pasted one\npasted two"}, sent)
+	assert.Equal(t, []string{"Paste read.", "pasted one\npasted two", "Two lines read.", "line one\nline two", "Lyon, say some.", "second city, again", "Paris is the capital.", "capital of France?"},
 		texts(s.log()), "the cancelled turn is not on the branch")
 	var orphans []string
 	for _, o := range s.logAll().Orphans {
