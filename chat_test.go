@@ -542,6 +542,8 @@ func TestChat_ServerErrorStormCommitsErrorCommit(t *testing.T) {
 	assert.True(t, strings.HasPrefix(log[0].Text, "model call failed: "), log[0].Text)
 	assert.Contains(t, log[0].Text, "the server is on fire")
 	assert.Equal(t, float64(1), log[0].MetaValue("attempt"))
+	assert.Equal(t, "openai", log[0].MetaValue(tract.MetaProvider), "the error commit names the kind of server")
+	assert.Equal(t, chatModel, log[0].MetaValue(tract.MetaModel), "the error commit names the model asked")
 	assert.Empty(t, chatLogAll(t, tr).Orphans)
 
 	msgs, err := tr.Compile(ctx)

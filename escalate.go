@@ -307,7 +307,8 @@ func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationR
 	modelFailed := errors.As(cause, &me)
 	if modelFailed {
 		f := g.modelFailure(me.err)
-		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Task: g.cfg.task, Failure: &f, Restore: g.freshRestore()}
+		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Task: g.cfg.task, Failure: &f, Restore: g.freshRestore(),
+			Model: g.askedModel(), Provider: g.provider()}
 		h, err := g.t.commitOn(g.tip, pendingCommit{KindError, RoleAssistant, "model call failed: " + me.err.Error(), meta, "error record"})
 		if err != nil {
 			return err

@@ -219,6 +219,26 @@ func (g *generation) escalation(reason EscalationReason, err error) *EscalationE
 		Failures: append([]FailureRecord{}, g.failures...), Err: err}
 }
 
+// askedModel is the model the turn asks: the Model option, else the
+// client's default when it says (llm.Describer).
+func (g *generation) askedModel() string {
+	if g.cfg.model != "" {
+		return g.cfg.model
+	}
+	if d, ok := g.cfg.client.(llm.Describer); ok {
+		return d.DefaultModel()
+	}
+	return ""
+}
+
+// provider is the kind of server the turn asks, when the client says.
+func (g *generation) provider() string {
+	if d, ok := g.cfg.client.(llm.Describer); ok {
+		return d.Provider()
+	}
+	return ""
+}
+
 // elapsed is the time the attempt under way has taken, in milliseconds.
 func (g *generation) elapsed() int64 { return time.Since(g.started).Milliseconds() }
 
@@ -326,6 +346,7 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		failure := g.modelFailure(me.err)
 		reason, escalates := escalationOf(me.err)
 		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure, Restore: g.freshRestore(),
+			Model: g.askedModel(), Provider: g.provider(),
 			DurationMS: g.elapsed()}
 		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
 		var h Hash

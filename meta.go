@@ -22,12 +22,16 @@ import (
 //	"valid"            bool     whether the validators accepted the answer
 //	"diagnosis"        string   why the validators rejected it
 //	"validator_error"  string   a validator that could not run
-//	"model"            string   the model that answered
+//	"model"            string   the model that answered (on the error
+//	                            commit of a failed model call, the model
+//	                            asked)
 //	"usage"            object   its token usage (llm.Usage); on an error
 //	                            commit, summed over the turn
 //	"provenance"       object   on the accepted answer (and on the error
 //	                            commit of an exhausted turn): Provenance
 //	"error"            string   on the error commit of a failed model call
+//	"provider"         string   on the same commit, the kind of server
+//	                            asked ("openai"), when the client says
 //	"task"             string   the task id given with Task, on every
 //	                            commit of the turn
 //	"failure"          object   on each failed attempt (and on the error
@@ -59,6 +63,7 @@ const (
 	MetaUsage          = "usage"
 	MetaProvenance     = "provenance"
 	MetaError          = "error"
+	MetaProvider       = "provider"
 	MetaTask           = "task"
 	MetaFailure        = "failure"
 	MetaEscalation     = "escalation"
@@ -196,6 +201,7 @@ type turnMeta struct {
 	Failure        *FailureRecord    `json:"failure,omitempty"`
 	Escalation     *EscalationRecord `json:"escalation,omitempty"`
 	DurationMS     int64             `json:"duration_ms,omitempty"`
+	Provider       string            `json:"provider,omitempty"`
 	Restore        *Hash             `json:"restore,omitempty"`
 }
 
@@ -288,7 +294,7 @@ func checkMeta(meta []byte) error {
 		return nil
 	}
 	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaDuration, MetaError, MetaEscalation, MetaFailure, MetaModel, MetaPinned,
-		MetaProvenance, MetaRestore, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
+		MetaProvenance, MetaProvider, MetaRestore, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
 	var m map[string]json.RawMessage
 	for _, k := range keys {
 		if !bytes.Contains(meta, []byte(`"`+k+`"`)) { // the common case: not there at all
@@ -322,7 +328,7 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 		if got != "a number" || json.Unmarshal(raw, &n) != nil {
 			return wrong(wantInt)
 		}
-	case MetaDiagnosis, MetaValidatorError, MetaModel, MetaError, MetaTask:
+	case MetaDiagnosis, MetaValidatorError, MetaModel, MetaError, MetaTask, MetaProvider:
 		if got != "a string" {
 			return wrong(wantString)
 		}

@@ -55,3 +55,12 @@ type Response struct {
 type Client interface {
 	Complete(ctx context.Context, req Request) (*Response, error)
 }
+
+// Describer is implemented by clients that can say what they talk to:
+// Provider names the kind of server ("openai"), DefaultModel the model of
+// requests that name none. tract records both on the error commit of a
+// failed model call.
+type Describer interface {
+	Provider() string
+	DefaultModel() string
+}

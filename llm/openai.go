@@ -302,6 +302,13 @@ func parseBackoff(s string) (base, maxWait time.Duration, err error) {
 // Model returns the model used by requests that name none.
 func (c *OpenAI) Model() string { return c.model }
 
+// Provider returns "openai": the client speaks the OpenAI wire format
+// (to OpenAI or any compatible server).
+func (c *OpenAI) Provider() string { return "openai" }
+
+// DefaultModel returns the model used by requests that name none (Model).
+func (c *OpenAI) DefaultModel() string { return c.model }
+
 // BaseURL returns the server's base URL, without trailing slash on its
 // path, and with its query, if it has one.
 func (c *OpenAI) BaseURL() string { return c.baseURL }
