@@ -309,11 +309,9 @@ func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationR
 		f := g.modelFailure(me.err)
 		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Task: g.cfg.task, Failure: &f, Restore: g.freshRestore(),
 			Model: g.askedModel(), Provider: g.provider()}
-		h, err := g.t.commitOn(g.tip, pendingCommit{KindError, RoleAssistant, "model call failed: " + me.err.Error(), meta, "error record"})
-		if err != nil {
+		if _, err := g.extend(pendingCommit{KindError, RoleAssistant, "model call failed: " + me.err.Error(), meta, "error record"}); err != nil {
 			return err
 		}
-		g.tip = h
 	}
 	text := fmt.Sprintf("escalated: %s after %s; answer: %s", rec.Reason, english.Count(rec.Attempts, "attempt", "attempts"), Resolution{rec.Resolution, rec.Instruction})
 	if _, err := g.escalationNote(rec, text); err != nil {
@@ -325,11 +323,8 @@ func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationR
 	case !modelFailed && len(g.res.Diagnoses) > 0:
 		return g.steer(ctx, g.res.Diagnoses[len(g.res.Diagnoses)-1])
 	case g.cfg.intervention != "":
-		h, err := g.t.commitOn(g.tip, pendingCommit{KindSteering, RoleUser, interventionText(g.cfg.intervention),
+		_, err := g.extend(pendingCommit{KindSteering, RoleUser, interventionText(g.cfg.intervention),
 			&turnMeta{Attempt: g.attempt, Task: g.cfg.task, Restore: g.freshRestore()}, "steering message"})
-		if err == nil {
-			g.tip = h
-		}
 		return err
 	}
 	return nil
@@ -347,13 +342,8 @@ func (g *generation) intervention(rec EscalationRecord) {
 // escalationNote commits a note recording rec, the answer to the turn's
 // escalation, on the turn's tip (it is the user_response event).
 func (g *generation) escalationNote(rec EscalationRecord, text string) (Hash, error) {
-	h, err := g.t.commitOn(g.tip, pendingCommit{KindNote, RoleSystem, text,
+	return g.extend(pendingCommit{KindNote, RoleSystem, text,
 		&turnMeta{Task: g.cfg.task, Escalation: &rec}, "escalation note"})
-	if err == nil {
-		g.tip = h
-		g.record(h)
-	}
-	return h, err
 }
 
 // interventionHeader marks a user's fix instruction in plain steering.

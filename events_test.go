@@ -294,3 +294,23 @@ func TestEvents_EscalationAnswersRegeneratedEqualLive(t *testing.T) {
 	assert.Equal(t, 1, st.Skipped)
 	assert.Equal(t, 1, st.Aborted)
 }
+
+// A round that ended in a failed model call, answered fix (or retry), goes
+// on with the error commit and the steering on the attempts chain: live,
+// the events hold them as the regenerated stream does.
+func TestEvents_FixAfterModelFailureRegeneratedEqualLive(t *testing.T) {
+	ctx := context.Background()
+	tr, srv := newChatServerTract(t)
+	srv.Reply(llmtest.Unauthorized(), llmtest.Answer(chatValid))
+	var live []tract.Event
+	var seen []tract.Escalation
+	_, err := tr.Chat(ctx, chatQuestion, tract.Task("m1"), tract.Validate(retry.JSON()),
+		tract.OnEvent(func(e tract.Event) { live = append(live, e) }),
+		answering(&seen, tract.Resolution{Action: tract.ResolveFix, Instruction: "answer in JSON"}))
+	require.NoError(t, err)
+	require.Len(t, seen, 1)
+
+	got, err := tr.Events(ctx, tract.EventFilter{})
+	require.NoError(t, err)
+	require.Equal(t, live, got)
+}

@@ -138,15 +138,14 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 	case ok && verr == nil:
 		what = keptAcceptedAnswer
 	}
-	h, err := g.t.commitOn(g.tip, pendingCommit{KindMessage, RoleAssistant, nonEmpty(a.text, "(empty answer)"), meta, what})
+	h, err := g.extend(pendingCommit{KindMessage, RoleAssistant, nonEmpty(a.text, "(empty answer)"), meta, what})
 	if err != nil {
 		if ok && verr == nil && errors.Is(err, ErrConflict) {
 			g.res.Text = a.text // kept off the branch: see fail
 		}
 		return false, "", err
 	}
-	g.tip, g.lastCommit = h, h
-	g.record(h)
+	g.lastCommit = h
 	if verr != nil {
 		return false, "", fmt.Errorf("validator could not run: %w", verr)
 	}
@@ -257,12 +256,19 @@ func (g *generation) steer(ctx context.Context, diagnosis string) error {
 	if g.cfg.strategy == ContextFresh {
 		return g.restartFresh(p)
 	}
+	_, err := g.extend(p)
+	return err
+}
+
+// extend commits p on the turn's tip, moves the tip to it and derives its
+// events: every commit a turn adds to its chain goes through here.
+func (g *generation) extend(p pendingCommit) (Hash, error) {
 	h, err := g.t.commitOn(g.tip, p)
 	if err == nil {
 		g.tip = h
 		g.record(h)
 	}
-	return err
+	return h, err
 }
 
 // purify resets the branch to the restore point and re-commits the
