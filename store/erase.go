@@ -111,7 +111,8 @@ func wipeFreePages(db *bolt.DB, f *os.File, path string) (err error) {
 	// is in the file, so every page freed so far is free in this one.
 	return db.Update(func(tx *bolt.Tx) error {
 		size := int64(db.Info().PageSize)
-		page, zero := make([]byte, size), make([]byte, size)
+		// One scratch buffer, and zeros to compare it with and write.
+		buf, zeros := make([]byte, 1<<20), make([]byte, 1<<20)
 		wrote := false
 		for id := 2; int64(id)*size < tx.Size(); id++ {
 			info, err := tx.Page(id)
@@ -121,25 +122,26 @@ func wipeFreePages(db *bolt.DB, f *os.File, path string) (err error) {
 			if info == nil || info.Type != "free" {
 				continue
 			}
-			off := int64(id) * size
-			if _, err := f.ReadAt(page, off); err != nil {
-				return fmt.Errorf("read free page %d: %w", id, err)
-			}
-			if bytes.Equal(page, zero) {
-				continue
-			}
-			if _, err := f.WriteAt(zero, off); err != nil {
+			w, err := zeroRegion(f, int64(id)*size, buf[:size], zeros)
+			if err != nil {
 				return fmt.Errorf("wipe free page %d: %w", id, err)
 			}
-			wrote = true
+			wrote = wrote || w
 		}
 		// A transaction killed before it committed may have written pages
-		// past the end of the database, with copies of text erased since.
-		tail, err := wipeTail(f, tx.Size())
+		// past the end of the database (bbolt grows the file ahead of its
+		// pages), with copies of text erased since.
+		st, err := f.Stat()
 		if err != nil {
 			return err
 		}
-		wrote = wrote || tail
+		for off := tx.Size(); off < st.Size(); off += int64(len(buf)) {
+			w, err := zeroRegion(f, off, buf, zeros)
+			if err != nil {
+				return fmt.Errorf("wipe past the database's end: %w", err)
+			}
+			wrote = wrote || w
+		}
 		// The zeros must be on disk before the record goes: otherwise a
 		// crash could lose both.
 		if wrote && !db.NoSync {
@@ -151,29 +153,22 @@ func wipeFreePages(db *bolt.DB, f *os.File, path string) (err error) {
 	})
 }
 
-// wipeTail zeroes what is not zero in the file f past the database's end
-// (bbolt grows the file ahead of its pages), reporting whether it wrote.
-func wipeTail(f *os.File, end int64) (wrote bool, err error) {
-	st, err := f.Stat()
-	if err != nil {
+// zeroRegion overwrites with zeros the len(buf) bytes of f at off (fewer
+// at the end of the file) unless they are all zero already, and reports
+// whether it wrote. buf is scratch space; zeros is all zeros, at least as
+// long.
+func zeroRegion(f *os.File, off int64, buf, zeros []byte) (wrote bool, err error) {
+	n, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return false, err
 	}
-	buf := make([]byte, 1<<20)
-	for off := end; off < st.Size(); off += int64(len(buf)) {
-		n, err := f.ReadAt(buf, off)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return wrote, fmt.Errorf("read past the database's end: %w", err)
-		}
-		chunk := buf[:n]
-		if !bytes.Equal(chunk, make([]byte, n)) {
-			clear(chunk)
-			if _, err := f.WriteAt(chunk, off); err != nil {
-				return wrote, fmt.Errorf("wipe past the database's end: %w", err)
-			}
-			wrote = true
-		}
+	if bytes.Equal(buf[:n], zeros[:n]) {
+		return false, nil
 	}
-	return wrote, nil
+	if _, err := f.WriteAt(zeros[:n], off); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // compactionSuffix starts the name of the file Compact writes beside the
