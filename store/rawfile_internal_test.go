@@ -74,8 +74,8 @@ func FuzzScanRaw(f *testing.F) {
 				t.Fatalf("recovered blob %s does not hash to its key", h.Short())
 			}
 		})
-		for h, raw := range s.commits {
-			if dag.Sum(raw) != h {
+		for h, c := range s.commits {
+			if dag.Sum(c.raw) != h {
 				t.Fatalf("recovered commit %s does not hash to its key", h.Short())
 			}
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -30,11 +31,34 @@ type SalvageReport struct {
 // salvaged is what survives in a damaged file, as read by scanRaw.
 type salvaged struct {
 	blobs   map[dag.Hash]bool
-	commits map[dag.Hash][]byte // the encodings that verify
+	commits map[dag.Hash]salvagedCommit // the commits that verify
 	refs    []refs.Ref
 	reflogs map[string][]refs.Entry
 	lost    []Problem
 	file    *rawFile
+}
+
+// salvagedCommit is a commit that verifies: its encoding, and what the
+// salvage needs of it, decoded once.
+type salvagedCommit struct {
+	raw     []byte
+	parents []dag.Hash
+	blob    dag.Hash
+	time    time.Time
+}
+
+// addCommit records the commit h, whose encoding raw hashes to h, unless
+// it does not decode.
+func (s *salvaged) addCommit(h dag.Hash, raw []byte) error {
+	if _, ok := s.commits[h]; ok {
+		return nil
+	}
+	c, err := dag.Decode(raw)
+	if err != nil {
+		return err
+	}
+	s.commits[h] = salvagedCommit{raw: bytes.Clone(raw), parents: c.Parents, blob: c.Blob, time: c.Time}
+	return nil
 }
 
 func (s *salvaged) lose(object, format string, args ...any) {
@@ -137,7 +161,7 @@ func (w *blobWriter) flush() error {
 // scanRaw reads everything that verifies in the file r of size bytes,
 // handing each verified blob to blob.
 func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
-	s := &salvaged{blobs: map[dag.Hash]bool{}, commits: map[dag.Hash][]byte{}, reflogs: map[string][]refs.Entry{}}
+	s := &salvaged{blobs: map[dag.Hash]bool{}, commits: map[dag.Hash]salvagedCommit{}, reflogs: map[string][]refs.Entry{}}
 	f, meta, ok := openRaw(r, size)
 	s.file = f
 	if !ok {
@@ -165,11 +189,9 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 				}
 				return
 			}
-			if _, err := dag.Decode(v); err != nil {
+			if err := s.addCommit(h, v); err != nil {
 				s.lose(kind+" "+h.Short(), "%v", err)
-				return
 			}
-			s.commits[h] = append([]byte(nil), v...)
 		})
 	}
 	f.each(rawBucket{root: meta.root}, func(k, _ []byte, b *rawBucket) {
@@ -258,11 +280,7 @@ func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 			}
 		case len(k) == dag.HashSize && dag.Sum(v) == dag.Hash(k):
 			h := dag.Hash(k)
-			if _, err := dag.Decode(v); err == nil {
-				if _, ok := s.commits[h]; !ok {
-					s.commits[h] = append([]byte(nil), v...)
-				}
-			}
+			_ = s.addCommit(h, v) // a blob, if it does not decode as a commit
 			if !s.blobs[h] {
 				s.blobs[h] = true
 				blob(h, append([]byte(nil), v...))
@@ -305,8 +323,8 @@ func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 				best = r
 				break
 			}
-			if c, err := dag.Decode(s.commits[r.Hash]); err == nil && (best.Name == "" || c.Time.After(bestTime)) {
-				best, bestTime = r, c.Time
+			if c, ok := s.commits[r.Hash]; ok && (best.Name == "" || c.time.After(bestTime)) {
+				best, bestTime = r, c.time
 			}
 		}
 		if best.Name != "" {
@@ -335,10 +353,10 @@ func (s *salvaged) complete() map[dag.Hash]bool {
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			c, _ := dag.Decode(s.commits[h]) // decoded once already
+			c := s.commits[h]
 			if state[h] == unknown {
 				state[h] = visiting
-				for _, p := range c.Parents {
+				for _, p := range c.parents {
 					if _, have := s.commits[p]; have && state[p] == unknown {
 						stack = append(stack, p)
 					}
@@ -348,10 +366,10 @@ func (s *salvaged) complete() map[dag.Hash]bool {
 			stack = stack[:len(stack)-1]
 			state[h] = whole
 			switch {
-			case !s.blobs[c.Blob]:
-				state[h], why[h] = broken, "its text (blob "+c.Blob.Short()+") was not recovered"
+			case !s.blobs[c.blob]:
+				state[h], why[h] = broken, "its text (blob "+c.blob.Short()+") was not recovered"
 			default:
-				for _, p := range c.Parents {
+				for _, p := range c.parents {
 					if _, have := s.commits[p]; !have {
 						state[h], why[h] = broken, "its parent "+p.Short()+" was not recovered"
 						break
@@ -393,11 +411,11 @@ func (s *salvaged) write(out Store) (*SalvageReport, error) {
 	named := func(h dag.Hash) bool { return h.IsZero() || ok[h] }
 	err := out.Update(func(tx Tx) error {
 		hp := tx.(HashedPutter)
-		for h, raw := range s.commits {
+		for h, c := range s.commits {
 			if !ok[h] {
 				continue
 			}
-			if err := hp.PutEncodedCommit(h, raw); err != nil {
+			if err := hp.PutEncodedCommit(h, c.raw); err != nil {
 				return err
 			}
 			rep.Commits++
