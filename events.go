@@ -315,7 +315,6 @@ type turnEvents struct {
 	lastCommit  Hash
 	outcome     turnOutcome
 	reason      string // why it escalated
-	resumed     bool   // an escalation was answered retry or fix: attempts restart from 1 in this turn
 	escalations int    // escalated events emitted
 
 	failureTypes   []retry.FailureType
@@ -337,7 +336,6 @@ func (b *turnEvents) add(c *turnCommit) {
 	ev := Event{Timestamp: c.time, TaskID: b.task, Commit: c.hash}
 	switch c.kind {
 	case tcAttempt:
-		b.resumed = false
 		b.attempts++
 		ev.Event, ev.Attempt, ev.DurationMS, ev.Status = EventAttempt, m.Attempt, m.DurationMS, StatusSuccess
 		tokens := 0
@@ -358,7 +356,6 @@ func (b *turnEvents) add(c *turnCommit) {
 			b.tokensFailed += tokens
 		}
 	case tcModelFailure:
-		b.resumed = false
 		b.attempts++
 		ev.Event, ev.Attempt, ev.DurationMS, ev.Status = EventAttempt, m.Failure.Attempt, m.DurationMS, StatusFailed
 		ev.FailureType, ev.Error = m.Failure.Type, m.Failure.Error
@@ -392,15 +389,15 @@ func (b *turnEvents) failed(r *FailureRecord) {
 // recorded in the escalation note c: the escalation itself, then the
 // user_response.
 func (b *turnEvents) respond(c *turnCommit, response string) {
-	b.escalate(c.hash)
+	b.escalate()
 	b.last, b.lastCommit = c.time, c.hash
 	switch response {
 	case "skip":
 		b.outcome = outcomeSkipped
 	case "abort":
 		b.outcome = outcomeAborted
-	default: // retry, fix: another round of attempts, numbered from 1 again
-		b.resumed = true
+	default: // retry, fix: another round is under way (its attempts number on)
+		b.outcome = outcomeCancelled
 	}
 	b.emit(Event{Timestamp: c.time, Event: EventUserResponse, TaskID: b.task, Response: response, Commit: c.hash})
 }
@@ -411,7 +408,7 @@ func (b *turnEvents) end() {
 	if b.attempts == 0 {
 		return
 	}
-	b.escalate(b.lastCommit)
+	b.escalate()
 	ev := Event{Timestamp: b.last, TaskID: b.task, Commit: b.lastCommit}
 	ev.Event, ev.Resolution = EventResolved, b.resolution()
 	ev.TotalAttempts, ev.TotalDurationMS = b.attempts, b.last.Sub(b.start).Milliseconds()
@@ -419,9 +416,8 @@ func (b *turnEvents) end() {
 }
 
 // escalate emits the escalated event of a round that ended without an
-// accepted answer (none when it did not), at the time of the latest
-// commit before h, the commit that answers or ends it.
-func (b *turnEvents) escalate(h Hash) {
+// accepted answer (none when it did not), at the time of its last commit.
+func (b *turnEvents) escalate() {
 	switch b.outcome {
 	case outcomeExhausted, outcomeEscalated:
 		reason := cmp.Or(EscalationReason(b.reason), EscalateMaxRetries)
@@ -514,7 +510,7 @@ func (t *Tract) turns(ctx context.Context) ([]*turn, error) {
 		})
 		var cur *turn
 		for _, tc := range g {
-			if cur == nil || tc.firstAttempt() && cur.sum.attempts > 0 && !cur.sum.resumed {
+			if cur == nil || tc.firstAttempt() && cur.sum.attempts > 0 {
 				if cur != nil {
 					cur.sum.end()
 				}
