@@ -135,6 +135,12 @@ func encodings(s string) []string {
 	return out
 }
 
+// RedactKey returns s with apiKey replaced by "[REDACTED]" in every form
+// the client's own errors would find it (see the redactor): for text a
+// program writes about a key the client never got to use, such as a
+// failure before the request.
+func RedactKey(s, apiKey string) string { return newRedactor(apiKey, nil).redact(s) }
+
 // redact replaces every occurrence of a secret in s, in any of its forms,
 // with "[REDACTED]".
 func (r *redactor) redact(s string) string {

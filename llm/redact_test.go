@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -146,4 +147,14 @@ func TestNewOpenAI_BadBaseURLErrorHidesKey(t *testing.T) {
 	assert.Equal(t, "base URL", ce.Setting)
 	assert.Contains(t, err.Error(), `invalid base URL "localhost:11434/v1/`)
 	assertNoKey(t, err.Error(), urlKey)
+}
+
+// RedactKey hides a key the client never used, in every form its errors
+// would.
+func TestRedactKey(t *testing.T) {
+	const key = "sk-Test/Key+With=Chars"
+	got := llm.RedactKey("raw "+key+", query "+url.QueryEscape(key)+", quoted "+strconv.Quote(key), key)
+	assert.NotContains(t, got, "Test")
+	assert.Equal(t, 3, strings.Count(got, "[REDACTED]"), got)
+	assert.Equal(t, "nothing to hide", llm.RedactKey("nothing to hide", ""))
 }

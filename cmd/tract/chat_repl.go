@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -85,12 +84,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 				}
 				return client, nil
 			},
-			Redact: func(s string) string {
-				if key == "" {
-					return s
-				}
-				return strings.ReplaceAll(s, key, "[REDACTED]")
-			},
+			Redact: func(s string) string { return llm.RedactKey(s, key) },
 		})
 		if tr != nil {
 			branch, _, err := t.Head(ctx)
