@@ -73,6 +73,29 @@ func ResetReflog(action, message string) ResetOption {
 // to where it was and records a "reset" reflog entry. See ResetMode for what
 // happens to the commits left behind.
 func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode, opts ...ResetOption) (*ResetResult, error) {
+	return t.reset(ctx, mode, opts, rev, func(tx store.Tx) (Hash, error) { return t.resolve(tx, rev) })
+}
+
+// ResetUnborn takes every commit off the current branch, as if nothing had
+// been committed on it yet: the branch's ref is removed while HEAD keeps
+// naming the branch, so the next commit starts it again with no parent.
+// It is how the only commits of a branch are taken back (a first message
+// cancelled while it was answered, say), which Reset cannot do because
+// there is no revision to move to. ORIG_HEAD and the reflog record where
+// the branch was ('tract reset --soft ORIG_HEAD' undoes it), and mode
+// says what happens to the commits left behind, as for Reset.
+//
+// Only the branch HEAD is on can be unborn: a detached HEAD has no branch
+// (the error wraps ErrDetachedHead), and a view's branch that HEAD does
+// not name would cease to exist (delete it instead). ResetIf and
+// ResetReflog apply as for Reset.
+func (t *Tract) ResetUnborn(ctx context.Context, mode ResetMode, opts ...ResetOption) (*ResetResult, error) {
+	return t.reset(ctx, mode, opts, "unborn", func(store.Tx) (Hash, error) { return Hash{}, nil })
+}
+
+// reset moves the position to the commit target returns in the
+// transaction (zero: the unborn branch); rev names it in the reflog.
+func (t *Tract) reset(ctx context.Context, mode ResetMode, opts []ResetOption, rev string, target func(store.Tx) (Hash, error)) (*ResetResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -89,7 +112,7 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode, opts ...R
 		if cfg.expectSet && cur.Hash != cfg.expect {
 			return &ConflictError{Ref: cur.ref(), Expected: cfg.expect, Actual: cur.Hash}
 		}
-		to, err := t.resolve(tx, rev)
+		to, err := target(tx)
 		if err != nil {
 			return err
 		}
@@ -116,7 +139,12 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode, opts ...R
 		if cfg.message != "" {
 			msg = cfg.message
 		}
-		if err := t.move(tx, cur.Hash, to, action, msg); err != nil {
+		if to.IsZero() {
+			err = t.makeUnborn(tx, cur, action, msg)
+		} else {
+			err = t.moveFrom(tx, cur, to, action, msg)
+		}
+		if err != nil {
 			return err
 		}
 		if mode == Soft {
@@ -146,9 +174,33 @@ func (t *Tract) Reset(ctx context.Context, rev string, mode ResetMode, opts ...R
 	return res, nil
 }
 
+// makeUnborn makes the branch of cur, which HEAD must name, unborn: its ref
+// is removed and the branch's and HEAD's reflogs record the move from
+// cur to nothing.
+func (t *Tract) makeUnborn(tx store.Tx, cur head, action, msg string) error {
+	if cur.detached() {
+		return fmt.Errorf("%w at %s: only a branch can be unborn", ErrDetachedHead, cur.Hash.Short())
+	}
+	name, _ := refs.BranchName(cur.Branch)
+	if h, err := tx.Ref(refs.HEAD); err != nil {
+		return err
+	} else if h.Target != cur.Branch {
+		return fmt.Errorf("branch %q is not the one HEAD is on: unborn, it would cease to exist (delete it instead)", name)
+	}
+	if err := tx.DeleteRef(cur.Branch); err != nil {
+		return err
+	}
+	e := refs.Entry{Old: cur.Hash, Time: t.now(), Action: action, Message: msg}
+	if err := tx.AppendReflog(cur.Branch, e); err != nil {
+		return err
+	}
+	return tx.AppendReflog(refs.HEAD, e)
+}
+
 // leftBehind counts the commits on from's first-parent chain that are not
 // on to's: the commits a reset from from to to leaves behind. Resetting to
-// an ancestor (the usual case) reads only the commits in between.
+// an ancestor (the usual case) reads only the commits in between, and
+// to the unborn branch (zero) the whole chain.
 func leftBehind(tx store.Tx, from, to Hash) (int, error) {
 	n, found := 0, false
 	err := dag.WalkFirstParent(tx.Commit, from, func(h Hash, _ *dag.Commit) error {
@@ -159,7 +211,7 @@ func leftBehind(tx store.Tx, from, to Hash) (int, error) {
 		n++
 		return nil
 	})
-	if err != nil || found {
+	if err != nil || found || to.IsZero() {
 		return n, err
 	}
 	onTo := make(map[Hash]bool)

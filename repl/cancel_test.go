@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/llm/llmtest"
 	"github.com/tractdag/tract/repl"
 )
@@ -101,15 +102,51 @@ func TestTurn_CancelledMidStream(t *testing.T) {
 	assert.Equal(t, []string{"user message first", "assistant message one"}, h.shape())
 }
 
-// The first message of a branch cannot be taken back (a branch cannot go
-// back to having no commits): the cancel says so.
-func TestTurn_CancelledFirstMessageStays(t *testing.T) {
+// The first message of a branch is taken back too: the branch is unborn
+// again, and the message is an orphan the reflog names.
+func TestTurn_CancelledFirstMessageLeavesTheBranchUnborn(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Reply(held(t))
-	err := h.interrupt("hello", 1)
-	assert.ErrorIs(t, err, repl.ErrCancelledKept)
+	h.srv.Reply(held(t), llmtest.Answer("hi"))
+	require.NoError(t, h.interrupt("hello", 1))
 	assert.Contains(t, h.out.String(), "[message cancelled]")
-	assert.Equal(t, []string{"user message hello"}, h.shape())
+	assert.Empty(t, h.shape())
+	log, err := h.tr.Reflog(context.Background(), "HEAD")
+	require.NoError(t, err)
+	assert.Equal(t, repl.ActionCancel, log[0].Action)
+	assert.True(t, log[0].New.IsZero())
+	all, err := h.tr.LogAll(context.Background())
+	require.NoError(t, err)
+	require.Len(t, all.Orphans, 1)
+	assert.Equal(t, "hello", all.Orphans[0].Commits[0].Text)
+
+	h.do("hello")
+	assert.Equal(t, []string{"user message hello", "assistant message hi"}, h.shape())
+}
+
+// When another writer committed on top of the cancelled message, it stays
+// and the error says so.
+func TestTurn_CancelledMessageStaysUnderAnotherWritersCommit(t *testing.T) {
+	h := newHarness(t)
+	release := make(chan struct{})
+	h.srv.Reply(llmtest.Answer("a"), llmtest.Reply{Content: "never sent", Hold: release})
+	h.do("first")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- h.s.Handle(ctx, "second") }()
+	require.Eventually(t, func() bool { return len(h.srv.Requests()) >= 2 }, 10*time.Second, time.Millisecond)
+	other, err := tract.Open(h.tr.Path())
+	require.NoError(t, err)
+	_, err = other.Note(context.Background(), "another writer")
+	require.NoError(t, err)
+	require.NoError(t, other.Close())
+	cancel()
+	close(release)
+	err = <-done
+	assert.ErrorIs(t, err, repl.ErrCancelledKept)
+	assert.ErrorIs(t, err, repl.ErrBranchMoved)
+	shape := h.shape()
+	assert.Contains(t, shape, "user message second")
 }
 
 // A cancelled attempt is not listed, and the branch does not change.

@@ -54,10 +54,11 @@
 // the branch. Tract.Chat commits the message before it sends it, so the
 // session moves the branch back to where the turn started: a
 // compare-and-swap reset with the reflog action "cancel" (ActionCancel)
-// that says which message was dropped; the turn's commits stay as
-// orphans in 'tract log --all'. Two cases keep the message and say so
-// (ErrCancelledKept): it was the branch's first commit (a branch cannot
-// go back to having none), or another writer committed on top of it.
+// that says which message was dropped (to the unborn branch, with
+// Tract.ResetUnborn, when it was the branch's first commit); the turn's
+// commits stay as orphans in 'tract log --all'. When another writer
+// committed on top of the message it stays, and the error says so
+// (ErrCancelledKept).
 // A cancelled attempt is not listed; a cancelled secret message does not
 // stop secret sends.
 //

@@ -28,9 +28,6 @@ func (s *Session) startRewind(ctx context.Context, arg string) error {
 		if err != nil {
 			return err
 		}
-		if in.base.IsZero() {
-			return fmt.Errorf("%w: the %s %s is the branch's first commit", ErrNothingToRewind, in.shape, in.first.Short())
-		}
 		rw = &rewind{from: in.tip, to: in.base, what: fmt.Sprintf("the %s %s", in.shape, in.first.Short())}
 	} else {
 		var err error
@@ -40,7 +37,7 @@ func (s *Session) startRewind(ctx context.Context, arg string) error {
 	}
 	s.confirm = rw
 	s.printf("rewind moves the branch from %s back to %s, dropping %s.\nNothing is deleted: 'tract log --all' keeps it and 'tract reset --soft %s' undoes it.\nType yes to rewind: ",
-		rw.from.Short(), rw.to.Short(), rw.what, rw.from.Short())
+		rw.from.Short(), rw.target(), rw.what, rw.from.Short())
 	return nil
 }
 
@@ -59,19 +56,29 @@ func (s *Session) rewindTo(ctx context.Context, rev string) (*rewind, error) {
 		if c.Hash != target.Hash {
 			continue
 		}
-		to := parent(c)
-		if to.IsZero() {
-			return nil, fmt.Errorf("%w: %s is the branch's first commit", ErrNothingToRewind, c.Hash.Short())
-		}
-		return &rewind{from: cs[0].Hash, to: to, what: fmt.Sprintf("%d commits from %s on", i+1, c.Hash.Short())}, nil
+		return &rewind{from: cs[0].Hash, to: parent(c), what: fmt.Sprintf("%d commits from %s on", i+1, c.Hash.Short())}, nil
 	}
 	return nil, fmt.Errorf("%w: %s is not on the branch", ErrNothingToRewind, target.Hash.Short())
 }
 
-// doRewind runs a confirmed rewind: a compare-and-swap soft reset.
+// target names where the rewind moves the branch.
+func (rw *rewind) target() string {
+	if rw.to.IsZero() {
+		return "the start (no commits)"
+	}
+	return rw.to.Short()
+}
+
+// doRewind runs a confirmed rewind: a compare-and-swap soft reset, to the
+// unborn branch when the first commit is dropped.
 func (s *Session) doRewind(ctx context.Context, rw *rewind) error {
-	_, err := s.cfg.Tract.Reset(ctx, rw.to.String(), tract.Soft, tract.ResetIf(rw.from),
-		tract.ResetReflog("reset", "rewind: dropped "+rw.what))
+	opts := []tract.ResetOption{tract.ResetIf(rw.from), tract.ResetReflog("reset", "rewind: dropped "+rw.what)}
+	var err error
+	if rw.to.IsZero() {
+		_, err = s.cfg.Tract.ResetUnborn(ctx, tract.Soft, opts...)
+	} else {
+		_, err = s.cfg.Tract.Reset(ctx, rw.to.String(), tract.Soft, opts...)
+	}
 	var conflict *tract.ConflictError
 	if errors.As(err, &conflict) {
 		return fmt.Errorf("%w since /rewind (another process committed): nothing changed: %w", ErrBranchMoved, err)
@@ -79,6 +86,6 @@ func (s *Session) doRewind(ctx context.Context, rw *rewind) error {
 	if err != nil {
 		return err
 	}
-	s.printf("rewound to %s; to undo: tract reset --soft %s\n", rw.to.Short(), rw.from.Short())
+	s.printf("rewound to %s; to undo: tract reset --soft %s\n", rw.target(), rw.from.Short())
 	return nil
 }

@@ -49,12 +49,12 @@ var (
 	// ErrSecretBlocked is returned for a secret message after a secret
 	// turn failed.
 	ErrSecretBlocked = errors.New("secret sends are stopped")
-	// ErrNothingToRewind is returned by /rewind when nothing comes before
-	// the interaction or commit to rewind past.
+	// ErrNothingToRewind is returned by /rewind ID when commit ID is not
+	// on the branch.
 	ErrNothingToRewind = errors.New("nothing to rewind to")
 	// ErrCancelledKept is returned when a turn was cancelled but its
-	// message could not be taken off the branch: the branch had no
-	// commit before it, or another writer moved the branch meanwhile.
+	// message could not be taken off the branch: another writer moved the
+	// branch meanwhile.
 	ErrCancelledKept = errors.New("the cancelled message stays on the branch")
 )
 
@@ -311,11 +311,12 @@ func (s *Session) turn(ctx context.Context, text string) error {
 
 // dropCancelled takes a cancelled turn off the branch: Tract.Chat
 // commits the message before it sends it, so the branch is moved back to
-// before (the tip the turn started on), in one compare-and-swap from
-// where the turn left it, with a reflog entry that says why. The turn's
-// commits stay as orphans ('tract log --all'). When the branch cannot go
-// back (it had no commit before, or another writer committed on top of
-// the message) the message stays and the error says so.
+// before (the tip the turn started on; nil: the branch was unborn, and
+// becomes so again), in one compare-and-swap from where the turn left
+// it, with a reflog entry that says why. The turn's commits stay as
+// orphans ('tract log --all'). When the branch cannot go back (another
+// writer committed on top of the message) the message stays and the
+// error says so.
 func (s *Session) dropCancelled(ctx context.Context, before *tract.CommitInfo, res *tract.ChatResult) error {
 	if res == nil || res.User.IsZero() {
 		return nil // cancelled before the message was committed
@@ -323,8 +324,9 @@ func (s *Session) dropCancelled(ctx context.Context, before *tract.CommitInfo, r
 	// The turn's context is cancelled; taking the turn back must still run.
 	ctx = context.WithoutCancel(ctx)
 	user := res.User.Short()
-	if before == nil {
-		return fmt.Errorf("%w: %s is the branch's first commit, and a branch cannot go back to having none", ErrCancelledKept, user)
+	var from tract.Hash // the tip the turn started on; zero: the branch was unborn
+	if before != nil {
+		from = before.Hash
 	}
 	moved := func(err error) error {
 		return fmt.Errorf("%w: %w (another process committed): /rewind %s drops it: %w", ErrCancelledKept, ErrBranchMoved, user, err)
@@ -333,12 +335,17 @@ func (s *Session) dropCancelled(ctx context.Context, before *tract.CommitInfo, r
 	if err != nil {
 		return fmt.Errorf("take the cancelled message %s off the branch: %w", user, err)
 	}
-	n, ok := turnDepth(cs, res.User, before.Hash)
+	n, ok := turnDepth(cs, res.User, from)
 	if !ok {
 		return moved(errors.New("its turn is not the branch's last"))
 	}
 	msg := fmt.Sprintf("cancel: message %s cancelled while answered; dropped the turn's %s", user, english.Count(n, "commit", "commits"))
-	_, err = s.cfg.Tract.Reset(ctx, before.Hash.String(), tract.Soft, tract.ResetIf(cs[0].Hash), tract.ResetReflog(ActionCancel, msg))
+	opts := []tract.ResetOption{tract.ResetIf(cs[0].Hash), tract.ResetReflog(ActionCancel, msg)}
+	if from.IsZero() {
+		_, err = s.cfg.Tract.ResetUnborn(ctx, tract.Soft, opts...)
+	} else {
+		_, err = s.cfg.Tract.Reset(ctx, from.String(), tract.Soft, opts...)
+	}
 	var conflict *tract.ConflictError
 	if errors.As(err, &conflict) {
 		return moved(err)
@@ -351,27 +358,46 @@ func (s *Session) dropCancelled(ctx context.Context, before *tract.CommitInfo, r
 
 // turnDepth returns how many of the commits cs (a branch's, newest first)
 // belong to the turn of the user message user started on before: those
-// down to user (commits of the turn: answers, steering, errors, notes,
-// never another user message) and a system prompt the turn committed
-// under it. ok is false when the branch is not in that shape.
+// down to user (commits a turn makes before it ends: answers, steering,
+// errors; see turnCommit) and a system prompt the turn committed
+// under it; before is zero when the turn started on an unborn branch.
+// ok is false when the branch is not in that shape.
 func turnDepth(cs []*tract.CommitInfo, user, before tract.Hash) (n int, ok bool) {
 	for i, c := range cs {
 		if c.Hash != user {
-			if c.Kind == tract.KindMessage && c.Role == tract.RoleUser {
-				return 0, false // another writer's message
+			if !turnCommit(c) {
+				return 0, false // another writer's commit
 			}
 			continue
 		}
-		rest := cs[i+1:]
-		switch {
-		case len(rest) > 0 && rest[0].Hash == before:
+		// below is the commit under the turn's user message (zero for
+		// the branch's first), and under the system prompt it may have
+		// committed first.
+		below := parent(c)
+		if below == before {
 			return i + 1, true
-		case len(rest) > 1 && rest[0].Role == tract.RoleSystem && rest[1].Hash == before:
+		}
+		rest := cs[i+1:]
+		if len(rest) > 0 && rest[0].Hash == below && rest[0].Role == tract.RoleSystem && parent(rest[0]) == before {
 			return i + 2, true
 		}
 		return 0, false
 	}
 	return 0, false
+}
+
+// turnCommit reports whether c is of a kind an unfinished turn commits
+// above its user message: an attempt's answer, its steering, or the error
+// commit of a failed model call. Anything else (a note, a summary, a
+// message of another role) is another writer's.
+func turnCommit(c *tract.CommitInfo) bool {
+	switch c.Kind {
+	case tract.KindSteering, tract.KindError:
+		return true
+	case tract.KindMessage:
+		return c.Role == tract.RoleAssistant
+	}
+	return false
 }
 
 // recordPreSend commits a standalone error commit for a failure before the

@@ -411,7 +411,14 @@ func TestRewind_NeedsYes(t *testing.T) {
 	assert.Equal(t, shape[:4], h.shape())
 	h.do("/rewind", "yes")
 	assert.Equal(t, shape[:2], h.shape())
-	assert.ErrorIs(t, h.fail("/rewind"), repl.ErrNothingToRewind, "the first interaction has nothing before it")
+	first := h.head()
+	h.do("/rewind")
+	assert.Contains(t, h.out.String(), "back to the start (no commits)")
+	h.do("yes")
+	assert.Empty(t, h.shape(), "the first interaction is dropped: the branch is unborn again")
+	assert.Contains(t, h.out.String(), "rewound to the start (no commits); to undo: tract reset --soft "+first.Short())
+	assert.ErrorIs(t, h.fail("/rewind"), repl.ErrNothingToRetry, "nothing is left to rewind")
+	assert.ErrorIs(t, h.fail("/rewind "+before.Short()), repl.ErrNothingToRewind, "not on the branch")
 }
 
 // The text of a standalone error commit has the API key redacted; its

@@ -684,3 +684,35 @@ func TestSalvage_IntactRepositoryIsCopiedWhole(t *testing.T) {
 	requireExit(t, r, exitError)
 	assert.Contains(t, r.Stderr, "already exists")
 }
+
+// reset --unborn takes every commit off the branch; ORIG_HEAD brings them
+// back. A revision with it, or a detached HEAD, is refused and changes
+// nothing.
+func TestReset_UnbornEmptiesTheBranch(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	c := resetFixture(t, s)
+
+	before := s.snapshot()
+	requireExit(t, s.tract("reset", "--unborn", "HEAD~1"), exitUsage)
+	s.requireUnchanged(before)
+
+	r := s.ok("reset", "--unborn")
+	assert.Equal(t, "branch main has no commits now\n", r.Stdout)
+	assert.Contains(t, r.Stderr, "5 commits left behind as orphans")
+	assert.Empty(t, s.log())
+	h := s.logAll()
+	require.Len(t, h.Orphans, 1)
+	assert.Len(t, h.Orphans[0].Commits, 5)
+	assert.Contains(t, s.ok("reflog").Stdout, "HEAD@{0}: reset --soft: moving to unborn")
+	s.fsckOK()
+
+	s.ok("reset", "ORIG_HEAD")
+	assert.Equal(t, []string{"a2", "q2", "a1", "q1", "You are terse."}, texts(s.log()))
+
+	s.ok("checkout", c[1])
+	r = s.tract("reset", "--unborn")
+	requireExit(t, r, 1)
+	assert.Contains(t, r.Stderr, "only a branch can be unborn")
+	assert.Contains(t, r.Stderr, "tract switch -c NAME")
+}

@@ -15,6 +15,9 @@ type ResetOptions struct {
 	// Branch, when set, is the branch to act on instead of HEAD's.
 	Branch string
 	Rev    string
+	// Unborn takes every commit off the branch (--unborn) instead of
+	// moving it to Rev.
+	Unborn bool
 	Hard   bool
 	Force  bool
 	JSON   bool
@@ -24,7 +27,7 @@ func newCmdReset(f *Factory, runF func(*ResetOptions) error) *cobra.Command {
 	opts := &ResetOptions{Factory: f}
 	var soft bool
 	cmd := &cobra.Command{
-		Use:   "reset [--soft | --hard --force] REV",
+		Use:   "reset [--soft | --hard --force] (REV | --unborn)",
 		Short: "Move the current branch to REV",
 		Long: `Move the current branch (or a detached HEAD) to REV and set ORIG_HEAD to where
 it was.
@@ -34,12 +37,27 @@ lists them and the reflog protects them until 'tract gc' expires them.
 
 --hard permanently deletes the commits the move made unreachable, the text only
 they used and the reflog entries that mention them — for erasing a leaked
-secret. It cannot be undone, so it needs --force.`,
+secret. It cannot be undone, so it needs --force.
+
+--unborn takes every commit off the current branch instead, leaving it as a
+new branch is before its first commit: HEAD keeps naming it, and the next
+commit starts it again. 'tract reset --soft ORIG_HEAD' undoes a soft one.`,
 		Example: `  tract reset HEAD~2
-  tract reset --hard --force HEAD^`,
-		Args: revisionArgs(exactArgs(1, "one revision")),
+  tract reset --hard --force HEAD^
+  tract reset --unborn`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if opts.Unborn {
+				if len(args) > 0 {
+					return usageErrorf("--unborn takes no revision: it takes every commit off the branch")
+				}
+				return nil
+			}
+			return revisionArgs(exactArgs(1, "one revision (or --unborn)"))(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Rev = args[0]
+			if len(args) > 0 {
+				opts.Rev = args[0]
+			}
 			if soft && opts.Hard {
 				return usageErrorf("--soft and --hard exclude each other")
 			}
@@ -55,6 +73,7 @@ secret. It cannot be undone, so it needs --force.`,
 	cmd.Flags().BoolVar(&soft, "soft", false, "keep the commits left behind as orphans (default)")
 	cmd.Flags().BoolVar(&opts.Hard, "hard", false, "delete the commits left behind (needs --force)")
 	cmd.Flags().BoolVarP(&opts.Force, "force", "f", false, "confirm --hard")
+	cmd.Flags().BoolVar(&opts.Unborn, "unborn", false, "take every commit off the branch, as before its first commit")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
@@ -67,7 +86,13 @@ func resetRun(cmd *cobra.Command, opts *ResetOptions) error {
 		mode = tract.Hard
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
-		res, err := t.Reset(cmd.Context(), opts.Rev, mode)
+		var res *tract.ResetResult
+		var err error
+		if opts.Unborn {
+			res, err = t.ResetUnborn(cmd.Context(), mode)
+		} else {
+			res, err = t.Reset(cmd.Context(), opts.Rev, mode)
+		}
 		if err != nil {
 			return err
 		}
@@ -75,7 +100,15 @@ func resetRun(cmd *cobra.Command, opts *ResetOptions) error {
 			return writeJSON(f.IO.Out, res)
 		}
 		p := palette{f.IO.Color}
-		fmt.Fprintf(f.IO.Out, "%s is now at %s\n", position(t), p.hash(res.To.Short()))
+		if res.To.IsZero() {
+			st, err := t.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(f.IO.Out, "branch %s has no commits now\n", st.Branch)
+		} else {
+			fmt.Fprintf(f.IO.Out, "%s is now at %s\n", position(t), p.hash(res.To.Short()))
+		}
 		switch {
 		case mode == tract.Hard && res.Deleted.Commits > 0:
 			fmt.Fprintf(f.IO.ErrOut, "Deleted %s, %s and %s for good\n",
