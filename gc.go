@@ -19,6 +19,11 @@ type Removed struct {
 	// UnfinishedImports counts the unpublished packs GC dropped: what
 	// imports killed before they finished had written.
 	UnfinishedImports int `json:"unfinished_imports"`
+	// SideChains counts the side chains GC closed: refs/side/* refs a
+	// program left when it ended before closing its SideChain. Their
+	// commits became orphans, protected for the expiry; nothing of them
+	// was deleted.
+	SideChains int `json:"side_chains"`
 }
 
 // erase deletes the commits marked in doomed (by position in g), every
@@ -115,7 +120,8 @@ func GCDryRun() GCOption { return func(c *gcConfig) { c.dryRun = true } }
 // GC removes orphans that no unexpired reflog entry refers to, the blobs only
 // they used, the expired reflog entries, and what imports that never
 // finished left behind (unpublished packs not written to for the expiry,
-// or an hour if that is longer). Commits reachable from a branch
+// or an hour if that is longer). It first closes the side chains left
+// open by programs that ended (see SideChain). Commits reachable from a branch
 // or HEAD, and every ancestor of a commit an unexpired reflog entry
 // mentions, stay. ORIG_HEAD protects nothing; it is deleted with the commit
 // it names.
@@ -131,6 +137,10 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 	err := t.update(func(tx store.Tx) error {
 		cutoff := t.now().Add(-cfg.expiry)
 		expired := func(e refs.Entry) bool { return !e.Time.After(cutoff) }
+		sides, err := closeAbandonedSides(tx, t.now().Add(-sideAbandonedAfter), t.now())
+		if err != nil {
+			return err
+		}
 		g, err := loadGraph(tx)
 		if err != nil {
 			return err
@@ -172,6 +182,7 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		if err != nil {
 			return err
 		}
+		rm.SideChains = sides
 		if rm.UnfinishedImports, err = dropAbandonedPacks(tx, t.now().Add(-max(cfg.expiry, abandonedAfter))); err != nil {
 			return err
 		}

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -36,7 +38,9 @@ type sideChain struct {
 // the ref's reflog (action "side", message reason) where the chain ended,
 // so LogAll lists the chain among the orphans with that reason and GC
 // keeps it until the entry expires. Closing the handle does not end the
-// chain: close the view first.
+// chain: close the view first. A chain left open by a program that ended
+// (its ref unmoved for an hour) is closed by GC the same way, and a view
+// of it still open then fails with ErrClosed.
 func (t *Tract) SideChain(ctx context.Context, base Hash, reason string) (*Tract, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -66,16 +70,68 @@ func (t *Tract) SideChain(ctx context.Context, base Hash, reason string) (*Tract
 }
 
 // position is where the chain named name stands: its ref, or its base
-// before its first commit on a zero base.
+// before its first commit on a zero base. A chain whose ref is gone after
+// it moved was closed by GC (see closeAbandonedSides): ErrClosed.
 func (s *sideChain) position(tx store.Tx, name string) (head, error) {
 	r, err := tx.Ref(name)
 	switch {
 	case err == nil:
 		return head{Branch: name, Hash: r.Hash}, nil
-	case isNotFound(err):
-		return head{Branch: name, Hash: s.base}, nil
+	case !isNotFound(err):
+		return head{}, err
 	}
-	return head{}, err
+	es, err := tx.Reflog(name)
+	if err != nil {
+		return head{}, err
+	}
+	if len(es) > 0 {
+		return head{}, fmt.Errorf("%w: side chain %s was closed by gc after %s unmoved; its commits are orphans in 'tract log --all'",
+			ErrClosed, strings.TrimPrefix(name, refs.SidePrefix), sideAbandonedAfter)
+	}
+	return head{Branch: name, Hash: s.base}, nil
+}
+
+// sideAbandonedAfter is how long a side chain's ref must have stayed
+// unmoved before GC closes it: a program building a side chain commits
+// every few seconds or minutes, so one untouched for this long belongs to
+// a program that ended (crashed, killed) before closing it.
+const sideAbandonedAfter = time.Hour
+
+// closeAbandonedSides closes, as Close would, every side chain whose ref
+// last moved before cutoff: the ref is deleted and its reflog records
+// where the chain ended, so the chain is listed among the orphans and
+// protected for the expiry from now. It returns how many it closed.
+func closeAbandonedSides(tx store.Tx, cutoff, now time.Time) (int, error) {
+	all, err := tx.Refs()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range all {
+		if !strings.HasPrefix(r.Name, refs.SidePrefix) {
+			continue
+		}
+		es, err := tx.Reflog(r.Name)
+		if err != nil {
+			return n, err
+		}
+		var moved time.Time
+		if len(es) > 0 {
+			moved = es[len(es)-1].Time
+		}
+		if moved.After(cutoff) {
+			continue
+		}
+		if err := tx.DeleteRef(r.Name); err != nil {
+			return n, err
+		}
+		msg := fmt.Sprintf("side: closed by gc, unmoved since %s (its program ended without closing it)", moved.UTC().Format(time.RFC3339))
+		if err := tx.AppendReflog(r.Name, refs.Entry{Old: r.Hash, Time: now, Action: refs.ActionSide, Message: msg}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // closeSide ends a side chain (see SideChain).

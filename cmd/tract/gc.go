@@ -66,6 +66,14 @@ reachable from a branch, HEAD or ORIG_HEAD always stay. AGE is a Go duration
 					fmt.Fprintf(f.IO.Out, ", and what %s had written", english.Count(rm.UnfinishedImports, "unfinished import", "unfinished imports"))
 				}
 				fmt.Fprintln(f.IO.Out)
+				if rm.SideChains > 0 {
+					verb = "Closed"
+					if opts.DryRun {
+						verb = "Would close"
+					}
+					fmt.Fprintf(f.IO.Out, "%s %s left open by programs that ended (their commits are orphans now: 'tract log --all')\n",
+						verb, english.Count(rm.SideChains, "side chain", "side chains"))
+				}
 				return nil
 			})
 		},
