@@ -249,3 +249,34 @@ func TestREPL_TerminalColour(t *testing.T) {
 	p.send("/exit\r")
 	assert.Equal(t, 0, p.exit())
 }
+
+// The line editor follows the window's width: after the terminal shrinks
+// to 20 columns, a 30-character line wraps, so Home moves the cursor up a
+// row (at the 200 columns the REPL started with, it would not).
+func TestREPL_TerminalFollowsResize(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+
+	p := s.startPTY("chat")
+	p.waitFor("tract chat on main")
+	p.waitFor("> ")
+	require.NoError(t, unix.IoctlSetWinsize(int(p.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 20}))
+	// The resize reaches the REPL as a signal: wait until a wrapped line
+	// shows it has the new width, retyping until it does.
+	deadline := time.Now().Add(ptyWait)
+	for {
+		p.send("abcdefghijklmnopqrstuvwxyz0123\x01")
+		time.Sleep(20 * time.Millisecond) // a poll, bounded by the deadline
+		out := p.output()[p.seen:]
+		if strings.Contains(out, "\x1b[A") { // the line editor's "one row up"
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the line never wrapped at 20 columns: %q", out[max(0, len(out)-300):])
+		p.send("\x03") // clear the line and try again
+	}
+	p.send("\x03\x04")
+	assert.Equal(t, 0, p.exit())
+	assert.Empty(t, srv.Requests(), "nothing was sent")
+}

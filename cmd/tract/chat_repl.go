@@ -68,6 +68,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		}
 		defer func() { _ = restore() }() // on the way out, nothing better to do with its error
 		tr = newTerminalREPL(ctx, f.IO.In, out, f.IO.ErrOut, width, height, f.IO.Color)
+		followResize(ctx, fd, tr.term)
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		var sessionOut io.Writer = out
