@@ -280,3 +280,25 @@ func TestREPL_TerminalFollowsResize(t *testing.T) {
 	assert.Equal(t, 0, p.exit())
 	assert.Empty(t, srv.Requests(), "nothing was sent")
 }
+
+// A paste into a half-typed line joins it: the typed start, every pasted
+// line and the Enter typed after it are one message.
+func TestREPL_TerminalPasteIntoHalfTypedLine(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("read"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+
+	p := s.startPTY("chat")
+	p.waitFor("> ")
+	p.send("half ")
+	p.send("\x1b[200~one\rtwo\x1b[201~")
+	p.send(" end\r")
+	p.waitFor("read")
+	p.waitFor("> ")
+	p.send("\x04")
+	assert.Equal(t, 0, p.exit())
+	require.Len(t, srv.Requests(), 1)
+	assert.Equal(t, "half one\ntwo end", srv.Requests()[0].LastMessage())
+}

@@ -96,6 +96,10 @@ func (r *terminalREPL) run(ctx context.Context, s *repl.Session) error {
 		r.history.secret = s.Mode() == "secret"
 		line, err := r.term.ReadLine()
 		pasted := errors.Is(err, term.ErrPasteIndicator)
+		if err == nil || pasted {
+			// A paste into a half-typed line: the editor does not say so.
+			pasted = r.keys.paste.endedInPaste() || pasted
+		}
 		switch {
 		case err == io.EOF:
 			// Past the line editor, which would repaint the prompt.
@@ -178,6 +182,79 @@ type keyboard struct {
 	// pending is read but not yet given to the line editor: the rest of
 	// a chunk, or what was typed while a line ran.
 	pending []byte
+	// paste follows the bracketed pastes in what the line editor was
+	// given, to tell which lines ended inside one (see endedInPaste).
+	paste pasteTracker
+}
+
+// Bracketed paste: the terminal wraps pasted text in these.
+var (
+	pasteStart = []byte("\x1b[200~")
+	pasteEnd   = []byte("\x1b[201~")
+)
+
+// pasteTracker reads the keys given to the line editor as it does and
+// notes, for each Enter (each ends a line), whether a bracketed paste was
+// open at it. The line editor says a line was pasted only when the paste
+// began on an empty line, so a paste into a half-typed line would send
+// its first line on its own; the REPL asks the tracker instead.
+type pasteTracker struct {
+	open bool
+	// match is how much of the next marker (pasteEnd when open, else
+	// pasteStart) the last keys began.
+	match int
+	// cr is set when the last key was "\r": a "\n" after it is part of
+	// the same Enter.
+	cr bool
+	// enters holds, for each Enter not yet read back, whether it was in
+	// a paste.
+	enters []bool
+}
+
+// keys notes what b, given to the line editor, holds; it returns b with
+// each "\r\n" made one "\r", as the line editor would read it anyway
+// when both arrive together.
+func (pt *pasteTracker) keys(b []byte) []byte {
+	out := b[:0]
+	for _, c := range b {
+		if pt.cr && c == '\n' {
+			pt.cr = false
+			continue
+		}
+		pt.cr = c == '\r'
+		out = append(out, c)
+		marker := pasteStart
+		if pt.open {
+			marker = pasteEnd
+		}
+		switch {
+		case c == marker[pt.match]:
+			pt.match++
+			if pt.match == len(marker) {
+				pt.open, pt.match = !pt.open, 0
+			}
+			continue
+		case c == marker[0]:
+			pt.match = 1
+			continue
+		}
+		pt.match = 0
+		if c == '\r' || c == '\n' {
+			pt.enters = append(pt.enters, pt.open)
+		}
+	}
+	return out
+}
+
+// endedInPaste reports whether the line the editor returned last ended
+// with an Enter inside a bracketed paste. Call it once for each line.
+func (pt *pasteTracker) endedInPaste() bool {
+	if len(pt.enters) == 0 {
+		return false
+	}
+	in := pt.enters[0]
+	pt.enters = pt.enters[1:]
+	return in
 }
 
 func newKeyboard(ctx context.Context, in io.Reader) *keyboard {
@@ -216,7 +293,7 @@ func (k *keyboard) Read(p []byte) (int, error) {
 	k.pending = bytes.ReplaceAll(k.pending, []byte{keyCtrlC}, []byte(keyKillLine))
 	n := copy(p, k.pending)
 	k.pending = k.pending[n:]
-	return n, nil
+	return len(k.paste.keys(p[:n])), nil
 }
 
 // watch calls interrupt when Ctrl-C is typed, until stop is called; other

@@ -84,3 +84,39 @@ func TestCRLFWriter(t *testing.T) {
 	assert.Equal(t, 4, n)
 	assert.Equal(t, "a\r\nb\r\n", b.String())
 }
+
+// The paste tracker notes, for each Enter the line editor is given,
+// whether a bracketed paste was open at it, however the keys are split
+// into reads, and makes a "\r\n" one Enter.
+func TestPasteTracker(t *testing.T) {
+	tests := []struct {
+		name   string
+		reads  []string
+		keys   string
+		enters []bool
+	}{
+		{"typed lines", []string{"one\rtwo\r"}, "one\rtwo\r", []bool{false, false}},
+		{"a paste on an empty line", []string{"\x1b[200~a\rb\x1b[201~\r"}, "\x1b[200~a\rb\x1b[201~\r", []bool{true, false}},
+		{"a paste into a half-typed line", []string{"half ", "\x1b[200~one\rtwo\x1b[201~", "\r"}, "half \x1b[200~one\rtwo\x1b[201~\r", []bool{true, false}},
+		{"markers split across reads", []string{"x\x1b[2", "00~a\r", "b\x1b[20", "1~\r"}, "x\x1b[200~a\rb\x1b[201~\r", []bool{true, false}},
+		{"a newline at the end of a paste", []string{"\x1b[200~a\n\x1b[201~"}, "\x1b[200~a\n\x1b[201~", []bool{true}},
+		{"CRLF is one Enter", []string{"a\r\nb\r", "\nc\r"}, "a\rb\rc\r", []bool{false, false, false}},
+		{"an escape that is not a marker", []string{"\x1b[A\x1b[2\r"}, "\x1b[A\x1b[2\r", []bool{false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var pt pasteTracker
+			var got []byte
+			for _, r := range tt.reads {
+				got = append(got, pt.keys([]byte(r))...)
+			}
+			assert.Equal(t, tt.keys, string(got))
+			var enters []bool
+			for range len(pt.enters) {
+				enters = append(enters, pt.endedInPaste())
+			}
+			assert.Equal(t, tt.enters, enters)
+			assert.False(t, pt.endedInPaste(), "no more lines")
+		})
+	}
+}
