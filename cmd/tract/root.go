@@ -231,6 +231,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(
 		newCmdInit(f, nil),
+		newCmdDemo(f, nil),
 		newCmdCommit(f, nil),
 		newCmdLog(f, nil),
 		newCmdShow(f, nil),
