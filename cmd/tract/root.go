@@ -139,7 +139,7 @@ func errorHint(err error) string {
 	case errors.Is(err, tract.ErrReversedRange):
 		return "Swap --from and --to."
 	case errors.As(err, &cfgErr) && cfgErr.Setting == "model":
-		return "Pass --model NAME, or set TRACT_MODEL."
+		return "Pass --model NAME (-m NAME), set TRACT_MODEL, or set a default with 'tract config set model NAME'."
 	case errors.As(err, &judgeErr):
 		return "The answer was not judged: it stays on the branch (see 'tract show'). Run the command again,\n" +
 			"or judge with a model that follows the format more closely (--model NAME)."
@@ -232,6 +232,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 	root.AddCommand(
 		newCmdInit(f, nil),
 		newCmdDemo(f, nil),
+		newCmdConfig(f, nil),
 		newCmdCommit(f, nil),
 		newCmdLog(f, nil),
 		newCmdShow(f, nil),
