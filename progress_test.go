@@ -94,3 +94,32 @@ func TestProgress_StatsCountsTheCommitsItReads(t *testing.T) {
 	require.NoError(t, err)
 	stats.check(t, 5, "commits")
 }
+
+// BenchmarkFsck_Progress compares a check with and without a progress
+// callback: counting must not slow the work measurably.
+func BenchmarkFsck_Progress(b *testing.B) {
+	ctx := context.Background()
+	tr, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"))
+	require.NoError(b, err)
+	defer tr.Close()
+	msgs := make([]tract.ImportMessage, 20000)
+	for i := range msgs {
+		msgs[i] = tract.ImportMessage{Role: tract.RoleUser, Content: fmt.Sprint("message ", i)}
+	}
+	_, err = tr.Import(ctx, msgs)
+	require.NoError(b, err)
+	for _, bc := range []struct {
+		name string
+		opts []tract.FsckOption
+	}{
+		{"off", nil},
+		{"on", []tract.FsckOption{tract.FsckProgress(func(tract.Progress) {})}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				_, err := tr.Fsck(ctx, bc.opts...)
+				require.NoError(b, err)
+			}
+		})
+	}
+}

@@ -157,3 +157,20 @@ func TestConfig_SetGetListUnset(t *testing.T) {
 	assert.FileExists(t, other)
 	assert.Equal(t, "system=Line one.\\nLine two.\n", s.ok("config", "list").Stdout)
 }
+
+// The interactive chat takes the same flags: -n starts its conversation
+// on a new branch, -s and -m set its system prompt and model.
+func TestREPL_NewConversationFlags(t *testing.T) {
+	t.Parallel()
+	srv := modelServer(t)
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	s.ok("chat", "earlier")
+	r := s.okStdin("hello\n", "chat", "-i", "-n", "-s", "Be brief.", "-m", "repl-model")
+	assert.Regexp(t, `New conversation on branch chat-\d{8}-\d{6}`, r.Stderr)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, "repl-model", reqs[1].Model)
+	require.Len(t, reqs[1].Messages, 2, "no history: the system prompt and the message")
+	assert.Equal(t, "Be brief.", reqs[1].Messages[0].Content)
+}
