@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store"
 )
@@ -188,7 +189,7 @@ type EventFilter struct {
 // repository a page of commits per short read transaction; its memory
 // grows with the number of commits of turns, not with their texts.
 func (t *Tract) Events(ctx context.Context, f EventFilter) ([]Event, error) {
-	turns, err := t.turns(ctx)
+	turns, err := t.turns(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
@@ -457,8 +458,8 @@ type turn struct {
 
 // turns regenerates every validated turn in the repository from its
 // commits, ordered by the time of their first event.
-func (t *Tract) turns(ctx context.Context) ([]*turn, error) {
-	tcs, err := t.turnCommits(ctx)
+func (t *Tract) turns(ctx context.Context, p *progress.Counter) ([]*turn, error) {
+	tcs, err := t.turnCommits(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -548,7 +549,7 @@ func (tc *turnCommit) seq() int {
 // turnCommits reads every commit of a validated turn in the repository,
 // reachable or not: the shape of every commit in one read transaction,
 // then the commits with metadata a page per transaction.
-func (t *Tract) turnCommits(ctx context.Context) ([]*turnCommit, error) {
+func (t *Tract) turnCommits(ctx context.Context, p *progress.Counter) ([]*turnCommit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -568,6 +569,7 @@ func (t *Tract) turnCommits(ctx context.Context) ([]*turnCommit, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.SetTotal(int64(len(hs)))
 	var out []*turnCommit
 	page := func(tx store.Tx) ([]*turnCommit, bool, error) {
 		n := min(pageSize*4, len(hs))
@@ -577,6 +579,7 @@ func (t *Tract) turnCommits(ctx context.Context) ([]*turnCommit, error) {
 			if err != nil {
 				return nil, false, fmt.Errorf("commit %s: %w", h.Short(), err)
 			}
+			p.Add(1)
 			if tc, ok, err := turnCommitOf(tx, h, c); err != nil {
 				return nil, false, err
 			} else if ok {

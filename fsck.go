@@ -20,13 +20,17 @@ type SalvageReport = store.SalvageReport
 // repository cannot be read at all. A repository found damaged is marked
 // so and refuses writes (a *DamagedError) until a check finds it clean;
 // see FsckFile and Salvage.
-func (t *Tract) Fsck(ctx context.Context) (*FsckReport, error) {
+func (t *Tract) Fsck(ctx context.Context, opts ...FsckOption) (*FsckReport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var cfg fsckConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	var r *FsckReport
 	err := t.withStore(func(st store.Store) (err error) {
-		r, err = store.Fsck(st)
+		r, err = store.Fsck(st, store.FsckProgress(cfg.progress.report("objects")))
 		return err
 	})
 	if err != nil {
@@ -35,6 +39,17 @@ func (t *Tract) Fsck(ctx context.Context) (*FsckReport, error) {
 	return r, nil
 }
 
+// FsckOption configures Fsck.
+type FsckOption func(*fsckConfig)
+
+type fsckConfig struct {
+	progress ProgressFunc
+}
+
+// FsckProgress reports the objects (blobs and commits) checked so far to
+// fn (see Progress; the total is not known until the end).
+func FsckProgress(fn ProgressFunc) FsckOption { return func(c *fsckConfig) { c.progress = fn } }
+
 // FsckFile checks the repository file at path, even one too damaged to
 // open: Open would fail on it with ErrCorrupt, but FsckFile then reads
 // the file without bbolt and reports the pages it cannot read, the
@@ -42,14 +57,15 @@ func (t *Tract) Fsck(ctx context.Context) (*FsckReport, error) {
 // When the file can be opened, it is Fsck. Either way a repository found
 // damaged is marked so and refuses writes (a *DamagedError) until it is
 // salvaged (Salvage) or checked clean again; a clean check clears the
-// mark. Of opts, only WithLockTimeout and WithReadOnly apply (a read-only
-// check leaves the mark as it is).
+// mark. Of opts, only WithLockTimeout, WithReadOnly (a read-only check
+// leaves the mark as it is) and WithFsckProgress apply.
 func FsckFile(ctx context.Context, path string, opts ...Option) (*FsckReport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	c := newConfig(opts)
-	r, err := store.FsckFile(path, store.BoltOptions{LockTimeout: c.lockTimeout, ReadOnly: c.readOnly})
+	r, err := store.FsckFile(path, store.BoltOptions{LockTimeout: c.lockTimeout, ReadOnly: c.readOnly},
+		store.FsckProgress(c.fsckProgress.report("objects")))
 	if err != nil {
 		return r, fmt.Errorf("fsck: %w", err)
 	}

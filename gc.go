@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -32,13 +33,13 @@ type Removed struct {
 // every reflog entry that mentions a deleted commit.
 func erase(tx store.Tx, g *dag.Graph, doomed, keep []bool) (Removed, error) {
 	dead := g.Descendants(doomed, keep)
-	return deleteCommits(tx, g, dead, func(refs.Entry) bool { return false })
+	return deleteCommits(tx, g, dead, func(refs.Entry) bool { return false }, nil)
 }
 
 // deleteCommits removes the dead commits (by position in g), blobs left
 // unused, and the reflog entries dropEntry selects (plus any that mention
 // a dead commit).
-func deleteCommits(tx store.Tx, g *dag.Graph, dead []bool, dropEntry func(refs.Entry) bool) (Removed, error) {
+func deleteCommits(tx store.Tx, g *dag.Graph, dead []bool, dropEntry func(refs.Entry) bool, p *progress.Counter) (Removed, error) {
 	var rm Removed
 	// The blobs of dead commits, unless a live commit uses them too.
 	unused := make(map[Hash]bool)
@@ -64,6 +65,7 @@ func deleteCommits(tx store.Tx, g *dag.Graph, dead []bool, dropEntry func(refs.E
 			return rm, err
 		}
 		rm.Commits++
+		p.Add(1)
 		if b := g.Blob(i); unused[b] {
 			if err := tx.DeleteBlob(b); err != nil {
 				return rm, err
@@ -105,9 +107,14 @@ const DefaultGCExpiry = 30 * 24 * time.Hour
 type GCOption func(*gcConfig)
 
 type gcConfig struct {
-	expiry time.Duration
-	dryRun bool
+	expiry   time.Duration
+	dryRun   bool
+	progress ProgressFunc
 }
+
+// GCProgress reports the commits deleted so far to fn (see Progress; the
+// total is known once the orphans are found).
+func GCProgress(fn ProgressFunc) GCOption { return func(c *gcConfig) { c.progress = fn } }
 
 // GCExpiry sets how old a reflog entry must be before it stops protecting
 // the orphans it mentions (default 30 days; 0, or less, expires every
@@ -134,6 +141,8 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		return Removed{}, err
 	}
 	var rm Removed
+	p := cfg.progress.start("commits", 0)
+	defer p.Stop()
 	err := t.update(func(tx store.Tx) error {
 		cutoff := t.now().Add(-cfg.expiry)
 		expired := func(e refs.Entry) bool { return !e.Time.After(cutoff) }
@@ -178,7 +187,14 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		for i := range dead {
 			dead[i] = !live[i] && !kept[i]
 		}
-		rm, err = deleteCommits(tx, g, dead, expired)
+		n := 0
+		for _, d := range dead {
+			if d {
+				n++
+			}
+		}
+		p.SetTotal(int64(n))
+		rm, err = deleteCommits(tx, g, dead, expired, p)
 		if err != nil {
 			return err
 		}

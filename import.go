@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -29,6 +30,13 @@ type ImportOption func(*importConfig)
 type importConfig struct {
 	batchMessages int
 	batchBytes    int
+	progress      ProgressFunc
+}
+
+// ImportProgress reports the messages read so far to fn (see Progress;
+// the total is not known until the end).
+func ImportProgress(fn ProgressFunc) ImportOption {
+	return func(c *importConfig) { c.progress = fn }
 }
 
 // ImportBatch sets how many messages, and how many bytes of text, one
@@ -98,7 +106,8 @@ func (t *Tract) ImportSeq(ctx context.Context, msgs iter.Seq2[ImportMessage, err
 	for _, o := range opts {
 		o(&cfg)
 	}
-	im := &importer{t: t, ctx: ctx, cfg: cfg}
+	im := &importer{t: t, ctx: ctx, cfg: cfg, progress: cfg.progress.start("messages", 0)}
+	defer im.progress.Stop()
 	defer im.close()
 	defer t.linger()()
 	res, err := im.run(msgs)
@@ -117,6 +126,8 @@ type importer struct {
 	batch []ImportMessage
 	size  int
 	n     int // messages read so far, including batch
+
+	progress *progress.Counter // counts the messages read
 
 	at       time.Time      // the time of the first commit
 	start    Hash           // the position the import builds on
@@ -146,6 +157,7 @@ func (im *importer) run(msgs iter.Seq2[ImportMessage, error]) (ImportResult, err
 		im.batch = append(im.batch, m)
 		im.size += len(m.Content)
 		im.n++
+		im.progress.Add(1)
 	}
 	if im.sorter == nil {
 		// Everything fits one batch: one transaction, like CommitMany.

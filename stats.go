@@ -89,6 +89,8 @@ type StatsFilter struct {
 	// Since keeps the turns whose first attempt started at or after it
 	// (zero: all).
 	Since time.Time
+	// Progress, when set, receives the commits read so far (see Progress).
+	Progress ProgressFunc
 }
 
 // topDiagnoses is how many diagnoses Stats lists.
@@ -97,7 +99,9 @@ const topDiagnoses = 5
 // Stats summarises the tasks in the repository (see Stats). It reads the
 // commits as Events does, a page per short read transaction.
 func (t *Tract) Stats(ctx context.Context, f StatsFilter) (*Stats, error) {
-	turns, err := t.turns(ctx)
+	p := f.Progress.start("commits", 0)
+	turns, err := t.turns(ctx, p)
+	p.Stop()
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}

@@ -166,6 +166,8 @@ type config struct {
 	store       store.Store
 	client      llm.Client
 	limits      Limits
+	// fsckProgress is FsckFile's WithFsckProgress.
+	fsckProgress ProgressFunc
 }
 
 // WithClock makes the repository take commit and reflog times from clock

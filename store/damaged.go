@@ -92,11 +92,11 @@ func recordDamage(db *bolt.DB, r *FsckReport, now time.Time) {
 // does, and reports the pages it cannot read, the objects that fail their
 // hash and the commits cut off from their history. The error is non-nil
 // only when the file cannot be read at all.
-func FsckFile(path string, opts BoltOptions) (*FsckReport, error) {
+func FsckFile(path string, opts BoltOptions, fopts ...FsckOption) (*FsckReport, error) {
 	b, openErr := OpenBolt(path, opts)
 	if openErr == nil {
 		defer b.Close()
-		return Fsck(b)
+		return Fsck(b, fopts...)
 	}
 	if !errors.Is(openErr, ErrCorrupt) {
 		return nil, openErr

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 )
 
@@ -63,11 +64,17 @@ func (r *FsckReport) add(object, format string, args ...any) {
 // write lock from start to end, so that what it checks is one state of the
 // file. A file this process may only read is checked under a shared lock,
 // without bbolt's page check (see checkBoltPages).
-func Fsck(s Store) (*FsckReport, error) {
+func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
+	var cfg fsckConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p := progress.Start(cfg.progress, 0)
+	defer p.Stop()
 	b, ok := s.(*Bolt)
 	if !ok {
 		r := &FsckReport{}
-		_, err := checkStore(s.View, r)
+		_, err := checkStore(s.View, r, p)
 		return r, err
 	}
 	var r *FsckReport
@@ -75,7 +82,7 @@ func Fsck(s Store) (*FsckReport, error) {
 		return func(db *bolt.DB) (err error) {
 			r = &FsckReport{}
 			structureOK := walkBolt(b.path, db, r)
-			ok, err := checkStore(func(fn func(Tx) error) error { return b.view(db, fn) }, r)
+			ok, err := checkStore(func(fn func(Tx) error) error { return b.view(db, fn) }, r, p)
 			if err != nil {
 				return err
 			}
@@ -109,6 +116,22 @@ func Fsck(s Store) (*FsckReport, error) {
 	return r, err
 }
 
+// FsckOption configures Fsck.
+type FsckOption func(*fsckConfig)
+
+type fsckConfig struct {
+	progress func(done, total int64)
+}
+
+// FsckProgress reports the objects (blobs and commits) checked so far to
+// fn, about ten times a second from another goroutine, and once more at
+// the end with done equal to total; the total is 0 (not known) before
+// that. The calls are never concurrent, and the check never waits for
+// them.
+func FsckProgress(fn func(done, total int64)) FsckOption {
+	return func(c *fsckConfig) { c.progress = fn }
+}
+
 // sortProblems orders r's problems by the object they are about.
 func sortProblems(r *FsckReport) {
 	sort.SliceStable(r.Problems, func(i, j int) bool { return r.Problems[i].Object < r.Problems[j].Object })
@@ -116,7 +139,7 @@ func sortProblems(r *FsckReport) {
 
 // checkStore checks objects and refs in one read transaction run by view.
 // ok is false when damaged data stopped the check.
-func checkStore(view func(func(Tx) error) error, r *FsckReport) (ok bool, err error) {
+func checkStore(view func(func(Tx) error) error, r *FsckReport, p *progress.Counter) (ok bool, err error) {
 	ok = true
 	err = view(func(tx Tx) error {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
@@ -126,7 +149,7 @@ func checkStore(view func(func(Tx) error) error, r *FsckReport) (ok bool, err er
 				r.add("file", "reading stopped on damaged data: %v", p)
 			}
 		}()
-		g := checkObjects(tx, r)
+		g := checkObjects(tx, r, p)
 		checkRefs(tx, r)
 		checkCounters(tx, g, r)
 		if p, ok := tx.(PackTx); ok {
@@ -221,10 +244,11 @@ func checkBoltPages(db *bolt.DB, r *FsckReport) {
 // checkObjects re-hashes every blob and commit and checks that every
 // commit's parents and blob exist. It returns the graph of the commits
 // that decode, for checkCounters.
-func checkObjects(tx Tx, r *FsckReport) *dag.Graph {
+func checkObjects(tx Tx, r *FsckReport, p *progress.Counter) *dag.Graph {
 	var blobs []dag.Hash // in key order, for binary search
 	if err := tx.ForEachBlob(func(h dag.Hash, data []byte) error {
 		r.Blobs++
+		p.Add(1)
 		blobs = append(blobs, h)
 		if got := dag.Sum(data); got != h {
 			r.add("blob "+h.Short(), "content hashes to %s, not to its key", got.Short())
@@ -236,6 +260,7 @@ func checkObjects(tx Tx, r *FsckReport) *dag.Graph {
 	g := &dag.Graph{}
 	if err := tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
 		r.Commits++
+		p.Add(1)
 		obj := "commit " + h.Short()
 		if got := dag.Sum(raw); got != h {
 			r.add(obj, "encoding hashes to %s, not to its key", got.Short())

@@ -50,6 +50,9 @@ type ChatOptions struct {
 	Events string
 	// Interactive opens the REPL (--interactive).
 	Interactive bool
+	// Continue (-c) continues the current branch, the default; New (-n)
+	// starts a new conversation on a new branch instead.
+	Continue, New bool
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -111,7 +114,15 @@ Validators (repeatable; all must pass):
   llm:CRITERIA         a judge model answers that CRITERIA holds
 
 The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible
-server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
+server: Ollama, vLLM, llama.cpp) and --model (-m), else TRACT_MODEL, else the
+model setting ('tract config set model NAME'); the system prompt likewise by
+--system (-s), else TRACT_SYSTEM, else 'tract config set system TEXT'.
+
+A chat continues the conversation on the current branch (--continue, -c, says
+so explicitly). --new (-n) starts a new conversation instead: a new branch
+named chat-YYYYMMDD-HHMMSS (local time; -2, -3... when taken) with no history,
+with HEAD moved to it and its name printed on standard error ('tract switch
+NAME' goes back to another).
 
 Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID,
 --on-exhausted or --fix too), 3 validation failed on every attempt (and the
@@ -157,6 +168,7 @@ Each failing line prints "error: ..." on standard error and the REPL goes
 on; it exits 0 at the end of input or /exit.`,
 		Example: `  tract chat "What is the capital of France?"
   tract chat --validate json "List three colours as a JSON array" | jq .
+  tract chat -m llama3.2 -s "You are terse." -n "Start a new conversation"
   tract chat --validate schema:person.json --max-attempts 5 --provenance "Describe Ada"
   echo "Summarise this" | tract chat -`,
 		Args: maxArgs(1, `one message (quote it) or "-"`),
@@ -192,6 +204,9 @@ on; it exits 0 at the end of input or /exit.`,
 			if err := checkEscalationFlags(opts); err != nil {
 				return err
 			}
+			if err := checkConversationFlags(opts); err != nil {
+				return err
+			}
 			if opts.MaxAttempts < 1 {
 				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
 			}
@@ -210,8 +225,12 @@ on; it exits 0 at the end of input or /exit.`,
 	fl.BoolVar(&opts.Purify, "purify", true, "after retries keep only the accepted answer on the branch (--purify=false keeps every attempt)")
 	fl.BoolVar(&opts.Provenance, "provenance", false, "also commit a note recording how the answer was reached")
 	fl.StringVar(&opts.RetryPrompt, "retry-prompt", tract.DefaultRetryPrompt, "steering text; may use {diagnosis}, {attempt}, {max_attempts}")
-	fl.StringVar(&opts.System, "system", "", "system prompt, committed first unless the context already has it")
-	fl.StringVarP(&opts.Model, "model", "M", "", "model name (default $TRACT_MODEL)")
+	fl.StringVarP(&opts.System, "system", "s", "", "system prompt, committed first unless the context already has it (default $TRACT_SYSTEM, else 'tract config get system')")
+	fl.StringVarP(&opts.Model, "model", "m", "", "model name (default $TRACT_MODEL, else 'tract config get model')")
+	fl.StringVarP(&opts.Model, "model-alias", "M", "", "the older short form of --model")
+	_ = fl.MarkHidden("model-alias")
+	fl.BoolVarP(&opts.Continue, "continue", "c", false, "continue the conversation on the current branch (the default)")
+	fl.BoolVarP(&opts.New, "new", "n", false, "start a new conversation: a new branch chat-YYYYMMDD-HHMMSS with no history, and HEAD on it")
 	fl.Float64Var(&temperature, "temperature", 0, "sampling temperature")
 	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer to the terminal as it arrives")
 	fl.BoolVar(&opts.JSON, "json", false, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON")
@@ -245,6 +264,9 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	}
 	client, err := newClient(f, opts.Model)
 	if err != nil {
+		return err
+	}
+	if opts.System, err = f.setting("system", opts.System); err != nil {
 		return err
 	}
 	validator, err := parseValidators(f, opts.Validate, client, opts.Model)
@@ -297,6 +319,11 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		copts = append(copts, tract.OnEvent(log.write))
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
+		if opts.New {
+			if err := startConversation(ctx, f, t); err != nil {
+				return err
+			}
+		}
 		res, err := t.Chat(ctx, text, copts...)
 		if opts.JSON && res != nil {
 			rec := chatRecord{ChatResult: res}
@@ -324,6 +351,10 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 
 // newClient builds the model client from the environment and flags.
 func newClient(f *Factory, model string) (*llm.OpenAI, error) {
+	model, err := f.setting("model", model)
+	if err != nil {
+		return nil, err
+	}
 	c, err := llm.NewOpenAIFromEnv(f.Getenv, llm.WithModel(model), llm.WithOnRetry(func(ev llm.RetryEvent) {
 		fmt.Fprintf(f.IO.ErrOut, "model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(1e6))
 	}))

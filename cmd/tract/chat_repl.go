@@ -39,6 +39,9 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.System, err = f.setting("system", opts.System); err != nil {
+		return err
+	}
 	copts := []tract.ChatOption{
 		tract.MaxAttempts(opts.MaxAttempts),
 		tract.Purify(opts.Purify),
@@ -71,6 +74,11 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		followResize(ctx, fd, tr.term)
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
+		if opts.New {
+			if err := startConversation(ctx, f, t); err != nil {
+				return err
+			}
+		}
 		var sessionOut io.Writer = out
 		if tr != nil {
 			sessionOut = tr.term // the line editor writes "\r\n" in raw mode

@@ -114,9 +114,15 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 		if v != nil {
 			copts = append(copts, tract.ValidateSummaries(v))
 		}
+		line := f.progressLine("compress")
+		defer line.clear()
 		copts = append(copts, tract.OnGroup(func(g tract.GroupProgress) {
+			line.clear()
 			fmt.Fprintf(f.IO.ErrOut, "summary %d/%d: %s → %d tokens (from %d, estimated) after %s\n",
 				g.Index, g.Total, english.Count(g.Sources, "commit", "commits"), g.TokensAfter, g.TokensBefore, english.Count(g.Attempts, "attempt", "attempts"))
+			if g.Index < g.Total {
+				line.set(fmt.Sprintf("%d of %d groups summarized; asking for the next", g.Index, g.Total))
+			}
 		}))
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {

@@ -56,6 +56,8 @@ type Factory struct {
 	MaxMessageSizeSet bool
 	// Clock, when set, replaces time.Now for commits (tests).
 	Clock func() time.Time
+	// Quiet is the global --quiet flag: no progress lines.
+	Quiet bool
 }
 
 func newFactory(io *IOStreams, getenv func(string) string) *Factory {

@@ -61,7 +61,9 @@ func runFsck(ctx context.Context, opts *FsckOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := tract.FsckFile(ctx, path, lockOpts...)
+	line := f.progressLine("fsck")
+	r, err := tract.FsckFile(ctx, path, append(lockOpts, tract.WithFsckProgress(line.tract()))...)
+	line.clear()
 	if err != nil {
 		return err
 	}

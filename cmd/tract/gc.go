@@ -49,7 +49,9 @@ reachable from a branch, HEAD or ORIG_HEAD always stay. AGE is a Go duration
 				if opts.DryRun {
 					gopts = append(gopts, tract.GCDryRun())
 				}
-				rm, err := t.GC(cmd.Context(), gopts...)
+				line := f.progressLine("gc")
+				rm, err := t.GC(cmd.Context(), append(gopts, tract.GCProgress(line.tract()))...)
+				line.clear()
 				if err != nil {
 					return err
 				}

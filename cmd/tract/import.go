@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -95,7 +96,14 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 				}
 			}
 		}
-		res, err := t.ImportSeq(cmd.Context(), msgs)
+		line := f.progressLine("import")
+		var read atomic.Int64 // bytes read so far (the reports come from another goroutine)
+		size := inputSize(r)
+		if line != nil {
+			r = &countingReader{r: r, n: &read}
+		}
+		res, err := t.ImportSeq(cmd.Context(), msgs, tract.ImportProgress(line.importProgress(&read, size)))
+		line.clear()
 		if err != nil {
 			if bad != nil && errors.Is(err, bad) {
 				return &usageError{err}

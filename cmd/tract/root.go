@@ -139,7 +139,7 @@ func errorHint(err error) string {
 	case errors.Is(err, tract.ErrReversedRange):
 		return "Swap --from and --to."
 	case errors.As(err, &cfgErr) && cfgErr.Setting == "model":
-		return "Pass --model NAME, or set TRACT_MODEL."
+		return "Pass --model NAME (-m NAME), set TRACT_MODEL, or set a default with 'tract config set model NAME'."
 	case errors.As(err, &judgeErr):
 		return "The answer was not judged: it stays on the branch (see 'tract show'). Run the command again,\n" +
 			"or judge with a model that follows the format more closely (--model NAME)."
@@ -215,6 +215,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		SilenceUsage:  true,
 	}
 	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file (default $TRACT_DB, else the nearest .tract/tract.db)")
+	root.PersistentFlags().BoolVarP(&f.Quiet, "quiet", "q", false, "show no progress line on the terminal during long work")
 	root.PersistentFlags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout,
 		"how long to wait while another process holds the repository, e.g. 30s (default $TRACT_LOCK_TIMEOUT, else 5s; 0: do not wait)")
 	root.PersistentFlags().StringVar(&f.MaxMessageSize, "max-message-size", "",
@@ -231,6 +232,8 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(
 		newCmdInit(f, nil),
+		newCmdDemo(f, nil),
+		newCmdConfig(f, nil),
 		newCmdCommit(f, nil),
 		newCmdLog(f, nil),
 		newCmdShow(f, nil),

@@ -55,7 +55,9 @@ turns started at or after TIME (RFC 3339, or an age such as 12h or 7d).
 				return runF(opts)
 			}
 			return withTract(f, func(t *tract.Tract) error {
-				st, err := t.Stats(cmd.Context(), tract.StatsFilter{TaskPrefix: opts.TaskPrefix, Since: opts.Since})
+				line := f.progressLine("stats")
+				st, err := t.Stats(cmd.Context(), tract.StatsFilter{TaskPrefix: opts.TaskPrefix, Since: opts.Since, Progress: line.tract()})
+				line.clear()
 				if err != nil {
 					return err
 				}

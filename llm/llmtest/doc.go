@@ -14,7 +14,10 @@
 // Verify reports it, together with queued replies never consumed and rules
 // never matched. NewServer runs Verify when the test ends, unless the test
 // failed already or WithoutVerify was given; New gives a server for use
-// outside tests, stopped with Close.
+// outside tests, stopped with Close. The package does not import testing
+// (NewServer and Verify take the small TB interface that *testing.T
+// satisfies), so a program such as 'tract demo' can serve a script
+// without linking the test framework in.
 //
 // Replies: Answer (streamed as one chunk per word when the request asks for
 // a stream, with a usage chunk when stream_options.include_usage is set),

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/tractdag/tract/llm"
@@ -102,10 +101,21 @@ func New(opts ...Option) *Server {
 	return s
 }
 
+// TB is the part of testing.TB that NewServer and Verify use; *testing.T
+// and *testing.B satisfy it. The package does not import testing, so a
+// program (such as the tract binary's demo) can serve a script without
+// linking the test framework in.
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Cleanup(func())
+	Failed() bool
+}
+
 // NewServer starts a Server that is closed when t ends. Unless
 // WithoutVerify is given, it then also runs Verify, if the test has not
 // failed already (which would make the report noise).
-func NewServer(t testing.TB, opts ...Option) *Server {
+func NewServer(t TB, opts ...Option) *Server {
 	t.Helper()
 	s := New(opts...)
 	t.Cleanup(func() {
@@ -170,7 +180,7 @@ func (s *Server) Remaining() int {
 
 // Verify fails t if a queued reply was never consumed, a rule never
 // matched, or a request was unscripted or malformed.
-func (s *Server) Verify(t testing.TB) {
+func (s *Server) Verify(t TB) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewCmdChat_LLMStyleFlags(t *testing.T) {
+	cases := []struct {
+		args        []string
+		model       string
+		system      string
+		cont, isNew bool
+		wantErr     string
+	}{
+		{args: []string{"-m", "gpt", "-s", "Be brief.", "hi"}, model: "gpt", system: "Be brief."},
+		{args: []string{"--model", "gpt", "--system", "S", "hi"}, model: "gpt", system: "S"},
+		{args: []string{"-M", "old", "hi"}, model: "old"},
+		{args: []string{"-c", "hi"}, cont: true},
+		{args: []string{"-n", "hi"}, isNew: true},
+		{args: []string{"--new", "hi"}, isNew: true},
+		{args: []string{"-c", "-n", "hi"}, wantErr: "give one of them"},
+		{args: []string{"-n", "--branch", "b", "hi"}, wantErr: "--branch works on another branch"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got, err := parse(t, newCmdChat, tc.args...)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				assert.Equal(t, exitUsage, exitCode(err))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.model, got.Model)
+			assert.Equal(t, tc.system, got.System)
+			assert.Equal(t, tc.cont, got.Continue)
+			assert.Equal(t, tc.isNew, got.New)
+		})
+	}
+}
+
+func TestNewCmdConfig_Args(t *testing.T) {
+	cases := []struct {
+		args    []string
+		want    ConfigOptions
+		wantErr string
+	}{
+		{args: []string{"set", "model", "m"}, want: ConfigOptions{Action: "set", Key: "model", Value: "m"}},
+		{args: []string{"get", "model"}, want: ConfigOptions{Action: "get", Key: "model"}},
+		{args: []string{"unset", "system"}, want: ConfigOptions{Action: "unset", Key: "system"}},
+		{args: []string{"list", "--json"}, want: ConfigOptions{Action: "list", JSON: true}},
+		{args: []string{"set", "model"}, wantErr: "a KEY and a VALUE"},
+		{args: []string{"get"}, wantErr: "a KEY"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got, err := parse(t, newCmdConfig, tc.args...)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				assert.Equal(t, exitUsage, exitCode(err))
+				return
+			}
+			require.NoError(t, err)
+			got.Factory = nil
+			assert.Equal(t, tc.want, *got)
+		})
+	}
+}
+
+// Settings resolve flag > environment > file, with the file at
+// $TRACT_CONFIG.
+func TestFactory_SettingPrecedence(t *testing.T) {
+	env := map[string]string{"TRACT_CONFIG": t.TempDir() + "/config.json"}
+	f, _, _ := testFactory(t, env)
+	require.NoError(t, configRun(&ConfigOptions{Factory: f, Action: "set", Key: "model", Value: "from-file"}))
+
+	v, err := f.setting("model", "")
+	require.NoError(t, err)
+	assert.Equal(t, "from-file", v)
+	env["TRACT_MODEL"] = "from-env"
+	v, err = f.setting("model", "")
+	require.NoError(t, err)
+	assert.Equal(t, "from-env", v)
+	v, err = f.setting("model", "from-flag")
+	require.NoError(t, err)
+	assert.Equal(t, "from-flag", v)
+	v, err = f.setting("system", "")
+	require.NoError(t, err)
+	assert.Empty(t, v)
+}
+
+func TestDemo_Output(t *testing.T) {
+	f, out, _ := testFactory(t, nil)
+	f.DBFlag = t.TempDir() + "/demo.db"
+	require.NoError(t, demoRun(t.Context(), &DemoOptions{Factory: f}))
+	for _, want := range []string{"The model is scripted", "$ tract log --all --graph", "orphaned by purify", "$ tract stats", "The repository is kept at " + f.DBFlag} {
+		assert.Contains(t, out.String(), want)
+	}
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/demo"
+)
+
+// DemoOptions are the inputs of 'tract demo'.
+type DemoOptions struct {
+	Factory *Factory
+	// Keep keeps the temporary repository instead of removing it.
+	Keep bool
+}
+
+func newCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
+	opts := &DemoOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "demo [--keep | --db PATH]",
+		Short: "Watch validated generation work, offline, against a scripted model",
+		Long: `Run tract's main job in a throwaway repository, against a scripted model: no
+network, no API key and no repository of yours are needed or touched.
+
+The model is a server on 127.0.0.1 that replays canned answers through tract's
+real OpenAI client; the validators, the retries and the repository are the
+real ones. The demo runs
+
+  1. a task validated as JSON: the first answer is not JSON, a steering message
+     quoting the diagnosis is committed, the second answer passes and the branch
+     is purified (the failed attempt stays in 'tract log --all');
+  2. a compress of that turn into a summary;
+  3. a task validated by a command (cmd:sh -n, a shell syntax check),
+
+then prints 'tract log --all --graph' and 'tract stats', and how to use a real
+model.
+
+The repository is a new temporary directory, removed at the end unless --keep
+is given (the demo then says where it is). With --db PATH it is created at
+PATH instead and kept (PATH must not exist yet). TRACT_DB and any repository
+in the current directory are ignored: the demo writes nowhere else.`,
+		Example: `  tract demo
+  tract demo --keep
+  tract --db /tmp/demo.db demo && tract --db /tmp/demo.db show HEAD`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return demoRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "keep the temporary repository and print where it is")
+	return cmd
+}
+
+func demoRun(ctx context.Context, opts *DemoOptions) (retErr error) {
+	f := opts.Factory
+	out := f.IO.Out
+	path, keep := f.DBFlag, opts.Keep || f.DBFlag != ""
+	if path != "" {
+		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+			return usageErrorf("--db %s: the demo creates a new repository, and something exists there: name a path that does not exist yet", path)
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "tract-demo-")
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		if !keep {
+			defer func() { retErr = errors.Join(retErr, os.RemoveAll(dir)) }()
+		}
+		path = filepath.Join(dir, tract.DefaultFile)
+	}
+	topts, err := f.options()
+	if err != nil {
+		return err
+	}
+	t, err := tract.Init(path, topts...)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "tract demo: validated generation in a throwaway repository (%s)\n", path)
+	_, err = demo.Run(ctx, t, out)
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nThe branch runs down the left. Beside it: the failed attempt and its steering, which purify")
+	fmt.Fprintln(out, "moved off the branch, and the turn that compress replaced by its summary.")
+	for _, args := range [][]string{{"log", "--all", "--graph"}, {"stats"}} {
+		fmt.Fprintf(out, "\n$ tract %s\n", strings.Join(args, " "))
+		if err := runSubcommand(ctx, f, path, args); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out)
+	if keep {
+		fmt.Fprintf(out, "The repository is kept at %s: look around with\n", path)
+		fmt.Fprintf(out, "  tract --db %s show HEAD\n  tract --db %s log --all\n\n", path, path)
+	} else {
+		fmt.Fprintln(out, "The repository was temporary and is removed (keep it with 'tract demo --keep').")
+	}
+	fmt.Fprint(out, realModelHelp)
+	return nil
+}
+
+// realModelHelp ends the demo: how to do the same with a real model.
+const realModelHelp = `That model was scripted. To use a real one, point tract at a server and a model:
+  export OPENAI_BASE_URL=http://localhost:11434/v1   # any OpenAI-compatible server (Ollama, vLLM, llama.cpp)
+  export OPENAI_API_KEY=sk-...                       # or OpenAI itself
+  export ANTHROPIC_API_KEY=sk-ant-...                # or Anthropic
+  export TRACT_MODEL=llama3.2                        # or: tract config set model NAME
+  tract init
+  tract chat --validate json "Describe Ada Lovelace as a JSON object"
+`
+
+// runSubcommand runs 'tract --db path args...' with f's streams, as the
+// user would type it.
+func runSubcommand(ctx context.Context, f *Factory, path string, args []string) error {
+	sub := &Factory{IO: f.IO, Getenv: f.Getenv, Getwd: f.Getwd, LockTimeout: f.LockTimeout, Clock: f.Clock}
+	root := newRootCmd(sub)
+	root.SetArgs(append([]string{"--db", path}, args...))
+	return root.ExecuteContext(ctx)
+}

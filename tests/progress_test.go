@@ -1,0 +1,58 @@
+package tests
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// progressEscape is how a progress line starts and how it is erased.
+const progressEscape = "\r\x1b[K"
+
+// A long command draws no progress line on a pipe.
+func TestProgress_NothingWhenPiped(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	var b strings.Builder
+	for i := range 2000 {
+		b.WriteString(`{"role":"user","content":"message ` + string(rune('a'+i%26)) + `"}` + "\n")
+	}
+	r := s.okStdin(b.String(), "import")
+	assert.NotContains(t, r.Stderr, "\r")
+	s.ok("reset", "--soft", "HEAD~500")
+	for _, args := range [][]string{{"fsck"}, {"stats"}, {"gc", "--expire", "0s"}, {"--quiet", "fsck"}} {
+		r := s.ok(args...)
+		assert.NotContains(t, r.Stderr, "\r", "tract %v", args)
+		assert.NotContains(t, r.Stdout, "\r", "tract %v", args)
+	}
+}
+
+// ptyOutput waits for p to end and returns everything it printed.
+func ptyOutput(t *testing.T, p *ptySession, want *regexp.Regexp) string {
+	t.Helper()
+	require.Equal(t, exitOK, p.exit(), p.output())
+	deadline := time.Now().Add(ptyWait)
+	for !want.MatchString(p.output()) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond) // the reader drains the terminal
+	}
+	return p.output()
+}
+
+// On a terminal, fsck shows the objects it checked on a line it erases
+// before its report; --quiet (-q) hides it.
+func TestProgress_LineOnATerminal(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.importMessages(300, func(i int) string { return "m" })
+	out := ptyOutput(t, s.startPTY("fsck"), regexp.MustCompile(`(?s)objects.*checked`))
+	assert.Regexp(t, regexp.MustCompile(`\r\x1b\[Kfsck: [\d,]+ (of [\d,]+ )?objects( \(\d+%\))?\r\x1b\[Kchecked`), out)
+
+	quiet := ptyOutput(t, s.startPTY("-q", "fsck"), regexp.MustCompile(`checked`))
+	assert.NotContains(t, quiet, progressEscape)
+}
