@@ -50,10 +50,11 @@ func TestCheck_VerdictOfEachKind(t *testing.T) {
 			Blocked:   "echo 'no network'; exit 77 exited with status 77, which means blocked: no network",
 			Command:   "echo 'no network'; exit 77", ExitCode: 77, Output: "no network",
 		}},
-		{"command times out", mustCmd("echo waiting; exec sleep 5", retry.WithCmdTimeout(50*time.Millisecond)), "", retry.Verdict{
+		// Long enough for the echo to run on a loaded machine.
+		{"command times out", mustCmd("echo waiting; exec sleep 5", retry.WithCmdTimeout(500*time.Millisecond)), "", retry.Verdict{
 			Type:      retry.FailureTimeout,
-			Diagnosis: "command timed out after 50ms:\nwaiting",
-			Summary:   "echo waiting; exec sleep 5 timed out after 50ms: waiting",
+			Diagnosis: "command timed out after 500ms:\nwaiting",
+			Summary:   "echo waiting; exec sleep 5 timed out after 500ms: waiting",
 			Command:   "echo waiting; exec sleep 5", ExitCode: -1, Output: "waiting",
 		}},
 	}
