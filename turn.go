@@ -116,11 +116,9 @@ func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
 	case i < len(cs) && cs[i].Kind == KindMessage && cs[i].Role == RoleAssistant && isUser(i+1):
 		i++
 		turn.State = TurnAnswered
-	case i < len(cs):
-		return nil, fmt.Errorf("%w: it ends in a %s %s (%s), not in a message and its answer or an error",
-			ErrNoTurn, cs[i].Role, cs[i].Kind, cs[i].Hash.Short())
 	default:
-		return nil, fmt.Errorf("%w: it holds only notes", ErrNoTurn)
+		return nil, fmt.Errorf("%w: it ends in a %s %s (%s), not in a message and its answer or an error",
+			ErrNoTurn, cs[0].Role, cs[0].Kind, cs[0].Hash.Short())
 	}
 	turn.User, turn.First, turn.Commits = cs[i].Hash, cs[i].Hash, i+1
 	turn.Base = firstParent(cs[i])
