@@ -50,6 +50,9 @@ type ChatOptions struct {
 	Events string
 	// Interactive opens the REPL (--interactive).
 	Interactive bool
+	// RetryLast answers the branch's unanswered message again
+	// (--retry-last).
+	RetryLast bool
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -161,7 +164,11 @@ on; it exits 0 at the end of input or /exit.`,
   echo "Summarise this" | tract chat -`,
 		Args: maxArgs(1, `one message (quote it) or "-"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkRetryLast(opts, args); err != nil {
+				return err
+			}
 			switch {
+			case opts.RetryLast:
 			case opts.Interactive && len(args) > 0:
 				return usageErrorf("--interactive reads its messages from standard input: give no MESSAGE")
 			case opts.Interactive:
@@ -223,6 +230,7 @@ on; it exits 0 at the end of input or /exit.`,
 	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance (needs --validate)")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see INTERACTIVE CHAT)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
+	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer again the message a failed turn left unanswered, without committing it twice")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -237,7 +245,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	f := opts.Factory
 	ctx := cmd.Context()
 	text := opts.Message
-	if opts.FromStdin {
+	if opts.FromStdin && !opts.RetryLast {
 		var err error
 		if text, err = readText(f, "-", true); err != nil {
 			return err
@@ -282,6 +290,11 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		copts = append(copts, tract.Temperature(*opts.Temperature))
 	}
 	streaming := len(opts.Validate) == 0 && f.IO.OutTTY && !opts.NoStream && !opts.JSON
+	var attempts *attemptStream
+	if len(opts.Validate) > 0 && f.IO.ErrTTY && !opts.NoStream {
+		attempts = newAttemptStream(f, f.IO.ErrOut, f.IO.OutTTY && !opts.JSON)
+		copts = append(copts, attempts.options()...)
+	}
 	if streaming {
 		copts = append(copts, tract.OnDelta(func(d string) {
 			io.WriteString(f.IO.Out, d)
@@ -297,7 +310,13 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		copts = append(copts, tract.OnEvent(log.write))
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
-		res, err := t.Chat(ctx, text, copts...)
+		res, err := runTurn(ctx, f, t, opts, text, copts)
+		if attempts != nil {
+			attempts.end()
+		}
+		if res != nil {
+			err = failedTurn(ctx, t, opts.Branch, res.User, err)
+		}
 		if opts.JSON && res != nil {
 			rec := chatRecord{ChatResult: res}
 			if err != nil {
