@@ -35,7 +35,7 @@ func TestChat_FailedTurnPrintsTheWayOut(t *testing.T) {
 		// otherwise answers every request after the replies.
 		otherwise *llmtest.Reply
 		code      int
-		parts   string
+		parts     string
 	}{
 		{"exhausted validation", []string{"-V", "json", "--max-attempts", "2"},
 			[]llmtest.Reply{llmtest.Answer("no"), llmtest.Answer("still no")}, nil, exitExhausted, "1 error commit after it"},
