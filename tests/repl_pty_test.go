@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -47,6 +48,13 @@ type ptySession struct {
 // terminal.
 func (s *sandbox) startPTY(args ...string) *ptySession {
 	s.t.Helper()
+	return s.startPTYOut(nil, args...)
+}
+
+// startPTYOut is startPTY with standard output sent to stdout instead of
+// the terminal, unless stdout is nil.
+func (s *sandbox) startPTYOut(stdout io.Writer, args ...string) *ptySession {
+	s.t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(s.t, err)
 	fd := int(master.Fd())
@@ -60,6 +68,9 @@ func (s *sandbox) startPTY(args ...string) *ptySession {
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	cmd, _, _ := s.command(ctx, nil, args)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	require.NoError(s.t, cmd.Start())
 	require.NoError(s.t, slave.Close())

@@ -336,6 +336,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		default:
 			fmt.Fprintln(f.IO.Out, res.Text)
 		}
+		flush(f.IO.Out) // the answer before the outcome, on a terminal showing both
 		reportOutcome(f.IO.ErrOut, res)
 		return nil
 	})

@@ -68,6 +68,13 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		}
 		defer func() { _ = restore() }() // on the way out, nothing better to do with its error
 		tr = newTerminalREPL(ctx, f.IO.In, out, f.IO.ErrOut, width, height, f.IO.Color)
+		if len(opts.Validate) > 0 && f.IO.ErrTTY && !opts.NoStream {
+			// Each attempt streams on standard error; the accepted answer
+			// is then printed by the session, as without a stream.
+			tr.attempts = newAttemptStream(f, f.IO.ErrOut, true)
+			tr.attempts.width, tr.attempts.height = width, height
+			copts = append(copts, tr.attempts.options()...)
+		}
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		var sessionOut io.Writer = out
