@@ -168,7 +168,7 @@ func TestChat_WarnsBeforeSendingAfterAFailedTurn(t *testing.T) {
 
 	r = s.ok("chat", "third question")
 	assert.Equal(t, "third answer\n", r.Stdout)
-	assert.Contains(t, r.Stderr, "warning: the branch ends in the message ")
+	assert.Contains(t, r.Stderr, "warning: the branch ends in your message ")
 	assert.Contains(t, r.Stderr, "tract chat --retry-last")
 	assert.Contains(t, r.Stderr, "tract reset --soft HEAD~2")
 	assert.Equal(t, 3, userMessages(srv.Requests()[2]), "sent anyway, after the unanswered message")

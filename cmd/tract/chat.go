@@ -72,7 +72,17 @@ to the user message and only the accepted answer is re-committed, so the next
 turn's context stays clean while the failed attempts remain in 'tract log --all'.
 
 Standard output carries only the accepted answer, so 'tract chat ... | jq .'
-works; attempts, diagnoses and the outcome go to standard error.
+works; attempts, diagnoses and the outcome go to standard error. When
+standard error is a terminal (and without --no-stream), each attempt's answer
+streams there under an "attempt N/M ▸" header and is then replaced by its
+verdict ("✗ attempt N/M rejected: ...", "✓ attempt N/M passed").
+
+A turn that ends without an answer leaves the branch ending in your message
+and an error commit; chat then prints the two ways out: 'tract chat
+--retry-last' sends that message again without committing it twice (the
+branch moves back to it, reflog "retry-last", and a normal turn follows), and
+'tract reset --soft HEAD~N' takes the turn off the branch. A new message sent
+after an unanswered one is sent with a warning.
 
 Each failed attempt records a failure record (its type: execution_error,
 verification_failed, timeout or rejected; a one-line error; the details; for
@@ -116,8 +126,8 @@ Validators (repeatable; all must pass):
 The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible
 server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
 
-Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID,
---on-exhausted or --fix too), 3 validation failed on every attempt (and the
+Exit codes: 0 accepted, 1 --retry-last with no unanswered message, 2 usage or
+configuration error (a bad --task ID, --on-exhausted or --fix too), 3 validation failed on every attempt (and the
 escalation was aborted), 4 model or transport error, or an llm: judge's reply that is not
 its JSON verdict (the answer stays on the branch, unjudged), 5 conflict:
 another writer moved the branch while the model answered (the answer is kept
@@ -159,6 +169,7 @@ the branch ends in an error, messages are refused until /retry or /rewind.
 Each failing line prints "error: ..." on standard error and the REPL goes
 on; it exits 0 at the end of input or /exit.`,
 		Example: `  tract chat "What is the capital of France?"
+  tract chat --retry-last --validate json
   tract chat --validate json "List three colours as a JSON array" | jq .
   tract chat --validate schema:person.json --max-attempts 5 --provenance "Describe Ada"
   echo "Summarise this" | tract chat -`,

@@ -91,9 +91,9 @@ func warnPending(ctx context.Context, w io.Writer, t *tract.Tract, branch string
 	if err != nil || turn == nil {
 		return err
 	}
-	fmt.Fprintf(w, "warning: the branch ends in the message %s of a turn that got no answer (%s),\n"+
-		"so the model sees two user messages in a row. Sending anyway. Next time, to answer that message\n"+
-		"instead: %s; to drop it: %s\n",
+	fmt.Fprintf(w, "warning: the branch ends in your message %s, left unanswered by a failed turn (%s);\n"+
+		"this message follows it, so the model sees two user messages in a row. Sending anyway.\n"+
+		"Before a new message, '%s' answers the unanswered one and '%s' drops it.\n",
 		turn.User.Short(), turnParts(turn), retryLastCommand(branch), resetCommand(branch, turn))
 	return nil
 }
