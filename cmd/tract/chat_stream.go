@@ -126,7 +126,11 @@ func (s *attemptStream) verdict(a tract.Attempt) {
 
 // end closes an attempt left without a verdict (its model call failed,
 // or the turn was interrupted), so what is printed next starts a line.
+// A nil stream does nothing.
 func (s *attemptStream) end() {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.endLine()
