@@ -7,9 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/llm/llmtest"
 )
 
 // syncBuffer is a bytes.Buffer a process writes to while a test reads.
@@ -109,10 +112,13 @@ func TestChat_StreamsAttemptsOnADumbOrColourTerminal(t *testing.T) {
 	})
 }
 
-// The REPL streams a validated turn's attempts the same way.
+// The REPL streams a validated turn's attempts the same way; Ctrl-C
+// during an attempt ends its line before the REPL says the message was
+// cancelled.
 func TestREPL_StreamsValidatedAttempts(t *testing.T) {
 	t.Parallel()
 	srv := retryServer(t)
+	srv.When("slow question", llmtest.Reply{Content: "this answer never ends", ChunkDelay: time.Hour})
 	s := chatEnv(newSandbox(t), srv)
 	s.initRepo()
 
@@ -125,6 +131,12 @@ func TestREPL_StreamsValidatedAttempts(t *testing.T) {
 	p.waitFor("attempt 2/3 ▸")
 	p.waitFor("✓ attempt 2/3 passed")
 	p.waitFor(goodJSON)
+	p.waitFor("> ")
+
+	p.send("slow question\r")
+	p.waitFor("attempt 1/3 ▸\r\nthis ")
+	p.send("\x03")
+	p.waitFor("\r\n[message cancelled]")
 	p.waitFor("> ")
 	p.send("\x04")
 	assert.Equal(t, 0, p.exit())
