@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tractdag/tract/internal/english"
+	"github.com/tractdag/tract/store"
 )
 
 // ActionRetryLast is the reflog action of the move RetryLast makes when
@@ -163,6 +164,11 @@ func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult,
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	// A turn needs a branch to commit on: refuse a detached HEAD before
+	// the move, not after it.
+	if err := t.view(func(tx store.Tx) error { _, err := t.requireBranch(tx); return err }); err != nil {
+		return nil, fmt.Errorf("retry last: %w", err)
 	}
 	turn, err := t.LastTurn(ctx)
 	if err != nil {

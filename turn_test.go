@@ -195,4 +195,16 @@ func TestRetryLast_Refusals(t *testing.T) {
 	_, err = tr.RetryLast(ctx, tract.SystemPrompt("Be terse."))
 	assert.ErrorContains(t, err, "system prompt")
 	assert.Len(t, srv.Requests(), 1, "no model call after the first turn")
+
+	// On a detached HEAD nothing moves.
+	failed, err := tr.Commit(ctx, tract.KindError, tract.RoleAssistant, "failed")
+	require.NoError(t, err)
+	_, err = tr.Checkout(ctx, "HEAD")
+	require.NoError(t, err)
+	_, err = tr.RetryLast(ctx)
+	assert.ErrorIs(t, err, tract.ErrDetachedHead)
+	head, err := tr.Show(ctx, "HEAD")
+	require.NoError(t, err)
+	assert.Equal(t, failed, head.Hash)
+	assert.Len(t, srv.Requests(), 1)
 }
