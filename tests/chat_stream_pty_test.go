@@ -57,7 +57,7 @@ func TestChat_StreamsAttemptsOnTheTerminal(t *testing.T) {
 
 	p := s.startPTY("chat", "-V", "json", "colours?")
 	assert.Equal(t, 0, p.exit())
-	out := p.output()
+	out := p.finalOutput()
 	inOrder(t, out,
 		"attempt 1/3 ▸\r\n", badJSON, "\r\x1b[1A\x1b[J", "✗ attempt 1/3 rejected: json: invalid JSON",
 		"attempt 2/3 ▸\r\n", goodJSON, "\r\x1b[1A\x1b[J", "✓ attempt 2/3 passed\r\n",
@@ -80,7 +80,7 @@ func TestChat_StreamsAttemptsWithStdoutPiped(t *testing.T) {
 	p := s.startPTYOut(&stdout, "chat", "-V", "json", "colours?")
 	assert.Equal(t, 0, p.exit())
 	assert.Equal(t, goodJSON+"\n", stdout.String())
-	out := p.output()
+	out := p.finalOutput()
 	inOrder(t, out, "attempt 1/3 ▸", badJSON, "\x1b[J✗ attempt 1/3 rejected", "attempt 2/3 ▸", goodJSON+"\r\n✓ attempt 2/3 passed")
 	assert.NotContains(t, out, "attempt 1/3: failed", "the plain progress lines are replaced")
 }
@@ -97,7 +97,7 @@ func TestChat_StreamsAttemptsOnADumbOrColourTerminal(t *testing.T) {
 		s.initRepo()
 		p := s.startPTY("chat", "-V", "json", "colours?")
 		assert.Equal(t, 0, p.exit())
-		out := p.output()
+		out := p.finalOutput()
 		assert.NotContains(t, out, "\x1b[")
 		inOrder(t, out, "attempt 1/3 ▸\r\n"+badJSON+"\r\n✗ attempt 1/3 rejected: json:", "attempt 2/3 ▸\r\n"+goodJSON+"\r\n✓ attempt 2/3 passed\r\n", goodJSON+"\r\n")
 	})
@@ -108,7 +108,7 @@ func TestChat_StreamsAttemptsOnADumbOrColourTerminal(t *testing.T) {
 		s.initRepo()
 		p := s.startPTY("chat", "-V", "json", "colours?")
 		assert.Equal(t, 0, p.exit())
-		inOrder(t, p.output(), "\x1b[2mattempt 1/3 ▸\x1b[0m", "\x1b[31m✗ attempt 1/3 rejected:\x1b[0m json:", "\x1b[32m✓ attempt 2/3 passed\x1b[0m")
+		inOrder(t, p.finalOutput(), "\x1b[2mattempt 1/3 ▸\x1b[0m", "\x1b[31m✗ attempt 1/3 rejected:\x1b[0m json:", "\x1b[32m✓ attempt 2/3 passed\x1b[0m")
 	})
 }
 

@@ -41,6 +41,8 @@ type ptySession struct {
 	// exited is closed when the process has ended; err is its Wait's.
 	exited chan struct{}
 	err    error
+	// read is closed when everything the process printed was read.
+	read chan struct{}
 }
 
 // startPTY runs tract with args on a new pseudo-terminal of 200 columns
@@ -74,8 +76,9 @@ func (s *sandbox) startPTYOut(stdout io.Writer, args ...string) *ptySession {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	require.NoError(s.t, cmd.Start())
 	require.NoError(s.t, slave.Close())
-	p := &ptySession{t: s.t, master: master, cmd: cmd, exited: make(chan struct{})}
+	p := &ptySession{t: s.t, master: master, cmd: cmd, exited: make(chan struct{}), read: make(chan struct{})}
 	go func() {
+		defer close(p.read)
 		buf := make([]byte, 4096)
 		for {
 			n, err := master.Read(buf)
@@ -150,6 +153,19 @@ func (p *ptySession) exit() int {
 	}
 	require.NoError(p.t, p.err)
 	return 0
+}
+
+// finalOutput waits for the process to end and returns everything it
+// printed, read to the end.
+func (p *ptySession) finalOutput() string {
+	p.t.Helper()
+	p.exit()
+	select {
+	case <-p.read:
+	case <-time.After(ptyWait):
+		require.Failf(p.t, "the terminal was not read to its end", "output:\n%q", p.output())
+	}
+	return p.output()
 }
 
 // sgr matches an ANSI colour escape (escapes that move the cursor are
