@@ -77,15 +77,20 @@ const turnScan = 8
 // LastTurn reads the branch's last turn (see Turn and TurnState). A
 // branch that ends otherwise (an assistant message with no user message
 // before it, a lone note, a system prompt) or has no commits gives an
-// error wrapping ErrNoTurn that says what the tip is.
+// error wrapping ErrNoTurn that says what the tip is. It reads the
+// commits of the turn and two more, not the branch.
 func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
-	cs, err := t.Log(ctx, LogLimit(turnScan))
-	if err != nil {
-		return nil, err
-	}
-	if len(cs) == turnScan {
-		if cs, err = t.Log(ctx); err != nil { // an unusually long run of errors and notes
+	var cs []*CommitInfo
+	for limit := turnScan; ; limit *= 4 {
+		var err error
+		if cs, err = t.Log(ctx, LogLimit(limit)); err != nil {
 			return nil, err
+		}
+		// Enough when the branch has no more, or when the commits read
+		// reach past the run of errors and notes at the tip by two (a
+		// message and the one before it).
+		if len(cs) < limit || trailing(cs)+2 <= len(cs) {
+			break
 		}
 	}
 	if len(cs) == 0 {
@@ -189,6 +194,17 @@ func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult,
 		res.User = turn.User
 	}
 	return res, err
+}
+
+// trailing is how many of cs (newest first) are errors and notes before
+// the first commit of another kind.
+func trailing(cs []*CommitInfo) int {
+	for i, c := range cs {
+		if c.Kind != KindError && c.Kind != KindNote {
+			return i
+		}
+	}
+	return len(cs)
 }
 
 // firstParent is c's first parent, zero for a root.

@@ -13,12 +13,30 @@ import (
 	"github.com/tractdag/tract/retry"
 )
 
+type turnCommit struct {
+	kind tract.Kind
+	role tract.Role
+}
+
+func repeat(c turnCommit, n int) []turnCommit {
+	out := make([]turnCommit, n)
+	for i := range out {
+		out[i] = c
+	}
+	return out
+}
+
+func repeatPairs(a, b turnCommit, n int) []turnCommit {
+	var out []turnCommit
+	for range n {
+		out = append(out, a, b)
+	}
+	return out
+}
+
 // LastTurn and PendingTurn read each shape of a branch's end.
 func TestLastTurn_Shapes(t *testing.T) {
-	type commit struct {
-		kind tract.Kind
-		role tract.Role
-	}
+	type commit = turnCommit
 	var (
 		system    = commit{tract.KindMessage, tract.RoleSystem}
 		user      = commit{tract.KindMessage, tract.RoleUser}
@@ -47,6 +65,9 @@ func TestLastTurn_Shapes(t *testing.T) {
 		{name: "failure before the send", commits: []commit{user, assistant, errCommit}, state: tract.TurnNotSent, n: 1, errors: 1, user: -1, first: 2},
 		{name: "two failures before the send", commits: []commit{user, assistant, note, errCommit, errCommit},
 			state: tract.TurnNotSent, n: 2, errors: 2, user: -1, first: 3},
+		{name: "a run of errors longer than the first look", commits: append([]commit{system, user, assistant, user}, repeat(errCommit, 30)...),
+			state: tract.TurnUnanswered, n: 31, errors: 30, user: 3, first: 3},
+		{name: "a long answered history", commits: repeatPairs(user, assistant, 20), state: tract.TurnAnswered, n: 2, user: 38, first: 38},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
