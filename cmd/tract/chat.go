@@ -127,8 +127,9 @@ The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatibl
 server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
 
 Exit codes: 0 accepted, 1 --retry-last with no unanswered message, 2 usage or
-configuration error (a bad --task ID, --on-exhausted or --fix too), 3 validation failed on every attempt (and the
-escalation was aborted), 4 model or transport error, or an llm: judge's reply that is not
+configuration error (a bad --task ID, --on-exhausted or --fix too), 3 validation
+failed on every attempt (and the escalation was aborted),
+4 model or transport error, or an llm: judge's reply that is not
 its JSON verdict (the answer stays on the branch, unjudged), 5 conflict:
 another writer moved the branch while the model answered (the answer is kept
 off the branch and named), 6 skipped (the escalation was answered skip), 7 a
