@@ -53,6 +53,7 @@ func (s TurnState) String() string {
 // user message, or the error of a TurnNotSent) to the tip. Notes after
 // them (a provenance note, the note of a skipped task) belong to the turn.
 type Turn struct {
+	// State is the turn's shape.
 	State TurnState
 	// User is the turn's user message (zero for TurnNotSent).
 	User Hash
