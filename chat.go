@@ -51,6 +51,8 @@ type chatConfig struct {
 	intervention string
 	// events is the OnEvent callback.
 	events func(Event)
+	// onAttemptDelta is the OnAttemptDelta callback.
+	onAttemptDelta func(AttemptDelta)
 }
 
 // UseClient sends this call to c instead of the client given to Open.

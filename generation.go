@@ -80,7 +80,7 @@ func (g *generation) ask(ctx context.Context) (answer, error) {
 		return answer{}, err
 	}
 	resp, err := g.cfg.client.Complete(ctx, llm.Request{
-		Model: g.cfg.model, Messages: msgs, Temperature: g.cfg.temperature, OnDelta: g.cfg.onDelta,
+		Model: g.cfg.model, Messages: msgs, Temperature: g.cfg.temperature, OnDelta: g.deltaFunc(),
 	})
 	if err != nil {
 		return answer{}, &modelError{err: err}

@@ -18,8 +18,9 @@
 //
 // The last interaction is the branch's trailing user message and answer,
 // user message and error commit, or a standalone error commit (a failure
-// before anything was sent). /retry and /rewind act on it; any other tip
-// (a note, a lone user message) leaves nothing to retry.
+// before anything was sent), with any notes after it: the branch's last
+// turn as tract.Tract.LastTurn reads it. /retry and /rewind act on it; any
+// other tip (a lone note, a lone user message) leaves nothing to retry.
 //
 // # Retry mode
 //

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tractdag/tract"
@@ -44,35 +45,30 @@ type interaction struct {
 	base tract.Hash
 }
 
-// lastInteraction reads the branch's last interaction. Any other tip (or
-// an empty branch) is ErrNothingToRetry, saying what the tip is.
+// lastInteraction reads the branch's last interaction: its last turn as
+// Tract.LastTurn reads it (notes after it included), except a lone user
+// message, which has no answer or error to replace. Any other tip (or an
+// empty branch) is ErrNothingToRetry, saying what the tip is.
 func (s *Session) lastInteraction(ctx context.Context) (*interaction, error) {
-	cs, err := s.cfg.Tract.Log(ctx, tract.LogLimit(2))
+	turn, err := s.cfg.Tract.LastTurn(ctx)
+	if errors.Is(err, tract.ErrNoTurn) {
+		return nil, fmt.Errorf("%w: %w", ErrNothingToRetry, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(cs) == 0 {
-		return nil, fmt.Errorf("%w: the branch has no commits yet", ErrNothingToRetry)
-	}
-	tip := cs[0]
-	isUser := func(i int) bool {
-		return i < len(cs) && cs[i].Kind == tract.KindMessage && cs[i].Role == tract.RoleUser
-	}
-	in := &interaction{tip: tip.Hash}
+	in := &interaction{tip: turn.Tip, first: turn.First, base: turn.Base}
 	switch {
-	case tip.Kind == tract.KindError && isUser(1):
-		in.shape = UserError
-	case tip.Kind == tract.KindError:
-		in.shape, in.first = StandaloneError, tip.Hash
-		in.base = parent(tip)
-		return in, nil
-	case tip.Kind == tract.KindMessage && tip.Role == tract.RoleAssistant && isUser(1):
+	case turn.State == tract.TurnAnswered:
 		in.shape = UserAnswer
+	case turn.State == tract.TurnNotSent:
+		in.shape = StandaloneError
+	case turn.Errors > 0:
+		in.shape = UserError
 	default:
-		return nil, fmt.Errorf("%w: the branch ends in a %s %s (%s), not in a message and its answer or an error",
-			ErrNothingToRetry, tip.Role, tip.Kind, tip.Hash.Short())
+		return nil, fmt.Errorf("%w: the branch ends in the user message %s, with no answer or error to replace (send it again with 'tract chat --retry-last')",
+			ErrNothingToRetry, turn.User.Short())
 	}
-	in.first, in.base = cs[1].Hash, parent(cs[1])
 	return in, nil
 }
 

@@ -438,4 +438,5 @@ func TestChat_InterruptDuringAttempt(t *testing.T) {
 	assert.True(t, cs[0].Text == "slow question" || cs[0].Kind == "error",
 		"the branch ends at the user message or an error commit, got %s %q", cs[0].Kind, cs[0].Text)
 	assert.Contains(t, texts(cs), "You are terse.")
+	assert.Contains(t, r.Stderr, "tract chat --retry-last", "the way out of the unanswered message")
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -40,12 +41,21 @@ type ptySession struct {
 	// exited is closed when the process has ended; err is its Wait's.
 	exited chan struct{}
 	err    error
+	// read is closed when everything the process printed was read.
+	read chan struct{}
 }
 
 // startPTY runs tract with args on a new pseudo-terminal of 200 columns
 // that is its standard input, output and error and its controlling
 // terminal.
 func (s *sandbox) startPTY(args ...string) *ptySession {
+	s.t.Helper()
+	return s.startPTYOut(nil, args...)
+}
+
+// startPTYOut is startPTY with standard output sent to stdout instead of
+// the terminal, unless stdout is nil.
+func (s *sandbox) startPTYOut(stdout io.Writer, args ...string) *ptySession {
 	s.t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(s.t, err)
@@ -60,11 +70,15 @@ func (s *sandbox) startPTY(args ...string) *ptySession {
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	cmd, _, _ := s.command(ctx, nil, args)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	require.NoError(s.t, cmd.Start())
 	require.NoError(s.t, slave.Close())
-	p := &ptySession{t: s.t, master: master, cmd: cmd, exited: make(chan struct{})}
+	p := &ptySession{t: s.t, master: master, cmd: cmd, exited: make(chan struct{}), read: make(chan struct{})}
 	go func() {
+		defer close(p.read)
 		buf := make([]byte, 4096)
 		for {
 			n, err := master.Read(buf)
@@ -139,6 +153,19 @@ func (p *ptySession) exit() int {
 	}
 	require.NoError(p.t, p.err)
 	return 0
+}
+
+// finalOutput waits for the process to end and returns everything it
+// printed, read to the end.
+func (p *ptySession) finalOutput() string {
+	p.t.Helper()
+	p.exit()
+	select {
+	case <-p.read:
+	case <-time.After(ptyWait):
+		require.Failf(p.t, "the terminal was not read to its end", "output:\n%q", p.output())
+	}
+	return p.output()
 }
 
 // sgr matches an ANSI colour escape (escapes that move the cursor are

@@ -53,6 +53,9 @@ type ChatOptions struct {
 	// Continue (-c) continues the current branch, the default; New (-n)
 	// starts a new conversation on a new branch instead.
 	Continue, New bool
+	// RetryLast answers the branch's unanswered message again
+	// (--retry-last).
+	RetryLast bool
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -72,7 +75,17 @@ to the user message and only the accepted answer is re-committed, so the next
 turn's context stays clean while the failed attempts remain in 'tract log --all'.
 
 Standard output carries only the accepted answer, so 'tract chat ... | jq .'
-works; attempts, diagnoses and the outcome go to standard error.
+works; attempts, diagnoses and the outcome go to standard error. When
+standard error is a terminal (and without --no-stream), each attempt's answer
+streams there under an "attempt N/M ▸" header and is then replaced by its
+verdict ("✗ attempt N/M rejected: ...", "✓ attempt N/M passed").
+
+A turn that ends without an answer leaves the branch ending in your message
+and an error commit; chat then prints the two ways out: 'tract chat
+--retry-last' sends that message again without committing it twice (the
+branch moves back to it, reflog "retry-last", and a normal turn follows), and
+'tract reset --soft HEAD~N' takes the turn off the branch. A new message sent
+after an unanswered one is sent with a warning.
 
 Each failed attempt records a failure record (its type: execution_error,
 verification_failed, timeout or rejected; a one-line error; the details; for
@@ -124,9 +137,10 @@ named chat-YYYYMMDD-HHMMSS (local time; -2, -3... when taken) with no history,
 with HEAD moved to it and its name printed on standard error ('tract switch
 NAME' goes back to another).
 
-Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID,
---on-exhausted or --fix too), 3 validation failed on every attempt (and the
-escalation was aborted), 4 model or transport error, or an llm: judge's reply that is not
+Exit codes: 0 accepted, 1 --retry-last with no unanswered message, 2 usage or
+configuration error (a bad --task ID, --on-exhausted or --fix too), 3 validation
+failed on every attempt (and the escalation was aborted),
+4 model or transport error, or an llm: judge's reply that is not
 its JSON verdict (the answer stays on the branch, unjudged), 5 conflict:
 another writer moved the branch while the model answered (the answer is kept
 off the branch and named), 6 skipped (the escalation was answered skip), 7 a
@@ -167,13 +181,18 @@ the branch ends in an error, messages are refused until /retry or /rewind.
 Each failing line prints "error: ..." on standard error and the REPL goes
 on; it exits 0 at the end of input or /exit.`,
 		Example: `  tract chat "What is the capital of France?"
+  tract chat --retry-last --validate json
   tract chat --validate json "List three colours as a JSON array" | jq .
   tract chat -m llama3.2 -s "You are terse." -n "Start a new conversation"
   tract chat --validate schema:person.json --max-attempts 5 --provenance "Describe Ada"
   echo "Summarise this" | tract chat -`,
 		Args: maxArgs(1, `one message (quote it) or "-"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkRetryLast(opts, args); err != nil {
+				return err
+			}
 			switch {
+			case opts.RetryLast:
 			case opts.Interactive && len(args) > 0:
 				return usageErrorf("--interactive reads its messages from standard input: give no MESSAGE")
 			case opts.Interactive:
@@ -242,6 +261,7 @@ on; it exits 0 at the end of input or /exit.`,
 	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance (needs --validate)")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see INTERACTIVE CHAT)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
+	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer again the message a failed turn left unanswered, without committing it twice")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -256,7 +276,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	f := opts.Factory
 	ctx := cmd.Context()
 	text := opts.Message
-	if opts.FromStdin {
+	if opts.FromStdin && !opts.RetryLast {
 		var err error
 		if text, err = readText(f, "-", true); err != nil {
 			return err
@@ -304,6 +324,11 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		copts = append(copts, tract.Temperature(*opts.Temperature))
 	}
 	streaming := len(opts.Validate) == 0 && f.IO.OutTTY && !opts.NoStream && !opts.JSON
+	var attempts *attemptStream
+	if len(opts.Validate) > 0 && f.IO.ErrTTY && !opts.NoStream {
+		attempts = newAttemptStream(f, f.IO.ErrOut, f.IO.OutTTY && !opts.JSON)
+		copts = append(copts, attempts.options()...)
+	}
 	if streaming {
 		copts = append(copts, tract.OnDelta(func(d string) {
 			io.WriteString(f.IO.Out, d)
@@ -324,7 +349,13 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 				return err
 			}
 		}
-		res, err := t.Chat(ctx, text, copts...)
+		res, err := runTurn(ctx, f, t, opts, text, copts)
+		if attempts != nil {
+			attempts.end()
+		}
+		if res != nil {
+			err = failedTurn(ctx, t, opts.Branch, res.User, err)
+		}
 		if opts.JSON && res != nil {
 			rec := chatRecord{ChatResult: res}
 			if err != nil {
@@ -344,6 +375,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		default:
 			fmt.Fprintln(f.IO.Out, res.Text)
 		}
+		flush(f.IO.Out) // the answer before the outcome, on a terminal showing both
 		reportOutcome(f.IO.ErrOut, res)
 		return nil
 	})

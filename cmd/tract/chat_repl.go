@@ -71,7 +71,19 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		}
 		defer func() { _ = restore() }() // on the way out, nothing better to do with its error
 		tr = newTerminalREPL(ctx, f.IO.In, out, f.IO.ErrOut, width, height, f.IO.Color)
-		followResize(ctx, fd, tr.term)
+		if len(opts.Validate) > 0 && f.IO.ErrTTY && !opts.NoStream {
+			// Each attempt streams on standard error; the accepted answer
+			// is then printed by the session, as without a stream.
+			tr.attempts = newAttemptStream(f, f.IO.ErrOut, true)
+			tr.attempts.resize(width, height)
+			copts = append(copts, tr.attempts.options()...)
+		}
+		followResize(ctx, fd, func(w, h int) {
+			_ = tr.term.SetSize(w, h) // a repaint that fails leaves the old width: nothing better to do
+			if tr.attempts != nil {
+				tr.attempts.resize(w, h)
+			}
+		})
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		if opts.New {

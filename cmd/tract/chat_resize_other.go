@@ -2,12 +2,8 @@
 
 package main
 
-import (
-	"context"
+import "context"
 
-	"golang.org/x/term"
-)
-
-// followResize does nothing where there is no SIGWINCH: the line editor
-// keeps the width the terminal had when the REPL started.
-func followResize(context.Context, int, *term.Terminal) {}
+// followResize does nothing where there is no SIGWINCH: the REPL keeps
+// the size the terminal had when it started.
+func followResize(context.Context, int, func(width, height int)) {}

@@ -11,10 +11,11 @@ import (
 	"golang.org/x/term"
 )
 
-// followResize keeps the line editor's width that of the terminal fd:
-// on each SIGWINCH (the window was resized) it reads the new size, so a
-// long line wraps where the terminal wraps it. It stops when ctx ends.
-func followResize(ctx context.Context, fd int, t *term.Terminal) {
+// followResize calls resized with the terminal fd's new size on each
+// SIGWINCH (the window was resized), so the line editor wraps a long line
+// where the terminal does. It stops when ctx ends; resized runs on its
+// own goroutine.
+func followResize(ctx context.Context, fd int, resized func(width, height int)) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, unix.SIGWINCH)
 	go func() {
@@ -25,7 +26,7 @@ func followResize(ctx context.Context, fd int, t *term.Terminal) {
 				return
 			case <-sig:
 				if w, h, err := term.GetSize(fd); err == nil && w > 0 {
-					_ = t.SetSize(w, h) // a repaint that fails leaves the old width: nothing better to do
+					resized(w, h)
 				}
 			}
 		}

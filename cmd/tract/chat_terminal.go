@@ -43,6 +43,9 @@ type terminalREPL struct {
 	history *lineHistory
 	errOut  io.Writer
 	color   bool
+	// attempts shows a validated turn's attempts as they stream; nil
+	// when they do not (no validators, --no-stream).
+	attempts *attemptStream
 }
 
 // newTerminalREPL reads keys from in and writes to out, which must be the
@@ -137,9 +140,14 @@ func (r *terminalREPL) run(ctx context.Context, s *repl.Session) error {
 func (r *terminalREPL) handle(ctx context.Context, s *repl.Session, text string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := r.keys.watch(cancel)
+	stop := r.keys.watch(func() {
+		r.attempts.end() // before the session says the message was cancelled
+		cancel()
+	})
 	defer stop()
-	return s.Handle(ctx, text)
+	err := s.Handle(ctx, text)
+	r.attempts.end()
+	return err
 }
 
 // paint colours a prompt banner by its kind.

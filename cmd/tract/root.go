@@ -66,11 +66,17 @@ func printError(f *Factory, cmd *cobra.Command, err error) int {
 	code := exitCode(err)
 	if code == exitInterrupt {
 		fmt.Fprintln(f.IO.ErrOut, "tract: interrupted; every commit made so far is intact (see 'tract log')")
+		if r := recovery(err); r != "" {
+			fmt.Fprintln(f.IO.ErrOut, r)
+		}
 		return code
 	}
 	fmt.Fprintf(f.IO.ErrOut, "tract: %v\n", err)
 	if hint := errorHint(err); hint != "" {
 		fmt.Fprintln(f.IO.ErrOut, hint)
+	}
+	if r := recovery(err); r != "" {
+		fmt.Fprintln(f.IO.ErrOut, r)
 	}
 	if code == exitUsage && cmd != nil {
 		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
@@ -93,6 +99,8 @@ func errorHint(err error) string {
 		exhausted *retry.ExhaustedError
 	)
 	switch {
+	case errors.Is(err, tract.ErrNoTurn):
+		return "--retry-last answers again a message a failed turn left unanswered; 'tract log' shows how the branch ends."
 	case errors.Is(err, tract.ErrSkipped):
 		return "The task was skipped: 'tract show' prints the skip note, 'tract log --all' the attempts."
 	case errors.As(err, &exhausted):

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
+)
+
+// A failed turn (exhausted validation, a failed model call, an
+// interrupt) leaves the branch ending in its user message and error
+// commits (tract.TurnUnanswered). 'tract chat' says so when it happens and
+// prints the two ways out; the next 'tract chat MESSAGE' warns before it
+// sends, and still sends: a second user message in a row is what some
+// conversations want, and the warning names both fixes.
+
+// failedTurnError is a chat's error when the turn left the branch ending
+// in its unanswered message: printError adds the way out after the
+// error and its hint.
+type failedTurnError struct {
+	err  error
+	turn *tract.Turn
+	// branch is --branch ("" for HEAD's branch).
+	branch string
+}
+
+func (e *failedTurnError) Error() string { return e.err.Error() }
+func (e *failedTurnError) Unwrap() error { return e.err }
+
+// recovery says how to go on from the unanswered message the failed turn
+// left, or "" when err is not a failedTurnError.
+func recovery(err error) string {
+	var ft *failedTurnError
+	if !errors.As(err, &ft) {
+		return ""
+	}
+	return fmt.Sprintf("The branch now ends in your message %s with no answer (%s); a new message would follow it,\n"+
+		"so the model would see two user messages in a row. Either send it again: %s\n"+
+		"or take it off the branch (it stays in 'tract log --all'): %s",
+		ft.turn.User.Short(), turnParts(ft.turn), retryLastCommand(ft.branch), resetCommand(ft.branch, ft.turn))
+}
+
+// turnParts lists what an unanswered turn holds after its message.
+func turnParts(t *tract.Turn) string {
+	after := t.Commits - 1
+	if after == 0 {
+		return "nothing after it"
+	}
+	if t.Errors == after {
+		return english.Count(t.Errors, "error commit", "error commits") + " after it"
+	}
+	return english.Count(t.Errors, "error commit", "error commits") + " and " +
+		english.Count(after-t.Errors, "note", "notes") + " after it"
+}
+
+func retryLastCommand(branch string) string {
+	if branch != "" {
+		return "tract chat --branch " + branch + " --retry-last"
+	}
+	return "tract chat --retry-last"
+}
+
+func resetCommand(branch string, t *tract.Turn) string {
+	if branch != "" {
+		return fmt.Sprintf("tract reset --soft --branch %s HEAD~%d", branch, t.Commits)
+	}
+	return fmt.Sprintf("tract reset --soft HEAD~%d", t.Commits)
+}
+
+// failedTurn wraps err, the failure of a turn whose message is user, in
+// a *failedTurnError when the turn left the branch ending in user,
+// unanswered. It reads the branch even when the turn was interrupted.
+func failedTurn(ctx context.Context, t *tract.Tract, branch string, user tract.Hash, err error) error {
+	if err == nil || user.IsZero() {
+		return err
+	}
+	turn, perr := t.PendingTurn(context.WithoutCancel(ctx))
+	if perr != nil || turn == nil || turn.User != user {
+		return err // the branch moved on, or cannot be read: nothing to advise
+	}
+	return &failedTurnError{err: err, turn: turn, branch: branch}
+}
+
+// warnPending prints a warning on w when the branch ends in an
+// unanswered message, which the message about to be sent would follow.
+func warnPending(ctx context.Context, w io.Writer, t *tract.Tract, branch string) error {
+	turn, err := t.PendingTurn(ctx)
+	if err != nil || turn == nil {
+		return err
+	}
+	fmt.Fprintf(w, "warning: the branch ends in your message %s, left unanswered by a failed turn (%s);\n"+
+		"this message follows it, so the model sees two user messages in a row. Sending anyway.\n"+
+		"Before a new message, '%s' answers the unanswered one and '%s' drops it.\n",
+		turn.User.Short(), turnParts(turn), retryLastCommand(branch), resetCommand(branch, turn))
+	return nil
+}
+
+// checkRetryLast refuses what --retry-last cannot be given with.
+func checkRetryLast(opts *ChatOptions, args []string) error {
+	switch {
+	case !opts.RetryLast:
+		return nil
+	case len(args) > 0:
+		return usageErrorf("--retry-last sends the branch's last message again: give no MESSAGE")
+	case opts.Interactive:
+		return usageErrorf("--retry-last and --interactive cannot be combined: /retry replaces the last interaction in the REPL")
+	case opts.System != "":
+		return usageErrorf("--retry-last cannot add --system: the system prompt would follow the message it should precede")
+	case opts.New:
+		return usageErrorf("--retry-last and --new cannot be combined: a new conversation has no message to answer again")
+	}
+	return nil
+}
+
+// runTurn runs the turn of 'tract chat': the message, or with
+// --retry-last the branch's unanswered message again. A message sent
+// after an unanswered one is warned about first.
+func runTurn(ctx context.Context, f *Factory, t *tract.Tract, opts *ChatOptions, text string, copts []tract.ChatOption) (*tract.ChatResult, error) {
+	if opts.RetryLast {
+		return t.RetryLast(ctx, copts...)
+	}
+	if err := warnPending(ctx, f.IO.ErrOut, t, opts.Branch); err != nil {
+		return nil, err
+	}
+	return t.Chat(ctx, text, copts...)
+}
