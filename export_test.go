@@ -96,7 +96,9 @@ func exportLines(t *testing.T, tr *tract.Tract, f export.Format, opts ...tract.E
 }
 
 // msg is a message as its JSON decodes.
-func msg(role, content string) map[string]any { return map[string]any{"role": role, "content": content} }
+func msg(role, content string) map[string]any {
+	return map[string]any{"role": role, "content": content}
+}
 
 func msgs(ms ...map[string]any) []any {
 	out := make([]any, len(ms))

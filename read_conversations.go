@@ -189,4 +189,3 @@ type conversationError struct {
 
 func (e *conversationError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *conversationError) Unwrap() error { return e.Err }
-

@@ -223,4 +223,3 @@ func exportOutput(stdout io.Writer, name string) (w io.Writer, commit func() err
 	}
 	return tmp, commit, abort, nil
 }
-
