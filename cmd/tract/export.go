@@ -100,7 +100,10 @@ and the ones before it 0.
 			if cmd.Flags().Changed("weight") && !opts.Format.Conversational() {
 				return usageErrorf("--weight applies to the openai format, not %s", opts.Format)
 			}
-			now := f.Clock()
+			now := time.Now()
+			if f.Clock != nil {
+				now = f.Clock()
+			}
 			if opts.Since, err = parseTimeFlag("--since", since, now); err != nil {
 				return err
 			}
