@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -37,9 +38,14 @@ const (
 // Formats lists every format, in the order the documentation gives them.
 var Formats = []Format{OpenAI, OpenAIPreference, TRLPreference, TRLKTO}
 
-// ErrUnknownFormat is the error of ParseFormat and ParseWeights for a
-// name they do not know.
-var ErrUnknownFormat = fmt.Errorf("unknown export format")
+var (
+	// ErrUnknownFormat is the error of ParseFormat for a name it does
+	// not know.
+	ErrUnknownFormat = errors.New("unknown export format")
+	// ErrUnknownWeights is the error of ParseWeights for a name it does
+	// not know.
+	ErrUnknownWeights = errors.New("unknown weighting")
+)
 
 // ParseFormat returns the format named s.
 func ParseFormat(s string) (Format, error) {
@@ -84,7 +90,7 @@ func ParseWeights(s string) (Weights, error) {
 	case WeightsRecorded, WeightsNone, WeightsAssistantLast:
 		return w, nil
 	}
-	return "", fmt.Errorf("%w: unknown weighting %q (weightings: recorded, none, assistant-last)", ErrUnknownFormat, s)
+	return "", fmt.Errorf("%w %q (weightings: recorded, none, assistant-last)", ErrUnknownWeights, s)
 }
 
 // Message is a message of a conversation to write.
