@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,6 +88,8 @@ and the ones before it 0.
 				return usageErrorf("--all exports the whole repository: give it or a revision (%s), not both", opts.Rev)
 			case len(opts.Branches) > 0 && (opts.All || opts.Rev != ""):
 				return usageErrorf("--branch selects what to export: give it, a revision or --all, not several")
+			case slices.Contains(opts.Branches, ""):
+				return usageErrorf("--branch needs a branch name")
 			case opts.MinAttempts < 0:
 				return usageErrorf("--min-attempts must be 0 or more (got %d)", opts.MinAttempts)
 			}
