@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/export"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -172,11 +173,12 @@ func (ex *exporter) conversations() error {
 	if err != nil {
 		return err
 	}
+	var ch *exportChain // one conversation's parts at a time
 	for _, tip := range tips {
 		if tip.IsZero() {
 			continue // an unborn branch
 		}
-		ch, err := ex.t.exportChain(ex.ctx, tip, true)
+		ch, err = ex.t.exportChain(ex.ctx, tip, true, ch)
 		if err != nil {
 			return err
 		}
@@ -257,54 +259,49 @@ func branchTip(tx store.Tx, name string) (Hash, error) {
 
 // leafTips returns the tips of the live branches in name order, leaving
 // out a tip that lies on another branch's first-parent chain or repeats
-// an earlier one. It walks each chain back a page of headers per read
-// transaction, stopping where an earlier walk went.
+// an earlier one. It reads the shape of every commit in one read
+// transaction (a scan in key order, much faster than following the
+// chains commit by commit) and walks the chains in memory.
 func (t *Tract) leafTips(ctx context.Context) ([]Hash, error) {
 	branches, err := t.Branches(ctx)
-	if err != nil {
+	switch {
+	case err != nil:
+		return nil, err
+	case len(branches) <= 1: // nothing to leave out
+		out := make([]Hash, len(branches))
+		for i, b := range branches {
+			out[i] = b.Hash
+		}
+		return out, nil
+	}
+	var g *dag.Graph
+	if err := t.view(func(tx store.Tx) (err error) { g, err = loadGraph(tx); return err }); err != nil {
 		return nil, err
 	}
-	seen := make(map[Hash]bool) // walked commits: true when one is a parent of another walked one
+	// walked[i]: 1 for a commit walked, 2 for one that is a parent of
+	// another walked one. A walk stops where an earlier one went.
+	walked := make([]uint8, g.Len())
 	for _, b := range branches {
-		next := b.Hash
-		if _, ok := seen[next]; ok || next.IsZero() {
+		i, ok := g.Index(b.Hash)
+		if !ok || walked[i] != 0 {
 			continue
 		}
-		seen[next] = false
-		for !next.IsZero() {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			err := t.view(func(tx store.Tx) error {
-				for i := 0; i < 16*pageSize && !next.IsZero(); i++ {
-					hd, err := tx.CommitHeader(next)
-					if err != nil {
-						return fmt.Errorf("commit %s: %w", next.Short(), err)
-					}
-					next = hd.Parent
-					if next.IsZero() {
-						break
-					}
-					_, walked := seen[next]
-					seen[next] = true
-					if walked {
-						next = Hash{}
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, err
+		walked[i] = 1
+		for p, ok := g.FirstParent(i); ok; p, ok = g.FirstParent(p) {
+			before := walked[p]
+			walked[p] = 2
+			if before != 0 {
+				break
 			}
 		}
 	}
 	var out []Hash
 	for _, b := range branches {
-		if inner, ok := seen[b.Hash]; ok && !inner && !slices.Contains(out, b.Hash) {
+		if i, ok := g.Index(b.Hash); ok && walked[i] == 1 && !slices.Contains(out, b.Hash) {
 			out = append(out, b.Hash)
 		}
 	}
-	return out, nil
+	return out, ctx.Err()
 }
 
 // exportPart is what an exported message is made of.
@@ -324,7 +321,7 @@ type acceptedFact struct {
 
 // exportChain is a conversation read back from its tip.
 type exportChain struct {
-	parts    blocks[exportPart]
+	parts    []exportPart // newest first
 	tipTime  time.Time
 	accepted []acceptedFact
 }
@@ -342,9 +339,13 @@ type exportMeta struct {
 
 // exportChain walks the first-parent chain back from tip, a page of
 // commits per read transaction, remembering what each exported message
-// is made of (and, with facts, what the filters need).
-func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool) (*exportChain, error) {
-	ch := &exportChain{}
+// is made of (and, with facts, what the filters need). It reuses ch's
+// memory when ch is not nil.
+func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *exportChain) (*exportChain, error) {
+	if ch == nil {
+		ch = &exportChain{}
+	}
+	ch.parts, ch.accepted, ch.tipTime = ch.parts[:0], ch.accepted[:0], time.Time{}
 	next, lastSeen := tip, false
 	page := func(tx store.Tx) ([]struct{}, bool, error) {
 		for i := 0; i < 16*pageSize && !next.IsZero(); i++ {
@@ -373,7 +374,7 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool) (*exportC
 			if c.Role == RoleAssistant && !lastSeen {
 				p.last, lastSeen = true, true
 			}
-			ch.parts.add(p)
+			ch.parts = append(ch.parts, p)
 			if facts && m.Provenance != nil {
 				ch.accepted = append(ch.accepted, acceptedFact{task: m.Task, validators: m.Validators, attempts: m.Provenance.Attempts})
 			}
@@ -390,15 +391,15 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool) (*exportC
 // texts a page per read transaction, weighted as w says.
 func (t *Tract) exportMessages(ctx context.Context, ch *exportChain, w export.Weights) iter.Seq2[export.Message, error] {
 	return func(yield func(export.Message, error) bool) {
-		pull, stop := iter.Pull(ch.parts.backward())
-		defer stop()
+		next := len(ch.parts) - 1 // oldest first
 		forward := func(tx store.Tx) ([]export.Message, bool, error) {
-			out := make([]export.Message, 0, pageSize)
+			out := make([]export.Message, 0, min(pageSize, next+1))
 			for len(out) < pageSize {
-				p, ok := pull()
-				if !ok {
+				if next < 0 {
 					return out, false, nil
 				}
+				p := ch.parts[next]
+				next--
 				text, err := tx.Blob(p.blob)
 				if err != nil {
 					return nil, false, err
@@ -429,7 +430,7 @@ func weight(n int) *int { return &n }
 // over (it reads it again each time: a prompt is never held whole).
 func (t *Tract) promptSeq(ctx context.Context, h Hash) iter.Seq2[Message, error] {
 	return func(yield func(Message, error) bool) {
-		ch, err := t.exportChain(ctx, h, false)
+		ch, err := t.exportChain(ctx, h, false, nil)
 		if err != nil {
 			yield(Message{}, err)
 			return

@@ -348,3 +348,29 @@ func TestReadConversations_WeightKeptInMeta(t *testing.T) {
 	assert.JSONEq(t, `{"weight":0}`, string(c.Meta))
 	_ = filepath.Join
 }
+
+// ExportAll leaves out a branch whose conversation another one contains,
+// and repeats none.
+func TestExport_AllLeavesOutContainedBranches(t *testing.T) {
+	ctx := context.Background()
+	tr := newChatTract(t, nil)
+	var b bytes.Buffer
+	res, err := tr.Export(ctx, &b, export.OpenAI, tract.ExportAll())
+	require.NoError(t, err)
+	assert.Zero(t, res.Lines, "an empty repository")
+	res, err = tr.Export(ctx, &b, export.OpenAI)
+	require.NoError(t, err)
+	assert.Zero(t, res.Lines, "an unborn branch")
+	assert.Empty(t, b.String())
+
+	_, err = tr.CommitMany(ctx, []tract.ImportMessage{{Role: tract.RoleUser, Content: "q"}, {Role: tract.RoleAssistant, Content: "a"}})
+	require.NoError(t, err)
+	for _, br := range []struct{ name, rev string }{{"a-prefix", "HEAD~1"}, {"b-same", "HEAD"}, {"z-same", "HEAD"}} {
+		_, err := tr.CreateBranch(ctx, br.name, br.rev)
+		require.NoError(t, err)
+	}
+	lines, _ := exportLines(t, tr, export.OpenAI, tract.ExportAll())
+	assert.Equal(t, []map[string]any{{"messages": msgs(msg("user", "q"), msg("assistant", "a"))}}, lines)
+	lines, _ = exportLines(t, tr, export.OpenAI, tract.ExportBranches("a-prefix", "z-same"))
+	assert.Len(t, lines, 2, "branches named are exported as named")
+}
