@@ -117,8 +117,8 @@ type ExportResult = ExportProgress
 // validators rejected, as its commits and their metadata record them (the
 // attempts Events reads, orphaned ones included). The prompt is the
 // context the turn started from: the conversation ending at its restore
-// point (the user message, or the task message of a turn with the fresh
-// retry context), not the steered context a retry was answered from.
+// point (its user message), not the steered context a retry was answered
+// from.
 // Failed model calls gave no answer and give no line; a turn whose every
 // attempt failed gives no pair (TRL KTO writes its rejected answers).
 func (t *Tract) Export(ctx context.Context, w io.Writer, f export.Format, opts ...ExportOption) (ExportResult, error) {
