@@ -374,3 +374,23 @@ func TestExport_AllLeavesOutContainedBranches(t *testing.T) {
 	lines, _ = exportLines(t, tr, export.OpenAI, tract.ExportBranches("a-prefix", "z-same"))
 	assert.Len(t, lines, 2, "branches named are exported as named")
 }
+
+// A turn retried in a fresh context pairs its answers on the context it
+// started from; OnExport reports each turn written.
+func TestExport_FreshContextAndProgress(t *testing.T) {
+	ctx := context.Background()
+	tr, srv := newChatServerTract(t)
+	srv.Reply(llmtest.Answer("not json"), llmtest.Answer("{bad"), llmtest.Answer(exportA))
+	_, err := tr.Chat(ctx, "Give JSON.", tract.Validate(retry.JSON()), tract.RetryContextStrategy(tract.ContextFresh))
+	require.NoError(t, err)
+
+	var progress []tract.ExportProgress
+	lines, res := exportLines(t, tr, export.TRLPreference, tract.ExportAll(), tract.OnExport(func(p tract.ExportProgress) { progress = append(progress, p) }))
+	require.Len(t, lines, 2)
+	for i, rejected := range []string{"not json", "{bad"} {
+		assert.Equal(t, map[string]any{"prompt": msgs(msg("user", "Give JSON.")), "chosen": msgs(msg("assistant", exportA)),
+			"rejected": msgs(msg("assistant", rejected))}, lines[i])
+	}
+	assert.Equal(t, []tract.ExportProgress{{Items: 1, Lines: 2}}, progress)
+	assert.Equal(t, tract.ExportResult{Items: 1, Lines: 2}, res)
+}
