@@ -134,6 +134,13 @@ and the ones before it 0.
 	fl.StringVar(&until, "until", "", "only what started before `TIME`: RFC 3339, or an age such as 12h or 7d")
 	fl.IntVar(&opts.MinAttempts, "min-attempts", 0, "only the turns that took at least `N` attempts")
 	markRevisionFlag(cmd, "branch")
+	formats := make([]string, len(export.Formats))
+	for i, f := range export.Formats {
+		formats[i] = string(f)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("weight", cobra.FixedCompletions([]string{string(export.WeightsRecorded),
+		string(export.WeightsNone), string(export.WeightsAssistantLast)}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
