@@ -103,8 +103,13 @@ type ExportResult = ExportProgress
 // export for the formats), as it reads them: a conversation is read back
 // to its root remembering only what each message is made of (as
 // CompileSeq does), then written message by message, a page of commits
-// per short read transaction, so neither memory nor the file's lock grows
-// with the repository.
+// per short read transaction, so no text is held longer than its message
+// takes to write and no transaction lasts longer than a page. What memory
+// grows with is small per commit: a message's parts (about 50 bytes) for
+// the longest conversation; with ExportAll and several branches, the
+// shape of every commit (read in one transaction, to find the leaf
+// branches); in the preference formats, the metadata of the commits of
+// validated turns (as Events reads them).
 //
 // What is exported: the conversation ending at HEAD by default, or
 // ExportRev, ExportBranches, ExportAll. A conversation is its compiled
