@@ -309,9 +309,11 @@ func (t *Tract) leafTips(ctx context.Context) ([]Hash, error) {
 	return out, ctx.Err()
 }
 
-// exportPart is what an exported message is made of.
+// exportPart is what an exported message is made of: what compileOne
+// reads of its commit's header to make the message a model is sent.
 type exportPart struct {
 	blob   Hash
+	kind   Kind
 	role   Role
 	weight int8 // the recorded weight; -1 for none
 	last   bool // the conversation's last assistant message
@@ -372,7 +374,7 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 			if m.Valid != nil && !*m.Valid {
 				continue // a rejected answer
 			}
-			p := exportPart{blob: c.Blob, role: c.Role, weight: -1}
+			p := exportPart{blob: c.Blob, kind: c.Kind, role: c.Role, weight: -1}
 			if m.Weight != nil {
 				p.weight = int8(*m.Weight)
 			}
@@ -405,11 +407,11 @@ func (t *Tract) exportMessages(ctx context.Context, ch *exportChain, w export.We
 				}
 				p := ch.parts[next]
 				next--
-				text, err := tx.Blob(p.blob)
+				msg, _, err := compileOne(tx, dag.Header{Kind: p.kind, Role: p.role, Blob: p.blob}, false)
 				if err != nil {
 					return nil, false, err
 				}
-				m := export.Message{Message: Message{Role: string(p.role), Content: bytesToString(text)}}
+				m := export.Message{Message: msg}
 				switch {
 				case w == export.WeightsRecorded && p.weight >= 0:
 					m.Weight = weight(int(p.weight))
@@ -430,6 +432,11 @@ func (t *Tract) exportMessages(ctx context.Context, ch *exportChain, w export.We
 }
 
 func weight(n int) *int { return &n }
+
+// header is the header of commit c.
+func header(c *dag.Commit) dag.Header {
+	return dag.Header{Parent: c.Parent(), Kind: c.Kind, Role: c.Role, Blob: c.Blob}
+}
 
 // promptSeq yields the conversation ending at h, each time it is ranged
 // over (it reads it again each time: a prompt is never held whole).
@@ -529,8 +536,8 @@ func (t *Tract) exportTurn(ctx context.Context, tn *turn) (et export.Turn, ok bo
 			if err != nil {
 				return Message{}, fmt.Errorf("commit %s: %w", h.Short(), err)
 			}
-			s, err := commitText(tx, c)
-			return Message{Role: string(c.Role), Content: s}, err
+			m, _, err := compileOne(tx, header(c), false)
+			return m, err
 		}
 		if !accepted.IsZero() {
 			m, err := text(accepted)
