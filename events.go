@@ -451,9 +451,11 @@ func (b *turnEvents) resolution() string {
 
 // turn is a validated turn regenerated from the commits.
 type turn struct {
-	task   string
-	events []Event
-	sum    *turnEvents
+	task    string
+	events  []Event
+	sum     *turnEvents
+	restore Hash          // its restore point
+	commits []*turnCommit // its commits, in the order they were written
 }
 
 // turns regenerates every validated turn in the repository from its
@@ -515,12 +517,13 @@ func (t *Tract) turns(ctx context.Context, p *progress.Counter) ([]*turn, error)
 				if cur != nil {
 					cur.sum.end()
 				}
-				cur = &turn{}
+				cur = &turn{restore: r}
 				tn := cur
 				tn.sum = &turnEvents{emit: func(e Event) { tn.events = append(tn.events, e) }}
 				out = append(out, cur)
 			}
 			cur.sum.add(tc)
+			cur.commits = append(cur.commits, tc)
 		}
 		cur.sum.end()
 	}

@@ -122,7 +122,7 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 	ok, diagnosis := vd.OK, vd.Diagnosis
 	validated := len(g.cfg.validators) > 0
 	meta := attemptMeta(g.attempt, a, validated, ok, diagnosis, verr)
-	meta.Task, meta.DurationMS, meta.Restore = g.cfg.task, g.elapsed(), g.freshRestore()
+	meta.Task, meta.DurationMS, meta.Restore, meta.Validators = g.cfg.task, g.elapsed(), g.freshRestore(), g.specs()
 	if ok {
 		// Every accepted answer says how it was reached, on the first try
 		// too (attempts 1, no diagnoses).
@@ -183,6 +183,18 @@ func (g *generation) failure(vd retry.Verdict) *FailureRecord {
 		r.Escalation = EscalateBlocked
 	}
 	return r
+}
+
+// specs are the specs of the turn's validators, as recorded under
+// MetaValidators (nil without validators).
+func (g *generation) specs() []string {
+	var out []string
+	for _, v := range g.cfg.validators {
+		if name := v.Name(); name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // maxAttempt is the number of the last attempt the round may make.
@@ -276,7 +288,7 @@ func (g *generation) extend(p pendingCommit) (Hash, error) {
 func (g *generation) purify(ctx context.Context, restore Hash) error {
 	meta := attemptMeta(g.attempt, g.last, true, true, "", nil)
 	p := provenance(g.attempt, restore, g.res)
-	meta.Attempt, meta.Provenance, meta.Task = 0, &p, g.cfg.task // the clean copy is no attempt
+	meta.Attempt, meta.Provenance, meta.Task, meta.Validators = 0, &p, g.cfg.task, g.specs() // the clean copy is no attempt
 	h, err := g.t.rewind(g.tip, restore, purifyMessage(g.attempt-1), &pendingCommit{KindMessage, RoleAssistant, g.last.text, meta, keptAcceptedAnswer})
 	switch {
 	case err == nil:
@@ -389,7 +401,7 @@ func (g *generation) failValidation(err error, attempts int, text string) error 
 		return fmt.Errorf("chat: %w", err)
 	}
 	p := provenance(attempts, g.restore, g.res)
-	meta := &turnMeta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task}
+	meta := &turnMeta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task, Validators: g.specs()}
 	h, rerr := g.t.rewind(g.tip, g.restore, purifyMessage(attempts), &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
 	if rerr != nil {
 		return errors.Join(fmt.Errorf("chat: %w", err), rerr)

@@ -46,6 +46,15 @@ import (
 //	                            of a turn with the fresh retry context: the
 //	                            turn's restore point, which their chains no
 //	                            longer lead back to (MetaRestore)
+//	"validators"       array    on each answer of a turn with validators
+//	                            (and on the error commit of an exhausted
+//	                            one): the validators' specs as given
+//	                            ("json", "cmd:go test ./..."), strings
+//	                            (MetaValidators)
+//	"weight"           integer  a message's training weight, 0 or 1, as an
+//	                            import of the OpenAI fine-tuning format
+//	                            read it (MetaWeight); tract export writes
+//	                            it back
 //
 // AttemptRecord, Provenance and FailureRecord read them back typed (and
 // Task the task id); CompressRange reads
@@ -67,6 +76,8 @@ const (
 	MetaTask           = "task"
 	MetaFailure        = "failure"
 	MetaEscalation     = "escalation"
+	MetaValidators     = "validators"
+	MetaWeight         = "weight"
 )
 
 // FailureRecord is what a failed attempt of a validated turn records about
@@ -112,6 +123,13 @@ type FailureRecord struct {
 // error commit of a failed model call); ok is false for any other commit.
 func (c *CommitInfo) FailureRecord() (r FailureRecord, ok bool) {
 	return metaField[FailureRecord](c, MetaFailure)
+}
+
+// Validators returns the specs of the validators recorded on an answer of
+// a validated turn (nil when there are none).
+func (c *CommitInfo) Validators() []string {
+	v, _ := metaField[[]string](c, MetaValidators)
+	return v
 }
 
 // Task returns the task id recorded on the commit ("" when there is none).
@@ -203,6 +221,7 @@ type turnMeta struct {
 	DurationMS     int64             `json:"duration_ms,omitempty"`
 	Provider       string            `json:"provider,omitempty"`
 	Restore        *Hash             `json:"restore,omitempty"`
+	Validators     []string          `json:"validators,omitempty"`
 }
 
 // commitConfig returns the commit configuration that writes m.
@@ -294,7 +313,7 @@ func checkMeta(meta []byte) error {
 		return nil
 	}
 	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaDuration, MetaError, MetaEscalation, MetaFailure, MetaModel, MetaPinned,
-		MetaProvenance, MetaProvider, MetaRestore, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
+		MetaProvenance, MetaProvider, MetaRestore, MetaTask, MetaUsage, MetaValid, MetaValidatorError, MetaValidators, MetaWeight}
 	var m map[string]json.RawMessage
 	for _, k := range keys {
 		if !bytes.Contains(meta, []byte(`"`+k+`"`)) { // the common case: not there at all
@@ -336,6 +355,15 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 		var h Hash
 		if got != "a string" || json.Unmarshal(raw, &h) != nil {
 			return wrong("a commit hash (64 hexadecimal digits)")
+		}
+	case MetaWeight:
+		if string(raw) != "0" && string(raw) != "1" {
+			return wrong("0 or 1")
+		}
+	case MetaValidators:
+		var specs []string
+		if got != "an array" || json.Unmarshal(raw, &specs) != nil {
+			return wrong("an array of strings")
 		}
 	case MetaUsage:
 		if got != "an object" {

@@ -52,6 +52,13 @@ func TestCommit_MetaKeysTractReadsAreTypeChecked(t *testing.T) {
 		{`{"failure": {"timestamp": 5}}`, `metadata "failure": "timestamp" is a number (5); tract reads it as a time (an RFC 3339 string)`},
 		{`{"failure": {"timestamp": "yesterday"}}`, `metadata "failure": "timestamp" is a string ("yesterday"); tract reads it as a time (an RFC 3339 string)`},
 		{`{"failure": {"failure_type": ["timeout"]}}`, `metadata "failure": "failure_type" is an array; tract reads it as a string`},
+		{`{"validators": ["json", "cmd:go test ./..."]}`, ""},
+		{`{"validators": "json"}`, `metadata "validators" is a string ("json"); tract reads it as an array of strings`},
+		{`{"validators": [1]}`, `metadata "validators" is an array; tract reads it as an array of strings`},
+		{`{"weight": 0}`, ""},
+		{`{"weight": 1}`, ""},
+		{`{"weight": 0.5}`, `metadata "weight" is a number (0.5); tract reads it as 0 or 1`},
+		{`{"weight": true}`, `metadata "weight" is a boolean (true); tract reads it as 0 or 1`},
 		{`{"pinned": "x", "attempt": "y"}`, `metadata "attempt" is a string ("y")`},
 		{`{"source": "anything", "n": [1, {"pinned": "nested keys are the caller's"}]}`, ""},
 	}

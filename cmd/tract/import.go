@@ -23,6 +23,10 @@ type ImportOptions struct {
 	// was given.
 	MaxInput    string
 	MaxInputSet bool
+	// Format is "messages" (the default) or "openai": one conversation a
+	// line, each imported onto a branch of its own named Name-N.
+	Format string
+	Name   string
 }
 
 func newCmdImport(f *Factory, runF func(*ImportOptions) error) *cobra.Command {
@@ -44,14 +48,31 @@ Limits: the text of a message may hold up to --max-message-size (default
 16MiB), its metadata 1MiB, and its JSON (a line, or an array element) 4
 times the message size and 1MiB; the whole input may hold up to --max-input
 (default 4GiB). Input over a limit, or text that is not valid UTF-8, is
-refused with its message and line, and nothing is imported.`,
-		Example: `  tract compile --json | tract --db other.db import`,
-		Args:    maxArgs(1, "one file"),
+refused with its message and line, and nothing is imported.
+
+--format openai reads what 'tract export --format openai' writes (OpenAI
+supervised fine-tuning JSONL): one conversation a line, {"messages":[…]},
+a message's "weight" kept in its metadata. Each conversation becomes a chain
+of its own from a new root, on a new branch NAME-1, NAME-2, … (--name,
+default import; numbered with as many digits as the last number needs, so
+they sort in the file's order); HEAD does not move. All conversations are
+written in one transaction, or none.`,
+		Example: `  tract compile --json | tract --db other.db import
+  tract export --all -o sft.jsonl && tract --db copy.db import --format openai --name sft sft.jsonl`,
+		Args: maxArgs(1, "one file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.File = args[0]
 			}
 			opts.MaxInputSet = cmd.Flags().Changed("max-input")
+			switch {
+			case opts.Format != "messages" && opts.Format != "openai":
+				return usageErrorf("--format %q: use messages or openai", opts.Format)
+			case opts.Format == "openai" && opts.Branch != "":
+				return usageErrorf("--format openai puts each conversation on a new branch (see --name), not on --branch %s", opts.Branch)
+			case opts.Format != "openai" && cmd.Flags().Changed("name"):
+				return usageErrorf("--name names the branches of --format openai")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -61,6 +82,8 @@ refused with its message and line, and nothing is imported.`,
 	addBranchFlag(cmd, &opts.Branch)
 	cmd.Flags().StringVar(&opts.MaxInput, "max-input", "",
 		"the most input to read: bytes, or a size such as 512MiB or 16GiB (default $TRACT_MAX_INPUT, else 4GiB)")
+	cmd.Flags().StringVar(&opts.Format, "format", "messages", "the input's `FORMAT`: messages, or openai (one conversation a line)")
+	cmd.Flags().StringVar(&opts.Name, "name", "import", "with --format openai, the branches are `NAME`-1, NAME-2, …")
 	return cmd
 }
 
@@ -78,6 +101,9 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 		}
 		defer fh.Close()
 		r = fh
+	}
+	if opts.Format == "openai" {
+		return importConversations(cmd, opts, r, maxInput)
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		// A malformed input is the user's to fix: a usage error.
@@ -111,6 +137,44 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 			return err
 		}
 		fmt.Fprintf(f.IO.ErrOut, "Imported %s; %s is now at %s\n", english.Count(res.Messages, "message", "messages"), position(t), res.Tip.Short())
+		return nil
+	})
+}
+
+// importConversations imports r in the openai format.
+func importConversations(cmd *cobra.Command, opts *ImportOptions, r io.Reader, maxInput int64) error {
+	f := opts.Factory
+	return withTract(f, func(t *tract.Tract) error {
+		var bad error // a malformed input is the user's to fix: a usage error
+		limits := t.Limits()
+		if maxInput > 0 {
+			limits.InputSize = maxInput
+		}
+		messages := 0
+		convs := func(yield func(tract.Conversation, error) bool) {
+			for c, err := range tract.ReadConversations(r, tract.ReadLimits(limits)) {
+				if err != nil {
+					bad = err
+				}
+				messages += len(c.Messages)
+				if !yield(c, err) {
+					return
+				}
+			}
+		}
+		bs, err := t.ImportConversations(cmd.Context(), opts.Name, convs)
+		if err != nil {
+			if bad != nil && errors.Is(err, bad) || errors.Is(err, tract.ErrNoConversations) || errors.Is(err, tract.ErrInvalidBranchName) {
+				return &usageError{err}
+			}
+			return err
+		}
+		onto := "branch " + bs[0].Name
+		if len(bs) > 1 {
+			onto = "branches " + bs[0].Name + " … " + bs[len(bs)-1].Name
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Imported %s (%s) onto %s\n", english.Count(len(bs), "conversation", "conversations"),
+			english.Count(messages, "message", "messages"), onto)
 		return nil
 	})
 }

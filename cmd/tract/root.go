@@ -136,6 +136,9 @@ func errorHint(err error) string {
 			"what is intact into a new repository. Or restore a backup."
 	case errors.Is(err, tract.ErrNotRepository):
 		return "Create a repository with 'tract init', or name one with --db PATH or TRACT_DB."
+	case errors.Is(err, tract.ErrBranchExists):
+		return "Choose another name (for 'tract import --format openai', --name NAME), or delete the branch\n" +
+			"first with 'tract branch -d NAME'."
 	case errors.Is(err, tract.ErrBranchNotFound):
 		return "List the branches with 'tract branch'; make one with 'tract branch NAME' or 'tract switch -c NAME'."
 	case errors.Is(err, tract.ErrDetachedHead):
@@ -256,6 +259,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		newCmdStats(f, nil),
 		newCmdCompress(f, nil),
 		newCmdImport(f, nil),
+		newCmdExport(f, nil),
 		newCmdFsck(f, nil),
 		newCmdGC(f, nil),
 		newCmdCompact(f, nil),

@@ -1,0 +1,587 @@
+package tract
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/export"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// ExportOption configures Export.
+type ExportOption func(*exportConfig)
+
+type exportConfig struct {
+	rev         string
+	all         bool
+	branches    []string
+	task        string
+	validator   string
+	since       time.Time
+	until       time.Time
+	minAttempts int
+	weights     export.Weights
+	progress    func(ExportProgress)
+}
+
+// ExportRev exports the conversation ending at rev (default HEAD): in the
+// OpenAI format that conversation, in the preference formats the
+// validated turns whose restore point is on it.
+func ExportRev(rev string) ExportOption { return func(c *exportConfig) { c.rev = rev } }
+
+// ExportAll exports the whole repository: in the OpenAI format one
+// conversation per live branch, in branch name order, leaving out a
+// branch whose tip lies on another branch's conversation (its
+// conversation is a prefix of that one) and all but the first of branches
+// at the same commit; in the preference formats every validated turn,
+// those of deleted branches and orphaned chains included.
+func ExportAll() ExportOption { return func(c *exportConfig) { c.all = true } }
+
+// ExportBranches exports the conversations of the named branches, one
+// each in the order given (the OpenAI format), or the validated turns
+// whose restore point is on one of them (the preference formats).
+func ExportBranches(names ...string) ExportOption {
+	return func(c *exportConfig) { c.branches = append(c.branches, names...) }
+}
+
+// ExportTask keeps the validated turns with task id id; in the OpenAI
+// format, the conversations holding an accepted answer of such a turn.
+func ExportTask(id string) ExportOption { return func(c *exportConfig) { c.task = id } }
+
+// ExportValidator keeps the validated turns whose validators (recorded
+// under MetaValidators) include spec: a spec as given ("cmd:go test
+// ./..."), or a validator kind alone ("cmd", "json"). In the OpenAI
+// format it keeps the conversations holding an accepted answer of such a
+// turn. Turns recorded before tract recorded validators match none.
+func ExportValidator(spec string) ExportOption { return func(c *exportConfig) { c.validator = spec } }
+
+// ExportSince and ExportUntil keep what falls in a time range (a zero time
+// leaves that end open): validated turns by the start of their first
+// attempt, conversations (the OpenAI format) by the time of their last
+// commit. Since is inclusive, until exclusive.
+func ExportSince(t time.Time) ExportOption { return func(c *exportConfig) { c.since = t } }
+
+// ExportUntil: see ExportSince.
+func ExportUntil(t time.Time) ExportOption { return func(c *exportConfig) { c.until = t } }
+
+// ExportMinAttempts keeps the validated turns that took at least n
+// attempts; in the OpenAI format, the conversations holding an accepted
+// answer that took at least n.
+func ExportMinAttempts(n int) ExportOption { return func(c *exportConfig) { c.minAttempts = n } }
+
+// ExportWeights sets which messages get a "weight" in the OpenAI format
+// (default export.WeightsRecorded).
+func ExportWeights(w export.Weights) ExportOption { return func(c *exportConfig) { c.weights = w } }
+
+// OnExport reports progress to fn after each conversation or validated
+// turn written, outside any transaction.
+func OnExport(fn func(ExportProgress)) ExportOption { return func(c *exportConfig) { c.progress = fn } }
+
+// ExportProgress is what Export has written so far.
+type ExportProgress struct {
+	// Items are the conversations (the OpenAI format) or the validated
+	// turns (the preference formats) written, those that gave no line
+	// included.
+	Items int
+	// Lines are the lines written.
+	Lines int
+}
+
+// ExportResult is what Export wrote.
+type ExportResult = ExportProgress
+
+// Export writes the repository's conversations, or the answers of its
+// validated turns, to w in format f, one JSON object a line (see package
+// export for the formats), as it reads them: a conversation is read back
+// to its root remembering only what each message is made of (as
+// CompileSeq does), then written message by message, a page of commits
+// per short read transaction, so no text is held longer than its message
+// takes to write and no transaction lasts longer than a page. What memory
+// grows with is small per commit: a message's parts (about 50 bytes) for
+// the longest conversation; with ExportAll and several branches, the
+// shape of every commit (read in one transaction, to find the leaf
+// branches); in the preference formats, the metadata of the commits of
+// validated turns (as Events reads them).
+//
+// What is exported: the conversation ending at HEAD by default, or
+// ExportRev, ExportBranches, ExportAll. A conversation is its compiled
+// context less what was not the conversation: steering messages, notes,
+// error commits, and answers the validators rejected are left out;
+// messages and summaries are written as their role.
+//
+// In the preference formats each validated turn (a Chat or Generate call
+// with validators) gives its accepted answer and the answers its
+// validators rejected, as its commits and their metadata record them (the
+// attempts Events reads, orphaned ones included). The prompt is the
+// context the turn started from: the conversation ending at its restore
+// point (its user message), not the steered context a retry was answered
+// from.
+// Failed model calls gave no answer and give no line; a turn whose every
+// attempt failed gives no pair (TRL KTO writes its rejected answers).
+func (t *Tract) Export(ctx context.Context, w io.Writer, f export.Format, opts ...ExportOption) (ExportResult, error) {
+	cfg := exportConfig{weights: export.WeightsRecorded}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := ctx.Err(); err != nil {
+		return ExportResult{}, err
+	}
+	if cfg.all && cfg.rev != "" || len(cfg.branches) > 0 && (cfg.all || cfg.rev != "") {
+		return ExportResult{}, fmt.Errorf("export: give one of a revision, branches or all")
+	}
+	ew := export.NewWriter(w, f)
+	ex := &exporter{t: t, ctx: ctx, cfg: &cfg, w: ew}
+	var err error
+	if f.Conversational() {
+		err = ex.conversations()
+	} else {
+		err = ex.turns()
+	}
+	if ferr := ew.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return ex.progress, fmt.Errorf("export: %w", err)
+	}
+	return ex.progress, nil
+}
+
+// exporter is one run of Export.
+type exporter struct {
+	t        *Tract
+	ctx      context.Context
+	cfg      *exportConfig
+	w        *export.Writer
+	progress ExportProgress
+}
+
+// done counts an item written and reports the progress.
+func (ex *exporter) done() {
+	ex.progress.Items++
+	ex.progress.Lines = ex.w.Lines()
+	if ex.cfg.progress != nil {
+		ex.cfg.progress(ex.progress)
+	}
+}
+
+// conversations writes the selected conversations.
+func (ex *exporter) conversations() error {
+	tips, err := ex.tips()
+	if err != nil {
+		return err
+	}
+	var ch *exportChain // one conversation's parts at a time
+	for _, tip := range tips {
+		if tip.IsZero() {
+			continue // an unborn branch
+		}
+		ch, err = ex.t.exportChain(ex.ctx, tip, true, ch)
+		if err != nil {
+			return err
+		}
+		if !ex.keepChain(ch) {
+			continue
+		}
+		if err := ex.w.Conversation(ex.t.exportMessages(ex.ctx, ch, ex.cfg.weights)); err != nil {
+			return err
+		}
+		ex.done()
+	}
+	return nil
+}
+
+// keepChain applies the filters to a conversation.
+func (ex *exporter) keepChain(ch *exportChain) bool {
+	c := ex.cfg
+	if !c.since.IsZero() && ch.tipTime.Before(c.since) || !c.until.IsZero() && !ch.tipTime.Before(c.until) {
+		return false
+	}
+	if c.task == "" && c.validator == "" && c.minAttempts <= 0 {
+		return true
+	}
+	return slices.ContainsFunc(ch.accepted, func(a acceptedFact) bool {
+		return (c.task == "" || a.task == c.task) && (c.validator == "" || matchValidator(a.validators, c.validator)) &&
+			a.attempts >= c.minAttempts
+	})
+}
+
+// matchValidator reports whether one of specs is spec, or is of kind
+// spec (spec holding no ':').
+func matchValidator(specs []string, spec string) bool {
+	for _, s := range specs {
+		kind, _, _ := strings.Cut(s, ":")
+		if s == spec || !strings.Contains(spec, ":") && kind == spec {
+			return true
+		}
+	}
+	return false
+}
+
+// tips returns the tips of the conversations to export.
+func (ex *exporter) tips() ([]Hash, error) {
+	c := ex.cfg
+	switch {
+	case c.all:
+		return ex.t.leafTips(ex.ctx)
+	case len(c.branches) > 0:
+		var out []Hash
+		err := ex.t.view(func(tx store.Tx) error {
+			for _, b := range c.branches {
+				h, err := branchTip(tx, b)
+				if err != nil {
+					return err
+				}
+				out = append(out, h)
+			}
+			return nil
+		})
+		return out, err
+	}
+	var tip Hash
+	err := ex.t.view(func(tx store.Tx) (err error) {
+		tip, err = ex.t.tipOf(tx, c.rev)
+		return err
+	})
+	return []Hash{tip}, err
+}
+
+// branchTip returns where branch name points (zero when it is unborn).
+func branchTip(tx store.Tx, name string) (Hash, error) {
+	r, err := tx.Ref(refs.BranchRef(name))
+	if isNotFound(err) {
+		return Hash{}, fmt.Errorf("%w: %s", ErrBranchNotFound, name)
+	}
+	return r.Hash, err
+}
+
+// leafTips returns the tips of the live branches in name order, leaving
+// out a tip that lies on another branch's first-parent chain or repeats
+// an earlier one. It reads the shape of every commit in one read
+// transaction (a scan in key order, much faster than following the
+// chains commit by commit) and walks the chains in memory.
+func (t *Tract) leafTips(ctx context.Context) ([]Hash, error) {
+	branches, err := t.Branches(ctx)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(branches) <= 1: // nothing to leave out
+		out := make([]Hash, len(branches))
+		for i, b := range branches {
+			out[i] = b.Hash
+		}
+		return out, nil
+	}
+	var g *dag.Graph
+	if err := t.view(func(tx store.Tx) (err error) { g, err = loadGraph(tx); return err }); err != nil {
+		return nil, err
+	}
+	// walked[i]: 1 for a commit walked, 2 for one that is a parent of
+	// another walked one. A walk stops where an earlier one went.
+	walked := make([]uint8, g.Len())
+	for _, b := range branches {
+		i, ok := g.Index(b.Hash)
+		if !ok || walked[i] != 0 {
+			continue
+		}
+		walked[i] = 1
+		for p, ok := g.FirstParent(i); ok; p, ok = g.FirstParent(p) {
+			before := walked[p]
+			walked[p] = 2
+			if before != 0 {
+				break
+			}
+		}
+	}
+	var out []Hash
+	for _, b := range branches {
+		if i, ok := g.Index(b.Hash); ok && walked[i] == 1 && !slices.Contains(out, b.Hash) {
+			out = append(out, b.Hash)
+		}
+	}
+	return out, ctx.Err()
+}
+
+// exportPart is what an exported message is made of: what compileOne
+// reads of its commit's header to make the message a model is sent.
+type exportPart struct {
+	blob   Hash
+	kind   Kind
+	role   Role
+	weight int8 // the recorded weight; -1 for none
+	last   bool // the conversation's last assistant message
+}
+
+// acceptedFact is what the filters need of an accepted answer.
+type acceptedFact struct {
+	task       string
+	validators []string
+	attempts   int
+}
+
+// exportChain is a conversation read back from its tip.
+type exportChain struct {
+	parts    []exportPart // newest first
+	tipTime  time.Time
+	accepted []acceptedFact
+}
+
+// exportMeta is the metadata an export reads.
+type exportMeta struct {
+	Valid      *bool    `json:"valid"`
+	Weight     *int     `json:"weight"`
+	Task       string   `json:"task"`
+	Validators []string `json:"validators"`
+	Provenance *struct {
+		Attempts int `json:"attempts"`
+	} `json:"provenance"`
+}
+
+// exportChain walks the first-parent chain back from tip, a page of
+// commits per read transaction, remembering what each exported message
+// is made of (and, with facts, what the filters need). It reuses ch's
+// memory when ch is not nil.
+func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *exportChain) (*exportChain, error) {
+	if ch == nil {
+		ch = &exportChain{}
+	}
+	ch.parts, ch.accepted, ch.tipTime = ch.parts[:0], ch.accepted[:0], time.Time{}
+	next, lastSeen := tip, false
+	page := func(tx store.Tx) ([]struct{}, bool, error) {
+		for i := 0; i < 16*pageSize && !next.IsZero(); i++ {
+			c, err := tx.Commit(next)
+			if err != nil {
+				return nil, false, fmt.Errorf("commit %s: %w", next.Short(), err)
+			}
+			if next == tip {
+				ch.tipTime = c.Time
+			}
+			next = c.Parent()
+			if c.Kind != KindMessage && c.Kind != KindSummary {
+				continue
+			}
+			var m exportMeta
+			if len(c.Meta) > 0 && json.Unmarshal(c.Meta, &m) != nil {
+				m = exportMeta{}
+			}
+			if m.Valid != nil && !*m.Valid {
+				continue // a rejected answer
+			}
+			p := exportPart{blob: c.Blob, kind: c.Kind, role: c.Role, weight: -1}
+			if m.Weight != nil {
+				p.weight = int8(*m.Weight)
+			}
+			if c.Role == RoleAssistant && !lastSeen {
+				p.last, lastSeen = true, true
+			}
+			ch.parts = append(ch.parts, p)
+			if facts && m.Provenance != nil {
+				ch.accepted = append(ch.accepted, acceptedFact{task: m.Task, validators: m.Validators, attempts: m.Provenance.Attempts})
+			}
+		}
+		return nil, !next.IsZero(), nil
+	}
+	if err := walkPages(ctx, t, page, func(struct{}) bool { return true }); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// exportMessages yields the messages of ch, oldest first, reading their
+// texts a page per read transaction, weighted as w says.
+func (t *Tract) exportMessages(ctx context.Context, ch *exportChain, w export.Weights) iter.Seq2[export.Message, error] {
+	return func(yield func(export.Message, error) bool) {
+		next := len(ch.parts) - 1 // oldest first
+		forward := func(tx store.Tx) ([]export.Message, bool, error) {
+			out := make([]export.Message, 0, min(pageSize, next+1))
+			for len(out) < pageSize {
+				if next < 0 {
+					return out, false, nil
+				}
+				p := ch.parts[next]
+				next--
+				msg, _, err := compileOne(tx, dag.Header{Kind: p.kind, Role: p.role, Blob: p.blob}, false)
+				if err != nil {
+					return nil, false, err
+				}
+				m := export.Message{Message: msg}
+				switch {
+				case w == export.WeightsRecorded && p.weight >= 0:
+					m.Weight = weight(int(p.weight))
+				case w == export.WeightsAssistantLast && p.role == RoleAssistant:
+					m.Weight = weight(0)
+					if p.last {
+						m.Weight = weight(1)
+					}
+				}
+				out = append(out, m)
+			}
+			return out, true, nil
+		}
+		if err := walkPages(ctx, t, forward, func(m export.Message) bool { return yield(m, nil) }); err != nil {
+			yield(export.Message{}, err)
+		}
+	}
+}
+
+func weight(n int) *int { return &n }
+
+// header is the header of commit c.
+func header(c *dag.Commit) dag.Header {
+	return dag.Header{Parent: c.Parent(), Kind: c.Kind, Role: c.Role, Blob: c.Blob}
+}
+
+// promptSeq yields the conversation ending at h, each time it is ranged
+// over (it reads it again each time: a prompt is never held whole).
+func (t *Tract) promptSeq(ctx context.Context, h Hash) iter.Seq2[Message, error] {
+	return func(yield func(Message, error) bool) {
+		ch, err := t.exportChain(ctx, h, false, nil)
+		if err != nil {
+			yield(Message{}, err)
+			return
+		}
+		for m, err := range t.exportMessages(ctx, ch, export.WeightsNone) {
+			if !yield(m.Message, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// turns writes the selected validated turns.
+func (ex *exporter) turns() error {
+	turns, err := ex.t.turns(ex.ctx)
+	if err != nil {
+		return err
+	}
+	var on map[Hash]bool // the commits of the selected conversations; nil: all
+	if !ex.cfg.all {
+		tips, err := ex.tips()
+		if err != nil {
+			return err
+		}
+		if on, err = ex.t.chainSet(ex.ctx, tips); err != nil {
+			return err
+		}
+	}
+	for _, tn := range turns {
+		if on != nil && !on[tn.restore] || !ex.keepTurn(tn) {
+			continue
+		}
+		et, ok, err := ex.t.exportTurn(ex.ctx, tn)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := ex.w.Turn(et); err != nil {
+			return err
+		}
+		ex.done()
+	}
+	return nil
+}
+
+// keepTurn applies the filters to a validated turn.
+func (ex *exporter) keepTurn(tn *turn) bool {
+	c := ex.cfg
+	start := tn.sum.start
+	switch {
+	case c.task != "" && tn.task != c.task,
+		c.minAttempts > 0 && tn.sum.attempts < c.minAttempts,
+		!c.since.IsZero() && start.Before(c.since),
+		!c.until.IsZero() && !start.Before(c.until):
+		return false
+	case c.validator != "":
+		return slices.ContainsFunc(tn.commits, func(tc *turnCommit) bool { return matchValidator(tc.meta.Validators, c.validator) })
+	}
+	return true
+}
+
+// exportTurn reads the answers of a validated turn; ok is false for a
+// turn no validator judged.
+func (t *Tract) exportTurn(ctx context.Context, tn *turn) (et export.Turn, ok bool, err error) {
+	var accepted, clean Hash
+	var rejected []Hash
+	for _, tc := range tn.commits {
+		m := &tc.meta
+		switch {
+		case tc.kind == tcAccepted:
+			clean = tc.hash
+		case tc.kind != tcAttempt || m.Valid == nil:
+		case *m.Valid:
+			accepted = tc.hash
+		case m.Failure != nil: // not a validator that could not run
+			rejected = append(rejected, tc.hash)
+		}
+		ok = ok || m.Valid != nil
+	}
+	if !ok {
+		return et, false, nil
+	}
+	if !clean.IsZero() {
+		accepted = clean // the copy on the branch; the same text
+	}
+	err = t.view(func(tx store.Tx) error {
+		text := func(h Hash) (Message, error) {
+			c, err := tx.Commit(h)
+			if err != nil {
+				return Message{}, fmt.Errorf("commit %s: %w", h.Short(), err)
+			}
+			m, _, err := compileOne(tx, header(c), false)
+			return m, err
+		}
+		if !accepted.IsZero() {
+			m, err := text(accepted)
+			if err != nil {
+				return err
+			}
+			et.Accepted = &m
+		}
+		for _, h := range rejected {
+			m, err := text(h)
+			if err != nil {
+				return err
+			}
+			et.Rejected = append(et.Rejected, m)
+		}
+		return nil
+	})
+	et.Prompt = t.promptSeq(ctx, tn.restore)
+	return et, err == nil, err
+}
+
+// chainSet returns the commits on the first-parent chains of tips.
+func (t *Tract) chainSet(ctx context.Context, tips []Hash) (map[Hash]bool, error) {
+	on := make(map[Hash]bool)
+	for _, next := range tips {
+		for !next.IsZero() && !on[next] {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			err := t.view(func(tx store.Tx) error {
+				for i := 0; i < 16*pageSize && !next.IsZero() && !on[next]; i++ {
+					hd, err := tx.CommitHeader(next)
+					if err != nil {
+						return fmt.Errorf("commit %s: %w", next.Short(), err)
+					}
+					on[next] = true
+					next = hd.Parent
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return on, nil
+}
