@@ -457,7 +457,7 @@ func (t *Tract) promptSeq(ctx context.Context, h Hash) iter.Seq2[Message, error]
 
 // turns writes the selected validated turns.
 func (ex *exporter) turns() error {
-	turns, err := ex.t.turns(ex.ctx)
+	turns, err := ex.t.turns(ex.ctx, nil)
 	if err != nil {
 		return err
 	}

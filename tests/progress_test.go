@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func TestProgress_NothingWhenPiped(t *testing.T) {
 	r := s.okStdin(b.String(), "import")
 	assert.NotContains(t, r.Stderr, "\r")
 	s.ok("reset", "--soft", "HEAD~500")
-	for _, args := range [][]string{{"fsck"}, {"stats"}, {"gc", "--expire", "0s"}, {"--quiet", "fsck"}} {
+	for _, args := range [][]string{{"fsck"}, {"stats"}, {"gc", "--expire", "0s"}, {"--quiet", "fsck"}, {"export"}} {
 		r := s.ok(args...)
 		assert.NotContains(t, r.Stderr, "\r", "tract %v", args)
 		assert.NotContains(t, r.Stdout, "\r", "tract %v", args)
@@ -55,4 +56,18 @@ func TestProgress_LineOnATerminal(t *testing.T) {
 
 	quiet := ptyOutput(t, s.startPTY("-q", "fsck"), regexp.MustCompile(`checked`))
 	assert.NotContains(t, quiet, progressEscape)
+}
+
+// On a terminal, an export to a file shows the conversations written; one
+// to the terminal itself draws no line among the lines it writes.
+func TestProgress_ExportToAFile(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.importMessages(300, func(i int) string { return "m" })
+	out := ptyOutput(t, s.startPTY("export", "-o", filepath.Join(s.dir, "out.jsonl")), regexp.MustCompile(`Exported`))
+	assert.Regexp(t, regexp.MustCompile(`\r\x1b\[Kexport: 1 conversation, 1 line\r\x1b\[KExported 1 conversation`), out)
+
+	onScreen := ptyOutput(t, s.startPTY("export"), regexp.MustCompile(`Exported`))
+	assert.NotContains(t, onScreen, progressEscape)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/export"
 	"github.com/tractdag/tract/internal/english"
+	prog "github.com/tractdag/tract/internal/progress"
 )
 
 // ExportOptions are the inputs of 'tract export'.
@@ -183,7 +184,30 @@ func exportRun(cmd *cobra.Command, opts *ExportOptions) error {
 		if err != nil {
 			return err
 		}
-		res, err := t.Export(cmd.Context(), out, opts.Format, opts.exportOptions()...)
+		eopts := opts.exportOptions()
+		// The progress line shares the terminal only with a file's or a
+		// pipe's export: it would break into lines written to the screen.
+		var line *progressLine
+		if (opts.Output != "" && opts.Output != "-") || !f.IO.OutTTY {
+			line = f.progressLine("export")
+		}
+		if line != nil {
+			one, many := "conversation", "conversations"
+			if !opts.Format.Conversational() {
+				one, many = "validated turn", "validated turns"
+			}
+			count := func(n int, one, many string) string {
+				if n == 1 {
+					return prog.Count(1, 0, one)
+				}
+				return prog.Count(int64(n), 0, many)
+			}
+			eopts = append(eopts, tract.OnExport(func(p tract.ExportProgress) {
+				line.set(count(p.Items, one, many) + ", " + count(p.Lines, "line", "lines"))
+			}))
+		}
+		res, err := t.Export(cmd.Context(), out, opts.Format, eopts...)
+		line.clear()
 		if err == nil {
 			err = commit()
 		} else {
