@@ -76,11 +76,18 @@ func (e *APIError) format(what string) string {
 
 // AuthError reports a 401 or 403: a missing, wrong or unauthorised API key.
 // It is never retried.
-type AuthError struct{ APIError }
+type AuthError struct {
+	APIError
+	keyEnv string // the variable that holds the key; "" is OPENAI_API_KEY
+}
 
 // Error returns the AuthError message.
 func (e *AuthError) Error() string {
-	return e.format("authentication failed") + " (check OPENAI_API_KEY)"
+	env := e.keyEnv
+	if env == "" {
+		env = EnvAPIKey
+	}
+	return e.format("authentication failed") + " (check " + env + ")"
 }
 
 // Unwrap returns the error the AuthError wraps.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -40,20 +39,48 @@ const (
 // protocol (OpenAI, Ollama, vLLM, llama.cpp server, OpenRouter, …). It is
 // safe for concurrent use; its settings are fixed at construction.
 type OpenAI struct {
-	apiKey     string
-	baseURL    string // as configured until NewOpenAI normalises it (see baseEndpoint)
-	endpoint   string // the base URL's path + "/chat/completions", its query kept
-	redactor   *redactor
-	model      string
-	userAgent  string
-	httpClient *http.Client
-	maxRetries int
-	backoff    time.Duration
-	maxBackoff time.Duration
-	sleep      func(ctx context.Context, d time.Duration) error
-	jitter     func(ceiling time.Duration) time.Duration
-	now        func() time.Time
-	onRetry    func(RetryEvent)
+	settings
+	endpoint string // the base URL's path + "/chat/completions", its query kept
+	models   string // the base URL's path + "/models", its query kept
+}
+
+// settings are what every client of this package is configured with (by
+// Option), and the transport they share: the retry loop, the backoff and
+// the redaction of the key in errors.
+type settings struct {
+	apiKey        string
+	baseURL       string // as configured until the constructor normalises it
+	model         string
+	modelOptional bool // ModelOptional: no model is no configuration error
+	maxTokens     int  // WithMaxTokens; 0: the provider's default
+	redactor      *redactor
+	keyEnv        string // the variable that holds the key, named by *AuthError
+	userAgent     string
+	httpClient    *http.Client
+	maxRetries    int
+	backoff       time.Duration
+	maxBackoff    time.Duration
+	sleep         func(ctx context.Context, d time.Duration) error
+	jitter        func(ceiling time.Duration) time.Duration
+	now           func() time.Time
+	onRetry       func(RetryEvent)
+}
+
+// defaultSettings returns the settings before any Option, for a server
+// whose default base URL is base.
+func defaultSettings(base, keyEnv string) settings {
+	return settings{
+		baseURL:    base,
+		keyEnv:     keyEnv,
+		userAgent:  DefaultUserAgent,
+		httpClient: http.DefaultClient,
+		maxRetries: DefaultMaxRetries,
+		backoff:    DefaultBackoff,
+		maxBackoff: DefaultMaxBackoff,
+		sleep:      sleepCtx,
+		jitter:     fullJitter,
+		now:        time.Now,
+	}
 }
 
 var _ Client = (*OpenAI)(nil)
@@ -68,15 +95,16 @@ type RetryEvent struct {
 	Wait time.Duration
 }
 
-// An Option configures NewOpenAI. String options given an empty string leave
-// the setting unchanged, so an unset command-line flag can be passed as is:
+// An Option configures a client (NewOpenAI, NewAnthropic, NewFromEnv).
+// String options given an empty string leave the setting unchanged, so an
+// unset command-line flag can be passed as is:
 // NewOpenAIFromEnv(os.Getenv, WithModel(modelFlag)).
-type Option func(*OpenAI)
+type Option func(*settings)
 
 // WithAPIKey sets the API key sent as "Authorization: Bearer KEY".
 // Surrounding white space is dropped.
 func WithAPIKey(key string) Option {
-	return func(c *OpenAI) {
+	return func(c *settings) {
 		if k := strings.TrimSpace(key); k != "" {
 			c.apiKey = k
 		}
@@ -91,7 +119,7 @@ func WithAPIKey(key string) Option {
 // A fragment ("#…"), which no request would carry, is a configuration
 // error.
 func WithBaseURL(base string) Option {
-	return func(c *OpenAI) {
+	return func(c *settings) {
 		if b := strings.TrimSpace(base); b != "" {
 			c.baseURL = b
 		}
@@ -100,7 +128,7 @@ func WithBaseURL(base string) Option {
 
 // WithModel sets the model used by requests that name none.
 func WithModel(model string) Option {
-	return func(c *OpenAI) {
+	return func(c *settings) {
 		if m := strings.TrimSpace(model); m != "" {
 			c.model = m
 		}
@@ -111,7 +139,7 @@ func WithModel(model string) Option {
 // no overall Timeout if you stream: that timeout would cut long answers.
 // Bound calls with the context instead.
 func WithHTTPClient(hc *http.Client) Option {
-	return func(c *OpenAI) {
+	return func(c *settings) {
 		if hc != nil {
 			c.httpClient = hc
 		}
@@ -120,7 +148,7 @@ func WithHTTPClient(hc *http.Client) Option {
 
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option {
-	return func(c *OpenAI) {
+	return func(c *settings) {
 		if ua != "" {
 			c.userAgent = ua
 		}
@@ -131,14 +159,14 @@ func WithUserAgent(ua string) Option {
 // call makes at most n+1 requests (default DefaultMaxRetries). 0 disables
 // transport retries.
 func WithMaxRetries(n int) Option {
-	return func(c *OpenAI) { c.maxRetries = max(n, 0) }
+	return func(c *settings) { c.maxRetries = max(n, 0) }
 }
 
 // WithBackoff sets the exponential backoff between retries: before retry n
 // the client waits a random duration in [0, min(maxWait, base·2^(n-1))]
 // ("full jitter"), unless the server sent Retry-After.
 func WithBackoff(base, maxWait time.Duration) Option {
-	return func(c *OpenAI) {
+	return func(c *settings) {
 		if base > 0 {
 			c.backoff = base
 		}
@@ -152,7 +180,7 @@ func WithBackoff(base, maxWait time.Duration) Option {
 // one that records the duration and returns at once). It must return
 // ctx.Err() if the context ends first.
 func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
-	return func(c *OpenAI) {
+	return func(c *settings) {
 		if sleep != nil {
 			c.sleep = sleep
 		}
@@ -162,7 +190,7 @@ func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
 // WithJitter replaces the random source of the backoff: jitter(ceiling)
 // returns the wait, in [0, ceiling]. Tests pass an identity function.
 func WithJitter(jitter func(ceiling time.Duration) time.Duration) Option {
-	return func(c *OpenAI) {
+	return func(c *settings) {
 		if jitter != nil {
 			c.jitter = jitter
 		}
@@ -171,7 +199,7 @@ func WithJitter(jitter func(ceiling time.Duration) time.Duration) Option {
 
 // WithClock replaces time.Now, used to turn a Retry-After date into a wait.
 func WithClock(now func() time.Time) Option {
-	return func(c *OpenAI) {
+	return func(c *settings) {
 		if now != nil {
 			c.now = now
 		}
@@ -181,8 +209,26 @@ func WithClock(now func() time.Time) Option {
 // WithOnRetry registers a function called before each retry, e.g. to print
 // "rate limited, retrying in 2s" on stderr. It runs on the calling goroutine.
 func WithOnRetry(f func(RetryEvent)) Option {
-	return func(c *OpenAI) { c.onRetry = f }
+	return func(c *settings) { c.onRetry = f }
 }
+
+// WithMaxTokens sets the most tokens an answer may have, sent as
+// max_tokens with every request. The OpenAI client sends none without it
+// (the server's default applies); the Anthropic client, whose API requires
+// the field, sends DefaultAnthropicMaxTokens. n <= 0 leaves the setting
+// unchanged.
+func WithMaxTokens(n int) Option {
+	return func(c *settings) {
+		if n > 0 {
+			c.maxTokens = n
+		}
+	}
+}
+
+// ModelOptional lets the constructor succeed without a model, for a client
+// that only lists the server's models (ListModels): a Request that names
+// no model is then sent without one, and the server rejects it.
+func ModelOptional() Option { return func(c *settings) { c.modelOptional = true } }
 
 // NewOpenAI returns a client configured by opts. It fails with a
 // *ConfigError when no model is set, or when no API key is set while the
@@ -190,20 +236,30 @@ func WithOnRetry(f func(RetryEvent)) Option {
 // key, and then no Authorization header is sent. Both problems are reported
 // at once, joined.
 func NewOpenAI(opts ...Option) (*OpenAI, error) {
-	c := &OpenAI{
-		baseURL:    DefaultBaseURL,
-		userAgent:  DefaultUserAgent,
-		httpClient: http.DefaultClient,
-		maxRetries: DefaultMaxRetries,
-		backoff:    DefaultBackoff,
-		maxBackoff: DefaultMaxBackoff,
-		sleep:      sleepCtx,
-		jitter:     fullJitter,
-		now:        time.Now,
-	}
+	c := &OpenAI{settings: defaultSettings(DefaultBaseURL, EnvAPIKey)}
 	for _, opt := range opts {
-		opt(c)
+		opt(&c.settings)
 	}
+	u, errs := c.settings.check(EnvBaseURL, "http://localhost:11434/v1")
+	if u != nil {
+		c.baseURL, c.endpoint = baseEndpoint(u, "/chat/completions")
+		_, c.models = baseEndpoint(u, "/models")
+	}
+	if c.apiKey == "" && c.baseURL == DefaultBaseURL {
+		errs = append(errs, &ConfigError{Setting: "API key", msg: "no API key: set " + EnvAPIKey +
+			" (or " + EnvBaseURL + " for a local server that needs none)"})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// check builds the redactor and checks the base URL and the model. It
+// returns the parsed base URL (nil when it is unusable) and the problems
+// found; baseEnv names the variable that sets the base URL, example an
+// example of one.
+func (c *settings) check(baseEnv, example string) (*url.URL, []error) {
 	var errs []error
 	u, err := url.Parse(c.baseURL)
 	if err != nil {
@@ -213,37 +269,30 @@ func NewOpenAI(opts ...Option) (*OpenAI, error) {
 	switch {
 	case u == nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		errs = append(errs, &ConfigError{Setting: "base URL", msg: fmt.Sprintf(
-			"invalid base URL %q: want http(s)://host[:port]/path, e.g. http://localhost:11434/v1; check %s",
-			c.redactor.redact(withoutQuery(c.baseURL)), EnvBaseURL)})
+			"invalid base URL %q: want http(s)://host[:port]/path, e.g. %s; check %s",
+			c.redactor.redact(withoutQuery(c.baseURL)), example, baseEnv)})
+		u = nil
 	case strings.Contains(c.baseURL, "#"):
 		errs = append(errs, &ConfigError{Setting: "base URL", msg: fmt.Sprintf(
 			"base URL %q has a fragment (\"#…\"), which no request carries: remove it, or write a # that belongs to a query value as %%23; check %s",
-			c.redactor.redact(withoutQuery(c.baseURL)), EnvBaseURL)})
-	default:
-		c.baseURL, c.endpoint = baseEndpoint(u)
+			c.redactor.redact(withoutQuery(c.baseURL)), baseEnv)})
+		u = nil
 	}
-	if c.apiKey == "" && c.baseURL == DefaultBaseURL {
-		errs = append(errs, &ConfigError{Setting: "API key", msg: "no API key: set " + EnvAPIKey +
-			" (or " + EnvBaseURL + " for a local server that needs none)"})
-	}
-	if c.model == "" {
+	if c.model == "" && !c.modelOptional {
 		errs = append(errs, &ConfigError{Setting: "model", msg: "no model: set " + EnvModel + " (or WithModel)"})
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return c, nil
+	return u, errs
 }
 
 // baseEndpoint returns the base URL u without trailing slashes on its path,
-// and the chat-completions endpoint under it: the path and
-// "/chat/completions" joined by exactly one slash. Both keep u's query, and
-// the percent-encoding of its path and query, as written.
-func baseEndpoint(u *url.URL) (base, endpoint string) {
+// and the endpoint under it: the path and route ("/chat/completions")
+// joined by exactly one slash. Both keep u's query, and the
+// percent-encoding of its path and query, as written.
+func baseEndpoint(u *url.URL, route string) (base, endpoint string) {
 	b := *u
 	setEscapedPath(&b, strings.TrimRight(u.EscapedPath(), "/"))
 	e := b
-	setEscapedPath(&e, b.EscapedPath()+"/chat/completions")
+	setEscapedPath(&e, b.EscapedPath()+route)
 	return b.String(), e.String()
 }
 
@@ -315,64 +364,20 @@ func (c *OpenAI) BaseURL() string { return c.baseURL }
 
 // Complete sends req and returns the answer, streaming it through
 // req.OnDelta when that is set. Transient failures (429, 500, 502, 503, 504,
-// 408, connection refused or reset) are retried up to the configured bound
-// with backoff, honouring Retry-After; a streamed call is not retried once
-// part of the answer was delivered. The error, if any, is one of the typed
-// errors of this package, or wraps ctx.Err() when the context ended.
+// 529, 408, connection refused or reset) are retried up to the configured
+// bound with backoff, honouring Retry-After; a streamed call is not retried
+// once part of the answer was delivered. A req.Schema is sent as
+// response_format (json_schema); a server that refuses it is asked once
+// more without it (see Response.Structured). The error, if any, is one of
+// the typed errors of this package, or wraps ctx.Err() when the context
+// ended.
 func (c *OpenAI) Complete(ctx context.Context, req Request) (*Response, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("chat completion: %w", err)
-	}
-	if len(req.Messages) == 0 {
-		return nil, errors.New("chat completion: request has no messages")
-	}
-	body, err := c.encode(req)
-	if err != nil {
-		return nil, err
-	}
-	for attempt := 1; ; attempt++ {
-		resp, delivered, err := c.attempt(ctx, body, req.OnDelta)
-		if err == nil {
-			return resp, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("chat completion: %w", ctx.Err())
-		}
-		base := baseOf(err)
-		if base == nil { // not ours; should not happen
-			return nil, err
-		}
-		base.Attempts = attempt
-		if !base.retryable || delivered || attempt > c.maxRetries {
-			return nil, err
-		}
-		wait := c.wait(attempt, base)
-		if c.onRetry != nil {
-			c.onRetry(RetryEvent{Attempt: attempt, Err: err, Wait: wait})
-		}
-		if err := c.sleep(ctx, wait); err != nil {
-			return nil, fmt.Errorf("chat completion: %w", err)
-		}
-	}
+	return c.complete(ctx, req, c.encode, c.attempt)
 }
 
-// wait returns the pause before the retry that follows failed attempt n.
-func (c *OpenAI) wait(n int, base *APIError) time.Duration {
-	if base.hasRetry {
-		return min(base.retryAfter, MaxRetryAfter)
-	}
-	ceiling := c.maxBackoff
-	if n-1 < 32 {
-		ceiling = min(c.backoff<<(n-1), c.maxBackoff)
-	}
-	if ceiling <= 0 { // overflow
-		ceiling = c.maxBackoff
-	}
-	return c.jitter(ceiling)
-}
-
-// encode builds the JSON body of req.
-func (c *OpenAI) encode(req Request) ([]byte, error) {
+// encode builds the JSON body of req; schemaSent says whether it carries
+// req.Schema.
+func (c *OpenAI) encode(req Request) (body []byte, schemaSent bool, err error) {
 	model := req.Model
 	if model == "" {
 		model = c.model
@@ -386,16 +391,25 @@ func (c *OpenAI) encode(req Request) ([]byte, error) {
 	if wire.Stream {
 		wire.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
+	if c.maxTokens > 0 {
+		wire.MaxTokens = c.maxTokens
+	}
+	if req.Schema != nil {
+		wire.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchemaFormat{
+			Name: req.Schema.Name, Schema: req.Schema.Schema, Strict: req.Schema.Strict,
+		}}
+	}
 	b, err := json.Marshal(wire)
 	if err != nil {
-		return nil, fmt.Errorf("chat completion: encode request: %w", err)
+		return nil, false, fmt.Errorf("chat completion: encode request: %w", err)
 	}
-	return b, nil
+	return b, req.Schema != nil, nil
 }
 
 // attempt makes one HTTP request. delivered reports whether any part of the
 // answer reached onDelta, after which the call must not be retried.
-func (c *OpenAI) attempt(ctx context.Context, body []byte, onDelta func(string)) (resp *Response, delivered bool, err error) {
+func (c *OpenAI) attempt(ctx context.Context, body []byte, req Request) (resp *Response, delivered bool, err error) {
+	onDelta := req.OnDelta
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, false, c.transportError(err)
@@ -432,27 +446,4 @@ func (c *OpenAI) attempt(ctx context.Context, body []byte, onDelta func(string))
 		delivered = true
 	}
 	return resp, delivered, nil
-}
-
-// sleepCtx waits for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// fullJitter returns a uniformly random duration in [0, ceiling].
-func fullJitter(ceiling time.Duration) time.Duration {
-	if ceiling <= 0 {
-		return 0
-	}
-	return rand.N(ceiling + 1)
 }
