@@ -316,9 +316,20 @@ func withoutQuery(raw string) string {
 // (OPENAI_API_KEY, OPENAI_BASE_URL, TRACT_MODEL, read through getenv, e.g.
 // os.Getenv), then from opts, which override it.
 func NewOpenAIFromEnv(getenv func(string) string, opts ...Option) (*OpenAI, error) {
+	env, err := envOptions(getenv, EnvAPIKey, EnvBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return NewOpenAI(append(env, opts...)...)
+}
+
+// envOptions returns the options the environment gives: the key and base
+// URL from the variables named, the model from TRACT_MODEL, the backoff
+// from TRACT_BACKOFF.
+func envOptions(getenv func(string) string, keyEnv, baseEnv string) ([]Option, error) {
 	env := []Option{
-		WithAPIKey(getenv(EnvAPIKey)),
-		WithBaseURL(getenv(EnvBaseURL)),
+		WithAPIKey(getenv(keyEnv)),
+		WithBaseURL(getenv(baseEnv)),
 		WithModel(getenv(EnvModel)),
 	}
 	if s := getenv(EnvBackoff); s != "" {
@@ -329,7 +340,7 @@ func NewOpenAIFromEnv(getenv func(string) string, opts ...Option) (*OpenAI, erro
 		}
 		env = append(env, WithBackoff(base, maxWait))
 	}
-	return NewOpenAI(append(env, opts...)...)
+	return env, nil
 }
 
 // parseBackoff reads "BASE" or "BASE,MAX"; without MAX the maximum is
@@ -353,7 +364,7 @@ func (c *OpenAI) Model() string { return c.model }
 
 // Provider returns "openai": the client speaks the OpenAI wire format
 // (to OpenAI or any compatible server).
-func (c *OpenAI) Provider() string { return "openai" }
+func (c *OpenAI) Provider() string { return ProviderOpenAI }
 
 // DefaultModel returns the model used by requests that name none (Model).
 func (c *OpenAI) DefaultModel() string { return c.model }
