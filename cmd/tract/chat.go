@@ -50,6 +50,8 @@ type ChatOptions struct {
 	Events string
 	// Interactive opens the REPL (--interactive).
 	Interactive bool
+	// ModelFlags are --provider, --max-tokens and --structured.
+	ModelFlags ModelFlags
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -111,7 +113,14 @@ Validators (repeatable; all must pass):
   llm:CRITERIA         a judge model answers that CRITERIA holds
 
 The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible
-server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model.
+server: Ollama, vLLM, llama.cpp) and TRACT_MODEL or --model; with --provider
+anthropic (or TRACT_PROVIDER, or a claude-* model) by ANTHROPIC_API_KEY and
+ANTHROPIC_BASE_URL. --max-tokens bounds each answer (Anthropic requires a bound:
+4096 unless given). With one schema:PATH validator, the schema is also sent to
+the model for constrained output (OpenAI response_format json_schema; Anthropic
+a forced tool), unless --structured off; answers are still validated, and a
+server that refuses the schema is asked again without it (recorded on the
+answer as structured_output). With two schema validators none is sent.
 
 Exit codes: 0 accepted, 2 usage or configuration error (a bad --task ID,
 --on-exhausted or --fix too), 3 validation failed on every attempt (and the
@@ -195,6 +204,9 @@ on; it exits 0 at the end of input or /exit.`,
 			if opts.MaxAttempts < 1 {
 				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
 			}
+			if err := opts.ModelFlags.check(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -223,6 +235,7 @@ on; it exits 0 at the end of input or /exit.`,
 	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance (needs --validate)")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see INTERACTIVE CHAT)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
+	addModelFlags(cmd, &opts.ModelFlags, false)
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -243,11 +256,15 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 			return err
 		}
 	}
-	client, err := newClient(f, opts.Model)
+	client, err := newClient(f, opts.Model, opts.ModelFlags)
 	if err != nil {
 		return err
 	}
 	validator, err := parseValidators(f, opts.Validate, client, opts.Model)
+	if err != nil {
+		return err
+	}
+	schema, err := opts.ModelFlags.schema(f, opts.Validate)
 	if err != nil {
 		return err
 	}
@@ -260,7 +277,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		tract.OnAttempt(progress(f.IO.ErrOut, len(opts.Validate) > 0)),
 	}
 	if validator != nil {
-		copts = append(copts, tract.Validate(validator))
+		copts = append(copts, tract.Validate(validator), tract.Structured(schema))
 	}
 	if opts.TaskSet {
 		copts = append(copts, tract.Task(opts.Task))
@@ -320,18 +337,6 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		reportOutcome(f.IO.ErrOut, res)
 		return nil
 	})
-}
-
-// newClient builds the model client from the environment and flags.
-func newClient(f *Factory, model string) (*llm.OpenAI, error) {
-	c, err := llm.NewOpenAIFromEnv(f.Getenv, llm.WithModel(model), llm.WithOnRetry(func(ev llm.RetryEvent) {
-		fmt.Fprintf(f.IO.ErrOut, "model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(1e6))
-	}))
-	var ce *llm.ConfigError
-	if errors.As(err, &ce) {
-		return nil, &usageError{err}
-	}
-	return c, err
 }
 
 // parseValidators parses --validate specs the one way chat and compress
