@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/llmtest"
 )
 
@@ -95,6 +96,37 @@ func TestChat_AnthropicUnauthorizedKeyRedacted(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(data), "wrong-secret-77")
 	assert.Len(t, srv.Requests(), 1)
+	head := decodeJSON[commitInfo](t, s.ok("show", "--json", "HEAD"))
+	assert.Equal(t, "error", head.Kind)
+	assert.Contains(t, string(head.Meta), `"provider": "anthropic"`, "the error commit names the provider asked")
+}
+
+// The interactive chat builds its client the same way.
+func TestREPL_ProviderAnthropic(t *testing.T) {
+	t.Parallel()
+	const key = "sk-ant-repl-secret-55"
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("first answer"), llmtest.Unauthorized())
+	s := anthropicEnv(newSandbox(t), srv, "claude-test").withEnv("ANTHROPIC_API_KEY", key)
+	s.initRepo()
+
+	r := s.okStdin("hello\nagain\n", "chat", "--interactive", "--system", "Be brief.")
+	assert.Contains(t, r.Stdout, "first answer")
+	assert.Contains(t, r.Stderr, "401")
+	assert.NotContains(t, r.Stdout+r.Stderr, key)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, llmtest.WireAnthropic, reqs[0].Wire)
+	assert.Equal(t, "Be brief.", reqs[0].System)
+	assert.Equal(t, []string{"user", "assistant", "user"}, roles(reqs[1].Messages))
+}
+
+func roles(msgs []llm.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Role
+	}
+	return out
 }
 
 func TestChat_ModelFlagErrorsAreUsageErrors(t *testing.T) {
