@@ -394,3 +394,9 @@ func TestListModels(t *testing.T) {
 	_, err = llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.ModelOptional())
 	assert.NoError(t, err, "a client that only lists models needs no model")
 }
+
+func TestModelInfo_MarshalJSONIsTheServersRecord(t *testing.T) {
+	b, err := json.Marshal([]llm.ModelInfo{{ID: "a", Record: json.RawMessage(`{"id":"a","owned_by":"x"}`)}, {ID: "b"}})
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"id":"a","owned_by":"x"},{"id":"b"}]`, string(b))
+}

@@ -22,6 +22,16 @@ type ModelInfo struct {
 	Record json.RawMessage `json:"-"`
 }
 
+// MarshalJSON encodes the server's record, or {"id": ID} without one.
+func (m ModelInfo) MarshalJSON() ([]byte, error) {
+	if len(m.Record) > 0 {
+		return m.Record, nil
+	}
+	return json.Marshal(struct {
+		ID string `json:"id"`
+	}{m.ID})
+}
+
 // ModelLister is implemented by clients that can list the models of their
 // server (GET {base}/models for OpenAI-compatible servers, GET
 // {base}/v1/models for Anthropic, every page of it). Errors are those of

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -66,11 +65,10 @@ func modelsRun(cmd *cobra.Command, opts *ModelsOptions) error {
 		return permanentModelError(err)
 	}
 	if opts.JSON {
-		recs := make([]json.RawMessage, len(models))
-		for i, m := range models {
-			recs[i] = m.Record
+		if models == nil {
+			models = []llm.ModelInfo{} // [] rather than null
 		}
-		return writeJSON(f.IO.Out, recs)
+		return writeJSON(f.IO.Out, models)
 	}
 	for _, m := range models {
 		if _, err := fmt.Fprintln(f.IO.Out, m.ID); err != nil {

@@ -95,3 +95,15 @@ func TestModelsRun(t *testing.T) {
 	assert.JSONEq(t, `[{"id":"m-1","object":"model","created":1700000000,"owned_by":"llmtest"},
 		{"id":"m-2","object":"model","created":1700000000,"owned_by":"llmtest"}]`, out.String())
 }
+
+func TestModelsRun_EmptyList(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	f, out, _ := testFactory(t, map[string]string{"OPENAI_BASE_URL": srv.URL()})
+	cmd := &cobra.Command{}
+	cmd.SetContext(context.Background())
+
+	require.NoError(t, modelsRun(cmd, &ModelsOptions{Factory: f}))
+	assert.Empty(t, out.String())
+	require.NoError(t, modelsRun(cmd, &ModelsOptions{Factory: f, JSON: true}))
+	assert.Equal(t, "[]\n", out.String())
+}
