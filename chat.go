@@ -34,6 +34,7 @@ type chatConfig struct {
 	retryPrompt string
 	model       string
 	temperature *float64
+	schema      *llm.Schema // Structured
 	onDelta     func(string)
 	onAttempt   func(Attempt)
 	system      string
@@ -294,9 +295,10 @@ func (t *Tract) ensureSystem(tx store.Tx, parent Hash, cfg *chatConfig) (Hash, e
 
 // answer is one attempt's model output.
 type answer struct {
-	text  string
-	model string
-	usage llm.Usage
+	text       string
+	model      string
+	usage      llm.Usage
+	structured *StructuredRecord // what became of the turn's schema; nil without one
 }
 
 // What a ConflictError of a turn kept off the branch, when it is the answer.
@@ -364,7 +366,7 @@ func taskMeta(task string) *turnMeta {
 
 func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, verr error) *turnMeta {
 	usage := a.usage
-	m := &turnMeta{Attempt: attempt, Usage: &usage, Model: a.model, Diagnosis: diagnosis}
+	m := &turnMeta{Attempt: attempt, Usage: &usage, Model: a.model, Diagnosis: diagnosis, Structured: a.structured}
 	if validated {
 		valid := ok && verr == nil
 		m.Valid = &valid

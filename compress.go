@@ -39,6 +39,7 @@ type compressConfig struct {
 	keepLast     int
 	client       llm.Client
 	model        string
+	schema       *llm.Schema
 	target       int
 	tolerance    float64
 	instructions string
@@ -57,6 +58,13 @@ func KeepLast(n int) CompressOption { return func(c *compressConfig) { c.keepLas
 // SummaryClient sends the summarization calls to cl (default: the client
 // given to Open).
 func SummaryClient(cl llm.Client) CompressOption { return func(c *compressConfig) { c.client = cl } }
+
+// SummarySchema sends schema with every summarization request, for output
+// constrained to it where the provider supports it (see llm.Schema); the
+// summaries are still validated.
+func SummarySchema(schema *llm.Schema) CompressOption {
+	return func(c *compressConfig) { c.schema = schema }
+}
 
 // SummaryModel names the summarization model (default: the client's).
 func SummaryModel(name string) CompressOption { return func(c *compressConfig) { c.model = name } }
@@ -367,7 +375,7 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 		}
 		k++
 		scfg := compress.Config{
-			Client: cfg.client, Model: cfg.model, TargetTokens: cfg.target, Tolerance: cfg.tolerance,
+			Client: cfg.client, Model: cfg.model, Schema: cfg.schema, TargetTokens: cfg.target, Tolerance: cfg.tolerance,
 			Instructions: cfg.instructions, MaxAttempts: cfg.maxAttempts, Tokenizer: cfg.tok(),
 		}
 		if len(cfg.validators) == 1 {

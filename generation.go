@@ -80,7 +80,7 @@ func (g *generation) ask(ctx context.Context) (answer, error) {
 		return answer{}, err
 	}
 	resp, err := g.cfg.client.Complete(ctx, llm.Request{
-		Model: g.cfg.model, Messages: msgs, Temperature: g.cfg.temperature, OnDelta: g.deltaFunc(),
+		Model: g.cfg.model, Messages: msgs, Temperature: g.cfg.temperature, OnDelta: g.deltaFunc(), Schema: g.cfg.schema,
 	})
 	if err != nil {
 		return answer{}, &modelError{err: err}
@@ -94,7 +94,7 @@ func (g *generation) ask(ctx context.Context) (answer, error) {
 		return answer{}, &modelError{err: &TooLargeError{What: fmt.Sprintf("the model's answer (attempt %d)", g.attempt),
 			Size: n, Limit: limit, Which: LimitMessageSize}}
 	}
-	g.last = answer{text: resp.Content, model: resp.Model, usage: resp.Usage}
+	g.last = answer{text: resp.Content, model: resp.Model, usage: resp.Usage, structured: structuredRecord(g.cfg.schema, resp)}
 	g.res.Attempts = g.attempt
 	return g.last, nil
 }

@@ -42,6 +42,9 @@ import (
 //	"duration_ms"      integer  on each answer (and on the error commit of
 //	                            a failed model call): how long the
 //	                            attempt took, in milliseconds (MetaDuration)
+//	"structured_output" object  on each answer of a turn that asked for
+//	                            structured output (Structured): its
+//	                            StructuredRecord (MetaStructured)
 //	"restore"          string   on the answers, feedback and error commits
 //	                            of a turn with the fresh retry context: the
 //	                            turn's restore point, which their chains no
@@ -222,6 +225,7 @@ type turnMeta struct {
 	Provider       string            `json:"provider,omitempty"`
 	Restore        *Hash             `json:"restore,omitempty"`
 	Validators     []string          `json:"validators,omitempty"`
+	Structured     *StructuredRecord `json:"structured_output,omitempty"`
 }
 
 // commitConfig returns the commit configuration that writes m.
@@ -313,7 +317,7 @@ func checkMeta(meta []byte) error {
 		return nil
 	}
 	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaDuration, MetaError, MetaEscalation, MetaFailure, MetaModel, MetaPinned,
-		MetaProvenance, MetaProvider, MetaRestore, MetaTask, MetaUsage, MetaValid, MetaValidatorError, MetaValidators, MetaWeight}
+		MetaProvenance, MetaProvider, MetaRestore, MetaStructured, MetaTask, MetaUsage, MetaValid, MetaValidatorError, MetaValidators, MetaWeight}
 	var m map[string]json.RawMessage
 	for _, k := range keys {
 		if !bytes.Contains(meta, []byte(`"`+k+`"`)) { // the common case: not there at all
@@ -370,6 +374,11 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 			return wrong(wantObject)
 		}
 		return checkMetaObject(k, raw, new(llm.Usage))
+	case MetaStructured:
+		if got != "an object" {
+			return wrong(wantObject)
+		}
+		return checkMetaObject(k, raw, new(StructuredRecord))
 	case MetaFailure, MetaEscalation:
 		if got != "an object" {
 			return wrong(wantObject)

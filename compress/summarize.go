@@ -27,6 +27,9 @@ type Config struct {
 	Model string
 	// Temperature, when non-nil, is sent as the sampling temperature.
 	Temperature *float64
+	// Schema, when non-nil, is sent with every request for constrained
+	// output (see llm.Schema); Validator still checks the summary.
+	Schema *llm.Schema
 
 	// TargetTokens is the size the summary should have, in tokens as
 	// Tokenizer counts them; the prompt asks for it and a summary over it
@@ -160,6 +163,7 @@ func Summarize(ctx context.Context, group Group, cfg Config) (*Summary, error) {
 				Model:       cfg.Model,
 				Messages:    slices.Clone(msgs),
 				Temperature: cfg.Temperature,
+				Schema:      cfg.Schema,
 			})
 			if err != nil {
 				return "", fmt.Errorf("attempt %d: %w", attempt, err)

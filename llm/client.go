@@ -1,6 +1,9 @@
 package llm
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Message is one entry of a chat conversation as a model sees it. It maps
 // one to one onto the OpenAI chat-completions message object.
@@ -11,17 +14,27 @@ type Message struct {
 
 // Usage counts the tokens of one or more model calls, as the server reports them.
 type Usage struct {
+	// PromptTokens counts the input: for Anthropic, input_tokens plus the
+	// cache tokens below.
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// CacheCreationTokens and CacheReadTokens are the part of the input
+	// written to and read from the server's prompt cache, when it reports
+	// them (Anthropic's cache_creation_input_tokens and
+	// cache_read_input_tokens).
+	CacheCreationTokens int `json:"cache_creation_tokens,omitempty"`
+	CacheReadTokens     int `json:"cache_read_tokens,omitempty"`
 }
 
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{
-		PromptTokens:     u.PromptTokens + v.PromptTokens,
-		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
-		TotalTokens:      u.TotalTokens + v.TotalTokens,
+		PromptTokens:        u.PromptTokens + v.PromptTokens,
+		CompletionTokens:    u.CompletionTokens + v.CompletionTokens,
+		TotalTokens:         u.TotalTokens + v.TotalTokens,
+		CacheCreationTokens: u.CacheCreationTokens + v.CacheCreationTokens,
+		CacheReadTokens:     u.CacheReadTokens + v.CacheReadTokens,
 	}
 }
 
@@ -36,7 +49,46 @@ type Request struct {
 	// OnDelta, when non-nil, asks for a streamed answer and receives each
 	// piece of text as it arrives. The Response still carries the whole text.
 	OnDelta func(delta string)
+	// Schema, when non-nil, asks for an answer constrained to a JSON
+	// Schema where the provider supports it (Response.Structured says what
+	// became of it). The caller still validates the answer.
+	Schema *Schema
 }
+
+// Schema is a JSON Schema sent with a Request for constrained
+// ("structured") output: OpenAI receives it as response_format
+// {"type": "json_schema", "json_schema": {"name", "schema", "strict"}},
+// Anthropic as a forced tool whose input_schema it is (the tool's input
+// becomes the answer's text). NewSchema builds one from a schema file.
+type Schema struct {
+	// Name names the schema to the server: letters, digits, "_" and "-",
+	// at most 64 characters.
+	Name string
+	// Schema is the JSON Schema document, a JSON object.
+	Schema json.RawMessage
+	// Strict asks OpenAI for strict mode, which accepts only schemas whose
+	// every object lists all its properties as required and sets
+	// additionalProperties to false (NewSchema sets it when that holds).
+	Strict bool
+}
+
+// StructuredOutcome says what became of a Request's Schema.
+type StructuredOutcome string
+
+// The outcomes of a Request's Schema.
+const (
+	// StructuredNone: the request carried no schema.
+	StructuredNone StructuredOutcome = ""
+	// StructuredSent: the schema went to the server with the request that
+	// answered.
+	StructuredSent StructuredOutcome = "sent"
+	// StructuredRejected: the server refused the schema (a 400 naming
+	// it); the answer comes from a second request without it.
+	StructuredRejected StructuredOutcome = "rejected"
+	// StructuredUnsupported: the client could not send this schema (the
+	// Anthropic client sends only schemas of objects) and sent none.
+	StructuredUnsupported StructuredOutcome = "unsupported"
+)
 
 // Response is the answer to a Request.
 type Response struct {
@@ -46,8 +98,13 @@ type Response struct {
 	Model string
 	// Usage is the token usage the server reported (zero when it reported none).
 	Usage Usage
-	// FinishReason is the server's finish_reason ("stop", "length", …).
+	// FinishReason is the server's finish_reason ("stop", "length", …;
+	// Anthropic's stop_reason: "end_turn", "max_tokens", "tool_use", …).
 	FinishReason string
+	// Structured says what became of the Request's Schema; with
+	// StructuredRejected, StructuredError is the server's refusal.
+	Structured      StructuredOutcome
+	StructuredError string
 }
 
 // Client answers chat-completion requests. Implementations retry transient

@@ -1,9 +1,15 @@
 // Package llm talks to chat models. It defines the Client interface tract
 // calls (Complete: a Request of messages in, a Response with the answer and
-// its token Usage out), an OpenAI-compatible implementation over net/http,
+// its token Usage out), two implementations over net/http — OpenAI for the
+// OpenAI-compatible protocol and Anthropic for Anthropic's Messages API —
 // and Scripted, an in-process Client for tests. The subpackage llmtest
-// serves the OpenAI wire format from a script over HTTP, for tests that
-// should exercise the real client.
+// serves both wire formats from a script over HTTP, for tests that should
+// exercise the real clients.
+//
+// NewFromEnv builds the client of a provider: the one named (a --provider
+// flag), else TRACT_PROVIDER, else "anthropic" for a model named
+// "claude-…", else "openai" (ChooseProvider). Both clients implement
+// Describer and ModelLister (ListModels: GET {base}/models, every page).
 //
 // # The OpenAI-compatible client
 //
@@ -38,6 +44,47 @@
 // server that ignores the stream flag and answers with one JSON document is
 // accepted; its text arrives as a single delta.
 //
+// # The Anthropic client
+//
+// Anthropic sends POST {base}/v1/messages with the headers x-api-key and
+// anthropic-version: 2023-06-01. NewAnthropicFromEnv reads
+//
+//	ANTHROPIC_API_KEY   the key (required with Anthropic's own base URL)
+//	ANTHROPIC_BASE_URL  default https://api.anthropic.com (a base URL that
+//	                    already ends in /v1 is not given a second one)
+//	TRACT_MODEL, TRACT_BACKOFF  as for OpenAI
+//
+// and takes the same options. max_tokens is always sent: WithMaxTokens,
+// else DefaultAnthropicMaxTokens (4096). The messages are mapped as the API
+// requires: system messages, wherever they are, are joined (by blank
+// lines) into the top-level system field; consecutive messages of one role
+// are merged into one, joined by a blank line; any role other than
+// assistant is sent as the user's. A streamed answer is read from the
+// events message_start, content_block_start, content_block_delta
+// (text_delta), content_block_stop, message_delta (stop reason, output
+// tokens), message_stop and ping; an error event in the stream ends the
+// call with the typed error its type stands for (overloaded_error: a
+// *ServerError with status 529, retried when no text was delivered yet).
+// Usage sums input_tokens and the cache tokens into PromptTokens and keeps
+// the cache tokens apart too; FinishReason is Anthropic's stop_reason.
+//
+// # Structured output
+//
+// A Request with a Schema asks for an answer constrained to it: the
+// OpenAI client sends response_format {"type": "json_schema",
+// "json_schema": {"name", "schema", "strict"}}; the Anthropic client
+// sends a tool whose input_schema is the schema and forces it with
+// tool_choice {"type": "tool", "name": …}, and returns the tool's input
+// (JSON text) as the answer. Anthropic's tools take only schemas of
+// objects: another schema is not sent (Response.Structured is
+// StructuredUnsupported). The forced tool was chosen over Anthropic's JSON
+// output format because it works with every Claude model and needs no
+// beta header. A server that refuses the schema (a 400 or 422 whose
+// message names response_format, json_schema, a schema or a tool) is asked
+// once more without it, and Response.Structured says StructuredRejected,
+// with the refusal in StructuredError. The answer still needs validating:
+// a server may ignore the schema.
+//
 // # Errors
 //
 // Every failure of a call is one of these, each usable with errors.As, and
@@ -45,9 +92,11 @@
 // server's error type, code and message, and the number of attempts made:
 //
 //	*AuthError           401 or 403: wrong, missing or unauthorised key
+//	                     (its message names the key's variable)
 //	*RateLimitError      429 after every retry (RetryAfter: what the server asked)
 //	*ContextLengthError  the conversation exceeds the model's context window
-//	*ServerError         5xx (500, 502, 503, 504 after every retry)
+//	*ServerError         5xx (500, 502, 503, 504 and Anthropic's 529
+//	                     overloaded_error after every retry)
 //	*BadResponseError    not a chat completion: HTML, empty body, invalid or
 //	                     truncated JSON, no choices, a stream cut short;
 //	                     Reason says what, Snippet shows the start of the body
@@ -64,7 +113,7 @@
 // Retries here are about delivery and are separate from tract's validation
 // attempts: a call that succeeds after retries is one attempt to the
 // validators. Retried: 429 (except code insufficient_quota), 500, 502, 503,
-// 504, 408, and failures with no HTTP answer (connection refused or reset,
+// 504, 529, 408, and failures with no HTTP answer (connection refused or reset,
 // EOF, timeouts). Not retried: 401, 403, 400, 404, other 4xx, 501 and other
 // 5xx, context-length errors, bad responses, a host name that does not
 // resolve, certificate errors, and anything after the context ended.
@@ -121,5 +170,8 @@
 // including this package's typed ones. llmtest.NewServer does the same over
 // HTTP in the OpenAI wire format (streamed and not), can serve 429 with
 // Retry-After, 500, 401, HTML, truncated JSON and truncated streams, and
-// fails the test at cleanup when a scripted reply was never used.
+// fails the test at cleanup when a scripted reply was never used. It speaks
+// the Anthropic format on /v1/messages (AnthropicURL), with Overloaded (529)
+// and StreamError (an error event mid-stream) replies, and serves a model
+// list (Models) on /v1/models in either format.
 package llm

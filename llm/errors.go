@@ -35,7 +35,10 @@ func (e *ConfigError) Error() string { return e.msg }
 // server rejected for another reason (400 without a context-length code, 404
 // for an unknown model or a wrong base URL, …); it is never retried.
 type APIError struct {
-	// StatusCode is the HTTP status of the last attempt; 0 when no response arrived.
+	// StatusCode is the HTTP status of the last attempt; 0 when no response
+	// arrived. For an error event inside an Anthropic stream (which came
+	// with a 200) it is the status the event's type stands for: 529 for
+	// overloaded_error, 500 for api_error, 400 for invalid_request_error, ….
 	StatusCode int
 	// Type and Code are the server's error.type and error.code, when it sent them.
 	Type string
@@ -76,11 +79,18 @@ func (e *APIError) format(what string) string {
 
 // AuthError reports a 401 or 403: a missing, wrong or unauthorised API key.
 // It is never retried.
-type AuthError struct{ APIError }
+type AuthError struct {
+	APIError
+	keyEnv string // the variable that holds the key; "" is OPENAI_API_KEY
+}
 
 // Error returns the AuthError message.
 func (e *AuthError) Error() string {
-	return e.format("authentication failed") + " (check OPENAI_API_KEY)"
+	env := e.keyEnv
+	if env == "" {
+		env = EnvAPIKey
+	}
+	return e.format("authentication failed") + " (check " + env + ")"
 }
 
 // Unwrap returns the error the AuthError wraps.

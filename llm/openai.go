@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -40,149 +39,12 @@ const (
 // protocol (OpenAI, Ollama, vLLM, llama.cpp server, OpenRouter, …). It is
 // safe for concurrent use; its settings are fixed at construction.
 type OpenAI struct {
-	apiKey     string
-	baseURL    string // as configured until NewOpenAI normalises it (see baseEndpoint)
-	endpoint   string // the base URL's path + "/chat/completions", its query kept
-	redactor   *redactor
-	model      string
-	userAgent  string
-	httpClient *http.Client
-	maxRetries int
-	backoff    time.Duration
-	maxBackoff time.Duration
-	sleep      func(ctx context.Context, d time.Duration) error
-	jitter     func(ceiling time.Duration) time.Duration
-	now        func() time.Time
-	onRetry    func(RetryEvent)
+	settings
+	endpoint string // the base URL's path + "/chat/completions", its query kept
+	models   string // the base URL's path + "/models", its query kept
 }
 
 var _ Client = (*OpenAI)(nil)
-
-// RetryEvent describes a failed attempt that the client is about to retry.
-type RetryEvent struct {
-	// Attempt is the number of the attempt that failed, from 1.
-	Attempt int
-	// Err is that attempt's error, one of this package's typed errors.
-	Err error
-	// Wait is how long the client sleeps before the next attempt.
-	Wait time.Duration
-}
-
-// An Option configures NewOpenAI. String options given an empty string leave
-// the setting unchanged, so an unset command-line flag can be passed as is:
-// NewOpenAIFromEnv(os.Getenv, WithModel(modelFlag)).
-type Option func(*OpenAI)
-
-// WithAPIKey sets the API key sent as "Authorization: Bearer KEY".
-// Surrounding white space is dropped.
-func WithAPIKey(key string) Option {
-	return func(c *OpenAI) {
-		if k := strings.TrimSpace(key); k != "" {
-			c.apiKey = k
-		}
-	}
-}
-
-// WithBaseURL sets the server's base URL, the part before
-// "/chat/completions" (for Ollama: http://localhost:11434/v1). A trailing
-// slash is tolerated. A query string is kept as written and sent with every
-// request: https://host/openai/deployments/x?api-version=2024-02-01 calls
-// https://host/openai/deployments/x/chat/completions?api-version=2024-02-01.
-// A fragment ("#…"), which no request would carry, is a configuration
-// error.
-func WithBaseURL(base string) Option {
-	return func(c *OpenAI) {
-		if b := strings.TrimSpace(base); b != "" {
-			c.baseURL = b
-		}
-	}
-}
-
-// WithModel sets the model used by requests that name none.
-func WithModel(model string) Option {
-	return func(c *OpenAI) {
-		if m := strings.TrimSpace(model); m != "" {
-			c.model = m
-		}
-	}
-}
-
-// WithHTTPClient sets the HTTP client (default: http.DefaultClient). Give it
-// no overall Timeout if you stream: that timeout would cut long answers.
-// Bound calls with the context instead.
-func WithHTTPClient(hc *http.Client) Option {
-	return func(c *OpenAI) {
-		if hc != nil {
-			c.httpClient = hc
-		}
-	}
-}
-
-// WithUserAgent sets the User-Agent header.
-func WithUserAgent(ua string) Option {
-	return func(c *OpenAI) {
-		if ua != "" {
-			c.userAgent = ua
-		}
-	}
-}
-
-// WithMaxRetries sets how many times a transient failure is retried, so a
-// call makes at most n+1 requests (default DefaultMaxRetries). 0 disables
-// transport retries.
-func WithMaxRetries(n int) Option {
-	return func(c *OpenAI) { c.maxRetries = max(n, 0) }
-}
-
-// WithBackoff sets the exponential backoff between retries: before retry n
-// the client waits a random duration in [0, min(maxWait, base·2^(n-1))]
-// ("full jitter"), unless the server sent Retry-After.
-func WithBackoff(base, maxWait time.Duration) Option {
-	return func(c *OpenAI) {
-		if base > 0 {
-			c.backoff = base
-		}
-		if maxWait > 0 {
-			c.maxBackoff = maxWait
-		}
-	}
-}
-
-// WithSleep replaces the function that waits between retries (tests pass
-// one that records the duration and returns at once). It must return
-// ctx.Err() if the context ends first.
-func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
-	return func(c *OpenAI) {
-		if sleep != nil {
-			c.sleep = sleep
-		}
-	}
-}
-
-// WithJitter replaces the random source of the backoff: jitter(ceiling)
-// returns the wait, in [0, ceiling]. Tests pass an identity function.
-func WithJitter(jitter func(ceiling time.Duration) time.Duration) Option {
-	return func(c *OpenAI) {
-		if jitter != nil {
-			c.jitter = jitter
-		}
-	}
-}
-
-// WithClock replaces time.Now, used to turn a Retry-After date into a wait.
-func WithClock(now func() time.Time) Option {
-	return func(c *OpenAI) {
-		if now != nil {
-			c.now = now
-		}
-	}
-}
-
-// WithOnRetry registers a function called before each retry, e.g. to print
-// "rate limited, retrying in 2s" on stderr. It runs on the calling goroutine.
-func WithOnRetry(f func(RetryEvent)) Option {
-	return func(c *OpenAI) { c.onRetry = f }
-}
 
 // NewOpenAI returns a client configured by opts. It fails with a
 // *ConfigError when no model is set, or when no API key is set while the
@@ -190,44 +52,18 @@ func WithOnRetry(f func(RetryEvent)) Option {
 // key, and then no Authorization header is sent. Both problems are reported
 // at once, joined.
 func NewOpenAI(opts ...Option) (*OpenAI, error) {
-	c := &OpenAI{
-		baseURL:    DefaultBaseURL,
-		userAgent:  DefaultUserAgent,
-		httpClient: http.DefaultClient,
-		maxRetries: DefaultMaxRetries,
-		backoff:    DefaultBackoff,
-		maxBackoff: DefaultMaxBackoff,
-		sleep:      sleepCtx,
-		jitter:     fullJitter,
-		now:        time.Now,
-	}
+	c := &OpenAI{settings: defaultSettings(DefaultBaseURL, EnvAPIKey)}
 	for _, opt := range opts {
-		opt(c)
+		opt(&c.settings)
 	}
-	var errs []error
-	u, err := url.Parse(c.baseURL)
-	if err != nil {
-		u = nil
-	}
-	c.redactor = newRedactor(c.apiKey, u)
-	switch {
-	case u == nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		errs = append(errs, &ConfigError{Setting: "base URL", msg: fmt.Sprintf(
-			"invalid base URL %q: want http(s)://host[:port]/path, e.g. http://localhost:11434/v1; check %s",
-			c.redactor.redact(withoutQuery(c.baseURL)), EnvBaseURL)})
-	case strings.Contains(c.baseURL, "#"):
-		errs = append(errs, &ConfigError{Setting: "base URL", msg: fmt.Sprintf(
-			"base URL %q has a fragment (\"#…\"), which no request carries: remove it, or write a # that belongs to a query value as %%23; check %s",
-			c.redactor.redact(withoutQuery(c.baseURL)), EnvBaseURL)})
-	default:
-		c.baseURL, c.endpoint = baseEndpoint(u)
+	u, errs := c.settings.check(EnvBaseURL, "http://localhost:11434/v1")
+	if u != nil {
+		c.baseURL, c.endpoint = baseEndpoint(u, "/chat/completions")
+		_, c.models = baseEndpoint(u, "/models")
 	}
 	if c.apiKey == "" && c.baseURL == DefaultBaseURL {
 		errs = append(errs, &ConfigError{Setting: "API key", msg: "no API key: set " + EnvAPIKey +
 			" (or " + EnvBaseURL + " for a local server that needs none)"})
-	}
-	if c.model == "" {
-		errs = append(errs, &ConfigError{Setting: "model", msg: "no model: set " + EnvModel + " (or WithModel)"})
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -236,14 +72,14 @@ func NewOpenAI(opts ...Option) (*OpenAI, error) {
 }
 
 // baseEndpoint returns the base URL u without trailing slashes on its path,
-// and the chat-completions endpoint under it: the path and
-// "/chat/completions" joined by exactly one slash. Both keep u's query, and
-// the percent-encoding of its path and query, as written.
-func baseEndpoint(u *url.URL) (base, endpoint string) {
+// and the endpoint under it: the path and route ("/chat/completions")
+// joined by exactly one slash. Both keep u's query, and the
+// percent-encoding of its path and query, as written.
+func baseEndpoint(u *url.URL, route string) (base, endpoint string) {
 	b := *u
 	setEscapedPath(&b, strings.TrimRight(u.EscapedPath(), "/"))
 	e := b
-	setEscapedPath(&e, b.EscapedPath()+"/chat/completions")
+	setEscapedPath(&e, b.EscapedPath()+route)
 	return b.String(), e.String()
 }
 
@@ -267,9 +103,20 @@ func withoutQuery(raw string) string {
 // (OPENAI_API_KEY, OPENAI_BASE_URL, TRACT_MODEL, read through getenv, e.g.
 // os.Getenv), then from opts, which override it.
 func NewOpenAIFromEnv(getenv func(string) string, opts ...Option) (*OpenAI, error) {
+	env, err := envOptions(getenv, EnvAPIKey, EnvBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return NewOpenAI(append(env, opts...)...)
+}
+
+// envOptions returns the options the environment gives: the key and base
+// URL from the variables named, the model from TRACT_MODEL, the backoff
+// from TRACT_BACKOFF.
+func envOptions(getenv func(string) string, keyEnv, baseEnv string) ([]Option, error) {
 	env := []Option{
-		WithAPIKey(getenv(EnvAPIKey)),
-		WithBaseURL(getenv(EnvBaseURL)),
+		WithAPIKey(getenv(keyEnv)),
+		WithBaseURL(getenv(baseEnv)),
 		WithModel(getenv(EnvModel)),
 	}
 	if s := getenv(EnvBackoff); s != "" {
@@ -280,7 +127,7 @@ func NewOpenAIFromEnv(getenv func(string) string, opts ...Option) (*OpenAI, erro
 		}
 		env = append(env, WithBackoff(base, maxWait))
 	}
-	return NewOpenAI(append(env, opts...)...)
+	return env, nil
 }
 
 // parseBackoff reads "BASE" or "BASE,MAX"; without MAX the maximum is
@@ -304,7 +151,7 @@ func (c *OpenAI) Model() string { return c.model }
 
 // Provider returns "openai": the client speaks the OpenAI wire format
 // (to OpenAI or any compatible server).
-func (c *OpenAI) Provider() string { return "openai" }
+func (c *OpenAI) Provider() string { return ProviderOpenAI }
 
 // DefaultModel returns the model used by requests that name none (Model).
 func (c *OpenAI) DefaultModel() string { return c.model }
@@ -315,64 +162,20 @@ func (c *OpenAI) BaseURL() string { return c.baseURL }
 
 // Complete sends req and returns the answer, streaming it through
 // req.OnDelta when that is set. Transient failures (429, 500, 502, 503, 504,
-// 408, connection refused or reset) are retried up to the configured bound
-// with backoff, honouring Retry-After; a streamed call is not retried once
-// part of the answer was delivered. The error, if any, is one of the typed
-// errors of this package, or wraps ctx.Err() when the context ended.
+// 529, 408, connection refused or reset) are retried up to the configured
+// bound with backoff, honouring Retry-After; a streamed call is not retried
+// once part of the answer was delivered. A req.Schema is sent as
+// response_format (json_schema); a server that refuses it is asked once
+// more without it (see Response.Structured). The error, if any, is one of
+// the typed errors of this package, or wraps ctx.Err() when the context
+// ended.
 func (c *OpenAI) Complete(ctx context.Context, req Request) (*Response, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("chat completion: %w", err)
-	}
-	if len(req.Messages) == 0 {
-		return nil, errors.New("chat completion: request has no messages")
-	}
-	body, err := c.encode(req)
-	if err != nil {
-		return nil, err
-	}
-	for attempt := 1; ; attempt++ {
-		resp, delivered, err := c.attempt(ctx, body, req.OnDelta)
-		if err == nil {
-			return resp, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("chat completion: %w", ctx.Err())
-		}
-		base := baseOf(err)
-		if base == nil { // not ours; should not happen
-			return nil, err
-		}
-		base.Attempts = attempt
-		if !base.retryable || delivered || attempt > c.maxRetries {
-			return nil, err
-		}
-		wait := c.wait(attempt, base)
-		if c.onRetry != nil {
-			c.onRetry(RetryEvent{Attempt: attempt, Err: err, Wait: wait})
-		}
-		if err := c.sleep(ctx, wait); err != nil {
-			return nil, fmt.Errorf("chat completion: %w", err)
-		}
-	}
+	return c.complete(ctx, req, c.encode, c.attempt)
 }
 
-// wait returns the pause before the retry that follows failed attempt n.
-func (c *OpenAI) wait(n int, base *APIError) time.Duration {
-	if base.hasRetry {
-		return min(base.retryAfter, MaxRetryAfter)
-	}
-	ceiling := c.maxBackoff
-	if n-1 < 32 {
-		ceiling = min(c.backoff<<(n-1), c.maxBackoff)
-	}
-	if ceiling <= 0 { // overflow
-		ceiling = c.maxBackoff
-	}
-	return c.jitter(ceiling)
-}
-
-// encode builds the JSON body of req.
-func (c *OpenAI) encode(req Request) ([]byte, error) {
+// encode builds the JSON body of req; schemaSent says whether it carries
+// req.Schema.
+func (c *OpenAI) encode(req Request) (body []byte, schemaSent bool, err error) {
 	model := req.Model
 	if model == "" {
 		model = c.model
@@ -386,16 +189,25 @@ func (c *OpenAI) encode(req Request) ([]byte, error) {
 	if wire.Stream {
 		wire.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
+	if c.maxTokens > 0 {
+		wire.MaxTokens = c.maxTokens
+	}
+	if req.Schema != nil {
+		wire.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchemaFormat{
+			Name: req.Schema.Name, Schema: req.Schema.Schema, Strict: req.Schema.Strict,
+		}}
+	}
 	b, err := json.Marshal(wire)
 	if err != nil {
-		return nil, fmt.Errorf("chat completion: encode request: %w", err)
+		return nil, false, fmt.Errorf("chat completion: encode request: %w", err)
 	}
-	return b, nil
+	return b, req.Schema != nil, nil
 }
 
 // attempt makes one HTTP request. delivered reports whether any part of the
 // answer reached onDelta, after which the call must not be retried.
-func (c *OpenAI) attempt(ctx context.Context, body []byte, onDelta func(string)) (resp *Response, delivered bool, err error) {
+func (c *OpenAI) attempt(ctx context.Context, body []byte, req Request) (resp *Response, delivered bool, err error) {
+	onDelta := req.OnDelta
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, false, c.transportError(err)
@@ -432,27 +244,4 @@ func (c *OpenAI) attempt(ctx context.Context, body []byte, onDelta func(string))
 		delivered = true
 	}
 	return resp, delivered, nil
-}
-
-// sleepCtx waits for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// fullJitter returns a uniformly random duration in [0, ceiling].
-func fullJitter(ceiling time.Duration) time.Duration {
-	if ceiling <= 0 {
-		return 0
-	}
-	return rand.N(ceiling + 1)
 }

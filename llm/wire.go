@@ -34,11 +34,26 @@ const (
 )
 
 type chatRequest struct {
-	Model         string         `json:"model"`
-	Messages      []Message      `json:"messages"`
-	Temperature   *float64       `json:"temperature,omitempty"`
-	Stream        bool           `json:"stream"`
-	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+	Model          string          `json:"model"`
+	Messages       []Message       `json:"messages"`
+	Temperature    *float64        `json:"temperature,omitempty"`
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	Stream         bool            `json:"stream"`
+	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+}
+
+// responseFormat is OpenAI's structured-output request:
+// {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}.
+type responseFormat struct {
+	Type       string            `json:"type"`
+	JSONSchema *jsonSchemaFormat `json:"json_schema,omitempty"`
+}
+
+type jsonSchemaFormat struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
 }
 
 type streamOptions struct {
@@ -102,17 +117,23 @@ func parseErrorField(raw json.RawMessage) (typ, code, msg string, ok bool) {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // statusError maps a non-2xx answer onto a typed error.
-func (c *OpenAI) statusError(resp *http.Response) error {
+func (c *settings) statusError(resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	typ, code, msg := parseErrorBody(body, c.redactor)
 	base := APIError{StatusCode: resp.StatusCode, Type: typ, Code: code, Message: msg}
 	if d, ok := retryAfter(resp.Header, c.now()); ok {
 		base.retryAfter, base.hasRetry = d, true
 	}
-	status := resp.StatusCode
+	return c.classify(resp.StatusCode, base)
+}
+
+// classify returns the typed error of a failure the server reported with
+// status (or, in a stream, an error whose type stands for that status).
+func (c *settings) classify(status int, base APIError) error {
+	typ, code, msg := base.Type, base.Code, base.Message
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return &AuthError{base}
+		return &AuthError{APIError: base, keyEnv: c.keyEnv}
 	case isContextLength(status, typ, code, msg):
 		return &ContextLengthError{base}
 	case status == http.StatusTooManyRequests:
@@ -125,7 +146,7 @@ func (c *OpenAI) statusError(resp *http.Response) error {
 		return e
 	case status >= 500:
 		switch status {
-		case 500, 502, 503, 504:
+		case 500, 502, 503, 504, 529: // 529: Anthropic's overloaded_error
 			base.retryable = true
 		}
 		return &ServerError{base}
@@ -137,8 +158,9 @@ func (c *OpenAI) statusError(resp *http.Response) error {
 }
 
 // isContextLength recognises the context-window errors of OpenAI
-// (code context_length_exceeded), vLLM ("maximum context length") and
-// llama.cpp (type exceed_context_size_error).
+// (code context_length_exceeded), vLLM ("maximum context length"),
+// llama.cpp (type exceed_context_size_error) and Anthropic ("prompt is too
+// long").
 func isContextLength(status int, typ, code, msg string) bool {
 	if status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge && status != http.StatusOK {
 		return false
@@ -147,7 +169,7 @@ func isContextLength(status int, typ, code, msg string) bool {
 		return true
 	}
 	m := strings.ToLower(msg)
-	for _, s := range []string{"maximum context length", "context length exceeded", "context_length_exceeded", "exceeds the available context size"} {
+	for _, s := range []string{"maximum context length", "context length exceeded", "context_length_exceeded", "exceeds the available context size", "prompt is too long"} {
 		if strings.Contains(m, s) {
 			return true
 		}
@@ -182,7 +204,7 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // transportError wraps an error that left no HTTP answer, redacting the
 // secrets from the URL it names and deciding whether another attempt may
 // help.
-func (c *OpenAI) transportError(err error) error {
+func (c *settings) transportError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = &url.Error{Op: ue.Op, URL: c.redactor.redact(ue.URL), Err: ue.Err}
@@ -212,7 +234,7 @@ func transient(err error) bool {
 }
 
 // badResponse builds a *BadResponseError for an answer with status code.
-func (c *OpenAI) badResponse(status int, reason string, body []byte) error {
+func (c *settings) badResponse(status int, reason string, body []byte) error {
 	return &BadResponseError{
 		APIError: APIError{StatusCode: status},
 		Reason:   c.redactor.redact(reason),

@@ -88,7 +88,7 @@ func splitLines(s string) []string {
 
 func TestTransportError_RedactsKeyFromURL(t *testing.T) {
 	const key = "sk-in-the-url-123456"
-	c := &OpenAI{apiKey: key, redactor: newRedactor(key, nil)}
+	c := &OpenAI{settings: settings{apiKey: key, redactor: newRedactor(key, nil)}}
 	cause := errors.New("connection reset by peer")
 	err := c.transportError(&url.Error{Op: "Post", URL: "http://h/v1/chat/completions?api-key=" + key, Err: cause})
 
@@ -107,7 +107,7 @@ const fuzzKey = "sk-FUZZ-0123456789"
 // fuzzClient is a client with just what the readers of answers use.
 func fuzzClient() *OpenAI {
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	return &OpenAI{apiKey: fuzzKey, redactor: newRedactor(fuzzKey, nil), now: func() time.Time { return now }}
+	return &OpenAI{settings: settings{apiKey: fuzzKey, redactor: newRedactor(fuzzKey, nil), now: func() time.Time { return now }}}
 }
 
 // fuzzResponse is an answer with status, body and headers.

@@ -56,6 +56,8 @@ type ChatOptions struct {
 	// RetryLast answers the branch's unanswered message again
 	// (--retry-last).
 	RetryLast bool
+	// ModelFlags are --provider, --max-tokens and --structured.
+	ModelFlags ModelFlags
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -126,10 +128,19 @@ Validators (repeatable; all must pass):
                        exit 77 means blocked: retrying cannot fix it
   llm:CRITERIA         a judge model answers that CRITERIA holds
 
-The model is configured by OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible
-server: Ollama, vLLM, llama.cpp) and --model (-m), else TRACT_MODEL, else the
-model setting ('tract config set model NAME'); the system prompt likewise by
---system (-s), else TRACT_SYSTEM, else 'tract config set system TEXT'.
+The model is configured by OPENAI_API_KEY and OPENAI_BASE_URL (any
+OpenAI-compatible server: Ollama, vLLM, llama.cpp), or with --provider
+anthropic (else TRACT_PROVIDER, else 'tract config set provider', else any
+claude-* model) by ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL. The model is
+--model (-m), else TRACT_MODEL, else 'tract config set model NAME'; the
+system prompt likewise --system (-s), else TRACT_SYSTEM, else 'tract config
+set system TEXT'. --max-tokens bounds each answer (Anthropic requires a
+bound: 4096 unless given). With one schema:PATH validator, the schema is
+also sent to the model for constrained output (OpenAI response_format
+json_schema; Anthropic a forced tool), unless --structured off; answers are
+still validated, and a server that refuses the schema is asked again
+without it (recorded on the answer as structured_output). With two schema
+validators none is sent.
 
 A chat continues the conversation on the current branch (--continue, -c, says
 so explicitly). --new (-n) starts a new conversation instead: a new branch
@@ -229,6 +240,9 @@ on; it exits 0 at the end of input or /exit.`,
 			if opts.MaxAttempts < 1 {
 				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
 			}
+			if err := opts.ModelFlags.check(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -262,6 +276,7 @@ on; it exits 0 at the end of input or /exit.`,
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see INTERACTIVE CHAT)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
 	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer again the message a failed turn left unanswered, without committing it twice")
+	addModelFlags(cmd, &opts.ModelFlags, false)
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -282,7 +297,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 			return err
 		}
 	}
-	client, err := newClient(f, opts.Model)
+	client, err := newClient(f, opts.Model, opts.ModelFlags)
 	if err != nil {
 		return err
 	}
@@ -290,6 +305,10 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		return err
 	}
 	validator, err := parseValidators(f, opts.Validate, client, opts.Model)
+	if err != nil {
+		return err
+	}
+	schema, err := opts.ModelFlags.schema(f, opts.Validate)
 	if err != nil {
 		return err
 	}
@@ -302,7 +321,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		tract.OnAttempt(progress(f.IO.ErrOut, len(opts.Validate) > 0)),
 	}
 	if validator != nil {
-		copts = append(copts, tract.Validate(validator))
+		copts = append(copts, tract.Validate(validator), tract.Structured(schema))
 	}
 	if opts.TaskSet {
 		copts = append(copts, tract.Task(opts.Task))
@@ -379,22 +398,6 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		reportOutcome(f.IO.ErrOut, res)
 		return nil
 	})
-}
-
-// newClient builds the model client from the environment and flags.
-func newClient(f *Factory, model string) (*llm.OpenAI, error) {
-	model, err := f.setting("model", model)
-	if err != nil {
-		return nil, err
-	}
-	c, err := llm.NewOpenAIFromEnv(f.Getenv, llm.WithModel(model), llm.WithOnRetry(func(ev llm.RetryEvent) {
-		fmt.Fprintf(f.IO.ErrOut, "model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(1e6))
-	}))
-	var ce *llm.ConfigError
-	if errors.As(err, &ce) {
-		return nil, &usageError{err}
-	}
-	return c, err
 }
 
 // parseValidators parses --validate specs the one way chat and compress

@@ -30,7 +30,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	}
 	// A client that cannot be built is a failure of each send, recorded
 	// as an error commit, not a reason to refuse the REPL.
-	client, clientErr := newClient(f, opts.Model)
+	client, clientErr := newClient(f, opts.Model, opts.ModelFlags)
 	var judge llm.Client
 	if clientErr == nil {
 		judge = client
@@ -42,6 +42,10 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	if opts.System, err = f.setting("system", opts.System); err != nil {
 		return err
 	}
+	schema, err := opts.ModelFlags.schema(f, opts.Validate)
+	if err != nil {
+		return err
+	}
 	copts := []tract.ChatOption{
 		tract.MaxAttempts(opts.MaxAttempts),
 		tract.Purify(opts.Purify),
@@ -50,7 +54,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		tract.Feedback(opts.Feedback), tract.RetryContextStrategy(opts.RetryContext),
 	}
 	if validator != nil {
-		copts = append(copts, tract.Validate(validator))
+		copts = append(copts, tract.Validate(validator), tract.Structured(schema))
 	}
 	if opts.TaskSet {
 		copts = append(copts, tract.Task(opts.Task))
@@ -61,7 +65,12 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	if opts.Temperature != nil {
 		copts = append(copts, tract.Temperature(*opts.Temperature))
 	}
-	key := f.Getenv(llm.EnvAPIKey)
+	provider := llm.ProviderOpenAI
+	if clientErr == nil {
+		provider = client.Provider()
+	} else if p, err := llm.ChooseProvider(f.Getenv, opts.ModelFlags.Provider, opts.Model); err == nil {
+		provider = p
+	}
 	out := flushingWriter{f.IO.Out}
 	var tr *terminalREPL
 	if onTerminal {
@@ -96,7 +105,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 			sessionOut = tr.term // the line editor writes "\r\n" in raw mode
 		}
 		s := repl.New(repl.Config{
-			Tract: t, Model: opts.Model, Provider: "openai", System: opts.System,
+			Tract: t, Model: opts.Model, Provider: provider, System: opts.System,
 			ChatOptions: copts, Out: sessionOut,
 			Stream: len(opts.Validate) == 0 && f.IO.OutTTY && !opts.NoStream,
 			Client: func() (llm.Client, error) {
@@ -105,7 +114,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 				}
 				return client, nil
 			},
-			Redact: func(s string) string { return llm.RedactKey(s, key) },
+			Redact: func(s string) string { return redactKeys(f, s) },
 		})
 		if tr != nil {
 			branch, _, err := t.Head(ctx)

@@ -27,6 +27,8 @@ type CompressOptions struct {
 	Model        string
 	DryRun       bool
 	JSON         bool
+	// ModelFlags are --provider, --max-tokens and --structured.
+	ModelFlags ModelFlags
 }
 
 func newCmdCompress(f *Factory, runF func(*CompressOptions) error) *cobra.Command {
@@ -63,6 +65,9 @@ attempt, 4 on a model error, 5 when HEAD moved meanwhile.`,
 			if opts.KeepLast < 0 || opts.TargetTokens < 0 || opts.MaxAttempts < 1 {
 				return usageErrorf("--keep-last and --target-tokens must be 0 or more and --max-attempts at least 1")
 			}
+			if err := opts.ModelFlags.check(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -83,6 +88,7 @@ attempt, 4 on a model error, 5 when HEAD moved meanwhile.`,
 	fl.StringVarP(&opts.Model, "model", "M", "", "summarization model (default $TRACT_MODEL)")
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print which commits would be summarized and kept; call no model")
 	fl.BoolVar(&opts.JSON, "json", false, "print the plan or the result as JSON")
+	addModelFlags(cmd, &opts.ModelFlags, false)
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -100,12 +106,16 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 	if !opts.DryRun {
 		var client llm.Client
 		if opts.Content == nil {
-			c, err := newClient(f, opts.Model)
+			c, err := newClient(f, opts.Model, opts.ModelFlags)
 			if err != nil {
 				return err
 			}
 			client = c
-			copts = append(copts, tract.SummaryClient(client))
+			schema, err := opts.ModelFlags.schema(f, opts.Validate)
+			if err != nil {
+				return err
+			}
+			copts = append(copts, tract.SummaryClient(client), tract.SummarySchema(schema))
 		}
 		v, err := parseValidators(f, opts.Validate, client, opts.Model)
 		if err != nil {

@@ -184,6 +184,7 @@ func exitCode(err error) int {
 		tooLarge  *tract.TooLargeError
 		taskErr   *tract.TaskIDError
 		escalated *tract.EscalationError
+		refused   *refusedError
 	)
 	switch {
 	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr), errors.As(err, &tooLarge),
@@ -193,7 +194,7 @@ func exitCode(err error) int {
 		return exitSkipped
 	case errors.As(err, &exhausted):
 		return exitExhausted
-	case errors.As(err, &escalated):
+	case errors.As(err, &escalated), errors.As(err, &refused):
 		return exitEscalated
 	case errors.Is(err, context.Canceled):
 		return exitInterrupt
@@ -258,6 +259,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		newCmdEvents(f, nil),
 		newCmdStats(f, nil),
 		newCmdCompress(f, nil),
+		newCmdModels(f, nil),
 		newCmdImport(f, nil),
 		newCmdExport(f, nil),
 		newCmdFsck(f, nil),

@@ -48,6 +48,7 @@ func Keys() []Key {
 	return []Key{
 		{Name: "model", Env: "TRACT_MODEL", Help: "the model chat, the REPL and compress ask when --model is not given"},
 		{Name: "system", Env: "TRACT_SYSTEM", Help: "the system prompt chat and the REPL use when --system is not given"},
+		{Name: "provider", Env: "TRACT_PROVIDER", Help: "openai or anthropic, when --provider is not given (else anthropic for claude-* models, else openai)"},
 	}
 }
 

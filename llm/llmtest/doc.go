@@ -30,6 +30,22 @@
 // unless the reply sets it.
 //
 // Every request is recorded (Requests) with its decoded model, messages,
-// temperature and stream flags, and its headers with the Authorization
-// value masked; WithAPIKey makes the server check the key itself.
+// temperature and stream flags, max_tokens and structured-output schema,
+// and its headers with the Authorization and x-api-key values masked;
+// WithAPIKey makes the server check the key itself.
+//
+// The same script answers the Anthropic Messages format on
+// POST /v1/messages (give the client AnthropicURL): streamed as
+// message_start, ping, one content block of text_delta events (or, when
+// the request forces a tool and the answer is a JSON object, the tool's
+// input as input_json_delta events), message_delta and message_stop;
+// errors as Anthropic error documents. A request without
+// anthropic-version or max_tokens, or whose roles do not alternate, gets
+// the 400 Anthropic would send and is reported by Verify. Overloaded
+// answers 529 overloaded_error; StreamError sends half an answer, then an
+// error event (in the OpenAI format, a chunk with an error member).
+//
+// GET /v1/models serves the list Models sets, in the Anthropic format
+// (paged by limit and after_id) when the request has an anthropic-version
+// header, else in the OpenAI one.
 package llmtest

@@ -47,6 +47,12 @@ type Reply struct {
 	// or a reset connection would. With Truncate, a streamed answer is cut
 	// that way after half of its chunks (a connection lost mid-answer).
 	Hangup bool
+	// ErrorEvent, when set, is the type of an error the stream reports
+	// after half of its content chunks (Anthropic: an "error" event;
+	// OpenAI: a chunk with an "error" member), with Message as its
+	// message; a request that is not streamed gets the error's status
+	// instead. See StreamError.
+	ErrorEvent string
 
 	echoKey bool // 401 message repeats the key the client sent
 }
@@ -104,6 +110,16 @@ func HTML() Reply {
 // document, or a stream that stops early.
 func Truncated(content string) Reply { return Reply{Content: content, Truncate: true} }
 
+// Overloaded returns the 529 overloaded_error Anthropic answers when its
+// servers are overloaded (the OpenAI wire gets the same status).
+func Overloaded() Reply { return Error(529, "Overloaded") }
+
+// StreamError returns a reply that streams half of content, then an error
+// event of type errType ("overloaded_error", "api_error", …) with message.
+func StreamError(content, errType, message string) Reply {
+	return Reply{Content: content, ErrorEvent: errType, Message: message}
+}
+
 // Hangup returns a reply that closes the connection without answering.
 func Hangup() Reply { return Reply{Hangup: true} }
 
@@ -112,6 +128,8 @@ func errorType(status int) string {
 	switch {
 	case status == http.StatusTooManyRequests:
 		return "rate_limit_error"
+	case status == 529:
+		return "overloaded_error"
 	case status >= 500:
 		return "server_error"
 	case status == http.StatusUnauthorized:

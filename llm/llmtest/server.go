@@ -40,9 +40,29 @@ type Request struct {
 	Temperature  *float64
 	Stream       bool
 	IncludeUsage bool
+	// Wire is the wire format of the request: WireOpenAI or WireAnthropic.
+	Wire string
+	// System is an Anthropic request's top-level system text (its
+	// Messages hold only user and assistant messages).
+	System string
+	// MaxTokens is the request's max_tokens (0 when it sent none).
+	MaxTokens int
+	// SchemaName and Schema are the structured-output schema the request
+	// carried: OpenAI's response_format json_schema, or the input_schema
+	// of the tool an Anthropic request forces with tool_choice. Strict is
+	// OpenAI's json_schema.strict.
+	SchemaName string
+	Schema     json.RawMessage
+	Strict     bool
 	// Body is the raw request body.
 	Body []byte
 }
+
+// The wire formats the Server speaks.
+const (
+	WireOpenAI    = "openai"
+	WireAnthropic = "anthropic"
+)
 
 // LastMessage returns the content of the request's last message ("" if none).
 func (r Request) LastMessage() string {
@@ -78,6 +98,7 @@ type Server struct {
 	mu       sync.Mutex // guards the fields below
 	requests []Request
 	misses   []string // unscripted or malformed requests, described
+	models   []string // the model list GET /v1/models serves
 }
 
 // An Option configures a Server.
@@ -127,8 +148,23 @@ func NewServer(t TB, opts ...Option) *Server {
 	return s
 }
 
-// URL returns the base URL to give a client, ending in /v1.
+// URL returns the base URL to give an OpenAI client, ending in /v1.
 func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// AnthropicURL returns the base URL to give an Anthropic client: the
+// server's root, under which it serves /v1/messages and /v1/models.
+func (s *Server) AnthropicURL() string { return s.srv.URL }
+
+// Models sets the model list that GET /v1/models serves, in the wire
+// format the request's headers ask for (an anthropic-version header: the
+// Anthropic one, paged by limit and after_id), and returns s. Without it
+// the list is empty.
+func (s *Server) Models(ids ...string) *Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = slices.Clone(ids)
+	return s
+}
 
 // Close stops the server, ending pending delays. It may be called twice.
 func (s *Server) Close() {
@@ -201,13 +237,30 @@ type wireRequest struct {
 	Model         string        `json:"model"`
 	Messages      []llm.Message `json:"messages"`
 	Temperature   *float64      `json:"temperature"`
+	MaxTokens     int           `json:"max_tokens"`
 	Stream        bool          `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict bool            `json:"strict"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
+		s.serveModels(w, r)
+		return
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
+		s.serveAnthropic(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		s.miss(fmt.Sprintf("unexpected request %s %s (want POST /v1/chat/completions)", r.Method, r.URL.Path))
 		writeError(w, Error(http.StatusNotFound, fmt.Sprintf("llmtest: no route for %s %s", r.Method, r.URL.Path)), "")
@@ -232,10 +285,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		Messages:    wire.Messages,
 		Temperature: wire.Temperature,
 		Stream:      wire.Stream,
+		Wire:        WireOpenAI,
+		MaxTokens:   wire.MaxTokens,
 		Body:        body,
 	}
 	if wire.StreamOptions != nil {
 		rec.IncludeUsage = wire.StreamOptions.IncludeUsage
+	}
+	if rf := wire.ResponseFormat; rf != nil && rf.JSONSchema != nil {
+		rec.SchemaName, rec.Schema, rec.Strict = rf.JSONSchema.Name, rf.JSONSchema.Schema, rf.JSONSchema.Strict
 	}
 	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if s.apiKey != "" && key != s.apiKey {
@@ -260,6 +318,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, reply, key)
 	case reply.Body != "":
 		writeRaw(w, reply, http.StatusOK)
+	case reply.ErrorEvent != "" && !wire.Stream:
+		writeError(w, Reply{Status: statusOfType(reply.ErrorEvent), Message: reply.Message}, key)
 	case wire.Stream:
 		s.writeStream(r.Context(), w, n, rec, reply)
 	default:
@@ -327,12 +387,16 @@ func (s *Server) pause(ctx context.Context, d time.Duration) bool {
 	return false
 }
 
-// maskAuth copies h with the Authorization credentials masked.
+// maskAuth copies h with the Authorization credentials and the
+// x-api-key value masked.
 func maskAuth(h http.Header) http.Header {
 	h = h.Clone()
 	if v := h.Get("Authorization"); v != "" {
 		scheme, _, _ := strings.Cut(v, " ")
 		h.Set("Authorization", scheme+" [REDACTED]")
+	}
+	if h.Get("X-Api-Key") != "" {
+		h.Set("X-Api-Key", "[REDACTED]")
 	}
 	return h
 }
@@ -483,7 +547,7 @@ func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, n int, 
 		return
 	}
 	pieces := words(r.Content)
-	if r.Truncate {
+	if r.Truncate || r.ErrorEvent != "" {
 		pieces = pieces[:len(pieces)/2]
 	}
 	for i, p := range pieces {
@@ -498,6 +562,10 @@ func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, n int, 
 		if r.Hangup {
 			hangup(w)
 		}
+		return
+	}
+	if r.ErrorEvent != "" {
+		send(map[string]any{"error": map[string]any{"message": r.Message, "type": r.ErrorEvent, "code": nil}})
 		return
 	}
 	if !send(chunk(map[string]any{}, finishFor(r))) {

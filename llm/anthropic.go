@@ -1,0 +1,218 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Defaults of the Anthropic client.
+const (
+	DefaultAnthropicBaseURL = "https://api.anthropic.com"
+	// AnthropicVersion is the API version sent as the anthropic-version header.
+	AnthropicVersion = "2023-06-01"
+	// DefaultAnthropicMaxTokens is the max_tokens of a request when
+	// WithMaxTokens sets none: the Messages API requires the field.
+	DefaultAnthropicMaxTokens = 4096
+)
+
+// Environment variables read by NewAnthropicFromEnv.
+const (
+	EnvAnthropicAPIKey  = "ANTHROPIC_API_KEY"
+	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
+)
+
+// Anthropic is a Client for Anthropic's Messages API (POST
+// {base}/v1/messages). It shares the OpenAI client's options, retries,
+// errors and key redaction; see the package documentation for how it maps
+// a Request onto the API. It is safe for concurrent use; its settings are
+// fixed at construction.
+type Anthropic struct {
+	settings
+	endpoint string // {base}/v1/messages, the base URL's query kept
+	models   string // {base}/v1/models
+}
+
+var _ Client = (*Anthropic)(nil)
+
+// NewAnthropic returns an Anthropic client configured by opts (the same
+// options as NewOpenAI; WithBaseURL defaults to DefaultAnthropicBaseURL).
+// It fails with a *ConfigError when no model is set, or when no API key is
+// set while the base URL is Anthropic's own; both problems are reported
+// at once, joined.
+func NewAnthropic(opts ...Option) (*Anthropic, error) {
+	c := &Anthropic{settings: defaultSettings(DefaultAnthropicBaseURL, EnvAnthropicAPIKey)}
+	for _, opt := range opts {
+		opt(&c.settings)
+	}
+	if c.maxTokens == 0 {
+		c.maxTokens = DefaultAnthropicMaxTokens
+	}
+	u, errs := c.settings.check(EnvAnthropicBaseURL, DefaultAnthropicBaseURL)
+	if u != nil {
+		// The base URL is the server's root; one that already ends in
+		// /v1 (as OpenAI-style base URLs do) is taken as is.
+		prefix := "/v1"
+		if strings.HasSuffix(strings.TrimRight(u.EscapedPath(), "/"), "/v1") {
+			prefix = ""
+		}
+		c.baseURL, c.endpoint = baseEndpoint(u, prefix+"/messages")
+		_, c.models = baseEndpoint(u, prefix+"/models")
+	}
+	if c.apiKey == "" && c.baseURL == DefaultAnthropicBaseURL {
+		errs = append(errs, &ConfigError{Setting: "API key", msg: "no API key: set " + EnvAnthropicAPIKey +
+			" (or " + EnvAnthropicBaseURL + " for a server that needs none)"})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// NewAnthropicFromEnv is NewAnthropic configured from the environment first
+// (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, TRACT_MODEL and TRACT_BACKOFF,
+// read through getenv, e.g. os.Getenv), then from opts, which override it.
+func NewAnthropicFromEnv(getenv func(string) string, opts ...Option) (*Anthropic, error) {
+	env, err := envOptions(getenv, EnvAnthropicAPIKey, EnvAnthropicBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return NewAnthropic(append(env, opts...)...)
+}
+
+// Provider returns "anthropic".
+func (c *Anthropic) Provider() string { return ProviderAnthropic }
+
+// DefaultModel returns the model used by requests that name none.
+func (c *Anthropic) DefaultModel() string { return c.model }
+
+// BaseURL returns the server's base URL, without trailing slash on its
+// path, and with its query, if it has one.
+func (c *Anthropic) BaseURL() string { return c.baseURL }
+
+// MaxTokens returns the max_tokens sent with every request.
+func (c *Anthropic) MaxTokens() int { return c.maxTokens }
+
+// Complete sends req to the Messages API and returns the answer, streaming
+// it through req.OnDelta when that is set. Retries, errors and the
+// handling of a refused req.Schema are those of OpenAI.Complete; 529
+// (overloaded_error) is retried like a 503.
+func (c *Anthropic) Complete(ctx context.Context, req Request) (*Response, error) {
+	return c.complete(ctx, req, c.encode, c.attempt)
+}
+
+// encode builds the JSON body of req: system messages joined into the
+// top-level system field, the others merged so that roles alternate, and
+// a schema of an object as a forced tool.
+func (c *Anthropic) encode(req Request) (body []byte, schemaSent bool, err error) {
+	model := req.Model
+	if model == "" {
+		model = c.model
+	}
+	system, msgs := anthropicMessages(req.Messages)
+	wire := anthropicRequest{
+		Model:       model,
+		MaxTokens:   c.maxTokens,
+		System:      system,
+		Messages:    msgs,
+		Temperature: req.Temperature,
+		Stream:      req.OnDelta != nil,
+	}
+	if s := req.Schema; s != nil && isObjectSchema(s.Schema) {
+		wire.Tools = []anthropicTool{{Name: s.Name, Description: "Give the answer as this tool's input.", InputSchema: s.Schema}}
+		wire.ToolChoice = &anthropicToolChoice{Type: "tool", Name: s.Name}
+		schemaSent = true
+	}
+	b, err := json.Marshal(wire)
+	if err != nil {
+		return nil, false, fmt.Errorf("chat completion: encode request: %w", err)
+	}
+	return b, schemaSent, nil
+}
+
+// anthropicMessages maps tract's messages onto the Messages API: system
+// messages, wherever they are, become the system text (joined by blank
+// lines); assistant messages stay; any other role is the user's; and
+// consecutive messages of one role are merged into one, joined by a blank
+// line, as the API requires roles to alternate.
+func anthropicMessages(in []Message) (system string, out []anthropicMessage) {
+	var sys []string
+	for _, m := range in {
+		role := "user"
+		switch m.Role {
+		case "system", "developer":
+			sys = append(sys, m.Content)
+			continue
+		case "assistant":
+			role = "assistant"
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content += "\n\n" + m.Content
+			continue
+		}
+		out = append(out, anthropicMessage{Role: role, Content: m.Content})
+	}
+	return strings.Join(sys, "\n\n"), out
+}
+
+// isObjectSchema reports whether a JSON Schema describes an object, the
+// only kind a tool's input_schema may be.
+func isObjectSchema(doc json.RawMessage) bool {
+	var s struct {
+		Type any `json:"type"`
+	}
+	return json.Unmarshal(doc, &s) == nil && s.Type == "object"
+}
+
+// header sets the headers of every request to the API.
+func (c *Anthropic) header(h http.Header) {
+	h.Set("anthropic-version", AnthropicVersion)
+	h.Set("User-Agent", c.userAgent)
+	if c.apiKey != "" {
+		h.Set("x-api-key", c.apiKey)
+	}
+}
+
+// attempt makes one HTTP request. delivered reports whether any part of the
+// answer reached req.OnDelta, after which the call must not be retried.
+func (c *Anthropic) attempt(ctx context.Context, body []byte, req Request) (resp *Response, delivered bool, err error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, false, c.transportError(err)
+	}
+	c.header(hreq.Header)
+	hreq.Header.Set("Content-Type", "application/json")
+	if req.OnDelta != nil {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
+	hresp, err := c.httpClient.Do(hreq)
+	if err != nil {
+		return nil, false, c.transportError(err)
+	}
+	defer hresp.Body.Close()
+	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+		return nil, false, c.statusError(hresp)
+	}
+	tool := ""
+	if req.Schema != nil {
+		tool = req.Schema.Name
+	}
+	if req.OnDelta != nil && isEventStream(hresp.Header.Get("Content-Type")) {
+		return c.readStream(hresp, tool, req.OnDelta)
+	}
+	resp, err = c.readJSON(hresp, tool)
+	if err != nil {
+		return nil, false, err
+	}
+	if req.OnDelta != nil && resp.Content != "" {
+		req.OnDelta(resp.Content)
+		delivered = true
+	}
+	return resp, delivered, nil
+}

@@ -1,0 +1,295 @@
+package llm
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/tractdag/tract/internal/jsonerr"
+)
+
+// This file holds the Anthropic Messages wire format: request and response
+// bodies, the server-sent events of a streamed answer, and the error
+// events inside a stream.
+
+type anthropicRequest struct {
+	Model       string               `json:"model"`
+	MaxTokens   int                  `json:"max_tokens"`
+	System      string               `json:"system,omitempty"`
+	Messages    []anthropicMessage   `json:"messages"`
+	Temperature *float64             `json:"temperature,omitempty"`
+	Stream      bool                 `json:"stream,omitempty"`
+	Tools       []anthropicTool      `json:"tools,omitempty"`
+	ToolChoice  *anthropicToolChoice `json:"tool_choice,omitempty"`
+}
+
+type anthropicMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type anthropicTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type anthropicToolChoice struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
+}
+
+// anthropicMessageBody is a Message object: the whole answer, or (in
+// message_start) its start.
+type anthropicMessageBody struct {
+	Type       string           `json:"type"`
+	Model      string           `json:"model"`
+	Content    []anthropicBlock `json:"content"`
+	StopReason *string          `json:"stop_reason"`
+	Usage      *anthropicUsage  `json:"usage"`
+	Error      json.RawMessage  `json:"error"`
+}
+
+// anthropicBlock is a content block: text, or a tool_use with its input.
+type anthropicBlock struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+type anthropicUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+// usage maps Anthropic's counts onto Usage: the prompt is all the input,
+// cached or not.
+func (u anthropicUsage) usage() Usage {
+	prompt := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+	return Usage{
+		PromptTokens: prompt, CompletionTokens: u.OutputTokens, TotalTokens: prompt + u.OutputTokens,
+		CacheCreationTokens: u.CacheCreationInputTokens, CacheReadTokens: u.CacheReadInputTokens,
+	}
+}
+
+// anthropicEvent is the data of one server-sent event of a stream; Type
+// says which of the other fields are set.
+type anthropicEvent struct {
+	Type         string                `json:"type"`
+	Message      *anthropicMessageBody `json:"message"`       // message_start
+	Index        int                   `json:"index"`         // content_block_*
+	ContentBlock *anthropicBlock       `json:"content_block"` // content_block_start
+	Delta        *struct {
+		Type        string  `json:"type"`
+		Text        string  `json:"text"`
+		PartialJSON string  `json:"partial_json"`
+		StopReason  *string `json:"stop_reason"`
+	} `json:"delta"` // content_block_delta, message_delta
+	Usage *anthropicUsage `json:"usage"` // message_delta
+	Error json.RawMessage `json:"error"` // error
+}
+
+// anthropicErrorStatus is the HTTP status an Anthropic error type stands
+// for, used to classify an error event inside a stream (which arrives
+// with a 200).
+func anthropicErrorStatus(typ string) int {
+	switch typ {
+	case "invalid_request_error":
+		return http.StatusBadRequest
+	case "authentication_error":
+		return http.StatusUnauthorized
+	case "permission_error":
+		return http.StatusForbidden
+	case "not_found_error":
+		return http.StatusNotFound
+	case "request_too_large":
+		return http.StatusRequestEntityTooLarge
+	case "rate_limit_error":
+		return http.StatusTooManyRequests
+	case "overloaded_error":
+		return 529
+	}
+	return http.StatusInternalServerError // api_error and unknown types
+}
+
+// errorEvent maps the error member of an error event, or of an error
+// document in a 200 answer, onto the typed error of the status its type
+// stands for (so an overloaded_error before any text is retried).
+func (c *Anthropic) errorEvent(status int, raw json.RawMessage) error {
+	typ, code, msg, ok := parseErrorField(raw)
+	if !ok {
+		return c.badResponse(status, "malformed error event", raw)
+	}
+	r := c.redactor
+	st := anthropicErrorStatus(typ)
+	return c.classify(st, APIError{StatusCode: st, Type: r.redact(typ), Code: r.redact(code), Message: r.redact(msg)})
+}
+
+// readJSON decodes a non-streamed answer. tool names the forced tool of a
+// schema ("" for none), whose input is the answer's text.
+func (c *Anthropic) readJSON(resp *http.Response, tool string) (*Response, error) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, c.transportError(fmt.Errorf("read response body: %w", err))
+	}
+	status := resp.StatusCode
+	if len(body) > maxBody {
+		return nil, c.badResponse(status, fmt.Sprintf("body larger than %d bytes", maxBody), body)
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return nil, c.badResponse(status, "empty body", nil)
+	}
+	if isHTML(resp.Header.Get("Content-Type"), trimmed) {
+		return nil, c.badResponse(status, "got an HTML page instead of JSON (is the base URL right? Anthropic's is "+DefaultAnthropicBaseURL+")", trimmed)
+	}
+	var doc anthropicMessageBody
+	if err := json.Unmarshal(trimmed, &doc); err != nil {
+		return nil, c.badResponse(status, "invalid JSON: "+jsonerr.Describe(err), trimmed)
+	}
+	if len(doc.Error) > 0 && string(doc.Error) != "null" {
+		return nil, c.errorEvent(status, doc.Error)
+	}
+	if doc.Type != "message" {
+		return nil, c.badResponse(status, fmt.Sprintf("not a message (type %q)", doc.Type), trimmed)
+	}
+	var text strings.Builder
+	var input json.RawMessage
+	for _, b := range doc.Content {
+		switch {
+		case b.Type == "text":
+			text.WriteString(b.Text)
+		case b.Type == "tool_use" && tool != "" && b.Name == tool:
+			input = b.Input
+		}
+	}
+	r := &Response{Content: text.String(), Model: doc.Model}
+	if input != nil {
+		r.Content = string(input)
+	}
+	if doc.StopReason != nil {
+		r.FinishReason = *doc.StopReason
+	}
+	if doc.Usage != nil {
+		r.Usage = doc.Usage.usage()
+	}
+	return r, nil
+}
+
+// readStream consumes a streamed answer: message_start (model, input
+// usage), content blocks (text_delta, or input_json_delta of the schema's
+// tool), message_delta (stop reason, output usage), message_stop; ping
+// events are ignored and an error event ends the call with its typed
+// error. Events are read from their "data:" lines, whose JSON names the
+// event type; "event:" lines are redundant and skipped.
+func (c *Anthropic) readStream(resp *http.Response, tool string, onDelta func(string)) (*Response, bool, error) {
+	status := resp.StatusCode
+	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	var (
+		out       Response
+		usage     anthropicUsage
+		text      strings.Builder
+		input     strings.Builder
+		toolBlock = -1 // the index of the schema tool's block
+		hasTool   bool
+		delivered bool
+		lastLine  []byte
+		stopped   bool // a stop_reason arrived
+	)
+	finish := func() (*Response, bool, error) {
+		out.Content = text.String()
+		if hasTool {
+			out.Content = input.String()
+		}
+		out.Usage = usage.usage()
+		return &out, delivered, nil
+	}
+	emit := func(b *strings.Builder, piece string) error {
+		if text.Len()+input.Len()+len(piece) > maxBody {
+			return c.badResponse(status, fmt.Sprintf("streamed answer longer than %d bytes", maxBody), nil)
+		}
+		b.WriteString(piece)
+		if piece != "" {
+			onDelta(piece)
+			delivered = true
+		}
+		return nil
+	}
+	for {
+		line, err := readLine(r)
+		if err == errLineTooLong {
+			return nil, delivered, c.badResponse(status, fmt.Sprintf("stream line longer than %d bytes", maxLine), line)
+		}
+		if len(line) > 0 {
+			lastLine = line
+		}
+		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && len(bytes.TrimSpace(data)) > 0 {
+			data = bytes.TrimSpace(data)
+			var ev anthropicEvent
+			if jerr := json.Unmarshal(data, &ev); jerr != nil {
+				return nil, delivered, c.badResponse(status, "invalid JSON in stream event: "+jsonerr.Describe(jerr), data)
+			}
+			switch ev.Type {
+			case "message_start":
+				if ev.Message != nil {
+					out.Model = ev.Message.Model
+					if ev.Message.Usage != nil {
+						usage = *ev.Message.Usage
+					}
+				}
+			case "content_block_start":
+				if b := ev.ContentBlock; b != nil && b.Type == "tool_use" && tool != "" && b.Name == tool {
+					toolBlock, hasTool = ev.Index, true
+				}
+			case "content_block_delta":
+				if ev.Delta == nil {
+					break
+				}
+				var werr error
+				switch {
+				case ev.Delta.Type == "text_delta":
+					werr = emit(&text, ev.Delta.Text)
+				case ev.Delta.Type == "input_json_delta" && ev.Index == toolBlock:
+					werr = emit(&input, ev.Delta.PartialJSON)
+				}
+				if werr != nil {
+					return nil, delivered, werr
+				}
+			case "message_delta":
+				if ev.Delta != nil && ev.Delta.StopReason != nil {
+					out.FinishReason, stopped = *ev.Delta.StopReason, true
+				}
+				if ev.Usage != nil {
+					// Counts in message_delta are cumulative: take those given.
+					usage.OutputTokens = ev.Usage.OutputTokens
+					if ev.Usage.InputTokens > 0 {
+						usage.InputTokens = ev.Usage.InputTokens
+					}
+				}
+			case "message_stop":
+				return finish()
+			case "error":
+				return nil, delivered, c.errorEvent(status, ev.Error)
+			}
+		} else if !ok && isHTML("", line) && out.Model == "" && !delivered {
+			return nil, delivered, c.badResponse(status, "got an HTML page instead of an event stream", line)
+		}
+		if err == io.EOF {
+			if stopped {
+				return finish() // a stop reason but no message_stop: accept
+			}
+			return nil, delivered, c.badResponse(status, fmt.Sprintf(
+				"stream truncated: ended without message_stop or a stop_reason after %d bytes of content", text.Len()+input.Len()), lastLine)
+		}
+		if err != nil {
+			return nil, delivered, c.transportError(fmt.Errorf("read stream: %w", err))
+		}
+	}
+}

@@ -1,0 +1,404 @@
+package llmtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tractdag/tract/llm"
+)
+
+// This file serves the Anthropic Messages wire format (POST /v1/messages,
+// streamed and not) from the same script, and the model lists of both
+// wire formats (GET /v1/models).
+
+// anthropicRequest is the part of a Messages body the server reads.
+type anthropicRequest struct {
+	Model     string          `json:"model"`
+	MaxTokens int             `json:"max_tokens"`
+	System    json.RawMessage `json:"system"`
+	Messages  []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Temperature *float64 `json:"temperature"`
+	Stream      bool     `json:"stream"`
+	Tools       []struct {
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	} `json:"tools"`
+	ToolChoice *struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tool_choice"`
+}
+
+// anthropicText reads a content or system value: a string, or an array
+// of blocks whose text parts are joined.
+func anthropicText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, bl := range blocks {
+		b.WriteString(bl.Text)
+	}
+	return b.String(), nil
+}
+
+// serveAnthropic answers POST /v1/messages as Server.serve does the
+// OpenAI route, in the Anthropic wire format. A request without
+// anthropic-version or max_tokens, or whose roles do not alternate, is
+// rejected with a 400, as Anthropic would, and reported by Verify.
+func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var wire anthropicRequest
+	if err := json.Unmarshal(body, &wire); err != nil {
+		s.miss(fmt.Sprintf("malformed request body: %v", err))
+		writeAnthropicError(w, Error(http.StatusBadRequest, "llmtest: request body is not valid JSON: "+err.Error()), "")
+		return
+	}
+	rec := Request{
+		Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: maskAuth(r.Header),
+		Model: wire.Model, Temperature: wire.Temperature, Stream: wire.Stream,
+		Wire: WireAnthropic, MaxTokens: wire.MaxTokens, Body: body,
+	}
+	if rec.System, err = anthropicText(wire.System); err != nil {
+		s.invalid(w, rec, "system: "+err.Error())
+		return
+	}
+	for i, m := range wire.Messages {
+		text, err := anthropicText(m.Content)
+		if err != nil {
+			s.invalid(w, rec, fmt.Sprintf("messages.%d.content: %v", i, err))
+			return
+		}
+		rec.Messages = append(rec.Messages, llm.Message{Role: m.Role, Content: text})
+	}
+	if tc := wire.ToolChoice; tc != nil && tc.Type == "tool" {
+		for _, t := range wire.Tools {
+			if t.Name == tc.Name {
+				rec.SchemaName, rec.Schema = t.Name, t.InputSchema
+			}
+		}
+	}
+	key := r.Header.Get("X-Api-Key")
+	if problem := checkAnthropic(r, wire, rec); problem != "" {
+		s.invalid(w, rec, problem)
+		return
+	}
+	if s.apiKey != "" && key != s.apiKey {
+		s.record(rec)
+		writeAnthropicError(w, Unauthorized(), key)
+		return
+	}
+	reply, n, ok := s.pick(rec)
+	if !ok {
+		writeAnthropicError(w, Error(http.StatusNotImplemented, fmt.Sprintf(
+			"llmtest: no reply scripted for this request (last message %q); script one with Server.Reply, When or Otherwise",
+			rec.LastMessage())), "")
+		return
+	}
+	if !s.pause(r.Context(), reply.Delay) || !s.hold(r.Context(), reply.Hold) {
+		return
+	}
+	switch {
+	case reply.Hangup && !(reply.Truncate && wire.Stream):
+		hangup(w)
+	case reply.Status != 0 && reply.Status != http.StatusOK:
+		writeAnthropicError(w, reply, key)
+	case reply.Body != "":
+		writeRaw(w, reply, http.StatusOK)
+	case reply.ErrorEvent != "" && !wire.Stream:
+		writeAnthropicError(w, Reply{Status: statusOfType(reply.ErrorEvent), Message: reply.Message}, key)
+	case wire.Stream:
+		s.writeAnthropicStream(r.Context(), w, n, rec, reply)
+	default:
+		writeAnthropicJSON(w, n, rec, reply)
+	}
+}
+
+// checkAnthropic returns what Anthropic would reject in a request, or "".
+func checkAnthropic(r *http.Request, wire anthropicRequest, rec Request) string {
+	switch {
+	case r.Header.Get("Anthropic-Version") == "":
+		return "anthropic-version: header is required"
+	case wire.MaxTokens <= 0:
+		return "max_tokens: Field required"
+	case len(rec.Messages) == 0:
+		return "messages: at least one message is required"
+	}
+	for i, m := range rec.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return fmt.Sprintf("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		}
+		if i > 0 && rec.Messages[i-1].Role == m.Role {
+			return fmt.Sprintf("messages: roles must alternate between \"user\" and \"assistant\", but found multiple %q roles in a row", m.Role)
+		}
+	}
+	return ""
+}
+
+// invalid records rec as a malformed request and answers a 400.
+func (s *Server) invalid(w http.ResponseWriter, rec Request, problem string) {
+	s.record(rec)
+	s.miss("invalid Anthropic request: " + problem)
+	writeAnthropicError(w, Error(http.StatusBadRequest, problem), "")
+}
+
+// anthropicErrorType is the Anthropic error type that goes with a status.
+func anthropicErrorType(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "invalid_request_error"
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case 529:
+		return "overloaded_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// statusOfType is the status that goes with an error type of either wire.
+func statusOfType(typ string) int {
+	for _, st := range []int{400, 401, 403, 404, 413, 429, 529} {
+		if anthropicErrorType(st) == typ {
+			return st
+		}
+	}
+	return http.StatusInternalServerError
+}
+
+// writeAnthropicError sends an Anthropic error document; key is the key
+// the client presented.
+func writeAnthropicError(w http.ResponseWriter, r Reply, key string) {
+	status := r.Status
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	if r.Body != "" {
+		writeRaw(w, r, status)
+		return
+	}
+	msg := r.Message
+	if r.echoKey {
+		msg = "invalid x-api-key: " + key
+	}
+	body, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{
+		"type": anthropicErrorType(status), "message": msg,
+	}})
+	copyHeader(w.Header(), r.Header)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// anthropicUsage is the usage object of an answer.
+func anthropicUsage(rec Request, r Reply) map[string]any {
+	in := rec.Messages
+	if rec.System != "" {
+		in = append([]llm.Message{{Role: "system", Content: rec.System}}, in...)
+	}
+	u := usageFor(Request{Messages: in}, r)
+	m := map[string]any{"input_tokens": u.PromptTokens - u.CacheCreationTokens - u.CacheReadTokens, "output_tokens": u.CompletionTokens}
+	if u.CacheCreationTokens > 0 || u.CacheReadTokens > 0 {
+		m["cache_creation_input_tokens"] = u.CacheCreationTokens
+		m["cache_read_input_tokens"] = u.CacheReadTokens
+	}
+	return m
+}
+
+// useTool reports whether the answer goes as the forced tool's input: the
+// request forced a tool and the content is a JSON object.
+func useTool(rec Request, r Reply) bool {
+	var obj map[string]any
+	return rec.SchemaName != "" && json.Unmarshal([]byte(r.Content), &obj) == nil
+}
+
+// messageID names the answer to request number n.
+func messageID(n int) string { return fmt.Sprintf("msg_llmtest_%d", n) }
+
+func anthropicStop(rec Request, r Reply) string {
+	switch {
+	case r.FinishReason != "":
+		return r.FinishReason
+	case useTool(rec, r):
+		return "tool_use"
+	}
+	return "end_turn"
+}
+
+// writeAnthropicJSON sends a non-streamed Message.
+func writeAnthropicJSON(w http.ResponseWriter, n int, rec Request, r Reply) {
+	block := map[string]any{"type": "text", "text": r.Content}
+	if useTool(rec, r) {
+		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_llmtest_%d", n), "name": rec.SchemaName, "input": json.RawMessage(r.Content)}
+	}
+	body, _ := json.Marshal(map[string]any{
+		"id": messageID(n), "type": "message", "role": "assistant", "model": modelFor(rec, r),
+		"content": []any{block}, "stop_reason": anthropicStop(rec, r), "stop_sequence": nil,
+		"usage": anthropicUsage(rec, r),
+	})
+	writeRaw(w, Reply{Body: string(body), Truncate: r.Truncate, Header: r.Header}, http.StatusOK)
+}
+
+// writeAnthropicStream sends a Message as server-sent events:
+// message_start, a ping, one content block (text_delta per word, or
+// input_json_delta pieces of the forced tool's input), message_delta with
+// the stop reason and output usage, message_stop.
+func (s *Server) writeAnthropicStream(ctx context.Context, w http.ResponseWriter, n int, rec Request, r Reply) {
+	copyHeader(w.Header(), r.Header)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	send := func(event string, v map[string]any) bool {
+		v["type"] = event
+		var buf bytes.Buffer
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", event, b)
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	usage := anthropicUsage(rec, r)
+	start := map[string]any{"id": messageID(n), "type": "message", "role": "assistant", "model": modelFor(rec, r),
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": usage["input_tokens"], "output_tokens": 1}}
+	if _, ok := usage["cache_read_input_tokens"]; ok {
+		start["usage"].(map[string]any)["cache_read_input_tokens"] = usage["cache_read_input_tokens"]
+		start["usage"].(map[string]any)["cache_creation_input_tokens"] = usage["cache_creation_input_tokens"]
+	}
+	if !send("message_start", map[string]any{"message": start}) || !send("ping", map[string]any{}) {
+		return
+	}
+	tool := useTool(rec, r)
+	block, delta := map[string]any{"type": "text", "text": ""}, func(p string) map[string]any {
+		return map[string]any{"type": "text_delta", "text": p}
+	}
+	if tool {
+		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_llmtest_%d", n), "name": rec.SchemaName, "input": map[string]any{}}
+		delta = func(p string) map[string]any { return map[string]any{"type": "input_json_delta", "partial_json": p} }
+	}
+	if !send("content_block_start", map[string]any{"index": 0, "content_block": block}) {
+		return
+	}
+	pieces := words(r.Content)
+	if r.Truncate || r.ErrorEvent != "" {
+		pieces = pieces[:len(pieces)/2]
+	}
+	for i, p := range pieces {
+		if i > 0 && !s.pause(ctx, r.ChunkDelay) {
+			return
+		}
+		if !send("content_block_delta", map[string]any{"index": 0, "delta": delta(p)}) {
+			return
+		}
+	}
+	switch {
+	case r.Truncate:
+		if r.Hangup {
+			hangup(w)
+		}
+		return
+	case r.ErrorEvent != "":
+		send("error", map[string]any{"error": map[string]any{"type": r.ErrorEvent, "message": r.Message}})
+		return
+	}
+	if !send("content_block_stop", map[string]any{"index": 0}) ||
+		!send("message_delta", map[string]any{
+			"delta": map[string]any{"stop_reason": anthropicStop(rec, r), "stop_sequence": nil},
+			"usage": map[string]any{"output_tokens": usage["output_tokens"]},
+		}) {
+		return
+	}
+	send("message_stop", map[string]any{})
+}
+
+// serveModels answers GET /v1/models with the list Models set: in the
+// Anthropic format (paged by limit and after_id) when the request has an
+// anthropic-version header, else in the OpenAI one. A wrong key (with
+// WithAPIKey) gets a 401.
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ids := s.models
+	s.mu.Unlock()
+	anthropic := r.Header.Get("Anthropic-Version") != ""
+	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if anthropic {
+		key = r.Header.Get("X-Api-Key")
+	}
+	if s.apiKey != "" && key != s.apiKey {
+		if anthropic {
+			writeAnthropicError(w, Unauthorized(), key)
+		} else {
+			writeError(w, Unauthorized(), key)
+		}
+		return
+	}
+	var body []byte
+	if !anthropic {
+		data := make([]any, 0, len(ids))
+		for _, id := range ids {
+			data = append(data, map[string]any{"id": id, "object": "model", "created": created, "owned_by": "llmtest"})
+		}
+		body, _ = json.Marshal(map[string]any{"object": "list", "data": data})
+	} else {
+		q := r.URL.Query()
+		limit, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || limit <= 0 {
+			limit = 20
+		}
+		from := 0
+		if after := q.Get("after_id"); after != "" {
+			for i, id := range ids {
+				if id == after {
+					from = i + 1
+				}
+			}
+		}
+		page := ids[from:min(len(ids), from+limit)]
+		data := make([]any, 0, len(page))
+		for _, id := range page {
+			data = append(data, map[string]any{"type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z"})
+		}
+		doc := map[string]any{"data": data, "has_more": from+len(page) < len(ids), "first_id": nil, "last_id": nil}
+		if len(page) > 0 {
+			doc["first_id"], doc["last_id"] = page[0], page[len(page)-1]
+		}
+		body, _ = json.Marshal(doc)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
