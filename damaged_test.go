@@ -76,3 +76,52 @@ func TestFsckFile_DamageMarksAndSalvageRecovers(t *testing.T) {
 	_, err = tr.User(ctx, "more")
 	assert.NoError(t, err)
 }
+
+// A file cut short at any page fails to open or read with an error that
+// names the damage, never the Go runtime's text (which the memory faults
+// of reading past a truncated file's end would give).
+func TestTruncatedFile_ErrorsNameTheDamage(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tract.db")
+	tr, err := tract.Init(path, tract.WithNoSync())
+	require.NoError(t, err)
+	_, err = tr.Import(ctx, chain(300, 300, "m"))
+	require.NoError(t, err)
+	_, err = tr.CreateBranch(ctx, "side", "")
+	require.NoError(t, err)
+	require.NoError(t, tr.Close())
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	cut := filepath.Join(dir, "cut.db")
+	failures := 0
+	for size := 4096; size < len(good); size += 4096 {
+		require.NoError(t, os.WriteFile(cut, good[:size], 0o600))
+		check := func(what string, err error) {
+			if err == nil {
+				return
+			}
+			failures++
+			assert.NotContains(t, err.Error(), "runtime error", "%s of a file cut at %d", what, size)
+			assert.NotContains(t, err.Error(), "nil pointer", "%s of a file cut at %d", what, size)
+		}
+		tr, err := tract.Open(cut, tract.WithNoSync())
+		check("open", err)
+		if err != nil {
+			continue
+		}
+		_, err = tr.Status(ctx)
+		check("status", err)
+		_, err = tr.LogAll(ctx)
+		check("log --all", err)
+		_, err = tr.Compile(ctx)
+		check("compile", err)
+		_, err = tr.Branches(ctx)
+		check("branches", err)
+		_, err = tr.Reflog(ctx, "HEAD")
+		check("reflog", err)
+		check("close", tr.Close())
+	}
+	assert.Positive(t, failures, "no cut made anything fail")
+}

@@ -145,7 +145,7 @@ func (b *Bolt) checkOrInitDB(db *bolt.DB, create bool) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("open %s: %w (%w): %v", b.path, ErrNotRepository, ErrCorrupt, r)
+			err = fmt.Errorf("open %s: %w (%w): %s", b.path, ErrNotRepository, ErrCorrupt, damage(r))
 		}
 	}()
 	if create {
@@ -336,7 +336,19 @@ func (b *Bolt) guard(err *error) {
 	if !isFault(r) && !panickedInBbolt() {
 		panic(r)
 	}
-	*err = fmt.Errorf("%s: %w (%v)", b.path, ErrCorrupt, r)
+	*err = fmt.Errorf("%s: %w (%s)", b.path, ErrCorrupt, damage(r))
+}
+
+// damage says what a panic recovered while reading a damaged file found:
+// bbolt's own message ("invalid page type"), or, for a fault the runtime
+// raised (a read past the end of a truncated file's memory map, a page
+// that points nowhere), a sentence about the file rather than the
+// runtime's text, which means nothing to a user.
+func damage(r any) string {
+	if _, ok := r.(runtime.Error); ok {
+		return "a page points outside the data the file holds"
+	}
+	return fmt.Sprint(r)
 }
 
 // isFault reports whether a recovered value is the runtime error that

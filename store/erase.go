@@ -97,7 +97,7 @@ func wipeFreePages(db *bolt.DB, f *os.File, path string) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w (%v)", ErrCorrupt, r)
+			err = fmt.Errorf("%w (%s)", ErrCorrupt, damage(r))
 		}
 	}()
 	if !erasurePending(db) {

@@ -146,7 +146,7 @@ func checkStore(view func(func(Tx) error) error, r *FsckReport, p *progress.Coun
 		defer func() {
 			if p := recover(); p != nil {
 				ok = false
-				r.add("file", "reading stopped on damaged data: %v", p)
+				r.add("file", "reading stopped on damaged data: %s", damage(p))
 			}
 		}()
 		g := checkObjects(tx, r, p)
@@ -183,7 +183,7 @@ func walkBolt(path string, db *bolt.DB, r *FsckReport) (ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			ok = false
-			r.add("file", "page walk stopped on damaged data: %v", p)
+			r.add("file", "page walk stopped on damaged data: %s", damage(p))
 		}
 	}()
 	var sink byte
@@ -230,7 +230,7 @@ func checkBoltPages(db *bolt.DB, r *FsckReport) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
-			r.add("file", "page structure check stopped on damaged data: %v", p)
+			r.add("file", "page structure check stopped on damaged data: %s", damage(p))
 		}
 	}()
 	_ = db.View(func(tx *bolt.Tx) error {

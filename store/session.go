@@ -441,7 +441,7 @@ func openDB(path string, f *os.File, write bool, wait time.Duration, opts BoltOp
 			unlockFile(f)
 			unlockQueue(f)
 			f.Close()
-			db, err = nil, fmt.Errorf("open %s: %w (%w): %v", path, ErrNotRepository, ErrCorrupt, r)
+			db, err = nil, fmt.Errorf("open %s: %w (%w): %s", path, ErrNotRepository, ErrCorrupt, damage(r))
 		} else if err != nil && !passed {
 			f.Close()
 		}
