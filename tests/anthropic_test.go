@@ -285,3 +285,26 @@ func TestModels(t *testing.T) {
 	r = s.withEnv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1").tract("models")
 	requireExit(t, r, exitModel)
 }
+
+// The provider setting comes after --provider and TRACT_PROVIDER; a bad
+// one is a usage error that names the setting.
+func TestChat_ProviderFromTheSettings(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Otherwise(llmtest.Answer("ok"))
+	s := anthropicEnv(newSandbox(t), srv, "gpt-x").withEnv("OPENAI_BASE_URL", srv.URL(), "OPENAI_API_KEY", "sk-o")
+	s.initRepo()
+
+	s.ok("config", "set", "provider", "anthropic")
+	s.ok("chat", "one")
+	s.withEnv("TRACT_PROVIDER", "openai").ok("chat", "two")
+	s.ok("chat", "--provider", "openai", "three")
+	reqs := srv.Requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, []string{llmtest.WireAnthropic, llmtest.WireOpenAI, llmtest.WireOpenAI}, []string{reqs[0].Wire, reqs[1].Wire, reqs[2].Wire})
+
+	s.ok("config", "set", "provider", "bard")
+	r := s.tract("chat", "four")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, `the provider setting is "bard": want openai or anthropic`)
+}

@@ -106,9 +106,16 @@ func newClient(f *Factory, model string, mf ModelFlags, opts ...llm.Option) (llm
 	if err != nil {
 		return nil, err
 	}
-	provider, err := f.setting("provider", mf.Provider)
-	if err != nil {
-		return nil, err
+	provider := mf.Provider
+	if provider == "" && f.Getenv(llm.EnvProvider) == "" {
+		// The settings file comes after --provider and TRACT_PROVIDER,
+		// which llm.NewFromEnv reads itself (and names in its errors).
+		if provider, err = f.setting("provider", ""); err != nil {
+			return nil, err
+		}
+		if _, err := llm.ChooseProvider(func(string) string { return "" }, provider, ""); err != nil {
+			return nil, usageErrorf("the provider setting is %q: want openai or anthropic ('tract config set provider NAME')", provider)
+		}
 	}
 	opts = append([]llm.Option{llm.WithModel(model), llm.WithMaxTokens(mf.MaxTokens), llm.WithOnRetry(func(ev llm.RetryEvent) {
 		fmt.Fprintf(f.IO.ErrOut, "model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(time.Millisecond))
