@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -72,6 +73,9 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 	var r io.Reader = f.IO.In
 	if opts.File != "" && opts.File != "-" {
 		fh, err := os.Open(opts.File)
+		if errors.Is(err, fs.ErrNotExist) {
+			return &notFoundError{err}
+		}
 		if err != nil {
 			return err
 		}
