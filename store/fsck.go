@@ -45,6 +45,9 @@ type FsckReport struct {
 	Problems          []Problem `json:"problems"`
 }
 
+// newFsckReport returns an empty report: no problems, an empty list.
+func newFsckReport() *FsckReport { return &FsckReport{Problems: []Problem{}} }
+
 // OK reports whether no problem was found.
 func (r *FsckReport) OK() bool { return len(r.Problems) == 0 }
 
@@ -66,14 +69,14 @@ func (r *FsckReport) add(object, format string, args ...any) {
 func Fsck(s Store) (*FsckReport, error) {
 	b, ok := s.(*Bolt)
 	if !ok {
-		r := &FsckReport{}
+		r := newFsckReport()
 		_, err := checkStore(s.View, r)
 		return r, err
 	}
 	var r *FsckReport
 	run := func(pages bool) func(db *bolt.DB) error {
 		return func(db *bolt.DB) (err error) {
-			r = &FsckReport{}
+			r = newFsckReport()
 			structureOK := walkBolt(b.path, db, r)
 			ok, err := checkStore(func(fn func(Tx) error) error { return b.view(db, fn) }, r)
 			if err != nil {

@@ -227,10 +227,28 @@ on; it exits 0 at the end of input or /exit.`,
 	return cmd
 }
 
-// chatRecord is what --json prints.
+// chatRecord is what --json prints (see newChatRecord).
 type chatRecord struct {
 	*tract.ChatResult
-	Error string `json:"error,omitempty"`
+	// FailedAttempts are the commits of the rejected attempts, in order:
+	// orphans after purify, which 'tract show' and 'tract log --all' read.
+	FailedAttempts []tract.Hash `json:"failed_attempts"`
+	Error          string       `json:"error,omitempty"`
+}
+
+// newChatRecord is the --json record of a turn's result, and of its error
+// when it failed.
+func newChatRecord(res *tract.ChatResult, err error) chatRecord {
+	rec := chatRecord{ChatResult: res, FailedAttempts: []tract.Hash{}}
+	for _, a := range res.History {
+		if !a.OK {
+			rec.FailedAttempts = append(rec.FailedAttempts, a.Commit)
+		}
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	return rec
 }
 
 func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
@@ -299,11 +317,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
 		res, err := t.Chat(ctx, text, copts...)
 		if opts.JSON && res != nil {
-			rec := chatRecord{ChatResult: res}
-			if err != nil {
-				rec.Error = err.Error()
-			}
-			if werr := writeJSON(f.IO.Out, rec); werr != nil {
+			if werr := writeJSON(f.IO.Out, newChatRecord(res, err)); werr != nil {
 				return werr
 			}
 		}

@@ -23,6 +23,17 @@ type ImportOptions struct {
 	// was given.
 	MaxInput    string
 	MaxInputSet bool
+	JSON        bool
+}
+
+// importRecord is what 'tract import --json' prints.
+type importRecord struct {
+	// Messages is the number of commits appended.
+	Messages int `json:"messages"`
+	// Branch is the branch they were appended to.
+	Branch string `json:"branch"`
+	// Tip is where the branch points now.
+	Tip tract.Hash `json:"tip"`
 }
 
 func newCmdImport(f *Factory, runF func(*ImportOptions) error) *cobra.Command {
@@ -61,6 +72,7 @@ refused with its message and line, and nothing is imported.`,
 	addBranchFlag(cmd, &opts.Branch)
 	cmd.Flags().StringVar(&opts.MaxInput, "max-input", "",
 		"the most input to read: bytes, or a size such as 512MiB or 16GiB (default $TRACT_MAX_INPUT, else 4GiB)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the number of messages imported, the branch and its new tip as JSON")
 	return cmd
 }
 
@@ -107,6 +119,15 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 			return err
 		}
 		fmt.Fprintf(f.IO.ErrOut, "Imported %s; %s is now at %s\n", english.Count(res.Messages, "message", "messages"), position(t), res.Tip.Short())
-		return nil
+		if !opts.JSON {
+			return nil
+		}
+		branch := t.Branch()
+		if branch == "" {
+			if branch, _, err = t.Head(cmd.Context()); err != nil {
+				return err
+			}
+		}
+		return writeJSON(f.IO.Out, importRecord{Messages: res.Messages, Branch: branch, Tip: res.Tip})
 	})
 }
