@@ -265,6 +265,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		newCmdVersion(f),
 		newExitCodesTopic(),
 	)
+	registerCompletions(root, f)
 	return root
 }
 
