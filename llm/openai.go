@@ -227,7 +227,7 @@ func NewOpenAI(opts ...Option) (*OpenAI, error) {
 			" (or " + EnvBaseURL + " for a local server that needs none)"})
 	}
 	if c.model == "" {
-		errs = append(errs, &ConfigError{Setting: "model", msg: "no model: set " + EnvModel + " (or WithModel)"})
+		errs = append(errs, &ConfigError{Setting: "model", msg: "no model: set " + EnvModel})
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -121,8 +121,8 @@ another writer moved the branch while the model answered (the answer is kept
 off the branch and named), 6 skipped (the escalation was answered skip), 7 a
 failure retrying cannot fix: the server refused the key (401, 403), the
 request (400) or its length, or a validator (or, with --feedback xml, the
-model) reported the answer blocked,
-130 interrupted.
+model) reported the answer blocked, 8 --branch names no branch,
+130 interrupted ('tract help exit-codes' has the whole table).
 
 The repository is locked only while a commit is written, never while the model
 answers: 'tract log --all' in another terminal shows the turn as it happens.

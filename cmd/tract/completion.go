@@ -40,7 +40,14 @@ type completion = func(cmd *cobra.Command, args []string, toComplete string) ([]
 // completions of the flags it shares by name (--branch, --validate, …);
 // its own arguments need a case in argCompletion.
 func registerCompletions(root *cobra.Command, f *Factory) {
+	root.InitDefaultCompletionCmd()
 	for _, cmd := range root.Commands() {
+		if cmd.Name() == "completion" && cmd.RunE == nil {
+			// Cobra's completion command only groups the shells', and
+			// would print its help for an unknown shell and succeed:
+			// running it makes its argument check (NoArgs) apply.
+			cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
 		if cmd.ValidArgsFunction == nil {
 			if fn := argCompletion(f, cmd.Name()); fn != nil {
 				cmd.ValidArgsFunction = fn

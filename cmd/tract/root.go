@@ -125,13 +125,33 @@ func errorHint(err error) string {
 		return "See 'tract log --all' for commits and 'tract branch' for branches."
 	case errors.Is(err, tract.ErrReversedRange):
 		return "Swap --from and --to."
-	case errors.As(err, &cfgErr) && cfgErr.Setting == "model":
+	case errors.As(err, &cfgErr) && missesSetting(err, "model"):
 		return "Pass --model NAME, or set TRACT_MODEL."
 	case errors.As(err, &judgeErr):
 		return "The answer was not judged: it stays on the branch (see 'tract show'). Run the command again,\n" +
 			"or judge with a model that follows the format more closely (--model NAME)."
 	}
 	return ""
+}
+
+// missesSetting reports whether err holds an *llm.ConfigError about
+// setting, alone or among the errors it joins (a client can miss its key
+// and its model at once).
+func missesSetting(err error, setting string) bool {
+	var cfgErr *llm.ConfigError
+	if errors.As(err, &cfgErr) && cfgErr.Setting == setting {
+		return true
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if missesSetting(e, setting) {
+				return true
+			}
+		}
+	} else if inner := errors.Unwrap(err); inner != nil {
+		return missesSetting(inner, setting)
+	}
+	return false
 }
 
 // tooLargeHint says which setting raises the limit err broke.
