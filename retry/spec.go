@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,10 @@ const validKinds = "json, schema:PATH, regex:RE, contains:TEXT, maxlen:N, minlen
 func SpecKinds() []string {
 	return []string{"json", "schema:", "regex:", "contains:", "maxlen:", "minlen:", "cmd:", "llm:"}
 }
+
+// ErrNoJudge is wrapped by the *SpecError of an "llm:" spec parsed
+// without a judge (see WithJudge).
+var ErrNoJudge = errors.New("none is configured")
 
 // SpecError reports a validator that cannot be built: a spec string that
 // does not parse, or one whose validator could not run (a bad regular

@@ -111,7 +111,7 @@ func TestParseSpec_ConfigurationErrors(t *testing.T) {
 		{"schema:testdata/no-such.schema.json", "cannot read the schema file"},
 		{"schema:testdata/not-a-schema.json", "the file is not a valid JSON Schema"},
 		{"cmd:no-such-command-tract-test", "command not found"},
-		{"llm:polite", "an llm validator needs a judge model, and none is configured (configure a model, or use WithJudge)"},
+		{"llm:polite", "an llm validator needs a judge model"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
@@ -122,6 +122,9 @@ func TestParseSpec_ConfigurationErrors(t *testing.T) {
 			assert.Equal(t, tt.reason, se.Reason)
 		})
 	}
+	_, err := ParseSpec("llm:polite")
+	require.ErrorIs(t, err, ErrNoJudge)
+	assert.EqualError(t, err, `invalid validator "llm:polite": an llm validator needs a judge model: none is configured`)
 }
 
 func TestParseSpecs(t *testing.T) {

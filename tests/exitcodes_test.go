@@ -124,6 +124,8 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 		{command: "stats", name: "bad since", args: []string{"stats", "--since", "bogus"}, class: "usage"},
 		{command: "compress", name: "to and keep-last", args: []string{"compress", "--to", "HEAD", "--keep-last", "1"}, class: "usage"},
 		{command: "compress", name: "reversed range", args: []string{"compress", "--from", "HEAD", "--to", "HEAD~1", "--content", "x"}, class: "usage"},
+		{command: "compress", name: "llm validator without a model", args: []string{"compress", "--content", "x", "--validate", "llm:short"}, class: "usage",
+			stderr: []string{"needs a judge model", "--model NAME or TRACT_MODEL"}, notStderr: []string{"WithJudge"}},
 		{command: "compress", name: "unknown revision", args: []string{"compress", "--from", "nope", "--content", "x"}, class: "not-found"},
 		{command: "import", name: "not JSON", args: []string{"import"}, stdin: str("[{bad"), class: "usage"},
 		{command: "import", name: "unknown role", args: []string{"import"}, stdin: str(`[{"role":"wizard","content":"x"}]`), class: "usage"},

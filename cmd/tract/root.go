@@ -127,6 +127,9 @@ func errorHint(err error) string {
 		return "Swap --from and --to."
 	case errors.As(err, &cfgErr) && missesSetting(err, "model"):
 		return "Pass --model NAME, or set TRACT_MODEL."
+	case errors.Is(err, retry.ErrNoJudge):
+		return "An llm: validator asks a judge model: configure one with --model NAME or TRACT_MODEL, and OPENAI_API_KEY\n" +
+			"(or OPENAI_BASE_URL for a local server)."
 	case errors.As(err, &judgeErr):
 		return "The answer was not judged: it stays on the branch (see 'tract show'). Run the command again,\n" +
 			"or judge with a model that follows the format more closely (--model NAME)."
