@@ -210,7 +210,7 @@ func revisions(f *Factory) completion {
 				if !strings.HasPrefix(c.Hash.String(), strings.ToLower(toComplete)) {
 					continue
 				}
-				out = append(out, cobra.CompletionWithDesc(c.Hash.Short(), string(c.Role)+": "+preview(c.Text, 50)))
+				out = append(out, cobra.CompletionWithDesc(c.Hash.Short(), string(c.Role)+": "+strings.ReplaceAll(preview(c.Text, 50), "\t", " ")))
 			}
 			return out
 		})
