@@ -148,6 +148,9 @@ type ChatResult struct {
 	// and commit: what an inspector of the turn needs without Show. On
 	// exhaustion its last entry holds the last answer.
 	History []Attempt `json:"history"`
+	// Steering are the steering commits the turn wrote after its failed
+	// attempts, in order (empty when the first attempt passed).
+	Steering []Hash `json:"steering"`
 }
 
 // Chat commits text as a user message and generates the assistant's answer

@@ -214,10 +214,10 @@ func (t *Tract) newCommit(tx store.Tx, parent Hash, kind Kind, role Role, text s
 // Limits.checkText).
 func (t *Tract) validateCommit(kind Kind, role Role, text string) error {
 	if !kind.Valid() {
-		return fmt.Errorf("invalid kind %q: use one of message, steering, summary, note, error", kind)
+		return fmt.Errorf("%w %q: use one of message, steering, summary, note, error", ErrInvalidKind, kind)
 	}
 	if !role.Valid() {
-		return fmt.Errorf("invalid role %q: use one of system, user, assistant, tool", role)
+		return fmt.Errorf("%w %q: use one of system, user, assistant, tool", ErrInvalidRole, role)
 	}
 	return t.limits.checkText("the text", text)
 }

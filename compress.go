@@ -289,13 +289,14 @@ func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) 
 		return nil, err
 	}
 	tok := cfg.tok()
-	plan := &CompressPlan{Head: cur.Hash, plan: pr, start: chain[first], tail: chain[last+1:], Replay: len(chain) - 1 - last}
+	plan := &CompressPlan{Head: cur.Hash, plan: pr, start: chain[first], tail: chain[last+1:], Replay: len(chain) - 1 - last,
+		Groups: []PlanGroup{}, Dropped: []*CommitInfo{}}
 	if first > 0 {
 		plan.base = chain[first-1]
 	}
 	infoOf := func(h Hash) *CommitInfo { return newInfo(h, commits[h], texts[h], nil) }
 	for _, g := range pr.Groups {
-		pg := PlanGroup{Keep: g.Keep, Tokens: compress.ItemsTokens(tok, g.Items)}
+		pg := PlanGroup{Keep: g.Keep, Tokens: compress.ItemsTokens(tok, g.Items), Commits: []*CommitInfo{}}
 		for _, it := range g.Items {
 			pg.Commits = append(pg.Commits, infoOf(it.Hash))
 		}
@@ -365,7 +366,8 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 	if cfg.contents == nil && cfg.client == nil {
 		return nil, fmt.Errorf("compress: %w: pass tract.WithClient to Open, tract.SummaryClient, or the summaries themselves", ErrNoClient)
 	}
-	res := &CompressResult{OldHead: plan.Head, TokensBefore: plan.TokensBefore, TokensEstimated: cfg.tokenizer == nil}
+	res := &CompressResult{OldHead: plan.Head, TokensBefore: plan.TokensBefore, TokensEstimated: cfg.tokenizer == nil,
+		Summaries: []Hash{}, Sources: []Hash{}, Dropped: []Hash{}}
 	summaries := make([]*compress.Summary, len(plan.plan.Groups))
 	k := 0
 	for i, g := range plan.plan.Groups {

@@ -187,11 +187,11 @@ func (g *generation) analyse(ctx context.Context, a answer, r *FailureRecord) *F
 // user message, p on the restore point), and moves the branch there from
 // the turn's tip, in one transaction. When the branch no longer stands at
 // the tip, the new chain is kept off it and the error is a
-// *ConflictError.
-func (g *generation) restartFresh(p pendingCommit) error {
+// *ConflictError. It returns the feedback's commit.
+func (g *generation) restartFresh(p pendingCommit) (Hash, error) {
 	cfg, err := p.meta.commitConfig()
 	if err != nil {
-		return err
+		return Hash{}, err
 	}
 	var h, feedback Hash
 	err = g.t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
@@ -229,7 +229,7 @@ func (g *generation) restartFresh(p pendingCommit) error {
 		g.tip = h
 		g.record(feedback)
 	}
-	return err
+	return feedback, err
 }
 
 // freshRestore is the restore point that the commits of a turn with the

@@ -56,7 +56,7 @@ func newGeneration(t *Tract, restore Hash, cfg *chatConfig) *generation {
 		v = cfg.validators[0] // no "name: " prefix on a lone validator's diagnosis
 	}
 	return &generation{t: t, cfg: cfg, validator: v, restore: restore, tip: restore, round: 1,
-		res: &ChatResult{Diagnoses: []string{}}, events: newLiveEvents(cfg.events)}
+		res: &ChatResult{Diagnoses: []string{}, History: []Attempt{}, Steering: []Hash{}}, events: newLiveEvents(cfg.events)}
 }
 
 func (g *generation) steering() retry.Steering[answer, Hash] {
@@ -265,10 +265,16 @@ func errorSummary(text string) string {
 func (g *generation) steer(ctx context.Context, diagnosis string) error {
 	p := pendingCommit{KindSteering, RoleUser, g.feedback(diagnosis),
 		&turnMeta{Attempt: g.attempt, Diagnosis: diagnosis, Task: g.cfg.task, Restore: g.freshRestore()}, "steering message"}
+	var h Hash
+	var err error
 	if g.cfg.strategy == ContextFresh {
-		return g.restartFresh(p)
+		h, err = g.restartFresh(p)
+	} else {
+		h, err = g.extend(p)
 	}
-	_, err := g.extend(p)
+	if err == nil {
+		g.res.Steering = append(g.res.Steering, h)
+	}
 	return err
 }
 

@@ -264,15 +264,14 @@ func (v viewResolver) ResolveRef(name string) (Hash, bool, error) {
 	return v.Resolver.ResolveRef(name)
 }
 
-// requireBranch returns t's position, or ErrDetachedHead with advice.
+// requireBranch returns t's position, or ErrDetachedHead.
 func (t *Tract) requireBranch(tx store.Tx) (head, error) {
 	cur, err := t.position(tx)
 	if err != nil {
 		return cur, err
 	}
 	if cur.detached() {
-		return cur, fmt.Errorf("%w at %s: commits go on a branch (Switch(NAME, true) makes one here)",
-			ErrDetachedHead, cur.Hash.Short())
+		return cur, fmt.Errorf("%w at %s: commits go on a branch", ErrDetachedHead, cur.Hash.Short())
 	}
 	return cur, nil
 }

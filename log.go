@@ -258,7 +258,7 @@ func info(tx store.Tx, h Hash, c *dag.Commit, names map[Hash][]string) (*CommitI
 
 func newInfo(h Hash, c *dag.Commit, text string, names map[Hash][]string) *CommitInfo {
 	return &CommitInfo{
-		Hash: h, Parents: c.Parents, Kind: c.Kind, Role: c.Role, Text: text,
+		Hash: h, Parents: append([]Hash{}, c.Parents...), Kind: c.Kind, Role: c.Role, Text: text,
 		Meta: json.RawMessage(c.Meta), Time: c.Time, Refs: names[h],
 	}
 }

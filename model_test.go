@@ -1139,7 +1139,7 @@ func (r *modelRun) opCompress() {
 }
 
 func hashes(cs []*mCommit) []tract.Hash {
-	var out []tract.Hash
+	out := []tract.Hash{} // as CompressResult lists none: [], not null
 	for _, c := range cs {
 		out = append(out, c.hash)
 	}

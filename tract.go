@@ -81,7 +81,8 @@ var (
 	// ErrDamaged is returned by writes to a repository Fsck found damaged:
 	// they are refused until it is salvaged or checked clean again.
 	ErrDamaged = store.ErrDamaged
-	// ErrDetachedHead is returned when committing with HEAD detached.
+	// ErrDetachedHead is returned when committing with HEAD detached:
+	// Switch(ctx, name, true) makes a branch at HEAD to commit on.
 	ErrDetachedHead = errors.New("HEAD is detached")
 	// ErrUnbornBranch is returned where a commit is needed but the current
 	// branch has none yet.
@@ -106,6 +107,12 @@ var (
 	ErrInvalidText = dag.ErrInvalidText
 	// ErrInvalidMeta is returned for metadata that is not a JSON object.
 	ErrInvalidMeta = dag.ErrInvalidMeta
+	// ErrInvalidKind is returned for a kind that is not one of the Kind constants.
+	ErrInvalidKind = dag.ErrInvalidKind
+	// ErrInvalidRole is returned for a role that is not one of the Role constants.
+	ErrInvalidRole = dag.ErrInvalidRole
+	// ErrBadRevision is returned for a revision whose syntax cannot be parsed.
+	ErrBadRevision = refs.ErrBadRevision
 	// ErrReadOnly is returned by writes to a repository opened WithReadOnly
 	// or to a file this process may only read.
 	ErrReadOnly = store.ErrReadOnly

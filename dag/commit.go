@@ -57,6 +57,10 @@ var (
 	ErrInvalidMeta = errors.New("metadata must be a JSON object")
 	// ErrInvalidText is returned for text that is empty or not valid UTF-8.
 	ErrInvalidText = errors.New("invalid text")
+	// ErrInvalidKind is returned for a kind that is not one of the defined kinds.
+	ErrInvalidKind = errors.New("invalid kind")
+	// ErrInvalidRole is returned for a role that is not one of the defined roles.
+	ErrInvalidRole = errors.New("invalid role")
 	// ErrBadEncoding is returned when bytes are not a canonical commit encoding.
 	ErrBadEncoding = errors.New("not a canonical commit encoding")
 )

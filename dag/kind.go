@@ -56,7 +56,7 @@ func ParseKind(s string) (Kind, error) {
 	if k := Kind(s); k.Valid() {
 		return k, nil
 	}
-	return "", fmt.Errorf("unknown kind %q: use one of message, steering, summary, note, error", s)
+	return "", fmt.Errorf("%w %q: use one of message, steering, summary, note, error", ErrInvalidKind, s)
 }
 
 // Role is the speaker of a commit in the OpenAI chat sense.
@@ -99,7 +99,7 @@ func ParseRole(s string) (Role, error) {
 	if r := Role(s); r.Valid() {
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown role %q: use one of system, user, assistant, tool", s)
+	return "", fmt.Errorf("%w %q: use one of system, user, assistant, tool", ErrInvalidRole, s)
 }
 
 // EstimateTokens estimates the tokens of text as one per four characters

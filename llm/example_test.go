@@ -63,7 +63,7 @@ func ExampleNewOpenAIFromEnv() {
 	_, err := llm.NewOpenAIFromEnv(func(k string) string { return env[k] })
 	fmt.Println(err)
 	// Output:
-	// no model: set TRACT_MODEL (or WithModel)
+	// no model: set TRACT_MODEL
 }
 
 // Script an invalid answer, then a valid one once a steering message

@@ -214,7 +214,7 @@ func TestOpenAI_StreamRequestAnsweredWithPlainJSON(t *testing.T) {
 func TestNewOpenAI_MissingConfigNamesTheVariable(t *testing.T) {
 	const (
 		noKey   = "no API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server that needs none)"
-		noModel = "no model: set TRACT_MODEL (or WithModel)"
+		noModel = "no model: set TRACT_MODEL"
 	)
 	tests := []struct {
 		name    string

@@ -157,3 +157,10 @@ func ExampleCheckerFunc() {
 	// ok=false type="verification_failed" fix="start with a line such as '# Summary'" blocked=""
 	// ok=false type="verification_failed" fix="" blocked="there is nothing to give a title to"
 }
+
+// The kinds a --validate spec may begin with, as shell completion offers
+// them.
+func ExampleSpecKinds() {
+	fmt.Println(strings.Join(retry.SpecKinds(), " "))
+	// Output: json schema: regex: contains: maxlen: minlen: cmd: llm:
+}

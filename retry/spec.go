@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,17 @@ import (
 
 // validKinds lists the spec kinds for error messages.
 const validKinds = "json, schema:PATH, regex:RE, contains:TEXT, maxlen:N, minlen:N, cmd:COMMAND, llm:CRITERIA"
+
+// SpecKinds returns the kinds of spec ParseSpec accepts, as a spec begins
+// with them: "json", and the others with the colon their argument follows
+// ("schema:", "regex:", …). Shell completion offers them.
+func SpecKinds() []string {
+	return []string{"json", "schema:", "regex:", "contains:", "maxlen:", "minlen:", "cmd:", "llm:"}
+}
+
+// ErrNoJudge is wrapped by the *SpecError of an "llm:" spec parsed
+// without a judge (see WithJudge).
+var ErrNoJudge = errors.New("none is configured")
 
 // SpecError reports a validator that cannot be built: a spec string that
 // does not parse, or one whose validator could not run (a bad regular

@@ -45,6 +45,22 @@ func TestParseSpec_Kinds(t *testing.T) {
 	}
 }
 
+// SpecKinds lists exactly the kinds the tests above parse, each a prefix of
+// one of them.
+func TestSpecKinds_AreTheParsedKinds(t *testing.T) {
+	parsed := []string{"json", "schema:testdata/person.schema.json", "regex:a", "contains:a", "maxlen:3", "minlen:0", "cmd:true", "llm:ok"}
+	kinds := SpecKinds()
+	require.Len(t, kinds, len(parsed))
+	judge := func(context.Context, string) (string, error) { return `{"pass": true}`, nil }
+	for i, k := range kinds {
+		assert.True(t, strings.HasPrefix(parsed[i], k), "%q begins %q", parsed[i], k)
+		_, err := ParseSpec(parsed[i], WithJudge(judge))
+		assert.NoError(t, err, k)
+	}
+	_, err := ParseSpec("nope:x")
+	require.Error(t, err, "a kind SpecKinds does not list is refused")
+}
+
 const kindsList = "(valid validators: json, schema:PATH, regex:RE, contains:TEXT, maxlen:N, minlen:N, cmd:COMMAND, llm:CRITERIA)"
 
 func TestParseSpec_SyntaxErrors(t *testing.T) {
@@ -95,7 +111,7 @@ func TestParseSpec_ConfigurationErrors(t *testing.T) {
 		{"schema:testdata/no-such.schema.json", "cannot read the schema file"},
 		{"schema:testdata/not-a-schema.json", "the file is not a valid JSON Schema"},
 		{"cmd:no-such-command-tract-test", "command not found"},
-		{"llm:polite", "an llm validator needs a judge model, and none is configured (configure a model, or use WithJudge)"},
+		{"llm:polite", "an llm validator needs a judge model"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
@@ -106,6 +122,9 @@ func TestParseSpec_ConfigurationErrors(t *testing.T) {
 			assert.Equal(t, tt.reason, se.Reason)
 		})
 	}
+	_, err := ParseSpec("llm:polite")
+	require.ErrorIs(t, err, ErrNoJudge)
+	assert.EqualError(t, err, `invalid validator "llm:polite": an llm validator needs a judge model: none is configured`)
 }
 
 func TestParseSpecs(t *testing.T) {

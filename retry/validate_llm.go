@@ -62,7 +62,7 @@ func newJudge(spec, criteria string, cfg specConfig) (Validator, error) {
 		return nil, syntaxError(spec, "llm needs criteria, as in llm:the answer is polite")
 	}
 	if cfg.judge == nil {
-		return nil, &SpecError{Spec: spec, Reason: "an llm validator needs a judge model, and none is configured (configure a model, or use WithJudge)"}
+		return nil, &SpecError{Spec: spec, Reason: "an llm validator needs a judge model", Err: ErrNoJudge}
 	}
 	return Judge(criteria, cfg.judge), nil
 }

@@ -113,7 +113,7 @@ func FsckFile(path string, opts BoltOptions, fopts ...FsckOption) (*FsckReport, 
 	if err != nil {
 		return nil, fmt.Errorf("fsck %s: %w", path, err)
 	}
-	r := &FsckReport{}
+	r := newFsckReport()
 	r.add("file", "bbolt cannot open it: %v", openErr)
 	s := scanRaw(f, st.Size(), func(dag.Hash, []byte) {})
 	s.complete() // lists the commits cut off from their history

@@ -46,6 +46,9 @@ type FsckReport struct {
 	Problems          []Problem `json:"problems"`
 }
 
+// newFsckReport returns an empty report: no problems, an empty list.
+func newFsckReport() *FsckReport { return &FsckReport{Problems: []Problem{}} }
+
 // OK reports whether no problem was found.
 func (r *FsckReport) OK() bool { return len(r.Problems) == 0 }
 
@@ -73,14 +76,14 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 	defer p.Stop()
 	b, ok := s.(*Bolt)
 	if !ok {
-		r := &FsckReport{}
+		r := newFsckReport()
 		_, err := checkStore(s.View, r, p)
 		return r, err
 	}
 	var r *FsckReport
 	run := func(pages bool) func(db *bolt.DB) error {
 		return func(db *bolt.DB) (err error) {
-			r = &FsckReport{}
+			r = newFsckReport()
 			structureOK := walkBolt(b.path, db, r)
 			ok, err := checkStore(func(fn func(Tx) error) error { return b.view(db, fn) }, r, p)
 			if err != nil {

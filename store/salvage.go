@@ -399,7 +399,7 @@ func (s *salvaged) complete() map[dag.Hash]bool {
 // blobs.
 func (s *salvaged) write(out Store) (*SalvageReport, error) {
 	ok := s.complete()
-	rep := &SalvageReport{Blobs: len(s.blobs), UnreadablePages: len(s.file.unreadable)}
+	rep := &SalvageReport{Blobs: len(s.blobs), UnreadablePages: len(s.file.unreadable), Lost: []Problem{}}
 	pages := make([]uint64, 0, len(s.file.unreadable))
 	for id := range s.file.unreadable {
 		pages = append(pages, id)
@@ -447,6 +447,6 @@ func (s *salvaged) write(out Store) (*SalvageReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Lost = s.lost
+	rep.Lost = append(rep.Lost, s.lost...)
 	return rep, nil
 }

@@ -280,7 +280,7 @@ func TestReset_HardForceDeletesLeftBehindCommits(t *testing.T) {
 	assert.NotContains(t, all, c[3][:8])
 
 	r = s.tract("show", c[4])
-	requireExit(t, r, exitError)
+	requireExit(t, r, exitNotFound)
 	assert.Contains(t, r.Stderr, "unknown revision")
 	s.fsckOK()
 }
@@ -355,14 +355,14 @@ func TestDiscovery_NoRepositorySaysRunInit(t *testing.T) {
 	s := newSandbox(t)
 	for _, args := range [][]string{{"log"}, {"status"}, {"commit", "--role", "user", "-m", "x"}} {
 		r := s.tract(args...)
-		requireExit(t, r, exitError)
+		requireExit(t, r, exitNotFound)
 		assert.Contains(t, r.Stderr, "tract init", r.String())
 		assert.Empty(t, r.Stdout)
 	}
 	assert.NoDirExists(t, filepath.Join(s.dir, ".tract"), "a failed command creates no repository")
 
 	r := s.withEnv("TRACT_DB", filepath.Join(s.dir, "missing.db")).tract("log")
-	requireExit(t, r, exitError)
+	requireExit(t, r, exitNotFound)
 	assert.Contains(t, r.Stderr, "missing.db")
 	assert.Contains(t, r.Stderr, "tract init")
 	assert.NoFileExists(t, filepath.Join(s.dir, "missing.db"))
@@ -387,41 +387,41 @@ func TestBadInput_RejectedWithoutPartialState(t *testing.T) {
 		code   int
 		stderr []string
 	}{
-		{"unknown revision", []string{"show", "nope"}, nil, exitError, []string{`unknown revision "nope"`}},
-		{"unknown hash", []string{"show", "deadbeef"}, nil, exitError, []string{"deadbeef"}},
-		{"revision past the root", []string{"log", "HEAD~10"}, nil, exitError, []string{"HEAD~10"}},
-		{"abbreviation under 4 characters", []string{"show", "abc"}, nil, exitError, []string{"abc", "4 characters"}},
-		{"reset to unknown revision", []string{"reset", "nope"}, nil, exitError, []string{`"nope"`}},
-		{"checkout unknown revision", []string{"checkout", "nope"}, nil, exitError, []string{`"nope"`}},
-		{"branch name with a space", []string{"branch", "a b"}, nil, exitError, []string{"invalid branch name", "space"}},
-		{"branch name with ..", []string{"branch", "a..b"}, nil, exitError, []string{"invalid branch name", "'..'"}},
-		{"branch name with leading dash", []string{"branch", "--", "-x"}, nil, exitError, []string{"invalid branch name", "'-'"}},
-		{"switch -c with leading dash", []string{"switch", "-c", "--", "-x"}, nil, exitError, []string{"invalid branch name", "'-'"}},
-		{"branch name with a control character", []string{"branch", "a\x01b"}, nil, exitError, []string{"invalid branch name", "control"}},
-		{"branch name with a tab", []string{"branch", "a\tb"}, nil, exitError, []string{"invalid branch name"}},
-		{"branch that exists", []string{"branch", "other"}, nil, exitError, []string{"other"}},
+		{"unknown revision", []string{"show", "nope"}, nil, exitNotFound, []string{`unknown revision "nope"`}},
+		{"unknown hash", []string{"show", "deadbeef"}, nil, exitNotFound, []string{"deadbeef"}},
+		{"revision past the root", []string{"log", "HEAD~10"}, nil, exitNotFound, []string{"HEAD~10"}},
+		{"abbreviation under 4 characters", []string{"show", "abc"}, nil, exitNotFound, []string{"abc", "4 characters"}},
+		{"reset to unknown revision", []string{"reset", "nope"}, nil, exitNotFound, []string{`"nope"`}},
+		{"checkout unknown revision", []string{"checkout", "nope"}, nil, exitNotFound, []string{`"nope"`}},
+		{"branch name with a space", []string{"branch", "a b"}, nil, exitUsage, []string{"invalid branch name", "space"}},
+		{"branch name with ..", []string{"branch", "a..b"}, nil, exitUsage, []string{"invalid branch name", "'..'"}},
+		{"branch name with leading dash", []string{"branch", "--", "-x"}, nil, exitUsage, []string{"invalid branch name", "'-'"}},
+		{"switch -c with leading dash", []string{"switch", "-c", "--", "-x"}, nil, exitUsage, []string{"invalid branch name", "'-'"}},
+		{"branch name with a control character", []string{"branch", "a\x01b"}, nil, exitUsage, []string{"invalid branch name", "control"}},
+		{"branch name with a tab", []string{"branch", "a\tb"}, nil, exitUsage, []string{"invalid branch name"}},
+		{"branch that exists", []string{"branch", "other"}, nil, exitUsage, []string{"other"}},
 		{"delete the current branch", []string{"branch", "-d", "main"}, nil, exitError, []string{"cannot delete", "main"}},
-		{"delete an unknown branch", []string{"branch", "-d", "nope"}, nil, exitError, []string{"nope"}},
-		{"empty -m text", []string{"commit", "--role", "user", "-m", ""}, nil, exitError, []string{"empty"}},
-		{"empty stdin text", []string{"commit", "--role", "user"}, str(""), exitError, []string{"empty"}},
-		{"invalid UTF-8 on stdin", []string{"commit", "--role", "user"}, str("ab\xffcd\n"), exitError, []string{"UTF-8"}},
-		{"meta is an array", []string{"commit", "--role", "user", "-m", "x", "--meta", "[1]"}, nil, exitError, []string{"JSON object"}},
-		{"meta is a string", []string{"commit", "--role", "user", "-m", "x", "--meta", `"x"`}, nil, exitError, []string{"JSON object"}},
-		{"meta is not JSON", []string{"commit", "--role", "user", "-m", "x", "--meta", "{bad"}, nil, exitError, []string{"JSON object"}},
-		{"meta pinned is not a boolean", []string{"commit", "--role", "user", "-m", "x", "--meta", `{"pinned": "yes"}`}, nil, exitError,
+		{"delete an unknown branch", []string{"branch", "-d", "nope"}, nil, exitNotFound, []string{"nope"}},
+		{"empty -m text", []string{"commit", "--role", "user", "-m", ""}, nil, exitUsage, []string{"empty"}},
+		{"empty stdin text", []string{"commit", "--role", "user"}, str(""), exitUsage, []string{"empty"}},
+		{"invalid UTF-8 on stdin", []string{"commit", "--role", "user"}, str("ab\xffcd\n"), exitUsage, []string{"UTF-8"}},
+		{"meta is an array", []string{"commit", "--role", "user", "-m", "x", "--meta", "[1]"}, nil, exitUsage, []string{"JSON object"}},
+		{"meta is a string", []string{"commit", "--role", "user", "-m", "x", "--meta", `"x"`}, nil, exitUsage, []string{"JSON object"}},
+		{"meta is not JSON", []string{"commit", "--role", "user", "-m", "x", "--meta", "{bad"}, nil, exitUsage, []string{"JSON object"}},
+		{"meta pinned is not a boolean", []string{"commit", "--role", "user", "-m", "x", "--meta", `{"pinned": "yes"}`}, nil, exitUsage,
 			[]string{`metadata "pinned" is a string ("yes"); tract reads it as a boolean (true or false)`}},
-		{"meta attempt is not a number", []string{"commit", "--role", "assistant", "-m", "x", "--meta", `{"attempt": "2"}`}, nil, exitError,
+		{"meta attempt is not a number", []string{"commit", "--role", "assistant", "-m", "x", "--meta", `{"attempt": "2"}`}, nil, exitUsage,
 			[]string{`metadata "attempt" is a string ("2"); tract reads it as a whole number`}},
-		{"meta usage is not an object", []string{"commit", "--role", "assistant", "-m", "x", "--meta", `{"usage": [1]}`}, nil, exitError,
+		{"meta usage is not an object", []string{"commit", "--role", "assistant", "-m", "x", "--meta", `{"usage": [1]}`}, nil, exitUsage,
 			[]string{`metadata "usage" is an array; tract reads it as an object`}},
-		{"import with pinned not a boolean", []string{"import"}, str(`[{"role":"user","content":"ok"},{"role":"user","content":"x","meta":{"pinned":1}}]`), exitError,
+		{"import with pinned not a boolean", []string{"import"}, str(`[{"role":"user","content":"ok"},{"role":"user","content":"x","meta":{"pinned":1}}]`), exitUsage,
 			[]string{"message 2", `metadata "pinned" is a number (1)`}},
 		{"unknown role", []string{"commit", "--role", "wizard", "-m", "x"}, nil, exitUsage, []string{"wizard", "--help"}},
 		{"unknown flag", []string{"log", "--bogus"}, nil, exitUsage, []string{"unknown flag: --bogus", "Run 'tract log --help' for usage."}},
 		{"unknown command", []string{"frobnicate"}, nil, exitUsage, []string{`unknown command "frobnicate"`, "Run 'tract --help' for usage."}},
 		{"too many arguments", []string{"show", "HEAD", "HEAD~1"}, nil, exitUsage, []string{"--help"}},
 		{"import that is not JSON", []string{"import"}, str("[{bad"), exitUsage, []string{"JSON"}},
-		{"import with one bad message", []string{"import"}, str(`[{"role":"user","content":"ok"},{"role":"wizard","content":"x"}]`), exitError, []string{"message 2", "wizard"}},
+		{"import with one bad message", []string{"import"}, str(`[{"role":"user","content":"ok"},{"role":"wizard","content":"x"}]`), exitUsage, []string{"message 2", "wizard"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -475,7 +475,7 @@ func TestBadInput_AmbiguousAbbreviatedHash(t *testing.T) {
 	before := s.snapshot()
 
 	r := s.tract("show", prefix)
-	requireExit(t, r, exitError)
+	requireExit(t, r, exitUsage)
 	assert.Empty(t, r.Stdout)
 	assert.Contains(t, r.Stderr, "ambiguous")
 	assert.Contains(t, r.Stderr, prefix)
@@ -513,7 +513,7 @@ func TestBadInput_NotATractRepository(t *testing.T) {
 			require.NoError(t, os.WriteFile(p, content, 0o644))
 			for _, args := range [][]string{{"log"}, {"fsck"}, {"commit", "--role", "user", "-m", "x"}} {
 				r := s.tract(append([]string{"--db", p}, args...)...)
-				requireExit(t, r, exitError)
+				requireExit(t, r, exitNotFound)
 				assert.Contains(t, r.Stderr, "not a tract repository", r.String())
 				assert.Contains(t, r.Stderr, p, r.String())
 				assert.Empty(t, r.Stdout)

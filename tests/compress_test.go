@@ -117,7 +117,7 @@ func TestCompress_BadInputChangesNothing(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"reversed range", []string{"--from", "HEAD~2", "--to", "HEAD~10"}, 1, "reversed range"},
+		{"reversed range", []string{"--from", "HEAD~2", "--to", "HEAD~10"}, 2, "reversed range"},
 		{"pinned commit only", []string{"--from", "HEAD~60", "--to", "HEAD~60"}, 1, "nothing to summarize"},
 		{"empty range", []string{"--keep-last", "61"}, 1, "empty range"},
 		{"exhausted validation", []string{"--to", "HEAD~20", "--validate", "maxlen:10"}, 3, "attempts failed"},
@@ -144,7 +144,7 @@ func TestCompress_RangeOnAnotherBranchAndModelFailure(t *testing.T) {
 	before := s.snapshot()
 
 	r := s.tract("compress", "--from", side, "--to", side)
-	requireExit(t, r, 1)
+	requireExit(t, r, exitUsage)
 	assert.Contains(t, r.Stderr, "not on the current branch")
 	s.requireUnchanged(before)
 

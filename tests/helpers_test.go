@@ -27,6 +27,7 @@ const (
 	exitModel     = 4
 	exitSkipped   = 6
 	exitEscalated = 7
+	exitNotFound  = 8
 )
 
 // commandTimeout bounds every run of the binary, so a hang fails the test

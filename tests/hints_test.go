@@ -11,7 +11,7 @@ import (
 func TestErrors_CLIAddsTheRemedy(t *testing.T) {
 	s := newSandbox(t)
 	r := s.tract("log")
-	requireExit(t, r, exitError)
+	requireExit(t, r, exitNotFound)
 	assert.Contains(t, r.Stderr, "tract: not a tract repository: no .tract/tract.db in ")
 	assert.Contains(t, r.Stderr, "\nCreate a repository with 'tract init', or name one with --db PATH or TRACT_DB.\n")
 

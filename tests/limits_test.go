@@ -180,7 +180,7 @@ func TestLimits_ImportRefusals(t *testing.T) {
 		})
 	}
 	r := s.tractStdin("caf\xe9", "commit", "--role", "user")
-	requireExit(t, r, exitError)
+	requireExit(t, r, exitUsage)
 	assert.Contains(t, r.Stderr, "tract: commit: invalid text: the text is not valid UTF-8 (byte 3)\n", "commit refuses what import refuses")
 	s.requireUnchanged(before)
 }

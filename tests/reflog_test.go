@@ -36,7 +36,7 @@ func TestReflog_CLI(t *testing.T) {
 	assert.Equal(t, "[]\n", s.ok("reflog", "STRANDED", "--json").Stdout)
 
 	r := s.tract("reflog", "nope")
-	requireExit(t, r, exitError)
+	requireExit(t, r, exitNotFound)
 	assert.Contains(t, r.Stderr, `"nope" has no reflog`)
 	requireExit(t, s.tract("reflog", "a", "b"), exitUsage)
 	requireExit(t, s.tract("reflog", "-n", "-1"), exitUsage)

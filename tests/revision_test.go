@@ -99,7 +99,7 @@ func TestRevisions_ErrorsQuoteTheRevisionAsTyped(t *testing.T) {
 
 			r := s.tract(tc.args...)
 
-			requireExit(t, r, exitError)
+			requireExit(t, r, exitNotFound)
 			assert.Contains(t, r.Stderr, tc.want)
 			assert.NotContains(t, r.Stderr, "^1^1^1^1", "a revision is not re-rendered")
 			s.requireUnchanged(before)

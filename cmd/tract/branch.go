@@ -36,6 +36,9 @@ func newCmdBranch(f *Factory, runF func(*BranchOptions) error) *cobra.Command {
 			if opts.Delete && (opts.Name == "" || opts.Start != "") {
 				return usageErrorf("-d takes exactly one branch name")
 			}
+			if opts.JSON && opts.Name != "" {
+				return usageErrorf("--json lists the branches: it takes no NAME (after creating or deleting one, run 'tract branch --json')")
+			}
 			if runF != nil {
 				return runF(opts)
 			}

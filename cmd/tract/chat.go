@@ -157,8 +157,8 @@ another writer moved the branch while the model answered (the answer is kept
 off the branch and named), 6 skipped (the escalation was answered skip), 7 a
 failure retrying cannot fix: the server refused the key (401, 403), the
 request (400) or its length, or a validator (or, with --feedback xml, the
-model) reported the answer blocked,
-130 interrupted.
+model) reported the answer blocked, 8 --branch names no branch,
+130 interrupted ('tract help exit-codes' has the whole table).
 
 The repository is locked only while a commit is written, never while the model
 answers: 'tract log --all' in another terminal shows the turn as it happens.
@@ -281,10 +281,28 @@ on; it exits 0 at the end of input or /exit.`,
 	return cmd
 }
 
-// chatRecord is what --json prints.
+// chatRecord is what --json prints (see newChatRecord).
 type chatRecord struct {
 	*tract.ChatResult
-	Error string `json:"error,omitempty"`
+	// FailedAttempts are the commits of the rejected attempts, in order:
+	// orphans after purify, which 'tract show' and 'tract log --all' read.
+	FailedAttempts []tract.Hash `json:"failed_attempts"`
+	Error          string       `json:"error,omitempty"`
+}
+
+// newChatRecord is the --json record of a turn's result, and of its error
+// when it failed.
+func newChatRecord(res *tract.ChatResult, err error) chatRecord {
+	rec := chatRecord{ChatResult: res, FailedAttempts: []tract.Hash{}}
+	for _, a := range res.History {
+		if !a.OK {
+			rec.FailedAttempts = append(rec.FailedAttempts, a.Commit)
+		}
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	return rec
 }
 
 func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
@@ -376,11 +394,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 			err = failedTurn(ctx, t, opts.Branch, res.User, err)
 		}
 		if opts.JSON && res != nil {
-			rec := chatRecord{ChatResult: res}
-			if err != nil {
-				rec.Error = err.Error()
-			}
-			if werr := writeJSON(f.IO.Out, rec); werr != nil {
+			if werr := writeJSON(f.IO.Out, newChatRecord(res, err)); werr != nil {
 				return werr
 			}
 		}

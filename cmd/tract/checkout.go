@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -13,11 +12,12 @@ import (
 type CheckoutOptions struct {
 	Factory *Factory
 	Target  string
+	JSON    bool
 }
 
 func newCmdCheckout(f *Factory, runF func(*CheckoutOptions) error) *cobra.Command {
 	opts := &CheckoutOptions{Factory: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "checkout BRANCH|REV",
 		Short: "Attach HEAD to a branch, or detach it at a commit",
 		Args:  revisionArgs(exactArgs(1, "one branch or revision")),
@@ -31,11 +31,12 @@ func newCmdCheckout(f *Factory, runF func(*CheckoutOptions) error) *cobra.Comman
 				if err != nil {
 					return err
 				}
-				reportHead(f.IO.ErrOut, st)
-				return nil
+				return reportHead(f, st, opts.JSON)
 			})
 		},
 	}
+	addStatusJSONFlag(cmd, &opts.JSON)
+	return cmd
 }
 
 // SwitchOptions are the inputs of 'tract switch'.
@@ -43,6 +44,7 @@ type SwitchOptions struct {
 	Factory *Factory
 	Branch  string
 	Create  bool
+	JSON    bool
 }
 
 func newCmdSwitch(f *Factory, runF func(*SwitchOptions) error) *cobra.Command {
@@ -61,16 +63,24 @@ func newCmdSwitch(f *Factory, runF func(*SwitchOptions) error) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				reportHead(f.IO.ErrOut, st)
-				return nil
+				return reportHead(f, st, opts.JSON)
 			})
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Create, "create", "c", false, "create the branch at HEAD first")
+	addStatusJSONFlag(cmd, &opts.JSON)
 	return cmd
 }
 
-func reportHead(w io.Writer, st *tract.Status) {
+// addStatusJSONFlag registers --json on a command that moves HEAD.
+func addStatusJSONFlag(cmd *cobra.Command, v *bool) {
+	cmd.Flags().BoolVar(v, "json", false, "print the new status as JSON (as 'tract status --json')")
+}
+
+// reportHead says where HEAD is now on stderr, and prints the status as
+// JSON on stdout when asJSON.
+func reportHead(f *Factory, st *tract.Status, asJSON bool) error {
+	w := f.IO.ErrOut
 	switch {
 	case st.Detached:
 		fmt.Fprintf(w, "HEAD is now detached at %s (commit on it after 'tract switch -c NAME')\n", st.Head.Short())
@@ -79,4 +89,8 @@ func reportHead(w io.Writer, st *tract.Status) {
 	default:
 		fmt.Fprintf(w, "Switched to branch %s at %s\n", st.Branch, st.Head.Short())
 	}
+	if asJSON {
+		return writeJSON(f.IO.Out, st)
+	}
+	return nil
 }

@@ -191,12 +191,12 @@ func TestRun_CommitLogShow(t *testing.T) {
 	require.Equal(t, exitOK, exec("", "show", "--json", "HEAD~1"))
 	assert.Contains(t, out.String(), `"text": "hello"`)
 
-	assert.Equal(t, exitError, exec("", "show", "nope"))
+	assert.Equal(t, exitNotFound, exec("", "show", "nope"))
 	assert.Contains(t, errOut.String(), `unknown revision "nope"`)
 	assert.Equal(t, exitUsage, exec("", "commit", "--role", "narrator", "-m", "x"))
 	assert.Equal(t, exitUsage, exec("", "log", "--bogus"))
 	assert.Contains(t, errOut.String(), "Run 'tract log --help' for usage.")
-	assert.Equal(t, exitError, exec("", "commit", "--role", "user", "--meta", "[1]", "-m", "x"))
+	assert.Equal(t, exitUsage, exec("", "commit", "--role", "user", "--meta", "[1]", "-m", "x"))
 	assert.Contains(t, errOut.String(), "metadata must be a JSON object")
 }
 

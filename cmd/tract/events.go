@@ -29,6 +29,7 @@ type EventsOptions struct {
 func newCmdEvents(f *Factory, runF func(*EventsOptions) error) *cobra.Command {
 	opts := &EventsOptions{Factory: f}
 	var since string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "events [--task ID] [--since TIME] [--format jsonl|text]",
 		Short: "Print the events of the validated turns, regenerated from the commits",
@@ -52,6 +53,12 @@ lines of the retry log:
 			if cmd.Flags().Changed("task") && opts.Task == "" {
 				return usageErrorf(`--task "": name a task id`)
 			}
+			if asJSON {
+				if cmd.Flags().Changed("format") && opts.Format != "jsonl" {
+					return usageErrorf("--json and --format %s exclude each other (--json is --format jsonl)", opts.Format)
+				}
+				opts.Format = "jsonl"
+			}
 			if opts.Format != "jsonl" && opts.Format != "text" {
 				return usageErrorf(`--format %q: use jsonl or text`, opts.Format)
 			}
@@ -69,6 +76,7 @@ lines of the retry log:
 	fl.StringVar(&opts.Task, "task", "", "only the events of task `ID`")
 	fl.StringVar(&since, "since", "", "only the events at or after `TIME`: RFC 3339, or an age such as 12h or 7d")
 	fl.StringVar(&opts.Format, "format", "jsonl", "jsonl or text")
+	fl.BoolVar(&asJSON, "json", false, "one JSON object per line: the same as --format jsonl")
 	return cmd
 }
 

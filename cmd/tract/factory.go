@@ -214,3 +214,10 @@ func isUsage(err error) bool {
 	var u *usageError
 	return errors.As(err, &u)
 }
+
+// notFoundError marks an error as something the command line named not
+// existing, such as an input file (exit 8, like an unknown revision).
+type notFoundError struct{ err error }
+
+func (e *notFoundError) Error() string { return e.err.Error() }
+func (e *notFoundError) Unwrap() error { return e.err }

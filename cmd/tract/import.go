@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync/atomic"
 
@@ -27,6 +28,35 @@ type ImportOptions struct {
 	// line, each imported onto a branch of its own named Name-N.
 	Format string
 	Name   string
+	JSON        bool
+}
+
+// importRecord is what 'tract import --json' prints.
+type importRecord struct {
+	// Messages is the number of commits appended.
+	Messages int `json:"messages"`
+	// Branch is the branch they were appended to.
+	Branch string `json:"branch"`
+	// Tip is where the branch points now.
+	Tip tract.Hash `json:"tip"`
+}
+
+// conversationsRecord is what 'tract import --format openai --json'
+// prints.
+type conversationsRecord struct {
+	// Conversations is the number of lines imported, each a conversation.
+	Conversations int `json:"conversations"`
+	// Messages is the number of commits appended in all.
+	Messages int `json:"messages"`
+	// Branches are the new branches, one for each conversation, in the
+	// order of the input.
+	Branches []conversationBranch `json:"branches"`
+}
+
+// conversationBranch is a branch an import of conversations made.
+type conversationBranch struct {
+	Name string     `json:"name"`
+	Tip  tract.Hash `json:"tip"`
 }
 
 func newCmdImport(f *Factory, runF func(*ImportOptions) error) *cobra.Command {
@@ -84,6 +114,7 @@ written in one transaction, or none.`,
 		"the most input to read: bytes, or a size such as 512MiB or 16GiB (default $TRACT_MAX_INPUT, else 4GiB)")
 	cmd.Flags().StringVar(&opts.Format, "format", "messages", "the input's `FORMAT`: messages, or openai (one conversation a line)")
 	cmd.Flags().StringVar(&opts.Name, "name", "import", "with --format openai, the branches are `NAME`-1, NAME-2, …")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the number of messages imported, the branch and its new tip as JSON")
 	return cmd
 }
 
@@ -96,6 +127,9 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 	var r io.Reader = f.IO.In
 	if opts.File != "" && opts.File != "-" {
 		fh, err := os.Open(opts.File)
+		if errors.Is(err, fs.ErrNotExist) {
+			return &notFoundError{err}
+		}
 		if err != nil {
 			return err
 		}
@@ -137,7 +171,16 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 			return err
 		}
 		fmt.Fprintf(f.IO.ErrOut, "Imported %s; %s is now at %s\n", english.Count(res.Messages, "message", "messages"), position(t), res.Tip.Short())
-		return nil
+		if !opts.JSON {
+			return nil
+		}
+		branch := t.Branch()
+		if branch == "" {
+			if branch, _, err = t.Head(cmd.Context()); err != nil {
+				return err
+			}
+		}
+		return writeJSON(f.IO.Out, importRecord{Messages: res.Messages, Branch: branch, Tip: res.Tip})
 	})
 }
 
@@ -175,6 +218,13 @@ func importConversations(cmd *cobra.Command, opts *ImportOptions, r io.Reader, m
 		}
 		fmt.Fprintf(f.IO.ErrOut, "Imported %s (%s) onto %s\n", english.Count(len(bs), "conversation", "conversations"),
 			english.Count(messages, "message", "messages"), onto)
-		return nil
+		if !opts.JSON {
+			return nil
+		}
+		rec := conversationsRecord{Conversations: len(bs), Messages: messages, Branches: make([]conversationBranch, len(bs))}
+		for i, b := range bs {
+			rec.Branches[i] = conversationBranch{Name: b.Name, Tip: b.Hash}
+		}
+		return writeJSON(f.IO.Out, rec)
 	})
 }

@@ -12,11 +12,20 @@ import (
 // InitOptions are the inputs of 'tract init'.
 type InitOptions struct {
 	Factory *Factory
+	JSON    bool
+}
+
+// initRecord is what 'tract init --json' prints.
+type initRecord struct {
+	// Path is the repository file.
+	Path string `json:"path"`
+	// Created is false when a repository was there already.
+	Created bool `json:"created"`
 }
 
 func newCmdInit(f *Factory, runF func(*InitOptions) error) *cobra.Command {
 	opts := &InitOptions{Factory: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Create an empty repository (.tract/tract.db, or --db PATH)",
 		Args:  exactArgs(0, "no arguments"),
@@ -27,6 +36,8 @@ func newCmdInit(f *Factory, runF func(*InitOptions) error) *cobra.Command {
 			return initRun(opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the repository's path and whether it was created as JSON")
+	return cmd
 }
 
 func initRun(opts *InitOptions) error {
@@ -42,7 +53,7 @@ func initRun(opts *InitOptions) error {
 	t, err := tract.Init(path, topts...)
 	if errors.Is(err, tract.ErrExists) {
 		fmt.Fprintf(f.IO.ErrOut, "Repository already exists in %s; nothing changed\n", path)
-		return nil
+		return initReport(opts, path, false)
 	}
 	if err != nil {
 		return err
@@ -51,5 +62,13 @@ func initRun(opts *InitOptions) error {
 		return err
 	}
 	fmt.Fprintf(f.IO.ErrOut, "Initialized empty tract repository in %s\n", path)
-	return nil
+	return initReport(opts, path, true)
+}
+
+// initReport prints the --json record, when asked for.
+func initReport(opts *InitOptions, path string, created bool) error {
+	if !opts.JSON {
+		return nil
+	}
+	return writeJSON(opts.Factory.IO.Out, initRecord{Path: path, Created: created})
 }

@@ -17,19 +17,6 @@ import (
 	"github.com/tractdag/tract/retry"
 )
 
-// Exit codes. They are part of the CLI's contract (see the README).
-const (
-	exitOK        = 0 // success
-	exitError     = 1 // any other failure: repository, revision, fsck problems
-	exitUsage     = 2 // bad flags, arguments or --validate specs; input over a size limit
-	exitExhausted = 3 // validation failed on every attempt (the escalation was aborted)
-	exitModel     = 4 // the model or its transport failed, or a judge's reply was no verdict
-	exitConflict  = 5 // HEAD moved under the operation (retry it)
-	exitSkipped   = 6 // the escalation was answered skip
-	exitEscalated = 7 // a failure retrying cannot fix: 401, 403, 400, context length, a blocked answer
-	exitInterrupt = 130
-)
-
 // run executes the CLI and returns the process exit code. Standard output
 // is buffered for the whole command (a log of 100,000 commits is one write
 // per 64 KiB, not one per line) and flushed before run returns; output
@@ -78,7 +65,7 @@ func printError(f *Factory, cmd *cobra.Command, err error) int {
 	if r := recovery(err); r != "" {
 		fmt.Fprintln(f.IO.ErrOut, r)
 	}
-	if code == exitUsage && cmd != nil {
+	if code == exitUsage && cmd != nil && (isUsage(err) || !isBadInput(err)) {
 		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
@@ -149,13 +136,36 @@ func errorHint(err error) string {
 		return "See 'tract log --all' for commits and 'tract branch' for branches."
 	case errors.Is(err, tract.ErrReversedRange):
 		return "Swap --from and --to."
-	case errors.As(err, &cfgErr) && cfgErr.Setting == "model":
+	case errors.As(err, &cfgErr) && missesSetting(err, "model"):
 		return "Pass --model NAME (-m NAME), set TRACT_MODEL, or set a default with 'tract config set model NAME'."
+	case errors.Is(err, retry.ErrNoJudge):
+		return "An llm: validator asks a judge model: configure one with --model NAME (-m NAME), TRACT_MODEL or\n" +
+			"'tract config set model NAME', and OPENAI_API_KEY (or OPENAI_BASE_URL for a local server, or ANTHROPIC_API_KEY)."
 	case errors.As(err, &judgeErr):
 		return "The answer was not judged: it stays on the branch (see 'tract show'). Run the command again,\n" +
 			"or judge with a model that follows the format more closely (--model NAME)."
 	}
 	return ""
+}
+
+// missesSetting reports whether err holds an *llm.ConfigError about
+// setting, alone or among the errors it joins (a client can miss its key
+// and its model at once).
+func missesSetting(err error, setting string) bool {
+	var cfgErr *llm.ConfigError
+	if errors.As(err, &cfgErr) && cfgErr.Setting == setting {
+		return true
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if missesSetting(e, setting) {
+				return true
+			}
+		}
+	} else if inner := errors.Unwrap(err); inner != nil {
+		return missesSetting(inner, setting)
+	}
+	return false
 }
 
 // tooLargeHint says which setting raises the limit err broke.
@@ -174,6 +184,13 @@ func tooLargeHint(err *tract.TooLargeError) string {
 	return ""
 }
 
+// exitCode maps an error to the process exit code: the one place that
+// does (the table is exitCodes, in exitcodes.go). It matches typed and
+// sentinel errors only, never message text. A new command needs nothing
+// here when its errors are those of package tract and its own bad input
+// is a usageError (usageErrorf) or a missing file a notFoundError; an
+// error of a new kind gets a case here, under the class of the table it
+// belongs to.
 func exitCode(err error) int {
 	var (
 		exhausted *retry.ExhaustedError
@@ -185,10 +202,11 @@ func exitCode(err error) int {
 		taskErr   *tract.TaskIDError
 		escalated *tract.EscalationError
 		refused   *refusedError
+		notFound  *notFoundError
 	)
 	switch {
 	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr), errors.As(err, &tooLarge),
-		errors.As(err, &taskErr):
+		errors.As(err, &taskErr), isBadInput(err):
 		return exitUsage
 	case errors.Is(err, tract.ErrSkipped):
 		return exitSkipped
@@ -202,8 +220,26 @@ func exitCode(err error) int {
 		return exitModel
 	case errors.Is(err, tract.ErrConflict):
 		return exitConflict
+	case errors.As(err, &notFound), errors.Is(err, tract.ErrUnknownRevision), errors.Is(err, tract.ErrBranchNotFound),
+		errors.Is(err, tract.ErrNotRepository):
+		return exitNotFound
 	}
 	return exitError
+}
+
+// isBadInput reports the library's errors for input that the command
+// line gave: text, metadata, a role, kind, branch name or revision that
+// is invalid, ambiguous or taken. They are usage errors (exit 2), but the
+// command's usage does not help with them.
+func isBadInput(err error) bool {
+	var ambiguous *tract.AmbiguousError
+	for _, target := range [...]error{tract.ErrInvalidText, tract.ErrInvalidMeta, tract.ErrInvalidKind, tract.ErrInvalidRole,
+		tract.ErrInvalidBranchName, tract.ErrBranchExists, tract.ErrBadRevision, tract.ErrReversedRange, tract.ErrNotOnChain} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return errors.As(err, &ambiguous)
 }
 
 // isUnknownCommand recognises cobra's error for an unknown subcommand
@@ -267,7 +303,9 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		newCmdCompact(f, nil),
 		newCmdReflog(f, nil),
 		newCmdVersion(f),
+		newExitCodesTopic(),
 	)
+	registerCompletions(root, f)
 	return root
 }
 

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes. They are part of the CLI's contract: exitCodes describes
+// each, and 'tract help exit-codes' and the README print that table.
+// Scripts rely on them, so a code never changes meaning; a new class of
+// failure gets a new code (and a row in exitCodes and the README).
+const (
+	exitOK        = 0   // success
+	exitError     = 1   // a failure of none of the classes below: damaged, locked, read-only, I/O
+	exitUsage     = 2   // the command line or its input is wrong
+	exitExhausted = 3   // validation failed on every attempt (the escalation was aborted)
+	exitModel     = 4   // the model or its transport failed, or a judge's reply was no verdict
+	exitConflict  = 5   // HEAD moved under the operation (retry it)
+	exitSkipped   = 6   // the escalation was answered skip
+	exitEscalated = 7   // a failure retrying cannot fix: 401, 403, 400, context length, a blocked answer
+	exitNotFound  = 8   // a revision, branch, ref, commit, repository or input file does not exist
+	exitInterrupt = 130 // interrupted (SIGINT, SIGTERM)
+)
+
+// exitCodeInfo is one row of the exit-code table.
+type exitCodeInfo struct {
+	Code int
+	// Name is the class's one-word name, as the README's table gives it.
+	Name    string
+	Meaning string
+}
+
+// exitCodes is the exit-code table, in the order of the codes.
+var exitCodes = [...]exitCodeInfo{
+	{exitOK, "ok", "success"},
+	{exitError, "error", "a failure of none of the classes below: the repository is damaged (or fsck found problems), " +
+		"stayed locked longer than --lock-timeout, is read-only, HEAD is detached where a branch is needed, " +
+		"the branch to delete is HEAD's, an I/O error"},
+	{exitUsage, "usage", "the command line or its input is wrong: an unknown command or flag, a bad flag value, " +
+		"a bad --validate spec, an empty or malformed revision, an ambiguous hash, an invalid role, kind, " +
+		"text, metadata or branch name, a branch name that is taken, malformed import input, input over a " +
+		"size limit, no model configured (TRACT_MODEL, OPENAI_API_KEY, ANTHROPIC_API_KEY), an unknown --provider"},
+	{exitExhausted, "exhausted", "validation failed on every attempt (the escalation was aborted)"},
+	{exitModel, "model", "the model or its transport failed after its retries, or an llm: judge's reply was not its verdict"},
+	{exitConflict, "conflict", "another writer moved the branch during the operation; nothing was lost, and what the operation made is named"},
+	{exitSkipped, "skipped", "an escalation was answered skip"},
+	{exitEscalated, "escalated", "a failure retrying cannot fix: 401, 403, 400, a context over the model's window, " +
+		"a validator reporting the answer blocked"},
+	{exitNotFound, "not-found", "a revision, branch, ref, commit, repository or input file that does not exist"},
+	{exitInterrupt, "interrupted", "Ctrl-C or SIGTERM; every commit made so far is intact"},
+}
+
+// newExitCodesTopic is 'tract help exit-codes': a help topic (a command
+// with no Run), which 'tract --help' lists under "Additional help topics".
+func newExitCodesTopic() *cobra.Command {
+	var b strings.Builder
+	b.WriteString("Every tract command exits with one of these codes:\n\n")
+	for _, c := range exitCodes {
+		fmt.Fprintf(&b, "  %3d  %-11s  %s\n", c.Code, c.Name, wrap(c.Meaning, 60, strings.Repeat(" ", 20)))
+	}
+	b.WriteString("\nA script can branch on them: for example 'tract show REV' exits 8 when REV\n" +
+		"names nothing, and 'tract chat --validate ...' exits 3 when every attempt failed.")
+	return &cobra.Command{
+		Use:   "exit-codes",
+		Short: "The exit codes of every command",
+		Long:  b.String(),
+	}
+}
+
+// wrap breaks s into lines of at most width bytes at spaces, indenting
+// every line after the first with indent.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		switch {
+		case i == 0:
+		case n+1+len(w) > width:
+			b.WriteString("\n" + indent)
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}

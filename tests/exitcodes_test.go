@@ -1,0 +1,265 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/llm/llmtest"
+	"github.com/tractdag/tract/store/storetest"
+)
+
+// readmeExitCodes reads the exit-code table of the README: each class's
+// name and its code.
+func readmeExitCodes(t *testing.T) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "README.md"))
+	require.NoError(t, err)
+	row := regexp.MustCompile(`(?m)^\| (\d+) \| ([a-z-]+) \| .+ \|$`)
+	codes := map[string]int{}
+	for _, m := range row.FindAllStringSubmatch(string(data), -1) {
+		code, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		codes[m[2]] = code
+	}
+	require.Len(t, codes, 10, "the README's exit-code table: %v", codes)
+	return codes
+}
+
+// 'tract help exit-codes' prints the README's table, 'tract --help' lists
+// the topic, and the codes these tests use are the documented ones.
+func TestExitCodes_HelpTopicIsTheDocumentedTable(t *testing.T) {
+	t.Parallel()
+	codes := readmeExitCodes(t)
+	s := newSandbox(t)
+	help := s.ok("help", "exit-codes").Stdout
+	for name, code := range codes {
+		assert.Regexp(t, regexp.MustCompile(`(?m)^ +`+strconv.Itoa(code)+` +`+name+` `), help)
+	}
+	assert.Regexp(t, `(?m)^  tract exit-codes +The exit codes of every command$`, s.ok("--help").Stdout)
+	for name, code := range map[string]int{"ok": exitOK, "error": exitError, "usage": exitUsage, "exhausted": exitExhausted,
+		"model": exitModel, "conflict": exitConflict, "skipped": exitSkipped, "escalated": exitEscalated, "not-found": exitNotFound} {
+		assert.Equal(t, codes[name], code, name)
+	}
+}
+
+// exitCase is one error path of a command: what to run, the class of
+// the README's table it must exit with, and what stderr says.
+type exitCase struct {
+	command string // the command whose error path it is
+	name    string
+	args    []string
+	stdin   *string
+	// model, when set, scripts the model server the command talks to.
+	model []llmtest.Reply
+	class string
+	// stderr holds what the message must contain; notStderr what it must not.
+	stderr, notStderr []string
+}
+
+// Every command's error paths exit with the code of their class in the
+// README's table: a usage error for each command, a not-found where it
+// names something, and the other classes where they apply.
+func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
+	t.Parallel()
+	codes := readmeExitCodes(t)
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("system", "You are terse.")
+	s.commit("user", "hello")
+	s.ok("branch", "other")
+	str := func(v string) *string { return &v }
+	notJSON := llmtest.Answer("not JSON")
+
+	cases := []exitCase{
+		{command: "init", name: "an argument", args: []string{"init", "x"}, class: "usage"},
+		{command: "init", name: "a path under a file", args: []string{"--db", "/dev/null/x.db", "init"}, class: "error"},
+		{command: "commit", name: "unknown role", args: []string{"commit", "--role", "wizard", "-m", "x"}, class: "usage"},
+		{command: "commit", name: "empty message", args: []string{"commit", "--role", "user", "-m", ""}, class: "usage",
+			notStderr: []string{"--help"}},
+		{command: "commit", name: "metadata not an object", args: []string{"commit", "--role", "user", "-m", "x", "--meta", "[1]"}, class: "usage"},
+		{command: "commit", name: "unknown branch", args: []string{"commit", "--role", "user", "-m", "x", "--branch", "nope"}, class: "not-found"},
+		{command: "log", name: "unknown flag", args: []string{"log", "--bogus"}, class: "usage"},
+		{command: "log", name: "unknown revision", args: []string{"log", "nope"}, class: "not-found"},
+		{command: "show", name: "two revisions", args: []string{"show", "HEAD", "HEAD~1"}, class: "usage"},
+		{command: "show", name: "bad revision syntax", args: []string{"show", "HEAD~~x"}, class: "usage"},
+		{command: "show", name: "unknown revision", args: []string{"show", "nope"}, class: "not-found",
+			stderr: []string{`unknown revision "nope"`, "'tract log --all'"}},
+		{command: "show", name: "past the root", args: []string{"show", "HEAD~5"}, class: "not-found"},
+		{command: "reset", name: "hard without force", args: []string{"reset", "--hard", "HEAD~1"}, class: "usage"},
+		{command: "reset", name: "unknown revision", args: []string{"reset", "nope"}, class: "not-found"},
+		{command: "branch", name: "invalid name", args: []string{"branch", "a..b"}, class: "usage"},
+		{command: "branch", name: "name taken", args: []string{"branch", "other"}, class: "usage"},
+		{command: "branch", name: "json with a name", args: []string{"branch", "--json", "x"}, class: "usage"},
+		{command: "branch", name: "delete unknown", args: []string{"branch", "-d", "nope"}, class: "not-found"},
+		{command: "branch", name: "delete current", args: []string{"branch", "-d", "main"}, class: "error"},
+		{command: "checkout", name: "no argument", args: []string{"checkout"}, class: "usage"},
+		{command: "checkout", name: "unknown revision", args: []string{"checkout", "nope"}, class: "not-found"},
+		{command: "switch", name: "no argument", args: []string{"switch"}, class: "usage"},
+		{command: "switch", name: "create a taken name", args: []string{"switch", "-c", "other"}, class: "usage"},
+		{command: "switch", name: "unknown branch", args: []string{"switch", "nope"}, class: "not-found"},
+		{command: "status", name: "an argument", args: []string{"status", "x"}, class: "usage"},
+		{command: "status", name: "unknown branch", args: []string{"status", "--branch", "nope"}, class: "not-found"},
+		{command: "compile", name: "unknown flag", args: []string{"compile", "--bogus"}, class: "usage"},
+		{command: "compile", name: "unknown revision", args: []string{"compile", "nope"}, class: "not-found"},
+		{command: "chat", name: "bad validator", args: []string{"chat", "--validate", "nope:x", "hi"}, class: "usage"},
+		{command: "chat", name: "unknown branch", args: []string{"chat", "--branch", "nope", "hi"}, model: []llmtest.Reply{}, class: "not-found"},
+		{command: "chat", name: "exhausted", args: []string{"chat", "--validate", "json", "--max-attempts", "2", "hi"},
+			model: []llmtest.Reply{notJSON, notJSON}, class: "exhausted"},
+		{command: "chat", name: "skipped", args: []string{"chat", "--validate", "json", "--max-attempts", "1", "--on-exhausted", "skip", "--task", "t", "hi"},
+			model: []llmtest.Reply{notJSON}, class: "skipped"},
+		{command: "chat", name: "server error", args: []string{"chat", "hi"},
+			model: []llmtest.Reply{llmtest.Error(500, "down"), llmtest.Error(500, "down"), llmtest.Error(500, "down"), llmtest.Error(500, "down")}, class: "model"},
+		{command: "chat", name: "unauthorized", args: []string{"chat", "hi"}, model: []llmtest.Reply{llmtest.Unauthorized()}, class: "escalated"},
+		{command: "events", name: "unknown format", args: []string{"events", "--format", "xml"}, class: "usage"},
+		{command: "events", name: "json and text", args: []string{"events", "--json", "--format", "text"}, class: "usage"},
+		{command: "stats", name: "bad since", args: []string{"stats", "--since", "bogus"}, class: "usage"},
+		{command: "compress", name: "to and keep-last", args: []string{"compress", "--to", "HEAD", "--keep-last", "1"}, class: "usage"},
+		{command: "compress", name: "reversed range", args: []string{"compress", "--from", "HEAD", "--to", "HEAD~1", "--content", "x"}, class: "usage"},
+		{command: "compress", name: "llm validator without a model", args: []string{"compress", "--content", "x", "--validate", "llm:short"}, class: "usage",
+			stderr: []string{"needs a judge model", "--model NAME or TRACT_MODEL"}, notStderr: []string{"WithJudge"}},
+		{command: "compress", name: "unknown revision", args: []string{"compress", "--from", "nope", "--content", "x"}, class: "not-found"},
+		{command: "import", name: "not JSON", args: []string{"import"}, stdin: str("[{bad"), class: "usage"},
+		{command: "import", name: "unknown role", args: []string{"import"}, stdin: str(`[{"role":"wizard","content":"x"}]`), class: "usage"},
+		{command: "import", name: "missing file", args: []string{"import", "missing.jsonl"}, class: "not-found"},
+		{command: "fsck", name: "an argument", args: []string{"fsck", "x"}, class: "usage"},
+		{command: "gc", name: "bad expiry", args: []string{"gc", "--expire", "soon"}, class: "usage"},
+		{command: "compact", name: "an argument", args: []string{"compact", "x"}, class: "usage"},
+		{command: "reflog", name: "negative count", args: []string{"reflog", "-n", "-1"}, class: "usage"},
+		{command: "reflog", name: "unknown ref", args: []string{"reflog", "nope"}, class: "not-found"},
+		{command: "version", name: "an argument", args: []string{"version", "x"}, class: "usage"},
+		{command: "help", name: "unknown command", args: []string{"frobnicate"}, class: "usage"},
+		{command: "completion", name: "unknown shell", args: []string{"completion", "tcsh"}, class: "usage"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.command+" "+tc.name, func(t *testing.T) {
+			run := s
+			if tc.model != nil {
+				// A turn writes: each gets a repository of its own.
+				srv := llmtest.NewServer(t, llmtest.WithoutVerify())
+				srv.Reply(tc.model...)
+				run = chatEnv(newSandbox(t), srv)
+				run.initRepo()
+			}
+			var r result
+			if tc.stdin != nil {
+				r = run.tractStdin(*tc.stdin, tc.args...)
+			} else {
+				r = run.tract(tc.args...)
+			}
+			code, ok := codes[tc.class]
+			require.True(t, ok, "class %q is not in the README's table", tc.class)
+			requireExit(t, r, code)
+			assertNoCrash(t, r)
+			for _, want := range tc.stderr {
+				assert.Contains(t, r.Stderr, want)
+			}
+			for _, not := range tc.notStderr {
+				assert.NotContains(t, r.Stderr, not)
+			}
+		})
+	}
+
+	// Every command has its usage error in the table.
+	covered := map[string]bool{}
+	for _, tc := range cases {
+		if tc.class == "usage" {
+			covered[tc.command] = true
+		}
+	}
+	for _, name := range commandNames(t, s) {
+		assert.True(t, covered[name], "no usage error of 'tract %s' in the table", name)
+	}
+}
+
+// commandNames lists the commands 'tract --help' shows.
+func commandNames(t *testing.T, s *sandbox) []string {
+	t.Helper()
+	help := s.ok("--help").Stdout
+	_, after, ok := strings.Cut(help, "Available Commands:\n")
+	require.True(t, ok, help)
+	var names []string
+	for _, l := range strings.Split(after, "\n") {
+		if !strings.HasPrefix(l, "  ") {
+			break
+		}
+		names = append(names, strings.Fields(l)[0])
+	}
+	require.True(t, slices.Contains(names, "chat"), names)
+	return names
+}
+
+// The classes that need a situation rather than a command line: no
+// repository, a repository another process holds, a detached HEAD, a
+// conflict and an interrupt.
+func TestExitCodes_Situations(t *testing.T) {
+	t.Parallel()
+	codes := readmeExitCodes(t)
+
+	t.Run("no repository", func(t *testing.T) {
+		t.Parallel()
+		r := newSandbox(t).tract("log")
+		requireExit(t, r, codes["not-found"])
+		assert.Contains(t, r.Stderr, "tract init")
+	})
+	t.Run("locked", func(t *testing.T) {
+		t.Parallel()
+		s := newSandbox(t)
+		db := s.initRepo()
+		storetest.HoldWrite(t, openAPI(t, db).Store())
+		r := s.tract("status", "--lock-timeout", "100ms")
+		requireExit(t, r, codes["error"])
+		assert.Contains(t, r.Stderr, "--lock-timeout")
+	})
+	t.Run("detached HEAD", func(t *testing.T) {
+		t.Parallel()
+		s := newSandbox(t)
+		s.initRepo()
+		root := s.commit("user", "one")
+		s.commit("user", "two")
+		s.ok("checkout", root)
+		r := s.tract("commit", "--role", "user", "-m", "three")
+		requireExit(t, r, codes["error"])
+		assert.Contains(t, r.Stderr, "tract: commit: HEAD is detached at "+root[:8]+": commits go on a branch\n")
+		assert.Contains(t, r.Stderr, "'tract switch -c NAME'", "the CLI gives the remedy in its own terms")
+		assert.NotContains(t, r.Stderr, "Switch(", "no Go call reaches the command line")
+	})
+	t.Run("no model configured", func(t *testing.T) {
+		t.Parallel()
+		s := newSandbox(t)
+		s.initRepo()
+		r := s.tract("chat", "hi")
+		requireExit(t, r, codes["usage"])
+		assert.Contains(t, r.Stderr, "no model: set TRACT_MODEL\n")
+		assert.Contains(t, r.Stderr, "Pass --model NAME, or set TRACT_MODEL.")
+		assert.NotContains(t, r.Stderr, "WithModel")
+	})
+	t.Run("conflict", func(t *testing.T) {
+		t.Parallel()
+		s := newSandbox(t)
+		s.initRepo()
+		chat, _, release := heldChat(t, s, "the answer", "question")
+		s.withEnv("TRACT_LOCK_TIMEOUT", whileChatting).commit("user", "interloper")
+		release()
+		requireExit(t, chat.wait(), codes["conflict"])
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		t.Parallel()
+		s := newSandbox(t)
+		s.initRepo()
+		srv := llmtest.NewServer(t, llmtest.WithoutVerify())
+		srv.Reply(llmtest.Reply{Content: "too late", Delay: 10 * time.Second})
+		chat := chatEnv(s, srv).start("chat", "slow question")
+		require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 10*time.Second, 10*time.Millisecond)
+		require.NoError(t, chat.cmd.Process.Signal(os.Interrupt))
+		requireExit(t, chat.wait(), codes["interrupted"])
+	})
+}
