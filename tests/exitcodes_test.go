@@ -125,7 +125,7 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 		{command: "compress", name: "to and keep-last", args: []string{"compress", "--to", "HEAD", "--keep-last", "1"}, class: "usage"},
 		{command: "compress", name: "reversed range", args: []string{"compress", "--from", "HEAD", "--to", "HEAD~1", "--content", "x"}, class: "usage"},
 		{command: "compress", name: "llm validator without a model", args: []string{"compress", "--content", "x", "--validate", "llm:short"}, class: "usage",
-			stderr: []string{"needs a judge model", "--model NAME or TRACT_MODEL"}, notStderr: []string{"WithJudge"}},
+			stderr: []string{"needs a judge model", "--model NAME (-m NAME), TRACT_MODEL"}, notStderr: []string{"WithJudge"}},
 		{command: "compress", name: "unknown revision", args: []string{"compress", "--from", "nope", "--content", "x"}, class: "not-found"},
 		{command: "import", name: "not JSON", args: []string{"import"}, stdin: str("[{bad"), class: "usage"},
 		{command: "import", name: "unknown role", args: []string{"import"}, stdin: str(`[{"role":"wizard","content":"x"}]`), class: "usage"},
@@ -138,6 +138,18 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 		{command: "version", name: "an argument", args: []string{"version", "x"}, class: "usage"},
 		{command: "help", name: "unknown command", args: []string{"frobnicate"}, class: "usage"},
 		{command: "completion", name: "unknown shell", args: []string{"completion", "tcsh"}, class: "usage"},
+		{command: "chat", name: "retry-last with a message", args: []string{"chat", "--retry-last", "hi"}, class: "usage"},
+		{command: "chat", name: "retry-last with nothing to retry", args: []string{"chat", "--retry-last"}, model: []llmtest.Reply{}, class: "error",
+			stderr: []string{"nothing to retry"}},
+		{command: "chat", name: "unknown provider", args: []string{"chat", "--provider", "bard", "hi"}, class: "usage"},
+		{command: "config", name: "unknown setting", args: []string{"config", "set", "nosuch", "x"}, class: "usage",
+			stderr: []string{"model, system, provider"}},
+		{command: "config", name: "setting not set", args: []string{"config", "get", "model"}, class: "error"},
+		{command: "demo", name: "an argument", args: []string{"demo", "x"}, class: "usage", stderr: []string{"(got 1 argument: x)"}},
+		{command: "export", name: "unknown format", args: []string{"export", "--format", "nosuch"}, class: "usage"},
+		{command: "export", name: "unknown revision", args: []string{"export", "nope"}, class: "not-found"},
+		{command: "import", name: "unknown format", args: []string{"import", "--format", "nosuch"}, class: "usage"},
+		{command: "models", name: "an argument", args: []string{"models", "x"}, class: "usage"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.command+" "+tc.name, func(t *testing.T) {
@@ -239,7 +251,7 @@ func TestExitCodes_Situations(t *testing.T) {
 		r := s.tract("chat", "hi")
 		requireExit(t, r, codes["usage"])
 		assert.Contains(t, r.Stderr, "no model: set TRACT_MODEL\n")
-		assert.Contains(t, r.Stderr, "Pass --model NAME, or set TRACT_MODEL.")
+		assert.Contains(t, r.Stderr, "Pass --model NAME (-m NAME), set TRACT_MODEL, or set a default with 'tract config set model NAME'.")
 		assert.NotContains(t, r.Stderr, "WithModel")
 	})
 	t.Run("conflict", func(t *testing.T) {

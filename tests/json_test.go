@@ -48,6 +48,8 @@ func jsonOutputs(t *testing.T) []jsonOutput {
 	run("init", "object", "init", "--json")
 	run("commit record", "object", "commit", "--role", "system", "-m", "Answer in JSON.", "--json")
 	run("import", "object", "import", "--json", s.writeFile("in.jsonl", `{"role":"user","content":"hello"}`+"\n"+`{"role":"assistant","content":"hi"}`))
+	run("import --format openai", "object", "import", "--format", "openai", "--json",
+		s.writeFile("conversations.jsonl", `{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`+"\n"))
 	run("chat", "object", "chat", "--validate", "json", "--task", "t1", "--json", "List colours")
 	run("commit record", "object", "show", "--json")
 	run("status record", "object", "status", "--json")
@@ -66,6 +68,11 @@ func jsonOutputs(t *testing.T) []jsonOutput {
 	run("fsck --salvage", "object", "fsck", "--salvage", filepath.Join(s.dir, "salvaged.db"), "--json")
 	run("compact", "object", "compact", "--json")
 	run("version", "object", "version", "--json")
+	s = s.withEnv("TRACT_CONFIG", filepath.Join(s.dir, "config.json"))
+	s.ok("config", "set", "model", "m")
+	run("config list", "object", "config", "list", "--json")
+	srv.Models("m-1", "m-2")
+	run("models", "array", "models", "--json")
 	return outs
 }
 

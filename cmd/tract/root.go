@@ -313,7 +313,11 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageErrorf("%s takes %s (got %d arguments)", cmd.CommandPath(), what, len(args))
+			got := english.Count(len(args), "argument", "arguments")
+			if len(args) > 0 {
+				got += ": " + strings.Join(args, " ")
+			}
+			return usageErrorf("%s takes %s (got %s)", cmd.CommandPath(), what, got)
 		}
 		return nil
 	}
@@ -322,7 +326,7 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 func maxArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) > n {
-			return usageErrorf("%s takes at most %s (got %d arguments: %s)", cmd.CommandPath(), what, len(args), strings.Join(args, " "))
+			return usageErrorf("%s takes at most %s (got %s: %s)", cmd.CommandPath(), what, english.Count(len(args), "argument", "arguments"), strings.Join(args, " "))
 		}
 		return nil
 	}
