@@ -28,7 +28,7 @@ type ImportOptions struct {
 	// line, each imported onto a branch of its own named Name-N.
 	Format string
 	Name   string
-	JSON        bool
+	JSON   bool
 }
 
 // importRecord is what 'tract import --json' prints.
