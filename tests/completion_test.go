@@ -89,6 +89,13 @@ func TestCompletion_BranchesRevisionsAndValidators(t *testing.T) {
 		{[]string{"chat", "--retry-context", ""}, []string{"conversation", "fresh"}},
 		{[]string{"events", "--format", ""}, []string{"jsonl", "text"}},
 		{[]string{"commit", "--role", ""}, []string{"system", "user", "assistant", "tool"}},
+		{[]string{"chat", "--provider", ""}, []string{"openai", "anthropic"}},
+		{[]string{"models", "--provider", ""}, []string{"openai", "anthropic"}},
+		{[]string{"compress", "--structured", ""}, []string{"auto", "off"}},
+		{[]string{"import", "--format", ""}, []string{"messages", "openai"}},
+		{[]string{"export", "--format", ""}, []string{"openai", "openai-preference", "trl-preference", "trl-kto"}},
+		{[]string{"export", "--branch", ""}, branches},
+		{[]string{"export", ""}, revisions},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

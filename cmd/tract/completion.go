@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 )
 
@@ -65,7 +66,7 @@ func registerCompletions(root *cobra.Command, f *Factory) {
 // (nil: cobra's default).
 func argCompletion(f *Factory, name string) completion {
 	switch name {
-	case "show", "log", "compile", "reset", "checkout":
+	case "show", "log", "compile", "reset", "checkout", "export":
 		return upTo(1, revisions(f))
 	case "switch":
 		return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -111,12 +112,18 @@ func flagCompletion(f *Factory, command, flag string) completion {
 		return fixed(string(tract.RoleSystem), string(tract.RoleUser), string(tract.RoleAssistant), string(tract.RoleTool))
 	case "kind":
 		return fixed(string(tract.KindMessage), string(tract.KindSteering), string(tract.KindSummary), string(tract.KindNote), string(tract.KindError))
+	case "provider":
+		return fixed(llm.ProviderOpenAI, llm.ProviderAnthropic)
+	case "structured":
+		return fixed(structuredAuto, structuredOff)
 	}
 	switch command + " --" + flag {
 	case "compress --from", "compress --to":
 		return revisions(f)
 	case "events --format":
 		return fixed("jsonl", "text")
+	case "import --format":
+		return fixed("messages", "openai")
 	}
 	return nil
 }
