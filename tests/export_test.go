@@ -81,7 +81,7 @@ func TestExport_FormatsAndRoundTrip(t *testing.T) {
 	assert.Contains(t, r.Stderr, "Imported 1 conversation (4 messages) onto branch sft-1")
 	assert.Equal(t, string(first), other.ok("export", "--all").Stdout)
 	assert.Equal(t, string(first), other.ok("export", "sft-1").Stdout)
-	requireExit(t, other.tract("import", "--format", "openai", "--name", "sft", file), exitError)
+	requireExit(t, other.tract("import", "--format", "openai", "--name", "sft", file), exitUsage)
 }
 
 func TestExport_Errors(t *testing.T) {
@@ -105,8 +105,8 @@ func TestExport_Errors(t *testing.T) {
 		{[]string{"export", "--since", "soon"}, exitUsage, `--since "soon"`},
 		{[]string{"export", "--since", "1d", "--until", "2d"}, exitUsage, "must be before --until"},
 		{[]string{"export", "--min-attempts", "-1"}, exitUsage, "--min-attempts must be 0 or more"},
-		{[]string{"export", "--branch", "nope"}, exitError, "no such branch"},
-		{[]string{"export", "nope", "-o", out}, exitError, "nope"},
+		{[]string{"export", "--branch", "nope"}, exitNotFound, "no such branch"},
+		{[]string{"export", "nope", "-o", out}, exitNotFound, "nope"},
 		{[]string{"import", "--format", "openai", bad}, exitUsage, `line 2: field "x" is not supported`},
 		{[]string{"import", "--format", "yaml"}, exitUsage, `--format "yaml"`},
 		{[]string{"import", "--format", "openai", "--branch", "main"}, exitUsage, "not on --branch main"},

@@ -96,7 +96,7 @@ func TestRun_ExportImport(t *testing.T) {
 	require.Equal(t, exitOK, exec("", "export", "--branch", "copy-2"))
 	assert.Equal(t, line, out.String())
 
-	assert.Equal(t, exitError, exec(line, "import", "--format", "openai", "--name", "copy"))
+	assert.Equal(t, exitUsage, exec(line, "import", "--format", "openai", "--name", "copy"))
 	assert.Contains(t, errOut.String(), "branch already exists: copy-1")
 	assert.Contains(t, errOut.String(), "--name NAME")
 	assert.Equal(t, exitUsage, exec("", "import", "--format", "openai"))
