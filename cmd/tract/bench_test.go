@@ -41,7 +41,7 @@ func BenchmarkLogAllOneline(b *testing.B) {
 		o, err := tr.Outline(ctx)
 		require.NoError(b, err)
 		w := bufio.NewWriterSize(io.Discard, 64<<10)
-		require.NoError(b, renderGraphAll(ctx, w, palette{}, o, 0))
+		require.NoError(b, renderGraphAll(ctx, w, palette{}, o, 0, func(c *tract.CommitInfo) string { return oneLine(palette{}, c, 72) }))
 		require.NoError(b, w.Flush())
 	}
 }

@@ -50,18 +50,22 @@ them.`,
 				if opts.Limit > 0 && len(es) > opts.Limit {
 					es = es[:opts.Limit]
 				}
-				if opts.JSON {
-					if es == nil {
-						es = []tract.ReflogEntry{}
+				return withPager(f, func() error {
+					if opts.JSON {
+						if es == nil {
+							es = []tract.ReflogEntry{}
+						}
+						return writeJSON(f.IO.Out, es)
 					}
-					return writeJSON(f.IO.Out, es)
-				}
-				p := palette{f.IO.Color}
-				for _, e := range es {
-					name := strings.TrimPrefix(e.Ref, "refs/heads/")
-					fmt.Fprintf(f.IO.Out, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(fmt.Sprintf("%s@{%d}", name, e.Index)), e.Message)
-				}
-				return nil
+					p := palette{f.IO.Color}
+					for _, e := range es {
+						name := strings.TrimPrefix(e.Ref, "refs/heads/")
+						if _, err := fmt.Fprintf(f.IO.Out, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(fmt.Sprintf("%s@{%d}", name, e.Index)), e.Message); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
 			})
 		},
 	}

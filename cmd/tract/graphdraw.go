@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
+)
+
+// lanes draws a history as 'git log --graph' does: a column per line of
+// work, '*' for a commit, '|' for a line passing by, '/' where a line
+// that forked ends in the one to its left. It takes the commits in the
+// order Outline.Topo gives (each line of work in one piece above its fork
+// point), in which a line only ever ends in the column just to its left,
+// so lines never cross.
+type lanes struct {
+	w io.Writer
+	p palette
+	// cols holds, per column, the commit the column's line reaches next.
+	cols []tract.Hash
+	buf  strings.Builder
+}
+
+// prefix writes the columns as they stand, with '*' in column star
+// (-1: none).
+func (l *lanes) prefix(star int) string {
+	l.buf.Reset()
+	for i := range l.cols {
+		switch {
+		case i == star:
+			l.buf.WriteString(l.p.graph("*"))
+		case l.cols[i].IsZero():
+			l.buf.WriteByte(' ')
+		default:
+			l.buf.WriteString(l.p.graph("|"))
+		}
+		l.buf.WriteByte(' ')
+	}
+	return l.buf.String()
+}
+
+// commit draws one commit, its text being the lines of body (the first
+// beside the '*', the others below it beside the columns).
+func (l *lanes) commit(tc tract.TopoCommit, body string, note string) error {
+	col := -1
+	for i, h := range l.cols {
+		if h == tc.Hash {
+			col = i
+			break
+		}
+	}
+	if col < 0 {
+		// A new line of work. An orphan chain starts beside the line of
+		// its fork point, even when nothing else leads there yet.
+		if tc.Orphan && !tc.Fork.IsZero() && !l.has(tc.Fork) {
+			l.cols = append(l.cols, tc.Fork)
+		}
+		l.cols = append(l.cols, tc.Hash)
+		col = len(l.cols) - 1
+	}
+	first, rest, more := strings.Cut(body, "\n")
+	if _, err := io.WriteString(l.w, strings.TrimRight(l.prefix(col)+first, " ")+"\n"); err != nil {
+		return err
+	}
+	l.cols[col] = tc.Parent
+	for more {
+		var line string
+		line, rest, more = strings.Cut(rest, "\n")
+		if _, err := io.WriteString(l.w, strings.TrimRight(l.prefix(-1)+line, " ")+"\n"); err != nil {
+			return err
+		}
+	}
+	return l.settle(col, note)
+}
+
+// settle ends column col when its line has joined another (the commit
+// it reaches next is already another column's) or reached a root, and
+// writes note (what orphaned the chain that ended) beside the join.
+func (l *lanes) settle(col int, note string) error {
+	join := -1
+	for i, h := range l.cols {
+		if i != col && h == l.cols[col] && !h.IsZero() {
+			join = i
+			break
+		}
+	}
+	if note != "" {
+		note = "  " + l.p.dim(note)
+	}
+	switch {
+	case join >= 0 && join < col:
+		// "|/" (and each column to the right of col moves left too).
+		l.buf.Reset()
+		for i := range col {
+			if i == join || !l.cols[i].IsZero() {
+				l.buf.WriteString(l.p.graph("|"))
+			} else {
+				l.buf.WriteByte(' ')
+			}
+			if i < col-1 {
+				l.buf.WriteByte(' ')
+			}
+		}
+		l.buf.WriteString(l.p.graph("/"))
+		for range l.cols[col+1:] {
+			l.buf.WriteString(" " + l.p.graph("/"))
+		}
+		l.cols = append(l.cols[:col], l.cols[col+1:]...)
+		_, err := io.WriteString(l.w, l.buf.String()+note+"\n")
+		return err
+	case l.cols[col].IsZero():
+		// A root: the column ends.
+		if col == len(l.cols)-1 {
+			l.cols = l.cols[:col]
+			for len(l.cols) > 0 && l.cols[len(l.cols)-1].IsZero() {
+				l.cols = l.cols[:len(l.cols)-1]
+			}
+		}
+		if note != "" {
+			_, err := io.WriteString(l.w, strings.TrimRight(l.prefix(-1), " ")+note+"\n")
+			return err
+		}
+	case note != "":
+		_, err := io.WriteString(l.w, strings.TrimRight(l.prefix(-1), " ")+note+"\n")
+		return err
+	}
+	return nil
+}
+
+func (l *lanes) has(h tract.Hash) bool {
+	for _, c := range l.cols {
+		if c == h {
+			return true
+		}
+	}
+	return false
+}
+
+// renderGraphAll draws every commit of o as 'git log --graph --all': the
+// branches and HEAD's line as columns, each orphan chain beside the commit
+// it forked from with the reflog action that orphaned it. With limit > 0
+// it stops after that many commits. It reads the commits' texts a page at
+// a time as it draws; line renders one commit (one or more lines).
+func renderGraphAll(ctx context.Context, w io.Writer, p palette, o *tract.Outline, limit int, line func(*tract.CommitInfo) string) error {
+	topo := o.Topo()
+	if len(topo) == 0 {
+		_, err := fmt.Fprintln(w, "(no commits)")
+		return err
+	}
+	if limit > 0 && len(topo) > limit {
+		topo = topo[:limit]
+	}
+	hs := make([]tract.Hash, len(topo))
+	for i, tc := range topo {
+		hs[i] = tc.Hash
+	}
+	l := &lanes{w: w, p: p}
+	k := 0
+	for c, err := range o.Infos(ctx, hs) {
+		if err != nil {
+			return err
+		}
+		tc := topo[k]
+		k++
+		note := ""
+		if tc.Ends != nil {
+			note = orphanedBy(tc.Ends)
+			if tc.Ends.Fork.IsZero() {
+				note += " (no reachable ancestor)"
+			}
+		}
+		if err := l.commit(tc, line(c), note); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func orphanedBy(oc *tract.OrphanOutline) string {
+	n := english.Count(len(oc.Commits), "commit", "commits")
+	switch {
+	case oc.Action == "conflict":
+		// "conflict: answer kept off main, which moved from … to …"
+		return fmt.Sprintf("stranded by a %s (%s)", oc.Reason, n)
+	case oc.Reason != "":
+		return fmt.Sprintf("orphaned by %s (%s)", oc.Reason, n)
+	case oc.Action != "":
+		return fmt.Sprintf("orphaned by %s (%s)", oc.Action, n)
+	}
+	return "orphaned (" + n + ")"
+}
