@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -21,29 +22,37 @@ type lanes struct {
 	p palette
 	// cols holds, per column, the commit the column's line reaches next.
 	cols []tract.Hash
-	buf  strings.Builder
+	// line is the row being written.
+	line []byte
 }
 
-// prefix writes the columns as they stand, with '*' in column star
-// (-1: none).
-func (l *lanes) prefix(star int) string {
-	l.buf.Reset()
+// row writes one line: the columns as they stand, with '*' in column
+// star (-1: none), then text.
+func (l *lanes) row(star int, text string) error {
+	l.line = l.line[:0]
 	for i := range l.cols {
 		switch {
 		case i == star:
-			l.buf.WriteString(l.p.graph("*"))
+			l.line = append(l.line, l.p.graph("*")...)
 		case l.cols[i].IsZero():
-			l.buf.WriteByte(' ')
+			l.line = append(l.line, ' ')
 		default:
-			l.buf.WriteString(l.p.graph("|"))
+			l.line = append(l.line, l.p.graph("|")...)
 		}
-		l.buf.WriteByte(' ')
+		l.line = append(l.line, ' ')
 	}
-	return l.buf.String()
+	if text == "" || text[0] == ' ' {
+		l.line = bytes.TrimRight(l.line, " ")
+	}
+	l.line = append(append(l.line, text...), '\n')
+	_, err := l.w.Write(l.line)
+	return err
 }
 
 // commit draws one commit, its text being the lines of body (the first
-// beside the '*', the others below it beside the columns).
+// beside the '*', the others below it beside the columns), and note
+// (what orphaned the chain the commit ends) beside where its line joins
+// the one it forked from.
 func (l *lanes) commit(tc tract.TopoCommit, body string, note string) error {
 	col := -1
 	for i, h := range l.cols {
@@ -62,14 +71,14 @@ func (l *lanes) commit(tc tract.TopoCommit, body string, note string) error {
 		col = len(l.cols) - 1
 	}
 	first, rest, more := strings.Cut(body, "\n")
-	if _, err := io.WriteString(l.w, strings.TrimRight(l.prefix(col)+first, " ")+"\n"); err != nil {
+	if err := l.row(col, first); err != nil {
 		return err
 	}
 	l.cols[col] = tc.Parent
 	for more {
 		var line string
 		line, rest, more = strings.Cut(rest, "\n")
-		if _, err := io.WriteString(l.w, strings.TrimRight(l.prefix(-1)+line, " ")+"\n"); err != nil {
+		if err := l.row(-1, line); err != nil {
 			return err
 		}
 	}
@@ -93,23 +102,25 @@ func (l *lanes) settle(col int, note string) error {
 	switch {
 	case join >= 0 && join < col:
 		// "|/" (and each column to the right of col moves left too).
-		l.buf.Reset()
+		l.line = l.line[:0]
 		for i := range col {
 			if i == join || !l.cols[i].IsZero() {
-				l.buf.WriteString(l.p.graph("|"))
+				l.line = append(l.line, l.p.graph("|")...)
 			} else {
-				l.buf.WriteByte(' ')
+				l.line = append(l.line, ' ')
 			}
 			if i < col-1 {
-				l.buf.WriteByte(' ')
+				l.line = append(l.line, ' ')
 			}
 		}
-		l.buf.WriteString(l.p.graph("/"))
+		l.line = append(l.line, l.p.graph("/")...)
 		for range l.cols[col+1:] {
-			l.buf.WriteString(" " + l.p.graph("/"))
+			l.line = append(l.line, ' ')
+			l.line = append(l.line, l.p.graph("/")...)
 		}
+		l.line = append(append(l.line, note...), '\n')
 		l.cols = append(l.cols[:col], l.cols[col+1:]...)
-		_, err := io.WriteString(l.w, l.buf.String()+note+"\n")
+		_, err := l.w.Write(l.line)
 		return err
 	case l.cols[col].IsZero():
 		// A root: the column ends.
@@ -120,12 +131,10 @@ func (l *lanes) settle(col int, note string) error {
 			}
 		}
 		if note != "" {
-			_, err := io.WriteString(l.w, strings.TrimRight(l.prefix(-1), " ")+note+"\n")
-			return err
+			return l.row(-1, note)
 		}
 	case note != "":
-		_, err := io.WriteString(l.w, strings.TrimRight(l.prefix(-1), " ")+note+"\n")
-		return err
+		return l.row(-1, note)
 	}
 	return nil
 }
