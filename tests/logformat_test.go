@@ -102,6 +102,8 @@ func TestLog_Dates(t *testing.T) {
 		assert.NotRegexp(t, `\d\d:\d\d:\d\d\.\d`, words, "no fractions of a second: %v", tc.args)
 	}
 	requireExit(t, s.tract("show", "--date", "rfc"), exitUsage)
+	assert.Equal(t, []string{"iso", "relative", "unix", ":4"}, lines(s.ok("__complete", "log", "--date", "").Stdout), "the shell completes the modes")
+	assert.Equal(t, []string{"dot", "mermaid", ":4"}, lines(s.ok("__complete", "graph", "--format", "").Stdout))
 }
 
 // log --json and log --all --json have one shape, an object of commits

@@ -259,3 +259,34 @@ func TestGraph_LabelEscaping(t *testing.T) {
 		}
 	}
 }
+
+// A summary is drawn as a note, with dashed edges to the first and the
+// last commit of the range it replaced (orphans, drawn with --all).
+func TestGraph_SummaryLinkedToItsRange(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("system", "be brief")
+	var sources []string
+	for i := range 4 {
+		sources = append(sources, s.commit("user", "message "+string(rune('a'+i))))
+	}
+	s.commit("user", "the last one")
+	s.ok("compress", "--from", sources[0], "--to", sources[3], "--content", "A short summary.")
+	summary := s.log()[1]
+	require.Equal(t, "summary", summary.Kind)
+	id := "c" + summary.Hash[:16]
+
+	dot := s.ok("graph", "--all").Stdout
+	assert.Regexp(t, "  "+id+` \[label="[0-9a-f]{8} summary\\nA short summary\.".*shape=note`, dot)
+	assert.Contains(t, dot, "  "+id+" -> c"+sources[0][:16]+` [style=dashed, color=gray40, fontsize=9, label="summarises 4, from"];`)
+	assert.Contains(t, dot, "  "+id+" -> c"+sources[3][:16]+` [style=dashed, color=gray40, fontsize=9, label="to"];`)
+	requireDot(t, dot)
+
+	mermaid := s.ok("graph", "--all", "--format", "mermaid").Stdout
+	assert.Regexp(t, "  "+id+`\[/"[0-9a-f]{8} summary<br>A short summary\."/\]:::summary`, mermaid)
+	assert.Contains(t, mermaid, "  "+id+` -.->|"summarises 4, from"| c`+sources[0][:16]+"\n")
+
+	// Without --all too: the range forked from HEAD's history.
+	assert.Contains(t, s.ok("graph").Stdout, `label="summarises 4, from"`)
+}

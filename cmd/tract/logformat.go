@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/internal/english"
 )
@@ -24,6 +26,13 @@ const isoLayout = "2006-01-02 15:04:05 -0700"
 
 // dateHelp lists the --date modes for a flag's help.
 const dateHelp = "how to write dates: iso (2026-11-23 17:07:10 +0100, local time), relative (5 minutes ago) or unix (seconds)"
+
+// addDateFlag registers --date on cmd, completing its modes.
+func addDateFlag(cmd *cobra.Command, date *string) {
+	cmd.Flags().StringVar(date, "date", string(dateISO), dateHelp)
+	_ = cmd.RegisterFlagCompletionFunc("date", cobra.FixedCompletions(
+		[]string{string(dateISO), string(dateRelative), string(dateUnix)}, cobra.ShellCompDirectiveNoFileComp))
+}
 
 func parseDateMode(s string) (dateMode, error) {
 	switch m := dateMode(s); m {

@@ -45,7 +45,7 @@ func newCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&date, "date", string(dateISO), dateHelp)
+	addDateFlag(cmd, &date)
 	return cmd
 }
 
