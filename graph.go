@@ -66,13 +66,12 @@ func (t *Tract) WriteGraph(ctx context.Context, w io.Writer, format GraphFormat,
 	default:
 		return fmt.Errorf("graph: %w: %q (want dot or mermaid)", ErrUnknownGraphFormat, format)
 	}
-	o, err := t.Outline(ctx)
-	if err != nil {
-		return fmt.Errorf("graph: %w", err)
-	}
+	// The refs first: the outline read after them holds every commit
+	// they name (commits are never deleted but by gc).
 	var (
 		tip     Hash
 		allRefs []refs.Ref
+		err     error
 	)
 	err = t.view(func(tx store.Tx) error {
 		if !cfg.all {
@@ -83,6 +82,10 @@ func (t *Tract) WriteGraph(ctx context.Context, w io.Writer, format GraphFormat,
 		allRefs, err = tx.Refs()
 		return err
 	})
+	if err != nil {
+		return fmt.Errorf("graph: %w", err)
+	}
+	o, err := t.Outline(ctx)
 	if err != nil {
 		return fmt.Errorf("graph: %w", err)
 	}
