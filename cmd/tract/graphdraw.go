@@ -100,26 +100,29 @@ func (l *lanes) settle(col int, note string) error {
 		note = "  " + l.p.dim(note)
 	}
 	switch {
-	case join >= 0 && join < col:
-		// "|/" (and each column to the right of col moves left too).
+	case join >= 0:
+		// Two columns lead to one commit: the right one ends in the left
+		// one, "|/", and each column to its right moves left too. (In
+		// Topo's order the column that ends is col, next to join.)
+		keep, drop := min(join, col), max(join, col)
 		l.line = l.line[:0]
-		for i := range col {
-			if i == join || !l.cols[i].IsZero() {
+		for i := range drop {
+			if i == keep || !l.cols[i].IsZero() {
 				l.line = append(l.line, l.p.graph("|")...)
 			} else {
 				l.line = append(l.line, ' ')
 			}
-			if i < col-1 {
+			if i < drop-1 {
 				l.line = append(l.line, ' ')
 			}
 		}
 		l.line = append(l.line, l.p.graph("/")...)
-		for range l.cols[col+1:] {
+		for range l.cols[drop+1:] {
 			l.line = append(l.line, ' ')
 			l.line = append(l.line, l.p.graph("/")...)
 		}
 		l.line = append(append(l.line, note...), '\n')
-		l.cols = append(l.cols[:col], l.cols[col+1:]...)
+		l.cols = append(l.cols[:drop], l.cols[drop+1:]...)
 		_, err := l.w.Write(l.line)
 		return err
 	case l.cols[col].IsZero():
@@ -174,18 +177,24 @@ func renderGraphAll(ctx context.Context, w io.Writer, p palette, o *tract.Outlin
 		}
 		tc := topo[k]
 		k++
-		note := ""
-		if tc.Ends != nil {
-			note = orphanedBy(tc.Ends)
-			if tc.Ends.Fork.IsZero() {
-				note += " (no reachable ancestor)"
-			}
-		}
-		if err := l.commit(tc, line(c), note); err != nil {
+		if err := l.commit(tc, line(c), chainNote(tc)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// chainNote says, on the commit that ends an orphan chain, what orphaned
+// the chain ("" on any other commit).
+func chainNote(tc tract.TopoCommit) string {
+	if tc.Ends == nil {
+		return ""
+	}
+	note := orphanedBy(tc.Ends)
+	if tc.Ends.Fork.IsZero() {
+		note += " (no reachable ancestor)"
+	}
+	return note
 }
 
 func orphanedBy(oc *tract.OrphanOutline) string {
