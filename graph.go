@@ -43,10 +43,10 @@ func GraphFrom(rev string) GraphOption { return func(c *graphConfig) { c.rev = r
 
 // WriteGraph writes the history as a graph in format: by default the
 // commits HEAD (or GraphFrom's revision) reaches and the orphans that
-// forked from them (its turns' failed attempts), with GraphAll every
-// commit. Each commit is a node labelled with its short hash, its role
-// or kind and the first line of its text, with an edge from each parent
-// to it, oldest at the top. Branches and HEAD are labels pointing at their
+// forked from them (its turns' failed attempts, the ranges its summaries
+// replaced), with GraphAll every commit. Each commit is a node labelled
+// with its short hash, its role or kind and the first line of its text,
+// with an edge from each parent to it, oldest at the top. Branches and HEAD are labels pointing at their
 // commits; orphans are dashed; failed attempts are red with their
 // diagnosis; steering, notes and error commits have styles of their own;
 // a summary is drawn as a note with an edge to the first and the last

@@ -29,7 +29,8 @@ func newCmdGraph(f *Factory, runF func(*GraphOptions) error) *cobra.Command {
 		Use:   "graph [--all | REV] [--format dot|mermaid] [-o FILE]",
 		Short: "Write the history as a Graphviz (dot) or Mermaid graph",
 		Long: `Write the history as a graph to draw: the commits HEAD (or REV) reaches
-and the failed attempts of its turns, or with --all every commit of the
+and the orphans that forked from them (its turns' failed attempts, the
+ranges its summaries replaced), or with --all every commit of the
 repository, every branch and every orphan.
 
 Each commit is a node labelled with its short hash, its role (or kind)
