@@ -102,6 +102,12 @@ func TestLog_Dates(t *testing.T) {
 		assert.NotRegexp(t, `\d\d:\d\d:\d\d\.\d`, words, "no fractions of a second: %v", tc.args)
 	}
 	requireExit(t, s.tract("show", "--date", "rfc"), exitUsage)
+
+	// reflog names each move by its time with --date, by its index without.
+	assert.Regexp(t, `^[0-9a-f]{8} HEAD@\{0\}: `, lines(s.ok("reflog").Stdout)[0])
+	assert.Regexp(t, `^[0-9a-f]{8} HEAD@\{`+isoDate+`\}: `, lines(s.ok("reflog", "--date", "iso").Stdout)[0])
+	assert.Regexp(t, `^[0-9a-f]{8} main@\{\d+ seconds? ago\}: `, lines(s.ok("reflog", "main", "--date", "relative").Stdout)[0])
+	requireExit(t, s.tract("reflog", "--date", ""), exitUsage)
 	assert.Equal(t, []string{"iso", "relative", "unix", ":4"}, lines(s.ok("__complete", "log", "--date", "").Stdout), "the shell completes the modes")
 	assert.Equal(t, []string{"dot", "mermaid", ":4"}, lines(s.ok("__complete", "graph", "--format", "").Stdout))
 }

@@ -323,6 +323,7 @@ func TestNewCmdReflog_Flags(t *testing.T) {
 	}{
 		{args: nil, want: ReflogOptions{}},
 		{args: []string{"main", "-n", "3", "--json"}, want: ReflogOptions{Ref: "main", Limit: 3, JSON: true}},
+		{args: []string{"--date", "unix"}, want: ReflogOptions{Date: dateUnix}},
 		{args: []string{"-n", "-2"}, wantErr: "-n must be 0"},
 		{args: []string{"a", "b"}, wantErr: "at most one ref"},
 	}

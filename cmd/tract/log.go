@@ -95,7 +95,7 @@ without --all; see docs/json.md.`,
 	cmd.Flags().BoolVar(&opts.Graph, "graph", false, "draw the history as a graph")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&opts.Format, "format", "", "print each commit as `TEMPLATE` says (placeholders above)")
-	addDateFlag(cmd, &date)
+	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd
 }
 

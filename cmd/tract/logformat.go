@@ -27,9 +27,10 @@ const isoLayout = "2006-01-02 15:04:05 -0700"
 // dateHelp lists the --date modes for a flag's help.
 const dateHelp = "how to write dates: iso (2026-11-23 17:07:10 +0100, local time), relative (5 minutes ago) or unix (seconds)"
 
-// addDateFlag registers --date on cmd, completing its modes.
-func addDateFlag(cmd *cobra.Command, date *string) {
-	cmd.Flags().StringVar(date, "date", string(dateISO), dateHelp)
+// addDateFlag registers --date on cmd with a default and a usage,
+// completing its modes.
+func addDateFlag(cmd *cobra.Command, date *string, def dateMode, usage string) {
+	cmd.Flags().StringVar(date, "date", string(def), usage)
 	_ = cmd.RegisterFlagCompletionFunc("date", cobra.FixedCompletions(
 		[]string{string(dateISO), string(dateRelative), string(dateUnix)}, cobra.ShellCompDirectiveNoFileComp))
 }

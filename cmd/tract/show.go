@@ -45,7 +45,7 @@ func newCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
-	addDateFlag(cmd, &date)
+	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd
 }
 
