@@ -59,11 +59,17 @@ func TestPager_OnlyOnATerminal(t *testing.T) {
 	assert.Contains(t, r.Stdout, "a question worth paging")
 	assert.NoFileExists(t, paged("piped"))
 
-	// A pager that cannot start: the output is written directly.
+	// A pager that cannot start: the output is written directly, and a
+	// pager the user named is reported.
 	for _, pager := range []string{"/nonexistent/pager", "no-such-pager -R"} {
 		p = s.withEnv("TRACT_PAGER", pager).startPTY("log", "--oneline")
 		p.waitFor("could not start")
 		p.waitFor("a question worth paging")
 		assert.Equal(t, 0, p.exit(), pager)
 	}
+	// The default, less, missing: no pager, and nothing to report.
+	p = s.withEnv("PATH", t.TempDir()).startPTY("log", "--oneline")
+	p.waitFor("a question worth paging")
+	require.Equal(t, 0, p.exit())
+	assert.NotContains(t, p.output(), "could not start")
 }

@@ -18,25 +18,32 @@ const defaultPager = "less -FRX"
 const shellChars = "|&;<>()$`\\\"' \t\n*?[#~=%"
 
 // pagerCommand returns the pager command line: TRACT_PAGER, else PAGER,
-// else less. "" or "cat" means no pager.
-func (f *Factory) pagerCommand() string {
+// else less; named says whether the user named it. "cat" means no pager.
+func (f *Factory) pagerCommand() (line string, named bool) {
 	for _, env := range []string{"TRACT_PAGER", "PAGER"} {
 		if v := strings.TrimSpace(f.Getenv(env)); v != "" {
-			return v
+			return v, true
 		}
 	}
-	return defaultPager
+	return defaultPager, false
 }
 
 // startPager sends standard output through the user's pager when it is a
 // terminal and --no-pager was not given, and returns the function that
 // ends the pager: it closes the pager's input and waits for the user to
 // quit it. A pager that cannot start is reported on standard error and
-// the output is written directly instead.
+// the output is written directly instead (silently when the pager is the
+// default less: a system without less simply has no pager).
 func (f *Factory) startPager() (stop func()) {
 	noop := func() {}
-	line := f.pagerCommand()
-	if f.NoPager || !f.IO.OutTTY || f.IO.OutFile == nil || line == "" || line == "cat" {
+	line, named := f.pagerCommand()
+	if f.NoPager || !f.IO.OutTTY || f.IO.OutFile == nil || line == "cat" {
+		return noop
+	}
+	failed := func(err error) func() {
+		if named {
+			fmt.Fprintf(f.IO.ErrOut, "tract: the pager %q could not start (%v); writing directly (set TRACT_PAGER, or pass --no-pager)\n", line, err)
+		}
 		return noop
 	}
 	var cmd *exec.Cmd
@@ -45,8 +52,7 @@ func (f *Factory) startPager() (stop func()) {
 		// shell that cannot find it would start and swallow the output.
 		if first := strings.Fields(line)[0]; !strings.ContainsAny(first, shellChars) {
 			if _, err := exec.LookPath(first); err != nil {
-				f.pagerFailed(line, err)
-				return noop
+				return failed(err)
 			}
 		}
 		cmd = exec.Command("/bin/sh", "-c", line)
@@ -64,12 +70,10 @@ func (f *Factory) startPager() (stop func()) {
 	cmd.Stderr = f.IO.ErrOut
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		f.pagerFailed(line, err)
-		return noop
+		return failed(err)
 	}
 	if err := cmd.Start(); err != nil {
-		f.pagerFailed(line, err)
-		return noop
+		return failed(err)
 	}
 	out := f.IO.Out
 	flush(out) // anything written before goes first
@@ -83,10 +87,6 @@ func (f *Factory) startPager() (stop func()) {
 		_ = cmd.Wait()
 		f.IO.Out = out
 	}
-}
-
-func (f *Factory) pagerFailed(line string, err error) {
-	fmt.Fprintf(f.IO.ErrOut, "tract: the pager %q could not start (%v); writing directly (set TRACT_PAGER, or pass --no-pager)\n", line, err)
 }
 
 // withPager runs fn with standard output through the pager (see
