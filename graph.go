@@ -273,7 +273,7 @@ func (dotWriter) start(w *bufio.Writer) {
 	w.WriteString("digraph tract {\n" +
 		"  rankdir=TB;\n" +
 		"  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"Helvetica\", fontsize=10];\n" +
-		"  edge [arrowsize=0.6];\n")
+		"  edge [arrowsize=0.6, fontname=\"Helvetica\"];\n")
 }
 
 var dotStyles = map[commitStyle]string{
@@ -301,7 +301,8 @@ func (dotWriter) commit(w *bufio.Writer, c *CommitInfo, orphan bool) {
 func (dotWriter) edge(w *bufio.Writer, from, to, label string, dashed bool) {
 	attrs := ""
 	if dashed {
-		attrs = fmt.Sprintf(" [style=dashed, color=gray40, fontsize=9, label=%s]", dotQuote(label))
+		// A summary's link to its range does not shape the layout.
+		attrs = fmt.Sprintf(" [style=dashed, color=gray40, fontsize=9, constraint=false, label=%s]", dotQuote(label))
 	}
 	fmt.Fprintf(w, "  %s -> %s%s;\n", from, to, attrs)
 }
