@@ -23,8 +23,8 @@ const (
 	GraphMermaid GraphFormat = "mermaid"
 )
 
-// GraphFormats are the formats WriteGraph knows.
-var GraphFormats = []GraphFormat{GraphDot, GraphMermaid}
+// GraphFormats returns the formats WriteGraph knows.
+func GraphFormats() []GraphFormat { return []GraphFormat{GraphDot, GraphMermaid} }
 
 // GraphOption configures WriteGraph.
 type GraphOption func(*graphConfig)
@@ -276,18 +276,26 @@ func (dotWriter) start(w *bufio.Writer) {
 		"  edge [arrowsize=0.6, fontname=\"Helvetica\"];\n")
 }
 
-var dotStyles = map[commitStyle]string{
-	styleMessage:  "",
-	styleFailed:   `, color=red3, fontcolor=red3, fillcolor=mistyrose`,
-	styleSteering: `, color=darkorange3, fillcolor=papayawhip`,
-	styleSummary:  `, shape=note, style=filled, fillcolor=lightyellow`,
-	styleNote:     `, fillcolor=gray95`,
-	styleError:    `, color=red3, fillcolor=mistyrose, style="filled"`,
+// dotStyle returns the node attributes of a style.
+func dotStyle(style commitStyle) string {
+	switch style {
+	case styleFailed:
+		return `, color=red3, fontcolor=red3, fillcolor=mistyrose`
+	case styleSteering:
+		return `, color=darkorange3, fillcolor=papayawhip`
+	case styleSummary:
+		return `, shape=note, style=filled, fillcolor=lightyellow`
+	case styleNote:
+		return `, fillcolor=gray95`
+	case styleError:
+		return `, color=red3, fillcolor=mistyrose, style="filled"`
+	}
+	return ""
 }
 
 func (dotWriter) commit(w *bufio.Writer, c *CommitInfo, orphan bool) {
 	lines, style := graphLabel(c)
-	attrs := dotStyles[style]
+	attrs := dotStyle(style)
 	if orphan {
 		if style == styleSummary || style == styleError {
 			attrs += `, style="filled,dashed"`

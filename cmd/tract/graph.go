@@ -78,7 +78,7 @@ a mermaid code block.`,
 }
 
 func validGraphFormat(f tract.GraphFormat) bool {
-	for _, g := range tract.GraphFormats {
+	for _, g := range tract.GraphFormats() {
 		if f == g {
 			return true
 		}
