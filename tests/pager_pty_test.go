@@ -5,11 +5,27 @@ package tests
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// printed waits until the process, which may have ended, has printed
+// want: what a short-lived command printed can still be on its way out
+// of the terminal when it exits.
+func (p *ptySession) printed(want string) {
+	p.t.Helper()
+	deadline := time.Now().Add(ptyWait)
+	for !strings.Contains(p.output(), want) {
+		if time.Now().After(deadline) {
+			require.Failf(p.t, "not printed", "waiting for %q; output:\n%q", want, p.output())
+		}
+		time.Sleep(5 * time.Millisecond) // a poll, bounded by the deadline
+	}
+}
 
 // On a terminal, log, reflog and show write through the pager
 // (TRACT_PAGER, else PAGER); never with --no-pager or when standard
@@ -49,8 +65,8 @@ func TestPager_OnlyOnATerminal(t *testing.T) {
 	// --no-pager, before or after the command, and TRACT_PAGER=cat.
 	for _, args := range [][]string{{"log", "--no-pager"}, {"--no-pager", "log"}} {
 		p := s.withEnv("TRACT_PAGER", "cat > "+paged("no-pager")).startPTY(args...)
-		p.waitFor("a question worth paging")
 		require.Equal(t, 0, p.exit())
+		p.printed("a question worth paging")
 		assert.NoFileExists(t, paged("no-pager"), args)
 	}
 
@@ -63,13 +79,13 @@ func TestPager_OnlyOnATerminal(t *testing.T) {
 	// pager the user named is reported.
 	for _, pager := range []string{"/nonexistent/pager", "no-such-pager -R"} {
 		p = s.withEnv("TRACT_PAGER", pager).startPTY("log", "--oneline")
-		p.waitFor("could not start")
-		p.waitFor("a question worth paging")
 		assert.Equal(t, 0, p.exit(), pager)
+		p.printed("could not start")
+		p.printed("a question worth paging")
 	}
 	// The default, less, missing: no pager, and nothing to report.
 	p = s.withEnv("PATH", t.TempDir()).startPTY("log", "--oneline")
-	p.waitFor("a question worth paging")
 	require.Equal(t, 0, p.exit())
+	p.printed("a question worth paging")
 	assert.NotContains(t, p.output(), "could not start")
 }
