@@ -31,7 +31,9 @@
 // conversation of any length in bounded memory (ReadMessages reads the
 // OpenAI format as a stream). Log walks first parents from HEAD; LogAll
 // returns every commit, the orphans grouped into side chains by the commit
-// they forked from, each with the reflog entry that orphaned it. Reset
+// they forked from, each with the reflog entry that orphaned it;
+// Outline.Topo orders every commit for drawing as columns, and WriteGraph
+// writes the history as a Graphviz or Mermaid graph. Reset
 // moves the branch: Soft keeps what it leaves behind as orphans, Hard
 // erases it. GC removes orphans whose reflog entries have expired. Compile
 // turns the first-parent chain into the messages a model is sent. Status

@@ -11,7 +11,8 @@ import (
 	"github.com/tractdag/tract/store"
 )
 
-// History is the whole repository as LogAll returns it.
+// History is the whole repository as LogAll returns it. Its lists are
+// never nil, so their JSON is [] when empty.
 type History struct {
 	// Commits are the commits reachable from a branch or HEAD, newest
 	// first. (ORIG_HEAD labels a commit but does not keep it reachable.)
@@ -47,9 +48,9 @@ func (t *Tract) LogAll(ctx context.Context) (*History, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &History{Commits: make([]*CommitInfo, 0, len(o.Commits))}
+	out := &History{Commits: make([]*CommitInfo, 0, len(o.Commits)), Orphans: []*OrphanChain{}}
 	collect := func(hs []Hash) ([]*CommitInfo, error) {
-		var cs []*CommitInfo
+		cs := []*CommitInfo{}
 		for ci, err := range o.Infos(ctx, hs) {
 			if err != nil {
 				return nil, err
@@ -60,9 +61,6 @@ func (t *Tract) LogAll(ctx context.Context) (*History, error) {
 	}
 	if out.Commits, err = collect(o.Commits); err != nil {
 		return nil, err
-	}
-	if out.Commits == nil {
-		out.Commits = []*CommitInfo{}
 	}
 	for _, ch := range o.Orphans {
 		oc := &OrphanChain{Fork: ch.Fork, Action: ch.Action, Reason: ch.Reason, When: ch.When}
@@ -88,6 +86,10 @@ type Outline struct {
 
 	t     *Tract
 	names map[Hash][]string
+	// reach marks, by position in g, the commits a branch or HEAD reaches;
+	// head is HEAD's commit (zero on an unborn branch).
+	reach []bool
+	head  Hash
 	// g holds every commit without its metadata, as Outline read it;
 	// Infos reads again only the commits that have metadata.
 	g *dag.Graph
@@ -128,6 +130,10 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 		}
 		reach, err := out.g.Reachable(tips...)
 		if err != nil {
+			return err
+		}
+		out.reach = reach
+		if out.head, _, err = store.ResolveRef(tx, refs.HEAD); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {

@@ -23,9 +23,10 @@ type CommitInfo struct {
 	Text    string          `json:"text"`
 	Meta    json.RawMessage `json:"meta,omitempty"`
 	Time    time.Time       `json:"time"`
-	// Refs are the names pointing at the commit: "HEAD", branch short names,
-	// "ORIG_HEAD".
-	Refs []string `json:"refs,omitempty"`
+	// Refs are the names pointing at the commit: "HEAD -> BRANCH" (or
+	// "HEAD" when detached), branch short names, "ORIG_HEAD". Parents and
+	// Refs are never nil, so their JSON is [] when empty.
+	Refs []string `json:"refs"`
 }
 
 // MetaValue returns the metadata value under key (nil when absent).
@@ -257,8 +258,13 @@ func info(tx store.Tx, h Hash, c *dag.Commit, names map[Hash][]string) (*CommitI
 }
 
 func newInfo(h Hash, c *dag.Commit, text string, names map[Hash][]string) *CommitInfo {
+	// A copy: c may be a cached graph's, and callers may change theirs.
+	parents, refNames := append([]Hash{}, c.Parents...), names[h]
+	if refNames == nil {
+		refNames = []string{}
+	}
 	return &CommitInfo{
-		Hash: h, Parents: append([]Hash{}, c.Parents...), Kind: c.Kind, Role: c.Role, Text: text,
-		Meta: json.RawMessage(c.Meta), Time: c.Time, Refs: names[h],
+		Hash: h, Parents: parents, Kind: c.Kind, Role: c.Role, Text: text,
+		Meta: json.RawMessage(c.Meta), Time: c.Time, Refs: refNames,
 	}
 }

@@ -98,6 +98,9 @@ var (
 	ErrBranchNotFound = errors.New("no such branch")
 	// ErrUnknownRevision is returned for a revision that names nothing.
 	ErrUnknownRevision = refs.ErrUnknownRevision
+	// ErrUnknownGraphFormat is returned by WriteGraph for a format it
+	// does not know.
+	ErrUnknownGraphFormat = errors.New("unknown graph format")
 	// ErrInvalidBranchName is returned for a branch name that breaks the rules.
 	ErrInvalidBranchName = refs.ErrInvalidName
 	// ErrConflict is matched by every *ConflictError: the branch (or HEAD)

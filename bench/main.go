@@ -146,6 +146,7 @@ func run(n, rounds int, keep bool) error {
 	rows := []row{
 		{fmt.Sprintf("import %s (`tract import` / `git fast-import`)", count(n)), median(imp), median(gimp)},
 		b.pair(rounds, "`log --all --oneline`", td, gd, []string{"log", "--all", "--oneline"}, []string{"log", "--all", "--oneline"}),
+		b.pair(rounds, "`log --all` / `git log --graph --all --oneline`", td, gd, []string{"log", "--all"}, []string{"log", "--graph", "--all", "--oneline"}),
 		b.pair(max(rounds, 11), "`status` / `git log -n 10`", td, gd, []string{"status"}, []string{"log", "-n", "10"}),
 		b.pair(floorRounds, "CLI floor: `log -n 1` on a one-commit repository", tt, gt, []string{"log", "-n", "1"}, []string{"log", "-1"}),
 		b.pair(rounds, "`log --json` / `git log --format=raw`", td, gd, []string{"log", "--json"}, []string{"log", "--format=raw"}),

@@ -176,6 +176,9 @@ func (g *Graph) HasMeta(i int) bool { return g.nodes[i].meta }
 // Blob returns the blob of the commit at position i.
 func (g *Graph) Blob(i int) Hash { return g.nodes[i].blob }
 
+// Time returns the time of the commit at position i.
+func (g *Graph) Time(i int) time.Time { return time.Unix(0, g.nodes[i].time).UTC() }
+
 // Kind returns the kind of the commit at position i.
 func (g *Graph) Kind(i int) Kind { return kinds[g.nodes[i].kind] }
 

@@ -150,7 +150,7 @@ func TestTour_BranchSwitchAndDetachedHead(t *testing.T) {
 	onSide := s.commit("assistant", "side answer")
 	s.ok("switch", "main")
 	assert.NotContains(t, texts(s.log()), "side answer", "main does not see side's commit")
-	assert.Equal(t, onSide, decodeJSON[[]commitInfo](t, s.ok("log", "--json", "side"))[0].Hash)
+	assert.Equal(t, onSide, decodeJSON[history](t, s.ok("log", "--json", "side")).Commits[0].Hash)
 
 	r = s.ok("checkout", root)
 	assert.Contains(t, r.Stderr, "HEAD is now detached at "+root[:8])
@@ -342,12 +342,12 @@ func TestDiscovery_DBFlagAndTRACT_DBOverride(t *testing.T) {
 
 	assert.Equal(t, []string{"in the default repository"}, texts(s.log()))
 	assert.Equal(t, []string{"in the other repository"},
-		texts(decodeJSON[[]commitInfo](t, s.ok("--db", other, "log", "--json"))))
+		texts(decodeJSON[history](t, s.ok("--db", other, "log", "--json")).Commits))
 
 	env := s.withEnv("TRACT_DB", other)
 	assert.Equal(t, []string{"in the other repository"}, texts(env.log()), "TRACT_DB beats .tract")
 	assert.Equal(t, []string{"in the default repository"},
-		texts(decodeJSON[[]commitInfo](t, env.ok("--db", s.dbPath(), "log", "--json"))), "--db beats TRACT_DB")
+		texts(decodeJSON[history](t, env.ok("--db", s.dbPath(), "log", "--json")).Commits), "--db beats TRACT_DB")
 }
 
 func TestDiscovery_NoRepositorySaysRunInit(t *testing.T) {

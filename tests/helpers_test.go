@@ -294,7 +294,8 @@ type commitInfo struct {
 	Refs    []string        `json:"refs"`
 }
 
-// history is 'tract log --all --json'.
+// history is 'tract log --all --json', and 'tract log --json' (with no
+// orphans).
 type history struct {
 	Commits []commitInfo `json:"commits"`
 	Orphans []struct {
@@ -315,7 +316,7 @@ func decodeJSON[T any](t *testing.T, r result) T {
 // log returns 'tract log --json' (first-parent from HEAD, newest first).
 func (s *sandbox) log() []commitInfo {
 	s.t.Helper()
-	return decodeJSON[[]commitInfo](s.t, s.ok("log", "--json"))
+	return decodeJSON[history](s.t, s.ok("log", "--json")).Commits
 }
 
 // logAll returns 'tract log --all --json'.

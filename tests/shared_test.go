@@ -67,7 +67,7 @@ func TestShared_CommandsWhileChatWaitsForModel(t *testing.T) {
 	requireExit(t, r, exitOK)
 	assert.Equal(t, "the answer\n", r.Stdout)
 	assert.Equal(t, []string{"the answer", "what is it?", "You are terse."}, texts(s.log()))
-	side := decodeJSON[[]commitInfo](t, s.ok("log", "side", "--json"))
+	side := decodeJSON[history](t, s.ok("log", "side", "--json")).Commits
 	assert.Equal(t, "written meanwhile on side", side[0].Text)
 	s.fsckOK()
 }
@@ -132,7 +132,7 @@ func TestShared_CommitOnChatBranchEndsChatWithConflict(t *testing.T) {
 
 	// The user applies it on a branch of its own.
 	s.ok("branch", "kept", short)
-	kb := decodeJSON[[]commitInfo](t, s.ok("log", "kept", "--json"))
+	kb := decodeJSON[history](t, s.ok("log", "kept", "--json")).Commits
 	assert.Equal(t, []string{"the answer", "question"}, texts(kb))
 	s.fsckOK()
 }
@@ -155,7 +155,7 @@ func TestShared_ChatOnSideBranchBesideCommitOnMain(t *testing.T) {
 	}](t, s.ok("status", "--json"))
 	assert.Equal(t, "main", st.Branch)
 	assert.Equal(t, []string{"main message", "shared prompt"}, texts(s.log()))
-	side := decodeJSON[[]commitInfo](t, s.ok("log", "side", "--json"))
+	side := decodeJSON[history](t, s.ok("log", "side", "--json")).Commits
 	assert.Equal(t, []string{"side answer", "side question", "shared prompt"}, texts(side))
 	assert.Equal(t, []string{"shared prompt", "side question"}, contentsOf(srv.Requests()[0].Messages),
 		"the model saw the side branch's context")
@@ -202,7 +202,7 @@ func TestShared_EightProcessesCommit(t *testing.T) {
 	log := s.log()
 	assert.Len(t, log, 1+procs*each, "the main line holds the root and its 320 commits")
 	for _, b := range branches {
-		assert.Len(t, decodeJSON[[]commitInfo](t, s.ok("log", b, "--json")), 1+each, "branch %s", b)
+		assert.Len(t, decodeJSON[history](t, s.ok("log", b, "--json")).Commits, 1+each, "branch %s", b)
 	}
 	assert.Contains(t, s.ok("status").Stdout, "On branch main")
 	s.fsckOK()

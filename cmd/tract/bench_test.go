@@ -41,7 +41,46 @@ func BenchmarkLogAllOneline(b *testing.B) {
 		o, err := tr.Outline(ctx)
 		require.NoError(b, err)
 		w := bufio.NewWriterSize(io.Discard, 64<<10)
-		require.NoError(b, renderGraphAll(ctx, w, palette{}, o, 0))
+		require.NoError(b, renderGraphAll(ctx, w, palette{}, o, 0, func(c *tract.CommitInfo) string { return oneLine(palette{}, c, 72) }))
+		require.NoError(b, w.Flush())
+	}
+}
+
+// BenchmarkLogAllGraph measures 'tract log --all' on 100,000 commits that
+// diverge: every 1,000th commit of the main line has a branch of 10
+// commits, and every other one of those branches is deleted, its commits
+// left as orphans. It includes the outline, the order, the columns and
+// the texts, written through a buffer, as BenchmarkLogAllOneline.
+func BenchmarkLogAllGraph(b *testing.B) {
+	tr := benchRepo(b, 99_000)
+	ctx := context.Background()
+	o, err := tr.Outline(ctx)
+	require.NoError(b, err)
+	side := make([]tract.ImportMessage, 10)
+	for i, h := range o.Commits {
+		if i%1000 != 999 {
+			continue
+		}
+		name := fmt.Sprintf("side-%d", i)
+		_, err := tr.CreateBranch(ctx, name, h.String())
+		require.NoError(b, err)
+		for k := range side {
+			side[k] = tract.ImportMessage{Role: tract.RoleUser, Content: fmt.Sprintf("%s message %d", name, k)}
+		}
+		_, err = tr.OnBranch(name).CommitMany(ctx, side)
+		require.NoError(b, err)
+		if i%2000 == 999 {
+			_, err := tr.DeleteBranch(ctx, name)
+			require.NoError(b, err)
+		}
+	}
+	line := func(c *tract.CommitInfo) string { return oneLine(palette{}, c, 72) }
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		o, err := tr.Outline(ctx)
+		require.NoError(b, err)
+		w := bufio.NewWriterSize(io.Discard, 64<<10)
+		require.NoError(b, renderGraphAll(ctx, w, palette{}, o, 0, line))
 		require.NoError(b, w.Flush())
 	}
 }

@@ -48,10 +48,18 @@ func TestNewCmdLog_Flags(t *testing.T) {
 		want    LogOptions
 		wantErr string
 	}{
-		{args: nil, want: LogOptions{}},
-		{args: []string{"-n", "3", "--oneline"}, want: LogOptions{Limit: 3, Oneline: true}},
-		{args: []string{"--all", "--graph", "--json"}, want: LogOptions{All: true, Graph: true, JSON: true}},
-		{args: []string{"main~2"}, want: LogOptions{Rev: "main~2"}},
+		{args: nil, want: LogOptions{Date: dateISO}},
+		{args: []string{"-n", "3", "--oneline"}, want: LogOptions{Limit: 3, Oneline: true, Date: dateISO}},
+		{args: []string{"--all", "--graph", "--json"}, want: LogOptions{All: true, Graph: true, JSON: true, Date: dateISO}},
+		{args: []string{"main~2"}, want: LogOptions{Rev: "main~2", Date: dateISO}},
+		{args: []string{"--format", "%h %s", "--date", "relative"}, want: LogOptions{Format: "%h %s", Date: dateRelative}},
+		{args: []string{"--date", "unix"}, want: LogOptions{Date: dateUnix}},
+		{args: []string{"--date", "short"}, wantErr: `--date "short": give iso, relative or unix`},
+		{args: []string{"--format", "%h %q"}, wantErr: `unknown placeholder "%q" at byte 3`},
+		{args: []string{"--format", "%"}, wantErr: `unknown placeholder "%"`},
+		{args: []string{"--format", ""}, wantErr: "--format needs a template"},
+		{args: []string{"--format", "%h", "--json"}, wantErr: "--format and --json"},
+		{args: []string{"--format", "%h", "--oneline"}, wantErr: "--format and --oneline"},
 		{args: []string{"--all", "main"}, wantErr: "--all shows every commit"},
 		{args: []string{"-n", "-1"}, wantErr: "-n must be 0"},
 		{args: []string{"a", "b"}, wantErr: "at most one revision"},
@@ -59,6 +67,36 @@ func TestNewCmdLog_Flags(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			got, err := parse(t, newCmdLog, tc.args...)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				assert.Equal(t, exitUsage, exitCode(err))
+				return
+			}
+			require.NoError(t, err)
+			got.Factory = nil
+			assert.Equal(t, tc.want, *got)
+		})
+	}
+}
+
+func TestNewCmdGraph_Flags(t *testing.T) {
+	cases := []struct {
+		args    []string
+		want    GraphOptions
+		wantErr string
+	}{
+		{args: nil, want: GraphOptions{Format: "dot"}},
+		{args: []string{"--all", "--format", "mermaid", "-o", "g.md"}, want: GraphOptions{All: true, Format: "mermaid", Output: "g.md"}},
+		{args: []string{"side"}, want: GraphOptions{Rev: "side", Format: "dot"}},
+		{args: []string{"--format", "png"}, wantErr: `--format "png": give dot or mermaid`},
+		{args: []string{"--all", "side"}, wantErr: "--all draws every commit"},
+		{args: []string{"-o", "g.md"}, wantErr: "a Markdown file takes --format mermaid"},
+		{args: []string{""}, wantErr: "empty revision"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got, err := parse(t, newCmdGraph, tc.args...)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -285,6 +323,7 @@ func TestNewCmdReflog_Flags(t *testing.T) {
 	}{
 		{args: nil, want: ReflogOptions{}},
 		{args: []string{"main", "-n", "3", "--json"}, want: ReflogOptions{Ref: "main", Limit: 3, JSON: true}},
+		{args: []string{"--date", "unix"}, want: ReflogOptions{Date: dateUnix}},
 		{args: []string{"-n", "-2"}, wantErr: "-n must be 0"},
 		{args: []string{"a", "b"}, wantErr: "at most one ref"},
 	}

@@ -24,6 +24,9 @@ type IOStreams struct {
 	InTTY, OutTTY, ErrTTY bool
 	// Color enables ANSI colour on Out (terminal and no NO_COLOR).
 	Color bool
+	// OutFile is the file Out writes to, when it is one: a pager writes
+	// there directly.
+	OutFile *os.File
 }
 
 // isTerminal reports whether f is a terminal (not merely a character
@@ -32,7 +35,7 @@ func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 func systemIO() *IOStreams {
 	return &IOStreams{
-		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, OutFile: os.Stdout,
 		InTTY: isTerminal(os.Stdin), OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr),
 	}
 }
@@ -54,6 +57,8 @@ type Factory struct {
 	// and MaxMessageSizeSet whether it was given (see Factory.limits).
 	MaxMessageSize    string
 	MaxMessageSizeSet bool
+	// NoPager is the global --no-pager flag.
+	NoPager bool
 	// Clock, when set, replaces time.Now for commits (tests).
 	Clock func() time.Time
 	// Quiet is the global --quiet flag: no progress lines.

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
-	"github.com/tractdag/tract/internal/english"
 )
 
 // LogOptions are the inputs of 'tract log'.
@@ -21,20 +21,40 @@ type LogOptions struct {
 	Graph   bool
 	JSON    bool
 	Rev     string
+	// Format is the --format template ("" for the default output).
+	Format string
+	// Date is how dates are written (--date).
+	Date dateMode
 }
 
 func newCmdLog(f *Factory, runF func(*LogOptions) error) *cobra.Command {
 	opts := &LogOptions{Factory: f}
+	var date string
 	cmd := &cobra.Command{
 		Use:   "log [REV]",
 		Short: "Show the history: first-parent from HEAD, or every commit with --all",
 		Long: `Show the first-parent history from HEAD (or REV), newest first.
 
-With --all, show every commit in the repository: the reachable ones with their
-refs, and orphaned commits (failed attempts hidden by purify, chains left by
-reset or compress) as side chains drawn beside the commit they forked from,
-each with the reflog action that orphaned it and, for failed attempts, the
-validator's diagnosis. --all always draws the graph.`,
+With --all, show every commit in the repository as a graph, as
+'git log --graph --all --oneline' does: each branch that diverged in a
+column of its own, the branches and HEAD named beside their commits, and
+orphaned commits (failed attempts hidden by purify, chains left by reset
+or compress) as side chains beside the commit they forked from, each
+with the reflog action that orphaned it and, for failed attempts, the
+validator's diagnosis. --all always draws the graph.
+
+--format TEMPLATE prints each commit as TEMPLATE says, one per line
+(with --all, beside the graph), with these placeholders:
+
+` + logFormatHelp() + `
+Long output goes through a pager on a terminal: $TRACT_PAGER, else
+$PAGER, else 'less -FRX' (--no-pager, or TRACT_PAGER=cat, to write
+directly). --json prints {"commits": [...], "orphans": [...]}, with or
+without --all; see docs/json.md.`,
+		Example: `  tract log --oneline -n 10
+  tract log --all
+  tract log --format '%h %d %r: %s' --date relative
+  tract log --all --format '%h %k %x'`,
 		Args: revisionArgs(maxArgs(1, "one revision")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -46,6 +66,23 @@ validator's diagnosis. --all always draws the graph.`,
 			if opts.Limit < 0 {
 				return usageErrorf("-n must be 0 (no limit) or more, got %d", opts.Limit)
 			}
+			if cmd.Flags().Changed("format") {
+				switch {
+				case opts.JSON:
+					return usageErrorf("--format and --json are two ways to print: give one")
+				case opts.Oneline:
+					return usageErrorf("--format and --oneline are two ways to print: give one")
+				case opts.Format == "":
+					return usageErrorf("--format needs a template, such as '%%h %%s'")
+				}
+				if _, err := parseLogFormat(opts.Format); err != nil {
+					return err
+				}
+			}
+			var err error
+			if opts.Date, err = parseDateMode(date); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -53,10 +90,12 @@ validator's diagnosis. --all always draws the graph.`,
 		},
 	}
 	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N commits (0: all)")
-	cmd.Flags().BoolVar(&opts.All, "all", false, "show every commit, orphans as side chains")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "show every commit as a graph: branches in columns, orphans as side chains")
 	cmd.Flags().BoolVar(&opts.Oneline, "oneline", false, "one line per commit")
 	cmd.Flags().BoolVar(&opts.Graph, "graph", false, "draw the history as a graph")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&opts.Format, "format", "", "print each commit as `TEMPLATE` says (placeholders above)")
+	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd
 }
 
@@ -64,16 +103,33 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 	f := opts.Factory
 	ctx := cmd.Context()
 	p := palette{f.IO.Color}
+	d := newDates(f, opts.Date)
+	var format logFormat
+	if opts.Format != "" {
+		var err error
+		if format, err = parseLogFormat(opts.Format); err != nil {
+			return err
+		}
+	}
+	// line renders one commit for the graph or a list of lines.
+	line := func(c *tract.CommitInfo) string {
+		if format != nil {
+			return format.expand(p, d, c)
+		}
+		return oneLine(p, c, 72)
+	}
 	return withTract(f, func(t *tract.Tract) error {
 		if opts.All {
 			o, err := t.Outline(ctx)
 			if err != nil {
 				return err
 			}
-			if opts.JSON {
-				return writeOutlineJSON(ctx, f.IO.Out, o)
-			}
-			return renderGraphAll(ctx, f.IO.Out, p, o, opts.Limit)
+			return withPager(f, func() error {
+				if opts.JSON {
+					return writeOutlineJSON(ctx, f.IO.Out, o)
+				}
+				return renderGraphAll(ctx, f.IO.Out, p, o, opts.Limit, line)
+			})
 		}
 		var lopts []tract.LogOption
 		if opts.Limit > 0 {
@@ -83,34 +139,70 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 			lopts = append(lopts, tract.LogFrom(opts.Rev))
 		}
 		seq := t.LogSeq(ctx, lopts...)
-		if opts.JSON {
-			return writeJSONSeq(f.IO.Out, seq)
-		}
-		n := 0
-		for c, err := range seq {
-			if err != nil {
-				return err
+		return withPager(f, func() error {
+			w := f.IO.Out
+			if opts.JSON {
+				return writeLogJSON(w, seq)
 			}
-			switch {
-			case opts.Oneline || opts.Graph:
-				prefix := ""
-				if opts.Graph {
-					prefix = p.graph("*") + " "
+			graph := &lanes{w: w, p: p}
+			n := 0
+			for c, err := range seq {
+				if err != nil {
+					return err
 				}
-				fmt.Fprintln(f.IO.Out, prefix+oneLine(p, c, 72))
-			default:
-				if n > 0 {
-					fmt.Fprintln(f.IO.Out)
+				switch {
+				case opts.Graph:
+					tc := tract.TopoCommit{Hash: c.Hash}
+					if len(c.Parents) > 0 {
+						tc.Parent = c.Parents[0]
+					}
+					if err := graph.commit(tc, line(c), ""); err != nil {
+						return err
+					}
+				case opts.Oneline || format != nil:
+					if _, err := fmt.Fprintln(w, line(c)); err != nil {
+						return err
+					}
+				default:
+					if n > 0 {
+						fmt.Fprintln(w)
+					}
+					renderFull(w, p, d, c)
 				}
-				renderFull(f.IO.Out, p, c)
+				n++
 			}
-			n++
-		}
-		if n == 0 {
-			fmt.Fprintln(f.IO.ErrOut, "No commits yet on this branch.")
-		}
-		return nil
+			if n == 0 {
+				fmt.Fprintln(f.IO.ErrOut, "No commits yet on this branch.")
+			}
+			return nil
+		})
 	})
+}
+
+// writeLogJSON writes the first-parent history seq yields as writeJSON
+// writes a tract.History with no orphans: 'log --json' has the shape of
+// 'log --all --json'.
+func writeLogJSON(w io.Writer, seq iter.Seq2[*tract.CommitInfo, error]) error {
+	if _, err := io.WriteString(w, "{\n  \"commits\": "); err != nil {
+		return err
+	}
+	a, err := startJSONArray(w, "  ")
+	if err != nil {
+		return err
+	}
+	for c, err := range seq {
+		if err != nil {
+			return err
+		}
+		if err := a.add(c); err != nil {
+			return err
+		}
+	}
+	if err := a.end(); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, ",\n  \"orphans\": []\n}\n")
+	return err
 }
 
 // writeOutlineJSON writes the whole history as writeJSON writes a
@@ -141,7 +233,7 @@ func writeOutlineJSON(ctx context.Context, w io.Writer, o *tract.Outline) error 
 		return err
 	}
 	if len(o.Orphans) == 0 {
-		_, err := io.WriteString(w, "null\n}\n")
+		_, err := io.WriteString(w, "[]\n}\n")
 		return err
 	}
 	chains, err := startJSONArray(w, "  ")
@@ -178,84 +270,15 @@ func writeOutlineJSON(ctx context.Context, w io.Writer, o *tract.Outline) error 
 }
 
 // renderFull prints a commit the way 'git log' does.
-func renderFull(w io.Writer, p palette, c *tract.CommitInfo) {
+func renderFull(w io.Writer, p palette, d dates, c *tract.CommitInfo) {
 	refs := ""
 	if len(c.Refs) > 0 {
 		refs = " " + p.refs("("+strings.Join(c.Refs, ", ")+")")
 	}
 	fmt.Fprintf(w, "%s%s\n", p.hash("commit "+c.Hash.String()), refs)
-	fmt.Fprintf(w, "Kind:   %s\nRole:   %s\nDate:   %s\n", c.Kind, c.Role, c.Time.Format("2006-01-02 15:04:05.000000000 MST"))
+	fmt.Fprintf(w, "Kind:   %s\nRole:   %s\nDate:   %s\n", c.Kind, c.Role, d.format(c.Time))
 	if d := c.Diagnosis(); d != "" {
 		fmt.Fprintf(w, "Failed: %s\n", p.bad(preview(d, 200)))
 	}
 	fmt.Fprintf(w, "\n%s\n", indent(c.Text, "    "))
-}
-
-// renderGraphAll draws every commit: the reachable ones as the main line,
-// each orphan chain as a side branch just above the commit it forked from.
-// With limit > 0 it stops after that many main-line commits. It reads the
-// commits' texts as it draws.
-func renderGraphAll(ctx context.Context, w io.Writer, p palette, o *tract.Outline, limit int) error {
-	byFork := make(map[tract.Hash][]*tract.OrphanOutline)
-	var rootless []*tract.OrphanOutline
-	for i := range o.Orphans {
-		oc := &o.Orphans[i]
-		if oc.Fork.IsZero() {
-			rootless = append(rootless, oc)
-			continue
-		}
-		byFork[oc.Fork] = append(byFork[oc.Fork], oc)
-	}
-	bar := p.graph("|")
-	chain := func(oc *tract.OrphanOutline, prefix string, width int) error {
-		for c, err := range o.Infos(ctx, oc.Commits) {
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "%s%s %s\n", prefix, p.graph("*"), oneLine(p, c, width))
-		}
-		return nil
-	}
-	main := o.Commits
-	if limit > 0 && len(main) > limit {
-		main = main[:limit]
-	}
-	for c, err := range o.Infos(ctx, main) {
-		if err != nil {
-			return err
-		}
-		forks := byFork[c.Hash]
-		for j := len(forks) - 1; j >= 0; j-- {
-			if err := chain(forks[j], bar+" ", 60); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "%s%s  %s\n", bar, p.graph("/"), p.dim(orphanedBy(forks[j])))
-		}
-		fmt.Fprintf(w, "%s %s\n", p.graph("*"), oneLine(p, c, 72))
-	}
-	for _, oc := range rootless {
-		fmt.Fprintln(w)
-		if err := chain(oc, "  ", 60); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "  %s\n", p.dim(orphanedBy(oc)+" (no reachable ancestor)"))
-	}
-	if len(o.Commits) == 0 && len(o.Orphans) == 0 {
-		fmt.Fprintln(w, "(no commits)")
-	}
-	return nil
-}
-
-func orphanedBy(oc *tract.OrphanOutline) string {
-	n := english.Count(len(oc.Commits), "commit", "commits")
-	switch {
-	case oc.Action == "conflict":
-		// "conflict: answer kept off main, which moved from … to …"
-		return fmt.Sprintf("stranded by a %s (%s)", oc.Reason, n)
-	case oc.Reason != "":
-		return fmt.Sprintf("orphaned by %s (%s)", oc.Reason, n)
-	case oc.Action != "":
-		return fmt.Sprintf("orphaned by %s (%s)", oc.Action, n)
-	}
-	return "orphaned (" + n + ")"
 }

@@ -15,10 +15,14 @@ type ReflogOptions struct {
 	Ref     string
 	Limit   int
 	JSON    bool
+	// Date, when set (--date), names each move by its time instead of
+	// its index: REF@{2026-11-23 17:07:10 +0100}, as git does.
+	Date dateMode
 }
 
 func newCmdReflog(f *Factory, runF func(*ReflogOptions) error) *cobra.Command {
 	opts := &ReflogOptions{Factory: f}
+	var date string
 	cmd := &cobra.Command{
 		Use:   "reflog [REF]",
 		Short: "Show where a ref has pointed: every move of HEAD or a branch, newest first",
@@ -26,11 +30,13 @@ func newCmdReflog(f *Factory, runF func(*ReflogOptions) error) *cobra.Command {
 default), a branch, or STRANDED (results a conflict kept off their branch).
 Each line is the commit the ref moved to, REF@{N} counting back from the
 newest move, and what moved it: commit, purify, reset, compress, import,
-branch, checkout. Orphans stay safe from 'tract gc' while an entry names
+branch, checkout. With --date, each move is named by its time instead,
+REF@{DATE}. Orphans stay safe from 'tract gc' while an entry names
 them.`,
 		Example: `  tract reflog
   tract reflog main -n 5
-  tract reflog STRANDED --json`,
+  tract reflog STRANDED --json
+  tract reflog --date relative`,
 		Args: revisionArgs(maxArgs(1, "one ref")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -38,6 +44,15 @@ them.`,
 			}
 			if opts.Limit < 0 {
 				return usageErrorf("-n must be 0 (no limit) or more, got %d", opts.Limit)
+			}
+			if cmd.Flags().Changed("date") {
+				if date == "" {
+					return usageErrorf("--date needs a mode: iso, relative or unix")
+				}
+				var err error
+				if opts.Date, err = parseDateMode(date); err != nil {
+					return err
+				}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -50,22 +65,31 @@ them.`,
 				if opts.Limit > 0 && len(es) > opts.Limit {
 					es = es[:opts.Limit]
 				}
-				if opts.JSON {
-					if es == nil {
-						es = []tract.ReflogEntry{}
+				return withPager(f, func() error {
+					if opts.JSON {
+						if es == nil {
+							es = []tract.ReflogEntry{}
+						}
+						return writeJSON(f.IO.Out, es)
 					}
-					return writeJSON(f.IO.Out, es)
-				}
-				p := palette{f.IO.Color}
-				for _, e := range es {
-					name := strings.TrimPrefix(e.Ref, "refs/heads/")
-					fmt.Fprintf(f.IO.Out, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(fmt.Sprintf("%s@{%d}", name, e.Index)), e.Message)
-				}
-				return nil
+					p, d := palette{f.IO.Color}, newDates(f, opts.Date)
+					for _, e := range es {
+						name := strings.TrimPrefix(e.Ref, "refs/heads/")
+						at := fmt.Sprint(e.Index)
+						if opts.Date != "" {
+							at = d.format(e.Time)
+						}
+						if _, err := fmt.Fprintf(f.IO.Out, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(name+"@{"+at+"}"), e.Message); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
 			})
 		},
 	}
 	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N entries (0: all)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	addDateFlag(cmd, &date, "", "name each move by its time, written as iso, relative or unix, instead of its index")
 	return cmd
 }

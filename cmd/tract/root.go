@@ -269,6 +269,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 	root.PersistentFlags().StringVar(&f.MaxMessageSize, "max-message-size", "",
 		"the most text one message may hold: bytes, or a size such as 512KiB or 64MiB (default $TRACT_MAX_MESSAGE_SIZE, else 16MiB); "+
 			"an import line may hold 4 times that and 1MiB of metadata")
+	root.PersistentFlags().BoolVar(&f.NoPager, "no-pager", false, "do not send long output (log, reflog, show) through $TRACT_PAGER, $PAGER or less")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.LockTimeoutSet = cmd.Flags().Changed("lock-timeout")
 		f.MaxMessageSizeSet = cmd.Flags().Changed("max-message-size")
@@ -284,6 +285,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		newCmdConfig(f, nil),
 		newCmdCommit(f, nil),
 		newCmdLog(f, nil),
+		newCmdGraph(f, nil),
 		newCmdShow(f, nil),
 		newCmdReset(f, nil),
 		newCmdBranch(f, nil),

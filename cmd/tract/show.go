@@ -18,10 +18,13 @@ type ShowOptions struct {
 	Factory *Factory
 	Rev     string
 	JSON    bool
+	// Date is how dates are written (--date).
+	Date dateMode
 }
 
 func newCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{Factory: f}
+	var date string
 	cmd := &cobra.Command{
 		Use:   "show [REV]",
 		Short: "Show one commit: text, metadata and provenance (default HEAD)",
@@ -31,6 +34,10 @@ func newCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
 			if len(args) == 1 {
 				opts.Rev = args[0]
 			}
+			var err error
+			if opts.Date, err = parseDateMode(date); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -38,6 +45,7 @@ func newCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd
 }
 
@@ -48,18 +56,20 @@ func showRun(cmd *cobra.Command, opts *ShowOptions) error {
 		if err != nil {
 			return err
 		}
-		if opts.JSON {
-			return writeJSON(f.IO.Out, c)
-		}
-		p := palette{f.IO.Color}
-		renderFull(f.IO.Out, p, c)
-		renderMeta(f.IO.Out, p, c)
-		return nil
+		return withPager(f, func() error {
+			if opts.JSON {
+				return writeJSON(f.IO.Out, c)
+			}
+			p, d := palette{f.IO.Color}, newDates(f, opts.Date)
+			renderFull(f.IO.Out, p, d, c)
+			renderMeta(f.IO.Out, p, d, c)
+			return nil
+		})
 	})
 }
 
 // renderMeta prints provenance in words, then the raw metadata.
-func renderMeta(w io.Writer, p palette, c *tract.CommitInfo) {
+func renderMeta(w io.Writer, p palette, d dates, c *tract.CommitInfo) {
 	if len(c.Meta) == 0 {
 		return
 	}
@@ -73,7 +83,7 @@ func renderMeta(w io.Writer, p palette, c *tract.CommitInfo) {
 		fmt.Fprintf(w, "\nTask: %s\n", task)
 	}
 	if r, ok := c.FailureRecord(); ok {
-		renderFailure(w, p, r)
+		renderFailure(w, p, d, r)
 	}
 	var buf bytes.Buffer
 	if json.Indent(&buf, c.Meta, "    ", "  ") == nil {
@@ -82,8 +92,8 @@ func renderMeta(w io.Writer, p palette, c *tract.CommitInfo) {
 }
 
 // renderFailure prints a failure record in words.
-func renderFailure(w io.Writer, p palette, r tract.FailureRecord) {
-	fmt.Fprintf(w, "\nFailure: attempt %d, %s, at %s\n", r.Attempt, p.bad(string(r.Type)), r.Timestamp.Format("2006-01-02 15:04:05 MST"))
+func renderFailure(w io.Writer, p palette, d dates, r tract.FailureRecord) {
+	fmt.Fprintf(w, "\nFailure: attempt %d, %s, at %s\n", r.Attempt, p.bad(string(r.Type)), d.format(r.Timestamp))
 	fmt.Fprintf(w, "  error:          %s\n", r.Error)
 	if r.Escalation != "" {
 		fmt.Fprintf(w, "  escalated:      %s (retrying cannot fix it)\n", r.Escalation)

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+)
+
+// GraphOptions are the inputs of 'tract graph'.
+type GraphOptions struct {
+	Factory *Factory
+	All     bool
+	Rev     string
+	Format  tract.GraphFormat
+	// Output is the file to write ("" or "-": standard output).
+	Output string
+}
+
+func newCmdGraph(f *Factory, runF func(*GraphOptions) error) *cobra.Command {
+	opts := &GraphOptions{Factory: f}
+	var format string
+	cmd := &cobra.Command{
+		Use:   "graph [--all | REV] [--format dot|mermaid] [-o FILE]",
+		Short: "Write the history as a Graphviz (dot) or Mermaid graph",
+		Long: `Write the history as a graph to draw: the commits HEAD (or REV) reaches
+and the orphans that forked from them (its turns' failed attempts, the
+ranges its summaries replaced), or with --all every commit of the
+repository, every branch and every orphan.
+
+Each commit is a node labelled with its short hash, its role (or kind)
+and the first line of its text, with an edge from its parent to it, the
+oldest at the top. Branches and HEAD are labels beside their commits.
+Orphaned commits are dashed; a failed attempt is red with its diagnosis;
+steering, notes and errors have styles of their own; a summary is drawn
+as a note with dashed edges to the first and last commit it replaced.
+
+--format dot (the default) writes Graphviz ('tract graph | dot -Tsvg >
+graph.svg'); --format mermaid writes a Mermaid flowchart, which GitHub
+and other Markdown renderers draw in a mermaid code block. -o FILE writes
+FILE whole or not at all; a FILE ending in .md gets the Mermaid graph in
+a mermaid code block.`,
+		Example: `  tract graph | dot -Tsvg > history.svg
+  tract graph --all --format mermaid -o history.md
+  tract graph side -o side.dot`,
+		Args: revisionArgs(maxArgs(1, "one revision")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Rev = args[0]
+			}
+			if opts.All && opts.Rev != "" {
+				return usageErrorf("--all draws every commit; it takes no revision")
+			}
+			opts.Format = tract.GraphFormat(format)
+			if !validGraphFormat(opts.Format) {
+				return usageErrorf("--format %q: give dot or mermaid", format)
+			}
+			if strings.HasSuffix(opts.Output, ".md") && opts.Format != tract.GraphMermaid {
+				return usageErrorf("-o %s: a Markdown file takes --format mermaid", opts.Output)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return graphRun(cmd, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.All, "all", false, "draw every commit: every branch and every orphan")
+	cmd.Flags().StringVar(&format, "format", string(tract.GraphDot), "dot (Graphviz) or mermaid")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
+		[]string{string(tract.GraphDot), string(tract.GraphMermaid)}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of standard output")
+	return cmd
+}
+
+func validGraphFormat(f tract.GraphFormat) bool {
+	for _, g := range tract.GraphFormats() {
+		if f == g {
+			return true
+		}
+	}
+	return false
+}
+
+func graphRun(cmd *cobra.Command, opts *GraphOptions) error {
+	f := opts.Factory
+	var gopts []tract.GraphOption
+	if opts.All {
+		gopts = append(gopts, tract.GraphAll())
+	}
+	if opts.Rev != "" {
+		gopts = append(gopts, tract.GraphFrom(opts.Rev))
+	}
+	return withTract(f, func(t *tract.Tract) error {
+		draw := func(w io.Writer) error { return t.WriteGraph(cmd.Context(), w, opts.Format, gopts...) }
+		if opts.Output == "" || opts.Output == "-" {
+			return draw(f.IO.Out)
+		}
+		markdown := strings.HasSuffix(opts.Output, ".md")
+		return writeFileWhole(opts.Output, func(w io.Writer) error {
+			if markdown {
+				if _, err := io.WriteString(w, "```mermaid\n"); err != nil {
+					return err
+				}
+			}
+			if err := draw(w); err != nil {
+				return err
+			}
+			if markdown {
+				_, err := io.WriteString(w, "```\n")
+				return err
+			}
+			return nil
+		})
+	})
+}
+
+// writeFileWhole writes path through a temporary file beside it, renamed
+// over path once write has succeeded, so that path is never left half
+// written.
+func writeFileWhole(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

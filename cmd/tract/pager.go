@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// defaultPager is the pager when neither TRACT_PAGER nor PAGER names one:
+// less, quitting at once when the output fits on one screen (-F), passing
+// colours through (-R) and leaving the output on the screen (-X).
+const defaultPager = "less -FRX"
+
+// shellChars are the characters that make a pager command line a shell
+// command (git's list): without them it runs directly.
+const shellChars = "|&;<>()$`\\\"' \t\n*?[#~=%"
+
+// pagerCommand returns the pager command line: TRACT_PAGER, else PAGER,
+// else less; named says whether the user named it. "cat" means no pager.
+func (f *Factory) pagerCommand() (line string, named bool) {
+	for _, env := range []string{"TRACT_PAGER", "PAGER"} {
+		if v := strings.TrimSpace(f.Getenv(env)); v != "" {
+			return v, true
+		}
+	}
+	return defaultPager, false
+}
+
+// startPager sends standard output through the user's pager when it is a
+// terminal and --no-pager was not given, and returns the function that
+// ends the pager: it closes the pager's input and waits for the user to
+// quit it. A pager that cannot start is reported on standard error and
+// the output is written directly instead (silently when the pager is the
+// default less: a system without less simply has no pager).
+func (f *Factory) startPager() (stop func()) {
+	noop := func() {}
+	line, named := f.pagerCommand()
+	if f.NoPager || !f.IO.OutTTY || f.IO.OutFile == nil || line == "cat" {
+		return noop
+	}
+	failed := func(err error) func() {
+		if named {
+			fmt.Fprintf(f.IO.ErrOut, "tract: the pager %q could not start (%v); writing directly (set TRACT_PAGER, or pass --no-pager)\n", line, err)
+		}
+		return noop
+	}
+	var cmd *exec.Cmd
+	if strings.ContainsAny(line, shellChars) {
+		// Through the shell; its first word must at least exist, as a
+		// shell that cannot find it would start and swallow the output.
+		if first := strings.Fields(line)[0]; !strings.ContainsAny(first, shellChars) {
+			if _, err := exec.LookPath(first); err != nil {
+				return failed(err)
+			}
+		}
+		cmd = exec.Command("/bin/sh", "-c", line)
+	} else {
+		cmd = exec.Command(line)
+	}
+	cmd.Env = os.Environ()
+	if os.Getenv("LESS") == "" {
+		cmd.Env = append(cmd.Env, "LESS=FRX")
+	}
+	if os.Getenv("LV") == "" {
+		cmd.Env = append(cmd.Env, "LV=-c")
+	}
+	cmd.Stdout = f.IO.OutFile
+	cmd.Stderr = f.IO.ErrOut
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return failed(err)
+	}
+	if err := cmd.Start(); err != nil {
+		return failed(err)
+	}
+	out := f.IO.Out
+	flush(out) // anything written before goes first
+	paged := bufio.NewWriterSize(in, 64<<10)
+	f.IO.Out = paged
+	return func() {
+		// The user may quit the pager before the end: a broken pipe then
+		// is no error.
+		_ = paged.Flush()
+		_ = in.Close()
+		_ = cmd.Wait()
+		f.IO.Out = out
+	}
+}
+
+// withPager runs fn with standard output through the pager (see
+// startPager). The user quitting the pager early is no error of fn's.
+func withPager(f *Factory, fn func() error) error {
+	stop := f.startPager()
+	err := fn()
+	stop()
+	if err != nil && isBrokenPipe(err) {
+		return nil
+	}
+	return err
+}
