@@ -150,6 +150,10 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 		{command: "export", name: "unknown revision", args: []string{"export", "nope"}, class: "not-found"},
 		{command: "import", name: "unknown format", args: []string{"import", "--format", "nosuch"}, class: "usage"},
 		{command: "models", name: "an argument", args: []string{"models", "x"}, class: "usage"},
+		{command: "graph", name: "unknown format", args: []string{"graph", "--format", "svg"}, class: "usage"},
+		{command: "graph", name: "unknown revision", args: []string{"graph", "nope"}, class: "not-found"},
+		{command: "log", name: "unknown placeholder", args: []string{"log", "--format", "%q"}, class: "usage"},
+		{command: "log", name: "unknown date mode", args: []string{"log", "--date", "someday"}, class: "usage"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.command+" "+tc.name, func(t *testing.T) {

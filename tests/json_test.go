@@ -33,7 +33,7 @@ type jsonOutput struct {
 
 // jsonOutputs runs every command that prints data with --json on a
 // repository with a validated turn that took a retry, and returns what
-// each printed. log is left out: its shape is documented with log.
+// each printed.
 func jsonOutputs(t *testing.T) []jsonOutput {
 	t.Helper()
 	srv := retryServer(t)
@@ -57,6 +57,8 @@ func jsonOutputs(t *testing.T) []jsonOutput {
 	run("status record", "object", "switch", "-c", "side", "--json")
 	run("status record", "object", "checkout", "main", "--json")
 	run("reflog", "array", "reflog", "--json")
+	run("log", "object", "log", "--json")
+	run("log", "object", "log", "--all", "--json")
 	run("compile", "array", "compile", "--json")
 	run("events", "lines", "events", "--json")
 	run("stats", "object", "stats", "--json")

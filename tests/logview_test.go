@@ -224,7 +224,7 @@ func TestGraph_DotAndMermaid(t *testing.T) {
 		requireExit(t, r, exitUsage)
 		assertNoCrash(t, r)
 	}
-	requireExit(t, s.tract("graph", "nosuchrev"), exitError)
+	requireExit(t, s.tract("graph", "nosuchrev"), exitNotFound)
 }
 
 // Labels whose text would break the graph languages are escaped: quotes,

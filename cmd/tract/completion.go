@@ -66,7 +66,7 @@ func registerCompletions(root *cobra.Command, f *Factory) {
 // (nil: cobra's default).
 func argCompletion(f *Factory, name string) completion {
 	switch name {
-	case "show", "log", "compile", "reset", "checkout", "export":
+	case "show", "log", "compile", "reset", "checkout", "export", "graph":
 		return upTo(1, revisions(f))
 	case "switch":
 		return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
