@@ -55,7 +55,7 @@ func (s *Session) startRetry(ctx context.Context) error {
 // the frozen base. A failed attempt is not listed (its commits are orphans
 // like any other).
 func (s *Session) attempt(ctx context.Context, text string) error {
-	client, err := s.cfg.Client()
+	client, err := s.cfg.Client(s.model)
 	if err != nil {
 		return fmt.Errorf("attempt not sent: %s", s.cfg.Redact(err.Error()))
 	}

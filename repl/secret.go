@@ -63,7 +63,7 @@ func (s *Session) secretTurn(ctx context.Context, text string) error {
 	if st.failed != nil {
 		return fmt.Errorf("%w: a secret turn failed (%v); /secret off, then /secret on to start again", ErrSecretBlocked, st.failed)
 	}
-	client, err := s.cfg.Client()
+	client, err := s.cfg.Client(s.model)
 	if err != nil {
 		st.failed = fmt.Errorf("not sent: %s", s.cfg.Redact(err.Error()))
 		return fmt.Errorf("secret message %w (nothing was written)", st.failed)

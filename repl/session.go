@@ -72,10 +72,11 @@ type Config struct {
 	// Tract is the repository view the session acts on: a handle (HEAD's
 	// branch) or a view made by OnBranch.
 	Tract *tract.Tract
-	// Client returns the model client for a send. An error is a failure
-	// before the send: a normal turn records it as a standalone error
-	// commit.
-	Client func() (llm.Client, error)
+	// Client returns the model client for a send to model (the model
+	// /model chose last, "" for the client's default), so that a change
+	// of model can change the provider too. An error is a failure before
+	// the send: a normal turn records it as a standalone error commit.
+	Client func(model string) (llm.Client, error)
 	// Model is the model asked for ("" the client's default); /model
 	// changes it. Provider names the kind of server ("openai"); both go
 	// into the metadata of a standalone error commit.
@@ -292,7 +293,7 @@ func (s *Session) turn(ctx context.Context, text string) error {
 		return fmt.Errorf("%w (%s: %s): /retry to replace it, or /rewind to drop it",
 			ErrPendingError, last.Hash.Short(), firstLine(last.Text))
 	}
-	client, err := s.cfg.Client()
+	client, err := s.cfg.Client(s.model)
 	if err != nil {
 		return s.recordPreSend(ctx, err)
 	}

@@ -53,7 +53,7 @@ func newHarness(t *testing.T, configure ...func(*repl.Config)) *harness {
 	require.NoError(t, err)
 	cfg := repl.Config{
 		Tract: tr, Model: "m", Provider: "openai", Out: h.out,
-		Client: func() (llm.Client, error) {
+		Client: func(string) (llm.Client, error) {
 			if h.clientErr != nil {
 				return nil, h.clientErr
 			}

@@ -308,3 +308,24 @@ func TestChat_ProviderFromTheSettings(t *testing.T) {
 	requireExit(t, r, exitUsage)
 	assert.Contains(t, r.Stderr, `the provider setting is "bard": want openai or anthropic`)
 }
+
+// In the REPL, /model changes the provider with the model when neither
+// --provider nor a setting fixes it: a claude-* model goes to Anthropic.
+func TestREPL_ModelChangesTheProvider(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Otherwise(llmtest.Answer("ok"))
+	s := anthropicEnv(newSandbox(t), srv, "gpt-x").withEnv("OPENAI_BASE_URL", srv.URL(), "OPENAI_API_KEY", "sk-o")
+	s.initRepo()
+
+	s.okStdin("one\n/model claude-sonnet-4-5\ntwo\n/model gpt-x\nthree\n", "chat", "--interactive")
+	reqs := srv.Requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, []string{llmtest.WireOpenAI, llmtest.WireAnthropic, llmtest.WireOpenAI}, []string{reqs[0].Wire, reqs[1].Wire, reqs[2].Wire})
+	assert.Equal(t, "claude-sonnet-4-5", reqs[1].Model)
+
+	s.okStdin("/model claude-sonnet-4-5\nfour\n", "chat", "--interactive", "--provider", "openai")
+	reqs = srv.Requests()
+	require.Len(t, reqs, 4)
+	assert.Equal(t, llmtest.WireOpenAI, reqs[3].Wire, "--provider fixes the provider")
+}

@@ -31,6 +31,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	// A client that cannot be built is a failure of each send, recorded
 	// as an error commit, not a reason to refuse the REPL.
 	client, clientErr := newClient(f, opts.Model, opts.ModelFlags)
+	clients := map[string]llm.Remote{} // those of the models /model chose
 	var judge llm.Client
 	if clientErr == nil {
 		judge = client
@@ -108,11 +109,21 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 			Tract: t, Model: opts.Model, Provider: provider, System: opts.System,
 			ChatOptions: copts, Out: sessionOut,
 			Stream: len(opts.Validate) == 0 && f.IO.OutTTY && !opts.NoStream,
-			Client: func() (llm.Client, error) {
-				if clientErr != nil {
-					return nil, clientErr
+			Client: func(model string) (llm.Client, error) {
+				if model == opts.Model {
+					return client, clientErr
 				}
-				return client, nil
+				// /model chose another: its client, of the provider the
+				// flags, the settings or its name choose.
+				if c, ok := clients[model]; ok {
+					return c, nil
+				}
+				c, err := newClient(f, model, opts.ModelFlags)
+				if err != nil {
+					return nil, err
+				}
+				clients[model] = c
+				return c, nil
 			},
 			Redact: func(s string) string { return redactKeys(f, s) },
 		})
