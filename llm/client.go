@@ -2,13 +2,6 @@ package llm
 
 import "context"
 
-// Message is one entry of a chat conversation as a model sees it. It maps
-// one to one onto the OpenAI chat-completions message object.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 // Usage counts the tokens of one or more model calls, as the server reports them.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
@@ -42,12 +35,22 @@ type Request struct {
 type Response struct {
 	// Content is the full text of the answer.
 	Content string
+	// ToolCalls are the function calls the answer makes, in order (nil
+	// when it makes none); a streamed answer's are assembled from its
+	// chunks.
+	ToolCalls []ToolCall
 	// Model is the model that answered, as the server names it.
 	Model string
 	// Usage is the token usage the server reported (zero when it reported none).
 	Usage Usage
 	// FinishReason is the server's finish_reason ("stop", "length", …).
 	FinishReason string
+}
+
+// Message returns the answer as the assistant message it adds to the
+// conversation.
+func (r *Response) Message() Message {
+	return Message{Role: "assistant", Content: r.Content, ToolCalls: r.ToolCalls}
 }
 
 // Client answers chat-completion requests. Implementations retry transient

@@ -386,11 +386,15 @@ func (c *OpenAI) encode(req Request) ([]byte, error) {
 	if wire.Stream {
 		wire.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
-	b, err := json.Marshal(wire)
-	if err != nil {
+	// Without HTML escaping: the messages go out as they were written
+	// ("<" stays "<"), as Compile's JSON prints them.
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(wire); err != nil {
 		return nil, fmt.Errorf("chat completion: encode request: %w", err)
 	}
-	return b, nil
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // attempt makes one HTTP request. delivered reports whether any part of the

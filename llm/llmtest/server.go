@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tractdag/tract/llm"
 )
@@ -414,6 +415,9 @@ func finishFor(r Reply) string {
 	if r.FinishReason != "" {
 		return r.FinishReason
 	}
+	if len(r.ToolCalls) > 0 {
+		return "tool_calls"
+	}
 	return "stop"
 }
 
@@ -430,12 +434,24 @@ func writeJSON(w http.ResponseWriter, n int, rec Request, r Reply) {
 		"model":   modelFor(rec, r),
 		"choices": []any{map[string]any{
 			"index":         0,
-			"message":       map[string]any{"role": "assistant", "content": r.Content},
+			"message":       answerMessage(r),
 			"finish_reason": finishFor(r),
 		}},
 		"usage": usage,
 	})
 	writeRaw(w, Reply{Body: string(body), Truncate: r.Truncate, Header: r.Header}, http.StatusOK)
+}
+
+// answerMessage is the message of a non-streamed answer.
+func answerMessage(r Reply) map[string]any {
+	m := map[string]any{"role": "assistant", "content": r.Content}
+	if len(r.ToolCalls) > 0 {
+		m["tool_calls"] = r.ToolCalls
+		if r.Content == "" {
+			m["content"] = nil
+		}
+	}
+	return m
 }
 
 // writeStream sends a chat completion as server-sent events: a role chunk,
@@ -489,6 +505,23 @@ func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, n int, 
 			hangup(w)
 		}
 		return
+	}
+	for i, c := range r.ToolCalls {
+		args := c.Function.Arguments
+		half := len(args) / 2
+		for half > 0 && !utf8.RuneStart(args[half]) {
+			half-- // both halves valid UTF-8
+		}
+		pieces := []map[string]any{
+			{"index": i, "id": c.ID, "type": c.Type, "function": map[string]any{"name": c.Function.Name, "arguments": ""}},
+			{"index": i, "function": map[string]any{"arguments": args[:half]}},
+			{"index": i, "function": map[string]any{"arguments": args[half:]}},
+		}
+		for _, p := range pieces {
+			if !send(chunk(map[string]any{"tool_calls": []any{p}}, nil)) {
+				return
+			}
+		}
 	}
 	if !send(chunk(map[string]any{}, finishFor(r))) {
 		return
