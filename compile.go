@@ -78,7 +78,8 @@ func (t *Tract) Compile(ctx context.Context, opts ...CompileOption) ([]Message, 
 
 // CompileSeq is Compile as a sequence, for chains too long to hold: it
 // walks the chain back from the tip remembering only what each message is
-// made from (a blob hash and a role), then reads the texts forward; both
+// made from (a blob hash and a role, or the commit's hash when it has a
+// shape), then reads the texts forward; both
 // walks read a page of commits per short read transaction, and the
 // messages are yielded between transactions, so neither memory nor the
 // file's lock is held while the caller writes them out. Commits are
@@ -90,8 +91,9 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 		o(&cfg)
 	}
 	type part struct {
-		blob Hash
-		role uint8 // Role.Code
+		hash   Hash  // the blob's, or the commit's when shaped
+		role   uint8 // Role.Code
+		shaped bool
 	}
 	return func(yield func(Message, error) bool) {
 		// Back from the tip, remembering what each message is made of.
@@ -114,7 +116,11 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 				}
 				if role, ok := compiledRole(hd, cfg.includeNotes); ok {
 					code, _ := role.Code() // a stored commit's role is valid
-					out = append(out, part{hd.Blob, code})
+					p := part{hd.Blob, code, hd.Shaped}
+					if hd.Shaped {
+						p.hash = next
+					}
+					out = append(out, p)
 				}
 				next = hd.Parent
 			}
@@ -135,11 +141,28 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 				if !ok {
 					return out, false, nil
 				}
-				text, err := tx.Blob(p.blob)
+				role := dag.RoleFromCode(p.role)
+				if p.shaped {
+					hd, err := tx.CommitHeader(p.hash)
+					if err != nil {
+						return nil, false, err
+					}
+					text, err := tx.Blob(hd.Blob)
+					if err != nil {
+						return nil, false, err
+					}
+					m, err := shapedCommit(tx, p.hash, role, bytesToString(text))
+					if err != nil {
+						return nil, false, fmt.Errorf("commit %s: %w", p.hash.Short(), err)
+					}
+					out = append(out, m)
+					continue
+				}
+				text, err := tx.Blob(p.hash)
 				if err != nil {
 					return nil, false, err
 				}
-				out = append(out, Message{Role: string(dag.RoleFromCode(p.role)), Content: bytesToString(text)})
+				out = append(out, Message{Role: string(role), Content: bytesToString(text)})
 			}
 			return out, true, nil
 		}
@@ -192,7 +215,7 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		if err != nil {
 			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
 		}
-		m, ok, err := compileOne(tx, hd, notes)
+		m, ok, err := compileOne(tx, h, hd, notes)
 		if err != nil {
 			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
 		}
@@ -294,9 +317,9 @@ func (c *compileCache) reset(notes bool) {
 	c.notes, c.chain, c.pos, c.count, c.msgs = notes, nil, nil, nil, nil
 }
 
-// compileOne turns one commit into a message; ok is false for commits that
-// are not sent to a model.
-func compileOne(tx store.Tx, c dag.Header, notes bool) (Message, bool, error) {
+// compileOne turns commit h, whose header is c, into a message; ok is
+// false for commits that are not sent to a model.
+func compileOne(tx store.Tx, h Hash, c dag.Header, notes bool) (Message, bool, error) {
 	role, ok := compiledRole(c, notes)
 	if !ok {
 		return Message{}, false, nil
@@ -305,7 +328,25 @@ func compileOne(tx store.Tx, c dag.Header, notes bool) (Message, bool, error) {
 	if err != nil {
 		return Message{}, false, err
 	}
+	if c.Shaped {
+		m, err := shapedCommit(tx, h, role, bytesToString(text))
+		return m, err == nil, err
+	}
 	return Message{Role: string(role), Content: bytesToString(text)}, true, nil
+}
+
+// shapedCommit returns the message of commit h, sent as role, whose text
+// is text, from the shape in its metadata (text as is when it has none).
+func shapedCommit(tx store.Tx, h Hash, role Role, text string) (Message, error) {
+	c, err := tx.Commit(h)
+	if err != nil {
+		return Message{}, err
+	}
+	shape, err := shapeOf(c.Meta)
+	if err != nil || shape == nil {
+		return Message{Role: string(role), Content: text}, err
+	}
+	return shapedMessage(role, text, shape)
 }
 
 // compiledRole returns the role a commit is sent as; ok is false for

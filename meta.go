@@ -46,6 +46,10 @@ import (
 //	                            of a turn with the fresh retry context: the
 //	                            turn's restore point, which their chains no
 //	                            longer lead back to (MetaRestore)
+//	"shape"            object   on a commit whose message is more than a
+//	                            role and a text (content parts, tool
+//	                            calls, …): the message object, see
+//	                            MetaShape
 //
 // AttemptRecord, Provenance and FailureRecord read them back typed (and
 // Task the task id); CompressRange reads
@@ -203,6 +207,7 @@ type turnMeta struct {
 	DurationMS     int64             `json:"duration_ms,omitempty"`
 	Provider       string            `json:"provider,omitempty"`
 	Restore        *Hash             `json:"restore,omitempty"`
+	Shape          json.RawMessage   `json:"shape,omitempty"`
 }
 
 // commitConfig returns the commit configuration that writes m.
@@ -294,7 +299,7 @@ func checkMeta(meta []byte) error {
 		return nil
 	}
 	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaDuration, MetaError, MetaEscalation, MetaFailure, MetaModel, MetaPinned,
-		MetaProvenance, MetaProvider, MetaRestore, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
+		MetaProvenance, MetaProvider, MetaRestore, MetaShape, MetaTask, MetaUsage, MetaValid, MetaValidatorError}
 	var m map[string]json.RawMessage
 	for _, k := range keys {
 		if !bytes.Contains(meta, []byte(`"`+k+`"`)) { // the common case: not there at all
@@ -337,6 +342,8 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 		if got != "a string" || json.Unmarshal(raw, &h) != nil {
 			return wrong("a commit hash (64 hexadecimal digits)")
 		}
+	case MetaShape:
+		return checkShapeValue(raw)
 	case MetaUsage:
 		if got != "an object" {
 			return wrong(wantObject)
