@@ -75,8 +75,9 @@ func renderMeta(w io.Writer, p palette, c *tract.CommitInfo) {
 	if r, ok := c.FailureRecord(); ok {
 		renderFailure(w, p, r)
 	}
+	renderShape(w, c)
 	var buf bytes.Buffer
-	if json.Indent(&buf, c.Meta, "    ", "  ") == nil {
+	if meta := metaWithoutShape(c.Meta); meta != nil && json.Indent(&buf, meta, "    ", "  ") == nil {
 		fmt.Fprintf(w, "\nMetadata:\n    %s\n", strings.TrimSpace(buf.String()))
 	}
 }
