@@ -204,6 +204,7 @@ func TestReadMessages_UnsupportedShapes(t *testing.T) {
 			`tool_calls[0].function.name is missing or empty`, false},
 		{"arguments as an object", `{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":{}}}]}`,
 			`tool_calls[0].function.arguments must be a string, not object`, false},
+		{"tool_calls empty", `{"role":"assistant","content":"a","tool_calls":[]}`, `tool_calls is an empty array: leave it out, or give at least one call`, false},
 		{"tool_calls not an array", `{"role":"assistant","content":null,"tool_calls":{}}`, `tool_calls must be an array of tool calls, not an object`, false},
 		{"name not a string", `{"role":"user","content":"a","name":5}`, `name must be a string, not a number`, false},
 		{"tool_call_id not a string", `{"role":"tool","content":"a","tool_call_id":null}`, `tool_call_id must be a string, not null`, false},

@@ -504,6 +504,9 @@ func (m *Message) decodeToolCalls(raw json.RawMessage) error {
 	if firstByte(raw) != '[' || json.Unmarshal(raw, &calls) != nil {
 		return fieldError("tool_calls", "must be an array of tool calls, not %s", jsonKind(raw))
 	}
+	if len(calls) == 0 {
+		return fieldError("tool_calls", "is an empty array: leave it out, or give at least one call")
+	}
 	m.ToolCalls = make([]ToolCall, len(calls))
 	for i, c := range calls {
 		at := fmt.Sprintf("tool_calls[%d]", i)
