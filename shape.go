@@ -35,16 +35,19 @@ func (m *ImportMessage) message() llm.Message {
 var importOwn = [...]string{"kind", "meta"}
 
 // UnmarshalJSON reads an OpenAI message object (as llm.Message reads it)
-// with two more members: "kind" (a string) and "meta" (a JSON object or
-// null).
+// with two more members: "kind" (a string) and "meta" (a JSON object);
+// either may be null, as if left out.
 func (m *ImportMessage) UnmarshalJSON(data []byte) error {
+	if m.plain(data) {
+		return nil
+	}
 	var msg llm.Message
 	if err := json.Unmarshal(data, &msg); err != nil {
 		return err
 	}
 	out := ImportMessage{Role: Role(msg.Role), Content: msg.Content, Parts: msg.Parts, Name: msg.Name,
 		ToolCalls: msg.ToolCalls, ToolCallID: msg.ToolCallID, Extra: msg.Extra}
-	if raw, ok := out.Extra["kind"]; ok {
+	if raw, ok := out.Extra["kind"]; ok && string(raw) != "null" {
 		var k string
 		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &k) != nil {
 			return &llm.FieldError{Field: "kind", Msg: "must be a string, not " + describeJSON(raw)}
@@ -62,6 +65,35 @@ func (m *ImportMessage) UnmarshalJSON(data []byte) error {
 	}
 	*m = out
 	return nil
+}
+
+// plainImport is an import's message that is a role and a text, with
+// tract's kind and metadata: what almost every import holds.
+type plainImport struct {
+	Kind    *string         `json:"kind"`
+	Role    *string         `json:"role"`
+	Content *string         `json:"content"`
+	Meta    json.RawMessage `json:"meta"`
+}
+
+// plain decodes data into m when it is a plainImport, without the
+// member-by-member decoding a shape needs (which makes reading such lines
+// half as fast); it reports false, leaving m alone, for anything else.
+func (m *ImportMessage) plain(data []byte) bool {
+	var p plainImport
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if d.Decode(&p) != nil || p.Role == nil || p.Content == nil {
+		return false
+	}
+	*m = ImportMessage{Role: Role(*p.Role), Content: *p.Content}
+	if p.Kind != nil {
+		m.Kind = Kind(*p.Kind)
+	}
+	if len(p.Meta) > 0 && string(p.Meta) != "null" {
+		m.Meta = p.Meta
+	}
+	return true
 }
 
 // MarshalJSON writes m as UnmarshalJSON reads it: the message object (in
