@@ -16,6 +16,7 @@ import (
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/llmtest"
+	"github.com/tractdag/tract/retry"
 )
 
 // dataURL is a data: URL of n bytes in all.
@@ -388,4 +389,49 @@ func TestImport_ShapesSurviveReopen(t *testing.T) {
 	msgs, err := tr.Compile(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, shapes[7].json, encode(t, msgs[1]))
+}
+
+// A validated turn checks an answer's readable text, tool calls included,
+// and purify re-commits the accepted answer with its calls.
+func TestChat_ToolCallsThroughValidationAndPurify(t *testing.T) {
+	tr, srv := newChatServerTract(t)
+	call := llm.ToolCall{ID: "call_1", Type: "function", Function: llm.FunctionCall{Name: "lookup", Arguments: `{"q":"x"}`}}
+	srv.Reply(llmtest.Answer("I think it is x."), llmtest.Reply{ToolCalls: []llm.ToolCall{call}})
+	res, err := tr.Chat(context.Background(), "look it up", tract.Validate(retry.Contains("→ tool call lookup(")), tract.MaxAttempts(2))
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Attempts)
+	assert.True(t, res.Purified)
+	assert.Equal(t, []llm.ToolCall{call}, res.ToolCalls)
+
+	msgs, err := tr.Compile(context.Background())
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	assert.Equal(t, `{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{\"q\":\"x\"}"}}]}`, encode(t, msgs[1]))
+	c, err := tr.Show(context.Background(), "HEAD")
+	require.NoError(t, err)
+	_, ok := c.Provenance()
+	assert.True(t, ok, "the accepted answer keeps its provenance beside its shape")
+}
+
+// ImportMessage's JSON is the message with "kind" and "meta"; it reads
+// back as it was written.
+func TestImportMessage_JSON(t *testing.T) {
+	for _, m := range []tract.ImportMessage{
+		{Role: tract.RoleUser, Content: "hi"},
+		{Kind: tract.KindNote, Role: tract.RoleSystem, Content: "n", Meta: json.RawMessage(`{"a":1}`)},
+		{Role: tract.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Type: "function", Function: llm.FunctionCall{Name: "f", Arguments: "{}"}}},
+			Extra: map[string]json.RawMessage{"refusal": json.RawMessage("null")}, Meta: json.RawMessage(`{"k":"v"}`)},
+		{Role: tract.RoleUser, Parts: []llm.Part{llm.TextPart("a"), llm.ImagePart("https://x/y.png", "")}, Name: "n"},
+	} {
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		var back tract.ImportMessage
+		require.NoError(t, json.Unmarshal(b, &back), string(b))
+		assert.Equal(t, m, back, string(b))
+	}
+	b, err := json.Marshal(tract.ImportMessage{Kind: tract.KindNote, Role: tract.RoleSystem, Content: "n", Meta: json.RawMessage(`{"a":1}`)})
+	require.NoError(t, err)
+	assert.Equal(t, `{"role":"system","content":"n","kind":"note","meta":{"a":1}}`, string(b))
+	_, err = json.Marshal(tract.ImportMessage{Role: tract.RoleUser, Content: "a", Extra: map[string]json.RawMessage{"kind": json.RawMessage(`"x"`)}})
+	assert.ErrorContains(t, err, "kind is tract's")
 }

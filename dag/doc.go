@@ -74,7 +74,10 @@
 // the order llm.Message documents, and members it has no field for in
 // canonical form. The shape is part of the commit's metadata, so the
 // commit's hash covers it; it counts against the repository's message size
-// limit (a data: URL can be large), not the metadata limit.
+// limit (a data: URL can be large), not the metadata limit. The readable
+// text is part of the commit too: a change to how llm.Message.Text renders
+// parts or tool calls changes the commits that new imports make (not the
+// messages Compile gives back), so it is a format change like any other.
 //
 // # Walks
 //

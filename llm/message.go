@@ -295,7 +295,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 func (p Part) write(b *bytes.Buffer, field string) error {
 	b.WriteString(`{"type":`)
 	writeString(b, p.Type)
-	var v any
+	var v any // the member the type names; nil when it is missing
 	switch p.Type {
 	case PartText:
 		b.WriteString(`,"text":`)
@@ -303,15 +303,21 @@ func (p Part) write(b *bytes.Buffer, field string) error {
 		b.WriteByte('}')
 		return nil
 	case PartImageURL:
-		v = p.ImageURL
+		if p.ImageURL != nil {
+			v = p.ImageURL
+		}
 	case PartInputAudio:
-		v = p.InputAudio
+		if p.InputAudio != nil {
+			v = p.InputAudio
+		}
 	case PartFile:
-		v = p.File
+		if p.File != nil {
+			v = p.File
+		}
 	default:
 		return unsupported(field+".type", "%q is not supported (supported: %s)", p.Type, strings.Join(PartTypes, ", "))
 	}
-	if reflectNil(v) {
+	if v == nil {
 		return fieldError(field+"."+p.Type, "is missing")
 	}
 	b.WriteString(`,"` + p.Type + `":`)
@@ -320,18 +326,6 @@ func (p Part) write(b *bytes.Buffer, field string) error {
 	}
 	b.WriteByte('}')
 	return nil
-}
-
-func reflectNil(v any) bool {
-	switch v := v.(type) {
-	case *ImageURL:
-		return v == nil
-	case *InputAudio:
-		return v == nil
-	case *File:
-		return v == nil
-	}
-	return v == nil
 }
 
 // MarshalJSON writes p as a content part object: "type", then the member
