@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
 )
 
 // renderShape prints what a commit's message shape holds besides its text
@@ -88,4 +89,12 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+}
+
+// printToolCalls prints the tool calls of a streamed answer, a line each
+// as its text shows them: the stream carried only the answer's text.
+func printToolCalls(w io.Writer, res *tract.ChatResult) {
+	if len(res.ToolCalls) > 0 {
+		fmt.Fprintln(w, llm.Message{ToolCalls: res.ToolCalls}.Text())
+	}
 }

@@ -46,12 +46,14 @@ type Request struct {
 	Body []byte
 }
 
-// LastMessage returns the content of the request's last message ("" if none).
+// LastMessage returns the text of the request's last message ("" if
+// none): its content, or for a message of parts or tool calls, its
+// readable text (llm.Message.Text).
 func (r Request) LastMessage() string {
 	if len(r.Messages) == 0 {
 		return ""
 	}
-	return r.Messages[len(r.Messages)-1].Content
+	return r.Messages[len(r.Messages)-1].Text()
 }
 
 // Server is an HTTP server speaking the OpenAI chat-completions protocol
@@ -396,7 +398,7 @@ func usageFor(rec Request, r Reply) llm.Usage {
 	}
 	prompt := 0
 	for _, m := range rec.Messages {
-		prompt += estimateTokens(m.Content) + 4
+		prompt += estimateTokens(m.Text()) + 4
 	}
 	completion := estimateTokens(r.Content)
 	return llm.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
