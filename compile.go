@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"slices"
 	"sync"
 	"unsafe"
 
@@ -181,7 +180,7 @@ type compileCache struct {
 	chain []Hash // first-parent chain, root first
 	pos   map[Hash]int32
 	count []int32 // count[i]: messages compiled from chain[:i+1]
-	msgs  []Message
+	msgs  []cachedMessage
 }
 
 // compile returns the messages of the chain ending at tip.
@@ -198,7 +197,7 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		c.reset(notes)
 	}
 	var hashes blocks[Hash]
-	var msgs blocks[Message]
+	var msgs blocks[cachedMessage]
 	var sent blocks[bool] // whether each walked commit compiled to a message
 	base := -1            // position in the cache where the walk stopped
 	for h := tip; !h.IsZero(); {
@@ -231,7 +230,7 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		keep = int(c.count[base])
 	}
 	if hashes.n == 0 {
-		return slices.Clone(c.msgs[:keep]), nil
+		return messagesOf(c.msgs[:keep]), nil
 	}
 	// Truncate the cache to the shared prefix and append the walked commits.
 	for _, h := range c.chain[base+1:] {
@@ -255,7 +254,7 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		}
 		c.count = append(c.count, n)
 	}
-	return slices.Clone(c.msgs), nil
+	return messagesOf(c.msgs), nil
 }
 
 // blocks collects values in fixed-size blocks, so collecting an unknown
@@ -317,22 +316,51 @@ func (c *compileCache) reset(notes bool) {
 	c.notes, c.chain, c.pos, c.count, c.msgs = notes, nil, nil, nil, nil
 }
 
+// cachedMessage is a compiled message as the cache keeps it: as small as
+// a Message was before shapes (Message has grown fields that almost every
+// message leaves empty), so that a long chain's cache stays small.
+type cachedMessage struct {
+	content string
+	shaped  *Message // the whole message, for a commit with a shape
+	role    uint8    // Role.Code
+}
+
+// messagesOf returns the messages of cached, each the caller's (a shaped
+// one is copied deeply: changing it changes nothing in the cache).
+func messagesOf(cached []cachedMessage) []Message {
+	out := make([]Message, len(cached))
+	for i, c := range cached {
+		if c.shaped != nil {
+			out[i] = cloneMessage(*c.shaped)
+			continue
+		}
+		out[i] = Message{Role: string(dag.RoleFromCode(c.role)), Content: c.content}
+	}
+	return out
+}
+
 // compileOne turns commit h, whose header is c, into a message; ok is
 // false for commits that are not sent to a model.
-func compileOne(tx store.Tx, h Hash, c dag.Header, notes bool) (Message, bool, error) {
+func compileOne(tx store.Tx, h Hash, c dag.Header, notes bool) (cachedMessage, bool, error) {
 	role, ok := compiledRole(c, notes)
 	if !ok {
-		return Message{}, false, nil
+		return cachedMessage{}, false, nil
 	}
+	code, _ := role.Code() // a stored commit's role is valid
 	text, err := tx.Blob(c.Blob)
 	if err != nil {
-		return Message{}, false, err
+		return cachedMessage{}, false, err
 	}
 	if c.Shaped {
 		m, err := shapedCommit(tx, h, role, bytesToString(text))
-		return m, err == nil, err
+		if err != nil {
+			return cachedMessage{}, false, err
+		}
+		if m.Parts != nil || m.ToolCalls != nil || m.Extra != nil || m.Name != "" || m.ToolCallID != "" {
+			return cachedMessage{shaped: &m, role: code}, true, nil
+		}
 	}
-	return Message{Role: string(role), Content: bytesToString(text)}, true, nil
+	return cachedMessage{content: bytesToString(text), role: code}, true, nil
 }
 
 // shapedCommit returns the message of commit h, sent as role, whose text

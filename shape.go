@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/llm"
@@ -131,6 +132,12 @@ func (m *ImportMessage) stored() (text string, shape []byte, err error) {
 	}
 	msg := m.message()
 	raw, err := msg.MarshalJSON()
+	if err == nil {
+		// Only a message that reads back can be compiled back: check it
+		// as an import's input is checked (a tool call needs an id, …).
+		var check llm.Message
+		err = json.Unmarshal(raw, &check)
+	}
 	if err != nil {
 		return "", nil, err
 	}
@@ -277,14 +284,9 @@ func answerOf(resp *llm.Response) (answer, error) {
 		return a, nil
 	}
 	m := ImportMessage{Role: RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls}
+	// A server that sends a call without an id or name is refused here,
+	// as a failed model call, not when the answer is committed.
 	text, shape, err := m.stored()
-	if err == nil {
-		// What a commit's shape must be (see checkShapeValue): a server
-		// that sends a call without an id or name is refused here, as a
-		// failed model call, not when the answer is committed.
-		var check Message
-		err = json.Unmarshal(shape, &check)
-	}
 	if err != nil {
 		return answer{}, fmt.Errorf("the answer's tool calls cannot be kept: %w", err)
 	}
@@ -302,4 +304,36 @@ func (c *CommitInfo) Message() (Message, error) {
 		return Message{Role: string(c.Role), Content: c.Text}, err
 	}
 	return shapedMessage(c.Role, c.Text, shape)
+}
+
+// cloneMessage copies m with its parts, tool calls and other members, so
+// that changing the copy changes nothing of m.
+func cloneMessage(m Message) Message {
+	if m.Parts != nil {
+		m.Parts = slices.Clone(m.Parts)
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			if p.ImageURL != nil {
+				u := *p.ImageURL
+				p.ImageURL = &u
+			}
+			if p.InputAudio != nil {
+				a := *p.InputAudio
+				p.InputAudio = &a
+			}
+			if p.File != nil {
+				f := *p.File
+				p.File = &f
+			}
+		}
+	}
+	m.ToolCalls = slices.Clone(m.ToolCalls)
+	if m.Extra != nil {
+		extra := make(map[string]json.RawMessage, len(m.Extra))
+		for k, v := range m.Extra {
+			extra[k] = slices.Clone(v)
+		}
+		m.Extra = extra
+	}
+	return m
 }

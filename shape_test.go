@@ -435,3 +435,39 @@ func TestImportMessage_JSON(t *testing.T) {
 	_, err = json.Marshal(tract.ImportMessage{Role: tract.RoleUser, Content: "a", Extra: map[string]json.RawMessage{"kind": json.RawMessage(`"x"`)}})
 	assert.ErrorContains(t, err, "kind is tract's")
 }
+
+// What Compile returns is the caller's: changing a part of it changes
+// nothing that the next Compile returns.
+func TestCompile_ShapesAreTheCallers(t *testing.T) {
+	tr := newShapeTract(t)
+	_, err := tr.Import(context.Background(), readLines(t, shapes[2].json, shapes[8].json, shapes[12].json))
+	require.NoError(t, err)
+	msgs, err := tr.Compile(context.Background())
+	require.NoError(t, err)
+	msgs[0].Parts[1].ImageURL.URL = "changed"
+	msgs[0].Parts[0].Text = "changed"
+	msgs[1].ToolCalls[0].ID = "changed"
+	msgs[2].Extra["audio"][2] = 'X'
+	again, err := tr.Compile(context.Background())
+	require.NoError(t, err)
+	for i, j := range []int{2, 8, 12} {
+		assert.Equal(t, shapes[j].json, encode(t, again[i]))
+	}
+}
+
+// ImportMessage fields that no message could be are refused when
+// imported, naming the member, not when compiled.
+func TestImport_ShapeFieldsChecked(t *testing.T) {
+	tr := newShapeTract(t)
+	for _, tc := range []struct {
+		msg tract.ImportMessage
+		err string
+	}{
+		{tract.ImportMessage{Role: tract.RoleUser, Parts: []llm.Part{}}, "message 1: content is an empty array: give at least one part"},
+		{tract.ImportMessage{Role: tract.RoleAssistant, ToolCalls: []llm.ToolCall{{Type: "function", Function: llm.FunctionCall{Name: "f"}}}}, "message 1: tool_calls[0].id is missing or empty"},
+		{tract.ImportMessage{Role: tract.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Function: llm.FunctionCall{Name: "f"}}}}, `message 1: tool_calls[0].type "" is not supported (supported: function)`},
+	} {
+		_, err := tr.Import(context.Background(), []tract.ImportMessage{tc.msg})
+		assert.EqualError(t, err, "import: "+tc.err)
+	}
+}

@@ -227,11 +227,15 @@ func sizeOf(n int) string {
 
 // MarshalJSON writes m as an OpenAI message object (see Message for the
 // order of its members). It fails on a message it cannot write faithfully:
-// Content set alongside Parts, an unsupported part, an Extra member named
-// like a field or holding invalid JSON.
+// Content set alongside Parts, an empty Parts, an unsupported part, an
+// Extra member named like a field or holding invalid JSON. It does not
+// check what a server would (a tool call's id, say): UnmarshalJSON does.
 func (m Message) MarshalJSON() ([]byte, error) {
 	if m.Parts != nil && m.Content != "" {
 		return nil, fieldError("content", "is set both as text and as parts")
+	}
+	if m.Parts != nil && len(m.Parts) == 0 {
+		return nil, fieldError("content", "is an empty array: give at least one part")
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"role":`)
