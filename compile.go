@@ -34,7 +34,9 @@ func IncludeNotes() CompileOption {
 // branch) into the
 // messages a model is sent, oldest first: message, summary and steering
 // commits (steering as role user); notes and errors are left out. On an
-// unborn branch it returns no messages.
+// unborn branch it returns no messages. A message imported with content
+// parts, tool calls, a tool call id, a name or other members comes back
+// with them (see MetaShape), as it was imported.
 //
 // Compile keeps the last compiled chain in memory: compiling again after new
 // commits reads only the commits added since, and compiling an ancestor

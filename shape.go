@@ -127,6 +127,9 @@ func (m ImportMessage) MarshalJSON() ([]byte, error) {
 // its shape (canonical JSON; nil for a message that is only a role and a
 // text).
 func (m *ImportMessage) stored() (text string, shape []byte, err error) {
+	if m.Parts == nil && len(m.ToolCalls) == 0 && m.Content == "" {
+		return "", nil, errNoContent
+	}
 	if m.Parts == nil && m.Name == "" && len(m.ToolCalls) == 0 && m.ToolCallID == "" && len(m.Extra) == 0 {
 		return m.Content, nil, nil // the common case, as before shapes
 	}
@@ -158,6 +161,10 @@ func (m *ImportMessage) stored() (text string, shape []byte, err error) {
 	}
 	return msg.Text(), shape, nil
 }
+
+// errNoContent refuses a message without content, which only an
+// assistant's tool calls may be.
+var errNoContent = fmt.Errorf("%w: the content is empty, null or missing (only an assistant message with tool_calls may have none)", ErrInvalidText)
 
 // size is about how many bytes m's commit takes, for batching an import.
 func (m *ImportMessage) size() int {
