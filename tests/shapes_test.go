@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/llm/llmtest"
 )
 
 // shapeLines are messages of every shape an OpenAI client writes, in the
@@ -88,4 +91,32 @@ func TestImport_UnsupportedShapeNamesLineAndField(t *testing.T) {
 		assert.Contains(t, r.Stderr, tc.err)
 	}
 	assert.Empty(t, s.log(), "nothing imported")
+}
+
+// An answer that calls a tool is committed with the call: chat --json
+// lists it, show describes it, compile sends it back, and the tool's
+// result imported after it goes to the model with its call id.
+func TestChat_ToolCallAnswerIsKept(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "call_7", Type: "function",
+		Function: llm.FunctionCall{Name: "get_weather", Arguments: `{"city":"Paris"}`}}}}, llmtest.Answer("Sunny, 22C."))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+
+	var res struct {
+		Answer    string         `json:"answer"`
+		ToolCalls []llm.ToolCall `json:"tool_calls"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(s.ok("chat", "--json", "weather in Paris?").Stdout), &res))
+	assert.Equal(t, `→ tool call get_weather({"city":"Paris"})`, res.Answer)
+	require.Len(t, res.ToolCalls, 1)
+	assert.Equal(t, "call_7", res.ToolCalls[0].ID)
+	assert.Contains(t, s.ok("show").Stdout, "tool call:     call_7 get_weather")
+
+	s.okStdin(`{"role":"tool","content":"22C, sunny","tool_call_id":"call_7"}`, "import")
+	s.ok("chat", "so?")
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	body := string(reqs[1].Body)
+	assert.Contains(t, body, `{"role":"assistant","content":null,"tool_calls":[{"id":"call_7","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},{"role":"tool","content":"22C, sunny","tool_call_id":"call_7"},{"role":"user","content":"so?"}`)
 }
