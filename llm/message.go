@@ -390,9 +390,9 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		case "role":
 			err = decodeString(k, raw, &out.Role)
 		case "name":
-			err = decodeString(k, raw, &out.Name)
+			err = decodeNonEmpty(k, raw, &out.Name)
 		case "tool_call_id":
-			err = decodeString(k, raw, &out.ToolCallID)
+			err = decodeNonEmpty(k, raw, &out.ToolCallID)
 		case "content":
 			err = out.decodeContent(raw)
 		case "tool_calls":
@@ -468,7 +468,7 @@ func (p *Part) decode(field string, raw json.RawMessage) error {
 		return decodeString(at, body, &p.Text)
 	case PartImageURL:
 		p.ImageURL = new(ImageURL)
-		if err := decodeStrict(at, body, p.ImageURL); err != nil {
+		if err := decodeStrict(at, body, p.ImageURL, "url", "detail?"); err != nil {
 			return err
 		}
 		if p.ImageURL.URL == "" {
@@ -476,7 +476,7 @@ func (p *Part) decode(field string, raw json.RawMessage) error {
 		}
 	case PartInputAudio:
 		p.InputAudio = new(InputAudio)
-		if err := decodeStrict(at, body, p.InputAudio); err != nil {
+		if err := decodeStrict(at, body, p.InputAudio, "data", "format"); err != nil {
 			return err
 		}
 		if p.InputAudio.Data == "" || p.InputAudio.Format == "" {
@@ -484,7 +484,7 @@ func (p *Part) decode(field string, raw json.RawMessage) error {
 		}
 	case PartFile:
 		p.File = new(File)
-		if err := decodeStrict(at, body, p.File); err != nil {
+		if err := decodeStrict(at, body, p.File, "filename?", "file_data?", "file_id?"); err != nil {
 			return err
 		}
 		if p.File.FileData == "" && p.File.FileID == "" {
@@ -509,8 +509,24 @@ func (m *Message) decodeToolCalls(raw json.RawMessage) error {
 	for i, c := range calls {
 		at := fmt.Sprintf("tool_calls[%d]", i)
 		tc := &m.ToolCalls[i]
-		if err := decodeStrict(at, c, tc); err != nil {
+		if err := decodeStrict(at, c, tc, "id", "type", "function"); err != nil {
 			return err
+		}
+		var fn struct {
+			Function json.RawMessage `json:"function"`
+		}
+		_ = json.Unmarshal(c, &fn) // c decoded above
+		if fn.Function == nil {
+			return fieldError(at+".function", "is missing")
+		}
+		if err := checkKeys(at+".function", fn.Function, "name", "arguments"); err != nil {
+			return err
+		}
+		var args struct {
+			Arguments json.RawMessage `json:"arguments"` // the keys are checked: no "Arguments"
+		}
+		if json.Unmarshal(fn.Function, &args); args.Arguments == nil {
+			return fieldError(at+".function.arguments", "is missing (give \"\" for none)")
 		}
 		switch {
 		case tc.Type != "function":
@@ -524,24 +540,61 @@ func (m *Message) decodeToolCalls(raw json.RawMessage) error {
 	return nil
 }
 
-// decodeStrict decodes the object raw at field into v, refusing members v
-// has no field for and values of the wrong type.
-func decodeStrict(field string, raw json.RawMessage, v any) error {
+// checkKeys refuses an object at field with a member not named in keys
+// (exactly: encoding/json would take "URL" for "url"). A key ending in
+// "?" names an optional string that is left out when empty, so an empty
+// one is refused too: it would not come back.
+func checkKeys(field string, raw json.RawMessage, keys ...string) error {
 	if firstByte(raw) != '{' {
 		return fieldError(field, "must be an object, not %s", jsonKind(raw))
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	err := d.Decode(v)
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return fieldError(field, "is not valid: %v", err)
+	}
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		switch {
+		case slices.Contains(keys, k+"?"):
+			if string(fields[k]) == `""` {
+				return fieldError(field+"."+k, "is empty: leave it out")
+			}
+		case !slices.Contains(keys, k):
+			return unsupported(field+"."+k, "is not supported")
+		}
+	}
+	return nil
+}
+
+// decodeNonEmpty decodes the string raw at field into s, refusing an
+// empty one, which would not come back (an empty member is left out).
+func decodeNonEmpty(field string, raw json.RawMessage, s *string) error {
+	if err := decodeString(field, raw, s); err != nil {
+		return err
+	}
+	if *s == "" {
+		return fieldError(field, "is empty: leave it out")
+	}
+	return nil
+}
+
+// decodeStrict decodes the object raw at field into v, refusing members
+// not named in keys and values of the wrong type.
+func decodeStrict(field string, raw json.RawMessage, v any, keys ...string) error {
+	if err := checkKeys(field, raw, keys...); err != nil {
+		return err
+	}
+	err := json.Unmarshal(raw, v)
 	if err == nil {
 		return nil
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return fieldError(field+"."+te.Field, "must be %s, not %s", describeType(te.Type.Kind().String()), te.Value)
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return unsupported(field+"."+strings.Trim(name, `"`), "is not supported")
 	}
 	return fieldError(field, "is not valid: %v", err)
 }
