@@ -221,64 +221,14 @@ func withShape(meta, shape []byte) ([]byte, error) {
 	return dag.CanonicalMeta(raw)
 }
 
-// storedShape is a shape as a commit keeps it, when it has no members
-// but these: what almost every shape holds. A shape was checked when it
-// was committed, so it is read without the member-by-member checks of
-// llm.Message.UnmarshalJSON, which make a cold Compile of shaped messages
-// several times slower.
-type storedShape struct {
-	Content    json.RawMessage `json:"content"`
-	Name       string          `json:"name"`
-	ToolCalls  []llm.ToolCall  `json:"tool_calls"`
-	ToolCallID string          `json:"tool_call_id"`
-}
-
-// storedPart is a content part of a storedShape.
-type storedPart struct {
-	Type       string          `json:"type"`
-	Text       string          `json:"text"`
-	ImageURL   *llm.ImageURL   `json:"image_url"`
-	InputAudio *llm.InputAudio `json:"input_audio"`
-	File       *llm.File       `json:"file"`
-}
-
-// readShape decodes a committed shape as a storedShape; ok is false when
-// it is not one (it has other members), and llm.Message must read it.
-func readShape(shape json.RawMessage) (m Message, ok bool) {
-	var s storedShape
-	d := json.NewDecoder(bytes.NewReader(shape))
-	d.DisallowUnknownFields()
-	if d.Decode(&s) != nil {
-		return Message{}, false
-	}
-	m = Message{Name: s.Name, ToolCalls: s.ToolCalls, ToolCallID: s.ToolCallID}
-	switch {
-	case len(s.Content) == 0 || s.Content[0] == 'n':
-	case s.Content[0] == '"':
-		if json.Unmarshal(s.Content, &m.Content) != nil {
-			return Message{}, false
-		}
-	default:
-		var parts []storedPart
-		if json.Unmarshal(s.Content, &parts) != nil {
-			return Message{}, false
-		}
-		m.Parts = make([]llm.Part, len(parts))
-		for i, p := range parts {
-			m.Parts[i] = llm.Part(p)
-		}
-	}
-	return m, true
-}
-
 // shapedMessage rebuilds the message of a commit of role whose text is
 // text and whose shape is shape (the value of MetaShape).
 func shapedMessage(role Role, text string, shape json.RawMessage) (Message, error) {
-	m, ok := readShape(shape)
-	if !ok {
-		if err := json.Unmarshal(shape, &m); err != nil {
-			return Message{}, fmt.Errorf("message shape: %w", err)
-		}
+	// Read as an import's message is, member names matched exactly: a
+	// struct would take a kept member "Name" for "name".
+	var m Message
+	if err := json.Unmarshal(shape, &m); err != nil {
+		return Message{}, fmt.Errorf("message shape: %w", err)
 	}
 	if m.Parts == nil && len(m.ToolCalls) == 0 {
 		m.Content = text

@@ -17,6 +17,7 @@ import (
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/llmtest"
 	"github.com/tractdag/tract/retry"
+	"github.com/tractdag/tract/store"
 )
 
 // dataURL is a data: URL of n bytes in all.
@@ -485,4 +486,36 @@ func TestImport_ShapeFieldsChecked(t *testing.T) {
 		_, err := tr.Import(context.Background(), []tract.ImportMessage{tc.msg})
 		assert.EqualError(t, err, "import: "+tc.err)
 	}
+}
+
+// Whatever an import takes comes back from Compile as the same message:
+// the same members with the same values (key order and the documented
+// null content aside, which a JSON comparison ignores).
+func FuzzImport_CompileGivesBack(f *testing.F) {
+	for _, s := range shapes {
+		f.Add(s.json)
+	}
+	f.Add(`{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}`)
+	f.Add(`{"role":"user","content":"x","x":{"b":[1.0,2],"a":"<&>"}}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		msgs, err := collect(tract.ReadMessages(strings.NewReader(line)))
+		if err != nil || len(msgs) != 1 || (msgs[0].Kind != "" && msgs[0].Kind != tract.KindMessage) {
+			return
+		}
+		tr, err := tract.Init("fuzz", tract.WithStore(store.NewMemory()))
+		require.NoError(t, err)
+		defer tr.Close()
+		if _, err := tr.Import(context.Background(), msgs); err != nil {
+			return // an invalid role, say
+		}
+		compiled, err := tr.Compile(context.Background())
+		require.NoError(t, err)
+		require.Len(t, compiled, 1)
+		in := msgs[0]
+		in.Kind, in.Meta = "", nil
+		var want, got any
+		require.NoError(t, json.Unmarshal([]byte(encode(t, in)), &want))
+		require.NoError(t, json.Unmarshal([]byte(encode(t, compiled[0])), &got))
+		require.Equal(t, want, got)
+	})
 }
