@@ -3,7 +3,6 @@ package tract
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -229,15 +228,17 @@ func (mr *messageReader) message(n int) (ImportMessage, error) {
 		}
 		return fail(fmt.Errorf("%w: not valid UTF-8 at byte offset %d of the input%s", ErrInvalidText, start+int64(i), at))
 	}
-	var m *ImportMessage // stays nil for a JSON null
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if string(raw) == "null" {
+		return fail(errors.New("not a JSON object with role and content: got null"))
+	}
+	m := new(ImportMessage)
+	// Called directly, not through json.Unmarshal, which would check the
+	// whole message's syntax once more first: UnmarshalJSON checks it.
+	if err := m.UnmarshalJSON(raw); err != nil {
 		if fe := (*llm.FieldError)(nil); errors.As(err, &fe) {
 			return fail(err) // names the member: "content[1].type …"
 		}
 		return fail(fmt.Errorf("not a JSON object with role and content: %w", jsonerr.Wrap(err)))
-	}
-	if m == nil {
-		return fail(errors.New("not a JSON object with role and content: got null"))
 	}
 	if err := mr.lim.checkMessage(m); err != nil {
 		return fail(err)

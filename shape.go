@@ -81,10 +81,11 @@ type plainImport struct {
 // member-by-member decoding a shape needs (which makes reading such lines
 // half as fast); it reports false, leaving m alone, for anything else.
 func (m *ImportMessage) plain(data []byte) bool {
+	if !plainKeys(data) {
+		return false
+	}
 	var p plainImport
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if d.Decode(&p) != nil || p.Role == nil || p.Content == nil {
+	if json.Unmarshal(data, &p) != nil || p.Role == nil || p.Content == nil {
 		return false
 	}
 	*m = ImportMessage{Role: Role(*p.Role), Content: *p.Content}
@@ -95,6 +96,98 @@ func (m *ImportMessage) plain(data []byte) bool {
 		m.Meta = p.Meta
 	}
 	return true
+}
+
+// plainKeys reports whether data is an object whose members are all named
+// exactly "role", "content", "kind" or "meta", each at most once (a
+// struct would also take "ROLE", and keep the last of two "role"s). It
+// reads the keys only, jumping over values, and checks no more syntax
+// than that: json.Unmarshal does.
+func plainKeys(data []byte) bool {
+	var seen [4]bool
+	i := 0
+	skipSpace := func() {
+		for i < len(data) && isJSONSpace(data[i]) {
+			i++
+		}
+	}
+	// endString returns the index after the string starting at data[i].
+	endString := func(i int) int {
+		for j := i + 1; j < len(data); {
+			k := bytes.IndexAny(data[j:], `"\`)
+			if k < 0 {
+				return -1
+			}
+			if data[j+k] == '"' {
+				return j + k + 1
+			}
+			j += k + 2 // an escape and the byte it escapes
+		}
+		return -1
+	}
+	skipSpace()
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i++
+	for {
+		skipSpace()
+		if i >= len(data) || data[i] != '"' {
+			return false // "}" at once: no role, not plain
+		}
+		end := endString(i)
+		if end < 0 {
+			return false
+		}
+		k := -1
+		switch string(data[i:end]) { // no allocation: a switch compares in place
+		case `"role"`:
+			k = 0
+		case `"content"`:
+			k = 1
+		case `"kind"`:
+			k = 2
+		case `"meta"`:
+			k = 3
+		}
+		if k < 0 || seen[k] {
+			return false
+		}
+		seen[k] = true
+		i = end
+		skipSpace()
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i++
+		// Jump over the value, to the "," after it, or the object's end.
+		depth := 0
+	value:
+		for ; i < len(data); i++ {
+			switch c := data[i]; c {
+			case '"':
+				if end = endString(i); end < 0 {
+					return false
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth == 0 {
+					return c == '}'
+				}
+				depth--
+			case ',':
+				if depth == 0 {
+					break value
+				}
+			}
+		}
+		if i >= len(data) {
+			return false
+		}
+		i++ // the ","
+	}
 }
 
 // MarshalJSON writes m as UnmarshalJSON reads it: the message object (in

@@ -364,18 +364,22 @@ func writeValue(b *bytes.Buffer, v any) error {
 // it knows and keeps what it does not: "content" is a string, null or an
 // array of parts of the types in PartTypes; "tool_calls" an array of
 // function calls; "role", "name" and "tool_call_id" strings; any other
-// member goes to Extra as is. A member of the wrong type, an unknown part
-// type, or an unknown member inside a part or a tool call is an error
-// (a *FieldError naming the member, wrapping ErrUnsupported for a shape
-// that is valid but not supported). A null "content" decodes as no
-// content.
+// member goes to Extra as it came, less insignificant white space. A
+// member of the wrong type, an unknown part type, an unknown member
+// inside a part or a tool call, or a member that would not come back (an
+// empty name) is an error: a *FieldError naming the member, wrapping
+// ErrUnsupported for a shape that is valid but not supported. A null
+// "content" decodes as no content.
 func (m *Message) UnmarshalJSON(data []byte) error {
-	if firstByte(data) == 'n' {
-		return nil // null: leave m alone, as json does
-	}
 	var fields map[string]json.RawMessage
-	if firstByte(data) != '{' || json.Unmarshal(data, &fields) != nil {
-		return fmt.Errorf("a message must be a JSON object, not %s", jsonKind(data))
+	if err := json.Unmarshal(data, &fields); err != nil {
+		if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+			return err
+		}
+		return fmt.Errorf("got %s, want an object", jsonKind(data))
+	}
+	if fields == nil {
+		return nil // null: leave m alone, as json does
 	}
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
@@ -401,7 +405,9 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 			if out.Extra == nil {
 				out.Extra = make(map[string]json.RawMessage)
 			}
-			out.Extra[k] = raw
+			var b bytes.Buffer
+			_ = json.Compact(&b, raw) // valid: it was decoded
+			out.Extra[k] = b.Bytes()
 		}
 		if err != nil {
 			return err
