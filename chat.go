@@ -127,8 +127,12 @@ type Attempt struct {
 // on a *ConflictError that kept the (accepted) answer off the branch, Text
 // and Commit are that answer.
 type ChatResult struct {
-	// Text is the accepted answer ("" on failure).
+	// Text is the accepted answer ("" on failure); with tool calls, its
+	// readable text (see llm.Message.Text).
 	Text string `json:"answer"`
+	// ToolCalls are the accepted answer's function calls, kept in its
+	// commit's shape (see MetaShape); nil when it makes none.
+	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
 	// Commit is the accepted assistant commit on the branch (after purify,
 	// the clean re-commit); on failure, the error commit if one was made.
 	Commit Hash `json:"commit"`
@@ -298,7 +302,9 @@ func (t *Tract) ensureSystem(tx store.Tx, parent Hash, cfg *chatConfig) (Hash, e
 
 // answer is one attempt's model output.
 type answer struct {
-	text       string
+	text       string // the readable text: the content, or with calls, llm.Message.Text
+	calls      []llm.ToolCall
+	shape      []byte // the commit's shape, with calls (see ImportMessage.stored)
 	model      string
 	usage      llm.Usage
 	structured *StructuredRecord // what became of the turn's schema; nil without one
@@ -369,7 +375,7 @@ func taskMeta(task string) *turnMeta {
 
 func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, verr error) *turnMeta {
 	usage := a.usage
-	m := &turnMeta{Attempt: attempt, Usage: &usage, Model: a.model, Diagnosis: diagnosis, Structured: a.structured}
+	m := &turnMeta{Attempt: attempt, Usage: &usage, Model: a.model, Diagnosis: diagnosis, Structured: a.structured, Shape: a.shape}
 	if validated {
 		valid := ok && verr == nil
 		m.Valid = &valid

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -243,15 +244,26 @@ func (t *Tract) Note(ctx context.Context, text string, opts ...CommitOption) (Ha
 	return t.Commit(ctx, KindNote, RoleSystem, text, opts...)
 }
 
-// ImportMessage is one commit of a bulk Import or CommitMany.
+// ImportMessage is one commit of a bulk Import or CommitMany: an OpenAI
+// message (see llm.Message for the fields it shares) with tract's kind and
+// metadata. Its JSON is the message object with two more members, "kind"
+// and "meta" (see ReadMessages and shape.go).
 type ImportMessage struct {
 	// Kind defaults to KindMessage.
-	Kind Kind `json:"kind,omitempty"`
-	Role Role `json:"role"`
-	// Content is the text.
-	Content string `json:"content"`
+	Kind Kind
+	Role Role
+	// Content is the text. It must be empty when Parts is set.
+	Content string
 	// Meta is optional metadata (a JSON object).
-	Meta json.RawMessage `json:"meta,omitempty"`
+	Meta json.RawMessage
+	// Parts, Name, ToolCalls, ToolCallID and Extra are the rest of the
+	// message, as in llm.Message; a commit keeps them as its shape (see
+	// the dag package's "Message shapes"), and Compile gives them back.
+	Parts      []llm.Part
+	Name       string
+	ToolCalls  []llm.ToolCall
+	ToolCallID string
+	Extra      map[string]json.RawMessage
 }
 
 // CommitMany appends msgs to the current branch (a view's branch) as a
@@ -333,7 +345,14 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 		if kind == "" {
 			kind = KindMessage
 		}
-		if err := t.validateCommit(kind, m.Role, m.Content); err != nil {
+		text, shape, err := m.stored()
+		if err == nil {
+			err = t.validateCommit(kind, m.Role, text)
+		}
+		if err == nil {
+			err = t.limits.checkShape(shape)
+		}
+		if err != nil {
 			return nil, nil, &messageError{N: i + 1, Err: err}
 		}
 		if err := t.limits.checkMeta(m.Meta); err != nil {
@@ -343,10 +362,13 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 		if err == nil {
 			err = checkMeta(meta)
 		}
+		if err == nil && shape != nil {
+			meta, err = withShape(meta, shape)
+		}
 		if err != nil {
 			return nil, nil, &messageError{N: i + 1, Err: err}
 		}
-		data := []byte(m.Content)
+		data := []byte(text)
 		blob := dag.Sum(data)
 		blobs = append(blobs, hashedBlob{blob, data})
 		// Consecutive nanoseconds keep the imported order visible in time.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"slices"
 	"sync"
 	"unsafe"
 
@@ -35,7 +34,9 @@ func IncludeNotes() CompileOption {
 // branch) into the
 // messages a model is sent, oldest first: message, summary and steering
 // commits (steering as role user); notes and errors are left out. On an
-// unborn branch it returns no messages.
+// unborn branch it returns no messages. A message imported with content
+// parts, tool calls, a tool call id, a name or other members comes back
+// with them (see MetaShape), as it was imported.
 //
 // Compile keeps the last compiled chain in memory: compiling again after new
 // commits reads only the commits added since, and compiling an ancestor
@@ -78,7 +79,8 @@ func (t *Tract) Compile(ctx context.Context, opts ...CompileOption) ([]Message, 
 
 // CompileSeq is Compile as a sequence, for chains too long to hold: it
 // walks the chain back from the tip remembering only what each message is
-// made from (a blob hash and a role), then reads the texts forward; both
+// made from (a blob hash and a role, or the commit's hash when it has a
+// shape), then reads the texts forward; both
 // walks read a page of commits per short read transaction, and the
 // messages are yielded between transactions, so neither memory nor the
 // file's lock is held while the caller writes them out. Commits are
@@ -90,8 +92,9 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 		o(&cfg)
 	}
 	type part struct {
-		blob Hash
-		role uint8 // Role.Code
+		hash   Hash  // the blob's, or the commit's when shaped
+		role   uint8 // Role.Code
+		shaped bool
 	}
 	return func(yield func(Message, error) bool) {
 		// Back from the tip, remembering what each message is made of.
@@ -114,7 +117,11 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 				}
 				if role, ok := compiledRole(hd, cfg.includeNotes); ok {
 					code, _ := role.Code() // a stored commit's role is valid
-					out = append(out, part{hd.Blob, code})
+					p := part{hd.Blob, code, hd.Shaped}
+					if hd.Shaped {
+						p.hash = next
+					}
+					out = append(out, p)
 				}
 				next = hd.Parent
 			}
@@ -135,11 +142,28 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 				if !ok {
 					return out, false, nil
 				}
-				text, err := tx.Blob(p.blob)
+				role := dag.RoleFromCode(p.role)
+				if p.shaped {
+					hd, err := tx.CommitHeader(p.hash)
+					if err != nil {
+						return nil, false, err
+					}
+					text, err := tx.Blob(hd.Blob)
+					if err != nil {
+						return nil, false, err
+					}
+					m, err := shapedCommit(tx, p.hash, role, bytesToString(text))
+					if err != nil {
+						return nil, false, fmt.Errorf("commit %s: %w", p.hash.Short(), err)
+					}
+					out = append(out, m)
+					continue
+				}
+				text, err := tx.Blob(p.hash)
 				if err != nil {
 					return nil, false, err
 				}
-				out = append(out, Message{Role: string(dag.RoleFromCode(p.role)), Content: bytesToString(text)})
+				out = append(out, Message{Role: string(role), Content: bytesToString(text)})
 			}
 			return out, true, nil
 		}
@@ -158,7 +182,7 @@ type compileCache struct {
 	chain []Hash // first-parent chain, root first
 	pos   map[Hash]int32
 	count []int32 // count[i]: messages compiled from chain[:i+1]
-	msgs  []Message
+	msgs  []cachedMessage
 }
 
 // compile returns the messages of the chain ending at tip.
@@ -175,7 +199,7 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		c.reset(notes)
 	}
 	var hashes blocks[Hash]
-	var msgs blocks[Message]
+	var msgs blocks[cachedMessage]
 	var sent blocks[bool] // whether each walked commit compiled to a message
 	base := -1            // position in the cache where the walk stopped
 	for h := tip; !h.IsZero(); {
@@ -192,7 +216,7 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		if err != nil {
 			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
 		}
-		m, ok, err := compileOne(tx, hd, notes)
+		m, ok, err := compileOne(tx, h, hd, notes)
 		if err != nil {
 			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
 		}
@@ -208,7 +232,7 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		keep = int(c.count[base])
 	}
 	if hashes.n == 0 {
-		return slices.Clone(c.msgs[:keep]), nil
+		return messagesOf(c.msgs[:keep]), nil
 	}
 	// Truncate the cache to the shared prefix and append the walked commits.
 	for _, h := range c.chain[base+1:] {
@@ -232,7 +256,7 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		}
 		c.count = append(c.count, n)
 	}
-	return slices.Clone(c.msgs), nil
+	return messagesOf(c.msgs), nil
 }
 
 // blocks collects values in fixed-size blocks, so collecting an unknown
@@ -294,18 +318,70 @@ func (c *compileCache) reset(notes bool) {
 	c.notes, c.chain, c.pos, c.count, c.msgs = notes, nil, nil, nil, nil
 }
 
-// compileOne turns one commit into a message; ok is false for commits that
-// are not sent to a model.
-func compileOne(tx store.Tx, c dag.Header, notes bool) (Message, bool, error) {
+// cachedMessage is a compiled message as the cache keeps it: as small as
+// a Message was before shapes (Message has grown fields that almost every
+// message leaves empty), so that a long chain's cache stays small.
+type cachedMessage struct {
+	content string
+	shaped  *Message // the whole message, for a commit with a shape
+	role    uint8    // Role.Code
+}
+
+// messagesOf returns the messages of cached, each the caller's (a shaped
+// one is copied deeply: changing it changes nothing in the cache).
+func messagesOf(cached []cachedMessage) []Message {
+	out := make([]Message, len(cached))
+	for i, c := range cached {
+		out[i] = c.message()
+	}
+	return out
+}
+
+// message returns c as a message of the caller's (a shaped one copied
+// deeply).
+func (c cachedMessage) message() Message {
+	if c.shaped != nil {
+		return cloneMessage(*c.shaped)
+	}
+	return Message{Role: string(dag.RoleFromCode(c.role)), Content: c.content}
+}
+
+// compileOne turns commit h, whose header is c, into a message; ok is
+// false for commits that are not sent to a model.
+func compileOne(tx store.Tx, h Hash, c dag.Header, notes bool) (cachedMessage, bool, error) {
 	role, ok := compiledRole(c, notes)
 	if !ok {
-		return Message{}, false, nil
+		return cachedMessage{}, false, nil
 	}
+	code, _ := role.Code() // a stored commit's role is valid
 	text, err := tx.Blob(c.Blob)
 	if err != nil {
-		return Message{}, false, err
+		return cachedMessage{}, false, err
 	}
-	return Message{Role: string(role), Content: bytesToString(text)}, true, nil
+	if c.Shaped {
+		m, err := shapedCommit(tx, h, role, bytesToString(text))
+		if err != nil {
+			return cachedMessage{}, false, err
+		}
+		if m.Parts != nil || m.ToolCalls != nil || m.Extra != nil || m.Name != "" || m.ToolCallID != "" {
+			return cachedMessage{shaped: &m, role: code}, true, nil
+		}
+	}
+	return cachedMessage{content: bytesToString(text), role: code}, true, nil
+}
+
+// shapedCommit returns the message of commit h, sent as role, whose text
+// is text, from the shape in its metadata (text as is when it has none).
+func shapedCommit(tx store.Tx, h Hash, role Role, text string) (Message, error) {
+	c, err := tx.Commit(h)
+	if err != nil {
+		return Message{}, err
+	}
+	shape, err := shapeOf(c.Meta)
+	if err != nil || shape == nil {
+		return Message{Role: string(role), Content: text}, err
+	}
+	return shapedMessage(role, text, shape)
 }
 
 // compiledRole returns the role a commit is sent as; ok is false for

@@ -312,7 +312,9 @@ func (t *Tract) leafTips(ctx context.Context) ([]Hash, error) {
 // exportPart is what an exported message is made of: what compileOne
 // reads of its commit's header to make the message a model is sent.
 type exportPart struct {
+	hash   Hash
 	blob   Hash
+	shaped bool // its metadata may hold a message shape (see MetaShape)
 	kind   Kind
 	role   Role
 	weight int8 // the recorded weight; -1 for none
@@ -363,6 +365,7 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 			if next == tip {
 				ch.tipTime = c.Time
 			}
+			h := next
 			next = c.Parent()
 			if c.Kind != KindMessage && c.Kind != KindSummary {
 				continue
@@ -374,7 +377,7 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 			if m.Valid != nil && !*m.Valid {
 				continue // a rejected answer
 			}
-			p := exportPart{blob: c.Blob, kind: c.Kind, role: c.Role, weight: -1}
+			p := exportPart{hash: h, blob: c.Blob, shaped: len(c.Meta) > 0, kind: c.Kind, role: c.Role, weight: -1}
 			if m.Weight != nil {
 				p.weight = int8(*m.Weight)
 			}
@@ -407,11 +410,11 @@ func (t *Tract) exportMessages(ctx context.Context, ch *exportChain, w export.We
 				}
 				p := ch.parts[next]
 				next--
-				msg, _, err := compileOne(tx, dag.Header{Kind: p.kind, Role: p.role, Blob: p.blob}, false)
+				msg, _, err := compileOne(tx, p.hash, dag.Header{Kind: p.kind, Role: p.role, Blob: p.blob, Shaped: p.shaped}, false)
 				if err != nil {
 					return nil, false, err
 				}
-				m := export.Message{Message: msg}
+				m := export.Message{Message: msg.message()}
 				switch {
 				case w == export.WeightsRecorded && p.weight >= 0:
 					m.Weight = weight(int(p.weight))
@@ -435,7 +438,7 @@ func weight(n int) *int { return &n }
 
 // header is the header of commit c.
 func header(c *dag.Commit) dag.Header {
-	return dag.Header{Parent: c.Parent(), Kind: c.Kind, Role: c.Role, Blob: c.Blob}
+	return dag.Header{Parent: c.Parent(), Kind: c.Kind, Role: c.Role, Blob: c.Blob, Shaped: len(c.Meta) > 0}
 }
 
 // promptSeq yields the conversation ending at h, each time it is ranged
@@ -536,8 +539,8 @@ func (t *Tract) exportTurn(ctx context.Context, tn *turn) (et export.Turn, ok bo
 			if err != nil {
 				return Message{}, fmt.Errorf("commit %s: %w", h.Short(), err)
 			}
-			m, _, err := compileOne(tx, header(c), false)
-			return m, err
+			m, _, err := compileOne(tx, h, header(c), false)
+			return m.message(), err
 		}
 		if !accepted.IsZero() {
 			m, err := text(accepted)

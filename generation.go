@@ -87,14 +87,19 @@ func (g *generation) ask(ctx context.Context) (answer, error) {
 	}
 	g.res.Usage = g.res.Usage.Add(resp.Usage)
 	g.res.Model = resp.Model
-	if n, limit := int64(len(resp.Content)), g.t.limits.MessageSize; n > limit {
+	a, err := answerOf(resp)
+	if err != nil {
+		return answer{}, &modelError{err: err}
+	}
+	if n, limit := int64(max(len(a.text), len(a.shape))), g.t.limits.MessageSize; n > limit {
 		// An answer the repository cannot hold cannot be an attempt (it
 		// could be neither committed nor inspected): it fails the model
 		// call, and the turn ends as after any model failure.
 		return answer{}, &modelError{err: &TooLargeError{What: fmt.Sprintf("the model's answer (attempt %d)", g.attempt),
 			Size: n, Limit: limit, Which: LimitMessageSize}}
 	}
-	g.last = answer{text: resp.Content, model: resp.Model, usage: resp.Usage, structured: structuredRecord(g.cfg.schema, resp)}
+	a.structured = structuredRecord(g.cfg.schema, resp)
+	g.last = a
 	g.res.Attempts = g.attempt
 	return g.last, nil
 }
@@ -309,7 +314,7 @@ func (g *generation) purify(ctx context.Context, restore Hash) error {
 // finish records the accepted answer in the result and, when asked, the
 // provenance note after it.
 func (g *generation) finish(a answer) error {
-	g.res.Text, g.res.Commit = a.text, g.lastCommit
+	g.res.Text, g.res.ToolCalls, g.res.Commit = a.text, a.calls, g.lastCommit
 	if !g.cfg.note {
 		return nil
 	}

@@ -149,13 +149,14 @@ func (im *importer) run(msgs iter.Seq2[ImportMessage, error]) (ImportResult, err
 		if err != nil {
 			return ImportResult{}, err
 		}
-		if len(im.batch) == im.cfg.batchMessages || (len(im.batch) > 0 && im.size+len(m.Content) > im.cfg.batchBytes) {
+		size := m.size()
+		if len(im.batch) == im.cfg.batchMessages || (len(im.batch) > 0 && im.size+size > im.cfg.batchBytes) {
 			if err := im.sort(); err != nil {
 				return ImportResult{}, err
 			}
 		}
 		im.batch = append(im.batch, m)
-		im.size += len(m.Content)
+		im.size += size
 		im.n++
 		im.progress.Add(1)
 	}

@@ -382,6 +382,8 @@ func FuzzReadMessages(f *testing.F) {
 		"", " \n\t", " [ ] ", "hello", `[{"role":"user","content":"a"},{"role":"user"]`,
 		`[{"role":"user","content":"a"}`, `[{"role":"user","content":"a"}] x`, `{"role":"user","content":"\u00e9\ud800"}`,
 		"null", "[null]", `{"role":"user","content":"a"} true`,
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}],"refusal":null,"meta":{"k":1}}`,
+		`[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:,x","detail":"low"}}],"name":"n"}]`,
 	} {
 		f.Add([]byte(s))
 	}

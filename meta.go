@@ -58,6 +58,10 @@ import (
 //	                            import of the OpenAI fine-tuning format
 //	                            read it (MetaWeight); tract export writes
 //	                            it back
+//	"shape"            object   on a commit whose message is more than a
+//	                            role and a text (content parts, tool
+//	                            calls, …): the message object, see
+//	                            MetaShape
 //
 // AttemptRecord, Provenance and FailureRecord read them back typed (and
 // Task the task id); CompressRange reads
@@ -226,6 +230,7 @@ type turnMeta struct {
 	Restore        *Hash             `json:"restore,omitempty"`
 	Validators     []string          `json:"validators,omitempty"`
 	Structured     *StructuredRecord `json:"structured_output,omitempty"`
+	Shape          json.RawMessage   `json:"shape,omitempty"`
 }
 
 // commitConfig returns the commit configuration that writes m.
@@ -317,7 +322,7 @@ func checkMeta(meta []byte) error {
 		return nil
 	}
 	keys := [...]string{MetaAttempt, MetaDiagnosis, MetaDuration, MetaError, MetaEscalation, MetaFailure, MetaModel, MetaPinned,
-		MetaProvenance, MetaProvider, MetaRestore, MetaStructured, MetaTask, MetaUsage, MetaValid, MetaValidatorError, MetaValidators, MetaWeight}
+		MetaProvenance, MetaProvider, MetaRestore, MetaShape, MetaStructured, MetaTask, MetaUsage, MetaValid, MetaValidatorError, MetaValidators, MetaWeight}
 	var m map[string]json.RawMessage
 	for _, k := range keys {
 		if !bytes.Contains(meta, []byte(`"`+k+`"`)) { // the common case: not there at all
@@ -369,6 +374,8 @@ func checkMetaValue(k string, raw json.RawMessage) error {
 		if got != "an array" || json.Unmarshal(raw, &specs) != nil {
 			return wrong("an array of strings")
 		}
+	case MetaShape:
+		return checkShapeValue(raw)
 	case MetaUsage:
 		if got != "an object" {
 			return wrong(wantObject)

@@ -3,7 +3,6 @@ package tract
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/jsonerr"
+	"github.com/tractdag/tract/llm"
 )
 
 // ReadOption configures ReadMessages.
@@ -25,8 +25,10 @@ func ReadLimits(l Limits) ReadOption {
 }
 
 // ReadMessages returns the messages of r, read as a stream: a JSON array of
-// OpenAI messages ({"role","content"} objects, as Compile's JSON prints
-// them, optionally with "kind" and "meta") or one such object per line.
+// OpenAI messages (objects as Compile's JSON prints them, optionally with
+// "kind" and "meta"; see ImportMessage.UnmarshalJSON for the shapes read)
+// or one such object per line. A shape tract does not support is an error
+// naming the message and the member ("content[1].type").
 //
 // Memory stays bounded whatever r holds. Each message's JSON (a line, or
 // an element of the array) is read up to the line size limit, and r up to
@@ -226,14 +228,19 @@ func (mr *messageReader) message(n int) (ImportMessage, error) {
 		}
 		return fail(fmt.Errorf("%w: not valid UTF-8 at byte offset %d of the input%s", ErrInvalidText, start+int64(i), at))
 	}
-	var m *ImportMessage // stays nil for a JSON null
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fail(fmt.Errorf("not a JSON object with role and content: %w", jsonerr.Wrap(err)))
-	}
-	if m == nil {
+	if string(raw) == "null" {
 		return fail(errors.New("not a JSON object with role and content: got null"))
 	}
-	if err := mr.lim.checkText("the text", m.Content); err != nil {
+	m := new(ImportMessage)
+	// Called directly, not through json.Unmarshal, which would check the
+	// whole message's syntax once more first: UnmarshalJSON checks it.
+	if err := m.UnmarshalJSON(raw); err != nil {
+		if fe := (*llm.FieldError)(nil); errors.As(err, &fe) {
+			return fail(err) // names the member: "content[1].type …"
+		}
+		return fail(fmt.Errorf("not a JSON object with role and content: %w", jsonerr.Wrap(err)))
+	}
+	if err := mr.lim.checkMessage(m); err != nil {
 		return fail(err)
 	}
 	if err := mr.lim.checkMeta(m.Meta); err != nil {

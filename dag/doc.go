@@ -46,6 +46,39 @@
 // a change that alters them changes every commit's name and needs a new
 // version tag, not a refreshed golden file.
 //
+// # Message shapes
+//
+// Most commits are a role and a text: the blob is the text, and Compile
+// sends it as the message's "content" string. An OpenAI message can be more:
+// content as an array of parts (text, image_url, input_audio, file), an
+// assistant's tool_calls (with content null when there is no text), a tool
+// message's tool_call_id, a name, and members tract has no field for. Such
+// a commit keeps
+//
+//   - in its blob, the message's readable text, what log, show, grep and
+//     compression read: the content string, or each part on its own line
+//     (a text part as its text, any other as a description such as
+//     "[image: data:image/png…(12 KB)]"), then one line per tool call,
+//     "→ tool call NAME(ARGUMENTS)" (llm.Message.Text makes it);
+//   - in its metadata, under [ShapeKey] ("shape"), the message object
+//     itself without "role", and without "content" when the content is
+//     the blob's text as a string (no parts, no tool calls). Like all
+//     metadata it is canonical JSON: keys sorted at every level, so the
+//     same message always makes the same commit, whatever order its keys
+//     came in.
+//
+// A message that is only a role and a string content has no shape, and
+// its commit is exactly what it was before shapes existed. Compile rebuilds
+// the message from the shape: the role from the commit, "content" from the
+// shape when it has one, else the blob's text; the members it writes in
+// the order llm.Message documents, and members it has no field for in
+// canonical form. The shape is part of the commit's metadata, so the
+// commit's hash covers it; it counts against the repository's message size
+// limit (a data: URL can be large), not the metadata limit. The readable
+// text is part of the commit too: a change to how llm.Message.Text renders
+// parts or tool calls changes the commits that new imports make (not the
+// messages Compile gives back), so it is a format change like any other.
+//
 // # Walks
 //
 // [WalkFirstParent] follows first parents from a tip (what Log shows). Over a

@@ -255,6 +255,10 @@ type Header struct {
 	Kind   Kind
 	Role   Role
 	Blob   Hash
+	// Shaped is set when the metadata may hold a message shape: when it
+	// mentions the key ShapeKey anywhere. A commit whose metadata has the
+	// key at the top level always has it set; others rarely do.
+	Shaped bool
 }
 
 // DecodeHeader reads a commit encoding's header without allocating (kinds
@@ -282,6 +286,9 @@ func DecodeHeader(b []byte) (Header, error) {
 	d.hash(&hd.Blob)
 	if d.err != nil {
 		return Header{}, d.err
+	}
+	if meta := (&decoder{b: d.b}).bytes(); len(meta) > 0 {
+		hd.Shaped = bytes.Contains(meta, shapeKeyJSON)
 	}
 	if !hd.Kind.Valid() || !hd.Role.Valid() {
 		return Header{}, fmt.Errorf("%w: invalid kind %q or role %q", ErrBadEncoding, hd.Kind, hd.Role)

@@ -5,13 +5,6 @@ import (
 	"encoding/json"
 )
 
-// Message is one entry of a chat conversation as a model sees it. It maps
-// one to one onto the OpenAI chat-completions message object.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 // Usage counts the tokens of one or more model calls, as the server reports them.
 type Usage struct {
 	// PromptTokens counts the input: for Anthropic, input_tokens plus the
@@ -94,6 +87,10 @@ const (
 type Response struct {
 	// Content is the full text of the answer.
 	Content string
+	// ToolCalls are the function calls the answer makes, in order (nil
+	// when it makes none); a streamed answer's are assembled from its
+	// chunks.
+	ToolCalls []ToolCall
 	// Model is the model that answered, as the server names it.
 	Model string
 	// Usage is the token usage the server reported (zero when it reported none).
@@ -105,6 +102,12 @@ type Response struct {
 	// StructuredRejected, StructuredError is the server's refusal.
 	Structured      StructuredOutcome
 	StructuredError string
+}
+
+// Message returns the answer as the assistant message it adds to the
+// conversation.
+func (r *Response) Message() Message {
+	return Message{Role: "assistant", Content: r.Content, ToolCalls: r.ToolCalls}
 }
 
 // Client answers chat-completion requests. Implementations retry transient

@@ -85,6 +85,26 @@
 // with the refusal in StructuredError. The answer still needs validating:
 // a server may ignore the schema.
 //
+// # Messages
+//
+// A Message is an OpenAI chat message. Message{Role: "user", Content: "hi"}
+// is the common case; the other fields carry the rest of what OpenAI
+// clients send: Parts (content as an array of text, image_url, input_audio
+// and file parts), ToolCalls (an assistant's function calls; with no text
+// its content is sent as null), ToolCallID (the call a tool message
+// answers), Name, and Extra (any other member, sent as is). MarshalJSON
+// writes the members in one documented order; UnmarshalJSON reads them in
+// any, refusing a shape it cannot carry with a *FieldError that names the
+// member ("content[1].type") and wraps ErrUnsupported. Text renders a
+// message for people: the text, a short line per other part and per tool
+// call.
+//
+// The client sends the messages of a Request exactly as MarshalJSON writes
+// them (without HTML escaping), and returns an answer's tool calls in
+// Response.ToolCalls, those of a stream assembled from their pieces.
+// Answers are read leniently: members tract does not keep ("refusal",
+// "annotations") are ignored.
+//
 // # Errors
 //
 // Every failure of a call is one of these, each usable with errors.As, and

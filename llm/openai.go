@@ -197,11 +197,15 @@ func (c *OpenAI) encode(req Request) (body []byte, schemaSent bool, err error) {
 			Name: req.Schema.Name, Schema: req.Schema.Schema, Strict: req.Schema.Strict,
 		}}
 	}
-	b, err := json.Marshal(wire)
-	if err != nil {
+	// Without HTML escaping: the messages go out as they were written
+	// ("<" stays "<"), as Compile's JSON prints them.
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(wire); err != nil {
 		return nil, false, fmt.Errorf("chat completion: encode request: %w", err)
 	}
-	return b, req.Schema != nil, nil
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), req.Schema != nil, nil
 }
 
 // attempt makes one HTTP request. delivered reports whether any part of the

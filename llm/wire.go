@@ -65,13 +65,72 @@ type streamOptions struct {
 type chatResponse struct {
 	Model   string `json:"model"`
 	Choices []struct {
-		Index        int      `json:"index"`
-		Message      *Message `json:"message"`
-		Delta        *Message `json:"delta"`
-		FinishReason *string  `json:"finish_reason"`
+		Index        int            `json:"index"`
+		Message      *answerMessage `json:"message"`
+		Delta        *answerMessage `json:"delta"`
+		FinishReason *string        `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *Usage          `json:"usage"`
 	Error json.RawMessage `json:"error"`
+}
+
+// answerMessage is the message of an answer, or the delta of a stream
+// chunk. It is read leniently (unlike Message, which reads what a user
+// gives): members tract does not keep, as "refusal" or "annotations", are
+// ignored, and so is the "index" of the tool calls some servers send in a
+// whole answer too.
+type answerMessage struct {
+	Content   string         `json:"content"`
+	ToolCalls []wireToolCall `json:"tool_calls"`
+}
+
+// wireToolCall is a tool call of an answer, or a piece of one in a stream:
+// the first piece of a call has its index, id, type and name; the pieces
+// after it, the same index and more of the arguments.
+type wireToolCall struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// toolCalls assembles the tool calls of an answer from its pieces.
+type toolCalls struct {
+	calls []ToolCall
+	size  int // bytes of names and arguments gathered
+}
+
+// add takes one piece: it starts a call when its index is new (or, from a
+// server that numbers none, when it has an id), else extends the call it
+// names.
+func (t *toolCalls) add(w wireToolCall) error {
+	i := len(t.calls) - 1
+	switch {
+	case w.Index != nil && *w.Index >= 0 && *w.Index < len(t.calls):
+		i = *w.Index
+	case w.Index != nil && *w.Index == len(t.calls), w.Index == nil && (w.ID != "" || i < 0):
+		t.calls = append(t.calls, ToolCall{Type: "function"})
+		i++
+	case w.Index != nil:
+		return fmt.Errorf("tool call index %d skips calls (%d so far)", *w.Index, len(t.calls))
+	}
+	c := &t.calls[i]
+	if w.ID != "" {
+		c.ID = w.ID
+	}
+	if w.Type != "" {
+		c.Type = w.Type
+	}
+	c.Function.Name += w.Function.Name
+	c.Function.Arguments += w.Function.Arguments
+	t.size += len(w.Function.Name) + len(w.Function.Arguments)
+	if t.size > maxBody {
+		return fmt.Errorf("tool calls longer than %d bytes", maxBody)
+	}
+	return nil
 }
 
 // errorBody is the OpenAI error document {"error": {...}}; some servers
@@ -274,6 +333,15 @@ func (c *OpenAI) readJSON(resp *http.Response) (*Response, error) {
 		return nil, c.badResponse(status, "first choice has no message", trimmed)
 	}
 	r := &Response{Content: ch.Message.Content, Model: doc.Model}
+	var calls toolCalls
+	for _, w := range ch.Message.ToolCalls {
+		next := len(calls.calls) // a whole answer lists its calls in order
+		w.Index = &next
+		if err := calls.add(w); err != nil {
+			return nil, c.badResponse(status, err.Error(), trimmed)
+		}
+	}
+	r.ToolCalls = calls.calls
 	if ch.FinishReason != nil {
 		r.FinishReason = *ch.FinishReason
 	}
@@ -311,6 +379,7 @@ func (c *OpenAI) readStream(resp *http.Response, onDelta func(string)) (*Respons
 	var (
 		out       Response
 		content   strings.Builder
+		calls     toolCalls
 		delivered bool
 		lastLine  []byte
 	)
@@ -325,7 +394,7 @@ func (c *OpenAI) readStream(resp *http.Response, onDelta func(string)) (*Respons
 		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
 			data = bytes.TrimSpace(data)
 			if string(data) == "[DONE]" {
-				out.Content = content.String()
+				out.Content, out.ToolCalls = content.String(), calls.calls
 				return &out, delivered, nil
 			}
 			if len(data) > 0 {
@@ -357,6 +426,13 @@ func (c *OpenAI) readStream(resp *http.Response, onDelta func(string)) (*Respons
 						onDelta(ch.Delta.Content)
 						delivered = true
 					}
+					if ch.Delta != nil {
+						for _, w := range ch.Delta.ToolCalls {
+							if err := calls.add(w); err != nil {
+								return nil, delivered, c.badResponse(status, err.Error(), data)
+							}
+						}
+					}
 					if ch.FinishReason != nil && *ch.FinishReason != "" {
 						out.FinishReason = *ch.FinishReason
 					}
@@ -368,7 +444,7 @@ func (c *OpenAI) readStream(resp *http.Response, onDelta func(string)) (*Respons
 		if err == io.EOF {
 			if out.FinishReason != "" {
 				// Finished but no [DONE]: some servers omit it. Accept.
-				out.Content = content.String()
+				out.Content, out.ToolCalls = content.String(), calls.calls
 				return &out, delivered, nil
 			}
 			return nil, delivered, c.badResponse(status, fmt.Sprintf(

@@ -84,7 +84,8 @@ func (s *Session) secretTurn(ctx context.Context, text string) error {
 		st.failed = err
 		return fmt.Errorf("secret message failed (nothing was written): %w", err)
 	}
-	s.answered(resp.Content)
-	st.transcript = append(st.transcript, user, tract.Message{Role: string(tract.RoleAssistant), Content: resp.Content})
+	answer := resp.Message() // with its tool calls, if it makes any
+	s.answered(answer.Text())
+	st.transcript = append(st.transcript, user, answer)
 	return nil
 }

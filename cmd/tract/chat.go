@@ -405,6 +405,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		case opts.JSON:
 		case streaming:
 			fmt.Fprintln(f.IO.Out)
+			printToolCalls(f.IO.Out, res) // not streamed as text
 		default:
 			fmt.Fprintln(f.IO.Out, res.Text)
 		}

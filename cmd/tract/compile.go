@@ -64,7 +64,7 @@ func compileRun(cmd *cobra.Command, opts *CompileOptions) error {
 			if n > 0 {
 				fmt.Fprintln(f.IO.Out)
 			}
-			fmt.Fprintf(f.IO.Out, "%s\n%s\n", p.refs("["+m.Role+"]"), m.Content)
+			fmt.Fprintf(f.IO.Out, "%s\n%s\n", p.refs("["+m.Role+"]"), m.Text())
 			n++
 		}
 		return nil

@@ -85,8 +85,9 @@ func renderMeta(w io.Writer, p palette, d dates, c *tract.CommitInfo) {
 	if r, ok := c.FailureRecord(); ok {
 		renderFailure(w, p, d, r)
 	}
+	renderShape(w, c)
 	var buf bytes.Buffer
-	if json.Indent(&buf, c.Meta, "    ", "  ") == nil {
+	if meta := metaWithoutShape(c.Meta); meta != nil && json.Indent(&buf, meta, "    ", "  ") == nil {
 		fmt.Fprintf(w, "\nMetadata:\n    %s\n", strings.TrimSpace(buf.String()))
 	}
 }

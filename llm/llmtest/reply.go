@@ -15,6 +15,10 @@ import (
 type Reply struct {
 	// Content is the answer's text.
 	Content string
+	// ToolCalls are the answer's function calls (its content is null when
+	// it has no text). A stream sends each in pieces: its id, type and
+	// name first, then its arguments in two halves.
+	ToolCalls []llm.ToolCall
 	// Status, when not 0 or 200, answers with that status and an OpenAI error
 	// document carrying Message (unless Body is set).
 	Status  int

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tractdag/tract/llm"
 )
@@ -64,12 +65,14 @@ const (
 	WireAnthropic = "anthropic"
 )
 
-// LastMessage returns the content of the request's last message ("" if none).
+// LastMessage returns the text of the request's last message ("" if
+// none): its content, or for a message of parts or tool calls, its
+// readable text (llm.Message.Text).
 func (r Request) LastMessage() string {
 	if len(r.Messages) == 0 {
 		return ""
 	}
-	return r.Messages[len(r.Messages)-1].Content
+	return r.Messages[len(r.Messages)-1].Text()
 }
 
 // Server is an HTTP server speaking the OpenAI chat-completions protocol
@@ -469,7 +472,7 @@ func usageFor(rec Request, r Reply) llm.Usage {
 	}
 	prompt := 0
 	for _, m := range rec.Messages {
-		prompt += estimateTokens(m.Content) + 4
+		prompt += estimateTokens(m.Text()) + 4
 	}
 	completion := estimateTokens(r.Content)
 	return llm.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
@@ -488,6 +491,9 @@ func finishFor(r Reply) string {
 	if r.FinishReason != "" {
 		return r.FinishReason
 	}
+	if len(r.ToolCalls) > 0 {
+		return "tool_calls"
+	}
 	return "stop"
 }
 
@@ -504,12 +510,24 @@ func writeJSON(w http.ResponseWriter, n int, rec Request, r Reply) {
 		"model":   modelFor(rec, r),
 		"choices": []any{map[string]any{
 			"index":         0,
-			"message":       map[string]any{"role": "assistant", "content": r.Content},
+			"message":       answerMessage(r),
 			"finish_reason": finishFor(r),
 		}},
 		"usage": usage,
 	})
 	writeRaw(w, Reply{Body: string(body), Truncate: r.Truncate, Header: r.Header}, http.StatusOK)
+}
+
+// answerMessage is the message of a non-streamed answer.
+func answerMessage(r Reply) map[string]any {
+	m := map[string]any{"role": "assistant", "content": r.Content}
+	if len(r.ToolCalls) > 0 {
+		m["tool_calls"] = r.ToolCalls
+		if r.Content == "" {
+			m["content"] = nil
+		}
+	}
+	return m
 }
 
 // writeStream sends a chat completion as server-sent events: a role chunk,
@@ -567,6 +585,23 @@ func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, n int, 
 	if r.ErrorEvent != "" {
 		send(map[string]any{"error": map[string]any{"message": r.Message, "type": r.ErrorEvent, "code": nil}})
 		return
+	}
+	for i, c := range r.ToolCalls {
+		args := c.Function.Arguments
+		half := len(args) / 2
+		for half > 0 && !utf8.RuneStart(args[half]) {
+			half-- // both halves valid UTF-8
+		}
+		pieces := []map[string]any{
+			{"index": i, "id": c.ID, "type": c.Type, "function": map[string]any{"name": c.Function.Name, "arguments": ""}},
+			{"index": i, "function": map[string]any{"arguments": args[:half]}},
+			{"index": i, "function": map[string]any{"arguments": args[half:]}},
+		}
+		for _, p := range pieces {
+			if !send(chunk(map[string]any{"tool_calls": []any{p}}, nil)) {
+				return
+			}
+		}
 	}
 	if !send(chunk(map[string]any{}, finishFor(r))) {
 		return
