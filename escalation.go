@@ -22,7 +22,9 @@ const (
 	// EscalatePermission: the key may not do this (HTTP 403).
 	EscalatePermission EscalationReason = "permission"
 	// EscalateMalformedRequest: the server rejected the request as
-	// malformed (HTTP 400).
+	// malformed (HTTP 400), or the client could not express it for its
+	// provider (an error wrapping llm.ErrUnsupported: an audio part sent
+	// to Anthropic, say).
 	EscalateMalformedRequest EscalationReason = "malformed_request"
 	// EscalateContextLength: the context exceeds the model's window.
 	EscalateContextLength EscalationReason = "context_length"
@@ -80,7 +82,8 @@ func escalationOf(err error) (EscalationReason, bool) {
 		return EscalateAuth, true
 	case errors.As(err, &ctxLen):
 		return EscalateContextLength, true
-	case errors.As(err, &api) && api.StatusCode == http.StatusBadRequest && !isTyped(err):
+	case errors.As(err, &api) && api.StatusCode == http.StatusBadRequest && !isTyped(err),
+		errors.Is(err, llm.ErrUnsupported): // a message the provider has no place for: never sent
 		return EscalateMalformedRequest, true
 	}
 	return "", false

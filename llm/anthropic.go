@@ -113,7 +113,10 @@ func (c *Anthropic) encode(req Request) (body []byte, schemaSent bool, err error
 	if model == "" {
 		model = c.model
 	}
-	system, msgs := anthropicMessages(req.Messages)
+	system, msgs, err := anthropicMessages(req.Messages)
+	if err != nil {
+		return nil, false, fmt.Errorf("anthropic: %w", err)
+	}
 	wire := anthropicRequest{
 		Model:       model,
 		MaxTokens:   c.maxTokens,
@@ -132,31 +135,6 @@ func (c *Anthropic) encode(req Request) (body []byte, schemaSent bool, err error
 		return nil, false, fmt.Errorf("chat completion: encode request: %w", err)
 	}
 	return b, schemaSent, nil
-}
-
-// anthropicMessages maps tract's messages onto the Messages API: system
-// messages, wherever they are, become the system text (joined by blank
-// lines); assistant messages stay; any other role is the user's; and
-// consecutive messages of one role are merged into one, joined by a blank
-// line, as the API requires roles to alternate.
-func anthropicMessages(in []Message) (system string, out []anthropicMessage) {
-	var sys []string
-	for _, m := range in {
-		role := "user"
-		switch m.Role {
-		case "system", "developer":
-			sys = append(sys, m.Content)
-			continue
-		case "assistant":
-			role = "assistant"
-		}
-		if n := len(out); n > 0 && out[n-1].Role == role {
-			out[n-1].Content += "\n\n" + m.Content
-			continue
-		}
-		out = append(out, anthropicMessage{Role: role, Content: m.Content})
-	}
-	return strings.Join(sys, "\n\n"), out
 }
 
 // isObjectSchema reports whether a JSON Schema describes an object, the

@@ -27,11 +27,6 @@ type anthropicRequest struct {
 	ToolChoice  *anthropicToolChoice `json:"tool_choice,omitempty"`
 }
 
-type anthropicMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 type anthropicTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`

@@ -59,7 +59,12 @@
 // requires: system messages, wherever they are, are joined (by blank
 // lines) into the top-level system field; consecutive messages of one role
 // are merged into one, joined by a blank line; any role other than
-// assistant is sent as the user's. A streamed answer is read from the
+// assistant is sent as the user's. The shapes beyond text become content
+// blocks: text parts text blocks, image_url parts image blocks (base64
+// from a data: URL, else by URL), PDF file parts documents, tool calls
+// tool_use blocks, tool messages tool_result blocks; audio parts, files by
+// id and other documents are refused before the send with an error
+// wrapping ErrUnsupported, and names and Extra members are not sent. A streamed answer is read from the
 // events message_start, content_block_start, content_block_delta
 // (text_delta), content_block_stop, message_delta (stop reason, output
 // tokens), message_stop and ping; an error event in the stream ends the

@@ -1,0 +1,188 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// anthropicMessage is one message of a Messages API request. Its content
+// is a string (Text) when the message is only text, and content blocks
+// when it has images, documents, tool calls or tool results.
+type anthropicMessage struct {
+	Role   string
+	Text   string
+	Blocks []anthropicContent
+}
+
+// MarshalJSON writes {"role", "content"}, the content a string or blocks.
+func (m anthropicMessage) MarshalJSON() ([]byte, error) {
+	var content any = m.Text
+	if m.Blocks != nil {
+		content = m.Blocks
+	}
+	return json.Marshal(struct {
+		Role    string `json:"role"`
+		Content any    `json:"content"`
+	}{m.Role, content})
+}
+
+// blocks returns m's content as blocks: its text as a text block when it
+// has no blocks (none for no text).
+func (m anthropicMessage) blocks() []anthropicContent {
+	if m.Blocks != nil {
+		return m.Blocks
+	}
+	if m.Text == "" {
+		return []anthropicContent{}
+	}
+	return []anthropicContent{{Type: "text", Text: m.Text}}
+}
+
+// anthropicContent is a content block of a request: text, image,
+// document, tool_use (an assistant's tool call) or tool_result (a tool
+// message's answer).
+type anthropicContent struct {
+	Type      string           `json:"type"`
+	Text      string           `json:"text,omitempty"`
+	Source    *anthropicSource `json:"source,omitempty"`
+	ID        string           `json:"id,omitempty"`
+	Name      string           `json:"name,omitempty"`
+	Input     json.RawMessage  `json:"input,omitempty"`
+	ToolUseID string           `json:"tool_use_id,omitempty"`
+	Content   string           `json:"content,omitempty"`
+}
+
+// anthropicSource is where an image or a document block's data is: inline
+// (base64, with its media type) or at a URL.
+type anthropicSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+// anthropicMessages maps tract's messages onto the Messages API: system
+// messages, wherever they are, become the system text (joined by blank
+// lines); assistant messages stay; any other role is the user's; and
+// consecutive messages of one role are merged into one, joined by a blank
+// line, as the API requires roles to alternate. The shapes beyond text
+// become content blocks: a text part a text block, an image_url part an
+// image (base64 from a data: URL, else by URL), a PDF file part a
+// document, an assistant's tool call a tool_use block (its arguments, a
+// JSON object, the input), and a tool message a tool_result block in a
+// user message. What the API has no place for (audio parts, files by id
+// or of other types, an image URL that is neither data: nor http(s):) is
+// an error wrapping ErrUnsupported; a name, and members kept in Extra,
+// are not sent.
+func anthropicMessages(in []Message) (system string, out []anthropicMessage, err error) {
+	var sys []string
+	for i, m := range in {
+		if m.Role == "system" || m.Role == "developer" {
+			sys = append(sys, m.Text())
+			continue
+		}
+		am, err := anthropicMessageOf(m)
+		if err != nil {
+			return "", nil, fmt.Errorf("message %d (%s): %w", i+1, m.Role, err)
+		}
+		n := len(out)
+		switch {
+		case n == 0 || out[n-1].Role != am.Role:
+			out = append(out, am)
+		case out[n-1].Blocks == nil && am.Blocks == nil:
+			out[n-1].Text += "\n\n" + am.Text
+		default:
+			out[n-1].Blocks = append(out[n-1].blocks(), am.blocks()...)
+		}
+	}
+	return strings.Join(sys, "\n\n"), out, nil
+}
+
+// anthropicMessageOf maps one message that is not a system message.
+func anthropicMessageOf(m Message) (anthropicMessage, error) {
+	role := "user"
+	if m.Role == "assistant" {
+		role = "assistant"
+	}
+	if m.Parts == nil && m.ToolCalls == nil && m.Role != "tool" {
+		return anthropicMessage{Role: role, Text: m.Content}, nil
+	}
+	blocks := []anthropicContent{}
+	if m.Role == "tool" {
+		blocks = append(blocks, anthropicContent{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Text()})
+		return anthropicMessage{Role: role, Blocks: blocks}, nil
+	}
+	if m.Content != "" {
+		blocks = append(blocks, anthropicContent{Type: "text", Text: m.Content})
+	}
+	for i, p := range m.Parts {
+		b, err := anthropicPart(p)
+		if err != nil {
+			return anthropicMessage{}, fmt.Errorf("content[%d]: %w", i, err)
+		}
+		if b != nil {
+			blocks = append(blocks, *b)
+		}
+	}
+	for i, c := range m.ToolCalls {
+		input := json.RawMessage(c.Function.Arguments)
+		if strings.TrimSpace(c.Function.Arguments) == "" {
+			input = json.RawMessage("{}")
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(input, &obj) != nil {
+			return anthropicMessage{}, fmt.Errorf("tool_calls[%d]: the arguments of %s are not a JSON object, which a tool_use input must be: %w",
+				i, c.Function.Name, ErrUnsupported)
+		}
+		blocks = append(blocks, anthropicContent{Type: "tool_use", ID: c.ID, Name: c.Function.Name, Input: input})
+	}
+	return anthropicMessage{Role: role, Blocks: blocks}, nil
+}
+
+// anthropicPart maps a content part to a block (nil for an empty text).
+func anthropicPart(p Part) (*anthropicContent, error) {
+	switch p.Type {
+	case PartText:
+		if p.Text == "" {
+			return nil, nil // the API refuses empty text blocks
+		}
+		return &anthropicContent{Type: "text", Text: p.Text}, nil
+	case PartImageURL:
+		src, err := anthropicSourceOf(p.ImageURL.URL, true)
+		if err != nil {
+			return nil, fmt.Errorf("image_url: %w", err)
+		}
+		return &anthropicContent{Type: "image", Source: src}, nil
+	case PartFile:
+		if p.File.FileData == "" {
+			return nil, fmt.Errorf("file: a file by id (%s) is OpenAI's to resolve: %w", p.File.FileID, ErrUnsupported)
+		}
+		src, err := anthropicSourceOf(p.File.FileData, false)
+		if err != nil {
+			return nil, fmt.Errorf("file: %w", err)
+		}
+		if src.MediaType != "application/pdf" {
+			return nil, fmt.Errorf("file: %s documents cannot be sent to Anthropic (PDF only): %w", src.MediaType, ErrUnsupported)
+		}
+		return &anthropicContent{Type: "document", Source: src}, nil
+	}
+	return nil, fmt.Errorf("%s parts cannot be sent to Anthropic: %w", p.Type, ErrUnsupported)
+}
+
+// anthropicSourceOf returns the source of a data: URL (base64 only), or
+// with byURL of an http(s) URL.
+func anthropicSourceOf(u string, byURL bool) (*anthropicSource, error) {
+	if rest, ok := strings.CutPrefix(u, "data:"); ok {
+		meta, data, ok := strings.Cut(rest, ",")
+		mediaType, isBase64 := strings.CutSuffix(meta, ";base64")
+		if !ok || !isBase64 || mediaType == "" {
+			return nil, fmt.Errorf("a data: URL must be base64 with a media type (data:image/png;base64,…): %w", ErrUnsupported)
+		}
+		return &anthropicSource{Type: "base64", MediaType: mediaType, Data: data}, nil
+	}
+	if byURL && (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) {
+		return &anthropicSource{Type: "url", URL: u}, nil
+	}
+	return nil, fmt.Errorf("%.40q is neither a data: URL nor an http(s) URL: %w", u, ErrUnsupported)
+}
