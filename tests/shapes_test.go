@@ -120,3 +120,29 @@ func TestChat_ToolCallAnswerIsKept(t *testing.T) {
 	body := string(reqs[1].Body)
 	assert.Contains(t, body, `{"role":"assistant","content":null,"tool_calls":[{"id":"call_7","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},{"role":"tool","content":"22C, sunny","tool_call_id":"call_7"},{"role":"user","content":"so?"}`)
 }
+
+// Every shape goes out through tract export and comes back through
+// import --format openai byte for byte.
+func TestExport_EveryShapeRoundTrips(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	in := filepath.Join(s.dir, "chat.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(strings.Join(shapeLines, "\n")+"\n"), 0o644))
+	s.ok("import", in)
+
+	first := s.ok("export").Stdout
+	var line struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(first), &line))
+	require.Len(t, line.Messages, len(shapeLines))
+	for i, raw := range line.Messages {
+		assert.Equal(t, shapeLines[i], string(raw), "message %d", i+1)
+	}
+	out := filepath.Join(s.dir, "sft.jsonl")
+	require.NoError(t, os.WriteFile(out, []byte(first), 0o644))
+	s.ok("import", "--format", "openai", "--name", "copy", out)
+	assert.Equal(t, first, s.ok("export", "copy-1").Stdout)
+	s.fsckOK()
+}
