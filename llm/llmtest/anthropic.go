@@ -106,35 +106,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		s.invalid(w, rec, problem)
 		return
 	}
-	if s.apiKey != "" && key != s.apiKey {
-		s.record(rec)
-		writeAnthropicError(w, Unauthorized(), key)
-		return
-	}
-	reply, n, ok := s.pick(rec)
-	if !ok {
-		writeAnthropicError(w, Error(http.StatusNotImplemented, fmt.Sprintf(
-			"llmtest: no reply scripted for this request (last message %q); script one with Server.Reply, When or Otherwise",
-			rec.LastMessage())), "")
-		return
-	}
-	if !s.pause(r.Context(), reply.Delay) || !s.hold(r.Context(), reply.Hold) {
-		return
-	}
-	switch {
-	case reply.Hangup && !(reply.Truncate && wire.Stream):
-		hangup(w)
-	case reply.Status != 0 && reply.Status != http.StatusOK:
-		writeAnthropicError(w, reply, key)
-	case reply.Body != "":
-		writeRaw(w, reply, http.StatusOK)
-	case reply.ErrorEvent != "" && !wire.Stream:
-		writeAnthropicError(w, Reply{Status: statusOfType(reply.ErrorEvent), Message: reply.Message}, key)
-	case wire.Stream:
-		s.writeAnthropicStream(r.Context(), w, n, rec, reply)
-	default:
-		writeAnthropicJSON(w, n, rec, reply)
-	}
+	s.answer(w, r, rec, key, wire.Stream, anthropicDialect)
 }
 
 // checkAnthropic returns what Anthropic would reject in a request, or "".

@@ -299,14 +299,35 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		rec.SchemaName, rec.Schema, rec.Strict = rf.JSONSchema.Name, rf.JSONSchema.Schema, rf.JSONSchema.Strict
 	}
 	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	s.answer(w, r, rec, key, wire.Stream, openAIDialect)
+}
+
+// dialect writes the replies of one wire format.
+type dialect struct {
+	// error writes an error reply; key is the request's API key, which
+	// some replies echo.
+	error func(w http.ResponseWriter, reply Reply, key string)
+	// json writes the n-th answer whole; stream writes it as a stream.
+	json   func(w http.ResponseWriter, n int, rec Request, reply Reply)
+	stream func(s *Server, ctx context.Context, w http.ResponseWriter, n int, rec Request, reply Reply)
+}
+
+var (
+	openAIDialect    = dialect{error: writeError, json: writeJSON, stream: (*Server).writeStream}
+	anthropicDialect = dialect{error: writeAnthropicError, json: writeAnthropicJSON, stream: (*Server).writeAnthropicStream}
+)
+
+// answer checks rec's key, picks the scripted reply and writes it in d's
+// wire format, as a stream when stream is set.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, rec Request, key string, stream bool, d dialect) {
 	if s.apiKey != "" && key != s.apiKey {
 		s.record(rec)
-		writeError(w, Unauthorized(), key)
+		d.error(w, Unauthorized(), key)
 		return
 	}
 	reply, n, ok := s.pick(rec)
 	if !ok {
-		writeError(w, Error(http.StatusNotImplemented, fmt.Sprintf(
+		d.error(w, Error(http.StatusNotImplemented, fmt.Sprintf(
 			"llmtest: no reply scripted for this request (last message %q); script one with Server.Reply, When or Otherwise",
 			rec.LastMessage())), "")
 		return
@@ -315,18 +336,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case reply.Hangup && !(reply.Truncate && wire.Stream):
+	case reply.Hangup && !(reply.Truncate && stream):
 		hangup(w)
 	case reply.Status != 0 && reply.Status != http.StatusOK:
-		writeError(w, reply, key)
+		d.error(w, reply, key)
 	case reply.Body != "":
 		writeRaw(w, reply, http.StatusOK)
-	case reply.ErrorEvent != "" && !wire.Stream:
-		writeError(w, Reply{Status: statusOfType(reply.ErrorEvent), Message: reply.Message}, key)
-	case wire.Stream:
-		s.writeStream(r.Context(), w, n, rec, reply)
+	case reply.ErrorEvent != "" && !stream:
+		d.error(w, Reply{Status: statusOfType(reply.ErrorEvent), Message: reply.Message}, key)
+	case stream:
+		d.stream(s, r.Context(), w, n, rec, reply)
 	default:
-		writeJSON(w, n, rec, reply)
+		d.json(w, n, rec, reply)
 	}
 }
 
