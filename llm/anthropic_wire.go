@@ -130,20 +130,9 @@ func (c *Anthropic) errorEvent(status int, raw json.RawMessage) error {
 // readJSON decodes a non-streamed answer. tool names the forced tool of a
 // schema ("" for none), whose input is the answer's text.
 func (c *Anthropic) readJSON(resp *http.Response, tool string) (*Response, error) {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	status, trimmed, err := c.readBody(resp, "Anthropic's is "+DefaultAnthropicBaseURL)
 	if err != nil {
-		return nil, c.transportError(fmt.Errorf("read response body: %w", err))
-	}
-	status := resp.StatusCode
-	if len(body) > maxBody {
-		return nil, c.badResponse(status, fmt.Sprintf("body larger than %d bytes", maxBody), body)
-	}
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 {
-		return nil, c.badResponse(status, "empty body", nil)
-	}
-	if isHTML(resp.Header.Get("Content-Type"), trimmed) {
-		return nil, c.badResponse(status, "got an HTML page instead of JSON (is the base URL right? Anthropic's is "+DefaultAnthropicBaseURL+")", trimmed)
+		return nil, err
 	}
 	var doc anthropicMessageBody
 	if err := json.Unmarshal(trimmed, &doc); err != nil {

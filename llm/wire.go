@@ -301,22 +301,34 @@ func (c *settings) badResponse(status int, reason string, body []byte) error {
 	}
 }
 
-// readJSON decodes a non-streamed answer.
-func (c *OpenAI) readJSON(resp *http.Response) (*Response, error) {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+// readBody reads the body of a non-streamed answer, at most maxBody
+// bytes, and returns it trimmed: an empty body, or an HTML page (a wrong
+// base URL; urlHint says what a right one looks like), is a
+// *BadResponseError.
+func (c *settings) readBody(resp *http.Response, urlHint string) (status int, body []byte, err error) {
+	body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return nil, c.transportError(fmt.Errorf("read response body: %w", err))
+		return 0, nil, c.transportError(fmt.Errorf("read response body: %w", err))
 	}
-	status := resp.StatusCode
+	status = resp.StatusCode
 	if len(body) > maxBody {
-		return nil, c.badResponse(status, fmt.Sprintf("body larger than %d bytes", maxBody), body)
+		return 0, nil, c.badResponse(status, fmt.Sprintf("body larger than %d bytes", maxBody), body)
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return nil, c.badResponse(status, "empty body", nil)
+		return 0, nil, c.badResponse(status, "empty body", nil)
 	}
 	if isHTML(resp.Header.Get("Content-Type"), trimmed) {
-		return nil, c.badResponse(status, "got an HTML page instead of JSON (is the base URL right? it usually ends in /v1)", trimmed)
+		return 0, nil, c.badResponse(status, "got an HTML page instead of JSON (is the base URL right? "+urlHint+")", trimmed)
+	}
+	return status, trimmed, nil
+}
+
+// readJSON decodes a non-streamed answer.
+func (c *OpenAI) readJSON(resp *http.Response) (*Response, error) {
+	status, trimmed, err := c.readBody(resp, "it usually ends in /v1")
+	if err != nil {
+		return nil, err
 	}
 	var doc chatResponse
 	if err := json.Unmarshal(trimmed, &doc); err != nil {
