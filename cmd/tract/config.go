@@ -26,7 +26,7 @@ func newCmdConfig(f *Factory, runF func(*ConfigOptions) error) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "config set|get|unset|list [KEY [VALUE]]",
-		Short: "Set your default model and system prompt",
+		Short: "Set your default model, provider and system prompt",
 		Long: `Read and write your settings: defaults for what you would otherwise give on
 every command line. The settings are:
 

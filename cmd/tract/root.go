@@ -266,6 +266,8 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 	root.PersistentFlags().BoolVarP(&f.Quiet, "quiet", "q", false, "show no progress line on the terminal during long work")
 	root.PersistentFlags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout,
 		"how long to wait while another process holds the repository, e.g. 30s (default $TRACT_LOCK_TIMEOUT, else 5s; 0: do not wait)")
+	// The usage says the default: pflag would print "(default 5s)" again.
+	root.PersistentFlags().Lookup("lock-timeout").DefValue = "0s"
 	root.PersistentFlags().StringVar(&f.MaxMessageSize, "max-message-size", "",
 		"the most text one message may hold: bytes, or a size such as 512KiB or 64MiB (default $TRACT_MAX_MESSAGE_SIZE, else 16MiB); "+
 			"an import line may hold 4 times that and 1MiB of metadata")
