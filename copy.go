@@ -412,8 +412,9 @@ func (c *copier) checkCounters(h dag.Hash, cm *dag.Commit, k store.Counters) err
 		}
 	}
 	if want = want.Next(cm.Kind, text); want != k {
-		return fmt.Errorf("commit %s: its index entry says %d commits, %d messages, %d tokens; its chain has %d, %d, %d: %w",
-			h, k.Depth, k.Messages, k.Tokens, want.Depth, want.Messages, want.Tokens, ErrCorrupt)
+		// Either entry may be the wrong one: name both.
+		return fmt.Errorf("commit %s: its index entry (%d commits, %d messages, %d tokens) does not follow from its parent %s's (which gives %d, %d, %d): %w",
+			h, k.Depth, k.Messages, k.Tokens, parent.Short(), want.Depth, want.Messages, want.Tokens, ErrCorrupt)
 	}
 	return nil
 }

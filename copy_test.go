@@ -272,7 +272,9 @@ func TestCopy_WrongCountersEntryIsReported(t *testing.T) {
 	}))
 	_, err = tract.CopyStore(ctx, st, store.NewMemory())
 	require.ErrorIs(t, err, tract.ErrCorrupt)
-	assert.Contains(t, err.Error(), "commit "+hs[1].String())
+	// Key order decides whether the entry itself or its child's is met
+	// first: either way the error names it.
+	assert.Contains(t, err.Error(), hs[1].Short())
 }
 
 func TestCopy_CancelledContextCopiesNothing(t *testing.T) {
