@@ -27,6 +27,7 @@ func BenchmarkCopy(b *testing.B) {
 	require.NoError(b, src.Close())
 	dir := b.TempDir()
 	var peak atomic.Uint64
+	batches := 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -54,10 +55,12 @@ func BenchmarkCopy(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		batches = res.Batches
 		if res.Commits != n {
 			b.Fatalf("copied %d commits, want %d", res.Commits, n)
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "messages/s")
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(batches), "batches")
 }
