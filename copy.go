@@ -117,7 +117,7 @@ func Copy(ctx context.Context, src, dst string, opts ...CopyOption) (*CopyResult
 		return nil, err
 	}
 	defer in.Close()
-	out, created, err := openCopyEnd(dst, true, cfg.open)
+	out, undo, err := openCopyEnd(dst, true, cfg.open)
 	if err != nil {
 		return nil, err
 	}
@@ -126,11 +126,7 @@ func Copy(ctx context.Context, src, dst string, opts ...CopyOption) (*CopyResult
 		err = cerr
 	}
 	if err != nil {
-		if created {
-			// dst did not exist: leave nothing behind, so that the copy
-			// can be run again.
-			os.Remove(dst)
-		}
+		undo()
 		return nil, err
 	}
 	res.Source, res.Destination = src, dst
@@ -138,27 +134,34 @@ func Copy(ctx context.Context, src, dst string, opts ...CopyOption) (*CopyResult
 }
 
 // openCopyEnd opens one end of a copy: the source with Open, read-only;
-// the destination with Open when it exists, else with Init (created
-// reports that). It is the one place Copy turns a location into a
-// repository.
-func openCopyEnd(loc string, dst bool, opts []Option) (t *Tract, created bool, err error) {
+// the destination with Open when it exists, else with Init. undo puts
+// back what opening the destination changed, for a copy that failed: it
+// removes a file Init created, and empties again a file that was empty.
+// It is the one place Copy turns a location into a repository.
+func openCopyEnd(loc string, dst bool, opts []Option) (t *Tract, undo func(), err error) {
+	undo = func() {}
 	if !dst {
 		t, err = Open(loc, append(opts[:len(opts):len(opts)], WithReadOnly())...)
 		if err != nil {
-			return nil, false, fmt.Errorf("copy from %s: %w", loc, err)
+			return nil, nil, fmt.Errorf("copy from %s: %w", loc, err)
 		}
-		return t, false, nil
+		return t, undo, nil
 	}
-	if st, serr := os.Stat(loc); errors.Is(serr, fs.ErrNotExist) || (serr == nil && st.Mode().IsRegular() && st.Size() == 0) {
+	st, serr := os.Stat(loc)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
 		t, err = Init(loc, opts...)
-		created = err == nil
-	} else {
+		undo = func() { os.Remove(loc) }
+	case serr == nil && st.Mode().IsRegular() && st.Size() == 0:
+		t, err = Init(loc, opts...)
+		undo = func() { os.Truncate(loc, 0) }
+	default:
 		t, err = Open(loc, opts...)
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("copy to %s: %w", loc, err)
+		return nil, nil, fmt.Errorf("copy to %s: %w", loc, err)
 	}
-	return t, created, nil
+	return t, undo, nil
 }
 
 // sameRepository reports whether the paths src and dst name one file.

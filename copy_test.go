@@ -259,6 +259,14 @@ func TestCopy_CorruptSourceFileLeavesNoDestination(t *testing.T) {
 	assert.Contains(t, err.Error(), "blob "+bad.String())
 	_, err = os.Stat(dst)
 	assert.ErrorIs(t, err, os.ErrNotExist, "a destination the copy created is removed")
+
+	// An empty file (a repository Init would make) is left empty.
+	require.NoError(t, os.WriteFile(dst, nil, 0o600))
+	_, err = tract.Copy(ctx, srcPath, dst)
+	require.ErrorIs(t, err, tract.ErrCorrupt)
+	st, err := os.Stat(dst)
+	require.NoError(t, err)
+	assert.Zero(t, st.Size())
 }
 
 func TestCopy_WrongCountersEntryIsReported(t *testing.T) {
