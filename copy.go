@@ -193,22 +193,8 @@ func CopyStore(ctx context.Context, src, dst store.Store, opts ...CopyOption) (*
 	cfg := newCopyConfig(opts)
 	c := &copier{ctx: ctx, dst: dst, cfg: cfg, res: &CopyResult{Source: src.Path(), Destination: dst.Path()}}
 	c.progress = cfg.progress.start("objects", 0)
-	for _, st := range []store.Store{src, dst} {
-		if l, ok := st.(store.Lingerer); ok {
-			defer l.Linger()()
-		}
-	}
-	err := src.View(func(stx store.Tx) error {
-		c.src = stx
-		if p, ok := stx.(store.PackTx); ok {
-			unpublished, err := p.UnpublishedPacks()
-			if err != nil {
-				return err
-			}
-			c.res.UnfinishedImports = len(unpublished)
-		}
-		return c.run()
-	})
+	err := c.copy(src)
+	// Both stores are let go by now: the last report may use them.
 	c.progress.Stop()
 	if err != nil {
 		return nil, fmt.Errorf("copy %s to %s: %w", src.Path(), dst.Path(), err)
@@ -236,6 +222,26 @@ type copier struct {
 	n     int64             // entries put
 }
 
+// copy runs the copy in one read transaction of src.
+func (c *copier) copy(src store.Store) error {
+	if l, ok := c.dst.(store.Lingerer); ok {
+		// Keep the destination's file open across its many transactions.
+		defer l.Linger()()
+	}
+	return src.View(func(stx store.Tx) error {
+		c.src = stx
+		if p, ok := stx.(store.PackTx); ok {
+			unpublished, err := p.UnpublishedPacks()
+			if err != nil {
+				return err
+			}
+			c.res.UnfinishedImports = len(unpublished)
+		}
+		return c.run()
+	})
+}
+
+// run writes the objects, then the refs and reflogs, into the destination.
 func (c *copier) run() error {
 	err := c.dst.Update(func(tx store.Tx) error {
 		if err := checkEmpty(tx); err != nil {
