@@ -153,6 +153,9 @@
 // walks that print a whole history (LogSeq, CompileSeq, Outline's Infos)
 // read a page of commits per short read transaction and hold nothing while
 // the caller writes.
+// Copy is the exception: it reads its source in one read transaction, so
+// that what it copies is one state of the repository, and writers of the
+// source wait for it (up to their lock timeout).
 //
 // # Erasure
 //

@@ -3,9 +3,10 @@ package tract
 import "github.com/tractdag/tract/internal/progress"
 
 // Progress reports how far a long operation is: import (messages read),
-// Fsck (objects checked), Stats (commits read) and GC (commits deleted).
-// An operation given a ProgressFunc through its option (ImportProgress,
-// FsckProgress, StatsFilter.Progress, GCProgress; compression reports
+// Fsck (objects checked), Stats (commits read), GC (commits deleted) and
+// Copy (objects copied). An operation given a ProgressFunc through its
+// option (ImportProgress, FsckProgress, StatsFilter.Progress, GCProgress,
+// CopyProgress; compression reports
 // each summary through OnGroup) calls it about ten times a second while
 // its count changes, from a goroutine of its own, never with a
 // transaction or the file lock held by the caller's goroutine waiting on

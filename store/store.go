@@ -74,7 +74,8 @@ type ObjectTx interface {
 	HasBlob(h dag.Hash) (bool, error)
 	// DeleteBlob removes a blob; removing a missing one is not an error.
 	DeleteBlob(h dag.Hash) error
-	// ForEachBlob calls fn for every blob; data is valid only during the call.
+	// ForEachBlob calls fn for every blob, in key order; data is valid only
+	// during the call.
 	ForEachBlob(fn func(h dag.Hash, data []byte) error) error
 
 	// Commit returns the commit stored under h.

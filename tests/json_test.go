@@ -69,6 +69,7 @@ func jsonOutputs(t *testing.T) []jsonOutput {
 	run("fsck", "object", "fsck", "--json")
 	run("fsck --salvage", "object", "fsck", "--salvage", filepath.Join(s.dir, "salvaged.db"), "--json")
 	run("compact", "object", "compact", "--json")
+	run("copy", "object", "copy", s.dbPath(), filepath.Join(s.dir, "copied.db"), "--json")
 	run("version", "object", "version", "--json")
 	s = s.withEnv("TRACT_CONFIG", filepath.Join(s.dir, "config.json"))
 	s.ok("config", "set", "model", "m")

@@ -222,25 +222,30 @@ var blobTests = []subtest{
 			return nil
 		})
 	}},
-	{"ForEachVisitsEveryBlob", func(t *testing.T, s store.Store) {
+	{"ForEachVisitsEveryBlobInKeyOrder", func(t *testing.T, s store.Store) {
 		want := map[dag.Hash]string{}
+		var hs []dag.Hash
 		update(t, s, func(tx store.Tx) error {
 			for i := range 50 {
 				text := fmt.Sprintf("blob %d", i)
 				h, err := tx.PutBlob([]byte(text))
 				require.NoError(t, err)
 				want[h] = text
+				hs = append(hs, h)
 			}
 			return nil
 		})
 		got := map[dag.Hash]string{}
+		var order []dag.Hash
 		view(t, s, func(tx store.Tx) error {
 			return tx.ForEachBlob(func(h dag.Hash, data []byte) error {
 				got[h] = string(data)
+				order = append(order, h)
 				return nil
 			})
 		})
 		assert.Equal(t, want, got)
+		assert.Equal(t, sortedHashes(hs), order, "tract copy streams blobs in this order")
 	}},
 	{"ForEachStopsAtCallbackError", func(t *testing.T, s store.Store) {
 		update(t, s, func(tx store.Tx) error {

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
+)
+
+// CopyOptions are the inputs of 'tract copy'.
+type CopyOptions struct {
+	Factory  *Factory
+	Src, Dst string
+	JSON     bool
+}
+
+func newCmdCopy(f *Factory, runF func(*CopyOptions) error) *cobra.Command {
+	opts := &CopyOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "copy SRC DST [--json]",
+		Short: "Copy a repository into a new one, verifying every object",
+		Long: `Copy the repository SRC into DST: every blob and commit, each re-hashed before
+it is written (a corrupt object stops the copy and is named), the derived
+counters of each commit, checked against its chain, and every ref and reflog
+(HEAD, branches, STRANDED, side chains) unchanged. Imports that never finished
+are not copied. SRC is only read.
+
+DST must not exist yet (copy creates it) or be empty, as 'tract init' leaves
+it. The copy is all or nothing: objects go to DST a batch at a time, unseen,
+and appear with the refs in one last transaction; a copy that fails or is
+interrupted leaves DST as it was (a DST it created is removed).`,
+		Example: `  tract copy .tract/tract.db /backup/agent.db
+  tract copy old.db new.db --json`,
+		Args: exactArgs(2, "two arguments, SRC and DST"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Src, opts.Dst = args[0], args[1]
+			if runF != nil {
+				return runF(opts)
+			}
+			return copyRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print what was copied as JSON")
+	return cmd
+}
+
+func copyRun(ctx context.Context, opts *CopyOptions) error {
+	f := opts.Factory
+	open, err := f.options()
+	if err != nil {
+		return err
+	}
+	line := f.progressLine("copy")
+	res, err := tract.Copy(ctx, opts.Src, opts.Dst, tract.CopyOpenOptions(open...), tract.CopyProgress(line.tract()))
+	line.clear()
+	switch {
+	case errors.Is(err, tract.ErrNotEmpty):
+		return usageErrorf("%w\nCopy into a path that does not exist yet (copy creates it), or into an empty repository as 'tract init' leaves it.", err)
+	case errors.Is(err, tract.ErrSameRepository):
+		return usageErrorf("%w: give another DST", err)
+	case err != nil:
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(f.IO.Out, res)
+	}
+	fmt.Fprintf(f.IO.Out, "Copied %s and %s (%s, every one re-hashed), %s and %s from %s to %s\n",
+		english.Count(int(res.Commits), "commit", "commits"), english.Count(int(res.Blobs), "blob", "blobs"),
+		english.Bytes(res.Bytes), english.Count(res.Refs, "ref", "refs"),
+		english.Count(res.ReflogEntries, "reflog entry", "reflog entries"), res.Source, res.Destination)
+	if res.UnfinishedImports > 0 {
+		fmt.Fprintf(f.IO.Out, "note: %s in %s not copied (running, or killed)\n",
+			english.Count(res.UnfinishedImports, "unfinished import was", "unfinished imports were"), res.Source)
+	}
+	return nil
+}

@@ -1,0 +1,521 @@
+package tract
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/progress"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// Errors of Copy.
+var (
+	// ErrNotEmpty is returned by Copy when the destination already holds
+	// a repository with refs, reflogs or commits: a copy only goes into a
+	// new or empty repository.
+	ErrNotEmpty = errors.New("destination repository is not empty")
+	// ErrSameRepository is returned by Copy when the source and the
+	// destination are one repository.
+	ErrSameRepository = errors.New("source and destination are the same repository")
+)
+
+// CopyResult says what Copy copied.
+type CopyResult struct {
+	// Source and Destination are the repositories copied from and to.
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	// Blobs and Commits count the objects copied, each re-hashed first.
+	Blobs   int64 `json:"blobs"`
+	Commits int64 `json:"commits"`
+	// Bytes is the size of the objects copied, as stored.
+	Bytes int64 `json:"bytes"`
+	// Counters counts the derived-index entries copied, each checked
+	// against its commit's chain first.
+	Counters int64 `json:"counters"`
+	// Refs counts the refs copied (HEAD included), ReflogEntries the
+	// entries of their reflogs.
+	Refs          int `json:"refs"`
+	ReflogEntries int `json:"reflog_entries"`
+	// Batches is the number of write transactions the objects took.
+	Batches int `json:"batches"`
+	// UnfinishedImports counts the source's unpublished packs (imports
+	// running or killed), which are not copied.
+	UnfinishedImports int `json:"unfinished_imports"`
+}
+
+// CopyOption configures Copy and CopyStore.
+type CopyOption func(*copyConfig)
+
+type copyConfig struct {
+	progress   ProgressFunc
+	batchBytes int
+	open       []Option
+}
+
+// CopyProgress reports the objects copied to fn (see Progress); the total
+// is not known in advance.
+func CopyProgress(fn ProgressFunc) CopyOption { return func(c *copyConfig) { c.progress = fn } }
+
+// CopyBatchBytes bounds how many bytes of objects one write transaction
+// of the destination takes (default DefaultImportBatchBytes): the memory
+// a copy holds, whatever the size of the repository.
+func CopyBatchBytes(n int) CopyOption {
+	return func(c *copyConfig) {
+		if n > 0 {
+			c.batchBytes = n
+		}
+	}
+}
+
+// CopyOpenOptions are the options Copy opens both repositories with (a
+// lock timeout, say). Copy always opens the source read-only.
+func CopyOpenOptions(opts ...Option) CopyOption {
+	return func(c *copyConfig) { c.open = append(c.open, opts...) }
+}
+
+func newCopyConfig(opts []CopyOption) copyConfig {
+	c := copyConfig{batchBytes: DefaultImportBatchBytes}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Copy copies the repository at src into dst, which must not exist yet or
+// be empty (as Init leaves it): every blob and commit, each re-hashed
+// before it is written, the derived counters of each commit, checked
+// against its chain, every ref (HEAD, branches, STRANDED, side refs) and
+// every reflog, unchanged. Imports that never finished (unpublished packs)
+// are not copied.
+//
+// The copy is all-or-nothing: it reads src in one read transaction (a
+// snapshot; writers of src wait for it, as for any reader), writes the
+// objects to dst a batch per transaction into a pack no reader sees, and
+// publishes the pack with the refs and reflogs in one last transaction.
+// A copy that fails (a corrupt object in src, an error naming it, or a
+// cancelled ctx) leaves dst as it was: a file Copy created is removed. A
+// killed copy leaves an unpublished pack in dst, which gc drops.
+//
+// Copy holds at most a batch of objects (see CopyBatchBytes) and the
+// reflogs in memory.
+func Copy(ctx context.Context, src, dst string, opts ...CopyOption) (*CopyResult, error) {
+	cfg := newCopyConfig(opts)
+	if same, err := sameRepository(src, dst); err != nil {
+		return nil, err
+	} else if same {
+		return nil, fmt.Errorf("copy %s to %s: %w", src, dst, ErrSameRepository)
+	}
+	in, _, err := openCopyEnd(src, false, cfg.open)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	out, undo, err := openCopyEnd(dst, true, cfg.open)
+	if err != nil {
+		return nil, err
+	}
+	res, err := CopyStore(ctx, in.st, out.st, opts...)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		undo()
+		return nil, err
+	}
+	res.Source, res.Destination = src, dst
+	return res, nil
+}
+
+// openCopyEnd opens one end of a copy: the source with Open, read-only;
+// the destination with Open when it exists, else with Init. undo puts
+// back what opening the destination changed, for a copy that failed: it
+// removes a file Init created, and empties again a file that was empty.
+// It is the one place Copy turns a location into a repository.
+func openCopyEnd(loc string, dst bool, opts []Option) (t *Tract, undo func(), err error) {
+	undo = func() {}
+	if !dst {
+		t, err = Open(loc, append(opts[:len(opts):len(opts)], WithReadOnly())...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("copy from %s: %w", loc, err)
+		}
+		return t, undo, nil
+	}
+	st, serr := os.Stat(loc)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
+		t, err = Init(loc, opts...)
+		undo = func() { os.Remove(loc) }
+	case serr == nil && st.Mode().IsRegular() && st.Size() == 0:
+		t, err = Init(loc, opts...)
+		undo = func() { os.Truncate(loc, 0) }
+	default:
+		t, err = Open(loc, opts...)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("copy to %s: %w", loc, err)
+	}
+	return t, undo, nil
+}
+
+// sameRepository reports whether the paths src and dst name one file.
+func sameRepository(src, dst string) (bool, error) {
+	a, err := os.Stat(src)
+	if err != nil {
+		return false, nil // Open reports a missing source
+	}
+	b, err := os.Stat(dst)
+	if err != nil {
+		return false, nil
+	}
+	return os.SameFile(a, b), nil
+}
+
+// CopyStore copies the repository in src into dst, as Copy does, over any
+// two stores: dst must be empty. A dst whose transactions take packs
+// (store.PackTx) gets the objects a batch per transaction; one that does
+// not gets the whole copy in a single transaction, which that store must
+// be able to hold. src must list blobs and commits in key order, as
+// store.ObjectTx documents.
+func CopyStore(ctx context.Context, src, dst store.Store, opts ...CopyOption) (*CopyResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if src == dst {
+		return nil, ErrSameRepository
+	}
+	cfg := newCopyConfig(opts)
+	c := &copier{ctx: ctx, dst: dst, cfg: cfg, res: &CopyResult{Source: src.Path(), Destination: dst.Path()}}
+	c.progress = cfg.progress.start("objects", 0)
+	err := c.copy(src)
+	// Both stores are let go by now: the last report may use them.
+	c.progress.Stop()
+	if err != nil {
+		return nil, fmt.Errorf("copy %s to %s: %w", src.Path(), dst.Path(), err)
+	}
+	return c.res, nil
+}
+
+// errNoPacks rolls back the transaction that found the destination
+// cannot take packs.
+var errNoPacks = errors.New("the destination takes no packs")
+
+// copier is one run of CopyStore.
+type copier struct {
+	ctx      context.Context
+	src      store.Tx // the source's read transaction, for the whole copy
+	dst      store.Store
+	cfg      copyConfig
+	res      *CopyResult
+	progress *progress.Counter // counts the objects copied
+
+	pack  uint64            // the destination's pack, once created
+	chunk []store.PackEntry // entries not yet appended to it
+	size  int               // bytes in chunk
+	last  store.PackEntry   // the last entry put, for the order check
+	n     int64             // entries put
+}
+
+// copy runs the copy in one read transaction of src.
+func (c *copier) copy(src store.Store) error {
+	if l, ok := c.dst.(store.Lingerer); ok {
+		// Keep the destination's file open across its many transactions.
+		defer l.Linger()()
+	}
+	return src.View(func(stx store.Tx) error {
+		c.src = stx
+		if p, ok := stx.(store.PackTx); ok {
+			unpublished, err := p.UnpublishedPacks()
+			if err != nil {
+				return err
+			}
+			c.res.UnfinishedImports = len(unpublished)
+		}
+		return c.run()
+	})
+}
+
+// run writes the objects, then the refs and reflogs, into the destination.
+func (c *copier) run() error {
+	err := c.dst.Update(func(tx store.Tx) error {
+		if err := checkEmpty(tx); err != nil {
+			return err
+		}
+		p, ok := tx.(store.PackTx)
+		if !ok {
+			return errNoPacks
+		}
+		var err error
+		c.pack, err = p.CreatePack(time.Now())
+		return err
+	})
+	if errors.Is(err, errNoPacks) {
+		return c.dst.Update(func(tx store.Tx) error {
+			if err := checkEmpty(tx); err != nil {
+				return err
+			}
+			if err := c.objects(func(e store.PackEntry) error { return putEntry(tx, e) }); err != nil {
+				return err
+			}
+			c.res.Batches = 1
+			return c.refs(tx)
+		})
+	}
+	if err != nil {
+		return err
+	}
+	if err = c.objects(c.appendEntry); err == nil {
+		err = c.flush()
+	}
+	if err == nil {
+		err = c.dst.Update(func(tx store.Tx) error {
+			if err := checkEmpty(tx); err != nil {
+				return err
+			}
+			if err := tx.(store.PackTx).PublishPack(c.pack); err != nil {
+				return err
+			}
+			return c.refs(tx)
+		})
+	}
+	if err != nil {
+		// Leave the destination as it was (a killed copy leaves the pack
+		// to gc).
+		id := c.pack
+		_ = c.dst.Update(func(tx store.Tx) error { return tx.(store.PackTx).DropPack(id) })
+	}
+	return err
+}
+
+// checkEmpty returns ErrNotEmpty unless tx's repository is as Init leaves
+// it: no ref but a symbolic HEAD, no reflog, no commit.
+func checkEmpty(tx store.Tx) error {
+	rs, err := tx.Refs()
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if r.Name != refs.HEAD || !r.IsSymbolic() {
+			return fmt.Errorf("%w: it has the ref %s", ErrNotEmpty, r.Name)
+		}
+	}
+	names, err := tx.ReflogNames()
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("%w: it has the reflog of %s", ErrNotEmpty, names[0])
+	}
+	errFound := errors.New("found")
+	err = tx.ForEachCommit(func(dag.Hash, []byte) error { return errFound })
+	if errors.Is(err, errFound) {
+		return fmt.Errorf("%w: it has commits", ErrNotEmpty)
+	}
+	return err
+}
+
+// objects verifies every blob and commit of the source, and every
+// counters entry, and hands each to put, in the order packs take.
+func (c *copier) objects(put func(store.PackEntry) error) error {
+	add := func(e store.PackEntry) error {
+		if c.n%1024 == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if c.n > 0 && e.Compare(c.last) <= 0 {
+			return fmt.Errorf("the source listed %s after %s: its store does not list objects in key order",
+				e.Hash.Short(), c.last.Hash.Short())
+		}
+		c.n++
+		c.last = store.PackEntry{Kind: e.Kind, Hash: e.Hash}
+		return put(e)
+	}
+	err := c.src.ForEachBlob(func(h dag.Hash, data []byte) error {
+		if got := dag.Sum(data); got != h {
+			return fmt.Errorf("blob %s: its content hashes to %s: %w", h, got.Short(), ErrCorrupt)
+		}
+		c.res.Blobs++
+		c.res.Bytes += int64(len(data))
+		c.progress.Add(1)
+		return add(store.PackEntry{Kind: store.PackBlob, Hash: h, Value: bytes.Clone(data)})
+	})
+	if err != nil {
+		return err
+	}
+	return c.src.ForEachCommit(func(h dag.Hash, raw []byte) error {
+		cm, err := c.verifyCommit(h, raw)
+		if err != nil {
+			return err
+		}
+		c.res.Commits++
+		c.res.Bytes += int64(len(raw))
+		c.progress.Add(1)
+		if err := add(store.PackEntry{Kind: store.PackCommit, Hash: h, Value: bytes.Clone(raw)}); err != nil {
+			return err
+		}
+		k, ok, err := c.src.Counters(h)
+		if err != nil || !ok {
+			return err // a commit without counters stays so: they are computed when needed
+		}
+		if err := c.checkCounters(h, cm, k); err != nil {
+			return err
+		}
+		c.res.Counters++
+		return add(store.PackEntry{Kind: store.PackCounters, Hash: h, Value: k.Encode()})
+	})
+}
+
+// verifyCommit checks that raw hashes to h and decodes, and that the
+// commit's blob and parents are in the source.
+func (c *copier) verifyCommit(h dag.Hash, raw []byte) (*dag.Commit, error) {
+	if got := dag.Sum(raw); got != h {
+		return nil, fmt.Errorf("commit %s: its encoding hashes to %s: %w", h, got.Short(), ErrCorrupt)
+	}
+	cm, err := dag.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w: %w", h, ErrCorrupt, err)
+	}
+	if ok, err := c.src.HasBlob(cm.Blob); err != nil || !ok {
+		return nil, missing(err, "commit %s: its blob %s is not stored", h, cm.Blob.Short())
+	}
+	for _, p := range cm.Parents {
+		if ok, err := c.src.HasCommit(p); err != nil || !ok {
+			return nil, missing(err, "commit %s: its parent %s is not stored", h, p.Short())
+		}
+	}
+	return cm, nil
+}
+
+// missing returns err, or when it is nil an error wrapping ErrCorrupt
+// saying what is missing.
+func missing(err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf(format+": %w", append(args, ErrCorrupt)...)
+}
+
+// checkCounters checks the counters k stored for commit h against its
+// parent's (computed when the parent has none) and its text: every entry
+// checked so, each chain is right from its root.
+func (c *copier) checkCounters(h dag.Hash, cm *dag.Commit, k store.Counters) error {
+	var parent Hash
+	if len(cm.Parents) > 0 {
+		parent = cm.Parents[0]
+	}
+	want, err := countersOf(c.ctx, c.src, parent, false)
+	if err != nil {
+		return fmt.Errorf("commit %s: counters: %w", h, err)
+	}
+	var text []byte
+	if cm.Kind.Compiled() {
+		if text, err = c.src.Blob(cm.Blob); err != nil {
+			return fmt.Errorf("commit %s: %w", h, err)
+		}
+	}
+	if want = want.Next(cm.Kind, text); want != k {
+		// Either entry may be the wrong one: name both.
+		return fmt.Errorf("commit %s: its index entry (%d commits, %d messages, %d tokens) does not follow from its parent %s's (which gives %d, %d, %d): %w",
+			h, k.Depth, k.Messages, k.Tokens, parent.Short(), want.Depth, want.Messages, want.Tokens, ErrCorrupt)
+	}
+	return nil
+}
+
+// appendEntry adds e to the destination's pack, a batch per transaction.
+func (c *copier) appendEntry(e store.PackEntry) error {
+	c.chunk = append(c.chunk, e)
+	c.size += len(e.Value) + 64
+	if c.size >= c.cfg.batchBytes {
+		return c.flush()
+	}
+	return nil
+}
+
+// flush appends the entries held to the pack.
+func (c *copier) flush() error {
+	if len(c.chunk) == 0 {
+		return nil
+	}
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	err := c.dst.Update(func(tx store.Tx) error {
+		return tx.(store.PackTx).AppendPack(c.pack, time.Now(), c.chunk)
+	})
+	if err != nil {
+		return err
+	}
+	c.res.Batches++
+	clear(c.chunk)
+	c.chunk, c.size = c.chunk[:0], 0
+	return nil
+}
+
+// putEntry writes e straight into tx (a destination without packs).
+func putEntry(tx store.Tx, e store.PackEntry) error {
+	switch e.Kind {
+	case store.PackBlob:
+		if hp, ok := tx.(store.HashedPutter); ok {
+			return hp.PutHashedBlob(e.Hash, e.Value)
+		}
+		_, err := tx.PutBlob(e.Value)
+		return err
+	case store.PackCommit:
+		if hp, ok := tx.(store.HashedPutter); ok {
+			return hp.PutEncodedCommit(e.Hash, e.Value)
+		}
+		cm, err := dag.Decode(e.Value)
+		if err != nil {
+			return err
+		}
+		_, err = tx.PutCommit(cm)
+		return err
+	default:
+		k, err := store.DecodeCounters(e.Value)
+		if err != nil {
+			return err
+		}
+		return tx.PutCounters(e.Hash, k)
+	}
+}
+
+// refs copies every ref and reflog of the source into tx.
+func (c *copier) refs(tx store.Tx) error {
+	rs, err := c.src.Refs()
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if !r.IsSymbolic() {
+			if ok, err := c.src.HasCommit(r.Hash); err != nil || !ok {
+				return missing(err, "ref %s: its commit %s is not stored", r.Name, r.Hash.Short())
+			}
+		}
+		if err := tx.SetRef(r); err != nil {
+			return err
+		}
+		c.res.Refs++
+	}
+	names, err := c.src.ReflogNames()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		es, err := c.src.Reflog(name)
+		if err != nil {
+			return err
+		}
+		if err := tx.ReplaceReflog(name, es); err != nil {
+			return err
+		}
+		c.res.ReflogEntries += len(es)
+	}
+	return nil
+}
