@@ -108,6 +108,13 @@ func (m *repoModel) newCommit(parent *mCommit, kind tract.Kind, role tract.Role,
 	return c
 }
 
+// forget drops c, which the model made but tract did not: c is a commit
+// the model already has (see sameAsBefore).
+func (m *repoModel) forget(c *mCommit) {
+	m.commits = slices.DeleteFunc(m.commits, func(o *mCommit) bool { return o == c })
+	delete(m.alive, c)
+}
+
 // at is where a position points: pos is a branch (a view's), or "" for
 // HEAD's position.
 func (m *repoModel) at(pos string) *mCommit {

@@ -1099,6 +1099,7 @@ func (r *modelRun) opCompress() {
 	// after the range replayed.
 	base := ancestor(ch[first], 1)
 	newTip := base
+	var made []*mCommit // the commits this compress makes, oldest first
 	replay := func(c *mCommit) {
 		if c.parent == newTip {
 			newTip = c
@@ -1106,7 +1107,7 @@ func (r *modelRun) opCompress() {
 		}
 		n := r.m.newCommit(newTip, c.kind, c.role, c.text, r.step)
 		n.textPrefix, n.meta, n.timeOf = c.textPrefix, c.meta, c
-		newTip = n
+		newTip, made = n, append(made, n)
 	}
 	var summaries, sources []*mCommit
 	k = 0
@@ -1118,11 +1119,12 @@ func (r *modelRun) opCompress() {
 		s := r.m.newCommit(newTip, tract.KindSummary, tract.RoleSystem, texts[k], r.step)
 		s.timeOf = g.items[len(g.items)-1]
 		summaries, sources = append(summaries, s), append(sources, g.items...)
-		newTip, k = s, k+1
+		newTip, k, made = s, k+1, append(made, s)
 	}
 	for _, c := range ch[last+1:] {
 		replay(c)
 	}
+	newTip = r.sameAsBefore(made, newTip, res.NewHead, summaries)
 	if assert.Len(r.rec, res.Summaries, len(summaries)) {
 		for i, s := range summaries {
 			r.bind(s, res.Summaries[i])
@@ -1136,6 +1138,47 @@ func (r *modelRun) opCompress() {
 	r.m.move(newTip, "compress", "", r.step)
 	r.m.origHead = tip
 	r.say("→ %s", newTip)
+}
+
+// sameAsBefore makes the commits of made (oldest first, each the parent
+// of the next, the last tip) that tract made before the commits they
+// already are. Compress is deterministic: a summary takes the time of the
+// last commit it replaces and a replayed commit keeps its own, so
+// compressing again what was compressed before, to the same summaries,
+// makes the very same commits (content addressing gives them the same
+// hashes), however the model came to them. head is tract's new head;
+// summaries (which are among made) are updated in place. It returns the
+// tip, which may be an earlier commit now.
+func (r *modelRun) sameAsBefore(made []*mCommit, tip *mCommit, head tract.Hash, summaries []*mCommit) *mCommit {
+	if len(made) == 0 || head.IsZero() {
+		return tip
+	}
+	cs, err := r.tr.Log(r.ctx, tract.LogFrom(head.String()), tract.LogLimit(len(made)))
+	if err != nil || len(cs) != len(made) {
+		return tip // the checks that follow report it
+	}
+	for i, c := range made {
+		h := cs[len(cs)-1-i].Hash
+		other := r.m.byHash(h)
+		if other == nil || other == c {
+			continue
+		}
+		r.say("%s is %s again", c, other)
+		r.m.forget(c)
+		if i+1 < len(made) {
+			made[i+1].parent = other
+		}
+		for j, s := range summaries {
+			if s == c {
+				summaries[j] = other
+			}
+		}
+		if tip == c {
+			tip = other
+		}
+		made[i] = other
+	}
+	return tip
 }
 
 func hashes(cs []*mCommit) []tract.Hash {
