@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -133,4 +134,12 @@ func redact(err error, secrets []string) error {
 		return err
 	}
 	return &redactedError{err: err, text: text}
+}
+
+// IsConnectError reports whether err is a failure to reach or log in to
+// the database server (a wrong host, port, user or password, a server
+// that is down), as opposed to an error of the database's content.
+func IsConnectError(err error) bool {
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce)
 }
