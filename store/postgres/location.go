@@ -76,8 +76,12 @@ func parseLocation(raw string) (*location, error) {
 	}
 	q := u.Query()
 	loc.repository = DefaultRepository
-	if q.Has("repository") {
-		loc.repository = q.Get("repository")
+	switch names := q["repository"]; len(names) {
+	case 0:
+	case 1:
+		loc.repository = names[0]
+	default:
+		return nil, fmt.Errorf("database URL: repository parameter given %d times", len(names))
 	}
 	if !repositoryName.MatchString(loc.repository) {
 		return nil, fmt.Errorf("repository name %q: use 1 to 128 letters, digits, '.', '_', '-' or '/', starting with a letter or digit", loc.repository)
