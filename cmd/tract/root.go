@@ -272,7 +272,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file (default $TRACT_DB, else the nearest .tract/tract.db)")
+	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file or postgres:// URL (default $TRACT_DB, else the nearest .tract/tract.db)")
 	root.PersistentFlags().BoolVarP(&f.Quiet, "quiet", "q", false, "show no progress line on the terminal during long work")
 	root.PersistentFlags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout,
 		"how long to wait while another process holds the repository, e.g. 30s (default $TRACT_LOCK_TIMEOUT, else 5s; 0: do not wait)")
