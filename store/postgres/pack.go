@@ -21,7 +21,7 @@ func (t *pgTx) CreatePack(now time.Time) (uint64, error) {
 		return 0, fmt.Errorf("create pack: %w", err)
 	}
 	var id int64
-	err := t.tx.QueryRow(t.ctx, `INSERT INTO tract_packs (repository, updated_ns, entries) VALUES ($1, $2, 0) RETURNING id`,
+	err := t.queryRow(`INSERT INTO tract_packs (repository, updated_ns, entries) VALUES ($1, $2, 0) RETURNING id`,
 		t.s.repository, now.UnixNano()).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("create pack: %w", err)
@@ -35,7 +35,7 @@ func (t *pgTx) CreatePack(now time.Time) (uint64, error) {
 func (t *pgTx) packTail(id uint64) (n int64, last store.PackEntry, err error) {
 	var kind *int16
 	var hash []byte
-	err = t.tx.QueryRow(t.ctx, `SELECT entries, last_kind, last_hash FROM tract_packs WHERE repository = $1 AND id = $2 FOR UPDATE`,
+	err = t.queryRow(`SELECT entries, last_kind, last_hash FROM tract_packs WHERE repository = $1 AND id = $2 FOR UPDATE`,
 		t.s.repository, int64(id)).Scan(&n, &kind, &hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, last, fmt.Errorf("pack %d: %w", id, store.ErrNotFound)
@@ -73,6 +73,9 @@ func (t *pgTx) AppendPack(id uint64, now time.Time, entries []store.PackEntry) e
 		last = e
 	}
 	if len(rows) > 0 {
+		if err := t.flush(); err != nil {
+			return fmt.Errorf("append to pack %d: %w", id, err)
+		}
 		if _, err := t.tx.CopyFrom(t.ctx, pgx.Identifier{"tract_pack_entries"},
 			[]string{"pack", "ord", "kind", "hash", "value"}, pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("append to pack %d: %w", id, err)
@@ -84,7 +87,7 @@ func (t *pgTx) AppendPack(id uint64, now time.Time, entries []store.PackEntry) e
 		k := int16(last.Kind)
 		lastKind, lastHash = &k, last.Hash[:]
 	}
-	_, err = t.tx.Exec(t.ctx, `UPDATE tract_packs SET entries = $3, updated_ns = $4, last_kind = $5, last_hash = $6
+	err = t.exec(`UPDATE tract_packs SET entries = $3, updated_ns = $4, last_kind = $5, last_hash = $6
 WHERE repository = $1 AND id = $2`, t.s.repository, int64(id), n+int64(len(rows)), now.UnixNano(), lastKind, lastHash)
 	if err != nil {
 		return fmt.Errorf("append to pack %d: %w", id, err)
@@ -105,7 +108,7 @@ SELECT $1, hash, value FROM tract_pack_entries WHERE pack = $2 AND kind = 1 ON C
 		`INSERT INTO tract_commits (repository, hash, raw)
 SELECT $1, hash, value FROM tract_pack_entries WHERE pack = $2 AND kind = 2 ON CONFLICT DO NOTHING`,
 	} {
-		if _, err := t.tx.Exec(t.ctx, q, t.s.repository, int64(id)); err != nil {
+		if err := t.exec(q, t.s.repository, int64(id)); err != nil {
 			return fmt.Errorf("publish pack %d: %w", id, err)
 		}
 	}
@@ -113,7 +116,7 @@ SELECT $1, hash, value FROM tract_pack_entries WHERE pack = $2 AND kind = 2 ON C
 	// them in pages of the pack's order.
 	after := int64(-1)
 	for {
-		rows, err := t.tx.Query(t.ctx, `SELECT ord, hash, value FROM tract_pack_entries WHERE pack = $1 AND kind = 3 AND ord > $2
+		rows, err := t.query(`SELECT ord, hash, value FROM tract_pack_entries WHERE pack = $1 AND kind = 3 AND ord > $2
 ORDER BY ord LIMIT $3`, int64(id), after, pageSize)
 		if err != nil {
 			return fmt.Errorf("publish pack %d: %w", id, err)
@@ -153,7 +156,7 @@ ORDER BY ord LIMIT $3`, int64(id), after, pageSize)
 			break
 		}
 	}
-	if _, err := t.tx.Exec(t.ctx, `DELETE FROM tract_packs WHERE id = $1`, int64(id)); err != nil {
+	if err := t.exec(`DELETE FROM tract_packs WHERE id = $1`, int64(id)); err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)
 	}
 	return nil
@@ -163,14 +166,14 @@ func (t *pgTx) DropPack(id uint64) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("drop pack %d: %w", id, err)
 	}
-	if _, err := t.tx.Exec(t.ctx, `DELETE FROM tract_packs WHERE repository = $1 AND id = $2`, t.s.repository, int64(id)); err != nil {
+	if err := t.exec(`DELETE FROM tract_packs WHERE repository = $1 AND id = $2`, t.s.repository, int64(id)); err != nil {
 		return fmt.Errorf("drop pack %d: %w", id, err)
 	}
 	return nil
 }
 
 func (t *pgTx) UnpublishedPacks() ([]store.PackInfo, error) {
-	rows, err := t.tx.Query(t.ctx, `SELECT id, updated_ns, entries FROM tract_packs WHERE repository = $1 ORDER BY id`, t.s.repository)
+	rows, err := t.query(`SELECT id, updated_ns, entries FROM tract_packs WHERE repository = $1 ORDER BY id`, t.s.repository)
 	if err != nil {
 		return nil, fmt.Errorf("packs: %w", err)
 	}

@@ -200,13 +200,18 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 			_ = tx.Rollback(ctx)
 		}
 	}()
-	if err := fn(&pgTx{s: s, tx: tx, ctx: ctx, write: write}); err != nil {
+	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write}
+	if err := fn(ptx); err != nil {
 		return err
 	}
-	done = true
 	if !write {
+		done = true
 		return tx.Rollback(ctx)
 	}
+	if err := ptx.flush(); err != nil {
+		return fmt.Errorf("%s: %w", s.display, err)
+	}
+	done = true
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("%s: commit: %w", s.display, err)
 	}

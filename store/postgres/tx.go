@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -19,13 +20,70 @@ import (
 // run other queries of the transaction, and memory stays bounded.
 const pageSize = 500
 
+// maxPending is how many writes a transaction queues before it sends
+// them.
+const maxPending = 1000
+
 // pgTx is one transaction of a Store.
+//
+// Writes do not go to the server one by one: they are queued, and sent
+// in one round trip (a pgx.Batch) before the transaction's next read, when
+// maxPending are queued, and before it commits. A bulk write (an import,
+// a chat step's few puts) so costs a round trip per thousand rows instead
+// of one per row; the error of a queued write is returned by the call that
+// sends it. Queued arguments are encoded when sent, so a write that keeps
+// a caller's slice copies it first, unless the caller promised not to
+// change it (store.HashedPutter).
 type pgTx struct {
-	s     *Store
-	tx    pgx.Tx
-	ctx   context.Context
-	write bool
+	s       *Store
+	tx      pgx.Tx
+	ctx     context.Context
+	write   bool
+	pending pgx.Batch
 }
+
+// exec queues a write.
+func (t *pgTx) exec(sql string, args ...any) error {
+	t.pending.Queue(sql, args...)
+	if t.pending.Len() >= maxPending {
+		return t.flush()
+	}
+	return nil
+}
+
+// flush sends the queued writes.
+func (t *pgTx) flush() error {
+	if t.pending.Len() == 0 {
+		return nil
+	}
+	b := t.pending
+	t.pending = pgx.Batch{}
+	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+// query sends the queued writes, then runs a query.
+func (t *pgTx) query(sql string, args ...any) (pgx.Rows, error) {
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
+	return t.tx.Query(t.ctx, sql, args...)
+}
+
+// queryRow sends the queued writes, then runs a query of one row.
+func (t *pgTx) queryRow(sql string, args ...any) pgx.Row {
+	if err := t.flush(); err != nil {
+		return errRow{err}
+	}
+	return t.tx.QueryRow(t.ctx, sql, args...)
+}
+
+// errRow is a row whose Scan fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // writable fails with store.ErrReadOnly in a View.
 func (t *pgTx) writable() error {
@@ -50,7 +108,7 @@ func hashOf(what string, b []byte) (dag.Hash, error) {
 // getBytes reads one bytea column of one row; found is false when no row
 // matched.
 func (t *pgTx) getBytes(sql string, args ...any) (b []byte, found bool, err error) {
-	err = t.tx.QueryRow(t.ctx, sql, args...).Scan(&b)
+	err = t.queryRow(sql, args...).Scan(&b)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -59,7 +117,7 @@ func (t *pgTx) getBytes(sql string, args ...any) (b []byte, found bool, err erro
 
 func (t *pgTx) exists(sql string, args ...any) (bool, error) {
 	var ok bool
-	err := t.tx.QueryRow(t.ctx, sql, args...).Scan(&ok)
+	err := t.queryRow(sql, args...).Scan(&ok)
 	return ok, err
 }
 
@@ -79,7 +137,7 @@ func (t *pgTx) Blob(h dag.Hash) ([]byte, error) {
 
 func (t *pgTx) PutBlob(data []byte) (dag.Hash, error) {
 	h := dag.Sum(data)
-	return h, t.PutHashedBlob(h, data)
+	return h, t.PutHashedBlob(h, bytes.Clone(data))
 }
 
 // PutHashedBlob stores data under h, which the caller computed.
@@ -90,7 +148,7 @@ func (t *pgTx) PutHashedBlob(h dag.Hash, data []byte) error {
 	if data == nil {
 		data = []byte{} // NULL is not an empty blob
 	}
-	_, err := t.tx.Exec(t.ctx, `INSERT INTO tract_blobs (repository, hash, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+	err := t.exec(`INSERT INTO tract_blobs (repository, hash, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
 		t.s.repository, h[:], data)
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", h.Short(), err)
@@ -110,7 +168,7 @@ func (t *pgTx) DeleteBlob(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete blob %s: %w", h.Short(), err)
 	}
-	if _, err := t.tx.Exec(t.ctx, `DELETE FROM tract_blobs WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
+	if err := t.exec(`DELETE FROM tract_blobs WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete blob %s: %w", h.Short(), err)
 	}
 	return nil
@@ -126,7 +184,7 @@ func forEach[T any](t *pgTx, table, cols string, scan func(pgx.Rows) ([]byte, T,
 	}
 	var after []byte
 	for {
-		rows, err := t.tx.Query(t.ctx, `SELECT hash, `+cols+` FROM `+table+
+		rows, err := t.query(`SELECT hash, `+cols+` FROM `+table+
 			` WHERE repository = $1 AND ($2::bytea IS NULL OR hash > $2) ORDER BY hash LIMIT $3`,
 			t.s.repository, after, pageSize)
 		if err != nil {
@@ -222,7 +280,7 @@ func (t *pgTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("put commit %s: %w", h.Short(), err)
 	}
-	_, err := t.tx.Exec(t.ctx, `INSERT INTO tract_commits (repository, hash, raw) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+	err := t.exec(`INSERT INTO tract_commits (repository, hash, raw) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
 		t.s.repository, h[:], raw)
 	if err != nil {
 		return fmt.Errorf("put commit %s: %w", h.Short(), err)
@@ -242,7 +300,7 @@ func (t *pgTx) DeleteCommit(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
 	}
-	if _, err := t.tx.Exec(t.ctx, `DELETE FROM tract_commits WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
+	if err := t.exec(`DELETE FROM tract_commits WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
 	}
 	return nil
@@ -270,7 +328,7 @@ func (t *pgTx) CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error) {
 	if limit > 0 {
 		lim = &limit
 	}
-	rows, err := t.tx.Query(t.ctx, `SELECT hash FROM tract_commits WHERE repository = $1 AND hash BETWEEN $2 AND $3
+	rows, err := t.query(`SELECT hash FROM tract_commits WHERE repository = $1 AND hash BETWEEN $2 AND $3
 ORDER BY hash LIMIT $4`, t.s.repository, lo, hi, lim)
 	if err != nil {
 		return nil, fmt.Errorf("hash prefix %s: %w", p, err)
@@ -311,7 +369,7 @@ func (t *pgTx) SetRef(r refs.Ref) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("set ref %s: %w", r.Name, err)
 	}
-	_, err := t.tx.Exec(t.ctx, `INSERT INTO tract_refs (repository, name, value) VALUES ($1, $2, $3)
+	err := t.exec(`INSERT INTO tract_refs (repository, name, value) VALUES ($1, $2, $3)
 ON CONFLICT (repository, name) DO UPDATE SET value = EXCLUDED.value`, t.s.repository, r.Name, r.Encode())
 	if err != nil {
 		return fmt.Errorf("set ref %s: %w", r.Name, err)
@@ -323,14 +381,14 @@ func (t *pgTx) DeleteRef(name string) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete ref %s: %w", name, err)
 	}
-	if _, err := t.tx.Exec(t.ctx, `DELETE FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name); err != nil {
+	if err := t.exec(`DELETE FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name); err != nil {
 		return fmt.Errorf("delete ref %s: %w", name, err)
 	}
 	return nil
 }
 
 func (t *pgTx) Refs() ([]refs.Ref, error) {
-	rows, err := t.tx.Query(t.ctx, `SELECT name, value FROM tract_refs WHERE repository = $1 ORDER BY name`, t.s.repository)
+	rows, err := t.query(`SELECT name, value FROM tract_refs WHERE repository = $1 ORDER BY name`, t.s.repository)
 	if err != nil {
 		return nil, fmt.Errorf("refs: %w", err)
 	}
@@ -358,7 +416,7 @@ func (t *pgTx) AppendReflog(name string, e refs.Entry) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
-	if _, err := t.tx.Exec(t.ctx, `INSERT INTO tract_reflog (repository, name, entry) VALUES ($1, $2, $3)`,
+	if err := t.exec(`INSERT INTO tract_reflog (repository, name, entry) VALUES ($1, $2, $3)`,
 		t.s.repository, name, e.Encode()); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
@@ -366,7 +424,7 @@ func (t *pgTx) AppendReflog(name string, e refs.Entry) error {
 }
 
 func (t *pgTx) Reflog(name string) ([]refs.Entry, error) {
-	rows, err := t.tx.Query(t.ctx, `SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`,
+	rows, err := t.query(`SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`,
 		t.s.repository, name)
 	if err != nil {
 		return nil, fmt.Errorf("reflog %s: %w", name, err)
@@ -387,7 +445,7 @@ func (t *pgTx) Reflog(name string) ([]refs.Entry, error) {
 }
 
 func (t *pgTx) ReflogNames() ([]string, error) {
-	rows, err := t.tx.Query(t.ctx, `SELECT DISTINCT name FROM tract_reflog WHERE repository = $1 ORDER BY name`, t.s.repository)
+	rows, err := t.query(`SELECT DISTINCT name FROM tract_reflog WHERE repository = $1 ORDER BY name`, t.s.repository)
 	if err != nil {
 		return nil, fmt.Errorf("reflog names: %w", err)
 	}
@@ -402,7 +460,7 @@ func (t *pgTx) ReplaceReflog(name string, es []refs.Entry) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
-	if _, err := t.tx.Exec(t.ctx, `DELETE FROM tract_reflog WHERE repository = $1 AND name = $2`, t.s.repository, name); err != nil {
+	if err := t.exec(`DELETE FROM tract_reflog WHERE repository = $1 AND name = $2`, t.s.repository, name); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
 	if len(es) == 0 {
@@ -414,7 +472,7 @@ func (t *pgTx) ReplaceReflog(name string, es []refs.Entry) error {
 	for i, e := range es {
 		raws[i] = e.Encode()
 	}
-	_, err := t.tx.Exec(t.ctx, `INSERT INTO tract_reflog (repository, name, entry)
+	err := t.exec(`INSERT INTO tract_reflog (repository, name, entry)
 SELECT $1, $2, e FROM unnest($3::bytea[]) WITH ORDINALITY AS u(e, n) ORDER BY n`, t.s.repository, name, raws)
 	if err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
@@ -423,7 +481,7 @@ SELECT $1, $2, e FROM unnest($3::bytea[]) WITH ORDINALITY AS u(e, n) ORDER BY n`
 }
 
 func (t *pgTx) Counters(h dag.Hash) (c store.Counters, ok bool, err error) {
-	err = t.tx.QueryRow(t.ctx, `SELECT depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = $2`,
+	err = t.queryRow(`SELECT depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = $2`,
 		t.s.repository, h[:]).Scan(&c.Depth, &c.Messages, &c.Tokens)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Counters{}, false, nil
@@ -438,7 +496,7 @@ func (t *pgTx) PutCounters(h dag.Hash, c store.Counters) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("put counters %s: %w", h.Short(), err)
 	}
-	_, err := t.tx.Exec(t.ctx, `INSERT INTO tract_counters (repository, hash, depth, messages, tokens) VALUES ($1, $2, $3, $4, $5)
+	err := t.exec(`INSERT INTO tract_counters (repository, hash, depth, messages, tokens) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (repository, hash) DO UPDATE SET depth = EXCLUDED.depth, messages = EXCLUDED.messages, tokens = EXCLUDED.tokens`,
 		t.s.repository, h[:], c.Depth, c.Messages, c.Tokens)
 	if err != nil {
@@ -451,7 +509,7 @@ func (t *pgTx) DeleteCounters(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
 	}
-	if _, err := t.tx.Exec(t.ctx, `DELETE FROM tract_counters WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
+	if err := t.exec(`DELETE FROM tract_counters WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
 	}
 	return nil
