@@ -13,6 +13,7 @@ import (
 	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/postgres"
 )
 
 // Errors of Copy.
@@ -28,7 +29,8 @@ var (
 
 // CopyResult says what Copy copied.
 type CopyResult struct {
-	// Source and Destination are the repositories copied from and to.
+	// Source and Destination are the repositories copied from and to (a
+	// database URL with its password hidden).
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
 	// Blobs and Commits count the objects copied, each re-hashed first.
@@ -110,7 +112,7 @@ func Copy(ctx context.Context, src, dst string, opts ...CopyOption) (*CopyResult
 	if same, err := sameRepository(src, dst); err != nil {
 		return nil, err
 	} else if same {
-		return nil, fmt.Errorf("copy %s to %s: %w", src, dst, ErrSameRepository)
+		return nil, fmt.Errorf("copy %s to %s: %w", Redact(src), Redact(dst), ErrSameRepository)
 	}
 	in, _, err := openCopyEnd(src, false, cfg.open)
 	if err != nil {
@@ -129,7 +131,7 @@ func Copy(ctx context.Context, src, dst string, opts ...CopyOption) (*CopyResult
 		undo()
 		return nil, err
 	}
-	res.Source, res.Destination = src, dst
+	res.Source, res.Destination = Redact(src), Redact(dst)
 	return res, nil
 }
 
@@ -143,7 +145,21 @@ func openCopyEnd(loc string, dst bool, opts []Option) (t *Tract, undo func(), er
 	if !dst {
 		t, err = Open(loc, append(opts[:len(opts):len(opts)], WithReadOnly())...)
 		if err != nil {
-			return nil, nil, fmt.Errorf("copy from %s: %w", loc, err)
+			return nil, nil, fmt.Errorf("copy from %s: %w", Redact(loc), err)
+		}
+		return t, undo, nil
+	}
+	if IsDatabaseURL(loc) {
+		// A repository the database does not hold yet is made for the
+		// copy, and dropped again when the copy fails.
+		t, err = Open(loc, opts...)
+		if errors.Is(err, store.ErrNotRepository) {
+			if t, err = Init(loc, opts...); err == nil {
+				undo = func() { _ = postgres.Drop(context.Background(), loc) } // best effort: the copy's own error is the one to report
+			}
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("copy to %s: %w", Redact(loc), err)
 		}
 		return t, undo, nil
 	}
@@ -159,13 +175,17 @@ func openCopyEnd(loc string, dst bool, opts []Option) (t *Tract, undo func(), er
 		t, err = Open(loc, opts...)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("copy to %s: %w", loc, err)
+		return nil, nil, fmt.Errorf("copy to %s: %w", Redact(loc), err)
 	}
 	return t, undo, nil
 }
 
-// sameRepository reports whether the paths src and dst name one file.
+// sameRepository reports whether src and dst name one repository: one
+// file, or one database URL.
 func sameRepository(src, dst string) (bool, error) {
+	if IsDatabaseURL(src) || IsDatabaseURL(dst) {
+		return src == dst, nil
+	}
 	a, err := os.Stat(src)
 	if err != nil {
 		return false, nil // Open reports a missing source

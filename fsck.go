@@ -2,6 +2,7 @@ package tract
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tractdag/tract/store"
@@ -59,9 +60,15 @@ func FsckProgress(fn ProgressFunc) FsckOption { return func(c *fsckConfig) { c.p
 // salvaged (Salvage) or checked clean again; a clean check clears the
 // mark. Of opts, only WithLockTimeout, WithReadOnly (a read-only check
 // leaves the mark as it is) and WithFsckProgress apply.
+//
+// For a postgres:// URL it is Fsck of the repository the URL names: a
+// database has no file to read around its engine.
 func FsckFile(ctx context.Context, path string, opts ...Option) (*FsckReport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if IsDatabaseURL(path) {
+		return fsckDatabase(ctx, path, opts)
 	}
 	c := newConfig(opts)
 	r, err := store.FsckFile(path, store.BoltOptions{LockTimeout: c.lockTimeout, ReadOnly: c.readOnly},
@@ -84,9 +91,22 @@ func Salvage(ctx context.Context, src, dst string) (*SalvageReport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if IsDatabaseURL(src) || IsDatabaseURL(dst) {
+		return nil, fmt.Errorf("salvage: %w: it reads and writes repository files; a database keeps its own integrity (check it with Fsck)", errors.ErrUnsupported)
+	}
 	r, err := store.Salvage(src, dst)
 	if err != nil {
 		return nil, fmt.Errorf("salvage: %w", err)
 	}
 	return r, nil
+}
+
+// fsckDatabase is FsckFile of a repository in a database.
+func fsckDatabase(ctx context.Context, url string, opts []Option) (*FsckReport, error) {
+	t, err := Open(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("fsck: %w", err)
+	}
+	defer t.Close()
+	return t.Fsck(ctx, FsckProgress(newConfig(opts).fsckProgress))
 }

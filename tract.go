@@ -1,6 +1,7 @@
 package tract
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -234,14 +235,18 @@ func newConfig(opts []Option) config {
 
 // Init creates a new repository at path (creating parent directories; the
 // file gets mode 0600) with HEAD on the unborn branch main. It fails with
-// ErrExists if path already is a repository.
+// ErrExists if path already is a repository. A postgres:// URL instead of
+// a path creates the repository it names in that database (see
+// IsDatabaseURL and the README's "Sharing across machines").
 func Init(path string, opts ...Option) (*Tract, error) {
 	return open(path, true, opts)
 }
 
 // Open opens the existing repository at path. It fails with ErrNotRepository
 // when there is none, with ErrNewerSchema for a file written by a newer
-// tract, and with a *LockedError when another process holds it.
+// tract, and with a *LockedError when another process holds it. A
+// postgres:// URL opens a repository in a database; it fails with a
+// *postgres.SchemaError when the schema is missing or older (Migrate).
 func Open(path string, opts ...Option) (*Tract, error) {
 	return open(path, false, opts)
 }
@@ -267,18 +272,12 @@ func open(path string, create bool, opts []Option) (*Tract, error) {
 	c := newConfig(opts)
 	st := c.store
 	if st == nil {
-		b, err := store.OpenBolt(path, store.BoltOptions{
-			Create:      create,
-			LockTimeout: c.lockTimeout,
-			NoSync:      c.noSync,
-			ReadOnly:    c.readOnly && !create,
-		})
-		if err != nil {
+		var err error
+		if st, err = OpenStore(context.Background(), path, create, opts...); err != nil {
 			return nil, err
 		}
-		st = b
 	}
-	r := &repo{st: st, clock: c.clock, path: path, client: c.client, limits: c.limits.withDefaults()}
+	r := &repo{st: st, clock: c.clock, path: Redact(path), client: c.client, limits: c.limits.withDefaults()}
 	return r.viewOf(""), nil
 }
 
@@ -353,7 +352,8 @@ func (t *Tract) Close() error {
 	return t.st.Close()
 }
 
-// Path returns the repository's file path.
+// Path returns the repository's file path, or for a repository in a
+// database its URL without the password.
 func (t *Tract) Path() string { return t.path }
 
 // Store returns the underlying store, for tools that work on the plumbing.

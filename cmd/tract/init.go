@@ -52,8 +52,8 @@ func initRun(opts *InitOptions) error {
 	}
 	t, err := tract.Init(path, topts...)
 	if errors.Is(err, tract.ErrExists) {
-		fmt.Fprintf(f.IO.ErrOut, "Repository already exists in %s; nothing changed\n", path)
-		return initReport(opts, path, false)
+		fmt.Fprintf(f.IO.ErrOut, "Repository already exists in %s; nothing changed\n", tract.Redact(path))
+		return initReport(opts, tract.Redact(path), false)
 	}
 	if err != nil {
 		return err
@@ -61,8 +61,8 @@ func initRun(opts *InitOptions) error {
 	if err := t.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.ErrOut, "Initialized empty tract repository in %s\n", path)
-	return initReport(opts, path, true)
+	fmt.Fprintf(f.IO.ErrOut, "Initialized empty tract repository in %s\n", t.Path())
+	return initReport(opts, t.Path(), true)
 }
 
 // initReport prints the --json record, when asked for.

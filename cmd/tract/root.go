@@ -15,6 +15,7 @@ import (
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
+	"github.com/tractdag/tract/store/postgres"
 )
 
 // run executes the CLI and returns the process exit code. Standard output
@@ -121,6 +122,15 @@ func errorHint(err error) string {
 	case errors.Is(err, tract.ErrCorrupt):
 		return "The file is damaged: 'tract fsck' reports what is lost, and 'tract fsck --salvage NEW.db' copies\n" +
 			"what is intact into a new repository. Or restore a backup."
+	case errors.Is(err, postgres.ErrSchemaMissing), errors.Is(err, postgres.ErrSchemaOld):
+		return "Create or upgrade the database's schema with 'tract migrate' (with the same --db or TRACT_DB),\n" +
+			"then run the command again."
+	case postgres.IsConnectError(err):
+		return "Check the database URL's host, port, user and password (or PGPASSWORD, ~/.pgpass), and that the\n" +
+			"server is running and accepts connections from this machine."
+	case errors.Is(err, errors.ErrUnsupported):
+		return "This works on repository files only: a PostgreSQL database gives space back itself (VACUUM)\n" +
+			"and has no file to salvage; 'tract fsck' checks a repository there."
 	case errors.Is(err, tract.ErrNotRepository):
 		return "Create a repository with 'tract init', or name one with --db PATH or TRACT_DB."
 	case errors.Is(err, tract.ErrBranchExists):
@@ -262,7 +272,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file (default $TRACT_DB, else the nearest .tract/tract.db)")
+	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file or postgres:// URL (default $TRACT_DB, else the nearest .tract/tract.db)")
 	root.PersistentFlags().BoolVarP(&f.Quiet, "quiet", "q", false, "show no progress line on the terminal during long work")
 	root.PersistentFlags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout,
 		"how long to wait while another process holds the repository, e.g. 30s (default $TRACT_LOCK_TIMEOUT, else 5s; 0: do not wait)")
@@ -306,6 +316,7 @@ The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
 		newCmdGC(f, nil),
 		newCmdCompact(f, nil),
 		newCmdCopy(f, nil),
+		newCmdMigrate(f, nil),
 		newCmdReflog(f, nil),
 		newCmdVersion(f),
 		newExitCodesTopic(),

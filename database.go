@@ -1,0 +1,63 @@
+package tract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/postgres"
+)
+
+// MigrateResult says what Migrate did: the schema version found (0: none)
+// and the version now.
+type MigrateResult = postgres.MigrateResult
+
+// IsDatabaseURL reports whether dbOrPath names a PostgreSQL database (a
+// postgres:// or postgresql:// URL) rather than a repository file. Init,
+// Open, OpenOrInit, OpenStore and FsckFile take either.
+func IsDatabaseURL(dbOrPath string) bool { return postgres.IsURL(dbOrPath) }
+
+// Redact returns dbOrPath as it may be shown to a user or written to a
+// log: a database URL with its password replaced by "xxxxx"; a file path
+// as it is.
+func Redact(dbOrPath string) string { return postgres.Redact(dbOrPath) }
+
+// Migrate creates or upgrades the tract schema in the PostgreSQL database
+// url names, idempotently and under a lock (see postgres.Migrate). Open
+// and Init fail on a database whose schema is missing or older, with an
+// error matching postgres.ErrSchemaMissing or postgres.ErrSchemaOld.
+func Migrate(ctx context.Context, url string) (*MigrateResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !IsDatabaseURL(url) {
+		return nil, fmt.Errorf("migrate %s: %w: not a postgres:// URL (a repository file upgrades itself)", url, errors.ErrUnsupported)
+	}
+	return postgres.Migrate(ctx, url)
+}
+
+// OpenStore opens the storage dbOrPath names, as Open does (or, with
+// create, as Init does), without a Tract around it: a bbolt file for a
+// path, a PostgreSQL repository for a URL. It is for tools that work on
+// the storage of either kind, such as copying a repository between them.
+// Of opts, WithLockTimeout, WithNoSync and WithReadOnly apply to a file;
+// none applies to a database.
+func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option) (store.Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := newConfig(opts)
+	if IsDatabaseURL(dbOrPath) {
+		if create {
+			return postgres.Create(ctx, dbOrPath)
+		}
+		return postgres.Open(ctx, dbOrPath)
+	}
+	return store.OpenBolt(dbOrPath, store.BoltOptions{
+		Create:      create,
+		LockTimeout: c.lockTimeout,
+		NoSync:      c.noSync,
+		ReadOnly:    c.readOnly && !create,
+	})
+}

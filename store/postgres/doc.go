@@ -1,0 +1,71 @@
+// Package postgres keeps tract repositories in a PostgreSQL database: a
+// store.Store for teams and fleets of agents that outgrow one file on one
+// machine. It passes the same conformance suite (store/storetest) as the
+// bbolt file and the in-memory store.
+//
+// # Locations
+//
+// A repository is named by a postgres:// or postgresql:// URL, pgx's
+// connection string plus one parameter of tract's own, repository=NAME
+// (DefaultRepository when absent): one database holds many repositories,
+// every row keyed by its repository's name. Credentials come from the URL,
+// PGPASSWORD or ~/.pgpass (pgx reads them). No error, and no Path, shows the
+// password: they print the URL as url.URL.Redacted does, and an error from
+// pgx has every password it could contain replaced by "xxxxx".
+//
+// # Schema
+//
+// Migrate creates the tables or upgrades them to SchemaVersion, in one
+// transaction holding a transaction-scoped advisory lock, and records the
+// version in the one row of tract_schema. Open and Create refuse a
+// database whose version differs, with a *SchemaError. The tables:
+//
+//	tract_repositories  name, created_at
+//	tract_blobs         (repository, hash) → data
+//	tract_commits       (repository, hash) → raw (dag.Encode of the commit)
+//	tract_counters      (repository, hash) → depth, messages, tokens
+//	tract_refs          (repository, name) → value (refs.Ref.Encode)
+//	tract_reflog        (repository, name, seq) → entry (refs.Entry.Encode)
+//	tract_packs         id → repository, updated_ns, entries, last entry
+//	tract_pack_entries  (pack, ord) → kind, hash, value
+//
+// Every key is a primary key, so a lookup, a hash-prefix search (a range of
+// the key), a walk of every commit in key order (log --all, gc, fsck) and
+// a reflog in order are index scans. Names sort in byte order (COLLATE
+// "C"), as the file's keys do. Objects are immutable: a put of an object
+// that is there is INSERT … ON CONFLICT DO NOTHING.
+//
+// # Transactions
+//
+// Update runs its function in a SERIALIZABLE transaction, so a read of a
+// ref followed by a write of it is a compare-and-swap: of two transactions
+// that both read a ref and wrote it, PostgreSQL aborts one with SQLSTATE
+// 40001 (or 40P01 for a deadlock), and Update runs that one's function
+// again after a randomised backoff, up to WithMaxAttempts times. The
+// function must therefore have no effect outside the transaction that a
+// second run would repeat wrongly; tract's own functions only compute and
+// write. View runs a read-only REPEATABLE READ transaction: one snapshot.
+// The reflog's order comes from an identity column, so concurrent appends
+// to one reflog never conflict.
+//
+// Statements run in pgx.QueryExecModeExec unless the URL sets
+// default_query_exec_mode: no statement is prepared across transactions
+// and no session state is kept between them, so a connection pooler in
+// transaction mode (PgBouncer) may hand each transaction another server
+// connection.
+//
+// # Caveats
+//
+// An unpublished pack (store.PackTx) lives in tract_pack_entries until
+// PublishPack copies it into the object tables, so PublishedPacks is
+// always 0 and there is nothing to compact. The transaction interfaces
+// take no context: a Store runs its statements with context.Background,
+// bounded by the server's and the URL's timeouts (connect_timeout, and
+// statement_timeout as a URL parameter). store.Lingerer and
+// store.SortedPacker are not implemented: the pool keeps connections open
+// between transactions, and page fill is PostgreSQL's business.
+//
+// Only PostgreSQL 15 is tested. CockroachDB and YugabyteDB speak the
+// protocol, and abort more transactions under contention; those are
+// retried as serialization failures are.
+package postgres

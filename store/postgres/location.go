@@ -1,0 +1,149 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DefaultRepository is the repository a URL without a repository
+// parameter names.
+const DefaultRepository = "default"
+
+// repositoryName is what a repository name may be: letters, digits and
+// . _ - /, starting with a letter or digit, up to 128 characters.
+var repositoryName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
+
+// IsURL reports whether s names a PostgreSQL database (a postgres:// or
+// postgresql:// URL) rather than a repository file.
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Redact returns a database URL as it may be shown: with its password
+// replaced by "xxxxx". Anything that is not a URL is returned as it is.
+func Redact(s string) string {
+	if !IsURL(s) {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "postgres://(malformed URL)"
+	}
+	return u.Redacted()
+}
+
+// location is a parsed database URL.
+type location struct {
+	// pool is the pgxpool configuration, without the repository parameter.
+	pool *pgxpool.Config
+	// repository is the repository's name in the database.
+	repository string
+	// display is the URL without its password.
+	display string
+	// secrets are the password strings no error may show: the URL's, and
+	// the one pgx found in PGPASSWORD or .pgpass.
+	secrets []string
+}
+
+// parseLocation parses a postgres:// URL. The repository parameter names
+// the repository (DefaultRepository when absent); every other parameter
+// is pgx's. Unless the URL sets default_query_exec_mode, queries run in
+// pgx.QueryExecModeExec: no statement is prepared across transactions, so
+// the store works behind a pooler in transaction mode.
+func parseLocation(raw string) (*location, error) {
+	if !IsURL(raw) {
+		return nil, fmt.Errorf("%q is not a postgres:// or postgresql:// URL", raw)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error quotes the whole URL, password included: keep only why.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("database URL is malformed: %v", err)
+	}
+	loc := &location{}
+	if pw, ok := u.User.Password(); ok {
+		loc.secrets = append(loc.secrets, pw)
+	}
+	q := u.Query()
+	loc.repository = DefaultRepository
+	switch names := q["repository"]; len(names) {
+	case 0:
+	case 1:
+		loc.repository = names[0]
+	default:
+		return nil, fmt.Errorf("database URL: repository parameter given %d times", len(names))
+	}
+	if !repositoryName.MatchString(loc.repository) {
+		return nil, fmt.Errorf("repository name %q: use 1 to 128 letters, digits, '.', '_', '-' or '/', starting with a letter or digit", loc.repository)
+	}
+	explicitMode := q.Has("default_query_exec_mode")
+	q.Del("repository")
+	u.RawQuery = q.Encode()
+	shown := *u
+	sq := shown.Query()
+	sq.Set("repository", loc.repository)
+	shown.RawQuery = sq.Encode()
+	loc.display = shown.Redacted()
+
+	cfg, err := pgxpool.ParseConfig(u.String())
+	if err != nil {
+		return nil, redact(fmt.Errorf("database URL %s: %w", loc.display, err), loc.secrets)
+	}
+	if cfg.ConnConfig.Password != "" {
+		loc.secrets = append(loc.secrets, cfg.ConnConfig.Password)
+	}
+	if !explicitMode {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
+	loc.pool = cfg
+	return loc, nil
+}
+
+// redactedError is an error whose text has had passwords removed. It
+// unwraps to the original, so errors.Is and errors.As still see it.
+type redactedError struct {
+	err  error
+	text string
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redact returns err with every secret in its text replaced by "xxxxx".
+// Secrets shorter than 3 characters are left alone: replacing them would
+// garble every word they occur in, and protect little.
+func redact(err error, secrets []string) error {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	changed := false
+	for _, s := range secrets {
+		if len(s) >= 3 && strings.Contains(text, s) {
+			text = strings.ReplaceAll(text, s, "xxxxx")
+			changed = true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return &redactedError{err: err, text: text}
+}
+
+// IsConnectError reports whether err is a failure to reach or log in to
+// the database server (a wrong host, port, user or password, a server
+// that is down), as opposed to an error of the database's content.
+func IsConnectError(err error) bool {
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce)
+}

@@ -1,0 +1,197 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/store"
+)
+
+// An unpublished pack is a row of tract_packs and its entries rows of
+// tract_pack_entries, which no read of objects looks at. PublishPack
+// copies the entries into the object tables and deletes the pack, in its
+// transaction: so PublishedPacks is always 0 here.
+
+func (t *pgTx) CreatePack(now time.Time) (uint64, error) {
+	if err := t.writable(); err != nil {
+		return 0, fmt.Errorf("create pack: %w", err)
+	}
+	var id int64
+	err := t.queryRow(`INSERT INTO tract_packs (repository, updated_ns, entries) VALUES ($1, $2, 0) RETURNING id`,
+		t.s.repository, now.UnixNano()).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("create pack: %w", err)
+	}
+	return uint64(id), nil
+}
+
+// packTail returns how many entries pack id holds and its last one (Kind
+// 0 when it holds none), locking its row; a missing pack is an error
+// wrapping store.ErrNotFound.
+func (t *pgTx) packTail(id uint64) (n int64, last store.PackEntry, err error) {
+	var kind *int16
+	var hash []byte
+	err = t.queryRow(`SELECT entries, last_kind, last_hash FROM tract_packs WHERE repository = $1 AND id = $2 FOR UPDATE`,
+		t.s.repository, int64(id)).Scan(&n, &kind, &hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, last, fmt.Errorf("pack %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return 0, last, fmt.Errorf("pack %d: %w", id, err)
+	}
+	if kind != nil {
+		last.Kind = store.PackKind(*kind)
+		if last.Hash, err = hashOf("pack entry", hash); err != nil {
+			return 0, last, fmt.Errorf("pack %d: %w", id, err)
+		}
+	}
+	return n, last, nil
+}
+
+func (t *pgTx) AppendPack(id uint64, now time.Time, entries []store.PackEntry) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("append to pack %d: %w", id, err)
+	}
+	n, last, err := t.packTail(id)
+	if err != nil {
+		return err
+	}
+	rows := make([][]any, 0, len(entries))
+	for _, e := range entries {
+		if last.Kind != 0 && last.Compare(e) >= 0 {
+			return fmt.Errorf("append to pack %d: entry %s is out of order", id, e.Hash.Short())
+		}
+		value := e.Value
+		if value == nil {
+			value = []byte{}
+		}
+		rows = append(rows, []any{int64(id), n + int64(len(rows)), int16(e.Kind), e.Hash[:], value})
+		last = e
+	}
+	if len(rows) > 0 {
+		if err := t.flush(); err != nil {
+			return fmt.Errorf("append to pack %d: %w", id, err)
+		}
+		if _, err := t.tx.CopyFrom(t.ctx, pgx.Identifier{"tract_pack_entries"},
+			[]string{"pack", "ord", "kind", "hash", "value"}, pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("append to pack %d: %w", id, err)
+		}
+	}
+	var lastKind *int16
+	var lastHash []byte
+	if last.Kind != 0 {
+		k := int16(last.Kind)
+		lastKind, lastHash = &k, last.Hash[:]
+	}
+	err = t.exec(`UPDATE tract_packs SET entries = $3, updated_ns = $4, last_kind = $5, last_hash = $6
+WHERE repository = $1 AND id = $2`, t.s.repository, int64(id), n+int64(len(rows)), now.UnixNano(), lastKind, lastHash)
+	if err != nil {
+		return fmt.Errorf("append to pack %d: %w", id, err)
+	}
+	return nil
+}
+
+func (t *pgTx) PublishPack(id uint64) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
+	if _, _, err := t.packTail(id); err != nil {
+		return err
+	}
+	for _, q := range []string{
+		`INSERT INTO tract_blobs (repository, hash, data)
+SELECT $1, hash, value FROM tract_pack_entries WHERE pack = $2 AND kind = 1 ON CONFLICT DO NOTHING`,
+		`INSERT INTO tract_commits (repository, hash, raw)
+SELECT $1, hash, value FROM tract_pack_entries WHERE pack = $2 AND kind = 2 ON CONFLICT DO NOTHING`,
+	} {
+		if err := t.exec(q, t.s.repository, int64(id)); err != nil {
+			return fmt.Errorf("publish pack %d: %w", id, err)
+		}
+	}
+	// Counters are stored encoded in a pack and as columns here: decode
+	// them in pages of the pack's order.
+	after := int64(-1)
+	for {
+		rows, err := t.query(`SELECT ord, hash, value FROM tract_pack_entries WHERE pack = $1 AND kind = 3 AND ord > $2
+ORDER BY ord LIMIT $3`, int64(id), after, pageSize)
+		if err != nil {
+			return fmt.Errorf("publish pack %d: %w", id, err)
+		}
+		type counted struct {
+			h dag.Hash
+			c store.Counters
+		}
+		var page []counted
+		for rows.Next() {
+			var hash, value []byte
+			if err := rows.Scan(&after, &hash, &value); err != nil {
+				rows.Close()
+				return fmt.Errorf("publish pack %d: %w", id, err)
+			}
+			h, err := hashOf("pack entry", hash)
+			if err == nil {
+				var c store.Counters
+				c, err = store.DecodeCounters(value)
+				page = append(page, counted{h, c})
+			}
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("publish pack %d: %w", id, err)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("publish pack %d: %w", id, err)
+		}
+		for _, e := range page {
+			if err := t.PutCounters(e.h, e.c); err != nil {
+				return fmt.Errorf("publish pack %d: %w", id, err)
+			}
+		}
+		if len(page) < pageSize {
+			break
+		}
+	}
+	if err := t.exec(`DELETE FROM tract_packs WHERE id = $1`, int64(id)); err != nil {
+		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
+	return nil
+}
+
+func (t *pgTx) DropPack(id uint64) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("drop pack %d: %w", id, err)
+	}
+	if err := t.exec(`DELETE FROM tract_packs WHERE repository = $1 AND id = $2`, t.s.repository, int64(id)); err != nil {
+		return fmt.Errorf("drop pack %d: %w", id, err)
+	}
+	return nil
+}
+
+func (t *pgTx) UnpublishedPacks() ([]store.PackInfo, error) {
+	rows, err := t.query(`SELECT id, updated_ns, entries FROM tract_packs WHERE repository = $1 ORDER BY id`, t.s.repository)
+	if err != nil {
+		return nil, fmt.Errorf("packs: %w", err)
+	}
+	defer rows.Close()
+	var out []store.PackInfo
+	for rows.Next() {
+		var id, ns, n int64
+		if err := rows.Scan(&id, &ns, &n); err != nil {
+			return nil, fmt.Errorf("packs: %w", err)
+		}
+		out = append(out, store.PackInfo{ID: uint64(id), Updated: time.Unix(0, ns).UTC(), Entries: n})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("packs: %w", err)
+	}
+	return out, nil
+}
+
+// PublishedPacks is always 0: publishing a pack merges it into the object
+// tables.
+func (t *pgTx) PublishedPacks() (int, error) { return 0, nil }

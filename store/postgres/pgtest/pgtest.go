@@ -1,0 +1,106 @@
+// Package pgtest gives tests a fresh PostgreSQL repository each, in the
+// database that TRACT_TEST_POSTGRES_URL names (scripts/postgres starts a
+// throwaway one and sets it). Without the variable the tests skip, saying
+// how to run them; under CI=true a missing database fails the test
+// instead, so a CI that lost its database does not pass by skipping.
+//
+// Each repository has a random name, so tests that use one may run in
+// parallel, and is dropped when its test ends.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/postgres"
+)
+
+// EnvURL is the variable that names the test database.
+const EnvURL = "TRACT_TEST_POSTGRES_URL"
+
+// URL returns the test database's URL, with the schema migrated, or skips
+// t when there is none (fails it under CI=true).
+func URL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvURL)
+	if u == "" {
+		msg := "PostgreSQL tests need a database: run them with 'scripts/postgres -- go test ./...' " +
+			"(it starts a throwaway cluster), or set " + EnvURL + " to a postgres:// URL"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	_, err := postgres.Migrate(context.Background(), u)
+	require.NoError(t, err)
+	return u
+}
+
+// RepositoryURL returns base (a URL from URL) naming a repository no other
+// test uses. It is not created (postgres.Create or tract.Init does that);
+// it is dropped when the test ends.
+func RepositoryURL(t testing.TB, base string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("repository", "test-"+randomName())
+	u.RawQuery = q.Encode()
+	s := u.String()
+	t.Cleanup(func() {
+		if err := postgres.Drop(context.Background(), s); err != nil {
+			t.Errorf("drop test repository: %v", err)
+		}
+	})
+	return s
+}
+
+// New creates a fresh repository in the database base names and returns
+// it open. When the test ends it is checked with store.Fsck (failing the
+// test on any problem, as storetest.NewBolt does for a file), dropped and
+// closed.
+func New(t testing.TB, base string, opts ...postgres.Option) *postgres.Store {
+	t.Helper()
+	return create(t, base, true, opts)
+}
+
+// NewUnchecked is New without the check, for the conformance suite, whose
+// tests leave deliberate damage behind.
+func NewUnchecked(t testing.TB, base string, opts ...postgres.Option) *postgres.Store {
+	t.Helper()
+	return create(t, base, false, opts)
+}
+
+func create(t testing.TB, base string, check bool, opts []postgres.Option) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Create(context.Background(), RepositoryURL(t, base), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		defer s.Close()
+		if !check {
+			return
+		}
+		r, err := store.Fsck(s)
+		if err != nil {
+			t.Errorf("fsck %s: %v", s.Path(), err)
+			return
+		}
+		for _, p := range r.Problems {
+			t.Errorf("fsck %s: %s", s.Path(), p)
+		}
+	})
+	return s
+}
+
+func randomName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,221 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// Store is a repository in a PostgreSQL database. It is safe for
+// concurrent use, by goroutines and by processes on any machine.
+type Store struct {
+	pool       *pgxpool.Pool
+	repository string
+	display    string
+	secrets    []string
+	attempts   int
+	backoff    time.Duration
+	sleep      func(time.Duration)
+}
+
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.Tx           = (*pgTx)(nil)
+	_ store.HashedPutter = (*pgTx)(nil)
+	_ store.PackTx       = (*pgTx)(nil)
+)
+
+// Option configures Open and Create.
+type Option func(*Store)
+
+// WithMaxAttempts bounds how many times Update runs a transaction that
+// PostgreSQL aborted for a serialization failure or a deadlock (SQLSTATE
+// 40001, 40P01) before it gives up with the last error; the default is 10.
+func WithMaxAttempts(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.attempts = n
+		}
+	}
+}
+
+// WithBackoff sets the wait before the first retry of an aborted
+// transaction (default 5ms); each later wait doubles, up to 64 times it,
+// and is drawn at random below that bound so that writers that collided
+// do not collide again.
+func WithBackoff(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.backoff = d
+		}
+	}
+}
+
+// Open opens the existing repository url names. It fails with a
+// *SchemaError when the database's schema is missing or not this tract's
+// (Migrate fixes the first two), and with store.ErrNotRepository when the
+// database has no repository of that name (Create makes one).
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	return open(ctx, url, false, opts)
+}
+
+// Create makes the repository url names, with HEAD attached to the
+// unborn branch main, and opens it. It fails with store.ErrExists when the
+// database has one of that name already, and with a *SchemaError as Open.
+func Create(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	return open(ctx, url, true, opts)
+}
+
+func open(ctx context.Context, url string, create bool, opts []Option) (*Store, error) {
+	loc, err := parseLocation(url)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{repository: loc.repository, display: loc.display, secrets: loc.secrets,
+		attempts: 10, backoff: 5 * time.Millisecond, sleep: time.Sleep}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.pool, err = pgxpool.NewWithConfig(ctx, loc.pool); err != nil {
+		return nil, s.redact(fmt.Errorf("connect to %s: %w", s.display, err))
+	}
+	if err := s.prepare(ctx, create); err != nil {
+		s.pool.Close()
+		return nil, s.redact(err)
+	}
+	return s, nil
+}
+
+// prepare checks the schema and that the repository exists, or creates it.
+func (s *Store) prepare(ctx context.Context, create bool) error {
+	if err := checkSchema(ctx, s.pool); err != nil {
+		var se *SchemaError
+		if errors.As(err, &se) {
+			return fmt.Errorf("%s: %w", s.display, err)
+		}
+		return fmt.Errorf("connect to %s: %w", s.display, err)
+	}
+	if !create {
+		var found bool
+		err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tract_repositories WHERE name = $1)`, s.repository).Scan(&found)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", s.display, err)
+		}
+		if !found {
+			return fmt.Errorf("%s: no repository %q in the database: %w", s.display, s.repository, store.ErrNotRepository)
+		}
+		return nil
+	}
+	err := s.Update(func(t store.Tx) error {
+		tx := t.(*pgTx)
+		tag, err := tx.tx.Exec(tx.ctx, `INSERT INTO tract_repositories (name) VALUES ($1) ON CONFLICT DO NOTHING`, s.repository)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%s: repository %q: %w", s.display, s.repository, store.ErrExists)
+		}
+		return tx.SetRef(refs.Ref{Name: refs.HEAD, Target: refs.BranchRef("main")})
+	})
+	if err != nil && !errors.Is(err, store.ErrExists) {
+		return fmt.Errorf("create %s: %w", s.display, err)
+	}
+	return err
+}
+
+// Path returns the database URL without its password, with the
+// repository parameter.
+func (s *Store) Path() string { return s.display }
+
+// Repository returns the repository's name in the database.
+func (s *Store) Repository() string { return s.repository }
+
+// Close closes the store's connections, waiting for transactions that run.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// View runs fn in a read-only REPEATABLE READ transaction: fn sees one
+// snapshot of the repository.
+func (s *Store) View(fn func(store.Tx) error) error {
+	return s.redact(s.once(context.Background(), pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn))
+}
+
+// Update runs fn in a SERIALIZABLE transaction. When PostgreSQL aborts it
+// for a serialization failure or a deadlock, Update rolls back and runs fn
+// again, after a backoff, up to the bound of WithMaxAttempts: fn must not
+// have effects outside the transaction that a second run would repeat
+// wrongly. A compare-and-swap that fn does (read a ref, compare, write)
+// is therefore atomic: a concurrent writer that changed the ref makes this
+// transaction fail and rerun, and the rerun sees the new value.
+func (s *Store) Update(fn func(store.Tx) error) error {
+	ctx := context.Background()
+	opts := pgx.TxOptions{IsoLevel: pgx.Serializable}
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = s.once(ctx, opts, true, fn)
+		if !retryable(err) {
+			return s.redact(err)
+		}
+		if attempt >= s.attempts {
+			return s.redact(fmt.Errorf("%s: gave up after %d attempts: %w", s.display, attempt, err))
+		}
+		s.sleep(s.wait(attempt))
+	}
+}
+
+// wait returns the backoff before retry number attempt (from 1).
+func (s *Store) wait(attempt int) time.Duration {
+	bound := s.backoff << min(attempt-1, 6)
+	return bound/2 + rand.N(bound/2+1)
+}
+
+// retryable reports whether err is PostgreSQL aborting a transaction that
+// may succeed when run again.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// once runs fn in one transaction and commits it when fn returns nil (and
+// the transaction writes). A panic in fn rolls back and goes on.
+func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) (err error) {
+	tx, err := s.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("%s: begin transaction: %w", s.display, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = tx.Rollback(ctx)
+		}
+	}()
+	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write}
+	if err := fn(ptx); err != nil {
+		return err
+	}
+	if !write {
+		done = true
+		return tx.Rollback(ctx)
+	}
+	if err := ptx.flush(); err != nil {
+		return fmt.Errorf("%s: %w", s.display, err)
+	}
+	done = true
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("%s: commit: %w", s.display, err)
+	}
+	return nil
+}
+
+func (s *Store) redact(err error) error { return redact(err, s.secrets) }

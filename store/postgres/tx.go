@@ -1,0 +1,523 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+)
+
+// pageSize is how many rows a ForEach reads per query. It reads in pages,
+// by key, rather than through one open cursor, so that its callback may
+// run other queries of the transaction, and memory stays bounded.
+const pageSize = 500
+
+// maxPending is how many writes a transaction queues before it sends
+// them.
+const maxPending = 1000
+
+// pgTx is one transaction of a Store.
+//
+// Writes do not go to the server one by one: they are queued, and sent
+// in one round trip (a pgx.Batch) before the transaction's next read, when
+// maxPending are queued, and before it commits. A bulk write (an import,
+// a chat step's few puts) so costs a round trip per thousand rows instead
+// of one per row; the error of a queued write is returned by the call that
+// sends it. Queued arguments are encoded when sent, so a write that keeps
+// a caller's slice copies it first, unless the caller promised not to
+// change it (store.HashedPutter).
+type pgTx struct {
+	s       *Store
+	tx      pgx.Tx
+	ctx     context.Context
+	write   bool
+	pending pgx.Batch
+}
+
+// exec queues a write.
+func (t *pgTx) exec(sql string, args ...any) error {
+	t.pending.Queue(sql, args...)
+	if t.pending.Len() >= maxPending {
+		return t.flush()
+	}
+	return nil
+}
+
+// flush sends the queued writes.
+func (t *pgTx) flush() error {
+	if t.pending.Len() == 0 {
+		return nil
+	}
+	b := t.pending
+	t.pending = pgx.Batch{}
+	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+// query sends the queued writes, then runs a query.
+func (t *pgTx) query(sql string, args ...any) (pgx.Rows, error) {
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
+	return t.tx.Query(t.ctx, sql, args...)
+}
+
+// queryRow sends the queued writes, then runs a query of one row.
+func (t *pgTx) queryRow(sql string, args ...any) pgx.Row {
+	if err := t.flush(); err != nil {
+		return errRow{err}
+	}
+	return t.tx.QueryRow(t.ctx, sql, args...)
+}
+
+// errRow is a row whose Scan fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// writable fails with store.ErrReadOnly in a View.
+func (t *pgTx) writable() error {
+	if !t.write {
+		return store.ErrReadOnly
+	}
+	return nil
+}
+
+func notFound(what string, h dag.Hash) error {
+	return fmt.Errorf("%s %s: %w", what, h.Short(), store.ErrNotFound)
+}
+
+// hashOf converts a stored key to a hash.
+func hashOf(what string, b []byte) (dag.Hash, error) {
+	if len(b) != dag.HashSize {
+		return dag.Hash{}, fmt.Errorf("%s key of %d bytes: %w", what, len(b), store.ErrCorrupt)
+	}
+	return dag.Hash(b), nil
+}
+
+// getBytes reads one bytea column of one row; found is false when no row
+// matched.
+func (t *pgTx) getBytes(sql string, args ...any) (b []byte, found bool, err error) {
+	err = t.queryRow(sql, args...).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	return b, err == nil, err
+}
+
+func (t *pgTx) exists(sql string, args ...any) (bool, error) {
+	var ok bool
+	err := t.queryRow(sql, args...).Scan(&ok)
+	return ok, err
+}
+
+func (t *pgTx) Blob(h dag.Hash) ([]byte, error) {
+	b, found, err := t.getBytes(`SELECT data FROM tract_blobs WHERE repository = $1 AND hash = $2`, t.s.repository, h[:])
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h.Short(), err)
+	}
+	if !found {
+		return nil, notFound("blob", h)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+func (t *pgTx) PutBlob(data []byte) (dag.Hash, error) {
+	h := dag.Sum(data)
+	return h, t.PutHashedBlob(h, bytes.Clone(data))
+}
+
+// PutHashedBlob stores data under h, which the caller computed.
+func (t *pgTx) PutHashedBlob(h dag.Hash, data []byte) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("put blob %s: %w", h.Short(), err)
+	}
+	if data == nil {
+		data = []byte{} // NULL is not an empty blob
+	}
+	err := t.exec(`INSERT INTO tract_blobs (repository, hash, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+		t.s.repository, h[:], data)
+	if err != nil {
+		return fmt.Errorf("put blob %s: %w", h.Short(), err)
+	}
+	return nil
+}
+
+func (t *pgTx) HasBlob(h dag.Hash) (bool, error) {
+	ok, err := t.exists(`SELECT EXISTS (SELECT 1 FROM tract_blobs WHERE repository = $1 AND hash = $2)`, t.s.repository, h[:])
+	if err != nil {
+		return false, fmt.Errorf("blob %s: %w", h.Short(), err)
+	}
+	return ok, nil
+}
+
+func (t *pgTx) DeleteBlob(h dag.Hash) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete blob %s: %w", h.Short(), err)
+	}
+	if err := t.exec(`DELETE FROM tract_blobs WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
+		return fmt.Errorf("delete blob %s: %w", h.Short(), err)
+	}
+	return nil
+}
+
+// forEach pages through table's rows of the repository in key order,
+// selecting cols after the hash, and calls fn with each row's hash and
+// what scan read from it.
+func forEach[T any](t *pgTx, table, cols string, scan func(pgx.Rows) ([]byte, T, error), fn func(dag.Hash, T) error) error {
+	type row struct {
+		key []byte
+		v   T
+	}
+	var after []byte
+	for {
+		rows, err := t.query(`SELECT hash, `+cols+` FROM `+table+
+			` WHERE repository = $1 AND ($2::bytea IS NULL OR hash > $2) ORDER BY hash LIMIT $3`,
+			t.s.repository, after, pageSize)
+		if err != nil {
+			return err
+		}
+		var page []row
+		for rows.Next() {
+			k, v, err := scan(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			page = append(page, row{k, v})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range page {
+			h, err := hashOf(table, page[i].key)
+			if err != nil {
+				return err
+			}
+			v := page[i].v
+			page[i] = row{} // let the value go once fn is done with it
+			if err := fn(h, v); err != nil {
+				return err
+			}
+			after = h[:]
+		}
+		if len(page) < pageSize {
+			return nil
+		}
+	}
+}
+
+func (t *pgTx) ForEachBlob(fn func(h dag.Hash, data []byte) error) error {
+	return forEach(t, "tract_blobs", "data", func(rows pgx.Rows) (k, d []byte, err error) {
+		err = rows.Scan(&k, &d)
+		if d == nil {
+			d = []byte{}
+		}
+		return k, d, err
+	}, fn)
+}
+
+func (t *pgTx) Commit(h dag.Hash) (*dag.Commit, error) {
+	raw, err := t.rawCommit(h)
+	if err != nil {
+		return nil, err
+	}
+	c, err := dag.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return c, nil
+}
+
+func (t *pgTx) rawCommit(h dag.Hash) ([]byte, error) {
+	raw, found, err := t.getBytes(`SELECT raw FROM tract_commits WHERE repository = $1 AND hash = $2`, t.s.repository, h[:])
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	if !found {
+		return nil, notFound("commit", h)
+	}
+	return raw, nil
+}
+
+func (t *pgTx) CommitHeader(h dag.Hash) (dag.Header, error) {
+	raw, err := t.rawCommit(h)
+	if err != nil {
+		return dag.Header{}, err
+	}
+	hd, err := dag.DecodeHeader(raw)
+	if err != nil {
+		return hd, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return hd, nil
+}
+
+func (t *pgTx) PutCommit(c *dag.Commit) (dag.Hash, error) {
+	raw, err := dag.Encode(c)
+	if err != nil {
+		return dag.Hash{}, fmt.Errorf("put commit: %w", err)
+	}
+	h := dag.Sum(raw)
+	return h, t.PutEncodedCommit(h, raw)
+}
+
+// PutEncodedCommit stores raw, a commit's encoding, under h.
+func (t *pgTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("put commit %s: %w", h.Short(), err)
+	}
+	err := t.exec(`INSERT INTO tract_commits (repository, hash, raw) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+		t.s.repository, h[:], raw)
+	if err != nil {
+		return fmt.Errorf("put commit %s: %w", h.Short(), err)
+	}
+	return nil
+}
+
+func (t *pgTx) HasCommit(h dag.Hash) (bool, error) {
+	ok, err := t.exists(`SELECT EXISTS (SELECT 1 FROM tract_commits WHERE repository = $1 AND hash = $2)`, t.s.repository, h[:])
+	if err != nil {
+		return false, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	return ok, nil
+}
+
+func (t *pgTx) DeleteCommit(h dag.Hash) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
+	}
+	if err := t.exec(`DELETE FROM tract_commits WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
+		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
+	}
+	return nil
+}
+
+func (t *pgTx) ForEachCommit(fn func(h dag.Hash, raw []byte) error) error {
+	return forEach(t, "tract_commits", "raw", func(rows pgx.Rows) (k, raw []byte, err error) {
+		err = rows.Scan(&k, &raw)
+		return k, raw, err
+	}, fn)
+}
+
+// CommitsWithPrefix reads the range of keys the prefix covers: an
+// odd-length prefix is padded with 0s for the low end and fs for the high
+// end, so the primary key's index answers it.
+func (t *pgTx) CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error) {
+	p := strings.ToLower(prefix)
+	if len(p) > 2*dag.HashSize || strings.Trim(p, "0123456789abcdef") != "" {
+		return nil, fmt.Errorf("hash prefix %q: not up to %d hex characters", prefix, 2*dag.HashSize)
+	}
+	pad := 2*dag.HashSize - len(p)
+	lo, _ := hex.DecodeString(p + strings.Repeat("0", pad))
+	hi, _ := hex.DecodeString(p + strings.Repeat("f", pad))
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	rows, err := t.query(`SELECT hash FROM tract_commits WHERE repository = $1 AND hash BETWEEN $2 AND $3
+ORDER BY hash LIMIT $4`, t.s.repository, lo, hi, lim)
+	if err != nil {
+		return nil, fmt.Errorf("hash prefix %s: %w", p, err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, fmt.Errorf("hash prefix %s: %w", p, err)
+	}
+	out := make([]dag.Hash, 0, len(keys))
+	for _, k := range keys {
+		h, err := hashOf("commit", k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+func (t *pgTx) Ref(name string) (refs.Ref, error) {
+	v, found, err := t.getBytes(`SELECT value FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name)
+	if err != nil {
+		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, err)
+	}
+	if !found {
+		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, store.ErrNotFound)
+	}
+	return refs.DecodeRef(name, v)
+}
+
+// SetRef stores r. The transaction is SERIALIZABLE, so a caller's
+// read-compare-write of a ref is a compare-and-swap: PostgreSQL aborts
+// one of two transactions that moved the same ref from the same value.
+func (t *pgTx) SetRef(r refs.Ref) error {
+	if r.Name == "" {
+		return errors.New("set ref: empty name")
+	}
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("set ref %s: %w", r.Name, err)
+	}
+	err := t.exec(`INSERT INTO tract_refs (repository, name, value) VALUES ($1, $2, $3)
+ON CONFLICT (repository, name) DO UPDATE SET value = EXCLUDED.value`, t.s.repository, r.Name, r.Encode())
+	if err != nil {
+		return fmt.Errorf("set ref %s: %w", r.Name, err)
+	}
+	return nil
+}
+
+func (t *pgTx) DeleteRef(name string) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete ref %s: %w", name, err)
+	}
+	if err := t.exec(`DELETE FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name); err != nil {
+		return fmt.Errorf("delete ref %s: %w", name, err)
+	}
+	return nil
+}
+
+func (t *pgTx) Refs() ([]refs.Ref, error) {
+	rows, err := t.query(`SELECT name, value FROM tract_refs WHERE repository = $1 ORDER BY name`, t.s.repository)
+	if err != nil {
+		return nil, fmt.Errorf("refs: %w", err)
+	}
+	defer rows.Close()
+	var out []refs.Ref
+	for rows.Next() {
+		var name string
+		var v []byte
+		if err := rows.Scan(&name, &v); err != nil {
+			return nil, fmt.Errorf("refs: %w", err)
+		}
+		r, err := refs.DecodeRef(name, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("refs: %w", err)
+	}
+	return out, nil
+}
+
+func (t *pgTx) AppendReflog(name string, e refs.Entry) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	if err := t.exec(`INSERT INTO tract_reflog (repository, name, entry) VALUES ($1, $2, $3)`,
+		t.s.repository, name, e.Encode()); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	return nil
+}
+
+func (t *pgTx) Reflog(name string) ([]refs.Entry, error) {
+	rows, err := t.query(`SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`,
+		t.s.repository, name)
+	if err != nil {
+		return nil, fmt.Errorf("reflog %s: %w", name, err)
+	}
+	raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, fmt.Errorf("reflog %s: %w", name, err)
+	}
+	out := make([]refs.Entry, 0, len(raws))
+	for i, b := range raws {
+		e, err := refs.DecodeEntry(b)
+		if err != nil {
+			return nil, fmt.Errorf("reflog %s: entry %d: %w", name, i+1, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (t *pgTx) ReflogNames() ([]string, error) {
+	rows, err := t.query(`SELECT DISTINCT name FROM tract_reflog WHERE repository = $1 ORDER BY name`, t.s.repository)
+	if err != nil {
+		return nil, fmt.Errorf("reflog names: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("reflog names: %w", err)
+	}
+	return names, nil
+}
+
+func (t *pgTx) ReplaceReflog(name string, es []refs.Entry) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	if err := t.exec(`DELETE FROM tract_reflog WHERE repository = $1 AND name = $2`, t.s.repository, name); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	if len(es) == 0 {
+		return nil
+	}
+	// One statement; WITH ORDINALITY and ORDER BY give the identity
+	// column the entries' order.
+	raws := make([][]byte, len(es))
+	for i, e := range es {
+		raws[i] = e.Encode()
+	}
+	err := t.exec(`INSERT INTO tract_reflog (repository, name, entry)
+SELECT $1, $2, e FROM unnest($3::bytea[]) WITH ORDINALITY AS u(e, n) ORDER BY n`, t.s.repository, name, raws)
+	if err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	return nil
+}
+
+func (t *pgTx) Counters(h dag.Hash) (c store.Counters, ok bool, err error) {
+	err = t.queryRow(`SELECT depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = $2`,
+		t.s.repository, h[:]).Scan(&c.Depth, &c.Messages, &c.Tokens)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Counters{}, false, nil
+	}
+	if err != nil {
+		return store.Counters{}, false, fmt.Errorf("counters %s: %w", h.Short(), err)
+	}
+	return c, true, nil
+}
+
+func (t *pgTx) PutCounters(h dag.Hash, c store.Counters) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("put counters %s: %w", h.Short(), err)
+	}
+	err := t.exec(`INSERT INTO tract_counters (repository, hash, depth, messages, tokens) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (repository, hash) DO UPDATE SET depth = EXCLUDED.depth, messages = EXCLUDED.messages, tokens = EXCLUDED.tokens`,
+		t.s.repository, h[:], c.Depth, c.Messages, c.Tokens)
+	if err != nil {
+		return fmt.Errorf("put counters %s: %w", h.Short(), err)
+	}
+	return nil
+}
+
+func (t *pgTx) DeleteCounters(h dag.Hash) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
+	}
+	if err := t.exec(`DELETE FROM tract_counters WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
+		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
+	}
+	return nil
+}
+
+func (t *pgTx) ForEachCounters(fn func(h dag.Hash, c store.Counters) error) error {
+	return forEach(t, "tract_counters", "depth, messages, tokens", func(rows pgx.Rows) (k []byte, c store.Counters, err error) {
+		err = rows.Scan(&k, &c.Depth, &c.Messages, &c.Tokens)
+		return k, c, err
+	}, fn)
+}
