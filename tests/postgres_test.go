@@ -165,3 +165,22 @@ func TestPostgres_CopyFileToDatabaseAndBack(t *testing.T) {
 	assert.Equal(t, file.ok("reflog").Stdout, s.ok("--db", back, "reflog").Stdout)
 	s.ok("--db", back, "fsck")
 }
+
+// migrate --json prints the record docs/json.md documents.
+func TestPostgres_MigrateJSONMatchesTheDocument(t *testing.T) {
+	t.Parallel()
+	s, _ := pgSandbox(t)
+	o := jsonOutput{args: []string{"migrate", "--json"}, record: "migrate", shape: "object", out: s.ok("migrate", "--json").Stdout}
+	doc, ok := docRecords(t)["migrate"]
+	require.True(t, ok, "docs/json.md has no migrate section")
+	recs := o.records(t)
+	require.Len(t, recs, 1)
+	for k := range recs[0] {
+		assert.Contains(t, doc, k, "migrate prints %q, which docs/json.md does not list", k)
+	}
+	for k, optional := range doc {
+		if !optional {
+			assert.Contains(t, recs[0], k, "migrate lacks %q", k)
+		}
+	}
+}
