@@ -264,11 +264,12 @@ func newRootCmd(f *Factory) *cobra.Command {
 		Use:   "tract",
 		Short: "Keep LLM conversations the way git keeps code",
 		Long: `tract keeps LLM conversations as content-addressed commits in a DAG stored in
-one bbolt file, and generates validated answers: failed attempts and the
-steering that corrected them stay inspectable with 'tract log --all' while
-the branch keeps only the clean answer.
+one bbolt file (or a PostgreSQL database), and generates validated answers:
+failed attempts and the steering that corrected them stay inspectable with
+'tract log --all' while the branch keeps only the clean answer.
 
-The repository is --db PATH, else $TRACT_DB, else the nearest .tract/tract.db.`,
+The repository is --db PATH (or a postgres:// URL), else $TRACT_DB, else the
+nearest .tract/tract.db. New here? Run 'tract demo'.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
