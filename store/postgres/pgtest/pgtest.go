@@ -18,8 +18,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tractdag/tract/store"
 	"github.com/tractdag/tract/store/postgres"
+	"github.com/tractdag/tract/store/storetest"
 )
 
 // EnvURL is the variable that names the test database.
@@ -82,20 +82,11 @@ func create(t testing.TB, base string, check bool, opts []postgres.Option) *post
 	t.Helper()
 	s, err := postgres.Create(context.Background(), RepositoryURL(t, base), opts...)
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		defer s.Close()
-		if !check {
-			return
-		}
-		r, err := store.Fsck(s)
-		if err != nil {
-			t.Errorf("fsck %s: %v", s.Path(), err)
-			return
-		}
-		for _, p := range r.Problems {
-			t.Errorf("fsck %s: %s", s.Path(), p)
-		}
-	})
+	if check {
+		storetest.CheckOnCleanup(t, s)
+	} else {
+		t.Cleanup(func() { s.Close() })
+	}
 	return s
 }
 
