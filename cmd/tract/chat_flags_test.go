@@ -58,16 +58,7 @@ func TestNewCmdConfig_Args(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			got, err := parse(t, newCmdConfig, tc.args...)
-			if tc.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
-				assert.Equal(t, exitUsage, exitCode(err))
-				return
-			}
-			require.NoError(t, err)
-			got.Factory = nil
-			assert.Equal(t, tc.want, *got)
+			checkParse(t, newCmdConfig, tc.args, tc.want, tc.wantErr)
 		})
 	}
 }

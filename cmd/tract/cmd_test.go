@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,22 @@ func parse[O any](t *testing.T, newCmd func(*Factory, func(*O) error) *cobra.Com
 	return got, err
 }
 
+// checkParse parses args with newCmd and checks the result: with wantErr
+// set, a usage error that contains it; else the options want (whose
+// Factory, which want leaves unset, is not compared).
+func checkParse[O any](t *testing.T, newCmd func(*Factory, func(*O) error) *cobra.Command, args []string, want O, wantErr string) {
+	t.Helper()
+	got, err := parse(t, newCmd, args...)
+	if wantErr != "" {
+		require.ErrorContains(t, err, wantErr)
+		assert.Equal(t, exitUsage, exitCode(err))
+		return
+	}
+	require.NoError(t, err)
+	reflect.ValueOf(got).Elem().FieldByName("Factory").SetZero()
+	assert.Equal(t, want, *got)
+}
+
 func TestNewCmdLog_Flags(t *testing.T) {
 	cases := []struct {
 		args    []string
@@ -66,16 +83,7 @@ func TestNewCmdLog_Flags(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			got, err := parse(t, newCmdLog, tc.args...)
-			if tc.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
-				assert.Equal(t, exitUsage, exitCode(err))
-				return
-			}
-			require.NoError(t, err)
-			got.Factory = nil
-			assert.Equal(t, tc.want, *got)
+			checkParse(t, newCmdLog, tc.args, tc.want, tc.wantErr)
 		})
 	}
 }
@@ -96,16 +104,7 @@ func TestNewCmdGraph_Flags(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			got, err := parse(t, newCmdGraph, tc.args...)
-			if tc.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
-				assert.Equal(t, exitUsage, exitCode(err))
-				return
-			}
-			require.NoError(t, err)
-			got.Factory = nil
-			assert.Equal(t, tc.want, *got)
+			checkParse(t, newCmdGraph, tc.args, tc.want, tc.wantErr)
 		})
 	}
 }
@@ -329,15 +328,7 @@ func TestNewCmdReflog_Flags(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			got, err := parse(t, newCmdReflog, tc.args...)
-			if tc.wantErr != "" {
-				require.ErrorContains(t, err, tc.wantErr)
-				assert.Equal(t, exitUsage, exitCode(err))
-				return
-			}
-			require.NoError(t, err)
-			got.Factory = nil
-			assert.Equal(t, tc.want, *got)
+			checkParse(t, newCmdReflog, tc.args, tc.want, tc.wantErr)
 		})
 	}
 }

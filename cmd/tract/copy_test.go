@@ -26,15 +26,7 @@ func TestNewCmdCopy_Args(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			got, err := parse(t, newCmdCopy, tc.args...)
-			if tc.wantErr != "" {
-				require.ErrorContains(t, err, tc.wantErr)
-				assert.Equal(t, exitUsage, exitCode(err))
-				return
-			}
-			require.NoError(t, err)
-			got.Factory = nil
-			assert.Equal(t, tc.want, *got)
+			checkParse(t, newCmdCopy, tc.args, tc.want, tc.wantErr)
 		})
 	}
 }
