@@ -174,25 +174,15 @@ func statusOfType(typ string) int {
 // writeAnthropicError sends an Anthropic error document; key is the key
 // the client presented.
 func writeAnthropicError(w http.ResponseWriter, r Reply, key string) {
-	status := r.Status
-	if status == 0 {
-		status = http.StatusInternalServerError
-	}
-	if r.Body != "" {
-		writeRaw(w, r, status)
-		return
-	}
-	msg := r.Message
-	if r.echoKey {
-		msg = "invalid x-api-key: " + key
-	}
-	body, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{
-		"type": anthropicErrorType(status), "message": msg,
-	}})
-	copyHeader(w.Header(), r.Header)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	sendError(w, r, func(status int) any {
+		msg := r.Message
+		if r.echoKey {
+			msg = "invalid x-api-key: " + key
+		}
+		return map[string]any{"type": "error", "error": map[string]any{
+			"type": anthropicErrorType(status), "message": msg,
+		}}
+	})
 }
 
 // anthropicUsage is the usage object of an answer.

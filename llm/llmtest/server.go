@@ -427,6 +427,25 @@ func maskAuth(h http.Header) http.Header {
 
 // writeError sends an error reply; key is the key the client presented.
 func writeError(w http.ResponseWriter, r Reply, key string) {
+	sendError(w, r, func(status int) any {
+		msg := r.Message
+		if r.echoKey {
+			if key == "" {
+				msg = "You didn't provide an API key."
+			} else {
+				msg = "Incorrect API key provided: " + key + "."
+			}
+		}
+		return map[string]any{"error": map[string]any{
+			"message": msg, "type": errorType(status), "param": nil, "code": nil,
+		}}
+	})
+}
+
+// sendError writes the error reply r in either wire format: r.Body as is
+// when set, else the JSON document doc makes for the status (500 when r
+// names none), with r's headers.
+func sendError(w http.ResponseWriter, r Reply, doc func(status int) any) {
 	status := r.Status
 	if status == 0 {
 		status = http.StatusInternalServerError
@@ -435,17 +454,7 @@ func writeError(w http.ResponseWriter, r Reply, key string) {
 		writeRaw(w, r, status)
 		return
 	}
-	msg := r.Message
-	if r.echoKey {
-		if key == "" {
-			msg = "You didn't provide an API key."
-		} else {
-			msg = "Incorrect API key provided: " + key + "."
-		}
-	}
-	body, _ := json.Marshal(map[string]any{"error": map[string]any{
-		"message": msg, "type": errorType(status), "param": nil, "code": nil,
-	}})
+	body, _ := json.Marshal(doc(status))
 	copyHeader(w.Header(), r.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
