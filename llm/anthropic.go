@@ -130,11 +130,8 @@ func (c *Anthropic) encode(req Request) (body []byte, schemaSent bool, err error
 		wire.ToolChoice = &anthropicToolChoice{Type: "tool", Name: s.Name}
 		schemaSent = true
 	}
-	b, err := json.Marshal(wire)
-	if err != nil {
-		return nil, false, fmt.Errorf("chat completion: encode request: %w", err)
-	}
-	return b, schemaSent, nil
+	b, err := encodeRequest(wire)
+	return b, schemaSent, err
 }
 
 // isObjectSchema reports whether a JSON Schema describes an object, the

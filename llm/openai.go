@@ -197,15 +197,21 @@ func (c *OpenAI) encode(req Request) (body []byte, schemaSent bool, err error) {
 			Name: req.Schema.Name, Schema: req.Schema.Schema, Strict: req.Schema.Strict,
 		}}
 	}
-	// Without HTML escaping: the messages go out as they were written
-	// ("<" stays "<"), as Compile's JSON prints them.
+	b, err := encodeRequest(wire)
+	return b, req.Schema != nil, err
+}
+
+// encodeRequest encodes the body of a request to either provider without
+// HTML escaping: the messages go out as they were written ("<" stays
+// "<"), as Compile's JSON prints them.
+func encodeRequest(wire any) ([]byte, error) {
 	var b bytes.Buffer
 	e := json.NewEncoder(&b)
 	e.SetEscapeHTML(false)
 	if err := e.Encode(wire); err != nil {
-		return nil, false, fmt.Errorf("chat completion: encode request: %w", err)
+		return nil, fmt.Errorf("chat completion: encode request: %w", err)
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), req.Schema != nil, nil
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // attempt makes one HTTP request. delivered reports whether any part of the
