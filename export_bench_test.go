@@ -89,17 +89,7 @@ func BenchmarkExport_OpenAI(b *testing.B) {
 			}
 			_, err = tr.ImportConversations(ctx, "c", convs)
 			require.NoError(b, err)
-			runtime.GC()
-			b.ResetTimer()
-			var peak uint64
-			for b.Loop() {
-				peak = max(peak, peakHeap(func() {
-					res, err := tr.Export(ctx, io.Discard, export.OpenAI, tract.ExportAll())
-					require.NoError(b, err)
-					require.Equal(b, shape.convs, res.Lines)
-				}))
-			}
-			b.ReportMetric(float64(peak)/(1<<20), "heap-MB")
+			benchExport(b, tr, export.OpenAI, shape.convs)
 		})
 	}
 }
@@ -140,14 +130,21 @@ func BenchmarkExport_Preference(b *testing.B) {
 	}
 	_, err = tr.ImportConversations(ctx, "c", convs)
 	require.NoError(b, err)
+	benchExport(b, tr, export.OpenAIPreference, branches*turns)
+}
+
+// benchExport times exports of every conversation of tr in format, each
+// writing lines lines, and reports the highest peak heap of them.
+func benchExport(b *testing.B, tr *tract.Tract, format export.Format, lines int) {
+	ctx := context.Background()
 	runtime.GC()
 	b.ResetTimer()
 	var peak uint64
 	for b.Loop() {
 		peak = max(peak, peakHeap(func() {
-			res, err := tr.Export(ctx, io.Discard, export.OpenAIPreference, tract.ExportAll())
+			res, err := tr.Export(ctx, io.Discard, format, tract.ExportAll())
 			require.NoError(b, err)
-			require.Equal(b, branches*turns, res.Lines)
+			require.Equal(b, lines, res.Lines)
 		}))
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "heap-MB")
