@@ -377,7 +377,7 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 			if m.Valid != nil && !*m.Valid {
 				continue // a rejected answer
 			}
-			p := exportPart{hash: h, blob: c.Blob, shaped: len(c.Meta) > 0, kind: c.Kind, role: c.Role, weight: -1}
+			p := exportPart{hash: h, blob: c.Blob, shaped: dag.MayHoldShape(c.Meta), kind: c.Kind, role: c.Role, weight: -1}
 			if m.Weight != nil {
 				p.weight = int8(*m.Weight)
 			}
@@ -438,7 +438,7 @@ func weight(n int) *int { return &n }
 
 // header is the header of commit c.
 func header(c *dag.Commit) dag.Header {
-	return dag.Header{Parent: c.Parent(), Kind: c.Kind, Role: c.Role, Blob: c.Blob, Shaped: len(c.Meta) > 0}
+	return dag.Header{Parent: c.Parent(), Kind: c.Kind, Role: c.Role, Blob: c.Blob, Shaped: dag.MayHoldShape(c.Meta)}
 }
 
 // promptSeq yields the conversation ending at h, each time it is ranged

@@ -288,7 +288,7 @@ func DecodeHeader(b []byte) (Header, error) {
 		return Header{}, d.err
 	}
 	if meta := (&decoder{b: d.b}).bytes(); len(meta) > 0 {
-		hd.Shaped = bytes.Contains(meta, shapeKeyJSON)
+		hd.Shaped = MayHoldShape(meta)
 	}
 	if !hd.Kind.Valid() || !hd.Role.Valid() {
 		return Header{}, fmt.Errorf("%w: invalid kind %q or role %q", ErrBadEncoding, hd.Kind, hd.Role)
