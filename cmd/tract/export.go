@@ -192,18 +192,12 @@ func exportRun(cmd *cobra.Command, opts *ExportOptions) error {
 			line = f.progressLine("export")
 		}
 		if line != nil {
-			one, many := "conversation", "conversations"
+			unit := "conversations"
 			if !opts.Format.Conversational() {
-				one, many = "validated turn", "validated turns"
-			}
-			count := func(n int, one, many string) string {
-				if n == 1 {
-					return prog.Count(1, 0, one)
-				}
-				return prog.Count(int64(n), 0, many)
+				unit = "validated turns"
 			}
 			eopts = append(eopts, tract.OnExport(func(p tract.ExportProgress) {
-				line.set(count(p.Items, one, many) + ", " + count(p.Lines, "line", "lines"))
+				line.set(prog.Count(int64(p.Items), 0, unit) + ", " + prog.Count(int64(p.Lines), 0, "lines"))
 			}))
 		}
 		res, err := t.Export(cmd.Context(), out, opts.Format, eopts...)

@@ -3,6 +3,7 @@ package progress
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 )
@@ -55,9 +56,13 @@ func (l *Line) Clear() {
 }
 
 // Count formats done of total units: "1,234 of 5,000 commits (24%)", or
-// "1,234 objects" when the total is not known (0).
+// "1,234 objects" when the total is not known (0). unit is a plural
+// ending in "s", which one alone goes without: "1 conversation".
 func Count(done, total int64, unit string) string {
 	if total <= 0 {
+		if done == 1 {
+			unit = strings.TrimSuffix(unit, "s")
+		}
 		return thousands(done) + " " + unit
 	}
 	return fmt.Sprintf("%s of %s %s (%d%%)", thousands(done), thousands(total), unit, done*100/total)

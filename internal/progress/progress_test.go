@@ -70,6 +70,7 @@ func TestCount(t *testing.T) {
 	assert.Equal(t, "1,234 of 5,000 commits (24%)", progress.Count(1234, 5000, "commits"))
 	assert.Equal(t, "1,234,567 objects", progress.Count(1234567, 0, "objects"))
 	assert.Equal(t, "12 objects", progress.Count(12, 0, "objects"))
+	assert.Equal(t, "1 conversation", progress.Count(1, 0, "conversations"))
 }
 
 func BenchmarkCounter_Add(b *testing.B) {
