@@ -37,14 +37,19 @@
 //
 // # Transactions
 //
-// Update runs its function in a SERIALIZABLE transaction, so a read of a
-// ref followed by a write of it is a compare-and-swap: of two transactions
-// that both read a ref and wrote it, PostgreSQL aborts one with SQLSTATE
-// 40001 (or 40P01 for a deadlock), and Update runs that one's function
-// again after a randomised backoff, up to WithMaxAttempts times. The
-// function must therefore have no effect outside the transaction that a
-// second run would repeat wrongly; tract's own functions only compute and
-// write. View runs a read-only REPEATABLE READ transaction: one snapshot.
+// Update runs its function in a READ COMMITTED transaction whose first
+// statement locks the repository's row in tract_repositories (FOR NO KEY
+// UPDATE): writers of one repository take turns, as on a file, and each
+// sees everything committed before it, so a read of a ref followed by a
+// write of it is a compare-and-swap, and writers on one branch never
+// starve each other with aborts. Writers of other repositories do not
+// wait. When the server aborts a transaction all the same (SQLSTATE 40001
+// or 40P01: a deadlock, or CockroachDB, which runs every transaction
+// SERIALIZABLE), Update runs its function again after a randomised
+// backoff, up to WithMaxAttempts times. The function must therefore have
+// no effect outside the transaction that a second run would repeat
+// wrongly; tract's own functions only compute and write. View runs a
+// read-only REPEATABLE READ transaction: one snapshot, and no lock.
 // The reflog's order comes from an identity column, so concurrent appends
 // to one reflog never conflict.
 //

@@ -25,6 +25,11 @@ func Drop(ctx context.Context, url string) error {
 		return redact(fmt.Errorf("%s: %w", loc.display, err), loc.secrets)
 	}
 	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		// A writer at work finishes first; one that comes after finds the
+		// repository gone.
+		if err := lockRepository(ctx, tx, loc.repository); err != nil {
+			return err
+		}
 		for _, table := range []string{"tract_blobs", "tract_commits", "tract_counters", "tract_refs", "tract_reflog", "tract_packs"} {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE repository = $1`, loc.repository); err != nil {
 				return err

@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -45,82 +44,53 @@ func incrementDepth(s store.Store, key dag.Hash, wait func()) error {
 	})
 }
 
-// Two Updates that both read a row before either writes it: PostgreSQL
-// aborts one (SQLSTATE 40001), Update runs it again, and neither write is
-// lost.
-func TestUpdate_RetriesSerializationFailure(t *testing.T) {
-	base := pgtest.URL(t)
-	s := pgtest.NewUnchecked(t, base, postgres.WithBackoff(time.Millisecond))
-	key := dag.Sum([]byte("counter"))
-	var runs atomic.Int32
-	var bothRead sync.WaitGroup
-	bothRead.Add(2)
-	var wg sync.WaitGroup
-	for range 2 {
-		var once sync.Once
-		wg.Go(func() {
-			err := incrementDepth(s, key, func() {
-				runs.Add(1)
-				once.Do(func() { bothRead.Done(); bothRead.Wait() })
-			})
-			assert.NoError(t, err)
-		})
-	}
-	wg.Wait()
-	require.NoError(t, s.View(func(tx store.Tx) error {
-		c, ok, err := tx.Counters(key)
-		require.True(t, ok)
-		assert.Equal(t, int64(2), c.Depth, "both increments are kept")
-		return err
-	}))
-	assert.GreaterOrEqual(t, runs.Load(), int32(3), "one transaction ran again")
+// lockWaiters returns how many sessions of the test database wait for a
+// lock.
+func lockWaiters(t *testing.T, conn *pgx.Conn) int {
+	t.Helper()
+	var n int
+	require.NoError(t, conn.QueryRow(context.Background(),
+		`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
+	return n
 }
 
-// With one attempt allowed, the loser of the same race gets the
-// serialization failure, named as such, and its write is not kept.
-func TestUpdate_GivesUpAfterMaxAttempts(t *testing.T) {
-	base := pgtest.URL(t)
-	s := pgtest.NewUnchecked(t, base, postgres.WithMaxAttempts(1))
-	key := dag.Sum([]byte("counter"))
-	var bothRead sync.WaitGroup
-	bothRead.Add(2)
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i := range 2 {
-		wg.Go(func() {
-			errs[i] = incrementDepth(s, key, func() { bothRead.Done(); bothRead.Wait() })
-		})
+// waitForLockWaiter polls until a session waits for a lock (a writer
+// queued behind another), failing after ten seconds.
+func waitForLockWaiter(t *testing.T, base string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), base)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	deadline := time.Now().Add(10 * time.Second)
+	for lockWaiters(t, conn) == 0 {
+		require.True(t, time.Now().Before(deadline), "no writer ever waited for the repository's lock")
+		time.Sleep(2 * time.Millisecond)
 	}
-	wg.Wait()
-	failed := errors.Join(errs...)
-	require.Error(t, failed, "one of the two must lose")
-	assert.True(t, errs[0] == nil || errs[1] == nil, "one of the two must win: %v", failed)
-	assert.ErrorContains(t, failed, "gave up after 1 attempts")
-	assert.ErrorContains(t, failed, "40001")
-	require.NoError(t, s.View(func(tx store.Tx) error {
-		c, _, err := tx.Counters(key)
-		assert.Equal(t, int64(1), c.Depth)
-		return err
-	}))
 }
 
-// A compare-and-swap of a ref from two stores (two connection pools, as
-// two processes have): of two writers that read the same tip, one moves
-// the ref and the other, run again, sees the move and reports the
-// conflict, as tract's callers do on refs.ErrReferenceChanged.
-func TestRefCompareAndSwapAcrossConnections(t *testing.T) {
+// Writers of one repository take turns: while one is inside its
+// transaction, between reading a ref and writing it, a second writer (on
+// another connection pool, as another process has) waits for it instead
+// of reading the same tip, then sees the move and reports the conflict,
+// as tract's callers do on refs.ErrReferenceChanged. Neither transaction
+// is aborted and run again, and a writer of another repository in the
+// same database does not wait.
+func TestUpdate_WritersOfOneRepositoryTakeTurns(t *testing.T) {
 	base := pgtest.URL(t)
 	first := pgtest.NewUnchecked(t, base)
 	second, err := postgres.Open(context.Background(), urlOf(t, first))
 	require.NoError(t, err)
 	defer second.Close()
+	elsewhere := pgtest.NewUnchecked(t, base)
 
 	start, a, b := dag.Sum([]byte("start")), dag.Sum([]byte("a")), dag.Sum([]byte("b"))
 	main := refs.BranchRef("main")
 	require.NoError(t, first.Update(func(tx store.Tx) error { return tx.SetRef(refs.Ref{Name: main, Hash: start}) }))
 
-	cas := func(s store.Store, expect, next dag.Hash, wait func()) error {
+	var runs [2]atomic.Int32
+	cas := func(s store.Store, i int, expect, next dag.Hash, wait func()) error {
 		return s.Update(func(tx store.Tx) error {
+			runs[i].Add(1)
 			cur, _, err := store.ResolveRef(tx, main)
 			if err != nil {
 				return err
@@ -132,30 +102,105 @@ func TestRefCompareAndSwapAcrossConnections(t *testing.T) {
 			return tx.SetRef(refs.Ref{Name: main, Hash: next})
 		})
 	}
-	var bothRead sync.WaitGroup
-	bothRead.Add(2)
-	barrier := func() func() {
-		var once sync.Once
-		return func() { once.Do(func() { bothRead.Done(); bothRead.Wait() }) }
-	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	defer letGo() // a failed check below must not leave the first writer waiting
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
-	wg.Go(func() { errs[0] = cas(first, start, a, barrier()) })
-	wg.Go(func() { errs[1] = cas(second, start, b, barrier()) })
+	wg.Go(func() { errs[0] = cas(first, 0, start, a, func() { close(inside); <-release }) })
+	<-inside
+	wg.Go(func() { errs[1] = cas(second, 1, start, b, func() {}) })
+	waitForLockWaiter(t, base)
+	assert.Zero(t, runs[1].Load(), "the second writer ran while the first held the repository")
+	require.NoError(t, elsewhere.Update(func(tx store.Tx) error { return tx.SetRef(refs.Ref{Name: main, Hash: b}) }),
+		"a writer of another repository does not wait")
+	letGo()
 	wg.Wait()
 
-	var winner dag.Hash
-	switch {
-	case errs[0] == nil && errors.Is(errs[1], refs.ErrReferenceChanged):
-		winner = a
-	case errs[1] == nil && errors.Is(errs[0], refs.ErrReferenceChanged):
-		winner = b
-	default:
-		t.Fatalf("want one winner and one conflict, got %v and %v", errs[0], errs[1])
-	}
+	require.NoError(t, errs[0])
+	assert.ErrorIs(t, errs[1], refs.ErrReferenceChanged, "the second writer saw the first one's move")
+	assert.Equal(t, int32(1), runs[0].Load(), "no transaction ran twice")
+	assert.Equal(t, int32(1), runs[1].Load(), "no transaction ran twice")
 	require.NoError(t, second.View(func(tx store.Tx) error {
 		got, _, err := store.ResolveRef(tx, main)
-		assert.Equal(t, winner, got)
+		assert.Equal(t, a, got)
+		return err
+	}))
+}
+
+// Many writers incrementing one counter at once, each a read-modify-write:
+// no increment is lost and none is run twice.
+func TestUpdate_ConcurrentReadModifyWriteLosesNothing(t *testing.T) {
+	base := pgtest.URL(t)
+	s := pgtest.NewUnchecked(t, base)
+	key := dag.Sum([]byte("counter"))
+	const writers, each = 8, 10
+	var runs atomic.Int32
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				assert.NoError(t, incrementDepth(s, key, func() { runs.Add(1) }))
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, s.View(func(tx store.Tx) error {
+		c, ok, err := tx.Counters(key)
+		require.True(t, ok)
+		assert.Equal(t, int64(writers*each), c.Depth, "every increment is kept")
+		return err
+	}))
+	assert.Equal(t, int32(writers*each), runs.Load(), "no transaction ran twice")
+}
+
+// A transaction the server aborts for a serialization failure (as
+// CockroachDB does under contention) is run again, and its write kept.
+func TestUpdate_RetriesSerializationFailure(t *testing.T) {
+	s := pgtest.NewUnchecked(t, pgtest.URL(t), postgres.WithBackoff(time.Millisecond))
+	key := dag.Sum([]byte("counter"))
+	var runs atomic.Int32
+	err := incrementDepth(s, key, nil)
+	require.NoError(t, err)
+	err = s.Update(func(tx store.Tx) error {
+		if runs.Add(1) == 1 {
+			return postgres.Abort(tx, "40001")
+		}
+		c, _, err := tx.Counters(key)
+		if err != nil {
+			return err
+		}
+		c.Depth++
+		return tx.PutCounters(key, c)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), runs.Load(), "the aborted transaction ran again")
+	require.NoError(t, s.View(func(tx store.Tx) error {
+		c, _, err := tx.Counters(key)
+		assert.Equal(t, int64(2), c.Depth)
+		return err
+	}))
+}
+
+// With one attempt allowed, an aborted transaction's error names the
+// attempts and the SQLSTATE, and its write is not kept.
+func TestUpdate_GivesUpAfterMaxAttempts(t *testing.T) {
+	s := pgtest.NewUnchecked(t, pgtest.URL(t), postgres.WithMaxAttempts(1))
+	key := dag.Sum([]byte("counter"))
+	for _, code := range []string{"40001", "40P01"} {
+		err := s.Update(func(tx store.Tx) error {
+			if err := tx.PutCounters(key, store.Counters{Depth: 7}); err != nil {
+				return err
+			}
+			return postgres.Abort(tx, code)
+		})
+		assert.ErrorContains(t, err, "gave up after 1 attempts")
+		assert.ErrorContains(t, err, code)
+	}
+	require.NoError(t, s.View(func(tx store.Tx) error {
+		_, ok, err := tx.Counters(key)
+		assert.False(t, ok, "the aborted write is not kept")
 		return err
 	}))
 }

@@ -151,16 +151,20 @@ func (s *Store) View(fn func(store.Tx) error) error {
 	return s.redact(s.once(context.Background(), pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn))
 }
 
-// Update runs fn in a SERIALIZABLE transaction. When PostgreSQL aborts it
-// for a serialization failure or a deadlock, Update rolls back and runs fn
-// again, after a backoff, up to the bound of WithMaxAttempts: fn must not
-// have effects outside the transaction that a second run would repeat
-// wrongly. A compare-and-swap that fn does (read a ref, compare, write)
-// is therefore atomic: a concurrent writer that changed the ref makes this
-// transaction fail and rerun, and the rerun sees the new value.
+// Update runs fn in a read-write transaction that first takes the
+// repository's writer lock (see lockRepository): writers of one repository
+// take turns, as they do on a file, and each sees every write committed
+// before it, so a compare-and-swap that fn does (read a ref, compare,
+// write) is atomic. Writers of other repositories in the database do not
+// wait. When the server still aborts the transaction for a serialization
+// failure or a deadlock (SQLSTATE 40001, 40P01: CockroachDB runs every
+// transaction SERIALIZABLE and aborts where PostgreSQL would wait), Update
+// rolls back and runs fn again, after a backoff, up to the bound of
+// WithMaxAttempts: fn must not have effects outside the transaction that a
+// second run would repeat wrongly.
 func (s *Store) Update(fn func(store.Tx) error) error {
 	ctx := context.Background()
-	opts := pgx.TxOptions{IsoLevel: pgx.Serializable}
+	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = s.once(ctx, opts, true, fn)
@@ -200,6 +204,11 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 			_ = tx.Rollback(ctx)
 		}
 	}()
+	if write {
+		if err := lockRepository(ctx, tx, s.repository); err != nil {
+			return fmt.Errorf("%s: take the repository's writer lock: %w", s.display, err)
+		}
+	}
 	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write}
 	if err := fn(ptx); err != nil {
 		return err
@@ -216,6 +225,21 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		return fmt.Errorf("%s: commit: %w", s.display, err)
 	}
 	return nil
+}
+
+// lockRepository takes the writer lock of repository for the rest of tx:
+// its row in tract_repositories, locked FOR NO KEY UPDATE, which another
+// writer of the same repository waits for until tx ends. It must be tx's
+// first statement. In a READ COMMITTED transaction every later statement
+// then sees what the writer before it committed, so writers of one
+// repository run one after the other, never on a stale snapshot that the
+// server would have to abort. (A REPEATABLE READ or SERIALIZABLE snapshot
+// is taken when the first statement starts, before the lock is granted,
+// so under those levels the lock would not spare the abort.) Readers take
+// no lock and are never kept waiting.
+func lockRepository(ctx context.Context, tx pgx.Tx, repository string) error {
+	_, err := tx.Exec(ctx, `SELECT 1 FROM tract_repositories WHERE name = $1 FOR NO KEY UPDATE`, repository)
+	return err
 }
 
 func (s *Store) redact(err error) error { return redact(err, s.secrets) }

@@ -359,9 +359,9 @@ func (t *pgTx) Ref(name string) (refs.Ref, error) {
 	return refs.DecodeRef(name, v)
 }
 
-// SetRef stores r. The transaction is SERIALIZABLE, so a caller's
-// read-compare-write of a ref is a compare-and-swap: PostgreSQL aborts
-// one of two transactions that moved the same ref from the same value.
+// SetRef stores r. The transaction holds the repository's writer lock
+// (see Store.Update), so a caller's read-compare-write of a ref is a
+// compare-and-swap: no other writer moves the ref in between.
 func (t *pgTx) SetRef(r refs.Ref) error {
 	if r.Name == "" {
 		return errors.New("set ref: empty name")

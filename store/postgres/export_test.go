@@ -1,0 +1,18 @@
+package postgres
+
+import (
+	"fmt"
+
+	"github.com/tractdag/tract/store"
+)
+
+// Abort makes the server abort tx with the SQLSTATE code, as it does a
+// transaction that lost a serialization race (40001) or a deadlock
+// (40P01), so tests can reach Update's retries without staging a race.
+func Abort(tx store.Tx, code string) error {
+	t := tx.(*pgTx)
+	if err := t.exec(fmt.Sprintf(`DO $$ BEGIN RAISE EXCEPTION 'aborted by the test' USING ERRCODE = '%s'; END $$`, code)); err != nil {
+		return err
+	}
+	return t.flush()
+}
