@@ -203,8 +203,11 @@ func (im *importer) sort() error {
 		if err != errReadOnlyStart {
 			return err
 		}
+		// Sorted runs go beside a repository file (same disk, and the
+		// space is the file's to take); for memory or a database, to the
+		// system's temporary directory.
 		dir := ""
-		if p := im.t.Path(); p != store.MemoryPath {
+		if p := im.t.Path(); p != store.MemoryPath && !IsDatabaseURL(p) {
 			dir = filepath.Dir(p)
 		}
 		im.sorter = store.NewPackSorter(dir, im.cfg.batchBytes)
