@@ -220,7 +220,7 @@ func TestChat_UnauthorizedNotRetriedKeyNeverShownOrStored(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.Reply(llmtest.Unauthorized())
 	s := newSandbox(t)
-	db := s.initRepo()
+	s.initRepo()
 
 	r := chatEnv(s, srv).withEnv("OPENAI_API_KEY", key).tract("chat", "hello")
 	requireExit(t, r, exitEscalated)
@@ -229,8 +229,7 @@ func TestChat_UnauthorizedNotRetriedKeyNeverShownOrStored(t *testing.T) {
 	assert.NotContains(t, r.Stdout, key)
 	assert.Contains(t, r.Stderr, "401")
 
-	data, err := os.ReadFile(db)
-	require.NoError(t, err)
+	data := s.storedBytes()
 	assert.False(t, strings.Contains(string(data), key), "the API key is in the repository file")
 	assert.False(t, strings.Contains(string(data), "secret-999"), "part of the API key is in the repository file")
 	s.fsckOK()

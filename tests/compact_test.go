@@ -14,6 +14,7 @@ import (
 // After a hard reset erased most of the history, compact gives the space
 // back and the repository is unchanged.
 func TestCompact_GivesSpaceBackAfterHardReset(t *testing.T) {
+	fileOnly(t, "compact rewrites a file")
 	t.Parallel()
 	s := newSandbox(t)
 	db := s.initRepo()

@@ -18,6 +18,7 @@ import (
 // branches and HEAD read the same on both sides, and fsck finds the copy
 // clean.
 func TestCopy_FileToFileReadsTheSame(t *testing.T) {
+	fileOnly(t, "copies between files (TestPostgres_CopyFileToDatabaseAndBack copies through a database)")
 	t.Parallel()
 	s := newSandbox(t)
 	src := s.initRepo()
@@ -75,6 +76,7 @@ func TestCopy_RefusesANonEmptyDestination(t *testing.T) {
 // An object whose bytes no longer match its hash stops the copy with an
 // error naming it, and leaves no destination behind.
 func TestCopy_CorruptObjectStopsTheCopy(t *testing.T) {
+	fileOnly(t, "it corrupts an object in a file")
 	t.Parallel()
 	s := newSandbox(t)
 	src := s.initRepo()

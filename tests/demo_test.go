@@ -84,6 +84,7 @@ func TestDemo_DBCreatesThatRepository(t *testing.T) {
 // A repository in the working directory (or named by TRACT_DB) is not the
 // demo's: it is left as it was.
 func TestDemo_LeavesTheRepositoryHereAlone(t *testing.T) {
+	fileOnly(t, "it checks the repository file's bytes and time")
 	s := newSandbox(t)
 	s.initRepo()
 	s.commit("user", "real work")

@@ -63,6 +63,8 @@ type exitCase struct {
 	class string
 	// stderr holds what the message must contain; notStderr what it must not.
 	stderr, notStderr []string
+	// env holds variables to set (key, value pairs; an empty value unsets).
+	env []string
 }
 
 // Every command's error paths exit with the code of their class in the
@@ -134,12 +136,13 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 		{command: "gc", name: "bad expiry", args: []string{"gc", "--expire", "soon"}, class: "usage"},
 		{command: "compact", name: "an argument", args: []string{"compact", "x"}, class: "usage"},
 		{command: "copy", name: "one argument", args: []string{"copy", "x.db"}, class: "usage"},
-		{command: "copy", name: "into itself", args: []string{"copy", ".tract/tract.db", ".tract/tract.db"}, class: "usage",
+		{command: "copy", name: "into itself", args: []string{"copy", s.dbPath(), s.dbPath()}, class: "usage",
 			stderr: []string{"same repository"}},
 		{command: "copy", name: "missing source", args: []string{"copy", "missing.db", "new.db"}, class: "not-found",
 			stderr: []string{"copy from missing.db"}},
 		{command: "migrate", name: "an argument", args: []string{"migrate", "x"}, class: "usage"},
-		{command: "migrate", name: "no database", args: []string{"migrate"}, class: "usage", stderr: []string{"migrate needs a database"}},
+		{command: "migrate", name: "no database", args: []string{"migrate"}, class: "usage", stderr: []string{"migrate needs a database"},
+			env: []string{"TRACT_DB", ""}},
 		{command: "migrate", name: "a repository file", args: []string{"--db", "repo.db", "migrate"}, class: "usage", stderr: []string{"not a postgres:// URL"}},
 		{command: "reflog", name: "negative count", args: []string{"reflog", "-n", "-1"}, class: "usage"},
 		{command: "reflog", name: "unknown ref", args: []string{"reflog", "nope"}, class: "not-found"},
@@ -172,6 +175,9 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 				srv.Reply(tc.model...)
 				run = chatEnv(newSandbox(t), srv)
 				run.initRepo()
+			}
+			if tc.env != nil {
+				run = run.withEnv(tc.env...)
 			}
 			var r result
 			if tc.stdin != nil {
@@ -235,6 +241,7 @@ func TestExitCodes_Situations(t *testing.T) {
 		assert.Contains(t, r.Stderr, "tract init")
 	})
 	t.Run("locked", func(t *testing.T) {
+		fileOnly(t, "a database's readers never wait for its writers")
 		t.Parallel()
 		s := newSandbox(t)
 		db := s.initRepo()

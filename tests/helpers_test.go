@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/store/postgres/pgtest"
 )
 
 // Exit codes of the tract command (cmd/tract/root.go).
@@ -43,6 +46,9 @@ type sandbox struct {
 	env map[string]string
 	// prepare, when set, adjusts every command before it starts.
 	prepare func(*exec.Cmd)
+	// repo, on the PostgreSQL backend, is the URL of the sandbox's own
+	// repository (TRACT_DB); empty on the file backend.
+	repo string
 }
 
 // newSandbox returns a sandbox in a fresh temporary directory, which is
@@ -50,16 +56,47 @@ type sandbox struct {
 // caller's OPENAI_* or TRACT_* leaks in; PATH is kept so that 'cmd:'
 // validators can run sh. TRACT_BACKOFF makes the model client's retries
 // of transient failures wait a millisecond instead of seconds.
+//
+// On the PostgreSQL backend (see onPostgres) TRACT_DB names a fresh
+// repository in the test database instead, not created yet: 'tract init'
+// creates it, as it creates .tract/tract.db on the file backend.
 func newSandbox(t *testing.T) *sandbox {
 	t.Helper()
 	dir := t.TempDir()
-	return &sandbox{t: t, dir: dir, env: map[string]string{
+	s := &sandbox{t: t, dir: dir, env: map[string]string{
 		"HOME":          dir,
 		"NO_COLOR":      "1",
 		"PATH":          os.Getenv("PATH"),
 		"LANG":          "C.UTF-8",
 		"TRACT_BACKOFF": "1ms",
 	}}
+	if onPostgres() {
+		s.repo = pgtest.RepositoryURL(t, pgtest.URL(t))
+		s.env["TRACT_DB"] = s.repo
+	}
+	return s
+}
+
+// backendEnv chooses where the end-to-end tests keep the repositories
+// they work on: "file" (the default, .tract/tract.db in each test's
+// directory) or "postgres" (a repository of its own per test in the
+// database TRACT_TEST_POSTGRES_URL names). .ci/run runs this package
+// once for each:
+//
+//	scripts/postgres -- env TRACT_TEST_BACKEND=postgres go test ./tests/
+const backendEnv = "TRACT_TEST_BACKEND"
+
+// onPostgres reports whether the tests run on the PostgreSQL backend.
+func onPostgres() bool { return os.Getenv(backendEnv) == "postgres" }
+
+// fileOnly skips t on the PostgreSQL backend: what it tests is about
+// repository files (their discovery, damage, locks, compaction), and why
+// says which.
+func fileOnly(t *testing.T, why string) {
+	t.Helper()
+	if onPostgres() {
+		t.Skip("file backend only: " + why)
+	}
 }
 
 // withEnv returns a copy with the variables set (key, value pairs); an
@@ -262,8 +299,41 @@ func (s *sandbox) importMessages(n int, text func(i int) string) {
 	s.okStdin(string(in), "import")
 }
 
-// dbPath is where 'tract init' creates the repository.
-func (s *sandbox) dbPath() string { return filepath.Join(s.dir, ".tract", "tract.db") }
+// dbPath is where 'tract init' creates the repository: the file in the
+// sandbox's directory, or its database URL on the PostgreSQL backend.
+func (s *sandbox) dbPath() string {
+	if s.repo != "" {
+		return s.repo
+	}
+	return filepath.Join(s.dir, ".tract", "tract.db")
+}
+
+// shownPath is the repository as tract prints it: the file's path, or
+// the database URL with its password replaced by "xxxxx".
+func (s *sandbox) shownPath() string {
+	if s.repo == "" {
+		return s.dbPath()
+	}
+	u, err := url.Parse(s.repo)
+	require.NoError(s.t, err)
+	return u.Redacted()
+}
+
+// storedBytes returns every byte the sandbox's repository holds, to
+// search for what must never be stored: the file itself, or, on the
+// PostgreSQL backend, a file that 'tract copy' makes of the repository
+// (every object, ref and reflog entry).
+func (s *sandbox) storedBytes() []byte {
+	s.t.Helper()
+	p := s.dbPath()
+	if s.repo != "" {
+		p = filepath.Join(s.t.TempDir(), "stored.db")
+		s.ok("copy", s.repo, p)
+	}
+	data, err := os.ReadFile(p)
+	require.NoError(s.t, err)
+	return data
+}
 
 // initRepo runs 'tract init' and returns the repository path.
 func (s *sandbox) initRepo() string {

@@ -9,6 +9,7 @@ import (
 // The library's errors state what is wrong; the command line adds what to
 // type about it, after the error.
 func TestErrors_CLIAddsTheRemedy(t *testing.T) {
+	fileOnly(t, "it runs where no repository file is found")
 	s := newSandbox(t)
 	r := s.tract("log")
 	requireExit(t, r, exitNotFound)

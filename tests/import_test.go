@@ -51,6 +51,11 @@ func TestImport_LargeInputThroughAPack(t *testing.T) {
 	assert.Contains(t, s.ok("log", "-n", "1").Stdout, "message 16000 ")
 	assert.Contains(t, s.ok("status").Stdout, "16001 commits on the chain")
 	fsck := s.ok("fsck").Stdout
+	if onPostgres() { // a database has no parts to merge
+		assert.Contains(t, fsck, "checked 16001 commits, 16001 blobs, ")
+		assert.Contains(t, fsck, ": ok")
+		return
+	}
 	assert.Contains(t, fsck, "checked 16001 commits, 16001 blobs (in 2 parts; 'tract compact' merges them)")
 	assert.Contains(t, fsck, ": ok")
 	s.ok("compact")

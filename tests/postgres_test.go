@@ -125,7 +125,7 @@ func TestPostgres_CLIErrors(t *testing.T) {
 		})
 	}
 	t.Run("migrate without a database", func(t *testing.T) {
-		r := newSandbox(t).tract("migrate")
+		r := newSandbox(t).withEnv("TRACT_DB", "").tract("migrate")
 		requireExit(t, r, exitUsage)
 		assert.Contains(t, r.Stderr, "migrate needs a database")
 	})

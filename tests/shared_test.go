@@ -246,6 +246,7 @@ func TestShared_IdleAPIHandleDoesNotBlockCLI(t *testing.T) {
 // A command that waits for longer than its lock timeout says which file is
 // locked and how to wait longer, with the flag and variable that exist.
 func TestShared_LockedErrorNamesFlagAndVariable(t *testing.T) {
+	fileOnly(t, "the file lock")
 	t.Parallel()
 	s := newSandbox(t)
 	db := s.initRepo()
@@ -291,6 +292,7 @@ func TestShared_InvalidLockTimeoutIsRejected(t *testing.T) {
 // A file the user may only read: the read commands work, a write says the
 // repository is read-only, once, and changes nothing.
 func TestShared_ReadOnlyFile(t *testing.T) {
+	fileOnly(t, "file permissions")
 	t.Parallel()
 	s := newSandbox(t)
 	db := s.initRepo()
