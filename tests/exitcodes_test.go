@@ -148,6 +148,8 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 		{command: "reflog", name: "unknown ref", args: []string{"reflog", "nope"}, class: "not-found"},
 		{command: "version", name: "an argument", args: []string{"version", "x"}, class: "usage"},
 		{command: "help", name: "unknown command", args: []string{"frobnicate"}, class: "usage"},
+		{command: "help", name: "unknown topic", args: []string{"help", "nosuch"}, class: "usage",
+			stderr: []string{`no help topic "nosuch"`, "'tract help' lists"}},
 		{command: "completion", name: "unknown shell", args: []string{"completion", "tcsh"}, class: "usage"},
 		{command: "chat", name: "retry-last with a message", args: []string{"chat", "--retry-last", "hi"}, class: "usage"},
 		{command: "chat", name: "retry-last with nothing to retry", args: []string{"chat", "--retry-last"}, model: []llmtest.Reply{}, class: "error",

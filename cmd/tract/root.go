@@ -292,6 +292,7 @@ nearest .tract/tract.db. New here? Run 'tract demo'.`,
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetHelpCommand(newHelpCmd())
 	root.AddCommand(
 		newCmdInit(f, nil),
 		newCmdDemo(f, nil),
