@@ -43,7 +43,11 @@
 // sees everything committed before it, so a read of a ref followed by a
 // write of it is a compare-and-swap, and writers on one branch never
 // starve each other with aborts. Writers of other repositories do not
-// wait. When the server aborts a transaction all the same (SQLSTATE 40001
+// wait. (REPEATABLE READ or SERIALIZABLE would take the transaction's
+// snapshot before the lock is granted, so a writer that waited for the
+// lock could not see its predecessor's commit and would abort with 40001
+// when it touched the same ref: eight processes committing on one branch
+// ran out of ten attempts that way.) When the server aborts a transaction all the same (SQLSTATE 40001
 // or 40P01: a deadlock, or CockroachDB, which runs every transaction
 // SERIALIZABLE), Update runs its function again after a randomised
 // backoff, up to WithMaxAttempts times. The function must therefore have
