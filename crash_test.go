@@ -47,10 +47,11 @@ import (
 //     acknowledged commit that carries it is gone (a purified answer and
 //     commits that compress replayed share their text with another
 //     commit); from then on no bytes of the .db file, read raw (free pages
-//     and all), may be its tag (on PostgreSQL, see
-//     TestCrash_KillAtRandomPostgres, no value of the repository's rows). Every text is unique, starts with a tag ("[tc-r0003-n000042]")
-//     no other text has, and repeats it every few words, so this also
-//     catches a fragment left behind, or a reflog message quoting it.
+//     and all), may be its tag (on PostgreSQL, no value of the
+//     repository's rows: see TestCrash_KillAtRandomPostgres). Every text
+//     is unique, starts with a tag ("[tc-r0003-n000042]") no other text
+//     has, and repeats it every few words, so this also catches a
+//     fragment left behind, or a reflog message quoting it.
 //     Texts the worker never had acknowledged (an import killed before it
 //     published its pack, a commit whose call was killed) are not checked:
 //     they may stay in the file until GC drops the abandoned pack and the
@@ -124,7 +125,7 @@ type crashGone struct {
 	// killed): the text lives on in it, and is erased only with it.
 	held bool
 	// erased is set once the blob is gone too: from then on the text must
-	// not be in the file.
+	// not be in the storage.
 	erased bool
 	leaked bool // found in the storage since
 }
