@@ -46,7 +46,9 @@ func TestIdleTimeout_SetForEachWriteTransaction(t *testing.T) {
 	}{
 		{"default", nil, "1min"},
 		{"set", []postgres.Option{postgres.WithIdleTimeout(250 * time.Millisecond)}, "250ms"},
-		{"rounded up to a millisecond", []postgres.Option{postgres.WithIdleTimeout(1500 * time.Microsecond)}, "2ms"},
+		// (Not to 2ms: a timeout that short can end the test's own
+		// transaction between two statements on a busy machine.)
+		{"rounded up to a millisecond", []postgres.Option{postgres.WithIdleTimeout(1500*time.Millisecond + 1)}, "1501ms"},
 		{"capped", []postgres.Option{postgres.WithIdleTimeout(1000 * time.Hour)}, "2147483647ms"},
 		{"zero keeps the server's", []postgres.Option{postgres.WithIdleTimeout(0)}, ""},
 	} {
@@ -224,7 +226,7 @@ func hasRef(t *testing.T, s store.Store, name string) bool {
 func TestIdleTimeout_FrozenWriterReleasesTheLock(t *testing.T) {
 	base := pgtest.URL(t)
 	s := pgtest.NewUnchecked(t, base)
-	const idle = 200 * time.Millisecond
+	const idle = 500 * time.Millisecond
 	w := startLockWorker(t, "stop", urlOf(t, s), idle)
 	waitForStopped(t, w.cmd.Process.Pid)
 	stopped := time.Now()
