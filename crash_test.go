@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/dag"
@@ -45,13 +43,15 @@ import (
 //     an acknowledged erasure deleted it, or the erasing call the kill
 //     interrupted might have (it was one of the call's candidates);
 //   - no commit reported erased is back;
-//   - erased texts are gone from the file. A text is erased when every
+//   - erased texts are gone from the storage. A text is erased when every
 //     acknowledged commit that carries it is gone (a purified answer and
 //     commits that compress replayed share their text with another
 //     commit); from then on no bytes of the .db file, read raw (free pages
-//     and all), may be its tag. Every text is unique, starts with a tag ("[tc-r0003-n000042]")
-//     no other text has, and repeats it every few words, so this also
-//     catches a fragment left behind, or a reflog message quoting it.
+//     and all), may be its tag (on PostgreSQL, no value of the
+//     repository's rows: see TestCrash_KillAtRandomPostgres). Every text
+//     is unique, starts with a tag ("[tc-r0003-n000042]") no other text
+//     has, and repeats it every few words, so this also catches a
+//     fragment left behind, or a reflog message quoting it.
 //     Texts the worker never had acknowledged (an import killed before it
 //     published its pack, a commit whose call was killed) are not checked:
 //     they may stay in the file until GC drops the abandoned pack and the
@@ -66,6 +66,25 @@ import (
 // them. The seed is logged; TRACT_SEED=N replays the same draws (the kill
 // moments still depend on timing).
 func TestCrash_KillAtRandom(t *testing.T) {
+	runCrashTest(t, crashFileBackend(t))
+}
+
+// TestCrash_KillAtRandomPostgres is TestCrash_KillAtRandom on a repository
+// in the PostgreSQL test database (see pgtest), with the same operations
+// but Compact, which a database does not have, and the same checks after
+// each kill, but that an erased text must be gone from the live rows of
+// the repository's tables (every value of every row, read by
+// pgtest.Values), not from the disk: the server keeps dead rows' bytes
+// until VACUUM, as the README says. Before each check the parent waits
+// until the server has ended the killed worker's sessions, so that a
+// COMMIT the server received before the kill is either applied or not,
+// not applied after the check.
+func TestCrash_KillAtRandomPostgres(t *testing.T) {
+	runCrashTest(t, crashPostgresBackend(t))
+}
+
+// runCrashTest runs the kills of TestCrash_KillAtRandom on backend be.
+func runCrashTest(t *testing.T, be *crashBackend) {
 	kills := 24
 	if os.Getenv("TRACT_STRESS") != "" {
 		kills = 600
@@ -79,7 +98,8 @@ func TestCrash_KillAtRandom(t *testing.T) {
 		require.NoError(t, err, "TRACT_SEED")
 	}
 	t.Logf("seed %d (TRACT_SEED=%d replays it)", seed, seed)
-	h := newCrashHarness(t, seed)
+	t.Logf("backend: %s", be.name)
+	h := newCrashHarness(t, seed, be)
 	start := time.Now()
 	for k := 1; k <= kills && !h.stop; k++ {
 		h.killOnce(k)
@@ -105,9 +125,9 @@ type crashGone struct {
 	// killed): the text lives on in it, and is erased only with it.
 	held bool
 	// erased is set once the blob is gone too: from then on the text must
-	// not be in the file.
+	// not be in the storage.
 	erased bool
-	leaked bool // found in the file since
+	leaked bool // found in the storage since
 }
 
 func (g *crashGone) how() string {
@@ -135,9 +155,10 @@ type crashOpStats struct {
 
 // crashHarness is the parent's state across kills.
 type crashHarness struct {
-	t    *testing.T
+	t    testing.TB
 	ctx  context.Context
-	db   string
+	be   *crashBackend
+	ops  []string // the operations the worker draws from
 	self string
 	seed uint64
 	rng  *rand.Rand
@@ -165,10 +186,10 @@ type crashHarness struct {
 	goneChecks int   // erased texts looked for, summed over kills
 	failures   int   // failures found, but for erased texts found
 	late       int   // texts erased after an unacknowledged copy held them
-	lateFound  int   // of those, found in the file
+	lateFound  int   // of those, found in the storage
 	leaks      int   // erased texts found (the first crashReportLimit are described)
 	unfinished int   // most unpublished packs seen at once
-	fileSize   int64 // largest size of the file
+	size       int64 // largest size of the storage the checks read
 }
 
 // What the parent calls the moments of a kill outside an operation.
@@ -189,15 +210,20 @@ func (h *crashHarness) at(k int, op string) string {
 // one; the rest are counted in the summary.
 const crashReportLimit = 10
 
-func newCrashHarness(t *testing.T, seed uint64) *crashHarness {
+func newCrashHarness(t testing.TB, seed uint64, be *crashBackend) *crashHarness {
 	self, err := os.Executable()
 	require.NoError(t, err)
-	db := filepath.Join(t.TempDir(), "tract.db")
-	tr, err := tract.Init(db)
+	tr, err := tract.Init(be.location)
 	require.NoError(t, err)
 	require.NoError(t, tr.Close())
+	var ops []string
+	for _, op := range crashOps {
+		if !be.without[op.name] {
+			ops = append(ops, op.name)
+		}
+	}
 	return &crashHarness{
-		t: t, ctx: context.Background(), db: db, self: self, seed: seed,
+		t: t, ctx: context.Background(), be: be, ops: ops, self: self, seed: seed,
 		rng:     rand.New(rand.NewPCG(seed, 0)),
 		live:    make(map[dag.Hash]crashAck),
 		holders: make(map[string]int),
@@ -239,10 +265,7 @@ func (h *crashHarness) plan() crashPlan {
 	if h.rng.IntN(5) == 0 {
 		return crashPlan{after: time.Duration(h.rng.Int64N(int64(150 * time.Millisecond)))}
 	}
-	ops := []string{crashOpen}
-	for _, op := range crashOps {
-		ops = append(ops, op.name)
-	}
+	ops := append([]string{crashOpen}, h.ops...)
 	p := crashPlan{op: ops[h.rng.IntN(len(ops))], frac: h.rng.Float64()}
 	if p.op != crashOpen {
 		p.skip = h.rng.IntN(4)
@@ -264,8 +287,8 @@ func (h *crashHarness) killOnce(k int) {
 	h.run++
 	cmd := exec.Command(h.self)
 	p := h.plan()
-	cmd.Env = append(os.Environ(), crashWorkerEnv+"="+strconv.Itoa(h.run), "TRACT_CRASH_DB="+h.db,
-		"TRACT_CRASH_SEED="+strconv.FormatUint(h.seed, 10))
+	cmd.Env = append(os.Environ(), crashWorkerEnv+"="+strconv.Itoa(h.run), "TRACT_CRASH_DB="+h.be.worker,
+		"TRACT_CRASH_SEED="+strconv.FormatUint(h.seed, 10), "TRACT_CRASH_OPS="+strings.Join(h.ops, ","))
 	if p.op != "" && p.op != crashOpen {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("TRACT_CRASH_NEXT=%d %s", p.skip, p.op))
 	}
@@ -324,6 +347,9 @@ wait:
 		h.apply(line, k)
 	}
 	_ = cmd.Wait()
+	if h.be.settle != nil {
+		h.be.settle()
+	}
 	if exited || h.failed != "" {
 		h.failf("kill %d: the worker (run %d) stopped by itself during %q: %s\n%s", k, h.run, h.cur, h.failed, stderr.String())
 		h.stop = true
@@ -433,7 +459,7 @@ func (h *crashHarness) check(k int) {
 	st := h.stats(op)
 	st.kills++
 
-	tr, err := tract.Open(h.db)
+	tr, err := tract.Open(h.be.location)
 	if err != nil {
 		h.failf("%s: open: %v", h.at(k, op), err)
 		h.stop = true
@@ -498,7 +524,7 @@ func (h *crashHarness) check(k int) {
 		h.stop = true
 	}
 	require.NoError(h.t, tr.Close())
-	h.checkFile(k, op)
+	h.checkStorage(k, op)
 }
 
 // settle decides, for each text whose acknowledged commits are all gone,
@@ -549,16 +575,19 @@ func (h *crashHarness) settle(tx store.Tx, k int, op string) error {
 	return nil
 }
 
-// checkFile reads the repository's bytes and looks for the tags of erased
-// texts, and of live ones as a control.
-func (h *crashHarness) checkFile(k int, op string) {
-	raw, err := os.ReadFile(h.db)
-	require.NoError(h.t, err)
-	h.fileSize = max(h.fileSize, int64(len(raw)))
-	found := crashTags(raw)
+// checkStorage reads the repository's storage raw and looks for the tags
+// of erased texts, and of live ones as a control.
+func (h *crashHarness) checkStorage(k int, op string) {
+	chunks := h.be.read()
+	var size int64
+	for _, c := range chunks {
+		size += int64(len(c.data))
+	}
+	h.size = max(h.size, size)
+	found := crashTagsIn(chunks)
 	for tag := range h.holders {
 		if _, ok := found[tag]; !ok {
-			h.failf("%s: the text %s of a live acknowledged commit is not in the file: the check cannot see texts", h.at(k, op), tag)
+			h.failf("%s: the text %s of a live acknowledged commit is not in %s: the check cannot see texts", h.at(k, op), tag, h.be.where)
 			h.stop = true
 			return
 		}
@@ -578,7 +607,7 @@ func (h *crashHarness) checkFile(k int, op string) {
 		return
 	}
 	slices.Sort(leaks)
-	where := h.locate(found, leaks)
+	where := h.be.locate(chunks, found, leaks)
 	for _, tag := range leaks {
 		g := h.gone[tag]
 		switch {
@@ -590,13 +619,26 @@ func (h *crashHarness) checkFile(k int, op string) {
 			h.stats(g.op).erasedFound++
 		}
 		whole := "the whole text"
-		if !bytes.Contains(raw, []byte(h.texts[tag])) {
-			off := found[tag][0]
-			whole = fmt.Sprintf("a fragment (%q)", raw[max(0, off-40):min(len(raw), off+crashTagLen+20)])
+		hit := found[tag][0]
+		if raw := chunks[hit.chunk].data; !bytes.Contains(raw, []byte(h.texts[tag])) {
+			whole = fmt.Sprintf("a fragment (%q)", raw[max(0, hit.off-40):min(len(raw), hit.off+crashTagLen+20)])
 		}
-		h.leakf("%s: erased text %s (%d bytes; erased by %s after kill %d) is still in the file: %s, %s",
-			h.at(k, op), tag, len(h.texts[tag]), g.how(), g.kill, whole, where[tag])
+		h.leakf("%s: erased text %s (%d bytes; erased by %s after kill %d) is still in %s: %s, %s",
+			h.at(k, op), tag, len(h.texts[tag]), g.how(), g.kill, h.be.where, whole, where[tag])
 	}
+}
+
+// crashTagsIn returns where every tag is in chunks, by tag.
+func crashTagsIn(chunks []crashChunk) map[string][]crashHit {
+	found := make(map[string][]crashHit)
+	for i, c := range chunks {
+		for tag, offs := range crashTags(c.data) {
+			for _, off := range offs {
+				found[tag] = append(found[tag], crashHit{chunk: i, off: off})
+			}
+		}
+	}
+	return found
 }
 
 // crashTags returns the offsets of every tag in raw, by tag.
@@ -625,79 +667,13 @@ func crashTagOK(tag string) bool {
 	return err == nil && tag == crashTag(run, n)
 }
 
-// locate says where in the file the tags are: offsets, and the kind of
-// bbolt page each lies in (a free page, a page in use, or past the end of
-// the database).
-func (h *crashHarness) locate(found map[string][]int, tags []string) map[string]string {
-	where := make(map[string]string, len(tags))
-	db, err := bolt.Open(h.db, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second, PreLoadFreelist: true})
-	if err != nil {
-		for _, tag := range tags {
-			where[tag] = fmt.Sprintf("at offsets %v (pages unknown: %v)", found[tag], err)
-		}
-		return where
-	}
-	defer db.Close()
-	size := db.Info().PageSize
-	_ = db.View(func(tx *bolt.Tx) error {
-		for _, tag := range tags {
-			var parts []string
-			for i, off := range found[tag] {
-				if i == 4 {
-					parts = append(parts, fmt.Sprintf("and %d more", len(found[tag])-i))
-					break
-				}
-				parts = append(parts, fmt.Sprintf("offset %d (page %d: %s)", off, off/size, crashPageKind(tx, off/size)))
-			}
-			where[tag] = strings.Join(parts, ", ")
-		}
-		return nil
-	})
-	return where
-}
-
-// crashPageKind names the kind of page id: "free", "leaf", "branch",
-// "freelist", "overflow of leaf N", or past the database's end.
-func crashPageKind(tx *bolt.Tx, id int) string {
-	info, err := tx.Page(id)
-	switch {
-	case err != nil:
-		return err.Error()
-	case info == nil:
-		return "past the end of the database"
-	case info.Type == "free":
-		return "free"
-	}
-	for p := 2; p <= id; {
-		pi, err := tx.Page(p)
-		if err != nil || pi == nil {
-			break
-		}
-		if pi.Type == "free" {
-			p++
-			continue
-		}
-		if id <= p+pi.OverflowCount {
-			if id == p {
-				return pi.Type + " in use"
-			}
-			return fmt.Sprintf("overflow of %s page %d, in use", pi.Type, p)
-		}
-		p += pi.OverflowCount + 1
-	}
-	return "unknown"
-}
-
 // summary logs the table of kills and erasures, and what the checks found.
 func (h *crashHarness) summary(elapsed time.Duration) {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "operation\tkills during it\tlost commits\ttexts it erased\tfound after\terased, then killed\tfound after\t")
 	var total crashOpStats
-	order := []string{crashOpen}
-	for _, op := range crashOps {
-		order = append(order, op.name)
-	}
+	order := append([]string{crashOpen}, h.ops...)
 	for _, op := range append(order, crashStarting, crashBetween) {
 		st := h.stats(op)
 		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", op, st.kills, st.lost, st.erased, st.erasedFound, st.killed, st.killedFound)
@@ -717,34 +693,22 @@ func (h *crashHarness) summary(elapsed time.Duration) {
 			erased++
 		}
 	}
-	fmt.Fprintf(&b, "%d erased texts (%d of them erased with an unacknowledged copy, %d of those found), looked for %d times; %d found in the file\n",
-		erased, h.late, h.lateFound, h.goneChecks, total.erasedFound+total.killedFound+h.lateFound)
-	strays, inStrays := h.strayCopies()
-	fmt.Fprintf(&b, "%d stray compact files beside the repository, holding %d of the erased texts\n", strays, inStrays)
-	fmt.Fprintf(&b, "other failures: %d; file up to %d KiB; up to %d unfinished imports at once\n", h.failures, h.fileSize>>10, h.unfinished)
+	fmt.Fprintf(&b, "%d erased texts (%d of them erased with an unacknowledged copy, %d of those found), looked for %d times; %d found in %s\n",
+		erased, h.late, h.lateFound, h.goneChecks, total.erasedFound+total.killedFound+h.lateFound, h.be.where)
+	if h.be.strays != nil {
+		strays, in := h.be.strays()
+		inErased := 0
+		for tag := range in {
+			if g := h.gone[tag]; g != nil && g.erased {
+				inErased++
+			}
+		}
+		fmt.Fprintf(&b, "%d stray copies beside the repository, holding %d of the erased texts\n", strays, inErased)
+	}
+	fmt.Fprintf(&b, "other failures: %d; %s up to %d KiB; up to %d unfinished imports at once\n", h.failures, h.be.where, h.size>>10, h.unfinished)
 	fmt.Fprintf(&b, "%d kills in %s (seed %d)", total.kills, elapsed.Round(time.Millisecond), h.seed)
 	h.t.Log("\n" + b.String())
 	if h.leaks > crashReportLimit {
-		h.t.Errorf("%d erased texts found in the file in all; the first %d are above", h.leaks, crashReportLimit)
+		h.t.Errorf("%d erased texts found in %s in all; the first %d are above", h.leaks, h.be.where, crashReportLimit)
 	}
-}
-
-// strayCopies counts the files a kill during Compact left beside the
-// repository, and the erased texts they hold: not part of the repository,
-// but copies of it that nothing removes.
-func (h *crashHarness) strayCopies() (files, texts int) {
-	names, _ := filepath.Glob(h.db + ".compact-*")
-	in := make(map[string]bool)
-	for _, name := range names {
-		raw, err := os.ReadFile(name)
-		if err != nil {
-			continue
-		}
-		for tag := range crashTags(raw) {
-			if g := h.gone[tag]; g != nil && g.erased {
-				in[tag] = true
-			}
-		}
-	}
-	return len(names), len(in)
 }

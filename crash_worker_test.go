@@ -20,8 +20,10 @@ import (
 
 // crashWorkerEnv, when set, makes the test binary the worker process of
 // TestCrash_KillAtRandom instead of running tests: it works on the
-// repository TRACT_CRASH_DB until it is killed, with the run number (its
-// value) and the seed TRACT_CRASH_SEED choosing its texts and operations.
+// repository TRACT_CRASH_DB (a file's path or a database URL) until it is
+// killed, with the run number (its value) and the seed TRACT_CRASH_SEED
+// choosing its texts and operations, drawn from those TRACT_CRASH_OPS
+// lists (comma-separated names; all when unset).
 // TRACT_CRASH_NEXT, "N OP", makes operation N+1 OP, the one the parent
 // means to kill.
 const crashWorkerEnv = "TRACT_CRASH_WORKER"
@@ -43,12 +45,14 @@ const (
 	crashCompact     = "compact"
 )
 
-// crashOps are the operations the worker draws from, each as often as
-// its weight.
-var crashOps = []struct {
+// crashOp is an operation the worker draws, as often as its weight.
+type crashOp struct {
 	name   string
 	weight int
-}{
+}
+
+// crashOps are the operations the worker draws from.
+var crashOps = []crashOp{
 	{crashCommit, 12}, {crashCommitMany, 10}, {crashChat, 10}, {crashChatRetry, 10},
 	{crashImport, 8}, {crashImportPacks, 8}, {crashResetSoft, 8}, {crashResetHard, 10},
 	{crashCompress, 8}, {crashGC, 10}, {crashCompact, 3},
@@ -159,15 +163,20 @@ func (w *crashWorker) work(path string) error {
 			return fmt.Errorf("TRACT_CRASH_NEXT=%q: %w", plan, err)
 		}
 	}
+	ops := crashOps
+	if names := os.Getenv("TRACT_CRASH_OPS"); names != "" {
+		allowed := strings.Split(names, ",")
+		ops = slices.DeleteFunc(slices.Clone(ops), func(o crashOp) bool { return !slices.Contains(allowed, o.name) })
+	}
 	total := 0
-	for _, op := range crashOps {
+	for _, op := range ops {
 		total += op.weight
 	}
 	for i := 0; ; i++ {
 		op := next
 		if i != skip || op == "" {
 			pick := w.rng.IntN(total)
-			for _, o := range crashOps {
+			for _, o := range ops {
 				if pick -= o.weight; pick < 0 {
 					op = o.name
 					break

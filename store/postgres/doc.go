@@ -57,6 +57,13 @@
 // The reflog's order comes from an identity column, so concurrent appends
 // to one reflog never conflict.
 //
+// A writer that vanishes inside its transaction frees the lock when the
+// server notices: at once for a killed process (its connection closes),
+// and after the idle timeout (WithIdleTimeout, DefaultIdleTimeout) for one
+// whose connection stays open but silent (a stopped process, a network
+// partition). Each write transaction sets that timeout for itself, in the
+// round trip that takes the lock.
+//
 // Statements run in pgx.QueryExecModeExec unless the URL sets
 // default_query_exec_mode: no statement is prepared across transactions
 // and no session state is kept between them, so a connection pooler in

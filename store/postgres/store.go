@@ -25,6 +25,8 @@ type Store struct {
 	attempts   int
 	backoff    time.Duration
 	sleep      func(time.Duration)
+	// idleTimeout bounds a write transaction's idle time (WithIdleTimeout).
+	idleTimeout time.Duration
 }
 
 var (
@@ -82,6 +84,7 @@ func open(ctx context.Context, url string, create bool, opts []Option) (*Store, 
 	}
 	s := &Store{repository: loc.repository, display: loc.display, secrets: loc.secrets,
 		attempts: 10, backoff: 5 * time.Millisecond, sleep: time.Sleep}
+	s.idleTimeout = DefaultIdleTimeout
 	for _, o := range opts {
 		o(s)
 	}
@@ -205,7 +208,7 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		}
 	}()
 	if write {
-		if err := lockRepository(ctx, tx, s.repository); err != nil {
+		if err := s.takeWriterLock(ctx, tx); err != nil {
 			return fmt.Errorf("%s: take the repository's writer lock: %w", s.display, err)
 		}
 	}
@@ -238,8 +241,11 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 // so under those levels the lock would not spare the abort.) Readers take
 // no lock and are never kept waiting.
 func lockRepository(ctx context.Context, tx pgx.Tx, repository string) error {
-	_, err := tx.Exec(ctx, `SELECT 1 FROM tract_repositories WHERE name = $1 FOR NO KEY UPDATE`, repository)
+	_, err := tx.Exec(ctx, lockRepositorySQL, repository)
 	return err
 }
+
+// lockRepositorySQL is the statement of lockRepository.
+const lockRepositorySQL = `SELECT 1 FROM tract_repositories WHERE name = $1 FOR NO KEY UPDATE`
 
 func (s *Store) redact(err error) error { return redact(err, s.secrets) }

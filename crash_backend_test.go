@@ -1,0 +1,215 @@
+package tract_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/store/postgres/pgtest"
+)
+
+// crashBackend is where the crash test (runCrashTest) keeps its
+// repository, and what its checks need to know of that storage.
+type crashBackend struct {
+	// name names the backend in the test's log.
+	name string
+	// location is the repository, as the parent opens it: a file's path
+	// or a database URL; worker is the same repository as the worker
+	// opens it.
+	location, worker string
+	// where names what read returns, in messages: "the file".
+	where string
+	// without are the operations the backend does not have, which the
+	// worker does not draw.
+	without map[string]bool
+	// read returns the repository's storage as the checks search it for
+	// the tags of texts: the file's bytes, every byte of it, or the values
+	// of the repository's rows, one chunk each.
+	read func() []crashChunk
+	// locate says where the hits of each of tags lie, for the messages
+	// about erased texts found.
+	locate func(chunks []crashChunk, found map[string][]crashHit, tags []string) map[string]string
+	// settle, when set, runs after each kill, before the checks: it waits
+	// until the storage has finished with the killed worker.
+	settle func()
+	// strays, when set, counts the copies of the repository that killed
+	// operations left beside it, and returns the tags they hold.
+	strays func() (copies int, tags map[string]bool)
+}
+
+// crashChunk is a piece of a repository's storage, read raw.
+type crashChunk struct {
+	name string // "the file", "tract_blobs.data of row (…)"
+	data []byte
+}
+
+// crashHit is where a tag is: at offset off of chunk number chunk.
+type crashHit struct{ chunk, off int }
+
+// crashFileBackend keeps the repository in a bbolt file in a temporary
+// directory; the checks read the whole file, free pages and all.
+func crashFileBackend(t *testing.T) *crashBackend {
+	db := filepath.Join(t.TempDir(), "tract.db")
+	return &crashBackend{
+		name: "file", location: db, worker: db, where: "the file",
+		read: func() []crashChunk {
+			raw, err := os.ReadFile(db)
+			require.NoError(t, err)
+			return []crashChunk{{name: "the file", data: raw}}
+		},
+		locate: func(_ []crashChunk, found map[string][]crashHit, tags []string) map[string]string {
+			return crashLocateInFile(db, found, tags)
+		},
+		strays: func() (int, map[string]bool) {
+			names, _ := filepath.Glob(db + ".compact-*")
+			in := make(map[string]bool)
+			for _, name := range names {
+				raw, err := os.ReadFile(name)
+				if err != nil {
+					continue
+				}
+				for tag := range crashTags(raw) {
+					in[tag] = true
+				}
+			}
+			return len(names), in
+		},
+	}
+}
+
+// crashWorkerApp is the application_name of the crash worker's sessions
+// on PostgreSQL, by which the parent sees them end.
+const crashWorkerApp = "tract-crash-worker"
+
+// crashPostgresBackend keeps the repository in the PostgreSQL test
+// database (skipping the test without one); the checks read every value
+// of the repository's live rows (pgtest.Values). Compact, which only a
+// file has, is not drawn.
+func crashPostgresBackend(t *testing.T) *crashBackend {
+	base := pgtest.URL(t)
+	repo := pgtest.RepositoryURL(t, base)
+	u, err := url.Parse(repo)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("application_name", crashWorkerApp)
+	u.RawQuery = q.Encode()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(ctx) })
+	return &crashBackend{
+		name: "postgres", location: repo, worker: u.String(), where: "the repository's rows",
+		without: map[string]bool{crashCompact: true},
+		read: func() []crashChunk {
+			vals := pgtest.Values(t, repo)
+			chunks := make([]crashChunk, len(vals))
+			for i, v := range vals {
+				chunks[i] = crashChunk{name: v.String(), data: v.Data}
+			}
+			return chunks
+		},
+		locate: func(chunks []crashChunk, found map[string][]crashHit, tags []string) map[string]string {
+			where := make(map[string]string, len(tags))
+			for _, tag := range tags {
+				var parts []string
+				for i, hit := range found[tag] {
+					if i == 4 {
+						parts = append(parts, fmt.Sprintf("and %d more", len(found[tag])-i))
+						break
+					}
+					parts = append(parts, fmt.Sprintf("%s at offset %d", chunks[hit.chunk].name, hit.off))
+				}
+				where[tag] = strings.Join(parts, ", ")
+			}
+			return where
+		},
+		settle: func() {
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				var n int
+				require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, crashWorkerApp).Scan(&n))
+				if n == 0 {
+					return
+				}
+				require.True(t, time.Now().Before(deadline), "the killed worker's %d sessions still run after 10s", n)
+				time.Sleep(time.Millisecond)
+			}
+		},
+	}
+}
+
+// crashLocateInFile says where in the file db the tags are: offsets, and
+// the kind of bbolt page each lies in (a free page, a page in use, or past
+// the end of the database).
+func crashLocateInFile(db string, found map[string][]crashHit, tags []string) map[string]string {
+	where := make(map[string]string, len(tags))
+	bdb, err := bolt.Open(db, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second, PreLoadFreelist: true})
+	if err != nil {
+		for _, tag := range tags {
+			var offs []int
+			for _, hit := range found[tag] {
+				offs = append(offs, hit.off)
+			}
+			where[tag] = fmt.Sprintf("at offsets %v (pages unknown: %v)", offs, err)
+		}
+		return where
+	}
+	defer bdb.Close()
+	size := bdb.Info().PageSize
+	_ = bdb.View(func(tx *bolt.Tx) error {
+		for _, tag := range tags {
+			var parts []string
+			for i, hit := range found[tag] {
+				if i == 4 {
+					parts = append(parts, fmt.Sprintf("and %d more", len(found[tag])-i))
+					break
+				}
+				parts = append(parts, fmt.Sprintf("offset %d (page %d: %s)", hit.off, hit.off/size, crashPageKind(tx, hit.off/size)))
+			}
+			where[tag] = strings.Join(parts, ", ")
+		}
+		return nil
+	})
+	return where
+}
+
+// crashPageKind names the kind of page id: "free", "leaf", "branch",
+// "freelist", "overflow of leaf N", or past the database's end.
+func crashPageKind(tx *bolt.Tx, id int) string {
+	info, err := tx.Page(id)
+	switch {
+	case err != nil:
+		return err.Error()
+	case info == nil:
+		return "past the end of the database"
+	case info.Type == "free":
+		return "free"
+	}
+	for p := 2; p <= id; {
+		pi, err := tx.Page(p)
+		if err != nil || pi == nil {
+			break
+		}
+		if pi.Type == "free" {
+			p++
+			continue
+		}
+		if id <= p+pi.OverflowCount {
+			if id == p {
+				return pi.Type + " in use"
+			}
+			return fmt.Sprintf("overflow of %s page %d, in use", pi.Type, p)
+		}
+		p += pi.OverflowCount + 1
+	}
+	return "unknown"
+}
