@@ -24,8 +24,9 @@ const schemaCounters = 2
 // Sentinel errors of package store.
 var (
 	// ErrNotFound is returned for a blob, commit or ref that is not stored.
-	// It wraps refs.ErrNotFound, so errors.Is works with either.
-	ErrNotFound = fmt.Errorf("not found: %w", refs.ErrNotFound)
+	// errors.Is(err, refs.ErrNotFound) holds for it too, so code that
+	// resolves revisions need not tell a missing ref from a missing object.
+	ErrNotFound error = notFoundError{}
 	// ErrNotRepository is returned when a file is not a tract repository.
 	ErrNotRepository = errors.New("not a tract repository")
 	// ErrNewerSchema is returned for a repository written by a newer tract.
@@ -190,3 +191,11 @@ func (r resolver) Commit(h dag.Hash) (*dag.Commit, error) { return r.tx.Commit(h
 
 // Getter returns a dag.Getter reading commits through tx.
 func Getter(tx ObjectTx) dag.Getter { return tx.Commit }
+
+// notFoundError is ErrNotFound: it reads "not found" (not "ref not
+// found", which a missing blob is not) and matches refs.ErrNotFound.
+type notFoundError struct{}
+
+func (notFoundError) Error() string { return "not found" }
+
+func (notFoundError) Is(target error) bool { return target == refs.ErrNotFound }
