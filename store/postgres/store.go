@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,8 @@ type Store struct {
 	server server
 	// ctx bounds every transaction (WithContext).
 	ctx context.Context
+	// broken is set when a transaction's connection broke (see Close).
+	broken atomic.Bool
 }
 
 var (
@@ -170,8 +173,24 @@ func (s *Store) Path() string { return s.display }
 func (s *Store) Repository() string { return s.repository }
 
 // Close closes the store's connections, waiting for transactions that run.
+// When a connection broke (a server that stopped answering, a cancelled
+// context), it waits at most closeWait: pgx's goodbye to such a server (a
+// cancel request, then a wait for it to hang up) may take 15 seconds, and
+// goes on in the background.
 func (s *Store) Close() error {
-	s.pool.Close()
+	if !s.broken.Load() {
+		s.pool.Close()
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		s.pool.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+	}
 	return nil
 }
 
@@ -230,7 +249,12 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 	if err != nil {
 		return s.server.classify(ctx, "connect", nil, false, err)
 	}
-	defer conn.Release()
+	defer func() {
+		if conn.Conn().IsClosed() {
+			s.broken.Store(true)
+		}
+		conn.Release()
+	}()
 	bctx, cancel := s.server.bound(ctx)
 	tx, err := conn.BeginTx(bctx, opts)
 	cancel()

@@ -19,6 +19,9 @@ const DefaultConnectTimeout = 10 * time.Second
 // sets it.
 const DefaultReplyTimeout = 30 * time.Second
 
+// closeWait bounds Store.Close's wait for connections that broke.
+const closeWait = time.Second
+
 // keepAlive is the TCP keepalive of every connection: a peer that went
 // away without a word (a crashed host, a dropped route) is noticed on an
 // idle connection within about a minute, not the kernel's two hours.
