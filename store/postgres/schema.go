@@ -200,9 +200,7 @@ func checkSchema(ctx context.Context, pool *pgxpool.Pool, sv *server) error {
 	defer conn.Release()
 	bctx, cancel := sv.bound(ctx)
 	defer cancel()
-	err = pgx.BeginTxFunc(bctx, conn, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		return tx.QueryRow(bctx, `SELECT version FROM tract_schema`).Scan(&have)
-	})
+	err = conn.QueryRow(bctx, `SELECT version FROM tract_schema`).Scan(&have)
 	err = sv.classify(ctx, "reading the schema version", nil, false, err)
 	var pgErr *pgconn.PgError
 	switch {

@@ -121,6 +121,9 @@ type Proxy struct {
 	// holding it (nil: never).
 	freezeAt []byte
 	conns    []net.Conn
+	// held is closed the first time a frozen proxy holds bytes back.
+	held     chan struct{}
+	heldOnce sync.Once
 }
 
 // NewProxy starts a proxy in front of the server of rawURL (a URL from
@@ -131,7 +134,7 @@ func NewProxy(t testing.TB, rawURL string) *Proxy {
 	u, err := url.Parse(rawURL)
 	require.NoError(t, err)
 	target := u.Host
-	p := &Proxy{}
+	p := &Proxy{held: make(chan struct{})}
 	p.addr = serve(t, func(client net.Conn) {
 		server, err := net.Dial("tcp", target)
 		if err != nil {
@@ -174,6 +177,10 @@ func (p *Proxy) FreezeAt(b []byte) {
 	defer p.mu.Unlock()
 	p.freezeAt = bytes.Clone(b)
 }
+
+// Held returns a channel that is closed once p, frozen, has held bytes
+// back: a client is then waiting on it.
+func (p *Proxy) Held() <-chan struct{} { return p.held }
 
 // Thaw lets bytes pass again.
 func (p *Proxy) Thaw() {
@@ -237,6 +244,7 @@ func (p *Proxy) wait() {
 		if !frozen {
 			return
 		}
+		p.heldOnce.Do(func() { close(p.held) })
 		<-thawed
 	}
 }
