@@ -114,6 +114,10 @@ func (e *ServerError) cause() string {
 	if errors.As(err, &pgErr) {
 		return pgErr.Message
 	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.Error()
+	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Err != nil {
 		return op.Err.Error()

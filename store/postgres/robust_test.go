@@ -184,48 +184,63 @@ func TestUpdate_ServerHangsMidTransaction(t *testing.T) {
 // a read, a View.
 func TestReplyTimeout_EveryStatement(t *testing.T) {
 	t.Parallel()
-	for name, fn := range map[string]func(s *postgres.Store, p *pgtest.Proxy) error{
-		"writer lock": func(s *postgres.Store, p *pgtest.Proxy) error {
+	for name, tc := range map[string]struct {
+		op string
+		fn func(s *postgres.Store, p *pgtest.Proxy) error
+	}{
+		"begin": {"BEGIN", func(s *postgres.Store, p *pgtest.Proxy) error {
 			p.Freeze()
+			return s.View(func(store.Tx) error { return nil })
+		}},
+		"writer lock": {"waiting for the repository's writer lock", func(s *postgres.Store, p *pgtest.Proxy) error {
+			p.FreezeAt([]byte("FOR NO KEY UPDATE"))
 			return s.Update(func(store.Tx) error { return nil })
-		},
-		"writes at commit": func(s *postgres.Store, p *pgtest.Proxy) error {
+		}},
+		"writes sent at commit": {"sending writes", func(s *postgres.Store, p *pgtest.Proxy) error {
 			return s.Update(func(tx store.Tx) error {
 				p.Freeze()
 				_, err := tx.PutBlob([]byte("queued"))
 				return err
 			})
-		},
-		"read in a view": func(s *postgres.Store, p *pgtest.Proxy) error {
+		}},
+		"read in a view": {"a query", func(s *postgres.Store, p *pgtest.Proxy) error {
 			return s.View(func(tx store.Tx) error {
 				p.Freeze()
 				_, err := tx.Refs()
 				return err
 			})
-		},
-		"walk": func(s *postgres.Store, p *pgtest.Proxy) error {
+		}},
+		"walk": {"a query", func(s *postgres.Store, p *pgtest.Proxy) error {
 			return s.View(func(tx store.Tx) error {
 				p.Freeze()
 				return tx.ForEachCommit(func(dag.Hash, []byte) error { return nil })
 			})
-		},
-		"pack copy": func(s *postgres.Store, p *pgtest.Proxy) error {
+		}},
+		"one row": {"a query", func(s *postgres.Store, p *pgtest.Proxy) error {
+			return s.View(func(tx store.Tx) error {
+				p.Freeze()
+				_, err := tx.HasCommit(dag.Sum(nil))
+				return err
+			})
+		}},
+		"pack copy": {"COPY", func(s *postgres.Store, p *pgtest.Proxy) error {
 			return s.Update(func(tx store.Tx) error {
 				ptx := tx.(store.PackTx)
 				id, err := ptx.CreatePack(time.Now())
 				if err != nil {
 					return err
 				}
-				p.Freeze()
+				p.FreezeAt([]byte("tract_pack_entries")) // the COPY
 				return ptx.AppendPack(id, time.Now(), []store.PackEntry{{Kind: store.PackBlob, Hash: dag.Sum([]byte("x")), Value: []byte("x")}})
 			})
-		},
+		}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			_, p, s := openThrough(t)
-			err := fn(s, p)
-			requireServerError(t, err, postgres.ErrTimeout, proxyAddr(t, s), "")
+			err := tc.fn(s, p)
+			se := requireServerError(t, err, postgres.ErrTimeout, proxyAddr(t, s), "")
+			assert.Equal(t, tc.op, se.Op)
 		})
 	}
 }
