@@ -305,6 +305,12 @@ func TestWithContext_CancelStopsAWait(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	var se *postgres.ServerError
 	assert.False(t, errors.As(err, &se), "%v", err)
+
+	// A program on its way out may still read and write.
+	p.Thaw()
+	assert.NoError(t, s.Update(func(tx store.Tx) error {
+		return tx.SetRef(refs.Ref{Name: "refs/heads/after", Target: refs.BranchRef("main")})
+	}))
 }
 
 // SQL errors are not server errors: a serialization failure still

@@ -245,6 +245,7 @@ func retryable(err error) bool {
 // statement, BEGIN and COMMIT included, waits for its reply at most the
 // reply timeout (see pgTx.bound); connecting waits the connect timeout.
 func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) (err error) {
+	ctx = detachIfDone(ctx)
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return s.server.classify(ctx, "connect", nil, false, err)

@@ -58,12 +58,15 @@ func WithReplyTimeout(d time.Duration) Option {
 	}
 }
 
-// WithContext makes ctx bound every transaction of the Store: when it is
-// cancelled (Ctrl-C, say), the statement running ends at once, its
-// transaction rolls back, and View or Update return an error matching
-// ctx's (context.Canceled). The transaction interfaces take no context,
-// so this is how a caller stops them. Open and Create still use the
-// context they are given to connect.
+// WithContext makes ctx interrupt the transactions of the Store: when it
+// is cancelled (Ctrl-C, say), the statement waiting on the server ends at
+// once, its transaction rolls back, and View or Update return an error
+// matching ctx's (context.Canceled). The transaction interfaces take no
+// context, so this is how a caller stops them. A transaction begun after
+// ctx was cancelled runs as without it (bounded by the reply timeout), so
+// that a program on its way out can still record and read what the
+// interruption left (as tract chat does with an interrupted turn). Open
+// and Create use the context they are given to connect.
 func WithContext(ctx context.Context) Option {
 	return func(s *Store) {
 		if ctx != nil {
@@ -100,4 +103,13 @@ func serverAddr(host string, port uint16) string {
 		return fmt.Sprintf("%s/.s.PGSQL.%d", strings.TrimSuffix(host, "/"), port)
 	}
 	return net.JoinHostPort(host, strconv.Itoa(int(port)))
+}
+
+// detachIfDone returns ctx, or, when it is already done, a context with
+// its values that is never cancelled (see WithContext).
+func detachIfDone(ctx context.Context) context.Context {
+	if ctx.Err() != nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
