@@ -114,12 +114,13 @@ func Copy(ctx context.Context, src, dst string, opts ...CopyOption) (*CopyResult
 	} else if same {
 		return nil, fmt.Errorf("copy %s to %s: %w", Redact(src), Redact(dst), ErrSameRepository)
 	}
-	in, _, err := openCopyEnd(src, false, cfg.open)
+	open := append(cfg.open[:len(cfg.open):len(cfg.open)], WithContext(ctx)) // a database stops on ctx too
+	in, _, err := openCopyEnd(src, false, open)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
-	out, undo, err := openCopyEnd(dst, true, cfg.open)
+	out, undo, err := openCopyEnd(dst, true, open)
 	if err != nil {
 		return nil, err
 	}

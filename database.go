@@ -42,17 +42,21 @@ func Migrate(ctx context.Context, url string) (*MigrateResult, error) {
 // path, a PostgreSQL repository for a URL. It is for tools that work on
 // the storage of either kind, such as copying a repository between them.
 // Of opts, WithLockTimeout, WithNoSync and WithReadOnly apply to a file;
-// none applies to a database.
+// WithContext to a database. ctx bounds the opening.
 func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option) (store.Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	c := newConfig(opts)
 	if IsDatabaseURL(dbOrPath) {
-		if create {
-			return postgres.Create(ctx, dbOrPath)
+		var pgOpts []postgres.Option
+		if c.ctx != nil {
+			pgOpts = append(pgOpts, postgres.WithContext(c.ctx))
 		}
-		return postgres.Open(ctx, dbOrPath)
+		if create {
+			return postgres.Create(ctx, dbOrPath, pgOpts...)
+		}
+		return postgres.Open(ctx, dbOrPath, pgOpts...)
 	}
 	return store.OpenBolt(dbOrPath, store.BoltOptions{
 		Create:      create,
@@ -60,4 +64,15 @@ func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option
 		NoSync:      c.noSync,
 		ReadOnly:    c.readOnly && !create,
 	})
+}
+
+// WithContext makes ctx bound the opening of a repository in a database
+// and every later statement to its server: when ctx is cancelled (Ctrl-C,
+// say), the method waiting on the server returns at once with an error
+// matching ctx's (context.Canceled), and its transaction rolls back. The
+// methods of Tract that take no context have no other way to stop a wait
+// on a server. A file ignores it (its waits are bounded by
+// WithLockTimeout).
+func WithContext(ctx context.Context) Option {
+	return func(c *config) { c.ctx = ctx }
 }

@@ -103,7 +103,7 @@ func Salvage(ctx context.Context, src, dst string) (*SalvageReport, error) {
 
 // fsckDatabase is FsckFile of a repository in a database.
 func fsckDatabase(ctx context.Context, url string, opts []Option) (*FsckReport, error) {
-	t, err := Open(url, opts...)
+	t, err := Open(url, append(opts[:len(opts):len(opts)], WithContext(ctx))...)
 	if err != nil {
 		return nil, fmt.Errorf("fsck: %w", err)
 	}

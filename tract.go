@@ -179,6 +179,8 @@ type config struct {
 	limits      Limits
 	// fsckProgress is FsckFile's WithFsckProgress.
 	fsckProgress ProgressFunc
+	// ctx is WithContext's (nil: none).
+	ctx context.Context
 }
 
 // WithClock makes the repository take commit and reflog times from clock
@@ -273,7 +275,11 @@ func open(path string, create bool, opts []Option) (*Tract, error) {
 	st := c.store
 	if st == nil {
 		var err error
-		if st, err = OpenStore(context.Background(), path, create, opts...); err != nil {
+		ctx := c.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if st, err = OpenStore(ctx, path, create, opts...); err != nil {
 			return nil, err
 		}
 	}

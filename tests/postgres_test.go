@@ -110,7 +110,7 @@ func TestPostgres_CLIErrors(t *testing.T) {
 		{"no schema", []string{"--db", db + "&search_path=no_such_schema", "log"}, exitError,
 			[]string{"database has no tract schema", "tract migrate"}},
 		{"wrong password", []string{"--db", strings.Replace(db, ":"+pw+"@", ":wrong-"+pw+"@", 1), "log"}, exitError,
-			[]string{"password authentication failed", "Check the database URL"}},
+			[]string{"password authentication failed", "Check the user and password"}},
 		{"migrate a file", []string{"--db", "repo.db", "migrate"}, exitUsage, []string{"not a postgres:// URL"}},
 		{"bad repository name", []string{"--db", db + "&repository=a", "log"}, exitError, []string{"repository parameter given 2 times"}},
 	} {

@@ -36,8 +36,9 @@ type exitCodeInfo struct {
 var exitCodes = [...]exitCodeInfo{
 	{exitOK, "ok", "success"},
 	{exitError, "error", "a failure of none of the classes below: the repository is damaged (or fsck found problems), " +
-		"stayed locked longer than --lock-timeout, is read-only; a database is unreachable or its schema missing or " +
-		"older (tract migrate); HEAD is detached where a branch is needed, " +
+		"stayed locked longer than --lock-timeout, is read-only; a database is unreachable, refuses the login or has " +
+		"too many connections, sent no reply in time, lost the connection (or a COMMIT's reply: look with tract log), " +
+		"or its schema is missing or older (tract migrate); HEAD is detached where a branch is needed, " +
 		"the branch to delete is HEAD's, an I/O error"},
 	{exitUsage, "usage", "the command line or its input is wrong: an unknown command or flag, a bad flag value, " +
 		"a bad --validate spec, an empty or malformed revision, an ambiguous hash, an invalid role, kind, " +

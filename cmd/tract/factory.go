@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,10 @@ type Factory struct {
 	Clock func() time.Time
 	// Quiet is the global --quiet flag: no progress lines.
 	Quiet bool
+	// Context is the command's context (nil: none), which the repository
+	// is opened with: a database stops waiting on its server when it is
+	// cancelled (Ctrl-C).
+	Context context.Context
 }
 
 func newFactory(io *IOStreams, getenv func(string) string) *Factory {
@@ -101,6 +106,9 @@ func (f *Factory) options() ([]tract.Option, error) {
 		return nil, err
 	}
 	opts := []tract.Option{tract.WithLockTimeout(timeout), tract.WithLimits(limits)}
+	if f.Context != nil {
+		opts = append(opts, tract.WithContext(f.Context))
+	}
 	if f.Clock != nil {
 		opts = append(opts, tract.WithClock(f.Clock))
 	}

@@ -72,7 +72,7 @@ func runFsck(ctx context.Context, opts *FsckOptions) error {
 			return err
 		}
 	} else {
-		printFsck(f, r)
+		printFsck(f, r, tract.IsDatabaseURL(path))
 	}
 	if !r.OK() {
 		return errFsckProblems
@@ -91,7 +91,7 @@ func fsckTarget(f *Factory) (string, []tract.Option, error) {
 	return path, opts, err
 }
 
-func printFsck(f *Factory, r *tract.FsckReport) {
+func printFsck(f *Factory, r *tract.FsckReport, database bool) {
 	p := palette{f.IO.Color}
 	for _, pr := range r.Problems {
 		fmt.Fprintf(f.IO.Out, "%s %s\n", p.bad("error:"), pr)
@@ -112,7 +112,10 @@ func printFsck(f *Factory, r *tract.FsckReport) {
 		english.Count(r.Commits, "commit", "commits"), english.Count(r.Blobs, "blob", "blobs"), packs,
 		english.Count(r.Refs, "ref", "refs"), english.Count(r.ReflogEntries, "reflog entry", "reflog entries"),
 		english.Count(r.Counters, "index entry", "index entries"), status)
-	if !r.OK() {
+	switch {
+	case !r.OK() && database:
+		fmt.Fprintf(f.IO.Out, "%s\n", databaseDamageHint)
+	case !r.OK():
 		fmt.Fprintf(f.IO.Out, "The repository is marked damaged and refuses writes; 'tract fsck --salvage NEW.db' copies what is intact into a new one.\n")
 	}
 }

@@ -52,6 +52,11 @@ func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
 // printError is the one place errors reach the user; it returns the code.
 func printError(f *Factory, cmd *cobra.Command, err error) int {
 	code := exitCode(err)
+	if code == exitInterrupt && errors.Is(err, postgres.ErrCommitUnknown) {
+		fmt.Fprintln(f.IO.ErrOut, "tract: interrupted while the database committed: the last commit may or may not have been written;\n"+
+			"look with 'tract log' before running the command again")
+		return code
+	}
 	if code == exitInterrupt {
 		fmt.Fprintln(f.IO.ErrOut, "tract: interrupted; every commit made so far is intact (see 'tract log')")
 		if r := recovery(err); r != "" {
@@ -60,7 +65,7 @@ func printError(f *Factory, cmd *cobra.Command, err error) int {
 		return code
 	}
 	fmt.Fprintf(f.IO.ErrOut, "tract: %v\n", err)
-	if hint := errorHint(err); hint != "" {
+	if hint := hintOn(f, err); hint != "" {
 		fmt.Fprintln(f.IO.ErrOut, hint)
 	}
 	if r := recovery(err); r != "" {
@@ -125,6 +130,9 @@ func errorHint(err error) string {
 	case errors.Is(err, postgres.ErrSchemaMissing), errors.Is(err, postgres.ErrSchemaOld):
 		return "Create or upgrade the database's schema with 'tract migrate' (with the same --db or TRACT_DB),\n" +
 			"then run the command again."
+	case errors.Is(err, postgres.ErrCommitUnknown), errors.Is(err, postgres.ErrTimeout), errors.Is(err, postgres.ErrConnectionLost),
+		errors.Is(err, postgres.ErrUnreachable), errors.Is(err, postgres.ErrTooManyConnections), errors.Is(err, postgres.ErrAuthFailed):
+		return serverHint(err)
 	case postgres.IsConnectError(err):
 		return "Check the database URL's host, port, user and password (or PGPASSWORD, ~/.pgpass), and that the\n" +
 			"server is running and accepts connections from this machine."
@@ -284,6 +292,7 @@ nearest .tract/tract.db. New here? Run 'tract demo'.`,
 			"an import line may hold 4 times that and 1MiB of metadata")
 	root.PersistentFlags().BoolVar(&f.NoPager, "no-pager", false, "do not send long output (log, reflog, show) through $TRACT_PAGER, $PAGER or less")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		f.Context = cmd.Context()
 		f.LockTimeoutSet = cmd.Flags().Changed("lock-timeout")
 		f.MaxMessageSizeSet = cmd.Flags().Changed("max-message-size")
 		return checkRevisionFlags(cmd)

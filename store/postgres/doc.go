@@ -70,14 +70,42 @@
 // transaction mode (PgBouncer) may hand each transaction another server
 // connection.
 //
+// # Timeouts and server errors
+//
+// Making a connection (dial, TLS, login) waits at most the connect
+// timeout: the URL's connect_timeout (whole seconds; or PGCONNECT_TIMEOUT),
+// else WithConnectTimeout, else DefaultConnectTimeout. Every statement of
+// a transaction, BEGIN, the writer lock, each batch of writes, each query
+// until its rows are closed, a COPY and COMMIT, waits at most the reply
+// timeout for its reply: the URL's reply_timeout (a duration, or whole
+// seconds; tract removes it before pgx parses the URL), else
+// WithReplyTimeout, else DefaultReplyTimeout; 0 means no bound. A
+// statement past it ends the transaction by closing its connection (the
+// server then rolls back). TCP keepalives are on, so a peer that vanished
+// is noticed on an idle connection within about a minute.
+//
+// Failures of the server, rather than of SQL, are a *ServerError that
+// names the server (host:port) and database, never the password, says
+// what to do, and matches one sentinel with errors.Is:
+//
+//	ErrUnreachable         refused, no such host, no answer within the connect timeout, closed at login
+//	ErrTimeout             no reply within the reply timeout; nothing of the transaction was written
+//	ErrConnectionLost      the connection broke mid-transaction; nothing of it was written
+//	ErrCommitUnknown       the connection broke or timed out during COMMIT: it may have been written
+//	ErrTooManyConnections  SQLSTATE 53300 at login
+//	ErrAuthFailed          SQLSTATE 28P01 or 28000 at login
+//
+// A cancelled WithContext context is not a ServerError: the error matches
+// context.Canceled (except during COMMIT, where it is ErrCommitUnknown and
+// matches both). No ServerError is retried by Update.
+//
 // # Caveats
 //
 // An unpublished pack (store.PackTx) lives in tract_pack_entries until
 // PublishPack copies it into the object tables, so PublishedPacks is
 // always 0 and there is nothing to compact. The transaction interfaces
-// take no context: a Store runs its statements with context.Background,
-// bounded by the server's and the URL's timeouts (connect_timeout, and
-// statement_timeout as a URL parameter). store.Lingerer and
+// take no context: a Store runs its statements with the context of
+// WithContext (context.Background without it). store.Lingerer and
 // store.SortedPacker are not implemented: the pool keeps connections open
 // between transactions, and page fill is PostgreSQL's business.
 //

@@ -16,12 +16,13 @@ func Drop(ctx context.Context, url string) error {
 	if err != nil {
 		return err
 	}
+	sv := &newStore(loc, nil).server
 	pool, err := pgxpool.NewWithConfig(ctx, loc.pool)
 	if err != nil {
 		return redact(fmt.Errorf("connect to %s: %w", loc.display, err), loc.secrets)
 	}
 	defer pool.Close()
-	if err := checkSchema(ctx, pool); err != nil {
+	if err := checkSchema(ctx, pool, sv); err != nil {
 		return redact(fmt.Errorf("%s: %w", loc.display, err), loc.secrets)
 	}
 	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -50,11 +51,16 @@ type location struct {
 	// secrets are the password strings no error may show: the URL's, and
 	// the one pgx found in PGPASSWORD or .pgpass.
 	secrets []string
+	// replyTimeout is the URL's reply_timeout, when replySet.
+	replyTimeout time.Duration
+	replySet     bool
+	// connectSet says the URL or PGCONNECT_TIMEOUT set connect_timeout.
+	connectSet bool
 }
 
 // parseLocation parses a postgres:// URL. The repository parameter names
-// the repository (DefaultRepository when absent); every other parameter
-// is pgx's. Unless the URL sets default_query_exec_mode, queries run in
+// the repository (DefaultRepository when absent) and reply_timeout the
+// reply timeout (see WithReplyTimeout); every other parameter is pgx's. Unless the URL sets default_query_exec_mode, queries run in
 // pgx.QueryExecModeExec: no statement is prepared across transactions, so
 // the store works behind a pooler in transaction mode.
 func parseLocation(raw string) (*location, error) {
@@ -87,7 +93,15 @@ func parseLocation(raw string) (*location, error) {
 		return nil, fmt.Errorf("repository name %q: use 1 to 128 letters, digits, '.', '_', '-' or '/', starting with a letter or digit", loc.repository)
 	}
 	explicitMode := q.Has("default_query_exec_mode")
+	loc.connectSet = q.Has("connect_timeout")
+	if q.Has("reply_timeout") {
+		if loc.replyTimeout, err = parseReplyTimeout(q.Get("reply_timeout")); err != nil {
+			return nil, fmt.Errorf("database URL: %w", err)
+		}
+		loc.replySet = true
+	}
 	q.Del("repository")
+	q.Del("reply_timeout")
 	u.RawQuery = q.Encode()
 	shown := *u
 	sq := shown.Query()
@@ -105,6 +119,7 @@ func parseLocation(raw string) (*location, error) {
 	if !explicitMode {
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
+	loc.connectSet = loc.connectSet || cfg.ConnConfig.ConnectTimeout != 0
 	loc.pool = cfg
 	return loc, nil
 }

@@ -76,9 +76,12 @@ func (t *pgTx) AppendPack(id uint64, now time.Time, entries []store.PackEntry) e
 		if err := t.flush(); err != nil {
 			return fmt.Errorf("append to pack %d: %w", id, err)
 		}
-		if _, err := t.tx.CopyFrom(t.ctx, pgx.Identifier{"tract_pack_entries"},
-			[]string{"pack", "ord", "kind", "hash", "value"}, pgx.CopyFromRows(rows)); err != nil {
-			return fmt.Errorf("append to pack %d: %w", id, err)
+		ctx, cancel := t.bound()
+		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"tract_pack_entries"},
+			[]string{"pack", "ord", "kind", "hash", "value"}, pgx.CopyFromRows(rows))
+		cancel()
+		if err != nil {
+			return fmt.Errorf("append to pack %d: %w", id, t.fail("COPY", false, err))
 		}
 	}
 	var lastKind *int16

@@ -137,11 +137,15 @@ type MigrateResult struct {
 // several processes at once, is harmless. The repository parameter of
 // url plays no part (the schema serves every repository of the database).
 // A schema newer than this tract is left alone, with a *SchemaError.
-func Migrate(ctx context.Context, url string) (*MigrateResult, error) {
+//
+// Of opts, WithConnectTimeout applies, and WithReplyTimeout to the check
+// of the version, not to the migration, which may wait for another one.
+func Migrate(ctx context.Context, url string, opts ...Option) (*MigrateResult, error) {
 	loc, err := parseLocation(url)
 	if err != nil {
 		return nil, err
 	}
+	sv := &newStore(loc, opts).server
 	pool, err := pgxpool.NewWithConfig(ctx, loc.pool)
 	if err != nil {
 		return nil, redact(fmt.Errorf("connect to %s: %w", loc.display, err), loc.secrets)
@@ -174,19 +178,30 @@ func Migrate(ctx context.Context, url string) (*MigrateResult, error) {
 ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version`, SchemaVersion)
 		return err
 	})
-	if err != nil {
+	if err = sv.classify(ctx, "migrate", nil, false, err); err != nil {
+		var srv *ServerError
+		if errors.As(err, &srv) {
+			return nil, redact(err, loc.secrets)
+		}
 		return nil, redact(fmt.Errorf("migrate %s: %w", loc.display, err), loc.secrets)
 	}
 	return res, nil
 }
 
 // checkSchema fails with a *SchemaError unless the database's schema is
-// SchemaVersion.
-func checkSchema(ctx context.Context, pool *pgxpool.Pool) error {
+// SchemaVersion, and with a *ServerError when sv's server cannot be
+// reached or does not reply within its reply timeout.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool, sv *server) error {
 	var have int
-	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `SELECT version FROM tract_schema`).Scan(&have)
-	})
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return sv.classify(ctx, "connect", nil, false, err)
+	}
+	defer conn.Release()
+	bctx, cancel := sv.bound(ctx)
+	defer cancel()
+	err = conn.QueryRow(bctx, `SELECT version FROM tract_schema`).Scan(&have)
+	err = sv.classify(ctx, "reading the schema version", nil, false, err)
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == "42P01", errors.Is(err, pgx.ErrNoRows): // undefined_table, or no row

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,6 +28,12 @@ type Store struct {
 	sleep      func(time.Duration)
 	// idleTimeout bounds a write transaction's idle time (WithIdleTimeout).
 	idleTimeout time.Duration
+	// server names the server in errors and holds the timeouts.
+	server server
+	// ctx bounds every transaction (WithContext).
+	ctx context.Context
+	// broken is set when a transaction's connection broke (see Close).
+	broken atomic.Bool
 }
 
 var (
@@ -82,12 +89,7 @@ func open(ctx context.Context, url string, create bool, opts []Option) (*Store, 
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{repository: loc.repository, display: loc.display, secrets: loc.secrets,
-		attempts: 10, backoff: 5 * time.Millisecond, sleep: time.Sleep}
-	s.idleTimeout = DefaultIdleTimeout
-	for _, o := range opts {
-		o(s)
-	}
+	s := newStore(loc, opts)
 	if s.pool, err = pgxpool.NewWithConfig(ctx, loc.pool); err != nil {
 		return nil, s.redact(fmt.Errorf("connect to %s: %w", s.display, err))
 	}
@@ -98,20 +100,49 @@ func open(ctx context.Context, url string, create bool, opts []Option) (*Store, 
 	return s, nil
 }
 
+// newStore returns the Store of loc with opts applied, its connections
+// configured (timeouts, keepalives) but not yet made.
+func newStore(loc *location, opts []Option) *Store {
+	cc := loc.pool.ConnConfig
+	s := &Store{repository: loc.repository, display: loc.display, secrets: loc.secrets,
+		attempts: 10, backoff: 5 * time.Millisecond, sleep: time.Sleep, ctx: context.Background(),
+		idleTimeout: DefaultIdleTimeout,
+		server: server{addr: serverAddr(cc.Host, cc.Port), database: cc.Database, user: cc.User,
+			connectTimeout: DefaultConnectTimeout, replyTimeout: DefaultReplyTimeout}}
+	for _, o := range opts {
+		o(s)
+	}
+	if loc.connectSet {
+		s.server.connectTimeout = cc.ConnectTimeout
+	}
+	if loc.replySet {
+		s.server.replyTimeout = loc.replyTimeout
+	}
+	cc.ConnectTimeout = s.server.connectTimeout
+	cc.DialFunc = dialer(s.server.connectTimeout)
+	return s
+}
+
 // prepare checks the schema and that the repository exists, or creates it.
 func (s *Store) prepare(ctx context.Context, create bool) error {
-	if err := checkSchema(ctx, s.pool); err != nil {
+	if err := checkSchema(ctx, s.pool, &s.server); err != nil {
 		var se *SchemaError
-		if errors.As(err, &se) {
+		var srv *ServerError
+		switch {
+		case errors.As(err, &se):
 			return fmt.Errorf("%s: %w", s.display, err)
+		case errors.As(err, &srv):
+			return err // it names the server and database itself
 		}
 		return fmt.Errorf("connect to %s: %w", s.display, err)
 	}
 	if !create {
 		var found bool
-		err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tract_repositories WHERE name = $1)`, s.repository).Scan(&found)
+		bctx, cancel := s.server.bound(ctx)
+		err := s.pool.QueryRow(bctx, `SELECT EXISTS (SELECT 1 FROM tract_repositories WHERE name = $1)`, s.repository).Scan(&found)
+		cancel()
 		if err != nil {
-			return fmt.Errorf("open %s: %w", s.display, err)
+			return fmt.Errorf("open %s: %w", s.display, s.server.classify(ctx, "a query", nil, false, err))
 		}
 		if !found {
 			return fmt.Errorf("%s: no repository %q in the database: %w", s.display, s.repository, store.ErrNotRepository)
@@ -120,16 +151,18 @@ func (s *Store) prepare(ctx context.Context, create bool) error {
 	}
 	err := s.Update(func(t store.Tx) error {
 		tx := t.(*pgTx)
-		tag, err := tx.tx.Exec(tx.ctx, `INSERT INTO tract_repositories (name) VALUES ($1) ON CONFLICT DO NOTHING`, s.repository)
+		var made bool
+		err := tx.queryRow(`INSERT INTO tract_repositories (name) VALUES ($1) ON CONFLICT DO NOTHING RETURNING true`, s.repository).Scan(&made)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%s: repository %q: %w", s.display, s.repository, store.ErrExists)
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("%s: repository %q: %w", s.display, s.repository, store.ErrExists)
-		}
 		return tx.SetRef(refs.Ref{Name: refs.HEAD, Target: refs.BranchRef("main")})
 	})
-	if err != nil && !errors.Is(err, store.ErrExists) {
+	var srv *ServerError
+	if err != nil && !errors.Is(err, store.ErrExists) && !errors.As(err, &srv) {
 		return fmt.Errorf("create %s: %w", s.display, err)
 	}
 	return err
@@ -143,15 +176,31 @@ func (s *Store) Path() string { return s.display }
 func (s *Store) Repository() string { return s.repository }
 
 // Close closes the store's connections, waiting for transactions that run.
+// When a connection broke (a server that stopped answering, a cancelled
+// context), it waits at most closeWait: pgx's goodbye to such a server (a
+// cancel request, then a wait for it to hang up) may take 15 seconds, and
+// goes on in the background.
 func (s *Store) Close() error {
-	s.pool.Close()
+	if !s.broken.Load() {
+		s.pool.Close()
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		s.pool.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+	}
 	return nil
 }
 
 // View runs fn in a read-only REPEATABLE READ transaction: fn sees one
 // snapshot of the repository.
 func (s *Store) View(fn func(store.Tx) error) error {
-	return s.redact(s.once(context.Background(), pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn))
+	return s.redact(s.once(s.ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn))
 }
 
 // Update runs fn in a read-write transaction that first takes the
@@ -166,7 +215,7 @@ func (s *Store) View(fn func(store.Tx) error) error {
 // WithMaxAttempts: fn must not have effects outside the transaction that a
 // second run would repeat wrongly.
 func (s *Store) Update(fn func(store.Tx) error) error {
-	ctx := context.Background()
+	ctx := s.ctx
 	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -195,36 +244,55 @@ func retryable(err error) bool {
 }
 
 // once runs fn in one transaction and commits it when fn returns nil (and
-// the transaction writes). A panic in fn rolls back and goes on.
+// the transaction writes). A panic in fn rolls back and goes on. Every
+// statement, BEGIN and COMMIT included, waits for its reply at most the
+// reply timeout (see pgTx.bound); connecting waits the connect timeout.
 func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) (err error) {
-	tx, err := s.pool.BeginTx(ctx, opts)
+	ctx = detachIfDone(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("%s: begin transaction: %w", s.display, err)
+		return s.server.classify(ctx, "connect", nil, false, err)
+	}
+	defer func() {
+		if conn.Conn().IsClosed() {
+			s.broken.Store(true)
+		}
+		conn.Release()
+	}()
+	bctx, cancel := s.server.bound(ctx)
+	tx, err := conn.BeginTx(bctx, opts)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s: begin transaction: %w", s.display, s.server.classify(ctx, "BEGIN", conn.Conn().PgConn(), false, err))
 	}
 	done := false
 	defer func() {
 		if !done {
-			_ = tx.Rollback(ctx)
+			bctx, cancel := s.server.bound(ctx)
+			_ = tx.Rollback(bctx)
+			cancel()
 		}
 	}()
+	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write}
 	if write {
-		if err := s.takeWriterLock(ctx, tx); err != nil {
+		if err := ptx.lock(); err != nil {
 			return fmt.Errorf("%s: take the repository's writer lock: %w", s.display, err)
 		}
 	}
-	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write}
 	if err := fn(ptx); err != nil {
 		return err
 	}
 	if !write {
 		done = true
-		return tx.Rollback(ctx)
+		bctx, cancel := s.server.bound(ctx)
+		defer cancel()
+		return ptx.fail("ROLLBACK", false, tx.Rollback(bctx))
 	}
 	if err := ptx.flush(); err != nil {
 		return fmt.Errorf("%s: %w", s.display, err)
 	}
 	done = true
-	if err := tx.Commit(ctx); err != nil {
+	if err := ptx.commit(); err != nil {
 		return fmt.Errorf("%s: commit: %w", s.display, err)
 	}
 	return nil

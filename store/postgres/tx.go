@@ -58,26 +58,37 @@ func (t *pgTx) flush() error {
 	}
 	b := t.pending
 	t.pending = pgx.Batch{}
-	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
-		return fmt.Errorf("write: %w", err)
+	ctx, cancel := t.bound()
+	defer cancel()
+	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("write: %w", t.fail("sending writes", false, err))
 	}
 	return nil
 }
 
-// query sends the queued writes, then runs a query.
+// query sends the queued writes, then runs a query. Its reply is bounded
+// (see bound) until the rows are closed.
 func (t *pgTx) query(sql string, args ...any) (pgx.Rows, error) {
 	if err := t.flush(); err != nil {
 		return nil, err
 	}
-	return t.tx.Query(t.ctx, sql, args...)
+	ctx, cancel := t.bound()
+	rows, err := t.tx.Query(ctx, sql, args...)
+	if err != nil {
+		cancel()
+		return nil, t.fail("a query", false, err)
+	}
+	return &boundRows{Rows: rows, t: t, cancel: cancel}, nil
 }
 
-// queryRow sends the queued writes, then runs a query of one row.
+// queryRow sends the queued writes, then runs a query of one row, its
+// reply bounded (see bound).
 func (t *pgTx) queryRow(sql string, args ...any) pgx.Row {
 	if err := t.flush(); err != nil {
 		return errRow{err}
 	}
-	return t.tx.QueryRow(t.ctx, sql, args...)
+	ctx, cancel := t.bound()
+	return &boundRow{row: t.tx.QueryRow(ctx, sql, args...), t: t, cancel: cancel}
 }
 
 // errRow is a row whose Scan fails with err.

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/store/postgres"
+)
+
+// databaseDamageHint is what to do about damage fsck found in a database:
+// a database has no --salvage (that reads a file around its engine).
+const databaseDamageHint = "A database has no 'tract fsck --salvage' (it is for files): restore the database from a backup\n" +
+	"(pg_dump, or point-in-time recovery), then run 'tract fsck' again to check it clean."
+
+// hintOn is errorHint for the repository f names: damage in a database
+// has other remedies than damage in a file.
+func hintOn(f *Factory, err error) string {
+	if (errors.Is(err, tract.ErrDamaged) || errors.Is(err, tract.ErrCorrupt)) && onDatabase(f) {
+		return "'tract fsck' reports what is damaged. " + databaseDamageHint
+	}
+	return errorHint(err)
+}
+
+// onDatabase reports whether the repository of the command line is in a
+// database.
+func onDatabase(f *Factory) bool {
+	p, err := f.RepoPath(false)
+	return err == nil && tract.IsDatabaseURL(p)
+}
+
+// serverHint says what to do about a database server that is unreachable,
+// slow, gone or refusing (a *postgres.ServerError): what the URL can
+// change, beside what the error says.
+func serverHint(err error) string {
+	switch {
+	case errors.Is(err, postgres.ErrCommitUnknown):
+		return "The server may have written the commit before the connection broke. Look with 'tract log'\n" +
+			"(or 'tract log --all') before running the command again, so that it is not done twice."
+	case errors.Is(err, postgres.ErrTimeout):
+		return "If the server is only slow or busy (another writer's long gc or import holds the repository),\n" +
+			"wait longer with reply_timeout in the URL of --db or TRACT_DB (for example reply_timeout=2m; default 30s)."
+	case errors.Is(err, postgres.ErrConnectionLost):
+		return "The server restarted, ended the session, or the network broke. Run the command again once it answers."
+	case errors.Is(err, postgres.ErrUnreachable):
+		return "Check the host and port in --db or TRACT_DB, that the server runs and accepts connections from this\n" +
+			"machine (listen_addresses, firewall); connect_timeout=SECONDS in the URL sets the wait (default 10)."
+	case errors.Is(err, postgres.ErrTooManyConnections):
+		return "Other clients hold every connection the server allows. Run the command again later, lower\n" +
+			"pool_max_conns in the URLs of many processes, put PgBouncer in front, or raise max_connections."
+	case errors.Is(err, postgres.ErrAuthFailed):
+		return "Check the user and password in the URL of --db or TRACT_DB, in PGPASSWORD, or in ~/.pgpass\n" +
+			"(which must have mode 0600)."
+	}
+	return ""
+}

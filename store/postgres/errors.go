@@ -1,0 +1,256 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Sentinel errors of a database server that is unreachable, slow, gone or
+// refusing. A *ServerError matches one of them with errors.Is.
+var (
+	// ErrUnreachable is returned when no connection to the server could
+	// be made: the connection was refused, the host name did not resolve,
+	// the server did not answer within the connect timeout, or it closed
+	// the connection before it was ready.
+	ErrUnreachable = errors.New("database server unreachable")
+	// ErrTimeout is returned when the server sent no reply to a statement
+	// within the reply timeout (WithReplyTimeout, reply_timeout). The
+	// statement was abandoned and its transaction rolled back.
+	ErrTimeout = errors.New("no reply from the database server in time")
+	// ErrConnectionLost is returned when the connection broke in the
+	// middle of a transaction, before its COMMIT was sent: the server
+	// rolls the transaction back, so nothing of it was written.
+	ErrConnectionLost = errors.New("connection to the database server lost")
+	// ErrCommitUnknown is returned when the connection broke, or the
+	// reply timeout ran out, while COMMIT was in flight: the transaction
+	// may or may not have been committed. Look (at the branch's log)
+	// before doing the work again.
+	ErrCommitUnknown = errors.New("outcome of the commit unknown")
+	// ErrTooManyConnections is returned when the server refused a
+	// connection because it has as many as it allows (SQLSTATE 53300).
+	ErrTooManyConnections = errors.New("database server has too many connections")
+	// ErrAuthFailed is returned when the server refused the user or the
+	// password (SQLSTATE 28P01 or 28000).
+	ErrAuthFailed = errors.New("database authentication failed")
+)
+
+// ServerError is a failure to reach or to talk to the database server,
+// of one of the kinds the sentinels above name. Its message names the
+// server (host:port) and the database, never the password, and says what
+// to do.
+type ServerError struct {
+	// Kind is the sentinel of the failure: ErrUnreachable, ErrTimeout,
+	// ErrConnectionLost, ErrCommitUnknown, ErrTooManyConnections or
+	// ErrAuthFailed. errors.Is(err, Kind) holds.
+	Kind error
+	// Server is the server's host:port (or a Unix socket's path).
+	Server string
+	// Database is the database's name.
+	Database string
+	// User is the user tract connected as.
+	User string
+	// Op says what tract was doing: "connect", "BEGIN", "COMMIT", "a
+	// query", "sending writes", "COPY", "waiting for the repository's
+	// writer lock".
+	Op string
+	// Wait is the timeout that ran out, when one did (ErrTimeout; an
+	// ErrUnreachable or ErrCommitUnknown a timeout caused); else 0.
+	Wait time.Duration
+	// Code is the SQLSTATE the server sent, when it sent one.
+	Code string
+	// Err is the driver's error, or the context's.
+	Err error
+}
+
+func (e *ServerError) Error() string {
+	where := fmt.Sprintf("the database server %s (database %s)", e.Server, e.Database)
+	switch e.Kind {
+	case ErrUnreachable:
+		return fmt.Sprintf("cannot reach %s: %s; check that the server is running and reachable from here, "+
+			"and the host and port of the URL", where, e.cause())
+	case ErrTimeout:
+		return fmt.Sprintf("no reply from %s within %s (%s); the transaction was rolled back, nothing of it was written: "+
+			"check the server's load and the network, then run it again", where, e.Wait, e.Op)
+	case ErrConnectionLost:
+		return fmt.Sprintf("lost the connection to %s (%s): %s; the transaction was rolled back, nothing of it was written: "+
+			"run it again once the server is back", where, e.Op, e.cause())
+	case ErrCommitUnknown:
+		return fmt.Sprintf("lost the connection to %s while committing: %s; the commit may or may not have been written: "+
+			"look at the log before doing it again", where, e.cause())
+	case ErrTooManyConnections:
+		return fmt.Sprintf("%s refused the connection: %s (SQLSTATE %s); "+
+			"run it again later, or have its max_connections raised or a pooler put in front of it", where, e.cause(), e.Code)
+	case ErrAuthFailed:
+		return fmt.Sprintf("%s refused user %q: %s (SQLSTATE %s); check the user and password (in the URL, "+
+			"PGPASSWORD or ~/.pgpass), and that the server's pg_hba.conf lets the user in from here", where, e.User, e.cause(), e.Code)
+	}
+	return fmt.Sprintf("%s: %s: %s", where, e.Op, e.cause())
+}
+
+// cause says briefly what went wrong underneath.
+func (e *ServerError) cause() string {
+	if e.Wait > 0 {
+		return fmt.Sprintf("no reply within %s", e.Wait)
+	}
+	err := e.Err
+	if errors.Is(err, context.Canceled) {
+		return "interrupted"
+	}
+	// pgx's ConnectError repeats the user and database, and a dial error
+	// the host: keep the innermost words that say why.
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) && ce.Unwrap() != nil {
+		err = ce.Unwrap()
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Message
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.Error()
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "the server closed the connection"
+	}
+	if err == nil {
+		return "unknown cause"
+	}
+	return err.Error()
+}
+
+// Is matches e's Kind.
+func (e *ServerError) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the driver's error.
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// server is what a ServerError says of the server, and the timeouts in
+// force.
+type server struct {
+	addr, database, user string
+	connectTimeout       time.Duration
+	replyTimeout         time.Duration
+}
+
+// errReplyTimeout is the cause of a context a reply timeout ended.
+var errReplyTimeout = errors.New("reply timeout")
+
+// bound returns ctx limited to one reply: it ends replyTimeout from now
+// (never, when replyTimeout is 0).
+func (sv *server) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if sv.replyTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, sv.replyTimeout, errReplyTimeout)
+}
+
+// classify turns err, the error of op, into a *ServerError when it is
+// one of the failures the sentinels name, and returns it unchanged
+// otherwise: an SQL error (a serialization failure still retries, a
+// missing row is still pgx.ErrNoRows), or parent being cancelled
+// (context.Canceled, which the CLI reports as an interruption). conn is
+// the connection op ran on (nil when none); committing says op was COMMIT.
+func (sv *server) classify(parent context.Context, op string, conn *pgconn.PgConn, committing bool, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *ServerError
+	if errors.As(err, &se) {
+		return err
+	}
+	mk := func(kind error) *ServerError {
+		return &ServerError{Kind: kind, Server: sv.addr, Database: sv.database, User: sv.user, Op: op, Err: err}
+	}
+	var pgErr *pgconn.PgError
+	isPg := errors.As(err, &pgErr)
+	if isPg {
+		switch {
+		case pgErr.Code == "53300":
+			e := mk(ErrTooManyConnections)
+			e.Code = pgErr.Code
+			return e
+		case pgErr.Code == "28P01" || pgErr.Code == "28000":
+			e := mk(ErrAuthFailed)
+			e.Code = pgErr.Code
+			return e
+		case pgErr.Code == "57P03": // cannot_connect_now: starting up or shutting down
+			e := mk(ErrUnreachable)
+			e.Code = pgErr.Code
+			return e
+		case strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "25P03":
+			// connection_exception, or the server ended the session
+			// (admin_shutdown, crash_shutdown, or a transaction idle
+			// longer than WithIdleTimeout allows: a writer that froze
+			// while holding the repository's lock): lost.
+		default:
+			return err
+		}
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		if parent.Err() != nil {
+			return err
+		}
+		e := mk(ErrUnreachable)
+		if errors.Is(err, context.DeadlineExceeded) && sv.connectTimeout > 0 {
+			e.Wait = sv.connectTimeout
+		}
+		if !isPg && !isNetwork(err) && !errors.Is(err, context.DeadlineExceeded) {
+			return err // TLS refused, a bad option: not a matter of reaching the server
+		}
+		return e
+	}
+	if errors.Is(err, pgx.ErrTxCommitRollback) || errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	timedOut := errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil
+	broken := isPg || timedOut || isNetwork(err) || (conn != nil && conn.IsClosed())
+	switch {
+	case committing && isPg && pgErr.Code == "25P03":
+		// The server ended the transaction for idling before COMMIT
+		// came: it was rolled back, not an unknown outcome.
+		e := mk(ErrConnectionLost)
+		e.Code = pgErr.Code
+		return e
+	case committing && (broken || parent.Err() != nil):
+		e := mk(ErrCommitUnknown)
+		if timedOut {
+			e.Wait = sv.replyTimeout
+		}
+		return e
+	case parent.Err() != nil:
+		return err
+	case timedOut:
+		e := mk(ErrTimeout)
+		e.Wait = sv.replyTimeout
+		return e
+	case broken:
+		e := mk(ErrConnectionLost)
+		if isPg {
+			e.Code = pgErr.Code
+		}
+		return e
+	}
+	return err
+}
+
+// isNetwork reports an error of the connection itself: the network, or
+// the server closing it.
+func isNetwork(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed)
+}
