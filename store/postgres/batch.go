@@ -1,0 +1,150 @@
+package postgres
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/store"
+)
+
+var (
+	_ store.BatchReader = (*pgTx)(nil)
+	_ store.ChainReader = (*pgTx)(nil)
+)
+
+// maxBatch is how many objects one query of Blobs or Commits asks for:
+// a longer list is asked for in several, so that no statement grows
+// without bound.
+const maxBatch = 1000
+
+// maxChain is how many commits one query of Chain returns at most, so
+// that a damaged repository whose chain loops (a commit stored under the
+// hash of one of its descendants) cannot make a query run forever.
+const maxChain = 10000
+
+// Blobs reads blobs hs in one query per maxBatch of them.
+func (t *pgTx) Blobs(hs []dag.Hash) ([][]byte, error) {
+	found, err := t.readMany("tract_blobs", "data", hs)
+	if err != nil {
+		return nil, fmt.Errorf("read %d blobs: %w", len(hs), err)
+	}
+	out := make([][]byte, len(hs))
+	taken := make(map[dag.Hash]bool, len(found))
+	for i, h := range hs {
+		b, ok := found[h]
+		switch {
+		case !ok:
+			continue
+		case b == nil:
+			b = []byte{}
+		case taken[h]:
+			b = bytes.Clone(b) // asked twice: each answer the caller's own
+		}
+		out[i], taken[h] = b, true
+	}
+	return out, nil
+}
+
+// Commits reads commits hs in one query per maxBatch of them.
+func (t *pgTx) Commits(hs []dag.Hash) ([]*dag.Commit, error) {
+	found, err := t.readMany("tract_commits", "raw", hs)
+	if err != nil {
+		return nil, fmt.Errorf("read %d commits: %w", len(hs), err)
+	}
+	out := make([]*dag.Commit, len(hs))
+	for i, h := range hs {
+		raw, ok := found[h]
+		if !ok {
+			continue
+		}
+		c, err := dag.Decode(raw)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// readMany returns the column col of the rows of table whose hashes hs
+// holds, by hash; a hash not stored has no entry.
+func (t *pgTx) readMany(table, col string, hs []dag.Hash) (map[dag.Hash][]byte, error) {
+	found := make(map[dag.Hash][]byte, len(hs))
+	for len(hs) > 0 {
+		n := min(len(hs), maxBatch)
+		keys := make([][]byte, n)
+		for i := range keys {
+			keys[i] = hs[i][:]
+		}
+		hs = hs[n:]
+		rows, err := t.query(`SELECT hash, `+col+` FROM `+table+` WHERE repository = $1 AND hash = ANY($2)`,
+			t.s.repository, keys)
+		if err != nil {
+			return nil, err
+		}
+		var k, v []byte
+		_, err = pgx.ForEachRow(rows, []any{&k, &v}, func() error {
+			h, err := hashOf(table, k)
+			if err != nil {
+				return err
+			}
+			found[h] = v
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}
+
+// chainQuery walks a first-parent chain on the server. A commit's first
+// parent is bytes 3 to 34 of its encoding (dag.Encode: a version byte, the
+// number of parents as a varint, then the parents), when that number is
+// 1 to 127 (a one-byte varint); for anything else the walk stops, and
+// store.ReadChain carries on from the header that Go decodes. $4 is the
+// hash to stop before.
+const chainQuery = `WITH RECURSIVE chain (depth, hash, raw) AS (
+	SELECT 1, hash, raw FROM tract_commits WHERE repository = $1 AND hash = $2
+UNION ALL
+	SELECT c.depth + 1, p.hash, p.raw
+	FROM chain c JOIN tract_commits p ON p.repository = $1 AND p.hash = (CASE
+		WHEN length(c.raw) < 34 THEN NULL
+		WHEN get_byte(c.raw, 0) = 1 AND get_byte(c.raw, 1) BETWEEN 1 AND 127 THEN substring(c.raw FROM 3 FOR 32)
+	END)
+	WHERE c.depth < $3 AND p.hash <> $4
+)
+SELECT hash, raw FROM chain ORDER BY depth`
+
+// Chain reads up to n commits of the first-parent chain from from in one
+// query (at most maxChain).
+func (t *pgTx) Chain(from dag.Hash, n int, stop dag.Hash) ([]store.ChainLink, error) {
+	if n < 1 || from == stop {
+		return nil, nil
+	}
+	rows, err := t.query(chainQuery, t.s.repository, from[:], min(n, maxChain), stop[:])
+	if err != nil {
+		return nil, fmt.Errorf("chain from %s: %w", from.Short(), err)
+	}
+	var out []store.ChainLink
+	var k, raw []byte
+	_, err = pgx.ForEachRow(rows, []any{&k, &raw}, func() error {
+		h, err := hashOf("commit", k)
+		if err != nil {
+			return err
+		}
+		hd, err := dag.DecodeHeader(raw)
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", h.Short(), err)
+		}
+		out = append(out, store.ChainLink{Hash: h, Header: hd})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chain from %s: %w", from.Short(), err)
+	}
+	return out, nil
+}
