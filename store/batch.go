@@ -110,6 +110,10 @@ func ReadCommits(tx ObjectTx, hs []dag.Hash) ([]*dag.Commit, error) {
 func ReadChain(tx ObjectTx, from dag.Hash, n int, stop dag.Hash) ([]ChainLink, error) {
 	cr, batched := tx.(ChainReader)
 	var out []ChainLink
+	if !batched && n > 0 && !from.IsZero() && from != stop {
+		// Most walks read pages of a chain longer than the page.
+		out = make([]ChainLink, 0, min(n, 4096))
+	}
 	for next := from; len(out) < n && !next.IsZero() && next != stop; {
 		if !batched {
 			hd, err := tx.CommitHeader(next)
@@ -136,7 +140,11 @@ func ReadChain(tx ObjectTx, from dag.Hash, n int, stop dag.Hash) ([]ChainLink, e
 			}
 			next = l.Header.Parent
 		}
-		out = append(out, links...)
+		if out == nil {
+			out = links
+		} else {
+			out = append(out, links...)
+		}
 	}
 	return out, nil
 }
