@@ -111,8 +111,9 @@ func ReadChain(tx ObjectTx, from dag.Hash, n int, stop dag.Hash) ([]ChainLink, e
 	cr, batched := tx.(ChainReader)
 	var out []ChainLink
 	if !batched && n > 0 && !from.IsZero() && from != stop {
-		// Most walks read pages of a chain longer than the page.
-		out = make([]ChainLink, 0, min(n, 4096))
+		// Room for a page of a walk, not for the longest a caller asks:
+		// many chains are short.
+		out = make([]ChainLink, 0, min(n, 256))
 	}
 	for next := from; len(out) < n && !next.IsZero() && next != stop; {
 		if !batched {
