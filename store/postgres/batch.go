@@ -107,14 +107,23 @@ func (t *pgTx) readMany(table, col string, hs []dag.Hash) (map[dag.Hash][]byte, 
 // 1 to 127 (a one-byte varint); for anything else the walk stops, and
 // store.ReadChain carries on from the header that Go decodes. $4 is the
 // hash to stop before.
+//
+// Each step is a LATERAL lookup with LIMIT 1, which the planner can only
+// run as one index lookup per commit: as a plain join, a repository whose
+// rows the statistics do not know yet (one just imported) was hashed
+// whole at every step, a walk quadratic in the chain's length.
 const chainQuery = `WITH RECURSIVE chain (depth, hash, raw) AS (
 	SELECT 1, hash, raw FROM tract_commits WHERE repository = $1 AND hash = $2
 UNION ALL
 	SELECT c.depth + 1, p.hash, p.raw
-	FROM chain c JOIN tract_commits p ON p.repository = $1 AND p.hash = (CASE
-		WHEN length(c.raw) < 34 THEN NULL
-		WHEN get_byte(c.raw, 0) = 1 AND get_byte(c.raw, 1) BETWEEN 1 AND 127 THEN substring(c.raw FROM 3 FOR 32)
-	END)
+	FROM chain c CROSS JOIN LATERAL (
+		SELECT hash, raw FROM tract_commits
+		WHERE repository = $1 AND hash = (CASE
+			WHEN length(c.raw) < 34 THEN NULL
+			WHEN get_byte(c.raw, 0) = 1 AND get_byte(c.raw, 1) BETWEEN 1 AND 127 THEN substring(c.raw FROM 3 FOR 32)
+		END)
+		LIMIT 1
+	) p
 	WHERE c.depth < $3 AND p.hash <> $4
 )
 SELECT hash, raw FROM chain ORDER BY depth`
