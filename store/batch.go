@@ -22,6 +22,9 @@ type BatchReader interface {
 	Blobs(hs []dag.Hash) ([][]byte, error)
 	// Commits returns commits hs.
 	Commits(hs []dag.Hash) ([]*dag.Commit, error)
+	// CountersOf returns the counters stored for commits hs (see
+	// DerivedTx.Counters); ok[i] is false where none are.
+	CountersOf(hs []dag.Hash) (cs []Counters, ok []bool, err error)
 }
 
 // ChainLink is one commit of a first-parent chain: its hash and header.
@@ -99,6 +102,29 @@ func ReadCommits(tx ObjectTx, hs []dag.Hash) ([]*dag.Commit, error) {
 		}
 	}
 	return out, nil
+}
+
+// ReadCounters returns the counters stored for commits hs in the order
+// asked, with ok[i] false where none are (see BatchReader): in one call
+// when tx is a BatchReader, one entry at a time otherwise.
+func ReadCounters(tx Tx, hs []dag.Hash) (cs []Counters, ok []bool, err error) {
+	if len(hs) == 0 {
+		return nil, nil, nil
+	}
+	if br, isBatch := tx.(BatchReader); isBatch {
+		cs, ok, err = br.CountersOf(hs)
+		if err == nil && (len(cs) != len(hs) || len(ok) != len(hs)) {
+			err = fmt.Errorf("read %d counters: %d answers: %w", len(hs), len(cs), ErrCorrupt)
+		}
+		return cs, ok, err
+	}
+	cs, ok = make([]Counters, len(hs)), make([]bool, len(hs))
+	for i, h := range hs {
+		if cs[i], ok[i], err = tx.Counters(h); err != nil {
+			return nil, nil, err
+		}
+	}
+	return cs, ok, nil
 }
 
 // ReadChain returns up to n commits of the first-parent chain that starts

@@ -69,6 +69,43 @@ func (t *pgTx) Commits(hs []dag.Hash) ([]*dag.Commit, error) {
 	return out, nil
 }
 
+// CountersOf reads the counters of commits hs in one query per maxBatch
+// of them.
+func (t *pgTx) CountersOf(hs []dag.Hash) ([]store.Counters, []bool, error) {
+	found := make(map[dag.Hash]store.Counters, len(hs))
+	for rest := hs; len(rest) > 0; {
+		n := min(len(rest), maxBatch)
+		keys := make([][]byte, n)
+		for i := range keys {
+			keys[i] = rest[i][:]
+		}
+		rest = rest[n:]
+		rows, err := t.query(`SELECT hash, depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = ANY($2)`,
+			t.s.repository, keys)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %d counters: %w", len(hs), err)
+		}
+		var k []byte
+		var c store.Counters
+		_, err = pgx.ForEachRow(rows, []any{&k, &c.Depth, &c.Messages, &c.Tokens}, func() error {
+			h, err := hashOf("counters", k)
+			if err != nil {
+				return err
+			}
+			found[h] = c
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %d counters: %w", len(hs), err)
+		}
+	}
+	cs, ok := make([]store.Counters, len(hs)), make([]bool, len(hs))
+	for i, h := range hs {
+		cs[i], ok[i] = found[h]
+	}
+	return cs, ok, nil
+}
+
 // readMany returns the column col of the rows of table whose hashes hs
 // holds, by hash; a hash not stored has no entry.
 func (t *pgTx) readMany(table, col string, hs []dag.Hash) (map[dag.Hash][]byte, error) {

@@ -67,6 +67,21 @@ var batchTests = []subtest{
 			return nil
 		})
 	}},
+	{"ReadCountersInOrderWithMissing", func(t *testing.T, s store.Store) {
+		hs := putChain(t, s, 3)
+		update(t, s, func(tx store.Tx) error {
+			require.NoError(t, tx.PutCounters(hs[0], store.Counters{Depth: 1, Messages: 1, Tokens: 2}))
+			return tx.PutCounters(hs[2], store.Counters{Depth: 3, Messages: 2, Tokens: 7})
+		})
+		view(t, s, func(tx store.Tx) error {
+			cs, ok, err := store.ReadCounters(tx, []dag.Hash{hs[2], hs[1], hs[0], hs[2]})
+			require.NoError(t, err)
+			assert.Equal(t, []bool{true, false, true, true}, ok)
+			assert.Equal(t, []store.Counters{{Depth: 3, Messages: 2, Tokens: 7}, {}, {Depth: 1, Messages: 1, Tokens: 2},
+				{Depth: 3, Messages: 2, Tokens: 7}}, cs)
+			return nil
+		})
+	}},
 	{"ReadManyAcrossManyQueries", func(t *testing.T, s store.Store) {
 		// More than a batching store asks for in one query (1000 for
 		// PostgreSQL), every other one missing.
