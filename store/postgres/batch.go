@@ -80,8 +80,7 @@ func (t *pgTx) CountersOf(hs []dag.Hash) ([]store.Counters, []bool, error) {
 			keys[i] = rest[i][:]
 		}
 		rest = rest[n:]
-		rows, err := t.query(`SELECT hash, depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = ANY($2)`,
-			t.s.repository, keys)
+		rows, err := t.query(manyQuery("tract_counters", "hash, depth, messages, tokens"), t.s.repository, keys)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %d counters: %w", len(hs), err)
 		}
@@ -106,6 +105,16 @@ func (t *pgTx) CountersOf(hs []dag.Hash) ([]store.Counters, []bool, error) {
 	return cs, ok, nil
 }
 
+// manyQuery returns the query of cols of the rows of table whose hashes
+// the array $2 holds. Each is a LATERAL lookup with LIMIT 1, which the
+// planner can only run as one index lookup per hash: "hash = ANY($2)"
+// was planned, for a repository the statistics do not know yet (one
+// just imported), as a scan of all the repository's rows per query.
+func manyQuery(table, cols string) string {
+	return `SELECT ` + cols + ` FROM unnest($2::bytea[]) AS k (key) CROSS JOIN LATERAL (
+	SELECT ` + cols + ` FROM ` + table + ` WHERE repository = $1 AND hash = k.key LIMIT 1) r`
+}
+
 // readMany returns the column col of the rows of table whose hashes hs
 // holds, by hash; a hash not stored has no entry.
 func (t *pgTx) readMany(table, col string, hs []dag.Hash) (map[dag.Hash][]byte, error) {
@@ -117,8 +126,7 @@ func (t *pgTx) readMany(table, col string, hs []dag.Hash) (map[dag.Hash][]byte, 
 			keys[i] = hs[i][:]
 		}
 		hs = hs[n:]
-		rows, err := t.query(`SELECT hash, `+col+` FROM `+table+` WHERE repository = $1 AND hash = ANY($2)`,
-			t.s.repository, keys)
+		rows, err := t.query(manyQuery(table, "hash, "+col), t.s.repository, keys)
 		if err != nil {
 			return nil, err
 		}
