@@ -63,6 +63,33 @@ func infos(tx store.Tx, hs []Hash, cs []*dag.Commit, names map[Hash][]string) ([
 	return out, nil
 }
 
+// chainCommits returns the commits of links: decoded from the encodings
+// the chain's reader returned, and the rest read in one call.
+func chainCommits(tx store.Tx, links []store.ChainLink) ([]*dag.Commit, error) {
+	out := make([]*dag.Commit, len(links))
+	var read []Hash
+	var at []int
+	for i, l := range links {
+		if l.Raw == nil {
+			read, at = append(read, l.Hash), append(at, i)
+			continue
+		}
+		c, err := dag.Decode(l.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", l.Hash.Short(), err)
+		}
+		out[i] = c
+	}
+	cs, err := readCommits(tx, read)
+	if err != nil {
+		return nil, err
+	}
+	for k, c := range cs {
+		out[at[k]] = c
+	}
+	return out, nil
+}
+
 // chainHashes returns the hashes of links.
 func chainHashes(links []store.ChainLink) []Hash {
 	out := make([]Hash, len(links))

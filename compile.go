@@ -374,13 +374,13 @@ func (c cachedMessage) message() Message {
 // order. It reads their texts in one call, and the metadata of those
 // whose metadata may hold a shape in another.
 func compilePage(tx store.Tx, links []store.ChainLink, notes bool) (msgs []cachedMessage, sent []bool, err error) {
-	var shaped []Hash
+	var shaped []store.ChainLink
 	for _, l := range links {
 		if _, ok := compiledRole(l.Header, notes); ok && l.Header.Shaped {
-			shaped = append(shaped, l.Hash)
+			shaped = append(shaped, l)
 		}
 	}
-	shapes, err := readCommits(tx, shaped)
+	shapes, err := chainCommits(tx, shaped)
 	if err != nil {
 		return nil, nil, err
 	}

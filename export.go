@@ -363,18 +363,18 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 		}
 		// The whole commit of the tip (for its time) and of every message
 		// and summary (for its metadata).
-		var hs []Hash
+		var need []store.ChainLink
 		for _, l := range links {
 			if l.Hash == tip || l.Header.Kind == KindMessage || l.Header.Kind == KindSummary {
-				hs = append(hs, l.Hash)
+				need = append(need, l)
 			}
 		}
-		cs, err := readCommits(tx, hs)
+		cs, err := chainCommits(tx, need)
 		if err != nil {
 			return nil, false, err
 		}
 		for k, c := range cs {
-			h := hs[k]
+			h := need[k].Hash
 			if h == tip {
 				ch.tipTime = c.Time
 			}

@@ -136,12 +136,11 @@ func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*Commit
 			if err != nil {
 				return nil, false, err
 			}
-			hs := chainHashes(links)
-			cs, err := readCommits(tx, hs)
+			cs, err := chainCommits(tx, links)
 			if err != nil {
 				return nil, false, err
 			}
-			out, err := infos(tx, hs, cs, names)
+			out, err := infos(tx, chainHashes(links), cs, names)
 			if err != nil {
 				return nil, false, err
 			}

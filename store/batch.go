@@ -31,6 +31,10 @@ type BatchReader interface {
 type ChainLink struct {
 	Hash   dag.Hash
 	Header dag.Header
+	// Raw is the commit's encoding when the ChainReader read it anyway
+	// (the caller's to keep), so that a walk that needs whole commits
+	// need not read them again; nil otherwise.
+	Raw []byte
 }
 
 // ChainReader is implemented by transactions that read a first-parent

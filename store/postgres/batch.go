@@ -194,7 +194,7 @@ func (t *pgTx) Chain(from dag.Hash, n int, stop dag.Hash) ([]store.ChainLink, er
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", h.Short(), err)
 		}
-		out = append(out, store.ChainLink{Hash: h, Header: hd})
+		out = append(out, store.ChainLink{Hash: h, Header: hd, Raw: raw})
 		return nil
 	})
 	if err != nil {

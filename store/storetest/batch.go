@@ -160,6 +160,9 @@ var batchTests = []subtest{
 						hd, err := tx.CommitHeader(l.Hash)
 						require.NoError(t, err)
 						assert.Equal(t, hd, l.Header, "header of %s", l.Hash.Short())
+						if l.Raw != nil {
+							assert.Equal(t, l.Hash, dag.Sum(l.Raw), "encoding of %s", l.Hash.Short())
+						}
 					}
 					assert.Equal(t, tc.want, got)
 					return nil
