@@ -63,22 +63,25 @@ func infos(tx store.Tx, hs []Hash, cs []*dag.Commit, names map[Hash][]string) ([
 	return out, nil
 }
 
-// chainCommits returns the commits of links: decoded from the encodings
-// the chain's reader returned, and the rest read in one call.
-func chainCommits(tx store.Tx, links []store.ChainLink) ([]*dag.Commit, error) {
+// chainCommits returns the commits of the links that keep accepts (all
+// when keep is nil), nil for the others: decoded from the encodings the
+// chain's reader returned, and the rest read in one call.
+func chainCommits(tx store.Tx, links []store.ChainLink, keep func(store.ChainLink) bool) ([]*dag.Commit, error) {
 	out := make([]*dag.Commit, len(links))
 	var read []Hash
 	var at []int
 	for i, l := range links {
-		if l.Raw == nil {
+		switch {
+		case keep != nil && !keep(l):
+		case l.Raw == nil:
 			read, at = append(read, l.Hash), append(at, i)
-			continue
+		default:
+			c, err := dag.Decode(l.Raw)
+			if err != nil {
+				return nil, fmt.Errorf("commit %s: %w", l.Hash.Short(), err)
+			}
+			out[i] = c
 		}
-		c, err := dag.Decode(l.Raw)
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", l.Hash.Short(), err)
-		}
-		out[i] = c
 	}
 	cs, err := readCommits(tx, read)
 	if err != nil {

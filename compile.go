@@ -216,6 +216,7 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 	if len(c.chain) > 0 {
 		stop = c.chain[len(c.chain)-1]
 	}
+	var links []store.ChainLink // one buffer for every page
 	for h, size := tip, 1; !h.IsZero(); size = min(4*size, 4096) {
 		if i, ok := c.pos[h]; ok {
 			base = int(i)
@@ -224,8 +225,8 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		links, err := store.ReadChain(tx, h, size, stop)
-		if err != nil {
+		var err error
+		if links, err = store.AppendChain(links[:0], tx, h, size, stop); err != nil {
 			return nil, err
 		}
 		if len(links) == 0 { // h is stop, which c.pos holds
@@ -374,15 +375,18 @@ func (c cachedMessage) message() Message {
 // order. It reads their texts in one call, and the metadata of those
 // whose metadata may hold a shape in another.
 func compilePage(tx store.Tx, links []store.ChainLink, notes bool) (msgs []cachedMessage, sent []bool, err error) {
-	var shaped []store.ChainLink
-	for _, l := range links {
-		if _, ok := compiledRole(l.Header, notes); ok && l.Header.Shaped {
-			shaped = append(shaped, l)
-		}
-	}
-	shapes, err := chainCommits(tx, shaped)
+	all, err := chainCommits(tx, links, func(l store.ChainLink) bool {
+		_, ok := compiledRole(l.Header, notes)
+		return ok && l.Header.Shaped
+	})
 	if err != nil {
 		return nil, nil, err
+	}
+	var shapes []*dag.Commit
+	for _, c := range all {
+		if c != nil {
+			shapes = append(shapes, c)
+		}
 	}
 	return compileWith(tx, links, notes, shapes)
 }
@@ -391,37 +395,42 @@ func compilePage(tx store.Tx, links []store.ChainLink, notes bool) (msgs []cache
 // shape, in order.
 func compileWith(tx store.Tx, links []store.ChainLink, notes bool, shapes []*dag.Commit) (msgs []cachedMessage, sent []bool, err error) {
 	sent = make([]bool, len(links))
-	blobs, owners := make([]Hash, 0, len(links)), make([]Hash, 0, len(links))
-	roles, shaped := make([]Role, 0, len(links)), make([]bool, 0, len(links))
+	blobs := make([]Hash, 0, len(links))
 	for i, l := range links {
-		role, ok := compiledRole(l.Header, notes)
-		if !ok {
-			continue
+		if _, ok := compiledRole(l.Header, notes); ok {
+			sent[i] = true
+			blobs = append(blobs, l.Header.Blob)
 		}
-		sent[i] = true
-		blobs, owners, roles = append(blobs, l.Header.Blob), append(owners, l.Hash), append(roles, role)
-		shaped = append(shaped, l.Header.Shaped)
 	}
-	texts, err := readTexts(tx, blobs, owners)
+	texts, err := store.ReadBlobs(tx, blobs)
 	if err != nil {
 		return nil, nil, err
 	}
-	msgs = make([]cachedMessage, len(texts))
-	for i, text := range texts {
-		code, _ := roles[i].Code() // a stored commit's role is valid
-		msgs[i] = cachedMessage{content: text, role: code}
-		if !shaped[i] {
+	msgs = make([]cachedMessage, 0, len(texts))
+	for i, l := range links {
+		if !sent[i] {
 			continue
 		}
-		c := shapes[0]
-		shapes = shapes[1:]
-		m, err := shapedMessageOf(c, roles[i], text)
-		if err != nil {
-			return nil, nil, fmt.Errorf("commit %s: %w", owners[i].Short(), err)
+		b := texts[len(msgs)]
+		if b == nil {
+			return nil, nil, fmt.Errorf("commit %s: blob %s: %w", l.Hash.Short(), l.Header.Blob.Short(), store.ErrNotFound)
 		}
-		if m.Parts != nil || m.ToolCalls != nil || m.Extra != nil || m.Name != "" || m.ToolCallID != "" {
-			msgs[i] = cachedMessage{shaped: &m, role: code}
+		text := bytesToString(b) // ReadBlobs's copy is ours
+		role, _ := compiledRole(l.Header, notes)
+		code, _ := role.Code() // a stored commit's role is valid
+		m := cachedMessage{content: text, role: code}
+		if l.Header.Shaped {
+			c := shapes[0]
+			shapes = shapes[1:]
+			sm, err := shapedMessageOf(c, role, text)
+			if err != nil {
+				return nil, nil, fmt.Errorf("commit %s: %w", l.Hash.Short(), err)
+			}
+			if sm.Parts != nil || sm.ToolCalls != nil || sm.Extra != nil || sm.Name != "" || sm.ToolCallID != "" {
+				m = cachedMessage{shaped: &sm, role: code}
+			}
 		}
+		msgs = append(msgs, m)
 	}
 	return msgs, sent, nil
 }

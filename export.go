@@ -330,7 +330,8 @@ type acceptedFact struct {
 
 // exportChain is a conversation read back from its tip.
 type exportChain struct {
-	parts    []exportPart // newest first
+	links    []store.ChainLink // a page of the walk, reused
+	parts    []exportPart      // newest first
 	tipTime  time.Time
 	accepted []acceptedFact
 }
@@ -356,25 +357,27 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 	}
 	ch.parts, ch.accepted, ch.tipTime = ch.parts[:0], ch.accepted[:0], time.Time{}
 	next, lastSeen := tip, false
+	size := pageSize / 4 // growing to 16 pages: most conversations are short
 	page := func(tx store.Tx) ([]struct{}, bool, error) {
-		links, err := store.ReadChain(tx, next, 16*pageSize, Hash{})
+		links, err := store.AppendChain(ch.links[:0], tx, next, size, Hash{})
+		size = min(4*size, 16*pageSize)
 		if err != nil {
 			return nil, false, err
 		}
+		ch.links = links
 		// The whole commit of the tip (for its time) and of every message
 		// and summary (for its metadata).
-		var need []store.ChainLink
-		for _, l := range links {
-			if l.Hash == tip || l.Header.Kind == KindMessage || l.Header.Kind == KindSummary {
-				need = append(need, l)
-			}
-		}
-		cs, err := chainCommits(tx, need)
+		cs, err := chainCommits(tx, links, func(l store.ChainLink) bool {
+			return l.Hash == tip || l.Header.Kind == KindMessage || l.Header.Kind == KindSummary
+		})
 		if err != nil {
 			return nil, false, err
 		}
 		for k, c := range cs {
-			h := need[k].Hash
+			if c == nil {
+				continue
+			}
+			h := links[k].Hash
 			if h == tip {
 				ch.tipTime = c.Time
 			}

@@ -136,7 +136,7 @@ func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*Commit
 			if err != nil {
 				return nil, false, err
 			}
-			cs, err := chainCommits(tx, links)
+			cs, err := chainCommits(tx, links, nil)
 			if err != nil {
 				return nil, false, err
 			}

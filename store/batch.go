@@ -138,36 +138,44 @@ func ReadCounters(tx Tx, hs []dag.Hash) (cs []Counters, ok []bool, err error) {
 // ErrNotFound. It reads the chain in as few calls as the transaction
 // allows (see ChainReader); fewer than n links means the chain ended.
 func ReadChain(tx ObjectTx, from dag.Hash, n int, stop dag.Hash) ([]ChainLink, error) {
+	return AppendChain(nil, tx, from, n, stop)
+}
+
+// AppendChain is ReadChain appending the links to dst, so that a walk
+// of many pages can reuse one buffer (dst[:0]).
+func AppendChain(dst []ChainLink, tx ObjectTx, from dag.Hash, n int, stop dag.Hash) ([]ChainLink, error) {
 	cr, batched := tx.(ChainReader)
-	var out []ChainLink
-	if !batched && n > 0 && !from.IsZero() && from != stop {
-		// Room for a page of a walk, not for the longest a caller asks:
-		// many chains are short.
-		out = make([]ChainLink, 0, min(n, 256))
+	out := dst
+	if !batched && n > 0 && !from.IsZero() && from != stop && cap(out)-len(out) < n {
+		// Room for the n asked (a walk's page), up to 4096: growing by
+		// appending would allocate twice what a long page takes.
+		out = append(make([]ChainLink, 0, len(out)+min(n, 4096)), out...)
 	}
-	for next := from; len(out) < n && !next.IsZero() && next != stop; {
+	start := len(out)
+	for next := from; len(out)-start < n && !next.IsZero() && next != stop; {
 		if !batched {
 			hd, err := tx.CommitHeader(next)
 			if err != nil {
-				return nil, err
+				return dst, err
 			}
 			out = append(out, ChainLink{Hash: next, Header: hd})
 			next = hd.Parent
 			continue
 		}
-		links, err := cr.Chain(next, n-len(out), stop)
+		want := n - (len(out) - start)
+		links, err := cr.Chain(next, want, stop)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		if len(links) == 0 {
-			return nil, fmt.Errorf("commit %s: %w", next.Short(), ErrNotFound)
+			return dst, fmt.Errorf("commit %s: %w", next.Short(), ErrNotFound)
 		}
-		if len(links) > n-len(out) {
-			return nil, fmt.Errorf("chain from %s: %d commits asked, %d answered: %w", next.Short(), n-len(out), len(links), ErrCorrupt)
+		if len(links) > want {
+			return dst, fmt.Errorf("chain from %s: %d commits asked, %d answered: %w", next.Short(), want, len(links), ErrCorrupt)
 		}
 		for _, l := range links {
 			if l.Hash != next || next == stop {
-				return nil, fmt.Errorf("chain from %s: commit %s where %s belongs: %w", from.Short(), l.Hash.Short(), next.Short(), ErrCorrupt)
+				return dst, fmt.Errorf("chain from %s: commit %s where %s belongs: %w", from.Short(), l.Hash.Short(), next.Short(), ErrCorrupt)
 			}
 			next = l.Header.Parent
 		}
