@@ -107,3 +107,20 @@ func TestReadChain_RefusesAnAnswerOffTheChain(t *testing.T) {
 		})
 	}
 }
+
+// AppendChain keeps what dst holds, with or without a ChainReader.
+func TestAppendChain_AppendsToDst(t *testing.T) {
+	m, hs := memoryChain(t, 4)
+	require.NoError(t, m.View(func(tx store.Tx) error {
+		for _, tx := range []store.Tx{tx, &chainTx{Tx: tx, answer: func(tx store.Tx, from dag.Hash, n int, _ dag.Hash) ([]store.ChainLink, error) {
+			return firstLinks(tx, from, n), nil
+		}}} {
+			dst := []store.ChainLink{{Hash: hs[0]}}
+			out, err := store.AppendChain(dst, tx, hs[3], 2, dag.Hash{})
+			require.NoError(t, err)
+			require.Len(t, out, 3)
+			assert.Equal(t, []dag.Hash{hs[0], hs[3], hs[2]}, []dag.Hash{out[0].Hash, out[1].Hash, out[2].Hash})
+		}
+		return nil
+	}))
+}
