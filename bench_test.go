@@ -46,95 +46,109 @@ func chain(n, size int, tag string) []tract.ImportMessage {
 	return msgs
 }
 
-// BenchmarkCommitDurable measures single commits, one fsynced transaction each
-// (target: at least 5,000 commits/s).
+// BenchmarkCommitDurable measures single commits, one durable transaction
+// each (target on a file: at least 5,000 commits/s), on a file and on
+// PostgreSQL (see onBackends).
 func BenchmarkCommitDurable(b *testing.B) {
-	tr := benchTract(b, true)
-	ctx := context.Background()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := tr.User(ctx, fmt.Sprintf("message %d", i)); err != nil {
-			b.Fatal(err)
+	onBackends(b, true, func(b *testing.B, be benchBackend) {
+		tr := be.init(b, true)
+		ctx := context.Background()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := tr.User(ctx, fmt.Sprintf("message %d", i)); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+	})
 }
 
 // BenchmarkImportBulk measures the bulk path: 100,000 commits in one
-// transaction (target: at least 100,000 commits/s), and the file's size
-// per message afterwards.
+// transaction (target on a file: at least 100,000 commits/s), and the
+// file's size per message afterwards, on a file and on PostgreSQL.
 func BenchmarkImportBulk(b *testing.B) {
 	const n = 100_000
 	msgs := chain(n, 100, "bulk")
-	ctx := context.Background()
-	var size int64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		tr := benchTract(b, true)
-		b.StartTimer()
-		if _, err := tr.Import(ctx, msgs); err != nil {
-			b.Fatal(err)
+	onBackends(b, false, func(b *testing.B, be benchBackend) {
+		ctx := context.Background()
+		var size int64
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			tr := be.init(b, true)
+			b.StartTimer()
+			if _, err := tr.Import(ctx, msgs); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if be.isFile() {
+				st, err := os.Stat(tr.Path())
+				require.NoError(b, err)
+				size = st.Size()
+			}
+			b.StartTimer()
 		}
-		b.StopTimer()
-		st, err := os.Stat(tr.Path())
-		require.NoError(b, err)
-		size = st.Size()
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "commits/s")
-	b.ReportMetric(float64(size)/n, "file-bytes/message")
+		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "commits/s")
+		if be.isFile() {
+			b.ReportMetric(float64(size)/n, "file-bytes/message")
+		}
+	})
 }
 
 // BenchmarkLogAll measures LogAll over 100,000 commits of which 1,000 are
-// orphans in 100 chains (target: under 300 ms).
+// orphans in 100 chains (target on a file: under 300 ms), on a file and
+// on PostgreSQL.
 func BenchmarkLogAll(b *testing.B) {
-	tr := benchTract(b, false)
-	ctx := context.Background()
-	_, err := tr.Import(ctx, chain(49_500, 100, "main"))
-	require.NoError(b, err)
-	for c := 0; c < 100; c++ {
-		_, err := tr.Import(ctx, chain(10, 100, fmt.Sprintf("orphan-%d", c)))
+	onBackends(b, false, func(b *testing.B, be benchBackend) {
+		tr := be.init(b, false)
+		ctx := context.Background()
+		_, err := tr.Import(ctx, chain(49_500, 100, "main"))
 		require.NoError(b, err)
-		_, err = tr.Reset(ctx, "HEAD~10", tract.Soft)
-		require.NoError(b, err)
-		_, err = tr.Import(ctx, chain(490, 100, fmt.Sprintf("main-%d", c)))
-		require.NoError(b, err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		h, err := tr.LogAll(ctx)
-		if err != nil {
-			b.Fatal(err)
+		for c := 0; c < 100; c++ {
+			_, err := tr.Import(ctx, chain(10, 100, fmt.Sprintf("orphan-%d", c)))
+			require.NoError(b, err)
+			_, err = tr.Reset(ctx, "HEAD~10", tract.Soft)
+			require.NoError(b, err)
+			_, err = tr.Import(ctx, chain(490, 100, fmt.Sprintf("main-%d", c)))
+			require.NoError(b, err)
 		}
-		if len(h.Commits) != 98_500 || len(h.Orphans) != 100 {
-			b.Fatalf("got %d reachable, %d orphan chains", len(h.Commits), len(h.Orphans))
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			h, err := tr.LogAll(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(h.Commits) != 98_500 || len(h.Orphans) != 100 {
+				b.Fatalf("got %d reachable, %d orphan chains", len(h.Commits), len(h.Orphans))
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkCompileCold compiles a 10,000-message chain with nothing cached
-// (a fresh process; target: under 10 ms).
+// (a fresh process; target on a file: under 10 ms), on a file and on
+// PostgreSQL.
 func BenchmarkCompileCold(b *testing.B) {
-	dir := b.TempDir()
-	path := filepath.Join(dir, "tract.db")
-	tr, err := tract.Init(path, tract.WithNoSync())
-	require.NoError(b, err)
-	_, err = tr.Import(context.Background(), chain(10_000, 200, "m"))
-	require.NoError(b, err)
-	require.NoError(b, tr.Close())
-	tr, err = tract.Open(path)
-	require.NoError(b, err)
-	defer tr.Close()
-	ctx := context.Background()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		tr.DropCaches()
-		msgs, err := tr.Compile(ctx)
-		if err != nil || len(msgs) != 10_000 {
-			b.Fatal(err, len(msgs))
+	onBackends(b, false, func(b *testing.B, be benchBackend) {
+		path := be.location(b)
+		tr, err := tract.Init(path, tract.WithNoSync())
+		require.NoError(b, err)
+		_, err = tr.Import(context.Background(), chain(10_000, 200, "m"))
+		require.NoError(b, err)
+		require.NoError(b, tr.Close())
+		tr, err = tract.Open(path)
+		require.NoError(b, err)
+		defer tr.Close()
+		ctx := context.Background()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			tr.DropCaches()
+			msgs, err := tr.Compile(ctx)
+			if err != nil || len(msgs) != 10_000 {
+				b.Fatal(err, len(msgs))
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkCompileAfterAppend appends one commit to an already compiled

@@ -109,17 +109,18 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 					return nil, false, err
 				}
 			}
+			links, err := store.ReadChain(tx, next, 16*pageSize, Hash{})
+			if err != nil {
+				return nil, false, err
+			}
 			var out []part
-			for i := 0; i < 16*pageSize && !next.IsZero(); i++ {
-				hd, err := tx.CommitHeader(next)
-				if err != nil {
-					return nil, false, fmt.Errorf("commit %s: %w", next.Short(), err)
-				}
+			for _, l := range links {
+				hd := l.Header
 				if role, ok := compiledRole(hd, cfg.includeNotes); ok {
 					code, _ := role.Code() // a stored commit's role is valid
 					p := part{hd.Blob, code, hd.Shaped}
 					if hd.Shaped {
-						p.hash = next
+						p.hash = l.Hash
 					}
 					out = append(out, p)
 				}
@@ -136,36 +137,41 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 		pull, stop := iter.Pull(parts.backward())
 		defer stop()
 		forward := func(tx store.Tx) ([]Message, bool, error) {
-			out := make([]Message, 0, pageSize)
-			for len(out) < pageSize {
+			var ps []part
+			for len(ps) < pageSize {
 				p, ok := pull()
 				if !ok {
-					return out, false, nil
+					break
 				}
-				role := dag.RoleFromCode(p.role)
-				if p.shaped {
-					hd, err := tx.CommitHeader(p.hash)
-					if err != nil {
-						return nil, false, err
-					}
-					text, err := tx.Blob(hd.Blob)
-					if err != nil {
-						return nil, false, err
-					}
-					m, err := shapedCommit(tx, p.hash, role, bytesToString(text))
-					if err != nil {
-						return nil, false, fmt.Errorf("commit %s: %w", p.hash.Short(), err)
-					}
-					out = append(out, m)
-					continue
-				}
-				text, err := tx.Blob(p.hash)
-				if err != nil {
-					return nil, false, err
-				}
-				out = append(out, Message{Role: string(role), Content: bytesToString(text)})
+				ps = append(ps, p)
 			}
-			return out, true, nil
+			// A shaped part names its commit, whose header names the blob.
+			var shaped []Hash
+			for _, p := range ps {
+				if p.shaped {
+					shaped = append(shaped, p.hash)
+				}
+			}
+			commits, err := readCommits(tx, shaped)
+			if err != nil {
+				return nil, false, err
+			}
+			links := make([]store.ChainLink, len(ps))
+			for i, k := 0, 0; i < len(ps); i++ {
+				p := ps[i]
+				// Kind message: the part's role is already the one it is sent as.
+				hd := dag.Header{Kind: KindMessage, Role: dag.RoleFromCode(p.role), Blob: p.hash}
+				if p.shaped {
+					hd.Blob, hd.Shaped = commits[k].Blob, true
+					k++
+				}
+				links[i] = store.ChainLink{Hash: p.hash, Header: hd}
+			}
+			cached, _, err := compileWith(tx, links, false, commits)
+			if err != nil {
+				return nil, false, err
+			}
+			return messagesOf(cached), len(ps) == pageSize, nil
 		}
 		if err := walkPages(ctx, t, forward, func(m Message) bool { return yield(m, nil) }); err != nil {
 			yield(Message{}, fmt.Errorf("compile: %w", err))
@@ -202,30 +208,48 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 	var msgs blocks[cachedMessage]
 	var sent blocks[bool] // whether each walked commit compiled to a message
 	base := -1            // position in the cache where the walk stopped
-	for h := tip; !h.IsZero(); {
+	// The walk most often ends at the cached tip (a chain grown since):
+	// ReadChain stops there. It reads pages growing from one commit,
+	// so a walk of one new commit reads just that one, and
+	// a cold walk of a long chain a few round trips on a database.
+	var stop Hash
+	if len(c.chain) > 0 {
+		stop = c.chain[len(c.chain)-1]
+	}
+	var links []store.ChainLink // one buffer for every page
+	for h, size := tip, 1; !h.IsZero(); size = min(4*size, 4096) {
 		if i, ok := c.pos[h]; ok {
 			base = int(i)
 			break
 		}
-		if hashes.n%1024 == 1023 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var err error
+		if links, err = store.AppendChain(links[:0], tx, h, size, stop); err != nil {
+			return nil, err
+		}
+		if len(links) == 0 { // h is stop, which c.pos holds
+			return nil, fmt.Errorf("commit %s: the compile cache lost it", h.Short())
+		}
+		for k, l := range links[1:] {
+			if _, ok := c.pos[l.Hash]; ok { // an ancestor of the cached tip
+				links = links[:k+1]
+				break
 			}
 		}
-		hd, err := tx.CommitHeader(h)
+		page, flags, err := compilePage(tx, links, notes)
 		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+			return nil, err
 		}
-		m, ok, err := compileOne(tx, h, hd, notes)
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
-		}
-		if ok {
+		for _, m := range page {
 			msgs.add(m)
 		}
-		sent.add(ok)
-		hashes.add(h)
-		h = hd.Parent
+		for i, l := range links {
+			sent.add(flags[i])
+			hashes.add(l.Hash)
+		}
+		h = links[len(links)-1].Header.Parent
 	}
 	keep := 0
 	if base >= 0 {
@@ -346,37 +370,85 @@ func (c cachedMessage) message() Message {
 	return Message{Role: string(dag.RoleFromCode(c.role)), Content: c.content}
 }
 
+// compilePage turns the commits of links into messages: sent[i] says
+// whether links[i] is sent to a model, and msgs holds those messages, in
+// order. It reads their texts in one call, and the metadata of those
+// whose metadata may hold a shape in another.
+func compilePage(tx store.Tx, links []store.ChainLink, notes bool) (msgs []cachedMessage, sent []bool, err error) {
+	all, err := chainCommits(tx, links, func(l store.ChainLink) bool {
+		_, ok := compiledRole(l.Header, notes)
+		return ok && l.Header.Shaped
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var shapes []*dag.Commit
+	for _, c := range all {
+		if c != nil {
+			shapes = append(shapes, c)
+		}
+	}
+	return compileWith(tx, links, notes, shapes)
+}
+
+// compileWith is compilePage given the commits whose metadata may hold a
+// shape, in order.
+func compileWith(tx store.Tx, links []store.ChainLink, notes bool, shapes []*dag.Commit) (msgs []cachedMessage, sent []bool, err error) {
+	sent = make([]bool, len(links))
+	blobs := make([]Hash, 0, len(links))
+	for i, l := range links {
+		if _, ok := compiledRole(l.Header, notes); ok {
+			sent[i] = true
+			blobs = append(blobs, l.Header.Blob)
+		}
+	}
+	texts, err := store.ReadBlobs(tx, blobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	msgs = make([]cachedMessage, 0, len(texts))
+	for i, l := range links {
+		if !sent[i] {
+			continue
+		}
+		b := texts[len(msgs)]
+		if b == nil {
+			return nil, nil, fmt.Errorf("commit %s: blob %s: %w", l.Hash.Short(), l.Header.Blob.Short(), store.ErrNotFound)
+		}
+		text := bytesToString(b) // ReadBlobs's copy is ours
+		role, _ := compiledRole(l.Header, notes)
+		code, _ := role.Code() // a stored commit's role is valid
+		m := cachedMessage{content: text, role: code}
+		if l.Header.Shaped {
+			c := shapes[0]
+			shapes = shapes[1:]
+			sm, err := shapedMessageOf(c, role, text)
+			if err != nil {
+				return nil, nil, fmt.Errorf("commit %s: %w", l.Hash.Short(), err)
+			}
+			if sm.Parts != nil || sm.ToolCalls != nil || sm.Extra != nil || sm.Name != "" || sm.ToolCallID != "" {
+				m = cachedMessage{shaped: &sm, role: code}
+			}
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, sent, nil
+}
+
 // compileOne turns commit h, whose header is c, into a message; ok is
 // false for commits that are not sent to a model.
 func compileOne(tx store.Tx, h Hash, c dag.Header, notes bool) (cachedMessage, bool, error) {
-	role, ok := compiledRole(c, notes)
-	if !ok {
-		return cachedMessage{}, false, nil
-	}
-	code, _ := role.Code() // a stored commit's role is valid
-	text, err := tx.Blob(c.Blob)
-	if err != nil {
+	msgs, sent, err := compilePage(tx, []store.ChainLink{{Hash: h, Header: c}}, notes)
+	if err != nil || !sent[0] {
 		return cachedMessage{}, false, err
 	}
-	if c.Shaped {
-		m, err := shapedCommit(tx, h, role, bytesToString(text))
-		if err != nil {
-			return cachedMessage{}, false, err
-		}
-		if m.Parts != nil || m.ToolCalls != nil || m.Extra != nil || m.Name != "" || m.ToolCallID != "" {
-			return cachedMessage{shaped: &m, role: code}, true, nil
-		}
-	}
-	return cachedMessage{content: bytesToString(text), role: code}, true, nil
+	return msgs[0], true, nil
 }
 
-// shapedCommit returns the message of commit h, sent as role, whose text
-// is text, from the shape in its metadata (text as is when it has none).
-func shapedCommit(tx store.Tx, h Hash, role Role, text string) (Message, error) {
-	c, err := tx.Commit(h)
-	if err != nil {
-		return Message{}, err
-	}
+// shapedMessageOf returns the message of commit c, sent as role, whose
+// text is text, from the shape in its metadata (text as is when it has
+// none).
+func shapedMessageOf(c *dag.Commit, role Role, text string) (Message, error) {
 	shape, err := shapeOf(c.Meta)
 	if err != nil || shape == nil {
 		return Message{Role: string(role), Content: text}, err

@@ -370,46 +370,120 @@ func (c *copier) objects(put func(store.PackEntry) error) error {
 	if err != nil {
 		return err
 	}
-	return c.src.ForEachCommit(func(h dag.Hash, raw []byte) error {
-		cm, err := c.verifyCommit(h, raw)
+	// Commits a batch at a time: each batch's blobs, parents and
+	// counters are read with a call each (store.ReadBlobs and the like),
+	// a few round trips per batch on a database instead of several per
+	// commit.
+	var batch []rawCommit
+	err = c.src.ForEachCommit(func(h dag.Hash, raw []byte) error {
+		batch = append(batch, rawCommit{h, bytes.Clone(raw)})
+		if len(batch) < copyBatch {
+			return nil
+		}
+		err := c.commits(batch, add)
+		batch = batch[:0]
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return c.commits(batch, add)
+}
+
+// copyBatch is how many commits the copy checks per batch.
+const copyBatch = 256
+
+// rawCommit is a commit's hash and encoding.
+type rawCommit struct {
+	hash dag.Hash
+	raw  []byte
+}
+
+// commits verifies a batch of commits (in key order) and their counters
+// entries, and hands each to add.
+func (c *copier) commits(batch []rawCommit, add func(store.PackEntry) error) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	cms := make([]*dag.Commit, len(batch))
+	hs, blobs := make([]dag.Hash, len(batch)), make([]dag.Hash, len(batch))
+	var parents []dag.Hash
+	for i, rc := range batch {
+		cm, err := decodeVerified(rc.hash, rc.raw)
 		if err != nil {
 			return err
 		}
+		cms[i], hs[i], blobs[i] = cm, rc.hash, cm.Blob
+		parents = append(parents, cm.Parents...)
+	}
+	texts, err := store.ReadBlobs(c.src, blobs)
+	if err != nil {
+		return err
+	}
+	stored, err := store.ReadCommits(c.src, parents)
+	if err != nil {
+		return err
+	}
+	ks, hasK, err := store.ReadCounters(c.src, hs)
+	if err != nil {
+		return err
+	}
+	// The counters of the first parents of the commits that have some.
+	var firsts []dag.Hash
+	for i, cm := range cms {
+		if hasK[i] && len(cm.Parents) > 0 {
+			firsts = append(firsts, cm.Parents[0])
+		}
+	}
+	pks, hasPK, err := store.ReadCounters(c.src, firsts)
+	if err != nil {
+		return err
+	}
+	for i, cm := range cms {
+		h := hs[i]
+		if texts[i] == nil {
+			return fmt.Errorf("commit %s: its blob %s is not stored: %w", h, cm.Blob.Short(), ErrCorrupt)
+		}
+		for _, p := range cm.Parents {
+			if stored[0] == nil {
+				return fmt.Errorf("commit %s: its parent %s is not stored: %w", h, p.Short(), ErrCorrupt)
+			}
+			stored = stored[1:]
+		}
 		c.res.Commits++
-		c.res.Bytes += int64(len(raw))
+		c.res.Bytes += int64(len(batch[i].raw))
 		c.progress.Add(1)
-		if err := add(store.PackEntry{Kind: store.PackCommit, Hash: h, Value: bytes.Clone(raw)}); err != nil {
+		if err := add(store.PackEntry{Kind: store.PackCommit, Hash: h, Value: batch[i].raw}); err != nil {
 			return err
 		}
-		k, ok, err := c.src.Counters(h)
-		if err != nil || !ok {
-			return err // a commit without counters stays so: they are computed when needed
+		if !hasK[i] {
+			continue // a commit without counters stays so: they are computed when needed
 		}
-		if err := c.checkCounters(h, cm, k); err != nil {
+		var parent store.Counters
+		var parentOK bool
+		if len(cm.Parents) > 0 {
+			parent, parentOK = pks[0], hasPK[0]
+			pks, hasPK = pks[1:], hasPK[1:]
+		}
+		if err := c.checkCounters(h, cm, ks[i], parent, parentOK, texts[i]); err != nil {
 			return err
 		}
 		c.res.Counters++
-		return add(store.PackEntry{Kind: store.PackCounters, Hash: h, Value: k.Encode()})
-	})
+		if err := add(store.PackEntry{Kind: store.PackCounters, Hash: h, Value: ks[i].Encode()}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// verifyCommit checks that raw hashes to h and decodes, and that the
-// commit's blob and parents are in the source.
-func (c *copier) verifyCommit(h dag.Hash, raw []byte) (*dag.Commit, error) {
+// decodeVerified checks that raw hashes to h and decodes it.
+func decodeVerified(h dag.Hash, raw []byte) (*dag.Commit, error) {
 	if got := dag.Sum(raw); got != h {
 		return nil, fmt.Errorf("commit %s: its encoding hashes to %s: %w", h, got.Short(), ErrCorrupt)
 	}
 	cm, err := dag.Decode(raw)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w: %w", h, ErrCorrupt, err)
-	}
-	if ok, err := c.src.HasBlob(cm.Blob); err != nil || !ok {
-		return nil, missing(err, "commit %s: its blob %s is not stored", h, cm.Blob.Short())
-	}
-	for _, p := range cm.Parents {
-		if ok, err := c.src.HasCommit(p); err != nil || !ok {
-			return nil, missing(err, "commit %s: its parent %s is not stored", h, p.Short())
-		}
 	}
 	return cm, nil
 }
@@ -424,27 +498,27 @@ func missing(err error, format string, args ...any) error {
 }
 
 // checkCounters checks the counters k stored for commit h against its
-// parent's (computed when the parent has none) and its text: every entry
-// checked so, each chain is right from its root.
-func (c *copier) checkCounters(h dag.Hash, cm *dag.Commit, k store.Counters) error {
-	var parent Hash
+// parent's (parent, when parentOK; computed when the parent has none) and
+// its text: every entry checked so, each chain is right from its root.
+func (c *copier) checkCounters(h dag.Hash, cm *dag.Commit, k, parent store.Counters, parentOK bool, text []byte) error {
+	var first Hash
 	if len(cm.Parents) > 0 {
-		parent = cm.Parents[0]
+		first = cm.Parents[0]
 	}
-	want, err := countersOf(c.ctx, c.src, parent, false)
-	if err != nil {
-		return fmt.Errorf("commit %s: counters: %w", h, err)
-	}
-	var text []byte
-	if cm.Kind.Compiled() {
-		if text, err = c.src.Blob(cm.Blob); err != nil {
-			return fmt.Errorf("commit %s: %w", h, err)
+	want := parent
+	if !parentOK && !first.IsZero() {
+		var err error
+		if want, err = countersOf(c.ctx, c.src, first, false); err != nil {
+			return fmt.Errorf("commit %s: counters: %w", h, err)
 		}
+	}
+	if !cm.Kind.Compiled() {
+		text = nil
 	}
 	if want = want.Next(cm.Kind, text); want != k {
 		// Either entry may be the wrong one: name both.
 		return fmt.Errorf("commit %s: its index entry (%d commits, %d messages, %d tokens) does not follow from its parent %s's (which gives %d, %d, %d): %w",
-			h, k.Depth, k.Messages, k.Tokens, parent.Short(), want.Depth, want.Messages, want.Tokens, ErrCorrupt)
+			h, k.Depth, k.Messages, k.Tokens, first.Short(), want.Depth, want.Messages, want.Tokens, ErrCorrupt)
 	}
 	return nil
 }

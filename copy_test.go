@@ -317,3 +317,61 @@ func TestCopy_DestinationWithoutPacksTakesOneTransaction(t *testing.T) {
 	assert.Equal(t, 1, res.Batches)
 	assert.Equal(t, snapshotOf(t, src.Store()), snapshotOf(t, dst))
 }
+
+// A commit whose blob or parent the source lacks stops the copy, naming
+// both; a commit whose parent has no counters entry is checked against
+// counters computed from the chain.
+func TestCopy_ChecksBlobsParentsAndCountersOfEveryCommit(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		damage func(tx store.Tx, hs []dag.Hash) error
+		want   func(hs []dag.Hash, blob dag.Hash) string // "" when the copy succeeds
+	}{
+		{"missing blob", func(tx store.Tx, hs []dag.Hash) error {
+			c, err := tx.Commit(hs[1])
+			if err != nil {
+				return err
+			}
+			return tx.DeleteBlob(c.Blob)
+		}, func(hs []dag.Hash, blob dag.Hash) string {
+			return "commit " + hs[1].String() + ": its blob " + blob.Short() + " is not stored"
+		}},
+		{"missing parent", func(tx store.Tx, hs []dag.Hash) error {
+			if err := tx.DeleteCounters(hs[0]); err != nil {
+				return err
+			}
+			return tx.DeleteCommit(hs[0])
+		}, func(hs []dag.Hash, _ dag.Hash) string {
+			return "commit " + hs[1].String() + ": its parent " + hs[0].Short() + " is not stored"
+		}},
+		{"parent without counters", func(tx store.Tx, hs []dag.Hash) error {
+			return tx.DeleteCounters(hs[1])
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := store.NewMemory()
+			tr, err := tract.Init("mem", tract.WithStore(st))
+			require.NoError(t, err)
+			hs := commitChain(t, tr, 3, "m")
+			var blob dag.Hash
+			require.NoError(t, st.Update(func(tx store.Tx) error {
+				c, err := tx.Commit(hs[1])
+				if err != nil {
+					return err
+				}
+				blob = c.Blob
+				return tc.damage(tx, hs)
+			}))
+			res, err := tract.CopyStore(ctx, st, store.NewMemory())
+			if tc.want == nil {
+				require.NoError(t, err)
+				assert.EqualValues(t, 3, res.Commits)
+				assert.EqualValues(t, 2, res.Counters, "the entry missing stays missing")
+				return
+			}
+			require.ErrorIs(t, err, tract.ErrCorrupt)
+			assert.Contains(t, err.Error(), tc.want(hs, blob))
+		})
+	}
+}

@@ -330,7 +330,8 @@ type acceptedFact struct {
 
 // exportChain is a conversation read back from its tip.
 type exportChain struct {
-	parts    []exportPart // newest first
+	links    []store.ChainLink // a page of the walk, reused
+	parts    []exportPart      // newest first
 	tipTime  time.Time
 	accepted []acceptedFact
 }
@@ -356,17 +357,30 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 	}
 	ch.parts, ch.accepted, ch.tipTime = ch.parts[:0], ch.accepted[:0], time.Time{}
 	next, lastSeen := tip, false
+	size := pageSize / 4 // growing to 16 pages: most conversations are short
 	page := func(tx store.Tx) ([]struct{}, bool, error) {
-		for i := 0; i < 16*pageSize && !next.IsZero(); i++ {
-			c, err := tx.Commit(next)
-			if err != nil {
-				return nil, false, fmt.Errorf("commit %s: %w", next.Short(), err)
+		links, err := store.AppendChain(ch.links[:0], tx, next, size, Hash{})
+		size = min(4*size, 16*pageSize)
+		if err != nil {
+			return nil, false, err
+		}
+		ch.links = links
+		// The whole commit of the tip (for its time) and of every message
+		// and summary (for its metadata).
+		cs, err := chainCommits(tx, links, func(l store.ChainLink) bool {
+			return l.Hash == tip || l.Header.Kind == KindMessage || l.Header.Kind == KindSummary
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		for k, c := range cs {
+			if c == nil {
+				continue
 			}
-			if next == tip {
+			h := links[k].Hash
+			if h == tip {
 				ch.tipTime = c.Time
 			}
-			h := next
-			next = c.Parent()
 			if c.Kind != KindMessage && c.Kind != KindSummary {
 				continue
 			}
@@ -389,6 +403,9 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 				ch.accepted = append(ch.accepted, acceptedFact{task: m.Task, validators: m.Validators, attempts: m.Provenance.Attempts})
 			}
 		}
+		if len(links) > 0 {
+			next = links[len(links)-1].Header.Parent
+		}
 		return nil, !next.IsZero(), nil
 	}
 	if err := walkPages(ctx, t, page, func(struct{}) bool { return true }); err != nil {
@@ -403,18 +420,22 @@ func (t *Tract) exportMessages(ctx context.Context, ch *exportChain, w export.We
 	return func(yield func(export.Message, error) bool) {
 		next := len(ch.parts) - 1 // oldest first
 		forward := func(tx store.Tx) ([]export.Message, bool, error) {
-			out := make([]export.Message, 0, min(pageSize, next+1))
-			for len(out) < pageSize {
-				if next < 0 {
-					return out, false, nil
-				}
-				p := ch.parts[next]
-				next--
-				msg, _, err := compileOne(tx, p.hash, dag.Header{Kind: p.kind, Role: p.role, Blob: p.blob, Shaped: p.shaped}, false)
-				if err != nil {
-					return nil, false, err
-				}
-				m := export.Message{Message: msg.message()}
+			n := min(pageSize, next+1)
+			parts := make([]exportPart, n)
+			links := make([]store.ChainLink, n)
+			for i := range parts {
+				p := ch.parts[next-i]
+				parts[i] = p
+				links[i] = store.ChainLink{Hash: p.hash, Header: dag.Header{Kind: p.kind, Role: p.role, Blob: p.blob, Shaped: p.shaped}}
+			}
+			next -= n
+			msgs, _, err := compilePage(tx, links, false)
+			if err != nil {
+				return nil, false, err
+			}
+			out := make([]export.Message, 0, n)
+			for i, p := range parts {
+				m := export.Message{Message: msgs[i].message()}
 				switch {
 				case w == export.WeightsRecorded && p.weight >= 0:
 					m.Weight = weight(int(p.weight))
@@ -426,7 +447,7 @@ func (t *Tract) exportMessages(ctx context.Context, ch *exportChain, w export.We
 				}
 				out = append(out, m)
 			}
-			return out, true, nil
+			return out, next >= 0, nil
 		}
 		if err := walkPages(ctx, t, forward, func(m export.Message) bool { return yield(m, nil) }); err != nil {
 			yield(export.Message{}, err)
@@ -571,13 +592,20 @@ func (t *Tract) chainSet(ctx context.Context, tips []Hash) (map[Hash]bool, error
 				return nil, err
 			}
 			err := t.view(func(tx store.Tx) error {
-				for i := 0; i < 16*pageSize && !next.IsZero() && !on[next]; i++ {
-					hd, err := tx.CommitHeader(next)
+				// Pages growing from one commit: a tip's chain most often
+				// meets one already walked within a few commits.
+				for size := 1; size <= 16*pageSize && !next.IsZero() && !on[next]; size *= 4 {
+					links, err := store.ReadChain(tx, next, size, Hash{})
 					if err != nil {
-						return fmt.Errorf("commit %s: %w", next.Short(), err)
+						return err
 					}
-					on[next] = true
-					next = hd.Parent
+					for _, l := range links {
+						if on[l.Hash] {
+							break
+						}
+						on[l.Hash] = true
+						next = l.Header.Parent
+					}
 				}
 				return nil
 			})

@@ -176,17 +176,13 @@ func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, e
 	return func(yield func(*CommitInfo, error) bool) {
 		page := func(tx store.Tx) ([]*CommitInfo, bool, error) {
 			n := min(pageSize, len(hs))
-			out := make([]*CommitInfo, 0, n)
-			for _, h := range hs[:n] {
-				c, err := o.commit(tx, h)
-				if err != nil {
-					return nil, false, fmt.Errorf("commit %s: %w", h.Short(), err)
-				}
-				ci, err := info(tx, h, c, o.names)
-				if err != nil {
-					return nil, false, err
-				}
-				out = append(out, ci)
+			cs, err := o.commits(tx, hs[:n])
+			if err != nil {
+				return nil, false, err
+			}
+			out, err := infos(tx, hs[:n], cs, o.names)
+			if err != nil {
+				return nil, false, err
 			}
 			hs = hs[n:]
 			return out, len(hs) > 0, nil
@@ -197,13 +193,32 @@ func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, e
 	}
 }
 
-// commit returns commit h: from the outline's graph unless it has
-// metadata (which the graph does not keep) or is not in it.
-func (o *Outline) commit(tx store.Tx, h Hash) (*dag.Commit, error) {
-	if i, ok := o.g.Index(h); ok && !o.g.HasMeta(i) {
-		return o.g.Commit(i, tx.Commit)
+// commits returns commits hs: from the outline's graph unless one has
+// metadata (which the graph does not keep) or is not in it; those are
+// read in one call.
+func (o *Outline) commits(tx store.Tx, hs []Hash) ([]*dag.Commit, error) {
+	out := make([]*dag.Commit, len(hs))
+	var read []Hash
+	var at []int
+	for k, h := range hs {
+		if i, ok := o.g.Index(h); ok && !o.g.HasMeta(i) {
+			c, err := o.g.Commit(i, tx.Commit)
+			if err != nil {
+				return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+			}
+			out[k] = c
+			continue
+		}
+		read, at = append(read, h), append(at, k)
 	}
-	return tx.Commit(h)
+	cs, err := readCommits(tx, read)
+	if err != nil {
+		return nil, err
+	}
+	for j, c := range cs {
+		out[at[j]] = c
+	}
+	return out, nil
 }
 
 // orphaningEntries maps each commit a ref moved away from to the latest

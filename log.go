@@ -132,18 +132,20 @@ func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*Commit
 			if cfg.limit > 0 {
 				size = min(size, cfg.limit-n)
 			}
-			out := make([]*CommitInfo, 0, size)
-			for len(out) < size && !next.IsZero() {
-				c, err := tx.Commit(next)
-				if err != nil {
-					return nil, false, fmt.Errorf("commit %s: %w", next.Short(), err)
-				}
-				ci, err := info(tx, next, c, names)
-				if err != nil {
-					return nil, false, err
-				}
-				out = append(out, ci)
-				next = c.Parent()
+			links, err := store.ReadChain(tx, next, size, Hash{})
+			if err != nil {
+				return nil, false, err
+			}
+			cs, err := chainCommits(tx, links, nil)
+			if err != nil {
+				return nil, false, err
+			}
+			out, err := infos(tx, chainHashes(links), cs, names)
+			if err != nil {
+				return nil, false, err
+			}
+			if len(links) > 0 {
+				next = links[len(links)-1].Header.Parent
 			}
 			n += len(out)
 			return out, !next.IsZero() && (cfg.limit <= 0 || n < cfg.limit), nil

@@ -149,14 +149,19 @@ func finish(b *testing.B, ws []*benchWriter) (total int, first, last time.Time) 
 
 // BenchmarkCommitProcesses measures durable commits/s on one branch made
 // by 1, 2, 4 and 8 writer processes at once (b.N commits shared equally
-// among them). Every commit is its own transaction; the processes take
-// turns on the file's lock. finish-spread is how far apart the first and
+// among them), on a file and on PostgreSQL (see onBackends). Every commit
+// is its own transaction; the processes take turns on the file's lock
+// (on the repository's row). finish-spread is how far apart the first and
 // the last writer finished, as a share of the run: near 0 when the turns
 // are fair, near 100% when one writer waits for the others to finish.
 func BenchmarkCommitProcesses(b *testing.B) {
+	onBackends(b, true, benchCommitProcesses)
+}
+
+func benchCommitProcesses(b *testing.B, be benchBackend) {
 	for _, writers := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
-			db := filepath.Join(b.TempDir(), "tract.db")
+			db := be.location(b)
 			tr, err := tract.Init(db)
 			require.NoError(b, err)
 			require.NoError(b, tr.Close())

@@ -6,6 +6,7 @@
 //	go run ./bench                 # 100,000 messages, 3 rounds
 //	go run ./bench -n 1000000 -rounds 1
 //	go run ./bench -n 1000 -generate DIR   # only write the history files
+//	go run ./bench -db 'postgres://user@host/db'   # tract's repositories in PostgreSQL
 //
 // It generates n messages of about 300 bytes (a system prompt, then user and
 // assistant turns), writes them once as JSON lines for 'tract import' and
@@ -15,14 +16,23 @@
 // the rounds. git runs with glibc's heap trimming turned down, as it is
 // slow on some machines. It needs git on PATH and writes only under a
 // temporary directory, which it removes.
+//
+// With -db URL, tract's repositories live in that PostgreSQL database
+// instead of in files (each under a repository name of its own, dropped
+// at the end; the schema is migrated first), so the table shows what the
+// same commands cost on a server; git stays on files. The size row then
+// gives the repository's rows as PostgreSQL stores them (tables and
+// indexes, shared by every repository of the database).
 package main
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +41,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tractdag/tract/store/postgres"
 )
 
 func main() {
@@ -38,6 +52,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "runs of each measurement (the median is printed)")
 	keep := flag.Bool("keep", false, "keep the temporary directory")
 	gen := flag.String("generate", "", "only write the history to `DIR` (history.jsonl, history.fi) and exit")
+	db := flag.String("db", "", "keep tract's repositories in the PostgreSQL database of `URL` instead of files")
 	flag.Parse()
 	if *gen != "" {
 		if err := generate(*n, filepath.Join(*gen, "history.jsonl"), filepath.Join(*gen, "history.fi")); err != nil {
@@ -46,7 +61,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*n, *rounds, *keep); err != nil {
+	if err := run(*n, *rounds, *keep, *db); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -64,7 +79,7 @@ type measure struct {
 	ok bool
 }
 
-func run(n, rounds int, keep bool) error {
+func run(n, rounds int, keep bool, db string) error {
 	if _, err := exec.LookPath("git"); err != nil {
 		return fmt.Errorf("git is needed to compare with: %w", err)
 	}
@@ -77,7 +92,13 @@ func run(n, rounds int, keep bool) error {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	b := &bench{dir: dir, tract: filepath.Join(dir, "tract")}
+	b := &bench{dir: dir, tract: filepath.Join(dir, "tract"), db: db}
+	if db != "" {
+		if _, err := postgres.Migrate(context.Background(), db); err != nil {
+			return err
+		}
+		defer b.dropAll()
+	}
 	fmt.Fprintf(os.Stderr, "building tract and generating %d messages…\n", n)
 	build := exec.Command("go", "build", "-o", b.tract, "./cmd/tract")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README installs it
@@ -95,10 +116,13 @@ func run(n, rounds int, keep bool) error {
 		td, gd := filepath.Join(dir, "t"), filepath.Join(dir, "g")
 		os.RemoveAll(td)
 		os.RemoveAll(gd)
-		if err := b.must(td, b.tract, "init"); err != nil {
+		if err := b.drop(td); err != nil {
 			return err
 		}
-		s, err := b.time(td, jsonl, b.tract, "import")
+		if err := b.must(td, b.tract, b.args(td, "init")...); err != nil {
+			return err
+		}
+		s, err := b.time(td, jsonl, b.tract, b.args(td, "import")...)
 		if err != nil {
 			return err
 		}
@@ -118,7 +142,12 @@ func run(n, rounds int, keep bool) error {
 	if err := b.must(gd, "git", "gc", "-q"); err != nil {
 		return err
 	}
-	tsize, err := fileSize(filepath.Join(td, ".tract", "tract.db"))
+	var tsize int64
+	if db == "" {
+		tsize, err = fileSize(filepath.Join(td, ".tract", "tract.db"))
+	} else {
+		tsize, err = databaseSize(db)
+	}
 	if err != nil {
 		return err
 	}
@@ -129,10 +158,10 @@ func run(n, rounds int, keep bool) error {
 
 	// A tiny repository of each, for the fixed cost of a command.
 	tt, gt := filepath.Join(dir, "tiny-t"), filepath.Join(dir, "tiny-g")
-	if err := b.must(tt, b.tract, "init"); err != nil {
+	if err := b.must(tt, b.tract, b.args(tt, "init")...); err != nil {
 		return err
 	}
-	if err := b.must(tt, b.tract, "commit", "--role", "user", "-m", "hello"); err != nil {
+	if err := b.must(tt, b.tract, b.args(tt, "commit", "--role", "user", "-m", "hello")...); err != nil {
 		return err
 	}
 	if err := b.must("", "git", "init", "-q", "-b", "main", gt); err != nil {
@@ -156,8 +185,12 @@ func run(n, rounds int, keep bool) error {
 		b.pair(rounds, "`gc` / `git gc`", td, gd, []string{"gc"}, []string{"gc", "-q"}),
 	}
 
-	fmt.Printf("%d messages of about 300 bytes; %s, %d CPUs, %s; medians of %d runs (%d for the floor)\n\n",
-		n, runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version(), rounds, floorRounds)
+	where := "tract in files"
+	if db != "" {
+		where = "tract in PostgreSQL (" + postgres.Redact(db) + ")"
+	}
+	fmt.Printf("%d messages of about 300 bytes; %s; %s, %d CPUs, %s; medians of %d runs (%d for the floor)\n\n",
+		n, where, runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version(), rounds, floorRounds)
 	fmt.Println("| operation | tract | git | ratio |")
 	fmt.Println("|---|---|---|---|")
 	for _, r := range rows {
@@ -188,6 +221,75 @@ func (s sample) String() string {
 
 type bench struct {
 	dir, tract string
+	// db is the database's URL with -db; each repository directory then
+	// names a repository in it.
+	db    string
+	repos []string // the repository URLs used, to drop at the end
+}
+
+// args returns the arguments of a tract command on the repository of
+// directory dir: as they are for a file, after --db URL for a database.
+func (b *bench) args(dir string, args ...string) []string {
+	if b.db == "" {
+		return args
+	}
+	return append([]string{"--db", b.repoURL(dir)}, args...)
+}
+
+// repoURL returns the URL of the repository of directory dir.
+func (b *bench) repoURL(dir string) string {
+	u, err := url.Parse(b.db)
+	if err != nil {
+		return b.db // Migrate has parsed it already
+	}
+	q := u.Query()
+	q.Set("repository", fmt.Sprintf("bench-%d-%s", os.Getpid(), filepath.Base(dir)))
+	u.RawQuery = q.Encode()
+	s := u.String()
+	if !slices.Contains(b.repos, s) {
+		b.repos = append(b.repos, s)
+	}
+	return s
+}
+
+// drop drops the repository of dir, with -db.
+func (b *bench) drop(dir string) error {
+	if b.db == "" {
+		return nil
+	}
+	return postgres.Drop(context.Background(), b.repoURL(dir))
+}
+
+// dropAll drops every repository used.
+func (b *bench) dropAll() {
+	for _, r := range b.repos {
+		if err := postgres.Drop(context.Background(), r); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+	}
+}
+
+// databaseSize returns the size of the tables and indexes that hold
+// tract's rows in the database of url.
+func databaseSize(dbURL string) (int64, error) {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return 0, err
+	}
+	q := u.Query()
+	q.Del("repository") // tract's own parameter: not for the server
+	u.RawQuery = q.Encode()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		return 0, fmt.Errorf("connect to %s: %w", postgres.Redact(dbURL), err)
+	}
+	defer conn.Close(ctx)
+	var size int64
+	err = conn.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'r' AND c.relname LIKE 'tract\_%' AND n.nspname = current_schema()`).Scan(&size)
+	return size, err
 }
 
 // pair measures a tract command and, when gitArgs is set, a git command,
@@ -196,7 +298,7 @@ func (b *bench) pair(rounds int, name, td, gd string, tractArgs, gitArgs []strin
 	fmt.Fprintf(os.Stderr, "%s…\n", name)
 	var ts, gs []sample
 	for r := 0; r < rounds; r++ {
-		s, err := b.time(td, "", b.tract, tractArgs...)
+		s, err := b.time(td, "", b.tract, b.args(td, tractArgs...)...)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			return row{name: name + " (failed)"}
@@ -238,7 +340,11 @@ func (b *bench) time(dir, in, name string, args ...string) (sample, error) {
 	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		return sample{}, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+		shown := make([]string, len(args))
+		for i, a := range args {
+			shown[i] = postgres.Redact(a) // a --db URL's password
+		}
+		return sample{}, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(shown, " "), err, stderr.String())
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	var rss int64

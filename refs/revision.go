@@ -128,6 +128,16 @@ type Resolver interface {
 	Commit(h dag.Hash) (*dag.Commit, error)
 }
 
+// ChainResolver is a Resolver that follows many first parents in one
+// call (store.Resolver of a database: one query): ResolveRevision uses it
+// for a step such as ~5000.
+type ChainResolver interface {
+	Resolver
+	// FirstParents returns up to n commits of the first-parent chain
+	// from h, h first; fewer when the chain ends at a root.
+	FirstParents(h dag.Hash, n int) ([]dag.Hash, error)
+}
+
 // AmbiguousError is returned for an abbreviated hash that matches several commits.
 type AmbiguousError struct {
 	// Prefix is the abbreviation the user gave.
@@ -173,7 +183,18 @@ func ResolveRevision(r Resolver, rev Revision) (dag.Hash, error) {
 		if s.Op == '^' {
 			count, nth = 1, s.N-1
 		}
-		for k := 0; k < count; k++ {
+		skipped := 0
+		if cr, ok := r.(ChainResolver); ok && count > 1 {
+			// All but the last step at once; the last one below, as
+			// one step is, so that a chain too short fails the same.
+			hs, err := cr.FirstParents(h, count)
+			if err != nil {
+				return dag.Hash{}, fmt.Errorf("resolve %s: %w", rev, err)
+			}
+			skipped = len(hs) - 1
+			h = hs[skipped]
+		}
+		for k := skipped; k < count; k++ {
 			c, err := r.Commit(h)
 			if err != nil {
 				return dag.Hash{}, fmt.Errorf("resolve %s: %w", rev, err)

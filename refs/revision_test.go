@@ -363,3 +363,57 @@ func FuzzParseRevision(f *testing.F) {
 		}
 	})
 }
+
+// chainRepo is a fakeRepo that is a refs.ChainResolver, counting the
+// calls of FirstParents.
+type chainRepo struct {
+	*fakeRepo
+	calls int
+}
+
+func (c *chainRepo) FirstParents(h dag.Hash, n int) ([]dag.Hash, error) {
+	c.calls++
+	var out []dag.Hash
+	for len(out) < n {
+		out = append(out, h)
+		cm, err := c.Commit(h)
+		if err != nil {
+			return nil, err
+		}
+		if len(cm.Parents) == 0 {
+			break
+		}
+		h = cm.Parents[0]
+	}
+	return out, nil
+}
+
+// A ChainResolver follows a ~N step in one call, with the answers and
+// errors of one step at a time.
+func TestResolve_ChainResolverGivesTheSameAnswers(t *testing.T) {
+	for _, expr := range []string{
+		"main~2", "main~3", "main~4", "main~5", "main~9", "main^2~1", "main~^~1", "HEAD~~3~", "ORIG_HEAD~2",
+		"0123~1", "main~1",
+	} {
+		t.Run(expr, func(t *testing.T) {
+			want, wantErr := refs.Resolve(newFakeRepo(), expr)
+			repo := &chainRepo{fakeRepo: newFakeRepo()}
+			got, err := refs.Resolve(repo, expr)
+			assert.Equal(t, want, got)
+			if wantErr == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.EqualError(t, err, wantErr.Error())
+			}
+			rev, perr := refs.ParseRevision(expr)
+			require.NoError(t, perr)
+			calls := 0
+			for _, s := range rev.Steps {
+				if s.Op == '~' && s.N > 1 {
+					calls++
+				}
+			}
+			assert.Equal(t, calls, repo.calls, "a call per step of more than one commit")
+		})
+	}
+}

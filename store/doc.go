@@ -20,6 +20,13 @@
 // [ResolveRef] follows symbolic refs, [Resolver] adapts a Tx for
 // refs.Resolve, and [Getter] for the walks of package dag.
 //
+// [ReadBlobs], [ReadCommits], [ReadCounters] and [ReadChain] read many
+// objects, or a first-parent chain, in one call of a transaction that is
+// a [BatchReader] or a [ChainReader] (a store whose every read is a round
+// trip to a server), and one key at a time otherwise: walks of many
+// commits use them, so they cost a few round trips per page of commits on
+// a database and the same key reads as before on a file.
+//
 // # The bbolt file, schema 3
 //
 // Five top-level buckets, and two more once an import has used a pack;

@@ -299,6 +299,9 @@ func checkObjects(tx Tx, r *FsckReport, p *progress.Counter) *dag.Graph {
 	return g
 }
 
+// fsckChunk is how many commits' texts checkCounters reads per call.
+const fsckChunk = 1024
+
 // checkCounters recomputes the counters of every commit that has an entry
 // in the derived index from its first-parent chain, and reports entries that
 // differ and entries whose commit is missing. A missing entry is not a
@@ -326,17 +329,31 @@ func checkCounters(tx Tx, g *dag.Graph, r *FsckReport) {
 			}
 			cur = p
 		}
-		for k := len(todo) - 1; k >= 0; k-- {
-			at := todo[k]
-			var text []byte
-			if kind := g.Kind(at); kind.Compiled() {
-				var err error
-				if text, err = tx.Blob(g.Blob(at)); err != nil {
-					return Counters{}, false
+		// Oldest first, reading the texts of a chunk of commits in one
+		// call (ReadBlobs).
+		for end := len(todo); end > 0; end -= fsckChunk {
+			chunk := todo[max(end-fsckChunk, 0):end]
+			var blobs []dag.Hash
+			for _, at := range chunk {
+				if g.Kind(at).Compiled() {
+					blobs = append(blobs, g.Blob(at))
 				}
 			}
-			c = c.Next(g.Kind(at), text)
-			memo[at], done[at] = c, true
+			texts, err := ReadBlobs(tx, blobs)
+			if err != nil {
+				return Counters{}, false
+			}
+			for k := len(chunk) - 1; k >= 0; k-- {
+				at := chunk[k]
+				var text []byte
+				if g.Kind(at).Compiled() {
+					if text, texts = texts[len(texts)-1], texts[:len(texts)-1]; text == nil {
+						return Counters{}, false // reported by checkObjects
+					}
+				}
+				c = c.Next(g.Kind(at), text)
+				memo[at], done[at] = c, true
+			}
 		}
 		return c, true
 	}

@@ -189,6 +189,21 @@ func (r resolver) CommitsWithPrefix(p string, limit int) ([]dag.Hash, error) {
 }
 func (r resolver) Commit(h dag.Hash) (*dag.Commit, error) { return r.tx.Commit(h) }
 
+// FirstParents reads the chain with ReadChain.
+func (r resolver) FirstParents(h dag.Hash, n int) ([]dag.Hash, error) {
+	links, err := ReadChain(r.tx, h, n, dag.Hash{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dag.Hash, len(links))
+	for i, l := range links {
+		out[i] = l.Hash
+	}
+	return out, nil
+}
+
+var _ refs.ChainResolver = resolver{}
+
 // Getter returns a dag.Getter reading commits through tx.
 func Getter(tx ObjectTx) dag.Getter { return tx.Commit }
 

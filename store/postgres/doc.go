@@ -35,6 +35,15 @@
 // "C"), as the file's keys do. Objects are immutable: a put of an object
 // that is there is INSERT … ON CONFLICT DO NOTHING.
 //
+// A transaction is a store.BatchReader and a store.ChainReader: a page of
+// blobs, commits or counters is one query (a LATERAL index lookup per
+// hash over unnest of an array, maxBatch hashes a query), and a
+// first-parent chain is one recursive query that finds each parent at a
+// fixed offset of its child's encoding. Both are written so that the
+// planner can only run them as index lookups: a repository just imported
+// has no statistics yet, and a hash join or a scan per step would make a
+// walk quadratic.
+//
 // # Transactions
 //
 // Update runs its function in a READ COMMITTED transaction whose first

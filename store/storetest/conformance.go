@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Copies", copyTests},
 		{"Fsck", fsckTests},
 		{"Packs", packTests},
+		{"Batch", batchTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, st := range group.tests {
