@@ -120,15 +120,9 @@ func crashPostgresBackend(t *testing.T) *crashBackend {
 		locate: func(chunks []crashChunk, found map[string][]crashHit, tags []string) map[string]string {
 			where := make(map[string]string, len(tags))
 			for _, tag := range tags {
-				var parts []string
-				for i, hit := range found[tag] {
-					if i == 4 {
-						parts = append(parts, fmt.Sprintf("and %d more", len(found[tag])-i))
-						break
-					}
-					parts = append(parts, fmt.Sprintf("%s at offset %d", chunks[hit.chunk].name, hit.off))
-				}
-				where[tag] = strings.Join(parts, ", ")
+				where[tag] = crashListHits(found[tag], func(hit crashHit) string {
+					return fmt.Sprintf("%s at offset %d", chunks[hit.chunk].name, hit.off)
+				})
 			}
 			return where
 		},
@@ -167,19 +161,26 @@ func crashLocateInFile(db string, found map[string][]crashHit, tags []string) ma
 	size := bdb.Info().PageSize
 	_ = bdb.View(func(tx *bolt.Tx) error {
 		for _, tag := range tags {
-			var parts []string
-			for i, hit := range found[tag] {
-				if i == 4 {
-					parts = append(parts, fmt.Sprintf("and %d more", len(found[tag])-i))
-					break
-				}
-				parts = append(parts, fmt.Sprintf("offset %d (page %d: %s)", hit.off, hit.off/size, crashPageKind(tx, hit.off/size)))
-			}
-			where[tag] = strings.Join(parts, ", ")
+			where[tag] = crashListHits(found[tag], func(hit crashHit) string {
+				return fmt.Sprintf("offset %d (page %d: %s)", hit.off, hit.off/size, crashPageKind(tx, hit.off/size))
+			})
 		}
 		return nil
 	})
 	return where
+}
+
+// crashListHits describes the first four hits, and counts the rest.
+func crashListHits(hits []crashHit, describe func(crashHit) string) string {
+	var parts []string
+	for i, hit := range hits {
+		if i == 4 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(hits)-i))
+			break
+		}
+		parts = append(parts, describe(hit))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // crashPageKind names the kind of page id: "free", "leaf", "branch",
