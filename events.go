@@ -237,10 +237,22 @@ const (
 // the turn, as written.
 type turnCommit struct {
 	hash, parent Hash
-	kind         turnCommitKind
-	time         time.Time
-	meta         turnMeta
-	lines        int // a steering message's lines
+	// content is the commit without its parents: the copy of it that a
+	// compress replays onto a new chain has the same.
+	content turnContent
+	kind    turnCommitKind
+	time    time.Time
+	meta    turnMeta
+	lines   int // a steering message's lines
+}
+
+// turnContent is what a commit holds besides its parents (its metadata
+// by hash).
+type turnContent struct {
+	kind       Kind
+	role       Role
+	blob, meta Hash
+	time       int64
 }
 
 // turnCommitOf reads commit h (c) as a commit of a validated turn; ok is
@@ -257,6 +269,7 @@ func turnCommitOf(tx store.Tx, h Hash, c *dag.Commit) (tc *turnCommit, ok bool, 
 	if len(c.Parents) > 0 {
 		tc.parent = c.Parents[0]
 	}
+	tc.content = turnContent{kind: c.Kind, role: c.Role, blob: c.Blob, time: c.Time.UnixNano(), meta: dag.Sum(c.Meta)}
 	m := &tc.meta
 	switch {
 	case c.Kind == KindMessage && c.Role == RoleAssistant && m.Attempt >= 1:
@@ -465,6 +478,7 @@ func (t *Tract) turns(ctx context.Context, p *progress.Counter) ([]*turn, error)
 	if err != nil {
 		return nil, err
 	}
+	tcs = dropReplayed(tcs)
 	// Group the commits by the turn's restore point: an attempt's chain
 	// of answers and steering goes back to it, and what ends the turn
 	// names it (a provenance) or hangs off it.
@@ -594,6 +608,34 @@ func (t *Tract) turnCommits(ctx context.Context, p *progress.Counter) ([]*turnCo
 	}
 	err = walkPages(ctx, t, page, func(tc *turnCommit) bool { out = append(out, tc); return true })
 	return out, err
+}
+
+// dropReplayed keeps one commit of each content: a compress replays the
+// commits after its range onto the new chain with the same kind, role,
+// text, metadata and time, and a turn it replayed is still one turn, with
+// the attempts it had. The first of the copies stays, in the order of
+// tcs; a parent that is a dropped copy becomes the kept one, so a
+// replayed chain of attempts and steering still hangs together. (The
+// restore point a replayed commit's metadata names is the one before the
+// replay, as the original's is: both group alike.)
+func dropReplayed(tcs []*turnCommit) []*turnCommit {
+	kept := make(map[turnContent]Hash, len(tcs)) // content → the kept commit
+	same := make(map[Hash]Hash)                  // a dropped copy → the kept commit
+	out := tcs[:0]
+	for _, tc := range tcs {
+		if k, ok := kept[tc.content]; ok {
+			same[tc.hash] = k
+			continue
+		}
+		kept[tc.content] = tc.hash
+		out = append(out, tc)
+	}
+	for _, tc := range out {
+		if k, ok := same[tc.parent]; ok {
+			tc.parent = k
+		}
+	}
+	return out
 }
 
 // liveEvents derives the events of a turn under way (see turnEvents)
