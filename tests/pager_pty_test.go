@@ -89,3 +89,27 @@ func TestPager_OnlyOnATerminal(t *testing.T) {
 	p.printed("a question worth paging")
 	assert.NotContains(t, p.output(), "could not start")
 }
+
+// Ctrl-C while the pager shows a long log stops tract as git stops: no
+// message written over the pager's screen or after it, once the user
+// quits the pager.
+func TestPager_InterruptWhilePaging(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.importMessages(3000, func(i int) string { return strings.Repeat("a line long enough to fill pages ", 3) })
+	// A pager that ignores Ctrl-C as less does, reads one byte of the
+	// log (so tract is left writing the rest), and quits on a line typed
+	// at the terminal.
+	pager := `sh -c 'trap "" INT; head -c 1 >/dev/null; echo paging; read x </dev/tty; echo quit'`
+	p := s.withEnv("TRACT_PAGER", pager).startPTY("log")
+	p.waitFor("paging")
+	p.send("\x03")
+	p.send("q\n")
+	p.waitFor("quit")
+	code := p.exit()
+	out := p.finalOutput()
+	assert.NotContains(t, out, "interrupted")
+	assert.NotContains(t, out, "tract:")
+	assert.Contains(t, []int{0, 130}, code, out)
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,17 +36,18 @@ func (f *Factory) pagerCommand() (line string, named bool) {
 // quit it. A pager that cannot start is reported on standard error and
 // the output is written directly instead (silently when the pager is the
 // default less: a system without less simply has no pager).
-func (f *Factory) startPager() (stop func()) {
+// paging reports whether the pager runs.
+func (f *Factory) startPager() (stop func(), paging bool) {
 	noop := func() {}
 	line, named := f.pagerCommand()
 	if f.NoPager || !f.IO.OutTTY || f.IO.OutFile == nil || line == "cat" {
-		return noop
+		return noop, false
 	}
-	failed := func(err error) func() {
+	failed := func(err error) (func(), bool) {
 		if named {
 			fmt.Fprintf(f.IO.ErrOut, "tract: the pager %q could not start (%v); writing directly (set TRACT_PAGER, or pass --no-pager)\n", line, err)
 		}
-		return noop
+		return noop, false
 	}
 	var cmd *exec.Cmd
 	if strings.ContainsAny(line, shellChars) {
@@ -86,17 +89,26 @@ func (f *Factory) startPager() (stop func()) {
 		_ = in.Close()
 		_ = cmd.Wait()
 		f.IO.Out = out
-	}
+	}, true
 }
+
+// errPagedInterrupt is an interruption (Ctrl-C) while the pager ran: the
+// user stopped the output, and the pager had the screen, so the command
+// exits 130 with nothing more to say, as git does.
+var errPagedInterrupt = errors.New("interrupted while paging")
 
 // withPager runs fn with standard output through the pager (see
 // startPager). The user quitting the pager early is no error of fn's.
+// Ctrl-C while the pager runs is errPagedInterrupt.
 func withPager(f *Factory, fn func() error) error {
-	stop := f.startPager()
+	stop, paging := f.startPager()
 	err := fn()
 	stop()
-	if err != nil && isBrokenPipe(err) {
+	switch {
+	case err != nil && isBrokenPipe(err):
 		return nil
+	case paging && errors.Is(err, context.Canceled):
+		return errPagedInterrupt
 	}
 	return err
 }

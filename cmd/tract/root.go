@@ -51,6 +51,9 @@ func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
 
 // printError is the one place errors reach the user; it returns the code.
 func printError(f *Factory, cmd *cobra.Command, err error) int {
+	if errors.Is(err, errPagedInterrupt) {
+		return exitInterrupt
+	}
 	code := exitCode(err)
 	if code == exitInterrupt && errors.Is(err, postgres.ErrCommitUnknown) {
 		fmt.Fprintln(f.IO.ErrOut, "tract: interrupted while the database committed: the last commit may or may not have been written;\n"+
