@@ -104,11 +104,14 @@ func withPager(f *Factory, fn func() error) error {
 	stop, paging := f.startPager()
 	err := fn()
 	stop()
+	interrupted := errors.Is(err, context.Canceled) || f.Context != nil && f.Context.Err() != nil
 	switch {
+	case paging && interrupted:
+		// Whichever came first, the cancellation or the pipe the pager
+		// closed when the user quit it.
+		return errPagedInterrupt
 	case err != nil && isBrokenPipe(err):
 		return nil
-	case paging && errors.Is(err, context.Canceled):
-		return errPagedInterrupt
 	}
 	return err
 }
