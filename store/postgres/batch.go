@@ -73,30 +73,11 @@ func (t *pgTx) Commits(hs []dag.Hash) ([]*dag.Commit, error) {
 // of them.
 func (t *pgTx) CountersOf(hs []dag.Hash) ([]store.Counters, []bool, error) {
 	found := make(map[dag.Hash]store.Counters, len(hs))
-	for rest := hs; len(rest) > 0; {
-		n := min(len(rest), maxBatch)
-		keys := make([][]byte, n)
-		for i := range keys {
-			keys[i] = rest[i][:]
-		}
-		rest = rest[n:]
-		rows, err := t.query(manyQuery("tract_counters", "hash, depth, messages, tokens"), t.s.repository, keys)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %d counters: %w", len(hs), err)
-		}
-		var k []byte
-		var c store.Counters
-		_, err = pgx.ForEachRow(rows, []any{&k, &c.Depth, &c.Messages, &c.Tokens}, func() error {
-			h, err := hashOf("counters", k)
-			if err != nil {
-				return err
-			}
-			found[h] = c
-			return nil
-		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %d counters: %w", len(hs), err)
-		}
+	var c store.Counters
+	err := t.eachMany("tract_counters", "depth, messages, tokens", hs, []any{&c.Depth, &c.Messages, &c.Tokens},
+		func(h dag.Hash) { found[h] = c })
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %d counters: %w", len(hs), err)
 	}
 	cs, ok := make([]store.Counters, len(hs)), make([]bool, len(hs))
 	for i, h := range hs {
@@ -119,6 +100,17 @@ func manyQuery(table, cols string) string {
 // holds, by hash; a hash not stored has no entry.
 func (t *pgTx) readMany(table, col string, hs []dag.Hash) (map[dag.Hash][]byte, error) {
 	found := make(map[dag.Hash][]byte, len(hs))
+	var v []byte
+	err := t.eachMany(table, col, hs, []any{&v}, func(h dag.Hash) { found[h] = v })
+	return found, err
+}
+
+// eachMany reads the columns cols of the rows of table whose hashes hs
+// holds, in one query per maxBatch of them: for each row found it scans
+// the columns into dest and calls fn with the row's hash.
+func (t *pgTx) eachMany(table, cols string, hs []dag.Hash, dest []any, fn func(dag.Hash)) error {
+	var k []byte
+	scan := append([]any{&k}, dest...)
 	for len(hs) > 0 {
 		n := min(len(hs), maxBatch)
 		keys := make([][]byte, n)
@@ -126,24 +118,23 @@ func (t *pgTx) readMany(table, col string, hs []dag.Hash) (map[dag.Hash][]byte, 
 			keys[i] = hs[i][:]
 		}
 		hs = hs[n:]
-		rows, err := t.query(manyQuery(table, "hash, "+col), t.s.repository, keys)
+		rows, err := t.query(manyQuery(table, "hash, "+cols), t.s.repository, keys)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var k, v []byte
-		_, err = pgx.ForEachRow(rows, []any{&k, &v}, func() error {
+		_, err = pgx.ForEachRow(rows, scan, func() error {
 			h, err := hashOf(table, k)
 			if err != nil {
 				return err
 			}
-			found[h] = v
+			fn(h)
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return found, nil
+	return nil
 }
 
 // chainQuery walks a first-parent chain on the server. A commit's first

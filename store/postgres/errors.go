@@ -145,16 +145,13 @@ type server struct {
 	replyTimeout         time.Duration
 }
 
-// errReplyTimeout is the cause of a context a reply timeout ended.
-var errReplyTimeout = errors.New("reply timeout")
-
 // bound returns ctx limited to one reply: it ends replyTimeout from now
 // (never, when replyTimeout is 0).
 func (sv *server) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if sv.replyTimeout <= 0 {
 		return ctx, func() {}
 	}
-	return context.WithTimeoutCause(ctx, sv.replyTimeout, errReplyTimeout)
+	return context.WithTimeout(ctx, sv.replyTimeout)
 }
 
 // classify turns err, the error of op, into a *ServerError when it is

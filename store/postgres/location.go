@@ -60,7 +60,8 @@ type location struct {
 
 // parseLocation parses a postgres:// URL. The repository parameter names
 // the repository (DefaultRepository when absent) and reply_timeout the
-// reply timeout (see WithReplyTimeout); every other parameter is pgx's. Unless the URL sets default_query_exec_mode, queries run in
+// reply timeout (see WithReplyTimeout); every other parameter is pgx's.
+// Unless the URL sets default_query_exec_mode, queries run in
 // pgx.QueryExecModeExec: no statement is prepared across transactions, so
 // the store works behind a pooler in transaction mode.
 func parseLocation(raw string) (*location, error) {

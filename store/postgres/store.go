@@ -265,15 +265,13 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 	if err != nil {
 		return fmt.Errorf("%s: begin transaction: %w", s.display, s.server.classify(ctx, "BEGIN", conn.Conn().PgConn(), false, err))
 	}
+	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write}
 	done := false
 	defer func() {
 		if !done {
-			bctx, cancel := s.server.bound(ctx)
-			_ = tx.Rollback(bctx)
-			cancel()
+			_ = ptx.rollback()
 		}
 	}()
-	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write}
 	if write {
 		if err := ptx.lock(); err != nil {
 			return fmt.Errorf("%s: take the repository's writer lock: %w", s.display, err)
@@ -284,9 +282,7 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 	}
 	if !write {
 		done = true
-		bctx, cancel := s.server.bound(ctx)
-		defer cancel()
-		return ptx.fail("ROLLBACK", false, tx.Rollback(bctx))
+		return ptx.rollback()
 	}
 	if err := ptx.flush(); err != nil {
 		return fmt.Errorf("%s: %w", s.display, err)

@@ -35,6 +35,13 @@ func (t *pgTx) commit() error {
 	return t.fail("COMMIT", true, t.tx.Commit(ctx))
 }
 
+// rollback rolls t back, waiting at most the reply timeout for the reply.
+func (t *pgTx) rollback() error {
+	ctx, cancel := t.bound()
+	defer cancel()
+	return t.fail("ROLLBACK", false, t.tx.Rollback(ctx))
+}
+
 // boundRows are the rows of a query whose reply is bounded: closing them
 // ends the bound, and their error is classified.
 type boundRows struct {
