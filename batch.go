@@ -83,14 +83,23 @@ func chainCommits(tx store.Tx, links []store.ChainLink, keep func(store.ChainLin
 			out[i] = c
 		}
 	}
-	cs, err := readCommits(tx, read)
-	if err != nil {
+	if err := readCommitsInto(tx, out, read, at); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// readCommitsInto reads commits hs in one call and puts each at out[at[k]]
+// (k its place in hs).
+func readCommitsInto(tx store.Tx, out []*dag.Commit, hs []Hash, at []int) error {
+	cs, err := readCommits(tx, hs)
+	if err != nil {
+		return err
 	}
 	for k, c := range cs {
 		out[at[k]] = c
 	}
-	return out, nil
+	return nil
 }
 
 // chainHashes returns the hashes of links.

@@ -148,7 +148,7 @@ INSERT INTO tract_pack_entries (pack, ord, kind, hash, value) SELECT id, 0, 0, $
 
 			tc.damage(func(sql string, args ...any) {
 				require.NotZero(t, pgtest.Exec(t, be.location, sql, args...), "the damage touched no row: %s", sql)
-			}, crashRepository(t, be.location), live, erased, raw, crashDamageText(4))
+			}, pgtest.RepositoryOf(t, be.location), live, erased, raw, crashDamageText(4))
 			h.check(2)
 			if len(tc.want) == 0 {
 				assert.Empty(t, rec.errs)
@@ -173,12 +173,4 @@ func crashDamageText(n int) string {
 func crashBlob(text string) []byte {
 	h := dag.Sum([]byte(text))
 	return h[:]
-}
-
-// crashRepository returns the repository the URL u names.
-func crashRepository(t *testing.T, u string) string {
-	st, err := tract.OpenStore(context.Background(), u, false)
-	require.NoError(t, err)
-	defer st.Close()
-	return st.(interface{ Repository() string }).Repository()
 }

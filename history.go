@@ -211,12 +211,8 @@ func (o *Outline) commits(tx store.Tx, hs []Hash) ([]*dag.Commit, error) {
 		}
 		read, at = append(read, h), append(at, k)
 	}
-	cs, err := readCommits(tx, read)
-	if err != nil {
+	if err := readCommitsInto(tx, out, read, at); err != nil {
 		return nil, err
-	}
-	for j, c := range cs {
-		out[at[j]] = c
 	}
 	return out, nil
 }

@@ -93,6 +93,7 @@ func errorHint(err error) string {
 		tooLarge  *tract.TooLargeError
 		escalated *tract.EscalationError
 		exhausted *retry.ExhaustedError
+		server    *postgres.ServerError
 	)
 	switch {
 	case errors.Is(err, tract.ErrNoTurn):
@@ -133,8 +134,7 @@ func errorHint(err error) string {
 	case errors.Is(err, postgres.ErrSchemaMissing), errors.Is(err, postgres.ErrSchemaOld):
 		return "Create or upgrade the database's schema with 'tract migrate' (with the same --db or TRACT_DB),\n" +
 			"then run the command again."
-	case errors.Is(err, postgres.ErrCommitUnknown), errors.Is(err, postgres.ErrTimeout), errors.Is(err, postgres.ErrConnectionLost),
-		errors.Is(err, postgres.ErrUnreachable), errors.Is(err, postgres.ErrTooManyConnections), errors.Is(err, postgres.ErrAuthFailed):
+	case errors.As(err, &server):
 		return serverHint(err)
 	case postgres.IsConnectError(err):
 		return "Check the database URL's host, port, user and password (or PGPASSWORD, ~/.pgpass), and that the\n" +

@@ -78,14 +78,6 @@ func requireServerError(t *testing.T, err error, kind error, addr, password stri
 	return se
 }
 
-func password(t *testing.T, raw string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	require.NoError(t, err)
-	pw, _ := u.User.Password()
-	return pw
-}
-
 // Open and Migrate of a server that cannot be reached, or that refuses
 // the login, fail with the kind of error that says so, bounded by the
 // connect timeout.
@@ -152,7 +144,7 @@ func proxyAddr(t *testing.T, s *postgres.Store) string {
 func TestUpdate_ServerHangsMidTransaction(t *testing.T) {
 	t.Parallel()
 	direct, p, s := openThrough(t)
-	pw := password(t, pgtest.URL(t))
+	pw := passwordOf(t, pgtest.URL(t))
 	var h dag.Hash
 	err := s.Update(func(tx store.Tx) error {
 		var err error

@@ -35,7 +35,7 @@ func (v Value) String() string { return fmt.Sprintf("%s.%s of row %s", v.Table, 
 // later schema adds is not silently left out of such tests.
 func Values(t testing.TB, u string) []Value {
 	t.Helper()
-	repo := repositoryOf(t, u)
+	repo := RepositoryOf(t, u)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, withoutRepository(t, u))
 	require.NoError(t, err)
@@ -158,8 +158,8 @@ func hasColumn(cols []column, name string) bool {
 
 func quote(name string) string { return pgx.Identifier{name}.Sanitize() }
 
-// repositoryOf returns the repository u names.
-func repositoryOf(t testing.TB, u string) string {
+// RepositoryOf returns the name of the repository u names.
+func RepositoryOf(t testing.TB, u string) string {
 	t.Helper()
 	parsed, err := url.Parse(u)
 	require.NoError(t, err)
