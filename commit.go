@@ -286,6 +286,20 @@ func (t *Tract) CommitMany(ctx context.Context, msgs []ImportMessage) ([]Hash, e
 	return hs[1:], nil
 }
 
+// mergePacks runs, after a write that added a pack and outside its
+// transaction, the merges of packs it made due (store.PackMerger). The
+// write is done whatever happens here: a merge that fails or is cancelled
+// leaves every object where it was, and the next write that adds a pack
+// takes it up again.
+func (t *Tract) mergePacks(ctx context.Context) {
+	_ = t.withStore(func(st store.Store) error {
+		if m, ok := st.(store.PackMerger); ok {
+			return m.MergePacks(ctx)
+		}
+		return nil
+	})
+}
+
 // appendChain appends msgs to t's position in one transaction and returns
 // the position before, then each new commit (just the position when msgs
 // is empty).
@@ -310,11 +324,14 @@ func (t *Tract) appendChain(ctx context.Context, msgs []ImportMessage, action, m
 		for _, c := range commits {
 			out = append(out, c.hash)
 		}
-		if err := putSorted(tx, commits, blobs); err != nil {
+		if err := putSorted(tx, t.now(), commits, blobs); err != nil {
 			return err
 		}
 		return t.move(tx, cur.Hash, out[len(out)-1], action, msg)
 	})
+	if err == nil && len(msgs) >= packMin {
+		t.mergePacks(ctx)
+	}
 	return out, err
 }
 
@@ -395,9 +412,12 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 // commits come in chain order (each commit's first parent is stored or
 // comes earlier), so their counters are computed on the way and each is
 // put right after its commit: the key order the store keeps them in.
-func putSorted(tx store.Tx, commits []hashedCommit, blobs []hashedBlob) error {
+func putSorted(tx store.Tx, now time.Time, commits []hashedCommit, blobs []hashedBlob) error {
 	if err := chainCounters(tx, commits, blobs); err != nil {
 		return err
+	}
+	if pw, ok := tx.(store.PackWriter); ok && len(commits) >= packMin {
+		return writePack(pw, now, commits, blobs)
 	}
 	if p, ok := tx.(store.SortedPacker); ok && len(commits) > 1 {
 		p.PackSorted()
@@ -435,6 +455,36 @@ func putSorted(tx store.Tx, commits []hashedCommit, blobs []hashedBlob) error {
 		}
 	}
 	return nil
+}
+
+// packMin is the smallest batch of commits putSorted writes as a pack of
+// its own on a store that takes them (store.PackWriter).
+const packMin = 256
+
+// writePack stores commits (with their counters) and blobs as one pack.
+// It does not look for objects stored already: that would cost a lookup
+// in every pack per object, and a copy of an object is harmless (readers
+// take the first they find; merges and compaction keep one).
+func writePack(pw store.PackWriter, now time.Time, commits []hashedCommit, blobs []hashedBlob) error {
+	entries := make([]store.PackEntry, 0, len(blobs)+2*len(commits))
+	for _, b := range blobs {
+		entries = append(entries, store.PackEntry{Kind: store.PackBlob, Hash: b.hash, Value: b.data})
+	}
+	for _, c := range commits {
+		raw := c.raw
+		if raw == nil {
+			var err error
+			if raw, err = dag.Encode(c.commit); err != nil {
+				return err
+			}
+		}
+		entries = append(entries,
+			store.PackEntry{Kind: store.PackCommit, Hash: c.hash, Value: raw},
+			store.PackEntry{Kind: store.PackCounters, Hash: c.hash, Value: c.counters.Encode()})
+	}
+	slices.SortFunc(entries, store.PackEntry.Compare)
+	entries = slices.CompactFunc(entries, func(a, b store.PackEntry) bool { return a.Compare(b) == 0 })
+	return pw.WritePack(now, entries)
 }
 
 // chainCounters sets the counters of commits, given in chain order: from

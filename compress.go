@@ -493,7 +493,7 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	}
 	res.Replayed = len(plan.tail)
 	res.NewHead = tip
-	if err := putSorted(tx, batch, blobs); err != nil {
+	if err := putSorted(tx, t.now(), batch, blobs); err != nil {
 		return nil, err
 	}
 	msg := fmt.Sprintf("compress: %s into %s, %d replayed", english.Count(len(res.Sources), "commit", "commits"),

@@ -98,8 +98,10 @@ func TestCounters_UpgradeFromAFileWithoutTheIndex(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tract.db")
 	tr, err := tract.Init(path, tract.WithNoSync())
 	require.NoError(t, err)
-	_, err = tr.Import(ctx, chain(300, 80, "old"))
-	require.NoError(t, err)
+	for i := range 3 { // batches too small for a pack: that format had none
+		_, err = tr.Import(ctx, chain(100, 80, fmt.Sprintf("old %d", i)))
+		require.NoError(t, err)
+	}
 	_, err = tr.Note(ctx, "old note")
 	require.NoError(t, err)
 	require.NoError(t, tr.Close())

@@ -301,6 +301,7 @@ func (im *importer) write() error {
 	var conflict *ConflictError
 	if err == nil || errors.As(err, &conflict) {
 		im.pack = 0 // published (a conflict keeps it, off the branch)
+		im.t.mergePacks(im.ctx)
 	}
 	return err
 }

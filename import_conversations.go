@@ -89,7 +89,7 @@ func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter
 			commits = append(commits, c.commits...)
 			blobs = append(blobs, c.blobs...)
 		}
-		if err := putSorted(tx, commits, blobs); err != nil {
+		if err := putSorted(tx, t.now(), commits, blobs); err != nil {
 			return err
 		}
 		for i, b := range out {

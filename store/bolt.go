@@ -88,6 +88,9 @@ type Bolt struct {
 	path     string
 	readOnly bool
 	ss       *sessions
+	// packs says when packs are merged: defaultPackPolicy, or a smaller
+	// one in tests.
+	packs packPolicy
 }
 
 var _ Store = (*Bolt)(nil)
@@ -121,7 +124,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts)}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy()}
 	if err := b.checkOrInit(opts.Create); err != nil {
 		b.ss.close()
 		return nil, err
@@ -209,7 +212,7 @@ func (b *Bolt) View(fn func(Tx) error) error {
 func (b *Bolt) view(db *bolt.DB, fn func(Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.guard(&err)
-	return db.View(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx}) })
+	return db.View(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx, policy: b.packs}) })
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns
@@ -241,7 +244,7 @@ func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (erased bool, err error) {
 		if err := damaged(tx, b.path); err != nil {
 			return err
 		}
-		btx := &boltTx{tx: tx}
+		btx := &boltTx{tx: tx, policy: b.packs}
 		if err := fn(btx); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"sort"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -36,7 +37,8 @@ var _ PackTx = (*boltTx)(nil)
 func packKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
 
 // layers returns every layer: the top-level buckets, then the published
-// packs in id order.
+// packs, largest first (a lookup finds most objects in the largest; a
+// copy of an object in another is equal to it).
 func (t *boltTx) layers() []*layer {
 	if t.all != nil {
 		return t.all
@@ -46,6 +48,7 @@ func (t *boltTx) layers() []*layer {
 	if pb == nil {
 		return t.all
 	}
+	var sizes []int64
 	c := pb.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if v != nil {
@@ -55,14 +58,36 @@ func (t *boltTx) layers() []*layer {
 		l := &layer{blobs: b.Bucket(bucketBlobs), commits: b.Bucket(bucketCommits)}
 		if l.blobs != nil && l.commits != nil {
 			t.all = append(t.all, l)
+			info, _ := decodePackInfo(0, b.Get(keyPackInfo)) // a bad info sorts last; fsck reports it
+			sizes = append(sizes, info.Entries)
 		}
 	}
+	packs := t.all[1:]
+	sort.Stable(bySize{packs, sizes})
 	return t.all
+}
+
+// bySize sorts layers by their sizes, largest first.
+type bySize struct {
+	ls    []*layer
+	sizes []int64
+}
+
+func (s bySize) Len() int           { return len(s.ls) }
+func (s bySize) Less(i, j int) bool { return s.sizes[i] > s.sizes[j] }
+func (s bySize) Swap(i, j int) {
+	s.ls[i], s.ls[j] = s.ls[j], s.ls[i]
+	s.sizes[i], s.sizes[j] = s.sizes[j], s.sizes[i]
 }
 
 // deleteEverywhere deletes key from the commits (or blobs) bucket of every
 // layer.
 func (t *boltTx) deleteEverywhere(commits bool, key []byte) error {
+	if len(t.layers()) > 1 {
+		if err := t.dropMerges(); err != nil {
+			return err
+		}
+	}
 	for _, l := range t.layers() {
 		if err := l.bucket(commits).Delete(key); err != nil {
 			return err
@@ -150,27 +175,52 @@ func (t *boltTx) CreatePack(now time.Time) (uint64, error) {
 	if err := t.writable(); err != nil {
 		return 0, fmt.Errorf("create pack: %w", err)
 	}
+	_, id, err := t.newPack(bucketStaging, now)
+	t.wrote(id)
+	return id, err
+}
+
+// wrote records that this transaction wrote to unpublished pack id.
+func (t *boltTx) wrote(id uint64) {
+	if t.packsWritten == nil {
+		t.packsWritten = map[uint64]bool{}
+	}
+	t.packsWritten[id] = true
+}
+
+// newPack creates an empty pack in the top-level bucket named in (staging
+// or packs) and returns its bucket and id. Ids come from the staging
+// bucket's sequence, whichever bucket the pack starts in, so no two packs
+// ever share one.
+func (t *boltTx) newPack(in []byte, now time.Time) (*bolt.Bucket, uint64, error) {
 	st, err := t.tx.CreateBucketIfNotExists(bucketStaging)
 	if err != nil {
-		return 0, fmt.Errorf("create pack: %w", err)
+		return nil, 0, fmt.Errorf("create pack: %w", err)
 	}
 	id, err := st.NextSequence()
 	if err != nil {
-		return 0, fmt.Errorf("create pack: %w", err)
+		return nil, 0, fmt.Errorf("create pack: %w", err)
 	}
-	pb, err := st.CreateBucket(packKey(id))
+	parent, err := t.tx.CreateBucketIfNotExists(in)
 	if err != nil {
-		return 0, fmt.Errorf("create pack %d: %w", id, err)
+		return nil, 0, fmt.Errorf("create pack %d: %w", id, err)
+	}
+	pb, err := parent.CreateBucket(packKey(id))
+	if err != nil {
+		return nil, 0, fmt.Errorf("create pack %d: %w", id, err)
 	}
 	for _, name := range [][]byte{bucketBlobs, bucketCommits} {
-		if _, err := pb.CreateBucket(name); err != nil {
-			return 0, fmt.Errorf("create pack %d: %w", id, err)
+		b, err := pb.CreateBucket(name)
+		if err != nil {
+			return nil, 0, fmt.Errorf("create pack %d: %w", id, err)
 		}
+		// Keys arrive in order: nothing is inserted before them.
+		b.FillPercent = 1.0
 	}
 	if err := pb.Put(keyPackInfo, encodePackInfo(PackInfo{ID: id, Updated: now})); err != nil {
-		return 0, fmt.Errorf("create pack %d: %w", id, err)
+		return nil, 0, fmt.Errorf("create pack %d: %w", id, err)
 	}
-	return id, nil
+	return pb, id, nil
 }
 
 // stagingPack returns the bucket of unpublished pack id.
@@ -191,6 +241,12 @@ func (t *boltTx) AppendPack(id uint64, now time.Time, entries []PackEntry) error
 	if err != nil {
 		return err
 	}
+	t.wrote(id)
+	return appendToPack(pb, id, now, entries)
+}
+
+// appendToPack appends entries to pack id, whose bucket is pb.
+func appendToPack(pb *bolt.Bucket, id uint64, now time.Time, entries []PackEntry) error {
 	info, err := decodePackInfo(id, pb.Get(keyPackInfo))
 	if err != nil {
 		return err
@@ -234,6 +290,11 @@ func (t *boltTx) PublishPack(id uint64) error {
 	}
 	if _, err := t.stagingPack(id); err != nil {
 		return err
+	}
+	if t.packsWritten[id] {
+		// bbolt moves a bucket as its last commit left it: what this
+		// transaction wrote to it would be lost.
+		return fmt.Errorf("publish pack %d: %w", id, ErrPackWrittenInTx)
 	}
 	packs, err := t.tx.CreateBucketIfNotExists(bucketPacks)
 	if err != nil {

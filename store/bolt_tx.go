@@ -18,6 +18,8 @@ import (
 // boltTx is one transaction of a Bolt store: the Tx every caller gets.
 type boltTx struct {
 	tx *bolt.Tx
+	// policy says when packs are merged (see bolt_tiers.go).
+	policy packPolicy
 	// main holds the top-level blobs and commits buckets. all is every
 	// layer, main first and then the published packs (see bolt_pack.go),
 	// loaded on first use; a lookup tries them in that order.
@@ -27,6 +29,12 @@ type boltTx struct {
 	// reflog entries, packs): the transaction then records a pending
 	// erasure, completed once it commits (see erase.go).
 	erased bool
+	// mergesDropped is set once the transaction has dropped the merges in
+	// progress (dropMerges).
+	mergesDropped bool
+	// packsWritten holds the unpublished packs this transaction created
+	// or appended to: PublishPack refuses them.
+	packsWritten map[uint64]bool
 }
 
 // layer is one place objects are kept: the top-level buckets or a pack.

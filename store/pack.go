@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -80,7 +81,10 @@ type PackTx interface {
 	// ends. A missing pack (dropped by GC) is an error wrapping
 	// ErrNotFound.
 	AppendPack(id uint64, now time.Time, entries []PackEntry) error
-	// PublishPack makes pack id's objects visible, in this transaction.
+	// PublishPack makes pack id's objects visible, in this transaction,
+	// which must not be the one that created the pack or last appended to
+	// it (ErrPackWrittenInTx): a store may move a pack as it was last
+	// committed.
 	PublishPack(id uint64) error
 	// DropPack deletes unpublished pack id and what it holds; dropping a
 	// missing one is not an error.
@@ -111,4 +115,26 @@ func decodePackInfo(id uint64, b []byte) (PackInfo, error) {
 		return PackInfo{}, fmt.Errorf("pack %d: info with %d entries: %w", id, entries, dag.ErrBadEncoding)
 	}
 	return PackInfo{ID: id, Updated: time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC(), Entries: entries}, nil
+}
+
+// PackWriter is implemented by transactions of stores where a batch of new
+// objects costs less as a pack of its own than inserted into the main
+// buckets (bbolt: a batch of random hash keys dirties a page per object
+// there, but fills fresh pages in order in a pack). The store keeps its
+// packs few by merging them (see the package documentation).
+type PackWriter interface {
+	// WritePack stores entries, in ascending Compare order and each once,
+	// as a published pack, in this transaction. The store keeps their
+	// slices until the transaction ends.
+	WritePack(now time.Time, entries []PackEntry) error
+}
+
+// PackMerger is implemented by stores that merge packs in the background
+// of their writers' work, a bounded batch per transaction (Bolt): callers
+// that wrote packs call MergePacks after their own transaction, outside
+// it.
+type PackMerger interface {
+	// MergePacks runs the merges of packs that are due. An error leaves
+	// every object where it was; ctx stops it between transactions.
+	MergePacks(ctx context.Context) error
 }

@@ -37,6 +37,9 @@ var (
 	ErrCorrupt = errors.New("repository is corrupted")
 	// ErrReadOnly is returned by writes inside a read-only transaction.
 	ErrReadOnly = errors.New("read-only transaction")
+	// ErrPackWrittenInTx is returned by PublishPack for a pack the same
+	// transaction created or appended to: publish it in a later one.
+	ErrPackWrittenInTx = errors.New("pack was written in this transaction; publish it in a later one")
 )
 
 // Store is a repository's storage: a set of transactions over objects, refs

@@ -1,0 +1,415 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Tiers of packs. A batch of objects written as a pack of its own
+// (WritePack) costs the pages it fills, not a page per object, but every
+// pack is one more place a lookup tries. So packs are merged as they come,
+// the way a log-structured merge tree keeps its runs few: a pack's tier is
+// the logarithm of its entry count to the base fanIn, and whenever fanIn
+// published packs share a tier they become one pack of the next. Each
+// object is then rewritten once per tier it climbs (three or four times
+// between a batch of a thousand messages and the largest merge), and a
+// repository holds at most fanIn-1 packs per tier.
+//
+// Merges of up to inline entries run in the transaction that wrote the
+// pack. Larger ones would hold too many pages in memory at once for one
+// bbolt transaction: Bolt.MergePacks runs them as a merge in progress, an
+// unpublished pack filled inline entries per transaction and published,
+// in place of the packs it merges, by one last transaction. Packs past max
+// entries are left as they are; Bolt.Compact merges every pack into the
+// main buckets.
+type packPolicy struct {
+	fanIn       int // a power of two
+	inline, max int64
+}
+
+// defaultPackPolicy rewrites each object about three times on its way from
+// a pack of 3,000 entries (a CommitMany of 1,000 messages) to one of
+// 2,000,000 and keeps an inline merge to about 10 MiB of pages.
+func defaultPackPolicy() packPolicy { return packPolicy{fanIn: 8, inline: 1 << 16, max: 1 << 22} }
+
+// keyPackMerging marks an unpublished pack as a merge in progress; its
+// value is the 8-byte big-endian ids of the published packs it merges.
+var keyPackMerging = []byte("merging")
+
+var _ PackWriter = (*boltTx)(nil)
+
+// WritePack stores entries as a new published pack, then merges packs of
+// one tier while any tier holds fanIn of them and their merge fits one
+// transaction (inline).
+func (t *boltTx) WritePack(now time.Time, entries []PackEntry) error {
+	if err := t.writable(); err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	pb, id, err := t.newPack(bucketPacks, now)
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	if err := appendToPack(pb, id, now, entries); err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	// A tract that does not know packs would not find these objects.
+	if err := raiseSchema(t.tx, schemaPacks); err != nil {
+		return fmt.Errorf("write pack %d: %w", id, err)
+	}
+	t.all = nil
+	return t.mergeTiers(now)
+}
+
+// packStat is what the merge policy needs of a published pack.
+type packStat struct {
+	id      uint64
+	entries int64
+}
+
+// tier is the tier of a pack of n entries: its logarithm to the base
+// fanIn.
+func (p packPolicy) tier(n int64) int {
+	if n < 1 {
+		return 0
+	}
+	return (bits.Len64(uint64(n)) - 1) / bits.TrailingZeros(uint(p.fanIn))
+}
+
+// group returns the packs to merge next: the fanIn oldest of the lowest
+// tier that holds that many and whose merge stays within limit entries;
+// nil when there is none.
+func (p packPolicy) group(packs []packStat, limit int64) []packStat {
+	byTier := map[int][]packStat{}
+	for _, s := range packs {
+		byTier[p.tier(s.entries)] = append(byTier[p.tier(s.entries)], s)
+	}
+	tiers := make([]int, 0, len(byTier))
+	for t := range byTier {
+		tiers = append(tiers, t)
+	}
+	slices.Sort(tiers)
+	for _, t := range tiers {
+		group := byTier[t]
+		if len(group) < p.fanIn {
+			continue
+		}
+		slices.SortFunc(group, func(a, b packStat) int { return cmpUint64(a.id, b.id) })
+		group = group[:p.fanIn]
+		var sum int64
+		for _, s := range group {
+			sum += s.entries
+		}
+		if sum <= limit {
+			return group
+		}
+	}
+	return nil
+}
+
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// publishedPackStats lists the published packs with their entry counts.
+func (t *boltTx) publishedPackStats() ([]packStat, error) {
+	pb := t.tx.Bucket(bucketPacks)
+	if pb == nil {
+		return nil, nil
+	}
+	var out []packStat
+	err := pb.ForEachBucket(func(k []byte) error {
+		if len(k) != 8 {
+			return nil // not a pack; layers skips it too
+		}
+		id := binary.BigEndian.Uint64(k)
+		info, err := decodePackInfo(id, pb.Bucket(k).Get(keyPackInfo))
+		if err != nil {
+			return err
+		}
+		out = append(out, packStat{id: id, entries: info.Entries})
+		return nil
+	})
+	return out, err
+}
+
+// mergeTiers merges published packs, a group of one tier at a time, for as
+// long as the policy finds one that fits this transaction.
+func (t *boltTx) mergeTiers(now time.Time) error {
+	for {
+		packs, err := t.publishedPackStats()
+		if err != nil {
+			return fmt.Errorf("merge packs: %w", err)
+		}
+		group := t.policy.group(packs, t.policy.inline)
+		if group == nil {
+			return nil
+		}
+		if err := t.mergePacks(now, group); err != nil {
+			return err
+		}
+	}
+}
+
+// mergePacks writes the objects of the published packs in group into one
+// new published pack, in key order and each key once, and deletes the
+// packs of group.
+func (t *boltTx) mergePacks(now time.Time, group []packStat) error {
+	packs := t.tx.Bucket(bucketPacks)
+	dst, id, err := t.newPack(bucketPacks, now)
+	if err != nil {
+		return fmt.Errorf("merge packs: %w", err)
+	}
+	var entries int64
+	for _, name := range [][]byte{bucketBlobs, bucketCommits} {
+		out := dst.Bucket(name)
+		m := &mergedCursor{cs: make([]*bolt.Cursor, len(group)), ks: make([][]byte, len(group)), vs: make([][]byte, len(group))}
+		for i, p := range group {
+			src := packs.Bucket(packKey(p.id))
+			if src == nil || src.Bucket(name) == nil {
+				return fmt.Errorf("merge packs: pack %d is missing its %s", p.id, name)
+			}
+			m.cs[i] = src.Bucket(name).Cursor()
+		}
+		for k, v := m.First(); k != nil; k, v = m.Next() {
+			if err := out.Put(k, v); err != nil {
+				return fmt.Errorf("merge packs into %d: %w", id, err)
+			}
+			entries++
+		}
+	}
+	if err := dst.Put(keyPackInfo, encodePackInfo(PackInfo{ID: id, Updated: now, Entries: entries})); err != nil {
+		return fmt.Errorf("merge packs into %d: %w", id, err)
+	}
+	for _, p := range group {
+		if err := packs.DeleteBucket(packKey(p.id)); err != nil {
+			return fmt.Errorf("merge packs into %d: drop pack %d: %w", id, p.id, err)
+		}
+	}
+	t.all = nil
+	return nil
+}
+
+var _ PackMerger = (*Bolt)(nil)
+
+// MergePacks runs the merges of published packs that were too large for
+// the transaction that wrote the last of them, until every tier holds
+// fewer than fanIn packs or a merge would pass max entries. Each merge
+// copies inline entries per transaction into an unpublished pack, so other
+// writers go on between them, and its last transaction publishes it and
+// drops the packs it merged. A merge gives up (and drops its copy) when
+// another process merged or compacted those packs first, or deleted
+// objects from them: an object deleted (erased) from a source pack must
+// not come back through the copy. The copy is dropped in the transaction
+// that deletes, so a merge in progress never keeps an erased text.
+func (b *Bolt) MergePacks(ctx context.Context) error {
+	for {
+		m, err := b.startMerge()
+		if err != nil || m == nil {
+			return err
+		}
+		for done := false; !done; {
+			if err := ctx.Err(); err != nil {
+				return errors.Join(err, b.Update(func(tx Tx) error { return tx.(*boltTx).DropPack(m.id) }))
+			}
+			if done, err = b.stepMerge(m); err != nil {
+				return err
+			}
+		}
+		if published, err := b.finishMerge(m); err != nil || !published {
+			return err
+		}
+	}
+}
+
+// packMerge is a merge in progress: unpublished pack id, filled with the
+// objects of the published packs of group, bucket by bucket in key order.
+type packMerge struct {
+	id      uint64
+	group   []packStat
+	space   int    // the bucket being copied: 0 blobs, 1 commits, 2 done
+	after   []byte // the last key copied into it
+	entries int64
+	gone    bool // dropped, or a pack of group is gone
+}
+
+// startMerge starts the next merge MergePacks runs, if one is due: nil if
+// not. A View looks first, so that a write that made no merge due does not
+// pay for a durable transaction here.
+func (b *Bolt) startMerge() (*packMerge, error) {
+	var due bool
+	if err := b.View(func(tx Tx) error {
+		t := tx.(*boltTx)
+		stats, err := t.publishedPackStats()
+		due = t.policy.group(stats, t.policy.max) != nil
+		return err
+	}); err != nil || !due {
+		return nil, err
+	}
+	var m *packMerge
+	err := b.Update(func(tx Tx) error {
+		t := tx.(*boltTx)
+		stats, err := t.publishedPackStats()
+		if err != nil {
+			return err
+		}
+		group := t.policy.group(stats, t.policy.max)
+		if group == nil {
+			return nil
+		}
+		pb, id, err := t.newPack(bucketStaging, time.Now())
+		if err != nil {
+			return err
+		}
+		var ids []byte
+		for _, p := range group {
+			ids = binary.BigEndian.AppendUint64(ids, p.id)
+		}
+		m = &packMerge{id: id, group: group}
+		return pb.Put(keyPackMerging, ids)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// stepMerge copies up to inline more entries into m in one transaction and
+// reports whether m has nothing left to copy (or gave up).
+func (b *Bolt) stepMerge(m *packMerge) (done bool, err error) {
+	names := [][]byte{bucketBlobs, bucketCommits}
+	err = b.Update(func(tx Tx) error {
+		t := tx.(*boltTx)
+		dst, cur, ok := t.mergeInputs(m.id, m.group, names[m.space])
+		if !ok {
+			m.gone = true
+			return t.DropPack(m.id)
+		}
+		dst.FillPercent = 1.0
+		k, v := cur.First()
+		if m.after != nil {
+			if k, v = cur.Seek(m.after); k != nil && bytes.Equal(k, m.after) {
+				k, v = cur.Next()
+			}
+		}
+		var last []byte
+		var n int64
+		for ; k != nil && n < t.policy.inline; n++ {
+			if err := dst.Put(k, v); err != nil {
+				return fmt.Errorf("merge packs into %d: %w", m.id, err)
+			}
+			last = k
+			k, v = cur.Next()
+		}
+		m.entries += n
+		if k == nil {
+			m.space, m.after = m.space+1, nil
+		} else {
+			m.after = clone(last)
+		}
+		return nil
+	})
+	return err != nil || m.gone || m.space == len(names), err
+}
+
+// finishMerge publishes m in place of the packs it merged, in one
+// transaction, and reports whether it did (false: m gave up).
+func (b *Bolt) finishMerge(m *packMerge) (bool, error) {
+	if m.gone {
+		return false, nil
+	}
+	err := b.Update(func(tx Tx) error {
+		t := tx.(*boltTx)
+		if _, _, ok := t.mergeInputs(m.id, m.group, bucketBlobs); !ok {
+			m.gone = true
+			return t.DropPack(m.id)
+		}
+		// bbolt moves a bucket as its last commit left it: the pack is
+		// marked published after the move.
+		packs := t.tx.Bucket(bucketPacks)
+		if err := t.tx.MoveBucket(packKey(m.id), t.tx.Bucket(bucketStaging), packs); err != nil {
+			return fmt.Errorf("publish merged pack %d: %w", m.id, err)
+		}
+		dst := packs.Bucket(packKey(m.id))
+		if err := dst.Delete(keyPackMerging); err != nil {
+			return fmt.Errorf("publish merged pack %d: %w", m.id, err)
+		}
+		if err := dst.Put(keyPackInfo, encodePackInfo(PackInfo{ID: m.id, Updated: time.Now(), Entries: m.entries})); err != nil {
+			return fmt.Errorf("publish merged pack %d: %w", m.id, err)
+		}
+		for _, p := range m.group {
+			if err := packs.DeleteBucket(packKey(p.id)); err != nil {
+				return fmt.Errorf("merge packs into %d: drop pack %d: %w", m.id, p.id, err)
+			}
+		}
+		t.all = nil
+		return nil
+	})
+	return err == nil && !m.gone, err
+}
+
+// mergeInputs returns, for merge in progress id of the packs in group, its
+// bucket named name and a cursor over the same bucket of every pack of
+// group; ok is false when the merge was dropped or a pack of group is gone.
+func (t *boltTx) mergeInputs(id uint64, group []packStat, name []byte) (dst *bolt.Bucket, cur *mergedCursor, ok bool) {
+	pb, err := t.stagingPack(id)
+	if err != nil || pb.Get(keyPackMerging) == nil {
+		return nil, nil, false
+	}
+	packs := t.tx.Bucket(bucketPacks)
+	if packs == nil {
+		return nil, nil, false
+	}
+	cur = &mergedCursor{cs: make([]*bolt.Cursor, len(group)), ks: make([][]byte, len(group)), vs: make([][]byte, len(group))}
+	for i, p := range group {
+		src := packs.Bucket(packKey(p.id))
+		if src == nil || src.Bucket(name) == nil {
+			return nil, nil, false
+		}
+		cur.cs[i] = src.Bucket(name).Cursor()
+	}
+	return pb.Bucket(name), cur, true
+}
+
+// dropMerges drops every merge in progress, once per transaction: called
+// before objects are deleted from published packs, whose copies the merges
+// would otherwise bring back.
+func (t *boltTx) dropMerges() error {
+	if t.mergesDropped {
+		return nil
+	}
+	t.mergesDropped = true
+	st := t.tx.Bucket(bucketStaging)
+	if st == nil {
+		return nil
+	}
+	var ids [][]byte
+	if err := st.ForEachBucket(func(k []byte) error {
+		if st.Bucket(k).Get(keyPackMerging) != nil {
+			ids = append(ids, clone(k))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range ids {
+		t.erased = true
+		if err := st.DeleteBucket(k); err != nil {
+			return fmt.Errorf("drop merge in progress %x: %w", k, err)
+		}
+	}
+	return nil
+}
