@@ -304,7 +304,11 @@ func (w *crashWorker) commit() error {
 }
 
 func (w *crashWorker) commitMany() error {
-	msgs := w.messages(2 + w.rng.IntN(20))
+	n := 2 + w.rng.IntN(20)
+	if w.rng.IntN(4) == 0 {
+		n = 256 + w.rng.IntN(100) // a pack of its own, and its merges
+	}
+	msgs := w.messages(n)
 	w.begin(crashCommitMany)
 	hs, err := w.tr.CommitMany(w.ctx, msgs)
 	if err != nil {

@@ -656,3 +656,48 @@ func TestCommitMany(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, all, 4+4*5*11)
 }
+
+// A batch of packMin (256) messages or more goes into a pack of its own
+// on a file: it reads like any other commits, fsck counts the pack, and a
+// hard reset deletes from it what it leaves behind.
+func TestCommitMany_ALargeBatchIsAPack(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	batch := func(tag string) []tract.ImportMessage {
+		msgs := make([]tract.ImportMessage, 300)
+		for i := range msgs {
+			msgs[i] = tract.ImportMessage{Role: tract.RoleUser, Content: fmt.Sprintf("%s %d", tag, i)}
+		}
+		return msgs
+	}
+	kept, err := tr.CommitMany(ctx, batch("kept"))
+	require.NoError(t, err)
+	secret, err := tr.CommitMany(ctx, batch("secret"))
+	require.NoError(t, err)
+	report, err := tr.Fsck(ctx)
+	require.NoError(t, err)
+	require.True(t, report.OK(), "%v", report.Problems)
+	assert.Equal(t, 2, report.Packs)
+	st, err := tr.Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 600, st.Length)
+	msgs, err := tr.Compile(ctx)
+	require.NoError(t, err)
+	require.Len(t, msgs, 600)
+	assert.Equal(t, "secret 299", msgs[599].Content)
+
+	_, err = tr.Reset(ctx, kept[len(kept)-1].String(), tract.Hard)
+	require.NoError(t, err)
+	require.NoError(t, tr.Store().View(func(tx store.Tx) error {
+		for _, h := range secret {
+			has, err := tx.HasCommit(h)
+			require.NoError(t, err)
+			assert.False(t, has, "commit %s outlived the hard reset", h.Short())
+		}
+		return nil
+	}))
+	report, err = tr.Fsck(ctx)
+	require.NoError(t, err)
+	assert.True(t, report.OK(), "%v", report.Problems)
+	assert.Equal(t, 300, report.Commits)
+}

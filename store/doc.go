@@ -84,15 +84,34 @@
 // fills them. The pack sits in "staging", read by nothing, until one
 // transaction moves it to "packs" (bbolt moves a bucket's root, not its
 // pages) together with the branch move that makes its commits reachable.
-// Lookups try the top-level buckets, then each published pack; listings
-// merge them in key order, each key once; deletes reach every one.
-// [Bolt.Compact] merges the packs into the top-level buckets.
+// Lookups try the top-level buckets, then each published pack, largest
+// first; listings merge them in key order, each key once; deletes reach
+// every one. [Bolt.Compact] merges the packs into the top-level buckets.
+//
+// A batch of new objects written in one transaction (CommitMany of 256
+// messages or more) is a pack too, written and published at once
+// ([PackWriter]): it fills fresh pages in key order instead of dirtying a
+// page of the top-level buckets per object, which makes such batches two
+// to four times faster and the file smaller. It does not look for copies
+// of its objects stored already (a copy is equal to it, so readers take
+// either). Packs merge as they come, like the runs of a log-structured
+// merge tree: eight published packs of one size tier (powers of eight
+// entries) become one of the next. A merge of up to 65,536 entries runs
+// in the transaction that wrote the last pack; a larger one
+// ([Bolt.MergePacks], which the writer runs after its transaction) copies
+// 65,536 entries per transaction into an unpublished pack marked
+// "merging" (its ids), and its last transaction publishes it and drops
+// the packs it merged. A transaction that deletes objects while packs are
+// published drops every merge in progress, so a copy never brings back
+// an object deleted (or erased) after it was made; the merge then gives
+// up, as it does when another process merged those packs first. Packs
+// over 4,194,304 entries are not merged; Compact merges everything.
 //
 // The transaction that publishes a file's first pack records schema 3:
 // a tract that does not know packs would not find their objects. Until
 // then a file stays at schema 2 and that tract can still use it. An
-// unpublished pack whose writer died only takes space; GC drops it (see
-// package tract).
+// unpublished pack whose writer died (an import or a merge) only takes
+// space; GC drops it (see package tract).
 //
 // # Sharing the file
 //

@@ -65,7 +65,8 @@ type PackInfo struct {
 // (so each transaction only appends, and its memory stays bounded by what
 // it appends, however large the repository), invisible to every reader
 // until one transaction publishes the whole pack. Import uses it for input
-// larger than one transaction should hold.
+// larger than one transaction should hold. PublishPack must run in a later
+// transaction than the pack's last write.
 //
 // A published pack's objects are read, listed and deleted like any other;
 // they stay in the pack until Compact merges it into the main buckets. An

@@ -119,3 +119,37 @@ func TestImport_KilledMidway(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, runs, "a killed import leaves no sort files: they are unlinked at once")
 }
+
+// Four processes each import two files of the same 3,000 messages at
+// once. Each import is a pack of its own on a file; the eighth makes a
+// merge due, too large for one transaction, which the process that wrote
+// it runs while the others go on. Every message lands, on one chain, and
+// fsck finds the objects in two parts (the main buckets, empty here, and
+// the merged pack), each text once.
+func TestImport_ConcurrentImportsMergeTheirPacks(t *testing.T) {
+	t.Parallel()
+	const procs, files, each = 4, 2, 3000
+	s := newSandbox(t).withEnv("TRACT_LOCK_TIMEOUT", "60s")
+	s.initRepo()
+	var shells []*background
+	for p := range procs {
+		script := ""
+		for f := range files {
+			name := fmt.Sprintf("p%d-f%d.jsonl", p, f)
+			s.writeLines(name, each, 100)
+			script += fmt.Sprintf(`"%s" import %s || exit 1; `, tractBin, name)
+		}
+		shells = append(shells, s.startShell(script))
+	}
+	for _, sh := range shells {
+		r := sh.wait()
+		require.Equal(t, 0, r.Code, r.String())
+	}
+	total := procs * files * each
+	assert.Contains(t, s.ok("status").Stdout, fmt.Sprintf("%d commits on the chain", total))
+	fsck := s.ok("fsck").Stdout
+	assert.Contains(t, fsck, ": ok")
+	if !onPostgres() {
+		assert.Contains(t, fsck, fmt.Sprintf("checked %d commits, %d blobs (in 2 parts;", total, each), "the packs were merged")
+	}
+}
