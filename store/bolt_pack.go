@@ -99,10 +99,18 @@ func (t *boltTx) deleteEverywhere(commits bool, key []byte) error {
 // cursor returns a cursor over the commits (or blobs) buckets of every
 // layer at once.
 func (t *boltTx) cursor(commits bool) *mergedCursor {
-	ls := t.layers()
-	m := &mergedCursor{cs: make([]*bolt.Cursor, len(ls)), ks: make([][]byte, len(ls)), vs: make([][]byte, len(ls))}
-	for i, l := range ls {
-		m.cs[i] = l.bucket(commits).Cursor()
+	var bs []*bolt.Bucket
+	for _, l := range t.layers() {
+		bs = append(bs, l.bucket(commits))
+	}
+	return newMergedCursor(bs)
+}
+
+// newMergedCursor returns a cursor over buckets bs at once.
+func newMergedCursor(bs []*bolt.Bucket) *mergedCursor {
+	m := &mergedCursor{cs: make([]*bolt.Cursor, len(bs)), ks: make([][]byte, len(bs)), vs: make([][]byte, len(bs))}
+	for i, b := range bs {
+		m.cs[i] = b.Cursor()
 	}
 	return m
 }

@@ -176,13 +176,9 @@ func (t *boltTx) mergePacks(now time.Time, group []packStat) error {
 	var entries int64
 	for _, name := range [][]byte{bucketBlobs, bucketCommits} {
 		out := dst.Bucket(name)
-		m := &mergedCursor{cs: make([]*bolt.Cursor, len(group)), ks: make([][]byte, len(group)), vs: make([][]byte, len(group))}
-		for i, p := range group {
-			src := packs.Bucket(packKey(p.id))
-			if src == nil || src.Bucket(name) == nil {
-				return fmt.Errorf("merge packs: pack %d is missing its %s", p.id, name)
-			}
-			m.cs[i] = src.Bucket(name).Cursor()
+		m, ok := t.groupCursor(group, name)
+		if !ok {
+			return fmt.Errorf("merge packs: a pack of %v is missing its %s", group, name)
 		}
 		for k, v := m.First(); k != nil; k, v = m.Next() {
 			if err := out.Put(k, v); err != nil {
@@ -369,19 +365,28 @@ func (t *boltTx) mergeInputs(id uint64, group []packStat, name []byte) (dst *bol
 	if err != nil || pb.Get(keyPackMerging) == nil {
 		return nil, nil, false
 	}
-	packs := t.tx.Bucket(bucketPacks)
-	if packs == nil {
+	if cur, ok = t.groupCursor(group, name); !ok {
 		return nil, nil, false
 	}
-	cur = &mergedCursor{cs: make([]*bolt.Cursor, len(group)), ks: make([][]byte, len(group)), vs: make([][]byte, len(group))}
+	return pb.Bucket(name), cur, true
+}
+
+// groupCursor returns a cursor over the buckets named name of the
+// published packs of group at once; ok is false if one of them is gone.
+func (t *boltTx) groupCursor(group []packStat, name []byte) (cur *mergedCursor, ok bool) {
+	packs := t.tx.Bucket(bucketPacks)
+	if packs == nil {
+		return nil, false
+	}
+	bs := make([]*bolt.Bucket, len(group))
 	for i, p := range group {
 		src := packs.Bucket(packKey(p.id))
 		if src == nil || src.Bucket(name) == nil {
-			return nil, nil, false
+			return nil, false
 		}
-		cur.cs[i] = src.Bucket(name).Cursor()
+		bs[i] = src.Bucket(name)
 	}
-	return pb.Bucket(name), cur, true
+	return newMergedCursor(bs), true
 }
 
 // dropMerges drops every merge in progress, once per transaction: called
