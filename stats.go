@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -182,21 +181,54 @@ func (t *Tract) Stats(ctx context.Context, f StatsFilter) (*Stats, error) {
 	return st, nil
 }
 
-var (
-	// quotedText matches text in quotes, which differs from one failure
-	// to the next of the same kind.
-	quotedText = regexp.MustCompile(`"[^"]*"|'[^']*'|` + "`[^`]*`")
-	// numbers matches numbers: offsets, line numbers, counts.
-	numbers = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
-)
-
 // normaliseDiagnosis turns a failure's one-line error into its kind, so
 // that "line 3: unexpected 'x'" and "line 7: unexpected 'y'" count as one:
 // lower case, quoted text as "…", numbers as N, white space collapsed,
 // trailing punctuation dropped.
 func normaliseDiagnosis(s string) string {
-	s = quotedText.ReplaceAllString(s, `"…"`)
-	s = numbers.ReplaceAllString(s, "N")
+	s = maskVariableParts(s)
 	s = strings.Join(strings.Fields(strings.ToLower(s)), " ")
 	return strings.TrimRight(s, ".:;, ")
+}
+
+// maskVariableParts replaces what differs from one failure to the next of
+// the same kind: text in double, single or back quotes (a quote without
+// its closing one stays) becomes "…", and a number (digits, with a
+// fraction or not) becomes N. It is a scan of its own rather than two
+// regular expressions: those would be compiled by every command at start.
+func maskVariableParts(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\'' || c == '`':
+			if end := strings.IndexByte(s[i+1:], c); end >= 0 {
+				b.WriteString(`"…"`)
+				i += end + 2
+				continue
+			}
+		case isDigit(c):
+			i = skipDigits(s, i)
+			if i+1 < len(s) && s[i] == '.' && isDigit(s[i+1]) {
+				i = skipDigits(s, i+1)
+			}
+			b.WriteByte('N')
+			continue
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// skipDigits returns the index of the first byte at or after i in s that
+// is not a digit.
+func skipDigits(s string, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
 }

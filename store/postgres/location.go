@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -17,9 +16,25 @@ import (
 // parameter names.
 const DefaultRepository = "default"
 
-// repositoryName is what a repository name may be: letters, digits and
-// . _ - /, starting with a letter or digit, up to 128 characters.
-var repositoryName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
+// validRepositoryName reports whether name may name a repository:
+// letters, digits and . _ - /, starting with a letter or digit, up to 128
+// characters. (A regular expression of it cost every command 0.2 ms to
+// compile at start.)
+func validRepositoryName(name string) bool {
+	if name == "" || len(name) > 128 || !isAlnum(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !isAlnum(c) && c != '.' && c != '_' && c != '/' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 // IsURL reports whether s names a PostgreSQL database (a postgres:// or
 // postgresql:// URL) rather than a repository file.
@@ -90,7 +105,7 @@ func parseLocation(raw string) (*location, error) {
 	default:
 		return nil, fmt.Errorf("database URL: repository parameter given %d times", len(names))
 	}
-	if !repositoryName.MatchString(loc.repository) {
+	if !validRepositoryName(loc.repository) {
 		return nil, fmt.Errorf("repository name %q: use 1 to 128 letters, digits, '.', '_', '-' or '/', starting with a letter or digit", loc.repository)
 	}
 	explicitMode := q.Has("default_query_exec_mode")
