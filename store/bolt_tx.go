@@ -25,6 +25,9 @@ type boltTx struct {
 	// loaded on first use; a lookup tries them in that order.
 	main layer
 	all  []*layer
+	// lastHit is the index in all of the layer where lookup last found
+	// a key.
+	lastHit int
 	// erased is set by every write that drops stored text (objects,
 	// reflog entries, packs): the transaction then records a pending
 	// erasure, completed once it commits (see erase.go).
@@ -69,10 +72,25 @@ func (l *layer) get(writable, commits bool, key []byte) []byte {
 
 // lookup finds key in the commits (or blobs) bucket of the first layer
 // that has it.
+//
+// It tries the layer of the last hit first: the commits of a chain, and
+// their texts, were mostly written together, so a walk finds one after
+// another in the same pack.
 func (t *boltTx) lookup(commits bool, key []byte) []byte {
 	w := t.tx.Writable()
-	for _, l := range t.layers() {
+	ls := t.layers()
+	if t.lastHit >= len(ls) {
+		t.lastHit = 0
+	}
+	if v := ls[t.lastHit].get(w, commits, key); v != nil {
+		return v
+	}
+	for i, l := range ls {
+		if i == t.lastHit {
+			continue
+		}
 		if v := l.get(w, commits, key); v != nil {
+			t.lastHit = i
 			return v
 		}
 	}

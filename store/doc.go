@@ -84,8 +84,8 @@
 // fills them. The pack sits in "staging", read by nothing, until one
 // transaction moves it to "packs" (bbolt moves a bucket's root, not its
 // pages) together with the branch move that makes its commits reachable.
-// Lookups try the top-level buckets, then each published pack, largest
-// first; listings merge them in key order, each key once; deletes reach
+// Lookups try the layer of their last hit, then the top-level buckets,
+// then each published pack, largest first; listings merge them in key order, each key once; deletes reach
 // every one. [Bolt.Compact] merges the packs into the top-level buckets.
 //
 // A batch of new objects written in one transaction (CommitMany of 256
