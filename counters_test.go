@@ -98,8 +98,8 @@ func TestCounters_UpgradeFromAFileWithoutTheIndex(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tract.db")
 	tr, err := tract.Init(path, tract.WithNoSync())
 	require.NoError(t, err)
-	for i := range 3 { // batches too small for a pack: that format had none
-		_, err = tr.Import(ctx, chain(100, 80, fmt.Sprintf("old %d", i)))
+	for i := range 6 { // batches too small for a pack: that format had none
+		_, err = tr.Import(ctx, chain(50, 80, fmt.Sprintf("old %d", i)))
 		require.NoError(t, err)
 	}
 	_, err = tr.Note(ctx, "old note")

@@ -306,7 +306,7 @@ func (w *crashWorker) commit() error {
 func (w *crashWorker) commitMany() error {
 	n := 2 + w.rng.IntN(20)
 	if w.rng.IntN(4) == 0 {
-		n = 256 + w.rng.IntN(100) // a pack of its own, and its merges
+		n = 64 + w.rng.IntN(200) // a pack of its own, and its merges
 	}
 	msgs := w.messages(n)
 	w.begin(crashCommitMany)

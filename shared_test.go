@@ -657,7 +657,7 @@ func TestCommitMany(t *testing.T) {
 	assert.Len(t, all, 4+4*5*11)
 }
 
-// A batch of packMin (256) messages or more goes into a pack of its own
+// A batch of packMin (64) messages or more goes into a pack of its own
 // on a file: it reads like any other commits, fsck counts the pack, and a
 // hard reset deletes from it what it leaves behind.
 func TestCommitMany_ALargeBatchIsAPack(t *testing.T) {

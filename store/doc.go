@@ -88,7 +88,7 @@
 // then each published pack, largest first; listings merge them in key order, each key once; deletes reach
 // every one. [Bolt.Compact] merges the packs into the top-level buckets.
 //
-// A batch of new objects written in one transaction (CommitMany of 256
+// A batch of new objects written in one transaction (CommitMany of 64
 // messages or more) is a pack too, written and published at once
 // ([PackWriter]): it fills fresh pages in key order instead of dirtying a
 // page of the top-level buckets per object, which makes such batches two
