@@ -124,7 +124,8 @@ func cmpUint64(a, b uint64) int {
 	return 0
 }
 
-// publishedPackStats lists the published packs with their entry counts.
+// publishedPackStats lists the published packs with their entry counts,
+// leaving out any whose info does not decode.
 func (t *boltTx) publishedPackStats() ([]packStat, error) {
 	pb := t.tx.Bucket(bucketPacks)
 	if pb == nil {
@@ -138,7 +139,7 @@ func (t *boltTx) publishedPackStats() ([]packStat, error) {
 		id := binary.BigEndian.Uint64(k)
 		info, err := decodePackInfo(id, pb.Bucket(k).Get(keyPackInfo))
 		if err != nil {
-			return err
+			return nil // a damaged pack is read as it is, never merged: writes go on
 		}
 		out = append(out, packStat{id: id, entries: info.Entries})
 		return nil

@@ -254,3 +254,29 @@ func TestPublishPack_RefusesAPackWrittenInTheSameTransaction(t *testing.T) {
 	require.NoError(t, b.Update(func(tx Tx) error { return tx.(PackTx).PublishPack(id) }))
 	requireBlobs(t, b, []dag.Hash{entries[0].Hash})
 }
+
+// A published pack whose info is damaged is read as it is and never
+// merged: writes go on, and fsck reports it.
+func TestWritePack_APackWithDamagedInfoIsLeftAloneAndReported(t *testing.T) {
+	b := tieredBolt(t, packPolicy{fanIn: 2, inline: 1 << 10, max: 1 << 20})
+	all := writeBlobPack(t, b, "damaged", 4)
+	require.NoError(t, b.Update(func(tx Tx) error {
+		packs := tx.(*boltTx).tx.Bucket(bucketPacks)
+		return packs.Bucket(packKey(1)).Put(keyPackInfo, []byte("junk"))
+	}))
+	for i := range 3 {
+		all = append(all, writeBlobPack(t, b, fmt.Sprintf("after %d", i), 4)...)
+		require.NoError(t, b.MergePacks(context.Background()))
+	}
+	require.NoError(t, b.View(func(tx Tx) error {
+		for _, h := range all {
+			_, err := tx.Blob(h)
+			require.NoError(t, err)
+		}
+		return nil
+	}))
+	report, err := Fsck(b)
+	require.NoError(t, err)
+	require.Len(t, report.Problems, 1)
+	assert.Contains(t, report.Problems[0].String(), "pack 1: info of 4 bytes")
+}
