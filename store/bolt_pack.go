@@ -358,17 +358,6 @@ func (t *boltTx) UnpublishedPacks() ([]PackInfo, error) {
 // which merges go by) does not decode is an error wrapping
 // dag.ErrBadEncoding, which Fsck reports.
 func (t *boltTx) PublishedPacks() (int, error) {
-	n := len(t.layers()) - 1
-	pb := t.tx.Bucket(bucketPacks)
-	if pb == nil {
-		return n, nil
-	}
-	err := pb.ForEachBucket(func(k []byte) error {
-		if len(k) != 8 {
-			return fmt.Errorf("pack key of %d bytes: %w", len(k), dag.ErrBadEncoding)
-		}
-		_, err := decodePackInfo(binary.BigEndian.Uint64(k), pb.Bucket(k).Get(keyPackInfo))
-		return err
-	})
-	return n, err
+	err := t.eachPublishedPack(func(_ uint64, _ PackInfo, err error) error { return err })
+	return len(t.layers()) - 1, err
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/dag"
 )
 
 // Tiers of packs. A batch of objects written as a pack of its own
@@ -125,26 +127,34 @@ func cmpUint64(a, b uint64) int {
 }
 
 // publishedPackStats lists the published packs with their entry counts,
-// leaving out any whose info does not decode.
+// leaving out any whose info does not decode: a damaged pack is read as
+// it is, never merged, and writes go on (Fsck reports it).
 func (t *boltTx) publishedPackStats() ([]packStat, error) {
-	pb := t.tx.Bucket(bucketPacks)
-	if pb == nil {
-		return nil, nil
-	}
 	var out []packStat
-	err := pb.ForEachBucket(func(k []byte) error {
-		if len(k) != 8 {
-			return nil // not a pack; layers skips it too
+	err := t.eachPublishedPack(func(id uint64, info PackInfo, err error) error {
+		if err == nil {
+			out = append(out, packStat{id: id, entries: info.Entries})
 		}
-		id := binary.BigEndian.Uint64(k)
-		info, err := decodePackInfo(id, pb.Bucket(k).Get(keyPackInfo))
-		if err != nil {
-			return nil // a damaged pack is read as it is, never merged: writes go on
-		}
-		out = append(out, packStat{id: id, entries: info.Entries})
 		return nil
 	})
 	return out, err
+}
+
+// eachPublishedPack calls fn with the id and info of every published pack,
+// or the error that decoding them gave, until fn returns an error.
+func (t *boltTx) eachPublishedPack(fn func(id uint64, info PackInfo, err error) error) error {
+	pb := t.tx.Bucket(bucketPacks)
+	if pb == nil {
+		return nil
+	}
+	return pb.ForEachBucket(func(k []byte) error {
+		if len(k) != 8 {
+			return fn(0, PackInfo{}, fmt.Errorf("pack key of %d bytes: %w", len(k), dag.ErrBadEncoding))
+		}
+		id := binary.BigEndian.Uint64(k)
+		info, err := decodePackInfo(id, pb.Bucket(k).Get(keyPackInfo))
+		return fn(id, info, err)
+	})
 }
 
 // mergeTiers merges published packs, a group of one tier at a time, for as
