@@ -23,7 +23,7 @@ import (
 // published packs share a tier they become one pack of the next. Each
 // object is then rewritten once per tier it climbs (three or four times
 // between a batch of a thousand messages and the largest merge), and a
-// repository holds at most fanIn-1 packs per tier.
+// repository holds at most fanIn-1 packs per tier below max.
 //
 // Merges of up to inline entries run in the transaction that wrote the
 // pack. Larger ones would hold too many pages in memory at once for one
