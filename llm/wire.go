@@ -78,7 +78,8 @@ type chatResponse struct {
 // chunk. It is read leniently (unlike Message, which reads what a user
 // gives): members tract does not keep, as "refusal" or "annotations", are
 // ignored, and so is the "index" of the tool calls some servers send in a
-// whole answer too.
+// whole answer too; member names match whatever their case, as
+// encoding/json matches them.
 type answerMessage struct {
 	Content   string         `json:"content"`
 	ToolCalls []wireToolCall `json:"tool_calls"`

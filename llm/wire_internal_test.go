@@ -205,10 +205,15 @@ func FuzzReadJSON(f *testing.F) {
 			return
 		}
 		// An answer was accepted: the body is a JSON document whose first
-		// choice has a message, and resp carries that message's text.
+		// choice has a message, and resp carries that message's text. An
+		// answer is read leniently, as encoding/json reads members (a name
+		// matches whatever its case: "Content" is the content), not as
+		// Message reads what a user gives.
 		var doc struct {
 			Choices []struct {
-				Message *Message `json:"message"`
+				Message *struct {
+					Content string `json:"content"`
+				} `json:"message"`
 			} `json:"choices"`
 		}
 		if jerr := json.Unmarshal(body, &doc); jerr != nil {
