@@ -56,53 +56,47 @@ type ChainReader interface {
 // nil for each one not stored (see BatchReader): in one call when tx is a
 // BatchReader, one blob at a time otherwise.
 func ReadBlobs(tx ObjectTx, hs []dag.Hash) ([][]byte, error) {
-	if len(hs) == 0 {
-		return nil, nil
-	}
+	var batch func([]dag.Hash) ([][]byte, error)
 	if br, ok := tx.(BatchReader); ok {
-		out, err := br.Blobs(hs)
-		if err == nil && len(out) != len(hs) {
-			err = fmt.Errorf("read %d blobs: %d answers: %w", len(hs), len(out), ErrCorrupt)
-		}
-		return out, err
+		batch = br.Blobs
 	}
-	out := make([][]byte, len(hs))
-	for i, h := range hs {
-		b, err := tx.Blob(h)
-		switch {
-		case errors.Is(err, ErrNotFound):
-		case err != nil:
-			return nil, err
-		default:
-			out[i] = b
-		}
-	}
-	return out, nil
+	return readEach("blobs", hs, batch, tx.Blob)
 }
 
 // ReadCommits returns commits hs in the order asked, with nil for each
 // one not stored (see BatchReader): in one call when tx is a
 // BatchReader, one commit at a time otherwise.
 func ReadCommits(tx ObjectTx, hs []dag.Hash) ([]*dag.Commit, error) {
+	var batch func([]dag.Hash) ([]*dag.Commit, error)
+	if br, ok := tx.(BatchReader); ok {
+		batch = br.Commits
+	}
+	return readEach("commits", hs, batch, tx.Commit)
+}
+
+// readEach reads objects hs (what names them in errors) with one call of
+// batch when there is one, else one call of one each; an object not
+// stored reads as the zero T.
+func readEach[T any](what string, hs []dag.Hash, batch func([]dag.Hash) ([]T, error), one func(dag.Hash) (T, error)) ([]T, error) {
 	if len(hs) == 0 {
 		return nil, nil
 	}
-	if br, ok := tx.(BatchReader); ok {
-		out, err := br.Commits(hs)
+	if batch != nil {
+		out, err := batch(hs)
 		if err == nil && len(out) != len(hs) {
-			err = fmt.Errorf("read %d commits: %d answers: %w", len(hs), len(out), ErrCorrupt)
+			err = fmt.Errorf("read %d %s: %d answers: %w", len(hs), what, len(out), ErrCorrupt)
 		}
 		return out, err
 	}
-	out := make([]*dag.Commit, len(hs))
+	out := make([]T, len(hs))
 	for i, h := range hs {
-		c, err := tx.Commit(h)
+		v, err := one(h)
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
 			return nil, err
 		default:
-			out[i] = c
+			out[i] = v
 		}
 	}
 	return out, nil

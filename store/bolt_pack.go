@@ -2,9 +2,10 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -48,7 +49,11 @@ func (t *boltTx) layers() []*layer {
 	if pb == nil {
 		return t.all
 	}
-	var sizes []int64
+	type sized struct {
+		l *layer
+		n int64
+	}
+	var packs []sized
 	c := pb.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if v != nil {
@@ -57,27 +62,15 @@ func (t *boltTx) layers() []*layer {
 		b := pb.Bucket(k)
 		l := &layer{blobs: b.Bucket(bucketBlobs), commits: b.Bucket(bucketCommits)}
 		if l.blobs != nil && l.commits != nil {
-			t.all = append(t.all, l)
 			info, _ := decodePackInfo(0, b.Get(keyPackInfo)) // a bad info sorts last; fsck reports it
-			sizes = append(sizes, info.Entries)
+			packs = append(packs, sized{l, info.Entries})
 		}
 	}
-	packs := t.all[1:]
-	sort.Stable(bySize{packs, sizes})
+	slices.SortStableFunc(packs, func(a, b sized) int { return cmp.Compare(b.n, a.n) })
+	for _, p := range packs {
+		t.all = append(t.all, p.l)
+	}
 	return t.all
-}
-
-// bySize sorts layers by their sizes, largest first.
-type bySize struct {
-	ls    []*layer
-	sizes []int64
-}
-
-func (s bySize) Len() int           { return len(s.ls) }
-func (s bySize) Less(i, j int) bool { return s.sizes[i] > s.sizes[j] }
-func (s bySize) Swap(i, j int) {
-	s.ls[i], s.ls[j] = s.ls[j], s.ls[i]
-	s.sizes[i], s.sizes[j] = s.sizes[j], s.sizes[i]
 }
 
 // deleteEverywhere deletes key from the commits (or blobs) bucket of every
@@ -218,12 +211,9 @@ func (t *boltTx) newPack(in []byte, now time.Time) (*bolt.Bucket, uint64, error)
 		return nil, 0, fmt.Errorf("create pack %d: %w", id, err)
 	}
 	for _, name := range [][]byte{bucketBlobs, bucketCommits} {
-		b, err := pb.CreateBucket(name)
-		if err != nil {
+		if _, err := pb.CreateBucket(name); err != nil {
 			return nil, 0, fmt.Errorf("create pack %d: %w", id, err)
 		}
-		// Keys arrive in order: nothing is inserted before them.
-		b.FillPercent = 1.0
 	}
 	if err := pb.Put(keyPackInfo, encodePackInfo(PackInfo{ID: id, Updated: now})); err != nil {
 		return nil, 0, fmt.Errorf("create pack %d: %w", id, err)

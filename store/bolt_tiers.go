@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -103,7 +104,7 @@ func (p packPolicy) group(packs []packStat, limit int64) []packStat {
 		if len(group) < p.fanIn {
 			continue
 		}
-		slices.SortFunc(group, func(a, b packStat) int { return cmpUint64(a.id, b.id) })
+		slices.SortFunc(group, func(a, b packStat) int { return cmp.Compare(a.id, b.id) })
 		group = group[:p.fanIn]
 		var sum int64
 		for _, s := range group {
@@ -114,16 +115,6 @@ func (p packPolicy) group(packs []packStat, limit int64) []packStat {
 		}
 	}
 	return nil
-}
-
-func cmpUint64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // publishedPackStats lists the published packs with their entry counts,
@@ -179,28 +170,57 @@ func (t *boltTx) mergeTiers(now time.Time) error {
 // new published pack, in key order and each key once, and deletes the
 // packs of group.
 func (t *boltTx) mergePacks(now time.Time, group []packStat) error {
-	packs := t.tx.Bucket(bucketPacks)
 	dst, id, err := t.newPack(bucketPacks, now)
 	if err != nil {
 		return fmt.Errorf("merge packs: %w", err)
 	}
 	var entries int64
 	for _, name := range [][]byte{bucketBlobs, bucketCommits} {
-		out := dst.Bucket(name)
-		m, ok := t.groupCursor(group, name)
+		cur, ok := t.groupCursor(group, name)
 		if !ok {
 			return fmt.Errorf("merge packs: a pack of %v is missing its %s", group, name)
 		}
-		for k, v := m.First(); k != nil; k, v = m.Next() {
-			if err := out.Put(k, v); err != nil {
-				return fmt.Errorf("merge packs into %d: %w", id, err)
-			}
-			entries++
+		_, n, err := copyMerged(dst.Bucket(name), cur, nil, -1)
+		if err != nil {
+			return fmt.Errorf("merge packs into %d: %w", id, err)
+		}
+		entries += n
+	}
+	return t.replaceGroup(dst, id, group, now, entries)
+}
+
+// copyMerged puts into dst, in key order, the entries of cur after key
+// after (from the first when after is nil), at most limit of them
+// (negative: no limit). It returns the last key it put (nil when it put
+// none or cur has nothing left after it) and how many it put.
+func copyMerged(dst *bolt.Bucket, cur *mergedCursor, after []byte, limit int64) (last []byte, n int64, err error) {
+	dst.FillPercent = 1.0 // appended in order: nothing is inserted before them
+	k, v := cur.First()
+	if after != nil {
+		if k, v = cur.Seek(after); k != nil && bytes.Equal(k, after) {
+			k, v = cur.Next()
 		}
 	}
+	for ; k != nil && n != limit; n++ {
+		if err := dst.Put(k, v); err != nil {
+			return nil, n, err
+		}
+		last = k
+		k, v = cur.Next()
+	}
+	if k == nil {
+		last = nil // nothing left
+	}
+	return last, n, nil
+}
+
+// replaceGroup records in pack dst (id, now in the packs bucket) its
+// entry count and drops the published packs of group it was merged from.
+func (t *boltTx) replaceGroup(dst *bolt.Bucket, id uint64, group []packStat, now time.Time, entries int64) error {
 	if err := dst.Put(keyPackInfo, encodePackInfo(PackInfo{ID: id, Updated: now, Entries: entries})); err != nil {
 		return fmt.Errorf("merge packs into %d: %w", id, err)
 	}
+	packs := t.tx.Bucket(bucketPacks)
 	for _, p := range group {
 		if err := packs.DeleteBucket(packKey(p.id)); err != nil {
 			return fmt.Errorf("merge packs into %d: drop pack %d: %w", id, p.id, err)
@@ -305,24 +325,12 @@ func (b *Bolt) stepMerge(m *packMerge) (done bool, err error) {
 			m.gone = true
 			return t.DropPack(m.id)
 		}
-		dst.FillPercent = 1.0
-		k, v := cur.First()
-		if m.after != nil {
-			if k, v = cur.Seek(m.after); k != nil && bytes.Equal(k, m.after) {
-				k, v = cur.Next()
-			}
-		}
-		var last []byte
-		var n int64
-		for ; k != nil && n < t.policy.inline; n++ {
-			if err := dst.Put(k, v); err != nil {
-				return fmt.Errorf("merge packs into %d: %w", m.id, err)
-			}
-			last = k
-			k, v = cur.Next()
+		last, n, err := copyMerged(dst, cur, m.after, t.policy.inline)
+		if err != nil {
+			return fmt.Errorf("merge packs into %d: %w", m.id, err)
 		}
 		m.entries += n
-		if k == nil {
+		if last == nil {
 			m.space, m.after = m.space+1, nil
 		} else {
 			m.after = clone(last)
@@ -354,16 +362,7 @@ func (b *Bolt) finishMerge(m *packMerge) (bool, error) {
 		if err := dst.Delete(keyPackMerging); err != nil {
 			return fmt.Errorf("publish merged pack %d: %w", m.id, err)
 		}
-		if err := dst.Put(keyPackInfo, encodePackInfo(PackInfo{ID: m.id, Updated: time.Now(), Entries: m.entries})); err != nil {
-			return fmt.Errorf("publish merged pack %d: %w", m.id, err)
-		}
-		for _, p := range m.group {
-			if err := packs.DeleteBucket(packKey(p.id)); err != nil {
-				return fmt.Errorf("merge packs into %d: drop pack %d: %w", m.id, p.id, err)
-			}
-		}
-		t.all = nil
-		return nil
+		return t.replaceGroup(dst, m.id, m.group, time.Now(), m.entries)
 	})
 	return err == nil && !m.gone, err
 }
