@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -260,16 +259,6 @@ func TestNewOpenAIFromEnv_OptionsOverrideEnvironment(t *testing.T) {
 	c, err = llm.NewOpenAIFromEnv(getenv, llm.WithModel("flag-model"))
 	require.NoError(t, err)
 	assert.Equal(t, "flag-model", c.Model())
-}
-
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
 }
 
 func TestOpenAI_UnreachableBaseURLIsTransportErrorAfterRetries(t *testing.T) {
