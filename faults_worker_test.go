@@ -101,8 +101,10 @@ var faultOps = map[string]func(ctx context.Context, t *tract.Tract) ([]tract.Has
 		}
 		return acked, errors.New("the limit was never reached")
 	},
+	// commit commits one message larger than the free pages of a small
+	// repository: its journal record needs the file to grow.
 	"commit": func(ctx context.Context, t *tract.Tract) ([]tract.Hash, error) {
-		h, err := t.User(ctx, "one small commit")
+		h, err := t.User(ctx, faultText("commit", 0, 32<<10))
 		return hashList(h, err)
 	},
 	// commit-many commits 4 MiB in one transaction.

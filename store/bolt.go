@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -91,6 +92,9 @@ type Bolt struct {
 	// packs says when packs are merged: defaultPackPolicy, or a smaller
 	// one in tests.
 	packs packPolicy
+	// journal bounds the journal: defaultJournalPolicy, or a smaller one
+	// in tests.
+	journal journalPolicy
 }
 
 var _ Store = (*Bolt)(nil)
@@ -124,7 +128,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy()}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy()}
 	if err := b.checkOrInit(opts.Create); err != nil {
 		b.ss.close()
 		return nil, err
@@ -206,13 +210,20 @@ func (b *Bolt) Close() error { return b.ss.close() }
 // View runs fn in a read-only transaction, under a shared lock on the file
 // unless this handle already holds it for writing.
 func (b *Bolt) View(fn func(Tx) error) error {
-	return b.inSession(false, func(db *bolt.DB) error { return b.view(db, fn) })
+	return b.inSession(false, func(s *session) error { return b.view(s.db, &s.journal, fn) })
 }
 
-func (b *Bolt) view(db *bolt.DB, fn func(Tx) error) (err error) {
+// view runs fn in a read-only transaction of db, whose journal is indexed
+// by jidx (nil: the transaction indexes it itself).
+func (b *Bolt) view(db *bolt.DB, jidx *journalIndexes, fn func(Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.guard(&err)
-	return db.View(func(tx *bolt.Tx) error { return fn(&boltTx{tx: tx, policy: b.packs}) })
+	return db.View(func(tx *bolt.Tx) error { return fn(b.tx(tx, jidx)) })
+}
+
+// tx returns the Tx of bbolt transaction tx.
+func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
+	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx}
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns
@@ -221,40 +232,53 @@ func (b *Bolt) view(db *bolt.DB, fn func(Tx) error) (err error) {
 // that fails, the transaction stays committed and the error is an
 // *ErasureError.
 func (b *Bolt) Update(fn func(Tx) error) error {
-	var erased bool
-	err := b.inSession(true, func(db *bolt.DB) (err error) {
-		erased, err = b.update(db, fn)
+	var erased, checkpointed bool
+	err := b.inSession(true, func(s *session) (err error) {
+		erased, checkpointed, err = b.update(s, fn)
 		return err
 	})
-	if err != nil || !erased {
+	if err != nil {
 		return err
+	}
+	if checkpointed {
+		// The journal became a pack: merge the packs it completed a
+		// tier of, if that is too large for one transaction. The write
+		// is done and durable; a merge that fails is tried again later.
+		_ = b.MergePacks(context.Background())
+	}
+	if !erased {
+		return nil
 	}
 	return b.completeErasure()
 }
 
-// update runs fn in a read-write transaction of db and reports whether
-// the committed transaction deleted stored text.
-func (b *Bolt) update(db *bolt.DB, fn func(Tx) error) (erased bool, err error) {
+// update runs fn in a read-write transaction of session s and reports
+// whether the committed transaction deleted stored text, and whether it
+// checkpointed the journal.
+func (b *Bolt) update(s *session, fn func(Tx) error) (erased, checkpointed bool, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.guard(&err)
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = s.db.Update(func(tx *bolt.Tx) error {
 		if err := upgrade(tx); err != nil {
 			return fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaCounters, err)
 		}
 		if err := damaged(tx, b.path); err != nil {
 			return err
 		}
-		btx := &boltTx{tx: tx, policy: b.packs}
+		btx := b.tx(tx, &s.journal)
 		if err := fn(btx); err != nil {
 			return err
 		}
-		erased = btx.erased
+		if err := btx.commitJournal(time.Now()); err != nil {
+			return err
+		}
+		erased, checkpointed = btx.erased, btx.checkpointed
 		if erased {
 			return markErasure(tx)
 		}
 		return nil
 	})
-	return erased && err == nil, err
+	return erased && err == nil, checkpointed && err == nil, err
 }
 
 // upgrade brings a file of an older schema to SchemaVersion inside the
@@ -297,12 +321,12 @@ func (b *Bolt) Exclusive(fn func(db *bolt.DB) error) error {
 // handle holds it so) for all of fn. The *bolt.DB must not be kept after fn
 // returns, and fn must only read.
 func (b *Bolt) Shared(fn func(db *bolt.DB) error) error {
-	return b.inSession(false, fn)
+	return b.inSession(false, func(s *session) error { return fn(s.db) })
 }
 
 // inSession runs fn in a session of this handle, a writable one when write
 // is set, and releases it.
-func (b *Bolt) inSession(write bool, fn func(db *bolt.DB) error) error {
+func (b *Bolt) inSession(write bool, fn func(s *session) error) error {
 	if write && b.readOnly {
 		return b.errReadOnly()
 	}
@@ -311,7 +335,7 @@ func (b *Bolt) inSession(write bool, fn func(db *bolt.DB) error) error {
 		return b.sessionError(err)
 	}
 	defer b.ss.release(s)
-	return fn(s.db)
+	return fn(s)
 }
 
 // errReadOnly refuses a write through a handle opened read-only.

@@ -91,27 +91,38 @@ func (t *boltTx) deleteEverywhere(commits bool, key []byte) error {
 
 // cursor returns a cursor over the commits (or blobs) buckets of every
 // layer at once.
+// layer at once, the journal's entries and the transaction's own first.
 func (t *boltTx) cursor(commits bool) *mergedCursor {
-	var bs []*bolt.Bucket
-	for _, l := range t.layers() {
-		bs = append(bs, l.bucket(commits))
+	space := spaceBlobs
+	if commits {
+		space = spaceCommits
 	}
-	return newMergedCursor(bs)
+	var cs []kvCursor
+	if es := t.sortedEntries(space); len(es) > 0 {
+		cs = append(cs, &sliceCursor{es: es})
+	}
+	for _, l := range t.layers() {
+		cs = append(cs, l.bucket(commits).Cursor())
+	}
+	return newMergedCursor(cs)
 }
 
-// newMergedCursor returns a cursor over buckets bs at once.
-func newMergedCursor(bs []*bolt.Bucket) *mergedCursor {
-	m := &mergedCursor{cs: make([]*bolt.Cursor, len(bs)), ks: make([][]byte, len(bs)), vs: make([][]byte, len(bs))}
-	for i, b := range bs {
-		m.cs[i] = b.Cursor()
-	}
-	return m
+// kvCursor is what mergedCursor needs of a cursor: *bolt.Cursor's methods.
+type kvCursor interface {
+	First() (k, v []byte)
+	Seek(key []byte) (k, v []byte)
+	Next() (k, v []byte)
+}
+
+// newMergedCursor returns a cursor over cs at once.
+func newMergedCursor(cs []kvCursor) *mergedCursor {
+	return &mergedCursor{cs: cs, ks: make([][]byte, len(cs)), vs: make([][]byte, len(cs))}
 }
 
 // forEach calls fn for every key of the commits (or blobs) buckets of all
 // layers, in key order, once per key.
 func (t *boltTx) forEach(commits bool, fn func(k, v []byte) error) error {
-	if ls := t.layers(); len(ls) == 1 {
+	if ls := t.layers(); len(ls) == 1 && t.pend == nil && t.journal().idx == nil {
 		return ls[0].bucket(commits).ForEach(fn)
 	}
 	c := t.cursor(commits)
@@ -126,7 +137,7 @@ func (t *boltTx) forEach(commits bool, fn func(k, v []byte) error) error {
 // mergedCursor walks several buckets as one, in key order. A key in more
 // than one of them comes once, with the value of the first.
 type mergedCursor struct {
-	cs     []*bolt.Cursor
+	cs     []kvCursor
 	ks, vs [][]byte
 	last   []byte
 }

@@ -324,6 +324,7 @@ func TestBolt_BboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tract.db")
 	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
 	require.NoError(t, err)
+	store.WithoutJournal(b) // the test damages the blobs bucket's page
 	var blob dag.Hash
 	require.NoError(t, b.Update(func(tx store.Tx) error {
 		for i := range 200 { // enough blobs for the bucket to get a page of its own
@@ -416,6 +417,7 @@ func TestBolt_WritesInDamagedFileReportErrCorruptAndKeepTheStoreUsable(t *testin
 	path := filepath.Join(t.TempDir(), "tract.db")
 	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
 	require.NoError(t, err)
+	store.WithoutJournal(b) // commits are written to the damaged B+tree
 	require.NoError(t, b.Update(func(tx store.Tx) error {
 		for i := range 200 {
 			if _, err := tx.PutCommit(&dag.Commit{Kind: dag.KindNote, Role: dag.RoleTool, Time: time.Unix(int64(i), 0)}); err != nil {
@@ -436,6 +438,7 @@ func TestBolt_WritesInDamagedFileReportErrCorruptAndKeepTheStoreUsable(t *testin
 	b, err = store.OpenBolt(path, store.BoltOptions{NoSync: true})
 	require.NoError(t, err)
 	defer b.Close()
+	store.WithoutJournal(b)
 	err = b.Update(func(tx store.Tx) error {
 		_, err := tx.PutCommit(&dag.Commit{Kind: dag.KindNote, Role: dag.RoleTool, Time: time.Unix(1000, 0)})
 		return err

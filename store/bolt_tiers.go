@@ -388,15 +388,15 @@ func (t *boltTx) groupCursor(group []packStat, name []byte) (cur *mergedCursor, 
 	if packs == nil {
 		return nil, false
 	}
-	bs := make([]*bolt.Bucket, len(group))
+	cs := make([]kvCursor, len(group))
 	for i, p := range group {
 		src := packs.Bucket(packKey(p.id))
 		if src == nil || src.Bucket(name) == nil {
 			return nil, false
 		}
-		bs[i] = src.Bucket(name)
+		cs[i] = src.Bucket(name).Cursor()
 	}
-	return newMergedCursor(bs), true
+	return newMergedCursor(cs), true
 }
 
 // dropMerges drops every merge in progress, once per transaction: called

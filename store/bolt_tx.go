@@ -2,10 +2,10 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,6 +38,18 @@ type boltTx struct {
 	// packsWritten holds the unpublished packs this transaction created
 	// or appended to: PublishPack refuses them.
 	packsWritten map[uint64]bool
+
+	// The journal (see bolt_journal.go): jpolicy bounds it; jidx is the
+	// session's index of it (nil: the transaction builds its own); jv is
+	// this transaction's view of it, loaded on first use; pend holds what
+	// this transaction adds to it. direct is set once the transaction
+	// writes to the buckets instead (writeDirect), checkpointed when
+	// committing its record checkpointed the journal.
+	jpolicy              journalPolicy
+	jidx                 *journalIndexes
+	jv                   *journalView
+	pend                 *pending
+	direct, checkpointed bool
 }
 
 // layer is one place objects are kept: the top-level buckets or a pack.
@@ -77,6 +89,16 @@ func (l *layer) get(writable, commits bool, key []byte) []byte {
 // their texts, were mostly written together, so a walk finds one after
 // another in the same pack.
 func (t *boltTx) lookup(commits bool, key []byte) []byte {
+	space := spaceBlobs
+	if commits {
+		space = spaceCommits
+	}
+	if v := t.pend.get(space, key); v != nil {
+		return v
+	}
+	if v := t.journal().get(space, key); v != nil {
+		return v
+	}
 	w := t.tx.Writable()
 	ls := t.layers()
 	if t.lastHit >= len(ls) {
@@ -181,7 +203,7 @@ func (t *boltTx) PutHashedBlob(h dag.Hash, data []byte) error {
 	if t.getBlob(h) != nil {
 		return nil
 	}
-	if err := t.blobBucket().Put(h[:], data); err != nil {
+	if err := t.put(spaceBlobs, h[:], data); err != nil {
 		return fmt.Errorf("put blob %s: %w", h.Short(), err)
 	}
 	return nil
@@ -191,7 +213,7 @@ func (t *boltTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("put commit %s: %w", h.Short(), err)
 	}
-	if err := t.commitBucket().Put(h[:], raw); err != nil {
+	if err := t.put(spaceCommits, h[:], raw); err != nil {
 		return fmt.Errorf("put commit %s: %w", h.Short(), err)
 	}
 	return nil
@@ -207,6 +229,9 @@ func (t *boltTx) DeleteBlob(h dag.Hash) error { return t.remove("blob", false, h
 // commits (or blobs) bucket of every layer.
 func (t *boltTx) remove(what string, commits bool, h dag.Hash, key []byte) error {
 	if err := t.writable(); err != nil {
+		return fmt.Errorf("delete %s %s: %w", what, h.Short(), err)
+	}
+	if err := t.writeDirect(); err != nil {
 		return fmt.Errorf("delete %s %s: %w", what, h.Short(), err)
 	}
 	t.erased = true
@@ -348,32 +373,50 @@ func (t *boltTx) AppendReflog(name string, e refs.Entry) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
-	b, err := t.bucket(bucketReflogs).CreateBucketIfNotExists([]byte(name))
-	if err != nil {
+	if name == "" {
+		return errors.New("reflog: empty ref name")
+	}
+	if err := t.put(spaceReflogs, []byte(name), e.Encode()); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
-	seq, err := b.NextSequence()
-	if err != nil {
-		return fmt.Errorf("reflog %s: %w", name, err)
-	}
-	return b.Put(binary.BigEndian.AppendUint64(nil, seq), e.Encode())
+	return nil
 }
 
+// Reflog reads the entries of the reflogs bucket, then the journal's, then
+// the transaction's own.
 func (t *boltTx) Reflog(name string) ([]refs.Entry, error) {
-	b := t.bucket(bucketReflogs).Bucket([]byte(name))
-	if b == nil {
-		return nil, nil
-	}
 	var out []refs.Entry
-	err := b.ForEach(func(k, v []byte) error {
-		e, err := refs.DecodeEntry(v)
+	if b := t.bucket(bucketReflogs).Bucket([]byte(name)); b != nil {
+		err := b.ForEach(func(k, v []byte) error {
+			e, err := refs.DecodeEntry(v)
+			if err != nil {
+				return fmt.Errorf("reflog %s: %w", name, err)
+			}
+			out = append(out, e)
+			return nil
+		})
 		if err != nil {
-			return fmt.Errorf("reflog %s: %w", name, err)
+			return nil, err
 		}
-		out = append(out, e)
-		return nil
-	})
-	return out, err
+	}
+	es, err := t.journal().reflog(name)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, es...)
+	if t.pend != nil {
+		for _, pe := range t.pend.entries {
+			if pe.space != spaceReflogs || string(pe.key) != name {
+				continue
+			}
+			e, err := refs.DecodeEntry(pe.value)
+			if err != nil {
+				return nil, fmt.Errorf("reflog %s: %w", name, err)
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 func (t *boltTx) ReflogNames() ([]string, error) {
@@ -384,12 +427,23 @@ func (t *boltTx) ReflogNames() ([]string, error) {
 		}
 		return nil
 	})
+	out = append(out, t.journal().reflogNames()...)
+	if t.pend != nil {
+		for _, e := range t.pend.entries {
+			if e.space == spaceReflogs {
+				out = append(out, string(e.key))
+			}
+		}
+	}
 	sort.Strings(out)
-	return out, err
+	return slices.Compact(out), err
 }
 
 func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
 	if err := t.writable(); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	if err := t.writeDirect(); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
 	rb := t.bucket(bucketReflogs)
@@ -435,7 +489,7 @@ func (t *boltTx) PutCounters(h dag.Hash, c Counters) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("put counters %s: %w", h.Short(), err)
 	}
-	return t.commitBucket().Put(countersKey(h), c.Encode())
+	return t.put(spaceCommits, countersKey(h), c.Encode())
 }
 
 func (t *boltTx) DeleteCounters(h dag.Hash) error {

@@ -98,16 +98,18 @@ func syncDir(dir string) error {
 
 // compactInto copies src into dst, committing every txMaxSize bytes: every
 // bucket as it is (with its sequence), except that the objects of
-// published packs are merged, in key order, into the top-level blobs and
-// commits buckets. Every page is filled: keys arrive in order.
+// published packs and of the journal are merged, in key order, into the
+// top-level blobs and commits buckets, and the journal's reflog entries
+// are appended to the reflogs bucket's. Every page is filled: keys arrive
+// in order.
 func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 	w := &copyWriter{db: dst, max: txMaxSize}
 	defer w.rollback()
 	err := src.View(func(stx *bolt.Tx) error {
 		objects := &boltTx{tx: stx}
-		return stx.ForEach(func(name []byte, b *bolt.Bucket) error {
+		err := stx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			switch {
-			case bytes.Equal(name, bucketPacks):
+			case bytes.Equal(name, bucketPacks), bytes.Equal(name, bucketJournal):
 				return nil // merged below
 			case bytes.Equal(name, bucketBlobs), bytes.Equal(name, bucketCommits):
 				if err := w.create(nil, name, b.Sequence()); err != nil {
@@ -123,6 +125,22 @@ func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 			}
 			return w.copyBucket(nil, name, b)
 		})
+		if err != nil {
+			return err
+		}
+		j := objects.journal()
+		for _, name := range j.reflogNames() {
+			es, err := j.reflog(name)
+			if err != nil {
+				return err
+			}
+			for _, e := range es {
+				if err := w.appendNext(bucketReflogs, []byte(name), e.Encode()); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return err
@@ -188,6 +206,31 @@ func (w *copyWriter) put(path [][]byte, k, v []byte) error {
 	}
 	w.size += int64(len(k) + len(v))
 	return b.Put(k, v)
+}
+
+// appendNext puts v under the next sequence number of bucket name in the
+// top-level bucket parent, creating it if need be.
+func (w *copyWriter) appendNext(parent, name, v []byte) error {
+	if w.size+int64(8+len(v)) > w.max {
+		if err := w.commit(); err != nil {
+			return err
+		}
+	}
+	p, err := w.bucket([][]byte{parent})
+	if err != nil {
+		return err
+	}
+	b, err := p.CreateBucketIfNotExists(name)
+	if err != nil {
+		return err
+	}
+	b.FillPercent = 1.0
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	w.size += int64(8 + len(v))
+	return b.Put(journalKey(seq), v)
 }
 
 // copyBucket copies bucket b, named name under path, with everything in it.

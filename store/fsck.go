@@ -85,7 +85,7 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 		return func(db *bolt.DB) (err error) {
 			r = newFsckReport()
 			structureOK := walkBolt(b.path, db, r)
-			ok, err := checkStore(func(fn func(Tx) error) error { return b.view(db, fn) }, r, p)
+			ok, err := checkStore(func(fn func(Tx) error) error { return b.view(db, nil, fn) }, r, p)
 			if err != nil {
 				return err
 			}

@@ -28,6 +28,7 @@ type fsckRepo struct {
 func newFsckRepo(t *testing.T) fsckRepo {
 	t.Helper()
 	r := fsckRepo{b: createBolt(t)}
+	store.WithoutJournal(r.b) // the damage is planted in the buckets
 	at := time.Date(2024, 5, 17, 9, 0, 0, 0, time.UTC)
 	require.NoError(t, r.b.Update(func(tx store.Tx) error {
 		var err error

@@ -168,32 +168,39 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 		s.lose("file", "neither meta page is valid: the file is not a bbolt database, or both of its headers are damaged")
 		return s
 	}
+	object := func(k, v []byte, commits bool) {
+		if len(k) != dag.HashSize {
+			return // counters entries and other keys are derived
+		}
+		h := dag.Hash(k)
+		kind := "blob"
+		if commits {
+			kind = "commit"
+		}
+		if got := dag.Sum(v); got != h {
+			s.lose(kind+" "+h.Short(), "content hashes to %s, not to its key", got.Short())
+			return
+		}
+		if !commits {
+			if !s.blobs[h] {
+				s.blobs[h] = true
+				blob(h, append([]byte(nil), v...))
+			}
+			return
+		}
+		if err := s.addCommit(h, v); err != nil {
+			s.lose(kind+" "+h.Short(), "%v", err)
+		}
+	}
 	objects := func(b *rawBucket, commits bool) {
 		f.each(*b, func(k, v []byte, child *rawBucket) {
-			if child != nil || len(k) != dag.HashSize {
-				return // counters entries and other keys are derived
-			}
-			h := dag.Hash(k)
-			kind := "blob"
-			if commits {
-				kind = "commit"
-			}
-			if got := dag.Sum(v); got != h {
-				s.lose(kind+" "+h.Short(), "content hashes to %s, not to its key", got.Short())
-				return
-			}
-			if !commits {
-				if !s.blobs[h] {
-					s.blobs[h] = true
-					blob(h, append([]byte(nil), v...))
-				}
-				return
-			}
-			if err := s.addCommit(h, v); err != nil {
-				s.lose(kind+" "+h.Short(), "%v", err)
+			if child == nil {
+				object(k, v, commits)
 			}
 		})
 	}
+	// The journal's reflog entries come after the reflogs bucket's.
+	journalReflogs := map[string][]refs.Entry{}
 	f.each(rawBucket{root: meta.root}, func(k, _ []byte, b *rawBucket) {
 		if b == nil {
 			return
@@ -202,6 +209,28 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 		case string(bucketStaging):
 			// Unfinished imports: walked only so that scanLoose skips them.
 			f.each(*b, func([]byte, []byte, *rawBucket) {})
+		case string(bucketJournal):
+			f.each(*b, func(k, rec []byte, child *rawBucket) {
+				if child != nil {
+					return
+				}
+				err := decodeJournalRecord(rec, func(e journalEntry, _ int) error {
+					if e.space != spaceReflogs {
+						object(e.key, e.value, e.space == spaceCommits)
+						return nil
+					}
+					re, err := refs.DecodeEntry(e.value)
+					if err != nil {
+						s.lose("reflog "+string(e.key), "%v", err)
+						return nil
+					}
+					journalReflogs[string(e.key)] = append(journalReflogs[string(e.key)], re)
+					return nil
+				})
+				if err != nil {
+					s.lose(fmt.Sprintf("journal record %x", k), "%v", err)
+				}
+			})
 		case string(bucketBlobs):
 			objects(b, false)
 		case string(bucketCommits):
@@ -252,6 +281,9 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 			})
 		}
 	})
+	for name, es := range journalReflogs {
+		s.reflogs[name] = append(s.reflogs[name], es...)
+	}
 	if len(f.unreadable) > 0 {
 		s.scanLoose(blob)
 	}

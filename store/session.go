@@ -50,6 +50,8 @@ type session struct {
 	file  *os.File    // the descriptor bbolt opened the file with; the queue lock is on it
 	held  os.FileInfo // file's identity, to tell whether the path still names it
 	write bool
+	// journal indexes the file's journal for the session's transactions.
+	journal journalIndexes
 
 	// The fields below are guarded by sessions.mu.
 	users    int         // transactions running in the session

@@ -16,7 +16,7 @@ import (
 // PackTx); a file is marked schema 3 by the transaction that publishes its
 // first pack, so until then a tract of schema 2 can still read and write
 // it.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // schemaCounters is the schema every write brings a file up to.
 const schemaCounters = 2

@@ -1,0 +1,576 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
+)
+
+// The journal (schema 4) is where a small write transaction puts what it
+// adds: its objects and reflog entries become one record, appended to one
+// top-level bucket under the next 8-byte big-endian sequence number.
+//
+// bbolt rewrites every page a transaction touches, and the pages of a
+// blob, a commit and two reflog entries are four places in four B+trees:
+// a durable commit wrote about thirteen pages. An append to the journal
+// touches its last page (and that page's parent), so a commit writes about
+// six, which is what a one-key bbolt update costs.
+//
+// Readers find the journal's entries through an index of keys to record
+// positions, kept per session and brought up to date at the start of each
+// transaction by reading the records appended since (see journalIndex).
+// Once the journal holds journalRecords records or journalBytes bytes, the
+// transaction that appended the last one checkpoints it: the objects
+// become a pack (WritePack, which merges packs in tiers), the reflog
+// entries go to the reflogs bucket, and the records are deleted. A
+// transaction that deletes objects or rewrites a reflog checkpoints first,
+// so deletes only ever reach the buckets and packs. A transaction whose
+// additions outgrow one record writes them to the top-level buckets, as
+// before the journal.
+//
+// A record is a sequence of entries, each
+//
+//	space byte (0 blob, 1 commit or counters, 2 reflog entry)
+//	uvarint key length, key   (the key the entry has in its bucket:
+//	                           a hash, countersKey, or a ref name)
+//	uvarint value length, value
+var bucketJournal = []byte("journal")
+
+// schemaJournal is the schema of a file whose journal has been written.
+const schemaJournal = 4
+
+// Entry spaces: where an entry would live without the journal.
+const (
+	spaceBlobs   = 0
+	spaceCommits = 1
+	spaceReflogs = 2
+)
+
+// journalPolicy says how large the journal and its records grow.
+type journalPolicy struct {
+	// records and bytes bound the journal: reaching either checkpoints it.
+	records int
+	bytes   int
+	// recordBytes bounds one transaction's record: a transaction that adds
+	// more writes to the top-level buckets instead.
+	recordBytes int
+}
+
+func defaultJournalPolicy() journalPolicy {
+	return journalPolicy{records: 256, bytes: 1 << 20, recordBytes: 64 << 10}
+}
+
+// journalEntry is one entry of a record.
+type journalEntry struct {
+	space      byte
+	key, value []byte
+}
+
+func appendJournalEntry(rec []byte, e journalEntry) []byte {
+	rec = append(rec, e.space)
+	rec = binary.AppendUvarint(rec, uint64(len(e.key)))
+	rec = append(rec, e.key...)
+	rec = binary.AppendUvarint(rec, uint64(len(e.value)))
+	return append(rec, e.value...)
+}
+
+// decodeJournalRecord calls fn with each entry of rec and the offset of
+// its value in rec. The slices are rec's own.
+func decodeJournalRecord(rec []byte, fn func(e journalEntry, off int) error) error {
+	for i := 0; i < len(rec); {
+		space := rec[i]
+		if space > spaceReflogs {
+			return fmt.Errorf("entry at byte %d: unknown space %d: %w", i, space, dag.ErrBadEncoding)
+		}
+		i++
+		var parts [2][]byte
+		var off int
+		for p := range parts {
+			n, w := binary.Uvarint(rec[i:])
+			if w <= 0 || n > uint64(len(rec)-i-w) {
+				return fmt.Errorf("entry at byte %d: bad length: %w", i, dag.ErrBadEncoding)
+			}
+			i += w
+			parts[p], off = rec[i:i+int(n)], i
+			i += int(n)
+		}
+		if !journalKeyOK(space, parts[0]) {
+			return fmt.Errorf("entry ending at byte %d: a key of %d bytes: %w", i, len(parts[0]), dag.ErrBadEncoding)
+		}
+		if err := fn(journalEntry{space, parts[0], parts[1]}, off); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// journalKeyOK reports whether key can be the key of an entry of space.
+func journalKeyOK(space byte, key []byte) bool {
+	switch space {
+	case spaceBlobs:
+		return len(key) == dag.HashSize
+	case spaceCommits:
+		return len(key) == dag.HashSize || isCountersKey(key)
+	}
+	return len(key) > 0
+}
+
+func journalKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+// jpos is where a value is: in record seq, n bytes at off.
+type jpos struct {
+	seq     uint64
+	off, n  uint32
+	reflogK string // for reflog entries: the ref name
+}
+
+// journalIndex maps the keys of a journal's entries to their positions.
+// It describes records first..last of one file; a transaction sees the
+// records of its snapshot, first'..last', and uses the index when first'
+// is first, after reading any records past last. Sequence numbers are
+// never reused (a checkpoint deletes records, and a later record gets the
+// next number), so an entry whose record is past a transaction's last is
+// simply one it cannot see. A key written again (counters rewritten, an
+// object stored twice) maps to its latest position; the earlier ones are
+// kept in older, for transactions that cannot see the latest.
+//
+// A session keeps the index of the newest journal it has seen
+// (journalIndexes): a session holds the file's lock, so no compaction
+// replaces the file under it.
+type journalIndex struct {
+	mu          sync.RWMutex
+	first, last uint64
+	objects     [2]map[string]jpos
+	older       [2]map[string][]jpos
+	reflogs     map[string][]jpos
+	bytes       int
+	records     int
+	bad         []uint64 // records that do not decode (Fsck reports them)
+}
+
+// reset empties the index for a journal whose first record is first.
+func (x *journalIndex) reset(first uint64) {
+	x.first, x.last, x.bytes, x.records, x.bad = first, first-1, 0, 0, nil
+	x.objects = [2]map[string]jpos{{}, {}}
+	x.older = [2]map[string][]jpos{{}, {}}
+	x.reflogs = map[string][]jpos{}
+}
+
+// add indexes record seq.
+func (x *journalIndex) add(seq uint64, rec []byte) {
+	x.last, x.records, x.bytes = seq, x.records+1, x.bytes+len(rec)
+	var found []jpos
+	var keys []journalEntry
+	err := decodeJournalRecord(rec, func(e journalEntry, off int) error {
+		found = append(found, jpos{seq: seq, off: uint32(off), n: uint32(len(e.value))})
+		keys = append(keys, e)
+		return nil
+	})
+	if err != nil {
+		x.bad = append(x.bad, seq)
+		return
+	}
+	for i, e := range keys {
+		p := found[i]
+		if e.space == spaceReflogs {
+			x.reflogs[string(e.key)] = append(x.reflogs[string(e.key)], p)
+			continue
+		}
+		if prev, ok := x.objects[e.space][string(e.key)]; ok {
+			x.older[e.space][string(e.key)] = append(x.older[e.space][string(e.key)], prev)
+		}
+		x.objects[e.space][string(e.key)] = p
+	}
+}
+
+// journalView is one transaction's view of the journal.
+type journalView struct {
+	b           *bolt.Bucket
+	idx         *journalIndex
+	first, last uint64 // last < first: the journal is empty
+}
+
+// journal returns the transaction's view of the journal, reading the
+// records the index has not seen.
+func (t *boltTx) journal() *journalView {
+	if t.jv != nil {
+		return t.jv
+	}
+	t.jv = &journalView{}
+	b := t.tx.Bucket(bucketJournal)
+	if b == nil {
+		return t.jv
+	}
+	c := b.Cursor()
+	fk, _ := c.First()
+	lk, _ := c.Last()
+	if len(fk) != 8 || len(lk) != 8 {
+		return t.jv
+	}
+	first, last := binary.BigEndian.Uint64(fk), binary.BigEndian.Uint64(lk)
+	t.jv = &journalView{b: b, first: first, last: last, idx: t.index(b, first, last)}
+	return t.jv
+}
+
+// journalIndexes keeps a session's index of the journal.
+type journalIndexes struct {
+	mu  sync.Mutex
+	cur *journalIndex
+}
+
+// index returns an index that has records first..last of b: the session's
+// (idx), or one of the transaction's own when there is none or it
+// describes a newer journal.
+func (t *boltTx) index(b *bolt.Bucket, first, last uint64) *journalIndex {
+	x := &journalIndex{}
+	if idx := t.jidx; idx != nil {
+		idx.mu.Lock()
+		switch {
+		case idx.cur == nil || first > idx.cur.first:
+			// The first index, or the journal was checkpointed since:
+			// a new one (transactions still using the old one keep it).
+			idx.cur = x
+		case first == idx.cur.first:
+			x = idx.cur
+		}
+		idx.mu.Unlock()
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.objects[0] == nil {
+		x.reset(first)
+	}
+	if x.last < last {
+		c := b.Cursor()
+		for k, v := c.Seek(journalKey(x.last + 1)); k != nil; k, v = c.Next() {
+			seq := binary.BigEndian.Uint64(k)
+			if seq > last {
+				break
+			}
+			x.add(seq, v)
+		}
+	}
+	return x
+}
+
+// value returns the bytes at p, or nil when the transaction cannot see p.
+func (v *journalView) value(p jpos) []byte {
+	if p.seq < v.first || p.seq > v.last {
+		return nil
+	}
+	rec := v.b.Get(journalKey(p.seq))
+	if uint64(p.off)+uint64(p.n) > uint64(len(rec)) {
+		return nil
+	}
+	return rec[p.off : p.off+p.n : p.off+p.n]
+}
+
+// get returns the value of key in space, or nil.
+func (v *journalView) get(space int, key []byte) []byte {
+	if v.idx == nil {
+		return nil
+	}
+	v.idx.mu.RLock()
+	p, ok := v.idx.objects[space][string(key)]
+	if ok && p.seq > v.last {
+		ok = false
+		older := v.idx.older[space][string(key)]
+		for i := len(older) - 1; i >= 0 && !ok; i-- {
+			p, ok = older[i], older[i].seq <= v.last
+		}
+	}
+	v.idx.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	return v.value(p)
+}
+
+// entries returns the entries of space the transaction sees, sorted by
+// key.
+func (v *journalView) entries(space int) []journalEntry {
+	if v.idx == nil {
+		return nil
+	}
+	v.idx.mu.RLock()
+	ks := make([]string, 0, len(v.idx.objects[space]))
+	for k := range v.idx.objects[space] {
+		ks = append(ks, k)
+	}
+	v.idx.mu.RUnlock()
+	var out []journalEntry
+	for _, k := range ks {
+		if val := v.get(space, []byte(k)); val != nil {
+			out = append(out, journalEntry{byte(space), []byte(k), val})
+		}
+	}
+	slices.SortFunc(out, func(a, b journalEntry) int { return bytes.Compare(a.key, b.key) })
+	return out
+}
+
+// reflog returns the entries of ref name the transaction sees, oldest
+// first.
+func (v *journalView) reflog(name string) ([]refs.Entry, error) {
+	if v.idx == nil {
+		return nil, nil
+	}
+	v.idx.mu.RLock()
+	ps := slices.Clone(v.idx.reflogs[name])
+	v.idx.mu.RUnlock()
+	var out []refs.Entry
+	for _, p := range ps {
+		raw := v.value(p)
+		if raw == nil {
+			continue
+		}
+		e, err := refs.DecodeEntry(raw)
+		if err != nil {
+			return nil, fmt.Errorf("reflog %s: journal record %d: %w", name, p.seq, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// reflogNames returns the refs with reflog entries the transaction sees.
+func (v *journalView) reflogNames() []string {
+	if v.idx == nil {
+		return nil
+	}
+	v.idx.mu.RLock()
+	defer v.idx.mu.RUnlock()
+	var out []string
+	for name, ps := range v.idx.reflogs {
+		for _, p := range ps {
+			if p.seq >= v.first && p.seq <= v.last {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// size reports how many records and bytes the transaction sees.
+func (v *journalView) size() (records, bytes int) {
+	if v.idx == nil {
+		return 0, 0
+	}
+	v.idx.mu.RLock()
+	defer v.idx.mu.RUnlock()
+	return v.idx.records, v.idx.bytes
+}
+
+// pending is what a transaction adds to the journal: written as one
+// record when it commits.
+type pending struct {
+	entries []journalEntry
+	objects [2]map[string][]byte
+	bytes   int
+}
+
+func (p *pending) get(space int, key []byte) []byte {
+	if p == nil {
+		return nil
+	}
+	return p.objects[space][string(key)]
+}
+
+// put adds an entry to the transaction's writes: to its journal record,
+// or to the buckets once it writes there. value is kept until the
+// transaction ends.
+func (t *boltTx) put(space byte, key, value []byte) error {
+	if t.direct {
+		return t.putDirect(journalEntry{space, key, value})
+	}
+	if t.pend == nil {
+		t.pend = &pending{objects: [2]map[string][]byte{{}, {}}}
+	}
+	t.pend.entries = append(t.pend.entries, journalEntry{space, key, value})
+	t.pend.bytes += len(key) + len(value) + 2*binary.MaxVarintLen32 + 1
+	if space != spaceReflogs {
+		t.pend.objects[space][string(key)] = value
+	}
+	if t.pend.bytes > t.jpolicy.recordBytes {
+		return t.writeDirect()
+	}
+	return nil
+}
+
+// putDirect writes e to the top-level buckets (or the reflogs bucket).
+func (t *boltTx) putDirect(e journalEntry) error {
+	switch e.space {
+	case spaceBlobs:
+		return t.blobBucket().Put(e.key, e.value)
+	case spaceCommits:
+		return t.commitBucket().Put(e.key, e.value)
+	}
+	b, err := t.bucket(bucketReflogs).CreateBucketIfNotExists(e.key)
+	if err != nil {
+		return err
+	}
+	b.FillPercent = 1.0 // sequence numbers only grow
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	return b.Put(journalKey(seq), e.value)
+}
+
+// writeDirect makes the rest of the transaction write to the buckets. It
+// checkpoints the journal first, then writes what the transaction has
+// added so far: a ref's reflog entries in the reflogs bucket then all
+// come before the journal's, and deletes (which call it first) only ever
+// need to reach the buckets and packs.
+func (t *boltTx) writeDirect() error {
+	if t.direct {
+		return nil
+	}
+	t.direct = true
+	if err := t.checkpoint(time.Now()); err != nil {
+		return err
+	}
+	if t.pend == nil {
+		return nil
+	}
+	es := t.pend.entries
+	t.pend = nil
+	for _, e := range es {
+		if err := t.putDirect(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitJournal appends the transaction's record, and checkpoints the
+// journal when it has grown to the policy's bounds. Update calls it
+// after the caller's closure succeeded.
+func (t *boltTx) commitJournal(now time.Time) error {
+	if t.pend == nil || len(t.pend.entries) == 0 {
+		return nil
+	}
+	var rec []byte
+	for _, e := range t.pend.entries {
+		rec = appendJournalEntry(rec, e)
+	}
+	records, size := t.journal().size()
+	b, err := t.tx.CreateBucketIfNotExists(bucketJournal)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	b.FillPercent = 1.0 // keys only grow
+	seq, err := b.NextSequence()
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := b.Put(journalKey(seq), rec); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	// A tract that does not know the journal would not find these.
+	if err := raiseSchema(t.tx, schemaJournal); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	t.pend = nil
+	if records+1 < t.jpolicy.records && size+len(rec) < t.jpolicy.bytes {
+		return nil
+	}
+	t.jv = nil // the view is rebuilt with the new record
+	t.checkpointed = true
+	return t.checkpoint(now)
+}
+
+// checkpoint moves every record of the journal to a pack and the reflogs
+// bucket, and deletes them.
+func (t *boltTx) checkpoint(now time.Time) error {
+	v := t.journal()
+	if v.idx == nil {
+		return nil
+	}
+	var objects []PackEntry
+	var reflogs []journalEntry
+	c := v.b.Cursor()
+	for k, rec := c.First(); k != nil; k, rec = c.Next() {
+		err := decodeJournalRecord(rec, func(e journalEntry, _ int) error {
+			// bbolt's slices die with the deletes below: copy.
+			e = journalEntry{e.space, clone(e.key), clone(e.value)}
+			switch {
+			case e.space == spaceReflogs:
+				reflogs = append(reflogs, e)
+			case e.space == spaceBlobs:
+				objects = append(objects, PackEntry{Kind: PackBlob, Hash: dag.Hash(e.key), Value: e.value})
+			case isCountersKey(e.key):
+				objects = append(objects, PackEntry{Kind: PackCounters, Hash: dag.Hash(e.key[:dag.HashSize]), Value: e.value})
+			default:
+				objects = append(objects, PackEntry{Kind: PackCommit, Hash: dag.Hash(e.key), Value: e.value})
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("checkpoint the journal: record %d: %w", binary.BigEndian.Uint64(k), err)
+		}
+	}
+	for k, _ := c.First(); k != nil; k, _ = c.First() {
+		if err := c.Delete(); err != nil {
+			return fmt.Errorf("checkpoint the journal: %w", err)
+		}
+	}
+	t.jv = &journalView{}
+	for _, e := range reflogs {
+		if err := t.putDirect(e); err != nil {
+			return fmt.Errorf("checkpoint the journal: %w", err)
+		}
+	}
+	slices.SortFunc(objects, PackEntry.Compare)
+	objects = slices.CompactFunc(objects, func(a, b PackEntry) bool { return a.Compare(b) == 0 })
+	if len(objects) == 0 {
+		return nil
+	}
+	if err := t.WritePack(now, objects); err != nil {
+		return fmt.Errorf("checkpoint the journal: %w", err)
+	}
+	return nil
+}
+
+// sortedEntries returns the journal's and the transaction's entries of
+// space, in key order: a layer for cursors over every object.
+func (t *boltTx) sortedEntries(space int) []journalEntry {
+	es := t.journal().entries(space)
+	if t.pend != nil && len(t.pend.objects[space]) > 0 {
+		for k, v := range t.pend.objects[space] {
+			es = append(es, journalEntry{byte(space), []byte(k), v})
+		}
+		slices.SortFunc(es, func(a, b journalEntry) int { return bytes.Compare(a.key, b.key) })
+	}
+	return es
+}
+
+// sliceCursor is a cursor over entries sorted by key.
+type sliceCursor struct {
+	es []journalEntry
+	i  int
+}
+
+func (s *sliceCursor) at() (k, v []byte) {
+	if s.i >= len(s.es) {
+		return nil, nil
+	}
+	return s.es[s.i].key, s.es[s.i].value
+}
+
+func (s *sliceCursor) First() (k, v []byte) { s.i = 0; return s.at() }
+
+func (s *sliceCursor) Next() (k, v []byte) { s.i++; return s.at() }
+
+func (s *sliceCursor) Seek(key []byte) (k, v []byte) {
+	s.i, _ = slices.BinarySearchFunc(s.es, key, func(e journalEntry, key []byte) int { return bytes.Compare(e.key, key) })
+	return s.at()
+}
