@@ -3,3 +3,9 @@ package store
 // WithoutJournal makes b's transactions write to the buckets directly, as
 // before the journal, for tests that plant damage in those buckets.
 func WithoutJournal(b *Bolt) { b.journal.recordBytes = 0 }
+
+// SetJournalPolicy bounds b's journal to records records and bytes bytes,
+// and a transaction's record to recordBytes.
+func SetJournalPolicy(b *Bolt, records, bytes, recordBytes int) {
+	b.journal = journalPolicy{records: records, bytes: bytes, recordBytes: recordBytes}
+}

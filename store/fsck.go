@@ -89,6 +89,9 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 			if err != nil {
 				return err
 			}
+			if err := b.view(db, nil, func(tx Tx) error { checkJournal(tx.(*boltTx), r); return nil }); err != nil {
+				return err
+			}
 			if pages && structureOK && ok {
 				checkBoltPages(db, r)
 			}
@@ -421,5 +424,17 @@ func checkRefs(tx Tx, r *FsckReport) {
 				}
 			}
 		}
+	}
+}
+
+// checkJournal reports the journal's records that do not decode: reads
+// pass over them, so what they held is missing (Salvage says what).
+func checkJournal(t *boltTx, r *FsckReport) {
+	v := t.journal()
+	if v.idx == nil {
+		return
+	}
+	for _, seq := range v.idx.bad {
+		r.add(fmt.Sprintf("journal record %d", seq), "does not decode: its objects and reflog entries cannot be read")
 	}
 }
