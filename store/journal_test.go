@@ -208,7 +208,7 @@ func TestJournal_AnOlderSnapshotReadsItsOwnJournal(t *testing.T) {
 	}()
 	<-started
 	_, second := journalCommit(t, b, 1) // the checkpoint
-	journalCommit(t, b, 2) // a new journal, which the session indexes
+	journalCommit(t, b, 2)              // a new journal, which the session indexes
 	require.NoError(t, b.View(func(tx store.Tx) error {
 		ok, err := tx.HasCommit(second)
 		assert.True(t, ok)
