@@ -250,10 +250,11 @@ func BenchmarkCommitManyDurable(b *testing.B) {
 // keys (so each put dirties its own page), on a file held open the whole
 // time. pages=0 is an empty Update (bbolt still writes its freelist and
 // meta page, with its two syncs); pages=1 is the bound a durable Commit
-// (BenchmarkCommitDurable) is measured against. A tract commit dirties six
-// places (its blob, its commit and counters, the branch ref, two reflog
-// entries, and the bucket holding the reflogs): pages=6 is bbolt's cost
-// for that much.
+// (BenchmarkCommitDurable) is measured against. A tract commit dirties two
+// places (its journal record and the branch ref); before the journal it
+// dirtied six (its blob, its commit and counters, the branch ref, two
+// reflog entries, and the bucket holding the reflogs): pages=6 is bbolt's
+// cost for that much.
 func BenchmarkBboltUpdateBound(b *testing.B) {
 	for _, n := range []int{0, 1, 6} {
 		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {

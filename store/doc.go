@@ -27,10 +27,11 @@
 // commits use them, so they cost a few round trips per page of commits on
 // a database and the same key reads as before on a file.
 //
-// # The bbolt file, schema 3
+// # The bbolt file, schema 4
 //
-// Five top-level buckets, and two more once an import has used a pack;
-// every value's byte format is documented where it is encoded:
+// Five top-level buckets, two more once an import has used a pack, and
+// one more once a write has used the journal; every value's byte format
+// is documented where it is encoded:
 //
 //	meta     "magic"  → "tract"
 //	         "schema" → SchemaVersion as an unsigned varint
@@ -46,6 +47,8 @@
 //	             top-level ones; "info" → update time (Unix ns) and entry
 //	             count, 8 bytes big-endian each
 //	packs    the same, for published packs (schema 3)
+//	journal  8-byte big-endian sequence number → one write transaction's
+//	         objects and reflog entries (schema 4, see below)
 //
 // Keys are bytes, so commits sort by hash and a hash prefix is a key range
 // (CommitsWithPrefix seeks to it). A new file holds the meta keys, the empty
@@ -106,6 +109,29 @@
 // an object deleted (or erased) after it was made; the merge then gives
 // up, as it does when another process merged those packs first. Packs
 // over 4,194,304 entries are not merged; Compact merges everything.
+//
+// # The journal
+//
+// A write transaction that adds a few objects does not put them into the
+// blobs and commits buckets, where each would dirty a leaf and a branch
+// page at a random place of a large tree: its objects, counters and
+// reflog entries become one record appended to the journal bucket, so a
+// commit writes about five pages instead of thirteen. Readers find the
+// records' entries through an index that each session keeps and brings
+// up to date at the start of each transaction (reading only the records
+// appended since, or all of them after a checkpoint); lookups try the
+// journal first, listings merge it, and a ref's reflog is its entries in
+// the reflogs bucket followed by the journal's. Every 256 records (or
+// 1 MiB) the transaction that appends one checkpoints the journal: its
+// objects become a pack, its reflog entries go to the reflogs bucket, and
+// its records are deleted. A transaction that deletes objects or rewrites
+// a reflog, or that adds more than 64 KiB, checkpoints first and then
+// writes to the buckets, as before the journal, so deletes and erasures
+// never reach into a record. Compact merges the journal into the buckets;
+// Fsck reports a record that does not decode, and Salvage reads the
+// records as it reads the buckets. The first record marks the file
+// schema 4: a tract that does not know the journal would not find what
+// it holds.
 //
 // The transaction that publishes a file's first pack records schema 3:
 // a tract that does not know packs would not find their objects. Until

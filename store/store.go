@@ -15,7 +15,9 @@ import (
 // and upgraded by its first write transaction. Schema 3 added packs (see
 // PackTx); a file is marked schema 3 by the transaction that publishes its
 // first pack, so until then a tract of schema 2 can still read and write
-// it.
+// it. Schema 4 added the journal (see bolt_journal.go); a file is marked
+// schema 4 by its first journal record, which is its first write of a
+// few objects.
 const SchemaVersion = 4
 
 // schemaCounters is the schema every write brings a file up to.
