@@ -127,9 +127,8 @@ func journalKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, s
 
 // jpos is where a value is: in record seq, n bytes at off.
 type jpos struct {
-	seq     uint64
-	off, n  uint32
-	reflogK string // for reflog entries: the ref name
+	seq    uint64
+	off, n uint32
 }
 
 // journalIndex maps the keys of a journal's entries to their positions.
@@ -153,7 +152,7 @@ type journalIndex struct {
 	reflogs     map[string][]jpos
 	bytes       int
 	records     int
-	bad         []uint64 // records that do not decode (Fsck reports them)
+	bad         []string // records that do not decode, named (Fsck reports them)
 }
 
 // reset empties the index for a journal whose first record is first.
@@ -175,7 +174,7 @@ func (x *journalIndex) add(seq uint64, rec []byte) {
 		return nil
 	})
 	if err != nil {
-		x.bad = append(x.bad, seq)
+		x.bad = append(x.bad, fmt.Sprintf("journal record %d", seq))
 		return
 	}
 	for i, e := range keys {
@@ -209,10 +208,17 @@ func (t *boltTx) journal() *journalView {
 	if b == nil {
 		return t.jv
 	}
+	// Keys are 8 bytes; Fsck reports any other (index skips them).
 	c := b.Cursor()
 	fk, _ := c.First()
+	for fk != nil && len(fk) != 8 {
+		fk, _ = c.Next()
+	}
 	lk, _ := c.Last()
-	if len(fk) != 8 || len(lk) != 8 {
+	for lk != nil && len(lk) != 8 {
+		lk, _ = c.Prev()
+	}
+	if fk == nil || lk == nil {
 		return t.jv
 	}
 	first, last := binary.BigEndian.Uint64(fk), binary.BigEndian.Uint64(lk)
@@ -251,6 +257,10 @@ func (t *boltTx) index(b *bolt.Bucket, first, last uint64) *journalIndex {
 	if x.last < last {
 		c := b.Cursor()
 		for k, v := c.Seek(journalKey(x.last + 1)); k != nil; k, v = c.Next() {
+			if len(k) != 8 {
+				x.bad = append(x.bad, fmt.Sprintf("journal key %x", k))
+				continue
+			}
 			seq := binary.BigEndian.Uint64(k)
 			if seq > last {
 				break
@@ -515,7 +525,7 @@ func (t *boltTx) checkpoint(now time.Time) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("checkpoint the journal: record %d: %w", binary.BigEndian.Uint64(k), err)
+			return fmt.Errorf("checkpoint the journal: record %x: %w", k, err)
 		}
 	}
 	for k, _ := c.First(); k != nil; k, _ = c.First() {

@@ -434,7 +434,7 @@ func checkJournal(t *boltTx, r *FsckReport) {
 	if v.idx == nil {
 		return
 	}
-	for _, seq := range v.idx.bad {
-		r.add(fmt.Sprintf("journal record %d", seq), "does not decode: its objects and reflog entries cannot be read")
+	for _, name := range v.idx.bad {
+		r.add(name, "does not decode: its objects and reflog entries cannot be read")
 	}
 }

@@ -334,11 +334,17 @@ func TestJournal_DamagedRecord(t *testing.T) {
 	journalCommit(t, b, 0)
 	journalCommit(t, b, 1)
 	require.NoError(t, raw(b).Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("journal")).Put(binary.BigEndian.AppendUint64(nil, 2), []byte{9, 9, 9})
+		j := tx.Bucket([]byte("journal"))
+		if err := j.Put([]byte{0xff}, []byte{1}); err != nil { // not a sequence number
+			return err
+		}
+		return j.Put(binary.BigEndian.AppendUint64(nil, 2), []byte{9, 9, 9})
 	}))
 	report, err := store.Fsck(b)
 	require.NoError(t, err)
 	assert.Contains(t, fmt.Sprint(report.Problems), "journal record 2: does not decode")
+	assert.Contains(t, fmt.Sprint(report.Problems), "journal key ff: does not decode")
+	requireReadable(t, b, 1)
 
 	out := filepath.Join(t.TempDir(), "salvaged.db")
 	res, err := store.Salvage(b.Path(), out)
