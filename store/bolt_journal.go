@@ -236,7 +236,9 @@ type journalIndexes struct {
 // (idx), or one of the transaction's own when there is none or it
 // describes a newer journal.
 func (t *boltTx) index(b *bolt.Bucket, first, last uint64) *journalIndex {
+	// An index's first is set before it is shared, and never changes.
 	x := &journalIndex{}
+	x.reset(first)
 	if idx := t.jidx; idx != nil {
 		idx.mu.Lock()
 		switch {
@@ -251,9 +253,6 @@ func (t *boltTx) index(b *bolt.Bucket, first, last uint64) *journalIndex {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.objects[0] == nil {
-		x.reset(first)
-	}
 	if x.last < last {
 		c := b.Cursor()
 		for k, v := c.Seek(journalKey(x.last + 1)); k != nil; k, v = c.Next() {
