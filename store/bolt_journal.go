@@ -47,6 +47,14 @@ var bucketJournal = []byte("journal")
 // schemaJournal is the schema of a file whose journal has been written.
 const schemaJournal = 4
 
+// spaceOf returns the space of the commits (or blobs) bucket.
+func spaceOf(commits bool) int {
+	if commits {
+		return spaceCommits
+	}
+	return spaceBlobs
+}
+
 // Entry spaces: where an entry would live without the journal.
 const (
 	spaceBlobs   = 0
@@ -155,12 +163,15 @@ type journalIndex struct {
 	bad         []string // records that do not decode, named (Fsck reports them)
 }
 
-// reset empties the index for a journal whose first record is first.
-func (x *journalIndex) reset(first uint64) {
-	x.first, x.last, x.bytes, x.records, x.bad = first, first-1, 0, 0, nil
-	x.objects = [2]map[string]jpos{{}, {}}
-	x.older = [2]map[string][]jpos{{}, {}}
-	x.reflogs = map[string][]jpos{}
+// newJournalIndex returns an empty index of a journal whose first record
+// is first.
+func newJournalIndex(first uint64) *journalIndex {
+	return &journalIndex{
+		first: first, last: first - 1,
+		objects: [2]map[string]jpos{{}, {}},
+		older:   [2]map[string][]jpos{{}, {}},
+		reflogs: map[string][]jpos{},
+	}
 }
 
 // add indexes record seq.
@@ -195,6 +206,10 @@ type journalView struct {
 	b           *bolt.Bucket
 	idx         *journalIndex
 	first, last uint64 // last < first: the journal is empty
+	// cur is reused to read records in a read-only transaction, as
+	// layer.get does.
+	writable bool
+	cur      *bolt.Cursor
 }
 
 // journal returns the transaction's view of the journal, reading the
@@ -208,6 +223,7 @@ func (t *boltTx) journal() *journalView {
 	if b == nil {
 		return t.jv
 	}
+	*t.jv = journalView{b: b, writable: t.tx.Writable()}
 	// Keys are 8 bytes; Fsck reports any other (index skips them).
 	c := b.Cursor()
 	fk, _ := c.First()
@@ -221,8 +237,8 @@ func (t *boltTx) journal() *journalView {
 	if fk == nil || lk == nil {
 		return t.jv
 	}
-	first, last := binary.BigEndian.Uint64(fk), binary.BigEndian.Uint64(lk)
-	t.jv = &journalView{b: b, first: first, last: last, idx: t.index(b, first, last)}
+	t.jv.first, t.jv.last = binary.BigEndian.Uint64(fk), binary.BigEndian.Uint64(lk)
+	t.jv.idx = t.index(b, t.jv.first, t.jv.last)
 	return t.jv
 }
 
@@ -232,25 +248,31 @@ type journalIndexes struct {
 	cur *journalIndex
 }
 
-// index returns an index that has records first..last of b: the session's
-// (idx), or one of the transaction's own when there is none or it
-// describes a newer journal.
-func (t *boltTx) index(b *bolt.Bucket, first, last uint64) *journalIndex {
-	// An index's first is set before it is shared, and never changes.
-	x := &journalIndex{}
-	x.reset(first)
-	if idx := t.jidx; idx != nil {
-		idx.mu.Lock()
-		switch {
-		case idx.cur == nil || first > idx.cur.first:
-			// The first index, or the journal was checkpointed since:
-			// a new one (transactions still using the old one keep it).
-			idx.cur = x
-		case first == idx.cur.first:
-			x = idx.cur
-		}
-		idx.mu.Unlock()
+// current returns the index of a journal whose first record is first: the
+// session's, or a new one that replaces it (the journal was checkpointed
+// since; transactions still using the old one keep it), or one of the
+// caller's own for an older snapshot or without a session (s nil). An
+// index's first is set before it is shared and never changes.
+func (s *journalIndexes) current(first uint64) *journalIndex {
+	if s == nil {
+		return newJournalIndex(first)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.cur != nil && first == s.cur.first:
+		return s.cur
+	case s.cur != nil && first < s.cur.first:
+		return newJournalIndex(first)
+	}
+	s.cur = newJournalIndex(first)
+	return s.cur
+}
+
+// index returns an index that has records first..last of b, reading the
+// records it lacks.
+func (t *boltTx) index(b *bolt.Bucket, first, last uint64) *journalIndex {
+	x := t.jidx.current(first)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.last < last {
@@ -275,11 +297,27 @@ func (v *journalView) value(p jpos) []byte {
 	if p.seq < v.first || p.seq > v.last {
 		return nil
 	}
-	rec := v.b.Get(journalKey(p.seq))
+	rec := v.record(p.seq)
 	if uint64(p.off)+uint64(p.n) > uint64(len(rec)) {
 		return nil
 	}
 	return rec[p.off : p.off+p.n : p.off+p.n]
+}
+
+// record returns record seq, or nil.
+func (v *journalView) record(seq uint64) []byte {
+	key := journalKey(seq)
+	if v.writable {
+		return v.b.Get(key)
+	}
+	if v.cur == nil {
+		v.cur = v.b.Cursor()
+	}
+	k, rec := v.cur.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return rec
 }
 
 // get returns the value of key in space, or nil.
@@ -303,8 +341,8 @@ func (v *journalView) get(space int, key []byte) []byte {
 	return v.value(p)
 }
 
-// entries returns the entries of space the transaction sees, sorted by
-// key.
+// entries returns the entries of space the transaction sees, in no
+// order.
 func (v *journalView) entries(space int) []journalEntry {
 	if v.idx == nil {
 		return nil
@@ -321,7 +359,6 @@ func (v *journalView) entries(space int) []journalEntry {
 			out = append(out, journalEntry{byte(space), []byte(k), val})
 		}
 	}
-	slices.SortFunc(out, func(a, b journalEntry) int { return bytes.Compare(a.key, b.key) })
 	return out
 }
 
@@ -386,12 +423,16 @@ type pending struct {
 	bytes   int
 }
 
-func (p *pending) get(space int, key []byte) []byte {
+// objectsIn returns the objects of space the transaction added (a nil
+// map when it added none).
+func (p *pending) objectsIn(space int) map[string][]byte {
 	if p == nil {
 		return nil
 	}
-	return p.objects[space][string(key)]
+	return p.objects[space]
 }
+
+func (p *pending) get(space int, key []byte) []byte { return p.objectsIn(space)[string(key)] }
 
 // put adds an entry to the transaction's writes: to its journal record,
 // or to the buckets once it writes there. value is kept until the
@@ -553,12 +594,10 @@ func (t *boltTx) checkpoint(now time.Time) error {
 // space, in key order: a layer for cursors over every object.
 func (t *boltTx) sortedEntries(space int) []journalEntry {
 	es := t.journal().entries(space)
-	if t.pend != nil && len(t.pend.objects[space]) > 0 {
-		for k, v := range t.pend.objects[space] {
-			es = append(es, journalEntry{byte(space), []byte(k), v})
-		}
-		slices.SortFunc(es, func(a, b journalEntry) int { return bytes.Compare(a.key, b.key) })
+	for k, v := range t.pend.objectsIn(space) {
+		es = append(es, journalEntry{byte(space), []byte(k), v})
 	}
+	slices.SortFunc(es, func(a, b journalEntry) int { return bytes.Compare(a.key, b.key) })
 	return es
 }
 

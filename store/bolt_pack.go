@@ -93,12 +93,8 @@ func (t *boltTx) deleteEverywhere(commits bool, key []byte) error {
 // layer at once.
 // layer at once, the journal's entries and the transaction's own first.
 func (t *boltTx) cursor(commits bool) *mergedCursor {
-	space := spaceBlobs
-	if commits {
-		space = spaceCommits
-	}
 	var cs []kvCursor
-	if es := t.sortedEntries(space); len(es) > 0 {
+	if es := t.sortedEntries(spaceOf(commits)); len(es) > 0 {
 		cs = append(cs, &sliceCursor{es: es})
 	}
 	for _, l := range t.layers() {

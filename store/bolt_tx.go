@@ -89,10 +89,7 @@ func (l *layer) get(writable, commits bool, key []byte) []byte {
 // their texts, were mostly written together, so a walk finds one after
 // another in the same pack.
 func (t *boltTx) lookup(commits bool, key []byte) []byte {
-	space := spaceBlobs
-	if commits {
-		space = spaceCommits
-	}
+	space := spaceOf(commits)
 	if v := t.pend.get(space, key); v != nil {
 		return v
 	}

@@ -164,7 +164,7 @@ func (w *copyWriter) bucket(path [][]byte) (*bolt.Bucket, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.tx, w.size = tx, 0
+		w.tx = tx
 	}
 	if len(path) == 0 {
 		return nil, nil
@@ -195,26 +195,21 @@ func (w *copyWriter) create(path [][]byte, name []byte, seq uint64) error {
 }
 
 func (w *copyWriter) put(path [][]byte, k, v []byte) error {
-	if w.size+int64(len(k)+len(v)) > w.max {
-		if err := w.commit(); err != nil {
-			return err
-		}
+	if err := w.room(len(k) + len(v)); err != nil {
+		return err
 	}
 	b, err := w.bucket(path)
 	if err != nil {
 		return err
 	}
-	w.size += int64(len(k) + len(v))
 	return b.Put(k, v)
 }
 
 // appendNext puts v under the next sequence number of bucket name in the
 // top-level bucket parent, creating it if need be.
 func (w *copyWriter) appendNext(parent, name, v []byte) error {
-	if w.size+int64(8+len(v)) > w.max {
-		if err := w.commit(); err != nil {
-			return err
-		}
+	if err := w.room(8 + len(v)); err != nil {
+		return err
 	}
 	p, err := w.bucket([][]byte{parent})
 	if err != nil {
@@ -229,8 +224,19 @@ func (w *copyWriter) appendNext(parent, name, v []byte) error {
 	if err != nil {
 		return err
 	}
-	w.size += int64(8 + len(v))
 	return b.Put(journalKey(seq), v)
+}
+
+// room commits the current transaction unless n more bytes fit in it, and
+// counts them.
+func (w *copyWriter) room(n int) error {
+	if w.size+int64(n) > w.max {
+		if err := w.commit(); err != nil {
+			return err
+		}
+	}
+	w.size += int64(n)
+	return nil
 }
 
 // copyBucket copies bucket b, named name under path, with everything in it.
@@ -259,7 +265,7 @@ func (w *copyWriter) commit() error {
 		return nil
 	}
 	tx := w.tx
-	w.tx = nil
+	w.tx, w.size = nil, 0
 	return tx.Commit()
 }
 
