@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/loopback"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/llmtest"
 	"github.com/tractdag/tract/retry"
@@ -628,11 +628,11 @@ func TestChat_EncodedKeyRedactedFromErrorCommits(t *testing.T) {
 		chat func(t *testing.T, keyed ...llm.Option) (*tract.Tract, error)
 	}{
 		{"transport error, key in the base URL's query", func(t *testing.T, keyed ...llm.Option) (*tract.Tract, error) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			addr, release, err := loopback.Refused()
 			require.NoError(t, err)
-			require.NoError(t, ln.Close())
+			defer release()
 			c, err := llm.NewOpenAI(append(keyed, llm.WithModel(chatModel), llm.WithMaxRetries(0),
-				llm.WithBaseURL("http://"+ln.Addr().String()+"/v1?api-key="+url.QueryEscape(key)))...)
+				llm.WithBaseURL("http://"+addr+"/v1?api-key="+url.QueryEscape(key)))...)
 			require.NoError(t, err)
 			tr := newChatTract(t, c)
 			_, err = tr.Chat(context.Background(), chatQuestion)

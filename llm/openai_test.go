@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tractdag/tract/internal/loopback"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/llmtest"
 )
@@ -708,4 +709,14 @@ func TestNewOpenAI_BaseURLWithFragmentIsAConfigError(t *testing.T) {
 			assert.NotContains(t, err.Error(), "cd", "nothing after the query's start is printed")
 		})
 	}
+}
+
+// closedAddr returns a loopback address that refuses connections for the
+// whole test.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	addr, release, err := loopback.Refused()
+	require.NoError(t, err)
+	t.Cleanup(release)
+	return addr
 }

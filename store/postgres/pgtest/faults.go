@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/internal/loopback"
 )
 
 // Fault servers on loopback, for tests of a database that is slow, gone or
@@ -33,14 +35,13 @@ func ClosingServer(t testing.TB) string {
 	return serve(t, func(c net.Conn) { _ = c.Close() })
 }
 
-// RefusedAddr returns a loopback address where nothing listens, so a
-// connection to it is refused: a port that was free a moment ago.
+// RefusedAddr returns a loopback address that refuses connections until
+// the test ends (see package loopback).
 func RefusedAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, release, err := loopback.Refused()
 	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	t.Cleanup(release)
 	return addr
 }
 
