@@ -11,7 +11,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract/dag"
-	"github.com/tractdag/tract/refs"
 )
 
 // The journal (schema 4) is where a small write transaction puts what it
@@ -362,28 +361,22 @@ func (v *journalView) entries(space int) []journalEntry {
 	return out
 }
 
-// reflog returns the entries of ref name the transaction sees, oldest
-// first.
-func (v *journalView) reflog(name string) ([]refs.Entry, error) {
+// reflog returns the encoded entries of ref name the transaction sees,
+// oldest first.
+func (v *journalView) reflog(name string) [][]byte {
 	if v.idx == nil {
-		return nil, nil
+		return nil
 	}
 	v.idx.mu.RLock()
 	ps := slices.Clone(v.idx.reflogs[name])
 	v.idx.mu.RUnlock()
-	var out []refs.Entry
+	var out [][]byte
 	for _, p := range ps {
-		raw := v.value(p)
-		if raw == nil {
-			continue
+		if raw := v.value(p); raw != nil {
+			out = append(out, raw)
 		}
-		e, err := refs.DecodeEntry(raw)
-		if err != nil {
-			return nil, fmt.Errorf("reflog %s: journal record %d: %w", name, p.seq, err)
-		}
-		out = append(out, e)
 	}
-	return out, nil
+	return out
 }
 
 // reflogNames returns the refs with reflog entries the transaction sees.
@@ -433,6 +426,20 @@ func (p *pending) objectsIn(space int) map[string][]byte {
 }
 
 func (p *pending) get(space int, key []byte) []byte { return p.objectsIn(space)[string(key)] }
+
+// reflog returns the encoded entries the transaction added to the reflog
+// of name (every ref's when name is empty), with their names.
+func (p *pending) reflog(name string) (names []string, raws [][]byte) {
+	if p == nil {
+		return nil, nil
+	}
+	for _, e := range p.entries {
+		if e.space == spaceReflogs && (name == "" || string(e.key) == name) {
+			names, raws = append(names, string(e.key)), append(raws, e.value)
+		}
+	}
+	return names, raws
+}
 
 // put adds an entry to the transaction's writes: to its journal record,
 // or to the buckets once it writes there. value is kept until the

@@ -382,36 +382,20 @@ func (t *boltTx) AppendReflog(name string, e refs.Entry) error {
 // Reflog reads the entries of the reflogs bucket, then the journal's, then
 // the transaction's own.
 func (t *boltTx) Reflog(name string) ([]refs.Entry, error) {
-	var out []refs.Entry
+	var raws [][]byte
 	if b := t.bucket(bucketReflogs).Bucket([]byte(name)); b != nil {
-		err := b.ForEach(func(k, v []byte) error {
-			e, err := refs.DecodeEntry(v)
-			if err != nil {
-				return fmt.Errorf("reflog %s: %w", name, err)
-			}
-			out = append(out, e)
-			return nil
-		})
+		_ = b.ForEach(func(_, v []byte) error { raws = append(raws, v); return nil })
+	}
+	raws = append(raws, t.journal().reflog(name)...)
+	_, pending := t.pend.reflog(name)
+	raws = append(raws, pending...)
+	out := make([]refs.Entry, 0, len(raws))
+	for _, v := range raws {
+		e, err := refs.DecodeEntry(v)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reflog %s: %w", name, err)
 		}
-	}
-	es, err := t.journal().reflog(name)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, es...)
-	if t.pend != nil {
-		for _, pe := range t.pend.entries {
-			if pe.space != spaceReflogs || string(pe.key) != name {
-				continue
-			}
-			e, err := refs.DecodeEntry(pe.value)
-			if err != nil {
-				return nil, fmt.Errorf("reflog %s: %w", name, err)
-			}
-			out = append(out, e)
-		}
+		out = append(out, e)
 	}
 	return out, nil
 }
@@ -425,13 +409,8 @@ func (t *boltTx) ReflogNames() ([]string, error) {
 		return nil
 	})
 	out = append(out, t.journal().reflogNames()...)
-	if t.pend != nil {
-		for _, e := range t.pend.entries {
-			if e.space == spaceReflogs {
-				out = append(out, string(e.key))
-			}
-		}
-	}
+	pending, _ := t.pend.reflog("")
+	out = append(out, pending...)
 	sort.Strings(out)
 	return slices.Compact(out), err
 }

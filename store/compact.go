@@ -130,12 +130,8 @@ func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 		}
 		j := objects.journal()
 		for _, name := range j.reflogNames() {
-			es, err := j.reflog(name)
-			if err != nil {
-				return err
-			}
-			for _, e := range es {
-				if err := w.appendNext(bucketReflogs, []byte(name), e.Encode()); err != nil {
+			for _, raw := range j.reflog(name) {
+				if err := w.appendNext(bucketReflogs, []byte(name), raw); err != nil {
 					return err
 				}
 			}
