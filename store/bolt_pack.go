@@ -60,11 +60,12 @@ func (t *boltTx) layers() []*layer {
 			continue
 		}
 		b := pb.Bucket(k)
-		l := &layer{blobs: b.Bucket(bucketBlobs), commits: b.Bucket(bucketCommits)}
-		if l.blobs != nil && l.commits != nil {
-			info, _ := decodePackInfo(0, b.Get(keyPackInfo)) // a bad info sorts last; fsck reports it
-			packs = append(packs, sized{l, info.Entries})
+		info, _ := decodePackInfo(0, b.Get(keyPackInfo)) // a bad info sorts last; fsck reports it
+		l := &layer{pack: b}
+		if v := b.Get(keyPackFilter); v != nil {
+			l.filter, _ = decodePackFilter(v) // a bad filter is none; fsck reports it
 		}
+		packs = append(packs, sized{l, info.Entries})
 	}
 	slices.SortStableFunc(packs, func(a, b sized) int { return cmp.Compare(b.n, a.n) })
 	for _, p := range packs {
@@ -82,8 +83,10 @@ func (t *boltTx) deleteEverywhere(commits bool, key []byte) error {
 		}
 	}
 	for _, l := range t.layers() {
-		if err := l.bucket(commits).Delete(key); err != nil {
-			return err
+		if b := l.bucket(commits); b != nil && l.filter.mayHave(key) {
+			if err := b.Delete(key); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -98,7 +101,9 @@ func (t *boltTx) cursor(commits bool) *mergedCursor {
 		cs = append(cs, &sliceCursor{es: es})
 	}
 	for _, l := range t.layers() {
-		cs = append(cs, l.bucket(commits).Cursor())
+		if b := l.bucket(commits); b != nil {
+			cs = append(cs, b.Cursor())
+		}
 	}
 	return newMergedCursor(cs)
 }
@@ -308,12 +313,38 @@ func (t *boltTx) PublishPack(id uint64) error {
 	if err := t.tx.MoveBucket(packKey(id), t.tx.Bucket(bucketStaging), packs); err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)
 	}
+	// Earlier transactions filled the pack: its filter is made from its
+	// keys, after the move (see above).
+	if err := filterPack(packs.Bucket(packKey(id)), id); err != nil {
+		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
 	// A tract that does not know packs would not find these objects.
 	if err := raiseSchema(t.tx, schemaPacks); err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)
 	}
 	t.all = nil // the new pack is a layer now
 	return nil
+}
+
+// filterPack stores the filter of pack id, whose bucket is pb, made from
+// the keys it holds.
+func filterPack(pb *bolt.Bucket, id uint64) error {
+	info, err := decodePackInfo(id, pb.Get(keyPackInfo))
+	if err != nil {
+		return err
+	}
+	f := newPackFilter(info.Entries)
+	for _, name := range [][]byte{bucketBlobs, bucketCommits} {
+		b := pb.Bucket(name)
+		if b == nil {
+			continue
+		}
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			f.add(k)
+		}
+	}
+	return pb.Put(keyPackFilter, f)
 }
 
 func (t *boltTx) DropPack(id uint64) error {

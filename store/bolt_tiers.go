@@ -63,6 +63,13 @@ func (t *boltTx) WritePack(now time.Time, entries []PackEntry) error {
 	if err := appendToPack(pb, id, now, entries); err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
+	f := newPackFilter(int64(len(entries)))
+	for _, e := range entries {
+		f.add(e.Hash[:])
+	}
+	if err := pb.Put(keyPackFilter, f); err != nil {
+		return fmt.Errorf("write pack %d: %w", id, err)
+	}
 	// A tract that does not know packs would not find these objects.
 	if err := raiseSchema(t.tx, schemaPacks); err != nil {
 		return fmt.Errorf("write pack %d: %w", id, err)
@@ -175,25 +182,36 @@ func (t *boltTx) mergePacks(now time.Time, group []packStat) error {
 		return fmt.Errorf("merge packs: %w", err)
 	}
 	var entries int64
+	f := newPackFilter(groupEntries(group))
 	for _, name := range [][]byte{bucketBlobs, bucketCommits} {
 		cur, ok := t.groupCursor(group, name)
 		if !ok {
 			return fmt.Errorf("merge packs: a pack of %v is missing its %s", group, name)
 		}
-		_, n, err := copyMerged(dst.Bucket(name), cur, nil, -1)
+		_, n, err := copyMerged(dst.Bucket(name), cur, nil, -1, f)
 		if err != nil {
 			return fmt.Errorf("merge packs into %d: %w", id, err)
 		}
 		entries += n
 	}
-	return t.replaceGroup(dst, id, group, now, entries)
+	return t.replaceGroup(dst, id, group, now, entries, f)
+}
+
+// groupEntries is the number of entries of the packs of group together.
+func groupEntries(group []packStat) int64 {
+	var n int64
+	for _, s := range group {
+		n += s.entries
+	}
+	return n
 }
 
 // copyMerged puts into dst, in key order, the entries of cur after key
 // after (from the first when after is nil), at most limit of them
-// (negative: no limit). It returns the last key it put (nil when it put
-// none or cur has nothing left after it) and how many it put.
-func copyMerged(dst *bolt.Bucket, cur *mergedCursor, after []byte, limit int64) (last []byte, n int64, err error) {
+// (negative: no limit), and adds their keys to f. It returns the last key
+// it put (nil when it put none or cur has nothing left after it) and how
+// many it put.
+func copyMerged(dst *bolt.Bucket, cur *mergedCursor, after []byte, limit int64, f packFilter) (last []byte, n int64, err error) {
 	dst.FillPercent = 1.0 // appended in order: nothing is inserted before them
 	k, v := cur.First()
 	if after != nil {
@@ -205,6 +223,7 @@ func copyMerged(dst *bolt.Bucket, cur *mergedCursor, after []byte, limit int64) 
 		if err := dst.Put(k, v); err != nil {
 			return nil, n, err
 		}
+		f.add(k)
 		last = k
 		k, v = cur.Next()
 	}
@@ -215,9 +234,13 @@ func copyMerged(dst *bolt.Bucket, cur *mergedCursor, after []byte, limit int64) 
 }
 
 // replaceGroup records in pack dst (id, now in the packs bucket) its
-// entry count and drops the published packs of group it was merged from.
-func (t *boltTx) replaceGroup(dst *bolt.Bucket, id uint64, group []packStat, now time.Time, entries int64) error {
+// entry count and filter f and drops the published packs of group it was
+// merged from.
+func (t *boltTx) replaceGroup(dst *bolt.Bucket, id uint64, group []packStat, now time.Time, entries int64, f packFilter) error {
 	if err := dst.Put(keyPackInfo, encodePackInfo(PackInfo{ID: id, Updated: now, Entries: entries})); err != nil {
+		return fmt.Errorf("merge packs into %d: %w", id, err)
+	}
+	if err := dst.Put(keyPackFilter, f); err != nil {
 		return fmt.Errorf("merge packs into %d: %w", id, err)
 	}
 	packs := t.tx.Bucket(bucketPacks)
@@ -270,7 +293,10 @@ type packMerge struct {
 	space   int    // the bucket being copied: 0 blobs, 1 commits, 2 done
 	after   []byte // the last key copied into it
 	entries int64
-	gone    bool // dropped, or a pack of group is gone
+	// filter gathers the keys copied so far; the last transaction stores
+	// it with the pack.
+	filter packFilter
+	gone   bool // dropped, or a pack of group is gone
 }
 
 // startMerge starts the next merge MergePacks runs, if one is due: nil if
@@ -305,7 +331,7 @@ func (b *Bolt) startMerge() (*packMerge, error) {
 		for _, p := range group {
 			ids = binary.BigEndian.AppendUint64(ids, p.id)
 		}
-		m = &packMerge{id: id, group: group}
+		m = &packMerge{id: id, group: group, filter: newPackFilter(groupEntries(group))}
 		return pb.Put(keyPackMerging, ids)
 	})
 	if err != nil {
@@ -325,7 +351,7 @@ func (b *Bolt) stepMerge(m *packMerge) (done bool, err error) {
 			m.gone = true
 			return t.DropPack(m.id)
 		}
-		last, n, err := copyMerged(dst, cur, m.after, t.policy.inline)
+		last, n, err := copyMerged(dst, cur, m.after, t.policy.inline, m.filter)
 		if err != nil {
 			return fmt.Errorf("merge packs into %d: %w", m.id, err)
 		}
@@ -362,7 +388,7 @@ func (b *Bolt) finishMerge(m *packMerge) (bool, error) {
 		if err := dst.Delete(keyPackMerging); err != nil {
 			return fmt.Errorf("publish merged pack %d: %w", m.id, err)
 		}
-		return t.replaceGroup(dst, m.id, m.group, time.Now(), m.entries)
+		return t.replaceGroup(dst, m.id, m.group, time.Now(), m.entries, m.filter)
 	})
 	return err == nil && !m.gone, err
 }

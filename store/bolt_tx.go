@@ -53,8 +53,18 @@ type boltTx struct {
 }
 
 // layer is one place objects are kept: the top-level buckets or a pack.
+// A pack's buckets are opened when a lookup first needs them: most
+// lookups of a transaction find their key in the journal or in one pack,
+// or are ruled out by the other packs' filters.
 type layer struct {
+	// pack is a pack's bucket (nil for the top-level buckets, which
+	// mainLayer sets); opened says a pack's blobs and commits are set
+	// (either may be nil in a damaged pack).
+	pack           *bolt.Bucket
+	opened         bool
 	blobs, commits *bolt.Bucket
+	// filter is the pack's filter (see packfilter.go); nil: none.
+	filter packFilter
 	// blobCur and commitCur are reused for lookups in read-only
 	// transactions: bbolt's Bucket.Get allocates a cursor (and its stack)
 	// per call, which was most of Compile's garbage.
@@ -65,7 +75,13 @@ type layer struct {
 // reusable cursor when the transaction is read-only (a cursor must be
 // repositioned after writes).
 func (l *layer) get(writable, commits bool, key []byte) []byte {
+	if !l.filter.mayHave(key) {
+		return nil
+	}
 	b, cur := l.bucket(commits), &l.blobCur
+	if b == nil {
+		return nil
+	}
 	if commits {
 		cur = &l.commitCur
 	}
@@ -116,8 +132,13 @@ func (t *boltTx) lookup(commits bool, key []byte) []byte {
 	return nil
 }
 
-// bucket returns the layer's commits (or blobs) bucket.
+// bucket returns the layer's commits (or blobs) bucket, opening a pack's
+// on first use; nil when a damaged pack lacks it.
 func (l *layer) bucket(commits bool) *bolt.Bucket {
+	if l.pack != nil && !l.opened {
+		l.opened = true
+		l.blobs, l.commits = l.pack.Bucket(bucketBlobs), l.pack.Bucket(bucketCommits)
+	}
 	if commits {
 		return l.commits
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -89,7 +90,13 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 			if err != nil {
 				return err
 			}
-			if err := b.view(db, nil, func(tx Tx) error { checkJournal(tx.(*boltTx), r); return nil }); err != nil {
+			if err := b.view(db, nil, func(tx Tx) error {
+				checkJournal(tx.(*boltTx), r)
+				if structureOK {
+					checkPackFilters(tx.(*boltTx), r)
+				}
+				return nil
+			}); err != nil {
 				return err
 			}
 			if pages && structureOK && ok {
@@ -437,4 +444,44 @@ func checkJournal(t *boltTx, r *FsckReport) {
 	for _, name := range v.idx.bad {
 		r.add(name, "does not decode: its objects and reflog entries cannot be read")
 	}
+}
+
+// checkPackFilters reports a published pack's filter that does not decode
+// (lookups then search the pack for every key, as if it had none) or that
+// leaves out a key the pack holds (lookups would pass over that object):
+// compact rewrites the file without either.
+func checkPackFilters(t *boltTx, r *FsckReport) {
+	packs := t.tx.Bucket(bucketPacks)
+	if packs == nil {
+		return
+	}
+	_ = packs.ForEachBucket(func(k []byte) error {
+		pb, name := packs.Bucket(k), fmt.Sprintf("pack %x", k)
+		if len(k) == 8 {
+			name = fmt.Sprintf("pack %d", binary.BigEndian.Uint64(k))
+		}
+		v := pb.Get(keyPackFilter)
+		if v == nil {
+			return nil
+		}
+		f, err := decodePackFilter(v)
+		if err != nil {
+			r.add(name, "filter: %v", err)
+			return nil
+		}
+		for _, bucket := range [][]byte{bucketBlobs, bucketCommits} {
+			b := pb.Bucket(bucket)
+			if b == nil {
+				continue
+			}
+			c := b.Cursor()
+			for key, _ := c.First(); key != nil; key, _ = c.Next() {
+				if !f.mayHave(key) {
+					r.add(name, "filter leaves out %s key %x: lookups pass over it; run tract compact", bucket, key)
+					return nil
+				}
+			}
+		}
+		return nil
+	})
 }

@@ -1,0 +1,235 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/dag"
+)
+
+func filterKeys(tag string, n int) []dag.Hash {
+	hs := make([]dag.Hash, n)
+	for i := range hs {
+		hs[i] = dag.Sum([]byte(fmt.Sprintf("%s %d", tag, i)))
+	}
+	return hs
+}
+
+// A filter holds every key added, a commit's counters key with it, and
+// lets in few of the keys it was not given.
+func TestPackFilter_HoldsEveryKeyAndFewOthers(t *testing.T) {
+	for _, n := range []int{1, 100, 20_000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			f := newPackFilter(int64(n))
+			in := filterKeys("in", n)
+			for _, h := range in {
+				f.add(h[:])
+			}
+			for _, h := range in {
+				require.True(t, f.mayHave(h[:]), "key %s left out", h.Short())
+				require.True(t, f.mayHave(countersKey(h)), "counters of %s left out", h.Short())
+			}
+			if n < 100 {
+				return
+			}
+			out, let := filterKeys("out", 10*n), 0
+			for _, h := range out {
+				if f.mayHave(h[:]) {
+					let++
+				}
+			}
+			// 8 bits per key: about 2.5% expected.
+			assert.Less(t, float64(let)/float64(len(out)), 0.04, "%d of %d let in", let, len(out))
+		})
+	}
+}
+
+func TestPackFilter_ShortKeysAndNoFilter(t *testing.T) {
+	f := newPackFilter(10)
+	assert.True(t, f.mayHave([]byte("short")), "a key too short to filter is never left out")
+	f.add([]byte("short")) // no effect, no panic
+	var none packFilter
+	h := dag.Sum([]byte("x"))
+	assert.True(t, none.mayHave(h[:]), "no filter: every key may be there")
+}
+
+func TestDecodePackFilter(t *testing.T) {
+	good := newPackFilter(100)
+	tests := []struct {
+		name string
+		v    []byte
+		err  string
+	}{
+		{"good", good, ""},
+		{"empty", []byte{}, "empty"},
+		{"version only", []byte{filterVersion}, "not whole blocks"},
+		{"unknown version", append([]byte{9}, good[1:]...), "version 9"},
+		{"cut block", good[:len(good)-1], "not whole blocks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := decodePackFilter(tt.v)
+			if tt.err == "" {
+				require.NoError(t, err)
+				assert.Equal(t, packFilter(tt.v), f)
+				return
+			}
+			assert.ErrorIs(t, err, dag.ErrBadEncoding)
+			assert.ErrorContains(t, err, tt.err)
+		})
+	}
+}
+
+// packFilters returns the filter of every published pack (nil for one
+// without), by pack id.
+func packFilters(t *testing.T, b *Bolt) map[uint64]packFilter {
+	t.Helper()
+	out := map[uint64]packFilter{}
+	require.NoError(t, b.View(func(tx Tx) error {
+		return tx.(*boltTx).eachPublishedPack(func(id uint64, _ PackInfo, err error) error {
+			require.NoError(t, err)
+			v := tx.(*boltTx).tx.Bucket(bucketPacks).Bucket(packKey(id)).Get(keyPackFilter)
+			out[id] = packFilter(clone(v))
+			return nil
+		})
+	}))
+	return out
+}
+
+// Every way a pack is published gives it a filter holding its keys:
+// WritePack, an inline merge, a merge over several transactions and
+// PublishPack after AppendPack (an import).
+func TestPackFilter_EveryPublishedPackHasOne(t *testing.T) {
+	b := tieredBolt(t, packPolicy{fanIn: 2, inline: 12, max: 1 << 20})
+	var all []dag.Hash
+	for i := range 6 { // merges inline (5+5) and over transactions (10+10)
+		all = append(all, writeBlobPack(t, b, fmt.Sprintf("pack %d", i), 5)...)
+		require.NoError(t, b.MergePacks(context.Background()))
+	}
+	var imported []dag.Hash
+	var es []PackEntry
+	for i := range 7 {
+		data := []byte(fmt.Sprintf("imported %d", i))
+		imported = append(imported, dag.Sum(data))
+		es = append(es, PackEntry{Kind: PackBlob, Hash: dag.Sum(data), Value: data})
+	}
+	slices.SortFunc(es, PackEntry.Compare)
+	var id uint64
+	require.NoError(t, b.Update(func(tx Tx) (err error) {
+		id, err = tx.(PackTx).CreatePack(time.Now())
+		return err
+	}))
+	require.NoError(t, b.Update(func(tx Tx) error { return tx.(PackTx).AppendPack(id, time.Now(), es[:5]) }))
+	require.NoError(t, b.Update(func(tx Tx) error { return tx.(PackTx).AppendPack(id, time.Now(), es[5:]) }))
+	require.NoError(t, b.Update(func(tx Tx) error { return tx.(PackTx).PublishPack(id) }))
+
+	requireBlobs(t, b, append(all, imported...))
+	filters := packFilters(t, b)
+	require.Len(t, filters, 3, "the merged packs, the import")
+	for pid, f := range filters {
+		require.NotNil(t, f, "pack %d has no filter", pid)
+		_, err := decodePackFilter(f)
+		require.NoError(t, err)
+	}
+	for _, h := range append(all, imported...) {
+		n := 0
+		for _, f := range filters {
+			if f.mayHave(h[:]) {
+				n++
+			}
+		}
+		assert.NotZero(t, n, "%s is in no filter", h.Short())
+	}
+	assert.NotNil(t, filters[id], "the import's pack")
+	for _, h := range imported {
+		assert.True(t, filters[id].mayHave(h[:]))
+	}
+	report, err := Fsck(b)
+	require.NoError(t, err)
+	assert.True(t, report.OK(), "%v", report.Problems)
+}
+
+// setFilter replaces (or, with nil, deletes) the filter of published pack
+// id.
+func setFilter(t *testing.T, b *Bolt, id uint64, v []byte) {
+	t.Helper()
+	require.NoError(t, b.Update(func(tx Tx) error {
+		pb := tx.(*boltTx).tx.Bucket(bucketPacks).Bucket(packKey(id))
+		if v == nil {
+			return pb.Delete(keyPackFilter)
+		}
+		return pb.Put(keyPackFilter, v)
+	}))
+}
+
+// A pack without a filter (published before filters) or with one that
+// does not decode is searched for every key; fsck reports the second. A
+// filter that leaves keys out hides their objects, and fsck names them:
+// lookups do go by the filter.
+func TestPackFilter_MissingDamagedOrWrong(t *testing.T) {
+	tests := []struct {
+		name     string
+		filter   []byte
+		readable bool
+		problem  string
+	}{
+		{"none", nil, true, ""},
+		{"does not decode", []byte{7, 1, 2}, true, "pack 1: filter: pack filter of version 7"},
+		{"leaves keys out", newPackFilter(4), false, "pack 1: filter leaves out blobs key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := tieredBolt(t, defaultPackPolicy())
+			hs := writeBlobPack(t, b, "pack", 4)
+			require.NotNil(t, packFilters(t, b)[1])
+			setFilter(t, b, 1, tt.filter)
+			require.NoError(t, b.View(func(tx Tx) error {
+				for _, h := range hs {
+					_, err := tx.Blob(h)
+					if tt.readable {
+						assert.NoError(t, err)
+					} else {
+						assert.ErrorIs(t, err, ErrNotFound)
+					}
+				}
+				return nil
+			}))
+			report, err := Fsck(b)
+			require.NoError(t, err)
+			if tt.problem == "" {
+				assert.True(t, report.OK(), "%v", report.Problems)
+				return
+			}
+			require.Len(t, report.Problems, 1)
+			assert.Contains(t, report.Problems[0].String(), tt.problem)
+		})
+	}
+}
+
+// Deleting an object from a pack leaves its filter as it was, and the
+// next write's lookups are not misled by it.
+func TestPackFilter_DeletedObjectStaysGone(t *testing.T) {
+	b := tieredBolt(t, defaultPackPolicy())
+	hs := writeBlobPack(t, b, "pack", 4)
+	require.NoError(t, b.Update(func(tx Tx) error { return tx.DeleteBlob(hs[0]) }))
+	require.NoError(t, b.View(func(tx Tx) error {
+		ok, err := tx.HasBlob(hs[0])
+		require.NoError(t, err)
+		assert.False(t, ok)
+		return nil
+	}))
+	require.NoError(t, b.Update(func(tx Tx) error {
+		_, err := tx.PutBlob([]byte("pack 0"))
+		return err
+	}))
+	requireBlobs(t, b, hs)
+	report, err := Fsck(b)
+	require.NoError(t, err)
+	assert.True(t, report.OK(), "%v", report.Problems)
+}
