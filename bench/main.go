@@ -55,7 +55,11 @@ func main() {
 	db := flag.String("db", "", "keep tract's repositories in the PostgreSQL database of `URL` instead of files")
 	flag.Parse()
 	if *gen != "" {
-		if err := generate(*n, filepath.Join(*gen, "history.jsonl"), filepath.Join(*gen, "history.fi")); err != nil {
+		err := os.MkdirAll(*gen, 0o755)
+		if err == nil {
+			err = generate(*n, filepath.Join(*gen, "history.jsonl"), filepath.Join(*gen, "history.fi"))
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

@@ -313,38 +313,12 @@ func (t *boltTx) PublishPack(id uint64) error {
 	if err := t.tx.MoveBucket(packKey(id), t.tx.Bucket(bucketStaging), packs); err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)
 	}
-	// Earlier transactions filled the pack: its filter is made from its
-	// keys, after the move (see above).
-	if err := filterPack(packs.Bucket(packKey(id)), id); err != nil {
-		return fmt.Errorf("publish pack %d: %w", id, err)
-	}
 	// A tract that does not know packs would not find these objects.
 	if err := raiseSchema(t.tx, schemaPacks); err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)
 	}
 	t.all = nil // the new pack is a layer now
 	return nil
-}
-
-// filterPack stores the filter of pack id, whose bucket is pb, made from
-// the keys it holds.
-func filterPack(pb *bolt.Bucket, id uint64) error {
-	info, err := decodePackInfo(id, pb.Get(keyPackInfo))
-	if err != nil {
-		return err
-	}
-	f := newPackFilter(info.Entries)
-	for _, name := range [][]byte{bucketBlobs, bucketCommits} {
-		b := pb.Bucket(name)
-		if b == nil {
-			continue
-		}
-		c := b.Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			f.add(k)
-		}
-	}
-	return pb.Put(keyPackFilter, f)
 }
 
 func (t *boltTx) DropPack(id uint64) error {

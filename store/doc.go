@@ -46,7 +46,7 @@
 //	             "blobs", "commits" → nested buckets laid out as the
 //	             top-level ones; "info" → update time (Unix ns) and entry
 //	             count, 8 bytes big-endian each
-//	packs    the same, for published packs (schema 3), each with
+//	packs    the same, for published packs (schema 3), most with
 //	             "filter" → a filter of its keys (see below)
 //	journal  8-byte big-endian sequence number → one write transaction's
 //	         objects and reflog entries (schema 4, see below)
@@ -111,14 +111,16 @@
 // up, as it does when another process merged those packs first. Packs
 // over 4,194,304 entries are not merged; Compact merges everything.
 //
-// Each published pack holds a filter of its keys, a split-block Bloom
-// filter of 8 bits per entry made when the pack is published, so that a
-// lookup of a key a pack does not hold (a new text's "is it stored
-// already?", a new commit's counters) passes the pack by after reading
-// one 64-byte block instead of searching its B+trees: without filters a
-// single commit paid a search per pack. A filter never leaves out a key
-// its pack holds (Fsck checks every one); deletes leave it as it was. A
-// pack without one, published before filters, is searched for every key.
+// A pack written in one transaction (a batch, a journal checkpoint, a
+// merge) holds a filter of its keys, a split-block Bloom filter of 8 bits
+// per entry, so that a lookup of a key a pack does not hold (a new text's
+// "is it stored already?", a new commit's counters) passes the pack by
+// after reading one 64-byte block instead of searching its B+trees:
+// without filters a single commit paid a search per pack. A filter never
+// leaves out a key its pack holds (Fsck checks every one); deletes leave
+// it as it was. A pack without one (an import's, published by
+// PublishPack, or one published before filters) is searched for every
+// key.
 //
 // # The journal
 //

@@ -23,14 +23,18 @@ import (
 // suffix) shares its commit's bits. The first 8 bytes choose the block;
 // the next 8 give 6 bits for each of its words, the bit set in that word.
 //
-// A pack gets its filter when it is published: from its entries
-// (WritePack), from the keys a merge copies into it, or by reading its
-// keys (PublishPack, whose pack was filled by earlier transactions). A
-// pack without one (published before filters, or whose filter does not
-// decode) is searched for every key; Fsck reports a filter that does not
-// decode or leaves out a key. Deleting objects from a pack leaves its
-// filter as it was: it lets in keys the pack no longer holds, never the
-// other way round.
+// A pack gets its filter as it is written: from its entries (WritePack,
+// a journal checkpoint or a batch) or from the keys a merge copies into
+// it. A pack filled over several transactions and published by
+// PublishPack (an import, a copy) has none: its size is not known until
+// it is published, and reading its keys back then would bring every page
+// of it into memory, which an import of any size must not need. Such a
+// pack is one large layer, searched once per lookup; it gets a filter
+// when a merge takes it in. A pack without one (those, and packs
+// published before filters, or whose filter does not decode) is searched
+// for every key; Fsck reports a filter that does not decode or leaves out
+// a key. Deleting objects from a pack leaves its filter as it was: it
+// lets in keys the pack no longer holds, never the other way round.
 var keyPackFilter = []byte("filter")
 
 const (
