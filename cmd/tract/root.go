@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/internal/english"
@@ -26,7 +27,7 @@ func run(ctx context.Context, args []string, io *IOStreams, getenv func(string) 
 	out := bufio.NewWriterSize(io.Out, 64<<10)
 	io.Out = out
 	f := newFactory(io, getenv)
-	root := newRootCmd(f)
+	root := newRootCmdFor(f, args)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if ferr := out.Flush(); err == nil && ferr != nil && !isBrokenPipe(ferr) {
@@ -270,7 +271,8 @@ func isUnknownCommand(err error) bool {
 	return strings.HasPrefix(err.Error(), "unknown command ")
 }
 
-func newRootCmd(f *Factory) *cobra.Command {
+// newRootOnly returns the tract command without its subcommands.
+func newRootOnly(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tract",
 		Short: "Keep LLM conversations the way git keeps code",
@@ -305,38 +307,103 @@ nearest .tract/tract.db. New here? Run 'tract demo'.`,
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.SetHelpCommand(newHelpCmd())
-	root.AddCommand(
-		newCmdInit(f, nil),
-		newCmdDemo(f, nil),
-		newCmdConfig(f, nil),
-		newCmdCommit(f, nil),
-		newCmdLog(f, nil),
-		newCmdGraph(f, nil),
-		newCmdShow(f, nil),
-		newCmdReset(f, nil),
-		newCmdBranch(f, nil),
-		newCmdCheckout(f, nil),
-		newCmdSwitch(f, nil),
-		newCmdStatus(f, nil),
-		newCmdCompile(f, nil),
-		newCmdChat(f, nil),
-		newCmdEvents(f, nil),
-		newCmdStats(f, nil),
-		newCmdCompress(f, nil),
-		newCmdModels(f, nil),
-		newCmdImport(f, nil),
-		newCmdExport(f, nil),
-		newCmdFsck(f, nil),
-		newCmdGC(f, nil),
-		newCmdCompact(f, nil),
-		newCmdCopy(f, nil),
-		newCmdMigrate(f, nil),
-		newCmdReflog(f, nil),
-		newCmdVersion(f),
-		newExitCodesTopic(),
-	)
+	return root
+}
+
+// newRootCmd returns the tract command with every subcommand.
+func newRootCmd(f *Factory) *cobra.Command {
+	root := newRootOnly(f)
+	for _, c := range subcommands() {
+		root.AddCommand(c.build(f))
+	}
 	registerCompletions(root, f)
 	return root
+}
+
+// newRootCmdFor returns the tract command for a run with args: with only
+// the subcommand args name, when they name one, since building all of
+// them (their flags, their help) took as long as a small command's work;
+// with every one otherwise (help, completion, an unknown name that wants
+// suggestions).
+func newRootCmdFor(f *Factory, args []string) *cobra.Command {
+	root := newRootOnly(f)
+	name := commandName(root, args)
+	for _, c := range subcommands() {
+		if c.name == name {
+			root.AddCommand(c.build(f))
+			// 'completion' is not one of them: a run of it has the whole
+			// tree.
+			root.CompletionOptions.DisableDefaultCmd = true
+			return root
+		}
+	}
+	return newRootCmd(f)
+}
+
+// commandName returns the subcommand name in args, after the global flags
+// of root that come before it ("--db PATH log"); "" when there is none or
+// a flag before it is not one of those.
+func commandName(root *cobra.Command, args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return a
+		}
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var fl *pflag.Flag
+		if strings.HasPrefix(a, "--") {
+			fl = root.PersistentFlags().Lookup(name)
+		} else if len(name) == 1 {
+			fl = root.PersistentFlags().ShorthandLookup(name)
+		}
+		if fl == nil || a == "--" {
+			return ""
+		}
+		if !inline && fl.NoOptDefVal == "" {
+			i++ // its value
+		}
+	}
+	return ""
+}
+
+// subcommand is one of tract's commands: its name and its constructor.
+type subcommand struct {
+	name  string
+	build func(*Factory) *cobra.Command
+}
+
+// subcommands returns tract's commands, in the order help lists them.
+func subcommands() []subcommand {
+	return []subcommand{
+		{"init", func(f *Factory) *cobra.Command { return newCmdInit(f, nil) }},
+		{"demo", func(f *Factory) *cobra.Command { return newCmdDemo(f, nil) }},
+		{"config", func(f *Factory) *cobra.Command { return newCmdConfig(f, nil) }},
+		{"commit", func(f *Factory) *cobra.Command { return newCmdCommit(f, nil) }},
+		{"log", func(f *Factory) *cobra.Command { return newCmdLog(f, nil) }},
+		{"graph", func(f *Factory) *cobra.Command { return newCmdGraph(f, nil) }},
+		{"show", func(f *Factory) *cobra.Command { return newCmdShow(f, nil) }},
+		{"reset", func(f *Factory) *cobra.Command { return newCmdReset(f, nil) }},
+		{"branch", func(f *Factory) *cobra.Command { return newCmdBranch(f, nil) }},
+		{"checkout", func(f *Factory) *cobra.Command { return newCmdCheckout(f, nil) }},
+		{"switch", func(f *Factory) *cobra.Command { return newCmdSwitch(f, nil) }},
+		{"status", func(f *Factory) *cobra.Command { return newCmdStatus(f, nil) }},
+		{"compile", func(f *Factory) *cobra.Command { return newCmdCompile(f, nil) }},
+		{"chat", func(f *Factory) *cobra.Command { return newCmdChat(f, nil) }},
+		{"events", func(f *Factory) *cobra.Command { return newCmdEvents(f, nil) }},
+		{"stats", func(f *Factory) *cobra.Command { return newCmdStats(f, nil) }},
+		{"compress", func(f *Factory) *cobra.Command { return newCmdCompress(f, nil) }},
+		{"models", func(f *Factory) *cobra.Command { return newCmdModels(f, nil) }},
+		{"import", func(f *Factory) *cobra.Command { return newCmdImport(f, nil) }},
+		{"export", func(f *Factory) *cobra.Command { return newCmdExport(f, nil) }},
+		{"fsck", func(f *Factory) *cobra.Command { return newCmdFsck(f, nil) }},
+		{"gc", func(f *Factory) *cobra.Command { return newCmdGC(f, nil) }},
+		{"compact", func(f *Factory) *cobra.Command { return newCmdCompact(f, nil) }},
+		{"copy", func(f *Factory) *cobra.Command { return newCmdCopy(f, nil) }},
+		{"migrate", func(f *Factory) *cobra.Command { return newCmdMigrate(f, nil) }},
+		{"reflog", func(f *Factory) *cobra.Command { return newCmdReflog(f, nil) }},
+		{"version", newCmdVersion},
+		{"exit-codes", func(*Factory) *cobra.Command { return newExitCodesTopic() }},
+	}
 }
 
 // Argument validators that report usage errors.
