@@ -245,3 +245,20 @@ func TestPackFilter_DeletedObjectStaysGone(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 }
+
+// A delete reaches every pack, whatever its filter says: a filter damaged
+// into leaving a key out must not keep an erased text in the file.
+func TestPackFilter_DeleteIgnoresTheFilter(t *testing.T) {
+	b := tieredBolt(t, defaultPackPolicy())
+	hs := writeBlobPack(t, b, "pack", 4)
+	setFilter(t, b, 1, newPackFilter(4)) // leaves every key out
+	require.NoError(t, b.Update(func(tx Tx) error { return tx.DeleteBlob(hs[0]) }))
+	setFilter(t, b, 1, nil) // the pack is searched again
+	require.NoError(t, b.View(func(tx Tx) error {
+		_, err := tx.Blob(hs[0])
+		assert.ErrorIs(t, err, ErrNotFound, "deleted from the pack")
+		_, err = tx.Blob(hs[1])
+		assert.NoError(t, err)
+		return nil
+	}))
+}
