@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/fuzzcheck"
 )
 
 func filterKeys(tag string, n int) []dag.Hash {
@@ -57,6 +59,31 @@ func TestPackFilter_ShortKeysAndNoFilter(t *testing.T) {
 	var none packFilter
 	h := dag.Sum([]byte("x"))
 	assert.True(t, none.mayHave(h[:]), "no filter: every key may be there")
+}
+
+// Any stored filter either decodes or is an encoding error, and a decoded
+// one answers for any key, holding every key added to it.
+func FuzzPackFilter(f *testing.F) {
+	h := dag.Sum([]byte("x"))
+	f.Add([]byte(newPackFilter(10)), h[:])
+	f.Add([]byte{filterVersion}, []byte("short"))
+	f.Add([]byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, v, key []byte) {
+		pf, err := decodePackFilter(v)
+		if err != nil {
+			fuzzcheck.UserError(t, err)
+			if !errors.Is(err, dag.ErrBadEncoding) {
+				t.Fatalf("error %v does not wrap dag.ErrBadEncoding", err)
+			}
+			return
+		}
+		pf = append(packFilter(nil), pf...)
+		pf.mayHave(key)
+		pf.add(key)
+		if !pf.mayHave(key) {
+			t.Fatalf("key %x left out after add", key)
+		}
+	})
 }
 
 func TestDecodePackFilter(t *testing.T) {
