@@ -18,13 +18,34 @@ import (
 // AppendPack takes, in bounded memory: it holds up to a budget of bytes,
 // writes each full buffer as a sorted run to a temporary file, and merges
 // the runs as it reads them back. Close removes the files.
+//
+// Runs are merged as they come, like the tiers of packs: whenever
+// runFanIn runs of one size share a level, they become one run of the
+// next, so however much is added, the sorter holds at most runFanIn-1
+// runs per level open (a few dozen at ten million messages, not one per
+// budget's worth: thousands of files and a read buffer each) and each
+// entry is written again once per level.
 type PackSorter struct {
 	dir    string
 	budget int
 	buf    []PackEntry
 	size   int
-	runs   []*os.File
+	runs   []sortRun // levels never increase along the slice
 }
+
+// sortRun is a sorted run on disk; a run of level n merges runFanIn^n
+// buffers.
+type sortRun struct {
+	f     *os.File
+	level int
+}
+
+// runFanIn is how many runs of one level are merged into one of the next;
+// runReadBuffer is the read buffer of each run being merged.
+const (
+	runFanIn      = 16
+	runReadBuffer = 32 << 10
+)
 
 // NewPackSorter returns a sorter that keeps about budget bytes of entries
 // in memory and writes its runs in dir (the temporary directory when dir
@@ -47,39 +68,79 @@ func (s *PackSorter) Add(e PackEntry) error {
 	return nil
 }
 
-// spill writes the buffer as a sorted run.
+// spill writes the buffer as a sorted run, then merges the last runFanIn
+// runs while they share a level.
 func (s *PackSorter) spill() error {
 	if len(s.buf) == 0 {
 		return nil
 	}
 	slices.SortFunc(s.buf, PackEntry.Compare)
-	f, err := createRun(s.dir)
+	f, err := writeRun(s.dir, func(yield func(PackEntry, error) bool) {
+		for _, e := range s.buf {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	})
 	if err != nil {
-		return fmt.Errorf("sort: %w", err)
+		return err
 	}
-	s.runs = append(s.runs, f)
+	s.runs = append(s.runs, sortRun{f: f})
+	clear(s.buf)
+	s.buf, s.size = s.buf[:0], 0
+	for n := len(s.runs); n >= runFanIn && s.runs[n-runFanIn].level == s.runs[n-1].level; n = len(s.runs) {
+		tail := s.runs[n-runFanIn:]
+		files := make([]*os.File, len(tail))
+		for i, r := range tail {
+			files[i] = r.f
+		}
+		f, err := writeRun(s.dir, mergeRuns(files))
+		if err != nil {
+			return err
+		}
+		level := tail[0].level + 1
+		if err := closeRuns(tail); err != nil {
+			f.Close()
+			return err
+		}
+		s.runs = append(s.runs[:n-runFanIn], sortRun{f: f, level: level})
+	}
+	return nil
+}
+
+// writeRun writes entries, sorted already, to a new run file.
+func writeRun(dir string, entries iter.Seq2[PackEntry, error]) (*os.File, error) {
+	f, err := createRun(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sort: %w", err)
+	}
+	fail := func(err error) (*os.File, error) {
+		closeRuns([]sortRun{{f: f}})
+		return nil, err
+	}
 	w := bufio.NewWriterSize(f, 256<<10)
 	var hdr [1 + dag.HashSize + binary.MaxVarintLen64]byte
-	for _, e := range s.buf {
+	for e, err := range entries {
+		if err != nil {
+			return fail(err)
+		}
 		hdr[0] = byte(e.Kind)
 		copy(hdr[1:], e.Hash[:])
 		n := 1 + dag.HashSize + binary.PutUvarint(hdr[1+dag.HashSize:], uint64(len(e.Value)))
 		if _, err := w.Write(hdr[:n]); err != nil {
-			return fmt.Errorf("sort: %w", err)
+			return fail(fmt.Errorf("sort: %w", err))
 		}
 		if _, err := w.Write(e.Value); err != nil {
-			return fmt.Errorf("sort: %w", err)
+			return fail(fmt.Errorf("sort: %w", err))
 		}
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("sort: %w", err)
+		return fail(fmt.Errorf("sort: %w", err))
 	}
-	clear(s.buf)
-	s.buf, s.size = s.buf[:0], 0
-	return nil
+	return f, nil
 }
 
-// Runs returns how many runs the sorter wrote to disk so far.
+// Runs returns how many runs the sorter holds on disk.
 func (s *PackSorter) Runs() int { return len(s.runs) }
 
 // Sorted returns the entries added, in Compare order, each (kind, hash)
@@ -107,13 +168,29 @@ func (s *PackSorter) Sorted() iter.Seq2[PackEntry, error] {
 			yield(PackEntry{}, err)
 			return
 		}
-		h := make(runHeap, 0, len(s.runs))
-		for _, f := range s.runs {
+		files := make([]*os.File, len(s.runs))
+		for i, r := range s.runs {
+			files[i] = r.f
+		}
+		for e, err := range mergeRuns(files) {
+			if !yield(e, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// mergeRuns reads the runs in files back from their start, merged in
+// Compare order, each (kind, hash) once.
+func mergeRuns(files []*os.File) iter.Seq2[PackEntry, error] {
+	return func(yield func(PackEntry, error) bool) {
+		h := make(runHeap, 0, len(files))
+		for _, f := range files {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				yield(PackEntry{}, fmt.Errorf("sort: %w", err))
 				return
 			}
-			r := &runReader{r: bufio.NewReaderSize(f, 32<<10)}
+			r := &runReader{r: bufio.NewReaderSize(f, runReadBuffer)}
 			ok, err := r.next()
 			if err != nil {
 				yield(PackEntry{}, err)
@@ -164,14 +241,21 @@ func createNamedRun(dir string) (*os.File, error) {
 
 // Close removes the sorter's files.
 func (s *PackSorter) Close() error {
+	err := closeRuns(s.runs)
+	s.runs, s.buf = nil, nil
+	return err
+}
+
+// closeRuns closes the files of runs and removes those that still have a
+// name.
+func closeRuns(runs []sortRun) error {
 	var errs []error
-	for _, f := range s.runs {
-		errs = append(errs, f.Close())
-		if _, err := os.Lstat(f.Name()); err == nil {
-			errs = append(errs, os.Remove(f.Name())) // not unlinked when made
+	for _, r := range runs {
+		errs = append(errs, r.f.Close())
+		if _, err := os.Lstat(r.f.Name()); err == nil {
+			errs = append(errs, os.Remove(r.f.Name())) // not unlinked when made
 		}
 	}
-	s.runs, s.buf = nil, nil
 	return errors.Join(errs...)
 }
 
