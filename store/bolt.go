@@ -95,6 +95,8 @@ type Bolt struct {
 	// journal bounds the journal: defaultJournalPolicy, or a smaller one
 	// in tests.
 	journal journalPolicy
+	// writeLimit is sessionWriteLimit, or a smaller one in tests.
+	writeLimit int64
 }
 
 var _ Store = (*Bolt)(nil)
@@ -128,7 +130,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy()}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit}
 	if err := b.checkOrInit(opts.Create); err != nil {
 		b.ss.close()
 		return nil, err
@@ -235,6 +237,9 @@ func (b *Bolt) Update(fn func(Tx) error) error {
 	var erased, checkpointed bool
 	err := b.inSession(true, func(s *session) (err error) {
 		erased, checkpointed, err = b.update(s, fn)
+		if st := s.db.Stats(); st.TxStats.GetPageAlloc() > b.writeLimit {
+			b.ss.retire(s)
+		}
 		return err
 	})
 	if err != nil {

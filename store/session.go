@@ -37,6 +37,17 @@ const (
 	writerWaits
 )
 
+// sessionWriteLimit is how many bytes of pages a session writes before it
+// closes (after its running transactions) and the next transaction opens
+// the file again. Each transaction reads, through bbolt's memory map, the
+// pages the one before it wrote (the end of a pack being appended to, the
+// journal), and a mapped page that was read stays in the process's
+// resident memory until the map goes: an import keeps about 3% of what a
+// session wrote (36 MiB at ten million messages in one session; about
+// 2 MiB with this limit). Reopening costs about 0.2 ms, once per three
+// thousand single commits.
+const sessionWriteLimit = 64 << 20
+
 // errLockTimeout is queueLock's "gave up waiting".
 var errLockTimeout = errors.New("timed out waiting for the lock")
 
@@ -166,6 +177,14 @@ func (s *session) yields() bool {
 		return time.Since(s.opened) >= writerQuantum
 	}
 	return false
+}
+
+// retire makes s take no new transaction: it closes once its running ones
+// end, and the next transaction opens the file again.
+func (ss *sessions) retire(s *session) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s.draining = true
 }
 
 // release ends a transaction's use of s. The last user starts the idle

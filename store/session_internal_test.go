@@ -1,0 +1,52 @@
+package store
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/dag"
+)
+
+// A session that has written more than the write limit closes after its
+// transaction, so that the pages it read through its memory map leave
+// the process's memory; the next transaction opens the file again.
+func TestSession_ClosesAfterTheWriteLimit(t *testing.T) {
+	b, err := OpenBolt(filepath.Join(t.TempDir(), "tract.db"), BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	defer b.Close()
+	b.writeLimit = 256 << 10
+	done := b.Linger() // without the limit, one session would serve every transaction
+	defer done()
+	current := func() *session {
+		b.ss.mu.Lock()
+		defer b.ss.mu.Unlock()
+		return b.ss.cur
+	}
+	put := func(size int) {
+		require.NoError(t, b.Update(func(tx Tx) error {
+			_, err := tx.PutBlob(bytes.Repeat([]byte{byte(size >> 10)}, size))
+			return err
+		}))
+	}
+	put(1 << 10)
+	first := current()
+	require.NotNil(t, first)
+	put(2 << 10)
+	assert.Same(t, first, current(), "small writes share the session")
+	put(300 << 10)
+	assert.Nil(t, current(), "closed after passing the limit")
+	put(3 << 10)
+	second := current()
+	require.NotNil(t, second)
+	assert.NotSame(t, first, second)
+	require.NoError(t, b.View(func(tx Tx) error {
+		n := 0
+		err := tx.ForEachBlob(func(_ dag.Hash, _ []byte) error { n++; return nil })
+		assert.Equal(t, 4, n)
+		return err
+	}))
+}
