@@ -170,9 +170,10 @@ func (p *Proxy) Freeze() {
 	}
 }
 
-// FreezeAt makes p freeze right after it passes a client's bytes holding
-// b to the server: FreezeAt([]byte("commit")) lets a COMMIT reach the
-// server and holds back its reply.
+// FreezeAt makes p freeze as it passes a client's bytes holding b to the
+// server: those bytes reach the server, nothing after them passes either
+// way, the server's reply included. FreezeAt([]byte("commit")) lets a
+// COMMIT reach the server and holds back its reply.
 func (p *Proxy) FreezeAt(b []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -213,11 +214,14 @@ func (p *Proxy) pipe(dst, src net.Conn, fromClient bool) {
 	go func() {
 		for b := range chunks {
 			p.wait()
+			if fromClient {
+				// Frozen before the server has the bytes, so that its
+				// reply cannot slip through first; these bytes, past
+				// wait, still go.
+				p.maybeFreeze(b)
+			}
 			if _, err := dst.Write(b); err != nil {
 				return
-			}
-			if fromClient {
-				p.maybeFreeze(b)
 			}
 		}
 	}()
