@@ -325,19 +325,26 @@ func (v *journalView) get(space int, key []byte) []byte {
 		return nil
 	}
 	v.idx.mu.RLock()
-	p, ok := v.idx.objects[space][string(key)]
-	if ok && p.seq > v.last {
-		ok = false
-		older := v.idx.older[space][string(key)]
-		for i := len(older) - 1; i >= 0 && !ok; i-- {
-			p, ok = older[i], older[i].seq <= v.last
-		}
-	}
+	p, ok := v.visible(space, string(key))
 	v.idx.mu.RUnlock()
 	if !ok {
 		return nil
 	}
 	return v.value(p)
+}
+
+// visible returns the latest position of key in space the transaction can
+// see. The caller holds v.idx.mu.
+func (v *journalView) visible(space int, key string) (jpos, bool) {
+	p, ok := v.idx.objects[space][key]
+	if ok && p.seq > v.last {
+		ok = false
+		older := v.idx.older[space][key]
+		for i := len(older) - 1; i >= 0 && !ok; i-- {
+			p, ok = older[i], older[i].seq <= v.last
+		}
+	}
+	return p, ok
 }
 
 // entries returns the entries of space the transaction sees, in no
@@ -346,16 +353,22 @@ func (v *journalView) entries(space int) []journalEntry {
 	if v.idx == nil {
 		return nil
 	}
+	type found struct {
+		key string
+		p   jpos
+	}
 	v.idx.mu.RLock()
-	ks := make([]string, 0, len(v.idx.objects[space]))
+	fs := make([]found, 0, len(v.idx.objects[space]))
 	for k := range v.idx.objects[space] {
-		ks = append(ks, k)
+		if p, ok := v.visible(space, k); ok {
+			fs = append(fs, found{k, p})
+		}
 	}
 	v.idx.mu.RUnlock()
 	var out []journalEntry
-	for _, k := range ks {
-		if val := v.get(space, []byte(k)); val != nil {
-			out = append(out, journalEntry{byte(space), []byte(k), val})
+	for _, f := range fs {
+		if val := v.value(f.p); val != nil {
+			out = append(out, journalEntry{byte(space), []byte(f.key), val})
 		}
 	}
 	return out
@@ -559,15 +572,10 @@ func (t *boltTx) checkpoint(now time.Time) error {
 		err := decodeJournalRecord(rec, func(e journalEntry, _ int) error {
 			// bbolt's slices die with the deletes below: copy.
 			e = journalEntry{e.space, clone(e.key), clone(e.value)}
-			switch {
-			case e.space == spaceReflogs:
+			if e.space == spaceReflogs {
 				reflogs = append(reflogs, e)
-			case e.space == spaceBlobs:
-				objects = append(objects, PackEntry{Kind: PackBlob, Hash: dag.Hash(e.key), Value: e.value})
-			case isCountersKey(e.key):
-				objects = append(objects, PackEntry{Kind: PackCounters, Hash: dag.Hash(e.key[:dag.HashSize]), Value: e.value})
-			default:
-				objects = append(objects, PackEntry{Kind: PackCommit, Hash: dag.Hash(e.key), Value: e.value})
+			} else {
+				objects = append(objects, packEntryAt(int(e.space), e.key, e.value))
 			}
 			return nil
 		})
@@ -587,7 +595,7 @@ func (t *boltTx) checkpoint(now time.Time) error {
 		}
 	}
 	slices.SortFunc(objects, PackEntry.Compare)
-	objects = slices.CompactFunc(objects, func(a, b PackEntry) bool { return a.Compare(b) == 0 })
+	objects = slices.CompactFunc(objects, samePackEntry)
 	if len(objects) == 0 {
 		return nil
 	}

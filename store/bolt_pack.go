@@ -256,6 +256,33 @@ func (t *boltTx) AppendPack(id uint64, now time.Time, entries []PackEntry) error
 	return appendToPack(pb, id, now, entries)
 }
 
+// boltKey returns where e is kept in a layer: the space of its bucket
+// (spaceBlobs or spaceCommits) and its key there; ok is false for an
+// unknown kind.
+func (e PackEntry) boltKey() (space int, key []byte, ok bool) {
+	switch e.Kind {
+	case PackBlob:
+		return spaceBlobs, e.Hash[:], true
+	case PackCommit:
+		return spaceCommits, e.Hash[:], true
+	case PackCounters:
+		return spaceCommits, countersKey(e.Hash), true
+	}
+	return 0, nil, false
+}
+
+// packEntryAt is the pack entry of value, kept under key in the bucket of
+// space (spaceBlobs or spaceCommits): boltKey's inverse.
+func packEntryAt(space int, key, value []byte) PackEntry {
+	switch {
+	case space == spaceBlobs:
+		return PackEntry{Kind: PackBlob, Hash: dag.Hash(key), Value: value}
+	case isCountersKey(key):
+		return PackEntry{Kind: PackCounters, Hash: dag.Hash(key[:dag.HashSize]), Value: value}
+	}
+	return PackEntry{Kind: PackCommit, Hash: dag.Hash(key), Value: value}
+}
+
 // appendToPack appends entries to pack id, whose bucket is pb.
 func appendToPack(pb *bolt.Bucket, id uint64, now time.Time, entries []PackEntry) error {
 	info, err := decodePackInfo(id, pb.Get(keyPackInfo))
@@ -271,14 +298,8 @@ func appendToPack(pb *bolt.Bucket, id uint64, now time.Time, entries []PackEntry
 		last[i] = clone(last[i])
 	}
 	for _, e := range entries {
-		space, key := 1, e.Hash[:]
-		switch e.Kind {
-		case PackBlob:
-			space = 0
-		case PackCommit:
-		case PackCounters:
-			key = countersKey(e.Hash)
-		default:
+		space, key, ok := e.boltKey()
+		if !ok {
 			return fmt.Errorf("append to pack %d: entry %s of unknown kind %d", id, e.Hash.Short(), e.Kind)
 		}
 		// Blobs sort before commits: no blob may follow a commit.

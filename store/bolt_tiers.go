@@ -113,11 +113,7 @@ func (p packPolicy) group(packs []packStat, limit int64) []packStat {
 		}
 		slices.SortFunc(group, func(a, b packStat) int { return cmp.Compare(a.id, b.id) })
 		group = group[:p.fanIn]
-		var sum int64
-		for _, s := range group {
-			sum += s.entries
-		}
-		if sum <= limit {
+		if groupEntries(group) <= limit {
 			return group
 		}
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -451,20 +450,13 @@ func checkJournal(t *boltTx, r *FsckReport) {
 // leaves out a key the pack holds (lookups would pass over that object):
 // compact rewrites the file without either.
 func checkPackFilters(t *boltTx, r *FsckReport) {
-	packs := t.tx.Bucket(bucketPacks)
-	if packs == nil {
-		return
-	}
-	_ = packs.ForEachBucket(func(k []byte) error {
-		pb, name := packs.Bucket(k), fmt.Sprintf("pack %x", k)
-		if len(k) == 8 {
-			name = fmt.Sprintf("pack %d", binary.BigEndian.Uint64(k))
+	_ = t.eachPublishedPack(func(id uint64, _ PackInfo, _ error) error {
+		pb := t.tx.Bucket(bucketPacks).Bucket(packKey(id))
+		if pb == nil || pb.Get(keyPackFilter) == nil {
+			return nil // a bad key or info is reported with the packs
 		}
-		v := pb.Get(keyPackFilter)
-		if v == nil {
-			return nil
-		}
-		f, err := decodePackFilter(v)
+		name := fmt.Sprintf("pack %d", id)
+		f, err := decodePackFilter(pb.Get(keyPackFilter))
 		if err != nil {
 			r.add(name, "filter: %v", err)
 			return nil

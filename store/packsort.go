@@ -151,13 +151,7 @@ func (s *PackSorter) Sorted() iter.Seq2[PackEntry, error] {
 		if len(s.runs) == 0 {
 			// Everything fits in memory.
 			slices.SortFunc(s.buf, PackEntry.Compare)
-			var prev *PackEntry
-			for i := range s.buf {
-				e := s.buf[i]
-				if prev != nil && prev.Kind == e.Kind && prev.Hash == e.Hash {
-					continue
-				}
-				prev = &s.buf[i]
+			for _, e := range slices.CompactFunc(s.buf, samePackEntry) {
 				if !yield(e, nil) {
 					return
 				}
@@ -179,6 +173,10 @@ func (s *PackSorter) Sorted() iter.Seq2[PackEntry, error] {
 		}
 	}
 }
+
+// samePackEntry reports whether a and b are entries of one object: the
+// sorter gives back the first of them.
+func samePackEntry(a, b PackEntry) bool { return a.Kind == b.Kind && a.Hash == b.Hash }
 
 // mergeRuns reads the runs in files back from their start, merged in
 // Compare order, each (kind, hash) once.
@@ -206,7 +204,7 @@ func mergeRuns(files []*os.File) iter.Seq2[PackEntry, error] {
 		for len(h) > 0 {
 			r := h[0]
 			e := r.cur
-			if first || prev.Kind != e.Kind || prev.Hash != e.Hash {
+			if first || !samePackEntry(prev, e) {
 				if !yield(e, nil) {
 					return
 				}
