@@ -483,7 +483,14 @@ func (t *boltTx) putDirect(e journalEntry) error {
 	case spaceCommits:
 		return t.commitBucket().Put(e.key, e.value)
 	}
-	b, err := t.bucket(bucketReflogs).CreateBucketIfNotExists(e.key)
+	return appendNext(t.bucket(bucketReflogs), e.key, e.value)
+}
+
+// appendNext puts v under the next 8-byte big-endian sequence number of
+// bucket name in parent (a ref's reflog in the reflogs bucket), creating
+// it if need be.
+func appendNext(parent *bolt.Bucket, name, v []byte) error {
+	b, err := parent.CreateBucketIfNotExists(name)
 	if err != nil {
 		return err
 	}
@@ -492,7 +499,7 @@ func (t *boltTx) putDirect(e journalEntry) error {
 	if err != nil {
 		return err
 	}
-	return b.Put(journalKey(seq), e.value)
+	return b.Put(journalKey(seq), v)
 }
 
 // writeDirect makes the rest of the transaction write to the buckets. It

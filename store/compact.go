@@ -211,16 +211,7 @@ func (w *copyWriter) appendNext(parent, name, v []byte) error {
 	if err != nil {
 		return err
 	}
-	b, err := p.CreateBucketIfNotExists(name)
-	if err != nil {
-		return err
-	}
-	b.FillPercent = 1.0
-	seq, err := b.NextSequence()
-	if err != nil {
-		return err
-	}
-	return b.Put(journalKey(seq), v)
+	return appendNext(p, name, v)
 }
 
 // room commits the current transaction unless n more bytes fit in it, and
