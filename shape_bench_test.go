@@ -50,15 +50,7 @@ func BenchmarkImport_Shaped(b *testing.B) {
 // messages with nothing cached (compare BenchmarkCompileCold).
 func BenchmarkCompileCold_Shaped(b *testing.B) {
 	tr := benchTract(b, false)
-	ctx := context.Background()
-	_, err := tr.Import(ctx, shapedChain(10_000))
+	_, err := tr.Import(context.Background(), shapedChain(10_000))
 	require.NoError(b, err)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		tr.DropCaches()
-		msgs, err := tr.Compile(ctx)
-		if err != nil || len(msgs) != 10_000 {
-			b.Fatal(err, len(msgs))
-		}
-	}
+	compileCold(b, tr, 10_000)
 }

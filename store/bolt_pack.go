@@ -381,7 +381,13 @@ func (t *boltTx) UnpublishedPacks() ([]PackInfo, error) {
 // PublishedPacks counts the published packs; one whose info (its size,
 // which merges go by) does not decode is an error wrapping
 // dag.ErrBadEncoding, which Fsck reports.
-func (t *boltTx) PublishedPacks() (int, error) {
-	err := t.eachPublishedPack(func(_ uint64, _ PackInfo, err error) error { return err })
-	return len(t.layers()) - 1, err
+func (t *boltTx) PublishedPacks() (n int, err error) {
+	_ = t.eachPublishedPack(func(_ uint64, _ PackInfo, bad error) error {
+		n++
+		if err == nil {
+			err = bad
+		}
+		return nil
+	})
+	return n, err
 }

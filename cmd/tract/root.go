@@ -311,14 +311,7 @@ nearest .tract/tract.db. New here? Run 'tract demo'.`,
 }
 
 // newRootCmd returns the tract command with every subcommand.
-func newRootCmd(f *Factory) *cobra.Command {
-	root := newRootOnly(f)
-	for _, c := range subcommands() {
-		root.AddCommand(c.build(f))
-	}
-	registerCompletions(root, f)
-	return root
-}
+func newRootCmd(f *Factory) *cobra.Command { return newRootCmdFor(f, nil) }
 
 // newRootCmdFor returns the tract command for a run with args: with only
 // the subcommand args name, when they name one, since building all of
@@ -328,7 +321,8 @@ func newRootCmd(f *Factory) *cobra.Command {
 func newRootCmdFor(f *Factory, args []string) *cobra.Command {
 	root := newRootOnly(f)
 	name := commandName(root, args)
-	for _, c := range subcommands() {
+	all := subcommands()
+	for _, c := range all {
 		if c.name == name {
 			root.AddCommand(c.build(f))
 			// 'completion' is not one of them: a run of it has the whole
@@ -337,7 +331,11 @@ func newRootCmdFor(f *Factory, args []string) *cobra.Command {
 			return root
 		}
 	}
-	return newRootCmd(f)
+	for _, c := range all {
+		root.AddCommand(c.build(f))
+	}
+	registerCompletions(root, f)
+	return root
 }
 
 // commandName returns the subcommand name in args, after the global flags
