@@ -276,15 +276,12 @@ func (b *bench) dropAll() {
 // databaseSize returns the size of the tables and indexes that hold
 // tract's rows in the database of url.
 func databaseSize(dbURL string) (int64, error) {
-	u, err := url.Parse(dbURL)
+	server, err := postgres.ServerURL(dbURL)
 	if err != nil {
 		return 0, err
 	}
-	q := u.Query()
-	q.Del("repository") // tract's own parameter: not for the server
-	u.RawQuery = q.Encode()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, u.String())
+	conn, err := pgx.Connect(ctx, server)
 	if err != nil {
 		return 0, fmt.Errorf("connect to %s: %w", postgres.Redact(dbURL), err)
 	}

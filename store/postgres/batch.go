@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -27,44 +26,35 @@ const maxChain = 10000
 
 // Blobs reads blobs hs in one query per maxBatch of them.
 func (t *pgTx) Blobs(hs []dag.Hash) ([][]byte, error) {
-	found, err := t.readMany("tract_blobs", "data", hs)
+	out := make([][]byte, len(hs))
+	var v []byte
+	err := t.eachMany("tract_blobs", "data", hs, []any{&v}, func(i int) error {
+		if v == nil {
+			v = []byte{} // an empty blob is stored
+		}
+		out[i] = v // pgx scans each row into a slice of its own
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read %d blobs: %w", len(hs), err)
-	}
-	out := make([][]byte, len(hs))
-	taken := make(map[dag.Hash]bool, len(found))
-	for i, h := range hs {
-		b, ok := found[h]
-		switch {
-		case !ok:
-			continue
-		case b == nil:
-			b = []byte{}
-		case taken[h]:
-			b = bytes.Clone(b) // asked twice: each answer the caller's own
-		}
-		out[i], taken[h] = b, true
 	}
 	return out, nil
 }
 
 // Commits reads commits hs in one query per maxBatch of them.
 func (t *pgTx) Commits(hs []dag.Hash) ([]*dag.Commit, error) {
-	found, err := t.readMany("tract_commits", "raw", hs)
-	if err != nil {
-		return nil, fmt.Errorf("read %d commits: %w", len(hs), err)
-	}
 	out := make([]*dag.Commit, len(hs))
-	for i, h := range hs {
-		raw, ok := found[h]
-		if !ok {
-			continue
-		}
+	var raw []byte
+	err := t.eachMany("tract_commits", "raw", hs, []any{&raw}, func(i int) error {
 		c, err := dag.Decode(raw)
 		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+			return fmt.Errorf("commit %s: %w", hs[i].Short(), err)
 		}
 		out[i] = c
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %d commits: %w", len(hs), err)
 	}
 	return out, nil
 }
@@ -72,63 +62,50 @@ func (t *pgTx) Commits(hs []dag.Hash) ([]*dag.Commit, error) {
 // CountersOf reads the counters of commits hs in one query per maxBatch
 // of them.
 func (t *pgTx) CountersOf(hs []dag.Hash) ([]store.Counters, []bool, error) {
-	found := make(map[dag.Hash]store.Counters, len(hs))
+	cs, ok := make([]store.Counters, len(hs)), make([]bool, len(hs))
 	var c store.Counters
 	err := t.eachMany("tract_counters", "depth, messages, tokens", hs, []any{&c.Depth, &c.Messages, &c.Tokens},
-		func(h dag.Hash) { found[h] = c })
+		func(i int) error { cs[i], ok[i] = c, true; return nil })
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %d counters: %w", len(hs), err)
-	}
-	cs, ok := make([]store.Counters, len(hs)), make([]bool, len(hs))
-	for i, h := range hs {
-		cs[i], ok[i] = found[h]
 	}
 	return cs, ok, nil
 }
 
 // manyQuery returns the query of cols of the rows of table whose hashes
-// the array $2 holds. Each is a LATERAL lookup with LIMIT 1, which the
-// planner can only run as one index lookup per hash: "hash = ANY($2)"
-// was planned, for a repository the statistics do not know yet (one
-// just imported), as a scan of all the repository's rows per query.
+// the array $2 holds, each row with the position (from 1) of its hash in
+// the array. Each is a LATERAL lookup with LIMIT 1, which the planner can
+// only run as one index lookup per hash: "hash = ANY($2)" was planned,
+// for a repository the statistics do not know yet (one just imported),
+// as a scan of all the repository's rows per query.
 func manyQuery(table, cols string) string {
-	return `SELECT ` + cols + ` FROM unnest($2::bytea[]) AS k (key) CROSS JOIN LATERAL (
+	return `SELECT k.i, ` + cols + ` FROM unnest($2::bytea[]) WITH ORDINALITY AS k (key, i) CROSS JOIN LATERAL (
 	SELECT ` + cols + ` FROM ` + table + ` WHERE repository = $1 AND hash = k.key LIMIT 1) r`
-}
-
-// readMany returns the column col of the rows of table whose hashes hs
-// holds, by hash; a hash not stored has no entry.
-func (t *pgTx) readMany(table, col string, hs []dag.Hash) (map[dag.Hash][]byte, error) {
-	found := make(map[dag.Hash][]byte, len(hs))
-	var v []byte
-	err := t.eachMany(table, col, hs, []any{&v}, func(h dag.Hash) { found[h] = v })
-	return found, err
 }
 
 // eachMany reads the columns cols of the rows of table whose hashes hs
 // holds, in one query per maxBatch of them: for each row found it scans
-// the columns into dest and calls fn with the row's hash.
-func (t *pgTx) eachMany(table, cols string, hs []dag.Hash, dest []any, fn func(dag.Hash)) error {
-	var k []byte
-	scan := append([]any{&k}, dest...)
-	for len(hs) > 0 {
-		n := min(len(hs), maxBatch)
+// the columns into dest and calls fn with the index in hs of the row's
+// hash (a hash asked twice is answered twice).
+func (t *pgTx) eachMany(table, cols string, hs []dag.Hash, dest []any, fn func(i int) error) error {
+	query := manyQuery(table, cols)
+	var at int64
+	scan := append([]any{&at}, dest...)
+	for base := 0; base < len(hs); base += maxBatch {
+		n := min(len(hs)-base, maxBatch)
 		keys := make([][]byte, n)
 		for i := range keys {
-			keys[i] = hs[i][:]
+			keys[i] = hs[base+i][:]
 		}
-		hs = hs[n:]
-		rows, err := t.query(manyQuery(table, "hash, "+cols), t.s.repository, keys)
+		rows, err := t.query(query, t.s.repository, keys)
 		if err != nil {
 			return err
 		}
 		_, err = pgx.ForEachRow(rows, scan, func() error {
-			h, err := hashOf(table, k)
-			if err != nil {
-				return err
+			if at < 1 || at > int64(n) {
+				return fmt.Errorf("%s: a row for position %d of %d: %w", table, at, n, store.ErrCorrupt)
 			}
-			fn(h)
-			return nil
+			return fn(base + int(at) - 1)
 		})
 		if err != nil {
 			return err

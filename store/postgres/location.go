@@ -55,6 +55,26 @@ func Redact(s string) string {
 	return u.Redacted()
 }
 
+// ServerURL returns the database URL dbURL without tract's own parameters
+// (repository, reply_timeout): the URL pgx or psql takes, whose server
+// would refuse them as settings.
+func ServerURL(dbURL string) (string, error) {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", fmt.Errorf("database URL %s is malformed", Redact(dbURL))
+	}
+	withoutOwnParams(u)
+	return u.String(), nil
+}
+
+// withoutOwnParams removes tract's own parameters from u.
+func withoutOwnParams(u *url.URL) {
+	q := u.Query()
+	q.Del("repository")
+	q.Del("reply_timeout")
+	u.RawQuery = q.Encode()
+}
+
 // location is a parsed database URL.
 type location struct {
 	// pool is the pgxpool configuration, without the repository parameter.
@@ -116,9 +136,7 @@ func parseLocation(raw string) (*location, error) {
 		}
 		loc.replySet = true
 	}
-	q.Del("repository")
-	q.Del("reply_timeout")
-	u.RawQuery = q.Encode()
+	withoutOwnParams(u)
 	shown := *u
 	sq := shown.Query()
 	sq.Set("repository", loc.repository)

@@ -428,3 +428,14 @@ func TestErrorsNeverShowThePassword(t *testing.T) {
 		assert.ErrorContains(t, err, "password authentication failed")
 	})
 }
+
+// The server's URL is the repository's without tract's own parameters,
+// the rest kept; a malformed one is an error without its password.
+func TestServerURL(t *testing.T) {
+	got, err := postgres.ServerURL("postgres://u:pw@127.0.0.1:5432/db?repository=team/a&reply_timeout=2s&sslmode=disable")
+	require.NoError(t, err)
+	assert.Equal(t, "postgres://u:pw@127.0.0.1:5432/db?sslmode=disable", got)
+	_, err = postgres.ServerURL("postgres://u:secret@host:port/db")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "secret")
+}

@@ -169,14 +169,11 @@ func RepositoryOf(t testing.TB, u string) string {
 	return postgres.DefaultRepository
 }
 
-// withoutRepository returns u without its repository parameter: a URL pgx
+// withoutRepository returns u without tract's own parameters: a URL pgx
 // takes.
 func withoutRepository(t testing.TB, u string) string {
 	t.Helper()
-	parsed, err := url.Parse(u)
+	server, err := postgres.ServerURL(u)
 	require.NoError(t, err)
-	q := parsed.Query()
-	q.Del("repository")
-	parsed.RawQuery = q.Encode()
-	return parsed.String()
+	return server
 }
