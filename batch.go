@@ -10,7 +10,8 @@ import (
 // The walks below read a page of commits, then the page's texts, each
 // with one call of store.ReadChain, store.ReadCommits or store.ReadBlobs:
 // on a database a page costs a few round trips instead of one or two per
-// commit, and on a file the same reads, one key at a time.
+// commit, and on a file the same reads, one key at a time (a walk that
+// wants most commits whole reads each once: appendChainCommits).
 
 // readCommits returns commits hs, in order; one not stored is an error
 // wrapping store.ErrNotFound.
@@ -87,6 +88,43 @@ func chainCommits(tx store.Tx, links []store.ChainLink, keep func(store.ChainLin
 		return nil, err
 	}
 	return out, nil
+}
+
+// appendChainCommits reads up to n commits of the first-parent chain from
+// from, as store.AppendChain does (appending the links to dst), with the
+// commits of the links keep accepts (all when keep is nil; nil for the
+// others). A store that reads chains on its server returns the commits'
+// encodings with the links; on a file, where each read is a lookup, a
+// walk that wants most of them whole reads each commit once and takes its
+// link's header from it, instead of reading the header, then the commit.
+func appendChainCommits(dst []store.ChainLink, tx store.Tx, from Hash, n int, keep func(store.ChainLink) bool) ([]store.ChainLink, []*dag.Commit, error) {
+	if _, ok := tx.(store.ChainReader); ok {
+		links, err := store.AppendChain(dst, tx, from, n, Hash{})
+		if err != nil {
+			return dst, nil, err
+		}
+		cs, err := chainCommits(tx, links[len(dst):], keep)
+		return links, cs, err
+	}
+	links, start := dst, len(dst)
+	if cap(links)-len(links) < n {
+		links = append(make([]store.ChainLink, 0, len(links)+min(n, 4096)), links...)
+	}
+	cs := make([]*dag.Commit, 0, min(n, 4096))
+	for next := from; len(links)-start < n && !next.IsZero(); {
+		c, err := tx.Commit(next)
+		if err != nil {
+			return dst, nil, err
+		}
+		l := store.ChainLink{Hash: next, Header: header(c)}
+		links = append(links, l)
+		if keep != nil && !keep(l) {
+			c = nil
+		}
+		cs = append(cs, c)
+		next = l.Header.Parent
+	}
+	return links, cs, nil
 }
 
 // readCommitsInto reads commits hs in one call and puts each at out[at[k]]

@@ -359,20 +359,16 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 	next, lastSeen := tip, false
 	size := pageSize / 4 // growing to 16 pages: most conversations are short
 	page := func(tx store.Tx) ([]struct{}, bool, error) {
-		links, err := store.AppendChain(ch.links[:0], tx, next, size, Hash{})
+		// The whole commit of the tip (for its time) and of every message
+		// and summary (for its metadata).
+		links, cs, err := appendChainCommits(ch.links[:0], tx, next, size, func(l store.ChainLink) bool {
+			return l.Hash == tip || l.Header.Kind == KindMessage || l.Header.Kind == KindSummary
+		})
 		size = min(4*size, 16*pageSize)
 		if err != nil {
 			return nil, false, err
 		}
 		ch.links = links
-		// The whole commit of the tip (for its time) and of every message
-		// and summary (for its metadata).
-		cs, err := chainCommits(tx, links, func(l store.ChainLink) bool {
-			return l.Hash == tip || l.Header.Kind == KindMessage || l.Header.Kind == KindSummary
-		})
-		if err != nil {
-			return nil, false, err
-		}
 		for k, c := range cs {
 			if c == nil {
 				continue

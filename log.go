@@ -132,11 +132,7 @@ func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*Commit
 			if cfg.limit > 0 {
 				size = min(size, cfg.limit-n)
 			}
-			links, err := store.ReadChain(tx, next, size, Hash{})
-			if err != nil {
-				return nil, false, err
-			}
-			cs, err := chainCommits(tx, links, nil)
+			links, cs, err := appendChainCommits(nil, tx, next, size, nil)
 			if err != nil {
 				return nil, false, err
 			}
