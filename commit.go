@@ -484,9 +484,7 @@ func writePack(pw store.PackWriter, now time.Time, commits []hashedCommit, blobs
 			store.PackEntry{Kind: store.PackCommit, Hash: c.hash, Value: raw},
 			store.PackEntry{Kind: store.PackCounters, Hash: c.hash, Value: c.counters.Encode()})
 	}
-	slices.SortFunc(entries, store.PackEntry.Compare)
-	entries = slices.CompactFunc(entries, func(a, b store.PackEntry) bool { return a.Compare(b) == 0 })
-	return pw.WritePack(now, entries)
+	return pw.WritePack(now, store.SortPackEntries(entries))
 }
 
 // chainCounters sets the counters of commits, given in chain order: from

@@ -395,14 +395,14 @@ func compilePage(tx store.Tx, links []store.ChainLink, notes bool) (msgs []cache
 // shape, in order.
 func compileWith(tx store.Tx, links []store.ChainLink, notes bool, shapes []*dag.Commit) (msgs []cachedMessage, sent []bool, err error) {
 	sent = make([]bool, len(links))
-	blobs := make([]Hash, 0, len(links))
+	blobs, owners := make([]Hash, 0, len(links)), make([]Hash, 0, len(links))
 	for i, l := range links {
 		if _, ok := compiledRole(l.Header, notes); ok {
 			sent[i] = true
-			blobs = append(blobs, l.Header.Blob)
+			blobs, owners = append(blobs, l.Header.Blob), append(owners, l.Hash)
 		}
 	}
-	texts, err := store.ReadBlobs(tx, blobs)
+	texts, err := readTexts(tx, blobs, owners)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -411,11 +411,7 @@ func compileWith(tx store.Tx, links []store.ChainLink, notes bool, shapes []*dag
 		if !sent[i] {
 			continue
 		}
-		b := texts[len(msgs)]
-		if b == nil {
-			return nil, nil, fmt.Errorf("commit %s: blob %s: %w", l.Hash.Short(), l.Header.Blob.Short(), store.ErrNotFound)
-		}
-		text := bytesToString(b) // ReadBlobs's copy is ours
+		text := texts[len(msgs)]
 		role, _ := compiledRole(l.Header, notes)
 		code, _ := role.Code() // a stored commit's role is valid
 		m := cachedMessage{content: text, role: code}
@@ -435,10 +431,10 @@ func compileWith(tx store.Tx, links []store.ChainLink, notes bool, shapes []*dag
 	return msgs, sent, nil
 }
 
-// compileOne turns commit h, whose header is c, into a message; ok is
-// false for commits that are not sent to a model.
-func compileOne(tx store.Tx, h Hash, c dag.Header, notes bool) (cachedMessage, bool, error) {
-	msgs, sent, err := compilePage(tx, []store.ChainLink{{Hash: h, Header: c}}, notes)
+// compileOne turns commit c, whose hash is h, into a message; ok is false
+// for commits that are not sent to a model.
+func compileOne(tx store.Tx, h Hash, c *dag.Commit, notes bool) (cachedMessage, bool, error) {
+	msgs, sent, err := compileWith(tx, []store.ChainLink{{Hash: h, Header: header(c)}}, notes, []*dag.Commit{c})
 	if err != nil || !sent[0] {
 		return cachedMessage{}, false, err
 	}

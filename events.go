@@ -269,7 +269,6 @@ func turnCommitOf(tx store.Tx, h Hash, c *dag.Commit) (tc *turnCommit, ok bool, 
 	if len(c.Parents) > 0 {
 		tc.parent = c.Parents[0]
 	}
-	tc.content = turnContent{kind: c.Kind, role: c.Role, blob: c.Blob, time: c.Time.UnixNano(), meta: dag.Sum(c.Meta)}
 	m := &tc.meta
 	switch {
 	case c.Kind == KindMessage && c.Role == RoleAssistant && m.Attempt >= 1:
@@ -292,6 +291,7 @@ func turnCommitOf(tx store.Tx, h Hash, c *dag.Commit) (tc *turnCommit, ok bool, 
 	default:
 		return nil, false, nil // a provenance note, or someone else's metadata
 	}
+	tc.content = turnContent{kind: c.Kind, role: c.Role, blob: c.Blob, time: c.Time.UnixNano(), meta: dag.Sum(c.Meta)}
 	return tc, true, nil
 }
 
@@ -590,12 +590,13 @@ func (t *Tract) turnCommits(ctx context.Context, p *progress.Counter) ([]*turnCo
 	var out []*turnCommit
 	page := func(tx store.Tx) ([]*turnCommit, bool, error) {
 		n := min(pageSize*4, len(hs))
+		cs, err := readCommits(tx, hs[:n])
+		if err != nil {
+			return nil, false, err
+		}
 		var tcs []*turnCommit
-		for _, h := range hs[:n] {
-			c, err := tx.Commit(h)
-			if err != nil {
-				return nil, false, fmt.Errorf("commit %s: %w", h.Short(), err)
-			}
+		for i, h := range hs[:n] {
+			c := cs[i]
 			p.Add(1)
 			if tc, ok, err := turnCommitOf(tx, h, c); err != nil {
 				return nil, false, err

@@ -556,7 +556,7 @@ func (t *Tract) exportTurn(ctx context.Context, tn *turn) (et export.Turn, ok bo
 			if err != nil {
 				return Message{}, fmt.Errorf("commit %s: %w", h.Short(), err)
 			}
-			m, _, err := compileOne(tx, h, header(c), false)
+			m, _, err := compileOne(tx, h, c, false)
 			return m.message(), err
 		}
 		if !accepted.IsZero() {

@@ -601,8 +601,7 @@ func (t *boltTx) checkpoint(now time.Time) error {
 			return fmt.Errorf("checkpoint the journal: %w", err)
 		}
 	}
-	slices.SortFunc(objects, PackEntry.Compare)
-	objects = slices.CompactFunc(objects, samePackEntry)
+	objects = SortPackEntries(objects)
 	if len(objects) == 0 {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tractdag/tract/dag"
@@ -38,6 +39,14 @@ func (e PackEntry) Compare(o PackEntry) int {
 		return c
 	}
 	return int(e.Kind) - int(o.Kind)
+}
+
+// SortPackEntries sorts es in Compare order and keeps the first of the
+// entries of each object, as AppendPack and WritePack take them; it
+// returns the entries kept, es's own memory.
+func SortPackEntries(es []PackEntry) []PackEntry {
+	slices.SortFunc(es, PackEntry.Compare)
+	return slices.CompactFunc(es, func(a, b PackEntry) bool { return a.Compare(b) == 0 })
 }
 
 func cmpInt(a, b bool) int {

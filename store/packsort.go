@@ -150,8 +150,7 @@ func (s *PackSorter) Sorted() iter.Seq2[PackEntry, error] {
 	return func(yield func(PackEntry, error) bool) {
 		if len(s.runs) == 0 {
 			// Everything fits in memory.
-			slices.SortFunc(s.buf, PackEntry.Compare)
-			for _, e := range slices.CompactFunc(s.buf, samePackEntry) {
+			for _, e := range SortPackEntries(s.buf) {
 				if !yield(e, nil) {
 					return
 				}
@@ -173,10 +172,6 @@ func (s *PackSorter) Sorted() iter.Seq2[PackEntry, error] {
 		}
 	}
 }
-
-// samePackEntry reports whether a and b are entries of one object: the
-// sorter gives back the first of them.
-func samePackEntry(a, b PackEntry) bool { return a.Kind == b.Kind && a.Hash == b.Hash }
 
 // mergeRuns reads the runs in files back from their start, merged in
 // Compare order, each (kind, hash) once.
@@ -204,7 +199,7 @@ func mergeRuns(files []*os.File) iter.Seq2[PackEntry, error] {
 		for len(h) > 0 {
 			r := h[0]
 			e := r.cur
-			if first || !samePackEntry(prev, e) {
+			if first || prev.Compare(e) != 0 {
 				if !yield(e, nil) {
 					return
 				}
