@@ -72,7 +72,10 @@ carry "kind" (default message) and "meta" (a JSON object).
 The input is read as a stream, so memory stays bounded whatever its size.
 A large input is written in batches, one transaction each, and the branch
 moves once, when the last one lands; an import that fails or is
-interrupted leaves the branch where it was.
+interrupted leaves the branch where it was. Other processes get their
+turns between batches: if one moves the branch meanwhile, the import exits
+5 and is kept as a commit of its own, and the message says how to put it
+on a branch (import into a branch of your own to avoid that).
 
 Limits: the text of a message may hold up to --max-message-size (default
 16MiB), its metadata 1MiB, and its JSON (a line, or an array element) 4
