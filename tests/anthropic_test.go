@@ -301,8 +301,15 @@ func TestChat_ProviderFromTheSettings(t *testing.T) {
 	require.Len(t, reqs, 3)
 	assert.Equal(t, []string{llmtest.WireAnthropic, llmtest.WireOpenAI, llmtest.WireOpenAI}, []string{reqs[0].Wire, reqs[1].Wire, reqs[2].Wire})
 
-	s.ok("config", "set", "provider", "bard")
-	r := s.tract("chat", "four")
+	r := s.tract("config", "set", "provider", "bard")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, `provider cannot be "bard": want openai or anthropic`)
+	s.ok("config", "get", "provider") // still anthropic
+
+	// A file written by hand (or by another version) is checked when used.
+	settings := filepath.Join(s.dir, ".config", "tract", "config.json")
+	require.NoError(t, os.WriteFile(settings, []byte(`{"provider":"bard"}`), 0o600))
+	r = s.tract("chat", "four")
 	requireExit(t, r, exitUsage)
 	assert.Contains(t, r.Stderr, `the provider setting is "bard": want openai or anthropic`)
 }

@@ -28,6 +28,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tractdag/tract/llm"
 )
 
 // EnvPath names the environment variable that overrides the file's path.
@@ -41,6 +43,9 @@ type Key struct {
 	Env string
 	// Help says what the setting does.
 	Help string
+	// Values, when set, are the only values the setting may take (in
+	// any case; Set stores them in lower case).
+	Values []string
 }
 
 // Keys returns the settings the file may hold, sorted by name.
@@ -48,7 +53,8 @@ func Keys() []Key {
 	return []Key{
 		{Name: "model", Env: "TRACT_MODEL", Help: "the model chat, the REPL and compress ask when --model is not given"},
 		{Name: "system", Env: "TRACT_SYSTEM", Help: "the system prompt chat and the REPL use when --system is not given"},
-		{Name: "provider", Env: "TRACT_PROVIDER", Help: "openai or anthropic, when --provider is not given (else anthropic for claude-* models, else openai)"},
+		{Name: "provider", Env: "TRACT_PROVIDER", Help: "openai or anthropic, when --provider is not given (else anthropic for claude-* models, else openai)",
+			Values: []string{llm.ProviderOpenAI, llm.ProviderAnthropic}},
 	}
 }
 
@@ -124,14 +130,23 @@ func (f *File) Get(key string) (string, bool) {
 	return v, ok
 }
 
-// Set sets key to value; an unknown key is an *UnknownKeyError and an
-// empty value an error (use Unset). Save writes the change.
+// Set sets key to value; an unknown key is an *UnknownKeyError, and an
+// empty value (use Unset) or one the key does not take an error. Save
+// writes the change.
 func (f *File) Set(key, value string) error {
-	if _, err := Lookup(key); err != nil {
+	k, err := Lookup(key)
+	if err != nil {
 		return err
 	}
 	if value == "" {
 		return fmt.Errorf("config: empty value for %s: to remove the setting, unset it", key)
+	}
+	if k.Values != nil {
+		v := strings.ToLower(strings.TrimSpace(value))
+		if !slices.Contains(k.Values, v) {
+			return fmt.Errorf("config: %s cannot be %q: want %s", key, value, strings.Join(k.Values, " or "))
+		}
+		value = v
 	}
 	f.values[key] = value
 	return nil

@@ -54,6 +54,32 @@ func TestFile_RefusesUnknownKeysAndEmptyValues(t *testing.T) {
 	require.Error(t, f.Set("model", ""))
 }
 
+func TestFile_ProviderTakesOnlyKnownProviders(t *testing.T) {
+	tests := []struct {
+		value, want, err string
+	}{
+		{value: "openai", want: "openai"},
+		{value: " Anthropic ", want: "anthropic"},
+		{value: "nosuch", err: `config: provider cannot be "nosuch": want openai or anthropic`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			f, err := config.Load(filepath.Join(t.TempDir(), "config.json"))
+			require.NoError(t, err)
+			err = f.Set("provider", tt.value)
+			if tt.err != "" {
+				require.EqualError(t, err, tt.err)
+				_, ok := f.Get("provider")
+				assert.False(t, ok, "a refused value is not kept")
+				return
+			}
+			require.NoError(t, err)
+			got, _ := f.Get("provider")
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
 func TestLoad_KeepsKeysOfNewerVersionsAndRejectsGarbage(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.json")
