@@ -107,6 +107,9 @@ func TestExport_Errors(t *testing.T) {
 		{[]string{"export", "--min-attempts", "-1"}, exitUsage, "--min-attempts must be 0 or more"},
 		{[]string{"export", "--branch", "nope"}, exitNotFound, "no such branch"},
 		{[]string{"export", "nope", "-o", out}, exitNotFound, "nope"},
+		{[]string{"export", "-o", s.dir}, exitUsage, "write " + s.dir + ": it is a directory: name a file"},
+		{[]string{"export", "-o", filepath.Join(s.dir, "none", "x.jsonl")}, exitError, "cannot create a file in " + filepath.Join(s.dir, "none")},
+		{[]string{"graph", "-o", s.dir}, exitUsage, "it is a directory"},
 		{[]string{"import", "--format", "openai", bad}, exitUsage, `line 2: field "x" is not supported`},
 		{[]string{"import", "--format", "yaml"}, exitUsage, `--format "yaml"`},
 		{[]string{"import", "--format", "openai", "--branch", "main"}, exitUsage, "not on --branch main"},
@@ -128,4 +131,34 @@ func TestExport_Errors(t *testing.T) {
 	}
 	branches := decodeJSON[[]map[string]any](t, s.ok("branch", "--json"))
 	assert.Len(t, branches, 1, "a refused import made no branch")
+}
+
+// -o FILE replaces a file whole and keeps its permissions; a new file
+// gets 0600 from export (it holds conversations) and 0644 from graph.
+func TestExport_OutputModes(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("user", "hi")
+	kept := filepath.Join(s.dir, "kept.jsonl")
+	require.NoError(t, os.WriteFile(kept, []byte("old\n"), 0o640))
+	require.NoError(t, os.Chmod(kept, 0o640)) // whatever the umask
+	tests := []struct {
+		args []string
+		file string
+		mode os.FileMode
+	}{
+		{[]string{"export", "-o", kept}, kept, 0o640},
+		{[]string{"export", "-o", filepath.Join(s.dir, "new.jsonl")}, filepath.Join(s.dir, "new.jsonl"), 0o600},
+		{[]string{"graph", "-o", filepath.Join(s.dir, "g.dot")}, filepath.Join(s.dir, "g.dot"), 0o644},
+	}
+	for _, tt := range tests {
+		s.ok(tt.args...)
+		st, err := os.Stat(tt.file)
+		require.NoError(t, err)
+		assert.Equal(t, tt.mode, st.Mode().Perm(), strings.Join(tt.args, " "))
+	}
+	b, err := os.ReadFile(kept)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"content":"hi"`)
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -223,34 +221,17 @@ func exportRun(cmd *cobra.Command, opts *ExportOptions) error {
 	})
 }
 
-// exportOutput opens where an export writes: stdout, or a temporary file
-// beside name that commit renames over name (abort removes it), so that a
-// failed export leaves no half-written file and an existing one as it was.
+// exportOutput opens where an export writes: stdout, or a wholeFile
+// (mode 0600, as the repository: an export is its conversations), so that
+// a failed export leaves no half-written file and an existing one as it
+// was.
 func exportOutput(stdout io.Writer, name string) (w io.Writer, commit func() error, abort func(), err error) {
 	if name == "" || name == "-" {
 		return stdout, func() error { return nil }, func() {}, nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	wf, err := createWhole(name, 0o600)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	abort = func() {
-		tmp.Close()
-		os.Remove(tmp.Name())
-	}
-	commit = func() error {
-		err := tmp.Sync()
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), name)
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("write %s: %w", name, err)
-		}
-		return nil
-	}
-	return tmp, commit, abort, nil
+	return wf, wf.commit, wf.abort, nil
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -101,7 +98,7 @@ func graphRun(cmd *cobra.Command, opts *GraphOptions) error {
 			return draw(f.IO.Out)
 		}
 		markdown := strings.HasSuffix(opts.Output, ".md")
-		return writeFileWhole(opts.Output, func(w io.Writer) error {
+		return writeFileWhole(opts.Output, 0o644, func(w io.Writer) error {
 			if markdown {
 				if _, err := io.WriteString(w, "```mermaid\n"); err != nil {
 					return err
@@ -117,29 +114,4 @@ func graphRun(cmd *cobra.Command, opts *GraphOptions) error {
 			return nil
 		})
 	})
-}
-
-// writeFileWhole writes path through a temporary file beside it, renamed
-// over path once write has succeeded, so that path is never left half
-// written.
-func writeFileWhole(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
