@@ -214,13 +214,21 @@ func (t *Tract) newCommit(tx store.Tx, parent Hash, kind Kind, role Role, text s
 // validateCommit checks a commit's kind, role and text (see
 // Limits.checkText).
 func (t *Tract) validateCommit(kind Kind, role Role, text string) error {
+	if err := checkKindRole(kind, role); err != nil {
+		return err
+	}
+	return t.limits.checkText("the text", text)
+}
+
+// checkKindRole checks a commit's kind and role.
+func checkKindRole(kind Kind, role Role) error {
 	if !kind.Valid() {
 		return fmt.Errorf("%w %q: use one of message, steering, summary, note, error", ErrInvalidKind, kind)
 	}
 	if !role.Valid() {
 		return fmt.Errorf("%w %q: use one of system, user, assistant, tool", ErrInvalidRole, role)
 	}
-	return t.limits.checkText("the text", text)
+	return nil
 }
 
 // System commits a system message.
@@ -264,6 +272,14 @@ type ImportMessage struct {
 	ToolCalls  []llm.ToolCall
 	ToolCallID string
 	Extra      map[string]json.RawMessage
+}
+
+// kind returns m's kind, KindMessage when it has none.
+func (m *ImportMessage) kind() Kind {
+	if m.Kind == "" {
+		return KindMessage
+	}
+	return m.Kind
 }
 
 // CommitMany appends msgs to the current branch (a view's branch) as a
@@ -360,10 +376,7 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 				return nil, nil, err
 			}
 		}
-		kind := m.Kind
-		if kind == "" {
-			kind = KindMessage
-		}
+		kind := m.kind()
 		text, shape, err := m.stored()
 		if err == nil {
 			err = t.validateCommit(kind, m.Role, text)

@@ -226,7 +226,11 @@ func (mr *messageReader) message(n int) (ImportMessage, error) {
 		if l := line + bytes.Count(raw[:i], []byte{'\n'}); l != line {
 			at = fmt.Sprintf(", on line %d", l)
 		}
-		return fail(fmt.Errorf("%w: not valid UTF-8 at byte offset %d of the input%s", ErrInvalidText, start+int64(i), at))
+		what := "not valid UTF-8"
+		if raw[i] == '\\' {
+			what = fmt.Sprintf("the escape %s is half of a UTF-16 surrogate pair, not a character,", raw[i:i+6])
+		}
+		return fail(fmt.Errorf("%w: %s at byte offset %d of the input%s", ErrInvalidText, what, start+int64(i), at))
 	}
 	if string(raw) == "null" {
 		return fail(errors.New("not a JSON object with role and content: got null"))
@@ -239,6 +243,11 @@ func (mr *messageReader) message(n int) (ImportMessage, error) {
 			return fail(err) // names the member: "content[1].type …"
 		}
 		return fail(fmt.Errorf("not a JSON object with role and content: %w", jsonerr.Wrap(err)))
+	}
+	// Checked here too (the commit checks it again) so that the error
+	// names the line.
+	if err := checkKindRole(m.kind(), m.Role); err != nil {
+		return fail(err)
 	}
 	if err := mr.lim.checkMessage(m); err != nil {
 		return fail(err)

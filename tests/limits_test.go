@@ -152,11 +152,11 @@ func TestLimits_ImportRefusals(t *testing.T) {
 		{"invalid UTF-8 on a line", nil, nil, ok + "{\"role\":\"user\",\"content\":\"caf\xe9\"}\n",
 			"tract: import: message 2 (line 2): invalid text: not valid UTF-8 at byte offset 62 of the input\n", ""},
 		{"a lone surrogate escape on a line", nil, nil, ok + `{"role":"user","content":"\ud800"}` + "\n",
-			"tract: import: message 2 (line 2): invalid text: not valid UTF-8 at byte offset 59 of the input\n", ""},
+			"tract: import: message 2 (line 2): invalid text: the escape \\ud800 is half of a UTF-16 surrogate pair, not a character, at byte offset 59 of the input\n", ""},
 		{"invalid UTF-8 in an array", nil, nil, "[" + strings.TrimSpace(ok) + ",{\"role\":\"user\",\"content\":\"\xff\"}]",
 			"tract: import: message 2 (line 1): invalid text: not valid UTF-8 at byte offset 60 of the input\n", ""},
 		{"a lone surrogate escape in an array", nil, nil, "[\n" + strings.TrimSpace(ok) + ",\n" + `{"role":"user","content":"ok \udfff"}` + "\n]",
-			"tract: import: message 2 (line 3): invalid text: not valid UTF-8 at byte offset 65 of the input\n", ""},
+			"tract: import: message 2 (line 3): invalid text: the escape \\udfff is half of a UTF-16 surrogate pair, not a character, at byte offset 65 of the input\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := s.forTest(t)
