@@ -18,6 +18,20 @@ import (
 	"github.com/tractdag/tract/store"
 )
 
+// init names a repository file by its absolute path, however --db gave
+// it, as git init does.
+func TestInit_NamesTheFileByItsAbsolutePath(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	want := filepath.Join(s.dir, "rel.db")
+	for _, created := range []bool{true, false} {
+		r := s.ok("--db", "rel.db", "init", "--json")
+		got := decodeJSON[map[string]any](t, r)
+		assert.Equal(t, map[string]any{"path": want, "created": created}, got)
+		assert.Contains(t, r.Stderr, " in "+want)
+	}
+}
+
 // A tour of the everyday commands, in the order a new user meets them.
 func TestTour_InitCommitLogShowStatusCompile(t *testing.T) {
 	t.Parallel()

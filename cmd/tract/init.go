@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -52,8 +54,8 @@ func initRun(opts *InitOptions) error {
 	}
 	t, err := tract.Init(path, topts...)
 	if errors.Is(err, tract.ErrExists) {
-		fmt.Fprintf(f.IO.ErrOut, "Repository already exists in %s; nothing changed\n", tract.Redact(path))
-		return initReport(opts, tract.Redact(path), false)
+		fmt.Fprintf(f.IO.ErrOut, "Repository already exists in %s; nothing changed\n", f.shownPath(path))
+		return initReport(opts, f.shownPath(path), false)
 	}
 	if err != nil {
 		return err
@@ -61,8 +63,21 @@ func initRun(opts *InitOptions) error {
 	if err := t.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.ErrOut, "Initialized empty tract repository in %s\n", t.Path())
-	return initReport(opts, t.Path(), true)
+	fmt.Fprintf(f.IO.ErrOut, "Initialized empty tract repository in %s\n", f.shownPath(path))
+	return initReport(opts, f.shownPath(path), true)
+}
+
+// shownPath is how init names the repository: a file by its absolute
+// path, as git does, whatever --db said; a URL without its password.
+func (f *Factory) shownPath(path string) string {
+	if strings.Contains(path, "://") || filepath.IsAbs(path) {
+		return tract.Redact(path)
+	}
+	wd, err := f.Getwd()
+	if err != nil {
+		return path
+	}
+	return filepath.Join(wd, path)
 }
 
 // initReport prints the --json record, when asked for.
