@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"unicode"
 
@@ -187,18 +186,6 @@ func (s *attemptStream) paint(code, text string) string {
 		return text
 	}
 	return code + text + sgrReset
-}
-
-// printable is text without control characters other than line breaks
-// and tabs: a model's answer must not move the cursor or change the
-// terminal's state.
-func printable(text string) string {
-	return strings.Map(func(r rune) rune {
-		if r != '\n' && r != '\t' && unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, text)
 }
 
 // runeWidth is how many columns r takes on a terminal: 0 for combining

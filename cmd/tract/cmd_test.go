@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/llm/llmtest"
 )
 
@@ -309,8 +310,38 @@ func TestPreview(t *testing.T) {
 		{"a\r\nb", 72, "a…"},
 		{"no limit at all", 0, "no limit at all"},
 		{"", 5, ""},
+		{"a\tb", 10, "a b"},
+		{"\x1b]0;title\a\x1b[31mred", 72, "]0;title[31mred"},
+		{"back\bspace\x00", 72, "backspace"},
 	} {
 		assert.Equal(t, tc.want, preview(tc.in, tc.width), "preview(%q, %d)", tc.in, tc.width)
+	}
+}
+
+// On a terminal, show and log print a stored text without the control
+// characters that would drive the terminal; to a pipe or a file, as
+// stored.
+func TestShow_TextOnATerminal(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "tract.db")
+	tr, err := tract.Init(db)
+	require.NoError(t, err)
+	_, err = tr.User(context.Background(), "title\x1b]0;pwned\a and\tred \x1b[31mtext\nline two")
+	require.NoError(t, err)
+	require.NoError(t, tr.Close())
+	for _, tty := range []bool{true, false} {
+		for _, cmd := range [][]string{{"show"}, {"log"}} {
+			out := &bytes.Buffer{}
+			io := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: &bytes.Buffer{}, OutTTY: tty}
+			args := append([]string{"--db", db, "--no-pager"}, cmd...)
+			noColor := func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }
+			require.Equal(t, exitOK, run(context.Background(), args, io, noColor))
+			if tty {
+				assert.Contains(t, out.String(), "    title]0;pwned and\tred [31mtext\n    line two", cmd)
+				assert.NotContains(t, out.String(), "\x1b", cmd)
+			} else {
+				assert.Contains(t, out.String(), "title\x1b]0;pwned\a and\tred \x1b[31mtext", cmd)
+			}
+		}
 	}
 }
 

@@ -167,7 +167,7 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 					if n > 0 {
 						fmt.Fprintln(w)
 					}
-					renderFull(w, p, d, c)
+					renderFull(w, p, d, c, f.IO.OutTTY)
 				}
 				n++
 			}
@@ -269,8 +269,9 @@ func writeOutlineJSON(ctx context.Context, w io.Writer, o *tract.Outline) error 
 	return err
 }
 
-// renderFull prints a commit the way 'git log' does.
-func renderFull(w io.Writer, p palette, d dates, c *tract.CommitInfo) {
+// renderFull prints a commit the way 'git log' does; on a terminal, its
+// text without control characters (see printable).
+func renderFull(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal bool) {
 	refs := ""
 	if len(c.Refs) > 0 {
 		refs = " " + p.refs("("+strings.Join(c.Refs, ", ")+")")
@@ -280,5 +281,9 @@ func renderFull(w io.Writer, p palette, d dates, c *tract.CommitInfo) {
 	if d := c.Diagnosis(); d != "" {
 		fmt.Fprintf(w, "Failed: %s\n", p.bad(preview(d, 200)))
 	}
-	fmt.Fprintf(w, "\n%s\n", indent(c.Text, "    "))
+	text := c.Text
+	if terminal {
+		text = printable(text)
+	}
+	fmt.Fprintf(w, "\n%s\n", indent(text, "    "))
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"iter"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tractdag/tract"
@@ -144,8 +145,49 @@ func label(c *tract.CommitInfo) string {
 	return string(c.Kind) + "/" + string(c.Role)
 }
 
-// preview returns the first line of s, cut to width runes.
+// printable is text without control characters other than line breaks
+// and tabs: a text shown on a terminal (a model's answer, a stored
+// message) must not move the cursor or change the terminal's state.
+func printable(text string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, text)
+}
+
+// preview returns the first line of s, cut to width runes, with tabs as
+// spaces and without other control characters: one line, wherever it is
+// printed.
 func preview(s string, width int) string {
+	s = previewLine(s, width)
+	if !hasControl(s) {
+		return s // most lines: no second pass
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case unicode.IsControl(r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// hasControl reports whether s may hold a control character: a byte
+// below 0x20, DEL, or the lead byte of U+0080–U+009F.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c == 0xc2 {
+			return true
+		}
+	}
+	return false
+}
+
+func previewLine(s string, width int) string {
 	cut := false
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s, cut = s[:i], true

@@ -61,7 +61,7 @@ func showRun(cmd *cobra.Command, opts *ShowOptions) error {
 				return writeJSON(f.IO.Out, c)
 			}
 			p, d := palette{f.IO.Color}, newDates(f, opts.Date)
-			renderFull(f.IO.Out, p, d, c)
+			renderFull(f.IO.Out, p, d, c, f.IO.OutTTY)
 			renderMeta(f.IO.Out, p, d, c)
 			return nil
 		})
