@@ -313,6 +313,7 @@ func TestPreview(t *testing.T) {
 		{"a\tb", 10, "a b"},
 		{"\x1b]0;title\a\x1b[31mred", 72, "]0;title[31mred"},
 		{"back\bspace\x00", 72, "backspace"},
+		{"a\u0085b\u00a0c", 72, "ab\u00a0c"},
 	} {
 		assert.Equal(t, tc.want, preview(tc.in, tc.width), "preview(%q, %d)", tc.in, tc.width)
 	}
