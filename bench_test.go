@@ -50,17 +50,19 @@ func chain(n, size int, tag string) []tract.ImportMessage {
 // each (target on a file: at least 5,000 commits/s), on a file and on
 // PostgreSQL (see onBackends).
 func BenchmarkCommitDurable(b *testing.B) {
-	onBackends(b, true, func(b *testing.B, be benchBackend) {
-		tr := be.init(b, true)
-		ctx := context.Background()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if _, err := tr.User(ctx, fmt.Sprintf("message %d", i)); err != nil {
-				b.Fatal(err)
-			}
+	onBackends(b, true, func(b *testing.B, be benchBackend) { benchCommits(b, be.init(b, true)) })
+}
+
+// benchCommits makes b.N single commits on tr and reports their rate.
+func benchCommits(b *testing.B, tr *tract.Tract) {
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := tr.User(ctx, fmt.Sprintf("message %d", i)); err != nil {
+			b.Fatal(err)
 		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-	})
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 }
 
 // BenchmarkImportBulk measures the bulk path: 100,000 commits in one
@@ -255,17 +257,7 @@ func BenchmarkCommitManyDurable(b *testing.B) {
 // time and the page writes it hands the kernel, to set beside
 // BenchmarkBboltUpdateBound's nosync cases (what bbolt alone spends on an
 // update that writes the same pages).
-func BenchmarkCommitNoSync(b *testing.B) {
-	tr := benchTract(b, false)
-	ctx := context.Background()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := tr.User(ctx, fmt.Sprintf("message %d", i)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-}
+func BenchmarkCommitNoSync(b *testing.B) { benchCommits(b, benchTract(b, false)) }
 
 // BenchmarkBboltUpdateBound measures bbolt alone: durable Updates that
 // each put one small key into each of n buckets already holding 20,000
