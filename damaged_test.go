@@ -44,6 +44,8 @@ func TestFsckFile_DamageMarksAndSalvageRecovers(t *testing.T) {
 	require.ErrorAs(t, err, &damaged, "a write to a repository found damaged")
 	assert.ErrorIs(t, err, tract.ErrDamaged)
 	assert.Equal(t, len(r.Problems), damaged.Problems)
+	assert.Equal(t, path, damaged.Path)
+	assert.Contains(t, err.Error(), "repository "+path+" is marked damaged", "the message names the file")
 	require.NoError(t, tr.Close())
 
 	out := filepath.Join(t.TempDir(), "salvaged.db")

@@ -27,8 +27,9 @@ var ErrDamaged = errors.New("repository is marked damaged")
 // DamagedError is returned by writes to a repository that Fsck found
 // damaged. errors.Is(err, ErrDamaged) holds for it.
 type DamagedError struct {
-	// Path is the repository file.
-	Path string
+	// Path is the repository file. It is not part of the stored mark
+	// (a file may be moved or copied): damaged sets it on reading.
+	Path string `json:"-"`
 	// Since is when Fsck found the damage.
 	Since time.Time `json:"since"`
 	// Problems is how many problems it found; First is the first of them.
@@ -55,10 +56,13 @@ func damaged(tx *bolt.Tx, path string) error {
 	if v == nil {
 		return nil
 	}
-	e := &DamagedError{Path: path}
+	e := &DamagedError{}
 	if err := json.Unmarshal(v, e); err != nil {
 		e.First = "the mark itself is unreadable"
 	}
+	// Marks written before Path was left out of them hold "Path": "":
+	// the path is always the one the file was opened by.
+	e.Path = path
 	return e
 }
 
