@@ -140,7 +140,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 
 // checkOrInit creates tract's buckets in a new file, or checks an existing
 // file's metadata. It reads pages, so a damaged file can make bbolt panic or
-// fault; that becomes ErrNotRepository instead of a crash.
+// fault; that becomes ErrCorrupt (and ErrNotRepository) instead of a crash.
 func (b *Bolt) checkOrInit(create bool) error {
 	s, err := b.ss.acquire(create)
 	if err != nil {
@@ -154,7 +154,7 @@ func (b *Bolt) checkOrInitDB(db *bolt.DB, create bool) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("open %s: %w (%w): %s", b.path, ErrNotRepository, ErrCorrupt, damage(r))
+			err = corruptFile(b.path, damage(r))
 		}
 	}()
 	if create {
@@ -380,7 +380,46 @@ func damage(r any) string {
 	if _, ok := r.(runtime.Error); ok {
 		return "a page points outside the data the file holds"
 	}
-	return fmt.Sprint(r)
+	return rephraseAssertion(fmt.Sprint(r))
+}
+
+// rephraseAssertion turns the page checks bbolt panics with ("assertion
+// failed: Page expected to be: 45, but self identifies as 0") into what
+// they say about the file, in the words of rawfile.go's reader; other
+// messages lose only the "assertion failed: " that means nothing to a
+// user.
+func rephraseAssertion(msg string) string {
+	var want, got uint64
+	var flags string
+	if _, err := fmt.Sscanf(msg, "assertion failed: Page expected to be: %d, but self identifies as %d", &want, &got); err == nil {
+		return fmt.Sprintf("page %d holds the header of page %d", want, got)
+	}
+	if _, err := fmt.Sscanf(msg, "assertion failed: page %d: has unexpected type/flags: %s", &got, &flags); err == nil {
+		return fmt.Sprintf("page %d is not the kind of page expected there (flags %s)", got, flags)
+	}
+	return strings.TrimPrefix(msg, "assertion failed: ")
+}
+
+// corruptFileError is the error of opening a file whose pages are
+// damaged. errors.Is holds for ErrCorrupt and, as for every file OpenBolt
+// cannot use, for ErrNotRepository.
+type corruptFileError struct {
+	path string
+	// what says what is damaged.
+	what string
+}
+
+func corruptFile(path, what string) error { return &corruptFileError{path: path, what: what} }
+
+// Error returns the corruptFileError message.
+func (e *corruptFileError) Error() string {
+	return fmt.Sprintf("open %s: %v: %s", e.path, ErrCorrupt, e.what)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) and errors.Is(err, ErrNotRepository)
+// hold.
+func (e *corruptFileError) Is(target error) bool {
+	return target == ErrCorrupt || target == ErrNotRepository
 }
 
 // isFault reports whether a recovered value is the runtime error that

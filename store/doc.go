@@ -190,8 +190,9 @@
 // bbolt reads pages through a memory map and trusts them: a damaged page can
 // make it panic, and a truncated file makes reads fault. OpenBolt, View,
 // Update and [Fsck] run bbolt with runtime/debug.SetPanicOnFault and
-// recover: a damaged file gives [ErrNotRepository] from OpenBolt, [ErrCorrupt]
-// from a transaction, and problems from Fsck, never a crash. Only panics
+// recover: a damaged file gives [ErrCorrupt] from OpenBolt and from a
+// transaction (from OpenBolt with [ErrNotRepository] too, as every file
+// it cannot use), and problems from Fsck, never a crash. Only panics
 // raised inside bbolt, and memory faults, are treated so; a panic from the
 // caller's closure propagates unchanged.
 //

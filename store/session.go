@@ -462,7 +462,7 @@ func openDB(path string, f *os.File, write bool, wait time.Duration, opts BoltOp
 			unlockFile(f)
 			unlockQueue(f)
 			f.Close()
-			db, err = nil, fmt.Errorf("open %s: %w (%w): %s", path, ErrNotRepository, ErrCorrupt, damage(r))
+			db, err = nil, corruptFile(path, damage(r))
 		} else if err != nil && !passed {
 			f.Close()
 		}

@@ -49,6 +49,8 @@ func TestExitCode_Classes(t *testing.T) {
 		{"detached", tract.ErrDetachedHead, exitError},
 		{"current branch", tract.ErrCurrentBranch, exitError},
 		{"damaged", tract.ErrDamaged, exitError},
+		{"corrupt", tract.ErrCorrupt, exitError},
+		{"corrupt file that cannot be opened", fmt.Errorf("open r.db: %w (%w)", tract.ErrNotRepository, tract.ErrCorrupt), exitError},
 		{"read-only", tract.ErrReadOnly, exitError},
 		{"locked", &tract.LockedError{}, exitError},
 		{"anything else", errors.New("disk on fire"), exitError},

@@ -242,6 +242,10 @@ func exitCode(err error) int {
 		return exitModel
 	case errors.Is(err, tract.ErrConflict):
 		return exitConflict
+	case errors.Is(err, tract.ErrCorrupt):
+		// A damaged file is not a missing one, though the store's error
+		// for it says ErrNotRepository too (it cannot be opened).
+		return exitError
 	case errors.As(err, &notFound), errors.Is(err, tract.ErrUnknownRevision), errors.Is(err, tract.ErrBranchNotFound),
 		errors.Is(err, tract.ErrNotRepository):
 		return exitNotFound

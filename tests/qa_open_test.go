@@ -1,0 +1,50 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// qaRepo makes a repository file of 600 imported messages in s's
+// directory and returns a copy of its bytes.
+func qaRepo(t *testing.T, s *sandbox) (db string, data []byte) {
+	t.Helper()
+	db = s.initRepo()
+	s.importMessages(600, func(i int) string { return fmt.Sprintf("m%d", i) })
+	data, err := os.ReadFile(db)
+	require.NoError(t, err)
+	return db, data
+}
+
+// Every command on a file bbolt cannot open because its pages are damaged
+// exits 1 (the repository is damaged), not 8 (not found), and says what
+// to do: fsck and fsck --salvage, never 'tract init', nor bbolt's
+// "assertion failed".
+func TestDamagedFile_OpenFailureExitsOneWithFsckHint(t *testing.T) {
+	fileOnly(t, "it truncates a file")
+	t.Parallel()
+	s := newSandbox(t)
+	_, data := qaRepo(t, s)
+	path := filepath.Join(s.dir, "cut.db")
+	require.NoError(t, os.WriteFile(path, data[:20000], 0o600))
+
+	for _, args := range [][]string{
+		{"log"}, {"status"}, {"show"}, {"commit", "--role", "user", "-m", "x"}, {"branch"}, {"gc"}, {"compile"},
+	} {
+		r := s.tract(append([]string{"--db", path}, args...)...)
+		requireExit(t, r, exitError)
+		assert.Contains(t, r.Stderr, "tract: open "+path+": repository is corrupted: ", r.String())
+		assert.Contains(t, r.Stderr, "'tract fsck --salvage NEW.db'", r.String())
+		assert.NotContains(t, r.Stderr, "assertion failed", r.String())
+		assert.NotContains(t, r.Stderr, "tract init", r.String())
+	}
+	r := s.tract("copy", path, filepath.Join(s.dir, "x.db"))
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "repository is corrupted", r.String())
+	assert.NotContains(t, r.Stderr, "tract init", r.String())
+}
