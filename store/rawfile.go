@@ -38,14 +38,15 @@ type rawFile struct {
 }
 
 const (
-	rawPageHeader = 16
-	rawElement    = 16
-	rawFlagBranch = 0x01
-	rawFlagLeaf   = 0x02
-	rawBucketFlag = 0x01
-	boltMagic     = 0xED0CDAED
-	boltVersion   = 2
-	rawMaxDepth   = 64
+	rawPageHeader   = 16
+	rawElement      = 16
+	rawFlagBranch   = 0x01
+	rawFlagLeaf     = 0x02
+	rawFlagFreelist = 0x10
+	rawBucketFlag   = 0x01
+	boltMagic       = 0xED0CDAED
+	boltVersion     = 2
+	rawMaxDepth     = 64
 	// rawMaxPage bounds a page's size with its overflow, so a damaged
 	// overflow count cannot make the reader allocate gigabytes.
 	rawMaxPage = 1 << 30
@@ -92,6 +93,67 @@ func openRaw(r io.ReaderAt, size int64) (*rawFile, rawMeta, bool) {
 	}
 	f.pageSize = best.pageSize
 	return f, best, found
+}
+
+// rawPageSizes are the page sizes bbolt uses, to look for pages at when
+// neither meta page says which one the file has.
+var rawPageSizes = []int64{4096, 8192, 16384, 65536}
+
+// rawGuessPages bounds how many pages guessPageSize looks at per page size.
+const rawGuessPages = 1024
+
+// guessPageSize returns the page size of the file r of size bytes when
+// neither meta page is valid but the file is a bbolt file all the same:
+// a meta page that still begins with bbolt's magic (and says its page
+// size), or, past the meta pages, a page that names itself (its header
+// holds its own page number) as a branch, leaf or free-list page. Other
+// files do neither: eight bytes at a page boundary that spell that
+// page's number, followed by a page type, do not happen by chance.
+func guessPageSize(r io.ReaderAt, size int64) (int64, bool) {
+	le := binary.LittleEndian
+	b := make([]byte, rawPageHeader+16)
+	for _, off := range append([]int64{0}, rawPageSizes...) {
+		if _, err := r.ReadAt(b, off); err != nil || le.Uint32(b[rawPageHeader:]) != boltMagic {
+			continue
+		}
+		ps := int64(le.Uint32(b[rawPageHeader+8:]))
+		if ps >= 1024 && ps <= 1<<20 && ps&(ps-1) == 0 && (off == 0 || off == ps) {
+			return ps, true
+		}
+	}
+	hdr := b[:rawPageHeader]
+	for _, ps := range rawPageSizes {
+		for id := int64(2); id < min(size/ps, rawGuessPages); id++ {
+			if _, err := r.ReadAt(hdr, id*ps); err != nil {
+				break
+			}
+			switch le.Uint16(hdr[8:]) {
+			case rawFlagBranch, rawFlagLeaf, rawFlagFreelist:
+				if le.Uint64(hdr) == uint64(id) {
+					return ps, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// metaDamage says what is wrong with the file r of size bytes, for a file
+// bbolt refused to open: a bbolt file shorter than its two meta pages, or
+// one whose meta pages are both damaged. ok is false when the file has a
+// valid meta page and room for both (bbolt refused it for another reason)
+// or is not a bbolt file at all.
+func metaDamage(r io.ReaderAt, size int64) (what string, ok bool) {
+	if _, meta, ok := openRaw(r, size); ok {
+		if size < 2*meta.pageSize {
+			return fmt.Sprintf("the file is cut short: %d bytes, not even its two meta pages of %d bytes", size, meta.pageSize), true
+		}
+		return "", false
+	}
+	if _, ok := guessPageSize(r, size); ok {
+		return "neither meta page is valid: both of the file's headers are damaged", true
+	}
+	return "", false
 }
 
 // meta parses the meta page at off.

@@ -66,6 +66,9 @@ func FuzzScanRaw(f *testing.F) {
 	zeroed := bytes.Clone(good)
 	clear(zeroed[2*4096 : 4*4096])
 	f.Add(zeroed)
+	noMeta := bytes.Clone(good)
+	clear(noMeta[:2*4096]) // read page by page (scanLoose)
+	f.Add(noMeta)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var blobs int
 		s := scanRaw(bytes.NewReader(data), int64(len(data)), func(h dag.Hash, b []byte) {

@@ -165,7 +165,17 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 	f, meta, ok := openRaw(r, size)
 	s.file = f
 	if !ok {
-		s.lose("file", "neither meta page is valid: the file is not a bbolt database, or both of its headers are damaged")
+		ps, bolt := guessPageSize(r, size)
+		if !bolt {
+			s.lose("file", "neither meta page is valid: the file is not a bbolt database, or both of its headers are damaged")
+			return s
+		}
+		// Without a meta page there is no root to walk from: look for
+		// objects and refs page by page, as behind an unreadable page.
+		s.lose("file", "neither meta page is valid: objects and refs were looked for page by page "+
+			"(each ref is set to the newest commit a copy of it names); the reflog is lost")
+		f.pageSize = ps
+		s.scanLoose(blob)
 		return s
 	}
 	object := func(k, v []byte, commits bool) {
@@ -295,8 +305,9 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 // unreadable page, and older copies of pages bbolt has freed. Objects
 // found there verify by their hash like any other; a ref found there is
 // an older or newer copy of one, used only when the walk found none of
-// that name, and then the copy naming the newest commit wins. Reflog
-// entries cannot be placed without their bucket and are not looked for.
+// that name, and then the copy naming the newest commit wins. Records of
+// the journal are read for their objects. Reflog entries cannot be placed
+// without their bucket and are not looked for.
 func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 	f := s.file
 	found := map[string][]refs.Ref{}
@@ -321,6 +332,22 @@ func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 			if r, err := refs.DecodeRef(string(k), v); err == nil {
 				found[r.Name] = append(found[r.Name], r)
 			}
+		case len(k) == 8:
+			// Perhaps a journal record (see bolt_journal.go): its entries
+			// say which objects are blobs and which commits.
+			_ = decodeJournalRecord(v, func(e journalEntry, _ int) error {
+				if len(e.key) != dag.HashSize || e.space == spaceReflogs || dag.Sum(e.value) != dag.Hash(e.key) {
+					return nil
+				}
+				h := dag.Hash(e.key)
+				if e.space == spaceCommits {
+					_ = s.addCommit(h, e.value)
+				} else if !s.blobs[h] {
+					s.blobs[h] = true
+					blob(h, append([]byte(nil), e.value...))
+				}
+				return nil
+			})
 		}
 	}
 	for id := uint64(2); id < uint64(f.size/f.pageSize); id++ {

@@ -486,5 +486,24 @@ func openDB(path string, f *os.File, write bool, wait time.Duration, opts BoltOp
 	case errors.Is(err, fs.ErrPermission):
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if what, ok := fileDamage(path); ok {
+		return nil, corruptFile(path, what)
+	}
 	return nil, fmt.Errorf("open %s: %w: %v", path, ErrNotRepository, err)
+}
+
+// fileDamage says what is damaged in the file at path, which bbolt
+// refused to open, when it is a bbolt file whose meta pages are damaged
+// or cut off (see metaDamage); ok is false for a file of another kind.
+func fileDamage(path string) (what string, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", false
+	}
+	return metaDamage(f, st.Size())
 }

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,4 +48,47 @@ func TestDamagedFile_OpenFailureExitsOneWithFsckHint(t *testing.T) {
 	requireExit(t, r, exitError)
 	assert.Contains(t, r.Stderr, "repository is corrupted", r.String())
 	assert.NotContains(t, r.Stderr, "tract init", r.String())
+}
+
+// fsck on a repository whose two meta pages are zeroed reports it damaged
+// (exit 1) by reading the pages itself, and --salvage recovers its
+// commits and branches (those still in the journal too); a text file
+// stays not a repository (exit 8).
+func TestFsck_BothMetaPagesZeroed(t *testing.T) {
+	fileOnly(t, "it zeroes a file's meta pages")
+	t.Parallel()
+	s := newSandbox(t)
+	db := s.initRepo()
+	s.importMessages(100, func(i int) string { return fmt.Sprintf("m%d", i) })
+	s.ok("branch", "side")
+	for i := range 3 {
+		s.commit("user", fmt.Sprintf("after the import %d", i))
+	}
+	want := s.ok("log", "--all", "--oneline").Stdout
+	data := mustRead(t, db)
+	clear(data[:2*4096])
+	path := filepath.Join(s.dir, "zeroed.db")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+
+	r := s.tract("--db", path, "fsck")
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stdout, "neither meta page is valid", r.String())
+	assert.Contains(t, r.Stdout, "checked 103 commits", r.String())
+	assert.NotContains(t, r.Stderr, "tract init", r.String())
+
+	r = s.tract("--db", path, "log")
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "repository is corrupted: neither meta page is valid", r.String())
+
+	out := filepath.Join(s.dir, "salvaged.db")
+	r = s.tract("--db", path, "fsck", "--salvage", out)
+	requireExit(t, r, exitOK)
+	assert.Contains(t, r.Stdout, "salvaged 103 commits", r.String())
+	assert.Equal(t, want, s.ok("--db", out, "log", "--all", "--oneline").Stdout)
+
+	text := filepath.Join(s.dir, "notes.txt")
+	require.NoError(t, os.WriteFile(text, bytes.Repeat([]byte("just some text\n"), 1000), 0o600))
+	r = s.tract("--db", text, "fsck")
+	requireExit(t, r, exitNotFound)
+	assert.Contains(t, r.Stderr, "not a tract repository", r.String())
 }
