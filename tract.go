@@ -35,6 +35,9 @@ type (
 	// ReadOnlyError is returned by a write to a file this process may only
 	// read; errors.Is(err, ErrReadOnly) holds for it.
 	ReadOnlyError = store.ReadOnlyError
+	// CreateError is returned by Init when the repository file cannot be
+	// created: its directory does not let this process add files.
+	CreateError = store.CreateError
 	// AmbiguousError is returned for an abbreviated hash with several matches.
 	AmbiguousError = refs.AmbiguousError
 	// ErasureError is returned by an operation that deleted text (a hard

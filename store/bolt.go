@@ -125,6 +125,10 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 		return nil, fmt.Errorf("open %s: %w: the file is empty", path, ErrNotRepository)
 	case errors.Is(statErr, fs.ErrNotExist):
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			var pe *fs.PathError
+			if isPermission(err) && errors.As(err, &pe) {
+				return nil, &CreateError{Path: path, Dir: filepath.Dir(pe.Path), Err: err}
+			}
 			return nil, fmt.Errorf("create %s: %w", path, err)
 		}
 	case statErr != nil:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"syscall"
@@ -416,12 +417,28 @@ func openFile(path string, write, create bool) (*os.File, error) {
 	switch {
 	case err == nil:
 		return f, nil
-	case write && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)):
+	case create && isPermission(err) && !exists(path):
+		// The file is not there to be read-only: its directory refused it.
+		return nil, &CreateError{Path: path, Dir: filepath.Dir(path), Err: err}
+	case write && isPermission(err):
 		return nil, &ReadOnlyError{Path: path, Err: err}
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, missingFile(path, err)
 	}
 	return nil, fmt.Errorf("open %s: %w", path, err)
+}
+
+// isPermission reports whether err is the operating system refusing a
+// write: the file's (or directory's) permissions, or a read-only file
+// system.
+func isPermission(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// exists reports whether something is at path (a broken symlink too).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 func missingFile(path string, err error) error {
@@ -447,6 +464,28 @@ func (e *ReadOnlyError) Is(target error) bool { return target == ErrReadOnly }
 
 // Unwrap returns the operating system's error.
 func (e *ReadOnlyError) Unwrap() error { return e.Err }
+
+// CreateError is returned when a new repository file cannot be created
+// because its directory refuses it: this process may not add files (or
+// subdirectories) there, or the file system is read-only.
+type CreateError struct {
+	// Path is the repository file.
+	Path string
+	// Dir is the directory that refused: the file's own, or the nearest
+	// one that exists when directories had to be made first.
+	Dir string
+	// Err is the operating system's refusal.
+	Err error
+}
+
+// Error returns the CreateError message.
+func (e *CreateError) Error() string {
+	return fmt.Sprintf("cannot create repository %s: this user may not create files in the directory %s (%v)",
+		e.Path, e.Dir, errors.Unwrap(e.Err))
+}
+
+// Unwrap returns the operating system's error.
+func (e *CreateError) Unwrap() error { return e.Err }
 
 // openDB opens bbolt on the file f, which holds the queue lock, turning
 // bbolt's errors (and the panics it raises on some corrupt files) into

@@ -3,8 +3,10 @@ package tests
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -91,4 +93,44 @@ func TestFsck_BothMetaPagesZeroed(t *testing.T) {
 	r = s.tract("--db", text, "fsck")
 	requireExit(t, r, exitNotFound)
 	assert.Contains(t, r.Stderr, "not a tract repository", r.String())
+}
+
+// unwritableDir returns a directory the returned sandbox's commands may
+// read but not add files to: root's directory, for the user nobody, when
+// the tests run as root; else one without write permission.
+func unwritableDir(t *testing.T, s *sandbox) (string, *sandbox) {
+	t.Helper()
+	dir := filepath.Join(s.dir, "ro")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	if os.Geteuid() != 0 {
+		require.NoError(t, os.Chmod(dir, 0o555))
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		return dir, s
+	}
+	for d := dir; strings.HasPrefix(d, os.TempDir()) && d != os.TempDir(); d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	require.NoError(t, os.Chmod(filepath.Dir(tractBin), 0o755))
+	return dir, s.asNobody()
+}
+
+// init where the file cannot be created says that its directory refuses
+// it and what to do, not that an existing repository is read-only.
+func TestInit_DirectoryNotWritable(t *testing.T) {
+	fileOnly(t, "it creates a file")
+	t.Parallel()
+	s := newSandbox(t)
+	dir, user := unwritableDir(t, s)
+	for _, db := range []string{filepath.Join(dir, "x.db"), filepath.Join(dir, "sub", "x.db")} {
+		r := user.tract("--db", db, "init")
+		requireExit(t, r, exitError)
+		assert.Contains(t, r.Stderr, "cannot create repository "+db+": this user may not create files in the directory "+dir, r.String())
+		assert.Contains(t, r.Stderr, "Choose a path in a directory you can write to", r.String())
+		assert.NotContains(t, r.Stderr, "read-only", r.String())
+		_, err := os.Stat(db)
+		assert.ErrorIs(t, err, fs.ErrNotExist)
+	}
+	r := user.in(dir).tract("init")
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "may not create files in the directory "+dir, r.String())
 }

@@ -88,6 +88,7 @@ func errorHint(err error) string {
 		locked    *tract.LockedError
 		conflict  *tract.ConflictError
 		readOnly  *tract.ReadOnlyError
+		create    *tract.CreateError
 		erasure   *tract.ErasureError
 		cfgErr    *llm.ConfigError
 		judgeErr  *retry.JudgeReplyError
@@ -121,6 +122,9 @@ func errorHint(err error) string {
 			conflict.What, k, k, k, k)
 	case errors.As(err, &conflict):
 		return "Nothing was written. Look at what changed ('tract log'), then run the command again."
+	case errors.As(err, &create):
+		return fmt.Sprintf("Choose a path in a directory you can write to (--db PATH or TRACT_DB), or get write\n"+
+			"permission on %s.", create.Dir)
 	case errors.As(err, &readOnly):
 		return "Commands that only read (log, show, status, log --all, compile, fsck) work on this file."
 	case errors.As(err, &erasure):
