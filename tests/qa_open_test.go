@@ -134,3 +134,43 @@ func TestInit_DirectoryNotWritable(t *testing.T) {
 	requireExit(t, r, exitError)
 	assert.Contains(t, r.Stderr, "may not create files in the directory "+dir, r.String())
 }
+
+// init and copy given a directory, or a file that is not a repository,
+// where they would create one say what to choose instead, and never to
+// run 'tract init'.
+func TestInitAndCopy_PathThatIsNotARepository(t *testing.T) {
+	fileOnly(t, "it names files")
+	t.Parallel()
+	s := newSandbox(t)
+	db := s.initRepo()
+	dir := filepath.Join(s.dir, "d")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	garbage := filepath.Join(s.dir, "g.db")
+	require.NoError(t, os.WriteFile(garbage, []byte("garbage\n"), 0o600))
+
+	cases := []struct {
+		name string
+		args []string
+		hint string
+	}{
+		{"init a directory", []string{"--db", dir, "init"},
+			dir + " is a directory: give the path of a file in it, for example --db " + filepath.Join(dir, "tract.db")},
+		{"init a file that is not a repository", []string{"--db", garbage, "init"},
+			garbage + " is a file that is not a tract repository; init leaves it alone"},
+		{"copy into a directory", []string{"copy", db, dir},
+			"DST " + dir + " is a directory: give the path of a file in it"},
+		{"copy into a file that is not a repository", []string{"copy", db, garbage},
+			"DST a path that does not exist yet"},
+		{"copy from a missing file", []string{"copy", filepath.Join(s.dir, "missing.db"), filepath.Join(s.dir, "new.db")},
+			"SRC must be a tract repository"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.forTest(t).tract(tc.args...)
+			requireExit(t, r, exitNotFound)
+			assert.Contains(t, r.Stderr, tc.hint, r.String())
+			assert.NotContains(t, r.Stderr, "tract init", r.String())
+		})
+	}
+	assert.Equal(t, "garbage\n", string(mustRead(t, garbage)), "left alone")
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -62,6 +64,8 @@ func copyRun(ctx context.Context, opts *CopyOptions) error {
 		return usageErrorf("%w\nCopy into a path that does not exist yet (copy creates it), or into an empty repository as 'tract init' leaves it.", err)
 	case errors.Is(err, tract.ErrSameRepository):
 		return usageErrorf("%w: give another DST", err)
+	case errors.Is(err, tract.ErrNotRepository) && !errors.Is(err, tract.ErrCorrupt):
+		return &hintedError{err, copyNotRepositoryHint(opts)}
 	case err != nil:
 		return err
 	}
@@ -77,4 +81,16 @@ func copyRun(ctx context.Context, opts *CopyOptions) error {
 			english.Count(res.UnfinishedImports, "unfinished import was", "unfinished imports were"), res.Source)
 	}
 	return nil
+}
+
+// copyNotRepositoryHint says what to do when SRC or DST of a copy is no
+// repository: SRC must be one, DST a new path or an empty repository.
+func copyNotRepositoryHint(opts *CopyOptions) string {
+	src, serr := os.Stat(opts.Src)
+	if dst, err := os.Stat(opts.Dst); err == nil && dst.IsDir() && serr == nil && src.Mode().IsRegular() {
+		return fmt.Sprintf("DST %s is a directory: give the path of a file in it, for example %s.",
+			opts.Dst, filepath.Join(opts.Dst, tract.DefaultFile))
+	}
+	return "SRC must be a tract repository, and DST a path that does not exist yet (copy creates it)\n" +
+		"or an empty repository."
 }

@@ -234,3 +234,14 @@ type notFoundError struct{ err error }
 
 func (e *notFoundError) Error() string { return e.err.Error() }
 func (e *notFoundError) Unwrap() error { return e.err }
+
+// hintedError is an error with the hint its command gives for it, where
+// the hint of its class (errorHint) does not fit the command: 'tract
+// init' is not told to run 'tract init'.
+type hintedError struct {
+	err  error
+	hint string
+}
+
+func (e *hintedError) Error() string { return e.err.Error() }
+func (e *hintedError) Unwrap() error { return e.err }

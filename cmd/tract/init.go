@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -57,6 +58,9 @@ func initRun(opts *InitOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "Repository already exists in %s; nothing changed\n", f.shownPath(path))
 		return initReport(opts, f.shownPath(path), false)
 	}
+	if errors.Is(err, tract.ErrNotRepository) && !errors.Is(err, tract.ErrCorrupt) {
+		return &hintedError{err, initNotRepositoryHint(path)}
+	}
 	if err != nil {
 		return err
 	}
@@ -86,4 +90,15 @@ func initReport(opts *InitOptions, path string, created bool) error {
 		return nil
 	}
 	return writeJSON(opts.Factory.IO.Out, initRecord{Path: path, Created: created})
+}
+
+// initNotRepositoryHint says what to do when init is given a path that
+// is a directory, or a file that is not a tract repository.
+func initNotRepositoryHint(path string) string {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Sprintf("%s is a directory: give the path of a file in it, for example --db %s.",
+			path, filepath.Join(path, tract.DefaultFile))
+	}
+	return fmt.Sprintf("%s is a file that is not a tract repository; init leaves it alone. Choose another\n"+
+		"path for the new repository (--db PATH or TRACT_DB).", path)
 }

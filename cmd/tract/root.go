@@ -96,8 +96,11 @@ func errorHint(err error) string {
 		escalated *tract.EscalationError
 		exhausted *retry.ExhaustedError
 		server    *postgres.ServerError
+		hinted    *hintedError
 	)
 	switch {
+	case errors.As(err, &hinted):
+		return hinted.hint
 	case errors.Is(err, tract.ErrNoTurn):
 		return "--retry-last answers again a message a failed turn left unanswered; 'tract log' shows how the branch ends."
 	case errors.Is(err, tract.ErrSkipped):
