@@ -87,7 +87,8 @@ func (t *Tract) Import(ctx context.Context, msgs []ImportMessage) (Hash, error) 
 // An import is all or nothing: the branch moves once, at the end, with one
 // reflog entry "import: N commits", or not at all. An input that fits one
 // batch is written in one transaction, like CommitMany. A longer one is
-// sorted in runs in temporary files beside the repository, then written as
+// sorted in runs in temporary files beside the repository (in the system's
+// temporary directory when its directory refuses them), then written as
 // a pack (see store.PackTx): in key order, a batch per transaction, so
 // other processes get their turns in between, and invisible until the
 // transaction that publishes it moves the branch. If the stream yields an

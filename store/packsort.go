@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"slices"
@@ -49,7 +50,7 @@ const (
 
 // NewPackSorter returns a sorter that keeps about budget bytes of entries
 // in memory and writes its runs in dir (the temporary directory when dir
-// is empty).
+// is empty, or when dir refuses them).
 func NewPackSorter(dir string, budget int) *PackSorter {
 	return &PackSorter{dir: dir, budget: budget}
 }
@@ -75,7 +76,7 @@ func (s *PackSorter) spill() error {
 		return nil
 	}
 	slices.SortFunc(s.buf, PackEntry.Compare)
-	f, err := writeRun(s.dir, func(yield func(PackEntry, error) bool) {
+	f, err := s.writeRun(func(yield func(PackEntry, error) bool) {
 		for _, e := range s.buf {
 			if !yield(e, nil) {
 				return
@@ -94,7 +95,7 @@ func (s *PackSorter) spill() error {
 		for i, r := range tail {
 			files[i] = r.f
 		}
-		f, err := writeRun(s.dir, mergeRuns(files))
+		f, err := s.writeRun(mergeRuns(files))
 		if err != nil {
 			return err
 		}
@@ -109,10 +110,10 @@ func (s *PackSorter) spill() error {
 }
 
 // writeRun writes entries, sorted already, to a new run file.
-func writeRun(dir string, entries iter.Seq2[PackEntry, error]) (*os.File, error) {
-	f, err := createRun(dir)
+func (s *PackSorter) writeRun(entries iter.Seq2[PackEntry, error]) (*os.File, error) {
+	f, err := s.createRun()
 	if err != nil {
-		return nil, fmt.Errorf("sort: %w", err)
+		return nil, err
 	}
 	fail := func(err error) (*os.File, error) {
 		closeRuns([]sortRun{{f: f}})
@@ -138,6 +139,39 @@ func writeRun(dir string, entries iter.Seq2[PackEntry, error]) (*os.File, error)
 		return fail(fmt.Errorf("sort: %w", err))
 	}
 	return f, nil
+}
+
+// createRun creates a run file in the sorter's directory. When that
+// directory refuses it (no write permission there, a read-only file
+// system, a directory removed), the runs go to the system's temporary
+// directory ($TMPDIR, else /tmp) instead, from then on.
+func (s *PackSorter) createRun() (*os.File, error) {
+	f, err := createRun(s.dir)
+	if err == nil || s.dir == "" {
+		if err != nil {
+			return nil, fmt.Errorf("sort: cannot create a temporary file to sort the input in, in %s (%w): "+
+				"set TMPDIR to a directory this user may write to, with room for the input", os.TempDir(), osReason(err))
+		}
+		return f, nil
+	}
+	f, tmpErr := createRun("")
+	if tmpErr != nil {
+		return nil, fmt.Errorf("sort: cannot create a temporary file to sort the input in, in %s (%w) nor in %s (%w): "+
+			"set TMPDIR to a directory this user may write to, with room for the input", s.dir, osReason(err), os.TempDir(), osReason(tmpErr))
+	}
+	s.dir = ""
+	return f, nil
+}
+
+// osReason returns the operating system's reason of a failed file
+// operation ("permission denied"), without the path the message names
+// already.
+func osReason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // Runs returns how many runs the sorter holds on disk.

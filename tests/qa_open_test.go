@@ -97,11 +97,23 @@ func TestFsck_BothMetaPagesZeroed(t *testing.T) {
 
 // unwritableDir returns a directory the returned sandbox's commands may
 // read but not add files to: root's directory, for the user nobody, when
-// the tests run as root; else one without write permission.
-func unwritableDir(t *testing.T, s *sandbox) (string, *sandbox) {
+// the tests run as root; else one without write permission. prepare, when
+// set, fills it first; files it makes there are left writable for the
+// returned sandbox.
+func unwritableDir(t *testing.T, s *sandbox, prepare func(dir string)) (string, *sandbox) {
 	t.Helper()
 	dir := filepath.Join(s.dir, "ro")
 	require.NoError(t, os.Mkdir(dir, 0o755))
+	if prepare != nil {
+		prepare(dir)
+		if os.Geteuid() == 0 {
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range entries {
+				require.NoError(t, os.Chmod(filepath.Join(dir, e.Name()), 0o666))
+			}
+		}
+	}
 	if os.Geteuid() != 0 {
 		require.NoError(t, os.Chmod(dir, 0o555))
 		t.Cleanup(func() { os.Chmod(dir, 0o755) })
@@ -120,7 +132,7 @@ func TestInit_DirectoryNotWritable(t *testing.T) {
 	fileOnly(t, "it creates a file")
 	t.Parallel()
 	s := newSandbox(t)
-	dir, user := unwritableDir(t, s)
+	dir, user := unwritableDir(t, s, nil)
 	for _, db := range []string{filepath.Join(dir, "x.db"), filepath.Join(dir, "sub", "x.db")} {
 		r := user.tract("--db", db, "init")
 		requireExit(t, r, exitError)
@@ -173,4 +185,33 @@ func TestInitAndCopy_PathThatIsNotARepository(t *testing.T) {
 		})
 	}
 	assert.Equal(t, "garbage\n", string(mustRead(t, garbage)), "left alone")
+}
+
+// An import large enough to sort on disk into a repository whose directory
+// may not be written to (the file may) puts its sorted runs in the
+// system's temporary directory; when TMPDIR refuses them too, the error
+// says what the file was for and to set TMPDIR.
+func TestImport_LargeIntoUnwritableDirectory(t *testing.T) {
+	fileOnly(t, "it sorts beside a file")
+	t.Parallel()
+	s := newSandbox(t)
+	var db string
+	dir, user := unwritableDir(t, s, func(dir string) {
+		db = filepath.Join(dir, "tract.db")
+		s.ok("--db", db, "init")
+	})
+	var in strings.Builder
+	for i := range 2500 {
+		fmt.Fprintf(&in, "{\"role\":\"user\",\"content\":\"%s %d\"}\n", strings.Repeat("x", 2000), i)
+	}
+	require.Greater(t, in.Len(), 3<<20, "more than one batch: the import sorts on disk")
+
+	r := user.withEnv("TMPDIR", filepath.Join(s.dir, "missing")).tractStdin(in.String(), "--db", db, "import")
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "cannot create a temporary file to sort the input in, in "+dir, r.String())
+	assert.Contains(t, r.Stderr, "set TMPDIR", r.String())
+
+	r = user.tractStdin(in.String(), "--db", db, "import")
+	requireExit(t, r, exitOK)
+	assert.Contains(t, r.Stderr, "Imported 2500 messages", r.String())
 }
