@@ -215,3 +215,21 @@ func TestImport_LargeIntoUnwritableDirectory(t *testing.T) {
 	requireExit(t, r, exitOK)
 	assert.Contains(t, r.Stderr, "Imported 2500 messages", r.String())
 }
+
+// A write to a repository fsck found damaged is refused with a message
+// that names the repository.
+func TestDamagedFile_WriteRefusalNamesTheRepository(t *testing.T) {
+	fileOnly(t, "it damages a file's pages")
+	t.Parallel()
+	s := newSandbox(t)
+	_, data := qaRepo(t, s)
+	from := len(data) / 3 / 4096 * 4096
+	clear(data[from : from+4*4096])
+	path := filepath.Join(s.dir, "zeroed.db")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	requireExit(t, s.tract("--db", path, "fsck"), exitError)
+
+	r := s.tract("--db", path, "commit", "--role", "user", "-m", "x")
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "tract: commit: repository "+path+" is marked damaged: fsck found ", r.String())
+}
