@@ -167,7 +167,12 @@ type ChatResult struct {
 // own retries commits an error commit and returns an error wrapping the
 // client's typed error (for example *llm.ServerError). An answer over the
 // message size limit (see Limits) is such a failure too, wrapping a
-// *TooLargeError: it is not an attempt, since it cannot be committed.
+// *TooLargeError: it is not an attempt, since it cannot be committed. A
+// validator that cannot run on an answer (an llm: judge whose reply is
+// no verdict, a *retry.JudgeReplyError) stops the turn with its error;
+// with purify the unjudged answer leaves the branch and an error commit
+// records why, as after a failed model call, so RetryLast answers the
+// message again.
 //
 // Each failed attempt (and the error commit of a failed model call)
 // records a FailureRecord. A failure that retrying cannot fix stops the

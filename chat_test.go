@@ -1199,8 +1199,11 @@ func TestChat_JudgeFailureIsNotADiagnosis(t *testing.T) {
 	require.NotNil(t, res)
 	assert.Empty(t, res.Diagnoses)
 	log := chatLog(t, tr)
-	require.Equal(t, []string{"user message", "assistant message"}, chatShape(log))
-	assert.NotEmpty(t, log[0].MetaValue("validator_error"))
+	require.Equal(t, []string{"user message", "assistant error"}, chatShape(log))
+	all := chatLogAll(t, tr)
+	require.Len(t, all.Orphans, 1)
+	require.Len(t, all.Orphans[0].Commits, 1)
+	assert.NotEmpty(t, all.Orphans[0].Commits[0].MetaValue("validator_error"))
 	assert.Len(t, srv.Requests(), 2)
 }
 
@@ -1227,7 +1230,61 @@ func TestChat_JudgeReplyNotJSONIsJudgeReplyError(t *testing.T) {
 	require.NotNil(t, res)
 	assert.Empty(t, res.Diagnoses, "no diagnosis: the answer was not judged")
 	log := chatLog(t, tr)
-	require.Equal(t, []string{"user message", "assistant message"}, chatShape(log))
-	assert.Contains(t, log[0].MetaValue("validator_error"), jre.Error())
+	require.Equal(t, []string{"user message", "assistant error"}, chatShape(log))
+	assert.Contains(t, log[0].Text, "answer of attempt 1 not judged: ")
+	unjudged := chatLogAll(t, tr).Orphans[0].Commits[0]
+	assert.Equal(t, "Hello.", unjudged.Text)
+	assert.Contains(t, unjudged.MetaValue("validator_error"), jre.Error())
 	assert.Len(t, srv.Requests(), 2, "the judge is asked once")
+}
+
+// An answer no judge could judge is taken off the branch, after earlier
+// attempts too, so the branch ends in the unanswered message (and the
+// turn's error commit) that RetryLast answers again; without purify
+// the attempts, the unjudged answer last, stay on the branch.
+func TestChat_UnjudgedAnswerLeavesTheMessageToRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		purify  bool
+		replies []llmtest.Reply
+		shape   []string
+	}{
+		{"first attempt", true, []llmtest.Reply{llmtest.Answer("Hello."), llmtest.Answer("I think yes")},
+			[]string{"user message", "assistant error"}},
+		{"second attempt", true, []llmtest.Reply{llmtest.Answer("Go away."), llmtest.Answer(`{"pass": false, "reason": "rude"}`),
+			llmtest.Answer("Hello."), llmtest.Answer("I think yes")},
+			[]string{"user message", "assistant error"}},
+		{"without purify", false, []llmtest.Reply{llmtest.Answer("Hello."), llmtest.Answer("I think yes")},
+			[]string{"user message", "assistant message"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t)
+			client := newChatClient(t, srv)
+			tr := newChatTract(t, client)
+			srv.Reply(tc.replies...)
+			v, err := retry.ParseSpecs([]string{"llm:is polite"}, retry.WithJudge(tract.Judge(client, "")))
+			require.NoError(t, err)
+			ctx := context.Background()
+
+			res, err := tr.Chat(ctx, "Greet me.", tract.Validate(v), tract.Purify(tc.purify))
+			var jre *retry.JudgeReplyError
+			require.ErrorAs(t, err, &jre)
+			assert.Equal(t, tc.shape, chatShape(chatLog(t, tr)))
+			pending, err := tr.PendingTurn(ctx)
+			require.NoError(t, err)
+			if !tc.purify {
+				assert.Nil(t, pending, "the attempts stay on the branch by request")
+				return
+			}
+			require.NotNil(t, pending)
+			assert.Equal(t, res.User, pending.User)
+			assert.Equal(t, res.Commit, pending.Tip, "the error commit is the result's")
+
+			srv.Reply(llmtest.Answer("Hello, friend!"), llmtest.Answer(`{"pass": true, "reason": "polite"}`))
+			again, err := tr.RetryLast(ctx, tract.Validate(v))
+			require.NoError(t, err)
+			assert.Equal(t, "Hello, friend!", again.Text)
+			assert.Equal(t, []string{"user message", "assistant message"}, chatShape(chatLog(t, tr)))
+		})
+	}
 }

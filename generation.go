@@ -152,7 +152,7 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 	}
 	g.lastCommit = h
 	if verr != nil {
-		return false, "", fmt.Errorf("validator could not run: %w", verr)
+		return false, "", &unjudgedError{err: verr}
 	}
 	if !ok {
 		g.res.Diagnoses = append(g.res.Diagnoses, diagnosis)
@@ -168,6 +168,15 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 	}
 	return ok, diagnosis, nil
 }
+
+// unjudgedError stops a turn whose validator could not run on an answer
+// (an llm: judge whose reply is not its verdict, a judge's server down):
+// the answer was not judged, so it is neither accepted nor rejected, and
+// no other attempt follows.
+type unjudgedError struct{ err error }
+
+func (e *unjudgedError) Error() string { return "validator could not run: " + e.err.Error() }
+func (e *unjudgedError) Unwrap() error { return e.err }
 
 // failure is the failure record of the current attempt's rejection.
 func (g *generation) failure(vd retry.Verdict) *FailureRecord {
@@ -341,6 +350,7 @@ func (g *generation) fail(ctx context.Context, err error) error {
 	var esc *EscalationError
 	var me *modelError
 	var conflict *ConflictError
+	var unjudged *unjudgedError
 	switch {
 	case errors.As(err, &conflict):
 		// The branch moved: write nothing more on it. What was kept off it
@@ -364,6 +374,8 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		ex.LastResult = ex.LastResult.(answer).text // the last answer, not tract's private type
 		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", english.Count(g.res.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
 		return g.failValidation(err, g.res.Attempts, text)
+	case errors.As(err, &unjudged):
+		return g.failUnjudged(err, unjudged)
 	case errors.As(err, &esc) && esc.Reason == EscalateBlocked:
 		text := fmt.Sprintf("validation stopped after %s: %s", english.Count(esc.Attempts, "attempt", "attempts"), esc.Failures[len(esc.Failures)-1].Error)
 		return g.failValidation(err, esc.Attempts, text)
@@ -400,6 +412,30 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		g.record(h)
 		return fmt.Errorf("chat: %w", reported)
 	}
+	return fmt.Errorf("chat: %w", err)
+}
+
+// failUnjudged ends a turn whose validator could not run on its last
+// answer. With purify the branch returns to the restore point and an
+// error commit records why, as after a failed model call: an answer no
+// one judged is not left in the context of the next turn, and the branch
+// ends in the unanswered message that RetryLast answers again. The
+// answer stays in LogAll with its validator error. Without purify the
+// attempts, the unjudged answer last, stay on the branch.
+func (g *generation) failUnjudged(err error, unjudged *unjudgedError) error {
+	if !g.cfg.purify {
+		return fmt.Errorf("chat: %w", err)
+	}
+	p := provenance(g.res.Attempts, g.restore, g.res)
+	meta := &turnMeta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task, Validators: g.specs()}
+	text := fmt.Sprintf("answer of attempt %d not judged: %s", g.attempt, unjudged.err.Error())
+	msg := fmt.Sprintf("purify: hid %s, the last not judged", english.Count(g.res.Attempts, "attempt", "attempts"))
+	h, rerr := g.t.rewind(g.tip, g.restore, msg, &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
+	if rerr != nil {
+		return errors.Join(fmt.Errorf("chat: %w", err), rerr)
+	}
+	g.tip, g.res.Commit, g.res.Purified = h, h, true
+	g.record(h)
 	return fmt.Errorf("chat: %w", err)
 }
 

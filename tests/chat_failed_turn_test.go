@@ -36,13 +36,20 @@ func TestChat_FailedTurnPrintsTheWayOut(t *testing.T) {
 		otherwise *llmtest.Reply
 		code      int
 		parts     string
+		// again is the command that sends the message again: with the
+		// turn's validators.
+		again string
 	}{
 		{"exhausted validation", []string{"-V", "json", "--max-attempts", "2"},
-			[]llmtest.Reply{llmtest.Answer("no"), llmtest.Answer("still no")}, nil, exitExhausted, "1 error commit after it"},
-		{"server error", nil, nil, &llmtest.Reply{Status: 500, Message: "down"}, exitModel, "1 error commit after it"},
-		{"refused key", nil, []llmtest.Reply{llmtest.Unauthorized()}, nil, exitEscalated, "1 error commit after it"},
+			[]llmtest.Reply{llmtest.Answer("no"), llmtest.Answer("still no")}, nil, exitExhausted, "1 error commit after it",
+			"tract chat --retry-last --validate json"},
+		{"server error", nil, nil, &llmtest.Reply{Status: 500, Message: "down"}, exitModel, "1 error commit after it",
+			"tract chat --retry-last"},
+		{"refused key", nil, []llmtest.Reply{llmtest.Unauthorized()}, nil, exitEscalated, "1 error commit after it",
+			"tract chat --retry-last"},
 		{"skipped task", []string{"-V", "json", "--max-attempts", "1", "--on-exhausted", "skip"},
-			[]llmtest.Reply{llmtest.Answer("no")}, nil, exitSkipped, "1 error commit and 1 note after it"},
+			[]llmtest.Reply{llmtest.Answer("no")}, nil, exitSkipped, "1 error commit and 1 note after it",
+			"tract chat --retry-last --validate json"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,7 +81,7 @@ func TestChat_FailedTurnPrintsTheWayOut(t *testing.T) {
 			}
 			n++ // the message itself
 			assert.Contains(t, r.Stderr, "The branch now ends in your message "+user+" with no answer ("+tc.parts+")")
-			assert.Contains(t, r.Stderr, "send it again: tract chat --retry-last\n")
+			assert.Contains(t, r.Stderr, "send it again: "+tc.again+"\n")
 			assert.Contains(t, r.Stderr, fmt.Sprintf("'tract log --all'): tract reset --soft HEAD~%d\n", n))
 			assert.Empty(t, r.Stdout)
 

@@ -384,7 +384,8 @@ func TestChat_MalformedServerAnswersExitModelError(t *testing.T) {
 
 // An llm: judge whose reply is not the JSON verdict ends the turn as a
 // model error (exit 4) that quotes the reply and says what to do; the
-// answer stays on the branch, unjudged.
+// unjudged answer is taken off the branch, which ends in the message and
+// an error commit (qa_chat_test.go sends it again).
 func TestChat_JudgeReplyNotJSONExitsModelError(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
@@ -403,8 +404,11 @@ func TestChat_JudgeReplyNotJSONExitsModelError(t *testing.T) {
 
 	cs := s.log()
 	require.Len(t, cs, 2)
-	assert.Equal(t, "Hello there.", cs[0].Text)
-	assert.Contains(t, string(cs[0].Meta), "validator_error")
+	assert.Equal(t, "error", cs[0].Kind)
+	all := s.logAll()
+	require.Len(t, all.Orphans, 1)
+	assert.Equal(t, "Hello there.", all.Orphans[0].Commits[0].Text)
+	assert.Contains(t, string(all.Orphans[0].Commits[0].Meta), "validator_error")
 	s.fsckOK()
 
 	help := s.ok("chat", "--help")

@@ -152,7 +152,8 @@ Exit codes: 0 accepted, 1 --retry-last with no unanswered message, 2 usage or
 configuration error (a bad --task ID, --on-exhausted or --fix too), 3 validation
 failed on every attempt (and the escalation was aborted),
 4 model or transport error, or an llm: judge's reply that is not
-its JSON verdict (the answer stays on the branch, unjudged), 5 conflict:
+its JSON verdict (the unjudged answer is taken off the branch, as after a
+failed model call; with --purify=false it stays), 5 conflict:
 another writer moved the branch while the model answered (the answer is kept
 off the branch and named), 6 skipped (the escalation was answered skip), 7 a
 failure retrying cannot fix: the server refused the key (401, 403), the
@@ -391,7 +392,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 			attempts.end()
 		}
 		if res != nil {
-			err = failedTurn(ctx, t, opts.Branch, res.User, err)
+			err = failedTurn(ctx, t, opts, res.User, err)
 		}
 		if opts.JSON && res != nil {
 			if werr := writeJSON(f.IO.Out, newChatRecord(res, err)); werr != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/internal/english"
@@ -25,6 +26,9 @@ type failedTurnError struct {
 	turn *tract.Turn
 	// branch is --branch ("" for HEAD's branch).
 	branch string
+	// validate are the --validate specs of the turn, which sending the
+	// message again needs too.
+	validate []string
 }
 
 func (e *failedTurnError) Error() string { return e.err.Error() }
@@ -40,7 +44,7 @@ func recovery(err error) string {
 	return fmt.Sprintf("The branch now ends in your message %s with no answer (%s); a new message would follow it,\n"+
 		"so the model would see two user messages in a row. Either send it again: %s\n"+
 		"or take it off the branch (it stays in 'tract log --all'): %s",
-		ft.turn.User.Short(), turnParts(ft.turn), retryLastCommand(ft.branch), resetCommand(ft.branch, ft.turn))
+		ft.turn.User.Short(), turnParts(ft.turn), retryLastCommand(ft.branch, ft.validate), resetCommand(ft.branch, ft.turn))
 }
 
 // turnParts lists what an unanswered turn holds after its message.
@@ -56,11 +60,28 @@ func turnParts(t *tract.Turn) string {
 		english.Count(after-t.Errors, "note", "notes") + " after it"
 }
 
-func retryLastCommand(branch string) string {
+// retryLastCommand is the command that sends the unanswered message
+// again, with the turn's validators when they are known.
+func retryLastCommand(branch string, validate []string) string {
+	cmd := "tract chat --retry-last"
 	if branch != "" {
-		return "tract chat --branch " + branch + " --retry-last"
+		cmd = "tract chat --branch " + shellQuote(branch) + " --retry-last"
 	}
-	return "tract chat --retry-last"
+	for _, spec := range validate {
+		cmd += " --validate " + shellQuote(spec)
+	}
+	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting, so that a
+// command printed as a hint can be pasted as it is.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func resetCommand(branch string, t *tract.Turn) string {
@@ -73,7 +94,7 @@ func resetCommand(branch string, t *tract.Turn) string {
 // failedTurn wraps err, the failure of a turn whose message is user, in
 // a *failedTurnError when the turn left the branch ending in user,
 // unanswered. It reads the branch even when the turn was interrupted.
-func failedTurn(ctx context.Context, t *tract.Tract, branch string, user tract.Hash, err error) error {
+func failedTurn(ctx context.Context, t *tract.Tract, opts *ChatOptions, user tract.Hash, err error) error {
 	if err == nil || user.IsZero() {
 		return err
 	}
@@ -81,7 +102,7 @@ func failedTurn(ctx context.Context, t *tract.Tract, branch string, user tract.H
 	if perr != nil || turn == nil || turn.User != user {
 		return err // the branch moved on, or cannot be read: nothing to advise
 	}
-	return &failedTurnError{err: err, turn: turn, branch: branch}
+	return &failedTurnError{err: err, turn: turn, branch: opts.Branch, validate: opts.Validate}
 }
 
 // warnPending prints a warning on w when the branch ends in an
@@ -94,7 +115,7 @@ func warnPending(ctx context.Context, w io.Writer, t *tract.Tract, branch string
 	fmt.Fprintf(w, "warning: the branch ends in your message %s, left unanswered by a failed turn (%s);\n"+
 		"this message follows it, so the model sees two user messages in a row. Sending anyway.\n"+
 		"Before a new message, '%s' answers the unanswered one and '%s' drops it.\n",
-		turn.User.Short(), turnParts(turn), retryLastCommand(branch), resetCommand(branch, turn))
+		turn.User.Short(), turnParts(turn), retryLastCommand(branch, nil), resetCommand(branch, turn))
 	return nil
 }
 

@@ -97,6 +97,7 @@ func errorHint(err error) string {
 		exhausted *retry.ExhaustedError
 		server    *postgres.ServerError
 		hinted    *hintedError
+		failed    *failedTurnError
 	)
 	switch {
 	case errors.As(err, &hinted):
@@ -170,9 +171,13 @@ func errorHint(err error) string {
 	case errors.Is(err, retry.ErrNoJudge):
 		return "An llm: validator asks a judge model: configure one with --model NAME (-m NAME), TRACT_MODEL or\n" +
 			"'tract config set model NAME', and OPENAI_API_KEY (or OPENAI_BASE_URL for a local server, or ANTHROPIC_API_KEY)."
+	case errors.As(err, &judgeErr) && errors.As(err, &failed):
+		return "The answer was not judged, so it was taken off the branch ('tract log --all' lists it, and 'tract show'\n" +
+			"its validator error). Send the message again (below), or judge with a model that follows the format\n" +
+			"more closely (--model NAME)."
 	case errors.As(err, &judgeErr):
-		return "The answer was not judged: it stays on the branch (see 'tract show'). Run the command again,\n" +
-			"or judge with a model that follows the format more closely (--model NAME)."
+		return "The answer was not judged: it stays on the branch (see 'tract show'). Judge with a model that follows\n" +
+			"the format more closely (--model NAME)."
 	}
 	return ""
 }
