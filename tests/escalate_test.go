@@ -107,7 +107,7 @@ func TestChat_BadEscalationFlagsAreUsageErrors(t *testing.T) {
 	before := s.snapshot()
 	for _, args := range [][]string{
 		{"--on-exhausted", "maybe", "-V", "json"},
-		{"--fix", "trim it"},
+		{"--fix", " "}, // --fix without --validate is allowed (empty answers fail), a blank one is not
 		{"--fix", "", "-V", "json"},
 	} {
 		r := c.tract(append(append([]string{"chat"}, args...), "Hello")...)

@@ -54,3 +54,50 @@ func TestQAChat_UnjudgedAnswerRetriedByTheHint(t *testing.T) {
 	assert.Equal(t, []string{"a polite answer", "q"}, texts(s.log()))
 	s.fsckOK()
 }
+
+// Empty answers exhaust a turn without a validator; the hint's flags
+// work with the command that sends the message again: --fix gives the
+// model guidance (it needs no --validate), and --on-exhausted retry
+// another round.
+func TestQAChat_EmptyAnswersHintWorks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"fix", []string{"--fix", "Answer in one word."}},
+		{"another round", []string{"--on-exhausted", "retry"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(t)
+			srv.Reply(llmtest.Answer(""), llmtest.Answer(""), llmtest.Answer(""),
+				llmtest.Answer(""), llmtest.Answer(""), llmtest.Answer(""), llmtest.Answer("Paris"))
+			s := chatEnv(newSandbox(t).forTest(t), srv)
+			s.initRepo()
+
+			r := s.tract("chat", "capital of France?")
+			requireExit(t, r, exitExhausted)
+			assert.Contains(t, r.Stderr, "the answer is empty")
+			for _, flag := range []string{"--on-exhausted retry", "--fix TEXT"} {
+				assert.Contains(t, r.Stderr, flag)
+			}
+			m := sendAgainCommand.FindStringSubmatch(r.Stderr)
+			require.NotNil(t, m, r.String())
+			require.Equal(t, "tract chat --retry-last", m[1])
+
+			again := followHint(s, m[1]+" "+strings.Join(quoteAll(tc.flags), " "))
+			requireExit(t, again, exitOK)
+			assert.Equal(t, "Paris\n", again.Stdout)
+			assert.Equal(t, []string{"Paris", "capital of France?"}, texts(s.log()))
+		})
+	}
+}
+
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = shellQuoteArg(a)
+	}
+	return out
+}

@@ -116,7 +116,7 @@ intervention). A turn runs at most 5 rounds. Without a terminal, or when
 either flag is given, --on-exhausted abort|skip|retry answers (default
 abort) and --fix TEXT answers the first exhaustion with fix: TEXT; both
 answer only exhaustion: a failure retrying cannot fix is aborted (exit 7).
---fix needs --validate.
+Without --validate an attempt fails only when the answer is empty.
 
 Validators (repeatable; all must pass):
   json                 the whole answer parses as JSON
@@ -273,7 +273,7 @@ on; it exits 0 at the end of input or /exit.`,
 	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (the failed answers and feedback) or fresh (the feedback before the message, no failed answers)")
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model, in one extra call per failure, for its root cause and a fix")
 	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed and no one is at a terminal: abort, skip or retry (a fresh round)")
-	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance (needs --validate)")
+	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see INTERACTIVE CHAT)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
 	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer again the message a failed turn left unanswered, without committing it twice")

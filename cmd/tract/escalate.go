@@ -29,8 +29,6 @@ func checkEscalationFlags(opts *ChatOptions) error {
 		return usageErrorf("--on-exhausted %q: give abort, skip or retry", opts.OnExhausted)
 	case opts.FixSet && strings.TrimSpace(opts.Fix) == "":
 		return usageErrorf("--fix needs an instruction for the model")
-	case opts.FixSet && len(opts.Validate) == 0:
-		return usageErrorf("--fix needs --validate: without a validator no attempt fails, so there is no round to fix")
 	}
 	return nil
 }

@@ -27,7 +27,8 @@ func TestNewCmdChat_EscalationFlags(t *testing.T) {
 			want: ChatOptions{OnExhausted: "retry", OnExhaustedSet: true, Fix: "trim it", FixSet: true}},
 		{args: []string{"--on-exhausted", "maybe", "x"}, wantErr: `--on-exhausted "maybe": give abort, skip or retry`},
 		{args: []string{"--on-exhausted", "fix", "x"}, wantErr: `--on-exhausted "fix"`},
-		{args: []string{"--fix", "trim it", "x"}, wantErr: "--fix needs --validate"},
+		// Without a validator an empty answer still fails: a fix round helps.
+		{args: []string{"--fix", "trim it", "x"}, want: ChatOptions{OnExhausted: "abort", Fix: "trim it", FixSet: true}},
 		{args: []string{"-V", "json", "--fix", " ", "x"}, wantErr: "--fix needs an instruction"},
 	}
 	for _, tc := range cases {

@@ -106,9 +106,12 @@ func errorHint(err error) string {
 		return "--retry-last answers again a message a failed turn left unanswered; 'tract log' shows how the branch ends."
 	case errors.Is(err, tract.ErrSkipped):
 		return "The task was skipped: 'tract show' prints the skip note, 'tract log --all' the attempts."
+	case errors.As(err, &exhausted) && errors.As(err, &failed):
+		return "'tract log --all' shows the attempts and 'tract show' their failure records. Sending the message\n" +
+			"again (below) takes --on-exhausted retry to give the model another round when the attempts fail,\n" +
+			"or --fix TEXT to give it guidance then."
 	case errors.As(err, &exhausted):
-		return "'tract log --all' shows the attempts and 'tract show' their failure records. Give the model another\n" +
-			"round with --on-exhausted retry, or guidance with --fix TEXT."
+		return "'tract log --all' shows the attempts and 'tract show' their failure records."
 	case errors.As(err, &escalated) && escalated.Reason == tract.EscalateBlocked:
 		return "A validator (a cmd: validator exits with 77 for this), or the model answering BLOCKED: under --feedback xml,\n" +
 			"reported that retrying cannot fix the answer.\n" +
