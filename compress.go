@@ -24,6 +24,10 @@ var (
 	ErrNotOnChain = errors.New("not on the current branch's first-parent chain")
 	// ErrReversedRange is returned when from is newer than to.
 	ErrReversedRange = errors.New("reversed range")
+	// ErrSummaryCount is returned, wrapped with the counts, by
+	// CompressRange when the summaries given (Summaries) are not one per
+	// summarized group.
+	ErrSummaryCount = errors.New("wrong number of summaries")
 )
 
 // MetaPinned is the metadata key that pins a commit: a commit whose metadata
@@ -208,9 +212,18 @@ func (t *Tract) PlanCompress(ctx context.Context, from, to string, opts ...Compr
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("compress: %w", err)
+		return nil, compressError(err)
 	}
 	return plan, nil
+}
+
+// compressError adds "compress: " to err, unless err is one of package
+// compress's errors of a range, which say it already.
+func compressError(err error) error {
+	if errors.Is(err, compress.ErrEmptyRange) || errors.Is(err, compress.ErrNothingToSummarize) {
+		return err
+	}
+	return fmt.Errorf("compress: %w", err)
 }
 
 func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) (*CompressPlan, error) {
@@ -352,12 +365,13 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 	}
 	n := plan.Summarized()
 	if cfg.contents != nil && len(cfg.contents) != n {
-		return nil, fmt.Errorf("compress: %d summaries given for %d groups to summarize (see the plan: 'tract compress --dry-run')", len(cfg.contents), n)
+		return nil, fmt.Errorf("compress: %w: %s given for %s to summarize (see the plan: 'tract compress --dry-run')",
+			ErrSummaryCount, english.Count(len(cfg.contents), "summary", "summaries"), english.Count(n, "group", "groups"))
 	}
 	for i, text := range cfg.contents {
 		// An empty Content means "ask the model" to compress.Summarize.
 		if text == "" {
-			return nil, fmt.Errorf("compress: summary %d of %d given is empty; nothing was written", i+1, n)
+			return nil, fmt.Errorf("compress: summary %d of %d given is empty (%w); nothing was written", i+1, n, ErrInvalidText)
 		}
 		if err := t.limits.checkText(fmt.Sprintf("summary %d of %d given", i+1, n), text); err != nil {
 			return nil, fmt.Errorf("compress: %w", err)
@@ -393,7 +407,8 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 			err = t.limits.checkText("the summary", s.Text)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("compress: group %d of %d (%d commits from %s): %w", k, n, len(g.Items), g.Items[0].Hash.Short(), err)
+			return nil, fmt.Errorf("compress: group %d of %d (%s from %s): %w", k, n,
+				english.Count(len(g.Items), "commit", "commits"), g.Items[0].Hash.Short(), err)
 		}
 		summaries[i] = s
 		res.Attempts += s.Attempts

@@ -371,7 +371,7 @@ func TestCompress_PinnedCommitsSplitTheRange(t *testing.T) {
 	t.Run("wrong number of summaries", func(t *testing.T) {
 		snap := cmpSnap(t, tr)
 		_, err := tr.CompressRange(ctx, "", "HEAD~2", tract.Pin(pinnedOpt), tract.Summaries("one", "two", "three"))
-		require.Error(t, err)
+		require.ErrorIs(t, err, tract.ErrSummaryCount)
 		assert.Contains(t, err.Error(), "3 summaries given for 4 groups")
 		cmpUnchanged(t, tr, snap)
 	})

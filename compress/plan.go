@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/english"
 )
 
 // Item is one commit of the range to compress, as much of it as planning
@@ -140,8 +141,8 @@ func Plan(items []Item, opts ...PlanOption) (*PlanResult, error) {
 	flush()
 
 	if p.Summarized() == 0 {
-		return nil, fmt.Errorf("%w: all %d commits of the range are pinned (%d) or dropped as errors and notes (%d)",
-			ErrNothingToSummarize, len(items), kept, len(p.Dropped))
+		return nil, fmt.Errorf("%w: every commit of the range (%s) is pinned (%d) or dropped as an error or note (%d)",
+			ErrNothingToSummarize, english.Count(len(items), "commit", "commits"), kept, len(p.Dropped))
 	}
 	return p, nil
 }

@@ -177,13 +177,13 @@ func TestPlan_Errors(t *testing.T) {
 			name:    "only pinned",
 			items:   []compress.Item{sys("s1"), pinned(user("u1"))},
 			wantIs:  compress.ErrNothingToSummarize,
-			wantMsg: "compress: nothing to summarize: all 2 commits of the range are pinned (2) or dropped as errors and notes (0)",
+			wantMsg: "compress: nothing to summarize: every commit of the range (2 commits) is pinned (2) or dropped as an error or note (0)",
 		},
 		{
 			name:    "only pinned and dropped",
 			items:   []compress.Item{sys("s1"), kind(dag.KindError, asst("e1")), kind(dag.KindNote, user("n1"))},
 			wantIs:  compress.ErrNothingToSummarize,
-			wantMsg: "compress: nothing to summarize: all 3 commits of the range are pinned (1) or dropped as errors and notes (2)",
+			wantMsg: "compress: nothing to summarize: every commit of the range (3 commits) is pinned (1) or dropped as an error or note (2)",
 		},
 	}
 	for _, tt := range tests {

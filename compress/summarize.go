@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 )
@@ -206,7 +207,9 @@ func Summarize(ctx context.Context, group Group, cfg Config) (*Summary, error) {
 
 	res, err := retry.WithSteering(ctx, s)
 	if err != nil {
-		return nil, fmt.Errorf("compress: summarize %d messages: %w", len(group.Items), err)
+		// No "compress: " here: the caller says which summary failed
+		// (SummarizeAll's GroupError, tract's CompressRange).
+		return nil, fmt.Errorf("summarize %s: %w", english.Count(len(group.Items), "message", "messages"), err)
 	}
 	return &Summary{
 		Text:         res.Value,

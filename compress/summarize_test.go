@@ -290,7 +290,7 @@ func TestSummarize_ExhaustionReturnsExhaustedError(t *testing.T) {
 		assert.Equal(t, tokens(150), exhausted.LastResult)
 		assert.Len(t, client.Requests(), tt.wantAttempts)
 		if tt.wantAttempts == 1 {
-			assert.EqualError(t, err, "compress: summarize 2 messages: 1 attempt failed; diagnosis: "+diag)
+			assert.EqualError(t, err, "summarize 2 messages: 1 attempt failed; diagnosis: "+diag)
 		}
 	}
 }
@@ -339,12 +339,12 @@ func TestSummarize_ModelErrorPropagated(t *testing.T) {
 		{
 			name:    "on the first attempt",
 			replies: []llm.Reply{{Err: overloaded}},
-			wantMsg: "compress: summarize 2 messages: attempt 1: model server error (HTTP 503): overloaded",
+			wantMsg: "summarize 2 messages: attempt 1: model server error (HTTP 503): overloaded",
 		},
 		{
 			name:    "after a rejection",
 			replies: []llm.Reply{{Content: tokens(120)}, {Err: overloaded}},
-			wantMsg: "compress: summarize 2 messages: attempt 2: model server error (HTTP 503): overloaded",
+			wantMsg: "summarize 2 messages: attempt 2: model server error (HTTP 503): overloaded",
 		},
 	}
 	for _, tt := range tests {
@@ -415,7 +415,7 @@ func TestSummarize_ValidatorErrorStops(t *testing.T) {
 	})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, errJudge)
-	assert.EqualError(t, err, "compress: summarize 2 messages: attempt 1: validate summary: judge unavailable")
+	assert.EqualError(t, err, "summarize 2 messages: attempt 1: validate summary: judge unavailable")
 	assert.Len(t, client.Requests(), 1)
 }
 
@@ -554,7 +554,7 @@ func TestSummarizeAll_ModelFailureInTheMiddle(t *testing.T) {
 	assert.Equal(t, 2, groupErr.Ordinal)
 	assert.Equal(t, 3, groupErr.Total)
 	assert.ErrorIs(t, err, overloaded)
-	assert.EqualError(t, err, "summary 2 of 3: compress: summarize 2 messages: attempt 1: model server error (HTTP 503): overloaded")
+	assert.EqualError(t, err, "summary 2 of 3: summarize 2 messages: attempt 1: model server error (HTTP 503): overloaded")
 }
 
 func TestSummarizeAll_ExhaustionSeenThroughGroupError(t *testing.T) {

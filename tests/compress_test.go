@@ -119,7 +119,7 @@ func TestCompress_BadInputChangesNothing(t *testing.T) {
 	}{
 		{"reversed range", []string{"--from", "HEAD~2", "--to", "HEAD~10"}, 2, "reversed range"},
 		{"pinned commit only", []string{"--from", "HEAD~60", "--to", "HEAD~60"}, 1, "nothing to summarize"},
-		{"empty range", []string{"--keep-last", "61"}, 1, "empty range"},
+		{"empty range", []string{"--keep-last", "61"}, 2, "empty range"},
 		{"exhausted validation", []string{"--to", "HEAD~20", "--validate", "maxlen:10"}, 3, "attempts failed"},
 		{"bad validator", []string{"--validate", "nope"}, 2, "unknown kind"},
 		{"to with keep-last", []string{"--to", "HEAD", "--keep-last", "3"}, 2, "give one"},

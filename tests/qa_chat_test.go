@@ -101,3 +101,44 @@ func quoteAll(args []string) []string {
 	}
 	return out
 }
+
+// flagsIn lists the long flags a text names.
+var flagsIn = regexp.MustCompile(`--[a-z][a-z-]+`)
+
+// A compress that fails says so once ("compress: " once, plurals right),
+// with the exit code of its class, and its hint names only flags that
+// compress has: it has no --on-exhausted or --fix, and keeps no rejected
+// summary to inspect.
+func TestQACompress_FailuresNameWhatCompressCanDo(t *testing.T) {
+	t.Parallel()
+	s, _ := compressFixture(t)
+	help := s.ok("compress", "--help").Stdout
+	cases := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"rejected by a validator", []string{"--keep-last", "2", "--validate", "contains:GOOD", "--max-attempts", "1"}, exitExhausted,
+			"(58 commits from "},
+		{"summary given too long", []string{"--to", "HEAD~59", "--content", strings.Repeat("far too long ", 40)}, exitExhausted,
+			"group 1 of 1 (1 commit from "},
+		{"two summaries for one group", []string{"--keep-last", "2", "--content", "a", "--content", "b"}, exitUsage,
+			"2 summaries given for 1 group to summarize"},
+		{"empty range", []string{"--keep-last", "61"}, exitUsage, "tract: compress: empty range"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := s.forTest(t)
+			r := s.tract(append([]string{"compress"}, tc.args...)...)
+			requireExit(t, r, tc.code)
+			assert.Contains(t, r.Stderr, tc.msg)
+			assert.NotContains(t, r.Stderr, "compress: compress:")
+			assert.NotRegexp(t, `\b1 (commits|messages|groups)\b`, r.Stderr)
+			for _, flag := range flagsIn.FindAllString(r.Stderr, -1) {
+				assert.Contains(t, help, flag+" ", "the hint names %s, which compress does not have\n%s", flag, r)
+			}
+			assert.NotContains(t, r.Stderr, "log --all' shows the attempts", "rejected summaries are not committed")
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -52,8 +53,10 @@ branch move are one transaction (reflog action "compress", ORIG_HEAD at the old
 tip). The old commits stay as an orphan chain in 'tract log --all'. Token
 counts are estimates (about 4 characters a token).
 
-Exit codes as for 'tract chat': 3 when a summary fails validation on every
-attempt, 4 on a model error, 5 when HEAD moved meanwhile.`,
+Exit codes as for 'tract chat': 2 for a range that is empty or reversed, or
+a number of --content summaries other than the groups', 3 when a summary fails
+its checks on every attempt (nothing is written), 4 on a model error, 5 when
+HEAD moved meanwhile.`,
 		Example: `  tract compress --keep-last 20 --dry-run
   tract compress --to HEAD~20 --validate 'maxlen:2000'
   tract compress --from HEAD~10 --to HEAD~4 --content "The user and assistant agreed on X."`,
@@ -148,6 +151,9 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 			return nil
 		}
 		res, err := t.CompressRange(ctx, opts.From, opts.To, copts...)
+		if exhausted := (*retry.ExhaustedError)(nil); errors.As(err, &exhausted) {
+			return &summaryRejectedError{err: err, given: opts.Content != nil}
+		}
 		if err != nil {
 			return err
 		}
@@ -182,4 +188,29 @@ func renderPlan(w io.Writer, p palette, plan *tract.CompressPlan) {
 		fmt.Fprintf(w, "drop       %s\n", oneLine(p, c, 60))
 	}
 	fmt.Fprintf(w, "replay     %s after the range\n", english.Count(plan.Replay, "commit", "commits"))
+}
+
+// summaryRejectedError is a compress whose summary failed its checks on
+// every attempt: its hint says what compress can do about it, as
+// opposed to chat's ways of another round.
+type summaryRejectedError struct {
+	err error
+	// given says the summaries came from --content, not from a model.
+	given bool
+}
+
+func (e *summaryRejectedError) Error() string { return e.err.Error() }
+func (e *summaryRejectedError) Unwrap() error { return e.err }
+
+// hint says what to do: nothing was written, and rejected summaries are
+// not committed, so there is nothing to inspect.
+func (e *summaryRejectedError) hint() string {
+	if e.given {
+		return "Nothing was written. A summary given with --content passes the same checks as a model's: shorter than\n" +
+			"what it replaces, within --target-tokens, and every --validate spec ('tract compress --dry-run' shows\n" +
+			"each group and its size)."
+	}
+	return "Nothing was written, and rejected summaries are not kept. Allow more attempts with --max-attempts N,\n" +
+		"loosen --validate or --target-tokens, guide the model with --instructions TEXT, or write the summaries\n" +
+		"yourself with --content TEXT, one per group ('tract compress --dry-run' lists the groups)."
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/compress"
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
@@ -98,6 +99,7 @@ func errorHint(err error) string {
 		server    *postgres.ServerError
 		hinted    *hintedError
 		failed    *failedTurnError
+		rejected  *summaryRejectedError
 	)
 	switch {
 	case errors.As(err, &hinted):
@@ -106,6 +108,8 @@ func errorHint(err error) string {
 		return "--retry-last answers again a message a failed turn left unanswered; 'tract log' shows how the branch ends."
 	case errors.Is(err, tract.ErrSkipped):
 		return "The task was skipped: 'tract show' prints the skip note, 'tract log --all' the attempts."
+	case errors.As(err, &rejected):
+		return rejected.hint()
 	case errors.As(err, &exhausted) && errors.As(err, &failed):
 		return "'tract log --all' shows the attempts and 'tract show' their failure records. Sending the message\n" +
 			"again (below) takes --on-exhausted retry to give the model another round when the attempts fail,\n" +
@@ -275,7 +279,8 @@ func exitCode(err error) int {
 func isBadInput(err error) bool {
 	var ambiguous *tract.AmbiguousError
 	for _, target := range [...]error{tract.ErrInvalidText, tract.ErrInvalidMeta, tract.ErrInvalidKind, tract.ErrInvalidRole,
-		tract.ErrInvalidBranchName, tract.ErrBranchExists, tract.ErrBadRevision, tract.ErrReversedRange, tract.ErrNotOnChain} {
+		tract.ErrInvalidBranchName, tract.ErrBranchExists, tract.ErrBadRevision, tract.ErrReversedRange, tract.ErrNotOnChain,
+		tract.ErrSummaryCount, compress.ErrEmptyRange} {
 		if errors.Is(err, target) {
 			return true
 		}
