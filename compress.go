@@ -178,10 +178,16 @@ type CompressResult struct {
 	// OldHead and NewHead are the branch tip before and after.
 	OldHead Hash `json:"old_head"`
 	NewHead Hash `json:"new_head"`
+	// Kept are the pinned commits of the range, kept in place (replayed
+	// on the new chain, so with new hashes when a summary precedes them).
+	Kept []Hash `json:"kept"`
 	// TokensBefore and TokensAfter are the range's estimated sizes before
-	// and after (summaries plus kept commits).
+	// and after: the kept commits' TokensKept in both, plus the summarized
+	// commits before and the summaries after. (GroupProgress and each
+	// SummaryRecord count one group's commits and summary alone.)
 	TokensBefore int `json:"tokens_before"`
 	TokensAfter  int `json:"tokens_after"`
+	TokensKept   int `json:"tokens_kept"`
 	// TokensEstimated is true when the default estimate counted them.
 	TokensEstimated bool `json:"tokens_estimated"`
 	// Attempts is the total number of summary attempts.
@@ -381,12 +387,14 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 		return nil, fmt.Errorf("compress: %w: pass tract.WithClient to Open, tract.SummaryClient, or the summaries themselves", ErrNoClient)
 	}
 	res := &CompressResult{OldHead: plan.Head, TokensBefore: plan.TokensBefore, TokensEstimated: cfg.tokenizer == nil,
-		Summaries: []Hash{}, Sources: []Hash{}, Dropped: []Hash{}}
+		Summaries: []Hash{}, Sources: []Hash{}, Dropped: []Hash{}, Kept: []Hash{}}
 	summaries := make([]*compress.Summary, len(plan.plan.Groups))
 	k := 0
 	for i, g := range plan.plan.Groups {
 		if g.Keep {
 			res.TokensAfter += plan.Groups[i].Tokens
+			res.TokensKept += plan.Groups[i].Tokens
+			res.Kept = append(res.Kept, g.Items[0].Hash)
 			continue
 		}
 		k++

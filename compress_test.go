@@ -238,6 +238,8 @@ func TestCompress_SystemPromptFortyTurnsKeepsLastTwenty(t *testing.T) {
 	assert.Equal(t, chain[21].Hash, res.NewHead)
 	assert.Equal(t, sysTokens+before, res.TokensBefore)
 	assert.Equal(t, sysTokens+after, res.TokensAfter)
+	assert.Equal(t, sysTokens, res.TokensKept)
+	assert.Equal(t, []tract.Hash{orig[0].Hash}, res.Kept)
 	assert.True(t, res.TokensEstimated)
 	assert.Equal(t, 1, res.Attempts)
 	assert.Equal(t, []tract.GroupProgress{{Index: 1, Total: 1, Sources: 40, Attempts: 1, TokensBefore: before, TokensAfter: after}}, groups)

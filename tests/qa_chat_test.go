@@ -2,6 +2,7 @@ package tests
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,4 +142,30 @@ func TestQACompress_FailuresNameWhatCompressCanDo(t *testing.T) {
 			assert.NotContains(t, r.Stderr, "log --all' shows the attempts", "rejected summaries are not committed")
 		})
 	}
+}
+
+// compress's progress line, its result line and --json count the same
+// tokens: the summarized commits, with the pinned ones kept in place
+// given apart (the system prompt of the fixture).
+func TestQACompress_TokenCountsAgree(t *testing.T) {
+	t.Parallel()
+	s, _ := compressFixture(t)
+	r := s.ok("compress", "--keep-last", "20", "--content", "A short summary.")
+	progress := regexp.MustCompile(`summary 1/1: 40 commits → (\d+) tokens \(from (\d+), estimated\)`).FindStringSubmatch(r.Stderr)
+	require.NotNil(t, progress, r.String())
+	result := regexp.MustCompile(`compressed 40 commits into 1 summary \((\d+) → (\d+) tokens, estimated; 1 pinned commit of (\d+) tokens kept as they were\)`).
+		FindStringSubmatch(r.Stdout)
+	require.NotNil(t, result, r.String())
+	assert.Equal(t, progress[2], result[1], "before")
+	assert.Equal(t, progress[1], result[2], "after")
+
+	s.ok("reset", "--hard", "--force", "ORIG_HEAD")
+	rec := decodeJSON[struct {
+		TokensBefore int `json:"tokens_before"`
+		TokensAfter  int `json:"tokens_after"`
+		TokensKept   int `json:"tokens_kept"`
+	}](t, s.ok("compress", "--keep-last", "20", "--content", "A short summary.", "--json"))
+	assert.Equal(t, result[1], strconv.Itoa(rec.TokensBefore-rec.TokensKept))
+	assert.Equal(t, result[2], strconv.Itoa(rec.TokensAfter-rec.TokensKept))
+	assert.Equal(t, result[3], strconv.Itoa(rec.TokensKept))
 }

@@ -160,9 +160,16 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 		if opts.JSON {
 			return writeJSON(f.IO.Out, res)
 		}
-		fmt.Fprintf(f.IO.Out, "compressed %s into %s (%d → %d tokens, estimated); replayed %s; %s is now at %s\n",
+		// The tokens of what was summarized, as each summary's line says
+		// them; the kept commits' apart, since they did not change.
+		kept := ""
+		if len(res.Kept) > 0 {
+			kept = fmt.Sprintf("; %s of %d tokens kept as they were", english.Count(len(res.Kept), "pinned commit", "pinned commits"), res.TokensKept)
+		}
+		fmt.Fprintf(f.IO.Out, "compressed %s into %s (%d → %d tokens, estimated%s); replayed %s; %s is now at %s\n",
 			english.Count(len(res.Sources), "commit", "commits"), english.Count(len(res.Summaries), "summary", "summaries"),
-			res.TokensBefore, res.TokensAfter, english.Count(res.Replayed, "commit", "commits"), position(t), res.NewHead.Short())
+			res.TokensBefore-res.TokensKept, res.TokensAfter-res.TokensKept, kept,
+			english.Count(res.Replayed, "commit", "commits"), position(t), res.NewHead.Short())
 		if len(res.Dropped) > 0 {
 			fmt.Fprintf(f.IO.ErrOut, "dropped %s (notes and errors)\n", english.Count(len(res.Dropped), "commit", "commits"))
 		}
