@@ -54,6 +54,8 @@ type chatConfig struct {
 	events func(Event)
 	// onAttemptDelta is the OnAttemptDelta callback.
 	onAttemptDelta func(AttemptDelta)
+	// onPending is the OnPendingTurn callback.
+	onPending func(*Turn)
 }
 
 // UseClient sends this call to c instead of the client given to Open.
@@ -97,6 +99,13 @@ func OnDelta(fn func(delta string)) ChatOption { return func(cfg *chatConfig) { 
 
 // OnAttempt reports each attempt after it was validated and committed.
 func OnAttempt(fn func(Attempt)) ChatOption { return func(cfg *chatConfig) { cfg.onAttempt = fn } }
+
+// OnPendingTurn has Chat call fn, before it commits the message, when the
+// branch ends in an unanswered user message (see PendingTurn) that the new
+// message would follow: the place to warn that the model will see two
+// user messages in a row. Chat checks the branch first, so a missing
+// branch or a detached HEAD is Chat's error alone, with no call.
+func OnPendingTurn(fn func(*Turn)) ChatOption { return func(cfg *chatConfig) { cfg.onPending = fn } }
 
 // SystemPrompt commits text as a system message before the user message
 // unless the current context already has that exact system message.
@@ -190,6 +199,11 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if cfg.onPending != nil {
+		if err := t.pendingBefore(ctx, cfg.onPending); err != nil {
+			return nil, fmt.Errorf("chat: %w", err)
+		}
+	}
 	var user Hash
 	err = t.update(func(tx store.Tx) error {
 		cur, err := t.requireBranch(tx)
@@ -217,6 +231,22 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 		res.User = user
 	}
 	return res, err
+}
+
+// pendingBefore calls fn with the branch's pending turn, if it has one,
+// after checking that there is a branch to commit on.
+func (t *Tract) pendingBefore(ctx context.Context, fn func(*Turn)) error {
+	if err := t.view(func(tx store.Tx) error { _, err := t.requireBranch(tx); return err }); err != nil {
+		return err
+	}
+	turn, err := t.PendingTurn(ctx)
+	if err != nil {
+		return err
+	}
+	if turn != nil {
+		fn(turn)
+	}
+	return nil
 }
 
 // Generate answers the current context without a new user message, with the

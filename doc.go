@@ -100,8 +100,9 @@
 // A turn that ends without an answer leaves the branch ending in its user
 // message (and its error commit): a new user message would follow it
 // directly. LastTurn reads the shape of a branch's last turn, PendingTurn
-// reports such an unanswered message, and RetryLast answers it again
-// without committing it twice. OnAttemptDelta streams each attempt's
+// reports such an unanswered message (OnPendingTurn has Chat report it
+// before it sends), and RetryLast answers it again without committing it
+// twice. OnAttemptDelta streams each attempt's
 // answer with its attempt number, so a terminal can show the attempts apart.
 //
 // The ChatResult (returned with the error too) lists every attempt with its

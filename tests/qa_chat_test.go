@@ -169,3 +169,26 @@ func TestQACompress_TokenCountsAgree(t *testing.T) {
 	assert.Equal(t, result[2], strconv.Itoa(rec.TokensAfter-rec.TokensKept))
 	assert.Equal(t, result[3], strconv.Itoa(rec.TokensKept))
 }
+
+// chat's errors before it sends are chat's, and come alone: a --branch
+// that does not exist is not reported as log's, and a detached HEAD at
+// an unanswered message gives no warning about it first.
+func TestQAChat_BranchErrorsBeforeTheWarning(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	s.commit("user", "context pasted by hand")
+
+	r := s.tract("chat", "--branch", "nosuch", "q")
+	requireExit(t, r, exitNotFound)
+	assert.True(t, strings.HasPrefix(r.Stderr, `tract: chat: no such branch: "nosuch"`), r.String())
+
+	s.ok("commit", "--role", "user", "-m", "second")
+	s.ok("checkout", "HEAD~1")
+	r = s.tract("chat", "x")
+	requireExit(t, r, exitError)
+	assert.True(t, strings.HasPrefix(r.Stderr, "tract: chat: HEAD is detached"), r.String())
+	assert.NotContains(t, r.Stderr, "warning")
+	assert.Empty(t, srv.Requests())
+}

@@ -105,18 +105,17 @@ func failedTurn(ctx context.Context, t *tract.Tract, opts *ChatOptions, user tra
 	return &failedTurnError{err: err, turn: turn, branch: opts.Branch, validate: opts.Validate}
 }
 
-// warnPending prints a warning on w when the branch ends in an
-// unanswered message, which the message about to be sent would follow.
-func warnPending(ctx context.Context, w io.Writer, t *tract.Tract, branch string) error {
-	turn, err := t.PendingTurn(ctx)
-	if err != nil || turn == nil {
-		return err
+// warnPending returns the callback of tract.OnPendingTurn that prints a
+// warning on w: the branch ends in an unanswered message, which the
+// message about to be sent follows.
+func warnPending(w io.Writer, branch string) func(*tract.Turn) {
+	return func(turn *tract.Turn) {
+		how := "left unanswered by a failed turn"
+		fmt.Fprintf(w, "warning: the branch ends in your message %s, %s (%s);\n"+
+			"this message follows it, so the model sees two user messages in a row. Sending anyway.\n"+
+			"Before a new message, '%s' answers the unanswered one and '%s' drops it.\n",
+			turn.User.Short(), how, turnParts(turn), retryLastCommand(branch, nil), resetCommand(branch, turn))
 	}
-	fmt.Fprintf(w, "warning: the branch ends in your message %s, left unanswered by a failed turn (%s);\n"+
-		"this message follows it, so the model sees two user messages in a row. Sending anyway.\n"+
-		"Before a new message, '%s' answers the unanswered one and '%s' drops it.\n",
-		turn.User.Short(), turnParts(turn), retryLastCommand(branch, nil), resetCommand(branch, turn))
-	return nil
 }
 
 // checkRetryLast refuses what --retry-last cannot be given with.
@@ -143,8 +142,5 @@ func runTurn(ctx context.Context, f *Factory, t *tract.Tract, opts *ChatOptions,
 	if opts.RetryLast {
 		return t.RetryLast(ctx, copts...)
 	}
-	if err := warnPending(ctx, f.IO.ErrOut, t, opts.Branch); err != nil {
-		return nil, err
-	}
-	return t.Chat(ctx, text, copts...)
+	return t.Chat(ctx, text, append(copts, tract.OnPendingTurn(warnPending(f.IO.ErrOut, opts.Branch)))...)
 }
