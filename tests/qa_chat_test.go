@@ -192,3 +192,23 @@ func TestQAChat_BranchErrorsBeforeTheWarning(t *testing.T) {
 	assert.NotContains(t, r.Stderr, "warning")
 	assert.Empty(t, srv.Requests())
 }
+
+// The warning before a message that follows an unanswered one says a
+// turn failed only when one did (its error commit follows the message).
+func TestQAChat_WarningSaysFailedOnlyAfterAFailure(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("first answer"), llmtest.Error(401, "bad key"), llmtest.Answer("second answer"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	s.commit("user", "context pasted by hand")
+
+	r := s.ok("chat", "question")
+	assert.Contains(t, r.Stderr, "warning: the branch ends in your message ")
+	assert.Contains(t, r.Stderr, ", which has no answer (nothing after it);")
+	assert.NotContains(t, r.Stderr, "failed")
+
+	requireExit(t, s.tract("chat", "refused"), exitEscalated)
+	r = s.ok("chat", "again")
+	assert.Contains(t, r.Stderr, ", left unanswered by a failed turn (1 error commit after it);")
+}

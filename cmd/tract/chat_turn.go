@@ -107,10 +107,15 @@ func failedTurn(ctx context.Context, t *tract.Tract, opts *ChatOptions, user tra
 
 // warnPending returns the callback of tract.OnPendingTurn that prints a
 // warning on w: the branch ends in an unanswered message, which the
-// message about to be sent follows.
+// message about to be sent follows. It says a turn failed only when one
+// left its error commit; a message committed by hand, or one whose turn
+// was interrupted, has nothing after it.
 func warnPending(w io.Writer, branch string) func(*tract.Turn) {
 	return func(turn *tract.Turn) {
-		how := "left unanswered by a failed turn"
+		how := "which has no answer"
+		if turn.Errors > 0 {
+			how = "left unanswered by a failed turn"
+		}
 		fmt.Fprintf(w, "warning: the branch ends in your message %s, %s (%s);\n"+
 			"this message follows it, so the model sees two user messages in a row. Sending anyway.\n"+
 			"Before a new message, '%s' answers the unanswered one and '%s' drops it.\n",
