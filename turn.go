@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/store"
@@ -13,10 +14,27 @@ import (
 // it takes a failed turn's error commits off the branch.
 const ActionRetryLast = "retry-last"
 
-// ErrNoTurn is returned by LastTurn, and wrapped by RetryLast, when the
-// branch does not end in a turn of the shape asked for; the message says
-// what the branch ends in.
+// ErrNoTurn is matched (errors.Is) by the error of LastTurn, and of
+// RetryLast, when the branch does not end in a turn of the shape asked
+// for; the error's message says what the branch ends in.
 var ErrNoTurn = errors.New("the branch does not end in a turn")
+
+// noTurnError is an error that matches ErrNoTurn and says only what the
+// branch ends in: "the branch does not end in a turn" would say it twice.
+type noTurnError struct{ msg string }
+
+func (e *noTurnError) Error() string        { return e.msg }
+func (e *noTurnError) Is(target error) bool { return target == ErrNoTurn }
+
+func noTurn(format string, args ...any) error { return &noTurnError{fmt.Sprintf(format, args...)} }
+
+// article puts "a" or "an" before phrase.
+func article(phrase string) string {
+	if phrase != "" && strings.ContainsRune("aeiou", rune(phrase[0])) {
+		return "an " + phrase
+	}
+	return "a " + phrase
+}
 
 // TurnState is the shape of a branch's last turn.
 type TurnState int
@@ -95,7 +113,7 @@ func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
 		}
 	}
 	if len(cs) == 0 {
-		return nil, fmt.Errorf("%w: the branch has no commits yet", ErrNoTurn)
+		return nil, noTurn("the branch has no commits yet")
 	}
 	turn := &Turn{Tip: cs[0].Hash}
 	i := 0
@@ -124,8 +142,8 @@ func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
 		i++
 		turn.State = TurnAnswered
 	default:
-		return nil, fmt.Errorf("%w: it ends in a %s %s (%s), not in a message and its answer or an error",
-			ErrNoTurn, cs[0].Role, cs[0].Kind, cs[0].Hash.Short())
+		return nil, noTurn("the branch ends in %s (%s), not in a user message, its answer or an error",
+			article(string(cs[0].Role)+" "+string(cs[0].Kind)), cs[0].Hash.Short())
 	}
 	turn.User, turn.First, turn.Commits = cs[i].Hash, cs[i].Hash, i+1
 	turn.Base = firstParent(cs[i])
@@ -180,8 +198,13 @@ func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult,
 	if err != nil {
 		return nil, fmt.Errorf("retry last: nothing to retry: %w", err)
 	}
-	if turn.State != TurnUnanswered {
-		return nil, fmt.Errorf("retry last: nothing to retry: %w: its last turn is a %s (%s)", ErrNoTurn, turn.State, turn.Tip.Short())
+	switch turn.State {
+	case TurnAnswered:
+		return nil, fmt.Errorf("retry last: nothing to retry: %w", noTurn("the branch's last message, %s, has its answer (%s)",
+			turn.User.Short(), turn.Tip.Short()))
+	case TurnNotSent:
+		return nil, fmt.Errorf("retry last: nothing to retry: %w", noTurn("the branch ends in an error (%s) with no message of yours before it",
+			turn.First.Short()))
 	}
 	if turn.Tip != turn.User {
 		msg := fmt.Sprintf("retry-last: dropped %s after message %s to answer it again",

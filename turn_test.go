@@ -209,7 +209,8 @@ func TestRetryLast_Refusals(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tr.RetryLast(ctx)
 	assert.ErrorIs(t, err, tract.ErrNoTurn)
-	assert.Contains(t, err.Error(), "message and answer")
+	assert.Contains(t, err.Error(), "nothing to retry: the branch's last message, ")
+	assert.Contains(t, err.Error(), ", has its answer (")
 
 	_, err = tr.User(ctx, "again")
 	require.NoError(t, err)

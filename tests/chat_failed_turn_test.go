@@ -156,7 +156,7 @@ func TestChat_RetryLastRefusals(t *testing.T) {
 	r = s.tract("chat", "--retry-last")
 	requireExit(t, r, exitError)
 	assert.Contains(t, r.Stderr, "nothing to retry")
-	assert.Contains(t, r.Stderr, "message and answer")
+	assert.Contains(t, r.Stderr, "has its answer")
 	assert.Len(t, srv.Requests(), 1)
 }
 

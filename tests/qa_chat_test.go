@@ -212,3 +212,22 @@ func TestQAChat_WarningSaysFailedOnlyAfterAFailure(t *testing.T) {
 	r = s.ok("chat", "again")
 	assert.Contains(t, r.Stderr, ", left unanswered by a failed turn (1 error commit after it);")
 }
+
+// --retry-last with nothing to retry says what the branch ends in, in
+// words, and what to do instead.
+func TestQAChat_RetryLastWithNothingPending(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("an answer"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	s.ok("chat", "hello")
+
+	r := s.tract("chat", "--retry-last")
+	requireExit(t, r, exitError)
+	log := s.log()
+	assert.Contains(t, r.Stderr, "tract: retry last: nothing to retry: the branch's last message, "+log[1].Hash[:8]+
+		", has its answer ("+log[0].Hash[:8]+")\n")
+	assert.Contains(t, r.Stderr, "To ask something new, send a message: tract chat MESSAGE")
+	assert.NotContains(t, r.Stderr, "does not end in a turn")
+}

@@ -105,7 +105,8 @@ func errorHint(err error) string {
 	case errors.As(err, &hinted):
 		return hinted.hint
 	case errors.Is(err, tract.ErrNoTurn):
-		return "--retry-last answers again a message a failed turn left unanswered; 'tract log' shows how the branch ends."
+		return "--retry-last sends again your last message when its turn failed and left it without an answer.\n" +
+			"To ask something new, send a message: tract chat MESSAGE ('tract log' shows how the branch ends)."
 	case errors.Is(err, tract.ErrSkipped):
 		return "The task was skipped: 'tract show' prints the skip note, 'tract log --all' the attempts."
 	case errors.As(err, &rejected):
