@@ -231,3 +231,18 @@ func TestQAChat_RetryLastWithNothingPending(t *testing.T) {
 	assert.Contains(t, r.Stderr, "To ask something new, send a message: tract chat MESSAGE")
 	assert.NotContains(t, r.Stderr, "does not end in a turn")
 }
+
+// The interactive chat with no model configured refuses to start, before
+// it reads a line or records anything, with the exit code and the advice
+// of a one-shot chat.
+func TestQAChat_InteractiveWithoutAModelDoesNotStart(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	r := s.tractStdin("hi\nsecond\n", "chat", "--interactive")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "no model: set TRACT_MODEL")
+	assert.Contains(t, r.Stderr, "tract config set model NAME")
+	assert.Empty(t, r.Stdout)
+	assert.Empty(t, s.logAll().Commits, "nothing recorded")
+}

@@ -187,11 +187,12 @@ there are no prompts and no colour, so a script can drive it:
                     (nothing is deleted; the reply says how to undo it)
   /log [N], /show ID, /status, /model [NAME], /system [TEXT], /help, /exit
 
-A failed model call is committed as the message and an error commit; a
-failure before the send (no model configured) as a lone error commit. While
-the branch ends in an error, messages are refused until /retry or /rewind.
-Each failing line prints "error: ..." on standard error and the REPL goes
-on; it exits 0 at the end of input or /exit.`,
+With no model configured the REPL does not start (exit 2). A failed model
+call is committed as the message and an error commit; a failure before the
+send (a model chosen with /model that cannot be configured) as a lone error
+commit. While the branch ends in an error, messages are refused until /retry
+or /rewind. Each failing line prints "error: ..." on standard error and the
+REPL goes on; it exits 0 at the end of input or /exit.`,
 		Example: `  tract chat "What is the capital of France?"
   tract chat --retry-last --validate json
   tract chat --validate json "List three colours as a JSON array" | jq .

@@ -28,15 +28,16 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		streams.ErrOut, cf.IO = crlfWriter{f.IO.ErrOut}, &streams
 		f = &cf
 	}
-	// A client that cannot be built is a failure of each send, recorded
-	// as an error commit, not a reason to refuse the REPL.
-	client, clientErr := newClient(f, opts.Model, opts.ModelFlags)
-	clients := map[string]llm.Remote{} // those of the models /model chose
-	var judge llm.Client
-	if clientErr == nil {
-		judge = client
+	// Without a client nothing typed could be sent: refuse before a line
+	// is read or anything recorded, as one-shot chat does (exit 2, and
+	// the error says what to set). A model /model chooses later whose
+	// client cannot be built fails its sends instead.
+	client, err := newClient(f, opts.Model, opts.ModelFlags)
+	if err != nil {
+		return err
 	}
-	validator, err := parseValidators(f, opts.Validate, judge, opts.Model)
+	clients := map[string]llm.Remote{} // those of the models /model chose
+	validator, err := parseValidators(f, opts.Validate, client, opts.Model)
 	if err != nil {
 		return err
 	}
@@ -66,12 +67,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	if opts.Temperature != nil {
 		copts = append(copts, tract.Temperature(*opts.Temperature))
 	}
-	provider := llm.ProviderOpenAI
-	if clientErr == nil {
-		provider = client.Provider()
-	} else if p, err := llm.ChooseProvider(f.Getenv, opts.ModelFlags.Provider, opts.Model); err == nil {
-		provider = p
-	}
+	provider := client.Provider()
 	out := flushingWriter{f.IO.Out}
 	var tr *terminalREPL
 	if onTerminal {
@@ -111,7 +107,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 			Stream: len(opts.Validate) == 0 && f.IO.OutTTY && !opts.NoStream,
 			Client: func(model string) (llm.Client, error) {
 				if model == opts.Model {
-					return client, clientErr
+					return client, nil
 				}
 				// /model chose another: its client, of the provider the
 				// flags, the settings or its name choose.
