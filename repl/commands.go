@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
 )
 
 // commandInfo is one REPL command as /help lists it.
@@ -67,9 +68,9 @@ func (s *Session) command(ctx context.Context, line string) error {
 		return s.status(ctx)
 	case "/model":
 		if arg != "" {
-			s.model = arg
+			s.model, s.modelOrigin = arg, "/model"
 		}
-		s.printf("model: %s\n", or(s.model, "(the client's default)"))
+		s.printf("model: %s\n", s.modelName())
 		return nil
 	case "/system":
 		if arg != "" {
@@ -160,10 +161,31 @@ func (s *Session) status(ctx context.Context) error {
 	case modeSecret:
 		s.printf(" (%d secret turns)", len(s.secret.transcript)/2)
 	}
-	s.printf("\nmodel: %s\n", or(s.model, "(the client's default)"))
+	s.printf("\nmodel: %s\n", s.modelName())
 	if last, err := s.tip(ctx); err == nil && last != nil && last.Kind == tract.KindError {
 		s.printf("pending error: %s %s\n", last.Hash.Short(), firstLine(last.Text))
 	}
 	s.printf("context: %d messages, about %d tokens\n", st.Messages, st.Tokens)
 	return nil
+}
+
+// modelName is the model turns ask, as /status and /model show it: the
+// one /model chose, else the client's default when the client says
+// (llm.Describer), with where it comes from.
+func (s *Session) modelName() string {
+	name := s.model
+	if name == "" {
+		if c, err := s.cfg.Client(""); err == nil {
+			if d, ok := c.(llm.Describer); ok {
+				name = d.DefaultModel()
+			}
+		}
+	}
+	switch {
+	case name == "":
+		return "(the client's default)"
+	case s.modelOrigin != "":
+		return name + " (from " + s.modelOrigin + ")"
+	}
+	return name
 }

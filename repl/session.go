@@ -81,6 +81,10 @@ type Config struct {
 	// changes it. Provider names the kind of server ("openai"); both go
 	// into the metadata of a standalone error commit.
 	Model, Provider string
+	// ModelOrigin says where the model comes from, Model or the client's
+	// default ("--model", "TRACT_MODEL"…): /status and /model show it
+	// after the model's name. "" shows none.
+	ModelOrigin string
 	// System is the system prompt of normal turns (see tract.SystemPrompt);
 	// /system changes it.
 	System string
@@ -109,12 +113,14 @@ const (
 // Session is one interactive chat on a branch: it takes lines (messages
 // and commands) through Handle and writes replies to Config.Out.
 type Session struct {
-	cfg    Config
-	model  string
-	system string
-	mode   mode
-	retry  *retryState
-	secret *secretState
+	cfg   Config
+	model string
+	// modelOrigin says where model (or the client's default) comes from.
+	modelOrigin string
+	system      string
+	mode        mode
+	retry       *retryState
+	secret      *secretState
 	// confirm is the rewind waiting for "yes"; nil when none is.
 	confirm *rewind
 	// midLine is true while an answer streamed to Out has not ended its
@@ -127,7 +133,7 @@ func New(cfg Config) *Session {
 	if cfg.Redact == nil {
 		cfg.Redact = func(s string) string { return s }
 	}
-	return &Session{cfg: cfg, model: cfg.Model, system: cfg.System}
+	return &Session{cfg: cfg, model: cfg.Model, modelOrigin: cfg.ModelOrigin, system: cfg.System}
 }
 
 // Handle runs one line: a message, "yes"/anything after /rewind, or a

@@ -491,3 +491,17 @@ func TestRun_Scripted(t *testing.T) {
 	assert.Equal(t, "line one\nline two", h.srv.Requests()[0].LastMessage())
 	assert.Equal(t, []string{"user message again", "assistant message a1"}, h.shape())
 }
+
+// /status and /model show the model the turns ask: the client's default
+// when no model was named (TRACT_MODEL, a setting), with where it comes
+// from, and the one /model chose after it.
+func TestSession_ShowsTheModelInUse(t *testing.T) {
+	h := newHarness(t, func(c *repl.Config) { c.Model, c.ModelOrigin = "", "TRACT_MODEL" })
+	h.do("/status", "/model")
+	assert.Equal(t, 2, strings.Count(h.out.String(), "model: m (from TRACT_MODEL)\n"), h.out.String())
+	assert.NotContains(t, h.out.String(), "the client's default")
+
+	h.out.Reset()
+	h.do("/model other", "/status")
+	assert.Equal(t, 2, strings.Count(h.out.String(), "model: other (from /model)\n"), h.out.String())
+}

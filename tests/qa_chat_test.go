@@ -246,3 +246,22 @@ func TestQAChat_InteractiveWithoutAModelDoesNotStart(t *testing.T) {
 	assert.Empty(t, r.Stdout)
 	assert.Empty(t, s.logAll().Commits, "nothing recorded")
 }
+
+// The REPL's /status and /model name the model the requests use, and
+// where it was set, when it comes from TRACT_MODEL or the settings.
+func TestQAChat_InteractiveShowsTheModelInUse(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("hello"), llmtest.Answer("hello again"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	r := s.okStdin("/status\n/model\nhi\n", "chat", "--interactive")
+	assert.Equal(t, 2, strings.Count(r.Stdout, "model: "+testModel+" (from TRACT_MODEL)\n"), r.String())
+	assert.Equal(t, testModel, srv.Requests()[0].Model)
+
+	s.ok("config", "set", "model", "set-model")
+	s = s.withEnv("TRACT_MODEL", "")
+	r = s.okStdin("/model\nagain\n", "chat", "--interactive")
+	assert.Contains(t, r.Stdout, "model: set-model (from 'tract config set model')\n")
+	assert.Equal(t, "set-model", srv.Requests()[1].Model)
+}

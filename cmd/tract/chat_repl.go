@@ -68,6 +68,10 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		copts = append(copts, tract.Temperature(*opts.Temperature))
 	}
 	provider := client.Provider()
+	origin, err := f.settingOrigin("model", "model", opts.Model)
+	if err != nil {
+		return err
+	}
 	out := flushingWriter{f.IO.Out}
 	var tr *terminalREPL
 	if onTerminal {
@@ -102,7 +106,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 			sessionOut = tr.term // the line editor writes "\r\n" in raw mode
 		}
 		s := repl.New(repl.Config{
-			Tract: t, Model: opts.Model, Provider: provider, System: opts.System,
+			Tract: t, Model: opts.Model, ModelOrigin: origin, Provider: provider, System: opts.System,
 			ChatOptions: copts, Out: sessionOut,
 			Stream: len(opts.Validate) == 0 && f.IO.OutTTY && !opts.NoStream,
 			Client: func(model string) (llm.Client, error) {

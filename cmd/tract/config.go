@@ -156,3 +156,27 @@ func (f *Factory) setting(key, flag string) (string, error) {
 	v, _ := file.Get(key)
 	return v, nil
 }
+
+// settingOrigin says where setting returns the value of key from, for a
+// flag's value: "--" + flagName, the environment variable, or "'tract
+// config set KEY'"; "" when no value is set.
+func (f *Factory) settingOrigin(key, flagName, flag string) (string, error) {
+	if flag != "" {
+		return "--" + flagName, nil
+	}
+	k, err := config.Lookup(key)
+	if err != nil {
+		return "", err
+	}
+	if f.Getenv(k.Env) != "" {
+		return k.Env, nil
+	}
+	file, err := f.config()
+	if err != nil {
+		return "", err
+	}
+	if v, _ := file.Get(key); v != "" {
+		return "'tract config set " + key + "'", nil
+	}
+	return "", nil
+}
