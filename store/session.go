@@ -106,7 +106,11 @@ func (ss *sessions) acquire(write bool) (*session, error) {
 	defer ss.mu.Unlock()
 	if write {
 		ss.writers++
-		defer func() { ss.writers-- }()
+		defer func() {
+			if ss.writers--; ss.writers == 0 {
+				ss.changed.Broadcast() // readers held back for writers may open now
+			}
+		}()
 	}
 	for {
 		if ss.closed {
@@ -115,6 +119,12 @@ func (ss *sessions) acquire(write bool) (*session, error) {
 		s := ss.cur
 		switch {
 		case s == nil && ss.opening:
+			ss.changed.Wait()
+		case s == nil && !write && ss.writers > 0:
+			// A writer waits: it opens the next session. A shared one
+			// opened here would not take this reader (accepts) and would
+			// be closed again at once, over and over, while the writer
+			// never got to open.
 			ss.changed.Wait()
 		case s == nil:
 			if err := ss.openLocked(write, deadline); err != nil {
