@@ -336,16 +336,15 @@ func (m *repoModel) hardReset(before map[*mCommit]bool) removal {
 	return m.remove(dead, func(mEntry) bool { return false })
 }
 
-// leftBehind counts the commits a reset from from to to leaves behind:
-// those on from's first-parent chain down to where it meets to's.
-func leftBehind(from, to *mCommit) int {
-	onTo := map[*mCommit]bool{}
-	for _, c := range chainOf(to) {
-		onTo[c] = true
-	}
+// orphanedBy counts the commits a reset from from made orphans: those on
+// from's first-parent chain that nothing reachable (after the move)
+// reaches.
+func orphanedBy(from *mCommit, reachable map[*mCommit]bool) int {
 	n := 0
-	for c := from; c != nil && !onTo[c]; c = c.parent {
-		n++
+	for c := from; c != nil; c = c.parent {
+		if !reachable[c] {
+			n++
+		}
 	}
 	return n
 }

@@ -636,13 +636,13 @@ func (r *modelRun) resetModel(pos string, to *mCommit, mode tract.ResetMode, rev
 	}
 	msg := fmt.Sprintf("reset --%s: moving to %s", mode, rev)
 	if mode == tract.Soft {
-		orphaned := leftBehind(from, to)
 		r.m.moveAt(pos, to, "reset", msg, r.step)
+		orphaned := orphanedBy(from, r.m.reachable())
 		if from != nil {
 			r.m.origHead = from
 		}
 		if res != nil {
-			assert.Equal(r.rec, orphaned, res.Orphaned, "commits left behind")
+			assert.Equal(r.rec, orphaned, res.Orphaned, "commits made orphans")
 		}
 		return
 	}

@@ -37,9 +37,11 @@ func (m ResetMode) String() string {
 type ResetResult struct {
 	From Hash `json:"from"`
 	To   Hash `json:"to"`
-	// Orphaned is the number of commits a Soft reset left behind: those on
-	// the first-parent chain from From down to where it meets To's chain.
-	// (A commit another branch still reaches stays listed there too.)
+	// Orphaned is the number of commits a Soft reset made orphans: those
+	// on the first-parent chain from From down to where it meets To's
+	// chain that no ref reaches after the move (no branch, HEAD or side
+	// chain; ORIG_HEAD, which names From, does not count). A commit that
+	// left the branch but is still on another branch is not one.
 	Orphaned int `json:"orphaned"`
 	// Deleted counts what a Hard reset erased.
 	Deleted Removed `json:"deleted"`
@@ -129,7 +131,7 @@ func (t *Tract) reset(ctx context.Context, mode ResetMode, opts []ResetOption, r
 			if before, err = reachableIn(tx, g); err != nil {
 				return err
 			}
-		} else if res.Orphaned, err = leftBehind(tx, cur.Hash, to); err != nil {
+		} else if res.Orphaned, err = orphanedBy(ctx, tx, cur, to); err != nil {
 			return err
 		}
 		action, msg := refs.ActionReset, fmt.Sprintf("reset --%s: moving to %s", mode, rev)
@@ -197,37 +199,137 @@ func (t *Tract) makeUnborn(tx store.Tx, cur head, action, msg string) error {
 	return tx.AppendReflog(refs.HEAD, e)
 }
 
-// leftBehind counts the commits on from's first-parent chain that are not
-// on to's: the commits a reset from from to to leaves behind. Resetting to
-// an ancestor (the usual case) reads only the commits in between, and
-// to the unborn branch (zero) the whole chain.
-func leftBehind(tx store.Tx, from, to Hash) (int, error) {
-	n, found := 0, false
-	err := dag.WalkFirstParent(tx.Commit, from, func(h Hash, _ *dag.Commit) error {
-		if h == to {
-			found = true
-			return dag.ErrStop
-		}
-		n++
-		return nil
-	})
-	if err != nil || found || to.IsZero() {
-		return n, err
+// orphanedBy counts the commits a move of the position cur to to leaves
+// no ref reaching: the commits on cur's first-parent chain above the point
+// where it meets to's chain, less those another ref (a branch, HEAD, a
+// side chain; not ORIG_HEAD, nor cur's own ref) still reaches.
+//
+// Every walk is bounded by the derived depth of the commits (the length
+// of their first-parent chains): a chain is compared with cur's only at
+// equal depths, and only above the deepest point already known to be
+// reached, and no commit is read twice. Resetting to an ancestor reads
+// the commits in between; another ref's chain is read, with cur's, down
+// to where they meet or to the depth of the commits left behind, never
+// below it (only --unborn, which leaves cur's whole chain, may read that
+// chain to a root). tract writes no merge commits, so depth orders
+// ancestors; a commit reached only through a later parent of a merge
+// (none tract makes) would be counted as orphaned.
+func orphanedBy(ctx context.Context, tx store.Tx, cur head, to Hash) (int, error) {
+	if cur.Hash.IsZero() {
+		return 0, nil
 	}
-	onTo := make(map[Hash]bool)
-	if err := dag.WalkFirstParent(tx.Commit, to, func(h Hash, _ *dag.Commit) error {
-		onTo[h] = true
-		return nil
-	}); err != nil {
+	top, err := depthOf(ctx, tx, cur.Hash)
+	if err != nil {
 		return 0, err
 	}
-	n = 0
-	err = dag.WalkFirstParent(tx.Commit, from, func(h Hash, _ *dag.Commit) error {
-		if onTo[h] {
-			return dag.ErrStop
+	from := &chainByDepth{tx: tx, hashes: []Hash{cur.Hash}, top: top}
+	tips, err := tipsAfter(tx, cur)
+	if err != nil {
+		return 0, err
+	}
+	// low is the depth at or under which every commit of cur's chain stays
+	// reachable: where to's chain meets it, then the deepest another ref meets.
+	var low int64
+	seen := make(map[Hash]bool)
+	for _, tip := range append([]Hash{to}, tips...) {
+		if low, err = meet(ctx, tx, from, tip, low, seen); err != nil {
+			return 0, err
 		}
-		n++
-		return nil
-	})
-	return n, err
+	}
+	return int(top - low), nil
+}
+
+// meet returns the depth of the deepest commit of from's chain that h's
+// chain reaches, or low when that is no deeper than low. It reads h's
+// chain down from h while it is deeper than low, and stops at a commit in
+// seen (a walk from another tip read on from there already), adding the
+// commits it reads to seen. A zero h reaches nothing.
+func meet(ctx context.Context, tx store.Tx, from *chainByDepth, h Hash, low int64, seen map[Hash]bool) (int64, error) {
+	d, err := depthOf(ctx, tx, h)
+	if err != nil {
+		return 0, err
+	}
+	for n := 1; d > low && !h.IsZero() && !seen[h]; n++ {
+		seen[h] = true
+		if d <= from.top {
+			at, err := from.at(d)
+			if err != nil {
+				return 0, err
+			}
+			if at == h {
+				return d, nil
+			}
+		}
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		hd, err := tx.CommitHeader(h)
+		if err != nil {
+			return 0, fmt.Errorf("commit %s: %w", h.Short(), err)
+		}
+		h, d = hd.Parent, d-1
+	}
+	return low, nil
+}
+
+// chainByDepth is a first-parent chain read from its tip as far down as
+// it is asked.
+type chainByDepth struct {
+	tx store.Tx
+	// hashes are the commits read so far, the tip first.
+	hashes []Hash
+	// top is the depth of the tip.
+	top int64
+}
+
+// at returns the commit of the chain at depth d (1 is the root), which
+// must be between 1 and the tip's depth.
+func (c *chainByDepth) at(d int64) (Hash, error) {
+	i := int(c.top - d)
+	for len(c.hashes) <= i {
+		last := c.hashes[len(c.hashes)-1]
+		hd, err := c.tx.CommitHeader(last)
+		if err != nil {
+			return Hash{}, fmt.Errorf("commit %s: %w", last.Short(), err)
+		}
+		if hd.Parent.IsZero() {
+			return Hash{}, fmt.Errorf("commit %s: a root at depth %d: the chain's counters are inconsistent", last.Short(), c.top-int64(len(c.hashes))+1)
+		}
+		c.hashes = append(c.hashes, hd.Parent)
+	}
+	return c.hashes[i], nil
+}
+
+// depthOf returns the length of h's first-parent chain (0 for a zero h),
+// from the derived counters (computed and stored when missing).
+func depthOf(ctx context.Context, tx store.Tx, h Hash) (int64, error) {
+	c, err := countersOf(ctx, tx, h, true)
+	return c.Depth, err
+}
+
+// tipsAfter returns the commits the refs that keep commits reachable (as
+// refTips) will point at once the position cur has moved: every such ref
+// but cur's own and an attached HEAD that follows it.
+func tipsAfter(tx store.Tx, cur head) ([]Hash, error) {
+	all, err := tx.Refs()
+	if err != nil {
+		return nil, err
+	}
+	var tips []Hash
+	for _, r := range all {
+		switch {
+		case r.Name == refs.OrigHead, r.Name == cur.ref():
+			continue
+		case r.IsSymbolic() && r.Target == cur.Branch:
+			continue
+		}
+		if h, ok, err := store.ResolveRef(tx, r.Name); err != nil {
+			return nil, err
+		} else if ok {
+			tips = append(tips, h)
+		}
+	}
+	return tips, nil
 }
