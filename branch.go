@@ -140,8 +140,10 @@ func (t *Tract) Checkout(ctx context.Context, target string) (*Status, error) {
 		if err != nil {
 			return err
 		}
+		// A branch attaches HEAD, even one named before its name was
+		// reserved ("STRANDED"); HEAD and ORIG_HEAD name their own refs.
 		full := refs.BranchRef(target)
-		if r, err := tx.Ref(full); err == nil && refs.ValidateBranchName(target) == nil {
+		if r, err := tx.Ref(full); err == nil && target != refs.HEAD && target != refs.OrigHead {
 			return t.attach(tx, cur, full, r.Hash, "checkout: moving to "+target)
 		}
 		h, err := t.resolve(tx, target)

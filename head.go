@@ -55,14 +55,16 @@ func (t *Tract) position(tx store.Tx) (head, error) {
 		return t.side.position(tx, t.branch)
 	}
 	name, _ := refs.BranchName(t.branch)
-	if err := refs.ValidateBranchName(name); err != nil {
-		return head{}, err
-	}
 	r, err := tx.Ref(t.branch)
 	if err == nil {
+		// Also a branch whose name is no longer valid ("STRANDED",
+		// created before it was reserved): it stays usable.
 		return head{Branch: t.branch, Hash: r.Hash}, nil
 	}
 	if !isNotFound(err) {
+		return head{}, err
+	}
+	if err := refs.ValidateBranchName(name); err != nil {
 		return head{}, err
 	}
 	// The unborn branch HEAD is on may be committed to, as through HEAD.

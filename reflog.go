@@ -32,8 +32,9 @@ type ReflogEntry struct {
 }
 
 // Reflog returns the moves of a ref, newest first, as 'git reflog' does:
-// ref is "HEAD" (also when empty), a branch name, a full ref name, or
-// refs.Stranded for the results conflicts kept off their branches. A
+// ref is "HEAD" (also when empty), a branch name, a full ref name (else a
+// branch whose name starts with "refs/"), or refs.Stranded for the
+// results conflicts kept off their branches. A
 // branch that exists but never moved has an empty reflog; a name that is
 // neither a ref nor has a reflog is an error wrapping ErrBranchNotFound.
 func (t *Tract) Reflog(ctx context.Context, ref string) ([]ReflogEntry, error) {
@@ -48,8 +49,19 @@ func (t *Tract) Reflog(ctx context.Context, ref string) ([]ReflogEntry, error) {
 			return err
 		}
 		if len(es) == 0 && full != refs.HEAD && full != refs.Stranded {
-			if _, err := tx.Ref(full); isNotFound(err) {
+			_, err := tx.Ref(full)
+			if isNotFound(err) && full == ref && strings.HasPrefix(ref, "refs/") {
+				// Not a full ref name: a branch whose name starts with
+				// "refs/", as a revision names it.
+				full = refs.BranchRef(ref)
+				if es, err = tx.Reflog(full); err == nil && len(es) == 0 {
+					_, err = tx.Ref(full)
+				}
+			}
+			if isNotFound(err) {
 				return fmt.Errorf("%w: %q has no reflog", ErrBranchNotFound, ref)
+			} else if err != nil {
+				return err
 			}
 		}
 		out = make([]ReflogEntry, len(es))

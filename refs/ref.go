@@ -83,11 +83,19 @@ func DecodeRef(name string, b []byte) (Ref, error) {
 	return Ref{Name: name, Hash: dag.Hash(b)}, nil
 }
 
-// ValidateBranchName checks a short branch name against git's rules, and
-// that it is valid UTF-8: no spaces or control characters, none of
-// ~ ^ : ? * [ \, no "..", no "@{", no leading "-" or ".", no empty path
-// component, no component ending in ".lock", no trailing "/" or ".", and
-// not "HEAD". The error says which rule the name breaks.
+// ValidateBranchName checks a short branch name against git's rules
+// (git check-ref-format --branch), and that it is valid UTF-8: no spaces
+// or control characters, none of ~ ^ : ? * [ \, no "..", no "@{", not
+// "@" alone, no leading "-" or ".", no empty path component, no component
+// ending in ".lock", no trailing "/" or ".". The names tract gives refs
+// and reflogs of its own, HEAD, ORIG_HEAD and STRANDED, are reserved: a
+// branch so named would be hidden behind them. The error says which rule
+// the name breaks.
+//
+// Only new names are checked: a branch a tract with looser rules created
+// (a "STRANDED" or "@") can still be switched to, used with --branch,
+// listed and deleted, and is reached as refs/heads/NAME where the
+// reserved name means something else ('tract reflog refs/heads/STRANDED').
 func ValidateBranchName(name string) error {
 	bad := func(why string) error {
 		return fmt.Errorf("%w %q: %s", ErrInvalidName, name, why)
@@ -100,6 +108,10 @@ func ValidateBranchName(name string) error {
 		return bad("a name must be valid UTF-8")
 	case name == HEAD || name == OrigHead:
 		return bad("the name is reserved")
+	case name == Stranded:
+		return bad("the name is reserved for the reflog of results conflicts kept off their branches")
+	case name == "@":
+		return bad("'@' alone is reserved (git reads it as HEAD)")
 	case strings.HasPrefix(name, "-"):
 		return bad("a name cannot start with '-'")
 	case strings.Contains(name, ".."):

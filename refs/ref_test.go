@@ -19,7 +19,7 @@ import (
 func TestValidateBranchName_AcceptsGitStyleNames(t *testing.T) {
 	for _, name := range []string{
 		"main", "feature/x", "feature/x/y", "v1.2", "fix-123", "a_b", "UPPER", "日本語",
-		"x.y", "a-", "@", "a@b", "refs/heads/x", "HEADS", "head",
+		"x.y", "a-", "@@", "a@", "@a", "a@b", "stranded", "STRANDED/x", "refs/heads/x", "HEADS", "head",
 	} {
 		assert.NoError(t, refs.ValidateBranchName(name), "%q", name)
 	}
@@ -32,6 +32,12 @@ func TestValidateBranchName_RejectsAndSaysWhy(t *testing.T) {
 		{"", "empty"},
 		{"HEAD", "reserved"},
 		{"ORIG_HEAD", "reserved"},
+		{"STRANDED", "reserved for the reflog"},
+		{"@", "'@' alone is reserved"},
+		{"--x", "cannot start with '-'"},
+		{"a/b.lock", "'.lock'"},
+		{"@{", "'@{'"},
+		{"esc\x1b[0m", "control characters"},
 		{"-x", "cannot start with '-'"},
 		{"a..b", "'..'"},
 		{"..", "'..'"},

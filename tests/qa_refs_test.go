@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // 'tract reset' reports as orphans only the commits no ref reaches after
@@ -29,4 +31,25 @@ func TestQARefs_ResetCountsOnlyTrueOrphans(t *testing.T) {
 	s.commit("user", "c")
 	r = s.ok("reset", "--soft", "HEAD~2")
 	assert.Contains(t, r.Stderr, "1 commit left behind as orphans", "c alone is on no branch")
+}
+
+// The names tract uses for refs and reflogs of its own, and git's "@",
+// cannot be branch names: 'tract reflog STRANDED' keeps meaning the
+// reflog of results conflicts kept off their branches.
+func TestQARefs_ReservedBranchNames(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("user", "a")
+	for _, name := range []string{"STRANDED", "@", "HEAD", "x.lock", "a..b"} {
+		for _, args := range [][]string{{"branch", name}, {"switch", "-c", name}} {
+			r := s.tract(args...)
+			requireExit(t, r, exitUsage)
+			assert.Contains(t, r.Stderr, `invalid branch name "`+name+`"`, r.String())
+		}
+	}
+	branches := lines(s.ok("branch").Stdout)
+	require.Len(t, branches, 1)
+	assert.True(t, strings.HasPrefix(branches[0], "* main "), branches[0])
+	assert.Equal(t, "[]\n", s.ok("reflog", "STRANDED", "--json").Stdout)
 }
