@@ -53,3 +53,23 @@ func TestQARefs_ReservedBranchNames(t *testing.T) {
 	assert.True(t, strings.HasPrefix(branches[0], "* main "), branches[0])
 	assert.Equal(t, "[]\n", s.ok("reflog", "STRANDED", "--json").Stdout)
 }
+
+// Under --branch B, HEAD in a revision means B's tip, as the flag's help
+// says: 'reset --branch b HEAD~1' moves b back one commit.
+func TestQARefs_BranchFlagHEADMeansTheBranch(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("user", "m1")
+	m2 := s.commit("user", "m2")
+	s.ok("branch", "b")
+	m3 := s.commit("user", "m3")
+	m4 := s.commit("user", "m4")
+	s.ok("commit", "--branch", "b", "--role", "user", "-m", "b3")
+
+	r := s.ok("reset", "--branch", "b", "HEAD~1")
+
+	assert.Equal(t, "branch b is now at "+m2[:8]+"\n", r.Stdout, "b~1, not HEAD~1 (%s)", m3[:8])
+	assert.Equal(t, m4, s.log()[0].Hash, "HEAD's branch did not move")
+	assert.Contains(t, s.ok("reset", "--help").Stdout, "HEAD in a revision then means NAME's tip")
+}

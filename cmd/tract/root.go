@@ -508,9 +508,13 @@ func withTractOn(f *Factory, branch string, fn func(*tract.Tract) error) error {
 	})
 }
 
+// branchFlagUsage is the help of every command's --branch (a view, see
+// tract.OnBranch): HEAD in the command's revisions means the branch's tip.
+const branchFlagUsage = "work on branch `NAME` instead of HEAD's, without moving HEAD; HEAD in a revision then means NAME's tip"
+
 // addBranchFlag registers --branch on a command that writes to a branch.
 func addBranchFlag(cmd *cobra.Command, branch *string) {
-	cmd.Flags().StringVar(branch, "branch", "", "work on branch `NAME` instead of the one HEAD is on; HEAD does not move")
+	cmd.Flags().StringVar(branch, "branch", "", branchFlagUsage)
 	markRevisionFlag(cmd, "branch")
 }
 
