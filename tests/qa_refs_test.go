@@ -73,3 +73,23 @@ func TestQARefs_BranchFlagHEADMeansTheBranch(t *testing.T) {
 	assert.Equal(t, m4, s.log()[0].Hash, "HEAD's branch did not move")
 	assert.Contains(t, s.ok("reset", "--help").Stdout, "HEAD in a revision then means NAME's tip")
 }
+
+// A taken branch name gets a hint that fits the command: 'switch -c' can
+// go to the branch instead.
+func TestQARefs_TakenBranchNameHints(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("user", "a")
+	s.ok("branch", "feat")
+
+	r := s.tract("switch", "-c", "feat")
+	requireExit(t, r, exitUsage)
+	assert.Equal(t, "tract: switch: branch already exists: feat\n"+
+		"To go to it, run 'tract switch feat' (without -c); or choose another name.\n", r.Stderr)
+
+	r = s.tract("branch", "feat")
+	requireExit(t, r, exitUsage)
+	assert.Equal(t, "tract: branch: branch already exists: feat\n"+
+		"Choose another name, or delete the branch first with 'tract branch -d NAME'.\n", r.Stderr)
+}

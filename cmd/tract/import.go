@@ -209,6 +209,10 @@ func importConversations(cmd *cobra.Command, opts *ImportOptions, r io.Reader, m
 			}
 		}
 		bs, err := t.ImportConversations(cmd.Context(), opts.Name, convs)
+		if errors.Is(err, tract.ErrBranchExists) {
+			return &hintedError{err, "Name the branches after another prefix with --name NAME, or delete the branch first\n" +
+				"with 'tract branch -d NAME'."}
+		}
 		if err != nil {
 			if bad != nil && errors.Is(err, bad) || errors.Is(err, tract.ErrNoConversations) || errors.Is(err, tract.ErrInvalidBranchName) {
 				return &usageError{err}

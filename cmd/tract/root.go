@@ -162,8 +162,7 @@ func errorHint(err error) string {
 	case errors.Is(err, tract.ErrNotRepository):
 		return "Create a repository with 'tract init', or name one with --db PATH or TRACT_DB."
 	case errors.Is(err, tract.ErrBranchExists):
-		return "Choose another name (for 'tract import --format openai', --name NAME), or delete the branch\n" +
-			"first with 'tract branch -d NAME'."
+		return "Choose another name, or delete the branch first with 'tract branch -d NAME'."
 	case errors.Is(err, tract.ErrBranchNotFound):
 		return "List the branches with 'tract branch'; make one with 'tract branch NAME' or 'tract switch -c NAME'."
 	case errors.Is(err, tract.ErrDetachedHead):
