@@ -107,7 +107,7 @@ func (t *Tract) DeleteBranch(ctx context.Context, name string) (Hash, error) {
 			return err
 		}
 		if cur.Branch == full {
-			return fmt.Errorf("%w %q: HEAD is on it", ErrCurrentBranch, name)
+			return fmt.Errorf("%w: %s", ErrCurrentBranch, name)
 		}
 		was = r.Hash
 		if err := tx.DeleteRef(full); err != nil {

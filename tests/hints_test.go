@@ -24,7 +24,7 @@ func TestErrors_CLIAddsTheRemedy(t *testing.T) {
 		err, hint string
 	}{
 		{[]string{"switch", "nope"}, `no such branch: "nope"`, "'tract switch -c NAME'"},
-		{[]string{"branch", "-d", "main"}, `cannot delete the branch HEAD is on "main": HEAD is on it`, "'tract switch OTHER'"},
+		{[]string{"branch", "-d", "main"}, "tract: branch -d: cannot delete the branch HEAD is on: main\n", "Switch HEAD to another branch first ('tract switch OTHER'; 'tract branch' lists them), then delete it.\n"},
 		{[]string{"show", "nothing-here"}, `unknown revision "nothing-here"`, "See 'tract log --all'"},
 		{[]string{"compress", "--from", "HEAD", "--to", "HEAD~1", "--content", "x"}, "is newer than its end", "Swap --from and --to."},
 	} {

@@ -93,3 +93,17 @@ func TestQARefs_TakenBranchNameHints(t *testing.T) {
 	assert.Equal(t, "tract: branch: branch already exists: feat\n"+
 		"Choose another name, or delete the branch first with 'tract branch -d NAME'.\n", r.Stderr)
 }
+
+// Deleting the branch HEAD is on says so once, and what to do.
+func TestQARefs_DeleteCurrentBranch(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("user", "a")
+
+	r := s.tract("branch", "-d", "main")
+
+	requireExit(t, r, exitError)
+	assert.Equal(t, "tract: branch -d: cannot delete the branch HEAD is on: main\n"+
+		"Switch HEAD to another branch first ('tract switch OTHER'; 'tract branch' lists them), then delete it.\n", r.Stderr)
+}

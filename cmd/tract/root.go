@@ -168,7 +168,7 @@ func errorHint(err error) string {
 	case errors.Is(err, tract.ErrDetachedHead):
 		return "Create a branch to work on here with 'tract switch -c NAME'."
 	case errors.Is(err, tract.ErrCurrentBranch):
-		return "Switch to another branch first ('tract switch OTHER')."
+		return "Switch HEAD to another branch first ('tract switch OTHER'; 'tract branch' lists them), then delete it."
 	case errors.Is(err, tract.ErrUnknownRevision):
 		return "See 'tract log --all' for commits and 'tract branch' for branches."
 	case errors.Is(err, tract.ErrReversedRange):
