@@ -9,12 +9,16 @@ import (
 	"github.com/tractdag/tract/llm/llmtest"
 )
 
-// emptyRevision is the message of an empty revision, branch or ref,
-// whatever the command.
-const emptyRevision = `empty revision "": name a branch, a commit hash or HEAD (for example HEAD~1)`
+// emptyRevision is the message of an empty revision or ref, and
+// emptyBranchName of an empty branch name, whatever the command.
+const (
+	emptyRevision   = `empty revision "": name a branch, a commit hash or HEAD (for example HEAD~1)`
+	emptyBranchName = `empty branch name "": name a branch ('tract branch' lists them)`
+)
 
 // An empty revision is a usage error everywhere a revision (or a branch or
-// ref name) is accepted, with one message, and changes nothing.
+// ref name) is accepted, with one message (another one for a branch name),
+// and changes nothing.
 func TestRevisions_EmptyIsAUsageError(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t) // no request may reach it
@@ -27,26 +31,27 @@ func TestRevisions_EmptyIsAUsageError(t *testing.T) {
 	cases := []struct {
 		args []string
 		flag string // the flag that was empty; "" for an argument
+		want string
 	}{
-		{[]string{"log", ""}, ""},
-		{[]string{"log", "--all", ""}, ""},
-		{[]string{"show", ""}, ""},
-		{[]string{"reset", ""}, ""},
-		{[]string{"reset", "--hard", "--force", ""}, ""},
-		{[]string{"checkout", ""}, ""},
-		{[]string{"switch", ""}, ""},
-		{[]string{"switch", "-c", ""}, ""},
-		{[]string{"compile", ""}, ""},
-		{[]string{"branch", ""}, ""},
-		{[]string{"branch", "", "HEAD"}, ""},
-		{[]string{"branch", "new", ""}, ""},
-		{[]string{"branch", "-d", ""}, ""},
-		{[]string{"reflog", ""}, ""},
-		{[]string{"compress", "--from", "", "--content", "x"}, "--from"},
-		{[]string{"compress", "--to=", "--content", "x"}, "--to"},
-		{[]string{"compress", "--dry-run", "--branch", ""}, "--branch"},
-		{[]string{"commit", "--role", "user", "-m", "x", "--branch", ""}, "--branch"},
-		{[]string{"chat", "--branch", "", "hello"}, "--branch"},
+		{[]string{"log", ""}, "", emptyRevision},
+		{[]string{"log", "--all", ""}, "", emptyRevision},
+		{[]string{"show", ""}, "", emptyRevision},
+		{[]string{"reset", ""}, "", emptyRevision},
+		{[]string{"reset", "--hard", "--force", ""}, "", emptyRevision},
+		{[]string{"checkout", ""}, "", emptyRevision},
+		{[]string{"switch", ""}, "", emptyBranchName},
+		{[]string{"switch", "-c", ""}, "", emptyBranchName},
+		{[]string{"compile", ""}, "", emptyRevision},
+		{[]string{"branch", ""}, "", emptyBranchName},
+		{[]string{"branch", "", "HEAD"}, "", emptyBranchName},
+		{[]string{"branch", "new", ""}, "", emptyRevision},
+		{[]string{"branch", "-d", ""}, "", emptyBranchName},
+		{[]string{"reflog", ""}, "", emptyRevision},
+		{[]string{"compress", "--from", "", "--content", "x"}, "--from", emptyRevision},
+		{[]string{"compress", "--to=", "--content", "x"}, "--to", emptyRevision},
+		{[]string{"compress", "--dry-run", "--branch", ""}, "--branch", emptyBranchName},
+		{[]string{"commit", "--role", "user", "-m", "x", "--branch", ""}, "--branch", emptyBranchName},
+		{[]string{"chat", "--branch", "", "hello"}, "--branch", emptyBranchName},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -56,9 +61,9 @@ func TestRevisions_EmptyIsAUsageError(t *testing.T) {
 
 			requireExit(t, r, exitUsage)
 			assert.Empty(t, r.Stdout)
-			want := "tract: " + emptyRevision
+			want := "tract: " + tc.want
 			if tc.flag != "" {
-				want = "tract: " + tc.flag + ": " + emptyRevision
+				want = "tract: " + tc.flag + ": " + tc.want
 			}
 			assert.Equal(t, want+"\nRun 'tract "+tc.args[0]+" --help' for usage.\n", r.Stderr)
 			s.requireUnchanged(before)

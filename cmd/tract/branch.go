@@ -25,7 +25,7 @@ func newCmdBranch(f *Factory, runF func(*BranchOptions) error) *cobra.Command {
 		Example: `  tract branch                 # list
   tract branch experiment      # create at HEAD
   tract branch -d experiment   # delete`,
-		Args: revisionArgs(maxArgs(2, "a name and a start revision")),
+		Args: branchArgs(maxArgs(2, "a name and a start revision"), 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				opts.Name = args[0]

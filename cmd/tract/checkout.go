@@ -53,7 +53,7 @@ func newCmdSwitch(f *Factory, runF func(*SwitchOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "switch [-c] BRANCH",
 		Short: "Switch to a branch (-c creates it at HEAD)",
-		Args:  revisionArgs(exactArgs(1, "one branch name")),
+		Args:  branchArgs(exactArgs(1, "one branch name"), 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Branch = args[0]
 			if runF != nil {

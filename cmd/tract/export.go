@@ -132,7 +132,7 @@ and the ones before it 0.
 	fl.StringVar(&since, "since", "", "only what started at or after `TIME`: RFC 3339, or an age such as 12h or 7d")
 	fl.StringVar(&until, "until", "", "only what started before `TIME`: RFC 3339, or an age such as 12h or 7d")
 	fl.IntVar(&opts.MinAttempts, "min-attempts", 0, "only the turns that took at least `N` attempts")
-	markRevisionFlag(cmd, "branch")
+	markBranchFlag(cmd, "branch")
 	formats := make([]string, len(export.Formats))
 	for i, f := range export.Formats {
 		formats[i] = string(f)

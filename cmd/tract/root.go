@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -451,21 +452,34 @@ func maxArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// emptyRevision is the one message for an empty revision, branch or ref,
-// as an argument or a flag's value, whatever the command: the library
-// reads "" as "the default" (HEAD, the root) where it accepts one, so an
-// empty string typed on the command line must stop here.
-const emptyRevision = `empty revision "": name a branch, a commit hash or HEAD (for example HEAD~1)`
+// emptyRevision is the one message for an empty revision or ref, and
+// emptyBranchName for an empty branch name, as an argument or a flag's
+// value, whatever the command: the library reads "" as "the default"
+// (HEAD, the root, HEAD's branch) where it accepts one, so an empty string
+// typed on the command line must stop here.
+const (
+	emptyRevision   = `empty revision "": name a branch, a commit hash or HEAD (for example HEAD~1)`
+	emptyBranchName = `empty branch name "": name a branch ('tract branch' lists them)`
+)
 
 // revisionArgs checks the arguments with args, then that none is empty:
 // each names a revision, branch or ref.
 func revisionArgs(args cobra.PositionalArgs) cobra.PositionalArgs {
+	return branchArgs(args, 0)
+}
+
+// branchArgs is revisionArgs for a command whose first names arguments
+// are branch names (the others revisions).
+func branchArgs(args cobra.PositionalArgs, names int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		if err := args(cmd, a); err != nil {
 			return err
 		}
-		for _, s := range a {
-			if s == "" {
+		for i, s := range a {
+			switch {
+			case s == "" && i < names:
+				return usageErrorf("%s", emptyBranchName)
+			case s == "":
 				return usageErrorf("%s", emptyRevision)
 			}
 		}
@@ -473,24 +487,39 @@ func revisionArgs(args cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
-// revisionFlags is the annotation of a command that lists, separated by
-// spaces, its flags whose values name a revision, branch or ref.
-const revisionFlags = "tract-revision-flags"
+// revisionFlags and branchFlags are the annotations of a command that
+// list, separated by spaces, its flags whose values name a revision or
+// ref, and a branch.
+const (
+	revisionFlags = "tract-revision-flags"
+	branchFlags   = "tract-branch-flags"
+)
 
-// markRevisionFlag says that flag name of cmd names a revision, branch or
-// ref, so that giving it an empty value is a usage error.
-func markRevisionFlag(cmd *cobra.Command, name string) {
+// markRevisionFlag says that flag name of cmd names a revision or ref, so
+// that giving it an empty value is a usage error.
+func markRevisionFlag(cmd *cobra.Command, name string) { annotateFlag(cmd, revisionFlags, name) }
+
+// markBranchFlag says that flag name of cmd names a branch, so that giving
+// it an empty value is a usage error.
+func markBranchFlag(cmd *cobra.Command, name string) { annotateFlag(cmd, branchFlags, name) }
+
+func annotateFlag(cmd *cobra.Command, key, name string) {
 	if cmd.Annotations == nil {
 		cmd.Annotations = map[string]string{}
 	}
-	cmd.Annotations[revisionFlags] = strings.TrimSpace(cmd.Annotations[revisionFlags] + " " + name)
+	cmd.Annotations[key] = strings.TrimSpace(cmd.Annotations[key] + " " + name)
 }
 
-// checkRevisionFlags fails when a revision flag of cmd was given empty.
+// checkRevisionFlags fails when a revision or branch flag of cmd was given
+// empty.
 func checkRevisionFlags(cmd *cobra.Command) error {
-	for _, name := range strings.Fields(cmd.Annotations[revisionFlags]) {
+	for _, name := range strings.Fields(cmd.Annotations[revisionFlags] + " " + cmd.Annotations[branchFlags]) {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
-			return usageErrorf("--%s: %s", name, emptyRevision)
+			msg := emptyRevision
+			if slices.Contains(strings.Fields(cmd.Annotations[branchFlags]), name) {
+				msg = emptyBranchName
+			}
+			return usageErrorf("--%s: %s", name, msg)
 		}
 	}
 	return nil
@@ -514,7 +543,7 @@ const branchFlagUsage = "work on branch `NAME` instead of HEAD's, without moving
 // addBranchFlag registers --branch on a command that writes to a branch.
 func addBranchFlag(cmd *cobra.Command, branch *string) {
 	cmd.Flags().StringVar(branch, "branch", "", branchFlagUsage)
-	markRevisionFlag(cmd, "branch")
+	markBranchFlag(cmd, "branch")
 }
 
 // position names where a command acted: "HEAD", or "branch NAME".
