@@ -107,3 +107,14 @@ func TestQARefs_DeleteCurrentBranch(t *testing.T) {
 	assert.Equal(t, "tract: branch -d: cannot delete the branch HEAD is on: main\n"+
 		"Switch HEAD to another branch first ('tract switch OTHER'; 'tract branch' lists them), then delete it.\n", r.Stderr)
 }
+
+// 'tract commit -m a -m b' keeps both, as paragraphs.
+func TestQARefs_CommitJoinsSeveralMessages(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+
+	s.ok("commit", "--role", "user", "-m", "first", "-m", "second")
+
+	assert.Equal(t, "first\n\nsecond", s.log()[0].Text)
+}

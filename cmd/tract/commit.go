@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,9 +14,10 @@ import (
 type CommitOptions struct {
 	Factory *Factory
 	// Branch, when set, is the branch to act on instead of HEAD's.
-	Branch  string
-	Role    string
-	Kind    string
+	Branch string
+	Role   string
+	Kind   string
+	// Message is the text of -m; several -m are joined as paragraphs.
 	Message string
 	// MessageSet is true when -m was given (else the text comes from stdin).
 	MessageSet bool
@@ -24,17 +27,24 @@ type CommitOptions struct {
 
 func newCmdCommit(f *Factory, runF func(*CommitOptions) error) *cobra.Command {
 	opts := &CommitOptions{Factory: f}
+	var messages []string
 	cmd := &cobra.Command{
 		Use:   "commit --role ROLE [--kind KIND] [-m TEXT | -]",
 		Short: "Append a commit to the current branch",
 		Long: `Append a commit to the current branch. The text is -m TEXT, or standard
-input when -m is absent or "-". Roles: system, user, assistant, tool. Kinds:
-message (default), steering, summary, note, error.`,
+input when -m is absent or "-". Several -m are joined as paragraphs, with a
+blank line between, as git commit joins them. Roles: system, user, assistant,
+tool. Kinds: message (default), steering, summary, note, error.`,
 		Example: `  tract commit --role system -m "You are terse."
+  tract commit --role user -m "Summarize this:" -m "$(cat notes.txt)"
   echo "What is 2+2?" | tract commit --role user`,
 		Args: maxArgs(1, `one argument "-" (text from stdin)`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.MessageSet = cmd.Flags().Changed("message")
+			if len(messages) > 1 && slices.Contains(messages, "-") {
+				return usageErrorf(`-m - reads the text from standard input: it cannot be joined with another -m`)
+			}
+			opts.Message = strings.Join(messages, "\n\n")
 			if len(args) == 1 {
 				if args[0] != "-" || opts.MessageSet {
 					return usageErrorf("unexpected argument %q: give the text with -m TEXT or on stdin", args[0])
@@ -48,7 +58,7 @@ message (default), steering, summary, note, error.`,
 	}
 	cmd.Flags().StringVarP(&opts.Role, "role", "r", "", "speaker: system, user, assistant or tool (required)")
 	cmd.Flags().StringVarP(&opts.Kind, "kind", "k", "message", "commit kind: message, steering, summary, note or error")
-	cmd.Flags().StringVarP(&opts.Message, "message", "m", "", `the text ("-" reads standard input)`)
+	cmd.Flags().StringArrayVarP(&messages, "message", "m", nil, `the text; several are joined as paragraphs, a blank line between ("-" alone reads standard input)`)
 	cmd.Flags().StringVar(&opts.Meta, "meta", "", "metadata as a JSON object")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the new commit as JSON")
 	addBranchFlag(cmd, &opts.Branch)
