@@ -240,30 +240,59 @@ func setOrigHead(tx store.Tx, h Hash) error {
 }
 
 // resolve resolves a revision expression inside tx. In a view made by
-// OnBranch, "HEAD" means the view's branch.
+// OnBranch, "HEAD" means the view's branch, also in HEAD@{N}.
 func (t *Tract) resolve(tx store.Tx, rev string) (Hash, error) {
-	var r refs.Resolver = store.Resolver(tx)
-	if t.branch != "" {
-		r = viewResolver{r, t.branch}
-	}
-	h, err := refs.Resolve(r, rev)
+	h, err := refs.Resolve(txResolver{Resolver: store.Resolver(tx), tx: tx, branch: t.branch}, rev)
 	if err != nil {
 		return Hash{}, err
 	}
 	return h, nil
 }
 
-// viewResolver resolves HEAD to a view's branch.
-type viewResolver struct {
+// txResolver resolves revisions in tx: reflogs too (REF@{N}), and HEAD as
+// a view's branch when branch is set.
+type txResolver struct {
 	refs.Resolver
+	tx store.Tx
+	// branch is the full name of a view's branch; "" for HEAD.
 	branch string
 }
 
-func (v viewResolver) ResolveRef(name string) (Hash, bool, error) {
-	if name == refs.HEAD {
-		name = v.branch
+var (
+	_ refs.ReflogResolver = txResolver{}
+	_ refs.ChainResolver  = txResolver{}
+)
+
+// ref is the ref name stands for: a view's branch for HEAD.
+func (r txResolver) ref(name string) string {
+	if name == refs.HEAD && r.branch != "" {
+		return r.branch
 	}
-	return v.Resolver.ResolveRef(name)
+	return name
+}
+
+func (r txResolver) ResolveRef(name string) (Hash, bool, error) {
+	return r.Resolver.ResolveRef(r.ref(name))
+}
+
+func (r txResolver) Reflog(name string) ([]refs.Entry, error) { return r.tx.Reflog(r.ref(name)) }
+
+// FirstParents follows the chain in one call where the store can (a
+// database), else commit by commit.
+func (r txResolver) FirstParents(h Hash, n int) ([]Hash, error) {
+	if cr, ok := r.Resolver.(refs.ChainResolver); ok {
+		return cr.FirstParents(h, n)
+	}
+	var out []Hash
+	for len(out) < n && !h.IsZero() {
+		out = append(out, h)
+		hd, err := r.tx.CommitHeader(h)
+		if err != nil {
+			return nil, err
+		}
+		h = hd.Parent
+	}
+	return out, nil
 }
 
 // requireBranch returns t's position, or ErrDetachedHead.

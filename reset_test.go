@@ -103,3 +103,37 @@ func forkAt(t *testing.T, tr *tract.Tract, name string, h tract.Hash) {
 	_, err := tr.OnBranch(name).Commit(context.Background(), tract.KindMessage, tract.RoleUser, "on "+name)
 	require.NoError(t, err)
 }
+
+// REF@{N} names where REF pointed N moves ago, as Reflog numbers them; in
+// a view, HEAD@{N} reads the view's branch's reflog.
+func TestReset_ToReflogPosition(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	m := commitChain(t, tr, 3, "m")
+	branchAt(t, tr, "side", m[0])
+	side := tr.OnBranch("side")
+	s1, err := side.User(ctx, "s1")
+	require.NoError(t, err)
+	_, err = side.User(ctx, "s2")
+	require.NoError(t, err)
+
+	res, err := tr.Reset(ctx, "HEAD~2", tract.Soft)
+	require.NoError(t, err)
+	require.Equal(t, m[0], res.To)
+	res, err = tr.Reset(ctx, "HEAD@{1}", tract.Soft)
+	require.NoError(t, err)
+	assert.Equal(t, m[2], res.To, "HEAD@{1} undoes the last move")
+
+	res, err = side.Reset(ctx, "HEAD@{1}", tract.Soft)
+	require.NoError(t, err)
+	assert.Equal(t, s1, res.To, "in a view, HEAD@{1} is the branch's previous position")
+	_, h, err := tr.Head(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, m[2], h, "HEAD did not move")
+
+	info, err := tr.Show(ctx, "main@{3}~1") // main@{3} is m 1, before the resets
+	require.NoError(t, err)
+	assert.Equal(t, m[0], info.Hash)
+	_, err = tr.Show(ctx, "main@{9}")
+	assert.ErrorIs(t, err, tract.ErrUnknownRevision)
+}

@@ -47,6 +47,8 @@
 //	main, feature/x        a branch (refs/heads/… is implied)
 //	refs/heads/main        a full ref name
 //	1a2b, 1a2b3c4d…        a full hash or a unique abbreviation of ≥ 4 hex digits
+//	HEAD@{1}, main@{2}     where a ref pointed N moves ago: the New of its
+//	                       reflog entry N, newest first (needs a [ReflogResolver])
 //	REV~N                  the Nth first-parent ancestor ("~" alone is ~1)
 //	REV^N                  the Nth parent ("^" alone is ^1, "^0" is REV itself)
 //
@@ -62,6 +64,12 @@
 //
 //	unknown revision "HEAD^^^": commit 1a2b3c4d (HEAD^) has no parent
 //	unknown revision "main^3": commit 5e6f7a8b (main) has 2 parents
+//
+// REF@{N} reads REF as the base name is read (HEAD, ORIG_HEAD, a full ref
+// name, else a branch; STRANDED is the reflog of results conflicts kept
+// off their branches). Only a count is understood inside the braces, not
+// a date or @{-N}; a position past the reflog, or an entry that left the
+// ref at no commit (a deleted or unborn branch), is [ErrUnknownRevision].
 //
 // An empty expression is [ErrBadRevision] ("the revision is empty").
 //

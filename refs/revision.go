@@ -9,12 +9,20 @@ import (
 	"github.com/tractdag/tract/dag"
 )
 
-// Revision is a parsed revision expression: a base name followed by
-// ancestry steps, e.g. "main~2^" is Base "main" with steps ~2 and ^1.
+// Revision is a parsed revision expression: a base name, optionally a
+// reflog position, followed by ancestry steps, e.g. "main~2^" is Base
+// "main" with steps ~2 and ^1, and "HEAD@{1}~2" is Base "HEAD" at
+// Reflog 1 with step ~2.
 type Revision struct {
 	// Base is a hash (full or abbreviated), "HEAD", "ORIG_HEAD", a branch
-	// name or a full ref name.
+	// name or a full ref name; with InReflog, a ref or branch name, or
+	// STRANDED.
 	Base string
+	// InReflog says that the revision starts at Reflog: BASE@{N} is where
+	// the ref Base pointed N moves ago, the New of the reflog entry that
+	// 'tract reflog' lists as BASE@{N} (0 is the newest move).
+	InReflog bool
+	Reflog   int
 	// Steps are applied left to right.
 	Steps []Step
 
@@ -49,7 +57,7 @@ func (r Revision) String() string {
 // canonical renders Base and the first n steps, every count written out.
 func (r Revision) canonical(n int) string {
 	var b strings.Builder
-	b.WriteString(r.Base)
+	b.WriteString(r.start())
 	for _, s := range r.Steps[:n] {
 		b.WriteByte(s.Op)
 		b.WriteString(strconv.Itoa(s.N))
@@ -62,7 +70,7 @@ func (r Revision) canonical(n int) string {
 func (r Revision) prefix(n, k int) string {
 	p := r.canonical(n)
 	if r.src != "" && r.canonical(len(r.Steps)) == r.canon {
-		p = r.Base
+		p = r.start()
 		if n > 0 {
 			p = r.src[:r.ends[n-1]]
 		}
@@ -73,8 +81,16 @@ func (r Revision) prefix(n, k int) string {
 	return p
 }
 
-// ParseRevision splits a revision expression into its base and steps. It
-// checks syntax only; Resolve finds the commit.
+// start renders Base and, in a reflog, its position: "main@{2}".
+func (r Revision) start() string {
+	if !r.InReflog {
+		return r.Base
+	}
+	return r.Base + "@{" + strconv.Itoa(r.Reflog) + "}"
+}
+
+// ParseRevision splits a revision expression into its base, reflog
+// position and steps. It checks syntax only; Resolve finds the commit.
 func ParseRevision(s string) (Revision, error) {
 	bad := func(why string) (Revision, error) {
 		return Revision{}, fmt.Errorf("%w %q: %s", ErrBadRevision, s, why)
@@ -89,6 +105,18 @@ func ParseRevision(s string) (Revision, error) {
 	rev := Revision{Base: s[:i], src: s}
 	if rev.Base == "" {
 		return bad("a revision needs a name or hash before '~' or '^'")
+	}
+	if name, at, ok := strings.Cut(rev.Base, "@{"); ok {
+		n, err := strconv.Atoi(strings.TrimSuffix(at, "}"))
+		switch {
+		case name == "":
+			return bad("name a ref before @{N}: HEAD@{1}, main@{2}")
+		case !strings.HasSuffix(at, "}") || err != nil || n < 0 || strings.ContainsAny(at, "+-"):
+			return bad("only REF@{N} is understood, N counting moves back in REF's reflog (see 'tract reflog REF')")
+		case n > 1_000_000_000:
+			return bad("the count is too large")
+		}
+		rev.Base, rev.InReflog, rev.Reflog = name, true, n
 	}
 	for rest := s[i:]; rest != ""; {
 		op := rest[0]
@@ -126,6 +154,15 @@ type Resolver interface {
 	CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error)
 	// Commit returns a stored commit or an error wrapping ErrNotFound.
 	Commit(h dag.Hash) (*dag.Commit, error)
+}
+
+// ReflogResolver is a Resolver that reads reflogs: ResolveRevision needs
+// one for a revision in a reflog (REF@{N}).
+type ReflogResolver interface {
+	Resolver
+	// Reflog returns the entries of the reflog of the full ref name (or
+	// Stranded), oldest first; none when it has no reflog.
+	Reflog(name string) ([]Entry, error)
 }
 
 // ChainResolver is a Resolver that follows many first parents in one
@@ -170,8 +207,15 @@ func Resolve(r Resolver, expr string) (dag.Hash, error) {
 
 // ResolveRevision resolves a parsed revision. Names are tried in the order
 // HEAD, ORIG_HEAD, full ref name, branch, then hash or abbreviated hash.
+// A revision in a reflog (REF@{N}) needs r to be a ReflogResolver.
 func ResolveRevision(r Resolver, rev Revision) (dag.Hash, error) {
-	h, err := resolveBase(r, rev.Base)
+	var h dag.Hash
+	var err error
+	if rev.InReflog {
+		h, err = resolveReflog(r, rev)
+	} else {
+		h, err = resolveBase(r, rev.Base)
+	}
 	if err != nil {
 		return dag.Hash{}, err
 	}
@@ -260,6 +304,55 @@ func resolveBase(r Resolver, name string) (dag.Hash, error) {
 		hint = fmt.Sprintf("abbreviated hashes need at least %d characters", dag.MinPrefixLen)
 	}
 	return dag.Hash{}, fmt.Errorf("%w %q: %s", ErrUnknownRevision, name, hint)
+}
+
+// resolveReflog finds where the ref rev.Base names pointed rev.Reflog
+// moves ago: the New of that reflog entry, counting from the newest.
+// Names are tried as resolveBase tries them; STRANDED names its reflog.
+func resolveReflog(r Resolver, rev Revision) (dag.Hash, error) {
+	rr, ok := r.(ReflogResolver)
+	if !ok {
+		return dag.Hash{}, fmt.Errorf("%w %q: reflogs cannot be read here", ErrUnknownRevision, rev.String())
+	}
+	name := rev.Base
+	candidates := []string{name}
+	switch {
+	case name == HEAD || name == OrigHead || name == Stranded:
+	case strings.HasPrefix(name, "refs/"):
+		candidates = append(candidates, BranchRef(name))
+	default:
+		candidates = []string{BranchRef(name)}
+	}
+	var es []Entry
+	for _, ref := range candidates {
+		var err error
+		if es, err = rr.Reflog(ref); err != nil {
+			return dag.Hash{}, err
+		}
+		if len(es) > 0 {
+			break
+		}
+	}
+	switch {
+	case len(es) == 0:
+		return dag.Hash{}, fmt.Errorf("%w %q: %s has no reflog", ErrUnknownRevision, rev.String(), name)
+	case rev.Reflog >= len(es):
+		return dag.Hash{}, fmt.Errorf("%w %q: the reflog of %s has %s (%s@{0} to %s@{%d})",
+			ErrUnknownRevision, rev.String(), name, entries(len(es)), name, name, len(es)-1)
+	}
+	e := es[len(es)-1-rev.Reflog]
+	if e.New.IsZero() {
+		return dag.Hash{}, fmt.Errorf("%w %q: %s pointed at no commit then (%s)", ErrUnknownRevision, rev.String(), name, e.Message)
+	}
+	return e.New, nil
+}
+
+// entries says how many reflog entries there are: "1 entry", "2 entries".
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return strconv.Itoa(n) + " entries"
 }
 
 // IsNotFound reports whether err means a ref or commit does not exist.

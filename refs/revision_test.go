@@ -35,12 +35,17 @@ func TestParseRevision(t *testing.T) {
 		{"HEAD^1^1", "HEAD", []refs.Step{{Op: '^', N: 1}, {Op: '^', N: 1}}},
 		{"x~10", "x", []refs.Step{{Op: '~', N: 10}}},
 		{"x~010", "x", []refs.Step{{Op: '~', N: 10}}},
+		{"HEAD@{0}", "HEAD", nil},
+		{"main@{12}~2", "main", []refs.Step{{Op: '~', N: 2}}},
+		{"feature/x@{1}^", "feature/x", []refs.Step{{Op: '^', N: 1}}},
+		{"STRANDED@{3}", "STRANDED", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			rev, err := refs.ParseRevision(tt.in)
 			require.NoError(t, err)
 			assert.Equal(t, tt.base, rev.Base)
+			assert.Equal(t, strings.Contains(tt.in, "@{"), rev.InReflog)
 			assert.Equal(t, tt.steps, rev.Steps)
 			assert.Equal(t, tt.in, rev.String(), "String quotes the revision as written")
 
@@ -78,6 +83,16 @@ func TestParseRevision_RejectsBadSyntax(t *testing.T) {
 		{"main~1x", `unexpected "x" after ~`},
 		{"main^2a~1", `unexpected "a~1" after ^`},
 		{"main~99999999999", "too large"},
+		{"@{1}", "name a ref before @{N}"},
+		{"main@{1", "only REF@{N}"},
+		{"main@{}", "only REF@{N}"},
+		{"main@{-1}", "only REF@{N}"},
+		{"main@{+1}", "only REF@{N}"},
+		{"main@{yesterday}", "only REF@{N}"},
+		{"main@{1}x", "only REF@{N}"},
+		{"main@{1}@{2}", "only REF@{N}"},
+		{"main@{99999999999}", "too large"},
+		{"main~1@{1}", `unexpected "@{1}" after ~`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -95,7 +110,15 @@ func TestParseRevision_RejectsBadSyntax(t *testing.T) {
 type fakeRepo struct {
 	refs    map[string]refs.Ref
 	commits map[dag.Hash]*dag.Commit
-	err     error // returned by every method when set
+	reflogs map[string][]refs.Entry // oldest first
+	err     error                   // returned by every method when set
+}
+
+func (f *fakeRepo) Reflog(name string) ([]refs.Entry, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.reflogs[name], nil
 }
 
 func (f *fakeRepo) ResolveRef(name string) (dag.Hash, bool, error) {
@@ -225,6 +248,61 @@ func TestResolve_FindsCommits(t *testing.T) {
 	}
 }
 
+// REF@{N} is the commit of REF's reflog entry N moves back, newest first,
+// as 'tract reflog' numbers them.
+func TestResolve_ReflogPositions(t *testing.T) {
+	repo := newFakeRepo()
+	entry := func(old, new dag.Hash) refs.Entry { return refs.Entry{Old: old, New: new, Message: "moved"} }
+	repo.reflogs = map[string][]refs.Entry{
+		refs.HEAD:                {entry(dag.Hash{}, hRoot), entry(hRoot, hC1), entry(hC1, hC3), entry(hC3, hMerge)},
+		"refs/heads/main":        {entry(dag.Hash{}, hC2), entry(hC2, dag.Hash{}), entry(dag.Hash{}, hMerge)},
+		"refs/heads/refs/x":      {entry(dag.Hash{}, hSide)},
+		refs.Stranded:            {entry(hC1, hSide)},
+		"refs/heads/feature/new": nil,
+	}
+	for _, tt := range []struct {
+		expr string
+		want dag.Hash
+	}{
+		{"HEAD@{0}", hMerge},
+		{"HEAD@{1}", hC3},
+		{"HEAD@{3}", hRoot},
+		{"HEAD@{1}~2", hC1},
+		{"HEAD@{2}^", hRoot},
+		{"main@{0}", hMerge},
+		{"main@{2}", hC2},
+		{"refs/heads/main@{2}", hC2},
+		{"refs/x@{0}", hSide},
+		{"STRANDED@{0}", hSide},
+	} {
+		t.Run(tt.expr, func(t *testing.T) {
+			got, err := refs.Resolve(repo, tt.expr)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	for _, tt := range []struct{ expr, err string }{
+		{"HEAD@{4}", `unknown revision "HEAD@{4}": the reflog of HEAD has 4 entries (HEAD@{0} to HEAD@{3})`},
+		{"main@{1}", `unknown revision "main@{1}": main pointed at no commit then (moved)`},
+		{"side@{0}", `unknown revision "side@{0}": side has no reflog`},
+		{"nosuch@{0}", `unknown revision "nosuch@{0}": nosuch has no reflog`},
+		{"HEAD@{3}~1", `unknown revision "HEAD@{3}~1": commit 01230000 (HEAD@{3}) has no parent`},
+	} {
+		t.Run(tt.expr, func(t *testing.T) {
+			_, err := refs.Resolve(repo, tt.expr)
+			assert.ErrorIs(t, err, refs.ErrUnknownRevision)
+			assert.EqualError(t, err, tt.err)
+		})
+	}
+}
+
+// A Resolver that cannot read reflogs says so for REF@{N}.
+func TestResolve_ReflogPositionNeedsAReflogResolver(t *testing.T) {
+	_, err := refs.Resolve(struct{ refs.Resolver }{newFakeRepo()}, "HEAD@{1}")
+	assert.ErrorIs(t, err, refs.ErrUnknownRevision)
+	assert.ErrorContains(t, err, "reflogs cannot be read here")
+}
+
 func TestResolve_BranchNameWinsOverAbbreviatedHash(t *testing.T) {
 	repo := newFakeRepo()
 	repo.refs["refs/heads/c3c3"] = refs.Ref{Name: "refs/heads/c3c3", Hash: hRoot}
@@ -342,7 +420,7 @@ func TestResolve_PassesResolverErrorsThrough(t *testing.T) {
 }
 
 func FuzzParseRevision(f *testing.F) {
-	for _, s := range []string{"HEAD", "main~2", "x~^~3", "abc1^2", "~", "a~b"} {
+	for _, s := range []string{"HEAD", "main~2", "x~^~3", "abc1^2", "~", "a~b", "HEAD@{1}~2", "a@{01}^"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

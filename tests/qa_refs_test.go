@@ -118,3 +118,25 @@ func TestQARefs_CommitJoinsSeveralMessages(t *testing.T) {
 
 	assert.Equal(t, "first\n\nsecond", s.log()[0].Text)
 }
+
+// The REF@{N} that 'tract reflog' prints is a revision.
+func TestQARefs_ReflogPositionIsARevision(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("user", "a")
+	b := s.commit("user", "b")
+	s.ok("reset", "--soft", "HEAD~1")
+	require.Contains(t, s.ok("reflog").Stdout, b[:8]+" HEAD@{1}: commit")
+
+	r := s.ok("reset", "--soft", "HEAD@{1}")
+
+	assert.Equal(t, "HEAD is now at "+b[:8]+"\n", r.Stdout)
+	assert.Equal(t, b, decodeJSON[commitInfo](t, s.ok("show", "main@{0}", "--json")).Hash)
+	r = s.tract("show", "HEAD@{9}")
+	requireExit(t, r, exitNotFound)
+	assert.Contains(t, r.Stderr, `unknown revision "HEAD@{9}": the reflog of HEAD has 4 entries (HEAD@{0} to HEAD@{3})`)
+	r = s.tract("show", "HEAD@{yesterday}")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "only REF@{N} is understood")
+}

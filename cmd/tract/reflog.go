@@ -30,11 +30,14 @@ func newCmdReflog(f *Factory, runF func(*ReflogOptions) error) *cobra.Command {
 default), a branch, or STRANDED (results a conflict kept off their branch).
 Each line is the commit the ref moved to, REF@{N} counting back from the
 newest move, and what moved it: commit, purify, reset, compress, import,
-branch, checkout. With --date, each move is named by its time instead,
-REF@{DATE}. Orphans stay safe from 'tract gc' while an entry names
-them.`,
+branch, checkout. REF@{N} is also a revision ('tract show main@{2}',
+'tract reset --soft HEAD@{1}'). With --date, each move is named by its time
+instead, REF@{DATE}. Orphans stay safe from 'tract gc' while an entry names
+them. A branch named STRANDED (made before the name was reserved) is
+refs/heads/STRANDED here.`,
 		Example: `  tract reflog
   tract reflog main -n 5
+  tract reset --soft HEAD@{1}      # undo the last move of HEAD
   tract reflog STRANDED --json
   tract reflog --date relative`,
 		Args: revisionArgs(maxArgs(1, "one ref")),
