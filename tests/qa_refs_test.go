@@ -140,3 +140,28 @@ func TestQARefs_ReflogPositionIsARevision(t *testing.T) {
 	requireExit(t, r, exitUsage)
 	assert.Contains(t, r.Stderr, "only REF@{N} is understood")
 }
+
+// Importing no messages says that nothing was imported, and where the
+// branch stays: with no commits yet (tip 64 zeros in JSON, as status
+// shows a branch with no commits), or at its tip.
+func TestQARefs_ImportOfNothing(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+
+	r := s.ok("import", "/dev/null")
+	assert.Equal(t, "Imported nothing (no messages in the input); branch main still has no commits\n", r.Stderr)
+	type record struct {
+		Messages int
+		Branch   string
+		Tip      string
+	}
+	zeros := strings.Repeat("0", 64)
+	assert.Equal(t, record{Branch: "main", Tip: zeros}, decodeJSON[record](t, s.ok("import", "--json", "/dev/null")))
+	type status struct{ Head string }
+	assert.Equal(t, zeros, decodeJSON[status](t, s.ok("status", "--json")).Head, "the same zeros as status")
+
+	a := s.commit("user", "a")
+	r = s.ok("import", "/dev/null")
+	assert.Equal(t, "Imported nothing (no messages in the input); HEAD is still at "+a[:8]+"\n", r.Stderr)
+}

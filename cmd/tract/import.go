@@ -37,7 +37,9 @@ type importRecord struct {
 	Messages int `json:"messages"`
 	// Branch is the branch they were appended to.
 	Branch string `json:"branch"`
-	// Tip is where the branch points now.
+	// Tip is where the branch points now: zero (64 zeros in JSON, as
+	// everywhere a commit may be missing) when nothing was imported onto a
+	// branch with no commits.
 	Tip tract.Hash `json:"tip"`
 }
 
@@ -173,15 +175,22 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 			}
 			return err
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Imported %s; %s is now at %s\n", english.Count(res.Messages, "message", "messages"), position(t), res.Tip.Short())
-		if !opts.JSON {
-			return nil
-		}
 		branch := t.Branch()
 		if branch == "" {
 			if branch, _, err = t.Head(cmd.Context()); err != nil {
 				return err
 			}
+		}
+		switch {
+		case res.Messages > 0:
+			fmt.Fprintf(f.IO.ErrOut, "Imported %s; %s is now at %s\n", english.Count(res.Messages, "message", "messages"), position(t), res.Tip.Short())
+		case res.Tip.IsZero():
+			fmt.Fprintf(f.IO.ErrOut, "Imported nothing (no messages in the input); branch %s still has no commits\n", branch)
+		default:
+			fmt.Fprintf(f.IO.ErrOut, "Imported nothing (no messages in the input); %s is still at %s\n", position(t), res.Tip.Short())
+		}
+		if !opts.JSON {
+			return nil
 		}
 		return writeJSON(f.IO.Out, importRecord{Messages: res.Messages, Branch: branch, Tip: res.Tip})
 	})
