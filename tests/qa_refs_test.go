@@ -165,3 +165,25 @@ func TestQARefs_ImportOfNothing(t *testing.T) {
 	r = s.ok("import", "/dev/null")
 	assert.Equal(t, "Imported nothing (no messages in the input); HEAD is still at "+a[:8]+"\n", r.Stderr)
 }
+
+// On an empty repository 'log' and 'log --all' say so alike: on stderr,
+// with nothing on stdout, and exit 0.
+func TestQARefs_LogOfAnEmptyRepository(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"log"}, "No commits yet on branch main.\n"},
+		{[]string{"log", "--oneline"}, "No commits yet on branch main.\n"},
+		{[]string{"log", "--all"}, "No commits yet in this repository.\n"},
+		{[]string{"log", "--all", "--oneline"}, "No commits yet in this repository.\n"},
+	} {
+		r := s.ok(tc.args...)
+		assert.Empty(t, r.Stdout, "%v", tc.args)
+		assert.Equal(t, tc.want, r.Stderr, "%v", tc.args)
+	}
+	assert.JSONEq(t, `{"commits": [], "orphans": []}`, s.ok("log", "--all", "--json").Stdout)
+}

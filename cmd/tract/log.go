@@ -124,6 +124,10 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 			if err != nil {
 				return err
 			}
+			if !opts.JSON && len(o.Commits) == 0 && len(o.Orphans) == 0 {
+				fmt.Fprintln(f.IO.ErrOut, "No commits yet in this repository.")
+				return nil
+			}
 			return withPager(f, func() error {
 				if opts.JSON {
 					return writeOutlineJSON(ctx, f.IO.Out, o)
@@ -172,7 +176,12 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 				n++
 			}
 			if n == 0 {
-				fmt.Fprintln(f.IO.ErrOut, "No commits yet on this branch.")
+				// Only an unborn branch has no history (a revision names a commit).
+				branch, _, err := t.Head(ctx)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(f.IO.ErrOut, "No commits yet on branch %s.\n", branch)
 			}
 			return nil
 		})
