@@ -126,6 +126,9 @@ type ExportResult = ExportProgress
 // from.
 // Failed model calls gave no answer and give no line; a turn whose every
 // attempt failed gives no pair (TRL KTO writes its rejected answers).
+//
+// A format that is not one of export.Formats is an error wrapping
+// export.ErrUnknownFormat, and nothing is written.
 func (t *Tract) Export(ctx context.Context, w io.Writer, f export.Format, opts ...ExportOption) (ExportResult, error) {
 	cfg := exportConfig{weights: export.WeightsRecorded}
 	for _, o := range opts {
@@ -136,6 +139,9 @@ func (t *Tract) Export(ctx context.Context, w io.Writer, f export.Format, opts .
 	}
 	if cfg.all && cfg.rev != "" || len(cfg.branches) > 0 && (cfg.all || cfg.rev != "") {
 		return ExportResult{}, fmt.Errorf("export: give one of a revision, branches or all")
+	}
+	if _, err := export.ParseFormat(string(f)); err != nil {
+		return ExportResult{}, fmt.Errorf("export: %w", err)
 	}
 	ew := export.NewWriter(w, f)
 	ex := &exporter{t: t, ctx: ctx, cfg: &cfg, w: ew}

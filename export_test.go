@@ -267,6 +267,20 @@ func TestChat_RecordsValidators(t *testing.T) {
 
 // An export in the openai format imports back, one branch per
 // conversation, and exports again to the same bytes (weights included).
+func TestExport_RefusesAnUnknownFormat(t *testing.T) {
+	tr := newTract(t)
+	ctx := context.Background()
+	_, err := tr.User(ctx, "hi")
+	require.NoError(t, err)
+	for _, f := range []export.Format{"", "nope", "OpenAI"} {
+		var buf bytes.Buffer
+		_, err := tr.Export(ctx, &buf, f)
+		require.ErrorIs(t, err, export.ErrUnknownFormat, "%q", f)
+		assert.Contains(t, err.Error(), "formats: openai, openai-preference", "%q", f)
+		assert.Empty(t, buf.String())
+	}
+}
+
 func TestExport_RoundTrip(t *testing.T) {
 	r := newExportRepo(t)
 	ctx := context.Background()

@@ -25,6 +25,10 @@ const (
 	Hard
 )
 
+// ErrInvalidResetMode is returned by Reset and ResetUnborn for a mode that
+// is neither Soft nor Hard.
+var ErrInvalidResetMode = errors.New("invalid reset mode")
+
 // String returns the ResetMode as users see it.
 func (m ResetMode) String() string {
 	if m == Hard {
@@ -100,6 +104,10 @@ func (t *Tract) ResetUnborn(ctx context.Context, mode ResetMode, opts ...ResetOp
 func (t *Tract) reset(ctx context.Context, mode ResetMode, opts []ResetOption, rev string, target func(store.Tx) (Hash, error)) (*ResetResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if mode != Soft && mode != Hard {
+		// Never the destructive path by default.
+		return nil, fmt.Errorf("reset: %w %d: use Soft or Hard", ErrInvalidResetMode, int(mode))
 	}
 	var cfg resetConfig
 	for _, o := range opts {

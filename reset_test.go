@@ -137,3 +137,21 @@ func TestReset_ToReflogPosition(t *testing.T) {
 	_, err = tr.Show(ctx, "main@{9}")
 	assert.ErrorIs(t, err, tract.ErrUnknownRevision)
 }
+
+// A mode that is neither Soft nor Hard is an error, and moves nothing:
+// it must never fall through to the erasing path.
+func TestReset_RefusesAnUnknownMode(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	_, err := tr.User(ctx, "u1")
+	require.NoError(t, err)
+	tip, err := tr.Assistant(ctx, "a1")
+	require.NoError(t, err)
+	_, err = tr.Reset(ctx, "HEAD~1", tract.ResetMode(99))
+	require.ErrorIs(t, err, tract.ErrInvalidResetMode)
+	_, err = tr.ResetUnborn(ctx, tract.ResetMode(-1))
+	require.ErrorIs(t, err, tract.ErrInvalidResetMode)
+	_, head, err := tr.Head(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, tip, head)
+}
