@@ -2,6 +2,7 @@ package tract_test
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -69,4 +70,13 @@ func TestOpenOrInit(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "not a database", string(data), "left alone")
 	})
+}
+
+// Open of a path where no file is says so in both ways a caller checks:
+// not a repository, and no such file.
+func TestOpen_MissingFile(t *testing.T) {
+	_, err := tract.Open(filepath.Join(t.TempDir(), "missing.db"))
+	require.ErrorIs(t, err, tract.ErrNotRepository)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Contains(t, err.Error(), "no such file")
 }

@@ -103,7 +103,9 @@ var _ Store = (*Bolt)(nil)
 
 // OpenBolt opens (or with opts.Create, creates) the repository file at path
 // and checks that it is a tract repository. It holds no lock when it
-// returns.
+// returns. A path where no file is gives an error for which both
+// errors.Is(err, ErrNotRepository) and errors.Is(err, fs.ErrNotExist)
+// hold.
 func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	switch {
 	case opts.LockTimeout == 0:
@@ -119,7 +121,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr == nil && st.IsDir():
 		return nil, fmt.Errorf("open %s: %w: it is a directory", path, ErrNotRepository)
 	case errors.Is(statErr, fs.ErrNotExist) && !opts.Create:
-		return nil, fmt.Errorf("open %s: %w: no such file", path, ErrNotRepository)
+		return nil, fmt.Errorf("open %s: %w: %w", path, ErrNotRepository, noFile{})
 	case statErr == nil && st.Size() == 0 && !opts.Create:
 		// bbolt would turn an empty file into a database: leave it alone.
 		return nil, fmt.Errorf("open %s: %w: the file is empty", path, ErrNotRepository)
