@@ -240,6 +240,9 @@ type Status struct {
 // tract older than the counters, until its next write, it walks the chain
 // once).
 func (t *Tract) Status(ctx context.Context) (*Status, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	st := &Status{Path: t.path}
 	err := t.view(func(tx store.Tx) error {
 		cur, err := t.position(tx)

@@ -295,6 +295,8 @@ func (t *Tract) chatConfig(opts []ChatOption) (*chatConfig, error) {
 		o(cfg)
 	}
 	switch {
+	case t.isClosed():
+		return nil, fmt.Errorf("chat: %w", ErrClosed)
 	case cfg.client == nil:
 		return nil, fmt.Errorf("chat: %w: pass tract.WithClient to Open or tract.UseClient to the call", ErrNoClient)
 	case cfg.maxAttempts < 0:

@@ -138,6 +138,7 @@ type TooLargeError struct {
 	Which SizeLimit
 }
 
+// Error says what is too large, by how much, and which limit it is over.
 func (e *TooLargeError) Error() string {
 	size := english.Bytes(e.Size)
 	switch {

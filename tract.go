@@ -92,7 +92,9 @@ var (
 	// branch has none yet.
 	ErrUnbornBranch = errors.New("the current branch has no commits yet")
 	// ErrEmptyContext is returned by Generate when the branch compiles to
-	// no message to send: the model is not called and nothing is written.
+	// no message to send (notes only, say; a branch with no commits at
+	// all is ErrUnbornBranch): the model is not called and nothing is
+	// written.
 	ErrEmptyContext = errors.New("nothing to send to the model")
 	// ErrCurrentBranch is returned when deleting the branch HEAD is on.
 	ErrCurrentBranch = errors.New("cannot delete the branch HEAD is on")
@@ -379,6 +381,12 @@ func (t *Tract) withStore(fn func(store.Store) error) error {
 		return ErrClosed
 	}
 	return fn(t.st)
+}
+
+// isClosed reports whether the handle or this view is closed: for a
+// check before work that does not start with the store.
+func (t *Tract) isClosed() bool {
+	return t.withStore(func(store.Store) error { return nil }) != nil
 }
 
 // linger keeps the store's file open across the many short transactions

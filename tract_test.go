@@ -548,8 +548,23 @@ func TestOpen_Errors(t *testing.T) {
 		tr, err := tract.Init(filepath.Join(dir, "closed.db"))
 		require.NoError(t, err)
 		require.NoError(t, tr.Close())
-		_, err = tr.Log(context.Background())
+		ctx := context.Background()
+		_, err = tr.Log(ctx)
 		assert.ErrorIs(t, err, tract.ErrClosed)
+		// Without a client too: the handle is closed before it lacks one.
+		_, err = tr.Chat(ctx, "hi")
+		assert.ErrorIs(t, err, tract.ErrClosed)
+		_, err = tr.Generate(ctx)
+		assert.ErrorIs(t, err, tract.ErrClosed)
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		tr, err := tract.Init(filepath.Join(dir, "cancelled.db"))
+		require.NoError(t, err)
+		defer tr.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err = tr.Status(ctx)
+		assert.ErrorIs(t, err, context.Canceled)
 	})
 }
 

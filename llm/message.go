@@ -121,6 +121,7 @@ type FieldError struct {
 	Err   error
 }
 
+// Error names the field and what is wrong with it.
 func (e *FieldError) Error() string { return e.Field + " " + e.Msg }
 
 // Unwrap returns e.Err.

@@ -70,6 +70,7 @@ type ServerError struct {
 	Err error
 }
 
+// Error names the server and database, and what went wrong there.
 func (e *ServerError) Error() string {
 	where := fmt.Sprintf("the database server %s (database %s)", e.Server, e.Database)
 	switch e.Kind {

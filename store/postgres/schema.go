@@ -103,6 +103,8 @@ type SchemaError struct {
 	Want int
 }
 
+// Error says how the database's schema differs from this version's, and
+// what to do.
 func (e *SchemaError) Error() string {
 	switch {
 	case e.Have == 0:
