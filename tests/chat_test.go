@@ -385,7 +385,7 @@ func TestChat_MalformedServerAnswersExitModelError(t *testing.T) {
 // An llm: judge whose reply is not the JSON verdict ends the turn as a
 // model error (exit 4) that quotes the reply and says what to do; the
 // unjudged answer is taken off the branch, which ends in the message and
-// an error commit (qa_chat_test.go sends it again).
+// an error commit (chat_hints_test.go sends it again).
 func TestChat_JudgeReplyNotJSONExitsModelError(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)

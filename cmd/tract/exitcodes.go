@@ -44,7 +44,8 @@ var exitCodes = [...]exitCodeInfo{
 		"a bad --validate spec, an empty or malformed revision, an ambiguous hash, an invalid role, kind, " +
 		"text, metadata or branch name, a branch name that is taken, malformed import input, input over a " +
 		"size limit, no model configured (TRACT_MODEL, OPENAI_API_KEY, ANTHROPIC_API_KEY), an unknown --provider, " +
-		"a copy into a repository that is not empty"},
+		"a copy into a repository that is not empty, compress --content given a number of summaries other than " +
+		"the groups', an empty compress range"},
 	{exitExhausted, "exhausted", "validation failed on every attempt (the escalation was aborted)"},
 	{exitModel, "model", "the model or its transport failed after its retries, or an llm: judge's reply was not its verdict"},
 	{exitConflict, "conflict", "another writer moved the branch during the operation; nothing was lost, and what the operation made is named"},

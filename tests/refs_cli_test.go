@@ -10,7 +10,7 @@ import (
 
 // 'tract reset' reports as orphans only the commits no ref reaches after
 // it: a commit still on another branch is not one.
-func TestQARefs_ResetCountsOnlyTrueOrphans(t *testing.T) {
+func TestRefs_ResetCountsOnlyTrueOrphans(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()
@@ -36,7 +36,7 @@ func TestQARefs_ResetCountsOnlyTrueOrphans(t *testing.T) {
 // The names tract uses for refs and reflogs of its own, and git's "@",
 // cannot be branch names: 'tract reflog STRANDED' keeps meaning the
 // reflog of results conflicts kept off their branches.
-func TestQARefs_ReservedBranchNames(t *testing.T) {
+func TestRefs_ReservedBranchNames(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()
@@ -56,7 +56,7 @@ func TestQARefs_ReservedBranchNames(t *testing.T) {
 
 // Under --branch B, HEAD in a revision means B's tip, as the flag's help
 // says: 'reset --branch b HEAD~1' moves b back one commit.
-func TestQARefs_BranchFlagHEADMeansTheBranch(t *testing.T) {
+func TestRefs_BranchFlagHEADMeansTheBranch(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()
@@ -76,7 +76,7 @@ func TestQARefs_BranchFlagHEADMeansTheBranch(t *testing.T) {
 
 // A taken branch name gets a hint that fits the command: 'switch -c' can
 // go to the branch instead.
-func TestQARefs_TakenBranchNameHints(t *testing.T) {
+func TestRefs_TakenBranchNameHints(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()
@@ -95,7 +95,7 @@ func TestQARefs_TakenBranchNameHints(t *testing.T) {
 }
 
 // Deleting the branch HEAD is on says so once, and what to do.
-func TestQARefs_DeleteCurrentBranch(t *testing.T) {
+func TestRefs_DeleteCurrentBranch(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()
@@ -109,7 +109,7 @@ func TestQARefs_DeleteCurrentBranch(t *testing.T) {
 }
 
 // 'tract commit -m a -m b' keeps both, as paragraphs.
-func TestQARefs_CommitJoinsSeveralMessages(t *testing.T) {
+func TestRefs_CommitJoinsSeveralMessages(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()
@@ -120,7 +120,7 @@ func TestQARefs_CommitJoinsSeveralMessages(t *testing.T) {
 }
 
 // The REF@{N} that 'tract reflog' prints is a revision.
-func TestQARefs_ReflogPositionIsARevision(t *testing.T) {
+func TestRefs_ReflogPositionIsARevision(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()
@@ -144,7 +144,7 @@ func TestQARefs_ReflogPositionIsARevision(t *testing.T) {
 // Importing no messages says that nothing was imported, and where the
 // branch stays: with no commits yet (tip 64 zeros in JSON, as status
 // shows a branch with no commits), or at its tip.
-func TestQARefs_ImportOfNothing(t *testing.T) {
+func TestRefs_ImportOfNothing(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()
@@ -168,7 +168,7 @@ func TestQARefs_ImportOfNothing(t *testing.T) {
 
 // On an empty repository 'log' and 'log --all' say so alike: on stderr,
 // with nothing on stdout, and exit 0.
-func TestQARefs_LogOfAnEmptyRepository(t *testing.T) {
+func TestRefs_LogOfAnEmptyRepository(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// qaRepo makes a repository file of 600 imported messages in s's
+// damageableRepo makes a repository file of 600 imported messages in s's
 // directory and returns a copy of its bytes.
-func qaRepo(t *testing.T, s *sandbox) (db string, data []byte) {
+func damageableRepo(t *testing.T, s *sandbox) (db string, data []byte) {
 	t.Helper()
 	db = s.initRepo()
 	s.importMessages(600, func(i int) string { return fmt.Sprintf("m%d", i) })
@@ -32,7 +32,7 @@ func TestDamagedFile_OpenFailureExitsOneWithFsckHint(t *testing.T) {
 	fileOnly(t, "it truncates a file")
 	t.Parallel()
 	s := newSandbox(t)
-	_, data := qaRepo(t, s)
+	_, data := damageableRepo(t, s)
 	path := filepath.Join(s.dir, "cut.db")
 	require.NoError(t, os.WriteFile(path, data[:20000], 0o600))
 
@@ -222,7 +222,7 @@ func TestDamagedFile_WriteRefusalNamesTheRepository(t *testing.T) {
 	fileOnly(t, "it damages a file's pages")
 	t.Parallel()
 	s := newSandbox(t)
-	_, data := qaRepo(t, s)
+	_, data := damageableRepo(t, s)
 	from := len(data) / 3 / 4096 * 4096
 	clear(data[from : from+4*4096])
 	path := filepath.Join(s.dir, "zeroed.db")

@@ -31,7 +31,7 @@ func shellQuoteArg(s string) string { return "'" + strings.ReplaceAll(s, "'", `'
 // A judge whose reply is not its verdict leaves no unjudged answer in
 // the context: the branch ends in the message and an error commit, and
 // the command the hint prints sends the message again, judged this time.
-func TestQAChat_UnjudgedAnswerRetriedByTheHint(t *testing.T) {
+func TestChat_UnjudgedAnswerRetriedByTheHint(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
 	srv.Reply(llmtest.Answer("the answer"), llmtest.Answer("I think yes"),
@@ -60,7 +60,7 @@ func TestQAChat_UnjudgedAnswerRetriedByTheHint(t *testing.T) {
 // work with the command that sends the message again: --fix gives the
 // model guidance (it needs no --validate), and --on-exhausted retry
 // another round.
-func TestQAChat_EmptyAnswersHintWorks(t *testing.T) {
+func TestChat_EmptyAnswersHintWorks(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
@@ -110,7 +110,7 @@ var flagsIn = regexp.MustCompile(`--[a-z][a-z-]+`)
 // with the exit code of its class, and its hint names only flags that
 // compress has: it has no --on-exhausted or --fix, and keeps no rejected
 // summary to inspect.
-func TestQACompress_FailuresNameWhatCompressCanDo(t *testing.T) {
+func TestCompress_FailuresNameWhatCompressCanDo(t *testing.T) {
 	t.Parallel()
 	s, _ := compressFixture(t)
 	help := s.ok("compress", "--help").Stdout
@@ -147,7 +147,7 @@ func TestQACompress_FailuresNameWhatCompressCanDo(t *testing.T) {
 // compress's progress line, its result line and --json count the same
 // tokens: the summarized commits, with the pinned ones kept in place
 // given apart (the system prompt of the fixture).
-func TestQACompress_TokenCountsAgree(t *testing.T) {
+func TestCompress_TokenCountsAgree(t *testing.T) {
 	t.Parallel()
 	s, _ := compressFixture(t)
 	r := s.ok("compress", "--keep-last", "20", "--content", "A short summary.")
@@ -173,7 +173,7 @@ func TestQACompress_TokenCountsAgree(t *testing.T) {
 // chat's errors before it sends are chat's, and come alone: a --branch
 // that does not exist is not reported as log's, and a detached HEAD at
 // an unanswered message gives no warning about it first.
-func TestQAChat_BranchErrorsBeforeTheWarning(t *testing.T) {
+func TestChat_BranchErrorsBeforeTheWarning(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
 	s := chatEnv(newSandbox(t), srv)
@@ -195,7 +195,7 @@ func TestQAChat_BranchErrorsBeforeTheWarning(t *testing.T) {
 
 // The warning before a message that follows an unanswered one says a
 // turn failed only when one did (its error commit follows the message).
-func TestQAChat_WarningSaysFailedOnlyAfterAFailure(t *testing.T) {
+func TestChat_WarningSaysFailedOnlyAfterAFailure(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
 	srv.Reply(llmtest.Answer("first answer"), llmtest.Error(401, "bad key"), llmtest.Answer("second answer"))
@@ -215,7 +215,7 @@ func TestQAChat_WarningSaysFailedOnlyAfterAFailure(t *testing.T) {
 
 // --retry-last with nothing to retry says what the branch ends in, in
 // words, and what to do instead.
-func TestQAChat_RetryLastWithNothingPending(t *testing.T) {
+func TestChat_RetryLastWithNothingPending(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
 	srv.Reply(llmtest.Answer("an answer"))
@@ -235,7 +235,7 @@ func TestQAChat_RetryLastWithNothingPending(t *testing.T) {
 // The interactive chat with no model configured refuses to start, before
 // it reads a line or records anything, with the exit code and the advice
 // of a one-shot chat.
-func TestQAChat_InteractiveWithoutAModelDoesNotStart(t *testing.T) {
+func TestChat_InteractiveWithoutAModelDoesNotStart(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()
@@ -249,7 +249,7 @@ func TestQAChat_InteractiveWithoutAModelDoesNotStart(t *testing.T) {
 
 // The REPL's /status and /model name the model the requests use, and
 // where it was set, when it comes from TRACT_MODEL or the settings.
-func TestQAChat_InteractiveShowsTheModelInUse(t *testing.T) {
+func TestChat_InteractiveShowsTheModelInUse(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
 	srv.Reply(llmtest.Answer("hello"), llmtest.Answer("hello again"))
