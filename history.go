@@ -262,14 +262,17 @@ func reachableIn(tx store.Tx, g *dag.Graph) ([]bool, error) {
 // refTips returns the commits of every ref that keeps commits reachable:
 // branches and HEAD. ORIG_HEAD is a pseudo-ref: the commits it names after
 // a reset are orphans (the reflog protects them from GC).
-func refTips(tx store.Tx) ([]Hash, error) {
+func refTips(tx store.Tx) ([]Hash, error) { return refTipsBut(tx, nil) }
+
+// refTipsBut is refTips without the refs skip reports (nil: none).
+func refTipsBut(tx store.Tx, skip func(refs.Ref) bool) ([]Hash, error) {
 	all, err := tx.Refs()
 	if err != nil {
 		return nil, err
 	}
 	var tips []Hash
 	for _, r := range all {
-		if r.Name == refs.OrigHead {
+		if r.Name == refs.OrigHead || skip != nil && skip(r) {
 			continue
 		}
 		if h, ok, err := store.ResolveRef(tx, r.Name); err != nil {

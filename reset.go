@@ -321,23 +321,7 @@ func depthOf(ctx context.Context, tx store.Tx, h Hash) (int64, error) {
 // refTips) will point at once the position cur has moved: every such ref
 // but cur's own and an attached HEAD that follows it.
 func tipsAfter(tx store.Tx, cur head) ([]Hash, error) {
-	all, err := tx.Refs()
-	if err != nil {
-		return nil, err
-	}
-	var tips []Hash
-	for _, r := range all {
-		switch {
-		case r.Name == refs.OrigHead, r.Name == cur.ref():
-			continue
-		case r.IsSymbolic() && r.Target == cur.Branch:
-			continue
-		}
-		if h, ok, err := store.ResolveRef(tx, r.Name); err != nil {
-			return nil, err
-		} else if ok {
-			tips = append(tips, h)
-		}
-	}
-	return tips, nil
+	return refTipsBut(tx, func(r refs.Ref) bool {
+		return r.Name == cur.ref() || r.IsSymbolic() && r.Target == cur.Branch
+	})
 }
