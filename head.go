@@ -275,7 +275,9 @@ func (r txResolver) ResolveRef(name string) (Hash, bool, error) {
 	return r.Resolver.ResolveRef(r.ref(name))
 }
 
-func (r txResolver) Reflog(name string) ([]refs.Entry, error) { return r.tx.Reflog(r.ref(name)) }
+func (r txResolver) ReflogTail(name string, n int) ([]refs.Entry, error) {
+	return store.ReflogTail(r.tx, r.ref(name), n)
+}
 
 // FirstParents follows the chain in one call where the store can (a
 // database), else commit by commit.

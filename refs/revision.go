@@ -160,9 +160,11 @@ type Resolver interface {
 // one for a revision in a reflog (REF@{N}).
 type ReflogResolver interface {
 	Resolver
-	// Reflog returns the entries of the reflog of the full ref name (or
-	// Stranded), oldest first; none when it has no reflog.
-	Reflog(name string) ([]Entry, error)
+	// ReflogTail returns the newest n entries of the reflog of the full
+	// ref name (or Stranded), oldest first: fewer when it has fewer, none
+	// when it has no reflog. A reflog grows with every move of its ref, so
+	// it is read from its end.
+	ReflogTail(name string, n int) ([]Entry, error)
 }
 
 // ChainResolver is a Resolver that follows many first parents in one
@@ -326,7 +328,7 @@ func resolveReflog(r Resolver, rev Revision) (dag.Hash, error) {
 	var es []Entry
 	for _, ref := range candidates {
 		var err error
-		if es, err = rr.Reflog(ref); err != nil {
+		if es, err = rr.ReflogTail(ref, rev.Reflog+1); err != nil {
 			return dag.Hash{}, err
 		}
 		if len(es) > 0 {
@@ -336,23 +338,18 @@ func resolveReflog(r Resolver, rev Revision) (dag.Hash, error) {
 	switch {
 	case len(es) == 0:
 		return dag.Hash{}, fmt.Errorf("%w %q: %s has no reflog", ErrUnknownRevision, rev.String(), name)
-	case rev.Reflog >= len(es):
-		return dag.Hash{}, fmt.Errorf("%w %q: the reflog of %s has %s (%s@{0} to %s@{%d})",
-			ErrUnknownRevision, rev.String(), name, entries(len(es)), name, name, len(es)-1)
+	case len(es) == 1 && rev.Reflog > 0:
+		return dag.Hash{}, fmt.Errorf("%w %q: the reflog of %s has 1 entry, %s@{0}",
+			ErrUnknownRevision, rev.String(), name, name)
+	case len(es) <= rev.Reflog:
+		return dag.Hash{}, fmt.Errorf("%w %q: the reflog of %s has %d entries, %s@{0} to %s@{%d}",
+			ErrUnknownRevision, rev.String(), name, len(es), name, name, len(es)-1)
 	}
-	e := es[len(es)-1-rev.Reflog]
+	e := es[0] // the oldest of the newest Reflog+1
 	if e.New.IsZero() {
 		return dag.Hash{}, fmt.Errorf("%w %q: %s pointed at no commit then (%s)", ErrUnknownRevision, rev.String(), name, e.Message)
 	}
 	return e.New, nil
-}
-
-// entries says how many reflog entries there are: "1 entry", "2 entries".
-func entries(n int) string {
-	if n == 1 {
-		return "1 entry"
-	}
-	return strconv.Itoa(n) + " entries"
 }
 
 // IsNotFound reports whether err means a ref or commit does not exist.

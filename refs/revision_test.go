@@ -114,11 +114,12 @@ type fakeRepo struct {
 	err     error                   // returned by every method when set
 }
 
-func (f *fakeRepo) Reflog(name string) ([]refs.Entry, error) {
+func (f *fakeRepo) ReflogTail(name string, n int) ([]refs.Entry, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return f.reflogs[name], nil
+	es := f.reflogs[name]
+	return es[max(len(es)-n, 0):], nil
 }
 
 func (f *fakeRepo) ResolveRef(name string) (dag.Hash, bool, error) {
@@ -282,7 +283,7 @@ func TestResolve_ReflogPositions(t *testing.T) {
 		})
 	}
 	for _, tt := range []struct{ expr, err string }{
-		{"HEAD@{4}", `unknown revision "HEAD@{4}": the reflog of HEAD has 4 entries (HEAD@{0} to HEAD@{3})`},
+		{"HEAD@{4}", `unknown revision "HEAD@{4}": the reflog of HEAD has 4 entries, HEAD@{0} to HEAD@{3}`},
 		{"main@{1}", `unknown revision "main@{1}": main pointed at no commit then (moved)`},
 		{"side@{0}", `unknown revision "side@{0}": side has no reflog`},
 		{"nosuch@{0}", `unknown revision "nosuch@{0}": nosuch has no reflog`},

@@ -421,6 +421,39 @@ func (t *boltTx) Reflog(name string) ([]refs.Entry, error) {
 	return out, nil
 }
 
+var _ ReflogTailer = (*boltTx)(nil)
+
+// ReflogTail reads the transaction's own entries, then the journal's,
+// then the reflogs bucket's from its end, until it has n.
+func (t *boltTx) ReflogTail(name string, n int) ([]refs.Entry, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	_, raws := t.pend.reflog(name)
+	raws = append(t.journal().reflog(name), raws...)
+	if len(raws) > n {
+		raws = raws[len(raws)-n:]
+	}
+	if b := t.bucket(bucketReflogs).Bucket([]byte(name)); b != nil && len(raws) < n {
+		var older [][]byte
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil && len(older)+len(raws) < n; k, v = c.Prev() {
+			older = append(older, v)
+		}
+		slices.Reverse(older)
+		raws = append(older, raws...)
+	}
+	out := make([]refs.Entry, 0, len(raws))
+	for _, v := range raws {
+		e, err := refs.DecodeEntry(v)
+		if err != nil {
+			return nil, fmt.Errorf("reflog %s: %w", name, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 func (t *boltTx) ReflogNames() ([]string, error) {
 	var out []string
 	err := t.bucket(bucketReflogs).ForEach(func(k, v []byte) error {

@@ -352,3 +352,39 @@ func TestJournal_DamagedRecord(t *testing.T) {
 	assert.Equal(t, 1, res.Commits, "the intact record's commit")
 	assert.Contains(t, fmt.Sprint(res.Lost), "journal record")
 }
+
+// ReflogTail gives the newest entries of a reflog, wherever they are:
+// the reflogs bucket (after a checkpoint), the journal, and the
+// transaction's own; the same as the end of Reflog, for every length.
+func TestBolt_ReflogTailIsTheEndOfTheReflog(t *testing.T) {
+	b := createBolt(t)
+	store.SetJournalPolicy(b, 3, 1<<20, 4<<10) // a checkpoint every third record
+	at := time.Unix(1_700_000_000, 0)
+	entry := func(i int) refs.Entry {
+		return refs.Entry{New: dag.Sum([]byte(fmt.Sprint(i))), Action: refs.ActionCommit, Message: fmt.Sprint("move ", i), Time: at.Add(time.Duration(i) * time.Second)}
+	}
+	for i := range 10 {
+		require.NoError(t, b.Update(func(tx store.Tx) error { return tx.AppendReflog(refs.HEAD, entry(i)) }))
+	}
+	require.NoError(t, b.Update(func(tx store.Tx) error {
+		for i := 10; i < 12; i++ {
+			require.NoError(t, tx.AppendReflog(refs.HEAD, entry(i)))
+		}
+		all, err := tx.Reflog(refs.HEAD)
+		require.NoError(t, err)
+		require.Len(t, all, 12)
+		for n := 0; n <= 14; n++ {
+			tail, err := store.ReflogTail(tx, refs.HEAD, n)
+			require.NoError(t, err)
+			if n == 0 {
+				assert.Empty(t, tail)
+				continue
+			}
+			assert.Equal(t, all[max(len(all)-n, 0):], tail, "n=%d", n)
+		}
+		none, err := store.ReflogTail(tx, "refs/heads/none", 3)
+		require.NoError(t, err)
+		assert.Empty(t, none)
+		return nil
+	}))
+}

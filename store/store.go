@@ -164,6 +164,28 @@ type SortedPacker interface {
 	PackSorted()
 }
 
+// ReflogTailer is a Tx that reads the newest entries of a reflog without
+// the rest (a Bolt store's does). See ReflogTail.
+type ReflogTailer interface {
+	// ReflogTail returns the newest n entries of the reflog of ref name,
+	// oldest first: fewer when the reflog has fewer.
+	ReflogTail(name string, n int) ([]refs.Entry, error)
+}
+
+// ReflogTail returns the newest n entries of the reflog of ref name,
+// oldest first (fewer when it has fewer): through tx's own ReflogTail
+// when it has one, else from the whole reflog.
+func ReflogTail(tx ReflogTx, name string, n int) ([]refs.Entry, error) {
+	if rt, ok := tx.(ReflogTailer); ok {
+		return rt.ReflogTail(name, n)
+	}
+	es, err := tx.Reflog(name)
+	if err != nil || n <= 0 {
+		return nil, err
+	}
+	return es[max(len(es)-n, 0):], nil
+}
+
 // ResolveRef follows symbolic refs from name to a commit hash. ok is false
 // when the chain ends at a ref that does not exist (an unborn branch).
 func ResolveRef(tx RefTx, name string) (h dag.Hash, ok bool, err error) {

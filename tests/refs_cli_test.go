@@ -135,7 +135,7 @@ func TestRefs_ReflogPositionIsARevision(t *testing.T) {
 	assert.Equal(t, b, decodeJSON[commitInfo](t, s.ok("show", "main@{0}", "--json")).Hash)
 	r = s.tract("show", "HEAD@{9}")
 	requireExit(t, r, exitNotFound)
-	assert.Contains(t, r.Stderr, `unknown revision "HEAD@{9}": the reflog of HEAD has 4 entries (HEAD@{0} to HEAD@{3})`)
+	assert.Contains(t, r.Stderr, `unknown revision "HEAD@{9}": the reflog of HEAD has 4 entries, HEAD@{0} to HEAD@{3}`)
 	r = s.tract("show", "HEAD@{yesterday}")
 	requireExit(t, r, exitUsage)
 	assert.Contains(t, r.Stderr, "only REF@{N} is understood")

@@ -435,8 +435,23 @@ func (t *pgTx) AppendReflog(name string, e refs.Entry) error {
 }
 
 func (t *pgTx) Reflog(name string) ([]refs.Entry, error) {
-	rows, err := t.query(`SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`,
+	return t.reflog(name, `SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`,
 		t.s.repository, name)
+}
+
+var _ store.ReflogTailer = (*pgTx)(nil)
+
+// ReflogTail reads the newest n entries only: a reflog grows with every
+// move of its ref.
+func (t *pgTx) ReflogTail(name string, n int) ([]refs.Entry, error) {
+	return t.reflog(name, `SELECT entry FROM (SELECT seq, entry FROM tract_reflog
+		WHERE repository = $1 AND name = $2 ORDER BY seq DESC LIMIT $3) AS tail ORDER BY seq`,
+		t.s.repository, name, max(n, 0))
+}
+
+// reflog decodes the entries of reflog name that query selects, in order.
+func (t *pgTx) reflog(name, query string, args ...any) ([]refs.Entry, error) {
+	rows, err := t.query(query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reflog %s: %w", name, err)
 	}

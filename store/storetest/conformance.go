@@ -588,6 +588,29 @@ var reflogTests = []subtest{
 			return nil
 		})
 	}},
+	{"TailIsTheEndOfTheReflog", func(t *testing.T, s store.Store) {
+		for i := range 5 {
+			update(t, s, func(tx store.Tx) error { return tx.AppendReflog(refs.HEAD, entry(i, refs.ActionCommit)) })
+		}
+		check := func(tx store.Tx) {
+			all, err := tx.Reflog(refs.HEAD)
+			require.NoError(t, err)
+			for n := 1; n <= len(all)+2; n++ {
+				tail, err := store.ReflogTail(tx, refs.HEAD, n)
+				require.NoError(t, err)
+				assert.Equal(t, all[max(len(all)-n, 0):], tail, "the newest %d, oldest first", n)
+			}
+			none, err := store.ReflogTail(tx, "refs/heads/nothing", 2)
+			require.NoError(t, err)
+			assert.Empty(t, none)
+		}
+		view(t, s, func(tx store.Tx) error { check(tx); return nil })
+		update(t, s, func(tx store.Tx) error {
+			require.NoError(t, tx.AppendReflog(refs.HEAD, entry(5, refs.ActionCommit)))
+			check(tx) // with the transaction's own entry
+			return nil
+		})
+	}},
 	{"MissingReflogIsEmpty", func(t *testing.T, s store.Store) {
 		view(t, s, func(tx store.Tx) error {
 			got, err := tx.Reflog("refs/heads/nothing")
