@@ -31,6 +31,17 @@ type ReflogEntry struct {
 	Time time.Time `json:"time"`
 }
 
+// RefName returns the name a revision gives the entry's ref (as in
+// RefName()+"@{N}"): a branch by its short name, unless that name is
+// reserved for another ref (a branch named STRANDED before the name was
+// reserved), and any other ref by its full name.
+func (e ReflogEntry) RefName() string {
+	if short, ok := strings.CutPrefix(e.Ref, "refs/heads/"); ok && refs.ValidateBranchName(short) == nil {
+		return short
+	}
+	return e.Ref
+}
+
 // Reflog returns the moves of a ref, newest first, as 'git reflog' does:
 // ref is "HEAD" (also when empty), a branch name, a full ref name (else a
 // branch whose name starts with "refs/"), or refs.Stranded for the

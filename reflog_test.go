@@ -98,3 +98,16 @@ func TestReflog_CommitMessageQuotesTheFirstLine(t *testing.T) {
 		assert.Equal(t, "commit (message user): "+tc.want, head[0].Message)
 	}
 }
+
+func TestReflogEntry_RefName(t *testing.T) {
+	for ref, want := range map[string]string{
+		"refs/heads/main":     "main",
+		"refs/heads/feat/x":   "feat/x",
+		"refs/heads/STRANDED": "refs/heads/STRANDED", // a branch named so before the name was reserved
+		"refs/heads/HEAD":     "refs/heads/HEAD",
+		"HEAD":                "HEAD",
+		"STRANDED":            "STRANDED",
+	} {
+		assert.Equal(t, want, tract.ReflogEntry{Ref: ref}.RefName(), ref)
+	}
+}

@@ -330,20 +330,27 @@ func TestShow_TextOnATerminal(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tr.Close())
 	for _, tty := range []bool{true, false} {
-		for _, cmd := range [][]string{{"show"}, {"log"}} {
+		for _, cmd := range [][]string{{"show"}, {"log"}, {"log", "--format", "%h %B"}} {
 			out := &bytes.Buffer{}
 			io := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: &bytes.Buffer{}, OutTTY: tty}
 			args := append([]string{"--db", db, "--no-pager"}, cmd...)
 			noColor := func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }
 			require.Equal(t, exitOK, run(context.Background(), args, io, noColor))
 			if tty {
-				assert.Contains(t, out.String(), "    title]0;pwned and\tred [31mtext\n    line two", cmd)
+				assert.Contains(t, out.String(), "title]0;pwned and\tred [31mtext\n", cmd)
 				assert.NotContains(t, out.String(), "\x1b", cmd)
 			} else {
 				assert.Contains(t, out.String(), "title\x1b]0;pwned\a and\tred \x1b[31mtext", cmd)
 			}
 		}
 	}
+	// A reflog line is one line wherever it goes: its message (the
+	// text's first line) without control characters.
+	out := &bytes.Buffer{}
+	io := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: &bytes.Buffer{}}
+	require.Equal(t, exitOK, run(context.Background(), []string{"--db", db, "reflog"}, io, func(string) string { return "" }))
+	assert.Contains(t, out.String(), "title]0;pwned and red [31mtext")
+	assert.NotContains(t, out.String(), "\x1b")
 }
 
 func TestNewCmdReflog_Flags(t *testing.T) {

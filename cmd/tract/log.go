@@ -114,7 +114,7 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 	// line renders one commit for the graph or a list of lines.
 	line := func(c *tract.CommitInfo) string {
 		if format != nil {
-			return format.expand(p, d, c)
+			return format.expand(p, d, c, f.IO.OutTTY)
 		}
 		return oneLine(p, c, 72)
 	}

@@ -189,17 +189,32 @@ func parseLogFormat(s string) (logFormat, error) {
 }
 
 // expand writes c as the format says, colouring hashes and ref names as
-// oneline output does.
-func (lf logFormat) expand(p palette, d dates, c *tract.CommitInfo) string {
+// oneline output does. On a terminal, the texts it takes from c (%s, %b,
+// %B, %x) lose their control characters (see printable).
+func (lf logFormat) expand(p palette, d dates, c *tract.CommitInfo, terminal bool) string {
 	var b strings.Builder
 	for _, pc := range lf {
 		if pc.code == "" {
 			b.WriteString(pc.lit)
 			continue
 		}
-		b.WriteString(placeholder(pc.code, p, d, c))
+		v := placeholder(pc.code, p, d, c)
+		if terminal && storedText(pc.code) {
+			v = printable(v)
+		}
+		b.WriteString(v)
 	}
 	return b.String()
+}
+
+// storedText reports whether placeholder code stands for text as it was
+// stored (a message, a diagnosis), not for what tract formats.
+func storedText(code string) bool {
+	switch code {
+	case "%s", "%b", "%B", "%x":
+		return true
+	}
+	return false
 }
 
 func placeholder(code string, p palette, d dates, c *tract.CommitInfo) string {

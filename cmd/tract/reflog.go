@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -77,12 +76,12 @@ refs/heads/STRANDED here.`,
 					}
 					p, d := palette{f.IO.Color}, newDates(f, opts.Date)
 					for _, e := range es {
-						name := strings.TrimPrefix(e.Ref, "refs/heads/")
+						name := e.RefName()
 						at := fmt.Sprint(e.Index)
 						if opts.Date != "" {
 							at = d.format(e.Time)
 						}
-						if _, err := fmt.Fprintf(f.IO.Out, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(name+"@{"+at+"}"), e.Message); err != nil {
+						if _, err := fmt.Fprintf(f.IO.Out, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(name+"@{"+at+"}"), preview(e.Message, 0)); err != nil {
 							return err
 						}
 					}

@@ -62,28 +62,34 @@ func showRun(cmd *cobra.Command, opts *ShowOptions) error {
 			}
 			p, d := palette{f.IO.Color}, newDates(f, opts.Date)
 			renderFull(f.IO.Out, p, d, c, f.IO.OutTTY)
-			renderMeta(f.IO.Out, p, d, c)
+			renderMeta(f.IO.Out, p, d, c, f.IO.OutTTY)
 			return nil
 		})
 	})
 }
 
-// renderMeta prints provenance in words, then the raw metadata.
-func renderMeta(w io.Writer, p palette, d dates, c *tract.CommitInfo) {
+// renderMeta prints provenance in words, then the raw metadata; on a
+// terminal, the texts it quotes (a diagnosis, a command's output) without
+// control characters.
+func renderMeta(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal bool) {
 	if len(c.Meta) == 0 {
 		return
+	}
+	clean := func(s string) string { return s }
+	if terminal {
+		clean = printable
 	}
 	if prov, ok := c.Provenance(); ok {
 		fmt.Fprintf(w, "\nProvenance: accepted after %s\n", english.Count(prov.Attempts, "attempt", "attempts"))
 		for i, d := range prov.Diagnoses {
-			fmt.Fprintf(w, "  attempt %d failed: %s\n", i+1, p.bad(d))
+			fmt.Fprintf(w, "  attempt %d failed: %s\n", i+1, p.bad(clean(d)))
 		}
 	}
 	if task := c.Task(); task != "" {
-		fmt.Fprintf(w, "\nTask: %s\n", task)
+		fmt.Fprintf(w, "\nTask: %s\n", clean(task))
 	}
 	if r, ok := c.FailureRecord(); ok {
-		renderFailure(w, p, d, r)
+		renderFailure(w, p, d, r, clean)
 	}
 	renderShape(w, c)
 	var buf bytes.Buffer
@@ -92,32 +98,32 @@ func renderMeta(w io.Writer, p palette, d dates, c *tract.CommitInfo) {
 	}
 }
 
-// renderFailure prints a failure record in words.
-func renderFailure(w io.Writer, p palette, d dates, r tract.FailureRecord) {
+// renderFailure prints a failure record in words, its texts through clean.
+func renderFailure(w io.Writer, p palette, d dates, r tract.FailureRecord, clean func(string) string) {
 	fmt.Fprintf(w, "\nFailure: attempt %d, %s, at %s\n", r.Attempt, p.bad(string(r.Type)), d.format(r.Timestamp))
-	fmt.Fprintf(w, "  error:          %s\n", r.Error)
+	fmt.Fprintf(w, "  error:          %s\n", clean(r.Error))
 	if r.Escalation != "" {
-		fmt.Fprintf(w, "  escalated:      %s (retrying cannot fix it)\n", r.Escalation)
+		fmt.Fprintf(w, "  escalated:      %s (retrying cannot fix it)\n", clean(string(r.Escalation)))
 	}
 	if r.Command != "" {
-		fmt.Fprintf(w, "  command:        %s\n", r.Command)
+		fmt.Fprintf(w, "  command:        %s\n", clean(r.Command))
 		if r.ExitCode != nil {
 			fmt.Fprintf(w, "  exit code:      %d\n", *r.ExitCode)
 		}
 		if r.OutputSummary != "" {
-			fmt.Fprintf(w, "  output (last lines):\n%s\n", indent(r.OutputSummary, "    "))
+			fmt.Fprintf(w, "  output (last lines):\n%s\n", indent(clean(r.OutputSummary), "    "))
 		}
 	}
 	if r.RootCauseGuess != "" {
-		fmt.Fprintf(w, "  root cause:     %s (a guess)\n", r.RootCauseGuess)
+		fmt.Fprintf(w, "  root cause:     %s (a guess)\n", clean(r.RootCauseGuess))
 	}
 	if r.SuggestedFix != "" {
-		fmt.Fprintf(w, "  suggested fix:  %s\n", r.SuggestedFix)
+		fmt.Fprintf(w, "  suggested fix:  %s\n", clean(r.SuggestedFix))
 	}
 	if r.AnalysisError != "" {
-		fmt.Fprintf(w, "  analysis:       failed: %s\n", r.AnalysisError)
+		fmt.Fprintf(w, "  analysis:       failed: %s\n", clean(r.AnalysisError))
 	}
 	if r.Details != "" && r.Details != r.Error {
-		fmt.Fprintf(w, "  details:\n%s\n", indent(r.Details, "    "))
+		fmt.Fprintf(w, "  details:\n%s\n", indent(clean(r.Details), "    "))
 	}
 }
