@@ -178,8 +178,9 @@ type CompressResult struct {
 	// OldHead and NewHead are the branch tip before and after.
 	OldHead Hash `json:"old_head"`
 	NewHead Hash `json:"new_head"`
-	// Kept are the pinned commits of the range, kept in place (replayed
-	// on the new chain, so with new hashes when a summary precedes them).
+	// Kept are the pinned commits of the range, kept in place, by their
+	// hashes before the compress, as Sources are: replayed on the new
+	// chain after a summary, they have new hashes there.
 	Kept []Hash `json:"kept"`
 	// TokensBefore and TokensAfter are the range's estimated sizes before
 	// and after: the kept commits' TokensKept in both, plus the summarized

@@ -144,6 +144,14 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	return b, nil
 }
 
+// noFile is the "no such file" of a repository that does not exist:
+// errors.Is(err, fs.ErrNotExist) holds for it, as for the operating
+// system's own.
+type noFile struct{}
+
+func (noFile) Error() string        { return "no such file" }
+func (noFile) Is(target error) bool { return target == fs.ErrNotExist }
+
 // checkOrInit creates tract's buckets in a new file, or checks an existing
 // file's metadata. It reads pages, so a damaged file can make bbolt panic or
 // fault; that becomes ErrCorrupt (and ErrNotRepository) instead of a crash.

@@ -455,14 +455,6 @@ func missingFile(path string, err error) error {
 	return fmt.Errorf("open %s: %w: the file is gone (%w)", path, ErrNotRepository, err)
 }
 
-// noFile is the "no such file" of a repository that does not exist:
-// errors.Is(err, fs.ErrNotExist) holds for it, as for the operating
-// system's own.
-type noFile struct{}
-
-func (noFile) Error() string        { return "no such file" }
-func (noFile) Is(target error) bool { return target == fs.ErrNotExist }
-
 // ReadOnlyError is returned by a write to a repository file this process
 // may only read (its permissions, or a read-only file system).
 type ReadOnlyError struct {

@@ -86,7 +86,7 @@ func shellQuote(s string) string {
 
 func resetCommand(branch string, t *tract.Turn) string {
 	if branch != "" {
-		return fmt.Sprintf("tract reset --soft --branch %s HEAD~%d", branch, t.Commits)
+		return fmt.Sprintf("tract reset --soft --branch %s HEAD~%d", shellQuote(branch), t.Commits)
 	}
 	return fmt.Sprintf("tract reset --soft HEAD~%d", t.Commits)
 }

@@ -62,7 +62,7 @@ func newCmdSwitch(f *Factory, runF func(*SwitchOptions) error) *cobra.Command {
 			return withTract(f, func(t *tract.Tract) error {
 				st, err := t.Switch(cmd.Context(), opts.Branch, opts.Create)
 				if opts.Create && errors.Is(err, tract.ErrBranchExists) {
-					return &hintedError{err, fmt.Sprintf("To go to it, run 'tract switch %s' (without -c); or choose another name.", opts.Branch)}
+					return &hintedError{err, fmt.Sprintf("To go to it, run 'tract switch %s' (without -c); or choose another name.", shellQuote(opts.Branch))}
 				}
 				if err != nil {
 					return err
