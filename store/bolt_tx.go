@@ -410,6 +410,11 @@ func (t *boltTx) Reflog(name string) ([]refs.Entry, error) {
 	raws = append(raws, t.journal().reflog(name)...)
 	_, pending := t.pend.reflog(name)
 	raws = append(raws, pending...)
+	return decodeReflog(name, raws)
+}
+
+// decodeReflog decodes the entries raws of reflog name.
+func decodeReflog(name string, raws [][]byte) ([]refs.Entry, error) {
 	out := make([]refs.Entry, 0, len(raws))
 	for _, v := range raws {
 		e, err := refs.DecodeEntry(v)
@@ -443,15 +448,7 @@ func (t *boltTx) ReflogTail(name string, n int) ([]refs.Entry, error) {
 		slices.Reverse(older)
 		raws = append(older, raws...)
 	}
-	out := make([]refs.Entry, 0, len(raws))
-	for _, v := range raws {
-		e, err := refs.DecodeEntry(v)
-		if err != nil {
-			return nil, fmt.Errorf("reflog %s: %w", name, err)
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return decodeReflog(name, raws)
 }
 
 func (t *boltTx) ReflogNames() ([]string, error) {
