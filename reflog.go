@@ -42,20 +42,41 @@ func (e ReflogEntry) RefName() string {
 	return e.Ref
 }
 
+// ReflogOption configures Reflog.
+type ReflogOption func(*reflogConfig)
+
+type reflogConfig struct {
+	limit int
+}
+
+// ReflogLimit makes Reflog return at most the newest n moves (0: all),
+// reading no more of the reflog than those.
+func ReflogLimit(n int) ReflogOption { return func(c *reflogConfig) { c.limit = max(n, 0) } }
+
 // Reflog returns the moves of a ref, newest first, as 'git reflog' does:
 // ref is "HEAD" (also when empty), a branch name, a full ref name (else a
 // branch whose name starts with "refs/"), or refs.Stranded for the
 // results conflicts kept off their branches. A
 // branch that exists but never moved has an empty reflog; a name that is
 // neither a ref nor has a reflog is an error wrapping ErrBranchNotFound.
-func (t *Tract) Reflog(ctx context.Context, ref string) ([]ReflogEntry, error) {
+// ReflogLimit reads only the newest moves.
+func (t *Tract) Reflog(ctx context.Context, ref string, opts ...ReflogOption) ([]ReflogEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	var cfg reflogConfig
+	for _, o := range opts {
+		o(&cfg)
 	}
 	full := reflogName(ref)
 	var out []ReflogEntry
 	err := t.view(func(tx store.Tx) error {
-		es, err := tx.Reflog(full)
+		read := tx.Reflog
+		if cfg.limit > 0 {
+			// A reflog grows with every move of its ref: read its end only.
+			read = func(name string) ([]refs.Entry, error) { return store.ReflogTail(tx, name, cfg.limit) }
+		}
+		es, err := read(full)
 		if err != nil {
 			return err
 		}
@@ -65,7 +86,7 @@ func (t *Tract) Reflog(ctx context.Context, ref string) ([]ReflogEntry, error) {
 				// Not a full ref name: a branch whose name starts with
 				// "refs/", as a revision names it.
 				full = refs.BranchRef(ref)
-				if es, err = tx.Reflog(full); err == nil && len(es) == 0 {
+				if es, err = read(full); err == nil && len(es) == 0 {
 					_, err = tx.Ref(full)
 				}
 			}

@@ -74,6 +74,18 @@ func TestReflog_ListsMovesNewestFirst(t *testing.T) {
 
 	_, err = tr.Reflog(ctx, "nope")
 	assert.ErrorIs(t, err, tract.ErrBranchNotFound)
+
+	// ReflogLimit: the newest moves only, indexed as in the whole reflog.
+	for _, n := range []int{1, 3, 7, 9} {
+		got, err := tr.Reflog(ctx, "", tract.ReflogLimit(n))
+		require.NoError(t, err)
+		assert.Equal(t, head[:min(n, len(head))], got, "n=%d", n)
+	}
+	got, err := tr.Reflog(ctx, "", tract.ReflogLimit(0))
+	require.NoError(t, err)
+	assert.Equal(t, head, got, "0: no limit")
+	_, err = tr.Reflog(ctx, "nope", tract.ReflogLimit(2))
+	assert.ErrorIs(t, err, tract.ErrBranchNotFound)
 }
 
 // A commit's reflog message quotes the first line of its text, up to 60

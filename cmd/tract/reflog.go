@@ -60,12 +60,9 @@ refs/heads/STRANDED here.`,
 				return runF(opts)
 			}
 			return withTract(f, func(t *tract.Tract) error {
-				es, err := t.Reflog(cmd.Context(), opts.Ref)
+				es, err := t.Reflog(cmd.Context(), opts.Ref, tract.ReflogLimit(opts.Limit))
 				if err != nil {
 					return err
-				}
-				if opts.Limit > 0 && len(es) > opts.Limit {
-					es = es[:opts.Limit]
 				}
 				return withPager(f, func() error {
 					if opts.JSON {
