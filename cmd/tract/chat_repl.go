@@ -68,7 +68,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		copts = append(copts, tract.Temperature(*opts.Temperature))
 	}
 	provider := client.Provider()
-	origin, err := f.settingOrigin("model", "model", opts.Model)
+	_, origin, err := f.settingFrom("model", opts.Model)
 	if err != nil {
 		return err
 	}

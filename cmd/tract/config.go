@@ -139,44 +139,30 @@ func (f *Factory) config() (*config.File, error) {
 // flag when given, else the key's environment variable, else the settings
 // file, else "".
 func (f *Factory) setting(key, flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	k, err := config.Lookup(key)
-	if err != nil {
-		return "", err
-	}
-	if v := f.Getenv(k.Env); v != "" {
-		return v, nil
-	}
-	file, err := f.config()
-	if err != nil {
-		return "", err
-	}
-	v, _ := file.Get(key)
-	return v, nil
+	v, _, err := f.settingFrom(key, flag)
+	return v, err
 }
 
-// settingOrigin says where setting returns the value of key from, for a
-// flag's value: "--" + flagName, the environment variable, or "'tract
+// settingFrom is setting, and says where the value came from: the flag
+// (named as the key is: --model), the environment variable, or "'tract
 // config set KEY'"; "" when no value is set.
-func (f *Factory) settingOrigin(key, flagName, flag string) (string, error) {
+func (f *Factory) settingFrom(key, flag string) (value, origin string, err error) {
 	if flag != "" {
-		return "--" + flagName, nil
+		return flag, "--" + key, nil
 	}
 	k, err := config.Lookup(key)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	if f.Getenv(k.Env) != "" {
-		return k.Env, nil
+	if v := f.Getenv(k.Env); v != "" {
+		return v, k.Env, nil
 	}
 	file, err := f.config()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if v, _ := file.Get(key); v != "" {
-		return "'tract config set " + key + "'", nil
+		return v, "'tract config set " + key + "'", nil
 	}
-	return "", nil
+	return "", "", nil
 }

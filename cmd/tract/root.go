@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -513,13 +512,11 @@ func annotateFlag(cmd *cobra.Command, key, name string) {
 // checkRevisionFlags fails when a revision or branch flag of cmd was given
 // empty.
 func checkRevisionFlags(cmd *cobra.Command) error {
-	for _, name := range strings.Fields(cmd.Annotations[revisionFlags] + " " + cmd.Annotations[branchFlags]) {
-		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
-			msg := emptyRevision
-			if slices.Contains(strings.Fields(cmd.Annotations[branchFlags]), name) {
-				msg = emptyBranchName
+	for _, kind := range [...]struct{ key, msg string }{{revisionFlags, emptyRevision}, {branchFlags, emptyBranchName}} {
+		for _, name := range strings.Fields(cmd.Annotations[kind.key]) {
+			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
+				return usageErrorf("--%s: %s", name, kind.msg)
 			}
-			return usageErrorf("--%s: %s", name, msg)
 		}
 	}
 	return nil
