@@ -242,7 +242,7 @@ func setOrigHead(tx store.Tx, h Hash) error {
 // resolve resolves a revision expression inside tx. In a view made by
 // OnBranch, "HEAD" means the view's branch, also in HEAD@{N}.
 func (t *Tract) resolve(tx store.Tx, rev string) (Hash, error) {
-	h, err := refs.Resolve(txResolver{Resolver: store.Resolver(tx), tx: tx, branch: t.branch}, rev)
+	h, err := refs.Resolve(txResolver{ChainResolver: store.Resolver(tx), tx: tx, branch: t.branch}, rev)
 	if err != nil {
 		return Hash{}, err
 	}
@@ -252,7 +252,7 @@ func (t *Tract) resolve(tx store.Tx, rev string) (Hash, error) {
 // txResolver resolves revisions in tx: reflogs too (REF@{N}), and HEAD as
 // a view's branch when branch is set.
 type txResolver struct {
-	refs.Resolver
+	refs.ChainResolver
 	tx store.Tx
 	// branch is the full name of a view's branch; "" for HEAD.
 	branch string
@@ -272,29 +272,11 @@ func (r txResolver) ref(name string) string {
 }
 
 func (r txResolver) ResolveRef(name string) (Hash, bool, error) {
-	return r.Resolver.ResolveRef(r.ref(name))
+	return r.ChainResolver.ResolveRef(r.ref(name))
 }
 
 func (r txResolver) ReflogTail(name string, n int) ([]refs.Entry, error) {
 	return store.ReflogTail(r.tx, r.ref(name), n)
-}
-
-// FirstParents follows the chain in one call where the store can (a
-// database), else commit by commit.
-func (r txResolver) FirstParents(h Hash, n int) ([]Hash, error) {
-	if cr, ok := r.Resolver.(refs.ChainResolver); ok {
-		return cr.FirstParents(h, n)
-	}
-	var out []Hash
-	for len(out) < n && !h.IsZero() {
-		out = append(out, h)
-		hd, err := r.tx.CommitHeader(h)
-		if err != nil {
-			return nil, err
-		}
-		h = hd.Parent
-	}
-	return out, nil
 }
 
 // requireBranch returns t's position, or ErrDetachedHead.

@@ -205,8 +205,9 @@ func ResolveRef(tx RefTx, name string) (h dag.Hash, ok bool, err error) {
 	return dag.Hash{}, false, fmt.Errorf("ref %s: symbolic refs nested too deep", name)
 }
 
-// Resolver adapts a transaction to refs.Resolver.
-func Resolver(tx Tx) refs.Resolver { return resolver{tx} }
+// Resolver adapts a transaction to refs.Resolver, one that follows long
+// first-parent chains in one call (ReadChain).
+func Resolver(tx Tx) refs.ChainResolver { return resolver{tx} }
 
 type resolver struct{ tx Tx }
 
