@@ -68,7 +68,9 @@ func (t *Tract) Reflog(ctx context.Context, ref string, opts ...ReflogOption) ([
 	for _, o := range opts {
 		o(&cfg)
 	}
-	full := reflogName(ref)
+	if ref == "" {
+		ref = refs.HEAD
+	}
 	var out []ReflogEntry
 	err := t.view(func(tx store.Tx) error {
 		read := tx.Reflog
@@ -76,25 +78,27 @@ func (t *Tract) Reflog(ctx context.Context, ref string, opts ...ReflogOption) ([
 			// A reflog grows with every move of its ref: read its end only.
 			read = func(name string) ([]refs.Entry, error) { return store.ReflogTail(tx, name, cfg.limit) }
 		}
-		es, err := read(full)
-		if err != nil {
-			return err
-		}
-		if len(es) == 0 && full != refs.HEAD && full != refs.Stranded {
-			_, err := tx.Ref(full)
-			if isNotFound(err) && full == ref && strings.HasPrefix(ref, "refs/") {
-				// Not a full ref name: a branch whose name starts with
-				// "refs/", as a revision names it.
-				full = refs.BranchRef(ref)
-				if es, err = read(full); err == nil && len(es) == 0 {
-					_, err = tx.Ref(full)
-				}
-			}
-			if isNotFound(err) {
-				return fmt.Errorf("%w: %q has no reflog", ErrBranchNotFound, ref)
-			} else if err != nil {
+		// The first ref the name may mean that has a reflog, or exists
+		// (a branch that never moved has an empty one).
+		var es []refs.Entry
+		var full string
+		for _, full = range refs.ReflogRefs(ref) {
+			var err error
+			if es, err = read(full); err != nil {
 				return err
 			}
+			if len(es) > 0 || full == refs.HEAD || full == refs.Stranded {
+				break
+			}
+			if _, err = tx.Ref(full); err == nil {
+				break
+			} else if !isNotFound(err) {
+				return err
+			}
+			full = ""
+		}
+		if full == "" {
+			return fmt.Errorf("%w: %q has no reflog", ErrBranchNotFound, ref)
 		}
 		out = make([]ReflogEntry, len(es))
 		for i, e := range slices.Backward(es) {
@@ -107,15 +111,4 @@ func (t *Tract) Reflog(ctx context.Context, ref string, opts ...ReflogOption) ([
 		return nil, fmt.Errorf("reflog: %w", err)
 	}
 	return out, nil
-}
-
-// reflogName is the full name of the reflog ref names.
-func reflogName(ref string) string {
-	switch {
-	case ref == "" || ref == refs.HEAD:
-		return refs.HEAD
-	case ref == refs.Stranded, ref == refs.OrigHead, strings.HasPrefix(ref, "refs/"):
-		return ref
-	}
-	return refs.BranchRef(ref)
 }

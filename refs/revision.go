@@ -308,6 +308,20 @@ func resolveBase(r Resolver, name string) (dag.Hash, error) {
 	return dag.Hash{}, fmt.Errorf("%w %q: %s", ErrUnknownRevision, name, hint)
 }
 
+// ReflogRefs returns the full names of the refs whose reflog name may
+// mean, in the order to try them: HEAD, ORIG_HEAD and Stranded stand for
+// themselves; a name starting with "refs/" is a full ref name, else a
+// branch whose name starts so; any other name is a branch.
+func ReflogRefs(name string) []string {
+	switch {
+	case name == HEAD || name == OrigHead || name == Stranded:
+		return []string{name}
+	case strings.HasPrefix(name, "refs/"):
+		return []string{name, BranchRef(name)}
+	}
+	return []string{BranchRef(name)}
+}
+
 // resolveReflog finds where the ref rev.Base names pointed rev.Reflog
 // moves ago: the New of that reflog entry, counting from the newest.
 // Names are tried as resolveBase tries them; STRANDED names its reflog.
@@ -317,16 +331,8 @@ func resolveReflog(r Resolver, rev Revision) (dag.Hash, error) {
 		return dag.Hash{}, fmt.Errorf("%w %q: reflogs cannot be read here", ErrUnknownRevision, rev.String())
 	}
 	name := rev.Base
-	candidates := []string{name}
-	switch {
-	case name == HEAD || name == OrigHead || name == Stranded:
-	case strings.HasPrefix(name, "refs/"):
-		candidates = append(candidates, BranchRef(name))
-	default:
-		candidates = []string{BranchRef(name)}
-	}
 	var es []Entry
-	for _, ref := range candidates {
+	for _, ref := range ReflogRefs(name) {
 		var err error
 		if es, err = rr.ReflogTail(ref, rev.Reflog+1); err != nil {
 			return dag.Hash{}, err
