@@ -423,20 +423,9 @@ func (g *generation) fail(ctx context.Context, err error) error {
 // answer stays in LogAll with its validator error. Without purify the
 // attempts, the unjudged answer last, stay on the branch.
 func (g *generation) failUnjudged(err error, unjudged *unjudgedError) error {
-	if !g.cfg.purify {
-		return fmt.Errorf("chat: %w", err)
-	}
-	p := provenance(g.res.Attempts, g.restore, g.res)
-	meta := &turnMeta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task, Validators: g.specs()}
 	text := fmt.Sprintf("answer of attempt %d not judged: %s", g.attempt, unjudged.err.Error())
 	msg := fmt.Sprintf("purify: hid %s, the last not judged", english.Count(g.res.Attempts, "attempt", "attempts"))
-	h, rerr := g.t.rewind(g.tip, g.restore, msg, &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
-	if rerr != nil {
-		return errors.Join(fmt.Errorf("chat: %w", err), rerr)
-	}
-	g.tip, g.res.Commit, g.res.Purified = h, h, true
-	g.record(h)
-	return fmt.Errorf("chat: %w", err)
+	return g.failPurified(err, g.res.Attempts, text, msg)
 }
 
 // failValidation ends a turn whose answers failed validation (every
@@ -444,12 +433,20 @@ func (g *generation) failUnjudged(err error, unjudged *unjudgedError) error {
 // restore point and an error commit saying text records the turn; without,
 // the attempts stay on the branch.
 func (g *generation) failValidation(err error, attempts int, text string) error {
+	return g.failPurified(err, attempts, text, purifyMessage(attempts))
+}
+
+// failPurified ends a turn of attempts that gave no accepted answer: with
+// purify, the branch returns to the restore point (reflog message msg)
+// and an error commit saying text records the turn; without, the attempts
+// stay on the branch.
+func (g *generation) failPurified(err error, attempts int, text, msg string) error {
 	if !g.cfg.purify {
 		return fmt.Errorf("chat: %w", err)
 	}
 	p := provenance(attempts, g.restore, g.res)
 	meta := &turnMeta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task, Validators: g.specs()}
-	h, rerr := g.t.rewind(g.tip, g.restore, purifyMessage(attempts), &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
+	h, rerr := g.t.rewind(g.tip, g.restore, msg, &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
 	if rerr != nil {
 		return errors.Join(fmt.Errorf("chat: %w", err), rerr)
 	}
