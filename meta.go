@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 )
@@ -487,10 +488,8 @@ func withArticle(kind string) string {
 	switch kind {
 	case "bool":
 		return "a boolean"
-	case "string", "number":
-		return "a " + kind
-	case "array", "object":
-		return "an " + kind
+	case "string", "number", "array", "object":
+		return english.A(kind)
 	}
 	return kind
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/store"
@@ -27,14 +26,6 @@ func (e *noTurnError) Error() string        { return e.msg }
 func (e *noTurnError) Is(target error) bool { return target == ErrNoTurn }
 
 func noTurn(format string, args ...any) error { return &noTurnError{fmt.Sprintf(format, args...)} }
-
-// article puts "a" or "an" before phrase.
-func article(phrase string) string {
-	if phrase != "" && strings.ContainsRune("aeiou", rune(phrase[0])) {
-		return "an " + phrase
-	}
-	return "a " + phrase
-}
 
 // TurnState is the shape of a branch's last turn.
 type TurnState int
@@ -143,7 +134,7 @@ func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
 		turn.State = TurnAnswered
 	default:
 		return nil, noTurn("the branch ends in %s (%s), not in a user message, its answer or an error",
-			article(string(cs[0].Role)+" "+string(cs[0].Kind)), cs[0].Hash.Short())
+			english.A(string(cs[0].Role)+" "+string(cs[0].Kind)), cs[0].Hash.Short())
 	}
 	turn.User, turn.First, turn.Commits = cs[i].Hash, cs[i].Hash, i+1
 	turn.Base = firstParent(cs[i])

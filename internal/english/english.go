@@ -4,6 +4,7 @@ package english
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Count says n things: "1 commit", "3 commits".
@@ -12,6 +13,17 @@ func Count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// A puts "a" or "an" before phrase, by how it starts: "an assistant
+// message", "a user message" (a "u" that sounds "you": us…, uni…).
+func A(phrase string) string {
+	lower := strings.ToLower(phrase)
+	if lower != "" && strings.ContainsRune("aeiou", rune(lower[0])) &&
+		!strings.HasPrefix(lower, "us") && !strings.HasPrefix(lower, "uni") {
+		return "an " + phrase
+	}
+	return "a " + phrase
 }
 
 // Bytes says n bytes for people, in binary units: "512 B", "16 MiB" (a

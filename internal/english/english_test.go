@@ -15,6 +15,15 @@ func TestCount(t *testing.T) {
 	}
 }
 
+func TestA(t *testing.T) {
+	for phrase, want := range map[string]string{
+		"user message": "a user message", "assistant message": "an assistant message",
+		"object": "an object", "string": "a string", "unknown kind": "an unknown kind", "": "a ",
+	} {
+		assert.Equal(t, want, A(phrase))
+	}
+}
+
 func TestBytes(t *testing.T) {
 	for _, tc := range []struct {
 		n    int64
