@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tractdag/tract/internal/english"
 )
 
 // Message is one entry of a chat conversation as a model sees it. It maps
@@ -610,7 +612,7 @@ func describeType(kind string) string {
 	if kind == "struct" {
 		return "an object"
 	}
-	return "a " + kind
+	return english.A(kind)
 }
 
 // decodeString decodes the string raw at field into s.
