@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -86,10 +85,8 @@ func copyRun(ctx context.Context, opts *CopyOptions) error {
 // copyNotRepositoryHint says what to do when SRC or DST of a copy is no
 // repository: SRC must be one, DST a new path or an empty repository.
 func copyNotRepositoryHint(opts *CopyOptions) string {
-	src, serr := os.Stat(opts.Src)
-	if dst, err := os.Stat(opts.Dst); err == nil && dst.IsDir() && serr == nil && src.Mode().IsRegular() {
-		return fmt.Sprintf("DST %s is a directory: give the path of a file in it, for example %s.",
-			opts.Dst, filepath.Join(opts.Dst, tract.DefaultFile))
+	if src, err := os.Stat(opts.Src); err == nil && src.Mode().IsRegular() && isDir(opts.Dst) {
+		return "DST " + dirHint(opts.Dst, "")
 	}
 	return "SRC must be a tract repository, and DST a path that does not exist yet (copy creates it)\n" +
 		"or an empty repository."

@@ -92,12 +92,24 @@ func initReport(opts *InitOptions, path string, created bool) error {
 	return writeJSON(opts.Factory.IO.Out, initRecord{Path: path, Created: created})
 }
 
+// isDir reports whether path is a directory.
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// dirHint says that path, given where a repository file was wanted, is a
+// directory, and what to give instead (flag names the flag, "" for none).
+func dirHint(path, flag string) string {
+	return fmt.Sprintf("%s is a directory: give the path of a file in it, for example %s%s.",
+		path, flag, filepath.Join(path, tract.DefaultFile))
+}
+
 // initNotRepositoryHint says what to do when init is given a path that
 // is a directory, or a file that is not a tract repository.
 func initNotRepositoryHint(path string) string {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Sprintf("%s is a directory: give the path of a file in it, for example --db %s.",
-			path, filepath.Join(path, tract.DefaultFile))
+	if isDir(path) {
+		return dirHint(path, "--db ")
 	}
 	return fmt.Sprintf("%s is a file that is not a tract repository; init leaves it alone. Choose another\n"+
 		"path for the new repository (--db PATH or TRACT_DB).", path)
