@@ -8,6 +8,7 @@ import (
 
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store"
@@ -216,7 +217,7 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 				return err
 			}
 		}
-		meta, err := taskMeta(cfg.task).commitConfig()
+		meta, err := metaConfig(record.TaskMeta(cfg.task))
 		if err != nil {
 			return err
 		}
@@ -330,7 +331,7 @@ func (t *Tract) ensureSystem(tx store.Tx, parent Hash, cfg *chatConfig) (Hash, e
 			}
 		}
 	}
-	meta, err := taskMeta(cfg.task).commitConfig()
+	meta, err := metaConfig(record.TaskMeta(cfg.task))
 	if err != nil {
 		return Hash{}, err
 	}
@@ -372,7 +373,7 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash
 		}
 		var cfg *commitConfig
 		if then != nil {
-			if cfg, err = then.meta.commitConfig(); err != nil {
+			if cfg, err = metaConfig(then.meta); err != nil {
 				return nil, err
 			}
 		}
@@ -401,18 +402,9 @@ func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash
 	return h, err
 }
 
-// taskMeta is the metadata of a commit of a turn that records only its
-// task id; nil without one.
-func taskMeta(task string) *turnMeta {
-	if task == "" {
-		return nil
-	}
-	return &turnMeta{Task: task}
-}
-
-func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, verr error) *turnMeta {
+func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, verr error) *record.Meta {
 	usage := a.usage
-	m := &turnMeta{Attempt: attempt, Usage: &usage, Model: a.model, Diagnosis: diagnosis, Structured: a.structured, Shape: a.shape}
+	m := &record.Meta{Attempt: attempt, Usage: &usage, Model: a.model, Diagnosis: diagnosis, Structured: a.structured, Shape: a.shape}
 	if validated {
 		valid := ok && verr == nil
 		m.Valid = &valid

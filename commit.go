@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -125,7 +127,7 @@ type pendingCommit struct {
 	kind Kind
 	role Role
 	text string
-	meta *turnMeta
+	meta *record.Meta
 	// what names the commit in a conflict ("accepted answer", …).
 	what string
 }
@@ -140,7 +142,7 @@ func (t *Tract) commitOn(parent Hash, p pendingCommit) (Hash, error) {
 		if _, err := t.requireBranch(tx); err != nil {
 			return nil, err
 		}
-		cfg, err := p.meta.commitConfig()
+		cfg, err := metaConfig(p.meta)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +172,7 @@ func (c *commitConfig) reflog(kind Kind, role Role, text string) (action, msg st
 		action = refs.ActionCommit
 	}
 	if msg == "" {
-		msg = fmt.Sprintf("%s (%s %s): %s", action, kind, role, firstLine(text, 60))
+		msg = fmt.Sprintf("%s (%s %s): %s", action, kind, role, english.FirstLine(text, 60))
 	}
 	return action, msg
 }
@@ -197,7 +199,7 @@ func (t *Tract) newCommit(tx store.Tx, parent Hash, kind Kind, role Role, text s
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMeta(meta); err != nil {
+	if err := record.Check(meta); err != nil {
 		return nil, err
 	}
 	blob, err := putText(tx, text)
@@ -392,10 +394,10 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 		}
 		meta, err := dag.CanonicalMeta(m.Meta)
 		if err == nil {
-			err = checkMeta(meta)
+			err = record.Check(meta)
 		}
 		if err == nil && shape != nil {
-			meta, err = withShape(meta, shape)
+			meta, err = record.WithShape(meta, shape)
 		}
 		if err != nil {
 			return nil, nil, &messageError{N: i + 1, Err: err}
@@ -555,20 +557,15 @@ func blobText(tx store.Tx, blobs []hashedBlob, h Hash) ([]byte, error) {
 	return tx.Blob(h)
 }
 
-// firstLine returns the first line of s, cut to max runes with "…" as
-// the last. It reads no further than that: a commit's text may be large.
-func firstLine(s string, max int) string {
-	n, cut := 0, 0
-	for i, r := range s {
-		if r == '\n' || r == '\r' {
-			return s[:i]
-		}
-		if n == max-1 {
-			cut = i
-		}
-		if n++; n > max {
-			return s[:cut] + "…"
-		}
+// metaConfig returns the commit configuration that writes m, tract's own
+// metadata of a commit of a turn.
+func metaConfig(m *record.Meta) (*commitConfig, error) {
+	if m == nil {
+		return &commitConfig{}, nil
 	}
-	return s
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return &commitConfig{rawMeta: raw, own: true}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/store"
 )
 
@@ -445,7 +446,7 @@ func compileOne(tx store.Tx, h Hash, c *dag.Commit, notes bool) (cachedMessage, 
 // text is text, from the shape in its metadata (text as is when it has
 // none).
 func shapedMessageOf(c *dag.Commit, role Role, text string) (Message, error) {
-	shape, err := shapeOf(c.Meta)
+	shape, err := record.Shape(c.Meta)
 	if err != nil || shape == nil {
 		return Message{Role: string(role), Content: text}, err
 	}

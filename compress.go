@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/tractdag/tract/compress"
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store"
@@ -29,12 +29,6 @@ var (
 	// summarized group.
 	ErrSummaryCount = errors.New("wrong number of summaries")
 )
-
-// MetaPinned is the metadata key that pins a commit: a commit whose metadata
-// has "pinned": true is kept in place by CompressRange, like system messages.
-// Its value must be a boolean: a commit with "pinned": "yes" is refused
-// with a *MetaTypeError.
-const MetaPinned = "pinned"
 
 // CompressOption configures CompressRange and PlanCompress.
 type CompressOption func(*compressConfig)
@@ -300,7 +294,7 @@ func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) 
 			return nil, err
 		}
 		texts[h] = text
-		items = append(items, compress.Item{Hash: h, Kind: c.Kind, Role: c.Role, Text: text, Pinned: cfg.pinned[h] || metaPinned(c)})
+		items = append(items, compress.Item{Hash: h, Kind: c.Kind, Role: c.Role, Text: text, Pinned: cfg.pinned[h] || record.Pinned(c.Meta)})
 	}
 	pr, err := compress.Plan(items, compress.PinFunc(func(it compress.Item) bool {
 		return it.Role == RoleSystem && it.Kind == KindMessage
@@ -334,14 +328,6 @@ func (c *compressConfig) tok() compress.Tokenizer {
 		return c.tokenizer
 	}
 	return compress.Estimator{}
-}
-
-func metaPinned(c *dag.Commit) bool {
-	if len(c.Meta) == 0 || !strings.Contains(string(c.Meta), `"`+MetaPinned+`"`) {
-		return false
-	}
-	m, err := c.MetaMap()
-	return err == nil && m[MetaPinned] == true
 }
 
 // CompressRange replaces the commits from from to to (inclusive, on the

@@ -5,16 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/tractdag/tract/internal/english"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/retry"
 )
-
-// EscalateMaxRetries is the reason of an Escalation whose round spent
-// every attempt (MaxAttempts) without an accepted answer. An
-// *EscalationError never has it: exhaustion is a *retry.ExhaustedError.
-const EscalateMaxRetries EscalationReason = "max_retries_exceeded"
 
 // MaxRounds bounds the rounds of attempts of one validated turn, the first
 // included: the escalation hook (OnEscalation) is asked at most
@@ -44,21 +39,21 @@ type Escalation struct {
 }
 
 // ResolutionAction is what the escalation hook decides.
-type ResolutionAction string
+type ResolutionAction = record.ResolutionAction
 
 // The answers to an Escalation.
 const (
 	// ResolveRetry runs a fresh round of MaxAttempts attempts.
-	ResolveRetry ResolutionAction = "retry"
+	ResolveRetry = record.ResolveRetry
 	// ResolveSkip gives the task up: a skip note is committed and the
 	// call returns a *SkippedError (errors.Is ErrSkipped).
-	ResolveSkip ResolutionAction = "skip"
+	ResolveSkip = record.ResolveSkip
 	// ResolveAbort stops: the turn ends as without a hook, and the call
 	// returns an *AbortedError (errors.Is ErrAborted).
-	ResolveAbort ResolutionAction = "abort"
+	ResolveAbort = record.ResolveAbort
 	// ResolveFix runs a fresh round with Resolution.Instruction given to
 	// the model as high-priority guidance.
-	ResolveFix ResolutionAction = "fix"
+	ResolveFix = record.ResolveFix
 )
 
 // Resolution is the escalation hook's answer.
@@ -144,30 +139,6 @@ type EscalationFunc func(ctx context.Context, e Escalation) (Resolution, error)
 // its retries, a conflict) end the turn without asking it.
 func OnEscalation(fn EscalationFunc) ChatOption {
 	return func(cfg *chatConfig) { cfg.onEscalation = fn }
-}
-
-// EscalationRecord is what a turn records, under MetaEscalation on a note,
-// about an escalation the hook answered: before the round a retry or fix
-// starts (on the attempts chain), and after a skip (on the branch: the
-// skip record).
-type EscalationRecord struct {
-	// Round is the round that ended, from 1; Attempts the attempts it made.
-	Round    int `json:"round"`
-	Attempts int `json:"attempts"`
-	// Reason says why the round ended (see Escalation.Reason).
-	Reason EscalationReason `json:"reason"`
-	// Resolution is the hook's answer, and Instruction a fix's guidance.
-	Resolution  ResolutionAction `json:"resolution"`
-	Instruction string           `json:"instruction,omitempty"`
-	// Timestamp is when the hook answered.
-	Timestamp time.Time `json:"timestamp"`
-}
-
-// EscalationRecord returns the escalation record of a note a turn
-// committed after its escalation hook answered; ok is false for any other
-// commit.
-func (c *CommitInfo) EscalationRecord() (r EscalationRecord, ok bool) {
-	return metaField[EscalationRecord](c, MetaEscalation)
 }
 
 // Errors of a turn whose escalation hook gave the task up.
@@ -307,7 +278,7 @@ func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationR
 	modelFailed := errors.As(cause, &me)
 	if modelFailed {
 		f := g.modelFailure(me.err)
-		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Task: g.cfg.task, Failure: &f, Restore: g.freshRestore(),
+		meta := &record.Meta{Error: me.err.Error(), Attempt: g.attempt, Task: g.cfg.task, Failure: &f, Restore: g.freshRestore(),
 			Model: g.askedModel(), Provider: g.provider()}
 		if _, err := g.extend(pendingCommit{KindError, RoleAssistant, "model call failed: " + me.err.Error(), meta, "error record"}); err != nil {
 			return err
@@ -324,7 +295,7 @@ func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationR
 		return g.steer(ctx, g.res.Diagnoses[len(g.res.Diagnoses)-1])
 	case g.cfg.intervention != "":
 		_, err := g.extend(pendingCommit{KindSteering, RoleUser, interventionText(g.cfg.intervention),
-			&turnMeta{Attempt: g.attempt, Task: g.cfg.task, Restore: g.freshRestore()}, "steering message"})
+			&record.Meta{Attempt: g.attempt, Task: g.cfg.task, Restore: g.freshRestore()}, "steering message"})
 		return err
 	}
 	return nil
@@ -343,7 +314,7 @@ func (g *generation) intervention(rec EscalationRecord) {
 // escalation, on the turn's tip (it is the user_response event).
 func (g *generation) escalationNote(rec EscalationRecord, text string) (Hash, error) {
 	return g.extend(pendingCommit{KindNote, RoleSystem, text,
-		&turnMeta{Task: g.cfg.task, Escalation: &rec}, "escalation note"})
+		&record.Meta{Task: g.cfg.task, Escalation: &rec}, "escalation note"})
 }
 
 // interventionHeader marks a user's fix instruction in plain steering.

@@ -8,29 +8,33 @@ import (
 	"net/http"
 
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/retry"
 )
 
 // EscalationReason says why a validated turn stopped at once instead of
-// spending its remaining attempts.
-type EscalationReason string
+// spending its remaining attempts, or why a round of attempts ended.
+type EscalationReason = record.EscalationReason
 
-// The reasons of an EscalationError.
+// The reasons of an EscalationError (and of an Escalation).
 const (
+	// EscalateMaxRetries is the reason of an Escalation whose round spent
+	// every attempt (MaxAttempts) without an accepted answer. An
+	// *EscalationError never has it: exhaustion is a *retry.ExhaustedError.
+	EscalateMaxRetries = record.EscalateMaxRetries
 	// EscalateAuth: the model server refused the API key (HTTP 401).
-	EscalateAuth EscalationReason = "auth"
+	EscalateAuth = record.EscalateAuth
 	// EscalatePermission: the key may not do this (HTTP 403).
-	EscalatePermission EscalationReason = "permission"
+	EscalatePermission = record.EscalatePermission
 	// EscalateMalformedRequest: the server rejected the request as
 	// malformed (HTTP 400), or the client could not express it for its
-	// provider (an error wrapping llm.ErrUnsupported: an audio part sent
-	// to Anthropic, say).
-	EscalateMalformedRequest EscalationReason = "malformed_request"
+	// provider (an error wrapping llm.ErrUnsupported).
+	EscalateMalformedRequest = record.EscalateMalformedRequest
 	// EscalateContextLength: the context exceeds the model's window.
-	EscalateContextLength EscalationReason = "context_length"
+	EscalateContextLength = record.EscalateContextLength
 	// EscalateBlocked: a validator reported the answer blocked (see
 	// retry.Verdict.Blocked; a "cmd:" command exiting with status 77).
-	EscalateBlocked EscalationReason = "blocked"
+	EscalateBlocked = record.EscalateBlocked
 )
 
 // EscalationError reports a validated turn (Chat, Generate) stopped by a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/progress"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store"
 )
@@ -210,17 +211,6 @@ func (t *Tract) Events(ctx context.Context, f EventFilter) ([]Event, error) {
 	return out, nil
 }
 
-// MetaDuration is the metadata key of an attempt's duration in
-// milliseconds (an integer), on each answer of a validated turn and on the
-// error commit of a failed model call.
-const MetaDuration = "duration_ms"
-
-// MetaRestore is the metadata key of a turn's restore point on the
-// commits of a turn with the fresh retry context (see ContextFresh): each
-// retry's chain starts again below the task message, so only this says
-// which turn they belong to.
-const MetaRestore = "restore"
-
 // turnCommitKind is the part a commit plays in a validated turn.
 type turnCommitKind int
 
@@ -242,7 +232,7 @@ type turnCommit struct {
 	content turnContent
 	kind    turnCommitKind
 	time    time.Time
-	meta    turnMeta
+	meta    record.Meta
 	lines   int // a steering message's lines
 }
 
@@ -365,7 +355,7 @@ func (b *turnEvents) add(c *turnCommit) {
 			b.failed(m.Failure)
 			b.tokensFailed += tokens
 		default: // a validator could not run
-			ev.Status, ev.Error = StatusFailed, errorSummary(m.ValidatorError)
+			ev.Status, ev.Error = StatusFailed, record.ErrorLine(m.ValidatorError)
 			b.outcome = outcomeFailed
 			b.tokensFailed += tokens
 		}

@@ -189,7 +189,7 @@ func (g *generation) analyse(ctx context.Context, a answer, r *FailureRecord) *F
 // the tip, the new chain is kept off it and the error is a
 // *ConflictError. It returns the feedback's commit.
 func (g *generation) restartFresh(p pendingCommit) (Hash, error) {
-	cfg, err := p.meta.commitConfig()
+	cfg, err := metaConfig(p.meta)
 	if err != nil {
 		return Hash{}, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/retry"
 )
 
@@ -185,7 +186,7 @@ func (g *generation) failure(vd retry.Verdict) *FailureRecord {
 		summary = "blocked: " + strings.TrimSpace(vd.Blocked)
 	}
 	r := &FailureRecord{Attempt: g.attempt, Round: g.laterRound(), Timestamp: g.t.now(), Type: vd.Type,
-		Error: errorSummary(summary), Details: vd.Diagnosis, SuggestedFix: vd.SuggestedFix}
+		Error: record.ErrorLine(summary), Details: vd.Diagnosis, SuggestedFix: vd.SuggestedFix}
 	if vd.Command != "" {
 		r.Command, r.OutputSummary = vd.Command, vd.Output
 		if vd.ExitCode >= 0 {
@@ -230,7 +231,7 @@ func (g *generation) modelFailure(err error) FailureRecord {
 		return g.failures[n-1]
 	}
 	f := FailureRecord{Attempt: g.attempt, Round: g.laterRound(), Timestamp: g.t.now(), Type: modelFailureType(err),
-		Error: errorSummary(err.Error()), Details: err.Error()}
+		Error: record.ErrorLine(err.Error()), Details: err.Error()}
 	if reason, escalates := escalationOf(err); escalates {
 		f.Escalation = reason
 	}
@@ -267,18 +268,12 @@ func (g *generation) provider() string {
 // elapsed is the time the attempt under way has taken, in milliseconds.
 func (g *generation) elapsed() int64 { return time.Since(g.started).Milliseconds() }
 
-// errorSummary is a failure record's one-line summary of text: its first
-// line that is not blank, cut to 200 characters.
-func errorSummary(text string) string {
-	return firstLine(strings.TrimSpace(text), 200)
-}
-
 // steer commits the message that tells the model what was wrong: after
 // the failed answer, or with ContextFresh before a copy of the task
 // message (see restartFresh).
 func (g *generation) steer(ctx context.Context, diagnosis string) error {
 	p := pendingCommit{KindSteering, RoleUser, g.feedback(diagnosis),
-		&turnMeta{Attempt: g.attempt, Diagnosis: diagnosis, Task: g.cfg.task, Restore: g.freshRestore()}, "steering message"}
+		&record.Meta{Attempt: g.attempt, Diagnosis: diagnosis, Task: g.cfg.task, Restore: g.freshRestore()}, "steering message"}
 	var h Hash
 	var err error
 	if g.cfg.strategy == ContextFresh {
@@ -335,7 +330,7 @@ func (g *generation) finish(a answer) error {
 		note = fmt.Sprintf("resolved after %d attempts: %s", g.res.Attempts, strings.Join(g.res.Diagnoses, "; "))
 	}
 	p := provenance(g.res.Attempts, g.restore, g.res)
-	meta := &turnMeta{Provenance: &p, Task: g.cfg.task}
+	meta := &record.Meta{Provenance: &p, Task: g.cfg.task}
 	if _, err := g.t.commitOn(g.tip, pendingCommit{KindNote, RoleSystem, note, meta, "provenance note"}); err != nil {
 		return fmt.Errorf("chat: record provenance note: %w", err)
 	}
@@ -386,7 +381,7 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		}
 		failure := g.modelFailure(me.err)
 		reason, escalates := escalationOf(me.err)
-		meta := &turnMeta{Error: me.err.Error(), Attempt: g.attempt, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure, Restore: g.freshRestore(),
+		meta := &record.Meta{Error: me.err.Error(), Attempt: g.attempt, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure, Restore: g.freshRestore(),
 			Model: g.askedModel(), Provider: g.provider(),
 			DurationMS: g.elapsed()}
 		record := pendingCommit{KindError, RoleAssistant, text, meta, "error record"}
@@ -445,7 +440,7 @@ func (g *generation) failPurified(err error, attempts int, text, msg string) err
 		return fmt.Errorf("chat: %w", err)
 	}
 	p := provenance(attempts, g.restore, g.res)
-	meta := &turnMeta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task, Validators: g.specs()}
+	meta := &record.Meta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task, Validators: g.specs()}
 	h, rerr := g.t.rewind(g.tip, g.restore, msg, &pendingCommit{KindError, RoleAssistant, text, meta, "error record"})
 	if rerr != nil {
 		return errors.Join(fmt.Errorf("chat: %w", err), rerr)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -259,7 +260,7 @@ func graphLabel(c *CommitInfo) ([]string, commitStyle) {
 // labelLine is the first line of s cut to width runes, with "…" when
 // anything was left out.
 func labelLine(s string, width int) string {
-	l := firstLine(s, width)
+	l := english.FirstLine(s, width)
 	if len(l) < len(strings.TrimRight(s, "\r\n")) && !strings.HasSuffix(l, "…") {
 		l += "…"
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -31,14 +32,14 @@ type CommitInfo struct {
 
 // MetaValue returns the metadata value under key (nil when absent).
 func (c *CommitInfo) MetaValue(key string) any {
-	v, _ := metaField[any](c, key)
+	v, _ := record.Field[any](c.Meta, key)
 	return v
 }
 
 // Diagnosis returns the validator's diagnosis recorded on a failed attempt
 // or steering commit ("" when there is none).
 func (c *CommitInfo) Diagnosis() string {
-	s, _ := metaField[string](c, MetaDiagnosis)
+	s, _ := record.Field[string](c.Meta, MetaDiagnosis)
 	return s
 }
 

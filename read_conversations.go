@@ -10,6 +10,7 @@ import (
 	"iter"
 
 	"github.com/tractdag/tract/internal/jsonerr"
+	"github.com/tractdag/tract/record"
 )
 
 // ReadConversations returns the conversations of r, read as a stream, in
@@ -133,7 +134,7 @@ func conversation(line []byte, lim Limits) ([]ImportMessage, error) {
 			if json.Unmarshal(e, &m) == nil {
 				if w, ok := m["weight"]; ok {
 					if s := string(w); s != "0" && s != "1" {
-						return nil, &messageError{N: i + 1, Err: fmt.Errorf(`"weight" is %s; it is 0 or 1`, describeJSON(w))}
+						return nil, &messageError{N: i + 1, Err: fmt.Errorf(`"weight" is %s; it is 0 or 1`, record.DescribeJSON(w))}
 					}
 					weights[i] = w
 					delete(m, "weight")

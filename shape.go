@@ -3,12 +3,12 @@ package tract
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/record"
 )
 
 // This file holds the message shapes: how an ImportMessage that is more
@@ -16,14 +16,6 @@ import (
 // name, members tract has no field for) is kept in its commit, and how
 // Compile gives it back. The storage is documented in the dag package
 // ("Message shapes").
-
-// MetaShape is the metadata key of a commit's message shape: the message
-// object without "role" (and without "content" when the content is the
-// commit's text), in canonical JSON. Import and CommitMany write it from
-// an ImportMessage's fields; metadata given by a caller may carry it only
-// when the message has no shape of its own, and then it must be a valid
-// shape.
-const MetaShape = dag.ShapeKey
 
 // message is m as an llm.Message.
 func (m *ImportMessage) message() llm.Message {
@@ -51,7 +43,7 @@ func (m *ImportMessage) UnmarshalJSON(data []byte) error {
 	if raw, ok := out.Extra["kind"]; ok && string(raw) != "null" {
 		var k string
 		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &k) != nil {
-			return &llm.FieldError{Field: "kind", Msg: "must be a string, not " + describeJSON(raw)}
+			return &llm.FieldError{Field: "kind", Msg: "must be a string, not " + record.DescribeJSON(raw)}
 		}
 		out.Kind = Kind(k)
 	}
@@ -289,31 +281,6 @@ func (l Limits) checkShape(shape []byte) error {
 	return nil
 }
 
-// errShapeTwice refuses metadata that has a shape of its own for a
-// message whose fields make one.
-var errShapeTwice = fmt.Errorf("%w: the metadata has a %q key, and the message's fields (parts, tool calls, name, …) make one: give them once", ErrInvalidMeta, MetaShape)
-
-// withShape returns the canonical metadata meta with shape added under
-// MetaShape.
-func withShape(meta, shape []byte) ([]byte, error) {
-	if len(meta) == 0 {
-		return append(append([]byte(`{"`+MetaShape+`":`), shape...), '}'), nil
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(meta, &fields); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidMeta, err)
-	}
-	if _, ok := fields[MetaShape]; ok {
-		return nil, errShapeTwice
-	}
-	fields[MetaShape] = shape
-	raw, err := json.Marshal(fields)
-	if err != nil {
-		return nil, err
-	}
-	return dag.CanonicalMeta(raw)
-}
-
 // shapedMessage rebuilds the message of a commit of role whose text is
 // text and whose shape is shape (the value of MetaShape).
 func shapedMessage(role Role, text string, shape json.RawMessage) (Message, error) {
@@ -328,43 +295,6 @@ func shapedMessage(role Role, text string, shape json.RawMessage) (Message, erro
 	}
 	m.Role = string(role)
 	return m, nil
-}
-
-// shapeOf returns the shape in a commit's metadata, nil when it has none.
-// (A map, not a struct: a struct field would also take a key "Shape",
-// which is the caller's.)
-func shapeOf(meta []byte) (json.RawMessage, error) {
-	if !bytes.Contains(meta, []byte(`"`+MetaShape+`"`)) {
-		return nil, nil
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(meta, &fields); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidMeta, err)
-	}
-	return fields[MetaShape], nil
-}
-
-// checkShapeValue checks a shape given in a caller's metadata: a JSON
-// object that is a message without "role".
-func checkShapeValue(raw json.RawMessage) error {
-	wrong := func(err error) error {
-		return &MetaTypeError{Key: MetaShape, Got: describeJSON(raw), Want: "a message object without role (" + err.Error() + ")"}
-	}
-	if jsonType(raw) != "an object" {
-		return &MetaTypeError{Key: MetaShape, Got: describeJSON(raw), Want: wantObject}
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return wrong(err)
-	}
-	if _, ok := fields["role"]; ok {
-		return wrong(errors.New("it has one"))
-	}
-	var m Message
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return wrong(err)
-	}
-	return nil
 }
 
 // checkMessage checks a message read for an import against the size
@@ -403,7 +333,7 @@ func answerOf(resp *llm.Response) (answer, error) {
 // message the shape keeps. Unlike Compile it keeps the commit's own role
 // (a steering commit is role user either way).
 func (c *CommitInfo) Message() (Message, error) {
-	shape, err := shapeOf(c.Meta)
+	shape, err := record.Shape(c.Meta)
 	if err != nil || shape == nil {
 		return Message{Role: string(c.Role), Content: c.Text}, err
 	}

@@ -45,3 +45,21 @@ func Bytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %s", float64(n)/float64(div), suffix)
 }
+
+// FirstLine returns the first line of s, cut to max runes with "…" as
+// the last. It reads no further than that: s may be large.
+func FirstLine(s string, max int) string {
+	n, cut := 0, 0
+	for i, r := range s {
+		if r == '\n' || r == '\r' {
+			return s[:i]
+		}
+		if n == max-1 {
+			cut = i
+		}
+		if n++; n > max {
+			return s[:cut] + "…"
+		}
+	}
+	return s
+}
