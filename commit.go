@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/ingest"
 	"github.com/tractdag/tract/internal/english"
-	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -57,7 +57,7 @@ func WithReflogMessage(action, message string) CommitOption {
 // against l's metadata size limit unless it is tract's own.
 func (c *commitConfig) canonicalMeta(l Limits) ([]byte, error) {
 	if c.rawMeta != nil && !c.own {
-		if err := l.checkMeta(c.rawMeta); err != nil {
+		if err := l.CheckMeta(c.rawMeta); err != nil {
 			return nil, err // before parsing it
 		}
 	}
@@ -69,7 +69,7 @@ func (c *commitConfig) canonicalMeta(l Limits) ([]byte, error) {
 		meta, err = dag.MetaFromMap(c.meta)
 	}
 	if err == nil && !c.own {
-		err = l.checkMeta(meta)
+		err = l.CheckMeta(meta)
 	}
 	return meta, err
 }
@@ -214,23 +214,12 @@ func (t *Tract) newCommit(tx store.Tx, parent Hash, kind Kind, role Role, text s
 }
 
 // validateCommit checks a commit's kind, role and text (see
-// Limits.checkText).
+// Limits.CheckText).
 func (t *Tract) validateCommit(kind Kind, role Role, text string) error {
-	if err := checkKindRole(kind, role); err != nil {
+	if err := ingest.CheckKindRole(kind, role); err != nil {
 		return err
 	}
-	return t.limits.checkText("the text", text)
-}
-
-// checkKindRole checks a commit's kind and role.
-func checkKindRole(kind Kind, role Role) error {
-	if !kind.Valid() {
-		return fmt.Errorf("%w %q: use one of message, steering, summary, note, error", ErrInvalidKind, kind)
-	}
-	if !role.Valid() {
-		return fmt.Errorf("%w %q: use one of system, user, assistant, tool", ErrInvalidRole, role)
-	}
-	return nil
+	return t.limits.CheckText("the text", text)
 }
 
 // System commits a system message.
@@ -252,36 +241,6 @@ func (t *Tract) Assistant(ctx context.Context, text string, opts ...CommitOption
 // by default.
 func (t *Tract) Note(ctx context.Context, text string, opts ...CommitOption) (Hash, error) {
 	return t.Commit(ctx, KindNote, RoleSystem, text, opts...)
-}
-
-// ImportMessage is one commit of a bulk Import or CommitMany: an OpenAI
-// message (see llm.Message for the fields it shares) with tract's kind and
-// metadata. Its JSON is the message object with two more members, "kind"
-// and "meta" (see ReadMessages and shape.go).
-type ImportMessage struct {
-	// Kind defaults to KindMessage.
-	Kind Kind
-	Role Role
-	// Content is the text. It must be empty when Parts is set.
-	Content string
-	// Meta is optional metadata (a JSON object).
-	Meta json.RawMessage
-	// Parts, Name, ToolCalls, ToolCallID and Extra are the rest of the
-	// message, as in llm.Message; a commit keeps them as its shape (see
-	// the dag package's "Message shapes"), and Compile gives them back.
-	Parts      []llm.Part
-	Name       string
-	ToolCalls  []llm.ToolCall
-	ToolCallID string
-	Extra      map[string]json.RawMessage
-}
-
-// kind returns m's kind, KindMessage when it has none.
-func (m *ImportMessage) kind() Kind {
-	if m.Kind == "" {
-		return KindMessage
-	}
-	return m.Kind
 }
 
 // CommitMany appends msgs to the current branch (a view's branch) as a
@@ -378,19 +337,19 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 				return nil, nil, err
 			}
 		}
-		kind := m.kind()
-		text, shape, err := m.stored()
+		kind := m.CommitKind()
+		text, shape, err := m.Stored()
 		if err == nil {
 			err = t.validateCommit(kind, m.Role, text)
 		}
 		if err == nil {
-			err = t.limits.checkShape(shape)
+			err = t.limits.CheckShape(shape)
 		}
 		if err != nil {
-			return nil, nil, &messageError{N: i + 1, Err: err}
+			return nil, nil, &ingest.MessageError{N: i + 1, Err: err}
 		}
-		if err := t.limits.checkMeta(m.Meta); err != nil {
-			return nil, nil, &messageError{N: i + 1, Err: err}
+		if err := t.limits.CheckMeta(m.Meta); err != nil {
+			return nil, nil, &ingest.MessageError{N: i + 1, Err: err}
 		}
 		meta, err := dag.CanonicalMeta(m.Meta)
 		if err == nil {
@@ -400,7 +359,7 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 			meta, err = record.WithShape(meta, shape)
 		}
 		if err != nil {
-			return nil, nil, &messageError{N: i + 1, Err: err}
+			return nil, nil, &ingest.MessageError{N: i + 1, Err: err}
 		}
 		data := []byte(text)
 		blob := dag.Sum(data)
@@ -412,7 +371,7 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 		}
 		raw, err := dag.Encode(c)
 		if err != nil {
-			return nil, nil, &messageError{N: i + 1, Err: err}
+			return nil, nil, &ingest.MessageError{N: i + 1, Err: err}
 		}
 		parent = dag.Sum(raw)
 		commits = append(commits, hashedCommit{hash: parent, commit: c, raw: raw})

@@ -2,12 +2,15 @@ package tract
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"unsafe"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/ingest"
 	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/store"
 )
@@ -450,7 +453,7 @@ func shapedMessageOf(c *dag.Commit, role Role, text string) (Message, error) {
 	if err != nil || shape == nil {
 		return Message{Role: string(role), Content: text}, err
 	}
-	return shapedMessage(role, text, shape)
+	return ingest.ShapedMessage(role, text, shape)
 }
 
 // compiledRole returns the role a commit is sent as; ok is false for
@@ -487,4 +490,36 @@ func bytesToString(b []byte) string {
 		return ""
 	}
 	return unsafe.String(&b[0], len(b))
+}
+
+// cloneMessage copies m with its parts, tool calls and other members, so
+// that changing the copy changes nothing of m.
+func cloneMessage(m Message) Message {
+	if m.Parts != nil {
+		m.Parts = slices.Clone(m.Parts)
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			if p.ImageURL != nil {
+				u := *p.ImageURL
+				p.ImageURL = &u
+			}
+			if p.InputAudio != nil {
+				a := *p.InputAudio
+				p.InputAudio = &a
+			}
+			if p.File != nil {
+				f := *p.File
+				p.File = &f
+			}
+		}
+	}
+	m.ToolCalls = slices.Clone(m.ToolCalls)
+	if m.Extra != nil {
+		extra := make(map[string]json.RawMessage, len(m.Extra))
+		for k, v := range m.Extra {
+			extra[k] = slices.Clone(v)
+		}
+		m.Extra = extra
+	}
+	return m
 }

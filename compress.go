@@ -366,7 +366,7 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 		if text == "" {
 			return nil, fmt.Errorf("compress: summary %d of %d given is empty (%w); nothing was written", i+1, n, ErrInvalidText)
 		}
-		if err := t.limits.checkText(fmt.Sprintf("summary %d of %d given", i+1, n), text); err != nil {
+		if err := t.limits.CheckText(fmt.Sprintf("summary %d of %d given", i+1, n), text); err != nil {
 			return nil, fmt.Errorf("compress: %w", err)
 		}
 	}
@@ -399,7 +399,7 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 		}
 		s, err := compress.Summarize(ctx, g, scfg)
 		if err == nil {
-			err = t.limits.checkText("the summary", s.Text)
+			err = t.limits.CheckText("the summary", s.Text)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("compress: group %d of %d (%s from %s): %w", k, n,

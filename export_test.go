@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -327,40 +326,6 @@ func TestImportConversations_Numbering(t *testing.T) {
 	branches, err := tr.Branches(ctx)
 	require.NoError(t, err)
 	assert.Len(t, branches, 12, "a refused import writes nothing")
-}
-
-func TestReadConversations_Errors(t *testing.T) {
-	tests := []struct {
-		name, in, wantErr string
-	}{
-		{"not JSON", "{\"messages\":[]}\nnope\n", `line 1: no messages`},
-		{"unknown field", `{"messages":[{"role":"user","content":"a"}],"tools":[]}`, `line 1: field "tools" is not supported`},
-		{"bad weight", `{"messages":[{"role":"assistant","content":"a","weight":2}]}`, `line 1: message 1: "weight" is a number (2); it is 0 or 1`},
-		{"bad role", "\n" + `{"messages":[{"role":"user","content":"a"},{"role":"robot","content":"b"}]}`, `line 2: message 2: `},
-		{"not an object", `[1]`, `line 1: not a JSON object {"messages":[…]}`},
-		{"messages not an array", `{"messages":{}}`, `line 1: "messages" is not an array of messages`},
-		{"no messages key", `{}`, `line 1: no messages`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tr := newChatTract(t, nil)
-			_, err := tr.ImportConversations(context.Background(), "c", tract.ReadConversations(strings.NewReader(tt.in)))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.wantErr)
-		})
-	}
-}
-
-func TestReadConversations_WeightKeptInMeta(t *testing.T) {
-	ctx := context.Background()
-	tr := newChatTract(t, nil)
-	_, err := tr.ImportConversations(ctx, "c", tract.ReadConversations(strings.NewReader(
-		`{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a","weight":0}]}`)))
-	require.NoError(t, err)
-	c, err := tr.Show(ctx, "c-1")
-	require.NoError(t, err)
-	assert.JSONEq(t, `{"weight":0}`, string(c.Meta))
-	_ = filepath.Join
 }
 
 // ExportAll leaves out a branch whose conversation another one contains,

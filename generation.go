@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tractdag/tract/ingest"
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/record"
@@ -448,4 +449,22 @@ func (g *generation) failPurified(err error, attempts int, text, msg string) err
 	g.tip, g.res.Commit, g.res.Purified = h, h, true
 	g.record(h)
 	return fmt.Errorf("chat: %w", err)
+}
+
+// answerOf is a model's answer as a turn keeps it: its text, and with tool
+// calls, its readable text and the shape that keeps the calls.
+func answerOf(resp *llm.Response) (answer, error) {
+	a := answer{text: resp.Content, model: resp.Model, usage: resp.Usage}
+	if len(resp.ToolCalls) == 0 {
+		return a, nil
+	}
+	m := ingest.Message{Role: RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls}
+	// A server that sends a call without an id or name is refused here,
+	// as a failed model call, not when the answer is committed.
+	text, shape, err := m.Stored()
+	if err != nil {
+		return answer{}, fmt.Errorf("the answer's tool calls cannot be kept: %w", err)
+	}
+	a.text, a.calls, a.shape = text, resp.ToolCalls, shape
+	return a, nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tractdag/tract/ingest"
 	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -150,7 +151,7 @@ func (im *importer) run(msgs iter.Seq2[ImportMessage, error]) (ImportResult, err
 		if err != nil {
 			return ImportResult{}, err
 		}
-		size := m.size()
+		size := m.Size()
 		if len(im.batch) == im.cfg.batchMessages || (len(im.batch) > 0 && im.size+size > im.cfg.batchBytes) {
 			if err := im.sort(); err != nil {
 				return ImportResult{}, err
@@ -322,26 +323,9 @@ func (im *importer) close() {
 // renumber turns buildChain's "message N" (counted within a batch) into the
 // position in the whole input.
 func renumber(err error, before int) error {
-	var me *messageError
+	var me *ingest.MessageError
 	if errors.As(err, &me) {
 		me.N += before
 	}
 	return err
 }
-
-// messageError is an invalid message of a bulk import, by its 1-based
-// position in the input and, when it was read from text, the line it
-// starts on.
-type messageError struct {
-	N    int
-	Line int // 0 when unknown
-	Err  error
-}
-
-func (e *messageError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("message %d (line %d): %v", e.N, e.Line, e.Err)
-	}
-	return fmt.Sprintf("message %d: %v", e.N, e.Err)
-}
-func (e *messageError) Unwrap() error { return e.Err }

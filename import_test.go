@@ -1,15 +1,11 @@
 package tract_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -19,7 +15,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract"
-	"github.com/tractdag/tract/internal/fuzzcheck"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -373,104 +368,6 @@ func TestImportSeq_ReadOnlyHandleReadsPacks(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, r.OK(), "%v", r.Problems)
 	assert.Equal(t, 1, r.Packs)
-}
-
-func FuzzReadMessages(f *testing.F) {
-	for _, s := range []string{
-		`[{"role":"user","content":"a"},{"role":"assistant","content":"b","kind":"note","meta":{"k": [1, 2]}}]`,
-		"{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}\n",
-		"", " \n\t", " [ ] ", "hello", `[{"role":"user","content":"a"},{"role":"user"]`,
-		`[{"role":"user","content":"a"}`, `[{"role":"user","content":"a"}] x`, `{"role":"user","content":"\u00e9\ud800"}`,
-		"null", "[null]", `{"role":"user","content":"a"} true`,
-		`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}],"refusal":null,"meta":{"k":1}}`,
-		`[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:,x","detail":"low"}}],"name":"n"}]`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		msgs, err := collect(tract.ReadMessages(bytes.NewReader(in)))
-		if err != nil {
-			fuzzcheck.UserError(t, err)
-			return
-		}
-		// What was read is one JSON object per message: an array of them,
-		// or a stream of them.
-		values, verr := topLevelValues(in)
-		if verr != nil {
-			t.Fatalf("read %d messages from input that is not JSON values (%v): %q", len(msgs), verr, in)
-		}
-		if len(values) != len(msgs) {
-			t.Fatalf("read %d messages from %d values: %q", len(msgs), len(values), in)
-		}
-		for i, v := range values {
-			if v[0] != '{' {
-				t.Fatalf("message %d read from %s, which is not an object", i+1, v)
-			}
-		}
-		// The messages come back alike from both forms ReadMessages takes.
-		var array, lines bytes.Buffer
-		require.NoError(t, json.NewEncoder(&array).Encode(append([]tract.ImportMessage{}, msgs...)))
-		for _, m := range msgs {
-			require.NoError(t, json.NewEncoder(&lines).Encode(m))
-		}
-		for _, form := range []*bytes.Buffer{&array, &lines} {
-			again, err := collect(tract.ReadMessages(bytes.NewReader(form.Bytes())))
-			if err != nil {
-				t.Fatalf("re-encoded messages do not read back: %v\n%s", err, form)
-			}
-			if !reflect.DeepEqual(compactMeta(t, msgs), compactMeta(t, again)) {
-				t.Fatalf("messages %+v read back as %+v from\n%s", msgs, again, form)
-			}
-		}
-	})
-}
-
-// readAll collects a sequence's messages up to its first error.
-func collect(seq iter.Seq2[tract.ImportMessage, error]) ([]tract.ImportMessage, error) {
-	var out []tract.ImportMessage
-	for m, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-// topLevelValues returns the elements of a JSON array, or the values of a
-// stream of JSON values.
-func topLevelValues(in []byte) ([]json.RawMessage, error) {
-	if t := bytes.TrimSpace(in); len(t) > 0 && t[0] == '[' {
-		var vs []json.RawMessage
-		err := json.Unmarshal(in, &vs)
-		return vs, err
-	}
-	var vs []json.RawMessage
-	d := json.NewDecoder(bytes.NewReader(in))
-	for {
-		var v json.RawMessage
-		if err := d.Decode(&v); err == io.EOF {
-			return vs, nil
-		} else if err != nil {
-			return nil, err
-		}
-		vs = append(vs, v)
-	}
-}
-
-// compactMeta returns msgs with their metadata compacted, as encoding
-// them does.
-func compactMeta(t *testing.T, msgs []tract.ImportMessage) []tract.ImportMessage {
-	out := slices.Clone(msgs)
-	for i := range out {
-		if out[i].Meta == nil {
-			continue
-		}
-		var b bytes.Buffer
-		require.NoError(t, json.Compact(&b, out[i].Meta))
-		out[i].Meta = b.Bytes()
-	}
-	return out
 }
 
 // A long import into a repository that may not be written is refused

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/testinput"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 )
@@ -101,7 +102,7 @@ func TestLimits_CommitCommitManyAndImport(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.do()
-			tl := requireTooLarge(t, err, tc.which)
+			tl := testinput.RequireTooLarge(t, err, tc.which)
 			assert.False(t, tl.More)
 			assert.ErrorContains(t, err, tc.err)
 			assert.Equal(t, before, commitCount(t, tr), "nothing was written")
@@ -118,7 +119,7 @@ func TestLimits_CommitCommitManyAndImport(t *testing.T) {
 func TestLimits_SizeIsCheckedBeforeUTF8(t *testing.T) {
 	tr := newTract(t, tract.WithLimits(tract.Limits{MessageSize: 4}))
 	_, err := tr.User(context.Background(), "\xff\xff\xff\xff\xff")
-	requireTooLarge(t, err, tract.LimitMessageSize)
+	testinput.RequireTooLarge(t, err, tract.LimitMessageSize)
 	_, err = tr.User(context.Background(), "\xff")
 	assert.ErrorIs(t, err, tract.ErrInvalidText)
 	assert.ErrorContains(t, err, "not valid UTF-8 (byte 0)")
@@ -156,7 +157,7 @@ func TestLimits_ModelAnswerOverTheLimit(t *testing.T) {
 			sc := llm.NewScripted(tc.replies...)
 			tr := newTract(t, tract.WithClient(sc), tract.WithLimits(tract.Limits{MessageSize: 200}))
 			res, err := tr.Chat(ctx, "question", tract.Validate(retry.JSON()))
-			tl := requireTooLarge(t, err, tract.LimitMessageSize)
+			tl := testinput.RequireTooLarge(t, err, tract.LimitMessageSize)
 			assert.Equal(t, int64(201), tl.Size)
 			assert.EqualError(t, err, fmt.Sprintf("chat: the model's answer (attempt %d) is 201 B, over the message size limit (200 B)", tc.attempt))
 			require.NotNil(t, res)
@@ -179,14 +180,14 @@ func TestLimits_ChatAndGenerateText(t *testing.T) {
 	sc := llm.NewScripted()
 	tr := newTract(t, tract.WithClient(sc), tract.WithLimits(tract.Limits{MessageSize: 10}))
 	_, err := tr.Chat(ctx, "a question too long")
-	tl := requireTooLarge(t, err, tract.LimitMessageSize)
+	tl := testinput.RequireTooLarge(t, err, tract.LimitMessageSize)
 	assert.Equal(t, "the text", tl.What)
 	_, err = tr.Chat(ctx, "short", tract.SystemPrompt("a system prompt too long"))
-	requireTooLarge(t, err, tract.LimitMessageSize)
+	testinput.RequireTooLarge(t, err, tract.LimitMessageSize)
 	_, err = tr.User(ctx, "hi")
 	require.NoError(t, err)
 	_, err = tr.Generate(ctx, tract.SystemPrompt("a system prompt too long"))
-	requireTooLarge(t, err, tract.LimitMessageSize)
+	testinput.RequireTooLarge(t, err, tract.LimitMessageSize)
 	assert.Empty(t, sc.Requests(), "no model was asked")
 	assert.Equal(t, 1, commitCount(t, tr))
 }
@@ -199,7 +200,7 @@ func TestLimits_CompressSummaries(t *testing.T) {
 		cmpTurns(t, tr, 6, "m")
 		snap := cmpSnap(t, tr)
 		_, err := tr.CompressRange(ctx, "", "", tract.KeepLast(2), tract.Summaries(long))
-		tl := requireTooLarge(t, err, tract.LimitMessageSize)
+		tl := testinput.RequireTooLarge(t, err, tract.LimitMessageSize)
 		assert.Equal(t, "summary 1 of 1 given", tl.What)
 		cmpUnchanged(t, tr, snap)
 	})
@@ -209,7 +210,7 @@ func TestLimits_CompressSummaries(t *testing.T) {
 		cmpTurns(t, tr, 6, "m")
 		snap := cmpSnap(t, tr)
 		_, err := tr.CompressRange(ctx, "", "", tract.KeepLast(2))
-		tl := requireTooLarge(t, err, tract.LimitMessageSize)
+		tl := testinput.RequireTooLarge(t, err, tract.LimitMessageSize)
 		assert.Equal(t, "the summary", tl.What)
 		assert.ErrorContains(t, err, "compress: group 1 of 1 (4 commits from ")
 		assert.Len(t, sc.Requests(), 1)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/ingest"
 	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -266,4 +267,16 @@ func newInfo(h Hash, c *dag.Commit, text string, names map[Hash][]string) *Commi
 		Hash: h, Parents: parents, Kind: c.Kind, Role: c.Role, Text: text,
 		Meta: json.RawMessage(c.Meta), Time: c.Time, Refs: refNames,
 	}
+}
+
+// Message returns the commit as an OpenAI message: its role, and its text
+// as the content, or, for a commit with a shape (see MetaShape), the
+// message the shape keeps. Unlike Compile it keeps the commit's own role
+// (a steering commit is role user either way).
+func (c *CommitInfo) Message() (Message, error) {
+	shape, err := record.Shape(c.Meta)
+	if err != nil || shape == nil {
+		return Message{Role: string(c.Role), Content: c.Text}, err
+	}
+	return ingest.ShapedMessage(c.Role, c.Text, shape)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/testinput"
 )
 
 // measurePeak runs fn and returns the most heap it held above what was in
@@ -35,14 +36,14 @@ func measurePeak(fn func()) uint64 {
 func BenchmarkReadMessages_Rejects(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
-		in    func() *generated
+		in    func() *testinput.Generated
 		which tract.SizeLimit
 	}{
-		{"line=1GB", func() *generated {
-			return newGenerated(`{"role":"user","content":"`, strings.Repeat("x", 64<<10), `"}`, 1<<30/(64<<10))
+		{"line=1GB", func() *testinput.Generated {
+			return testinput.NewGenerated(`{"role":"user","content":"`, strings.Repeat("x", 64<<10), `"}`, 1<<30/(64<<10))
 		}, tract.LimitLineSize},
-		{"message=50MB", func() *generated {
-			return newGenerated(`{"role":"user","content":"`, strings.Repeat("x", 50_000), `"}`, 1000)
+		{"message=50MB", func() *testinput.Generated {
+			return testinput.NewGenerated(`{"role":"user","content":"`, strings.Repeat("x", 50_000), `"}`, 1000)
 		}, tract.LimitMessageSize},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -50,9 +51,9 @@ func BenchmarkReadMessages_Rejects(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				in := tc.in()
 				var err error
-				worst = max(worst, measurePeak(func() { _, err = readAll(in) }))
-				requireTooLarge(b, err, tc.which)
-				read = uint64(in.read)
+				worst = max(worst, measurePeak(func() { err = drainMessages(in) }))
+				testinput.RequireTooLarge(b, err, tc.which)
+				read = uint64(in.Delivered)
 			}
 			b.ReportMetric(float64(worst)/(1<<20), "peak-heap-MiB")
 			b.ReportMetric(float64(read)/(1<<20), "read-MiB")
@@ -123,7 +124,7 @@ func BenchmarkReadMessages_Lines(b *testing.B) {
 	b.SetBytes(int64(len(line)) * 100_000)
 	for i := 0; i < b.N; i++ {
 		n := 0
-		for _, err := range tract.ReadMessages(newGenerated("", line, "", 100_000)) {
+		for _, err := range tract.ReadMessages(testinput.NewGenerated("", line, "", 100_000)) {
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -133,4 +134,14 @@ func BenchmarkReadMessages_Lines(b *testing.B) {
 			b.Fatal(n)
 		}
 	}
+}
+
+// drainMessages reads every message of in, and returns the first error.
+func drainMessages(in io.Reader) error {
+	for _, err := range tract.ReadMessages(in) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

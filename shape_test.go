@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/testinput"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/llmtest"
 	"github.com/tractdag/tract/retry"
@@ -295,12 +296,12 @@ func TestImport_ShapeSizeLimit(t *testing.T) {
 	for _, e := range tract.ReadMessages(strings.NewReader(line), tract.ReadLimits(tract.Limits{MessageSize: 2048, MetaSize: 8192})) {
 		err = e
 	}
-	tl := requireTooLarge(t, err, tract.LimitMessageSize)
+	tl := testinput.RequireTooLarge(t, err, tract.LimitMessageSize)
 	assert.Contains(t, tl.Error(), "the message's content parts and tool calls is")
 
 	tr := newShapeTract(t, tract.WithLimits(tract.Limits{MessageSize: 2048}))
 	_, err = tr.Import(context.Background(), readLines(t, line))
-	requireTooLarge(t, err, tract.LimitMessageSize)
+	testinput.RequireTooLarge(t, err, tract.LimitMessageSize)
 
 	big := newShapeTract(t, tract.WithLimits(tract.Limits{MessageSize: 8192, MetaSize: 1024}))
 	_, err = big.Import(context.Background(), readLines(t, line))
@@ -429,29 +430,6 @@ func TestChat_ToolCallsThroughValidationAndPurify(t *testing.T) {
 	assert.True(t, ok, "the accepted answer keeps its provenance beside its shape")
 }
 
-// ImportMessage's JSON is the message with "kind" and "meta"; it reads
-// back as it was written.
-func TestImportMessage_JSON(t *testing.T) {
-	for _, m := range []tract.ImportMessage{
-		{Role: tract.RoleUser, Content: "hi"},
-		{Kind: tract.KindNote, Role: tract.RoleSystem, Content: "n", Meta: json.RawMessage(`{"a":1}`)},
-		{Role: tract.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Type: "function", Function: llm.FunctionCall{Name: "f", Arguments: "{}"}}},
-			Extra: map[string]json.RawMessage{"refusal": json.RawMessage("null")}, Meta: json.RawMessage(`{"k":"v"}`)},
-		{Role: tract.RoleUser, Parts: []llm.Part{llm.TextPart("a"), llm.ImagePart("https://x/y.png", "")}, Name: "n"},
-	} {
-		b, err := json.Marshal(m)
-		require.NoError(t, err)
-		var back tract.ImportMessage
-		require.NoError(t, json.Unmarshal(b, &back), string(b))
-		assert.Equal(t, m, back, string(b))
-	}
-	b, err := json.Marshal(tract.ImportMessage{Kind: tract.KindNote, Role: tract.RoleSystem, Content: "n", Meta: json.RawMessage(`{"a":1}`)})
-	require.NoError(t, err)
-	assert.Equal(t, `{"role":"system","content":"n","kind":"note","meta":{"a":1}}`, string(b))
-	_, err = json.Marshal(tract.ImportMessage{Role: tract.RoleUser, Content: "a", Extra: map[string]json.RawMessage{"kind": json.RawMessage(`"x"`)}})
-	assert.ErrorContains(t, err, "kind is tract's")
-}
-
 // What Compile returns is the caller's: changing a part of it changes
 // nothing that the next Compile returns.
 func TestCompile_ShapesAreTheCallers(t *testing.T) {
@@ -498,7 +476,7 @@ func FuzzImport_CompileGivesBack(f *testing.F) {
 	f.Add(`{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}`)
 	f.Add(`{"role":"user","content":"x","x":{"b":[1.0,2],"a":"<&>"}}`)
 	f.Fuzz(func(t *testing.T, line string) {
-		msgs, err := collect(tract.ReadMessages(strings.NewReader(line)))
+		msgs, err := testinput.Collect(tract.ReadMessages(strings.NewReader(line)))
 		if err != nil || len(msgs) != 1 || (msgs[0].Kind != "" && msgs[0].Kind != tract.KindMessage) {
 			return
 		}

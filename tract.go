@@ -288,7 +288,7 @@ func open(path string, create bool, opts []Option) (*Tract, error) {
 			return nil, err
 		}
 	}
-	r := &repo{st: st, clock: c.clock, path: Redact(path), client: c.client, limits: c.limits.withDefaults()}
+	r := &repo{st: st, clock: c.clock, path: Redact(path), client: c.client, limits: c.limits.WithDefaults()}
 	return r.viewOf(""), nil
 }
 

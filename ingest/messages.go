@@ -1,4 +1,4 @@
-package tract
+package ingest
 
 import (
 	"bufio"
@@ -19,14 +19,14 @@ type ReadOption func(*Limits)
 
 // ReadLimits makes ReadMessages enforce l (its unset fields at their
 // defaults) instead of the default limits. ReadLimits(t.Limits()) reads
-// what t takes.
+// what a repository t takes.
 func ReadLimits(l Limits) ReadOption {
-	return func(c *Limits) { *c = c.merge(l) }
+	return func(c *Limits) { *c = c.Merge(l) }
 }
 
 // ReadMessages returns the messages of r, read as a stream: a JSON array of
 // OpenAI messages (objects as Compile's JSON prints them, optionally with
-// "kind" and "meta"; see ImportMessage.UnmarshalJSON for the shapes read)
+// "kind" and "meta"; see Message.UnmarshalJSON for the shapes read)
 // or one such object per line. A shape tract does not support is an error
 // naming the message and the member ("content[1].type").
 //
@@ -38,18 +38,18 @@ func ReadLimits(l Limits) ReadOption {
 //
 // Text must be valid UTF-8, as Commit requires: a byte that is not, or a
 // \uXXXX escape of a lone surrogate half, is an error wrapping
-// ErrInvalidText that gives its byte offset in the input (encoding/json
+// dag.ErrInvalidText that gives its byte offset in the input (encoding/json
 // would have turned either into U+FFFD).
 //
 // A malformed input ends the sequence with an error naming the message
 // by its position (and the line it starts on).
-func ReadMessages(r io.Reader, opts ...ReadOption) iter.Seq2[ImportMessage, error] {
+func ReadMessages(r io.Reader, opts ...ReadOption) iter.Seq2[Message, error] {
 	var lim Limits
 	for _, o := range opts {
 		o(&lim)
 	}
-	lim = lim.withDefaults()
-	return func(yield func(ImportMessage, error) bool) {
+	lim = lim.WithDefaults()
+	return func(yield func(Message, error) bool) {
 		mr := &messageReader{
 			br:   bufio.NewReaderSize(&cappedReader{r: r, left: lim.InputSize}, 64<<10),
 			lim:  lim,
@@ -112,13 +112,13 @@ type messageReader struct {
 	buf []byte
 }
 
-func (mr *messageReader) run(yield func(ImportMessage, error) bool) {
+func (mr *messageReader) run(yield func(Message, error) bool) {
 	c, err := mr.skipSpace()
 	if err == io.EOF {
 		return
 	}
 	if err != nil {
-		yield(ImportMessage{}, mr.inputError(1, err))
+		yield(Message{}, mr.inputError(1, err))
 		return
 	}
 	if c == '[' {
@@ -126,7 +126,7 @@ func (mr *messageReader) run(yield func(ImportMessage, error) bool) {
 		mr.skipByte()
 		c, err := mr.skipSpace()
 		if err != nil {
-			yield(ImportMessage{}, mr.arrayError(0, err))
+			yield(Message{}, mr.arrayError(0, err))
 			return
 		}
 		if c == ']' {
@@ -139,7 +139,7 @@ func (mr *messageReader) run(yield func(ImportMessage, error) bool) {
 		if !mr.array {
 			if _, err := mr.skipSpace(); err != nil {
 				if err != io.EOF {
-					yield(ImportMessage{}, mr.inputError(n, err))
+					yield(Message{}, mr.inputError(n, err))
 				}
 				return
 			}
@@ -155,33 +155,33 @@ func (mr *messageReader) run(yield func(ImportMessage, error) bool) {
 		c, err := mr.skipSpace()
 		switch {
 		case err != nil:
-			yield(ImportMessage{}, mr.arrayError(n, err))
+			yield(Message{}, mr.arrayError(n, err))
 			return
 		case c == ']':
 			mr.skipByte()
 			mr.end(yield, n)
 			return
 		case c != ',':
-			yield(ImportMessage{}, fmt.Errorf("input is not a JSON array of messages: expected , or ] after message %d, found %q at byte offset %d (line %d)", n, c, mr.off, mr.line))
+			yield(Message{}, fmt.Errorf("input is not a JSON array of messages: expected , or ] after message %d, found %q at byte offset %d (line %d)", n, c, mr.off, mr.line))
 			return
 		}
 		mr.skipByte()
 		if _, err := mr.skipSpace(); err != nil {
-			yield(ImportMessage{}, mr.arrayError(n, err))
+			yield(Message{}, mr.arrayError(n, err))
 			return
 		}
 	}
 }
 
 // end checks that nothing but white space follows the array of n messages.
-func (mr *messageReader) end(yield func(ImportMessage, error) bool, n int) {
+func (mr *messageReader) end(yield func(Message, error) bool, n int) {
 	c, err := mr.skipSpace()
 	switch {
 	case err == io.EOF:
 	case err != nil:
-		yield(ImportMessage{}, mr.inputError(n+1, err))
+		yield(Message{}, mr.inputError(n+1, err))
 	default:
-		yield(ImportMessage{}, fmt.Errorf("trailing data after the messages: unexpected %q at byte offset %d (line %d)", c, mr.off, mr.line))
+		yield(Message{}, fmt.Errorf("trailing data after the messages: unexpected %q at byte offset %d (line %d)", c, mr.off, mr.line))
 	}
 }
 
@@ -197,22 +197,22 @@ func (mr *messageReader) arrayError(n int, err error) error {
 // inputError is a read error while reading message n.
 func (mr *messageReader) inputError(n int, err error) error {
 	if errors.Is(err, errInputLimit) {
-		return &messageError{N: n, Line: mr.line, Err: &TooLargeError{What: "the input",
+		return &MessageError{N: n, Line: mr.line, Err: &TooLargeError{What: "the input",
 			Size: mr.lim.InputSize, More: true, Limit: mr.lim.InputSize, Which: LimitInputSize}}
 	}
 	return fmt.Errorf("read input: %w", err)
 }
 
 // message reads and decodes message n, whose JSON starts at the next byte.
-func (mr *messageReader) message(n int) (ImportMessage, error) {
+func (mr *messageReader) message(n int) (Message, error) {
 	start, line := mr.off, mr.line
-	fail := func(err error) (ImportMessage, error) {
-		return ImportMessage{}, &messageError{N: n, Line: line, Err: err}
+	fail := func(err error) (Message, error) {
+		return Message{}, &MessageError{N: n, Line: line, Err: err}
 	}
 	raw, err := mr.value()
 	if err != nil {
 		if err != errLineLimit {
-			return ImportMessage{}, mr.inputError(n, err)
+			return Message{}, mr.inputError(n, err)
 		}
 		what := "the line"
 		if mr.array {
@@ -230,12 +230,12 @@ func (mr *messageReader) message(n int) (ImportMessage, error) {
 		if raw[i] == '\\' {
 			what = fmt.Sprintf("the escape %s is half of a UTF-16 surrogate pair, not a character,", raw[i:i+6])
 		}
-		return fail(fmt.Errorf("%w: %s at byte offset %d of the input%s", ErrInvalidText, what, start+int64(i), at))
+		return fail(fmt.Errorf("%w: %s at byte offset %d of the input%s", dag.ErrInvalidText, what, start+int64(i), at))
 	}
 	if string(raw) == "null" {
 		return fail(errors.New("not a JSON object with role and content: got null"))
 	}
-	m := new(ImportMessage)
+	m := new(Message)
 	// Called directly, not through json.Unmarshal, which would check the
 	// whole message's syntax once more first: UnmarshalJSON checks it.
 	if err := m.UnmarshalJSON(raw); err != nil {
@@ -246,13 +246,13 @@ func (mr *messageReader) message(n int) (ImportMessage, error) {
 	}
 	// Checked here too (the commit checks it again) so that the error
 	// names the line.
-	if err := checkKindRole(m.kind(), m.Role); err != nil {
+	if err := CheckKindRole(m.CommitKind(), m.Role); err != nil {
 		return fail(err)
 	}
-	if err := mr.lim.checkMessage(m); err != nil {
+	if err := mr.lim.CheckMessage(m); err != nil {
 		return fail(err)
 	}
-	if err := mr.lim.checkMeta(m.Meta); err != nil {
+	if err := mr.lim.CheckMeta(m.Meta); err != nil {
 		return fail(err)
 	}
 	return *m, nil
@@ -426,3 +426,23 @@ func (mr *messageReader) skipByte() {
 	mr.off++
 	_, _ = mr.br.Discard(1)
 }
+
+// MessageError is an invalid message of a bulk import, by its 1-based
+// position in the input and, when it was read from text, the line it
+// starts on.
+type MessageError struct {
+	N    int
+	Line int // 0 when unknown
+	Err  error
+}
+
+// Error returns the MessageError message.
+func (e *MessageError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("message %d (line %d): %v", e.N, e.Line, e.Err)
+	}
+	return fmt.Sprintf("message %d: %v", e.N, e.Err)
+}
+
+// Unwrap returns the message's error.
+func (e *MessageError) Unwrap() error { return e.Err }

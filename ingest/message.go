@@ -1,24 +1,47 @@
-package tract
+package ingest
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/record"
 )
 
-// This file holds the message shapes: how an ImportMessage that is more
-// than a role and a text (content parts, tool calls, a tool call id, a
-// name, members tract has no field for) is kept in its commit, and how
-// Compile gives it back. The storage is documented in the dag package
-// ("Message shapes").
+// Message is one commit of a bulk import: an OpenAI
+// message (see llm.Message for the fields it shares) with tract's kind and
+// metadata. Its JSON is the message object with two more members, "kind"
+// and "meta" (see ReadMessages).
+type Message struct {
+	// Kind defaults to dag.KindMessage.
+	Kind dag.Kind
+	Role dag.Role
+	// Content is the text. It must be empty when Parts is set.
+	Content string
+	// Meta is optional metadata (a JSON object).
+	Meta json.RawMessage
+	// Parts, Name, ToolCalls, ToolCallID and Extra are the rest of the
+	// message, as in llm.Message; a commit keeps them as its shape (see
+	// the dag package's "Message shapes"), and Compile (package tract) gives them back.
+	Parts      []llm.Part
+	Name       string
+	ToolCalls  []llm.ToolCall
+	ToolCallID string
+	Extra      map[string]json.RawMessage
+}
+
+// CommitKind returns m's kind, dag.KindMessage when it has none.
+func (m *Message) CommitKind() dag.Kind {
+	if m.Kind == "" {
+		return dag.KindMessage
+	}
+	return m.Kind
+}
 
 // message is m as an llm.Message.
-func (m *ImportMessage) message() llm.Message {
+func (m *Message) message() llm.Message {
 	return llm.Message{Role: string(m.Role), Content: m.Content, Parts: m.Parts, Name: m.Name,
 		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Extra: m.Extra}
 }
@@ -30,7 +53,7 @@ var importOwn = [...]string{"kind", "meta"}
 // UnmarshalJSON reads an OpenAI message object (as llm.Message reads it)
 // with two more members: "kind" (a string) and "meta" (a JSON object);
 // either may be null, as if left out.
-func (m *ImportMessage) UnmarshalJSON(data []byte) error {
+func (m *Message) UnmarshalJSON(data []byte) error {
 	if m.plain(data) {
 		return nil
 	}
@@ -38,14 +61,14 @@ func (m *ImportMessage) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &msg); err != nil {
 		return err
 	}
-	out := ImportMessage{Role: Role(msg.Role), Content: msg.Content, Parts: msg.Parts, Name: msg.Name,
+	out := Message{Role: dag.Role(msg.Role), Content: msg.Content, Parts: msg.Parts, Name: msg.Name,
 		ToolCalls: msg.ToolCalls, ToolCallID: msg.ToolCallID, Extra: msg.Extra}
 	if raw, ok := out.Extra["kind"]; ok && string(raw) != "null" {
 		var k string
 		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &k) != nil {
 			return &llm.FieldError{Field: "kind", Msg: "must be a string, not " + record.DescribeJSON(raw)}
 		}
-		out.Kind = Kind(k)
+		out.Kind = dag.Kind(k)
 	}
 	if raw, ok := out.Extra["meta"]; ok && string(raw) != "null" {
 		out.Meta = raw
@@ -72,7 +95,7 @@ type plainImport struct {
 // plain decodes data into m when it is a plainImport, without the
 // member-by-member decoding a shape needs (which makes reading such lines
 // half as fast); it reports false, leaving m alone, for anything else.
-func (m *ImportMessage) plain(data []byte) bool {
+func (m *Message) plain(data []byte) bool {
 	if !plainKeys(data) {
 		return false
 	}
@@ -80,9 +103,9 @@ func (m *ImportMessage) plain(data []byte) bool {
 	if json.Unmarshal(data, &p) != nil || p.Role == nil || p.Content == nil {
 		return false
 	}
-	*m = ImportMessage{Role: Role(*p.Role), Content: *p.Content}
+	*m = Message{Role: dag.Role(*p.Role), Content: *p.Content}
 	if p.Kind != nil {
-		m.Kind = Kind(*p.Kind)
+		m.Kind = dag.Kind(*p.Kind)
 	}
 	if len(p.Meta) > 0 && string(p.Meta) != "null" {
 		m.Meta = p.Meta
@@ -184,7 +207,7 @@ func plainKeys(data []byte) bool {
 
 // MarshalJSON writes m as UnmarshalJSON reads it: the message object (in
 // llm.Message's order), then "kind" when set and "meta" when set.
-func (m ImportMessage) MarshalJSON() ([]byte, error) {
+func (m Message) MarshalJSON() ([]byte, error) {
 	for _, k := range importOwn {
 		if _, ok := m.Extra[k]; ok {
 			return nil, &llm.FieldError{Field: k, Msg: "is tract's and cannot be an extra member"}
@@ -208,10 +231,10 @@ func (m ImportMessage) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// stored returns what m's commit keeps: its readable text (the blob) and
+// Stored returns what m's commit keeps: its readable text (the blob) and
 // its shape (canonical JSON; nil for a message that is only a role and a
 // text).
-func (m *ImportMessage) stored() (text string, shape []byte, err error) {
+func (m *Message) Stored() (text string, shape []byte, err error) {
 	if m.Parts == nil && len(m.ToolCalls) == 0 && m.Content == "" {
 		return "", nil, errNoContent
 	}
@@ -249,10 +272,10 @@ func (m *ImportMessage) stored() (text string, shape []byte, err error) {
 
 // errNoContent refuses a message without content, which only an
 // assistant's tool calls may be.
-var errNoContent = fmt.Errorf("%w: the content is empty, null or missing (only an assistant message with tool_calls may have none)", ErrInvalidText)
+var errNoContent = fmt.Errorf("%w: the content is empty, null or missing (only an assistant message with tool_calls may have none)", dag.ErrInvalidText)
 
-// size is about how many bytes m's commit takes, for batching an import.
-func (m *ImportMessage) size() int {
+// Size is about how many bytes m's commit takes, for batching an import.
+func (m *Message) Size() int {
 	n := len(m.Content)
 	for _, p := range m.Parts {
 		n += len(p.Text)
@@ -271,103 +294,18 @@ func (m *ImportMessage) size() int {
 	return n
 }
 
-// checkShape checks a message's shape against the message size limit: the
-// shape holds the message's content when it is not the text, and a data:
-// URL can be large.
-func (l Limits) checkShape(shape []byte) error {
-	if n := int64(len(shape)); n > l.MessageSize {
-		return &TooLargeError{What: "the message's content parts and tool calls", Size: n, Limit: l.MessageSize, Which: LimitMessageSize}
-	}
-	return nil
-}
-
-// shapedMessage rebuilds the message of a commit of role whose text is
-// text and whose shape is shape (the value of MetaShape).
-func shapedMessage(role Role, text string, shape json.RawMessage) (Message, error) {
+// ShapedMessage rebuilds the message of a commit of role whose text is
+// text and whose shape is shape (the value of record.KeyShape).
+func ShapedMessage(role dag.Role, text string, shape json.RawMessage) (llm.Message, error) {
 	// Read as an import's message is, member names matched exactly: a
 	// struct would take a kept member "Name" for "name".
-	var m Message
+	var m llm.Message
 	if err := json.Unmarshal(shape, &m); err != nil {
-		return Message{}, fmt.Errorf("message shape: %w", err)
+		return llm.Message{}, fmt.Errorf("message shape: %w", err)
 	}
 	if m.Parts == nil && len(m.ToolCalls) == 0 {
 		m.Content = text
 	}
 	m.Role = string(role)
 	return m, nil
-}
-
-// checkMessage checks a message read for an import against the size
-// limits of its text and its shape.
-func (l Limits) checkMessage(m *ImportMessage) error {
-	text, shape, err := m.stored()
-	if err != nil {
-		return err
-	}
-	if err := l.checkText("the text", text); err != nil {
-		return err
-	}
-	return l.checkShape(shape)
-}
-
-// answerOf is a model's answer as a turn keeps it: its text, and with tool
-// calls, its readable text and the shape that keeps the calls.
-func answerOf(resp *llm.Response) (answer, error) {
-	a := answer{text: resp.Content, model: resp.Model, usage: resp.Usage}
-	if len(resp.ToolCalls) == 0 {
-		return a, nil
-	}
-	m := ImportMessage{Role: RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls}
-	// A server that sends a call without an id or name is refused here,
-	// as a failed model call, not when the answer is committed.
-	text, shape, err := m.stored()
-	if err != nil {
-		return answer{}, fmt.Errorf("the answer's tool calls cannot be kept: %w", err)
-	}
-	a.text, a.calls, a.shape = text, resp.ToolCalls, shape
-	return a, nil
-}
-
-// Message returns the commit as an OpenAI message: its role, and its text
-// as the content, or, for a commit with a shape (see MetaShape), the
-// message the shape keeps. Unlike Compile it keeps the commit's own role
-// (a steering commit is role user either way).
-func (c *CommitInfo) Message() (Message, error) {
-	shape, err := record.Shape(c.Meta)
-	if err != nil || shape == nil {
-		return Message{Role: string(c.Role), Content: c.Text}, err
-	}
-	return shapedMessage(c.Role, c.Text, shape)
-}
-
-// cloneMessage copies m with its parts, tool calls and other members, so
-// that changing the copy changes nothing of m.
-func cloneMessage(m Message) Message {
-	if m.Parts != nil {
-		m.Parts = slices.Clone(m.Parts)
-		for j := range m.Parts {
-			p := &m.Parts[j]
-			if p.ImageURL != nil {
-				u := *p.ImageURL
-				p.ImageURL = &u
-			}
-			if p.InputAudio != nil {
-				a := *p.InputAudio
-				p.InputAudio = &a
-			}
-			if p.File != nil {
-				f := *p.File
-				p.File = &f
-			}
-		}
-	}
-	m.ToolCalls = slices.Clone(m.ToolCalls)
-	if m.Extra != nil {
-		extra := make(map[string]json.RawMessage, len(m.Extra))
-		for k, v := range m.Extra {
-			extra[k] = slices.Clone(v)
-		}
-		m.Extra = extra
-	}
-	return m
 }

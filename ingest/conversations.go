@@ -1,4 +1,4 @@
-package tract
+package ingest
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/jsonerr"
 	"github.com/tractdag/tract/record"
 )
@@ -18,7 +19,7 @@ import (
 // JSON object a line, {"messages":[…]}, each message an OpenAI message as
 // ReadMessages reads it (and with the same checks), optionally with a
 // "weight" of 0 or 1, which is kept in the message's metadata under
-// MetaWeight. Blank lines are skipped. A line with a key other than
+// record.KeyWeight. Blank lines are skipped. A line with a key other than
 // "messages", no messages, a weight other than 0 or 1 or a message
 // ReadMessages refuses ends the sequence with an error naming the line
 // (and the message).
@@ -31,7 +32,7 @@ func ReadConversations(r io.Reader, opts ...ReadOption) iter.Seq2[Conversation, 
 	for _, o := range opts {
 		o(&lim)
 	}
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	return func(yield func(Conversation, error) bool) {
 		br := bufio.NewReaderSize(&cappedReader{r: r, left: lim.InputSize}, 64<<10)
 		var buf []byte
@@ -71,10 +72,11 @@ func ReadConversations(r io.Reader, opts ...ReadOption) iter.Seq2[Conversation, 
 	}
 }
 
-// Conversation is a conversation to import (see ImportConversations).
+// Conversation is a conversation to import (see package tract's
+// ImportConversations).
 type Conversation struct {
 	// Messages are its messages, oldest first.
-	Messages []ImportMessage
+	Messages []Message
 	// Line is the line of the input it was read from (0 when it was not
 	// read from one).
 	Line int
@@ -100,7 +102,7 @@ func readLine(br *bufio.Reader, buf []byte, limit int64) ([]byte, error) {
 }
 
 // conversation decodes one line of the OpenAI fine-tuning format.
-func conversation(line []byte, lim Limits) ([]ImportMessage, error) {
+func conversation(line []byte, lim Limits) ([]Message, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(line, &obj); err != nil || obj == nil {
 		if err == nil {
@@ -134,7 +136,7 @@ func conversation(line []byte, lim Limits) ([]ImportMessage, error) {
 			if json.Unmarshal(e, &m) == nil {
 				if w, ok := m["weight"]; ok {
 					if s := string(w); s != "0" && s != "1" {
-						return nil, &messageError{N: i + 1, Err: fmt.Errorf(`"weight" is %s; it is 0 or 1`, record.DescribeJSON(w))}
+						return nil, &MessageError{N: i + 1, Err: fmt.Errorf(`"weight" is %s; it is 0 or 1`, record.DescribeJSON(w))}
 					}
 					weights[i] = w
 					delete(m, "weight")
@@ -145,19 +147,19 @@ func conversation(line []byte, lim Limits) ([]ImportMessage, error) {
 		arr.Write(e)
 	}
 	arr.WriteByte(']')
-	msgs := make([]ImportMessage, 0, len(elems))
+	msgs := make([]Message, 0, len(elems))
 	for m, err := range ReadMessages(&arr, ReadLimits(lim)) {
 		if err != nil {
-			var me *messageError
+			var me *MessageError
 			if errors.As(err, &me) {
-				return nil, &messageError{N: me.N, Err: me.Err} // its line is the array's, not the input's
+				return nil, &MessageError{N: me.N, Err: me.Err} // its line is the array's, not the input's
 			}
 			return nil, err
 		}
 		if w := weights[len(msgs)]; w != nil {
-			meta, err := withMetaKey(m.Meta, MetaWeight, w)
+			meta, err := withMetaKey(m.Meta, record.KeyWeight, w)
 			if err != nil {
-				return nil, &messageError{N: len(msgs) + 1, Err: err}
+				return nil, &MessageError{N: len(msgs) + 1, Err: err}
 			}
 			m.Meta = meta
 		}
@@ -171,11 +173,11 @@ func withMetaKey(meta json.RawMessage, key string, v json.RawMessage) (json.RawM
 	m := map[string]json.RawMessage{}
 	if len(meta) > 0 {
 		if err := json.Unmarshal(meta, &m); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidMeta, err)
+			return nil, fmt.Errorf("%w: %v", dag.ErrInvalidMeta, err)
 		}
 	}
 	if _, ok := m[key]; ok && !bytes.Equal(m[key], v) {
-		return nil, fmt.Errorf("%w: %q given twice, as the message's %q and in its metadata", ErrInvalidMeta, key, key)
+		return nil, fmt.Errorf("%w: %q given twice, as the message's %q and in its metadata", dag.ErrInvalidMeta, key, key)
 	}
 	m[key] = v
 	return json.Marshal(m)
