@@ -10,8 +10,8 @@
 // its encoding ([Encode], [Commit.Hash]), so every field is part of its
 // identity. Sum (BLAKE3-256) is the only function that computes hashes. A
 // [Hash] prints as 64 lowercase hex characters ([Hash.String]) or 8
-// ([Hash.Short]); [ParseHash] reads either case, and [IsHexPrefix] tells an
-// abbreviation of [MinPrefixLen] or more characters.
+// ([Hash.Short]); [ParseHash] reads either case, and [IsHexPrefix] tells
+// whether a string could be a hash abbreviated to [MinPrefixLen] or more.
 //
 //	c := &dag.Commit{Kind: dag.KindMessage, Role: dag.RoleUser, Blob: dag.Sum(text), Time: now}
 //	b, err := dag.Encode(c) // the canonical bytes; dag.Sum(b) names the commit
