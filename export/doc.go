@@ -4,37 +4,17 @@
 // nothing of the repository: tract.Tract.Export reads the commits and
 // hands them to a Writer; 'tract export' is the command line.
 //
-// # Formats
+// A [Writer] writes one [Format]: [OpenAI] (supervised fine-tuning, one
+// conversation a line, with optional per-message weights, see [Weights]),
+// [OpenAIPreference] (OpenAI's DPO pairs), [TRLPreference] (TRL's DPO
+// trainer) or [TRLKTO] (TRL's KTO trainer, one judged answer a line).
+// [Writer.Conversation] writes a conversation, [Writer.Turn] the lines of a
+// validated turn's accepted and rejected answers; call [Writer.Flush] at the
+// end. Messages are written as encoding/json marshals llm.Message, without
+// HTML escaping. ExampleWriter_Turn writes a turn in TRL's DPO format.
 //
-// Messages are written as encoding/json marshals llm.Message
-// ({"role":…,"content":…}, and whatever other fields llm.Message holds),
-// without HTML escaping. Keys come in the order shown.
-//
-// OpenAI (supervised fine-tuning), one conversation a line:
-//
-//	{"messages":[{"role":"system","content":"…"},{"role":"user","content":"…"},{"role":"assistant","content":"…","weight":1}]}
-//
-//	messages  the conversation, oldest first
-//	weight    on a message, optionally: 0 (not trained on) or 1, last key
-//
-// OpenAIPreference (OpenAI preference fine-tuning, DPO), one (accepted,
-// rejected) pair a line:
-//
-//	{"input":{"messages":[…]},"preferred_output":[{"role":"assistant","content":"…"}],"non_preferred_output":[{"role":"assistant","content":"…"}]}
-//
-//	input.messages        the context the turn started from
-//	preferred_output      the accepted answer, a list of one message
-//	non_preferred_output  one rejected answer, a list of one message
-//
-// TRLPreference (TRL's DPO trainer, conversational), the same pairs:
-//
-//	{"prompt":[…],"chosen":[{"role":"assistant","content":"…"}],"rejected":[{"role":"assistant","content":"…"}]}
-//
-// TRLKTO (TRL's KTO trainer, conversational, unpaired), one answer a line:
-//
-//	{"prompt":[…],"completion":[{"role":"assistant","content":"…"}],"label":true}
-//
-//	label  true for the accepted answer, false for a rejected one
+// Every format's keys, in the order written, are documented in
+// docs/export.md.
 //
 // # Caveats
 //

@@ -28,8 +28,8 @@ const (
 
 // Anthropic is a Client for Anthropic's Messages API (POST
 // {base}/v1/messages). It shares the OpenAI client's options, retries,
-// errors and key redaction; see the package documentation for how it maps
-// a Request onto the API. It is safe for concurrent use; its settings are
+// errors and key redaction; see "The Anthropic client" in docs/llm.md for
+// how it maps a Request onto the API. It is safe for concurrent use; its settings are
 // fixed at construction.
 type Anthropic struct {
 	settings

@@ -83,8 +83,8 @@ type BoltOptions struct {
 
 // Bolt is the bbolt implementation of Store. It holds the file open and
 // locked only while transactions run (and for the short idle grace after
-// them), so many processes and handles can share one repository; see the
-// package documentation.
+// them), so many processes and handles can share one repository; see
+// "Sharing the file" in docs/storage.md.
 type Bolt struct {
 	path     string
 	readOnly bool

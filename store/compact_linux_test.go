@@ -19,7 +19,8 @@ import (
 )
 
 // gateHeld reports whether someone queues for path's lock (holds the gate
-// byte, far past the end of the file; see the package documentation).
+// byte, far past the end of the file; see "Sharing the file" in
+// docs/storage.md).
 func gateHeld(t *testing.T, path string) bool {
 	f, err := os.Open(path)
 	require.NoError(t, err)

@@ -131,7 +131,7 @@ func decodePackInfo(id uint64, b []byte) (PackInfo, error) {
 // objects costs less as a pack of its own than inserted into the main
 // buckets (bbolt: a batch of random hash keys dirties a page per object
 // there, but fills fresh pages in order in a pack). The store keeps its
-// packs few by merging them (see the package documentation).
+// packs few by merging them (see "Packs" in docs/storage.md).
 type PackWriter interface {
 	// WritePack stores entries, in ascending Compare order and each once,
 	// as a published pack, in this transaction. The store keeps their
