@@ -8,7 +8,8 @@
 // that is more than a role and a text (content parts, tool calls, a tool
 // call id, a name, members tract has no field for) keeps the rest as its
 // commit's shape (Message.Stored), which ShapedMessage turns back into the
-// message; the storage is described with package dag's message shapes.
+// message; the storage is described in docs/encoding.md
+// ("Message shapes").
 //
 // Errors name what was wrong and where: a *MessageError gives the
 // message's position in the input (and its line), wrapping a

@@ -24,7 +24,8 @@ type Message struct {
 	Meta json.RawMessage
 	// Parts, Name, ToolCalls, ToolCallID and Extra are the rest of the
 	// message, as in llm.Message; a commit keeps them as its shape (see
-	// the dag package's "Message shapes"), and Compile (package tract) gives them back.
+	// "Message shapes" in docs/encoding.md), and Compile (package tract)
+	// gives them back.
 	Parts      []llm.Part
 	Name       string
 	ToolCalls  []llm.ToolCall
