@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/events"
 	"github.com/tractdag/tract/export"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -483,7 +484,7 @@ func (t *Tract) promptSeq(ctx context.Context, h Hash) iter.Seq2[Message, error]
 
 // turns writes the selected validated turns.
 func (ex *exporter) turns() error {
-	turns, err := ex.t.turns(ex.ctx, nil)
+	traces, err := ex.t.traces(ex.ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -497,8 +498,8 @@ func (ex *exporter) turns() error {
 			return err
 		}
 	}
-	for _, tn := range turns {
-		if on != nil && !on[tn.restore] || !ex.keepTurn(tn) {
+	for _, tn := range traces {
+		if on != nil && !on[tn.Restore] || !ex.keepTurn(tn) {
 			continue
 		}
 		et, ok, err := ex.t.exportTurn(ex.ctx, tn)
@@ -517,36 +518,36 @@ func (ex *exporter) turns() error {
 }
 
 // keepTurn applies the filters to a validated turn.
-func (ex *exporter) keepTurn(tn *turn) bool {
+func (ex *exporter) keepTurn(tn *events.Trace) bool {
 	c := ex.cfg
-	start := tn.sum.start
+	start := tn.Start()
 	switch {
-	case c.task != "" && tn.task != c.task,
-		c.minAttempts > 0 && tn.sum.attempts < c.minAttempts,
+	case c.task != "" && tn.Task != c.task,
+		c.minAttempts > 0 && tn.Attempts() < c.minAttempts,
 		!c.since.IsZero() && start.Before(c.since),
 		!c.until.IsZero() && !start.Before(c.until):
 		return false
 	case c.validator != "":
-		return slices.ContainsFunc(tn.commits, func(tc *turnCommit) bool { return matchValidator(tc.meta.Validators, c.validator) })
+		return slices.ContainsFunc(tn.Steps, func(s *events.Step) bool { return matchValidator(s.Meta.Validators, c.validator) })
 	}
 	return true
 }
 
 // exportTurn reads the answers of a validated turn; ok is false for a
 // turn no validator judged.
-func (t *Tract) exportTurn(ctx context.Context, tn *turn) (et export.Turn, ok bool, err error) {
+func (t *Tract) exportTurn(ctx context.Context, tn *events.Trace) (et export.Turn, ok bool, err error) {
 	var accepted, clean Hash
 	var rejected []Hash
-	for _, tc := range tn.commits {
-		m := &tc.meta
+	for _, s := range tn.Steps {
+		m := &s.Meta
 		switch {
-		case tc.kind == tcAccepted:
-			clean = tc.hash
-		case tc.kind != tcAttempt || m.Valid == nil:
+		case s.Kind == events.StepAccepted:
+			clean = s.Hash
+		case s.Kind != events.StepAttempt || m.Valid == nil:
 		case *m.Valid:
-			accepted = tc.hash
+			accepted = s.Hash
 		case m.Failure != nil: // not a validator that could not run
-			rejected = append(rejected, tc.hash)
+			rejected = append(rejected, s.Hash)
 		}
 		ok = ok || m.Valid != nil
 	}
@@ -581,7 +582,7 @@ func (t *Tract) exportTurn(ctx context.Context, tn *turn) (et export.Turn, ok bo
 		}
 		return nil
 	})
-	et.Prompt = t.promptSeq(ctx, tn.restore)
+	et.Prompt = t.promptSeq(ctx, tn.Restore)
 	return et, err == nil, err
 }
 

@@ -7,17 +7,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tractdag/tract/events"
 	"github.com/tractdag/tract/ingest"
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/retry"
+	"github.com/tractdag/tract/store"
 )
 
 // generate runs the validated-generation loop from the restore point.
 func (t *Tract) generate(ctx context.Context, restore Hash, cfg *chatConfig) (*ChatResult, error) {
 	g := newGeneration(t, restore, cfg)
-	defer g.endEvents()
+	defer g.events.End()
 	for {
 		out, err := retry.WithSteering(ctx, g.steering())
 		if err == nil {
@@ -49,7 +51,7 @@ type generation struct {
 	res        *ChatResult
 	failures   []FailureRecord // the turn's failure records, in order
 	started    time.Time       // when the attempt under way started (monotonic)
-	events     *turnEvents     // derives the turn's events from its commits; nil without OnEvent
+	events     *events.Live    // derives the turn's events from its commits; nil without OnEvent
 }
 
 func newGeneration(t *Tract, restore Hash, cfg *chatConfig) *generation {
@@ -58,7 +60,7 @@ func newGeneration(t *Tract, restore Hash, cfg *chatConfig) *generation {
 		v = cfg.validators[0] // no "name: " prefix on a lone validator's diagnosis
 	}
 	return &generation{t: t, cfg: cfg, validator: v, restore: restore, tip: restore, round: 1,
-		res: &ChatResult{Diagnoses: []string{}, History: []Attempt{}, Steering: []Hash{}}, events: newLiveEvents(cfg.events)}
+		res: &ChatResult{Diagnoses: []string{}, History: []Attempt{}, Steering: []Hash{}}, events: events.NewLive(cfg.events)}
 }
 
 func (g *generation) steering() retry.Steering[answer, Hash] {
@@ -467,4 +469,26 @@ func answerOf(resp *llm.Response) (answer, error) {
 	}
 	a.text, a.calls, a.shape = text, resp.ToolCalls, shape
 	return a, nil
+}
+
+// record derives the events of commit h, just written by the turn. It
+// reads the commit back, outside the transaction that wrote it, so the
+// event holds what the repository holds (the commit's time, to the
+// nanosecond). A commit that cannot be read back emits nothing.
+func (g *generation) record(h Hash) {
+	if g.events == nil || h.IsZero() {
+		return
+	}
+	var s *events.Step
+	err := g.t.view(func(tx store.Tx) error {
+		c, err := tx.Commit(h)
+		if err != nil {
+			return err
+		}
+		s, _, err = events.StepOf(h, c, func() (string, error) { return commitText(tx, c) })
+		return err
+	})
+	if err == nil && s != nil {
+		g.events.Add(s)
+	}
 }

@@ -1,4 +1,4 @@
-package tract
+package events
 
 import (
 	"regexp"

@@ -13,21 +13,21 @@ import (
 	"github.com/tractdag/tract/retry"
 )
 
-type turnCommit struct {
+type shapeCommit struct {
 	kind tract.Kind
 	role tract.Role
 }
 
-func repeat(c turnCommit, n int) []turnCommit {
-	out := make([]turnCommit, n)
+func repeat(c shapeCommit, n int) []shapeCommit {
+	out := make([]shapeCommit, n)
 	for i := range out {
 		out[i] = c
 	}
 	return out
 }
 
-func repeatPairs(a, b turnCommit, n int) []turnCommit {
-	var out []turnCommit
+func repeatPairs(a, b shapeCommit, n int) []shapeCommit {
+	var out []shapeCommit
 	for range n {
 		out = append(out, a, b)
 	}
@@ -36,7 +36,7 @@ func repeatPairs(a, b turnCommit, n int) []turnCommit {
 
 // LastTurn and PendingTurn read each shape of a branch's end.
 func TestLastTurn_Shapes(t *testing.T) {
-	type commit = turnCommit
+	type commit = shapeCommit
 	var (
 		system    = commit{tract.KindMessage, tract.RoleSystem}
 		user      = commit{tract.KindMessage, tract.RoleUser}

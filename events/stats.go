@@ -1,9 +1,7 @@
-package tract
+package events
 
 import (
 	"cmp"
-	"context"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -12,9 +10,8 @@ import (
 	"github.com/tractdag/tract/retry"
 )
 
-// Stats summarises the tasks of a repository: the validated turns that
-// carry a task id (see Task), orphaned attempts included, read from the
-// commits as Tract.Events reads them. Counts of tasks count each task id
+// Stats summarises tasks: the validated turns that carry a task id,
+// orphaned attempts included, as Replay regenerates them. Counts of tasks count each task id
 // once, over all its turns. The JSON names are those of 'tract stats
 // --json'.
 type Stats struct {
@@ -81,51 +78,42 @@ type DiagnosisCount struct {
 	Count     int    `json:"count"`
 }
 
-// StatsFilter selects the tasks Tract.Stats summarises.
-type StatsFilter struct {
+// Filter selects the tasks Summarize summarises.
+type Filter struct {
 	// TaskPrefix keeps the tasks whose id starts with it ("": all).
 	TaskPrefix string
 	// Since keeps the turns whose first attempt started at or after it
 	// (zero: all).
 	Since time.Time
-	// Progress, when set, receives the commits read so far (see Progress).
-	Progress ProgressFunc
 }
 
 // topDiagnoses is how many diagnoses Stats lists.
 const topDiagnoses = 5
 
-// Stats summarises the tasks in the repository (see Stats). It reads the
-// commits as Events does, a page per short read transaction.
-func (t *Tract) Stats(ctx context.Context, f StatsFilter) (*Stats, error) {
-	p := f.Progress.start("commits", 0)
-	turns, err := t.turns(ctx, p)
-	p.Stop()
-	if err != nil {
-		return nil, fmt.Errorf("stats: %w", err)
-	}
+// Summarize summarises the tasks of traces (see Stats) that f selects.
+func Summarize(traces []*Trace, f Filter) *Stats {
 	st := &Stats{FailureTypes: map[retry.FailureType]int{}, TopDiagnoses: []DiagnosisCount{}, Tasks: []TaskStats{}}
 	byTask := make(map[string]int) // task id → index in st.Tasks
 	errs := make(map[string]int)   // failures' one-line errors, as given
 
-	for _, tn := range turns {
+	for _, tn := range traces {
 		s := tn.sum
 		switch {
 		case !f.Since.IsZero() && s.start.Before(f.Since):
 			continue
-		case tn.task == "":
+		case tn.Task == "":
 			if f.TaskPrefix == "" {
 				st.UntaskedTurns++
 			}
 			continue
-		case !strings.HasPrefix(tn.task, f.TaskPrefix):
+		case !strings.HasPrefix(tn.Task, f.TaskPrefix):
 			continue
 		}
-		i, ok := byTask[tn.task]
+		i, ok := byTask[tn.Task]
 		if !ok {
 			i = len(st.Tasks)
-			byTask[tn.task] = i
-			st.Tasks = append(st.Tasks, TaskStats{Task: tn.task, Started: s.start})
+			byTask[tn.Task] = i
+			st.Tasks = append(st.Tasks, TaskStats{Task: tn.Task, Started: s.start})
 		}
 		ts := &st.Tasks[i]
 		ts.Turns++
@@ -178,7 +166,7 @@ func (t *Tract) Stats(ctx context.Context, f StatsFilter) (*Stats, error) {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Diagnosis, b.Diagnosis))
 	})
 	st.TopDiagnoses = st.TopDiagnoses[:min(topDiagnoses, len(st.TopDiagnoses))]
-	return st, nil
+	return st
 }
 
 // normaliseDiagnosis turns a failure's one-line error into its kind, so
@@ -186,8 +174,8 @@ func (t *Tract) Stats(ctx context.Context, f StatsFilter) (*Stats, error) {
 // lower case, quoted text as "…", numbers as N, white space collapsed,
 // trailing punctuation dropped.
 func normaliseDiagnosis(s string) string {
-	s = maskVariableParts(s)
-	s = strings.Join(strings.Fields(strings.ToLower(s)), " ")
+	s = maskVariableParts(strings.ToLower(s)) // lower case first: a number stays N
+	s = strings.Join(strings.Fields(s), " ")
 	return strings.TrimRight(s, ".:;, ")
 }
 
