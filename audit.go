@@ -47,12 +47,6 @@ const (
 	ResolvedAborted   = events.ResolvedAborted
 )
 
-// OnEvent reports each event of the turn to fn as it happens (see Event),
-// outside any transaction: fn may take its time, or read the repository.
-// The events of a turn are exactly those Tract.Events regenerates from
-// its commits afterwards.
-func OnEvent(fn func(Event)) ChatOption { return func(cfg *chatConfig) { cfg.events = fn } }
-
 // EventFilter selects the events Tract.Events returns.
 type EventFilter struct {
 	// Task keeps only the events of turns with this task id ("": all).

@@ -3,169 +3,190 @@ package tract
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 
-	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/record"
-	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/turn"
 )
 
-// DefaultRetryPrompt is the steering text committed after a failed
-// validation. {diagnosis}, {attempt} and {max_attempts} are replaced.
-const DefaultRetryPrompt = "Your previous response failed validation: {diagnosis}\nPlease try again, addressing the issue above."
+// A validated turn (Chat, Generate, RetryLast) is run by package turn;
+// these are its names as package tract users know them.
+type (
+	// ChatOption configures Chat, Generate and RetryLast.
+	ChatOption = turn.Option
+	// ChatResult is the outcome of Chat or Generate. On failure it is
+	// returned along with the error, so the usage spent and the diagnoses
+	// are not lost.
+	ChatResult = turn.Result
+	// Attempt describes one model answer of a Chat or Generate call.
+	Attempt = turn.Attempt
+	// AttemptDelta is one piece of an attempt's answer as the model
+	// streams it (see OnAttemptDelta).
+	AttemptDelta = turn.AttemptDelta
+	// ContextStrategy is what the model sees of a turn's failed attempts
+	// when it retries.
+	ContextStrategy = turn.ContextStrategy
+	// Analyzer analyses a failed attempt (see Analyze).
+	Analyzer = turn.Analyzer
+	// Escalation is what the escalation hook (OnEscalation) is told when
+	// a round of attempts ends without an accepted answer.
+	Escalation = turn.Escalation
+	// Resolution is the escalation hook's answer.
+	Resolution = turn.Resolution
+	// EscalationFunc decides what a turn does when a round of attempts
+	// fails (see OnEscalation).
+	EscalationFunc = turn.EscalationFunc
+	// EscalationError reports a turn stopped by a failure that retrying
+	// cannot fix.
+	EscalationError = turn.EscalationError
+	// SkippedError reports a turn whose escalation hook answered skip.
+	SkippedError = turn.SkippedError
+	// AbortedError reports a turn whose escalation hook answered abort.
+	AbortedError = turn.AbortedError
+	// TaskIDError reports a task id that Task refuses.
+	TaskIDError = turn.TaskIDError
+	// ResolutionAction is what the escalation hook decides.
+	ResolutionAction = record.ResolutionAction
+	// EscalationReason says why a round of attempts ended, or why a turn
+	// stopped at once instead of spending its remaining attempts.
+	EscalationReason = record.EscalationReason
+)
 
-// ErrNoClient is returned by Chat, Generate and compression without
-// summaries when no model client is configured (see WithClient and
-// UseClient). It is llm.ErrNoClient.
-var ErrNoClient = llm.ErrNoClient
+// Constants of a validated turn (see package turn and package record).
+const (
+	// DefaultRetryPrompt is the steering text committed after a failed
+	// validation. {diagnosis}, {attempt} and {max_attempts} are replaced.
+	DefaultRetryPrompt = turn.DefaultRetryPrompt
+	// MaxRounds bounds the rounds of attempts of one validated turn.
+	MaxRounds = turn.MaxRounds
+	// MaxTaskIDLen is the most bytes a task id may hold.
+	MaxTaskIDLen = turn.MaxTaskIDLen
 
-// ChatOption configures Chat and Generate.
-type ChatOption func(*chatConfig)
+	ContextConversation = turn.ContextConversation
+	ContextFresh        = turn.ContextFresh
 
-type chatConfig struct {
-	client      llm.Client
-	validators  []retry.Validator
-	maxAttempts int
-	purify      bool
-	note        bool
-	retryPrompt string
-	model       string
-	temperature *float64
-	schema      *llm.Schema // Structured
-	onDelta     func(string)
-	onAttempt   func(Attempt)
-	system      string
-	task        string
-	taskSet     bool
-	feedback    retry.FeedbackFormat
-	strategy    ContextStrategy
-	analyzer    Analyzer
-	// onEscalation is the OnEscalation hook.
-	onEscalation EscalationFunc
-	// intervention is the user's high-priority guidance for the current
-	// round (a fix answer to an escalation), "" when none: the steering
-	// of the round renders it first (in xml feedback, as a
-	// <user_intervention> block ahead of the failures).
-	intervention string
-	// events is the OnEvent callback.
-	events func(Event)
-	// onAttemptDelta is the OnAttemptDelta callback.
-	onAttemptDelta func(AttemptDelta)
-	// onPending is the OnPendingTurn callback.
-	onPending func(*Turn)
-}
+	ResolveRetry = record.ResolveRetry
+	ResolveSkip  = record.ResolveSkip
+	ResolveAbort = record.ResolveAbort
+	ResolveFix   = record.ResolveFix
+
+	EscalateMaxRetries       = record.EscalateMaxRetries
+	EscalateAuth             = record.EscalateAuth
+	EscalatePermission       = record.EscalatePermission
+	EscalateMalformedRequest = record.EscalateMalformedRequest
+	EscalateContextLength    = record.EscalateContextLength
+	EscalateBlocked          = record.EscalateBlocked
+)
+
+// Errors of a validated turn.
+var (
+	// ErrNoClient is returned by Chat, Generate and compression without
+	// summaries when no model client is configured (see WithClient and
+	// UseClient). It is llm.ErrNoClient.
+	ErrNoClient = llm.ErrNoClient
+	// ErrSkipped matches a *SkippedError: the hook answered skip.
+	ErrSkipped = turn.ErrSkipped
+	// ErrAborted matches an *AbortedError: the hook answered abort.
+	ErrAborted = turn.ErrAborted
+)
 
 // UseClient sends this call to c instead of the client given to Open.
-func UseClient(c llm.Client) ChatOption { return func(cfg *chatConfig) { cfg.client = c } }
+func UseClient(c llm.Client) ChatOption { return turn.UseClient(c) }
 
 // Validate adds validators; the answer is accepted when all pass.
-func Validate(vs ...retry.Validator) ChatOption {
-	return func(cfg *chatConfig) { cfg.validators = append(cfg.validators, vs...) }
-}
+func Validate(vs ...retry.Validator) ChatOption { return turn.Validate(vs...) }
 
 // MaxAttempts sets the total number of attempts, the first included
 // (default 3).
-func MaxAttempts(n int) ChatOption { return func(cfg *chatConfig) { cfg.maxAttempts = n } }
+func MaxAttempts(n int) ChatOption { return turn.MaxAttempts(n) }
 
 // Purify says whether a success after retries resets the branch to the
-// restore point and re-commits only the accepted answer (default true), and
-// whether exhaustion returns the branch to the restore point with an error
-// commit. Without it the failed attempts and steering stay on the branch.
-func Purify(on bool) ChatOption { return func(cfg *chatConfig) { cfg.purify = on } }
+// restore point and re-commits only the accepted answer (default true);
+// see turn.Purify.
+func Purify(on bool) ChatOption { return turn.Purify(on) }
 
 // ProvenanceNote also commits a note such as "resolved after 2 attempts:
-// invalid JSON …" after the accepted answer. The provenance itself (attempts
-// and diagnoses) is always recorded in the accepted commit's metadata, for a
-// first-try success too.
-func ProvenanceNote() ChatOption { return func(cfg *chatConfig) { cfg.note = true } }
+// invalid JSON …" after the accepted answer (see turn.ProvenanceNote).
+func ProvenanceNote() ChatOption { return turn.ProvenanceNote() }
 
 // RetryPrompt replaces DefaultRetryPrompt; it may use {diagnosis},
 // {attempt} and {max_attempts}.
-func RetryPrompt(template string) ChatOption {
-	return func(cfg *chatConfig) { cfg.retryPrompt = template }
-}
+func RetryPrompt(template string) ChatOption { return turn.RetryPrompt(template) }
 
 // Model names the model for this call (default: the client's).
-func Model(name string) ChatOption { return func(cfg *chatConfig) { cfg.model = name } }
+func Model(name string) ChatOption { return turn.Model(name) }
 
 // Temperature sets the sampling temperature.
-func Temperature(t float64) ChatOption { return func(cfg *chatConfig) { cfg.temperature = &t } }
+func Temperature(t float64) ChatOption { return turn.Temperature(t) }
 
 // OnDelta streams each piece of every attempt's answer to fn as it arrives.
-func OnDelta(fn func(delta string)) ChatOption { return func(cfg *chatConfig) { cfg.onDelta = fn } }
+func OnDelta(fn func(delta string)) ChatOption { return turn.OnDelta(fn) }
+
+// OnAttemptDelta streams every attempt's answer to fn as it arrives, each
+// piece with the number of its attempt (see turn.OnAttemptDelta).
+func OnAttemptDelta(fn func(AttemptDelta)) ChatOption { return turn.OnAttemptDelta(fn) }
 
 // OnAttempt reports each attempt after it was validated and committed.
-func OnAttempt(fn func(Attempt)) ChatOption { return func(cfg *chatConfig) { cfg.onAttempt = fn } }
+func OnAttempt(fn func(Attempt)) ChatOption { return turn.OnAttempt(fn) }
+
+// OnEvent reports each event of the turn to fn as it happens, outside any
+// transaction; they are exactly those Tract.Events regenerates from its
+// commits afterwards (see turn.OnEvent).
+func OnEvent(fn func(Event)) ChatOption { return turn.OnEvent(fn) }
 
 // OnPendingTurn has Chat call fn, before it commits the message, when the
 // branch ends in an unanswered user message (see PendingTurn) that the new
 // message would follow: the place to warn that the model will see two
 // user messages in a row. Chat checks the branch first, so a missing
 // branch or a detached HEAD is Chat's error alone, with no call.
-func OnPendingTurn(fn func(*Turn)) ChatOption { return func(cfg *chatConfig) { cfg.onPending = fn } }
+func OnPendingTurn(fn func(*Turn)) ChatOption { return turn.OnPendingTurn(fn) }
 
 // SystemPrompt commits text as a system message before the user message
 // unless the current context already has that exact system message.
-func SystemPrompt(text string) ChatOption { return func(cfg *chatConfig) { cfg.system = text } }
+func SystemPrompt(text string) ChatOption { return turn.SystemPrompt(text) }
 
-// Attempt describes one model answer of a Chat or Generate call.
-type Attempt struct {
-	// Number is the 1-based attempt number.
-	Number int `json:"number"`
-	// Max is the total number of attempts allowed.
-	Max int `json:"max"`
-	// OK says whether every validator passed.
-	OK bool `json:"ok"`
-	// Text is the model's answer.
-	Text string `json:"text"`
-	// Diagnosis is the validators' reason for rejecting the answer.
-	Diagnosis string `json:"diagnosis,omitempty"`
-	// Commit is the assistant commit that recorded the answer on the
-	// attempts chain. When purify re-commits an accepted answer after
-	// retries, ChatResult.Commit names the clean copy on the branch.
-	Commit Hash `json:"commit"`
-	// Usage is this attempt's token usage.
-	Usage llm.Usage `json:"usage"`
+// Structured asks the model for answers constrained to schema where its
+// provider supports it (see turn.Structured).
+func Structured(schema *llm.Schema) ChatOption { return turn.Structured(schema) }
+
+// Task records id, the task the turn works on, on every commit the turn
+// writes (see turn.Task).
+func Task(id string) ChatOption { return turn.Task(id) }
+
+// Feedback sets how a retry is told what went wrong (default
+// retry.FeedbackPlain; see turn.Feedback).
+func Feedback(f retry.FeedbackFormat) ChatOption { return turn.Feedback(f) }
+
+// RetryContextStrategy sets what a retry sees of the failed attempts
+// (default ContextConversation; see turn.RetryContextStrategy).
+func RetryContextStrategy(s ContextStrategy) ChatOption { return turn.RetryContextStrategy(s) }
+
+// ParseContextStrategy returns the ContextStrategy named s
+// ("conversation" or "fresh"); any other name is an error.
+func ParseContextStrategy(s string) (ContextStrategy, error) { return turn.ParseContextStrategy(s) }
+
+// Analyze runs a after each rejected answer (see turn.Analyze).
+func Analyze(a Analyzer) ChatOption { return turn.Analyze(a) }
+
+// ModelAnalyzer returns an Analyzer that asks client (with model, or the
+// client's default) in one call per failure (see turn.ModelAnalyzer).
+func ModelAnalyzer(client llm.Client, model string) Analyzer {
+	return turn.ModelAnalyzer(client, model)
 }
 
-// ChatResult is the outcome of Chat or Generate. On failure it is returned
-// along with the error, so the usage spent and the diagnoses are not lost;
-// on a *ConflictError that kept the (accepted) answer off the branch, Text
-// and Commit are that answer.
-type ChatResult struct {
-	// Text is the accepted answer ("" on failure); with tool calls, its
-	// readable text (see llm.Message.Text).
-	Text string `json:"answer"`
-	// ToolCalls are the accepted answer's function calls, kept in its
-	// commit's shape (see MetaShape); nil when it makes none.
-	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
-	// Commit is the accepted assistant commit on the branch (after purify,
-	// the clean re-commit); on failure, the error commit if one was made.
-	Commit Hash `json:"commit"`
-	// User is the user message's commit (zero for Generate).
-	User Hash `json:"user,omitzero"`
-	// Attempts is the number of model answers.
-	Attempts int `json:"attempts"`
-	// Diagnoses are the failed attempts' diagnoses, in order.
-	Diagnoses []string `json:"diagnoses"`
-	// Usage is summed over every attempt.
-	Usage llm.Usage `json:"usage"`
-	// Model is the model that answered last.
-	Model string `json:"model,omitempty"`
-	// Purified is true when failed attempts were moved off the branch.
-	Purified bool `json:"purified"`
-	// History is every attempt, in order, with its answer, verdict, usage
-	// and commit: what an inspector of the turn needs without Show. On
-	// exhaustion its last entry holds the last answer.
-	History []Attempt `json:"history"`
-	// Steering are the steering commits the turn wrote after its failed
-	// attempts, in order (empty when the first attempt passed).
-	Steering []Hash `json:"steering"`
-}
+// OnEscalation calls fn when a round of attempts ends without an accepted
+// answer (see turn.OnEscalation).
+func OnEscalation(fn EscalationFunc) ChatOption { return turn.OnEscalation(fn) }
+
+// ParseResolution reads a person's answer to an escalation: "retry",
+// "skip", "abort" or "fix: INSTRUCTION".
+func ParseResolution(s string) (Resolution, error) { return turn.ParseResolution(s) }
+
+// Judge returns a retry.JudgeFunc that asks client (with model, or the
+// client's default) for the "llm:" validator's verdict.
+func Judge(client llm.Client, model string) retry.JudgeFunc { return turn.Judge(client, model) }
 
 // Chat commits text as a user message and generates the assistant's answer
 // (see Validated generation in the package documentation). With validators, each answer is committed and checked; a
@@ -193,15 +214,15 @@ type ChatResult struct {
 // do when attempts run out or such a failure stops the turn: another
 // round (retry, or fix with an instruction), skip or abort.
 func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*ChatResult, error) {
-	cfg, err := t.chatConfig(opts)
+	cfg, err := t.turnConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if cfg.onPending != nil {
-		if err := t.pendingBefore(ctx, cfg.onPending); err != nil {
+	if fn := cfg.OnPending(); fn != nil {
+		if err := t.pendingBefore(ctx, fn); err != nil {
 			return nil, fmt.Errorf("chat: %w", err)
 		}
 	}
@@ -212,12 +233,12 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 			return err
 		}
 		parent := cur.Hash
-		if cfg.system != "" {
+		if cfg.System() != "" {
 			if parent, err = t.ensureSystem(tx, parent, cfg); err != nil {
 				return err
 			}
 		}
-		meta, err := metaConfig(record.TaskMeta(cfg.task))
+		meta, err := metaConfig(record.TaskMeta(cfg.Task()))
 		if err != nil {
 			return err
 		}
@@ -227,7 +248,7 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 	if err != nil {
 		return nil, fmt.Errorf("chat: %w", err)
 	}
-	res, err := t.generate(ctx, user, cfg)
+	res, err := t.runTurn(ctx, user, cfg)
 	if res != nil {
 		res.User = user
 	}
@@ -253,7 +274,7 @@ func (t *Tract) pendingBefore(ctx context.Context, fn func(*Turn)) error {
 // Generate answers the current context without a new user message, with the
 // same validation, retries and purify as Chat.
 func (t *Tract) Generate(ctx context.Context, opts ...ChatOption) (*ChatResult, error) {
-	cfg, err := t.chatConfig(opts)
+	cfg, err := t.turnConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +291,7 @@ func (t *Tract) Generate(ctx context.Context, opts ...ChatOption) (*ChatResult, 
 			return fmt.Errorf("%w: commit a message first", ErrUnbornBranch)
 		}
 		head = cur.Hash
-		if cfg.system != "" {
+		if cfg.System() != "" {
 			if head, err = t.ensureSystem(tx, head, cfg); err != nil {
 				return err
 			}
@@ -287,39 +308,34 @@ func (t *Tract) Generate(ctx context.Context, opts ...ChatOption) (*ChatResult, 
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
 	}
-	return t.generate(ctx, head, cfg)
+	return t.runTurn(ctx, head, cfg)
 }
 
-func (t *Tract) chatConfig(opts []ChatOption) (*chatConfig, error) {
-	cfg := &chatConfig{client: t.client, purify: true, retryPrompt: DefaultRetryPrompt}
-	for _, o := range opts {
-		o(cfg)
-	}
-	switch {
-	case t.isClosed():
+// turnConfig is the configuration of a turn on t with opts.
+func (t *Tract) turnConfig(opts []ChatOption) (*turn.Config, error) {
+	if t.isClosed() {
 		return nil, fmt.Errorf("chat: %w", ErrClosed)
-	case cfg.client == nil:
-		return nil, fmt.Errorf("chat: %w: pass tract.WithClient to Open or tract.UseClient to the call", ErrNoClient)
-	case cfg.maxAttempts < 0:
-		return nil, fmt.Errorf("chat: max attempts is %d; it must be 1 or more", cfg.maxAttempts)
-	case cfg.maxAttempts == 0:
-		cfg.maxAttempts = retry.DefaultMaxAttempts
 	}
-	if cfg.taskSet {
-		if err := checkTaskID(cfg.task); err != nil {
-			return nil, fmt.Errorf("chat: %w", err)
-		}
-	}
-	if err := cfg.checkFeedback(); err != nil {
+	cfg, err := turn.NewConfig(t.client, opts...)
+	if err != nil {
 		return nil, fmt.Errorf("chat: %w", err)
 	}
 	return cfg, nil
 }
 
+// runTurn runs a validated turn on t from restore (see turn.Run).
+func (t *Tract) runTurn(ctx context.Context, restore Hash, cfg *turn.Config) (*ChatResult, error) {
+	res, err := turn.Run(ctx, turnRepo{t}, restore, cfg)
+	if err != nil {
+		err = fmt.Errorf("chat: %w", err)
+	}
+	return res, err
+}
+
 // ensureSystem commits the system prompt of cfg on parent unless the
 // compiled context already contains it.
-func (t *Tract) ensureSystem(tx store.Tx, parent Hash, cfg *chatConfig) (Hash, error) {
-	system := cfg.system
+func (t *Tract) ensureSystem(tx store.Tx, parent Hash, cfg *turn.Config) (Hash, error) {
+	system := cfg.System()
 	if !parent.IsZero() {
 		msgs, err := t.cache.compile(context.Background(), tx, parent, false)
 		if err != nil {
@@ -331,121 +347,9 @@ func (t *Tract) ensureSystem(tx store.Tx, parent Hash, cfg *chatConfig) (Hash, e
 			}
 		}
 	}
-	meta, err := metaConfig(record.TaskMeta(cfg.task))
+	meta, err := metaConfig(record.TaskMeta(cfg.Task()))
 	if err != nil {
 		return Hash{}, err
 	}
 	return t.commitWith(tx, parent, KindMessage, RoleSystem, system, meta)
-}
-
-// answer is one attempt's model output.
-type answer struct {
-	text       string // the readable text: the content, or with calls, llm.Message.Text
-	calls      []llm.ToolCall
-	shape      []byte // the commit's shape, with calls (see ImportMessage.stored)
-	model      string
-	usage      llm.Usage
-	structured *StructuredRecord // what became of the turn's schema; nil without one
-}
-
-// What a ConflictError of a turn kept off the branch, when it is the answer.
-const (
-	keptAnswer         = "answer"
-	keptAcceptedAnswer = "accepted answer"
-)
-
-// modelError marks an error as coming from the model client, not the store.
-type modelError struct{ err error }
-
-func (e *modelError) Error() string { return e.err.Error() }
-func (e *modelError) Unwrap() error { return e.err }
-
-// rewind soft-resets the branch from tip to restore (reflog action purify,
-// ORIG_HEAD at tip) and, unless then is nil, commits then on restore, in
-// one transaction. When the branch no longer stands at tip it moves
-// nothing: then is kept off the branch and the error is a *ConflictError.
-func (t *Tract) rewind(tip, restore Hash, msg string, then *pendingCommit) (Hash, error) {
-	var h Hash
-	err := t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
-		cur, err := t.requireBranch(tx)
-		if err != nil {
-			return nil, err
-		}
-		var cfg *commitConfig
-		if then != nil {
-			if cfg, err = metaConfig(then.meta); err != nil {
-				return nil, err
-			}
-		}
-		if cur.Hash != tip {
-			if then == nil {
-				return &ConflictError{Ref: cur.ref(), Expected: tip, Actual: cur.Hash}, nil
-			}
-			if h, err = t.putCommit(tx, restore, then.kind, then.role, then.text, cfg); err != nil {
-				return nil, err
-			}
-			conflict, err := t.strand(tx, cur, tip, h, then.what)
-			return conflict, err
-		}
-		if err := t.move(tx, tip, restore, refs.ActionPurify, msg); err != nil {
-			return nil, err
-		}
-		if err := setOrigHead(tx, tip); err != nil {
-			return nil, err
-		}
-		h = restore
-		if then != nil {
-			h, err = t.commitWith(tx, restore, then.kind, then.role, then.text, cfg)
-		}
-		return nil, err
-	})
-	return h, err
-}
-
-func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, verr error) *record.Meta {
-	usage := a.usage
-	m := &record.Meta{Attempt: attempt, Usage: &usage, Model: a.model, Diagnosis: diagnosis, Structured: a.structured, Shape: a.shape}
-	if validated {
-		valid := ok && verr == nil
-		m.Valid = &valid
-	}
-	if verr != nil {
-		m.ValidatorError = verr.Error()
-	}
-	return m
-}
-
-// provenance is the Provenance of a turn of attempts answers so far, built
-// on restore.
-func provenance(attempts int, restore Hash, res *ChatResult) Provenance {
-	return Provenance{Attempts: attempts, Diagnoses: append([]string{}, res.Diagnoses...),
-		Restore: restore, Usage: res.Usage, Model: res.Model}
-}
-
-func purifyMessage(failed int) string {
-	return "purify: hid " + english.Count(failed, "failed attempt", "failed attempts")
-}
-
-func expandRetryPrompt(tmpl, diagnosis string, attempt, max int) string {
-	return strings.NewReplacer("{diagnosis}", diagnosis, "{attempt}", strconv.Itoa(attempt),
-		"{max_attempts}", strconv.Itoa(max)).Replace(tmpl)
-}
-
-func nonEmpty(s, fallback string) string {
-	if strings.TrimSpace(s) == "" {
-		return fallback
-	}
-	return s
-}
-
-// Judge returns a retry.JudgeFunc that asks client (with model, or the
-// client's default) for the "llm:" validator's verdict.
-func Judge(client llm.Client, model string) retry.JudgeFunc {
-	return func(ctx context.Context, prompt string) (string, error) {
-		resp, err := client.Complete(ctx, llm.Request{Model: model, Messages: []llm.Message{{Role: string(RoleUser), Content: prompt}}})
-		if err != nil {
-			return "", err
-		}
-		return resp.Content, nil
-	}
 }

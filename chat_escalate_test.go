@@ -258,18 +258,19 @@ func TestChat_EscalationHookErrorEndsTheTurn(t *testing.T) {
 		want string
 	}{
 		{"error", func(context.Context, tract.Escalation) (tract.Resolution, error) { return tract.Resolution{}, boom },
-			"chat: escalation hook: the operator went home"},
+			"\nescalation hook: the operator went home"},
 		{"fix without instruction", func(context.Context, tract.Escalation) (tract.Resolution, error) {
 			return tract.Resolution{Action: tract.ResolveFix}, nil
-		}, `chat: escalation hook: "fix" needs an instruction`},
+		}, "\nescalation hook: \"fix\" needs an instruction"},
 		{"unknown action", func(context.Context, tract.Escalation) (tract.Resolution, error) {
 			return tract.Resolution{Action: "later"}, nil
-		}, `chat: escalation hook: unknown resolution "later"`},
+		}, "\nescalation hook: unknown resolution \"later\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr, srv := newChatServerTract(t)
 			srv.Reply(llmtest.Answer("no"))
+			// The hook's error follows the turn's on a line of its own.
 			_, err := tr.Chat(context.Background(), chatQuestion, tract.Validate(retry.JSON()), tract.MaxAttempts(1), tract.OnEscalation(tt.hook))
 			var ex *retry.ExhaustedError
 			require.ErrorAs(t, err, &ex)

@@ -121,40 +121,6 @@ func (t *Tract) commitWith(tx store.Tx, parent Hash, kind Kind, role Role, text 
 	return h, t.move(tx, parent, h, action, msg)
 }
 
-// pendingCommit is a commit a step of an operation will write on a parent
-// read in an earlier transaction.
-type pendingCommit struct {
-	kind Kind
-	role Role
-	text string
-	meta *record.Meta
-	// what names the commit in a conflict ("accepted answer", …).
-	what string
-}
-
-// commitOn writes p on parent and moves t's position from parent to it, in
-// one transaction. When the position moved since parent was read, the
-// commit is kept off the branch and the error is a *ConflictError (see
-// advance).
-func (t *Tract) commitOn(parent Hash, p pendingCommit) (Hash, error) {
-	var h Hash
-	err := t.updateAdvancing(func(tx store.Tx) (conflict *ConflictError, err error) {
-		if _, err := t.requireBranch(tx); err != nil {
-			return nil, err
-		}
-		cfg, err := metaConfig(p.meta)
-		if err != nil {
-			return nil, err
-		}
-		action, msg := cfg.reflog(p.kind, p.role, p.text)
-		h, conflict, err = t.advance(tx, parent, action, msg, p.what, func() (Hash, error) {
-			return t.putCommit(tx, parent, p.kind, p.role, p.text, cfg)
-		})
-		return conflict, err
-	})
-	return h, err
-}
-
 // putCommit validates and stores one commit on parent without moving any
 // ref.
 func (t *Tract) putCommit(tx store.Tx, parent Hash, kind Kind, role Role, text string, cfg *commitConfig) (Hash, error) {

@@ -135,44 +135,10 @@ func (h head) ref() string {
 	return h.Branch
 }
 
-// ConflictError is returned when the branch (or detached HEAD) an operation
-// works on moved while it ran: another process, goroutine or view committed
-// or reset it first. The move did not happen. What the operation had made
-// by then is not lost: the commits before the conflict are where they were
-// written, and the result that could not be put on the branch was stored
-// anyway and recorded in the reflog named refs.Stranded, so LogAll lists
-// it (action "conflict") and GC keeps it for the usual expiry.
-//
-// errors.Is(err, ErrConflict) holds for it.
-type ConflictError struct {
-	// Ref is the full name of the ref that moved ("refs/heads/main", or
-	// "HEAD" when detached).
-	Ref string
-	// Expected is where the operation expected the ref; Actual is where it
-	// found it.
-	Expected, Actual Hash
-	// Kept is the commit that was stored off the branch (the answer of a
-	// chat turn, a compressed chain's tip); zero when nothing was.
-	Kept Hash
-	// What names what Kept is: "answer", "accepted answer", "summary"….
-	What string
-}
-
-// Error returns the ConflictError message.
-func (e *ConflictError) Error() string {
-	name := e.Ref
-	if b, ok := refs.BranchName(e.Ref); ok {
-		name = "branch " + b
-	}
-	msg := fmt.Sprintf("%s moved from %s to %s while the operation ran (another writer got there first)", name, short(e.Expected), short(e.Actual))
-	if e.Kept.IsZero() {
-		return msg + "; nothing was written"
-	}
-	return fmt.Sprintf("%s; the %s was kept off the branch as commit %s", msg, e.What, e.Kept.Short())
-}
-
-// Is makes errors.Is(err, ErrConflict) hold.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+// ConflictError is returned when the branch (or detached HEAD) an
+// operation works on moved while it ran; errors.Is(err, ErrConflict) holds
+// for it (see refs.ConflictError).
+type ConflictError = refs.ConflictError
 
 // advance stores what write makes on top of want and moves t's position
 // from want to it, in tx. When the position moved meanwhile, the commits

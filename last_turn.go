@@ -7,6 +7,7 @@ import (
 
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/turn"
 )
 
 // ActionRetryLast is the reflog action of the move RetryLast makes when
@@ -27,58 +28,25 @@ func (e *noTurnError) Is(target error) bool { return target == ErrNoTurn }
 
 func noTurn(format string, args ...any) error { return &noTurnError{fmt.Sprintf(format, args...)} }
 
-// TurnState is the shape of a branch's last turn.
-type TurnState int
+// The last turn of a branch (see package turn).
+type (
+	// TurnState is the shape of a branch's last turn.
+	TurnState = turn.State
+	// Turn is the last turn of a branch: its commits from the first (the
+	// user message, or the error of a TurnNotSent) to the tip.
+	Turn = turn.Last
+)
 
 // The shapes of a last turn.
 const (
 	// TurnAnswered is a user message and the assistant's answer.
-	TurnAnswered TurnState = iota + 1
+	TurnAnswered = turn.Answered
 	// TurnUnanswered is a user message followed only by the error
-	// commits of its failed turn (exhausted validation, a failed model
-	// call), or by nothing at all (an interrupted turn, or a message
-	// committed without an answer). A new user message would follow it
-	// directly, so the model would see two user messages in a row.
-	TurnUnanswered
-	// TurnNotSent is an error commit with no user message under it: a
-	// failure before anything was sent (no model configured).
-	TurnNotSent
+	// commits of its failed turn, or by nothing at all.
+	TurnUnanswered = turn.Unanswered
+	// TurnNotSent is an error commit with no user message under it.
+	TurnNotSent = turn.NotSent
 )
-
-// String names the state as the CLI and the REPL print it.
-func (s TurnState) String() string {
-	switch s {
-	case TurnAnswered:
-		return "message and answer"
-	case TurnUnanswered:
-		return "unanswered message"
-	case TurnNotSent:
-		return "error"
-	}
-	return fmt.Sprintf("TurnState(%d)", int(s))
-}
-
-// Turn is the last turn of a branch: its commits from the first (the
-// user message, or the error of a TurnNotSent) to the tip. Notes after
-// them (a provenance note, the note of a skipped task) belong to the turn.
-type Turn struct {
-	// State is the turn's shape.
-	State TurnState
-	// User is the turn's user message (zero for TurnNotSent).
-	User Hash
-	// First is the turn's first commit: User, or the earliest error of a
-	// TurnNotSent.
-	First Hash
-	// Tip is the branch tip, the turn's last commit.
-	Tip Hash
-	// Base is the commit before First (zero: the turn starts at a root).
-	Base Hash
-	// Commits is how many commits the turn has, First and Tip included:
-	// 'tract reset --soft HEAD~Commits' takes the turn off the branch.
-	Commits int
-	// Errors is how many of them are error commits.
-	Errors int
-}
 
 // turnScan is how many commits LastTurn reads in its first look: a
 // turn's commits after its message are an error and a few notes at most.
@@ -106,11 +74,11 @@ func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
 	if len(cs) == 0 {
 		return nil, noTurn("the branch has no commits yet")
 	}
-	turn := &Turn{Tip: cs[0].Hash}
+	last := &Turn{Tip: cs[0].Hash}
 	i := 0
 	for i < len(cs) && (cs[i].Kind == KindError || cs[i].Kind == KindNote) {
 		if cs[i].Kind == KindError {
-			turn.Errors++
+			last.Errors++
 		}
 		i++
 	}
@@ -119,42 +87,42 @@ func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
 	}
 	switch {
 	case isUser(i):
-		turn.State = TurnUnanswered
-	case turn.Errors > 0:
+		last.State = TurnUnanswered
+	case last.Errors > 0:
 		// A failure before the send: the turn is the errors (and the
 		// notes above them), down to the earliest of the run.
 		for i > 0 && cs[i-1].Kind != KindError {
 			i--
 		}
-		turn.State, turn.First, turn.Commits = TurnNotSent, cs[i-1].Hash, i
-		turn.Base = firstParent(cs[i-1])
-		return turn, nil
+		last.State, last.First, last.Commits = TurnNotSent, cs[i-1].Hash, i
+		last.Base = firstParent(cs[i-1])
+		return last, nil
 	case i < len(cs) && cs[i].Kind == KindMessage && cs[i].Role == RoleAssistant && isUser(i+1):
 		i++
-		turn.State = TurnAnswered
+		last.State = TurnAnswered
 	default:
 		return nil, noTurn("the branch ends in %s (%s), not in a user message, its answer or an error",
 			english.A(string(cs[0].Role)+" "+string(cs[0].Kind)), cs[0].Hash.Short())
 	}
-	turn.User, turn.First, turn.Commits = cs[i].Hash, cs[i].Hash, i+1
-	turn.Base = firstParent(cs[i])
-	return turn, nil
+	last.User, last.First, last.Commits = cs[i].Hash, cs[i].Hash, i+1
+	last.Base = firstParent(cs[i])
+	return last, nil
 }
 
 // PendingTurn returns the branch's last turn when it is TurnUnanswered,
 // and nil (with no error) when the branch ends in anything else: the
 // check to make before committing a new user message.
 func (t *Tract) PendingTurn(ctx context.Context) (*Turn, error) {
-	turn, err := t.LastTurn(ctx)
+	last, err := t.LastTurn(ctx)
 	switch {
 	case errors.Is(err, ErrNoTurn):
 		return nil, nil
 	case err != nil:
 		return nil, err
-	case turn.State != TurnUnanswered:
+	case last.State != TurnUnanswered:
 		return nil, nil
 	}
-	return turn, nil
+	return last, nil
 }
 
 // RetryLast answers the branch's unanswered user message again (see
@@ -170,11 +138,11 @@ func (t *Tract) PendingTurn(ctx context.Context) (*Turn, error) {
 // *ConflictError. SystemPrompt is refused: the system message would
 // follow the user message it should come before.
 func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult, error) {
-	cfg, err := t.chatConfig(opts)
+	cfg, err := t.turnConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.system != "" {
+	if cfg.System() != "" {
 		return nil, errors.New("retry last: a system prompt cannot be added: it would follow the user message it should precede")
 	}
 	if err := ctx.Err(); err != nil {
@@ -185,28 +153,28 @@ func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult,
 	if err := t.view(func(tx store.Tx) error { _, err := t.requireBranch(tx); return err }); err != nil {
 		return nil, fmt.Errorf("retry last: %w", err)
 	}
-	turn, err := t.LastTurn(ctx)
+	last, err := t.LastTurn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("retry last: nothing to retry: %w", err)
 	}
-	switch turn.State {
+	switch last.State {
 	case TurnAnswered:
 		return nil, fmt.Errorf("retry last: nothing to retry: %w", noTurn("the branch's last message, %s, has its answer (%s)",
-			turn.User.Short(), turn.Tip.Short()))
+			last.User.Short(), last.Tip.Short()))
 	case TurnNotSent:
 		return nil, fmt.Errorf("retry last: nothing to retry: %w", noTurn("the branch ends in an error (%s) with no message of yours before it",
-			turn.First.Short()))
+			last.First.Short()))
 	}
-	if turn.Tip != turn.User {
+	if last.Tip != last.User {
 		msg := fmt.Sprintf("retry-last: dropped %s after message %s to answer it again",
-			english.Count(turn.Commits-1, "commit", "commits"), turn.User.Short())
-		if _, err := t.Reset(ctx, turn.User.String(), Soft, ResetIf(turn.Tip), ResetReflog(ActionRetryLast, msg)); err != nil {
+			english.Count(last.Commits-1, "commit", "commits"), last.User.Short())
+		if _, err := t.Reset(ctx, last.User.String(), Soft, ResetIf(last.Tip), ResetReflog(ActionRetryLast, msg)); err != nil {
 			return nil, fmt.Errorf("retry last: %w", err)
 		}
 	}
-	res, err := t.generate(ctx, turn.User, cfg)
+	res, err := t.runTurn(ctx, last.User, cfg)
 	if res != nil {
-		res.User = turn.User
+		res.User = last.User
 	}
 	return res, err
 }

@@ -1,13 +1,18 @@
-package tract
+package turn
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/english"
+	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/record"
+	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
 )
 
@@ -22,10 +27,10 @@ const MaxRounds = 5
 type Escalation struct {
 	// Task is the turn's task id ("" when none was given).
 	Task string
-	// Reason says why: EscalateMaxRetries when every attempt of the round
+	// Reason says why: record.EscalateMaxRetries when every attempt of the round
 	// failed validation, else the reason a failure could not be retried
 	// (auth, permission, malformed_request, context_length, blocked).
-	Reason EscalationReason
+	Reason record.EscalationReason
 	// Round is the round that ended, from 1; at most MaxRounds-1.
 	Round int
 	// Attempts is the number of attempts the round made (a failed model
@@ -33,40 +38,22 @@ type Escalation struct {
 	Attempts, MaxAttempts, TotalAttempts int
 	// Failures are every failure record of the turn, every round, in
 	// order: attempt numbers count on across rounds.
-	Failures []FailureRecord
+	Failures []record.Failure
 	// LastAnswer is the model's last answer ("" when it gave none).
 	LastAnswer string
 }
 
-// ResolutionAction is what the escalation hook decides.
-type ResolutionAction = record.ResolutionAction
-
-// The answers to an Escalation.
-const (
-	// ResolveRetry runs a fresh round of MaxAttempts attempts.
-	ResolveRetry = record.ResolveRetry
-	// ResolveSkip gives the task up: a skip note is committed and the
-	// call returns a *SkippedError (errors.Is ErrSkipped).
-	ResolveSkip = record.ResolveSkip
-	// ResolveAbort stops: the turn ends as without a hook, and the call
-	// returns an *AbortedError (errors.Is ErrAborted).
-	ResolveAbort = record.ResolveAbort
-	// ResolveFix runs a fresh round with Resolution.Instruction given to
-	// the model as high-priority guidance.
-	ResolveFix = record.ResolveFix
-)
-
 // Resolution is the escalation hook's answer.
 type Resolution struct {
-	Action ResolutionAction
-	// Instruction is the guidance of a ResolveFix; it must be set then.
+	Action record.ResolutionAction
+	// Instruction is the guidance of a record.ResolveFix; it must be set then.
 	Instruction string
 }
 
 // String returns the resolution as ParseResolution reads it: "retry",
 // "skip", "abort" or "fix: INSTRUCTION".
 func (r Resolution) String() string {
-	if r.Action == ResolveFix {
+	if r.Action == record.ResolveFix {
 		return "fix: " + r.Instruction
 	}
 	return string(r.Action)
@@ -78,18 +65,18 @@ func (r Resolution) String() string {
 func ParseResolution(s string) (Resolution, error) {
 	s = strings.TrimSpace(s)
 	word, rest, hasColon := strings.Cut(s, ":")
-	action := ResolutionAction(strings.ToLower(strings.TrimSpace(word)))
+	action := record.ResolutionAction(strings.ToLower(strings.TrimSpace(word)))
 	switch {
-	case action == ResolveFix && hasColon:
-		r := Resolution{Action: ResolveFix, Instruction: strings.TrimSpace(rest)}
+	case action == record.ResolveFix && hasColon:
+		r := Resolution{Action: record.ResolveFix, Instruction: strings.TrimSpace(rest)}
 		if err := r.check(); err != nil {
 			return Resolution{}, err
 		}
 		return r, nil
 	case hasColon:
-	case action == ResolveRetry, action == ResolveSkip, action == ResolveAbort:
+	case action == record.ResolveRetry, action == record.ResolveSkip, action == record.ResolveAbort:
 		return Resolution{Action: action}, nil
-	case action == ResolveFix:
+	case action == record.ResolveFix:
 		return Resolution{}, errors.New(`"fix" needs an instruction: fix: INSTRUCTION`)
 	}
 	return Resolution{}, fmt.Errorf("%q is no answer to an escalation: give retry, skip, abort or fix: INSTRUCTION", s)
@@ -98,9 +85,9 @@ func ParseResolution(s string) (Resolution, error) {
 // check refuses a resolution the turn cannot act on.
 func (r Resolution) check() error {
 	switch r.Action {
-	case ResolveRetry, ResolveSkip, ResolveAbort:
+	case record.ResolveRetry, record.ResolveSkip, record.ResolveAbort:
 		return nil
-	case ResolveFix:
+	case record.ResolveFix:
 		if strings.TrimSpace(r.Instruction) == "" {
 			return errors.New(`"fix" needs an instruction`)
 		}
@@ -112,34 +99,6 @@ func (r Resolution) check() error {
 // EscalationFunc decides what a turn does when a round of attempts fails
 // (see OnEscalation).
 type EscalationFunc func(ctx context.Context, e Escalation) (Resolution, error)
-
-// OnEscalation calls fn when a round of attempts ends without an accepted
-// answer: every attempt failed validation (EscalateMaxRetries), or a
-// failure retrying cannot fix stopped it (an *EscalationError's reason).
-// No transaction or lock is held while fn runs. Its answer:
-//
-//   - retry: a fresh round of MaxAttempts attempts follows, steered with
-//     the last diagnosis. Earlier attempts stay as commits; attempt numbers
-//     (of failure records, of Attempt) count on across rounds, and a
-//     failure record of round 2 or later records its round.
-//   - fix: as retry, and the instruction goes first in every steering
-//     message of the new round, marked as the user's high-priority
-//     intervention.
-//   - skip: the turn ends as without a hook, then a note recording the
-//     skip (an EscalationRecord) is committed on the branch and the call
-//     returns a *SkippedError.
-//   - abort: the turn ends as without a hook (partial state, the attempts
-//     and the error commit, stays) and the call returns an *AbortedError.
-//
-// Before each new round a note holding an EscalationRecord (reason,
-// answer, time) is committed on the attempts chain. An error from fn, or
-// an answer that is none of these, ends the turn as abort would, with
-// that error joined to the turn's. The hook is asked at most MaxRounds-1
-// times; other failures (a cancelled context, a model server error after
-// its retries, a conflict) end the turn without asking it.
-func OnEscalation(fn EscalationFunc) ChatOption {
-	return func(cfg *chatConfig) { cfg.onEscalation = fn }
-}
 
 // Errors of a turn whose escalation hook gave the task up.
 var (
@@ -155,9 +114,9 @@ var (
 type SkippedError struct {
 	// Task is the turn's task id; Reason why its last round ended.
 	Task   string
-	Reason EscalationReason
+	Reason record.EscalationReason
 	// Note is the commit of the skip note.
-	Note Hash
+	Note dag.Hash
 	// Err is the error the turn ended with.
 	Err error
 }
@@ -177,7 +136,7 @@ func (e *SkippedError) Is(target error) bool { return target == ErrSkipped }
 type AbortedError struct {
 	// Task is the turn's task id; Reason why its last round ended.
 	Task   string
-	Reason EscalationReason
+	Reason record.EscalationReason
 	// Err is the error the turn ended with.
 	Err error
 }
@@ -191,30 +150,30 @@ func (e *AbortedError) Unwrap() error { return e.Err }
 // Is reports target == ErrAborted.
 func (e *AbortedError) Is(target error) bool { return target == ErrAborted }
 
-func giveUpMessage(task string, reason EscalationReason, err error) string {
+func giveUpMessage(task string, reason record.EscalationReason, err error) string {
 	s := ""
 	if task != "" {
 		s = fmt.Sprintf("task %q ", task)
 	}
 	s += fmt.Sprintf("(%s)", reason)
 	if err != nil {
-		s += ": " + strings.TrimPrefix(err.Error(), "chat: ")
+		s += ": " + err.Error()
 	}
 	return s
 }
 
 // escalationReason says whether the error that ended a round escalates to
 // the hook, and why.
-func escalationReason(err error) (EscalationReason, bool) {
+func escalationReason(err error) (record.EscalationReason, bool) {
 	var ex *retry.ExhaustedError
 	var esc *EscalationError
 	var me *modelError
-	var conflict *ConflictError
+	var conflict *refs.ConflictError
 	switch {
 	case errors.As(err, &conflict):
 		return "", false
 	case errors.As(err, &ex):
-		return EscalateMaxRetries, true
+		return record.EscalateMaxRetries, true
 	case errors.As(err, &esc):
 		return esc.Reason, true
 	case errors.As(err, &me):
@@ -237,30 +196,30 @@ func (g *generation) escalate(ctx context.Context, err error) (again bool, final
 	}
 	e := Escalation{Task: g.cfg.task, Reason: reason, Round: g.round,
 		Attempts: g.attempt - g.roundStart, MaxAttempts: g.cfg.maxAttempts, TotalAttempts: g.attempt,
-		Failures: append([]FailureRecord{}, g.failures...), LastAnswer: g.last.text}
+		Failures: append([]record.Failure{}, g.failures...), LastAnswer: g.last.text}
 	res, herr := g.cfg.onEscalation(ctx, e)
 	if herr == nil {
 		herr = res.check()
 	}
 	if herr != nil {
-		return false, errors.Join(g.fail(ctx, err), fmt.Errorf("chat: escalation hook: %w", herr))
+		return false, errors.Join(g.fail(ctx, err), fmt.Errorf("escalation hook: %w", herr))
 	}
-	rec := EscalationRecord{Round: g.round, Attempts: e.Attempts, Reason: reason, Resolution: res.Action,
-		Instruction: res.Instruction, Timestamp: g.t.now()}
+	rec := record.Escalation{Round: g.round, Attempts: e.Attempts, Reason: reason, Resolution: res.Action,
+		Instruction: res.Instruction, Timestamp: g.r.Now()}
 	switch res.Action {
-	case ResolveSkip:
+	case record.ResolveSkip:
 		ferr := g.fail(ctx, err)
-		note, nerr := g.escalationNote(rec, fmt.Sprintf("skipped: %s after %s", reason, english.Count(g.attempt, "attempt", "attempts")))
+		note, nerr := g.escalationNote(ctx, rec, fmt.Sprintf("skipped: %s after %s", reason, english.Count(g.attempt, "attempt", "attempts")))
 		if nerr != nil {
-			return false, errors.Join(ferr, fmt.Errorf("chat: record skip: %w", nerr))
+			return false, errors.Join(ferr, fmt.Errorf("record skip: %w", nerr))
 		}
-		return false, fmt.Errorf("chat: %w", &SkippedError{Task: g.cfg.task, Reason: reason, Note: note, Err: ferr})
-	case ResolveAbort:
+		return false, &SkippedError{Task: g.cfg.task, Reason: reason, Note: note, Err: ferr}
+	case record.ResolveAbort:
 		ferr := g.fail(ctx, err)
-		if _, nerr := g.escalationNote(rec, fmt.Sprintf("aborted: %s after %s", reason, english.Count(g.attempt, "attempt", "attempts"))); nerr != nil {
-			return false, errors.Join(ferr, fmt.Errorf("chat: record abort: %w", nerr))
+		if _, nerr := g.escalationNote(ctx, rec, fmt.Sprintf("aborted: %s after %s", reason, english.Count(g.attempt, "attempt", "attempts"))); nerr != nil {
+			return false, errors.Join(ferr, fmt.Errorf("record abort: %w", nerr))
 		}
-		return false, fmt.Errorf("chat: %w", &AbortedError{Task: g.cfg.task, Reason: reason, Err: ferr})
+		return false, &AbortedError{Task: g.cfg.task, Reason: reason, Err: ferr}
 	}
 	if nerr := g.nextRound(ctx, err, rec); nerr != nil {
 		return false, g.fail(ctx, nerr)
@@ -273,19 +232,19 @@ func (g *generation) escalate(ctx context.Context, err error) (again bool, final
 // ended the round gets its error commit on the attempts chain, then comes
 // the escalation note, then a steering message with the last diagnosis
 // (after a failed model call, one only when there is an intervention).
-func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationRecord) error {
+func (g *generation) nextRound(ctx context.Context, cause error, rec record.Escalation) error {
 	var me *modelError
 	modelFailed := errors.As(cause, &me)
 	if modelFailed {
 		f := g.modelFailure(me.err)
 		meta := &record.Meta{Error: me.err.Error(), Attempt: g.attempt, Task: g.cfg.task, Failure: &f, Restore: g.freshRestore(),
 			Model: g.askedModel(), Provider: g.provider()}
-		if _, err := g.extend(pendingCommit{KindError, RoleAssistant, "model call failed: " + me.err.Error(), meta, "error record"}); err != nil {
+		if _, err := g.extend(ctx, Pending{dag.KindError, dag.RoleAssistant, "model call failed: " + me.err.Error(), meta, "error record"}); err != nil {
 			return err
 		}
 	}
 	text := fmt.Sprintf("escalated: %s after %s; answer: %s", rec.Reason, english.Count(rec.Attempts, "attempt", "attempts"), Resolution{rec.Resolution, rec.Instruction})
-	if _, err := g.escalationNote(rec, text); err != nil {
+	if _, err := g.escalationNote(ctx, rec, text); err != nil {
 		return err
 	}
 	g.intervention(rec)
@@ -294,7 +253,7 @@ func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationR
 	case !modelFailed && len(g.res.Diagnoses) > 0:
 		return g.steer(ctx, g.res.Diagnoses[len(g.res.Diagnoses)-1])
 	case g.cfg.intervention != "":
-		_, err := g.extend(pendingCommit{KindSteering, RoleUser, interventionText(g.cfg.intervention),
+		_, err := g.extend(ctx, Pending{dag.KindSteering, dag.RoleUser, interventionText(g.cfg.intervention),
 			&record.Meta{Attempt: g.attempt, Task: g.cfg.task, Restore: g.freshRestore()}, "steering message"})
 		return err
 	}
@@ -303,17 +262,17 @@ func (g *generation) nextRound(ctx context.Context, cause error, rec EscalationR
 
 // intervention sets the guidance of the round rec starts: a fix's
 // instruction, or none.
-func (g *generation) intervention(rec EscalationRecord) {
+func (g *generation) intervention(rec record.Escalation) {
 	g.cfg.intervention = ""
-	if rec.Resolution == ResolveFix {
+	if rec.Resolution == record.ResolveFix {
 		g.cfg.intervention = strings.TrimSpace(rec.Instruction)
 	}
 }
 
 // escalationNote commits a note recording rec, the answer to the turn's
 // escalation, on the turn's tip (it is the user_response event).
-func (g *generation) escalationNote(rec EscalationRecord, text string) (Hash, error) {
-	return g.extend(pendingCommit{KindNote, RoleSystem, text,
+func (g *generation) escalationNote(ctx context.Context, rec record.Escalation, text string) (dag.Hash, error) {
+	return g.extend(ctx, Pending{dag.KindNote, dag.RoleSystem, text,
 		&record.Meta{Task: g.cfg.task, Escalation: &rec}, "escalation note"})
 }
 
@@ -335,5 +294,88 @@ func (g *generation) accept(ctx context.Context, a answer) error {
 			return g.fail(ctx, err)
 		}
 	}
-	return g.finish(a)
+	return g.finish(ctx, a)
+}
+
+// EscalationError reports a validated turn (Chat, Generate) stopped by a
+// failure that retrying cannot fix: the model server refused the request
+// for a reason the next request would share, or a validator reported the
+// answer blocked. The failed attempt and an error commit are recorded as
+// for any failed turn (see Chat). errors.As reaches the model client's
+// error through it (an *llm.AuthError, …).
+type EscalationError struct {
+	// Reason says why the turn could not go on.
+	Reason record.EscalationReason
+	// Task is the turn's task id ("" when none was given).
+	Task string
+	// Attempts is the number of model answers the turn got.
+	Attempts int
+	// Failures are the turn's failure records, in order, the one that
+	// escalated last.
+	Failures []record.Failure
+	// Err is the model client's error; nil when a validator reported the
+	// answer blocked.
+	Err error
+}
+
+// Error returns the EscalationError message: the model client's error, or
+// what the validator reported.
+func (e *EscalationError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	last := ""
+	if n := len(e.Failures); n > 0 {
+		last = ": " + e.Failures[n-1].Error
+	}
+	return fmt.Sprintf("attempt %d is blocked, which retrying cannot fix%s", e.Attempts, last)
+}
+
+// Unwrap returns the model client's error.
+func (e *EscalationError) Unwrap() error { return e.Err }
+
+// escalationOf says whether a model call's error escalates, and why.
+func escalationOf(err error) (record.EscalationReason, bool) {
+	var auth *llm.AuthError
+	var ctxLen *llm.ContextLengthError
+	var api *llm.APIError
+	switch {
+	case errors.As(err, &auth) && auth.StatusCode == http.StatusForbidden:
+		return record.EscalatePermission, true
+	case errors.As(err, &auth):
+		return record.EscalateAuth, true
+	case errors.As(err, &ctxLen):
+		return record.EscalateContextLength, true
+	case errors.As(err, &api) && api.StatusCode == http.StatusBadRequest && !isTyped(err),
+		errors.Is(err, llm.ErrUnsupported): // a message the provider has no place for: never sent
+		return record.EscalateMalformedRequest, true
+	}
+	return "", false
+}
+
+// isTyped reports an error of one of llm's typed kinds other than a bare
+// *llm.APIError (a bad response, a transport failure, …).
+func isTyped(err error) bool {
+	var (
+		bad       *llm.BadResponseError
+		transport *llm.TransportError
+		rate      *llm.RateLimitError
+		server    *llm.ServerError
+	)
+	return errors.As(err, &bad) || errors.As(err, &transport) || errors.As(err, &rate) || errors.As(err, &server)
+}
+
+// modelFailureType classifies a failed model call: a timeout (the server's
+// 408, a network timeout, a deadline that was not the caller's) or an
+// execution error.
+func modelFailureType(err error) retry.FailureType {
+	var api *llm.APIError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &api) && api.StatusCode == http.StatusRequestTimeout,
+		errors.As(err, &netErr) && netErr.Timeout(),
+		errors.Is(err, context.DeadlineExceeded):
+		return retry.FailureTimeout
+	}
+	return retry.FailureExecution
 }

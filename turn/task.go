@@ -1,4 +1,4 @@
-package tract
+package turn
 
 import (
 	"fmt"
@@ -9,15 +9,6 @@ import (
 
 // MaxTaskIDLen is the most bytes a task id may hold.
 const MaxTaskIDLen = 200
-
-// Task records id, the task the turn works on (free text such as
-// "03-01:task-3"), under MetaTask on every commit the turn writes: the
-// user message (and a system prompt it adds), each attempt, each steering
-// message, the accepted answer, a provenance note and an error commit. The
-// id must be non-empty, valid UTF-8, one line without control characters,
-// and at most MaxTaskIDLen bytes; else the call fails with a *TaskIDError
-// before it writes anything.
-func Task(id string) ChatOption { return func(cfg *chatConfig) { cfg.task, cfg.taskSet = id, true } }
 
 // TaskIDError reports a task id that Task refuses.
 type TaskIDError struct {

@@ -1,0 +1,152 @@
+package tract
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tractdag/tract/events"
+	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/turn"
+)
+
+// turnRepo is a Tract (or a view of one branch) as a validated turn
+// reaches it (turn.Repo): each method that writes is one transaction on
+// the tract's position, and moves it only if it still stands where the
+// turn expects it.
+type turnRepo struct{ t *Tract }
+
+var _ turn.Repo = turnRepo{}
+
+// Compile returns the messages compiled at tip.
+func (r turnRepo) Compile(ctx context.Context, tip Hash) ([]Message, error) {
+	return r.t.Compile(ctx, CompileAt(tip.String()))
+}
+
+// Now is the repository's clock.
+func (r turnRepo) Now() time.Time { return r.t.now() }
+
+// Limits are the repository's size limits.
+func (r turnRepo) Limits() Limits { return r.t.limits }
+
+// CommitOn writes p on parent and moves t's position from parent to it, in
+// one transaction. When the position moved since parent was read, the
+// commit is kept off the branch and the error is a *ConflictError (see
+// advance).
+func (r turnRepo) CommitOn(_ context.Context, parent Hash, p turn.Pending) (Hash, error) {
+	t := r.t
+	var h Hash
+	err := t.updateAdvancing(func(tx store.Tx) (conflict *ConflictError, err error) {
+		if _, err := t.requireBranch(tx); err != nil {
+			return nil, err
+		}
+		cfg, err := metaConfig(p.Meta)
+		if err != nil {
+			return nil, err
+		}
+		action, msg := cfg.reflog(p.Kind, p.Role, p.Text)
+		h, conflict, err = t.advance(tx, parent, action, msg, p.What, func() (Hash, error) {
+			return t.putCommit(tx, parent, p.Kind, p.Role, p.Text, cfg)
+		})
+		return conflict, err
+	})
+	return h, err
+}
+
+// Rewind soft-resets the branch from tip to restore (reflog action purify,
+// ORIG_HEAD at tip) and, unless then is nil, commits then on restore, in
+// one transaction. When the branch no longer stands at tip it moves
+// nothing: then is kept off the branch and the error is a *ConflictError.
+func (r turnRepo) Rewind(_ context.Context, tip, restore Hash, msg string, then *turn.Pending) (Hash, error) {
+	t := r.t
+	var h Hash
+	err := t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+		cur, err := t.requireBranch(tx)
+		if err != nil {
+			return nil, err
+		}
+		var cfg *commitConfig
+		if then != nil {
+			if cfg, err = metaConfig(then.Meta); err != nil {
+				return nil, err
+			}
+		}
+		if cur.Hash != tip {
+			if then == nil {
+				return &ConflictError{Ref: cur.ref(), Expected: tip, Actual: cur.Hash}, nil
+			}
+			if h, err = t.putCommit(tx, restore, then.Kind, then.Role, then.Text, cfg); err != nil {
+				return nil, err
+			}
+			return t.strand(tx, cur, tip, h, then.What)
+		}
+		if err := t.move(tx, tip, restore, refs.ActionPurify, msg); err != nil {
+			return nil, err
+		}
+		if err := setOrigHead(tx, tip); err != nil {
+			return nil, err
+		}
+		h = restore
+		if then != nil {
+			h, err = t.commitWith(tx, restore, then.Kind, then.Role, then.Text, cfg)
+		}
+		return nil, err
+	})
+	return h, err
+}
+
+// Restart begins the next attempt of a turn with the fresh retry context
+// from the restore point (see turn.Repo), in one transaction. When the
+// branch no longer stands at tip, the new chain is kept off it and the
+// error is a *ConflictError.
+func (r turnRepo) Restart(_ context.Context, tip, restore Hash, p turn.Pending, msg string) (feedback, newTip Hash, err error) {
+	t := r.t
+	cfg, err := metaConfig(p.Meta)
+	if err != nil {
+		return Hash{}, Hash{}, err
+	}
+	err = t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+		cur, err := t.requireBranch(tx)
+		if err != nil {
+			return nil, err
+		}
+		task, err := tx.Commit(restore)
+		if err != nil {
+			return nil, fmt.Errorf("read restore point %s: %w", restore.Short(), err)
+		}
+		isTask := task.Kind == KindMessage && task.Role == RoleUser
+		base := restore
+		if isTask {
+			base = task.Parent()
+		}
+		if feedback, err = t.putCommit(tx, base, p.Kind, p.Role, p.Text, cfg); err != nil {
+			return nil, err
+		}
+		newTip = feedback
+		if isTask {
+			c := *task
+			c.Parents, c.Time = []Hash{feedback}, t.now()
+			if newTip, err = tx.PutCommit(&c); err != nil {
+				return nil, err
+			}
+		}
+		return t.land(tx, cur, tip, newTip, refs.ActionRetry, msg, p.What)
+	})
+	return feedback, newTip, err
+}
+
+// Step reads commit h back as a step of a validated turn (nil when it is
+// none).
+func (r turnRepo) Step(_ context.Context, h Hash) (*events.Step, error) {
+	var s *events.Step
+	err := r.t.view(func(tx store.Tx) error {
+		c, err := tx.Commit(h)
+		if err != nil {
+			return err
+		}
+		s, _, err = events.StepOf(h, c, func() (string, error) { return commitText(tx, c) })
+		return err
+	})
+	return s, err
+}
