@@ -13,7 +13,6 @@ import (
 	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
-	"github.com/tractdag/tract/store/postgres"
 )
 
 // Errors of Copy.
@@ -156,7 +155,7 @@ func openCopyEnd(loc string, dst bool, opts []Option) (t *Tract, undo func(), er
 		t, err = Open(loc, opts...)
 		if errors.Is(err, store.ErrNotRepository) {
 			if t, err = Init(loc, opts...); err == nil {
-				undo = func() { _ = postgres.Drop(context.Background(), loc) } // best effort: the copy's own error is the one to report
+				undo = func() { _ = store.DropURL(context.Background(), loc) } // best effort: the copy's own error is the one to report
 			}
 		}
 		if err != nil {
