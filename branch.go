@@ -255,7 +255,7 @@ func (t *Tract) Status(ctx context.Context) (*Status, error) {
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		c, err := countersOf(ctx, tx, cur.Hash, false)
+		c, err := store.CountersOf(ctx, tx, cur.Hash, false)
 		st.Length, st.Messages, st.Tokens = int(c.Depth), int(c.Messages), int(c.Tokens)
 		return err
 	})

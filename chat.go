@@ -296,7 +296,7 @@ func (t *Tract) Generate(ctx context.Context, opts ...ChatOption) (*ChatResult, 
 				return err
 			}
 		}
-		c, err := countersOf(ctx, tx, head, false)
+		c, err := store.CountersOf(ctx, tx, head, false)
 		if err != nil {
 			return err
 		}

@@ -451,7 +451,7 @@ func chainCounters(tx store.Tx, commits []hashedCommit, blobs []hashedBlob) erro
 				base = commits[j].counters
 			} else {
 				var err error
-				if base, err = countersOf(context.Background(), tx, parent, true); err != nil {
+				if base, err = store.CountersOf(context.Background(), tx, parent, true); err != nil {
 					return err
 				}
 			}

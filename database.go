@@ -6,57 +6,63 @@ import (
 	"fmt"
 
 	"github.com/tractdag/tract/store"
-	"github.com/tractdag/tract/store/postgres"
 )
+
+// ErrNoDriver is matched by the error of opening a database URL whose
+// scheme no package imported by the program registered a driver for (a
+// *store.NoDriverError, which names the package to import).
+var ErrNoDriver = store.ErrNoDriver
 
 // MigrateResult says what Migrate did: the schema version found (0: none)
 // and the version now.
-type MigrateResult = postgres.MigrateResult
+type MigrateResult = store.MigrateResult
 
-// IsDatabaseURL reports whether dbOrPath names a PostgreSQL database (a
-// postgres:// or postgresql:// URL) rather than a repository file. Init,
-// Open, OpenOrInit, OpenStore and FsckFile take either.
-func IsDatabaseURL(dbOrPath string) bool { return postgres.IsURL(dbOrPath) }
+// IsDatabaseURL reports whether dbOrPath names a repository in a database
+// (a URL, such as postgres://… or postgresql://…) rather than a
+// repository file. Init, Open, OpenOrInit, OpenStore and FsckFile take
+// either. A URL opens through the driver its scheme registered (see
+// store.Register): a program that opens postgres:// URLs imports the
+// PostgreSQL backend for its side effect,
+//
+//	import _ "github.com/tractdag/tract/store/postgres"
+//
+// and one that does not gets an error matching ErrNoDriver that says so. A program that only opens files links no database client.
+func IsDatabaseURL(dbOrPath string) bool { return store.IsURL(dbOrPath) }
 
 // Redact returns dbOrPath as it may be shown to a user or written to a
 // log: a database URL with its password replaced by "xxxxx"; a file path
-// as it is.
-func Redact(dbOrPath string) string { return postgres.Redact(dbOrPath) }
+// as it is. It needs no driver imported.
+func Redact(dbOrPath string) string { return store.Redact(dbOrPath) }
 
-// Migrate creates or upgrades the tract schema in the PostgreSQL database
-// url names, idempotently and under a lock (see postgres.Migrate). Open
-// and Init fail on a database whose schema is missing or older, with an
-// error matching postgres.ErrSchemaMissing or postgres.ErrSchemaOld.
+// Migrate creates or upgrades the tract schema in the database url names,
+// idempotently and under a lock (see postgres.Migrate), through the
+// driver of its scheme. Open and Init fail on a database whose schema is
+// missing or older, with an error matching postgres.ErrSchemaMissing or
+// postgres.ErrSchemaOld.
 func Migrate(ctx context.Context, url string) (*MigrateResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if !IsDatabaseURL(url) {
-		return nil, fmt.Errorf("migrate %s: %w: not a postgres:// URL (a repository file upgrades itself)", url, errors.ErrUnsupported)
+		return nil, fmt.Errorf("migrate %s: %w: not a database URL such as postgres://… (a repository file upgrades itself)", url, errors.ErrUnsupported)
 	}
-	return postgres.Migrate(ctx, url)
+	return store.MigrateURL(ctx, url)
 }
 
 // OpenStore opens the storage dbOrPath names, as Open does (or, with
 // create, as Init does), without a Tract around it: a bbolt file for a
-// path, a PostgreSQL repository for a URL. It is for tools that work on
-// the storage of either kind, such as copying a repository between them.
-// Of opts, WithLockTimeout, WithNoSync and WithReadOnly apply to a file;
-// WithContext to a database. ctx bounds the opening.
+// path, a repository in a database for a URL (see IsDatabaseURL). It is
+// for tools that work on the storage of either kind, such as copying a
+// repository between them. Of opts, WithLockTimeout, WithNoSync and
+// WithReadOnly apply to a file; WithContext to a database. ctx bounds
+// the opening.
 func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option) (store.Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	c := newConfig(opts)
 	if IsDatabaseURL(dbOrPath) {
-		var pgOpts []postgres.Option
-		if c.ctx != nil {
-			pgOpts = append(pgOpts, postgres.WithContext(c.ctx))
-		}
-		if create {
-			return postgres.Create(ctx, dbOrPath, pgOpts...)
-		}
-		return postgres.Open(ctx, dbOrPath, pgOpts...)
+		return store.OpenURL(ctx, dbOrPath, store.OpenOptions{Create: create, Context: c.ctx})
 	}
 	return store.OpenBolt(dbOrPath, store.BoltOptions{
 		Create:      create,

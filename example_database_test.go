@@ -6,12 +6,15 @@ import (
 	"os"
 
 	"github.com/tractdag/tract"
+	_ "github.com/tractdag/tract/store/postgres" // the driver of postgres:// URLs
 )
 
-// A repository in PostgreSQL: create the schema once per database, then
-// open repositories by URL as files are opened by path. The repository
-// parameter names one of the database's repositories ("default" when
-// absent); the password may come from the URL, PGPASSWORD or ~/.pgpass.
+// A repository in PostgreSQL: import the driver (import _
+// "github.com/tractdag/tract/store/postgres"), create the schema once per
+// database, then open repositories by URL as files are opened by path.
+// The repository parameter names one of the database's repositories
+// ("default" when absent); the password may come from the URL, PGPASSWORD
+// or ~/.pgpass.
 // (Not run as a test: it needs a database.)
 func ExampleMigrate() {
 	ctx := context.Background()

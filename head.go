@@ -105,7 +105,7 @@ func (t *Tract) land(tx store.Tx, cur head, want, to Hash, action, msg, what str
 func (t *Tract) moveFrom(tx store.Tx, cur head, to Hash, action, msg string) error {
 	// The new position's counters go in with the move (the derived index
 	// is written in the transaction that makes a commit a tip).
-	if _, err := countersOf(context.Background(), tx, to, true); err != nil {
+	if _, err := store.CountersOf(context.Background(), tx, to, true); err != nil {
 		return err
 	}
 	e := refs.Entry{Old: cur.Hash, New: to, Time: t.now(), Action: action, Message: msg}
@@ -168,7 +168,7 @@ func (t *Tract) strand(tx store.Tx, cur head, want, kept Hash, what string) (*Co
 	if b := cur.branchName(); b != "" {
 		where = b
 	}
-	if _, err := countersOf(context.Background(), tx, kept, true); err != nil {
+	if _, err := store.CountersOf(context.Background(), tx, kept, true); err != nil {
 		return nil, err
 	}
 	e := refs.Entry{Old: want, New: kept, Time: t.now(), Action: refs.ActionConflict,

@@ -197,7 +197,7 @@ func (im *importer) sort() error {
 				return err
 			}
 			im.start, im.tip, im.at = cur.Hash, cur.Hash, im.t.now()
-			if im.counters, err = countersOf(im.ctx, tx, cur.Hash, false); err != nil {
+			if im.counters, err = store.CountersOf(im.ctx, tx, cur.Hash, false); err != nil {
 				return err
 			}
 			return errReadOnlyStart

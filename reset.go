@@ -313,7 +313,7 @@ func (c *chainByDepth) at(d int64) (Hash, error) {
 // depthOf returns the length of h's first-parent chain (0 for a zero h),
 // from the derived counters (computed and stored when missing).
 func depthOf(ctx context.Context, tx store.Tx, h Hash) (int64, error) {
-	c, err := countersOf(ctx, tx, h, true)
+	c, err := store.CountersOf(ctx, tx, h, true)
 	return c.Depth, err
 }
 

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/tractdag/tract/dag"
 )
@@ -77,4 +80,68 @@ type DerivedTx interface {
 	DeleteCounters(h dag.Hash) error
 	// ForEachCounters calls fn for every stored entry, in key order.
 	ForEachCounters(fn func(h dag.Hash, c Counters) error) error
+}
+
+// CountersOf returns the counters of commit h (zero Counters for a zero
+// h). Entries missing along its first-parent chain (commits written by a
+// tract older than the index) are computed from the nearest ancestor that
+// has one; when write is set, tx being a write transaction, they are
+// stored too, so each is computed once. Reads of a complete index cost one
+// lookup. ctx stops a long walk.
+func CountersOf(ctx context.Context, tx Tx, h dag.Hash, write bool) (Counters, error) {
+	type step struct {
+		hash dag.Hash
+		hd   dag.Header
+		c    Counters
+	}
+	// Walk back to a commit with counters, or past the root, then forward.
+	var missing []step
+	var base Counters
+	for cur := h; !cur.IsZero(); {
+		c, ok, err := tx.Counters(cur)
+		if err != nil {
+			return Counters{}, err
+		}
+		if ok {
+			base = c
+			break
+		}
+		if len(missing)%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return Counters{}, err
+			}
+		}
+		hd, err := tx.CommitHeader(cur)
+		if err != nil {
+			return Counters{}, fmt.Errorf("commit %s: %w", cur.Short(), err)
+		}
+		missing = append(missing, step{hash: cur, hd: hd})
+		cur = hd.Parent
+	}
+	c := base
+	for i := len(missing) - 1; i >= 0; i-- {
+		hd := missing[i].hd
+		var text []byte
+		if hd.Kind.Compiled() {
+			var err error
+			if text, err = tx.Blob(hd.Blob); err != nil {
+				return Counters{}, fmt.Errorf("commit %s: %w", missing[i].hash.Short(), err)
+			}
+		}
+		c = c.Next(hd.Kind, text)
+		missing[i].c = c
+	}
+	if write {
+		// In key order, so that a long chain goes in fast.
+		slices.SortFunc(missing, func(a, b step) int { return bytes.Compare(a.hash[:], b.hash[:]) })
+		if p, ok := tx.(SortedPacker); ok && len(missing) > 1 {
+			p.PackSorted()
+		}
+		for _, s := range missing {
+			if err := tx.PutCounters(s.hash, s.c); err != nil {
+				return Counters{}, err
+			}
+		}
+	}
+	return c, nil
 }

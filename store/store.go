@@ -42,6 +42,12 @@ var (
 	// ErrPackWrittenInTx is returned by PublishPack for a pack the same
 	// transaction created or appended to: publish it in a later one.
 	ErrPackWrittenInTx = errors.New("pack was written in this transaction; publish it in a later one")
+	// ErrNotEmpty is returned by Copy when the destination already holds
+	// refs, reflogs or commits: a copy only goes into an empty repository.
+	ErrNotEmpty = errors.New("destination repository is not empty")
+	// ErrSameRepository is returned by Copy when the source and the
+	// destination are one repository.
+	ErrSameRepository = errors.New("source and destination are the same repository")
 )
 
 // Store is a repository's storage: a set of transactions over objects, refs

@@ -7,6 +7,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The PostgreSQL backend: registers the driver of postgres:// and
+	// postgresql:// URLs (--db, TRACT_DB, copy).
+	_ "github.com/tractdag/tract/store/postgres"
 )
 
 func main() {

@@ -159,6 +159,8 @@ func errorHint(err error) string {
 	case errors.Is(err, errors.ErrUnsupported):
 		return "This works on repository files only: a PostgreSQL database gives space back itself (VACUUM)\n" +
 			"and has no file to salvage; 'tract fsck' checks a repository there."
+	case errors.Is(err, tract.ErrNoDriver):
+		return "A repository is a file path or a postgres:// (postgresql://) URL."
 	case errors.Is(err, tract.ErrNotRepository):
 		return "Create a repository with 'tract init', or name one with --db PATH or TRACT_DB."
 	case errors.Is(err, tract.ErrBranchExists):
@@ -280,7 +282,7 @@ func isBadInput(err error) bool {
 	var ambiguous *tract.AmbiguousError
 	for _, target := range [...]error{tract.ErrInvalidText, tract.ErrInvalidMeta, tract.ErrInvalidKind, tract.ErrInvalidRole,
 		tract.ErrInvalidBranchName, tract.ErrBranchExists, tract.ErrBadRevision, tract.ErrReversedRange, tract.ErrNotOnChain,
-		tract.ErrSummaryCount, compress.ErrEmptyRange} {
+		tract.ErrSummaryCount, compress.ErrEmptyRange, tract.ErrNoDriver} {
 		if errors.Is(err, target) {
 			return true
 		}

@@ -3,6 +3,12 @@
 // machine. It passes the same conformance suite (store/storetest) as the
 // bbolt file and the in-memory store.
 //
+// Importing the package registers its driver for postgres:// and
+// postgresql:// URLs with store.Register, as database/sql drivers do; a
+// program that only needs them through package tract imports it blank:
+//
+//	import _ "github.com/tractdag/tract/store/postgres"
+//
 // A repository is named by a postgres:// or postgresql:// URL: pgx's
 // connection string plus repository=NAME ([DefaultRepository] when absent),
 // so one database holds many repositories. [Migrate] creates or upgrades the

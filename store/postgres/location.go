@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tractdag/tract/store"
 )
 
 // DefaultRepository is the repository a URL without a repository
@@ -43,17 +45,9 @@ func IsURL(s string) bool {
 }
 
 // Redact returns a database URL as it may be shown: with its password
-// replaced by "xxxxx". Anything that is not a URL is returned as it is.
-func Redact(s string) string {
-	if !IsURL(s) {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "postgres://(malformed URL)"
-	}
-	return u.Redacted()
-}
+// replaced by "xxxxx" (see store.Redact). Anything that is not a URL is
+// returned as it is.
+func Redact(s string) string { return store.Redact(s) }
 
 // ServerURL returns the database URL dbURL without tract's own parameters
 // (repository, reply_timeout): the URL pgx or psql takes, whose server
@@ -141,7 +135,7 @@ func parseLocation(raw string) (*location, error) {
 	sq := shown.Query()
 	sq.Set("repository", loc.repository)
 	shown.RawQuery = sq.Encode()
-	loc.display = shown.Redacted()
+	loc.display = store.Redact(shown.String()) // a password parameter too
 
 	cfg, err := pgxpool.ParseConfig(u.String())
 	if err != nil {

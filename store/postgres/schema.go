@@ -126,13 +126,9 @@ func (e *SchemaError) Is(target error) bool {
 	return target == store.ErrNewerSchema
 }
 
-// MigrateResult says what Migrate did.
-type MigrateResult struct {
-	// From is the schema version found (0: none).
-	From int `json:"from"`
-	// To is the schema version now (SchemaVersion).
-	To int `json:"to"`
-}
+// MigrateResult says what Migrate did: the schema version found (From,
+// 0 for none) and the version now (To, SchemaVersion).
+type MigrateResult = store.MigrateResult
 
 // Migrate creates or upgrades the tract schema in the database url names,
 // in one transaction under an advisory lock: running it again, or from
