@@ -226,7 +226,7 @@ func tooLargeHint(err *tract.TooLargeError) string {
 }
 
 // exitCode maps an error to the process exit code: the one place that
-// does (the table is exitCodes, in exitcodes.go). It matches typed and
+// does (the table is exitCodeTable, in exitcodes.go). It matches typed and
 // sentinel errors only, never message text. A new command needs nothing
 // here when its errors are those of package tract and its own bad input
 // is a usageError (usageErrorf) or a missing file a notFoundError; an
