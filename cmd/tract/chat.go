@@ -261,7 +261,7 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 	fl.BoolVarP(&opts.New, "new", "n", false, "start a new conversation: a new branch chat-YYYYMMDD-HHMMSS with no history, and HEAD on it")
 	fl.Float64Var(&temperature, "temperature", 0, "sampling temperature")
 	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer to the terminal as it arrives")
-	fl.BoolVar(&opts.JSON, "json", false, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON", "chat")
 	fl.StringVar(&opts.Task, "task", "", "task `ID` recorded on every commit of the turn (one line, at most 200 bytes)")
 	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry is told what failed: plain (the --retry-prompt text) or xml (every failure so far)")
 	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (the failed answers and feedback) or fresh (the feedback before the message, no failed answers)")

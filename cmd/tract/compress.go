@@ -90,7 +90,7 @@ HEAD moved meanwhile.`,
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "attempts per summary, the first included")
 	fl.StringVarP(&opts.Model, "model", "M", "", "summarization model (default $TRACT_MODEL)")
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print which commits would be summarized and kept; call no model")
-	fl.BoolVar(&opts.JSON, "json", false, "print the plan or the result as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the plan or the result as JSON", "compress", "compress --dry-run")
 	addModelFlags(cmd, &opts.ModelFlags, false)
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
