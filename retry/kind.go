@@ -10,9 +10,11 @@ import (
 // Kind is one kind of validator that a spec string names: the word before
 // the spec's first colon. Each built-in kind is declared in the file of its
 // validator, and [Kinds] lists them; a [SpecParser] made with more kinds
-// parses those too. Help, shell completion, documentation and the error
-// for an unknown kind are all generated from a parser's kinds, so a new
-// kind needs its declaration and nothing else.
+// parses those too. Errors, tract's help and shell completion are
+// generated from a parser's kinds, and the package documentation's table
+// from Kinds, so a program's kind needs its declaration and nothing else
+// (the README's and docs/retry.md's tables of the built-in kinds are
+// checked against Kinds by tests).
 type Kind struct {
 	// Name is what a spec of this kind begins with ("json", "maxlen"):
 	// not empty, with no colon and no white space.
