@@ -70,14 +70,6 @@ func TestDoc_KindTable(t *testing.T) {
 		"doc.go's table of kinds is not retry.Kinds(): run 'go test ./retry -run TestDoc_KindTable -update'")
 }
 
-// The package documentation is for go doc readers: the long contracts are
-// in docs/retry.md.
-func TestDoc_IsShort(t *testing.T) {
-	data, err := os.ReadFile("doc.go")
-	require.NoError(t, err)
-	assert.LessOrEqual(t, strings.Count(string(data), "\n"), 60, "doc.go")
-}
-
 // markdownKinds returns the kinds listed by the first column of the table
 // that follows heading in the Markdown file path: each row's first cell,
 // a spec in backquotes.
