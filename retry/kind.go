@@ -89,7 +89,7 @@ type Spec struct {
 	Judge JudgeFunc
 
 	// kinds are the parser's kinds, which a syntax error lists (nil: the
-	// built-in ones).
+	// built-in ones, for a Spec not made by a parser).
 	kinds []Kind
 }
 
@@ -109,8 +109,11 @@ func (s Spec) Resolve(path string) string { return s.config().resolve(path) }
 // error lists the kinds the parser knows.
 func (s Spec) SyntaxError(reason string) *SpecError {
 	kinds := s.kinds
-	if kinds == nil {
+	switch {
+	case kinds == nil:
 		kinds = Kinds()
+	case len(kinds) == 0:
+		return &SpecError{Spec: s.Text, Reason: reason + " (no validator kind is known)"}
 	}
 	return &SpecError{Spec: s.Text, Reason: reason + " (valid validators: " + kindList(kinds) + ")"}
 }

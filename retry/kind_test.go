@@ -82,6 +82,14 @@ func TestSpecParser_AddsAKind(t *testing.T) {
 	assert.NotContains(t, err.Error(), "upper:WORD")
 }
 
+// The zero parser knows no kind, and says so.
+func TestSpecParser_Zero(t *testing.T) {
+	var p retry.SpecParser
+	_, err := p.Parse("json")
+	assert.EqualError(t, err, `invalid validator "json": unknown kind "json" (no validator kind is known)`)
+	assert.Empty(t, p.Kinds())
+}
+
 // A kind that takes no argument refuses one; the parser says so.
 func TestSpecParser_KindWithoutArgument(t *testing.T) {
 	yes := retry.Kind{Name: "yes", Summary: "always", Build: func(s retry.Spec) (retry.Validator, error) {

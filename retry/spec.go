@@ -118,6 +118,8 @@ func WithJudge(judge JudgeFunc) SpecOption {
 // colons): "json", "maxlen:200", "regex:^a:b$". [ParseSpec] and
 // [ParseSpecs] parse the built-in kinds; a program that has kinds of its
 // own parses with NewSpecParser(append(Kinds(), mine...)...).
+//
+// Make one with NewSpecParser: the zero SpecParser knows no kind.
 type SpecParser struct {
 	kinds []Kind // in the order of help and errors; names unique
 }
@@ -175,7 +177,11 @@ func (p *SpecParser) ParseAll(specs []string, opts ...SpecOption) (Validator, er
 
 func (p *SpecParser) parse(spec string, cfg specConfig) (Validator, error) {
 	name, arg, hasArg := strings.Cut(spec, ":")
-	s := cfg.spec(spec, arg, p.kinds)
+	kinds := p.kinds
+	if kinds == nil {
+		kinds = []Kind{} // the zero parser's: none, not the built-in ones
+	}
+	s := cfg.spec(spec, arg, kinds)
 	i := slices.IndexFunc(p.kinds, func(k Kind) bool { return k.Name == name })
 	switch {
 	case spec == "":
@@ -190,9 +196,9 @@ func (p *SpecParser) parse(spec string, cfg specConfig) (Validator, error) {
 		return nil, s.SyntaxError(name + " takes no argument")
 	}
 	v, err := k.Build(s)
-	var se *SpecError
+	se, isSpecErr := err.(*SpecError) // s.SyntaxError's or s.BuildError's, as is; not one it wraps
 	switch {
-	case errors.As(err, &se) && se == err:
+	case isSpecErr:
 		if se.Spec == "" {
 			se.Spec = spec
 		}
