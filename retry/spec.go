@@ -4,19 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 )
 
-// validKinds lists the spec kinds for error messages.
-const validKinds = "json, schema:PATH, regex:RE, contains:TEXT, maxlen:N, minlen:N, cmd:COMMAND, llm:CRITERIA"
-
-// SpecKinds returns the kinds of spec ParseSpec accepts, as a spec begins
-// with them: "json", and the others with the colon their argument follows
-// ("schema:", "regex:", …). Shell completion offers them.
+// SpecKinds returns what a spec of each built-in kind begins with, in
+// order: "json", and the others with the colon their argument follows
+// ("schema:", "regex:", …). Shell completion offers them; see [Kind.Prefix].
 func SpecKinds() []string {
-	return []string{"json", "schema:", "regex:", "contains:", "maxlen:", "minlen:", "cmd:", "llm:"}
+	kinds := Kinds()
+	prefixes := make([]string, len(kinds))
+	for i, k := range kinds {
+		prefixes[i] = k.Prefix()
+	}
+	return prefixes
 }
 
 // ErrNoJudge is wrapped by the *SpecError of an "llm:" spec parsed
@@ -30,13 +32,16 @@ var ErrNoJudge = errors.New("none is configured")
 // error, reported before any model call.
 type SpecError struct {
 	Spec   string // the spec string as given
-	Reason string // what is wrong, in words
+	Reason string // what is wrong, in words ("" when Err says it all)
 	Err    error  // the underlying error, if any
 }
 
 // Error returns the SpecError message.
 func (e *SpecError) Error() string {
-	msg := fmt.Sprintf("invalid validator %q: %s", e.Spec, e.Reason)
+	msg := fmt.Sprintf("invalid validator %q", e.Spec)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
@@ -47,13 +52,14 @@ func (e *SpecError) Error() string {
 func (e *SpecError) Unwrap() error { return e.Err }
 
 // syntaxError is a SpecError about the spec string itself; its message
-// lists the valid kinds.
+// lists the built-in kinds.
 func syntaxError(spec, reason string) *SpecError {
-	return &SpecError{Spec: spec, Reason: reason + " (valid validators: " + validKinds + ")"}
+	return Spec{Text: spec}.SyntaxError(reason)
 }
 
-// SpecOption configures how ParseSpec and ParseSpecs (and the validator
-// constructors that take options) build validators.
+// SpecOption configures how a SpecParser, ParseSpec and ParseSpecs (and
+// the validator constructors that take options) build validators; a
+// Kind's Build reads the options in its Spec.
 type SpecOption func(*specConfig)
 
 type specConfig struct {
@@ -68,6 +74,12 @@ func newSpecConfig(opts []SpecOption) specConfig {
 		o(&cfg)
 	}
 	return cfg
+}
+
+// spec returns the Spec of text, with argument arg, that c configures,
+// for a parser of kinds.
+func (c specConfig) spec(text, arg string, kinds []Kind) Spec {
+	return Spec{Text: text, Arg: arg, BaseDir: c.baseDir, CmdTimeout: c.cmdTimeout, Judge: c.judge, kinds: kinds}
 }
 
 // resolve makes a relative path relative to the base directory, and
@@ -100,36 +112,61 @@ func WithJudge(judge JudgeFunc) SpecOption {
 	return func(c *specConfig) { c.judge = judge }
 }
 
-// ParseSpec builds the validator a spec string describes. A spec is a kind,
-// then for every kind but json a colon and an argument that runs to the end
-// of the string (so it may itself contain colons):
+// SpecParser builds validators from spec strings of its kinds. A spec is a
+// kind's name, then, for a kind that takes an argument, a colon and the
+// argument, which runs to the end of the string (so it may itself contain
+// colons): "json", "maxlen:200", "regex:^a:b$". [ParseSpec] and
+// [ParseSpecs] parse the built-in kinds; a program that has kinds of its
+// own parses with NewSpecParser(append(Kinds(), mine...)...).
 //
-//	json             the whole answer is JSON                    [JSON]
-//	schema:PATH      JSON satisfying the JSON Schema in PATH     [Schema]
-//	regex:RE         RE (Go syntax) matches the answer           [Regex]
-//	contains:TEXT    TEXT occurs in the answer                   [Contains]
-//	maxlen:N         at most N characters                        [MaxLen]
-//	minlen:N         at least N characters                       [MinLen]
-//	cmd:COMMAND      sh -c COMMAND, fed the answer, exits 0      [Command]
-//	llm:CRITERIA     a judge model finds that CRITERIA holds     [Judge]
-//
-// The validator's Name is spec. Anything that would stop the validator from
-// running is found here and reported as a *SpecError: an unknown kind, a
-// missing argument, a bad number, a bad regular expression, a missing or
-// invalid schema file, a command that cannot be found, an llm spec without
-// [WithJudge].
-func ParseSpec(spec string, opts ...SpecOption) (Validator, error) {
-	return parseSpec(spec, newSpecConfig(opts))
+// Make one with NewSpecParser: the zero SpecParser knows no kind.
+type SpecParser struct {
+	kinds []Kind // in the order of help and errors; names unique
 }
 
-// ParseSpecs parses every spec with ParseSpec and combines the validators
-// with [All], in the order given; it returns the first *SpecError. With no
+// NewSpecParser returns a parser of kinds, which help and errors list in
+// the order given. It panics when a kind has no name, a name with a colon
+// or white space, or no Build, or when two kinds share a name: those are
+// mistakes of the program that declares them, found at its start, not
+// errors of its user (as http.ServeMux.Handle panics on a pattern given
+// twice).
+func NewSpecParser(kinds ...Kind) *SpecParser {
+	seen := make(map[string]bool, len(kinds))
+	for _, k := range kinds {
+		if problem := checkKind(k); problem != "" {
+			panic("retry.NewSpecParser: " + problem)
+		}
+		if seen[k.Name] {
+			panic(fmt.Sprintf("retry.NewSpecParser: two kinds are named %q", k.Name))
+		}
+		seen[k.Name] = true
+	}
+	return &SpecParser{kinds: slices.Clone(kinds)}
+}
+
+// Kinds returns the parser's kinds, in order (a copy).
+func (p *SpecParser) Kinds() []Kind { return slices.Clone(p.kinds) }
+
+// Parse builds the validator spec describes, with the options opts. The
+// validator's Name is spec. Anything that would stop the validator from
+// running is found here and reported as a *SpecError: an empty spec, an
+// unknown kind (the error lists the parser's kinds), an argument given to
+// a kind that takes none, and whatever the kind's Build refuses (for the
+// built-in kinds: a missing argument, a bad number, a bad regular
+// expression, a missing or invalid schema file, a command that cannot be
+// found, an llm spec without [WithJudge]).
+func (p *SpecParser) Parse(spec string, opts ...SpecOption) (Validator, error) {
+	return p.parse(spec, newSpecConfig(opts))
+}
+
+// ParseAll parses every spec with Parse and combines the validators with
+// [All], in the order given; it returns the first *SpecError. With no
 // specs it returns a validator that always passes.
-func ParseSpecs(specs []string, opts ...SpecOption) (Validator, error) {
+func (p *SpecParser) ParseAll(specs []string, opts ...SpecOption) (Validator, error) {
 	cfg := newSpecConfig(opts)
 	vs := make([]Validator, 0, len(specs))
 	for _, spec := range specs {
-		v, err := parseSpec(spec, cfg)
+		v, err := p.parse(spec, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -138,49 +175,52 @@ func ParseSpecs(specs []string, opts ...SpecOption) (Validator, error) {
 	return All(vs...), nil
 }
 
-func parseSpec(spec string, cfg specConfig) (Validator, error) {
-	kind, arg, hasArg := strings.Cut(spec, ":")
-	switch kind {
-	case "json":
-		if hasArg {
-			return nil, syntaxError(spec, "json takes no argument")
-		}
-		return JSON(), nil
-	case "schema":
-		return newSchema(spec, arg, cfg)
-	case "regex":
-		return newRegex(spec, arg)
-	case "contains":
-		if arg == "" {
-			return nil, syntaxError(spec, "contains needs the text to look for, as in contains:Summary")
-		}
-		return Contains(arg), nil
-	case "maxlen", "minlen":
-		n, err := parseLength(spec, kind, arg, hasArg)
-		if err != nil {
-			return nil, err
-		}
-		return &lengthValidator{name: spec, bound: n, isMax: kind == "maxlen"}, nil
-	case "cmd":
-		return newCommand(spec, arg, cfg)
-	case "llm":
-		return newJudge(spec, arg, cfg)
-	case "":
-		if spec == "" {
-			return nil, syntaxError(spec, "empty spec")
-		}
-		return nil, syntaxError(spec, "missing kind before the colon")
+func (p *SpecParser) parse(spec string, cfg specConfig) (Validator, error) {
+	name, arg, hasArg := strings.Cut(spec, ":")
+	kinds := p.kinds
+	if kinds == nil {
+		kinds = []Kind{} // the zero parser's: none, not the built-in ones
 	}
-	return nil, syntaxError(spec, fmt.Sprintf("unknown kind %q", kind))
+	s := cfg.spec(spec, arg, kinds)
+	i := slices.IndexFunc(p.kinds, func(k Kind) bool { return k.Name == name })
+	switch {
+	case spec == "":
+		return nil, s.SyntaxError("empty spec")
+	case name == "":
+		return nil, s.SyntaxError("missing kind before the colon")
+	case i < 0:
+		return nil, s.SyntaxError(fmt.Sprintf("unknown kind %q", name))
+	}
+	k := p.kinds[i]
+	if k.Arg == "" && hasArg {
+		return nil, s.SyntaxError(name + " takes no argument")
+	}
+	v, err := k.Build(s)
+	se, isSpecErr := err.(*SpecError) // s.SyntaxError's or s.BuildError's, as is; not one it wraps
+	switch {
+	case isSpecErr:
+		if se.Spec == "" {
+			se.Spec = spec
+		}
+		return nil, se
+	case err != nil:
+		return nil, &SpecError{Spec: spec, Err: err}
+	case v == nil:
+		return nil, s.BuildError(fmt.Sprintf("kind %q built no validator", name), nil)
+	}
+	return v, nil
 }
 
-func parseLength(spec, kind, arg string, hasArg bool) (int, error) {
-	if !hasArg || arg == "" {
-		return 0, syntaxError(spec, kind+" needs a number of characters, as in "+kind+":200")
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(arg))
-	if err != nil || n < 0 {
-		return 0, syntaxError(spec, fmt.Sprintf("%s needs a whole number of characters, 0 or more, not %q", kind, arg))
-	}
-	return n, nil
+// ParseSpec builds the validator a spec string of a built-in kind
+// describes (see [SpecParser.Parse] and the package documentation's
+// table of kinds).
+func ParseSpec(spec string, opts ...SpecOption) (Validator, error) {
+	return NewSpecParser(Kinds()...).Parse(spec, opts...)
+}
+
+// ParseSpecs parses every spec with ParseSpec and combines the validators
+// with [All], in the order given; it returns the first *SpecError. With no
+// specs it returns a validator that always passes.
+func ParseSpecs(specs []string, opts ...SpecOption) (Validator, error) {
+	return NewSpecParser(Kinds()...).ParseAll(specs, opts...)
 }

@@ -54,7 +54,15 @@ const cmdWaitDelay = 2 * time.Second
 // every attempt. Commands that start with a quote, a variable or another
 // shell construct are not checked.
 func Command(command string, opts ...SpecOption) (Validator, error) {
-	return newCommand("cmd:"+command, command, newSpecConfig(opts))
+	return newCommand(newSpec("cmd:"+command, command, opts))
+}
+
+// commandKind is the kind "cmd:COMMAND".
+func commandKind() Kind {
+	return Kind{
+		Name: "cmd", Arg: "COMMAND", Summary: "sh -c COMMAND, answer on stdin, exits 0 (77: blocked)",
+		Build: newCommand,
+	}
 }
 
 type cmdValidator struct {
@@ -64,17 +72,17 @@ type cmdValidator struct {
 	timeout time.Duration
 }
 
-func newCommand(spec, command string, cfg specConfig) (Validator, error) {
-	if strings.TrimSpace(command) == "" {
-		return nil, syntaxError(spec, "cmd needs a command, as in cmd:gofmt -l")
+func newCommand(s Spec) (Validator, error) {
+	if strings.TrimSpace(s.Arg) == "" {
+		return nil, s.SyntaxError("cmd needs a command, as in cmd:gofmt -l")
 	}
-	if cfg.cmdTimeout <= 0 {
-		return nil, &SpecError{Spec: spec, Reason: fmt.Sprintf("command timeout is %v, must be positive", cfg.cmdTimeout)}
+	if s.CmdTimeout <= 0 {
+		return nil, s.BuildError(fmt.Sprintf("command timeout is %v, must be positive", s.CmdTimeout), nil)
 	}
-	if err := checkCommand(command, cfg); err != nil {
-		return nil, &SpecError{Spec: spec, Reason: "command not found", Err: err}
+	if err := checkCommand(s.Arg, s); err != nil {
+		return nil, s.BuildError("command not found", err)
 	}
-	return &cmdValidator{name: spec, command: command, dir: cfg.baseDir, timeout: cfg.cmdTimeout}, nil
+	return &cmdValidator{name: s.Text, command: s.Arg, dir: s.BaseDir, timeout: s.CmdTimeout}, nil
 }
 
 // shellWords are the POSIX shell's reserved words and the builtins of the
@@ -91,7 +99,7 @@ var shellWords = map[string]bool{
 
 // checkCommand reports an error when the first word of command (after any
 // NAME=value assignments) is neither a shell word nor an executable.
-func checkCommand(command string, cfg specConfig) error {
+func checkCommand(command string, s Spec) error {
 	var first string
 	for _, w := range strings.Fields(command) {
 		if name, _, ok := strings.Cut(w, "="); ok && isShellName(name) {
@@ -104,7 +112,7 @@ func checkCommand(command string, cfg specConfig) error {
 		return nil
 	}
 	if strings.Contains(first, "/") {
-		first = cfg.resolve(first)
+		first = s.Resolve(first)
 	}
 	if _, err := exec.LookPath(first); err != nil {
 		return err

@@ -17,6 +17,15 @@ import (
 //	invalid JSON at line 1, column 7: invalid character 'x' looking for beginning of value
 func JSON() Validator { return jsonValidator{} }
 
+// jsonKind is the kind "json", which takes no argument.
+func jsonKind() Kind {
+	return Kind{
+		Name:    "json",
+		Summary: "the whole answer is JSON",
+		Build:   func(Spec) (Validator, error) { return JSON(), nil },
+	}
+}
+
 type jsonValidator struct{}
 
 func (jsonValidator) Name() string { return "json" }

@@ -57,14 +57,22 @@ type judgeValidator struct {
 	judge    JudgeFunc
 }
 
-func newJudge(spec, criteria string, cfg specConfig) (Validator, error) {
-	if strings.TrimSpace(criteria) == "" {
-		return nil, syntaxError(spec, "llm needs criteria, as in llm:the answer is polite")
+// judgeKind is the kind "llm:CRITERIA".
+func judgeKind() Kind {
+	return Kind{
+		Name: "llm", Arg: "CRITERIA", Summary: "a judge model finds that CRITERIA holds",
+		Build: newJudge,
 	}
-	if cfg.judge == nil {
-		return nil, &SpecError{Spec: spec, Reason: "an llm validator needs a judge model", Err: ErrNoJudge}
+}
+
+func newJudge(s Spec) (Validator, error) {
+	if strings.TrimSpace(s.Arg) == "" {
+		return nil, s.SyntaxError("llm needs criteria, as in llm:the answer is polite")
 	}
-	return Judge(criteria, cfg.judge), nil
+	if s.Judge == nil {
+		return nil, s.BuildError("an llm validator needs a judge model", ErrNoJudge)
+	}
+	return &judgeValidator{name: s.Text, criteria: s.Arg, judge: s.Judge}, nil
 }
 
 func (v *judgeValidator) Name() string { return v.name }

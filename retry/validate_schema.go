@@ -179,3 +179,17 @@ func compareTokens(a, b string) int {
 	}
 	return strings.Compare(a, b)
 }
+
+// schemaKind is the kind "schema:PATH".
+func schemaKind() Kind {
+	return Kind{
+		Name: "schema", Arg: "PATH", Summary: "valid JSON satisfying the JSON Schema at PATH",
+		Build: func(s Spec) (Validator, error) {
+			if s.Arg == "" {
+				// Checked here too, for the message to list the parser's kinds.
+				return nil, s.SyntaxError("schema needs a file path, as in schema:answer.schema.json")
+			}
+			return newSchema(s.Text, s.Arg, s.config())
+		},
+	}
+}

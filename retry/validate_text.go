@@ -14,7 +14,12 @@ import (
 // anchor it with ^ and $ to match the whole answer. A pattern that does not
 // compile is a *SpecError.
 func Regex(pattern string) (Validator, error) {
-	return newRegex("regex:"+pattern, pattern)
+	return newRegex(newSpec("regex:"+pattern, pattern, nil))
+}
+
+// regexKind is the kind "regex:RE".
+func regexKind() Kind {
+	return Kind{Name: "regex", Arg: "RE", Summary: "RE (Go syntax) matches the answer", Build: newRegex}
 }
 
 type regexValidator struct {
@@ -22,15 +27,15 @@ type regexValidator struct {
 	re   *regexp.Regexp
 }
 
-func newRegex(spec, pattern string) (Validator, error) {
-	if pattern == "" {
-		return nil, syntaxError(spec, "regex needs a pattern, as in regex:^[A-Z]")
+func newRegex(s Spec) (Validator, error) {
+	if s.Arg == "" {
+		return nil, s.SyntaxError("regex needs a pattern, as in regex:^[A-Z]")
 	}
-	re, err := regexp.Compile(pattern)
+	re, err := regexp.Compile(s.Arg)
 	if err != nil {
-		return nil, &SpecError{Spec: spec, Reason: "bad regular expression", Err: err}
+		return nil, s.BuildError("bad regular expression", err)
 	}
-	return &regexValidator{name: spec, re: re}, nil
+	return &regexValidator{name: s.Text, re: re}, nil
 }
 
 func (v *regexValidator) Name() string { return v.name }
@@ -46,6 +51,19 @@ func (v *regexValidator) Validate(ctx context.Context, answer string) (bool, str
 // in the answer, case and white space included.
 func Contains(text string) Validator {
 	return &containsValidator{name: "contains:" + text, text: text}
+}
+
+// containsKind is the kind "contains:TEXT".
+func containsKind() Kind {
+	return Kind{
+		Name: "contains", Arg: "TEXT", Summary: "TEXT occurs in the answer",
+		Build: func(s Spec) (Validator, error) {
+			if s.Arg == "" {
+				return nil, s.SyntaxError("contains needs the text to look for, as in contains:Summary")
+			}
+			return &containsValidator{name: s.Text, text: s.Arg}, nil
+		},
+	}
 }
 
 type containsValidator struct {
@@ -71,6 +89,34 @@ func MaxLen(n int) Validator {
 // least n characters (Unicode code points, not bytes) long.
 func MinLen(n int) Validator {
 	return &lengthValidator{name: "minlen:" + strconv.Itoa(n), bound: n}
+}
+
+// maxLenKind is the kind "maxlen:N".
+func maxLenKind() Kind {
+	return Kind{Name: "maxlen", Arg: "N", Summary: "at most N characters (not bytes)", Build: lengthBuilder(true)}
+}
+
+// minLenKind is the kind "minlen:N".
+func minLenKind() Kind {
+	return Kind{Name: "minlen", Arg: "N", Summary: "at least N characters", Build: lengthBuilder(false)}
+}
+
+// lengthBuilder builds the validators of maxlen (isMax) or minlen specs.
+func lengthBuilder(isMax bool) func(Spec) (Validator, error) {
+	kind := "minlen"
+	if isMax {
+		kind = "maxlen"
+	}
+	return func(s Spec) (Validator, error) {
+		if s.Arg == "" {
+			return nil, s.SyntaxError(kind + " needs a number of characters, as in " + kind + ":200")
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(s.Arg))
+		if err != nil || n < 0 {
+			return nil, s.SyntaxError(fmt.Sprintf("%s needs a whole number of characters, 0 or more, not %q", kind, s.Arg))
+		}
+		return &lengthValidator{name: s.Text, bound: n, isMax: isMax}, nil
+	}
 }
 
 type lengthValidator struct {

@@ -46,7 +46,7 @@ func newCmdBranch(f *Factory, runF func(*BranchOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Delete, "delete", "d", false, "delete the branch NAME")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "list branches as JSON")
+	addJSONFlag(cmd, &opts.JSON, "list branches as JSON", "branch")
 	return cmd
 }
 

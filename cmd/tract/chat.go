@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -118,15 +119,7 @@ abort) and --fix TEXT answers the first exhaustion with fix: TEXT; both
 answer only exhaustion: a failure retrying cannot fix is aborted (exit 7).
 Without --validate an attempt fails only when the answer is empty.
 
-Validators (repeatable; all must pass):
-  json                 the whole answer parses as JSON
-  schema:PATH          valid JSON that satisfies the JSON Schema at PATH
-  regex:RE             the Go regular expression RE matches
-  contains:TEXT        TEXT occurs in the answer
-  maxlen:N, minlen:N   length in characters within the bound
-  cmd:COMMAND          COMMAND (run by sh -c, answer on stdin) exits 0;
-                       exit 77 means blocked: retrying cannot fix it
-  llm:CRITERIA         a judge model answers that CRITERIA holds
+` + validatorHelp(f.validators()) + `
 
 The model is configured by OPENAI_API_KEY and OPENAI_BASE_URL (any
 OpenAI-compatible server: Ollama, vLLM, llama.cpp), or with --provider
@@ -255,7 +248,7 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec (repeatable): json, schema:PATH, regex:RE, contains:TEXT, maxlen:N, minlen:N, cmd:COMMAND, llm:CRITERIA")
+	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec (repeatable): "+validatorUsages(f.validators()))
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "total attempts, the first included")
 	fl.BoolVar(&opts.Purify, "purify", true, "after retries keep only the accepted answer on the branch (--purify=false keeps every attempt)")
 	fl.BoolVar(&opts.Provenance, "provenance", false, "also commit a note recording how the answer was reached")
@@ -268,7 +261,7 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 	fl.BoolVarP(&opts.New, "new", "n", false, "start a new conversation: a new branch chat-YYYYMMDD-HHMMSS with no history, and HEAD on it")
 	fl.Float64Var(&temperature, "temperature", 0, "sampling temperature")
 	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer to the terminal as it arrives")
-	fl.BoolVar(&opts.JSON, "json", false, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON", "chat")
 	fl.StringVar(&opts.Task, "task", "", "task `ID` recorded on every commit of the turn (one line, at most 200 bytes)")
 	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry is told what failed: plain (the --retry-prompt text) or xml (every failure so far)")
 	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (the failed answers and feedback) or fresh (the feedback before the message, no failed answers)")
@@ -417,8 +410,35 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	})
 }
 
+// validatorHelp is the help's list of the validators the parser p knows:
+// each kind's usage and summary.
+func validatorHelp(p *retry.SpecParser) string {
+	kinds := p.Kinds()
+	width := 0
+	for _, k := range kinds {
+		width = max(width, len(k.Usage()))
+	}
+	var b strings.Builder
+	b.WriteString("Validators (repeatable; all must pass):")
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "\n  %-*s  %s", width, k.Usage(), k.Summary)
+	}
+	return b.String()
+}
+
+// validatorUsages lists the validators p knows as a flag's help does:
+// "json, schema:PATH, …".
+func validatorUsages(p *retry.SpecParser) string {
+	kinds := p.Kinds()
+	usages := make([]string, len(kinds))
+	for i, k := range kinds {
+		usages[i] = k.Usage()
+	}
+	return strings.Join(usages, ", ")
+}
+
 // parseValidators parses --validate specs the one way chat and compress
-// share: paths relative to the working directory, "llm:" judged by client
+// share, with the Factory's parser: paths relative to the working directory, "llm:" judged by client
 // (nil: no judge, so "llm:" is a configuration error). No specs give a nil
 // validator; a bad spec is a usage error.
 func parseValidators(f *Factory, specs []string, client llm.Client, model string) (retry.Validator, error) {
@@ -433,7 +453,7 @@ func parseValidators(f *Factory, specs []string, client llm.Client, model string
 	if client != nil {
 		sopts = append(sopts, retry.WithJudge(tract.Judge(client, model)))
 	}
-	v, err := retry.ParseSpecs(specs, sopts...)
+	v, err := f.validators().ParseAll(specs, sopts...)
 	if err != nil {
 		return nil, &usageError{err}
 	}

@@ -78,7 +78,7 @@ func newCmdSwitch(f *Factory, runF func(*SwitchOptions) error) *cobra.Command {
 
 // addStatusJSONFlag registers --json on a command that moves HEAD.
 func addStatusJSONFlag(cmd *cobra.Command, v *bool) {
-	cmd.Flags().BoolVar(v, "json", false, "print the new status as JSON (as 'tract status --json')")
+	addJSONFlag(cmd, v, "print the new status as JSON (as 'tract status --json')", "status record")
 }
 
 // reportHead says where HEAD is now on stderr, and prints the status as

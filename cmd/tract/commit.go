@@ -60,7 +60,7 @@ tool. Kinds: message (default), steering, summary, note, error.`,
 	cmd.Flags().StringVarP(&opts.Kind, "kind", "k", "message", "commit kind: message, steering, summary, note or error")
 	cmd.Flags().StringArrayVarP(&messages, "message", "m", nil, `the text; several are joined as paragraphs, a blank line between ("-" alone reads standard input)`)
 	cmd.Flags().StringVar(&opts.Meta, "meta", "", "metadata as a JSON object")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the new commit as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the new commit as JSON", "commit record")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }

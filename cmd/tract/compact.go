@@ -45,6 +45,6 @@ run); the rename is atomic, so a crash leaves the old file or the new one.`,
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the sizes as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the sizes as JSON", "compact")
 	return cmd
 }

@@ -37,7 +37,7 @@ role user); notes and errors are left out. --json prints the OpenAI chat
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Notes, "notes", false, "include note commits")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the OpenAI messages array")
+	addJSONFlag(cmd, &opts.JSON, "print the OpenAI messages array", "compile")
 	return cmd
 }
 

@@ -101,7 +101,7 @@ func flagCompletion(f *Factory, command, flag string) completion {
 	case "branch":
 		return branches(f)
 	case "validate":
-		return validators
+		return validators(f)
 	case "on-exhausted":
 		return fixed(string(tract.ResolveAbort), string(tract.ResolveSkip), string(tract.ResolveRetry))
 	case "feedback":
@@ -224,24 +224,27 @@ func revisions(f *Factory) completion {
 	}
 }
 
-// validators completes a --validate spec: its kind, then, after
-// "schema:", a file name.
-func validators(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if path, ok := strings.CutPrefix(toComplete, "schema:"); ok {
-		return schemaFiles(path)
-	}
-	var out []cobra.Completion
-	for _, k := range retry.SpecKinds() {
-		if strings.HasPrefix(k, toComplete) {
-			out = append(out, k)
+// validators completes a --validate spec: a kind the Factory's parser
+// knows (described by its summary), then, after "schema:", a file name.
+func validators(f *Factory) completion {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if path, ok := strings.CutPrefix(toComplete, "schema:"); ok {
+			return schemaFiles(path)
 		}
+		var out []cobra.Completion
+		dir := cobra.ShellCompDirectiveNoFileComp
+		for _, k := range f.validators().Kinds() {
+			if !strings.HasPrefix(k.Prefix(), toComplete) {
+				continue
+			}
+			out = append(out, cobra.CompletionWithDesc(k.Prefix(), k.Summary))
+			if k.Arg != "" {
+				// Its argument follows the colon: no space after it.
+				dir |= cobra.ShellCompDirectiveNoSpace
+			}
+		}
+		return out, dir
 	}
-	dir := cobra.ShellCompDirectiveNoFileComp
-	if len(out) > 0 && !(len(out) == 1 && out[0] == "json") {
-		// A kind ends in ':' and its argument follows: no space after it.
-		dir |= cobra.ShellCompDirectiveNoSpace
-	}
-	return out, dir
 }
 
 // schemaFiles completes "schema:PATH": the directories and .json files

@@ -62,7 +62,7 @@ A flag wins over the environment variable, which wins over the setting:
 			},
 		}
 		if jsonFlag {
-			c.Flags().BoolVar(&opts.JSON, "json", false, "print the settings as a JSON object")
+			addJSONFlag(c, &opts.JSON, "print the settings as a JSON object", "config list")
 		}
 		return c
 	}

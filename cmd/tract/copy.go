@@ -45,7 +45,7 @@ interrupted leaves DST as it was (a DST it created is removed).`,
 			return copyRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print what was copied as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print what was copied as JSON", "copy")
 	return cmd
 }
 

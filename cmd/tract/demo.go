@@ -128,7 +128,8 @@ const realModelHelp = `That model was scripted. To use a real one, point tract a
 // runSubcommand runs 'tract --db path args...' with f's streams, as the
 // user would type it.
 func runSubcommand(ctx context.Context, f *Factory, path string, args []string) error {
-	sub := &Factory{IO: f.IO, Getenv: f.Getenv, Getwd: f.Getwd, LockTimeout: f.LockTimeout, Clock: f.Clock}
+	sub := &Factory{IO: f.IO, Getenv: f.Getenv, Getwd: f.Getwd, LockTimeout: f.LockTimeout, Clock: f.Clock,
+		Validators: f.Validators}
 	root := newRootCmd(sub)
 	root.SetArgs(append([]string{"--db", path}, args...))
 	return root.ExecuteContext(ctx)

@@ -76,7 +76,7 @@ lines of the retry log:
 	fl.StringVar(&opts.Task, "task", "", "only the events of task `ID`")
 	fl.StringVar(&since, "since", "", "only the events at or after `TIME`: RFC 3339, or an age such as 12h or 7d")
 	fl.StringVar(&opts.Format, "format", "jsonl", "jsonl or text")
-	fl.BoolVar(&asJSON, "json", false, "one JSON object per line: the same as --format jsonl")
+	addJSONFlag(cmd, &asJSON, "one JSON object per line: the same as --format jsonl", "events")
 	return cmd
 }
 

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/retry"
 )
 
 // IOStreams are a command's input and outputs. Results go to Out, progress
@@ -68,12 +69,25 @@ type Factory struct {
 	// is opened with: a database stops waiting on its server when it is
 	// cancelled (Ctrl-C).
 	Context context.Context
+	// Validators parses --validate specs (nil: a parser of retry's
+	// built-in kinds). Its kinds are what help, completion and errors
+	// list: a program, or a test, with kinds of its own sets it.
+	Validators *retry.SpecParser
 }
 
 func newFactory(io *IOStreams, getenv func(string) string) *Factory {
 	f := &Factory{IO: io, Getenv: getenv, Getwd: os.Getwd, LockTimeout: 5 * time.Second}
 	io.Color = io.OutTTY && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 	return f
+}
+
+// validators returns the parser of --validate specs: Validators, else
+// one of retry's built-in kinds.
+func (f *Factory) validators() *retry.SpecParser {
+	if f.Validators == nil {
+		return retry.NewSpecParser(retry.Kinds()...)
+	}
+	return f.Validators
 }
 
 // RepoPath returns the repository path: --db, else TRACT_DB, else the

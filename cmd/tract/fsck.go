@@ -50,7 +50,7 @@ was lost, and checks the new repository. The damaged file is not changed.`,
 			return runFsck(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the report as JSON", "fsck", "fsck --salvage")
 	cmd.Flags().StringVar(&opts.Salvage, "salvage", "", "copy what still verifies into the new repository `NEW` and report what was lost")
 	return cmd
 }

@@ -82,7 +82,7 @@ reachable from a branch, HEAD or ORIG_HEAD always stay. AGE is a Go duration
 	}
 	cmd.Flags().StringVar(&expire, "expire", "30d", `age after which reflog entries stop protecting orphans ("now", 7d, 12h)`)
 	cmd.Flags().BoolVarP(&opts.DryRun, "dry-run", "n", false, "only count what would be removed")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the counts as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the counts as JSON", "gc")
 	return cmd
 }
 

@@ -119,7 +119,7 @@ written in one transaction, or none.`,
 		"the most input to read: bytes, or a size such as 512MiB or 16GiB (default $TRACT_MAX_INPUT, else 4GiB)")
 	cmd.Flags().StringVar(&opts.Format, "format", "messages", "the input's `FORMAT`: messages, or openai (one conversation a line)")
 	cmd.Flags().StringVar(&opts.Name, "name", "import", "with --format openai, the branches are `NAME`-1, NAME-2, …")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the number of messages imported, the branch and its new tip as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the number of messages imported, the branch and its new tip as JSON", "import", "import --format openai")
 	return cmd
 }
 

@@ -39,7 +39,7 @@ func newCmdInit(f *Factory, runF func(*InitOptions) error) *cobra.Command {
 			return initRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the repository's path and whether it was created as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the repository's path and whether it was created as JSON", "init")
 	return cmd
 }
 

@@ -93,7 +93,7 @@ without --all; see docs/json.md.`,
 	cmd.Flags().BoolVar(&opts.All, "all", false, "show every commit as a graph: branches in columns, orphans as side chains")
 	cmd.Flags().BoolVar(&opts.Oneline, "oneline", false, "one line per commit")
 	cmd.Flags().BoolVar(&opts.Graph, "graph", false, "draw the history as a graph")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &opts.JSON, "print JSON", "log")
 	cmd.Flags().StringVar(&opts.Format, "format", "", "print each commit as `TEMPLATE` says (placeholders above)")
 	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd

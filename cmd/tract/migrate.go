@@ -44,7 +44,7 @@ file needs no migration: it upgrades itself.`,
 			return migrateRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the schema versions before and after as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the schema versions before and after as JSON", "migrate")
 	return cmd
 }
 

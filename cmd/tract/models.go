@@ -50,7 +50,7 @@ transport error, 7 the server refused the key (401, 403) or the request (other
 		},
 	}
 	addModelFlags(cmd, &opts.ModelFlags, true)
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the server's model records as a JSON array")
+	addJSONFlag(cmd, &opts.JSON, "print the server's model records as a JSON array", "models")
 	return cmd
 }
 

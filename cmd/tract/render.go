@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tractdag/tract"
 )
 
@@ -28,6 +30,24 @@ func (p palette) bad(s string) string   { return p.wrap("31", s) }
 func (p palette) dim(s string) string   { return p.wrap("2", s) }
 func (p palette) good(s string) string  { return p.wrap("32", s) }
 func (p palette) graph(s string) string { return p.wrap("35", s) }
+
+// jsonDocs is the annotation of a command that takes --json: the headings,
+// separated by "|", of the sections of docs/json.md that document what it
+// prints.
+const jsonDocs = "tract-json-docs"
+
+// addJSONFlag gives cmd the --json flag, bound to v, and names the
+// sections of docs/json.md (their "### " headings) that document what it
+// prints: the commit record, say, or the command's own section. The
+// document is checked against these names (TestDocs_JSONSections) and
+// against what the commands print (tests/json_test.go).
+func addJSONFlag(cmd *cobra.Command, v *bool, usage string, sections ...string) {
+	cmd.Flags().BoolVar(v, "json", false, usage)
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[jsonDocs] = strings.Join(sections, "|")
+}
 
 func writeJSON(w io.Writer, v any) error {
 	e := json.NewEncoder(w)

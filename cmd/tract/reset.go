@@ -74,7 +74,7 @@ commit starts it again. 'tract reset --soft ORIG_HEAD' undoes a soft one.`,
 	cmd.Flags().BoolVar(&opts.Hard, "hard", false, "delete the commits left behind (needs --force)")
 	cmd.Flags().BoolVarP(&opts.Force, "force", "f", false, "confirm --hard")
 	cmd.Flags().BoolVar(&opts.Unborn, "unborn", false, "take every commit off the branch, as before its first commit")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the result as JSON", "reset")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }

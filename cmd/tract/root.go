@@ -228,7 +228,7 @@ func tooLargeHint(err *tract.TooLargeError) string {
 }
 
 // exitCode maps an error to the process exit code: the one place that
-// does (the table is exitCodes, in exitcodes.go). It matches typed and
+// does (the table is exitCodeTable, in exitcodes.go). It matches typed and
 // sentinel errors only, never message text. A new command needs nothing
 // here when its errors are those of package tract and its own bad input
 // is a usageError (usageErrorf) or a missing file a notFoundError; an
@@ -397,6 +397,16 @@ type subcommand struct {
 }
 
 // subcommands returns tract's commands, in the order help lists them.
+//
+// A new command is its file (NewCmdX, with --json given by addJSONFlag,
+// which names its docs/json.md sections), its tests, an entry here, a row
+// in the README's table of commands and, when it takes --json, its section
+// of docs/json.md. Tests fail until those agree (docs_test.go, and in
+// tests/ json_test.go's and exitcodes_test.go's tables, which want a run of
+// its --json and one of its usage errors). Its exit codes are the classes
+// of exitCodeTable, which the README's table and 'tract help exit-codes'
+// are generated from; its completions, those of the flags it shares by name
+// (registerCompletions).
 func subcommands() []subcommand {
 	return []subcommand{
 		{"init", func(f *Factory) *cobra.Command { return newCmdInit(f, nil) }},

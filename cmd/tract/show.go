@@ -44,7 +44,7 @@ func newCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
 			return showRun(cmd, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &opts.JSON, "print JSON", "commit record")
 	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd
 }

@@ -72,7 +72,7 @@ turns started at or after TIME (RFC 3339, or an age such as 12h or 7d).
 	fl := cmd.Flags()
 	fl.StringVar(&opts.TaskPrefix, "task", "", "only the tasks whose id starts with `PREFIX`")
 	fl.StringVar(&since, "since", "", "only the turns started at or after `TIME`: RFC 3339, or an age such as 12h or 7d")
-	fl.BoolVar(&opts.JSON, "json", false, "print the figures as JSON")
+	addJSONFlag(cmd, &opts.JSON, "print the figures as JSON", "stats")
 	return cmd
 }
 

@@ -62,7 +62,7 @@ func newCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &opts.JSON, "print JSON", "status record")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }

@@ -40,6 +40,6 @@ func newCmdVersion(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, "print JSON", "version")
 	return cmd
 }

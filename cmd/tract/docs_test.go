@@ -1,0 +1,144 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The documents these tests keep in step with the commands: what a new
+// command needs in them is its row in the README's table of commands and,
+// when it takes --json, the sections of docs/json.md that addJSONFlag
+// names. The exit-code table of the README is generated.
+
+var update = flag.Bool("update", false, "rewrite the README's generated exit-code table")
+
+var (
+	readmePath   = filepath.Join("..", "..", "README.md")
+	jsonDocPath  = filepath.Join("..", "..", "docs", "json.md")
+	exitCodesTag = regexp.MustCompile(`(?s)(<!-- exit-codes: [^\n]*-->\n)(.*?)(<!-- end exit-codes -->\n)`)
+)
+
+// allCommands returns every command under root, subcommands included,
+// root excepted.
+func allCommands(root *cobra.Command) []*cobra.Command {
+	var out []*cobra.Command
+	for _, c := range root.Commands() {
+		out = append(out, c)
+		out = append(out, allCommands(c)...)
+	}
+	return out
+}
+
+// The README's exit-code table is exitCodeTable, as 'tract help
+// exit-codes' is: 'go test ./cmd/tract -run TestDocs_READMEExitCodes
+// -update' regenerates it.
+func TestDocs_READMEExitCodes(t *testing.T) {
+	data, err := os.ReadFile(readmePath)
+	require.NoError(t, err)
+	m := exitCodesTag.FindSubmatchIndex(data)
+	require.NotNil(t, m, "README.md has no <!-- exit-codes: ... --> ... <!-- end exit-codes --> block")
+	want := exitCodesMarkdown()
+	if *update {
+		out := append(append(slices.Clone(data[:m[4]]), want...), data[m[5]:]...)
+		require.NoError(t, os.WriteFile(readmePath, out, 0o644))
+		return
+	}
+	assert.Equal(t, want, string(data[m[4]:m[5]]),
+		"README.md's exit-code table is not exitCodeTable: run 'go test ./cmd/tract -run TestDocs_READMEExitCodes -update'")
+}
+
+// jsonDocSections returns the "### " headings of docs/json.md.
+func jsonDocSections(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(jsonDocPath)
+	require.NoError(t, err)
+	var sections []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if h, ok := strings.CutPrefix(l, "### "); ok {
+			sections = append(sections, strings.Trim(h, "`"))
+		}
+	}
+	require.NotEmpty(t, sections)
+	return sections
+}
+
+// Every command that takes --json names the sections of docs/json.md that
+// document its output (addJSONFlag), each of them exists, and every
+// section documents some command's output: a new command's --json cannot
+// go undocumented, nor a removed one stay documented.
+func TestDocs_JSONSections(t *testing.T) {
+	f, _, _ := testFactory(t, nil)
+	documented := jsonDocSections(t)
+	used := map[string]bool{}
+	for _, c := range allCommands(newRootCmd(f)) {
+		named := c.Annotations[jsonDocs]
+		if c.Flags().Lookup("json") == nil {
+			assert.Empty(t, named, "%s names JSON sections but takes no --json", c.CommandPath())
+			continue
+		}
+		require.NotEmpty(t, named, "%s takes --json but names no section of docs/json.md: use addJSONFlag", c.CommandPath())
+		for _, s := range strings.Split(named, "|") {
+			assert.Contains(t, documented, s, "%s prints the record of %q, which docs/json.md has no section for", c.CommandPath(), s)
+			used[s] = true
+		}
+	}
+	for _, s := range documented {
+		assert.True(t, used[s], "docs/json.md's section %q documents no command's --json output", s)
+	}
+}
+
+// readmeCommands returns the commands the README's table of commands
+// lists: the first word of each command in backquotes in the first cell of
+// each row ("help exit-codes" lists help and the topic exit-codes).
+func readmeCommands(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(readmePath)
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(data), "\n### Commands\n")
+	require.True(t, ok, "README.md has no '### Commands' section")
+	table, _, _ = strings.Cut(table, "\n\n|")
+	cell := regexp.MustCompile("^\\| (.*?[^\\\\]) \\|")
+	code := regexp.MustCompile("`([^`]+)`")
+	var names []string
+	for _, l := range strings.Split(table, "\n") {
+		m := cell.FindStringSubmatch(l)
+		if m == nil || strings.HasPrefix(l, "|---") || m[1] == "command" {
+			continue
+		}
+		for _, c := range code.FindAllStringSubmatch(m[1], -1) {
+			words := strings.Fields(c[1])
+			names = append(names, words[0])
+			if words[0] == "help" && len(words) > 1 {
+				names = append(names, words[1])
+			}
+		}
+	}
+	sort.Strings(names)
+	return slices.Compact(names)
+}
+
+// The README's table of commands has a row for every command and topic
+// 'tract help' lists, and none for a command that does not exist.
+func TestDocs_READMECommands(t *testing.T) {
+	f, _, _ := testFactory(t, nil)
+	root := newRootCmd(f)
+	root.InitDefaultHelpCmd()
+	var commands []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() || c.IsAdditionalHelpTopicCommand() || c.Name() == "help" {
+			commands = append(commands, c.Name())
+		}
+	}
+	sort.Strings(commands)
+	assert.Equal(t, commands, readmeCommands(t), "README.md's table of commands ('### Commands') and the commands of 'tract help'")
+}
