@@ -68,8 +68,9 @@
 // REF@{N} reads REF as the base name is read (HEAD, ORIG_HEAD, a full ref
 // name, else a branch; STRANDED is the reflog of results conflicts kept
 // off their branches). Only a count is understood inside the braces, not
-// a date or @{-N}; a position past the reflog, or an entry that left the
-// ref at no commit (a deleted or unborn branch), is [ErrUnknownRevision].
+// a date or @{-N} ([ReflogPositionError]); a position past the reflog, or
+// an entry that left the ref at no commit (a deleted or unborn branch), is
+// [ErrUnknownRevision].
 //
 // An empty expression is [ErrBadRevision] ("the revision is empty").
 //

@@ -97,6 +97,7 @@ func errorHint(err error) string {
 		escalated *tract.EscalationError
 		exhausted *retry.ExhaustedError
 		server    *postgres.ServerError
+		reflogPos *tract.ReflogPositionError
 		hinted    *hintedError
 		failed    *failedTurnError
 		rejected  *summaryRejectedError
@@ -171,8 +172,13 @@ func errorHint(err error) string {
 		return "Switch HEAD to another branch first ('tract switch OTHER'; 'tract branch' lists them), then delete it."
 	case errors.Is(err, tract.ErrUnknownRevision):
 		return "See 'tract log --all' for commits and 'tract branch' for branches."
+	case errors.As(err, &reflogPos):
+		return fmt.Sprintf("'tract reflog %s' lists the moves of %s, newest first, as %s@{0}, %s@{1}, …",
+			shellQuote(reflogPos.Ref), reflogPos.Ref, reflogPos.Ref, reflogPos.Ref)
 	case errors.Is(err, tract.ErrReversedRange):
 		return "Swap --from and --to."
+	case errors.Is(err, tract.ErrSummaryCount):
+		return "Give one --content per group to summarize: 'tract compress --dry-run' with the same range shows the groups."
 	case errors.As(err, &cfgErr) && missesSetting(err, "model"):
 		return "Pass --model NAME (-m NAME), set TRACT_MODEL, or set a default with 'tract config set model NAME'."
 	case errors.Is(err, retry.ErrNoJudge):
