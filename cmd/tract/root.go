@@ -16,6 +16,7 @@ import (
 	"github.com/tractdag/tract/compress"
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/repl"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store/postgres"
 )
@@ -191,6 +192,17 @@ func errorHint(err error) string {
 	case errors.As(err, &judgeErr):
 		return "The answer was not judged: it stays on the branch (see 'tract show'). Judge with a model that follows\n" +
 			"the format more closely (--model NAME)."
+	}
+	return ""
+}
+
+// replHint is errorHint for the errors of the interactive chat's own
+// commands (/retry, /rewind, …), which errorHint's command-line remedies
+// do not fit: it is printed after the error's line inside 'tract chat'.
+func replHint(err error) string {
+	var unanswered *repl.UnansweredError
+	if errors.As(err, &unanswered) {
+		return "To send it again, leave the chat (/exit) and run 'tract chat --retry-last'."
 	}
 	return ""
 }
