@@ -26,9 +26,42 @@ var (
 	ErrReversedRange = errors.New("reversed range")
 	// ErrSummaryCount is returned, wrapped with the counts, by
 	// CompressRange when the summaries given (Summaries) are not one per
-	// summarized group.
+	// summarized group (PlanCompress lists the groups).
 	ErrSummaryCount = errors.New("wrong number of summaries")
 )
+
+// RangeEndError is returned by PlanCompress and CompressRange when a
+// revision given for an end of the range cannot end it: it names no
+// commit (Err wraps ErrUnknownRevision, ErrBadRevision, …) or a commit
+// off the current branch's first-parent chain (Err is ErrNotOnChain).
+type RangeEndError struct {
+	// From is true for the range's start (the from argument), false for
+	// its end (to).
+	From bool
+	// Rev is the revision as given.
+	Rev string
+	// Hash is the commit Rev names; zero when it names none.
+	Hash Hash
+	// Err is what is wrong with it.
+	Err error
+}
+
+// Error says which end is wrong and why: "range start: unknown revision
+// …", "range end side (1a2b3c4d): not on the current branch's
+// first-parent chain (is it on another branch?)".
+func (e *RangeEndError) Error() string {
+	end := "range end"
+	if e.From {
+		end = "range start"
+	}
+	if e.Hash.IsZero() {
+		return fmt.Sprintf("%s: %v", end, e.Err)
+	}
+	return fmt.Sprintf("%s %s (%s): %v (is it on another branch?)", end, e.Rev, e.Hash.Short(), e.Err)
+}
+
+// Unwrap returns Err.
+func (e *RangeEndError) Unwrap() error { return e.Err }
 
 // CompressOption configures CompressRange and PlanCompress.
 type CompressOption func(*compressConfig)
@@ -255,33 +288,34 @@ func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) 
 	for i, h := range chain {
 		pos[h] = i
 	}
-	locate := func(rev, what string) (int, error) {
+	locate := func(rev string, from bool) (int, error) {
 		h, err := t.resolve(tx, rev)
 		if err != nil {
-			return 0, fmt.Errorf("--%s: %w", what, err)
+			return 0, &RangeEndError{From: from, Rev: rev, Err: err}
 		}
 		i, ok := pos[h]
 		if !ok {
-			return 0, fmt.Errorf("--%s %s (%s): %w (is it on another branch?)", what, rev, h.Short(), ErrNotOnChain)
+			return 0, &RangeEndError{From: from, Rev: rev, Hash: h, Err: ErrNotOnChain}
 		}
 		return i, nil
 	}
 	first, last := 0, len(chain)-1-cfg.keepLast
 	if from != "" {
-		if first, err = locate(from, "from"); err != nil {
+		if first, err = locate(from, true); err != nil {
 			return nil, err
 		}
 	}
 	if to != "" {
-		if last, err = locate(to, "to"); err != nil {
+		if last, err = locate(to, false); err != nil {
 			return nil, err
 		}
 	}
 	switch {
 	case cfg.keepLast < 0:
-		return nil, fmt.Errorf("keep-last is %d; it must be 0 or more", cfg.keepLast)
+		return nil, fmt.Errorf("KeepLast(%d): it must be 0 or more", cfg.keepLast)
 	case last < 0:
-		return nil, fmt.Errorf("%w: the chain has %d commits and keep-last keeps %d", compress.ErrEmptyRange, len(chain), cfg.keepLast)
+		return nil, fmt.Errorf("%w: the chain has %s and %s kept out of the range", compress.ErrEmptyRange,
+			english.Count(len(chain), "commit", "commits"), english.Count(cfg.keepLast, "is", "are"))
 	case first > last:
 		return nil, fmt.Errorf("%w: its start %s is newer than its end %s", ErrReversedRange, chain[first].Short(), chain[last].Short())
 	}
@@ -358,7 +392,7 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 	}
 	n := plan.Summarized()
 	if cfg.contents != nil && len(cfg.contents) != n {
-		return nil, fmt.Errorf("compress: %w: %s given for %s to summarize (see the plan: 'tract compress --dry-run')",
+		return nil, fmt.Errorf("compress: %w: %s given for %s to summarize",
 			ErrSummaryCount, english.Count(len(cfg.contents), "summary", "summaries"), english.Count(n, "group", "groups"))
 	}
 	for i, text := range cfg.contents {

@@ -609,7 +609,7 @@ func TestCompress_BadInputChangesNothing(t *testing.T) {
 		{name: "from on another branch", from: side[0].String(), to: "HEAD~2", want: tract.ErrNotOnChain},
 		{name: "unknown revision", to: "nosuch", want: tract.ErrUnknownRevision},
 		{name: "unknown from", from: "HEAD~99", want: tract.ErrUnknownRevision},
-		{name: "negative keep-last", opts: []tract.CompressOption{tract.KeepLast(-1)}, contains: "keep-last"},
+		{name: "negative keep-last", opts: []tract.CompressOption{tract.KeepLast(-1)}, contains: "KeepLast(-1)"},
 		{name: "negative target", to: "HEAD~2", opts: []tract.CompressOption{tract.TargetTokens(-1)}, contains: "TargetTokens"},
 	}
 	for _, tc := range cases {
@@ -631,6 +631,47 @@ func TestCompress_BadInputChangesNothing(t *testing.T) {
 		})
 	}
 	assert.Empty(t, sc.Requests(), "no model call for bad input")
+}
+
+// An end of the range that cannot be used is a *RangeEndError that says
+// which end, the revision and, when it names a commit, which.
+func TestCompress_RangeEndErrorSaysWhichEnd(t *testing.T) {
+	ctx := context.Background()
+	tr := newCmpTract(t)
+	cmpTurns(t, tr, 4, "main")
+	_, err := tr.Switch(ctx, "side", true)
+	require.NoError(t, err)
+	side := cmpTurns(t, tr, 2, "side")
+	_, err = tr.Checkout(ctx, "main")
+	require.NoError(t, err)
+
+	cases := []struct {
+		name     string
+		from, to string
+		want     tract.RangeEndError
+		msg      string
+	}{
+		{"unknown start", "HEAD~9", "", tract.RangeEndError{From: true, Rev: "HEAD~9", Err: tract.ErrUnknownRevision},
+			`compress: range start: unknown revision "HEAD~9"`},
+		{"unknown end", "", "nosuch", tract.RangeEndError{Rev: "nosuch", Err: tract.ErrUnknownRevision},
+			`compress: range end: unknown revision "nosuch"`},
+		{"start off the chain", side[0].String(), "", tract.RangeEndError{From: true, Rev: side[0].String(), Hash: side[0], Err: tract.ErrNotOnChain},
+			"compress: range start " + side[0].String() + " (" + side[0].Short() + "): not on the current branch's first-parent chain (is it on another branch?)"},
+		{"end off the chain", "", "side", tract.RangeEndError{Rev: "side", Hash: side[1], Err: tract.ErrNotOnChain},
+			"compress: range end side (" + side[1].Short() + "): not on the current branch's first-parent chain"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tr.PlanCompress(ctx, tc.from, tc.to)
+			var end *tract.RangeEndError
+			require.ErrorAs(t, err, &end)
+			assert.Equal(t, tc.want.From, end.From)
+			assert.Equal(t, tc.want.Rev, end.Rev)
+			assert.Equal(t, tc.want.Hash, end.Hash)
+			assert.ErrorIs(t, err, tc.want.Err)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
 }
 
 func mustResolve(t *testing.T, tr *tract.Tract, rev string) tract.Hash {

@@ -164,7 +164,7 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("log --all: %w", err)
+		return nil, fmt.Errorf("read all commits: %w", err)
 	}
 	return out, nil
 }
@@ -188,7 +188,7 @@ func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, e
 			return out, len(hs) > 0, nil
 		}
 		if err := walkPages(ctx, o.t, page, func(ci *CommitInfo) bool { return yield(ci, nil) }); err != nil {
-			yield(nil, fmt.Errorf("log --all: %w", err))
+			yield(nil, fmt.Errorf("read commits: %w", err))
 		}
 	}
 }

@@ -22,7 +22,7 @@ func (t *Tract) SwitchOrphan(ctx context.Context, name string) (*Status, error) 
 		return nil, err
 	}
 	if err := refs.ValidateBranchName(name); err != nil {
-		return nil, fmt.Errorf("switch --orphan: %w", err)
+		return nil, fmt.Errorf("orphan branch: %w", err)
 	}
 	t = t.headView()
 	full := refs.BranchRef(name)
@@ -37,7 +37,7 @@ func (t *Tract) SwitchOrphan(ctx context.Context, name string) (*Status, error) 
 		return tx.SetRef(refs.Ref{Name: refs.HEAD, Target: full})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("switch --orphan: %w", err)
+		return nil, fmt.Errorf("orphan branch: %w", err)
 	}
 	return t.Status(ctx)
 }

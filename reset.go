@@ -176,7 +176,7 @@ func (t *Tract) reset(ctx context.Context, mode ResetMode, opts []ResetOption, r
 	})
 	var erasure *ErasureError
 	if errors.As(err, &erasure) {
-		return res, fmt.Errorf("reset --hard: %w", err)
+		return res, fmt.Errorf("hard reset: %w", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reset: %w", err)

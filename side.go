@@ -85,7 +85,7 @@ func (s *sideChain) position(tx store.Tx, name string) (head, error) {
 		return head{}, err
 	}
 	if len(es) > 0 {
-		return head{}, fmt.Errorf("%w: side chain %s was closed by gc after %s unmoved; its commits are orphans in 'tract log --all'",
+		return head{}, fmt.Errorf("%w: side chain %s was closed by gc after %s unmoved; its commits stay in the repository as orphans",
 			ErrClosed, strings.TrimPrefix(name, refs.SidePrefix), sideAbandonedAfter)
 	}
 	return head{Branch: name, Hash: s.base}, nil

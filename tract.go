@@ -40,6 +40,10 @@ type (
 	CreateError = store.CreateError
 	// AmbiguousError is returned for an abbreviated hash with several matches.
 	AmbiguousError = refs.AmbiguousError
+	// ReflogPositionError is returned for a revision whose "@{…}" is not
+	// a reflog position REF@{N}; errors.Is(err, ErrBadRevision) holds for
+	// it.
+	ReflogPositionError = refs.ReflogPositionError
 	// ErasureError is returned by an operation that deleted text (a hard
 	// reset, GC) and committed, when wiping the deleted bytes from the
 	// file failed afterwards: the deletion stands, its result is returned

@@ -2,9 +2,9 @@
 // validated generation against a scripted model.
 //
 // Run starts an OpenAI-compatible model server on the loopback interface
-// (llmtest, the one tract's own tests use) that replays a fixed script,
-// and drives a repository through the real llm.OpenAI client, the real
-// validators and the real store:
+// (package scriptserver, which tract's own tests use through llmtest)
+// that replays a fixed script, and drives a repository through the real
+// llm.OpenAI client, the real validators and the real store:
 //
 //  1. a task whose answer must be JSON: the model's first answer is not,
 //     the json validator rejects it, a steering message quoting the
@@ -41,7 +41,7 @@ import (
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
-	"github.com/tractdag/tract/llm/llmtest"
+	"github.com/tractdag/tract/llm/scriptserver"
 	"github.com/tractdag/tract/retry"
 )
 
@@ -95,10 +95,13 @@ func Run(ctx context.Context, t *tract.Tract, w io.Writer) (*Result, error) {
 	} else if !head.IsZero() {
 		return nil, fmt.Errorf("demo: %w: %s already has commits", ErrNotEmpty, t.Path())
 	}
-	srv := llmtest.New()
+	srv, err := scriptserver.Start()
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
 	defer srv.Close()
-	srv.Reply(llmtest.Answer(jsonFirst), llmtest.Answer(commandAnswer), llmtest.Answer(summary)).
-		When("failed validation", llmtest.Answer(jsonFixed))
+	srv.Reply(scriptserver.Answer(jsonFirst), scriptserver.Answer(commandAnswer), scriptserver.Answer(summary)).
+		When("failed validation", scriptserver.Answer(jsonFixed))
 	client, err := llm.NewOpenAI(
 		llm.WithBaseURL(srv.URL()),
 		llm.WithModel(Model),

@@ -250,7 +250,10 @@ func TestChooseProvider(t *testing.T) {
 	_, err := llm.ChooseProvider(func(string) string { return "" }, "gemini", "")
 	var ce *llm.ConfigError
 	require.ErrorAs(t, err, &ce)
-	assert.Contains(t, err.Error(), `unknown provider "gemini" (from --provider): want openai or anthropic`)
+	assert.Equal(t, `unknown provider "gemini": want openai or anthropic`, err.Error())
+	_, err = llm.ChooseProvider(func(k string) string { return map[string]string{llm.EnvProvider: "bard"}[k] }, "", "")
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, `unknown provider "bard" (from TRACT_PROVIDER): want openai or anthropic`, err.Error())
 }
 
 func TestNewFromEnv_PicksTheClientOfTheProvider(t *testing.T) {

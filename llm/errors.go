@@ -14,8 +14,9 @@ import (
 // compress.ErrNoClient are this error).
 var ErrNoClient = errors.New("no model client configured")
 
-// ConfigError reports a setting the OpenAI client cannot work without. Its
-// message names the environment variable or flag that supplies it.
+// ConfigError reports a setting a client cannot work without, or a value
+// it cannot use. Its message names the environment variable that
+// supplies the setting, when the client reads one.
 type ConfigError struct {
 	// Setting names what is missing or wrong: "API key", "model" or "base URL".
 	Setting string

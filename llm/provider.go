@@ -29,14 +29,16 @@ var (
 )
 
 // ChooseProvider returns the provider a program should use: provider
-// when it is set (a --provider flag), else TRACT_PROVIDER read through
-// getenv, else "anthropic" when the model (the WithModel of the command
-// line, else TRACT_MODEL) is a Claude model ("claude-…"), else "openai".
-// A provider that is neither is a *ConfigError.
+// when it is set (the program's own choice, such as a command-line
+// flag), else TRACT_PROVIDER read through getenv, else "anthropic" when
+// the model (the program's, else TRACT_MODEL) is a Claude model
+// ("claude-…"), else "openai". A provider that is neither is a
+// *ConfigError; its message names TRACT_PROVIDER when the name came from
+// there.
 func ChooseProvider(getenv func(string) string, provider, model string) (string, error) {
-	p, from := strings.TrimSpace(provider), "--provider"
+	p, from := strings.TrimSpace(provider), ""
 	if p == "" {
-		p, from = strings.TrimSpace(getenv(EnvProvider)), EnvProvider
+		p, from = strings.TrimSpace(getenv(EnvProvider)), " (from "+EnvProvider+")"
 	}
 	switch strings.ToLower(p) {
 	case ProviderOpenAI:
@@ -46,7 +48,7 @@ func ChooseProvider(getenv func(string) string, provider, model string) (string,
 	case "":
 	default:
 		return "", &ConfigError{Setting: "provider", msg: fmt.Sprintf(
-			"unknown provider %q (from %s): want %s or %s", p, from, ProviderOpenAI, ProviderAnthropic)}
+			"unknown provider %q%s: want %s or %s", p, from, ProviderOpenAI, ProviderAnthropic)}
 	}
 	if model == "" {
 		model = getenv(EnvModel)

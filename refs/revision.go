@@ -112,7 +112,7 @@ func ParseRevision(s string) (Revision, error) {
 		case name == "":
 			return bad("name a ref before @{N}: HEAD@{1}, main@{2}")
 		case !strings.HasSuffix(at, "}") || err != nil || n < 0 || strings.ContainsAny(at, "+-"):
-			return bad("only REF@{N} is understood, N counting moves back in REF's reflog (see 'tract reflog REF')")
+			return Revision{}, &ReflogPositionError{Rev: s, Ref: name}
 		case n > 1_000_000_000:
 			return bad("the count is too large")
 		}
@@ -176,6 +176,22 @@ type ChainResolver interface {
 	// from h, h first; fewer when the chain ends at a root.
 	FirstParents(h dag.Hash, n int) ([]dag.Hash, error)
 }
+
+// ReflogPositionError is returned for a revision whose "@{…}" is not a
+// position in a reflog, REF@{N} with N a count of moves back from 0
+// ("main@{yesterday}", "HEAD@{-1}"). It matches ErrBadRevision.
+type ReflogPositionError struct {
+	// Rev is the revision as given; Ref is the name before its "@{".
+	Rev, Ref string
+}
+
+// Error says what is understood instead.
+func (e *ReflogPositionError) Error() string {
+	return fmt.Sprintf("%v %q: only REF@{N} is understood, N counting moves back in REF's reflog", ErrBadRevision, e.Rev)
+}
+
+// Unwrap returns ErrBadRevision.
+func (e *ReflogPositionError) Unwrap() error { return ErrBadRevision }
 
 // AmbiguousError is returned for an abbreviated hash that matches several commits.
 type AmbiguousError struct {

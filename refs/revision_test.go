@@ -99,6 +99,11 @@ func TestParseRevision_RejectsBadSyntax(t *testing.T) {
 			_, err := refs.ParseRevision(tt.in)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, refs.ErrBadRevision)
+			var pos *refs.ReflogPositionError
+			if assert.Equal(t, strings.Contains(tt.why, "only REF@{N}"), errors.As(err, &pos), "a *ReflogPositionError") && pos != nil {
+				assert.Equal(t, tt.in, pos.Rev)
+				assert.Equal(t, "main", pos.Ref)
+			}
 			assert.Contains(t, err.Error(), tt.why)
 			assert.Contains(t, err.Error(), fmt.Sprintf("%q", tt.in))
 		})

@@ -66,11 +66,27 @@ func (s *Session) lastInteraction(ctx context.Context) (*interaction, error) {
 	case turn.Errors > 0:
 		in.shape = UserError
 	default:
-		return nil, fmt.Errorf("%w: the branch ends in the user message %s, with no answer or error to replace (send it again with 'tract chat --retry-last')",
-			ErrNothingToRetry, turn.User.Short())
+		return nil, &UnansweredError{User: turn.User}
 	}
 	return in, nil
 }
+
+// UnansweredError is returned by /retry and /rewind when the branch ends
+// in a user message with no answer or error after it (notes aside): a
+// turn that ended before either was committed leaves nothing to replace.
+// It matches ErrNothingToRetry.
+type UnansweredError struct {
+	// User is the user message the branch ends in.
+	User tract.Hash
+}
+
+// Error says what the branch ends in.
+func (e *UnansweredError) Error() string {
+	return fmt.Sprintf("%v: the branch ends in the user message %s, with no answer or error to replace", ErrNothingToRetry, e.User.Short())
+}
+
+// Unwrap returns ErrNothingToRetry.
+func (e *UnansweredError) Unwrap() error { return ErrNothingToRetry }
 
 // parent is c's first parent, zero for a root.
 func parent(c *tract.CommitInfo) tract.Hash {

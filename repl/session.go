@@ -99,6 +99,10 @@ type Config struct {
 	// Redact hides secrets (an API key) in text the Session records
 	// itself: the text of a standalone error commit. nil redacts nothing.
 	Redact func(string) string
+	// Hint returns the advice Run prints on the line after an error's
+	// (what to type about it: the program's commands), or "" for none.
+	// nil prints none.
+	Hint func(error) string
 }
 
 // mode is what a message line does.

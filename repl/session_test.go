@@ -205,6 +205,24 @@ func TestRetry_NothingToRetry(t *testing.T) {
 	assert.Equal(t, "normal", h.s.Mode())
 }
 
+// A branch that ends in a user message with no answer or error after it
+// has nothing for /retry or /rewind to replace: an *UnansweredError that
+// names the message.
+func TestRetry_UnansweredMessage(t *testing.T) {
+	h := newHarness(t)
+	user, err := h.tr.Commit(context.Background(), tract.KindMessage, tract.RoleUser, "asked, never answered")
+	require.NoError(t, err)
+	for _, line := range []string{"/retry", "/rewind"} {
+		err := h.fail(line)
+		var unanswered *repl.UnansweredError
+		require.ErrorAs(t, err, &unanswered, line)
+		assert.Equal(t, user, unanswered.User)
+		assert.ErrorIs(t, err, repl.ErrNothingToRetry)
+		assert.Equal(t, "nothing to retry: the branch ends in the user message "+user.Short()+", with no answer or error to replace", err.Error())
+	}
+	assert.Equal(t, "normal", h.s.Mode())
+}
+
 // Each edge case of /apply has its own error and changes nothing.
 func TestApply_EdgeCases(t *testing.T) {
 	cases := []struct {
@@ -480,14 +498,26 @@ func TestCommands_HelpStatusUnknown(t *testing.T) {
 }
 
 // Run reads lines from a reader: a trailing backslash continues a
-// message, errors are printed and the session goes on.
+// message, errors are printed, each with the advice Config.Hint gives for
+// it, and the session goes on.
 func TestRun_Scripted(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, func(c *repl.Config) {
+		c.Hint = func(err error) string {
+			if errors.Is(err, repl.ErrNotRetrying) {
+				return "(the hint of not retrying)"
+			}
+			return ""
+		}
+	})
 	h.srv.Reply(llmtest.Answer("a0"), llmtest.Answer("a1"))
 	var errOut bytes.Buffer
-	err := h.s.Run(context.Background(), strings.NewReader("line one\\\nline two\n/nope\n/retry\nagain\n/apply\n/exit\nnever sent\n"), &errOut)
+	err := h.s.Run(context.Background(), strings.NewReader("line one\\\nline two\n/nope\n/retry\nagain\n/apply\n/apply\n/exit\nnever sent\n"), &errOut)
 	require.NoError(t, err)
-	assert.Contains(t, errOut.String(), "error: unknown command /nope")
+	lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
+	require.Len(t, lines, 3, errOut.String())
+	assert.True(t, strings.HasPrefix(lines[0], "error: unknown command /nope"), "no hint for it: %q", lines[1])
+	assert.True(t, strings.HasPrefix(lines[1], "error: not in retry mode"), lines[1])
+	assert.Equal(t, "(the hint of not retrying)", lines[2])
 	assert.Equal(t, "line one\nline two", h.srv.Requests()[0].LastMessage())
 	assert.Equal(t, []string{"user message again", "assistant message a1"}, h.shape())
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
-	"strconv"
 )
 
 // Default limits of one pipeline run. Each can be changed per run with
@@ -22,12 +20,6 @@ const (
 	// included) one run may make.
 	DefaultMaxExecutions = 100
 )
-
-// TraceEnv is the environment variable that switches tracing on for every
-// pipeline run that was not given WithTrace: when it holds a true value in
-// the sense of strconv.ParseBool ("1", "true", …), the trace goes to
-// standard error. It is read when Run starts.
-const TraceEnv = "TRACT_PIPELINE_TRACE"
 
 // Source is a pipeline's input, which the pipeline runs as its stage 0.
 // Build one with SourceFunc (retryable) or SourceValue (a literal, not
@@ -212,7 +204,6 @@ type pipelineConfig struct {
 	maxExecutions int
 	observers     []func(PipelineEvent)
 	trace         io.Writer
-	traceSet      bool
 }
 
 // WithMaxRetriesPerContext sets how many retry requests one retry context
@@ -247,11 +238,13 @@ func WithObserver(fn func(PipelineEvent)) PipelineOption {
 	}
 }
 
-// WithTrace writes the run's trace (see NewPipelineTracer) to w, whatever
-// TraceEnv says. WithTrace(nil) switches tracing off, TraceEnv included.
-// Write errors are ignored: tracing never fails a run.
+// WithTrace writes the run's trace (see NewPipelineTracer) to w; the last
+// WithTrace given wins, and WithTrace(nil) writes none. Without it a run
+// writes no trace: the package reads no environment variable and writes
+// to no stream of its own. Write errors are ignored: tracing never fails
+// a run.
 func WithTrace(w io.Writer) PipelineOption {
-	return func(c *pipelineConfig) { c.trace, c.traceSet = w, true }
+	return func(c *pipelineConfig) { c.trace = w }
 }
 
 // Run runs the pipeline and returns the last stage's output. It fails with
@@ -273,11 +266,6 @@ func (p *Pipeline[T]) Run(ctx context.Context, opts ...PipelineOption) (T, error
 	var zero T
 	if err := p.check(cfg); err != nil {
 		return zero, err
-	}
-	if !cfg.traceSet {
-		if on, _ := strconv.ParseBool(os.Getenv(TraceEnv)); on {
-			cfg.trace = os.Stderr
-		}
 	}
 	r := &pipelineRun[T]{
 		p:        p,

@@ -816,29 +816,43 @@ func captureStderr(t *testing.T, fn func()) string {
 	return <-done
 }
 
-func TestPipeline_TraceSwitchedOnByEnv(t *testing.T) {
+// A run writes its trace where WithTrace says, the last one given, and
+// nowhere else: the variable that once switched tracing on in the
+// library (TRACT_PIPELINE_TRACE) is the program's to wire, and standard
+// error is not written.
+func TestPipeline_TraceOnlyThroughWithTrace(t *testing.T) {
 	golden, err := os.ReadFile(filepath.Join("testdata", "pipeline_trace.golden"))
 	require.NoError(t, err)
+	var first, last bytes.Buffer
 	tests := []struct {
-		name string
-		env  string
-		opts []retry.PipelineOption
-		want string
+		name      string
+		opts      []retry.PipelineOption
+		into      *bytes.Buffer
+		want      string
+		untouched *bytes.Buffer
 	}{
-		{name: "env on", env: "1", want: string(golden)},
-		{name: "env off", env: "0", want: ""},
-		{name: "env unset", env: "", want: ""},
-		{name: "WithTrace(nil) overrides env", env: "1", opts: []retry.PipelineOption{retry.WithTrace(nil)}, want: ""},
-		{name: "WithTrace writer overrides env", env: "1", opts: []retry.PipelineOption{retry.WithTrace(io.Discard)}, want: ""},
+		{name: "no option", want: ""},
+		{name: "WithTrace", opts: []retry.PipelineOption{retry.WithTrace(&last)}, into: &last, want: string(golden)},
+		{name: "the last WithTrace wins", opts: []retry.PipelineOption{retry.WithTrace(&first), retry.WithTrace(&last)},
+			into: &last, want: string(golden), untouched: &first},
+		{name: "WithTrace(nil) last", opts: []retry.PipelineOption{retry.WithTrace(&first), retry.WithTrace(nil)}, want: "", untouched: &first},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv(retry.TraceEnv, tt.env)
-			got := captureStderr(t, func() {
+			first.Reset()
+			last.Reset()
+			t.Setenv("TRACT_PIPELINE_TRACE", "1")
+			stderr := captureStderr(t, func() {
 				_, err := oneRetryPipeline().Run(context.Background(), tt.opts...)
 				assert.NoError(t, err)
 			})
-			assert.Equal(t, tt.want, got)
+			assert.Empty(t, stderr, "the library writes nothing to standard error")
+			if tt.into != nil {
+				assert.Equal(t, tt.want, tt.into.String())
+			}
+			if tt.untouched != nil {
+				assert.Empty(t, tt.untouched.String())
+			}
 		})
 	}
 }

@@ -28,8 +28,8 @@ import (
 // Each stage's input and output are shown, cut to 48 characters with their
 // length when longer. Stages are shown as s0 (the source) to sN and unnamed
 // stages as sK in the plan. The trace holds no times or durations, so a run gives the same trace
-// every time. Write errors are ignored. WithTrace and TraceEnv switch it on
-// for a run.
+// every time. Write errors are ignored. WithTrace switches it on for a
+// run.
 func NewPipelineTracer(w io.Writer) func(PipelineEvent) {
 	return func(e PipelineEvent) {
 		_, _ = io.WriteString(w, traceLine(e)) // tracing never fails a run

@@ -469,7 +469,7 @@ func checkPackFilters(t *boltTx, r *FsckReport) {
 			c := b.Cursor()
 			for key, _ := c.First(); key != nil; key, _ = c.Next() {
 				if !f.mayHave(key) {
-					r.add(name, "filter leaves out %s key %x: lookups pass over it; run tract compact", bucket, key)
+					r.add(name, "filter leaves out %s key %x: lookups pass over it until the file is compacted", bucket, key)
 					return nil
 				}
 			}

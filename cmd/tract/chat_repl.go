@@ -126,6 +126,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 				return c, nil
 			},
 			Redact: func(s string) string { return redactKeys(f, s) },
+			Hint:   replHint,
 		})
 		if tr != nil {
 			branch, _, err := t.Head(ctx)

@@ -132,6 +132,9 @@ func (r *terminalREPL) run(ctx context.Context, s *repl.Session) error {
 		}
 		if err != nil {
 			fmt.Fprintf(r.errOut, "%s %v\n", r.paintText(r.term.Escape.Red, "error:"), err)
+			if h := replHint(err); h != "" {
+				fmt.Fprintln(r.errOut, h)
+			}
 		}
 	}
 }

@@ -142,7 +142,7 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 		if opts.DryRun {
 			plan, err := t.PlanCompress(ctx, opts.From, opts.To, copts...)
 			if err != nil {
-				return err
+				return rangeFlagError(err)
 			}
 			if opts.JSON {
 				return writeJSON(f.IO.Out, plan)
@@ -155,7 +155,7 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 			return &summaryRejectedError{err: err, given: opts.Content != nil}
 		}
 		if err != nil {
-			return err
+			return rangeFlagError(err)
 		}
 		if opts.JSON {
 			return writeJSON(f.IO.Out, res)
@@ -195,6 +195,25 @@ func renderPlan(w io.Writer, p palette, plan *tract.CompressPlan) {
 		fmt.Fprintf(w, "drop       %s\n", oneLine(p, c, 60))
 	}
 	fmt.Fprintf(w, "replay     %s after the range\n", english.Count(plan.Replay, "commit", "commits"))
+}
+
+// rangeFlagError names the flag that gave the end of the range err is
+// about, where the library names the end ("range start: unknown revision
+// …" becomes "--from: unknown revision …"); other errors are returned as
+// they are.
+func rangeFlagError(err error) error {
+	var end *tract.RangeEndError
+	if !errors.As(err, &end) {
+		return err
+	}
+	flag := "--to"
+	if end.From {
+		flag = "--from"
+	}
+	if end.Hash.IsZero() {
+		return fmt.Errorf("compress: %s: %w", flag, end.Err)
+	}
+	return fmt.Errorf("compress: %s %s (%s): %w (is it on another branch?)", flag, end.Rev, end.Hash.Short(), end.Err)
 }
 
 // summaryRejectedError is a compress whose summary failed its checks on

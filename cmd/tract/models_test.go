@@ -92,8 +92,8 @@ func TestModelsRun(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, modelsRun(cmd, &ModelsOptions{Factory: f, JSON: true}))
-	assert.JSONEq(t, `[{"id":"m-1","object":"model","created":1700000000,"owned_by":"llmtest"},
-		{"id":"m-2","object":"model","created":1700000000,"owned_by":"llmtest"}]`, out.String())
+	assert.JSONEq(t, `[{"id":"m-1","object":"model","created":1700000000,"owned_by":"scriptserver"},
+		{"id":"m-2","object":"model","created":1700000000,"owned_by":"scriptserver"}]`, out.String())
 }
 
 func TestModelsRun_EmptyList(t *testing.T) {

@@ -56,7 +56,7 @@ func (mf *ModelFlags) check() error {
 		return usageErrorf("--structured %q: want auto or off", mf.Structured)
 	}
 	if _, err := llm.ChooseProvider(func(string) string { return "" }, mf.Provider, ""); err != nil {
-		return &usageError{err}
+		return usageErrorf("--provider: %w", err)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tractdag/tract/compress"
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/repl"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store/postgres"
 )
@@ -97,6 +98,7 @@ func errorHint(err error) string {
 		escalated *tract.EscalationError
 		exhausted *retry.ExhaustedError
 		server    *postgres.ServerError
+		reflogPos *tract.ReflogPositionError
 		hinted    *hintedError
 		failed    *failedTurnError
 		rejected  *summaryRejectedError
@@ -173,8 +175,13 @@ func errorHint(err error) string {
 		return "Switch HEAD to another branch first ('tract switch OTHER'; 'tract branch' lists them), then delete it."
 	case errors.Is(err, tract.ErrUnknownRevision):
 		return "See 'tract log --all' for commits and 'tract branch' for branches."
+	case errors.As(err, &reflogPos):
+		return fmt.Sprintf("'tract reflog %s' lists the moves of %s, newest first, as %s@{0}, %s@{1}, …",
+			shellQuote(reflogPos.Ref), reflogPos.Ref, reflogPos.Ref, reflogPos.Ref)
 	case errors.Is(err, tract.ErrReversedRange):
 		return "Swap --from and --to."
+	case errors.Is(err, tract.ErrSummaryCount):
+		return "Give one --content per group to summarize: 'tract compress --dry-run' with the same range shows the groups."
 	case errors.As(err, &cfgErr) && missesSetting(err, "model"):
 		return "Pass --model NAME (-m NAME), set TRACT_MODEL, or set a default with 'tract config set model NAME'."
 	case errors.Is(err, retry.ErrNoJudge):
@@ -187,6 +194,17 @@ func errorHint(err error) string {
 	case errors.As(err, &judgeErr):
 		return "The answer was not judged: it stays on the branch (see 'tract show'). Judge with a model that follows\n" +
 			"the format more closely (--model NAME)."
+	}
+	return ""
+}
+
+// replHint is errorHint for the errors of the interactive chat's own
+// commands (/retry, /rewind, …), which errorHint's command-line remedies
+// do not fit: it is printed after the error's line inside 'tract chat'.
+func replHint(err error) string {
+	var unanswered *repl.UnansweredError
+	if errors.As(err, &unanswered) {
+		return "To send it again, leave the chat (/exit) and run 'tract chat --retry-last'."
 	}
 	return ""
 }

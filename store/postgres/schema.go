@@ -103,14 +103,14 @@ type SchemaError struct {
 	Want int
 }
 
-// Error says how the database's schema differs from this version's, and
-// what to do.
+// Error says how the database's schema differs from this version's
+// (Migrate creates or upgrades it).
 func (e *SchemaError) Error() string {
 	switch {
 	case e.Have == 0:
-		return fmt.Sprintf("%v (it needs version %d): create it with 'tract migrate' (postgres.Migrate)", ErrSchemaMissing, e.Want)
+		return fmt.Sprintf("%v (it needs version %d)", ErrSchemaMissing, e.Want)
 	case e.Have < e.Want:
-		return fmt.Sprintf("%v: version %d, this tract needs %d: upgrade it with 'tract migrate' (postgres.Migrate)", ErrSchemaOld, e.Have, e.Want)
+		return fmt.Sprintf("%v: version %d, this tract needs %d", ErrSchemaOld, e.Have, e.Want)
 	}
 	return fmt.Sprintf("%v: version %d, this tract knows up to %d", store.ErrNewerSchema, e.Have, e.Want)
 }

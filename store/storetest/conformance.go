@@ -246,7 +246,7 @@ var blobTests = []subtest{
 			})
 		})
 		assert.Equal(t, want, got)
-		assert.Equal(t, sortedHashes(hs), order, "tract copy streams blobs in this order")
+		assert.Equal(t, sortedHashes(hs), order, "a copy streams blobs in this order")
 	}},
 	{"ForEachStopsAtCallbackError", func(t *testing.T, s store.Store) {
 		update(t, s, func(tx store.Tx) error {

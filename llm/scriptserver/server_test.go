@@ -1,4 +1,4 @@
-package llmtest_test
+package scriptserver_test
 
 import (
 	"bufio"
@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract/llm"
-	"github.com/tractdag/tract/llm/llmtest"
+	"github.com/tractdag/tract/llm/scriptserver"
 )
 
 // post sends a raw chat-completion body and returns the response and its body.
@@ -34,18 +36,42 @@ func post(t *testing.T, url, body string, header ...string) (*http.Response, str
 	return resp, string(b)
 }
 
+// newServer starts a server that is closed, and verified, when the test
+// ends.
+func newServer(t *testing.T, opts ...scriptserver.Option) *scriptserver.Server {
+	t.Helper()
+	srv, err := scriptserver.Start(opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		srv.Close()
+		if !t.Failed() {
+			srv.Verify(t)
+		}
+	})
+	return srv
+}
+
+func TestStart_ListensOnLoopback(t *testing.T) {
+	srv := newServer(t)
+	u, err := url.Parse(srv.URL())
+	require.NoError(t, err)
+	assert.True(t, net.ParseIP(u.Hostname()).IsLoopback(), "%s", srv.URL())
+	assert.Equal(t, "/v1", u.Path)
+	assert.Equal(t, srv.AnthropicURL()+"/v1", srv.URL())
+}
+
 const hello = `{"model":"m1","messages":[{"role":"user","content":"hello there"}]}`
 
 func TestServer_AnswersWithChatCompletion(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Answer("hi!"))
+	srv := newServer(t)
+	srv.Reply(scriptserver.Answer("hi!"))
 
 	resp, body := post(t, srv.URL()+"/chat/completions", hello)
 
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 	assert.JSONEq(t, `{
-		"id": "chatcmpl-llmtest-1", "object": "chat.completion", "created": 1700000000, "model": "m1",
+		"id": "chatcmpl-scriptserver-1", "object": "chat.completion", "created": 1700000000, "model": "m1",
 		"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi!"}, "finish_reason": "stop"}],
 		"usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}
 	}`, body)
@@ -54,8 +80,8 @@ func TestServer_AnswersWithChatCompletion(t *testing.T) {
 func TestServer_StreamsServerSentEvents(t *testing.T) {
 	for _, includeUsage := range []bool{false, true} {
 		t.Run(fmt.Sprintf("include_usage=%v", includeUsage), func(t *testing.T) {
-			srv := llmtest.NewServer(t)
-			srv.Reply(llmtest.Reply{Content: "a b", Usage: &llm.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, Model: "served"})
+			srv := newServer(t)
+			srv.Reply(scriptserver.Reply{Content: "a b", Usage: &llm.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, Model: "served"})
 			body := fmt.Sprintf(`{"model":"m1","stream":true,"stream_options":{"include_usage":%v},"messages":[{"role":"user","content":"x"}]}`, includeUsage)
 
 			resp, raw := post(t, srv.URL()+"/chat/completions", body)
@@ -69,13 +95,13 @@ func TestServer_StreamsServerSentEvents(t *testing.T) {
 				}
 			}
 			want := []string{
-				`{"choices":[{"delta":{"content":"","role":"assistant"},"finish_reason":null,"index":0}],"created":1700000000,"id":"chatcmpl-llmtest-1","model":"served","object":"chat.completion.chunk"}`,
-				`{"choices":[{"delta":{"content":"a "},"finish_reason":null,"index":0}],"created":1700000000,"id":"chatcmpl-llmtest-1","model":"served","object":"chat.completion.chunk"}`,
-				`{"choices":[{"delta":{"content":"b"},"finish_reason":null,"index":0}],"created":1700000000,"id":"chatcmpl-llmtest-1","model":"served","object":"chat.completion.chunk"}`,
-				`{"choices":[{"delta":{},"finish_reason":"stop","index":0}],"created":1700000000,"id":"chatcmpl-llmtest-1","model":"served","object":"chat.completion.chunk"}`,
+				`{"choices":[{"delta":{"content":"","role":"assistant"},"finish_reason":null,"index":0}],"created":1700000000,"id":"chatcmpl-scriptserver-1","model":"served","object":"chat.completion.chunk"}`,
+				`{"choices":[{"delta":{"content":"a "},"finish_reason":null,"index":0}],"created":1700000000,"id":"chatcmpl-scriptserver-1","model":"served","object":"chat.completion.chunk"}`,
+				`{"choices":[{"delta":{"content":"b"},"finish_reason":null,"index":0}],"created":1700000000,"id":"chatcmpl-scriptserver-1","model":"served","object":"chat.completion.chunk"}`,
+				`{"choices":[{"delta":{},"finish_reason":"stop","index":0}],"created":1700000000,"id":"chatcmpl-scriptserver-1","model":"served","object":"chat.completion.chunk"}`,
 			}
 			if includeUsage {
-				want = append(want, `{"choices":[],"created":1700000000,"id":"chatcmpl-llmtest-1","model":"served","object":"chat.completion.chunk","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`)
+				want = append(want, `{"choices":[],"created":1700000000,"id":"chatcmpl-scriptserver-1","model":"served","object":"chat.completion.chunk","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`)
 			}
 			want = append(want, "[DONE]")
 			assert.Equal(t, want, events)
@@ -84,8 +110,8 @@ func TestServer_StreamsServerSentEvents(t *testing.T) {
 }
 
 func TestServer_RecordsRequestsWithoutTheKey(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Answer("ok"))
+	srv := newServer(t)
+	srv.Reply(scriptserver.Answer("ok"))
 
 	post(t, srv.URL()+"/chat/completions",
 		`{"model":"m1","temperature":0.5,"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}]}`,
@@ -108,9 +134,9 @@ func TestServer_RecordsRequestsWithoutTheKey(t *testing.T) {
 }
 
 func TestServer_RulesQueueAndFallback(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Answer("first"), llmtest.Answer("second")).
-		When("steer", llmtest.Answer("ruled"))
+	srv := newServer(t)
+	srv.Reply(scriptserver.Answer("first"), scriptserver.Answer("second")).
+		When("steer", scriptserver.Answer("ruled"))
 	ask := func(content string) string {
 		_, body := post(t, srv.URL()+"/chat/completions", fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":%q}]}`, content))
 		var doc struct {
@@ -122,27 +148,27 @@ func TestServer_RulesQueueAndFallback(t *testing.T) {
 	assert.Equal(t, "first", ask("q"))
 	assert.Equal(t, "ruled", ask("please steer"))
 	assert.Equal(t, "second", ask("q"))
-	srv.Otherwise(llmtest.Answer("fallback"))
+	srv.Otherwise(scriptserver.Answer("fallback"))
 	assert.Equal(t, "fallback", ask("q"))
 }
 
 func TestServer_ServesErrors(t *testing.T) {
 	tests := []struct {
 		name       string
-		reply      llmtest.Reply
+		reply      scriptserver.Reply
 		wantStatus int
 		wantHeader [2]string
 		wantBody   string
 	}{
-		{"429", llmtest.RateLimited(1500 * time.Millisecond), 429, [2]string{"Retry-After", "2"}, `"type":"rate_limit_error"`},
-		{"500", llmtest.Error(500, "boom"), 500, [2]string{"Content-Type", "application/json"}, `"message":"boom"`},
-		{"401", llmtest.Unauthorized(), 401, [2]string{"Content-Type", "application/json"}, `Incorrect API key provided: sk-wrong.`},
-		{"HTML", llmtest.HTML(), 200, [2]string{"Content-Type", "text/html; charset=utf-8"}, "<!DOCTYPE html>"},
-		{"context length", llmtest.ContextLengthExceeded(), 400, [2]string{"Content-Type", "application/json"}, `"code":"context_length_exceeded"`},
+		{"429", scriptserver.RateLimited(1500 * time.Millisecond), 429, [2]string{"Retry-After", "2"}, `"type":"rate_limit_error"`},
+		{"500", scriptserver.Error(500, "boom"), 500, [2]string{"Content-Type", "application/json"}, `"message":"boom"`},
+		{"401", scriptserver.Unauthorized(), 401, [2]string{"Content-Type", "application/json"}, `Incorrect API key provided: sk-wrong.`},
+		{"HTML", scriptserver.HTML(), 200, [2]string{"Content-Type", "text/html; charset=utf-8"}, "<!DOCTYPE html>"},
+		{"context length", scriptserver.ContextLengthExceeded(), 400, [2]string{"Content-Type", "application/json"}, `"code":"context_length_exceeded"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := llmtest.NewServer(t)
+			srv := newServer(t)
 			srv.Reply(tt.reply)
 			resp, body := post(t, srv.URL()+"/chat/completions", hello, "Authorization", "Bearer sk-wrong")
 			assert.Equal(t, tt.wantStatus, resp.StatusCode)
@@ -153,8 +179,8 @@ func TestServer_ServesErrors(t *testing.T) {
 }
 
 func TestServer_TruncatedJSON(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Truncated("some answer"))
+	srv := newServer(t)
+	srv.Reply(scriptserver.Truncated("some answer"))
 	resp, body := post(t, srv.URL()+"/chat/completions", hello)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.False(t, json.Valid([]byte(body)))
@@ -162,8 +188,8 @@ func TestServer_TruncatedJSON(t *testing.T) {
 }
 
 func TestServer_WithAPIKeyRejectsOtherKeys(t *testing.T) {
-	srv := llmtest.NewServer(t, llmtest.WithAPIKey("sk-good"))
-	srv.Reply(llmtest.Answer("ok"))
+	srv := newServer(t, scriptserver.WithAPIKey("sk-good"))
+	srv.Reply(scriptserver.Answer("ok"))
 
 	resp, body := post(t, srv.URL()+"/chat/completions", hello)
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
@@ -186,9 +212,9 @@ func (r *recordingTB) Errorf(format string, args ...any) {
 }
 
 func TestServer_VerifyReportsUnusedAndUnscripted(t *testing.T) {
-	srv := llmtest.New()
+	srv := scriptserver.New()
 	defer srv.Close()
-	srv.Reply(llmtest.Answer("used"), llmtest.Answer("never used")).When("nobody says this", llmtest.Answer("x"))
+	srv.Reply(scriptserver.Answer("used"), scriptserver.Answer("never used")).When("nobody says this", scriptserver.Answer("x"))
 	post(t, srv.URL()+"/chat/completions", hello)
 	post(t, srv.URL()+"/chat/completions", hello)
 	resp, body := post(t, srv.URL()+"/chat/completions", hello)
@@ -200,22 +226,22 @@ func TestServer_VerifyReportsUnusedAndUnscripted(t *testing.T) {
 	rec := &recordingTB{TB: t}
 	srv.Verify(rec)
 	assert.Equal(t, []string{
-		`llmtest: rule When("nobody says this") never matched`,
-		`llmtest: unscripted request 3, last message "hello there"`,
-		`llmtest: unexpected request POST /v1/models (want POST /v1/chat/completions)`,
+		`scriptserver: rule When("nobody says this") never matched`,
+		`scriptserver: unscripted request 3, last message "hello there"`,
+		`scriptserver: unexpected request POST /v1/models (want POST /v1/chat/completions)`,
 	}, rec.errs)
 
-	srv2 := llmtest.New()
+	srv2 := scriptserver.New()
 	defer srv2.Close()
-	srv2.Reply(llmtest.Answer("left over"))
+	srv2.Reply(scriptserver.Answer("left over"))
 	rec = &recordingTB{TB: t}
 	srv2.Verify(rec)
-	assert.Equal(t, []string{`llmtest: scripted reply never consumed: answer "left over"`}, rec.errs)
+	assert.Equal(t, []string{`scriptserver: scripted reply never consumed: answer "left over"`}, rec.errs)
 }
 
 func TestServer_CloseEndsPendingDelays(t *testing.T) {
-	srv := llmtest.New()
-	srv.Reply(llmtest.Reply{Content: "slow", Delay: time.Hour})
+	srv := scriptserver.New()
+	srv.Reply(scriptserver.Reply{Content: "slow", Delay: time.Hour})
 	done := make(chan error, 1)
 	go func() {
 		resp, err := http.Post(srv.URL()+"/chat/completions", "application/json", bytes.NewReader([]byte(hello)))

@@ -1,4 +1,4 @@
-package llmtest_test
+package scriptserver_test
 
 import (
 	"context"
@@ -6,17 +6,21 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/llm"
-	"github.com/tractdag/tract/llm/llmtest"
+	"github.com/tractdag/tract/llm/scriptserver"
 )
 
 // Script a rate limit, an invalid answer, and a valid answer that comes
-// once the steering message arrives. In a test, use NewServer(t) instead:
-// it closes the server and checks that every reply was used.
+// once the steering message arrives. In a test, llmtest.NewServer(t) also
+// closes the server and checks that every reply was used.
 func Example() {
-	srv := llmtest.New()
+	srv, err := scriptserver.Start()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer srv.Close()
-	srv.Reply(llmtest.RateLimited(time.Second), llmtest.Answer("not JSON")).
-		When("failed validation", llmtest.Answer(`{"ok":true}`))
+	srv.Reply(scriptserver.RateLimited(time.Second), scriptserver.Answer("not JSON")).
+		When("failed validation", scriptserver.Answer(`{"ok":true}`))
 
 	client, _ := llm.NewOpenAI(
 		llm.WithBaseURL(srv.URL()),

@@ -1,4 +1,4 @@
-package llmtest
+package scriptserver
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package llmtest
+package scriptserver
 
 import (
 	"bytes"
@@ -74,7 +74,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 	var wire anthropicRequest
 	if err := json.Unmarshal(body, &wire); err != nil {
 		s.miss(fmt.Sprintf("malformed request body: %v", err))
-		writeAnthropicError(w, Error(http.StatusBadRequest, "llmtest: request body is not valid JSON: "+err.Error()), "")
+		writeAnthropicError(w, Error(http.StatusBadRequest, "scriptserver: request body is not valid JSON: "+err.Error()), "")
 		return
 	}
 	rec := Request{
@@ -208,7 +208,7 @@ func useTool(rec Request, r Reply) bool {
 }
 
 // messageID names the answer to request number n.
-func messageID(n int) string { return fmt.Sprintf("msg_llmtest_%d", n) }
+func messageID(n int) string { return fmt.Sprintf("msg_scriptserver_%d", n) }
 
 func anthropicStop(rec Request, r Reply) string {
 	switch {
@@ -224,7 +224,7 @@ func anthropicStop(rec Request, r Reply) string {
 func writeAnthropicJSON(w http.ResponseWriter, n int, rec Request, r Reply) {
 	block := map[string]any{"type": "text", "text": r.Content}
 	if useTool(rec, r) {
-		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_llmtest_%d", n), "name": rec.SchemaName, "input": json.RawMessage(r.Content)}
+		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_scriptserver_%d", n), "name": rec.SchemaName, "input": json.RawMessage(r.Content)}
 	}
 	body, _ := json.Marshal(map[string]any{
 		"id": messageID(n), "type": "message", "role": "assistant", "model": modelFor(rec, r),
@@ -270,7 +270,7 @@ func (s *Server) writeAnthropicStream(ctx context.Context, w http.ResponseWriter
 		return map[string]any{"type": "text_delta", "text": p}
 	}
 	if tool {
-		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_llmtest_%d", n), "name": rec.SchemaName, "input": map[string]any{}}
+		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_scriptserver_%d", n), "name": rec.SchemaName, "input": map[string]any{}}
 		delta = func(p string) map[string]any { return map[string]any{"type": "input_json_delta", "partial_json": p} }
 	}
 	if !send("content_block_start", map[string]any{"index": 0, "content_block": block}) {
@@ -333,7 +333,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	if !anthropic {
 		data := make([]any, 0, len(ids))
 		for _, id := range ids {
-			data = append(data, map[string]any{"id": id, "object": "model", "created": created, "owned_by": "llmtest"})
+			data = append(data, map[string]any{"id": id, "object": "model", "created": created, "owned_by": "scriptserver"})
 		}
 		body, _ = json.Marshal(map[string]any{"object": "list", "data": data})
 	} else {

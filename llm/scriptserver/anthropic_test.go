@@ -1,4 +1,4 @@
-package llmtest_test
+package scriptserver_test
 
 import (
 	"net/http"
@@ -6,12 +6,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/tractdag/tract/llm/llmtest"
+	"github.com/tractdag/tract/llm/scriptserver"
 )
 
 func TestServer_AnthropicMessage(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Answer("hi!"))
+	srv := newServer(t)
+	srv.Reply(scriptserver.Answer("hi!"))
 
 	resp, body := post(t, srv.AnthropicURL()+"/v1/messages",
 		`{"model":"claude-x","max_tokens":10,"system":"be kind","messages":[{"role":"user","content":[{"type":"text","text":"hello there"}]}]}`,
@@ -19,7 +19,7 @@ func TestServer_AnthropicMessage(t *testing.T) {
 
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.JSONEq(t, `{
-		"id": "msg_llmtest_1", "type": "message", "role": "assistant", "model": "claude-x",
+		"id": "msg_scriptserver_1", "type": "message", "role": "assistant", "model": "claude-x",
 		"content": [{"type": "text", "text": "hi!"}], "stop_reason": "end_turn", "stop_sequence": null,
 		"usage": {"input_tokens": 13, "output_tokens": 1}
 	}`, body)
@@ -44,7 +44,7 @@ func TestServer_AnthropicRefusesWhatTheAPIRefuses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := llmtest.New()
+			srv := scriptserver.New()
 			defer srv.Close()
 			resp, body := post(t, srv.AnthropicURL()+"/v1/messages", tc.body, tc.header...)
 			assert.Equal(t, http.StatusBadRequest, resp.StatusCode)

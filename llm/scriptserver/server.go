@@ -1,11 +1,13 @@
-package llmtest
+package scriptserver
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -94,7 +96,6 @@ type Server struct {
 	done      chan struct{} // closed by Close, ends delays
 	closeOnce sync.Once
 	apiKey    string // required key; "" accepts any
-	verify    bool   // NewServer checks Verify at cleanup
 
 	script llm.Script[Reply] // has its own lock, taken after mu
 
@@ -111,43 +112,32 @@ type Option func(*Server)
 // any other request with a 401 that repeats the key it got.
 func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 
-// WithoutVerify turns off the check NewServer runs at cleanup.
-func WithoutVerify() Option { return func(s *Server) { s.verify = false } }
-
-// New starts a Server; Close stops it. Use it outside tests (for example
-// behind a command-line demo); tests use NewServer.
-func New(opts ...Option) *Server {
-	s := &Server{done: make(chan struct{}), verify: true}
+// Start starts a Server on a loopback address (127.0.0.1, else [::1]);
+// Close stops it. It fails when neither can be listened on.
+func Start(opts ...Option) (*Server, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		var err6 error
+		if l, err6 = net.Listen("tcp6", "[::1]:0"); err6 != nil {
+			return nil, fmt.Errorf("scriptserver: listen on a loopback address: %w", errors.Join(err, err6))
+		}
+	}
+	s := &Server{done: make(chan struct{})}
 	for _, opt := range opts {
 		opt(s)
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	return s
+	s.srv = &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(s.serve)}}
+	s.srv.Start()
+	return s, nil
 }
 
-// TB is the part of testing.TB that NewServer and Verify use; *testing.T
-// and *testing.B satisfy it. The package does not import testing, so a
-// program (such as the tract binary's demo) can serve a script without
-// linking the test framework in.
-type TB interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Cleanup(func())
-	Failed() bool
-}
-
-// NewServer starts a Server that is closed when t ends. Unless
-// WithoutVerify is given, it then also runs Verify, if the test has not
-// failed already (which would make the report noise).
-func NewServer(t TB, opts ...Option) *Server {
-	t.Helper()
-	s := New(opts...)
-	t.Cleanup(func() {
-		s.Close()
-		if s.verify && !t.Failed() {
-			s.Verify(t)
-		}
-	})
+// New is Start for tests and examples: it panics when no loopback
+// address can be listened on, as httptest.NewServer does.
+func New(opts ...Option) *Server {
+	s, err := Start(opts...)
+	if err != nil {
+		panic(err)
+	}
 	return s
 }
 
@@ -217,21 +207,22 @@ func (s *Server) Remaining() int {
 	return s.script.Remaining()
 }
 
-// Verify fails t if a queued reply was never consumed, a rule never
-// matched, or a request was unscripted or malformed.
-func (s *Server) Verify(t TB) {
+// Verify fails t (a *testing.T, say) if a queued reply was never
+// consumed, a rule never matched, or a request was unscripted or
+// malformed.
+func (s *Server) Verify(t llm.TB) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	replies, rules := s.script.Unused()
 	for _, r := range replies {
-		t.Errorf("llmtest: scripted reply never consumed: %s", r.describe())
+		t.Errorf("scriptserver: scripted reply never consumed: %s", r.describe())
 	}
 	for _, contains := range rules {
-		t.Errorf("llmtest: rule When(%q) never matched", contains)
+		t.Errorf("scriptserver: rule When(%q) never matched", contains)
 	}
 	for _, m := range s.misses {
-		t.Errorf("llmtest: %s", m)
+		t.Errorf("scriptserver: %s", m)
 	}
 }
 
@@ -266,7 +257,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		s.miss(fmt.Sprintf("unexpected request %s %s (want POST /v1/chat/completions)", r.Method, r.URL.Path))
-		writeError(w, Error(http.StatusNotFound, fmt.Sprintf("llmtest: no route for %s %s", r.Method, r.URL.Path)), "")
+		writeError(w, Error(http.StatusNotFound, fmt.Sprintf("scriptserver: no route for %s %s", r.Method, r.URL.Path)), "")
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -276,7 +267,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var wire wireRequest
 	if err := json.Unmarshal(body, &wire); err != nil {
 		s.miss(fmt.Sprintf("malformed request body: %v", err))
-		writeError(w, Error(http.StatusBadRequest, "llmtest: request body is not valid JSON: "+err.Error()), "")
+		writeError(w, Error(http.StatusBadRequest, "scriptserver: request body is not valid JSON: "+err.Error()), "")
 		return
 	}
 	rec := Request{
@@ -328,7 +319,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rec Request, key
 	reply, n, ok := s.pick(rec)
 	if !ok {
 		d.error(w, Error(http.StatusNotImplemented, fmt.Sprintf(
-			"llmtest: no reply scripted for this request (last message %q); script one with Server.Reply, When or Otherwise",
+			"scriptserver: no reply scripted for this request (last message %q); script one with Server.Reply, When or Otherwise",
 			rec.LastMessage())), "")
 		return
 	}
@@ -528,7 +519,7 @@ func finishFor(r Reply) string {
 }
 
 // completionID names the answer to request number n.
-func completionID(n int) string { return fmt.Sprintf("chatcmpl-llmtest-%d", n) }
+func completionID(n int) string { return fmt.Sprintf("chatcmpl-scriptserver-%d", n) }
 
 // writeJSON sends a non-streamed chat completion.
 func writeJSON(w http.ResponseWriter, n int, rec Request, r Reply) {
