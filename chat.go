@@ -189,21 +189,22 @@ func ParseResolution(s string) (Resolution, error) { return turn.ParseResolution
 func Judge(client llm.Client, model string) retry.JudgeFunc { return turn.Judge(client, model) }
 
 // Chat commits text as a user message and generates the assistant's answer
-// (see Validated generation in the package documentation). With validators, each answer is committed and checked; a
-// rejected answer is followed by a steering commit and another attempt; a
-// success after retries is purified (see Purify). Exhaustion returns an
-// error wrapping *retry.ExhaustedError whose LastResult is the last answer's
-// text (retry.LastResultOf[string](err) reads it typed; the ChatResult
-// returned with the error lists every attempt); a model failure after the client's
+// (see "Validated generation" in docs/tract.md). With validators, each
+// answer is committed and checked; a rejected answer is followed by a
+// steering commit and another attempt; a success after retries is purified
+// (see Purify). Exhaustion returns an error wrapping *retry.ExhaustedError
+// whose LastResult is the last answer's text
+// (retry.LastResultOf[string](err) reads it typed; the ChatResult returned
+// with the error lists every attempt); a model failure after the client's
 // own retries commits an error commit and returns an error wrapping the
 // client's typed error (for example *llm.ServerError). An answer over the
 // message size limit (see Limits) is such a failure too, wrapping a
 // *TooLargeError: it is not an attempt, since it cannot be committed. A
-// validator that cannot run on an answer (an llm: judge whose reply is
-// no verdict, a *retry.JudgeReplyError) stops the turn with its error;
-// with purify the unjudged answer leaves the branch and an error commit
-// records why, as after a failed model call, so RetryLast answers the
-// message again.
+// validator that cannot run on an answer (an llm: judge whose reply is no
+// verdict, a *retry.JudgeReplyError) stops the turn with its error; with
+// purify the unjudged answer leaves the branch and an error commit records
+// why, as after a failed model call, so RetryLast answers the message
+// again.
 //
 // Each failed attempt (and the error commit of a failed model call)
 // records a FailureRecord. A failure that retrying cannot fix stops the

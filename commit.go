@@ -1,11 +1,9 @@
 package tract
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/tractdag/tract/dag"
@@ -267,36 +265,24 @@ func (t *Tract) appendChain(ctx context.Context, msgs []ImportMessage, action, m
 			return err
 		}
 		for _, c := range commits {
-			out = append(out, c.hash)
+			out = append(out, c.Hash)
 		}
-		if err := putSorted(tx, t.now(), commits, blobs); err != nil {
+		if err := store.PutChain(tx, t.now(), commits, blobs); err != nil {
 			return err
 		}
 		return t.move(tx, cur.Hash, out[len(out)-1], action, msg)
 	})
-	if err == nil && len(msgs) >= packMin {
+	if err == nil && len(msgs) >= store.PackMin {
 		t.mergePacks(ctx)
 	}
 	return out, err
 }
 
-type hashedCommit struct {
-	hash     Hash
-	commit   *dag.Commit
-	raw      []byte         // dag.Encode of commit, when buildChain made it
-	counters store.Counters // set by putSorted
-}
-
-type hashedBlob struct {
-	hash Hash
-	data []byte
-}
-
 // buildChain validates msgs and builds their commits in memory, each the
 // first parent of the next, starting on parent.
-func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessage, now time.Time) ([]hashedCommit, []hashedBlob, error) {
-	commits := make([]hashedCommit, 0, len(msgs))
-	blobs := make([]hashedBlob, 0, len(msgs))
+func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessage, now time.Time) ([]store.NewCommit, []store.NewBlob, error) {
+	commits := make([]store.NewCommit, 0, len(msgs))
+	blobs := make([]store.NewBlob, 0, len(msgs))
 	for i, m := range msgs {
 		if i%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
@@ -329,7 +315,7 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 		}
 		data := []byte(text)
 		blob := dag.Sum(data)
-		blobs = append(blobs, hashedBlob{blob, data})
+		blobs = append(blobs, store.NewBlob{Hash: blob, Data: data})
 		// Consecutive nanoseconds keep the imported order visible in time.
 		c := &dag.Commit{Kind: kind, Role: m.Role, Blob: blob, Meta: meta, Time: now.Add(time.Duration(i))}
 		if !parent.IsZero() {
@@ -340,146 +326,9 @@ func (t *Tract) buildChain(ctx context.Context, parent Hash, msgs []ImportMessag
 			return nil, nil, &ingest.MessageError{N: i + 1, Err: err}
 		}
 		parent = dag.Sum(raw)
-		commits = append(commits, hashedCommit{hash: parent, commit: c, raw: raw})
+		commits = append(commits, store.NewCommit{Hash: parent, Commit: c, Raw: raw})
 	}
 	return commits, blobs, nil
-}
-
-// putSorted stores commits and blobs in key order. bbolt keeps the pages a
-// transaction touches in memory until it commits, and inserting random keys
-// into them shifts ever longer slices; sorted keys append instead, which
-// makes a 100,000-commit import about 100 times faster, and let the store
-// fill its pages (store.SortedPacker), which halves the file.
-//
-// commits come in chain order (each commit's first parent is stored or
-// comes earlier), so their counters are computed on the way and each is
-// put right after its commit: the key order the store keeps them in.
-func putSorted(tx store.Tx, now time.Time, commits []hashedCommit, blobs []hashedBlob) error {
-	if err := chainCounters(tx, commits, blobs); err != nil {
-		return err
-	}
-	if pw, ok := tx.(store.PackWriter); ok && len(commits) >= packMin {
-		return writePack(pw, now, commits, blobs)
-	}
-	if p, ok := tx.(store.SortedPacker); ok && len(commits) > 1 {
-		p.PackSorted()
-	}
-	hp, hashed := tx.(store.HashedPutter) // the batch is hashed already
-	slices.SortFunc(blobs, func(a, b hashedBlob) int { return bytes.Compare(a.hash[:], b.hash[:]) })
-	for i, b := range blobs {
-		if i > 0 && b.hash == blobs[i-1].hash {
-			continue
-		}
-		var err error
-		if hashed {
-			err = hp.PutHashedBlob(b.hash, b.data)
-		} else {
-			_, err = tx.PutBlob(b.data)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	sorted := slices.Clone(commits)
-	slices.SortFunc(sorted, func(a, b hashedCommit) int { return bytes.Compare(a.hash[:], b.hash[:]) })
-	for _, c := range sorted {
-		var err error
-		if hashed && c.raw != nil {
-			err = hp.PutEncodedCommit(c.hash, c.raw)
-		} else {
-			_, err = tx.PutCommit(c.commit)
-		}
-		if err != nil {
-			return err
-		}
-		if err := tx.PutCounters(c.hash, c.counters); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// packMin is the smallest batch of commits putSorted writes as a pack of
-// its own on a store that takes them (store.PackWriter).
-const packMin = 64
-
-// writePack stores commits (with their counters) and blobs as one pack.
-// It does not look for objects stored already: that would cost a lookup
-// in every pack per object, and a copy of an object is harmless (readers
-// take the first they find; merges and compaction keep one).
-func writePack(pw store.PackWriter, now time.Time, commits []hashedCommit, blobs []hashedBlob) error {
-	entries := make([]store.PackEntry, 0, len(blobs)+2*len(commits))
-	for _, b := range blobs {
-		entries = append(entries, store.PackEntry{Kind: store.PackBlob, Hash: b.hash, Value: b.data})
-	}
-	for _, c := range commits {
-		raw := c.raw
-		if raw == nil {
-			var err error
-			if raw, err = dag.Encode(c.commit); err != nil {
-				return err
-			}
-		}
-		entries = append(entries,
-			store.PackEntry{Kind: store.PackCommit, Hash: c.hash, Value: raw},
-			store.PackEntry{Kind: store.PackCounters, Hash: c.hash, Value: c.counters.Encode()})
-	}
-	return pw.WritePack(now, store.SortPackEntries(entries))
-}
-
-// chainCounters sets the counters of commits, given in chain order: from
-// each one's first parent, the commit before it in the batch (the usual
-// case: a chain), another in the batch, or one already stored. blobs holds
-// the texts of the batch's new blobs, in the same order as commits.
-func chainCounters(tx store.Tx, commits []hashedCommit, blobs []hashedBlob) error {
-	var index map[Hash]int // of commits, built only if a parent is not the previous one
-	for i := range commits {
-		hc := &commits[i]
-		parent := hc.commit.Parent()
-		var base store.Counters
-		switch {
-		case i > 0 && commits[i-1].hash == parent:
-			base = commits[i-1].counters
-		default:
-			if index == nil {
-				index = make(map[Hash]int, len(commits))
-				for j, c := range commits {
-					index[c.hash] = j
-				}
-			}
-			if j, ok := index[parent]; ok && j < i {
-				base = commits[j].counters
-			} else {
-				var err error
-				if base, err = store.CountersOf(context.Background(), tx, parent, true); err != nil {
-					return err
-				}
-			}
-		}
-		var text []byte
-		if hc.commit.Kind.Compiled() {
-			if i < len(blobs) && blobs[i].hash == hc.commit.Blob {
-				text = blobs[i].data
-			} else {
-				var err error
-				if text, err = blobText(tx, blobs, hc.commit.Blob); err != nil {
-					return fmt.Errorf("commit %s: %w", hc.hash.Short(), err)
-				}
-			}
-		}
-		hc.counters = base.Next(hc.commit.Kind, text)
-	}
-	return nil
-}
-
-// blobText finds blob h among the batch's blobs or in the store.
-func blobText(tx store.Tx, blobs []hashedBlob, h Hash) ([]byte, error) {
-	for _, b := range blobs {
-		if b.hash == h {
-			return b.data, nil
-		}
-	}
-	return tx.Blob(h)
 }
 
 // metaConfig returns the commit configuration that writes m, tract's own

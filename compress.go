@@ -467,7 +467,7 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	if err != nil {
 		return nil, err
 	}
-	var batch []hashedCommit
+	var batch []store.NewCommit
 	tip := plan.base
 	// replay re-commits c on the new tip; a commit whose parent is unchanged
 	// is reused as it is.
@@ -488,10 +488,10 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 		if tip, err = nc.Hash(); err != nil {
 			return err
 		}
-		batch = append(batch, hashedCommit{hash: tip, commit: &nc})
+		batch = append(batch, store.NewCommit{Hash: tip, Commit: &nc})
 		return nil
 	}
-	var blobs []hashedBlob
+	var blobs []store.NewBlob
 	for i, g := range plan.plan.Groups {
 		if g.Keep {
 			if err := replay(g.Items[0].Hash); err != nil {
@@ -512,7 +512,7 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 		}
 		data := []byte(s.Text)
 		blob := dag.Sum(data)
-		blobs = append(blobs, hashedBlob{blob, data})
+		blobs = append(blobs, store.NewBlob{Hash: blob, Data: data})
 		// A summary takes the time of the last commit it replaces, so the
 		// new chain keeps its order in time and compress is deterministic.
 		lastSource, err := tx.Commit(s.Sources[len(s.Sources)-1])
@@ -526,7 +526,7 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 		if tip, err = c.Hash(); err != nil {
 			return nil, err
 		}
-		batch = append(batch, hashedCommit{hash: tip, commit: c})
+		batch = append(batch, store.NewCommit{Hash: tip, Commit: c})
 		res.Summaries = append(res.Summaries, tip)
 		res.Sources = append(res.Sources, s.Sources...)
 	}
@@ -537,7 +537,7 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	}
 	res.Replayed = len(plan.tail)
 	res.NewHead = tip
-	if err := putSorted(tx, t.now(), batch, blobs); err != nil {
+	if err := store.PutChain(tx, t.now(), batch, blobs); err != nil {
 		return nil, err
 	}
 	msg := fmt.Sprintf("compress: %s into %s, %d replayed", english.Count(len(res.Sources), "commit", "commits"),

@@ -220,18 +220,18 @@ func (im *importer) sort() error {
 		return renumber(err, im.n-len(im.batch))
 	}
 	for i, c := range commits {
-		im.counters = im.counters.Next(c.commit.Kind, blobs[i].data) // Next counts only compiled kinds' text
+		im.counters = im.counters.Next(c.Commit.Kind, blobs[i].Data) // Next counts only compiled kinds' text
 		for _, e := range []store.PackEntry{
-			{Kind: store.PackBlob, Hash: blobs[i].hash, Value: blobs[i].data},
-			{Kind: store.PackCommit, Hash: c.hash, Value: c.raw},
-			{Kind: store.PackCounters, Hash: c.hash, Value: im.counters.Encode()},
+			{Kind: store.PackBlob, Hash: blobs[i].Hash, Value: blobs[i].Data},
+			{Kind: store.PackCommit, Hash: c.Hash, Value: c.Raw},
+			{Kind: store.PackCounters, Hash: c.Hash, Value: im.counters.Encode()},
 		} {
 			if err := im.sorter.Add(e); err != nil {
 				return err
 			}
 		}
 	}
-	im.tip = commits[len(commits)-1].hash
+	im.tip = commits[len(commits)-1].Hash
 	clear(im.batch) // the texts are the sorter's now
 	im.batch, im.size = im.batch[:0], 0
 	return nil

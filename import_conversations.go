@@ -37,8 +37,8 @@ func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	type chain struct {
-		commits []hashedCommit
-		blobs   []hashedBlob
+		commits []store.NewCommit
+		blobs   []store.NewBlob
 	}
 	var chains []chain
 	at, n := t.now(), 0
@@ -70,7 +70,7 @@ func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter
 	width := len(strconv.Itoa(len(chains)))
 	out := make([]Branch, len(chains))
 	for i, c := range chains {
-		out[i] = Branch{Name: fmt.Sprintf("%s-%0*d", name, width, i+1), Hash: c.commits[len(c.commits)-1].hash}
+		out[i] = Branch{Name: fmt.Sprintf("%s-%0*d", name, width, i+1), Hash: c.commits[len(c.commits)-1].Hash}
 		if err := refs.ValidateBranchName(out[i].Name); err != nil {
 			return nil, fmt.Errorf("import: %w", err)
 		}
@@ -83,13 +83,13 @@ func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter
 				return err
 			}
 		}
-		var commits []hashedCommit
-		var blobs []hashedBlob
+		var commits []store.NewCommit
+		var blobs []store.NewBlob
 		for _, c := range chains {
 			commits = append(commits, c.commits...)
 			blobs = append(blobs, c.blobs...)
 		}
-		if err := putSorted(tx, t.now(), commits, blobs); err != nil {
+		if err := store.PutChain(tx, t.now(), commits, blobs); err != nil {
 			return err
 		}
 		for i, b := range out {

@@ -220,7 +220,7 @@ func WithNoSync() Option {
 // store.ErrReadOnly. (Reads take a shared lock with or without it, and a
 // file this process may not write can be opened and read without it.) The
 // handle still completes an erasure a crash interrupted, if it may write
-// the file: see Erasure in the package documentation.
+// the file: see "Erasure" in docs/tract.md.
 func WithReadOnly() Option {
 	return func(c *config) { c.readOnly = true }
 }

@@ -26,14 +26,6 @@ import (
 // contracts belong in docs/, which the package comment points to.
 const maxPackageDocLines = 60
 
-// packageDocExceptions are the packages (directories relative to the module
-// root, "." for the root package) whose package comment is still over the
-// limit while it is being shrunk, with what is shrinking it. An entry whose
-// package is back within the limit fails the test: delete it then.
-var packageDocExceptions = map[string]string{
-	".": "the root package's doc.go, shrunk with the move of the turn, records, events and ingest into packages of their own",
-}
-
 // TestPackageDocLength fails for every package of the module whose package
 // comment is longer than maxPackageDocLines.
 func TestPackageDocLength(t *testing.T) {
@@ -43,22 +35,12 @@ func TestPackageDocLength(t *testing.T) {
 
 	var over []string
 	for _, dir := range sortedKeys(docs) {
-		d := docs[dir]
-		_, excepted := packageDocExceptions[dir]
-		switch {
-		case d.lines > maxPackageDocLines && !excepted:
+		if d := docs[dir]; d.lines > maxPackageDocLines {
 			over = append(over, fmt.Sprintf("%s: %d lines (%s)", dir, d.lines, strings.Join(d.files, ", ")))
-		case d.lines <= maxPackageDocLines && excepted:
-			t.Errorf("package %q has a package comment of %d lines, within the limit of %d: delete its entry from packageDocExceptions", dir, d.lines, maxPackageDocLines)
 		}
 	}
 	assert.Empty(t, over, "package comments over %d lines: keep the overview a go doc reader needs and move long contracts (byte formats, layouts, error tables) to a page in docs/ that the comment names", maxPackageDocLines)
 
-	for dir := range packageDocExceptions {
-		if _, ok := docs[dir]; !ok {
-			t.Errorf("packageDocExceptions names %q, which has no package comment: delete its entry", dir)
-		}
-	}
 }
 
 // docsRef matches a reference to a page of docs/ in a package comment.
