@@ -157,7 +157,7 @@ func (s *Session) status(ctx context.Context) error {
 	s.printf("branch: %s at %s\nmode: %s", branch, shortOr(st.Head), s.Mode())
 	switch s.mode {
 	case modeRetry:
-		s.printf(" (%d attempts on %s)", len(s.retry.attempts), shortOr(s.retry.target.base))
+		s.printf(" (%d attempts on %s)", len(s.retry.attempts), shortOr(s.retry.target.Base))
 	case modeSecret:
 		s.printf(" (%d secret turns)", len(s.secret.transcript)/2)
 	}

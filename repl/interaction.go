@@ -8,41 +8,19 @@ import (
 	"github.com/tractdag/tract"
 )
 
-// Shape is the form of the last interaction.
-type Shape int
-
-// The shapes of an interaction.
-const (
-	// UserAnswer is a user message and the assistant's answer.
-	UserAnswer Shape = iota + 1
-	// UserError is a user message and the error commit of its failed turn.
-	UserError
-	// StandaloneError is an error commit of a failure before the send.
-	StandaloneError
-)
-
-// String names the shape as the REPL prints it.
-func (s Shape) String() string {
-	switch s {
-	case UserAnswer:
-		return "message and answer"
-	case UserError:
-		return "message and error"
-	case StandaloneError:
-		return "error"
-	}
-	return fmt.Sprintf("Shape(%d)", int(s))
+// interaction is the last interaction of a branch: its last turn (see
+// tract.Turn) when that has an answer or an error to replace.
+type interaction struct {
+	*tract.Turn
 }
 
-// interaction is the last interaction of a branch.
-type interaction struct {
-	shape Shape
-	// tip is the branch tip, the interaction's last commit; first its
-	// first commit (the user message, or the error).
-	tip, first tract.Hash
-	// base is the commit before the interaction (zero: it starts at a
-	// root).
-	base tract.Hash
+// what names the interaction as the REPL prints it: "message and answer",
+// "message and error" or "error" (a failure before the send).
+func (in *interaction) what() string {
+	if in.State == tract.TurnUnanswered {
+		return "message and error"
+	}
+	return in.State.String()
 }
 
 // lastInteraction reads the branch's last interaction: its last turn as
@@ -57,18 +35,10 @@ func (s *Session) lastInteraction(ctx context.Context) (*interaction, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &interaction{tip: turn.Tip, first: turn.First, base: turn.Base}
-	switch {
-	case turn.State == tract.TurnAnswered:
-		in.shape = UserAnswer
-	case turn.State == tract.TurnNotSent:
-		in.shape = StandaloneError
-	case turn.Errors > 0:
-		in.shape = UserError
-	default:
+	if turn.State == tract.TurnUnanswered && turn.Errors == 0 {
 		return nil, &UnansweredError{User: turn.User}
 	}
-	return in, nil
+	return &interaction{turn}, nil
 }
 
 // UnansweredError is returned by /retry and /rewind when the branch ends

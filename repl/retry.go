@@ -47,7 +47,7 @@ func (s *Session) startRetry(ctx context.Context) error {
 	}
 	s.mode, s.retry = modeRetry, &retryState{target: in}
 	s.printf("retry mode: each message is an attempt on %s, replacing the %s %s;\n/apply [ID] adopts an attempt, /cancel leaves\n",
-		shortOr(in.base), in.shape, in.first.Short())
+		shortOr(in.Base), in.what(), in.First.Short())
 	return nil
 }
 
@@ -60,8 +60,8 @@ func (s *Session) attempt(ctx context.Context, text string) error {
 		return fmt.Errorf("attempt not sent: %s", s.cfg.Redact(err.Error()))
 	}
 	in := s.retry.target
-	reason := fmt.Sprintf("retry: attempt on %s replacing the %s %s", shortOr(in.base), in.shape, in.first.Short())
-	side, err := s.cfg.Tract.SideChain(ctx, in.base, reason)
+	reason := fmt.Sprintf("retry: attempt on %s replacing the %s %s", shortOr(in.Base), in.what(), in.First.Short())
+	side, err := s.cfg.Tract.SideChain(ctx, in.Base, reason)
 	if err != nil {
 		return err
 	}
@@ -109,8 +109,8 @@ func (s *Session) apply(ctx context.Context, arg string) error {
 		return err
 	}
 	in := s.retry.target
-	msg := fmt.Sprintf("apply: attempt %s replaced the %s %s", a.id, in.shape, in.first.Short())
-	_, err = s.cfg.Tract.Reset(ctx, a.tip.String(), tract.Soft, tract.ResetIf(in.tip), tract.ResetReflog(ActionApply, msg))
+	msg := fmt.Sprintf("apply: attempt %s replaced the %s %s", a.id, in.what(), in.First.Short())
+	_, err = s.cfg.Tract.Reset(ctx, a.tip.String(), tract.Soft, tract.ResetIf(in.Tip), tract.ResetReflog(ActionApply, msg))
 	var conflict *tract.ConflictError
 	if errors.As(err, &conflict) {
 		return fmt.Errorf("%w since /retry (from %s to %s; another process committed): nothing changed; /cancel, then /retry to replace the new last interaction: %w",

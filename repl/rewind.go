@@ -28,7 +28,7 @@ func (s *Session) startRewind(ctx context.Context, arg string) error {
 		if err != nil {
 			return err
 		}
-		rw = &rewind{from: in.tip, to: in.base, what: fmt.Sprintf("the %s %s", in.shape, in.first.Short())}
+		rw = &rewind{from: in.Tip, to: in.Base, what: fmt.Sprintf("the %s %s", in.what(), in.First.Short())}
 	} else {
 		var err error
 		if rw, err = s.rewindTo(ctx, arg); err != nil {
