@@ -124,7 +124,7 @@ func (t *Tract) steps(ctx context.Context, p *progress.Counter) ([]*events.Step,
 	}
 	var hs []Hash
 	err := t.view(func(tx store.Tx) error {
-		g, err := loadGraph(tx)
+		g, err := store.LoadGraph(tx)
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (t *Tract) steps(ctx context.Context, p *progress.Counter) ([]*events.Step,
 	var out []*events.Step
 	page := func(tx store.Tx) ([]*events.Step, bool, error) {
 		n := min(pageSize*4, len(hs))
-		cs, err := readCommits(tx, hs[:n])
+		cs, err := store.ReadCommitsStored(tx, hs[:n])
 		if err != nil {
 			return nil, false, err
 		}

@@ -156,7 +156,7 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 					shaped = append(shaped, p.hash)
 				}
 			}
-			commits, err := readCommits(tx, shaped)
+			commits, err := store.ReadCommitsStored(tx, shaped)
 			if err != nil {
 				return nil, false, err
 			}
@@ -379,7 +379,7 @@ func (c cachedMessage) message() Message {
 // order. It reads their texts in one call, and the metadata of those
 // whose metadata may hold a shape in another.
 func compilePage(tx store.Tx, links []store.ChainLink, notes bool) (msgs []cachedMessage, sent []bool, err error) {
-	all, err := chainCommits(tx, links, func(l store.ChainLink) bool {
+	all, err := store.ChainCommits(tx, links, func(l store.ChainLink) bool {
 		_, ok := compiledRole(l.Header, notes)
 		return ok && l.Header.Shaped
 	})
@@ -406,7 +406,7 @@ func compileWith(tx store.Tx, links []store.ChainLink, notes bool, shapes []*dag
 			blobs, owners = append(blobs, l.Header.Blob), append(owners, l.Hash)
 		}
 	}
-	texts, err := readTexts(tx, blobs, owners)
+	texts, err := store.ReadTexts(tx, blobs, owners)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -438,7 +438,7 @@ func compileWith(tx store.Tx, links []store.ChainLink, notes bool, shapes []*dag
 // compileOne turns commit c, whose hash is h, into a message; ok is false
 // for commits that are not sent to a model.
 func compileOne(tx store.Tx, h Hash, c *dag.Commit, notes bool) (cachedMessage, bool, error) {
-	msgs, sent, err := compileWith(tx, []store.ChainLink{{Hash: h, Header: header(c)}}, notes, []*dag.Commit{c})
+	msgs, sent, err := compileWith(tx, []store.ChainLink{{Hash: h, Header: c.Header()}}, notes, []*dag.Commit{c})
 	if err != nil || !sent[0] {
 		return cachedMessage{}, false, err
 	}

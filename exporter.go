@@ -287,7 +287,7 @@ func (t *Tract) leafTips(ctx context.Context) ([]Hash, error) {
 		return out, nil
 	}
 	var g *dag.Graph
-	if err := t.view(func(tx store.Tx) (err error) { g, err = loadGraph(tx); return err }); err != nil {
+	if err := t.view(func(tx store.Tx) (err error) { g, err = store.LoadGraph(tx); return err }); err != nil {
 		return nil, err
 	}
 	// walked[i]: 1 for a commit walked, 2 for one that is a parent of
@@ -368,7 +368,7 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 	page := func(tx store.Tx) ([]struct{}, bool, error) {
 		// The whole commit of the tip (for its time) and of every message
 		// and summary (for its metadata).
-		links, cs, err := appendChainCommits(ch.links[:0], tx, next, size, func(l store.ChainLink) bool {
+		links, cs, err := store.AppendChainCommits(ch.links[:0], tx, next, size, func(l store.ChainLink) bool {
 			return l.Hash == tip || l.Header.Kind == KindMessage || l.Header.Kind == KindSummary
 		})
 		size = min(4*size, 16*pageSize)
@@ -459,11 +459,6 @@ func (t *Tract) exportMessages(ctx context.Context, ch *exportChain, w export.We
 }
 
 func weight(n int) *int { return &n }
-
-// header is the header of commit c.
-func header(c *dag.Commit) dag.Header {
-	return dag.Header{Parent: c.Parent(), Kind: c.Kind, Role: c.Role, Blob: c.Blob, Shaped: dag.MayHoldShape(c.Meta)}
-}
 
 // promptSeq yields the conversation ending at h, each time it is ranged
 // over (it reads it again each time: a prompt is never held whole).

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
-	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -33,71 +32,13 @@ type Removed struct {
 // every reflog entry that mentions a deleted commit.
 func erase(tx store.Tx, g *dag.Graph, doomed, keep []bool) (Removed, error) {
 	dead := g.Descendants(doomed, keep)
-	return deleteCommits(tx, g, dead, func(refs.Entry) bool { return false }, nil)
+	d, err := store.DeleteCommits(tx, g, dead, func(refs.Entry) bool { return false }, nil)
+	return removed(d), err
 }
 
-// deleteCommits removes the dead commits (by position in g), blobs left
-// unused, and the reflog entries dropEntry selects (plus any that mention
-// a dead commit).
-func deleteCommits(tx store.Tx, g *dag.Graph, dead []bool, dropEntry func(refs.Entry) bool, p *progress.Counter) (Removed, error) {
-	var rm Removed
-	// The blobs of dead commits, unless a live commit uses them too.
-	unused := make(map[Hash]bool)
-	for i, d := range dead {
-		if d {
-			unused[g.Blob(i)] = true
-		}
-	}
-	for i, d := range dead {
-		if !d && len(unused) > 0 {
-			delete(unused, g.Blob(i))
-		}
-	}
-	for i, d := range dead {
-		if !d {
-			continue
-		}
-		h := g.Hash(i)
-		if err := tx.DeleteCommit(h); err != nil {
-			return rm, err
-		}
-		if err := tx.DeleteCounters(h); err != nil {
-			return rm, err
-		}
-		rm.Commits++
-		p.Add(1)
-		if b := g.Blob(i); unused[b] {
-			if err := tx.DeleteBlob(b); err != nil {
-				return rm, err
-			}
-			delete(unused, b) // delete once
-			rm.Blobs++
-		}
-	}
-	names, err := tx.ReflogNames()
-	if err != nil {
-		return rm, err
-	}
-	for _, name := range names {
-		es, err := tx.Reflog(name)
-		if err != nil {
-			return rm, err
-		}
-		kept := es[:0:0]
-		for _, e := range es {
-			if deadHash(g, dead, e.Old) || deadHash(g, dead, e.New) || dropEntry(e) {
-				rm.ReflogEntries++
-				continue
-			}
-			kept = append(kept, e)
-		}
-		if len(kept) != len(es) {
-			if err := tx.ReplaceReflog(name, kept); err != nil {
-				return rm, err
-			}
-		}
-	}
-	return rm, nil
+// removed is what a deletion removed, as a Removed.
+func removed(d store.Deleted) Removed {
+	return Removed{Commits: d.Commits, Blobs: d.Blobs, ReflogEntries: d.ReflogEntries}
 }
 
 // DefaultGCExpiry is how long reflog entries protect orphans from GC.
@@ -150,11 +91,11 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		if err != nil {
 			return err
 		}
-		g, err := loadGraph(tx)
+		g, err := store.LoadGraph(tx)
 		if err != nil {
 			return err
 		}
-		live, err := reachableIn(tx, g)
+		live, err := store.Reachable(tx, g)
 		if err != nil {
 			return err
 		}
@@ -194,16 +135,17 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 			}
 		}
 		p.SetTotal(int64(n))
-		rm, err = deleteCommits(tx, g, dead, expired, p)
+		d, err := store.DeleteCommits(tx, g, dead, expired, p)
 		if err != nil {
 			return err
 		}
+		rm = removed(d)
 		rm.SideChains = sides
-		if rm.UnfinishedImports, err = dropAbandonedPacks(tx, t.now().Add(-max(cfg.expiry, abandonedAfter))); err != nil {
+		if rm.UnfinishedImports, err = store.DropAbandonedPacks(tx, t.now().Add(-max(cfg.expiry, abandonedAfter))); err != nil {
 			return err
 		}
 		// ORIG_HEAD does not protect commits; drop it with what it named.
-		if r, err := tx.Ref(refs.OrigHead); err == nil && deadHash(g, dead, r.Hash) {
+		if r, err := tx.Ref(refs.OrigHead); err == nil && store.Dead(g, dead, r.Hash) {
 			if err := tx.DeleteRef(refs.OrigHead); err != nil {
 				return err
 			}
@@ -228,36 +170,6 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 // before GC drops it, whatever the expiry: an import appends to its pack
 // many times a second, so one untouched for this long was abandoned.
 const abandonedAfter = time.Hour
-
-// dropAbandonedPacks drops the unpublished packs last written before
-// cutoff and returns how many.
-func dropAbandonedPacks(tx store.Tx, cutoff time.Time) (int, error) {
-	p, ok := tx.(store.PackTx)
-	if !ok {
-		return 0, nil
-	}
-	infos, err := p.UnpublishedPacks()
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, info := range infos {
-		if info.Updated.After(cutoff) {
-			continue
-		}
-		if err := p.DropPack(info.ID); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}
-
-// deadHash reports whether h is marked in dead (by position in g).
-func deadHash(g *dag.Graph, dead []bool, h Hash) bool {
-	i, ok := g.Index(h)
-	return ok && dead[i]
-}
 
 // errDryRun rolls back a dry run's transaction.
 var errDryRun = fmt.Errorf("dry run")

@@ -124,7 +124,7 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 		if out.names, err = refNames(tx); err != nil {
 			return err
 		}
-		tips, err := refTips(tx)
+		tips, err := store.RefTips(tx)
 		if err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		orphanedBy, err := orphaningEntries(tx)
+		orphanedBy, err := store.OrphaningEntries(tx)
 		if err != nil {
 			return err
 		}
@@ -211,85 +211,8 @@ func (o *Outline) commits(tx store.Tx, hs []Hash) ([]*dag.Commit, error) {
 		}
 		read, at = append(read, h), append(at, k)
 	}
-	if err := readCommitsInto(tx, out, read, at); err != nil {
+	if err := store.ReadCommitsInto(tx, out, read, at); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// orphaningEntries maps each commit a ref moved away from to the latest
-// reflog entry of HEAD (or of any ref) that did so backwards or sideways —
-// the entry that orphaned it — and each result a conflict kept off its
-// branch to the entry of the stranded reflog that records it.
-func orphaningEntries(tx store.Tx) (map[Hash]refs.Entry, error) {
-	names, err := tx.ReflogNames()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[Hash]refs.Entry)
-	for _, name := range names {
-		es, err := tx.Reflog(name)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range es {
-			if e.Action == refs.ActionConflict {
-				// A result kept off its branch: the entry names it as New.
-				out[e.New] = e
-				continue
-			}
-			if e.Old.IsZero() || e.Action == refs.ActionCommit || e.Action == refs.ActionImport {
-				continue
-			}
-			if prev, ok := out[e.Old]; !ok || e.Time.After(prev.Time) || name == refs.HEAD {
-				out[e.Old] = e
-			}
-		}
-	}
-	return out, nil
-}
-
-// reachableIn marks, by position in g, every commit reachable from a
-// branch or HEAD.
-func reachableIn(tx store.Tx, g *dag.Graph) ([]bool, error) {
-	tips, err := refTips(tx)
-	if err != nil {
-		return nil, err
-	}
-	return g.Reachable(tips...)
-}
-
-// refTips returns the commits of every ref that keeps commits reachable:
-// branches and HEAD. ORIG_HEAD is a pseudo-ref: the commits it names after
-// a reset are orphans (the reflog protects them from GC).
-func refTips(tx store.Tx) ([]Hash, error) { return refTipsBut(tx, nil) }
-
-// refTipsBut is refTips without the refs skip reports (nil: none).
-func refTipsBut(tx store.Tx, skip func(refs.Ref) bool) ([]Hash, error) {
-	all, err := tx.Refs()
-	if err != nil {
-		return nil, err
-	}
-	var tips []Hash
-	for _, r := range all {
-		if r.Name == refs.OrigHead || skip != nil && skip(r) {
-			continue
-		}
-		if h, ok, err := store.ResolveRef(tx, r.Name); err != nil {
-			return nil, err
-		} else if ok {
-			tips = append(tips, h)
-		}
-	}
-	return tips, nil
-}
-
-// loadGraph reads the shape of every commit of the repository.
-func loadGraph(tx store.Tx) (*dag.Graph, error) {
-	g := &dag.Graph{}
-	if err := tx.ForEachCommit(g.Add); err != nil {
-		return nil, err
-	}
-	g.Link()
-	return g, nil
 }

@@ -134,11 +134,11 @@ func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*Commit
 			if cfg.limit > 0 {
 				size = min(size, cfg.limit-n)
 			}
-			links, cs, err := appendChainCommits(nil, tx, next, size, nil)
+			links, cs, err := store.AppendChainCommits(nil, tx, next, size, nil)
 			if err != nil {
 				return nil, false, err
 			}
-			out, err := infos(tx, chainHashes(links), cs, names)
+			out, err := infos(tx, store.ChainHashes(links), cs, names)
 			if err != nil {
 				return nil, false, err
 			}

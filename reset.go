@@ -133,10 +133,10 @@ func (t *Tract) reset(ctx context.Context, mode ResetMode, opts []ResetOption, r
 		var g *dag.Graph
 		var before []bool
 		if mode == Hard {
-			if g, err = loadGraph(tx); err != nil {
+			if g, err = store.LoadGraph(tx); err != nil {
 				return err
 			}
-			if before, err = reachableIn(tx, g); err != nil {
+			if before, err = store.Reachable(tx, g); err != nil {
 				return err
 			}
 		} else if res.Orphaned, err = orphanedBy(ctx, tx, cur, to); err != nil {
@@ -163,7 +163,7 @@ func (t *Tract) reset(ctx context.Context, mode ResetMode, opts []ResetOption, r
 		if err := tx.DeleteRef(refs.OrigHead); err != nil {
 			return err
 		}
-		after, err := reachableIn(tx, g)
+		after, err := store.Reachable(tx, g)
 		if err != nil {
 			return err
 		}
@@ -321,7 +321,7 @@ func depthOf(ctx context.Context, tx store.Tx, h Hash) (int64, error) {
 // refTips) will point at once the position cur has moved: every such ref
 // but cur's own and an attached HEAD that follows it.
 func tipsAfter(tx store.Tx, cur head) ([]Hash, error) {
-	return refTipsBut(tx, func(r refs.Ref) bool {
+	return store.RefTipsBut(tx, func(r refs.Ref) bool {
 		return r.Name == cur.ref() || r.IsSymbolic() && r.Target == cur.Branch
 	})
 }

@@ -132,3 +132,8 @@ func jsonTypeName(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
+
+// Header is c's header: what a walk of first parents needs of it.
+func (c *Commit) Header() Header {
+	return Header{Parent: c.Parent(), Kind: c.Kind, Role: c.Role, Blob: c.Blob, Shaped: MayHoldShape(c.Meta)}
+}
