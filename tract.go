@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/export"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -110,7 +111,7 @@ var (
 	ErrUnknownRevision = refs.ErrUnknownRevision
 	// ErrUnknownGraphFormat is returned by WriteGraph for a format it
 	// does not know.
-	ErrUnknownGraphFormat = errors.New("unknown graph format")
+	ErrUnknownGraphFormat = export.ErrUnknownGraphFormat
 	// ErrInvalidBranchName is returned for a branch name that breaks the rules.
 	ErrInvalidBranchName = refs.ErrInvalidName
 	// ErrConflict is matched by every *ConflictError: the branch (or HEAD)

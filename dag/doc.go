@@ -26,7 +26,8 @@
 //
 // [WalkFirstParent] follows first parents from a tip; a [Graph] holds the
 // shape of a whole repository compactly for reachability, orphan chains,
-// time order and descendants.
+// time order, descendants and the order to draw it in columns
+// ([Graph.DrawOrder]).
 //
 // The byte format, canonical metadata, message shapes and what the walks
 // promise are documented in docs/encoding.md.

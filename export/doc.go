@@ -1,8 +1,10 @@
-// Package export writes fine-tuning data sets: conversations and the
-// answers of validated turns, one JSON object a line (JSONL), in the
-// formats OpenAI's fine-tuning API and the TRL trainers read. It knows
-// nothing of the repository: tract.Tract.Export reads the commits and
-// hands them to a Writer; 'tract export' is the command line.
+// Package export writes what leaves a repository for other tools:
+// fine-tuning data sets (conversations and the answers of validated turns,
+// one JSON object a line (JSONL), in the formats OpenAI's fine-tuning API
+// and the TRL trainers read) and drawings of the history (Graphviz,
+// Mermaid). It knows nothing of the repository: tract.Tract.Export reads
+// the commits and hands them to a Writer; 'tract export' is the command
+// line.
 //
 // A [Writer] writes one [Format]: [OpenAI] (supervised fine-tuning, one
 // conversation a line, with optional per-message weights, see [Weights]),
@@ -13,8 +15,15 @@
 // end. Messages are written as encoding/json marshals llm.Message, without
 // HTML escaping. ExampleWriter_Turn writes a turn in TRL's DPO format.
 //
-// Every format's keys, in the order written, are documented in
-// docs/export.md.
+// A [GraphWriter] writes the other output: a drawing of a history, in
+// Graphviz DOT ([GraphDot]) or as a Mermaid flowchart ([GraphMermaid]),
+// from nodes ([GraphNode], one a commit, with a [NodeStyle]), edges
+// ([GraphEdge]) and ref labels ([GraphRef]), escaping every label for its
+// language. tract.Tract.WriteGraph feeds it; 'tract graph' is the command
+// line.
+//
+// Every format's keys, in the order written, and the drawings' styles are
+// documented in docs/export.md.
 //
 // # Caveats
 //

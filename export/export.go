@@ -45,6 +45,9 @@ var (
 	// ErrUnknownWeights is the error of ParseWeights for a name it does
 	// not know.
 	ErrUnknownWeights = errors.New("unknown weighting")
+	// ErrUnknownGraphFormat is the error of NewGraphWriter for a format
+	// it does not know.
+	ErrUnknownGraphFormat = errors.New("unknown graph format")
 )
 
 // ParseFormat returns the format named s.
