@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tractdag/tract/internal/english"
+	"github.com/tractdag/tract/internal/jsonerr"
 )
 
 // Message is one entry of a chat conversation as a model sees it. It maps
@@ -379,7 +380,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
 			return err
 		}
-		return fmt.Errorf("got %s, want an object", jsonKind(data))
+		return fmt.Errorf("got %s, want an object", jsonerr.Kind(data))
 	}
 	if fields == nil {
 		return nil // null: leave m alone, as json does
@@ -428,7 +429,7 @@ func (m *Message) decodeContent(raw json.RawMessage) error {
 		return decodeString("content", raw, &m.Content)
 	case '[':
 	default:
-		return fieldError("content", "must be a string, an array of parts or null, not %s", jsonKind(raw))
+		return fieldError("content", "must be a string, an array of parts or null, not %s", jsonerr.Kind(raw))
 	}
 	var parts []json.RawMessage
 	if err := json.Unmarshal(raw, &parts); err != nil {
@@ -450,7 +451,7 @@ func (m *Message) decodeContent(raw json.RawMessage) error {
 func (p *Part) decode(field string, raw json.RawMessage) error {
 	var fields map[string]json.RawMessage
 	if firstByte(raw) != '{' || json.Unmarshal(raw, &fields) != nil {
-		return fieldError(field, "must be an object with a type, not %s", jsonKind(raw))
+		return fieldError(field, "must be an object with a type, not %s", jsonerr.Kind(raw))
 	}
 	t, ok := fields["type"]
 	if !ok {
@@ -509,7 +510,7 @@ func (m *Message) decodeToolCalls(raw json.RawMessage) error {
 	}
 	var calls []json.RawMessage
 	if firstByte(raw) != '[' || json.Unmarshal(raw, &calls) != nil {
-		return fieldError("tool_calls", "must be an array of tool calls, not %s", jsonKind(raw))
+		return fieldError("tool_calls", "must be an array of tool calls, not %s", jsonerr.Kind(raw))
 	}
 	if len(calls) == 0 {
 		return fieldError("tool_calls", "is an empty array: leave it out, or give at least one call")
@@ -555,7 +556,7 @@ func (m *Message) decodeToolCalls(raw json.RawMessage) error {
 // one is refused too: it would not come back.
 func checkKeys(field string, raw json.RawMessage, keys ...string) error {
 	if firstByte(raw) != '{' {
-		return fieldError(field, "must be an object, not %s", jsonKind(raw))
+		return fieldError(field, "must be an object, not %s", jsonerr.Kind(raw))
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
@@ -618,7 +619,7 @@ func describeType(kind string) string {
 // decodeString decodes the string raw at field into s.
 func decodeString(field string, raw json.RawMessage, s *string) error {
 	if firstByte(raw) != '"' {
-		return fieldError(field, "must be a string, not %s", jsonKind(raw))
+		return fieldError(field, "must be a string, not %s", jsonerr.Kind(raw))
 	}
 	return json.Unmarshal(raw, s)
 }
@@ -629,21 +630,4 @@ func firstByte(raw json.RawMessage) byte {
 		return 0
 	}
 	return raw[0]
-}
-
-// jsonKind names the JSON type of raw, with its article.
-func jsonKind(raw json.RawMessage) string {
-	switch firstByte(raw) {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '[':
-		return "an array"
-	case '{':
-		return "an object"
-	}
-	return "a number"
 }

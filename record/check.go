@@ -12,6 +12,7 @@ import (
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/english"
+	"github.com/tractdag/tract/internal/jsonerr"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -70,7 +71,7 @@ func Check(meta []byte) error {
 
 // checkValue checks the value raw of tract's key k.
 func checkValue(k Key, raw json.RawMessage) error {
-	got := JSONType(raw)
+	got := jsonerr.Kind(raw)
 	wrong := func() error { return &MetaTypeError{Key: k.Name, Got: DescribeJSON(raw), Want: k.Want} }
 	switch k.Name {
 	case KeyPinned, KeyValid:
@@ -123,7 +124,7 @@ func checkValue(k Key, raw json.RawMessage) error {
 		}
 		if err := json.Unmarshal(raw, &f); err == nil && f.Timestamp != nil {
 			var ts time.Time
-			if JSONType(f.Timestamp) != "a string" || json.Unmarshal(f.Timestamp, &ts) != nil {
+			if jsonerr.Kind(f.Timestamp) != "a string" || json.Unmarshal(f.Timestamp, &ts) != nil {
 				return &MetaTypeError{Key: k.Name, Field: "timestamp", Got: DescribeJSON(f.Timestamp), Want: wantTime}
 			}
 		}
@@ -174,7 +175,7 @@ func checkShape(raw json.RawMessage) error {
 	wrong := func(err error) error {
 		return &MetaTypeError{Key: KeyShape, Got: DescribeJSON(raw), Want: "a message object without role (" + err.Error() + ")"}
 	}
-	if JSONType(raw) != "an object" {
+	if jsonerr.Kind(raw) != "an object" {
 		return &MetaTypeError{Key: KeyShape, Got: DescribeJSON(raw), Want: wantObject}
 	}
 	var fields map[string]json.RawMessage
@@ -191,31 +192,10 @@ func checkShape(raw json.RawMessage) error {
 	return nil
 }
 
-// JSONType names the JSON type of a valid JSON value: "a boolean",
-// "null", "a string", "an array", "an object" or "a number".
-func JSONType(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	case '"':
-		return "a string"
-	case '[':
-		return "an array"
-	case '{':
-		return "an object"
-	}
-	return "a number"
-}
-
 // DescribeJSON says what a JSON value is, quoting a scalar (a string cut
 // to 40 characters): `a string ("yes")`, "a number (1.5)", "an array".
 func DescribeJSON(raw json.RawMessage) string {
-	t := JSONType(raw)
+	t := jsonerr.Kind(raw)
 	switch t {
 	case "a string":
 		var s string

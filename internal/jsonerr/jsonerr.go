@@ -4,6 +4,7 @@
 package jsonerr
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -65,3 +66,26 @@ type described struct{ err error }
 
 func (e *described) Error() string { return Describe(e.err) }
 func (e *described) Unwrap() error { return e.err }
+
+// Kind names the JSON type of the value raw (white space around it
+// aside), with its article: "null", "a boolean", "a string", "an array",
+// "an object" or "a number"; "nothing" when raw holds no value.
+func Kind(raw []byte) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return "a number"
+}

@@ -56,3 +56,12 @@ func TestWrap(t *testing.T) {
 	var te *json.UnmarshalTypeError
 	assert.ErrorAs(t, err, &te, "the cause stays reachable")
 }
+
+func TestKind(t *testing.T) {
+	for raw, want := range map[string]string{
+		"null": "null", "true": "a boolean", " false": "a boolean", `"x"`: "a string", "[1]": "an array",
+		"\n{}": "an object", "-1.5": "a number", "": "nothing", "  ": "nothing",
+	} {
+		assert.Equal(t, want, Kind([]byte(raw)), "%q", raw)
+	}
+}
