@@ -16,11 +16,16 @@ import (
 // chainOf builds n commits of a chain in memory, the first on parent,
 // every third a note (which Compile does not send).
 func chainOf(t *testing.T, parent dag.Hash, n int) ([]store.NewCommit, []store.NewBlob) {
+	return chainOfTexts(t, parent, "message", n)
+}
+
+// chainOfTexts is chainOf with the texts prefix 0, prefix 1, ….
+func chainOfTexts(t *testing.T, parent dag.Hash, prefix string, n int) ([]store.NewCommit, []store.NewBlob) {
 	var commits []store.NewCommit
 	var blobs []store.NewBlob
 	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
-		text := []byte(fmt.Sprintf("message %d", i))
+		text := []byte(fmt.Sprintf("%s %d", prefix, i))
 		blob := dag.Sum(text)
 		kind := dag.KindMessage
 		if i%3 == 2 {
