@@ -119,12 +119,12 @@
 //     the judge model are; a command's output is cut to 2000 bytes, and a
 //     timed-out command's output is whatever it printed before it was
 //     killed.
-//   - The "schema:" diagnosis lists every violation, which can be long for
-//     an answer that is far off; violations are sorted by JSON pointer
-//     (array indices numerically) and message, not in the library's order,
-//     which depends on map iteration. Schemas are compiled with the
-//     draft named by "$schema" (2020-12 when absent) and may only refer to
-//     local files.
+//   - The "schema:" validator (github.com/google/jsonschema-go decides)
+//     knows draft 2020-12, the default, and draft-07; another "$schema"
+//     is a [*SpecError], as is a "$ref" to anything but a local file.
+//     "format" is not checked (an annotation in 2020-12). Its diagnosis
+//     lists every violation, which can be long for an answer that is far
+//     off, sorted by JSON pointer (array indices numerically) and message.
 //   - The "llm:" validator asks the judge with [JudgePrompt] and accepts
 //     only a JSON object {"pass": …, "reason": …}, optionally in a fenced
 //     code block; any other reply is a [*JudgeReplyError], not a diagnosis:
