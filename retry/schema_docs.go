@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -73,6 +74,14 @@ func schemaDraft(schema string) (string, error) {
 		return "", &draftError{schema: schema, name: "the unversioned latest draft"}
 	}
 	return "", &draftError{schema: schema}
+}
+
+// draftName names draft2020 or draft7 for people.
+func draftName(draft string) string {
+	if draft == draft7 {
+		return "draft-07"
+	}
+	return "draft 2020-12"
 }
 
 // schemaJSONError is a schema file that is not JSON.
@@ -157,7 +166,7 @@ func loadSchema(abs string, data []byte, remote func(*url.URL) (string, bool)) (
 		patterns:  map[string]*regexp.Regexp{},
 		remote:    remote,
 	}
-	doc, err := set.add(set.root, data)
+	doc, err := set.add(set.root, data, draft2020)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -324,13 +333,21 @@ func (s *schemaSet) load(u *url.URL) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, &schemaRefError{Reason: "cannot read the schema file " + ref + " that the schema refers to", Err: err}
 	}
-	doc, err := s.add(ref, data)
+	// A file without "$schema" is of the draft of the file that refers
+	// to it. The library validates with the draft of the schema's file,
+	// so a file of another draft would be misread.
+	draft := s.docs[s.root].draft
+	doc, err := s.add(ref, data, draft)
 	if err != nil {
 		var de *draftError
 		if errors.As(err, &de) {
 			return nil, err
 		}
 		return nil, &schemaRefError{Reason: "the file " + ref + " that the schema refers to is not a valid JSON Schema", Err: err}
+	}
+	if doc.draft != draft {
+		return nil, &schemaRefError{Reason: fmt.Sprintf("the file %s that the schema refers to is %s, but the schema is %s: the files of one schema must use one draft",
+			ref, draftName(doc.draft), draftName(draft))}
 	}
 	return doc.schema()
 }
@@ -340,22 +357,29 @@ func (s *schemaSet) load(u *url.URL) (*jsonschema.Schema, error) {
 func (d *schemaDoc) schema() (*jsonschema.Schema, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(d.data, &s); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// Say it in JSON's words, not Go's.
+			field := te.Field[strings.LastIndex(te.Field, ".")+1:]
+			return nil, fmt.Errorf("%q is %s, want %s", field, jsonNoun(te.Value), goTypeNoun(te.Type))
+		}
 		return nil, err
 	}
 	s.Schema = d.draft
 	return &s, nil
 }
 
-// add decodes and indexes the document at uri.
-func (s *schemaSet) add(uri string, data []byte) (*schemaDoc, error) {
-	doc, err := s.decode(uri, data)
+// add decodes and indexes the document at uri, of the draft its
+// "$schema" names or else of draft.
+func (s *schemaSet) add(uri string, data []byte, draft string) (*schemaDoc, error) {
+	doc, err := s.decode(uri, data, draft)
 	if de := (*draftError)(nil); errors.As(err, &de) && uri != s.root {
 		de.uri = uri
 	}
 	return doc, err
 }
 
-func (s *schemaSet) decode(uri string, data []byte) (*schemaDoc, error) {
+func (s *schemaSet) decode(uri string, data []byte, draft string) (*schemaDoc, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -369,7 +393,7 @@ func (s *schemaSet) decode(uri string, data []byte) (*schemaDoc, error) {
 		article := map[string]string{"array": "an ", "number": "a ", "string": "a "}[jsonKind(v)]
 		return nil, fmt.Errorf("a schema is a JSON object or a boolean, not %s%s", article, jsonKind(v))
 	}
-	doc := &schemaDoc{uri: uri, data: data, value: v, draft: draft2020}
+	doc := &schemaDoc{uri: uri, data: data, value: v, draft: draft}
 	if m, ok := v.(map[string]any); ok {
 		if d, ok := m["$schema"].(string); ok {
 			draft, err := schemaDraft(d)
@@ -406,7 +430,8 @@ func (s *schemaSet) index(doc *schemaDoc, v any, base *url.URL, ptr []string, ro
 			return err
 		}
 		if draft != doc.draft {
-			return fmt.Errorf("a subschema at %q declares %q while its document is %q: one document must use one draft", jsonPointer(ptr), d, doc.draft)
+			return fmt.Errorf("a subschema at %q declares %s (%q) in a schema of %s: one schema must use one draft",
+				jsonPointer(ptr), draftName(draft), d, draftName(doc.draft))
 		}
 	}
 	if id, ok := m["$id"].(string); ok {
@@ -595,7 +620,23 @@ func checkKeyword(draft, kw string, v any, ptr []string) error {
 		if _, ok := v.(bool); !ok {
 			return bad("true or false")
 		}
-	case "pattern", "$ref", "$dynamicRef", "$id", "$anchor", "$dynamicAnchor", "$schema":
+	case "pattern":
+		p, ok := v.(string)
+		if !ok {
+			return bad("a string")
+		}
+		if _, err := regexp.Compile(p); err != nil {
+			return fmt.Errorf("%q %s is not a regular expression Go accepts: %w", kw, where, err)
+		}
+	case "patternProperties":
+		if m, ok := v.(map[string]any); ok {
+			for _, p := range slices.Sorted(maps.Keys(m)) {
+				if _, err := regexp.Compile(p); err != nil {
+					return fmt.Errorf("%q %s has a key that is not a regular expression Go accepts: %w", kw, where, err)
+				}
+			}
+		}
+	case "$ref", "$dynamicRef", "$id", "$anchor", "$dynamicAnchor", "$schema":
 		if !isString(v) {
 			return bad("a string")
 		}
@@ -638,6 +679,39 @@ func checkKeyword(draft, kw string, v any, ptr []string) error {
 		}
 	}
 	return nil
+}
+
+// jsonNoun names a kind of JSON value as encoding/json's
+// UnmarshalTypeError.Value does ("string", "number 1.5", "array").
+func jsonNoun(value string) string {
+	kind, _, _ := strings.Cut(value, " ")
+	switch kind {
+	case "array", "object":
+		return "an " + kind
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + kind
+}
+
+// goTypeNoun names the JSON value a Go type decodes from.
+func goTypeNoun(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another kind of value"
 }
 
 func isString(v any) bool {

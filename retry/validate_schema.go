@@ -51,13 +51,13 @@ func newSchema(spec, path string, cfg specConfig) (Validator, error) {
 		var de *draftError
 		var re *schemaRefError
 		var je *schemaJSONError
-		switch {
-		case errors.As(err, &je):
-			return nil, &SpecError{Spec: spec, Reason: "the schema file is not JSON", Err: je.Err}
+		switch { // a referenced file's errors are schemaRefErrors
 		case errors.As(err, &de):
 			return nil, &SpecError{Spec: spec, Reason: de.Error()}
 		case errors.As(err, &re):
 			return nil, &SpecError{Spec: spec, Reason: re.Reason, Err: re.Err}
+		case errors.As(err, &je):
+			return nil, &SpecError{Spec: spec, Reason: "the schema file is not JSON", Err: je.Err}
 		}
 		return nil, &SpecError{Spec: spec, Reason: "the file is not a valid JSON Schema", Err: err}
 	}

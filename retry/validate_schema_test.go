@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/internal/fuzzcheck"
 )
 
 func TestSchemaValidator(t *testing.T) {
@@ -255,7 +258,23 @@ func TestSchemaValidator_Drafts(t *testing.T) {
 		_, err := writeSchema(t, dir, "mixed.json", `{"$defs": {"a": {"$schema": "http://json-schema.org/draft-07/schema#"}}}`)
 		se, ok := errors.AsType[*SpecError](err)
 		require.True(t, ok, "want *SpecError, got %v", err)
-		assert.Contains(t, se.Error(), `a subschema at "/$defs/a" declares "http://json-schema.org/draft-07/schema#"`)
+		assert.Contains(t, se.Error(), `a subschema at "/$defs/a" declares draft-07 ("http://json-schema.org/draft-07/schema#") in a schema of draft 2020-12: one schema must use one draft`)
+	})
+	t.Run("a referenced file without $schema is of the schema's draft", func(t *testing.T) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "pair.json"), []byte(`{"items": [{"type": "string"}], "additionalItems": false}`), 0o644))
+		v, err := writeSchema(t, dir, "uses-pair.json", `{"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"p": {"$ref": "pair.json"}}}`)
+		require.NoError(t, err)
+		ok, diagnosis, err := v.Validate(t.Context(), `{"p": [1, 2]}`)
+		require.NoError(t, err)
+		assert.False(t, ok)
+		assert.Equal(t, "2 schema violations: at '/p': got 2 items, want at most 1; at '/p/0': got number, want string", diagnosis)
+	})
+	t.Run("refuses a referenced file of the other draft", func(t *testing.T) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "seven.json"), []byte(`{"$schema": "http://json-schema.org/draft-07/schema#"}`), 0o644))
+		_, err := writeSchema(t, dir, "uses-seven.json", `{"$ref": "seven.json"}`)
+		se, ok := errors.AsType[*SpecError](err)
+		require.True(t, ok, "want *SpecError, got %v", err)
+		assert.Contains(t, se.Reason, "seven.json that the schema refers to is draft-07, but the schema is draft 2020-12: the files of one schema must use one draft")
 	})
 	t.Run("refuses a referenced file of another draft", func(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "old.json"), []byte(`{"$schema": "http://json-schema.org/draft-04/schema#"}`), 0o644))
@@ -292,6 +311,15 @@ func TestSchemaValidator_References(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, ok)
 		assert.Equal(t, "2 schema violations: at '/home': missing property 'city'; at '/home/zip': '1234' does not match pattern '^[0-9]{5}$'", diagnosis)
+	})
+
+	t.Run("a local file that is not JSON", func(t *testing.T) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "defs", "broken.json"), []byte(`{"type":`), 0o644))
+		_, err := writeSchema(t, dir, "uses-broken.json", `{"$ref": "defs/broken.json"}`)
+		se, ok := errors.AsType[*SpecError](err)
+		require.True(t, ok, "want *SpecError, got %v", err)
+		assert.Contains(t, se.Reason, "defs/broken.json that the schema refers to is not a valid JSON Schema")
+		assert.ErrorContains(t, err, "not JSON: unexpected EOF")
 	})
 
 	t.Run("a missing local file", func(t *testing.T) {
@@ -422,4 +450,95 @@ func BenchmarkSchemaValidator(b *testing.B) {
 			})
 		}
 	}
+}
+
+// FuzzSchemaValidator feeds schemas and answers to the schema validator:
+// a schema is refused with a *SpecError worded for people, or the
+// validator judges every answer without a run error, the same way twice,
+// with a diagnosis exactly when it rejects.
+func FuzzSchemaValidator(f *testing.F) {
+	for _, path := range []string{"testdata/person.schema.json", "testdata/order.schema.json"} {
+		schema, err := os.ReadFile(path)
+		require.NoError(f, err)
+		f.Add(string(schema), `{"name": "Ada", "age": 36}`)
+		f.Add(string(schema), `{"zeta": 1, "age": -1, "tags": [1, "a"], "customer": {"email": 5}, "items": [{}]}`)
+	}
+	for _, seed := range [][2]string{
+		{`{"$ref": "#"}`, `1`},
+		{`{"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "items": {"$ref": "#/$defs/a"}}`, `[1]`},
+		{`{"properties": {"c": {"items": {"$ref": "#"}}}, "required": ["n"]}`, `{"c": [{"c": [{}]}]}`},
+		{`{"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}], "additionalItems": false, "dependencies": {"a": ["b"]}}`, `[1, 2]`},
+		{`{"allOf": [{"properties": {"a": true}}], "unevaluatedProperties": false, "oneOf": [{"required": ["a"]}, {"minProperties": 2}]}`, `{"a": 1, "b": 2}`},
+		{`{"prefixItems": [{"const": 1}], "contains": {"type": "string"}, "minContains": 2, "unevaluatedItems": false, "uniqueItems": true}`, `[1, "a", "a"]`},
+		{`{"if": {"type": "string"}, "then": {"maxLength": 1}, "else": {"not": {"type": "null"}}, "propertyNames": {"pattern": "^a"}}`, `null`},
+		{`{"$defs": {"n": {"$dynamicAnchor": "n", "type": "integer"}}, "items": {"$dynamicRef": "#n"}}`, `["x"]`},
+		{`{"type": ["string", "null"], "enum": ["a", null, 1], "multipleOf": 0.1}`, `1`},
+		{`{"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": {"type": "string"}, "maxProperties": 1}`, `{"xa": "1", "b": 2}`},
+		{`{"type": "strnig"}`, `"x"`},
+		{`{"$schema": "https://json-schema.org/draft/2019-09/schema"}`, `1`},
+		{`[]`, `1`},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, schema, answer string) {
+		if !fuzzSchemaIsLocal(schema) {
+			return // a reference outside the document: do not read the machine's files
+		}
+		v, err := writeSchema(t, t.TempDir(), "s.json", schema)
+		if err != nil {
+			fuzzcheck.UserError(t, err)
+			if _, ok := errors.AsType[*SpecError](err); !ok {
+				t.Fatalf("error %v is not a SpecError", err)
+			}
+			return
+		}
+		ok, diagnosis, err := v.Validate(t.Context(), answer)
+		if err != nil {
+			t.Fatalf("run error %v", err)
+		}
+		if ok != (diagnosis == "") {
+			t.Fatalf("ok = %v with diagnosis %q", ok, diagnosis)
+		}
+		if !ok && json.Valid([]byte(answer)) && !strings.Contains(diagnosis, " schema violation") {
+			t.Fatalf("diagnosis of JSON %q: %q", answer, diagnosis)
+		}
+		again, diagnosisAgain, err := v.Validate(t.Context(), answer)
+		if err != nil || again != ok || diagnosisAgain != diagnosis {
+			t.Fatalf("second run: %v %q %v, first: %v %q", again, diagnosisAgain, err, ok, diagnosis)
+		}
+	})
+}
+
+// fuzzSchemaIsLocal reports whether a fuzzed schema stays in its document:
+// no "$id" (which could name a file) and every reference a fragment.
+func fuzzSchemaIsLocal(schema string) bool {
+	var v any
+	if json.Unmarshal([]byte(schema), &v) != nil {
+		return true // refused as not JSON
+	}
+	var local func(any) bool
+	local = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, c := range v {
+				if k == "$id" {
+					return false
+				}
+				if ref, ok := c.(string); ok && (k == "$ref" || k == "$dynamicRef") && !strings.HasPrefix(ref, "#") {
+					return false
+				}
+				if !local(c) {
+					return false
+				}
+			}
+		case []any:
+			for _, c := range v {
+				if !local(c) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return local(v)
 }
