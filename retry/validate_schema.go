@@ -3,22 +3,24 @@ package retry
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Schema returns the validator of the spec "schema:PATH": the answer must be
 // valid JSON (diagnosed as by [JSON]) that satisfies the JSON Schema in the
 // file at path. A relative path is resolved against the directory given by
 // [WithBaseDir], or the working directory. The schema is read and compiled
-// here, so a missing file or a document that is not a valid schema is a
-// *SpecError now rather than a diagnosis later.
+// here, so a missing file, a document that is not a valid schema, a draft
+// other than 2020-12 (the default) and draft-07, or a "$ref" to anything
+// but a local file is a *SpecError now rather than a diagnosis later.
 //
 // The diagnosis lists every violation with the JSON pointer of the value it
 // concerns, sorted by pointer (array indices in numeric order) and then by
@@ -30,8 +32,9 @@ func Schema(path string, opts ...SpecOption) (Validator, error) {
 }
 
 type schemaValidator struct {
-	name   string
-	schema *jsonschema.Schema
+	name     string
+	set      *schemaSet           // the documents, read-only after newSchema
+	resolved *jsonschema.Resolved // the library's compiled schema: it decides
 }
 
 func newSchema(spec, path string, cfg specConfig) (Validator, error) {
@@ -43,19 +46,22 @@ func newSchema(spec, path string, cfg specConfig) (Validator, error) {
 	if err != nil {
 		return nil, &SpecError{Spec: spec, Reason: "cannot read the schema file", Err: err}
 	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(data)))
+	set, resolved, err := loadSchema(abs, data, nil)
 	if err != nil {
-		return nil, &SpecError{Spec: spec, Reason: "the schema file is not JSON", Err: err}
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(abs, doc); err != nil {
-		return nil, &SpecError{Spec: spec, Reason: "cannot load the schema", Err: err}
-	}
-	sch, err := c.Compile(abs)
-	if err != nil {
+		var de *draftError
+		var re *schemaRefError
+		var je *schemaJSONError
+		switch { // a referenced file's errors are schemaRefErrors
+		case errors.As(err, &de):
+			return nil, &SpecError{Spec: spec, Reason: de.Error()}
+		case errors.As(err, &re):
+			return nil, &SpecError{Spec: spec, Reason: re.Reason, Err: re.Err}
+		case errors.As(err, &je):
+			return nil, &SpecError{Spec: spec, Reason: "the schema file is not JSON", Err: je.Err}
+		}
 		return nil, &SpecError{Spec: spec, Reason: "the file is not a valid JSON Schema", Err: err}
 	}
-	return &schemaValidator{name: spec, schema: sch}, nil
+	return &schemaValidator{name: spec, set: set, resolved: resolved}, nil
 }
 
 func (v *schemaValidator) Name() string { return v.name }
@@ -64,20 +70,39 @@ func (v *schemaValidator) Validate(ctx context.Context, answer string) (bool, st
 	if d := diagnoseJSON(answer); d != "" {
 		return false, d, nil
 	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(answer))
-	if err != nil {
+	var inst any
+	if err := json.Unmarshal([]byte(answer), &inst); err != nil {
 		// diagnoseJSON accepted it, so this is not the answer's fault.
 		return false, "", fmt.Errorf("decode answer: %w", err)
 	}
-	err = v.schema.Validate(inst)
+	err := validateSafely(v.resolved, inst)
 	if err == nil {
 		return true, "", nil
 	}
-	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
+	var pe *schemaPanicError
+	if errors.As(err, &pe) {
 		return false, "", err
 	}
-	return false, describeViolations(ve), nil
+	return false, describeViolations(v.set.explain(inst)), nil
+}
+
+// schemaPanicError is a panic of the schema library, turned into an error
+// so that a schema that trips it stops the turn instead of the process.
+type schemaPanicError struct{ value any }
+
+func (e *schemaPanicError) Error() string {
+	return fmt.Sprintf("the JSON Schema library failed: %v", e.value)
+}
+
+// validateSafely is rs.Validate(inst) with a panic of the library returned
+// as a *schemaPanicError.
+func validateSafely(rs *jsonschema.Resolved, inst any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &schemaPanicError{p}
+		}
+	}()
+	return rs.Validate(inst)
 }
 
 // violation is one failed schema keyword, at the instance location ptr.
@@ -86,27 +111,10 @@ type violation struct {
 	msg string
 }
 
-// describeViolations flattens a validation error tree into its violations
-// (the leaves, plus the anyOf/oneOf/not nodes whose alternatives the leaves
-// explain) in a stable order. The library's own tree order depends on map
-// iteration, so the order is imposed here.
-func describeViolations(ve *jsonschema.ValidationError) string {
-	var vs []violation
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		switch e.ErrorKind.(type) {
-		case *kind.AnyOf, *kind.OneOf, *kind.Not:
-			vs = append(vs, violation{e.InstanceLocation, kindMessage(e.ErrorKind)})
-		default:
-			if len(e.Causes) == 0 {
-				vs = append(vs, violation{e.InstanceLocation, kindMessage(e.ErrorKind)})
-			}
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
+// describeViolations writes violations in a stable order: by pointer, then
+// by message, without repeats.
+func describeViolations(vs []violation) string {
+	vs = slices.Clone(vs)
 	slices.SortFunc(vs, func(a, b violation) int {
 		if c := comparePointers(a.ptr, b.ptr); c != 0 {
 			return c
@@ -128,30 +136,23 @@ func describeViolations(ve *jsonschema.ValidationError) string {
 	return fmt.Sprintf("%d schema %s: %s", len(vs), noun, strings.Join(parts, "; "))
 }
 
-// kindMessage renders one error kind with the library's English messages,
-// making the lists the library builds from map iteration sorted first.
-func kindMessage(k jsonschema.ErrorKind) string {
-	if ap, ok := k.(*kind.AdditionalProperties); ok {
-		k = &kind.AdditionalProperties{Properties: slices.Sorted(slices.Values(ap.Properties))}
-	}
-	leaf := &jsonschema.ValidationError{ErrorKind: k}
-	return leaf.BasicOutput().Error.String()
-}
-
 // displayPointer writes an instance location as a quoted JSON pointer
 // (RFC 6901), or "root" for the whole document.
 func displayPointer(tokens []string) string {
 	if len(tokens) == 0 {
 		return "root"
 	}
+	return "'" + jsonPointer(tokens) + "'"
+}
+
+// jsonPointer writes tokens as a JSON pointer (RFC 6901).
+func jsonPointer(tokens []string) string {
 	var b strings.Builder
-	b.WriteByte('\'')
 	for _, t := range tokens {
 		b.WriteByte('/')
 		t = strings.ReplaceAll(t, "~", "~0")
 		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
 	}
-	b.WriteByte('\'')
 	return b.String()
 }
 
