@@ -29,7 +29,7 @@ const moduleRoot = "../.."
 // notLibrary lists the directories of the module whose packages are not
 // libraries: the command line, its end-to-end tests and benchmarks, the
 // settings file of the command line, and the vendored schema library.
-var notLibrary = []string{"cmd", "tests", "bench", "internal/config", "third_party"}
+var notLibrary = []string{"cmd", "tests", "bench", "internal/config"}
 
 // presentation lists the library packages whose job is to print text for
 // the command line's user: the demo narrates a tour of the commands, and
