@@ -281,7 +281,7 @@ func TestLibraries_ErrorsStateFactsTheCLIAdvises(t *testing.T) {
 	add("reflog position", err, "'tract reflog main'")
 	_, err = tr.SwitchOrphan(ctx, "bad..name")
 	add("orphan branch", err, "")
-	_, err = llm.ChooseProvider(func(string) string { return "" }, "gemini", "")
+	_, err = llm.ChooseProvider("gemini", "")
 	add("provider", err, "")
 	errs[len(errs)-1].cli = (&ModelFlags{Provider: "gemini"}).check().Error()
 	errs[len(errs)-1].advice = "--provider: unknown provider"
