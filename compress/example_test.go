@@ -55,7 +55,7 @@ func ExamplePlan() {
 // Summarize a group with a model, validated by a spec string. The first
 // summary is too long for "maxlen:80", so the model is asked again with the
 // diagnosis; the second is accepted. Here the model is scripted; in real use
-// it is llm.NewOpenAIFromEnv(os.Getenv).
+// it is llm.NewOpenAIFromEnv(os.Getenv, llm.WithModel(model)).
 func ExampleSummarize() {
 	p, _ := compress.Plan(exampleItems())
 	client := llm.NewScripted(

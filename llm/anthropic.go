@@ -20,7 +20,8 @@ const (
 	DefaultAnthropicMaxTokens = 4096
 )
 
-// Environment variables read by NewAnthropicFromEnv.
+// Environment variables read by NewAnthropicFromEnv: those the official
+// Anthropic SDKs read.
 const (
 	EnvAnthropicAPIKey  = "ANTHROPIC_API_KEY"
 	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
@@ -73,15 +74,12 @@ func NewAnthropic(opts ...Option) (*Anthropic, error) {
 	return c, nil
 }
 
-// NewAnthropicFromEnv is NewAnthropic configured from the environment first
-// (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, TRACT_MODEL and TRACT_BACKOFF,
-// read through getenv, e.g. os.Getenv), then from opts, which override it.
+// NewAnthropicFromEnv is NewAnthropic configured from the environment
+// first (ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL, read through getenv,
+// e.g. os.Getenv), then from opts, which override it. It reads no other
+// variable: the model comes from WithModel, the backoff from WithBackoff.
 func NewAnthropicFromEnv(getenv func(string) string, opts ...Option) (*Anthropic, error) {
-	env, err := envOptions(getenv, EnvAnthropicAPIKey, EnvAnthropicBaseURL)
-	if err != nil {
-		return nil, err
-	}
-	return NewAnthropic(append(env, opts...)...)
+	return NewAnthropic(append(envOptions(getenv, EnvAnthropicAPIKey, EnvAnthropicBaseURL), opts...)...)
 }
 
 // Provider returns "anthropic".

@@ -219,10 +219,10 @@ func TestAnthropic_Config(t *testing.T) {
 	_, err := llm.NewAnthropicFromEnv(func(string) string { return "" })
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no API key: set ANTHROPIC_API_KEY")
-	assert.Contains(t, err.Error(), "no model")
+	assert.Contains(t, err.Error(), "no model given")
 
-	env := map[string]string{llm.EnvAnthropicAPIKey: "k", llm.EnvModel: "claude-x", llm.EnvAnthropicBaseURL: "http://proxy.local/v1/"}
-	c, err := llm.NewAnthropicFromEnv(func(k string) string { return env[k] })
+	env := map[string]string{llm.EnvAnthropicAPIKey: "k", llm.EnvAnthropicBaseURL: "http://proxy.local/v1/"}
+	c, err := llm.NewAnthropicFromEnv(func(k string) string { return env[k] }, llm.WithModel("claude-x"))
 	require.NoError(t, err)
 	assert.Equal(t, "http://proxy.local/v1", c.BaseURL(), "a base URL ending in /v1 is not given a second one")
 	assert.Equal(t, "anthropic", c.Provider())
@@ -231,29 +231,27 @@ func TestAnthropic_Config(t *testing.T) {
 
 func TestChooseProvider(t *testing.T) {
 	cases := []struct {
-		flag, env, model, envModel, want string
+		provider, model, want string
 	}{
-		{"", "", "", "", "openai"},
-		{"", "", "gpt-4o", "", "openai"},
-		{"", "", "claude-sonnet-4-5", "", "anthropic"},
-		{"", "", "", "claude-3-haiku", "anthropic"},
-		{"", "anthropic", "gpt-4o", "", "anthropic"},
-		{"openai", "anthropic", "claude-x", "", "openai"},
-		{"Anthropic", "", "", "", "anthropic"},
+		{"", "", "openai"},
+		{"", "gpt-4o", "openai"},
+		{"", "claude-sonnet-4-5", "anthropic"},
+		{"", " Claude-3-haiku ", "anthropic"},
+		{"anthropic", "gpt-4o", "anthropic"},
+		{"openai", "claude-x", "openai"},
+		{" Anthropic ", "", "anthropic"},
+		{"OPENAI", "", "openai"},
 	}
 	for _, tc := range cases {
-		env := map[string]string{llm.EnvProvider: tc.env, llm.EnvModel: tc.envModel}
-		got, err := llm.ChooseProvider(func(k string) string { return env[k] }, tc.flag, tc.model)
+		got, err := llm.ChooseProvider(tc.provider, tc.model)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, got, "%+v", tc)
 	}
-	_, err := llm.ChooseProvider(func(string) string { return "" }, "gemini", "")
+	_, err := llm.ChooseProvider(" gemini ", "claude-x")
 	var ce *llm.ConfigError
 	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "provider", ce.Setting)
 	assert.Equal(t, `unknown provider "gemini": want openai or anthropic`, err.Error())
-	_, err = llm.ChooseProvider(func(k string) string { return map[string]string{llm.EnvProvider: "bard"}[k] }, "", "")
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, `unknown provider "bard" (from TRACT_PROVIDER): want openai or anthropic`, err.Error())
 }
 
 func TestNewFromEnv_PicksTheClientOfTheProvider(t *testing.T) {
@@ -265,6 +263,13 @@ func TestNewFromEnv_PicksTheClientOfTheProvider(t *testing.T) {
 	c, err = llm.NewFromEnv(getenv, "", llm.WithModel("gpt-4o"))
 	require.NoError(t, err)
 	assert.IsType(t, &llm.OpenAI{}, c)
+	c, err = llm.NewFromEnv(getenv, "openai", llm.WithModel("claude-opus-4"))
+	require.NoError(t, err)
+	assert.IsType(t, &llm.OpenAI{}, c, "the provider named wins over the model's name")
+	_, err = llm.NewFromEnv(getenv, "bard", llm.WithModel("gpt-4o"))
+	var ce *llm.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "provider", ce.Setting)
 }
 
 const personSchema = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}`

@@ -13,12 +13,14 @@
 //	})
 //	fmt.Println(resp.Content)
 //
-// [NewFromEnv] builds the client of a named provider (else TRACT_PROVIDER,
-// else "anthropic" for a model named "claude-…", else "openai":
-// [ChooseProvider]); [NewOpenAIFromEnv] and [NewAnthropicFromEnv] read their
-// settings (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, TRACT_MODEL,
-// …) through the getenv function they are given, and options win. Missing
-// settings are reported together as [*ConfigError] values.
+// [NewFromEnv] builds the client of a named provider (else "anthropic" for
+// a model named "claude-…", else "openai": [ChooseProvider]);
+// [NewOpenAIFromEnv] and [NewAnthropicFromEnv] read their provider's
+// variables (OPENAI_API_KEY and OPENAI_BASE_URL, ANTHROPIC_API_KEY and
+// ANTHROPIC_BASE_URL) through the getenv function they are given, and
+// options win. The model ([WithModel]) and the backoff ([WithBackoff]) are
+// options only: the package reads no other variable. Missing settings are
+// reported together as [*ConfigError] values.
 //
 // A [Message] is an OpenAI chat message, parts and tool calls included. A
 // Request with OnDelta set is streamed; one with a [Schema] asks for

@@ -16,9 +16,12 @@ var ErrNoClient = errors.New("no model client configured")
 
 // ConfigError reports a setting a client cannot work without, or a value
 // it cannot use. Its message names the environment variable that
-// supplies the setting, when the client reads one.
+// supplies the setting, when the client reads one (the provider's API key
+// and base URL); a program that takes the model or the provider from
+// elsewhere words its own message from Setting.
 type ConfigError struct {
-	// Setting names what is missing or wrong: "API key", "model" or "base URL".
+	// Setting names what is missing or wrong: "API key", "base URL",
+	// "model" or "provider".
 	Setting string
 	msg     string
 }

@@ -57,13 +57,23 @@ func ExampleOpenAI_Complete_streaming() {
 	// one two three
 }
 
-// A missing setting names the variable that supplies it.
+// The API key and the base URL come from the provider's variables (read
+// through getenv: os.Getenv in a program), the model from WithModel; a
+// missing key names the variable that supplies it.
 func ExampleNewOpenAIFromEnv() {
-	env := map[string]string{"OPENAI_API_KEY": "sk-…"} // no TRACT_MODEL
-	_, err := llm.NewOpenAIFromEnv(func(k string) string { return env[k] })
+	env := map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1/"} // a local server needs no key
+	client, err := llm.NewOpenAIFromEnv(func(k string) string { return env[k] }, llm.WithModel("llama3.2"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(client.BaseURL(), client.Model())
+
+	_, err = llm.NewOpenAIFromEnv(func(string) string { return "" }, llm.WithModel("gpt-4o"))
 	fmt.Println(err)
 	// Output:
-	// no model: set TRACT_MODEL
+	// http://localhost:11434/v1 llama3.2
+	// no API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server that needs none)
 }
 
 // Script an invalid answer, then a valid one once a steering message

@@ -24,15 +24,11 @@ const (
 	DefaultUserAgent = "tract-llm"
 )
 
-// Environment variables read by NewOpenAIFromEnv.
+// Environment variables read by NewOpenAIFromEnv: those the official
+// OpenAI SDKs read.
 const (
 	EnvAPIKey  = "OPENAI_API_KEY"
 	EnvBaseURL = "OPENAI_BASE_URL"
-	EnvModel   = "TRACT_MODEL"
-	// EnvBackoff sets the backoff between retries of transient failures:
-	// "BASE" or "BASE,MAX" as Go durations ("250ms,5s"), as WithBackoff.
-	// Tests set it to a millisecond so a 500 storm does not sleep.
-	EnvBackoff = "TRACT_BACKOFF"
 )
 
 // OpenAI is a Client for any server speaking the OpenAI chat-completions
@@ -100,50 +96,17 @@ func withoutQuery(raw string) string {
 }
 
 // NewOpenAIFromEnv is NewOpenAI configured from the environment first
-// (OPENAI_API_KEY, OPENAI_BASE_URL, TRACT_MODEL, read through getenv, e.g.
-// os.Getenv), then from opts, which override it.
+// (OPENAI_API_KEY and OPENAI_BASE_URL, read through getenv, e.g.
+// os.Getenv), then from opts, which override it. It reads no other
+// variable: the model comes from WithModel, the backoff from WithBackoff.
 func NewOpenAIFromEnv(getenv func(string) string, opts ...Option) (*OpenAI, error) {
-	env, err := envOptions(getenv, EnvAPIKey, EnvBaseURL)
-	if err != nil {
-		return nil, err
-	}
-	return NewOpenAI(append(env, opts...)...)
+	return NewOpenAI(append(envOptions(getenv, EnvAPIKey, EnvBaseURL), opts...)...)
 }
 
-// envOptions returns the options the environment gives: the key and base
-// URL from the variables named, the model from TRACT_MODEL, the backoff
-// from TRACT_BACKOFF.
-func envOptions(getenv func(string) string, keyEnv, baseEnv string) ([]Option, error) {
-	env := []Option{
-		WithAPIKey(getenv(keyEnv)),
-		WithBaseURL(getenv(baseEnv)),
-		WithModel(getenv(EnvModel)),
-	}
-	if s := getenv(EnvBackoff); s != "" {
-		base, maxWait, err := parseBackoff(s)
-		if err != nil {
-			return nil, &ConfigError{Setting: "backoff", msg: fmt.Sprintf(
-				"%s=%q is not a backoff: give a duration, or two separated by a comma (base and maximum), e.g. 250ms,5s", EnvBackoff, s)}
-		}
-		env = append(env, WithBackoff(base, maxWait))
-	}
-	return env, nil
-}
-
-// parseBackoff reads "BASE" or "BASE,MAX"; without MAX the maximum is
-// DefaultMaxBackoff, or BASE when that is larger.
-func parseBackoff(s string) (base, maxWait time.Duration, err error) {
-	b, m, two := strings.Cut(s, ",")
-	if base, err = time.ParseDuration(strings.TrimSpace(b)); err != nil || base <= 0 {
-		return 0, 0, fmt.Errorf("bad base %q", b)
-	}
-	maxWait = max(DefaultMaxBackoff, base)
-	if two {
-		if maxWait, err = time.ParseDuration(strings.TrimSpace(m)); err != nil || maxWait < base {
-			return 0, 0, fmt.Errorf("bad maximum %q", m)
-		}
-	}
-	return base, maxWait, nil
+// envOptions returns the options the environment gives: the key and the
+// base URL from the variables named.
+func envOptions(getenv func(string) string, keyEnv, baseEnv string) []Option {
+	return []Option{WithAPIKey(getenv(keyEnv)), WithBaseURL(getenv(baseEnv))}
 }
 
 // Model returns the model used by requests that name none.

@@ -214,7 +214,7 @@ func TestOpenAI_StreamRequestAnsweredWithPlainJSON(t *testing.T) {
 func TestNewOpenAI_MissingConfigNamesTheVariable(t *testing.T) {
 	const (
 		noKey   = "no API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server that needs none)"
-		noModel = "no model: set TRACT_MODEL"
+		noModel = "no model given"
 	)
 	tests := []struct {
 		name    string
@@ -225,10 +225,10 @@ func TestNewOpenAI_MissingConfigNamesTheVariable(t *testing.T) {
 	}{
 		{"nothing set", nil, nil, []string{noKey, noModel}, nil},
 		{"key only", map[string]string{"OPENAI_API_KEY": testKey}, nil, []string{noModel}, []string{noKey}},
-		{"model only", map[string]string{"TRACT_MODEL": "m"}, nil, []string{noKey}, []string{noModel}},
+		{"model only", nil, []llm.Option{llm.WithModel("m")}, []string{noKey}, []string{noModel}},
 		{"local base URL, no key, no model", map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1"}, nil, []string{noModel}, []string{noKey}},
 		{"empty flag does not count", map[string]string{"OPENAI_API_KEY": testKey}, []llm.Option{llm.WithModel("")}, []string{noModel}, nil},
-		{"bad base URL", map[string]string{"OPENAI_BASE_URL": "localhost:11434", "TRACT_MODEL": "m"}, nil, []string{`invalid base URL "localhost:11434"`, "OPENAI_BASE_URL"}, nil},
+		{"bad base URL", map[string]string{"OPENAI_BASE_URL": "localhost:11434"}, []llm.Option{llm.WithModel("m")}, []string{`invalid base URL "localhost:11434"`, "OPENAI_BASE_URL"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -249,17 +249,21 @@ func TestNewOpenAI_MissingConfigNamesTheVariable(t *testing.T) {
 }
 
 func TestNewOpenAIFromEnv_OptionsOverrideEnvironment(t *testing.T) {
-	env := map[string]string{"OPENAI_API_KEY": " " + testKey + "\n", "TRACT_MODEL": "env-model", "OPENAI_BASE_URL": "http://localhost:8080/v1/"}
+	env := map[string]string{"OPENAI_API_KEY": " " + testKey + "\n", "OPENAI_BASE_URL": "http://localhost:8080/v1/"}
 	getenv := func(k string) string { return env[k] }
 
-	c, err := llm.NewOpenAIFromEnv(getenv)
+	c, err := llm.NewOpenAIFromEnv(getenv, llm.WithModel("m"))
 	require.NoError(t, err)
-	assert.Equal(t, "env-model", c.Model())
+	assert.Equal(t, "m", c.Model())
 	assert.Equal(t, "http://localhost:8080/v1", c.BaseURL())
 
-	c, err = llm.NewOpenAIFromEnv(getenv, llm.WithModel("flag-model"))
+	c, err = llm.NewOpenAIFromEnv(getenv, llm.WithModel("m"), llm.WithBaseURL("http://localhost:9090/v1"))
 	require.NoError(t, err)
-	assert.Equal(t, "flag-model", c.Model())
+	assert.Equal(t, "http://localhost:9090/v1", c.BaseURL())
+
+	c, err = llm.NewOpenAIFromEnv(getenv, llm.WithModel("m"), llm.WithBaseURL(""))
+	require.NoError(t, err)
+	assert.Equal(t, "http://localhost:8080/v1", c.BaseURL(), "an empty option leaves the environment's value")
 }
 
 func TestOpenAI_UnreachableBaseURLIsTransportErrorAfterRetries(t *testing.T) {
@@ -614,41 +618,6 @@ func TestOpenAI_ConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Len(t, srv.Requests(), 8)
-}
-
-// TRACT_BACKOFF sets the backoff as WithBackoff does; a bad value is a
-// configuration error that says what to write.
-func TestNewOpenAIFromEnv_Backoff(t *testing.T) {
-	for _, tc := range []struct {
-		value string
-		want  []time.Duration
-		err   string
-	}{
-		{"10ms,30ms", []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond, 30 * time.Millisecond}, ""},
-		{"1ms", []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond}, ""},
-		{"soon", nil, `TRACT_BACKOFF="soon" is not a backoff`},
-		{"0s", nil, "is not a backoff"},
-		{"1s,10ms", nil, "is not a backoff"},
-		{"1ms,", nil, "is not a backoff"},
-	} {
-		t.Run(tc.value, func(t *testing.T) {
-			env := map[string]string{"TRACT_BACKOFF": tc.value, "TRACT_MODEL": "m", "OPENAI_BASE_URL": "http://" + closedAddr(t) + "/v1"}
-			s := &sleeps{}
-			c, err := llm.NewOpenAIFromEnv(func(k string) string { return env[k] }, llm.WithSleep(s.sleep),
-				llm.WithJitter(func(ceiling time.Duration) time.Duration { return ceiling }))
-			if tc.err != "" {
-				var ce *llm.ConfigError
-				require.ErrorAs(t, err, &ce)
-				assert.Equal(t, "backoff", ce.Setting)
-				assert.ErrorContains(t, err, tc.err)
-				return
-			}
-			require.NoError(t, err)
-			_, err = c.Complete(context.Background(), llm.Request{Messages: userMsg("hi")})
-			require.Error(t, err)
-			assert.Equal(t, tc.want, s.all())
-		})
-	}
 }
 
 // The base URL's query is kept, as written, after the joined path.

@@ -222,7 +222,7 @@ func (c *settings) check(baseEnv, example string) (*url.URL, []error) {
 		u = nil
 	}
 	if c.model == "" && !c.modelOptional {
-		errs = append(errs, &ConfigError{Setting: "model", msg: "no model: set " + EnvModel})
+		errs = append(errs, &ConfigError{Setting: "model", msg: "no model given"})
 	}
 	return u, errs
 }

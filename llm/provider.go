@@ -11,9 +11,6 @@ const (
 	ProviderAnthropic = "anthropic"
 )
 
-// EnvProvider chooses the provider when NewFromEnv is given none.
-const EnvProvider = "TRACT_PROVIDER"
-
 // Remote is a client of a model server as NewFromEnv builds it: it
 // answers requests, says what it talks to and lists the server's models.
 // *OpenAI and *Anthropic implement it.
@@ -30,17 +27,12 @@ var (
 
 // ChooseProvider returns the provider a program should use: provider
 // when it is set (the program's own choice, such as a command-line
-// flag), else TRACT_PROVIDER read through getenv, else "anthropic" when
-// the model (the program's, else TRACT_MODEL) is a Claude model
-// ("claude-…"), else "openai". A provider that is neither is a
-// *ConfigError; its message names TRACT_PROVIDER when the name came from
-// there.
-func ChooseProvider(getenv func(string) string, provider, model string) (string, error) {
-	p, from := strings.TrimSpace(provider), ""
-	if p == "" {
-		p, from = strings.TrimSpace(getenv(EnvProvider)), " (from "+EnvProvider+")"
-	}
-	switch strings.ToLower(p) {
+// flag), else "anthropic" when model is a Claude model ("claude-…"),
+// else "openai". Case and surrounding white space do not matter. A
+// provider that is neither is a *ConfigError about the setting
+// "provider".
+func ChooseProvider(provider, model string) (string, error) {
+	switch p := strings.TrimSpace(provider); strings.ToLower(p) {
 	case ProviderOpenAI:
 		return ProviderOpenAI, nil
 	case ProviderAnthropic:
@@ -48,10 +40,7 @@ func ChooseProvider(getenv func(string) string, provider, model string) (string,
 	case "":
 	default:
 		return "", &ConfigError{Setting: "provider", msg: fmt.Sprintf(
-			"unknown provider %q%s: want %s or %s", p, from, ProviderOpenAI, ProviderAnthropic)}
-	}
-	if model == "" {
-		model = getenv(EnvModel)
+			"unknown provider %q: want %s or %s", p, ProviderOpenAI, ProviderAnthropic)}
 	}
 	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(model)), "claude-") {
 		return ProviderAnthropic, nil
@@ -60,14 +49,15 @@ func ChooseProvider(getenv func(string) string, provider, model string) (string,
 }
 
 // NewFromEnv builds the client of the provider ChooseProvider picks from
-// provider, the environment and the model of opts: NewOpenAIFromEnv or
-// NewAnthropicFromEnv, each reading its own variables, then opts.
+// provider and the model of opts: NewOpenAIFromEnv or NewAnthropicFromEnv,
+// each reading its own provider's variables (the API key and the base
+// URL) through getenv, then opts.
 func NewFromEnv(getenv func(string) string, provider string, opts ...Option) (Remote, error) {
 	var s settings
 	for _, opt := range opts {
 		opt(&s)
 	}
-	p, err := ChooseProvider(getenv, provider, s.model)
+	p, err := ChooseProvider(provider, s.model)
 	if err != nil {
 		return nil, err
 	}

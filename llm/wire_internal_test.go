@@ -270,37 +270,3 @@ func FuzzStatusError(f *testing.F) {
 		}
 	})
 }
-
-func FuzzParseBackoff(f *testing.F) {
-	for _, s := range []string{"1ms", "250ms,5s", " 1s , 2s ", "30s", "5s,1s", "0", "-1s", "1ms,", ",", "1h,1h"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		base, maxWait, err := parseBackoff(s)
-		if err != nil {
-			fuzzcheck.UserError(t, err)
-		} else if base <= 0 || maxWait < base {
-			t.Fatalf("%q: base %v, maximum %v", s, base, maxWait)
-		}
-		// NewOpenAIFromEnv takes the same value, and reports it as a
-		// *ConfigError naming the variable.
-		env := map[string]string{EnvBackoff: s, EnvModel: "m", EnvAPIKey: fuzzKey}
-		c, cerr := NewOpenAIFromEnv(func(k string) string { return env[k] })
-		if s == "" {
-			return
-		}
-		if (err == nil) != (cerr == nil) {
-			t.Fatalf("%q: parseBackoff says %v, NewOpenAIFromEnv %v", s, err, cerr)
-		}
-		if cerr != nil {
-			var ce *ConfigError
-			if !errors.As(cerr, &ce) || !strings.Contains(cerr.Error(), EnvBackoff) {
-				t.Fatalf("%q: error %v is not a ConfigError naming %s", s, cerr, EnvBackoff)
-			}
-			return
-		}
-		if c.backoff != base || c.maxBackoff != maxWait {
-			t.Fatalf("%q: client backoff %v,%v, want %v,%v", s, c.backoff, c.maxBackoff, base, maxWait)
-		}
-	})
-}

@@ -82,8 +82,9 @@ type Config struct {
 	// into the metadata of a standalone error commit.
 	Model, Provider string
 	// ModelOrigin says where the model comes from, Model or the client's
-	// default ("--model", "TRACT_MODEL"…): /status and /model show it
-	// after the model's name. "" shows none.
+	// default, in the caller's words (a flag, an environment variable, a
+	// settings file): /status and /model show it after the model's name.
+	// "" shows none.
 	ModelOrigin string
 	// System is the system prompt of normal turns (see tract.SystemPrompt);
 	// /system changes it.

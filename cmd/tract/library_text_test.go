@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -47,6 +48,18 @@ var cliAllowed = map[string]string{
 	"reset --%s: moving to %s": "reflog message",
 }
 
+// envAllowed are the strings of library packages that may name one of
+// tract's environment variables, each with the reason.
+var envAllowed = map[string]string{
+	// pgtest, a helper for tests, finds the test database where
+	// scripts/postgres and .ci/run name it.
+	"TRACT_TEST_POSTGRES_URL": "the test database of store/postgres/pgtest",
+}
+
+// envText matches the name of one of tract's environment variables
+// (TRACT_MODEL, TRACT_BACKOFF, …): the command line's to read and to name.
+var envText = regexp.MustCompile(`\bTRACT_[A-Z0-9_]+`)
+
 // cliText matches text that names one of the commands (tract CMD) or a
 // long flag (--flag, or one built with --%s), given the command names.
 func cliText(commands []string) *regexp.Regexp {
@@ -71,23 +84,23 @@ func commandNames(t *testing.T) []string {
 	return names
 }
 
-// libraryText is a string of a library package that names a command or
-// a flag, where it was found.
+// libraryText is a string of a library package that names a command, a
+// flag or a variable, where it was found.
 type libraryText struct {
 	pos  string
 	text string
 }
 
 // libraryTexts returns the strings of the library packages' source (test
-// files aside) that re matches: every string constant of a library, and
-// in a presentation package those of its errors (errors.New, fmt.Errorf,
-// Error methods).
-func libraryTexts(t *testing.T, re *regexp.Regexp) (found []libraryText, files int) {
+// files aside) that re matches, but for those allowed lists: every string
+// constant of a library, and in a presentation package those of its
+// errors (errors.New, fmt.Errorf, Error methods).
+func libraryTexts(t *testing.T, re *regexp.Regexp, allowed map[string]string) (found []libraryText, files int) {
 	t.Helper()
 	allowedSeen := map[string]bool{}
 	defer func() {
-		for s, why := range cliAllowed {
-			assert.True(t, allowedSeen[s], "%q (%s) is allowed but no longer in the source: take it off cliAllowed", s, why)
+		for s, why := range allowed {
+			assert.True(t, allowedSeen[s], "%q (%s) is allowed but no longer in the source: take it off the allowed list", s, why)
 		}
 	}()
 	fset := token.NewFileSet()
@@ -115,7 +128,7 @@ func libraryTexts(t *testing.T, re *regexp.Regexp) (found []libraryText, files i
 		}
 		files++
 		check := func(n ast.Node, s string) {
-			if _, ok := cliAllowed[s]; ok {
+			if _, ok := allowed[s]; ok {
 				allowedSeen[s] = true
 				return
 			}
@@ -207,10 +220,33 @@ func constString(e ast.Expr) (string, bool) {
 // errors are checked.
 func TestLibraries_NameNoCommandOrFlag(t *testing.T) {
 	re := cliText(commandNames(t))
-	found, files := libraryTexts(t, re)
+	found, files := libraryTexts(t, re, cliAllowed)
 	require.Greater(t, files, 100, "the walk found the library packages")
 	for _, f := range found {
 		t.Errorf("%s: %q names %q: a library states facts; cmd/tract's errorHint names commands and flags", f.pos, f.text, re.FindString(f.text))
+	}
+}
+
+// The library packages leave tract's environment variables to the command
+// line: no string of theirs names one (TRACT_MODEL, TRACT_BACKOFF, …), so
+// none reads one (os.Getenv("TRACT_…"), a getenv it is given) or tells the
+// user to set one; cmd/tract reads them and passes the values as
+// arguments and options. The providers' own variables (OPENAI_API_KEY,
+// ANTHROPIC_BASE_URL, …), which the official SDKs read, are llm's.
+func TestLibraries_NameNoTractVariable(t *testing.T) {
+	found, files := libraryTexts(t, envText, envAllowed)
+	require.Greater(t, files, 100, "the walk found the library packages")
+	for _, f := range found {
+		t.Errorf("%s: %q names %q: the command line reads tract's variables and passes their values", f.pos, f.text, envText.FindString(f.text))
+	}
+	for _, s := range []string{"TRACT_MODEL", `%s=%q is not a backoff`, "(from TRACT_PROVIDER)", "set TRACT_DB"} {
+		if strings.HasPrefix(s, "%") {
+			s = fmt.Sprintf(s, "TRACT_BACKOFF", "x")
+		}
+		assert.True(t, envText.MatchString(s), "%q", s)
+	}
+	for _, s := range []string{"OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "TRACT_", "tract_model", "XTRACT_MODEL"} {
+		assert.False(t, envText.MatchString(s), "%q", s)
 	}
 }
 
@@ -281,10 +317,14 @@ func TestLibraries_ErrorsStateFactsTheCLIAdvises(t *testing.T) {
 	add("reflog position", err, "'tract reflog main'")
 	_, err = tr.SwitchOrphan(ctx, "bad..name")
 	add("orphan branch", err, "")
-	_, err = llm.ChooseProvider(func(string) string { return "" }, "gemini", "")
+	_, err = llm.ChooseProvider("gemini", "")
 	add("provider", err, "")
 	errs[len(errs)-1].cli = (&ModelFlags{Provider: "gemini"}).check().Error()
 	errs[len(errs)-1].advice = "--provider: unknown provider"
+	_, err = llm.NewOpenAI(llm.WithBaseURL("http://localhost:11434/v1"))
+	add("no model", err, "no model: set TRACT_MODEL")
+	errs[len(errs)-1].cli = adviseConfig(err).Error()
+	errs[len(errs)-1].advice = "no model: set TRACT_MODEL\nPass --model NAME (-m NAME), set TRACT_MODEL, or set a default with 'tract config set model NAME'."
 	add("schema missing", &postgres.SchemaError{Have: 0, Want: postgres.SchemaVersion}, "'tract migrate'")
 	add("schema old", &postgres.SchemaError{Have: postgres.SchemaVersion, Want: postgres.SchemaVersion + 1}, "'tract migrate'")
 
@@ -305,6 +345,7 @@ func TestLibraries_ErrorsStateFactsTheCLIAdvises(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			text := e.err.Error()
 			assert.False(t, re.MatchString(text), "the library's error names %q: %s", re.FindString(text), text)
+			assert.False(t, envText.MatchString(text), "the library's error names %q: %s", envText.FindString(text), text)
 			if e.cli == "" {
 				e.cli = rangeFlagError(e.err).Error()
 			}

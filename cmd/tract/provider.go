@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tractdag/tract/internal/config"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -55,7 +56,7 @@ func (mf *ModelFlags) check() error {
 	default:
 		return usageErrorf("--structured %q: want auto or off", mf.Structured)
 	}
-	if _, err := llm.ChooseProvider(func(string) string { return "" }, mf.Provider, ""); err != nil {
+	if _, err := llm.ChooseProvider(mf.Provider, ""); err != nil {
 		return usageErrorf("--provider: %w", err)
 	}
 	return nil
@@ -97,35 +98,132 @@ func (mf *ModelFlags) schema(f *Factory, specs []string) (*llm.Schema, error) {
 	return s, nil
 }
 
+// envBackoff names the environment variable that sets the backoff
+// between the model client's retries of transient failures: "BASE" or
+// "BASE,MAX" as Go durations ("250ms,5s"), as llm.WithBackoff takes them.
+// The end-to-end tests set it to a millisecond so a 500 storm does not
+// sleep.
+const envBackoff = "TRACT_BACKOFF"
+
 // newClient builds the client of the provider the flags, the environment
-// and the model choose (see llm.NewFromEnv), reporting each transport
-// retry on standard error. Every command that calls a model builds its
-// client here. A configuration problem is a usage error.
+// and the settings choose, reporting each transport retry on standard
+// error. Every command that calls a model builds its client here. The
+// command line reads its own settings (the model and the provider:
+// --model, TRACT_MODEL, 'tract config'; the backoff: TRACT_BACKOFF) and
+// passes them to llm, which reads only the provider's variables (its API
+// key and base URL). A configuration problem is a usage error.
 func newClient(f *Factory, model string, mf ModelFlags, opts ...llm.Option) (llm.Remote, error) {
 	model, err := f.setting("model", model)
 	if err != nil {
 		return nil, err
 	}
-	provider := mf.Provider
-	if provider == "" && f.Getenv(llm.EnvProvider) == "" {
-		// The settings file comes after --provider and TRACT_PROVIDER,
-		// which llm.NewFromEnv reads itself (and names in its errors).
-		if provider, err = f.setting("provider", ""); err != nil {
-			return nil, err
-		}
-		if _, err := llm.ChooseProvider(func(string) string { return "" }, provider, ""); err != nil {
-			return nil, usageErrorf("the provider setting is %q: want openai or anthropic ('tract config set provider NAME')", provider)
-		}
+	provider, err := f.provider(mf.Provider)
+	if err != nil {
+		return nil, err
 	}
-	opts = append([]llm.Option{llm.WithModel(model), llm.WithMaxTokens(mf.MaxTokens), llm.WithOnRetry(func(ev llm.RetryEvent) {
-		fmt.Fprintf(f.IO.ErrOut, "model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(time.Millisecond))
-	})}, opts...)
+	base, maxWait, err := f.backoff()
+	if err != nil {
+		return nil, err
+	}
+	opts = append([]llm.Option{llm.WithModel(model), llm.WithMaxTokens(mf.MaxTokens), llm.WithBackoff(base, maxWait),
+		llm.WithOnRetry(func(ev llm.RetryEvent) {
+			fmt.Fprintf(f.IO.ErrOut, "model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(time.Millisecond))
+		})}, opts...)
 	c, err := llm.NewFromEnv(f.Getenv, provider, opts...)
 	var ce *llm.ConfigError
 	if errors.As(err, &ce) {
-		return nil, &usageError{err}
+		return nil, &usageError{adviseConfig(err)}
 	}
 	return c, err
+}
+
+// provider returns the provider the command line chose: --provider, else
+// TRACT_PROVIDER, else the provider setting, else "" (llm.ChooseProvider
+// then goes by the model's name). A name that is no provider is a usage
+// error that says where it came from.
+func (f *Factory) provider(flag string) (string, error) {
+	p, origin, err := f.settingFrom("provider", flag)
+	if err != nil {
+		return "", err
+	}
+	_, err = llm.ChooseProvider(p, "")
+	if err == nil {
+		return p, nil
+	}
+	switch key, _ := config.Lookup("provider"); origin {
+	case "--provider":
+		return "", usageErrorf("--provider: %w", err)
+	case key.Env:
+		return "", &usageError{&configError{err: err, msg: fmt.Sprintf("unknown provider %q (from %s): want %s or %s",
+			strings.TrimSpace(p), key.Env, llm.ProviderOpenAI, llm.ProviderAnthropic)}}
+	default:
+		return "", usageErrorf("the provider setting is %q: want %s or %s ('tract config set provider NAME')",
+			p, llm.ProviderOpenAI, llm.ProviderAnthropic)
+	}
+}
+
+// backoff returns the backoff TRACT_BACKOFF sets, or zeros (the client's
+// default) when it is not set. A value that is not a backoff is a usage
+// error: ignoring it would wait for times the user did not ask for.
+func (f *Factory) backoff() (base, maxWait time.Duration, err error) {
+	s := f.Getenv(envBackoff)
+	if s == "" {
+		return 0, 0, nil
+	}
+	base, maxWait, err = parseBackoff(s)
+	if err != nil {
+		return 0, 0, usageErrorf("%s=%q is not a backoff: give a duration, or two separated by a comma (base and maximum), e.g. 250ms,5s",
+			envBackoff, s)
+	}
+	return base, maxWait, nil
+}
+
+// parseBackoff reads "BASE" or "BASE,MAX"; without MAX the maximum is
+// llm.DefaultMaxBackoff, or BASE when that is larger.
+func parseBackoff(s string) (base, maxWait time.Duration, err error) {
+	b, m, two := strings.Cut(s, ",")
+	if base, err = time.ParseDuration(strings.TrimSpace(b)); err != nil || base <= 0 {
+		return 0, 0, fmt.Errorf("bad base %q", b)
+	}
+	maxWait = max(llm.DefaultMaxBackoff, base)
+	if two {
+		if maxWait, err = time.ParseDuration(strings.TrimSpace(m)); err != nil || maxWait < base {
+			return 0, 0, fmt.Errorf("bad maximum %q", m)
+		}
+	}
+	return base, maxWait, nil
+}
+
+// configError is a client's *llm.ConfigError as the command line words
+// it; it unwraps to the library's error.
+type configError struct {
+	err error
+	msg string
+}
+
+func (e *configError) Error() string { return e.msg }
+func (e *configError) Unwrap() error { return e.err }
+
+// adviseConfig returns a client's configuration error err (one
+// *llm.ConfigError, or several joined) as the command line words it: a
+// missing model, which the command line reads from --model, TRACT_MODEL
+// or the settings, names the variable (errorHint adds the other ways).
+// The provider's own settings, the API key and the base URL, keep llm's
+// words, which name the provider's variables.
+func adviseConfig(err error) error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs := joined.Unwrap()
+		out := make([]error, len(errs))
+		for i, e := range errs {
+			out[i] = adviseConfig(e)
+		}
+		return errors.Join(out...)
+	}
+	if ce, ok := err.(*llm.ConfigError); ok && ce.Setting == "model" {
+		key, _ := config.Lookup("model")
+		return &configError{err: err, msg: "no model: set " + key.Env}
+	}
+	return err
 }
 
 // redactKeys returns s with the API key of either provider redacted.
