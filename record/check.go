@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/tractdag/tract/dag"
-	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/internal/jsonerr"
 	"github.com/tractdag/tract/llm"
 )
@@ -163,8 +161,7 @@ func checkObject(k string, raw json.RawMessage, target any) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &te):
-		kind, _, _ := strings.Cut(te.Value, " ") // "number 1.5" → "number"
-		return &MetaTypeError{Key: k, Field: te.Field, Got: withArticle(kind), Want: describeGoType(te.Type)}
+		return &MetaTypeError{Key: k, Field: te.Field, Got: jsonerr.ValueKind(te.Value), Want: describeGoType(te.Type)}
 	}
 	return fmt.Errorf("%w: %q: %v", dag.ErrInvalidMeta, k, err)
 }
@@ -209,18 +206,6 @@ func DescribeJSON(raw json.RawMessage) string {
 		return fmt.Sprintf("%s (%s)", t, raw)
 	}
 	return t
-}
-
-// withArticle turns the JSON kind encoding/json reports ("bool",
-// "string", …) into the words of DescribeJSON.
-func withArticle(kind string) string {
-	switch kind {
-	case "bool":
-		return "a boolean"
-	case "string", "number", "array", "object":
-		return english.A(kind)
-	}
-	return kind
 }
 
 // describeGoType says what JSON the Go type t is read from.

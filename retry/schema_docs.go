@@ -10,13 +10,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/tractdag/tract/internal/jsonerr"
 )
 
 // The "$schema" values of the drafts the library validates, as it spells
@@ -361,7 +361,7 @@ func (d *schemaDoc) schema() (*jsonschema.Schema, error) {
 		if errors.As(err, &te) {
 			// Say it in JSON's words, not Go's.
 			field := te.Field[strings.LastIndex(te.Field, ".")+1:]
-			return nil, fmt.Errorf("%q is %s, want %s", field, jsonNoun(te.Value), goTypeNoun(te.Type))
+			return nil, fmt.Errorf("%q is %s, want %s", field, jsonerr.ValueKind(te.Value), jsonerr.GoKind(te.Type))
 		}
 		return nil, err
 	}
@@ -679,39 +679,6 @@ func checkKeyword(draft, kw string, v any, ptr []string) error {
 		}
 	}
 	return nil
-}
-
-// jsonNoun names a kind of JSON value as encoding/json's
-// UnmarshalTypeError.Value does ("string", "number 1.5", "array").
-func jsonNoun(value string) string {
-	kind, _, _ := strings.Cut(value, " ")
-	switch kind {
-	case "array", "object":
-		return "an " + kind
-	case "bool":
-		return "a boolean"
-	}
-	return "a " + kind
-}
-
-// goTypeNoun names the JSON value a Go type decodes from.
-func goTypeNoun(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "another kind of value"
 }
 
 func isString(v any) bool {

@@ -21,21 +21,23 @@ func Describe(err error) string {
 	if !errors.As(err, &te) {
 		return strings.TrimPrefix(err.Error(), "json: ")
 	}
-	msg := "got " + te.Value + ", want " + kind(te.Type)
+	msg := "got " + te.Value + ", want " + GoKind(te.Type)
 	if te.Field != "" {
 		msg = te.Field + ": " + msg
 	}
 	return msg
 }
 
-// kind names the JSON values a Go type takes.
-func kind(t reflect.Type) string {
+// GoKind names, with its article, the JSON values the Go type t decodes
+// from: "a string", "a boolean", "an integer", "a number", "an array",
+// "an object".
+func GoKind(t reflect.Type) string {
 	if t == nil {
 		return "another value"
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		return kind(t.Elem())
+		return GoKind(t.Elem())
 	case reflect.String:
 		return "a string"
 	case reflect.Bool:
@@ -88,4 +90,20 @@ func Kind(raw []byte) string {
 		return "an object"
 	}
 	return "a number"
+}
+
+// ValueKind names, with its article, the JSON value an
+// *json.UnmarshalTypeError's Value describes ("number 1.5", "bool",
+// "string"): "a number", "a boolean", "a string", "an array", "an object".
+func ValueKind(value string) string {
+	kind, _, _ := strings.Cut(value, " ")
+	switch kind {
+	case "bool":
+		return "a boolean"
+	case "array", "object":
+		return "an " + kind
+	case "":
+		return "a value"
+	}
+	return "a " + kind
 }

@@ -3,6 +3,7 @@ package jsonerr
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,4 +65,12 @@ func TestKind(t *testing.T) {
 	} {
 		assert.Equal(t, want, Kind([]byte(raw)), "%q", raw)
 	}
+}
+
+func TestValueKindAndGoKind(t *testing.T) {
+	for value, want := range map[string]string{"number 1.5": "a number", "bool": "a boolean", "string": "a string", "array": "an array", "object": "an object"} {
+		assert.Equal(t, want, ValueKind(value), value)
+	}
+	assert.Equal(t, "an integer", GoKind(reflect.TypeFor[*int]()))
+	assert.Equal(t, "an object", GoKind(reflect.TypeFor[map[string]any]()))
 }
