@@ -49,7 +49,7 @@ func Check(meta []byte) error {
 		return nil
 	}
 	var m map[string]json.RawMessage
-	for _, k := range Keys() {
+	for _, k := range keyTable() {
 		if !bytes.Contains(meta, []byte(`"`+k.Name+`"`)) { // the common case: not there at all
 			continue
 		}

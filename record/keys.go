@@ -47,7 +47,14 @@ const (
 // Keys returns every metadata key tract reads back, in the order Check
 // checks them (by name).
 func Keys() []Key {
-	return []Key{
+	keys := keyTable()
+	return keys[:]
+}
+
+// keyTable is the table of Keys, as an array: Check ranges over it on
+// every commit with metadata, and an array is built on the stack.
+func keyTable() [19]Key {
+	return [...]Key{
 		{KeyAttempt, wantInt, "an answer's (or steering message's) attempt number, from 1"},
 		{KeyDiagnosis, wantString, "why the validators rejected an answer"},
 		{KeyDuration, wantInt, "on each answer (and the error commit of a failed model call): how long the attempt took, model call and validation, in milliseconds"},
