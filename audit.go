@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/events"
 	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/store"
@@ -150,7 +151,7 @@ func (t *Tract) steps(ctx context.Context, p *progress.Counter) ([]*events.Step,
 		for i, h := range hs[:n] {
 			c := cs[i]
 			p.Add(1)
-			if s, ok, err := events.StepOf(h, c, func() (string, error) { return commitText(tx, c) }); err != nil {
+			if s, ok, err := stepOf(tx, h, c); err != nil {
 				return nil, false, err
 			} else if ok {
 				steps = append(steps, s)
@@ -161,4 +162,10 @@ func (t *Tract) steps(ctx context.Context, p *progress.Counter) ([]*events.Step,
 	}
 	err = walkPages(ctx, t, page, func(s *events.Step) bool { out = append(out, s); return true })
 	return out, err
+}
+
+// stepOf reads commit h (c), read in tx, as a step of a validated turn
+// (see events.StepOf); ok is false for any other commit.
+func stepOf(tx store.Tx, h Hash, c *dag.Commit) (s *events.Step, ok bool, err error) {
+	return events.StepOf(h, c, func() (string, error) { return commitText(tx, c) })
 }

@@ -145,7 +145,7 @@ func (r turnRepo) Step(_ context.Context, h Hash) (*events.Step, error) {
 		if err != nil {
 			return err
 		}
-		s, _, err = events.StepOf(h, c, func() (string, error) { return commitText(tx, c) })
+		s, _, err = stepOf(tx, h, c)
 		return err
 	})
 	return s, err
