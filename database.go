@@ -26,7 +26,8 @@ type MigrateResult = store.MigrateResult
 //
 //	import _ "github.com/tractdag/tract/store/postgres"
 //
-// and one that does not gets an error matching ErrNoDriver that says so. A program that only opens files links no database client.
+// and one that does not gets an error matching ErrNoDriver that says so.
+// A program that only opens files links no database client.
 func IsDatabaseURL(dbOrPath string) bool { return store.IsURL(dbOrPath) }
 
 // Redact returns dbOrPath as it may be shown to a user or written to a

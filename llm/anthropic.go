@@ -30,8 +30,8 @@ const (
 // Anthropic is a Client for Anthropic's Messages API (POST
 // {base}/v1/messages). It shares the OpenAI client's options, retries,
 // errors and key redaction; see "The Anthropic client" in docs/llm.md for
-// how it maps a Request onto the API. It is safe for concurrent use; its settings are
-// fixed at construction.
+// how it maps a Request onto the API. It is safe for concurrent use; its
+// settings are fixed at construction.
 type Anthropic struct {
 	settings
 	endpoint string // {base}/v1/messages, the base URL's query kept

@@ -34,6 +34,12 @@
 // [Bolt.Compact] rewrites the file. A damaged file gives [ErrCorrupt] or
 // problems from Fsck, never a crash.
 //
+// A backend whose repositories are named by URLs registers a [Driver] for
+// its scheme with [Register], as database/sql drivers do; [OpenURL] opens
+// a URL through it. [Copy] copies one store's repository into another,
+// empty one (a file into a database, say); [PutChain] writes a batch of
+// new commits in key order.
+//
 // The transaction contract, the bbolt file's layout (schema [SchemaVersion]),
 // packs and their filters, the journal, locking, damage handling and the
 // full caveats are documented in docs/storage.md.

@@ -11,7 +11,7 @@ import (
 // with one call of ReadChain, ReadCommits or ReadBlobs:
 // on a database a page costs a few round trips instead of one or two per
 // commit, and on a file the same reads, one key at a time (a walk that
-// wants most commits whole reads each once: appendChainCommits).
+// wants most commits whole reads each once: AppendChainCommits).
 
 // ReadCommitsStored returns commits hs, in order; one not stored is an error
 // wrapping ErrNotFound.

@@ -155,7 +155,8 @@ func chainCounters(tx Tx, commits []NewCommit, blobs []NewBlob) error {
 	return nil
 }
 
-// blobText finds blob h among the batch's blobs or in the
+// blobText returns the text of blob h: from the batch's blobs, else as
+// stored in tx.
 func blobText(tx Tx, blobs []NewBlob, h dag.Hash) ([]byte, error) {
 	for _, b := range blobs {
 		if b.Hash == h {

@@ -438,9 +438,10 @@ func validatorUsages(p *retry.SpecParser) string {
 }
 
 // parseValidators parses --validate specs the one way chat and compress
-// share, with the Factory's parser: paths relative to the working directory, "llm:" judged by client
-// (nil: no judge, so "llm:" is a configuration error). No specs give a nil
-// validator; a bad spec is a usage error.
+// share, with the Factory's parser: paths relative to the working
+// directory, "llm:" judged by client (nil: no judge, so "llm:" is a
+// configuration error). No specs give a nil validator; a bad spec is a
+// usage error.
 func parseValidators(f *Factory, specs []string, client llm.Client, model string) (retry.Validator, error) {
 	if len(specs) == 0 {
 		return nil, nil

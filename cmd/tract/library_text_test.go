@@ -28,8 +28,8 @@ import (
 const moduleRoot = "../.."
 
 // notLibrary lists the directories of the module whose packages are not
-// libraries: the command line, its end-to-end tests and benchmarks, the
-// settings file of the command line, and the vendored schema library.
+// libraries: the command line, its end-to-end tests and benchmarks, and
+// the settings file of the command line.
 var notLibrary = []string{"cmd", "tests", "bench", "internal/config"}
 
 // presentation lists the library packages whose job is to print text for

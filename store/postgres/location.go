@@ -39,9 +39,11 @@ func isAlnum(c byte) bool {
 }
 
 // IsURL reports whether s names a PostgreSQL database (a postgres:// or
-// postgresql:// URL) rather than a repository file.
+// postgresql:// URL, the scheme in any case, as store.OpenURL compares
+// schemes) rather than a repository file.
 func IsURL(s string) bool {
-	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+	scheme, _, ok := strings.Cut(s, "://")
+	return ok && (strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql"))
 }
 
 // Redact returns a database URL as it may be shown: with its password
@@ -95,7 +97,7 @@ type location struct {
 // the store works behind a pooler in transaction mode.
 func parseLocation(raw string) (*location, error) {
 	if !IsURL(raw) {
-		return nil, fmt.Errorf("%q is not a postgres:// or postgresql:// URL", raw)
+		return nil, fmt.Errorf("%q is not a postgres:// or postgresql:// URL", Redact(raw))
 	}
 	u, err := url.Parse(raw)
 	if err != nil {

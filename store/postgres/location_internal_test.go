@@ -26,3 +26,21 @@ func TestValidRepositoryName(t *testing.T) {
 		assert.Equal(t, want, validRepositoryName(name), "%q", name)
 	}
 }
+
+// A URL's scheme is compared without regard to case, as store.OpenURL
+// compares it when it picks this driver, and a URL that is refused is
+// shown without its password.
+func TestParseLocation_SchemeInAnyCase(t *testing.T) {
+	for _, raw := range []string{"POSTGRES://ada:s3cret@db.invalid/tract", "PostgreSQL://ada:s3cret@db.invalid/tract"} {
+		assert.True(t, IsURL(raw), raw)
+		loc, err := parseLocation(raw)
+		if assert.NoError(t, err, raw) {
+			assert.Equal(t, strings.ToLower(raw[:strings.Index(raw, ":")])+"://ada:xxxxx@db.invalid/tract?repository=default", loc.display)
+		}
+	}
+	for _, raw := range []string{"dir/postgres://db.invalid/tract", "postgres:/x", "xpostgres://db.invalid/tract"} {
+		assert.False(t, IsURL(raw), raw)
+	}
+	_, err := parseLocation("mysql://ada:s3cret@db.invalid/tract")
+	assert.EqualError(t, err, `"mysql://ada:xxxxx@db.invalid/tract" is not a postgres:// or postgresql:// URL`)
+}
