@@ -135,7 +135,7 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 			}
 		}
 		p.SetTotal(int64(n))
-		d, err := store.DeleteCommits(tx, g, dead, expired, p)
+		d, err := store.DeleteCommits(tx, g, dead, expired, func() { p.Add(1) })
 		if err != nil {
 			return err
 		}

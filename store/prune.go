@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
-	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 )
 
@@ -92,8 +91,9 @@ func LoadGraph(tx Tx) (*dag.Graph, error) {
 
 // DeleteCommits removes the dead commits (by position in g), blobs left
 // unused, and the reflog entries dropEntry selects (plus any that mention
-// a dead commit).
-func DeleteCommits(tx Tx, g *dag.Graph, dead []bool, dropEntry func(refs.Entry) bool, p *progress.Counter) (Deleted, error) {
+// a dead commit). deleted, when not nil, is called after each commit it
+// deletes.
+func DeleteCommits(tx Tx, g *dag.Graph, dead []bool, dropEntry func(refs.Entry) bool, deleted func()) (Deleted, error) {
 	var rm Deleted
 	// The blobs of dead commits, unless a live commit uses them too.
 	unused := make(map[dag.Hash]bool)
@@ -119,7 +119,9 @@ func DeleteCommits(tx Tx, g *dag.Graph, dead []bool, dropEntry func(refs.Entry) 
 			return rm, err
 		}
 		rm.Commits++
-		p.Add(1)
+		if deleted != nil {
+			deleted()
+		}
 		if b := g.Blob(i); unused[b] {
 			if err := tx.DeleteBlob(b); err != nil {
 				return rm, err
