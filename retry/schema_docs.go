@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/tractdag/tract/internal/jsonerr"
@@ -107,8 +108,9 @@ func (e *schemaRefError) Error() string {
 func (e *schemaRefError) Unwrap() error { return e.Err }
 
 // schemaSet is a schema file and the local files it refers to, as JSON
-// values for explaining failures; the library compiles them too. It is
-// read-only once loadSchema returns, so validations may share it.
+// values for explaining failures; the library compiles them too. Apart
+// from its compilations cache it is read-only once loadSchema returns, so
+// validations may share it.
 type schemaSet struct {
 	root string                // the URI of the schema file
 	docs map[string]*schemaDoc // by URI: the file and the files it refers to
@@ -123,6 +125,29 @@ type schemaSet struct {
 	// remote maps a URL that is not a file's to a local file, for tests
 	// (the JSON Schema Test Suite's remotes); nil in use: no URL is read.
 	remote func(*url.URL) (path string, ok bool)
+
+	// mu guards nodes and leaves: the library's compilations of parts of
+	// the schema that explanations make, kept for the validator's later
+	// explanations (they depend on the schema alone).
+	mu     sync.Mutex
+	nodes  map[string]*jsonschema.Resolved // by subschema URI; nil when it did not compile
+	leaves map[string]*jsonschema.Resolved // by keyword and value; nil when it did not compile
+}
+
+// compiled returns cache[key] (cache is s.nodes or s.leaves), compiling it
+// with compile the first time. Two explanations that miss at once both
+// compile, to the same result.
+func (s *schemaSet) compiled(cache map[string]*jsonschema.Resolved, key string, compile func() *jsonschema.Resolved) *jsonschema.Resolved {
+	s.mu.Lock()
+	rs, seen := cache[key]
+	s.mu.Unlock()
+	if !seen {
+		rs = compile()
+		s.mu.Lock()
+		cache[key] = rs
+		s.mu.Unlock()
+	}
+	return rs
 }
 
 // schemaDoc is one schema document.
@@ -131,6 +156,10 @@ type schemaDoc struct {
 	data  []byte
 	value any    // data decoded with json.Number; never modified
 	draft string // draft2020 or draft7
+	// lib is data decoded for the library by schema, once: the
+	// validator's compilation and the explanations' share it, and the
+	// library modifies no schema it compiles.
+	lib *jsonschema.Schema
 }
 
 // schemaLoc is a subschema: a document and a JSON pointer in it.
@@ -165,6 +194,8 @@ func loadSchema(abs string, data []byte, remote func(*url.URL) (string, bool)) (
 		anchors:   map[string]schemaLoc{},
 		patterns:  map[string]*regexp.Regexp{},
 		remote:    remote,
+		nodes:     map[string]*jsonschema.Resolved{},
+		leaves:    map[string]*jsonschema.Resolved{},
 	}
 	doc, err := set.add(set.root, data, draft2020)
 	if err != nil {
@@ -352,9 +383,13 @@ func (s *schemaSet) load(u *url.URL) (*jsonschema.Schema, error) {
 	return doc.schema()
 }
 
-// schema decodes the document for the library, with its draft spelled as
-// the library knows it.
+// schema returns the document decoded for the library, with its draft
+// spelled as the library knows it. It decodes it on the first call, which
+// loadSchema makes for every document, and keeps the result in d.lib.
 func (d *schemaDoc) schema() (*jsonschema.Schema, error) {
+	if d.lib != nil {
+		return d.lib, nil
+	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(d.data, &s); err != nil {
 		var te *json.UnmarshalTypeError
@@ -366,7 +401,8 @@ func (d *schemaDoc) schema() (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	s.Schema = d.draft
-	return &s, nil
+	d.lib = &s
+	return d.lib, nil
 }
 
 // add decodes and indexes the document at uri, of the draft its

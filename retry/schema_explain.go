@@ -23,17 +23,13 @@ import (
 // and each assertion keyword on its own, so that what it reports agrees
 // with the library's verdict, and it words each failed keyword itself,
 // with the JSON pointer of the value. The walk is sorted, so the same
-// answer always gets the same text. Explaining costs a few library
-// compilations of the schema, paid only for a rejected answer.
+// answer always gets the same text. Explaining costs library compilations
+// of parts of the schema, paid by the validator's first rejected answers
+// only: the schemaSet keeps them.
 
 // explain returns every violation of inst, which the library rejected.
 func (s *schemaSet) explain(inst any) []violation {
-	e := &explainer{
-		set:    s,
-		docs:   map[string]*jsonschema.Schema{},
-		nodes:  map[string]*jsonschema.Resolved{},
-		leaves: map[string]*jsonschema.Resolved{},
-	}
+	e := &explainer{set: s}
 	if root, ok := s.node(schemaLoc{doc: s.root}); ok {
 		e.explain(root, inst, nil)
 	}
@@ -43,37 +39,26 @@ func (s *schemaSet) explain(inst any) []violation {
 	return e.vs
 }
 
-// explainer is one explanation: its violations, and the library's
-// compilations it made, which are its own (not shared between goroutines).
+// explainer is one explanation: its violations. The library's
+// compilations it asks are the schemaSet's, shared with the validator's
+// other explanations.
 type explainer struct {
-	set    *schemaSet
-	docs   map[string]*jsonschema.Schema   // the documents, decoded for the library
-	nodes  map[string]*jsonschema.Resolved // by subschema URI; nil when it did not compile
-	leaves map[string]*jsonschema.Resolved // by keyword and value; nil when it did not compile
-	vs     []violation
+	set *schemaSet
+	vs  []violation
 }
 
 func (e *explainer) add(at []string, msg string) {
 	e.vs = append(e.vs, violation{ptr: slices.Clone(at), msg: msg})
 }
 
-// load is the library's loader for explanations: the documents loadSchema
-// read, decoded once per explanation.
-func (e *explainer) load(u *url.URL) (*jsonschema.Schema, error) {
-	uri := u.String()
-	if s, ok := e.docs[uri]; ok {
-		return s, nil
+// loaded is the library's loader for explanations: the documents
+// loadSchema read and decoded. It reads no file.
+func (s *schemaSet) loaded(u *url.URL) (*jsonschema.Schema, error) {
+	doc, ok := s.docs[u.String()]
+	if !ok || doc.lib == nil {
+		return nil, fmt.Errorf("no schema document %s", u)
 	}
-	doc, ok := e.set.docs[uri]
-	if !ok {
-		return nil, fmt.Errorf("no schema document %s", uri)
-	}
-	s, err := doc.schema()
-	if err != nil {
-		return nil, err
-	}
-	e.docs[uri] = s
-	return s, nil
+	return doc.lib, nil
 }
 
 // valid asks the library whether inst satisfies the subschema n in its
@@ -96,8 +81,7 @@ func (e *explainer) valid(n schemaNode, inst any) (valid, known bool) {
 		return b, true
 	}
 	key := n.loc.uri()
-	rs, seen := e.nodes[key]
-	if !seen {
+	rs := e.set.compiled(e.set.nodes, key, func() (rs *jsonschema.Resolved) {
 		if refless(n.value) {
 			// Nothing in it refers elsewhere: compile it alone, which
 			// costs its size rather than its document's. Its base URI
@@ -113,10 +97,10 @@ func (e *explainer) valid(n schemaNode, inst any) (valid, known bool) {
 			}
 		} else {
 			wrapper := &jsonschema.Schema{Schema: n.draft, Ref: key}
-			rs, _ = resolveSafely(wrapper, &jsonschema.ResolveOptions{Loader: e.load})
+			rs, _ = resolveSafely(wrapper, &jsonschema.ResolveOptions{Loader: e.set.loaded})
 		}
-		e.nodes[key] = rs
-	}
+		return rs
+	})
 	return e.check(rs, inst)
 }
 
@@ -165,15 +149,13 @@ func (e *explainer) leafValid(draft, kw string, v, inst any) (valid, known bool)
 	if err != nil {
 		return false, false
 	}
-	key := string(data)
-	rs, seen := e.leaves[key]
-	if !seen {
+	rs := e.set.compiled(e.set.leaves, string(data), func() (rs *jsonschema.Resolved) {
 		var s jsonschema.Schema
 		if err := json.Unmarshal(data, &s); err == nil {
 			rs, _ = resolveSafely(&s, nil)
 		}
-		e.leaves[key] = rs
-	}
+		return rs
+	})
 	return e.check(rs, inst)
 }
 
@@ -618,7 +600,7 @@ func (e *explainer) object(n schemaNode, m map[string]any, obj map[string]any, a
 			}
 			// A name has no location of its own: its violations are the
 			// object's, each naming it.
-			sub := &explainer{set: e.set, docs: e.docs, nodes: e.nodes, leaves: e.leaves}
+			sub := &explainer{set: e.set}
 			sub.explain(c, p, nil)
 			for _, v := range sub.vs {
 				e.add(at, "property name "+quote(p)+": "+v.msg)
