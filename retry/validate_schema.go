@@ -67,11 +67,12 @@ func newSchema(s Spec) (Validator, error) {
 func (v *schemaValidator) Name() string { return v.name }
 
 func (v *schemaValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
-	if d := diagnoseJSON(answer); d != "" {
-		return false, d, nil
-	}
 	var inst any
 	if err := json.Unmarshal([]byte(answer), &inst); err != nil {
+		// Diagnosed only now: an answer that decodes is valid JSON.
+		if d := diagnoseJSON(answer); d != "" {
+			return false, d, nil
+		}
 		// diagnoseJSON accepted it, so this is not the answer's fault.
 		return false, "", fmt.Errorf("decode answer: %w", err)
 	}
