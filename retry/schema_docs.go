@@ -426,8 +426,7 @@ func (s *schemaSet) decode(uri string, data []byte, draft string) (*schemaDoc, e
 		return nil, &schemaJSONError{errors.New("more than one JSON value")}
 	}
 	if !isSchema(v) {
-		article := map[string]string{"array": "an ", "number": "a ", "string": "a "}[schemaType(v)]
-		return nil, fmt.Errorf("a schema is a JSON object or a boolean, not %s%s", article, schemaType(v))
+		return nil, fmt.Errorf("a schema is a JSON object or a boolean, not %s", jsonerr.Kind(data))
 	}
 	doc := &schemaDoc{uri: uri, data: data, value: v, draft: draft}
 	if m, ok := v.(map[string]any); ok {
