@@ -356,13 +356,7 @@ func (e *explainer) evaluate(n schemaNode, inst any, ev *evaluation, self bool, 
 			}
 		}
 	case isArr:
-		prefixKw, restKw := "prefixItems", "items"
-		if n.draft == draft7 {
-			prefixKw = ""
-			if _, ok := m["items"].([]any); ok {
-				prefixKw, restKw = "items", "additionalItems"
-			}
-		}
+		prefixKw, restKw := itemKeywords(n.draft, m)
 		if list, ok := m[prefixKw].([]any); ok {
 			ev.prefix = max(ev.prefix, min(len(list), len(arr)))
 		}
@@ -628,13 +622,7 @@ func (e *explainer) object(n schemaNode, m map[string]any, obj map[string]any, a
 }
 
 func (e *explainer) array(n schemaNode, m map[string]any, arr []any, at []string) {
-	prefixKw, restKw := "prefixItems", "items"
-	if n.draft == draft7 {
-		prefixKw = ""
-		if _, ok := m["items"].([]any); ok {
-			prefixKw, restKw = "items", "additionalItems"
-		}
-	}
+	prefixKw, restKw := itemKeywords(n.draft, m)
 	prefix := 0
 	if list, ok := m[prefixKw].([]any); ok {
 		prefix = len(list)
@@ -675,6 +663,21 @@ func (e *explainer) array(n schemaNode, m map[string]any, arr []any, at []string
 			e.add(at, fmt.Sprintf("maxContains: got %d items matching 'contains', want %d", matched, maxC))
 		}
 	}
+}
+
+// itemKeywords returns the keyword of the schema m that judges an array's
+// first items, each by a subschema of its own ("" when m's draft has none),
+// and the keyword that judges the items after them: "prefixItems" and
+// "items"; in draft-07 "items" and "additionalItems" when "items" is an
+// array, else "" and "items".
+func itemKeywords(draft string, m map[string]any) (prefixKw, restKw string) {
+	if draft != draft7 {
+		return "prefixItems", "items"
+	}
+	if _, ok := m["items"].([]any); ok {
+		return "items", "additionalItems"
+	}
+	return "", "items"
 }
 
 func intKeyword(m map[string]any, kw string) (int, bool) {
