@@ -297,19 +297,7 @@ func (s *schemaSet) inPlace(n schemaNode) []schemaNode {
 			}
 			continue
 		}
-		keys := subschemaKeys(n.draft, kw, sub)
-		slices.Sort(keys)
-		for _, key := range keys {
-			var c schemaNode
-			if key == "" {
-				c, ok = s.child(n, kw)
-			} else {
-				c, ok = s.child(n, kw, key)
-			}
-			if ok {
-				next = append(next, c)
-			}
-		}
+		next = append(next, s.children(n, kw, sub)...)
 	}
 	return next
 }
@@ -325,17 +313,8 @@ func (s *schemaSet) eachSubschema(n schemaNode, f func(schemaNode) bool) bool {
 		return true
 	}
 	for _, kw := range slices.Sorted(maps.Keys(m)) {
-		keys := subschemaKeys(n.draft, kw, m[kw])
-		slices.Sort(keys)
-		for _, key := range keys {
-			var c schemaNode
-			var ok bool
-			if key == "" {
-				c, ok = s.child(n, kw)
-			} else {
-				c, ok = s.child(n, kw, key)
-			}
-			if ok && !s.eachSubschema(c, f) {
+		for _, c := range s.children(n, kw, m[kw]) {
+			if !s.eachSubschema(c, f) {
 				return false
 			}
 		}
@@ -808,9 +787,7 @@ func (s *schemaSet) walk(n schemaNode, ptr []string) (schemaNode, bool) {
 				toks = append(toks, ptr[i])
 			}
 		}
-		switch sub.(type) {
-		case bool, map[string]any:
-		default:
+		if !isSchema(sub) {
 			return schemaNode{}, false
 		}
 		n = schemaNode{
@@ -828,6 +805,24 @@ func (s *schemaSet) walk(n schemaNode, ptr []string) (schemaNode, bool) {
 // keywords that hold several).
 func (s *schemaSet) child(n schemaNode, kw string, key ...string) (schemaNode, bool) {
 	return s.walk(n, append([]string{kw}, key...))
+}
+
+// children returns the subschemas of n under the keyword kw, whose value
+// is sub, in the order of their keys.
+func (s *schemaSet) children(n schemaNode, kw string, sub any) []schemaNode {
+	keys := subschemaKeys(n.draft, kw, sub)
+	slices.Sort(keys)
+	var cs []schemaNode
+	for _, key := range keys {
+		path := []string{kw}
+		if key != "" { // "": sub is the subschema
+			path = append(path, key)
+		}
+		if c, ok := s.walk(n, path); ok {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // withID returns the base URI of n's own subschemas: n's base changed by
