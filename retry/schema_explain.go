@@ -262,11 +262,7 @@ func (e *explainer) unevaluatedProperties(n schemaNode, m map[string]any, obj ma
 		return
 	}
 	if b, ok := u.(bool); ok && !b {
-		quoted := make([]string, len(rest))
-		for i, p := range rest {
-			quoted[i] = quote(p)
-		}
-		e.add(at, "unevaluated properties "+strings.Join(quoted, ", ")+" not allowed")
+		e.add(at, "unevaluated properties "+quoteList(rest)+" not allowed")
 		return
 	}
 	for _, p := range rest {
@@ -504,9 +500,9 @@ func assertionMessages(kw string, v, inst any) []string {
 		names, _ := v.([]any)
 		if missing := missingProperties(o, names); len(missing) > 0 {
 			if len(missing) == 1 {
-				return []string{"missing property " + missing[0]}
+				return []string{"missing property " + quote(missing[0])}
 			}
-			return []string{"missing properties " + strings.Join(missing, ", ")}
+			return []string{"missing properties " + quoteList(missing)}
 		}
 	case "dependentRequired":
 		o, _ := inst.(map[string]any)
@@ -523,13 +519,13 @@ func assertionMessages(kw string, v, inst any) []string {
 	return []string{quote(kw) + " failed"}
 }
 
-// missingProperties returns the quoted names of names that o lacks.
+// missingProperties returns the names of names that o lacks.
 func missingProperties(o map[string]any, names []any) []string {
 	var missing []string
 	for _, name := range names {
 		s, _ := name.(string)
 		if _, ok := o[s]; !ok {
-			missing = append(missing, quote(s))
+			missing = append(missing, s)
 		}
 	}
 	return missing
@@ -549,7 +545,7 @@ func dependencyMessage(o map[string]any, p string, names []any) string {
 	if len(missing) == 1 {
 		noun = "property"
 	}
-	return fmt.Sprintf("%s %s required, if %s exists", noun, strings.Join(missing, ", "), quote(p))
+	return fmt.Sprintf("%s %s required, if %s exists", noun, quoteList(missing), quote(p))
 }
 
 func (e *explainer) object(n schemaNode, m map[string]any, obj map[string]any, at []string) {
@@ -576,11 +572,7 @@ func (e *explainer) object(n schemaNode, m map[string]any, obj map[string]any, a
 	}
 	if ap, ok := m["additionalProperties"]; ok && len(extra) > 0 {
 		if b, ok := ap.(bool); ok && !b {
-			quoted := make([]string, len(extra))
-			for i, p := range extra {
-				quoted[i] = quote(p)
-			}
-			e.add(at, "additional properties "+strings.Join(quoted, ", ")+" not allowed")
+			e.add(at, "additional properties "+quoteList(extra)+" not allowed")
 		} else {
 			for _, p := range extra {
 				e.sub(n, obj[p], within(at, p), "additionalProperties")
@@ -793,6 +785,15 @@ func display(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// quoteList writes names for a message, each quoted, separated by ", ".
+func quoteList(names []string) string {
+	quoted := make([]string, len(names))
+	for i, name := range names {
+		quoted[i] = quote(name)
+	}
+	return strings.Join(quoted, ", ")
 }
 
 // quote writes s in single quotes, escaped as a Go string.
