@@ -322,12 +322,11 @@ func (s *schemaSet) eachSubschema(n schemaNode, f func(schemaNode) bool) bool {
 	return true
 }
 
-// load is the library's loader: it reads local files only.
+// load is the library's loader: it reads local files only. The library
+// asks for a URI once and never for the schema file's own, so every call
+// reads a new document.
 func (s *schemaSet) load(u *url.URL) (*jsonschema.Schema, error) {
 	ref := u.String()
-	if doc, ok := s.docs[ref]; ok {
-		return doc.schema()
-	}
 	path := filePath(u)
 	if u.Scheme != "file" {
 		p, ok := "", false
@@ -362,13 +361,10 @@ func (s *schemaSet) load(u *url.URL) (*jsonschema.Schema, error) {
 	return doc.schema()
 }
 
-// schema returns the document decoded for the library, with its draft
-// spelled as the library knows it. It decodes it on the first call, which
-// loadSchema makes for every document, and keeps the result in d.lib.
+// schema decodes the document for the library, with its draft spelled as
+// the library knows it, and keeps the result in d.lib. loadSchema calls it
+// once for every document: the library loads each URI once.
 func (d *schemaDoc) schema() (*jsonschema.Schema, error) {
-	if d.lib != nil {
-		return d.lib, nil
-	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(d.data, &s); err != nil {
 		var te *json.UnmarshalTypeError
