@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/tractdag/tract/internal/jsonerr"
@@ -107,8 +108,9 @@ func (e *schemaRefError) Error() string {
 func (e *schemaRefError) Unwrap() error { return e.Err }
 
 // schemaSet is a schema file and the local files it refers to, as JSON
-// values for explaining failures; the library compiles them too. It is
-// read-only once loadSchema returns, so validations may share it.
+// values for explaining failures; the library compiles them too. Apart
+// from its compilations cache it is read-only once loadSchema returns, so
+// validations may share it.
 type schemaSet struct {
 	root string                // the URI of the schema file
 	docs map[string]*schemaDoc // by URI: the file and the files it refers to
@@ -123,6 +125,29 @@ type schemaSet struct {
 	// remote maps a URL that is not a file's to a local file, for tests
 	// (the JSON Schema Test Suite's remotes); nil in use: no URL is read.
 	remote func(*url.URL) (path string, ok bool)
+
+	// mu guards nodes and leaves: the library's compilations of parts of
+	// the schema that explanations make, kept for the validator's later
+	// explanations (they depend on the schema alone).
+	mu     sync.Mutex
+	nodes  map[string]*jsonschema.Resolved // by subschema URI; nil when it did not compile
+	leaves map[string]*jsonschema.Resolved // by keyword and value; nil when it did not compile
+}
+
+// compiled returns cache[key] (cache is s.nodes or s.leaves), compiling it
+// with compile the first time. Two explanations that miss at once both
+// compile, to the same result.
+func (s *schemaSet) compiled(cache map[string]*jsonschema.Resolved, key string, compile func() *jsonschema.Resolved) *jsonschema.Resolved {
+	s.mu.Lock()
+	rs, seen := cache[key]
+	s.mu.Unlock()
+	if !seen {
+		rs = compile()
+		s.mu.Lock()
+		cache[key] = rs
+		s.mu.Unlock()
+	}
+	return rs
 }
 
 // schemaDoc is one schema document.
@@ -131,6 +156,10 @@ type schemaDoc struct {
 	data  []byte
 	value any    // data decoded with json.Number; never modified
 	draft string // draft2020 or draft7
+	// lib is data decoded for the library by schema, once: the
+	// validator's compilation and the explanations' share it, and the
+	// library modifies no schema it compiles.
+	lib *jsonschema.Schema
 }
 
 // schemaLoc is a subschema: a document and a JSON pointer in it.
@@ -165,6 +194,8 @@ func loadSchema(abs string, data []byte, remote func(*url.URL) (string, bool)) (
 		anchors:   map[string]schemaLoc{},
 		patterns:  map[string]*regexp.Regexp{},
 		remote:    remote,
+		nodes:     map[string]*jsonschema.Resolved{},
+		leaves:    map[string]*jsonschema.Resolved{},
 	}
 	doc, err := set.add(set.root, data, draft2020)
 	if err != nil {
@@ -266,19 +297,7 @@ func (s *schemaSet) inPlace(n schemaNode) []schemaNode {
 			}
 			continue
 		}
-		keys := subschemaKeys(n.draft, kw, sub)
-		slices.Sort(keys)
-		for _, key := range keys {
-			var c schemaNode
-			if key == "" {
-				c, ok = s.child(n, kw)
-			} else {
-				c, ok = s.child(n, kw, key)
-			}
-			if ok {
-				next = append(next, c)
-			}
-		}
+		next = append(next, s.children(n, kw, sub)...)
 	}
 	return next
 }
@@ -294,17 +313,8 @@ func (s *schemaSet) eachSubschema(n schemaNode, f func(schemaNode) bool) bool {
 		return true
 	}
 	for _, kw := range slices.Sorted(maps.Keys(m)) {
-		keys := subschemaKeys(n.draft, kw, m[kw])
-		slices.Sort(keys)
-		for _, key := range keys {
-			var c schemaNode
-			var ok bool
-			if key == "" {
-				c, ok = s.child(n, kw)
-			} else {
-				c, ok = s.child(n, kw, key)
-			}
-			if ok && !s.eachSubschema(c, f) {
+		for _, c := range s.children(n, kw, m[kw]) {
+			if !s.eachSubschema(c, f) {
 				return false
 			}
 		}
@@ -312,12 +322,11 @@ func (s *schemaSet) eachSubschema(n schemaNode, f func(schemaNode) bool) bool {
 	return true
 }
 
-// load is the library's loader: it reads local files only.
+// load is the library's loader: it reads local files only. The library
+// asks for a URI once and never for the schema file's own, so every call
+// reads a new document.
 func (s *schemaSet) load(u *url.URL) (*jsonschema.Schema, error) {
 	ref := u.String()
-	if doc, ok := s.docs[ref]; ok {
-		return doc.schema()
-	}
 	path := filePath(u)
 	if u.Scheme != "file" {
 		p, ok := "", false
@@ -353,7 +362,8 @@ func (s *schemaSet) load(u *url.URL) (*jsonschema.Schema, error) {
 }
 
 // schema decodes the document for the library, with its draft spelled as
-// the library knows it.
+// the library knows it, and keeps the result in d.lib. loadSchema calls it
+// once for every document: the library loads each URI once.
 func (d *schemaDoc) schema() (*jsonschema.Schema, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(d.data, &s); err != nil {
@@ -366,7 +376,8 @@ func (d *schemaDoc) schema() (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	s.Schema = d.draft
-	return &s, nil
+	d.lib = &s
+	return d.lib, nil
 }
 
 // add decodes and indexes the document at uri, of the draft its
@@ -390,8 +401,7 @@ func (s *schemaSet) decode(uri string, data []byte, draft string) (*schemaDoc, e
 		return nil, &schemaJSONError{errors.New("more than one JSON value")}
 	}
 	if !isSchema(v) {
-		article := map[string]string{"array": "an ", "number": "a ", "string": "a "}[schemaType(v)]
-		return nil, fmt.Errorf("a schema is a JSON object or a boolean, not %s%s", article, schemaType(v))
+		return nil, fmt.Errorf("a schema is a JSON object or a boolean, not %s", jsonerr.Kind(data))
 	}
 	doc := &schemaDoc{uri: uri, data: data, value: v, draft: draft}
 	if m, ok := v.(map[string]any); ok {
@@ -773,9 +783,7 @@ func (s *schemaSet) walk(n schemaNode, ptr []string) (schemaNode, bool) {
 				toks = append(toks, ptr[i])
 			}
 		}
-		switch sub.(type) {
-		case bool, map[string]any:
-		default:
+		if !isSchema(sub) {
 			return schemaNode{}, false
 		}
 		n = schemaNode{
@@ -793,6 +801,24 @@ func (s *schemaSet) walk(n schemaNode, ptr []string) (schemaNode, bool) {
 // keywords that hold several).
 func (s *schemaSet) child(n schemaNode, kw string, key ...string) (schemaNode, bool) {
 	return s.walk(n, append([]string{kw}, key...))
+}
+
+// children returns the subschemas of n under the keyword kw, whose value
+// is sub, in the order of their keys.
+func (s *schemaSet) children(n schemaNode, kw string, sub any) []schemaNode {
+	keys := subschemaKeys(n.draft, kw, sub)
+	slices.Sort(keys)
+	var cs []schemaNode
+	for _, key := range keys {
+		path := []string{kw}
+		if key != "" { // "": sub is the subschema
+			path = append(path, key)
+		}
+		if c, ok := s.walk(n, path); ok {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // withID returns the base URI of n's own subschemas: n's base changed by

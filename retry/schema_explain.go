@@ -23,17 +23,13 @@ import (
 // and each assertion keyword on its own, so that what it reports agrees
 // with the library's verdict, and it words each failed keyword itself,
 // with the JSON pointer of the value. The walk is sorted, so the same
-// answer always gets the same text. Explaining costs a few library
-// compilations of the schema, paid only for a rejected answer.
+// answer always gets the same text. Explaining costs library compilations
+// of parts of the schema, paid by the validator's first rejected answers
+// only: the schemaSet keeps them.
 
 // explain returns every violation of inst, which the library rejected.
 func (s *schemaSet) explain(inst any) []violation {
-	e := &explainer{
-		set:    s,
-		docs:   map[string]*jsonschema.Schema{},
-		nodes:  map[string]*jsonschema.Resolved{},
-		leaves: map[string]*jsonschema.Resolved{},
-	}
+	e := &explainer{set: s}
 	if root, ok := s.node(schemaLoc{doc: s.root}); ok {
 		e.explain(root, inst, nil)
 	}
@@ -43,37 +39,26 @@ func (s *schemaSet) explain(inst any) []violation {
 	return e.vs
 }
 
-// explainer is one explanation: its violations, and the library's
-// compilations it made, which are its own (not shared between goroutines).
+// explainer is one explanation: its violations. The library's
+// compilations it asks are the schemaSet's, shared with the validator's
+// other explanations.
 type explainer struct {
-	set    *schemaSet
-	docs   map[string]*jsonschema.Schema   // the documents, decoded for the library
-	nodes  map[string]*jsonschema.Resolved // by subschema URI; nil when it did not compile
-	leaves map[string]*jsonschema.Resolved // by keyword and value; nil when it did not compile
-	vs     []violation
+	set *schemaSet
+	vs  []violation
 }
 
 func (e *explainer) add(at []string, msg string) {
 	e.vs = append(e.vs, violation{ptr: slices.Clone(at), msg: msg})
 }
 
-// load is the library's loader for explanations: the documents loadSchema
-// read, decoded once per explanation.
-func (e *explainer) load(u *url.URL) (*jsonschema.Schema, error) {
-	uri := u.String()
-	if s, ok := e.docs[uri]; ok {
-		return s, nil
+// loaded is the library's loader for explanations: the documents
+// loadSchema read and decoded. It reads no file.
+func (s *schemaSet) loaded(u *url.URL) (*jsonschema.Schema, error) {
+	doc, ok := s.docs[u.String()]
+	if !ok || doc.lib == nil {
+		return nil, fmt.Errorf("no schema document %s", u)
 	}
-	doc, ok := e.set.docs[uri]
-	if !ok {
-		return nil, fmt.Errorf("no schema document %s", uri)
-	}
-	s, err := doc.schema()
-	if err != nil {
-		return nil, err
-	}
-	e.docs[uri] = s
-	return s, nil
+	return doc.lib, nil
 }
 
 // valid asks the library whether inst satisfies the subschema n in its
@@ -96,8 +81,7 @@ func (e *explainer) valid(n schemaNode, inst any) (valid, known bool) {
 		return b, true
 	}
 	key := n.loc.uri()
-	rs, seen := e.nodes[key]
-	if !seen {
+	rs := e.set.compiled(e.set.nodes, key, func() (rs *jsonschema.Resolved) {
 		if refless(n.value) {
 			// Nothing in it refers elsewhere: compile it alone, which
 			// costs its size rather than its document's. Its base URI
@@ -113,10 +97,10 @@ func (e *explainer) valid(n schemaNode, inst any) (valid, known bool) {
 			}
 		} else {
 			wrapper := &jsonschema.Schema{Schema: n.draft, Ref: key}
-			rs, _ = resolveSafely(wrapper, &jsonschema.ResolveOptions{Loader: e.load})
+			rs, _ = resolveSafely(wrapper, &jsonschema.ResolveOptions{Loader: e.set.loaded})
 		}
-		e.nodes[key] = rs
-	}
+		return rs
+	})
 	return e.check(rs, inst)
 }
 
@@ -165,15 +149,13 @@ func (e *explainer) leafValid(draft, kw string, v, inst any) (valid, known bool)
 	if err != nil {
 		return false, false
 	}
-	key := string(data)
-	rs, seen := e.leaves[key]
-	if !seen {
+	rs := e.set.compiled(e.set.leaves, string(data), func() (rs *jsonschema.Resolved) {
 		var s jsonschema.Schema
 		if err := json.Unmarshal(data, &s); err == nil {
 			rs, _ = resolveSafely(&s, nil)
 		}
-		e.leaves[key] = rs
-	}
+		return rs
+	})
 	return e.check(rs, inst)
 }
 
@@ -280,11 +262,7 @@ func (e *explainer) unevaluatedProperties(n schemaNode, m map[string]any, obj ma
 		return
 	}
 	if b, ok := u.(bool); ok && !b {
-		quoted := make([]string, len(rest))
-		for i, p := range rest {
-			quoted[i] = quote(p)
-		}
-		e.add(at, "unevaluated properties "+strings.Join(quoted, ", ")+" not allowed")
+		e.add(at, "unevaluated properties "+quoteList(rest)+" not allowed")
 		return
 	}
 	for _, p := range rest {
@@ -374,13 +352,7 @@ func (e *explainer) evaluate(n schemaNode, inst any, ev *evaluation, self bool, 
 			}
 		}
 	case isArr:
-		prefixKw, restKw := "prefixItems", "items"
-		if n.draft == draft7 {
-			prefixKw = ""
-			if _, ok := m["items"].([]any); ok {
-				prefixKw, restKw = "items", "additionalItems"
-			}
-		}
+		prefixKw, restKw := itemKeywords(n.draft, m)
 		if list, ok := m[prefixKw].([]any); ok {
 			ev.prefix = max(ev.prefix, min(len(list), len(arr)))
 		}
@@ -528,9 +500,9 @@ func assertionMessages(kw string, v, inst any) []string {
 		names, _ := v.([]any)
 		if missing := missingProperties(o, names); len(missing) > 0 {
 			if len(missing) == 1 {
-				return []string{"missing property " + missing[0]}
+				return []string{"missing property " + quote(missing[0])}
 			}
-			return []string{"missing properties " + strings.Join(missing, ", ")}
+			return []string{"missing properties " + quoteList(missing)}
 		}
 	case "dependentRequired":
 		o, _ := inst.(map[string]any)
@@ -547,13 +519,13 @@ func assertionMessages(kw string, v, inst any) []string {
 	return []string{quote(kw) + " failed"}
 }
 
-// missingProperties returns the quoted names of names that o lacks.
+// missingProperties returns the names of names that o lacks.
 func missingProperties(o map[string]any, names []any) []string {
 	var missing []string
 	for _, name := range names {
 		s, _ := name.(string)
 		if _, ok := o[s]; !ok {
-			missing = append(missing, quote(s))
+			missing = append(missing, s)
 		}
 	}
 	return missing
@@ -573,7 +545,7 @@ func dependencyMessage(o map[string]any, p string, names []any) string {
 	if len(missing) == 1 {
 		noun = "property"
 	}
-	return fmt.Sprintf("%s %s required, if %s exists", noun, strings.Join(missing, ", "), quote(p))
+	return fmt.Sprintf("%s %s required, if %s exists", noun, quoteList(missing), quote(p))
 }
 
 func (e *explainer) object(n schemaNode, m map[string]any, obj map[string]any, at []string) {
@@ -600,11 +572,7 @@ func (e *explainer) object(n schemaNode, m map[string]any, obj map[string]any, a
 	}
 	if ap, ok := m["additionalProperties"]; ok && len(extra) > 0 {
 		if b, ok := ap.(bool); ok && !b {
-			quoted := make([]string, len(extra))
-			for i, p := range extra {
-				quoted[i] = quote(p)
-			}
-			e.add(at, "additional properties "+strings.Join(quoted, ", ")+" not allowed")
+			e.add(at, "additional properties "+quoteList(extra)+" not allowed")
 		} else {
 			for _, p := range extra {
 				e.sub(n, obj[p], within(at, p), "additionalProperties")
@@ -618,7 +586,7 @@ func (e *explainer) object(n schemaNode, m map[string]any, obj map[string]any, a
 			}
 			// A name has no location of its own: its violations are the
 			// object's, each naming it.
-			sub := &explainer{set: e.set, docs: e.docs, nodes: e.nodes, leaves: e.leaves}
+			sub := &explainer{set: e.set}
 			sub.explain(c, p, nil)
 			for _, v := range sub.vs {
 				e.add(at, "property name "+quote(p)+": "+v.msg)
@@ -646,13 +614,7 @@ func (e *explainer) object(n schemaNode, m map[string]any, obj map[string]any, a
 }
 
 func (e *explainer) array(n schemaNode, m map[string]any, arr []any, at []string) {
-	prefixKw, restKw := "prefixItems", "items"
-	if n.draft == draft7 {
-		prefixKw = ""
-		if _, ok := m["items"].([]any); ok {
-			prefixKw, restKw = "items", "additionalItems"
-		}
-	}
+	prefixKw, restKw := itemKeywords(n.draft, m)
 	prefix := 0
 	if list, ok := m[prefixKw].([]any); ok {
 		prefix = len(list)
@@ -693,6 +655,21 @@ func (e *explainer) array(n schemaNode, m map[string]any, arr []any, at []string
 			e.add(at, fmt.Sprintf("maxContains: got %d items matching 'contains', want %d", matched, maxC))
 		}
 	}
+}
+
+// itemKeywords returns the keyword of the schema m that judges an array's
+// first items, each by a subschema of its own ("" when m's draft has none),
+// and the keyword that judges the items after them: "prefixItems" and
+// "items"; in draft-07 "items" and "additionalItems" when "items" is an
+// array, else "" and "items".
+func itemKeywords(draft string, m map[string]any) (prefixKw, restKw string) {
+	if draft != draft7 {
+		return "prefixItems", "items"
+	}
+	if _, ok := m["items"].([]any); ok {
+		return "items", "additionalItems"
+	}
+	return "", "items"
 }
 
 func intKeyword(m map[string]any, kw string) (int, bool) {
@@ -808,6 +785,15 @@ func display(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// quoteList writes names for a message, each quoted, separated by ", ".
+func quoteList(names []string) string {
+	quoted := make([]string, len(names))
+	for i, name := range names {
+		quoted[i] = quote(name)
+	}
+	return strings.Join(quoted, ", ")
 }
 
 // quote writes s in single quotes, escaped as a Go string.

@@ -3,7 +3,6 @@ package retry
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -51,12 +50,6 @@ func (e *SpecError) Error() string {
 // Unwrap returns the error the SpecError wraps.
 func (e *SpecError) Unwrap() error { return e.Err }
 
-// syntaxError is a SpecError about the spec string itself; its message
-// lists the built-in kinds.
-func syntaxError(spec, reason string) *SpecError {
-	return Spec{Text: spec}.SyntaxError(reason)
-}
-
 // SpecOption configures how a SpecParser, ParseSpec and ParseSpecs (and
 // the validator constructors that take options) build validators; a
 // Kind's Build reads the options in its Spec.
@@ -80,18 +73,6 @@ func newSpecConfig(opts []SpecOption) specConfig {
 // for a parser of kinds.
 func (c specConfig) spec(text, arg string, kinds []Kind) Spec {
 	return Spec{Text: text, Arg: arg, BaseDir: c.baseDir, CmdTimeout: c.cmdTimeout, Judge: c.judge, kinds: kinds}
-}
-
-// resolve makes a relative path relative to the base directory, and
-// absolute.
-func (c specConfig) resolve(path string) string {
-	if !filepath.IsAbs(path) && c.baseDir != "" {
-		path = filepath.Join(c.baseDir, path)
-	}
-	if abs, err := filepath.Abs(path); err == nil {
-		return abs
-	}
-	return path
 }
 
 // WithBaseDir resolves relative schema paths and runs "cmd:" commands in dir

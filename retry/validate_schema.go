@@ -28,7 +28,7 @@ import (
 //
 //	2 schema violations: at root: missing property 'name'; at '/age': got string, want integer
 func Schema(path string, opts ...SpecOption) (Validator, error) {
-	return newSchema("schema:"+path, path, newSpecConfig(opts))
+	return newSchema(newSpec("schema:"+path, path, opts))
 }
 
 type schemaValidator struct {
@@ -37,14 +37,14 @@ type schemaValidator struct {
 	resolved *jsonschema.Resolved // the library's compiled schema: it decides
 }
 
-func newSchema(spec, path string, cfg specConfig) (Validator, error) {
-	if path == "" {
-		return nil, syntaxError(spec, "schema needs a file path, as in schema:answer.schema.json")
+func newSchema(s Spec) (Validator, error) {
+	if s.Arg == "" {
+		return nil, s.SyntaxError("schema needs a file path, as in schema:answer.schema.json")
 	}
-	abs := cfg.resolve(path)
+	abs := s.Resolve(s.Arg)
 	data, err := os.ReadFile(abs)
 	if err != nil {
-		return nil, &SpecError{Spec: spec, Reason: "cannot read the schema file", Err: err}
+		return nil, s.BuildError("cannot read the schema file", err)
 	}
 	set, resolved, err := loadSchema(abs, data, nil)
 	if err != nil {
@@ -53,25 +53,26 @@ func newSchema(spec, path string, cfg specConfig) (Validator, error) {
 		var je *schemaJSONError
 		switch { // a referenced file's errors are schemaRefErrors
 		case errors.As(err, &de):
-			return nil, &SpecError{Spec: spec, Reason: de.Error()}
+			return nil, s.BuildError(de.Error(), nil)
 		case errors.As(err, &re):
-			return nil, &SpecError{Spec: spec, Reason: re.Reason, Err: re.Err}
+			return nil, s.BuildError(re.Reason, re.Err)
 		case errors.As(err, &je):
-			return nil, &SpecError{Spec: spec, Reason: "the schema file is not JSON", Err: je.Err}
+			return nil, s.BuildError("the schema file is not JSON", je.Err)
 		}
-		return nil, &SpecError{Spec: spec, Reason: "the file is not a valid JSON Schema", Err: err}
+		return nil, s.BuildError("the file is not a valid JSON Schema", err)
 	}
-	return &schemaValidator{name: spec, set: set, resolved: resolved}, nil
+	return &schemaValidator{name: s.Text, set: set, resolved: resolved}, nil
 }
 
 func (v *schemaValidator) Name() string { return v.name }
 
 func (v *schemaValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
-	if d := diagnoseJSON(answer); d != "" {
-		return false, d, nil
-	}
 	var inst any
 	if err := json.Unmarshal([]byte(answer), &inst); err != nil {
+		// Diagnosed only now: an answer that decodes is valid JSON.
+		if d := diagnoseJSON(answer); d != "" {
+			return false, d, nil
+		}
 		// diagnoseJSON accepted it, so this is not the answer's fault.
 		return false, "", fmt.Errorf("decode answer: %w", err)
 	}
@@ -185,12 +186,6 @@ func compareTokens(a, b string) int {
 func schemaKind() Kind {
 	return Kind{
 		Name: "schema", Arg: "PATH", Summary: "valid JSON satisfying the JSON Schema at PATH",
-		Build: func(s Spec) (Validator, error) {
-			if s.Arg == "" {
-				// Checked here too, for the message to list the parser's kinds.
-				return nil, s.SyntaxError("schema needs a file path, as in schema:answer.schema.json")
-			}
-			return newSchema(s.Text, s.Arg, s.config())
-		},
+		Build: newSchema,
 	}
 }

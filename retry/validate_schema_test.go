@@ -408,6 +408,30 @@ func TestSchemaValidator_Concurrent(t *testing.T) {
 	}
 }
 
+// A new validator's first rejections, explained at once, share the
+// compilations they make (run with -race): each gets the diagnosis a lone
+// validation gives.
+func TestSchemaValidator_ConcurrentFirstExplanations(t *testing.T) {
+	answer := `{"id": "x", "status": "lost", "customer": {"name": "", "email": 5}, "items": [{"sku": "a", "qty": 0}], "note": 3, "zz": 1}`
+	lone, err := Schema("testdata/order.schema.json")
+	require.NoError(t, err)
+	_, want, err := lone.Validate(t.Context(), answer)
+	require.NoError(t, err)
+	v, err := Schema("testdata/order.schema.json")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	got := make([]string, 8)
+	for i := range got {
+		wg.Go(func() {
+			_, got[i], _ = v.Validate(t.Context(), answer)
+		})
+	}
+	wg.Wait()
+	for _, g := range got {
+		assert.Equal(t, want, g)
+	}
+}
+
 // BenchmarkSchemaValidator times compiling a schema (Schema) and
 // validating an answer that passes and one that fails, whose diagnosis
 // the validator explains.

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
@@ -102,7 +103,15 @@ func newSpec(text, arg string, opts []SpecOption) Spec {
 
 // Resolve returns path made absolute: a relative path is taken relative to
 // BaseDir, or the working directory.
-func (s Spec) Resolve(path string) string { return s.config().resolve(path) }
+func (s Spec) Resolve(path string) string {
+	if !filepath.IsAbs(path) && s.BaseDir != "" {
+		path = filepath.Join(s.BaseDir, path)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
 
 // SyntaxError returns the *SpecError for a spec whose argument is wrong as
 // written (missing, not a number): reason says what is wrong, and the
@@ -123,10 +132,6 @@ func (s Spec) SyntaxError(reason string) *SpecError {
 // what is wrong, and err, when not nil, why.
 func (s Spec) BuildError(reason string, err error) *SpecError {
 	return &SpecError{Spec: s.Text, Reason: reason, Err: err}
-}
-
-func (s Spec) config() specConfig {
-	return specConfig{baseDir: s.BaseDir, cmdTimeout: s.CmdTimeout, judge: s.Judge}
 }
 
 // kindList lists kinds as an error says them: "json, schema:PATH, …".
