@@ -73,6 +73,11 @@ func (v *schemaValidator) Validate(ctx context.Context, answer string) (bool, st
 		if d := diagnoseJSON(answer); d != "" {
 			return false, d, nil
 		}
+		// A number no float64 holds (1e400) is valid JSON that the schema
+		// library cannot take: the answer's to fix, so a diagnosis.
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
+			return false, fmt.Sprintf("the answer holds a %s, out of the range of a 64-bit float", te.Value), nil
+		}
 		// diagnoseJSON accepted it, so this is not the answer's fault.
 		return false, "", fmt.Errorf("decode answer: %w", err)
 	}

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -565,4 +566,20 @@ func fuzzSchemaIsLocal(schema string) bool {
 		return true
 	}
 	return local(v)
+}
+
+// A number no float64 holds is a diagnosis, for the model to fix, not an
+// error that stops the turn.
+func TestSchemaValidator_NumberOutOfRange(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"type":"object","properties":{"age":{"type":"number"}}}`), 0o600))
+	v, err := ParseSpec("schema:" + path)
+	require.NoError(t, err)
+
+	ok, diagnosis, err := v.Validate(context.Background(), `{"age": 1e400}`)
+
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Equal(t, "the answer holds a number 1e400, out of the range of a 64-bit float", diagnosis)
 }
