@@ -128,6 +128,10 @@ func NewSpecParser(kinds ...Kind) *SpecParser {
 // Kinds returns the parser's kinds, in order (a copy).
 func (p *SpecParser) Kinds() []Kind { return slices.Clone(p.kinds) }
 
+// Usages lists the parser's kinds as a spec error does, their usages
+// joined by commas: "json, schema:PATH, regex:RE, …".
+func (p *SpecParser) Usages() string { return kindList(p.kinds) }
+
 // Parse builds the validator spec describes, with the options opts. The
 // validator's Name is spec. Anything that would stop the validator from
 // running is found here and reported as a *SpecError: an empty spec, an

@@ -248,7 +248,7 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec (repeatable): "+validatorUsages(f.validators()))
+	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec (repeatable): "+f.validators().Usages())
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "total attempts, the first included")
 	fl.BoolVar(&opts.Purify, "purify", true, "after retries keep only the accepted answer on the branch (--purify=false keeps every attempt)")
 	fl.BoolVar(&opts.Provenance, "provenance", false, "also commit a note recording how the answer was reached")
@@ -424,17 +424,6 @@ func validatorHelp(p *retry.SpecParser) string {
 		fmt.Fprintf(&b, "\n  %-*s  %s", width, k.Usage(), k.Summary)
 	}
 	return b.String()
-}
-
-// validatorUsages lists the validators p knows as a flag's help does:
-// "json, schema:PATH, …".
-func validatorUsages(p *retry.SpecParser) string {
-	kinds := p.Kinds()
-	usages := make([]string, len(kinds))
-	for i, k := range kinds {
-		usages[i] = k.Usage()
-	}
-	return strings.Join(usages, ", ")
 }
 
 // parseValidators parses --validate specs the one way chat and compress

@@ -86,7 +86,7 @@ HEAD moved meanwhile.`,
 	fl.IntVar(&opts.TargetTokens, "target-tokens", 0, "aim each summary at N tokens (estimated)")
 	fl.StringVar(&opts.Instructions, "instructions", "", "extra instructions for the summarizer")
 	fl.StringArrayVar(&opts.Content, "content", nil, "use TEXT as the summary instead of calling a model (one per summarized group)")
-	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec for every summary (repeatable; as for 'tract chat'): "+validatorUsages(f.validators()))
+	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec for every summary (repeatable; as for 'tract chat'): "+f.validators().Usages())
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "attempts per summary, the first included")
 	fl.StringVarP(&opts.Model, "model", "M", "", "summarization model (default $TRACT_MODEL)")
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print which commits would be summarized and kept; call no model")

@@ -88,7 +88,7 @@ func TestValidators_BuiltInByDefault(t *testing.T) {
 		prefixes = append(prefixes, k.Prefix())
 	}
 	assert.Equal(t, retry.SpecKinds(), prefixes)
-	assert.Equal(t, "json, schema:PATH, regex:RE, contains:TEXT, maxlen:N, minlen:N, cmd:COMMAND, llm:CRITERIA", validatorUsages(f.validators()))
+	assert.Equal(t, "json, schema:PATH, regex:RE, contains:TEXT, maxlen:N, minlen:N, cmd:COMMAND, llm:CRITERIA", f.validators().Usages())
 	got, dir := validators(f)(nil, nil, "j")
 	assert.Equal(t, []string{"json\tthe whole answer is JSON"}, got)
 	assert.Equal(t, cobra.ShellCompDirectiveNoFileComp, dir, "json takes no argument: a space may follow it")
