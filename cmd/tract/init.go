@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -74,7 +73,7 @@ func initRun(opts *InitOptions) error {
 // shownPath is how init names the repository: a file by its absolute
 // path, as git does, whatever --db said; a URL without its password.
 func (f *Factory) shownPath(path string) string {
-	if strings.Contains(path, "://") || filepath.IsAbs(path) {
+	if tract.IsDatabaseURL(path) || filepath.IsAbs(path) {
 		return tract.Redact(path)
 	}
 	wd, err := f.Getwd()
