@@ -418,11 +418,11 @@ type subcommand struct {
 //
 // A new command is its file (NewCmdX, with --json given by addJSONFlag,
 // which names its docs/json.md sections), its tests, an entry here, a row
-// in the README's table of commands and, when it takes --json, its section
+// in docs/commands.md's table of commands and, when it takes --json, its section
 // of docs/json.md. Tests fail until those agree (docs_test.go, and in
 // tests/ json_test.go's and exitcodes_test.go's tables, which want a run of
 // its --json and one of its usage errors). Its exit codes are the classes
-// of exitCodeTable, which the README's table and 'tract help exit-codes'
+// of exitCodeTable, which docs/exit-codes.md's table and 'tract help exit-codes'
 // are generated from; its completions, those of the flags it shares by name
 // (registerCompletions).
 func subcommands() []subcommand {
