@@ -44,7 +44,7 @@ func TestExitCodes_HelpTopicIsTheDocumentedTable(t *testing.T) {
 	for name, code := range codes {
 		assert.Regexp(t, regexp.MustCompile(`(?m)^ +`+strconv.Itoa(code)+` +`+name+` `), help)
 	}
-	assert.Regexp(t, `(?m)^  tract exit-codes +The exit codes of every command$`, s.ok("--help").Stdout)
+	assert.Regexp(t, `(?m)^  exit-codes +The exit codes of every command$`, s.ok("--help").Stdout)
 	for name, code := range map[string]int{"ok": exitOK, "error": exitError, "usage": exitUsage, "exhausted": exitExhausted,
 		"model": exitModel, "conflict": exitConflict, "skipped": exitSkipped, "escalated": exitEscalated, "not-found": exitNotFound} {
 		assert.Equal(t, codes[name], code, name)
@@ -216,7 +216,7 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 func commandNames(t *testing.T, s *sandbox) []string {
 	t.Helper()
 	help := s.ok("--help").Stdout
-	_, after, ok := strings.Cut(help, "Available Commands:\n")
+	_, after, ok := strings.Cut(help, "\nCommands:\n")
 	require.True(t, ok, help)
 	var names []string
 	for _, l := range strings.Split(after, "\n") {

@@ -48,6 +48,9 @@ func registerCompletions(root *cobra.Command, f *Factory) {
 			// would print its help for an unknown shell and succeed:
 			// running it makes its argument check (NoArgs) apply.
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+			for _, shell := range cmd.Commands() {
+				installAsExamples(shell)
+			}
 		}
 		if cmd.ValidArgsFunction == nil {
 			if fn := argCompletion(f, cmd.Name()); fn != nil {
@@ -278,4 +281,28 @@ func schemaFiles(path string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		directive |= cobra.ShellCompDirectiveNoSpace // a directory's files follow it
 	}
 	return out, directive
+}
+
+// installAsExamples moves the install instructions cobra writes into a
+// shell's completion command's Long, after its first paragraph, to its
+// examples, so that its help has tract's shape (a one-paragraph
+// description, then flags, then examples): the commands to run stay as
+// they are, the prose around them becomes comments.
+func installAsExamples(cmd *cobra.Command) {
+	desc, rest, ok := strings.Cut(cmd.Long, "\n\n")
+	if !ok {
+		return
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(rest, "\n") {
+		switch {
+		case strings.TrimSpace(l) == "":
+		case strings.HasPrefix(l, "\t"):
+			b.WriteString("  " + strings.TrimLeft(l, "\t") + "\n")
+		default:
+			b.WriteString("  # " + strings.TrimSpace(strings.TrimLeft(l, "#")) + "\n")
+		}
+	}
+	cmd.Long = desc
+	cmd.Example = strings.TrimRight(b.String(), "\n")
 }

@@ -37,26 +37,13 @@ func newCmdCompress(f *Factory, runF func(*CompressOptions) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "compress [--from REV] [--to REV | --keep-last N] [flags]",
 		Short: "Replace a range of history with validated summaries",
-		Long: `Replace the commits from --from (default: the root) to --to (default: HEAD, or
-HEAD~N with --keep-last N), inclusive, on the current branch's first-parent
-chain with summaries.
-
-System messages and commits whose metadata has "pinned": true stay in place;
-each run of other commits becomes one summary commit; note and error commits in
-the range are dropped. Commits after the range are replayed unchanged (new
-parents, so new hashes). Each summary must be shorter than what it replaces and
-within --target-tokens (+20%), and pass every --validate spec; a rejected
-summary is retried with the rejection added to the prompt in memory.
-
-Nothing is written until every summary is accepted; then the new chain and the
-branch move are one transaction (reflog action "compress", ORIG_HEAD at the old
-tip). The old commits stay as an orphan chain in 'tract log --all'. Token
-counts are estimates (about 4 characters a token).
-
-Exit codes as for 'tract chat': 2 for a range that is empty or reversed, or
-a number of --content summaries other than the groups', 3 when a summary fails
-its checks on every attempt (nothing is written), 4 on a model error, 5 when
-HEAD moved meanwhile.`,
+		Long: `Replace the commits from --from (default: the root) to --to (default: HEAD,
+or HEAD~N with --keep-last N) with validated summaries: system and pinned
+commits stay, each run of others becomes one summary that must be shorter
+than what it replaces, within --target-tokens and pass every --validate, and
+the commits after the range are replayed. Nothing is written until every
+summary is accepted; the old commits stay as an orphan chain in 'tract log
+--all'.`,
 		Example: `  tract compress --keep-last 20 --dry-run
   tract compress --to HEAD~20 --validate 'maxlen:2000'
   tract compress --from HEAD~10 --to HEAD~4 --content "The user and assistant agreed on X."`,

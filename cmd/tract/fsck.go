@@ -27,18 +27,10 @@ func newCmdFsck(f *Factory, runF func(*FsckOptions) error) *cobra.Command {
 		Use:   "fsck [--salvage NEW]",
 		Short: "Verify every object's hash and every reference; salvage a damaged file",
 		Long: `Re-derive the hash of every blob and commit, decode every commit, ref and
-reflog entry, and check that every parent, blob and ref target exists. Exits 1
-when it finds problems; it reports damage instead of crashing, on any file,
-including one too damaged to open.
-
-A repository fsck finds damaged refuses writes from then on, until fsck finds
-it clean again (after restoring it, say). To carry on, salvage it:
-
-  tract fsck --salvage NEW.db
-
-copies every object that still verifies, every ref whose commit survived with
-its whole history, and the reflog into the new repository NEW.db, prints what
-was lost, and checks the new repository. The damaged file is not changed.`,
+reflog entry, and check that every parent, blob and ref target exists; exit 1
+when something is damaged (on any file, even one too damaged to open).
+--salvage NEW.db copies everything that still verifies into a new repository
+and says what was lost.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

@@ -10,7 +10,7 @@ import (
 // the usage and exits 0 for a topic that does not exist: like 'git help
 // nosuch', an unknown topic is an error (exit 2) that says where the list
 // is.
-func newHelpCmd() *cobra.Command {
+func newHelpCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "help [COMMAND]",
 		Short: "Help about any command",
@@ -38,6 +38,13 @@ or 'tract help exit-codes'; with no argument, the list of them.`,
 			}
 			topic.InitDefaultHelpFlag()
 			topic.InitDefaultVersionFlag()
+			if topic.Annotations[guideAnnotation] != "" {
+				// A guide is pages long: on a terminal, through the pager.
+				return withPager(f, func() error {
+					writeHelp(f.IO.Out, topic)
+					return nil
+				})
+			}
 			return topic.Help()
 		},
 	}

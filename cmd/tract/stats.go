@@ -30,19 +30,11 @@ func newCmdStats(f *Factory, runF func(*StatsOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats [--task PREFIX] [--since TIME] [--json]",
 		Short: "Summarise how the tasks in the repository went",
-		Long: `Summarise the tasks in the repository: the validated turns that carry a task id
-(tract chat --task ID), orphaned attempts included, read from the commits.
-
-It prints the number of tasks, those accepted on the first attempt, retried,
-accepted after retries, escalated, skipped and aborted; the mean attempts per
-task; the tokens spent on rejected and on accepted answers; the failed
-attempts by failure type and the five most common diagnoses (normalised:
-numbers and quoted text replaced); and a table of the tasks with their
-attempts and result (the resolution of their last turn).
-
---task PREFIX keeps the tasks whose id starts with PREFIX; --since TIME the
-turns started at or after TIME (RFC 3339, or an age such as 12h or 7d).
---json prints the figures as JSON (the keys are listed in the README).`,
+		Long: `Summarise how the tasks in the repository went, read from the commits of
+their validated turns (orphaned attempts included): first-attempt successes,
+retries, escalations, skips and aborts, mean attempts, tokens spent on
+rejected and accepted answers, failure types, the most common diagnoses, and
+a table of the tasks.`,
 		Example: `  tract stats
   tract stats --task 03-01: --since 7d --json | jq .first_attempt_success_pct`,
 		Args: exactArgs(0, "no arguments (use --task PREFIX)"),
