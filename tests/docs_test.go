@@ -20,9 +20,10 @@ import (
 	"github.com/tractdag/tract/llm/llmtest"
 )
 
-// The docs test runs the examples of README.md and docs/*.md, so that no
+// The docs test runs the examples of README.md, ARCHITECTURE.md and
+// docs/*.md, so that no
 // example drifts from what the command does. The convention, which
-// docs/commands.md states for writers ("Examples in these pages"):
+// ARCHITECTURE.md states for writers ("Documentation"):
 //
 //   - A fenced block marked console is run; every other fenced block is
 //     shown only, and may not hold a line starting with "$ tract" (an
@@ -51,14 +52,14 @@ import (
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the expected output of the docs' failing examples")
 
-// docsPages returns README.md and every page of docs/, relative to the
-// module root.
+// docsPages returns README.md, ARCHITECTURE.md and every page of docs/,
+// as paths from this package's directory.
 func docsPages(t *testing.T) []string {
 	t.Helper()
 	pages, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	require.NoError(t, err)
 	require.NotEmpty(t, pages)
-	return append([]string{filepath.Join("..", "README.md")}, pages...)
+	return append([]string{filepath.Join("..", "README.md"), filepath.Join("..", "ARCHITECTURE.md")}, pages...)
 }
 
 // docStep is one thing the docs test does, in page order: queue a
