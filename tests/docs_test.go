@@ -21,9 +21,8 @@ import (
 )
 
 // The docs test runs the examples of README.md, ARCHITECTURE.md and
-// docs/*.md, so that no
-// example drifts from what the command does. The convention, which
-// ARCHITECTURE.md states for writers ("Documentation"):
+// docs/*.md, so that no example drifts from what the command does. The
+// convention, which ARCHITECTURE.md states for writers ("Documentation"):
 //
 //   - A fenced block marked console is run; every other fenced block is
 //     shown only, and may not hold a line starting with "$ tract" (an
