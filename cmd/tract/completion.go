@@ -48,6 +48,7 @@ func registerCompletions(root *cobra.Command, f *Factory) {
 			// would print its help for an unknown shell and succeed:
 			// running it makes its argument check (NoArgs) apply.
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+			cmd.Use = "completion bash|zsh|fish|powershell"
 			for _, shell := range cmd.Commands() {
 				installAsExamples(shell)
 			}

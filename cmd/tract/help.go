@@ -14,8 +14,11 @@ func newHelpCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "help [COMMAND]",
 		Short: "Help about any command",
-		Long: `Help prints the help of any command or topic, such as 'tract help chat'
-or 'tract help exit-codes'; with no argument, the list of them.`,
+		Long: `Print the help of a command, such as 'tract help chat', or a help topic:
+the exit codes ('tract help exit-codes') or a guide, such as 'tract help
+validators', which is the page docs/validators.md rendered for the terminal
+(through the pager on a terminal); with no argument, the list of commands
+and topics.`,
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			parent, _, err := c.Root().Find(args)
 			if err != nil {
