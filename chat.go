@@ -78,6 +78,7 @@ const (
 	EscalateMalformedRequest = record.EscalateMalformedRequest
 	EscalateContextLength    = record.EscalateContextLength
 	EscalateBlocked          = record.EscalateBlocked
+	EscalateTransport        = record.EscalateTransport
 )
 
 // Errors of a validated turn.

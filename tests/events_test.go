@@ -66,17 +66,18 @@ func TestEvents_RegeneratedEqualLiveFile(t *testing.T) {
 	assert.Equal(t, []string{
 		"t1 attempt", "t1 resolved",
 		"t2 attempt", "t2 feedback_injected", "t2 attempt", "t2 resolved",
-		"t3 attempt", "t3 feedback_injected", "t3 attempt", "t3 escalated", "t3 resolved",
-		"t4 attempt", "t4 escalated", "t4 resolved",
+		"t3 attempt", "t3 feedback_injected", "t3 attempt", "t3 escalated", "t3 user_response", "t3 resolved",
+		"t4 attempt", "t4 escalated", "t4 user_response", "t4 resolved",
 	}, kinds)
 
 	text := s.ok("events", "--task", "t3", "--format", "text").Stdout
 	got := lines(text)
-	require.Len(t, got, 5)
+	require.Len(t, got, 6)
 	assert.Regexp(t, `^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] \[RETRY\] \[t3\] attempt=1 status=failed type=verification_failed duration_ms=\d+ error="json: invalid JSON`, got[0])
 	assert.Contains(t, got[1], "[t3] injecting_feedback attempt=2 lines=")
 	assert.Contains(t, got[3], `[t3] escalating reason="max_retries_exceeded" attempts=2`)
-	assert.Contains(t, got[4], "[t3] resolved status=escalated attempts=2 duration_ms=")
+	assert.Contains(t, got[4], `[t3] user_response="abort"`, "chat's default answer")
+	assert.Contains(t, got[5], "[t3] resolved status=aborted attempts=2 duration_ms=")
 
 	assert.Empty(t, s.ok("events", "--since", "2999-01-01T00:00:00Z").Stdout)
 	assert.Equal(t, string(live), s.ok("events", "--since", "1h").Stdout)
@@ -140,7 +141,8 @@ func TestStats_JSONFigures(t *testing.T) {
 	assert.Equal(t, 2, st.Retried)
 	assert.Equal(t, 1, st.RetrySuccesses)
 	assert.Equal(t, 2, st.Escalations)
-	assert.Zero(t, st.Skipped+st.Aborted)
+	assert.Zero(t, st.Skipped)
+	assert.Equal(t, 2, st.Aborted, "chat's default answer")
 	assert.Equal(t, 6, st.Attempts)
 	assert.Equal(t, 1.5, st.MeanAttempts)
 	assert.Equal(t, map[string]int{"verification_failed": 3, "execution_error": 1}, st.FailureTypes)
@@ -153,7 +155,7 @@ func TestStats_JSONFigures(t *testing.T) {
 	for _, ts := range st.Tasks {
 		table = append(table, strings.Join([]string{ts.Task, string(rune('0' + ts.Attempts)), ts.Result}, " "))
 	}
-	assert.Equal(t, []string{"t1 1 success", "t2 2 success", "t3 2 escalated", "t4 1 escalated"}, table)
+	assert.Equal(t, []string{"t1 1 success", "t2 2 success", "t3 2 aborted", "t4 1 aborted"}, table)
 
 	st = decodeJSON[stats](t, s.ok("stats", "--json", "--task", "t2"))
 	assert.Equal(t, 1, st.TotalTasks)

@@ -40,13 +40,12 @@ type ChatOptions struct {
 	Feedback     retry.FeedbackFormat
 	RetryContext tract.ContextStrategy
 	Analyze      bool
-	// OnExhausted answers an exhaustion (--on-exhausted); Fix is the
-	// instruction of a scripted fix round (--fix); the Set fields say
-	// whether each was given.
-	OnExhausted    string
-	OnExhaustedSet bool
-	Fix            string
-	FixSet         bool
+	// OnExhausted answers an exhaustion (--on-exhausted: abort, skip,
+	// retry or ask); Fix is the instruction of a scripted fix round
+	// (--fix), and FixSet says whether it was given.
+	OnExhausted string
+	Fix         string
+	FixSet      bool
 	// Events is the file to append the turn's events to (--events).
 	Events string
 	// Interactive opens the REPL (--interactive).
@@ -107,17 +106,19 @@ with the feedback placed before it instead of the failed answers. --analyze
 asks the model, in one extra call per failure, for the root cause and a fix;
 they are recorded in the failure record and, with xml, sent to later attempts.
 
-When every attempt failed (or a failure retrying cannot fix stopped the
-turn) and standard input and standard error are terminals, the escalation is
-printed (task, attempts, a table of the failures, the last error's details)
-and you answer: retry (a fresh round of --max-attempts attempts), skip (a
-skip note is committed after the error commit), abort, or fix: INSTRUCTION
-(one more round whose steering starts with INSTRUCTION, marked as your
-intervention). A turn runs at most 5 rounds. Without a terminal, or when
-either flag is given, --on-exhausted abort|skip|retry answers (default
-abort) and --fix TEXT answers the first exhaustion with fix: TEXT; both
-answer only exhaustion: a failure retrying cannot fix is aborted (exit 7).
-Without --validate an attempt fails only when the answer is empty.
+When every attempt failed, --on-exhausted answers: abort (the default: the
+error commit records the answer), skip (a skip note is committed after the error
+commit), retry (a fresh round of --max-attempts attempts), or ask: chat
+prints the escalation (task, attempts, a table of the failures, the last
+error's details) and you answer retry, skip, abort or fix: INSTRUCTION (one
+more round whose steering starts with INSTRUCTION, marked as your
+intervention). chat never waits for keyboard input otherwise; ask needs
+standard input and standard error to be terminals (else exit 2). --fix
+TEXT answers the first exhaustion with fix: TEXT. A model server that
+stays unavailable after the transport retries (5xx, 429, no connection) is
+answered the same way, without --fix (abort exits 4). A failure retrying
+cannot fix is aborted (exit 7), unless asked. A turn runs at most 5
+rounds. Without --validate an attempt fails only when the answer is empty.
 
 ` + validatorHelp(f.validators()) + `
 
@@ -225,8 +226,8 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 			if opts.RetryContext, err = tract.ParseContextStrategy(retryContext); err != nil {
 				return usageErrorf("--retry-context: %v", err)
 			}
-			opts.OnExhaustedSet, opts.FixSet = cmd.Flags().Changed("on-exhausted"), cmd.Flags().Changed("fix")
-			if err := checkEscalationFlags(opts); err != nil {
+			opts.FixSet = cmd.Flags().Changed("fix")
+			if err := checkEscalationFlags(f, opts); err != nil {
 				return err
 			}
 			if err := checkConversationFlags(opts); err != nil {
@@ -266,7 +267,7 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry is told what failed: plain (the --retry-prompt text) or xml (every failure so far)")
 	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (the failed answers and feedback) or fresh (the feedback before the message, no failed answers)")
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model, in one extra call per failure, for its root cause and a fix")
-	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed and no one is at a terminal: abort, skip or retry (a fresh round)")
+	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed: abort, skip, retry (a fresh round) or ask (you answer, on a terminal)")
 	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see INTERACTIVE CHAT)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
@@ -343,9 +344,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if opts.Analyze {
 		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(client, opts.Model)))
 	}
-	if hook := escalationHook(f, opts); hook != nil {
-		copts = append(copts, tract.OnEscalation(hook))
-	}
+	copts = append(copts, tract.OnEscalation(escalationHook(f, opts)))
 	if opts.Provenance {
 		copts = append(copts, tract.ProvenanceNote())
 	}
