@@ -10,12 +10,14 @@ import (
 	"github.com/tractdag/tract/retry"
 )
 
-// Stats summarises tasks: the validated turns that carry a task id,
-// orphaned attempts included, as Replay regenerates them. Counts of tasks count each task id
-// once, over all its turns. The JSON names are those of 'tract stats
-// --json'.
+// Stats summarises the validated turns of a repository, orphaned attempts
+// included, as Replay regenerates them, by task: the turns that carry a
+// task id count as one task per id, over all its turns; each turn without
+// a task id counts as a task of its own, and Tasks lists them together on
+// the line of NoTask. The JSON names are those of 'tract stats --json'.
 type Stats struct {
-	// TotalTasks is the number of distinct task ids.
+	// TotalTasks is the number of tasks: distinct task ids, and each
+	// turn without one.
 	TotalTasks int `json:"total_tasks"`
 	// FirstAttemptSuccesses are the tasks accepted on their first
 	// attempt; FirstAttemptSuccessPct is their share of TotalTasks in
@@ -29,8 +31,9 @@ type Stats struct {
 	// Escalations are the tasks that escalated at least once (their
 	// attempts ran out, or a failure retrying cannot fix occurred).
 	Escalations int `json:"escalations"`
-	// Skipped and Aborted are the tasks whose last turn's escalation was
-	// answered skip or abort.
+	// Skipped and Aborted are the tasks with a turn whose escalation was
+	// answered skip, or abort: any turn, not only the last (a task
+	// skipped and later accepted is skipped, and a retry success).
 	Skipped int `json:"skipped"`
 	Aborted int `json:"aborted"`
 	// Attempts is the number of attempts of every task; MeanAttempts is
@@ -40,24 +43,30 @@ type Stats struct {
 	// FailureTypes counts the failed attempts by failure type.
 	FailureTypes map[retry.FailureType]int `json:"failure_types"`
 	// TopDiagnoses are the most common failures (the failure records'
-	// one-line errors, normalised: lower case, numbers and quoted text
-	// replaced), at most five, most common first.
+	// one-line errors, normalised: lower case; paths, hashes, numbers and
+	// quoted text replaced), at most five, most common first.
 	TopDiagnoses []DiagnosisCount `json:"top_diagnoses"`
 	// TokensFailed and TokensAccepted are the tokens (prompt and
 	// completion) the model spent on rejected answers and on accepted
 	// ones, from each answer's usage.
 	TokensFailed   int `json:"tokens_failed"`
 	TokensAccepted int `json:"tokens_accepted"`
-	// UntaskedTurns counts the validated turns without a task id, which
-	// the figures above leave out.
+	// UntaskedTurns counts the validated turns without a task id, each a
+	// task of its own in the figures above (none when the filter names
+	// a task prefix).
 	UntaskedTurns int `json:"untasked_turns"`
-	// Tasks are the tasks, in the order they were first worked on.
+	// Tasks are the tasks, in the order they were first worked on; the
+	// turns without a task id share one line, whose Task is NoTask.
 	Tasks []TaskStats `json:"tasks"`
 }
 
+// NoTask is the Task of the line of Stats.Tasks that sums up the turns
+// without a task id.
+const NoTask = ""
+
 // TaskStats is one task's line of Stats.
 type TaskStats struct {
-	// Task is the task id.
+	// Task is the task id; NoTask on the line of the turns without one.
 	Task string `json:"task_id"`
 	// Turns is the number of validated turns (Chat, Generate calls) that
 	// worked on it; Attempts the number of attempts over all of them.
@@ -80,7 +89,8 @@ type DiagnosisCount struct {
 
 // Filter selects the tasks Summarize summarises.
 type Filter struct {
-	// TaskPrefix keeps the tasks whose id starts with it ("": all).
+	// TaskPrefix keeps the tasks whose id starts with it ("": all, the
+	// turns without a task id included).
 	TaskPrefix string
 	// Since keeps the turns whose first attempt started at or after it
 	// (zero: all).
@@ -93,18 +103,17 @@ const topDiagnoses = 5
 // Summarize summarises the tasks of traces (see Stats) that f selects.
 func Summarize(traces []*Trace, f Filter) *Stats {
 	st := &Stats{FailureTypes: map[retry.FailureType]int{}, TopDiagnoses: []DiagnosisCount{}, Tasks: []TaskStats{}}
-	byTask := make(map[string]int) // task id → index in st.Tasks
-	errs := make(map[string]int)   // failures' one-line errors, as given
+	byTask := make(map[string]int) // task id (NoTask too) → index in st.Tasks
+	var units []*taskUnit          // the tasks the figures count, in order
+	unitOf := make(map[string]*taskUnit)
+	errs := make(map[string]int) // failures' one-line errors, as given
 
 	for _, tn := range traces {
 		s := tn.sum
 		switch {
 		case !f.Since.IsZero() && s.start.Before(f.Since):
 			continue
-		case tn.Task == "":
-			if f.TaskPrefix == "" {
-				st.UntaskedTurns++
-			}
+		case tn.Task == NoTask && f.TaskPrefix != "":
 			continue
 		case !strings.HasPrefix(tn.Task, f.TaskPrefix):
 			continue
@@ -120,6 +129,18 @@ func Summarize(traces []*Trace, f Filter) *Stats {
 		ts.Attempts += s.attempts
 		ts.Result = s.resolution()
 		ts.Escalated = ts.Escalated || s.escalated()
+		u := unitOf[tn.Task]
+		if tn.Task == NoTask || u == nil {
+			u = &taskUnit{}
+			units = append(units, u)
+			if tn.Task != NoTask {
+				unitOf[tn.Task] = u
+			}
+		}
+		if tn.Task == NoTask {
+			st.UntaskedTurns++
+		}
+		u.add(s)
 		st.Attempts += s.attempts
 		st.TokensFailed += s.tokensFailed
 		st.TokensAccepted += s.tokensAccepted
@@ -130,27 +151,27 @@ func Summarize(traces []*Trace, f Filter) *Stats {
 			errs[e]++
 		}
 	}
-	for _, ts := range st.Tasks {
+	for _, u := range units {
 		switch {
-		case ts.Attempts == 1 && ts.Result == ResolvedSuccess:
+		case u.attempts == 1 && u.result == ResolvedSuccess:
 			st.FirstAttemptSuccesses++
-		case ts.Attempts > 1:
+		case u.attempts > 1:
 			st.Retried++
-			if ts.Result == ResolvedSuccess {
+			if u.result == ResolvedSuccess {
 				st.RetrySuccesses++
 			}
 		}
-		if ts.Escalated {
+		if u.escalated {
 			st.Escalations++
 		}
-		switch ts.Result {
-		case ResolvedSkipped:
+		if u.skipped {
 			st.Skipped++
-		case ResolvedAborted:
+		}
+		if u.aborted {
 			st.Aborted++
 		}
 	}
-	st.TotalTasks = len(st.Tasks)
+	st.TotalTasks = len(units)
 	if st.TotalTasks > 0 {
 		st.FirstAttemptSuccessPct = math.Round(1000*float64(st.FirstAttemptSuccesses)/float64(st.TotalTasks)) / 10
 		st.MeanAttempts = math.Round(100*float64(st.Attempts)/float64(st.TotalTasks)) / 100
@@ -167,6 +188,23 @@ func Summarize(traces []*Trace, f Filter) *Stats {
 	})
 	st.TopDiagnoses = st.TopDiagnoses[:min(topDiagnoses, len(st.TopDiagnoses))]
 	return st
+}
+
+// taskUnit is one task as the figures of Stats count it: a task id over
+// all its turns, or one turn without a task id.
+type taskUnit struct {
+	attempts                    int
+	result                      string // the last turn's resolution
+	escalated, skipped, aborted bool   // at any turn
+}
+
+// add counts turn s, the task's latest.
+func (u *taskUnit) add(s *deriver) {
+	u.attempts += s.attempts
+	u.result = s.resolution()
+	u.escalated = u.escalated || s.escalated()
+	u.skipped = u.skipped || u.result == ResolvedSkipped
+	u.aborted = u.aborted || u.result == ResolvedAborted
 }
 
 // normaliseDiagnosis turns a failure's one-line error into its kind, so

@@ -162,7 +162,31 @@ func TestStats_JSONFigures(t *testing.T) {
 
 	text := s.ok("stats").Stdout
 	assert.Contains(t, text, "First-attempt success  1 (25.0%)")
-	assert.Contains(t, text, "t2    2         success (retry worked)")
+	assert.Contains(t, text, "t2    1      2         success (retry worked)")
+}
+
+// The README's tour: a validated chat without --task, retried once, then
+// 'tract stats', which counts the turn as a task of its own and lists it
+// on the "(no task)" line; --task leaves it out.
+func TestStats_TourCountsTurnsWithoutATask(t *testing.T) {
+	t.Parallel()
+	s := chatEnv(newSandbox(t), retryServer(t))
+	s.initRepo()
+	s.ok("commit", "--role", "system", "-m", "You answer in JSON.")
+	s.ok("chat", "--validate", "json", "Describe Ada Lovelace")
+	out := s.ok("stats").Stdout
+	for _, want := range []string{
+		"Total tasks            1\n",
+		"First-attempt success  0 (0.0%)\n",
+		"Retried                1 (100.0%)\n",
+		"Retry success          1\n",
+		"Mean attempts          2.00\n",
+		"Task       Turns  Attempts  Result\n(no task)  1      2         success (retry worked)\n",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "not counted")
+	assert.Contains(t, s.ok("stats", "--task", "t").Stdout, "Total tasks            0\n")
 }
 
 func TestEvents_BadInputIsUsageError(t *testing.T) {

@@ -30,17 +30,21 @@ func newCmdStats(f *Factory, runF func(*StatsOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats [--task PREFIX] [--since TIME] [--json]",
 		Short: "Summarise how the tasks in the repository went",
-		Long: `Summarise the tasks in the repository: the validated turns that carry a task id
-(tract chat --task ID), orphaned attempts included, read from the commits.
+		Long: `Summarise the tasks in the repository: every validated turn, orphaned attempts
+included, read from the commits. The turns of a task id (tract chat --task
+ID) count as one task; each turn without one counts as a task of its own,
+and the table lists them on one "(no task)" line.
 
 It prints the number of tasks, those accepted on the first attempt, retried,
 accepted after retries, escalated, skipped and aborted; the mean attempts per
 task; the tokens spent on rejected and on accepted answers; the failed
 attempts by failure type and the five most common diagnoses (normalised:
-numbers and quoted text replaced); and a table of the tasks with their
-attempts and result (the resolution of their last turn).
+paths, hashes, numbers and quoted text replaced); and a table of the tasks
+with their turns, attempts and result (the resolution of their last turn).
+A task counts as skipped (or aborted) when any of its turns was.
 
---task PREFIX keeps the tasks whose id starts with PREFIX; --since TIME the
+--task PREFIX keeps the tasks whose id starts with PREFIX (and leaves out
+the turns without a task id); --since TIME the
 turns started at or after TIME (RFC 3339, or an age such as 12h or 7d).
 --json prints the figures as JSON (the keys are listed in the README).`,
 		Example: `  tract stats
@@ -95,9 +99,6 @@ func printStats(w io.Writer, st *tract.Stats) {
 	fmt.Fprintf(tw, "Aborted\t%d\n", st.Aborted)
 	fmt.Fprintf(tw, "Mean attempts\t%.2f\n", st.MeanAttempts)
 	fmt.Fprintf(tw, "Tokens\t%d on failed attempts, %d on accepted answers\n", st.TokensFailed, st.TokensAccepted)
-	if st.UntaskedTurns > 0 {
-		fmt.Fprintf(tw, "Turns without a task\t%d (not counted above)\n", st.UntaskedTurns)
-	}
 	tw.Flush()
 	if len(st.FailureTypes) > 0 {
 		fmt.Fprintln(w, "\nFailure types")
@@ -125,16 +126,23 @@ func printStats(w io.Writer, st *tract.Stats) {
 	}
 	if len(st.Tasks) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(tw, "Task\tAttempts\tResult")
+		fmt.Fprintln(tw, "Task\tTurns\tAttempts\tResult")
 		for _, ts := range st.Tasks {
+			task := ts.Task
+			if task == tract.NoTask {
+				task = "(no task)"
+			}
 			result := ts.Result
 			switch {
+			case ts.Task == tract.NoTask && ts.Turns > 1:
+				// Turns of tasks of their own: the last one's result, no
+				// story of retries across them.
 			case ts.Result == tract.ResolvedSuccess && ts.Attempts > 1:
 				result += " (retry worked)"
 			case ts.Escalated && ts.Result != tract.ResolvedEscalated:
 				result += " (escalated)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", ts.Task, ts.Attempts, result)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", task, ts.Turns, ts.Attempts, result)
 		}
 		tw.Flush()
 	}
