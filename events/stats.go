@@ -208,9 +208,11 @@ func (u *taskUnit) add(s *deriver) {
 }
 
 // normaliseDiagnosis turns a failure's one-line error into its kind, so
-// that "line 3: unexpected 'x'" and "line 7: unexpected 'y'" count as one:
-// lower case, quoted text as "…", numbers as N, white space collapsed,
-// trailing punctuation dropped.
+// that "line 3: unexpected 'x'" and "line 7: unexpected 'y'" count as one,
+// and so do the same compiler message about files in two temporary
+// directories: lower case, the directories of a path as "…/", hashes as
+// HASH, quoted text as "…", numbers as N, white space collapsed, trailing
+// punctuation dropped.
 func normaliseDiagnosis(s string) string {
 	s = maskVariableParts(strings.ToLower(s)) // lower case first: a number stays N
 	s = strings.Join(strings.Fields(s), " ")
@@ -219,14 +221,20 @@ func normaliseDiagnosis(s string) string {
 
 // maskVariableParts replaces what differs from one failure to the next of
 // the same kind: text in double, single or back quotes (a quote without
-// its closing one stays) becomes "…", and a number (digits, with a
-// fraction or not) becomes N. It is a scan of its own rather than two
+// its closing one stays) becomes "…"; a path's directories (see
+// pathDirLen) become "…/", its file name staying (a temporary file's
+// name as "tmp…", see tempNameLen); a hexadecimal word of
+// seven or more characters with a digit and a letter (a commit or object
+// hash, a temporary name's random part) becomes HASH; a number (digits,
+// with a fraction or not) becomes N. It is a scan of its own rather than
 // regular expressions: those would be compiled by every command at start.
 func maskVariableParts(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
 		c := s[i]
+		runStart := i == 0 || !isPathByte(s[i-1])
+		wordStart := i == 0 || !isAlnum(s[i-1])
 		switch {
 		case c == '"' || c == '\'' || c == '`':
 			if end := strings.IndexByte(s[i+1:], c); end >= 0 {
@@ -234,7 +242,26 @@ func maskVariableParts(s string) string {
 				i += end + 2
 				continue
 			}
-		case isDigit(c):
+		case runStart && isPathByte(c):
+			if n := pathDirLen(s[i:]); n > 0 {
+				b.WriteString("…/")
+				i += n // the file name is scanned on, but a temporary one's random part
+				if m := tempNameLen(s[i:]); m > 0 {
+					b.WriteString("tmp…")
+					i += m
+				}
+				continue
+			}
+		}
+		switch {
+		case wordStart && isAlnum(c):
+			if n := hashLen(s[i:]); n > 0 {
+				b.WriteString("HASH")
+				i += n
+				continue
+			}
+		}
+		if isDigit(c) {
 			i = skipDigits(s, i)
 			if i+1 < len(s) && s[i] == '.' && isDigit(s[i+1]) {
 				i = skipDigits(s, i+1)
@@ -246,6 +273,80 @@ func maskVariableParts(s string) string {
 		i++
 	}
 	return b.String()
+}
+
+// isPathByte reports a byte that may be part of a path as diagnoses
+// print them.
+func isPathByte(c byte) bool {
+	return isAlnum(c) || c >= 'A' && c <= 'Z' || strings.IndexByte("._-~+@/", c) >= 0
+}
+
+func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' }
+
+// pathDirLen returns the length of the directories (up to and including
+// the last slash) of the path that s starts with, or 0 when s starts with
+// no path: a run of path bytes that starts with "/", "./", "../" or "~/"
+// and has a directory before its last slash ("/tmp/x.go", "../d/x.go";
+// not "/x.go"), or that has two slashes or more ("internal/turn/x.go";
+// not "and/or").
+func pathDirLen(s string) int {
+	end := 0
+	for end < len(s) && isPathByte(s[end]) {
+		end++
+	}
+	run := s[:end]
+	last := strings.LastIndexByte(run, '/')
+	switch {
+	case last <= 0:
+		return 0
+	case strings.HasPrefix(run, "/"), strings.HasPrefix(run, "./"), strings.HasPrefix(run, "../"), strings.HasPrefix(run, "~/"),
+		strings.Count(run, "/") >= 2:
+		return last + 1
+	}
+	return 0
+}
+
+// tempNameLen returns the length of the temporary file name s starts
+// with ("tmp", maybe ".", then six letters, digits or underscores or more:
+// mktemp's tmp.k2Xq9ZbP1c, Python's tmpk2x_q9zb), or 0.
+func tempNameLen(s string) int {
+	if !strings.HasPrefix(s, "tmp") {
+		return 0
+	}
+	n := len("tmp")
+	if n < len(s) && s[n] == '.' {
+		n++
+	}
+	start := n
+	for n < len(s) && (isAlnum(s[n]) || s[n] == '_') {
+		n++
+	}
+	if n-start < 6 {
+		return 0
+	}
+	return n
+}
+
+// hashLen returns the length of the hexadecimal word s starts with when
+// it looks like a hash: seven characters or more, with a digit and a
+// letter, ending at a byte that is neither a letter nor a digit; else 0.
+func hashLen(s string) int {
+	n, digit, letter := 0, false, false
+	for n < len(s) && isAlnum(s[n]) {
+		switch c := s[n]; {
+		case isDigit(c):
+			digit = true
+		case c <= 'f':
+			letter = true
+		default:
+			return 0 // not hexadecimal
+		}
+		n++
+	}
+	if n < 7 || !digit || !letter {
+		return 0
+	}
+	return n
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -217,3 +217,28 @@ func TestEvents_BadInputIsUsageError(t *testing.T) {
 	assert.Empty(t, srv.Requests())
 	s.requireUnchanged(before)
 }
+
+// The README's go vet task fails three times, each time in a temporary
+// directory of its own: 'tract stats' shows one diagnosis counted three
+// times, not three diagnoses. (The command prints what go vet prints,
+// without needing Go.)
+func TestStats_GroupsDiagnosesAcrossTemporaryDirectories(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Otherwise(llmtest.Answer("package main"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	vet := `cmd:d=$(mktemp -d) && cat > "$d/main.go" && echo "$d/main.go:6:2: fmt.Printf format %d reads arg #1, but call has 0 args" >&2; exit 1`
+	r := s.tract("chat", "--task", "03-01:task-3", "--validate", vet, "--max-attempts", "3", "Write a Go program")
+	requireExit(t, r, exitExhausted)
+	type stats struct {
+		TopDiagnoses []struct {
+			Diagnosis string `json:"diagnosis"`
+			Count     int    `json:"count"`
+		} `json:"top_diagnoses"`
+	}
+	st := decodeJSON[stats](t, s.ok("stats", "--json"))
+	require.Len(t, st.TopDiagnoses, 1, "%+v", st.TopDiagnoses)
+	assert.Equal(t, 3, st.TopDiagnoses[0].Count)
+	assert.Contains(t, st.TopDiagnoses[0].Diagnosis, "exited with status N: …/main.go:N:N: fmt.printf")
+}
