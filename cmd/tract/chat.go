@@ -107,8 +107,8 @@ asks the model, in one extra call per failure, for the root cause and a fix;
 they are recorded in the failure record and, with xml, sent to later attempts.
 
 When every attempt failed, --on-exhausted answers: abort (the default: the
-error commit records the answer), skip (a skip note is committed after the error
-commit), retry (a fresh round of --max-attempts attempts), or ask: chat
+error commit records the answer), skip (a skip note is committed after the
+error commit), retry (a fresh round of --max-attempts attempts), or ask: chat
 prints the escalation (task, attempts, a table of the failures, the last
 error's details) and you answer retry, skip, abort or fix: INSTRUCTION (one
 more round whose steering starts with INSTRUCTION, marked as your

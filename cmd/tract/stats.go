@@ -44,8 +44,8 @@ with their turns, attempts and result (the resolution of their last turn).
 A task counts as skipped (or aborted) when any of its turns was.
 
 --task PREFIX keeps the tasks whose id starts with PREFIX (and leaves out
-the turns without a task id); --since TIME the
-turns started at or after TIME (RFC 3339, or an age such as 12h or 7d).
+the turns without a task id); --since TIME the turns started at or after
+TIME (RFC 3339, or an age such as 12h or 7d).
 --json prints the figures as JSON (the keys are listed in the README).`,
 		Example: `  tract stats
   tract stats --task 03-01: --since 7d --json | jq .first_attempt_success_pct`,
