@@ -39,13 +39,12 @@ type ChatOptions struct {
 	Feedback     retry.FeedbackFormat
 	RetryContext tract.ContextStrategy
 	Analyze      bool
-	// OnExhausted answers an exhaustion (--on-exhausted); Fix is the
-	// instruction of a scripted fix round (--fix); the Set fields say
-	// whether each was given.
-	OnExhausted    string
-	OnExhaustedSet bool
-	Fix            string
-	FixSet         bool
+	// OnExhausted answers an exhaustion (--on-exhausted: abort, skip,
+	// retry or ask); Fix is the instruction of a scripted fix round
+	// (--fix), and FixSet says whether it was given.
+	OnExhausted string
+	Fix         string
+	FixSet      bool
 	// Events is the file to append the turn's events to (--events).
 	Events string
 	// Interactive opens the REPL (--interactive).
@@ -114,8 +113,8 @@ terminal, or with -i, chat opens the interactive chat.`,
 			if opts.RetryContext, err = tract.ParseContextStrategy(retryContext); err != nil {
 				return usageErrorf("--retry-context: %v", err)
 			}
-			opts.OnExhaustedSet, opts.FixSet = cmd.Flags().Changed("on-exhausted"), cmd.Flags().Changed("fix")
-			if err := checkEscalationFlags(opts); err != nil {
+			opts.FixSet = cmd.Flags().Changed("fix")
+			if err := checkEscalationFlags(f, opts); err != nil {
 				return err
 			}
 			if err := checkConversationFlags(opts); err != nil {
@@ -155,7 +154,7 @@ terminal, or with -i, chat opens the interactive chat.`,
 	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry is told what failed: plain (the --retry-prompt text) or xml (every failure so far)")
 	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (the failed answers and feedback) or fresh (the feedback before the message, no failed answers)")
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model, in one extra call per failure, for its root cause and a fix")
-	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed and no one is at a terminal: abort, skip or retry (a fresh round)")
+	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed: abort, skip, retry (a fresh round) or ask (you answer, on a terminal)")
 	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see 'tract help interactive-chat')")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
@@ -232,9 +231,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if opts.Analyze {
 		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(client, opts.Model)))
 	}
-	if hook := escalationHook(f, opts); hook != nil {
-		copts = append(copts, tract.OnEscalation(hook))
-	}
+	copts = append(copts, tract.OnEscalation(escalationHook(f, opts)))
 	if opts.Provenance {
 		copts = append(copts, tract.ProvenanceNote())
 	}

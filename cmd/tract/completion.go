@@ -107,7 +107,7 @@ func flagCompletion(f *Factory, command, flag string) completion {
 	case "validate":
 		return validators(f)
 	case "on-exhausted":
-		return fixed(string(tract.ResolveAbort), string(tract.ResolveSkip), string(tract.ResolveRetry))
+		return fixed(onExhaustedValues...)
 	case "feedback":
 		return fixed(string(retry.FeedbackPlain), string(retry.FeedbackXML))
 	case "retry-context":

@@ -31,10 +31,12 @@ func newCmdStats(f *Factory, runF func(*StatsOptions) error) *cobra.Command {
 		Use:   "stats [--task PREFIX] [--since TIME] [--json]",
 		Short: "Summarise how the tasks in the repository went",
 		Long: `Summarise how the tasks in the repository went, read from the commits of
-their validated turns (orphaned attempts included): first-attempt successes,
+every validated turn (orphaned attempts included): first-attempt successes,
 retries, escalations, skips and aborts, mean attempts, tokens spent on
-rejected and accepted answers, failure types, the most common diagnoses, and
-a table of the tasks.`,
+rejected and accepted answers, failure types, the most common diagnoses
+(paths, hashes and numbers normalised), and a table of the tasks. The turns
+of a task id count as one task; each turn without one counts as a task of
+its own, listed together on a "(no task)" line that --task leaves out.`,
 		Example: `  tract stats
   tract stats --task 03-01: --since 7d --json | jq .first_attempt_success_pct`,
 		Args: exactArgs(0, "no arguments (use --task PREFIX)"),
@@ -87,9 +89,6 @@ func printStats(w io.Writer, st *tract.Stats) {
 	fmt.Fprintf(tw, "Aborted\t%d\n", st.Aborted)
 	fmt.Fprintf(tw, "Mean attempts\t%.2f\n", st.MeanAttempts)
 	fmt.Fprintf(tw, "Tokens\t%d on failed attempts, %d on accepted answers\n", st.TokensFailed, st.TokensAccepted)
-	if st.UntaskedTurns > 0 {
-		fmt.Fprintf(tw, "Turns without a task\t%d (not counted above)\n", st.UntaskedTurns)
-	}
 	tw.Flush()
 	if len(st.FailureTypes) > 0 {
 		fmt.Fprintln(w, "\nFailure types")
@@ -117,16 +116,23 @@ func printStats(w io.Writer, st *tract.Stats) {
 	}
 	if len(st.Tasks) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(tw, "Task\tAttempts\tResult")
+		fmt.Fprintln(tw, "Task\tTurns\tAttempts\tResult")
 		for _, ts := range st.Tasks {
+			task := ts.Task
+			if task == tract.NoTask {
+				task = "(no task)"
+			}
 			result := ts.Result
 			switch {
+			case ts.Task == tract.NoTask && ts.Turns > 1:
+				// Turns of tasks of their own: the last one's result, no
+				// story of retries across them.
 			case ts.Result == tract.ResolvedSuccess && ts.Attempts > 1:
 				result += " (retry worked)"
 			case ts.Escalated && ts.Result != tract.ResolvedEscalated:
 				result += " (escalated)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", ts.Task, ts.Attempts, result)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", task, ts.Turns, ts.Attempts, result)
 		}
 		tw.Flush()
 	}
