@@ -45,7 +45,7 @@ want 1, got 2
   <instruction>
     This is attempt 3 of 3.
     Review the previous failures above and address each of them in your answer.
-    If retrying cannot make the task succeed, answer with a first line "BLOCKED: <reason>" and nothing else.
+    If retrying cannot make the task succeed, answer with a first line "BLOCKED: &lt;reason&gt;" and nothing else.
   </instruction>
 </retry_context>`
 	assert.Equal(t, want, rc.XML())
