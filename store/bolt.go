@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -411,7 +412,26 @@ func rephraseAssertion(msg string) string {
 	if _, err := fmt.Sscanf(msg, "assertion failed: page %d: has unexpected type/flags: %s", &got, &flags); err == nil {
 		return fmt.Sprintf("page %d is not the kind of page expected there (flags %s)", got, flags)
 	}
+	var kind string
+	if _, err := fmt.Sscanf(msg, "invalid freelist page: %d, page type is %s", &got, &kind); err == nil {
+		kind = "a " + kind + " page"
+		if !slices.Contains([]string{"a branch page", "a leaf page", "a meta page"}, kind) {
+			kind = "a page of no known kind"
+		}
+		return fmt.Sprintf("the free list is damaged: its page's header is not a free-list page's (it names page %d, %s)", got, kind)
+	}
 	return strings.TrimPrefix(msg, "assertion failed: ")
+}
+
+// openFailure says why a file could not be opened, for a problem of the
+// file that Fsck reports: what is damaged, without the path and the
+// ErrCorrupt the opening error repeats, when it is an ErrCorrupt.
+func openFailure(err error) string {
+	var ce *corruptFileError
+	if errors.As(err, &ce) {
+		return ce.what
+	}
+	return err.Error()
 }
 
 // corruptFileError is the error of opening a file whose pages are

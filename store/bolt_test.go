@@ -385,7 +385,7 @@ func TestBolt_DamagedFreeListFailsTheFirstWrite(t *testing.T) {
 	err = b.Update(func(store.Tx) error { return nil })
 	require.Error(t, err)
 	assert.ErrorIs(t, err, store.ErrNotRepository)
-	assert.Contains(t, err.Error(), "invalid freelist page")
+	assert.Contains(t, err.Error(), "the free list is damaged: its page's header is not a free-list page's (it names page")
 	assertUnlocked(t, path)
 
 	report, err := store.Fsck(b)
