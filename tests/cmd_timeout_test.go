@@ -36,6 +36,22 @@ func TestChat_CmdTimeoutKillsASlowValidator(t *testing.T) {
 	assert.Contains(t, reqs[1].LastMessage(), "timed out after 200ms", "the steering says why")
 }
 
+// The REPL takes --cmd-timeout as the one-shot chat does.
+func TestREPL_CmdTimeoutKillsASlowValidator(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("slow answer"), llmtest.Answer("fast answer"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+
+	start := time.Now()
+	r := s.okStdin("Check it.\n", "chat", "--interactive", "--validate", slowUnlessFast, "--cmd-timeout", "200ms")
+	assert.Less(t, time.Since(start), 10*time.Second, "the command was killed at the timeout")
+	assert.Contains(t, r.Stdout, "fast answer")
+	assert.Contains(t, r.Stderr, "command timed out after 200ms")
+	require.Len(t, srv.Requests(), 2)
+}
+
 // compress takes --cmd-timeout for the validators of its summaries.
 func TestCompress_CmdTimeoutKillsASlowValidator(t *testing.T) {
 	t.Parallel()
