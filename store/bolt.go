@@ -424,8 +424,9 @@ func rephraseAssertion(msg string) string {
 }
 
 // openFailure says why a file could not be opened, for a problem of the
-// file that Fsck reports: what is damaged, without the path and the
-// ErrCorrupt the opening error repeats, when it is an ErrCorrupt.
+// file that Fsck reports after the file's path: what is damaged, without
+// the "open PATH: repository is corrupted" the opening error begins with,
+// when it is an ErrCorrupt.
 func openFailure(err error) string {
 	var ce *corruptFileError
 	if errors.As(err, &ce) {

@@ -127,7 +127,7 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 		// a truncated file): check what can still be read.
 		openErr := err
 		if err = b.Shared(run(false)); r != nil {
-			r.add("file", "cannot be opened for writing: %s", openFailure(openErr))
+			r.add("file", "%s cannot be opened for writing: %s", b.path, openFailure(openErr))
 		}
 	}
 	if r != nil {

