@@ -412,6 +412,23 @@ func rephraseAssertion(msg string) string {
 	if _, err := fmt.Sscanf(msg, "assertion failed: page %d: has unexpected type/flags: %s", &got, &flags); err == nil {
 		return fmt.Sprintf("page %d is not the kind of page expected there (flags %s)", got, flags)
 	}
+	if _, err := fmt.Sscanf(msg, "invalid page type: %d: %s", &got, &flags); err == nil {
+		return fmt.Sprintf("page %d is not the kind of page expected there (flags %s)", got, flags)
+	}
+	// "pgid (9) above high water mark (7)", "pgId (…", "root bucket pgid (…",
+	// "freelist pgid (…": a page number past the file's pages.
+	if what, rest, ok := strings.Cut(msg, " ("); ok && strings.HasSuffix(strings.ToLower(what), "pgid") {
+		if _, err := fmt.Sscanf(rest, "%d) above high water mark (%d)", &got, &want); err == nil {
+			whose := "a page"
+			switch strings.ToLower(what) {
+			case "root bucket pgid":
+				whose = "the root bucket"
+			case "freelist pgid":
+				whose = "the free list"
+			}
+			return fmt.Sprintf("%s points to page %d, past the file's %d pages", whose, got, want)
+		}
+	}
 	var kind string
 	if _, err := fmt.Sscanf(msg, "invalid freelist page: %d, page type is %s", &got, &kind); err == nil {
 		kind = "a " + kind + " page"
