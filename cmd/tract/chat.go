@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,10 +19,12 @@ import (
 type ChatOptions struct {
 	Factory *Factory
 	// Branch, when set, is the branch to act on instead of HEAD's.
-	Branch      string
-	Message     string
-	FromStdin   bool
-	Validate    []string
+	Branch    string
+	Message   string
+	FromStdin bool
+	Validate  []string
+	// CmdTimeout bounds one run of a "cmd:" validator (--cmd-timeout).
+	CmdTimeout  time.Duration
 	MaxAttempts int
 	Purify      bool
 	Provenance  bool
@@ -62,7 +65,7 @@ type ChatOptions struct {
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
 	opts := &ChatOptions{Factory: f}
 	var temperature float64
-	var feedback, retryContext string
+	var feedback, retryContext, cmdTimeout string
 	cmd := &cobra.Command{
 		Use:   "chat [MESSAGE | -]",
 		Short: "Send a message and commit the model's (validated) answer",
@@ -123,6 +126,9 @@ terminal, or with -i, chat opens the interactive chat.`,
 			if opts.MaxAttempts < 1 {
 				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
 			}
+			if opts.CmdTimeout, err = parseCmdTimeout(cmdTimeout); err != nil {
+				return err
+			}
 			if err := opts.ModelFlags.check(); err != nil {
 				return err
 			}
@@ -137,6 +143,7 @@ terminal, or with -i, chat opens the interactive chat.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec (repeatable): "+f.validators().Usages())
+	addCmdTimeoutFlag(cmd, &cmdTimeout)
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "total attempts, the first included")
 	fl.BoolVar(&opts.Purify, "purify", true, "after retries keep only the accepted answer on the branch (--purify=false keeps every attempt)")
 	fl.BoolVar(&opts.Provenance, "provenance", false, "also commit a note recording how the answer was reached")
@@ -205,7 +212,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if opts.System, err = f.setting("system", opts.System); err != nil {
 		return err
 	}
-	validator, err := parseValidators(f, opts.Validate, client, opts.Model)
+	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, client, opts.Model)
 	if err != nil {
 		return err
 	}
@@ -298,10 +305,11 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 
 // parseValidators parses --validate specs the one way chat and compress
 // share, with the Factory's parser: paths relative to the working
-// directory, "llm:" judged by client (nil: no judge, so "llm:" is a
-// configuration error). No specs give a nil validator; a bad spec is a
+// directory, "cmd:" commands bounded by cmdTimeout (--cmd-timeout; 0:
+// retry's default), "llm:" judged by client (nil: no judge, so "llm:" is
+// a configuration error). No specs give a nil validator; a bad spec is a
 // usage error.
-func parseValidators(f *Factory, specs []string, client llm.Client, model string) (retry.Validator, error) {
+func parseValidators(f *Factory, specs []string, cmdTimeout time.Duration, client llm.Client, model string) (retry.Validator, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
@@ -310,6 +318,9 @@ func parseValidators(f *Factory, specs []string, client llm.Client, model string
 		return nil, err
 	}
 	sopts := []retry.SpecOption{retry.WithBaseDir(wd)}
+	if cmdTimeout > 0 {
+		sopts = append(sopts, retry.WithCmdTimeout(cmdTimeout))
+	}
 	if client != nil {
 		sopts = append(sopts, retry.WithJudge(tract.Judge(client, model)))
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,16 +25,19 @@ type CompressOptions struct {
 	Instructions string
 	Content      []string
 	Validate     []string
-	MaxAttempts  int
-	Model        string
-	DryRun       bool
-	JSON         bool
+	// CmdTimeout bounds one run of a "cmd:" validator (--cmd-timeout).
+	CmdTimeout  time.Duration
+	MaxAttempts int
+	Model       string
+	DryRun      bool
+	JSON        bool
 	// ModelFlags are --provider, --max-tokens and --structured.
 	ModelFlags ModelFlags
 }
 
 func newCmdCompress(f *Factory, runF func(*CompressOptions) error) *cobra.Command {
 	opts := &CompressOptions{Factory: f}
+	var cmdTimeout string
 	cmd := &cobra.Command{
 		Use:   "compress [--from REV] [--to REV | --keep-last N] [flags]",
 		Short: "Replace a range of history with validated summaries",
@@ -55,6 +59,10 @@ summary is accepted; the old commits stay as an orphan chain in 'tract log
 			if opts.KeepLast < 0 || opts.TargetTokens < 0 || opts.MaxAttempts < 1 {
 				return usageErrorf("--keep-last and --target-tokens must be 0 or more and --max-attempts at least 1")
 			}
+			var err error
+			if opts.CmdTimeout, err = parseCmdTimeout(cmdTimeout); err != nil {
+				return err
+			}
 			if err := opts.ModelFlags.check(); err != nil {
 				return err
 			}
@@ -74,6 +82,7 @@ summary is accepted; the old commits stay as an orphan chain in 'tract log
 	fl.StringVar(&opts.Instructions, "instructions", "", "extra instructions for the summarizer")
 	fl.StringArrayVar(&opts.Content, "content", nil, "use TEXT as the summary instead of calling a model (one per summarized group)")
 	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec for every summary (repeatable; as for 'tract chat'): "+f.validators().Usages())
+	addCmdTimeoutFlag(cmd, &cmdTimeout)
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "attempts per summary, the first included")
 	fl.StringVarP(&opts.Model, "model", "M", "", "summarization model (default $TRACT_MODEL)")
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print which commits would be summarized and kept; call no model")
@@ -107,7 +116,7 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 			}
 			copts = append(copts, tract.SummaryClient(client), tract.SummarySchema(schema))
 		}
-		v, err := parseValidators(f, opts.Validate, client, opts.Model)
+		v, err := parseValidators(f, opts.Validate, opts.CmdTimeout, client, opts.Model)
 		if err != nil {
 			return err
 		}

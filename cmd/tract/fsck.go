@@ -63,6 +63,11 @@ func runFsck(ctx context.Context, opts *FsckOptions) error {
 		if err := writeJSON(f.IO.Out, r); err != nil {
 			return err
 		}
+		if !r.OK() {
+			// What to do goes where a person reads it, as the text
+			// report says it, and leaves the JSON as documented.
+			fmt.Fprintln(f.IO.ErrOut, fsckDamageHint(tract.IsDatabaseURL(path)))
+		}
 	} else {
 		printFsck(f, r, tract.IsDatabaseURL(path))
 	}
@@ -104,12 +109,18 @@ func printFsck(f *Factory, r *tract.FsckReport, database bool) {
 		english.Count(r.Commits, "commit", "commits"), english.Count(r.Blobs, "blob", "blobs"), packs,
 		english.Count(r.Refs, "ref", "refs"), english.Count(r.ReflogEntries, "reflog entry", "reflog entries"),
 		english.Count(r.Counters, "index entry", "index entries"), status)
-	switch {
-	case !r.OK() && database:
-		fmt.Fprintf(f.IO.Out, "%s\n", databaseDamageHint)
-	case !r.OK():
-		fmt.Fprintf(f.IO.Out, "The repository is marked damaged and refuses writes; 'tract fsck --salvage NEW.db' copies what is intact into a new one.\n")
+	if !r.OK() {
+		fmt.Fprintln(f.IO.Out, fsckDamageHint(database))
 	}
+}
+
+// fsckDamageHint is what to do about the damage fsck found in a
+// repository, a database's or a file.
+func fsckDamageHint(database bool) string {
+	if database {
+		return databaseDamageHint
+	}
+	return "The repository is marked damaged and refuses writes; 'tract fsck --salvage NEW.db' copies what is intact into a new one."
 }
 
 // salvageResult is what 'tract fsck --salvage --json' prints.
