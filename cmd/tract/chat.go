@@ -19,9 +19,14 @@ import (
 type ChatOptions struct {
 	Factory *Factory
 	// Branch, when set, is the branch to act on instead of HEAD's.
-	Branch      string
-	Message     string
-	FromStdin   bool
+	Branch    string
+	Message   string
+	FromStdin bool
+	// PipedFirst says the text piped on standard input goes before
+	// Message, a blank line between them; NoStdin (--no-stdin) says
+	// standard input is not read.
+	PipedFirst  bool
+	NoStdin     bool
 	Validate    []string
 	MaxAttempts int
 	Purify      bool
@@ -69,7 +74,10 @@ func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
 		Use:   "chat [MESSAGE | -]",
 		Short: "Send a message and commit the model's (validated) answer",
 		Long: `Commit MESSAGE (or standard input with "-") as a user message, send the
-compiled context to the model and commit its answer.
+compiled context to the model and commit its answer. Text piped or
+redirected in (a pipe or a file, never a terminal or /dev/null) comes first,
+then a blank line, then MESSAGE; chat waits until the pipe is closed, and
+--no-stdin ignores standard input.
 
 With --validate, every answer is checked; a rejected answer and a steering
 message that quotes the diagnosis are committed and the model tries again, up
@@ -191,7 +199,8 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
   tract chat --validate json "List three colours as a JSON array" | jq .
   tract chat -m llama3.2 -s "You are terse." -n "Start a new conversation"
   tract chat --validate schema:person.json --max-attempts 5 --provenance "Describe Ada"
-  echo "Summarise this" | tract chat -`,
+  echo "Summarise this" | tract chat -
+  git diff | tract chat "Review this change"`,
 		Args: maxArgs(1, `one message (quote it) or "-"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkRetryLast(opts, args); err != nil {
@@ -201,11 +210,18 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 			case opts.RetryLast:
 			case opts.Interactive && len(args) > 0:
 				return usageErrorf("--interactive reads its messages from standard input: give no MESSAGE")
+			case opts.Interactive && opts.NoStdin:
+				return usageErrorf("--interactive reads its messages from standard input, which --no-stdin ignores")
 			case opts.Interactive:
+			case len(args) == 1 && args[0] == "-" && opts.NoStdin:
+				return usageErrorf(`"-" reads the message from standard input, which --no-stdin ignores: give the MESSAGE itself`)
 			case len(args) == 1 && args[0] == "-":
 				opts.FromStdin = true
 			case len(args) == 1:
 				opts.Message = args[0]
+				opts.PipedFirst = f.IO.InPiped && !opts.NoStdin
+			case opts.NoStdin:
+				return usageErrorf("no message: give one (quote it); --no-stdin ignores standard input")
 			case !f.IO.InTTY:
 				opts.FromStdin = true
 			default:
@@ -270,6 +286,7 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see INTERACTIVE CHAT)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
+	fl.BoolVar(&opts.NoStdin, "no-stdin", false, "do not read standard input, even when it is a pipe (for programs that run tract with one open)")
 	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer again the message a failed turn left unanswered, without committing it twice")
 	addModelFlags(cmd, &opts.ModelFlags, false)
 	addBranchFlag(cmd, &opts.Branch)
@@ -303,12 +320,9 @@ func newChatRecord(res *tract.ChatResult, err error) chatRecord {
 func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	f := opts.Factory
 	ctx := cmd.Context()
-	text := opts.Message
-	if opts.FromStdin && !opts.RetryLast {
-		var err error
-		if text, err = readText(f, "-", true); err != nil {
-			return err
-		}
+	text, err := chatText(f, opts)
+	if err != nil {
+		return err
 	}
 	client, err := newClient(f, opts.Model, opts.ModelFlags)
 	if err != nil {
@@ -408,6 +422,35 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		reportOutcome(f.IO.ErrOut, res)
 		return nil
 	})
+}
+
+// chatText is the message a one-shot chat sends: MESSAGE; or standard
+// input, with "-" or with no MESSAGE off a terminal; or, when text is
+// piped in with MESSAGE, the piped text, a blank line and MESSAGE (the
+// order of llm). Piped text that is empty or only white space adds
+// nothing; standard input that is the whole message must hold some.
+// --retry-last sends no new text.
+func chatText(f *Factory, opts *ChatOptions) (string, error) {
+	switch {
+	case opts.RetryLast:
+		return "", nil
+	case opts.FromStdin:
+		text, err := readText(f, "-", true)
+		if err == nil && strings.TrimSpace(text) == "" {
+			err = usageErrorf("no message: standard input is empty; give a MESSAGE or pipe one in")
+		}
+		return text, err
+	case opts.PipedFirst:
+		piped, err := readText(f, "-", true)
+		if err != nil {
+			return "", err
+		}
+		if piped = strings.TrimRight(piped, "\r\n"); strings.TrimSpace(piped) == "" {
+			return opts.Message, nil
+		}
+		return piped + "\n\n" + opts.Message, nil
+	}
+	return opts.Message, nil
 }
 
 // validatorHelp is the help's list of the validators the parser p knows:
