@@ -139,7 +139,7 @@ func (c *settings) readModelPage(resp *http.Response) (*modelPage, error) {
 	case len(trimmed) == 0:
 		return nil, c.badResponse(status, "empty body", nil)
 	case isHTML(resp.Header.Get("Content-Type"), trimmed):
-		return nil, c.badResponse(status, "got an HTML page instead of a model list (is the base URL right?)", trimmed)
+		return nil, c.htmlResponse(status, "got an HTML page instead of a model list", trimmed)
 	}
 	var page modelPage
 	if err := json.Unmarshal(trimmed, &page); err != nil {

@@ -80,8 +80,15 @@ func schemaRefused(err error) bool {
 // c.maxRetries times with backoff; what names the call in a context error.
 // attempt's second result says whether part of the answer was delivered,
 // after which no retry is made.
+//
+// A call that finds no server (SetupUnreachable: a refused connection) is
+// retried once, in case the server was starting, not c.maxRetries times:
+// a server that is not running does not appear within the backoff. Once
+// an attempt reached the server, a later refusal is no setup problem (the
+// server went down) and is retried as any transient failure.
 func retryCall[T any](ctx context.Context, c *settings, what string, attempt func() (T, bool, error)) (T, error) {
 	var zero T
+	reached := false
 	for n := 1; ; n++ {
 		resp, delivered, err := attempt()
 		if err == nil {
@@ -95,6 +102,14 @@ func retryCall[T any](ctx context.Context, c *settings, what string, attempt fun
 			return zero, err
 		}
 		base.Attempts = n
+		switch {
+		case base.Setup != SetupUnreachable:
+			reached = true
+		case reached:
+			base.Setup = ""
+		case n > 1:
+			return zero, err // refused twice: no server there
+		}
 		if !base.retryable || delivered || n > c.maxRetries {
 			return zero, err
 		}
