@@ -191,3 +191,20 @@ func TestRetryLast_DeferStart(t *testing.T) {
 	assert.Equal(t, []string{"at last", "hello"}, texts(log))
 	assert.Equal(t, log[1].Hash, res.User)
 }
+
+// The message is on the branch as soon as the server starts answering:
+// another reader sees the turn while its answer streams.
+func TestChat_DeferStartShowsTheMessageWhileTheAnswerStreams(t *testing.T) {
+	tr, srv := newChatServerTract(t)
+	srv.Reply(llmtest.Answer("one two three"))
+	var seen []string
+	_, err := tr.Chat(context.Background(), "hello", tract.DeferStart(), tract.OnDelta(func(string) {
+		if seen == nil {
+			log, err := tr.Log(context.Background())
+			require.NoError(t, err)
+			seen = texts(log)
+		}
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"hello"}, seen)
+}

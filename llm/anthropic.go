@@ -172,6 +172,7 @@ func (c *Anthropic) attempt(ctx context.Context, body []byte, req Request) (resp
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		return nil, false, c.statusError(hresp)
 	}
+	reached(req, hresp)
 	tool := ""
 	if req.Schema != nil {
 		tool = req.Schema.Name

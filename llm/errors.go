@@ -52,6 +52,9 @@ type APIError struct {
 	Message string
 	// Attempts is the number of HTTP requests made for the call, retries included.
 	Attempts int
+	// BaseURL is the base URL of the client that made the call, with
+	// credentials redacted and a query shown as "?…".
+	BaseURL string
 	// Setup, when set, says the failure shows the client's setup to be
 	// wrong (its base URL, key or model), not a passing trouble of the
 	// server: the same request fails again until the setup changes.

@@ -203,6 +203,7 @@ func (c *OpenAI) attempt(ctx context.Context, body []byte, req Request) (resp *R
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		return nil, false, c.statusError(hresp)
 	}
+	reached(req, hresp)
 	if onDelta != nil && isEventStream(hresp.Header.Get("Content-Type")) {
 		return c.readStream(hresp, onDelta)
 	}

@@ -112,3 +112,41 @@ func TestRetry_RefusedConnections(t *testing.T) {
 		})
 	}
 }
+
+// OnReached is called once when the server starts answering, and never
+// when the call fails before that.
+func TestRequest_OnReached(t *testing.T) {
+	cases := []struct {
+		name    string
+		replies []llmtest.Reply
+		stream  bool
+		schema  bool
+		want    int
+	}{
+		{"answer", []llmtest.Reply{llmtest.Answer("hi")}, false, false, 1},
+		{"streamed answer", []llmtest.Reply{llmtest.Answer("hi")}, true, false, 1},
+		{"after a server error", []llmtest.Reply{llmtest.Error(503, "busy"), llmtest.Answer("hi")}, false, false, 1},
+		{"schema refused, then an answer", []llmtest.Reply{llmtest.Error(400, "response_format is not supported"), llmtest.Answer("{}")}, false, true, 1},
+		{"401", []llmtest.Reply{llmtest.Unauthorized()}, false, false, 0},
+		{"HTML page", []llmtest.Reply{llmtest.HTML()}, false, false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t)
+			srv.Reply(tc.replies...)
+			c, _ := newClient(t, srv.URL())
+			n := 0
+			req := llm.Request{Messages: userMsg("hi"), OnReached: func() { n++ }}
+			if tc.stream {
+				req.OnDelta = func(string) { assert.Equal(t, 1, n, "reached before the first piece") }
+			}
+			if tc.schema {
+				s, err := llm.NewSchema("s", []byte(`{"type": "object"}`))
+				require.NoError(t, err)
+				req.Schema = s
+			}
+			_, _ = c.Complete(context.Background(), req)
+			assert.Equal(t, tc.want, n)
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -27,6 +28,9 @@ func (c *settings) complete(ctx context.Context, req Request,
 	}
 	if len(req.Messages) == 0 {
 		return nil, errors.New("chat completion: request has no messages")
+	}
+	if req.OnReached != nil {
+		req.OnReached = sync.OnceFunc(req.OnReached) // once, though a refused schema sends twice
 	}
 	send := func(req Request) (*Response, error) {
 		body, sent, err := encode(req)
@@ -101,7 +105,7 @@ func retryCall[T any](ctx context.Context, c *settings, what string, attempt fun
 		if base == nil { // not ours; should not happen
 			return zero, err
 		}
-		base.Attempts = n
+		base.Attempts, base.BaseURL = n, c.shownBaseURL()
 		switch {
 		case base.Setup != SetupUnreachable:
 			reached = true
@@ -122,6 +126,10 @@ func retryCall[T any](ctx context.Context, c *settings, what string, attempt fun
 		}
 	}
 }
+
+// shownBaseURL is the base URL as an error may show it: credentials
+// redacted, a query shown as "?…".
+func (c *settings) shownBaseURL() string { return c.redactor.redact(withoutQuery(c.baseURL)) }
 
 // wait returns the pause before the retry that follows failed attempt n.
 func (c *settings) wait(n int, base *APIError) time.Duration {

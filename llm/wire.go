@@ -537,6 +537,18 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
+// reached calls req.OnReached for resp, a success, when its content type
+// is the API's: JSON or an event stream (an HTML page, or a body of no
+// type, is read first).
+func reached(req Request, resp *http.Response) {
+	if req.OnReached == nil {
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" || mt == "text/event-stream" {
+		req.OnReached()
+	}
+}
+
 // isEventStream reports whether a Content-Type is text/event-stream.
 func isEventStream(ct string) bool {
 	mt, _, _ := mime.ParseMediaType(ct)

@@ -32,7 +32,9 @@ func TestChat_PipedTextBeforeTheMessage(t *testing.T) {
 		run  func(s *sandbox) result
 		want string
 	}{
-		{"pipe", func(s *sandbox) result { return s.tractStdin("some pasted text\nover two lines\n", "chat", "summarize this") },
+		{"pipe", func(s *sandbox) result {
+			return s.tractStdin("some pasted text\nover two lines\n", "chat", "summarize this")
+		},
 			"some pasted text\nover two lines\n\nsummarize this"},
 		{"file", func(s *sandbox) result {
 			f, err := os.Open(s.writeFile("notes.txt", "notes from a file\n\n"))

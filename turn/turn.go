@@ -97,8 +97,9 @@ type Start struct {
 
 // RunDeferred is Run for a turn whose start is not written yet: the
 // first model call sends start.Messages, and start.Write writes the start
-// once that call has reached the model (it answered, or failed in a way
-// a turn records, interrupted included). When the call fails in a way
+// once that call has reached the model: when the server starts answering
+// (llm.Request.OnReached), else when the call ends with an answer or a
+// failure a turn records (interrupted included). When the call fails in a way
 // that shows the client's setup to be wrong (llm.APIError.Setup: no
 // server at the base URL, the key refused, no endpoint, an HTML page, an
 // unknown model), nothing is written, no escalation is asked, and the
@@ -145,11 +146,12 @@ func (e *UnsentError) Unwrap() error { return e.Err }
 // model, and moves the turn's restore point and tip to it. A conflict
 // leaves the turn going on off the branch (see Start.Write).
 func (g *generation) begin(ctx context.Context) error {
-	h, err := g.start.Write(context.WithoutCancel(ctx))
+	start := g.start
+	g.start = nil
+	h, err := start.Write(context.WithoutCancel(ctx))
 	if conflict := (*refs.ConflictError)(nil); err != nil && !errors.As(err, &conflict) {
 		return err
 	}
-	g.start = nil
 	g.restore, g.tip, g.res.User = h, h, h
 	return nil
 }
@@ -217,16 +219,24 @@ func (g *generation) ask(ctx context.Context) (answer, error) {
 	} else if msgs, err = g.r.Compile(ctx, g.tip); err != nil {
 		return answer{}, err
 	}
-	resp, err := g.cfg.client.Complete(ctx, llm.Request{
+	req := llm.Request{
 		Model: g.cfg.model, Messages: msgs, Temperature: g.cfg.temperature, OnDelta: g.deltaFunc(), Schema: g.cfg.schema,
-	})
+	}
+	var werr error // the start's write, when it failed
 	if g.start != nil {
+		// The start is written as soon as the server answers, so that
+		// the turn shows while the answer streams.
+		req.OnReached = func() { werr = g.begin(ctx) }
+	}
+	resp, err := g.cfg.client.Complete(ctx, req)
+	if g.start != nil { // the call never reached the model, or the client does not say
 		if err != nil && setupProblem(err) && ctx.Err() == nil {
 			return answer{}, &UnsentError{Err: g.reported(err)}
 		}
-		if werr := g.begin(ctx); werr != nil {
-			return answer{}, errors.Join(werr, err)
-		}
+		werr = g.begin(ctx)
+	}
+	if werr != nil {
+		return answer{}, errors.Join(werr, err)
 	}
 	if err != nil {
 		return answer{}, &modelError{err: err}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -341,6 +342,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	}
 	copts := []tract.ChatOption{
 		tract.UseClient(client),
+		tract.DeferStart(), // a wrong setup writes nothing (the REPL's /retry needs the message and error)
 		tract.MaxAttempts(opts.MaxAttempts),
 		tract.Purify(opts.Purify),
 		tract.RetryPrompt(opts.RetryPrompt),
@@ -398,6 +400,9 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		res, err := runTurn(ctx, f, t, opts, text, copts)
 		if attempts != nil {
 			attempts.end()
+		}
+		if unsent := (*tract.UnsentError)(nil); errors.As(err, &unsent) {
+			err = &hintedError{err: err, hint: unsentHint(err, client.Provider(), cmp.Or(opts.Model, client.DefaultModel()))}
 		}
 		if res != nil {
 			err = failedTurn(ctx, t, opts, res.User, err)

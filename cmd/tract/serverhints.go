@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/store/postgres"
 )
 
@@ -52,4 +54,37 @@ func serverHint(err error) string {
 			"(which must have mode 0600)."
 	}
 	return ""
+}
+
+// unsentHint says what to fix when a chat wrote nothing because its first
+// model call showed the setup to be wrong (a *tract.UnsentError; see
+// llm.APIError.Setup): the model server's settings of provider, and model,
+// the model asked.
+func unsentHint(err error, provider, model string) string {
+	var api *llm.APIError
+	if !errors.As(err, &api) {
+		return ""
+	}
+	keyEnv, baseEnv, urlShape := llm.EnvAPIKey, llm.EnvBaseURL, "a base URL usually ends in /v1 (Ollama: http://localhost:11434/v1)"
+	if provider == llm.ProviderAnthropic {
+		keyEnv, baseEnv, urlShape = llm.EnvAnthropicAPIKey, llm.EnvAnthropicBaseURL, "Anthropic's is "+llm.DefaultAnthropicBaseURL
+	}
+	base := baseEnv + "=" + api.BaseURL
+	var fix string
+	switch api.Setup {
+	case llm.SetupUnreachable:
+		fix = fmt.Sprintf("Is the server running? No server answered at %s; %s.", base, urlShape)
+	case llm.SetupAuth:
+		fix = fmt.Sprintf("Check %s: the server at %s refused it.", keyEnv, base)
+	case llm.SetupEndpoint:
+		fix = fmt.Sprintf("The server at %s has no chat endpoint there: %s.", base, urlShape)
+	case llm.SetupNotAPI:
+		fix = fmt.Sprintf("%s answered with a web page, not the API: %s.", base, urlShape)
+	case llm.SetupModel:
+		fix = fmt.Sprintf("The server does not know the model %q: 'tract models' lists those it has; choose one with\n"+
+			"--model NAME, TRACT_MODEL or 'tract config set model NAME'.", model)
+	default:
+		return ""
+	}
+	return fix + "\nNothing was written: your message is not on the branch. Fix the setup and send it again."
 }
