@@ -97,7 +97,9 @@ and an error commit; chat then prints the two ways out: 'tract chat
 --retry-last' sends that message again without committing it twice (the
 branch moves back to it, reflog "retry-last", and a normal turn follows), and
 'tract reset --soft HEAD~N' takes the turn off the branch. A new message sent
-after an unanswered one is sent with a warning.
+after an unanswered one is sent with a warning. A first model call that shows
+the setup wrong (no server, a refused key, a 404, an HTML page, an unknown
+model) writes nothing and says what to fix.
 
 Each failed attempt records a failure record (its type: execution_error,
 verification_failed, timeout or rejected; a one-line error; the details; for

@@ -75,7 +75,7 @@ func unsentHint(err error, provider, model string) string {
 	case llm.SetupUnreachable:
 		fix = fmt.Sprintf("Is the server running? No server answered at %s; %s.", base, urlShape)
 	case llm.SetupAuth:
-		fix = fmt.Sprintf("Check %s: the server at %s refused it.", keyEnv, base)
+		fix = fmt.Sprintf("The server at %s refused the key in %s: set one it accepts.", base, keyEnv)
 	case llm.SetupEndpoint:
 		fix = fmt.Sprintf("The server at %s has no chat endpoint there: %s.", base, urlShape)
 	case llm.SetupNotAPI:
