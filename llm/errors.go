@@ -235,6 +235,8 @@ func baseOf(err error) *APIError {
 		return &e.APIError
 	case *TransportError:
 		return &e.APIError
+	case *TimeoutError:
+		return &e.APIError
 	}
 	return nil
 }

@@ -200,6 +200,7 @@ func (c *OpenAI) attempt(ctx context.Context, body []byte, req Request) (resp *R
 		return nil, false, c.transportError(err)
 	}
 	defer hresp.Body.Close()
+	hresp.Body = watchBody(ctx, hresp.Body)
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		return nil, false, c.statusError(hresp)
 	}

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,7 +38,8 @@ func (c *settings) complete(ctx context.Context, req Request,
 		if err != nil {
 			return nil, err
 		}
-		resp, err := retryCall(ctx, c, "chat completion", func() (*Response, bool, error) { return attempt(ctx, body, req) })
+		resp, err := retryCall(ctx, c, "chat completion", cmp.Or(req.Model, c.model),
+			func(ctx context.Context) (*Response, bool, error) { return attempt(ctx, body, req) })
 		if err != nil {
 			return nil, err
 		}
@@ -90,15 +92,27 @@ func schemaRefused(err error) bool {
 // a server that is not running does not appear within the backoff. Once
 // an attempt reached the server, a later refusal is no setup problem (the
 // server went down) and is retried as any transient failure.
-func retryCall[T any](ctx context.Context, c *settings, what string, attempt func() (T, bool, error)) (T, error) {
+//
+// The client's bounds (WithIdleTimeout, WithCallTimeout) apply to the
+// call: attempt is given a context that a bound ends, and the call then
+// fails with a *TimeoutError; model names the model it asks.
+func retryCall[T any](ctx context.Context, c *settings, what, model string, attempt func(context.Context) (T, bool, error)) (T, error) {
 	var zero T
+	b := c.newBound(ctx, model)
+	defer b.stop()
+	ctx = b.ctx
 	reached := false
 	for n := 1; ; n++ {
-		resp, delivered, err := attempt()
+		b.arm()
+		resp, delivered, err := attempt(ctx)
+		b.disarm()
 		if err == nil {
 			return resp, nil
 		}
 		if ctx.Err() != nil {
+			if te := b.timeout(n); te != nil {
+				return zero, te
+			}
 			return zero, fmt.Errorf("%s: %w", what, ctx.Err())
 		}
 		base := baseOf(err)
@@ -122,6 +136,9 @@ func retryCall[T any](ctx context.Context, c *settings, what string, attempt fun
 			c.onRetry(RetryEvent{Attempt: n, Err: err, Wait: wait})
 		}
 		if err := c.sleep(ctx, wait); err != nil {
+			if te := b.timeout(n); te != nil {
+				return zero, te
+			}
 			return zero, fmt.Errorf("%s: %w", what, err)
 		}
 	}
