@@ -144,7 +144,9 @@ also sent to the model for constrained output (OpenAI response_format
 json_schema; Anthropic a forced tool), unless --structured off; answers are
 still validated, and a server that refuses the schema is asked again
 without it (recorded on the answer as structured_output). With two schema
-validators none is sent.
+validators none is sent. A call ends when the server sends nothing for
+--timeout (default 2m), or after 5 times that in all; on a terminal,
+"waiting for MODEL… 3.2s" shows until the answer starts.
 
 A chat continues the conversation on the current branch (--continue, -c, says
 so explicitly). --new (-n) starts a new conversation instead: a new branch
@@ -327,6 +329,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if err != nil {
 		return err
 	}
+	f.wait = newWaitLine(f) // "waiting for MODEL… 3.2s" on a terminal
 	client, err := newClient(f, opts.Model, opts.ModelFlags)
 	if err != nil {
 		return err

@@ -82,6 +82,10 @@ type Factory struct {
 	// is opened with: a database stops waiting on its server when it is
 	// cancelled (Ctrl-C).
 	Context context.Context
+	// wait, when set, is the line that shows a model call under way on
+	// standard error (see waitLine): chat sets it, and every client
+	// newClient builds then shows it.
+	wait *waitLine
 	// Validators parses --validate specs (nil: a parser of retry's
 	// built-in kinds). Its kinds are what help, completion and errors
 	// list: a program, or a test, with kinds of its own sets it.

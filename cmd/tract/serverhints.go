@@ -88,3 +88,13 @@ func unsentHint(err error, provider, model string) string {
 	}
 	return fix + "\nNothing was written: your message is not on the branch. Fix the setup and send it again."
 }
+
+// timeoutHint says how to wait longer for a model, after err ended a call.
+func timeoutHint(err *llm.TimeoutError) string {
+	if err.Idle {
+		return fmt.Sprintf("The server sent nothing for %s. If it is only slow (a model loading, a long prompt), wait longer:\n"+
+			"--timeout 10m, TRACT_TIMEOUT=10m or 'tract config set timeout 10m' (0 waits forever).", err.After)
+	}
+	return fmt.Sprintf("The answer took longer than %s in all (%d times --timeout). Wait longer with --timeout\n"+
+		"(TRACT_TIMEOUT, 'tract config set timeout'), or ask for a shorter answer (--max-tokens).", err.After, callTimeouts)
+}
