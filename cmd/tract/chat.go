@@ -337,7 +337,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if opts.System, err = f.setting("system", opts.System); err != nil {
 		return err
 	}
-	validator, err := parseValidators(f, opts.Validate, client, opts.Model)
+	validator, err := parseValidators(f, opts.Validate, withoutWaitLine(client), opts.Model)
 	if err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	}
 	copts = append(copts, tract.Feedback(opts.Feedback), tract.RetryContextStrategy(opts.RetryContext))
 	if opts.Analyze {
-		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(client, opts.Model)))
+		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(withoutWaitLine(client), opts.Model)))
 	}
 	if hook := escalationHook(f, opts); hook != nil {
 		copts = append(copts, tract.OnEscalation(hook))

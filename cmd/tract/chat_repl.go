@@ -38,7 +38,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		return err
 	}
 	clients := map[string]llm.Remote{} // those of the models /model chose
-	validator, err := parseValidators(f, opts.Validate, client, opts.Model)
+	validator, err := parseValidators(f, opts.Validate, withoutWaitLine(client), opts.Model)
 	if err != nil {
 		return err
 	}

@@ -146,3 +146,13 @@ func (c waitingClient) Complete(ctx context.Context, req llm.Request) (*llm.Resp
 	}
 	return c.Remote.Complete(ctx, req)
 }
+
+// withoutWaitLine returns c without its waiting line, for the calls a turn makes
+// while an attempt's answer is on the screen (an llm: judge's, an
+// analysis): the line would be drawn over the answer's last line.
+func withoutWaitLine(c llm.Remote) llm.Remote {
+	if w, ok := c.(waitingClient); ok {
+		return w.Remote
+	}
+	return c
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/llm"
@@ -71,16 +72,18 @@ func unsentHint(err error, provider, model string) string {
 	}
 	base := baseEnv + "=" + api.BaseURL
 	var fix string
-	switch api.Setup {
-	case llm.SetupUnreachable:
+	switch {
+	case api.Setup == llm.SetupUnreachable && errors.As(err, new(*net.DNSError)):
+		fix = fmt.Sprintf("The host name in %s does not resolve: check its spelling; %s.", base, urlShape)
+	case api.Setup == llm.SetupUnreachable:
 		fix = fmt.Sprintf("Is the server running? No server answered at %s; %s.", base, urlShape)
-	case llm.SetupAuth:
+	case api.Setup == llm.SetupAuth:
 		fix = fmt.Sprintf("The server at %s refused the key in %s: set one it accepts.", base, keyEnv)
-	case llm.SetupEndpoint:
+	case api.Setup == llm.SetupEndpoint:
 		fix = fmt.Sprintf("The server at %s has no chat endpoint there: %s.", base, urlShape)
-	case llm.SetupNotAPI:
+	case api.Setup == llm.SetupNotAPI:
 		fix = fmt.Sprintf("%s answered with a web page, not the API: %s.", base, urlShape)
-	case llm.SetupModel:
+	case api.Setup == llm.SetupModel:
 		fix = fmt.Sprintf("The server does not know the model %q: 'tract models' lists those it has; choose one with\n"+
 			"--model NAME, TRACT_MODEL or 'tract config set model NAME'.", model)
 	default:
