@@ -7,6 +7,7 @@ import (
 
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/record"
+	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store"
 	"github.com/tractdag/tract/turn"
@@ -159,6 +160,16 @@ func OnPendingTurn(fn func(*Turn)) ChatOption { return turn.OnPendingTurn(fn) }
 // alone without it.
 func DeferStart() ChatOption { return turn.DeferStart() }
 
+// NewConversation has Chat start a new conversation on a new branch named
+// branch, with no history, moving HEAD to it in the transaction that
+// commits the message: as SwitchOrphan before Chat, but with DeferStart a
+// chat that writes nothing leaves HEAD where it was. A branch of that
+// name that exists when Chat starts is an error wrapping ErrBranchExists,
+// before the model is called; one made while the model answers is a
+// conflict (the message and answer are kept off it). It cannot be given
+// to a view made by OnBranch.
+func NewConversation(branch string) ChatOption { return turn.NewConversation(branch) }
+
 // SystemPrompt commits text as a system message before the user message
 // unless the current context already has that exact system message.
 func SystemPrompt(text string) ChatOption { return turn.SystemPrompt(text) }
@@ -238,7 +249,11 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if fn := cfg.OnPending(); fn != nil {
+	name := cfg.NewConversation()
+	if name != "" && t.branch != "" {
+		return nil, fmt.Errorf("chat: a new conversation moves HEAD, which a view of branch %s does not", t.Branch())
+	}
+	if fn := cfg.OnPending(); fn != nil && name == "" {
 		if err := t.pendingBefore(ctx, fn); err != nil {
 			return nil, fmt.Errorf("chat: %w", err)
 		}
@@ -248,7 +263,16 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 	}
 	var user Hash
 	err = t.update(func(tx store.Tx) error {
-		cur, err := t.requireBranch(tx)
+		var cur head
+		var err error
+		if name != "" {
+			if err := checkConversation(tx, name); err != nil {
+				return err
+			}
+			cur, err = openConversation(tx, name)
+		} else {
+			cur, err = t.requireBranch(tx)
+		}
 		if err != nil {
 			return err
 		}
@@ -288,9 +312,13 @@ func (t *Tract) chatDeferred(ctx context.Context, text string, cfg *turn.Config)
 		return nil, fmt.Errorf("chat: %w", err)
 	}
 	system := cfg.System()
+	name := cfg.NewConversation()
 	var base Hash
 	var msgs []Message
 	err = t.view(func(tx store.Tx) error {
+		if name != "" {
+			return checkConversation(tx, name) // no history: base and msgs stay empty
+		}
 		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return err
@@ -322,7 +350,13 @@ func (t *Tract) chatDeferred(ctx context.Context, text string, cfg *turn.Config)
 	write := func(context.Context) (Hash, error) {
 		var user Hash
 		err := t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
-			cur, err := t.requireBranch(tx)
+			var cur head
+			var err error
+			if name != "" {
+				cur, err = openConversation(tx, name)
+			} else {
+				cur, err = t.requireBranch(tx)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -349,6 +383,37 @@ func (t *Tract) chatDeferred(ctx context.Context, text string, cfg *turn.Config)
 		err = fmt.Errorf("chat: %w", err)
 	}
 	return res, err
+}
+
+// checkConversation refuses name for a new conversation (NewConversation):
+// a branch name that is not valid, or a branch that exists.
+func checkConversation(tx store.Tx, name string) error {
+	if err := refs.ValidateBranchName(name); err != nil {
+		return err
+	}
+	switch _, err := tx.Ref(refs.BranchRef(name)); {
+	case err == nil:
+		return fmt.Errorf("%w: %s", ErrBranchExists, name)
+	case !isNotFound(err):
+		return err
+	}
+	return nil
+}
+
+// openConversation moves HEAD to the new, unborn branch name and returns
+// its position; when a branch of that name exists (made since
+// checkConversation), it moves nothing and returns that branch's
+// position, on which the caller keeps its commits off the branch.
+func openConversation(tx store.Tx, name string) (head, error) {
+	full := refs.BranchRef(name)
+	r, err := tx.Ref(full)
+	switch {
+	case err == nil:
+		return head{Branch: full, Hash: r.Hash}, nil
+	case !isNotFound(err):
+		return head{}, err
+	}
+	return head{Branch: full}, tx.SetRef(refs.Ref{Name: refs.HEAD, Target: full})
 }
 
 // pendingBefore calls fn with the branch's pending turn, if it has one,

@@ -3,6 +3,7 @@ package tract_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -207,4 +208,45 @@ func TestChat_DeferStartShowsTheMessageWhileTheAnswerStreams(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"hello"}, seen)
+}
+
+// NewConversation moves HEAD to the new branch with the message: with
+// DeferStart, not at all when the setup is wrong. A branch that exists is
+// refused before the model is called.
+func TestChat_NewConversation(t *testing.T) {
+	ctx := context.Background()
+	tr, srv := newChatServerTract(t)
+	_, err := tr.Commit(ctx, tract.KindMessage, tract.RoleUser, "on main")
+	require.NoError(t, err)
+	before := stateOf(t, tr)
+
+	srv.Reply(llmtest.Unauthorized())
+	_, err = tr.Chat(ctx, "hello", tract.DeferStart(), tract.NewConversation("fresh"))
+	require.ErrorAs(t, err, new(*tract.UnsentError))
+	assert.Equal(t, before, stateOf(t, tr))
+	branch, _, err := tr.Head(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "main", branch)
+
+	for _, deferred := range []bool{true, false} {
+		name := fmt.Sprintf("fresh-%v", deferred)
+		opts := []tract.ChatOption{tract.NewConversation(name), tract.SystemPrompt("S")}
+		if deferred {
+			opts = append(opts, tract.DeferStart())
+		}
+		srv.Reply(llmtest.Answer("hi"))
+		_, err = tr.Chat(ctx, "hello", opts...)
+		require.NoError(t, err)
+		branch, _, err = tr.Head(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, name, branch)
+		log, err := tr.Log(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"hi", "hello", "S"}, texts(log), "no history")
+	}
+
+	n := len(srv.Requests())
+	_, err = tr.Chat(ctx, "again", tract.DeferStart(), tract.NewConversation("main"))
+	require.ErrorIs(t, err, tract.ErrBranchExists)
+	assert.Len(t, srv.Requests(), n, "refused before the model is called")
 }

@@ -145,6 +145,9 @@ func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult,
 	if cfg.System() != "" {
 		return nil, errors.New("retry last: a system prompt cannot be added: it would follow the user message it should precede")
 	}
+	if cfg.NewConversation() != "" {
+		return nil, errors.New("retry last: a new conversation has no message to answer again")
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

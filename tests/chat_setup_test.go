@@ -118,3 +118,24 @@ func countLines(s, sub string) int {
 	}
 	return n
 }
+
+// --new with a wrong setup leaves HEAD where it was: the new branch is
+// made, and HEAD moved to it, only with the message.
+func TestChat_NewConversationWithAWrongSetupLeavesHEAD(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("first answer"), llmtest.Unauthorized(), llmtest.Answer("fresh answer"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	s.ok("chat", "first question")
+	before := s.snapshot()
+
+	r := s.tract("chat", "-n", "fresh start")
+	requireExit(t, r, exitEscalated)
+	assert.NotContains(t, r.Stderr, "New conversation on branch")
+	s.requireUnchanged(before)
+
+	r = s.ok("chat", "-n", "fresh start")
+	assert.Regexp(t, `New conversation on branch chat-\d{8}-\d{6}`, r.Stderr)
+	assert.Equal(t, []string{"fresh answer", "fresh start"}, texts(s.log()))
+}

@@ -397,14 +397,20 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		copts = append(copts, tract.OnEvent(log.write))
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
+		var conversation string
 		if opts.New {
-			if err := startConversation(ctx, f, t); err != nil {
+			var err error
+			if conversation, err = conversationName(ctx, f, t); err != nil {
 				return err
 			}
+			copts = append(copts, tract.NewConversation(conversation))
 		}
 		res, err := runTurn(ctx, f, t, opts, text, copts)
 		if attempts != nil {
 			attempts.end()
+		}
+		if conversation != "" && res != nil && !res.User.IsZero() {
+			sayNewConversation(f, conversation)
 		}
 		if unsent := (*tract.UnsentError)(nil); errors.As(err, &unsent) {
 			err = &hintedError{err: err, hint: unsentHint(err, client.Provider(), cmp.Or(opts.Model, client.DefaultModel()))}
