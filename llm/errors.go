@@ -104,7 +104,7 @@ const (
 	// SetupAuth: the server refused the key (401, 403; an *AuthError).
 	SetupAuth SetupProblem = "auth"
 	// SetupEndpoint: the server has nothing at the endpoint (a 404 that
-	// names no model): a base URL with a wrong or missing path.
+	// names no model, or a 405): a base URL with a wrong or missing path.
 	SetupEndpoint SetupProblem = "endpoint"
 	// SetupNotAPI: the server answered with an HTML page instead of the
 	// API's JSON (a *BadResponseError): the base URL points at a web site

@@ -29,6 +29,7 @@ func TestSetupProblems(t *testing.T) {
 		{"403", llmtest.Error(403, "not allowed"), llm.SetupAuth},
 		{"404 page", llmtest.Reply{Status: 404, Body: "404 page not found", ContentType: "text/plain"}, llm.SetupEndpoint},
 		{"404 HTML", llmtest.Reply{Status: 404, Body: "<html><body>Not Found</body></html>", ContentType: "text/html"}, llm.SetupEndpoint},
+		{"405", llmtest.Reply{Status: 405, Body: "<html>405 Not Allowed</html>", ContentType: "text/html"}, llm.SetupEndpoint},
 		{"HTML page", llmtest.HTML(), llm.SetupNotAPI},
 		{"OpenAI unknown model", llmtest.Reply{Status: 404, Body: `{"error": {"message": "The model ` + "`x`" +
 			` does not exist or you do not have access to it.", "type": "invalid_request_error", "code": "model_not_found"}}`}, llm.SetupModel},

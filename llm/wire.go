@@ -217,8 +217,8 @@ func (c *settings) classify(status int, base APIError) error {
 		return &base
 	case unknownModel(status, code, msg):
 		base.Setup = SetupModel
-	case status == http.StatusNotFound:
-		base.Setup = SetupEndpoint
+	case status == http.StatusNotFound, status == http.StatusMethodNotAllowed:
+		base.Setup = SetupEndpoint // no such route, or a static site that takes no POST
 	}
 	return &base
 }
