@@ -3,9 +3,11 @@ package tract
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/record"
+	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store"
 	"github.com/tractdag/tract/turn"
@@ -47,6 +49,9 @@ type (
 	AbortedError = turn.AbortedError
 	// TaskIDError reports a task id that Task refuses.
 	TaskIDError = turn.TaskIDError
+	// UnsentError reports a turn with DeferStart that wrote nothing: its
+	// first model call showed the client's setup to be wrong.
+	UnsentError = turn.UnsentError
 	// ResolutionAction is what the escalation hook decides.
 	ResolutionAction = record.ResolutionAction
 	// EscalationReason says why a round of attempts ended, or why a turn
@@ -144,6 +149,28 @@ func OnEvent(fn func(Event)) ChatOption { return turn.OnEvent(fn) }
 // branch or a detached HEAD is Chat's error alone, with no call.
 func OnPendingTurn(fn func(*Turn)) ChatOption { return turn.OnPendingTurn(fn) }
 
+// DeferStart has Chat commit its message (and system prompt), and
+// RetryLast move the branch back to the unanswered message, only once the
+// first model call has reached the model: a failure that shows the
+// client's setup to be wrong (llm.APIError.Setup: no server at the base
+// URL, the key refused, no endpoint, an HTML page, an unknown model)
+// writes nothing and returns an *UnsentError, so a wrong setup leaves no
+// message and error commit behind (see turn.DeferStart). Another writer
+// that moves the branch while the model answers gets the message kept
+// off the branch with the answer, a *ConflictError, as for the answer
+// alone without it.
+func DeferStart() ChatOption { return turn.DeferStart() }
+
+// NewConversation has Chat start a new conversation on a new branch named
+// branch, with no history, moving HEAD to it in the transaction that
+// commits the message: as SwitchOrphan before Chat, but with DeferStart a
+// chat that writes nothing leaves HEAD where it was. A branch of that
+// name that exists when Chat starts is an error wrapping ErrBranchExists,
+// before the model is called; one made while the model answers is a
+// conflict (the message and answer are kept off it). It cannot be given
+// to a view made by OnBranch.
+func NewConversation(branch string) ChatOption { return turn.NewConversation(branch) }
+
 // SystemPrompt commits text as a system message before the user message
 // unless the current context already has that exact system message.
 func SystemPrompt(text string) ChatOption { return turn.SystemPrompt(text) }
@@ -224,14 +251,30 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if fn := cfg.OnPending(); fn != nil {
+	name := cfg.NewConversation()
+	if name != "" && t.branch != "" {
+		return nil, fmt.Errorf("chat: a new conversation moves HEAD, which a view of branch %s does not", t.Branch())
+	}
+	if fn := cfg.OnPending(); fn != nil && name == "" {
 		if err := t.pendingBefore(ctx, fn); err != nil {
 			return nil, fmt.Errorf("chat: %w", err)
 		}
 	}
+	if cfg.DeferStart() {
+		return t.chatDeferred(ctx, text, cfg)
+	}
 	var user Hash
 	err = t.update(func(tx store.Tx) error {
-		cur, err := t.requireBranch(tx)
+		var cur head
+		var err error
+		if name != "" {
+			if err := checkConversation(tx, name); err != nil {
+				return err
+			}
+			cur, err = openConversation(tx, name)
+		} else {
+			cur, err = t.requireBranch(tx)
+		}
 		if err != nil {
 			return err
 		}
@@ -256,6 +299,123 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 		res.User = user
 	}
 	return res, err
+}
+
+// chatDeferred is Chat with DeferStart: the message (and the system
+// prompt) is sent with the first model call and committed once the call
+// has reached the model, in one transaction that moves the branch from
+// the tip the context was compiled at; when another writer moved it
+// meanwhile, the message is kept off the branch (see turn.Start). The
+// text is checked before the call, so that a message the repository
+// would refuse is never sent.
+func (t *Tract) chatDeferred(ctx context.Context, text string, cfg *turn.Config) (*ChatResult, error) {
+	meta, err := metaConfig(record.TaskMeta(cfg.Task()))
+	if err != nil {
+		return nil, fmt.Errorf("chat: %w", err)
+	}
+	system := cfg.System()
+	name := cfg.NewConversation()
+	var base Hash
+	var msgs []Message
+	err = t.view(func(tx store.Tx) error {
+		if name != "" {
+			return checkConversation(tx, name) // no history: base and msgs stay empty
+		}
+		cur, err := t.requireBranch(tx)
+		if err != nil {
+			return err
+		}
+		base = cur.Hash
+		if !base.IsZero() {
+			if msgs, err = t.cache.compile(ctx, tx, base, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chat: %w", err)
+	}
+	if system != "" && slices.ContainsFunc(msgs, func(m Message) bool { return m.Role == string(RoleSystem) && m.Content == system }) {
+		system = "" // the context has it
+	}
+	if system != "" {
+		if err := t.validateCommit(KindMessage, RoleSystem, system); err != nil {
+			return nil, fmt.Errorf("chat: %w", err)
+		}
+		msgs = append(msgs, Message{Role: string(RoleSystem), Content: system})
+	}
+	if err := t.validateCommit(KindMessage, RoleUser, text); err != nil {
+		return nil, fmt.Errorf("chat: %w", err)
+	}
+	msgs = append(msgs, Message{Role: string(RoleUser), Content: text})
+	write := func(context.Context) (Hash, error) {
+		var user Hash
+		err := t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+			var cur head
+			var err error
+			if name != "" {
+				cur, err = openConversation(tx, name)
+			} else {
+				cur, err = t.requireBranch(tx)
+			}
+			if err != nil {
+				return nil, err
+			}
+			moved := cur.Hash != base
+			commit := t.commitWith
+			if moved {
+				commit = t.putCommit // kept off the branch: stranded below
+			}
+			parent := base
+			if system != "" {
+				if parent, err = commit(tx, parent, KindMessage, RoleSystem, system, meta); err != nil {
+					return nil, err
+				}
+			}
+			if user, err = commit(tx, parent, KindMessage, RoleUser, text, meta); err != nil || !moved {
+				return nil, err
+			}
+			return t.strand(tx, cur, base, user, "message")
+		})
+		return user, err
+	}
+	res, err := turn.RunDeferred(ctx, turnRepo{t}, turn.Start{Messages: msgs, Write: write}, cfg)
+	if err != nil {
+		err = fmt.Errorf("chat: %w", err)
+	}
+	return res, err
+}
+
+// checkConversation refuses name for a new conversation (NewConversation):
+// a branch name that is not valid, or a branch that exists.
+func checkConversation(tx store.Tx, name string) error {
+	if err := refs.ValidateBranchName(name); err != nil {
+		return err
+	}
+	switch _, err := tx.Ref(refs.BranchRef(name)); {
+	case err == nil:
+		return fmt.Errorf("%w: %s", ErrBranchExists, name)
+	case !isNotFound(err):
+		return err
+	}
+	return nil
+}
+
+// openConversation moves HEAD to the new, unborn branch name and returns
+// its position; when a branch of that name exists (made since
+// checkConversation), it moves nothing and returns that branch's
+// position, on which the caller keeps its commits off the branch.
+func openConversation(tx store.Tx, name string) (head, error) {
+	full := refs.BranchRef(name)
+	r, err := tx.Ref(full)
+	switch {
+	case err == nil:
+		return head{Branch: full, Hash: r.Hash}, nil
+	case !isNotFound(err):
+		return head{}, err
+	}
+	return head{Branch: full}, tx.SetRef(refs.Ref{Name: refs.HEAD, Target: full})
 }
 
 // pendingBefore calls fn with the branch's pending turn, if it has one,

@@ -145,6 +145,9 @@ func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult,
 	if cfg.System() != "" {
 		return nil, errors.New("retry last: a system prompt cannot be added: it would follow the user message it should precede")
 	}
+	if cfg.NewConversation() != "" {
+		return nil, errors.New("retry last: a new conversation has no message to answer again")
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -165,12 +168,30 @@ func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult,
 		return nil, fmt.Errorf("retry last: nothing to retry: %w", noTurn("the branch ends in an error (%s) with no message of yours before it",
 			last.First.Short()))
 	}
-	if last.Tip != last.User {
+	moveBack := func(ctx context.Context) (Hash, error) {
+		if last.Tip == last.User {
+			return last.User, nil
+		}
 		msg := fmt.Sprintf("retry-last: dropped %s after message %s to answer it again",
 			english.Count(last.Commits-1, "commit", "commits"), last.User.Short())
-		if _, err := t.Reset(ctx, last.User.String(), Soft, ResetIf(last.Tip), ResetReflog(ActionRetryLast, msg)); err != nil {
+		_, err := t.Reset(ctx, last.User.String(), Soft, ResetIf(last.Tip), ResetReflog(ActionRetryLast, msg))
+		return last.User, err
+	}
+	if cfg.DeferStart() {
+		// The branch moves back once the model was reached; a branch moved
+		// meanwhile is a conflict, and the turn goes on off it.
+		msgs, err := t.Compile(ctx, CompileAt(last.User.String()))
+		if err != nil {
 			return nil, fmt.Errorf("retry last: %w", err)
 		}
+		res, err := turn.RunDeferred(ctx, turnRepo{t}, turn.Start{Messages: msgs, Write: moveBack}, cfg)
+		if err != nil {
+			err = fmt.Errorf("chat: %w", err) // as runTurn words it
+		}
+		return res, err
+	}
+	if _, err := moveBack(ctx); err != nil {
+		return nil, fmt.Errorf("retry last: %w", err)
 	}
 	res, err := t.runTurn(ctx, last.User, cfg)
 	if res != nil {

@@ -169,9 +169,11 @@ func (c *Anthropic) attempt(ctx context.Context, body []byte, req Request) (resp
 		return nil, false, c.transportError(err)
 	}
 	defer hresp.Body.Close()
+	hresp.Body = watchBody(ctx, hresp.Body)
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		return nil, false, c.statusError(hresp)
 	}
+	reached(req, hresp)
 	tool := ""
 	if req.Schema != nil {
 		tool = req.Schema.Name

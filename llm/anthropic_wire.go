@@ -130,7 +130,7 @@ func (c *Anthropic) errorEvent(status int, raw json.RawMessage) error {
 // readJSON decodes a non-streamed answer. tool names the forced tool of a
 // schema ("" for none), whose input is the answer's text.
 func (c *Anthropic) readJSON(resp *http.Response, tool string) (*Response, error) {
-	status, trimmed, err := c.readBody(resp, "Anthropic's is "+DefaultAnthropicBaseURL)
+	status, trimmed, err := c.readBody(resp)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func (c *Anthropic) readStream(resp *http.Response, tool string, onDelta func(st
 				return nil, delivered, c.errorEvent(status, ev.Error)
 			}
 		} else if !ok && isHTML("", line) && out.Model == "" && !delivered {
-			return nil, delivered, c.badResponse(status, "got an HTML page instead of an event stream", line)
+			return nil, delivered, c.htmlResponse(status, "got an HTML page instead of an event stream", line)
 		}
 		if err == io.EOF {
 			if stopped {

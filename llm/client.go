@@ -42,6 +42,13 @@ type Request struct {
 	// OnDelta, when non-nil, asks for a streamed answer and receives each
 	// piece of text as it arrives. The Response still carries the whole text.
 	OnDelta func(delta string)
+	// OnReached, when non-nil, is called once, on the calling goroutine,
+	// when the server starts answering: a response with a success status
+	// and the API's content type (JSON or an event stream) arrived, before
+	// its body is read. A failure before that (no server, a refused key,
+	// a 404, an HTML page) never calls it. Clients other than this
+	// package's may not call it at all.
+	OnReached func()
 	// Schema, when non-nil, asks for an answer constrained to a JSON
 	// Schema where the provider supports it (Response.Structured says what
 	// became of it). The caller still validates the answer.

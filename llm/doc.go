@@ -27,10 +27,16 @@
 // structured output (Response.Structured says what became of it). Every
 // failure is a typed error that unwraps to an [*APIError]: [*AuthError],
 // [*RateLimitError], [*ContextLengthError], [*ServerError],
-// [*BadResponseError] or [*TransportError]; when the context ends the error
-// wraps ctx.Err() instead. Transient failures (429, 5xx, no answer) are
-// retried with full-jitter backoff ([WithMaxRetries], [WithBackoff]), apart
-// from tract's validation attempts. See the Example functions for calls,
+// [*BadResponseError], [*TransportError] or [*TimeoutError]; when the
+// context ends the error wraps ctx.Err() instead. APIError.Setup names a
+// failure that shows the client's setup to be wrong (no server at the base
+// URL, a refused key, no endpoint, an HTML page, an unknown model), which
+// the same request would meet again. Transient failures (429, 5xx, no
+// answer) are retried with full-jitter backoff ([WithMaxRetries],
+// [WithBackoff]), apart from tract's validation attempts; a refused
+// connection to a server never reached is retried once. Every call is
+// bounded: no byte for 2 minutes ([WithIdleTimeout]) or 10 minutes in all
+// ([WithCallTimeout]) ends it with a [*TimeoutError]. See the Example functions for calls,
 // streaming and scripted tests.
 //
 // Settings, the Anthropic mapping, structured output, the message shapes,
@@ -44,7 +50,9 @@
 //     server echoes otherwise transformed is out of reach).
 //   - A streamed call is not retried once part of the answer went to
 //     OnDelta; the text received so far is lost unless OnDelta kept it.
-//   - No overall timeout is set: bound a call with its context.
+//   - The bounds end a call that is slow as well as one that hangs: a
+//     local model that takes minutes to load needs a longer
+//     WithIdleTimeout (or 0, and a context to bound it).
 //   - An empty answer is a valid Response; whether it is usable is the
 //     caller's (or a validator's) business.
 package llm

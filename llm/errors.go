@@ -52,6 +52,13 @@ type APIError struct {
 	Message string
 	// Attempts is the number of HTTP requests made for the call, retries included.
 	Attempts int
+	// BaseURL is the base URL of the client that made the call, with
+	// credentials redacted and a query shown as "?…".
+	BaseURL string
+	// Setup, when set, says the failure shows the client's setup to be
+	// wrong (its base URL, key or model), not a passing trouble of the
+	// server: the same request fails again until the setup changes.
+	Setup SetupProblem
 
 	retryable  bool          // a transient failure another attempt may fix
 	retryAfter time.Duration // the server's Retry-After; valid when hasRetry
@@ -75,11 +82,39 @@ func (e *APIError) format(what string) string {
 		b.WriteString(": ")
 		b.WriteString(e.Message)
 	}
-	if e.StatusCode == 404 {
-		b.WriteString(" (check the base URL, which usually ends in /v1, and the model name)")
-	}
 	return b.String()
 }
+
+// SetupProblem names what a failed call shows to be wrong in a client's
+// setup (APIError.Setup). Every typed error of this package unwraps to
+// its *APIError, so
+//
+//	var apiErr *llm.APIError
+//	if errors.As(err, &apiErr) && apiErr.Setup != "" { … fix the setup … }
+//
+// tells a wrong setup from a server in trouble, whatever the error's type.
+type SetupProblem string
+
+// The setup problems a failed call can show.
+const (
+	// SetupUnreachable: no server answered at the base URL on any attempt
+	// of the call: the connection was refused, or the host name does not
+	// resolve (a *TransportError).
+	SetupUnreachable SetupProblem = "unreachable"
+	// SetupAuth: the server refused the key (401, 403; an *AuthError).
+	SetupAuth SetupProblem = "auth"
+	// SetupEndpoint: the server has nothing at the endpoint (a 404 that
+	// names no model, or a 405): a base URL with a wrong or missing path.
+	SetupEndpoint SetupProblem = "endpoint"
+	// SetupNotAPI: the server answered with an HTML page instead of the
+	// API's JSON (a *BadResponseError): the base URL points at a web site
+	// or a proxy's page.
+	SetupNotAPI SetupProblem = "not-api"
+	// SetupModel: the server does not know the model (OpenAI's code
+	// model_not_found, or a 404 or 400 whose message says the model is not
+	// found, does not exist or is not valid).
+	SetupModel SetupProblem = "model"
+)
 
 // AuthError reports a 401 or 403: a missing, wrong or unauthorised API key.
 // It is never retried.
@@ -199,6 +234,8 @@ func baseOf(err error) *APIError {
 	case *BadResponseError:
 		return &e.APIError
 	case *TransportError:
+		return &e.APIError
+	case *TimeoutError:
 		return &e.APIError
 	}
 	return nil

@@ -105,7 +105,7 @@ func (c *settings) listPage(ctx context.Context, endpoint string, header func(ht
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list models: %w", err)
 	}
-	return retryCall(ctx, c, "list models", func() (*modelPage, bool, error) {
+	return retryCall(ctx, c, "list models", "", func(ctx context.Context) (*modelPage, bool, error) {
 		hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 		if err != nil {
 			return nil, false, c.transportError(err)
@@ -117,6 +117,7 @@ func (c *settings) listPage(ctx context.Context, endpoint string, header func(ht
 			return nil, false, c.transportError(err)
 		}
 		defer hresp.Body.Close()
+		hresp.Body = watchBody(ctx, hresp.Body)
 		if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 			return nil, false, c.statusError(hresp)
 		}
@@ -139,7 +140,7 @@ func (c *settings) readModelPage(resp *http.Response) (*modelPage, error) {
 	case len(trimmed) == 0:
 		return nil, c.badResponse(status, "empty body", nil)
 	case isHTML(resp.Header.Get("Content-Type"), trimmed):
-		return nil, c.badResponse(status, "got an HTML page instead of a model list (is the base URL right?)", trimmed)
+		return nil, c.htmlResponse(status, "got an HTML page instead of a model list", trimmed)
 	}
 	var page modelPage
 	if err := json.Unmarshal(trimmed, &page); err != nil {

@@ -200,9 +200,11 @@ func (c *OpenAI) attempt(ctx context.Context, body []byte, req Request) (resp *R
 		return nil, false, c.transportError(err)
 	}
 	defer hresp.Body.Close()
+	hresp.Body = watchBody(ctx, hresp.Body)
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		return nil, false, c.statusError(hresp)
 	}
+	reached(req, hresp)
 	if onDelta != nil && isEventStream(hresp.Header.Get("Content-Type")) {
 		return c.readStream(hresp, onDelta)
 	}

@@ -266,7 +266,9 @@ func TestNewOpenAIFromEnv_OptionsOverrideEnvironment(t *testing.T) {
 	assert.Equal(t, "http://localhost:8080/v1", c.BaseURL(), "an empty option leaves the environment's value")
 }
 
-func TestOpenAI_UnreachableBaseURLIsTransportErrorAfterRetries(t *testing.T) {
+// A refused connection is retried once, not as often as a server
+// error: a server that is not running does not start within the backoff.
+func TestOpenAI_UnreachableBaseURLIsTransportErrorAfterOneRetry(t *testing.T) {
 	var events []llm.RetryEvent
 	c, s := newClient(t, "http://"+closedAddr(t)+"/v1", llm.WithAPIKey(testKey),
 		llm.WithOnRetry(func(e llm.RetryEvent) { events = append(events, e) }))
@@ -275,24 +277,26 @@ func TestOpenAI_UnreachableBaseURLIsTransportErrorAfterRetries(t *testing.T) {
 
 	var te *llm.TransportError
 	require.ErrorAs(t, err, &te)
-	assert.Equal(t, 5, te.Attempts)
-	assert.Contains(t, err.Error(), "after 5 attempts")
+	assert.Equal(t, 2, te.Attempts)
+	assert.Equal(t, llm.SetupUnreachable, te.Setup)
+	assert.Contains(t, err.Error(), "after 2 attempts")
 	assert.Contains(t, err.Error(), "connection to the model server failed")
 	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
 	assert.NotContains(t, err.Error(), testKey)
-	// Exponential backoff: base 500ms doubling, jitter pinned to the ceiling.
-	assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}, s.all())
-	require.Len(t, events, 4)
+	assert.Equal(t, []time.Duration{500 * time.Millisecond}, s.all())
+	require.Len(t, events, 1)
 	assert.Equal(t, 1, events[0].Attempt)
 	assert.ErrorAs(t, events[0].Err, &te)
 }
 
 func TestOpenAI_BackoffCappedAndBounded(t *testing.T) {
-	c, s := newClient(t, "http://"+closedAddr(t)+"/v1",
-		llm.WithMaxRetries(6), llm.WithBackoff(time.Second, 5*time.Second))
+	srv := llmtest.NewServer(t)
+	srv.Otherwise(llmtest.Error(503, "busy"))
+	c, s := newClient(t, srv.URL(), llm.WithMaxRetries(6), llm.WithBackoff(time.Second, 5*time.Second))
 	_, err := c.Complete(context.Background(), llm.Request{Messages: userMsg("hi")})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "after 7 attempts")
+	// Exponential backoff: base doubling up to the cap, jitter pinned to the ceiling.
 	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second}, s.all())
 }
 

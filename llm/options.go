@@ -32,22 +32,26 @@ type settings struct {
 	jitter        func(ceiling time.Duration) time.Duration
 	now           func() time.Time
 	onRetry       func(RetryEvent)
+	idleTimeout   time.Duration // WithIdleTimeout; 0: no bound
+	callTimeout   time.Duration // WithCallTimeout; 0: no bound
 }
 
 // defaultSettings returns the settings before any Option, for a server
 // whose default base URL is base.
 func defaultSettings(base, keyEnv string) settings {
 	return settings{
-		baseURL:    base,
-		keyEnv:     keyEnv,
-		userAgent:  DefaultUserAgent,
-		httpClient: http.DefaultClient,
-		maxRetries: DefaultMaxRetries,
-		backoff:    DefaultBackoff,
-		maxBackoff: DefaultMaxBackoff,
-		sleep:      sleepCtx,
-		jitter:     fullJitter,
-		now:        time.Now,
+		baseURL:     base,
+		keyEnv:      keyEnv,
+		userAgent:   DefaultUserAgent,
+		httpClient:  http.DefaultClient,
+		maxRetries:  DefaultMaxRetries,
+		backoff:     DefaultBackoff,
+		maxBackoff:  DefaultMaxBackoff,
+		sleep:       sleepCtx,
+		jitter:      fullJitter,
+		now:         time.Now,
+		idleTimeout: DefaultIdleTimeout,
+		callTimeout: DefaultCallTimeout,
 	}
 }
 
@@ -105,7 +109,8 @@ func WithModel(model string) Option {
 
 // WithHTTPClient sets the HTTP client (default: http.DefaultClient). Give it
 // no overall Timeout if you stream: that timeout would cut long answers.
-// Bound calls with the context instead.
+// Bound calls with WithIdleTimeout and WithCallTimeout, or the context,
+// instead.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *settings) {
 		if hc != nil {

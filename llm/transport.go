@@ -1,12 +1,14 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -28,12 +30,16 @@ func (c *settings) complete(ctx context.Context, req Request,
 	if len(req.Messages) == 0 {
 		return nil, errors.New("chat completion: request has no messages")
 	}
+	if req.OnReached != nil {
+		req.OnReached = sync.OnceFunc(req.OnReached) // once, though a refused schema sends twice
+	}
 	send := func(req Request) (*Response, error) {
 		body, sent, err := encode(req)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := retryCall(ctx, c, "chat completion", func() (*Response, bool, error) { return attempt(ctx, body, req) })
+		resp, err := retryCall(ctx, c, "chat completion", cmp.Or(req.Model, c.model),
+			func(ctx context.Context) (*Response, bool, error) { return attempt(ctx, body, req) })
 		if err != nil {
 			return nil, err
 		}
@@ -80,21 +86,48 @@ func schemaRefused(err error) bool {
 // c.maxRetries times with backoff; what names the call in a context error.
 // attempt's second result says whether part of the answer was delivered,
 // after which no retry is made.
-func retryCall[T any](ctx context.Context, c *settings, what string, attempt func() (T, bool, error)) (T, error) {
+//
+// A call that finds no server (SetupUnreachable: a refused connection) is
+// retried once, in case the server was starting, not c.maxRetries times:
+// a server that is not running does not appear within the backoff. Once
+// an attempt reached the server, a later refusal is no setup problem (the
+// server went down) and is retried as any transient failure.
+//
+// The client's bounds (WithIdleTimeout, WithCallTimeout) apply to the
+// call: attempt is given a context that a bound ends, and the call then
+// fails with a *TimeoutError; model names the model it asks.
+func retryCall[T any](ctx context.Context, c *settings, what, model string, attempt func(context.Context) (T, bool, error)) (T, error) {
 	var zero T
+	b := c.newBound(ctx, model)
+	defer b.stop()
+	ctx = b.ctx
+	reached := false
 	for n := 1; ; n++ {
-		resp, delivered, err := attempt()
+		b.arm()
+		resp, delivered, err := attempt(ctx)
+		b.disarm()
 		if err == nil {
 			return resp, nil
 		}
 		if ctx.Err() != nil {
+			if te := b.timeout(n); te != nil {
+				return zero, te
+			}
 			return zero, fmt.Errorf("%s: %w", what, ctx.Err())
 		}
 		base := baseOf(err)
 		if base == nil { // not ours; should not happen
 			return zero, err
 		}
-		base.Attempts = n
+		base.Attempts, base.BaseURL = n, c.shownBaseURL()
+		switch {
+		case base.Setup != SetupUnreachable:
+			reached = true
+		case reached:
+			base.Setup = ""
+		case n > 1:
+			return zero, err // refused twice: no server there
+		}
 		if !base.retryable || delivered || n > c.maxRetries {
 			return zero, err
 		}
@@ -103,10 +136,17 @@ func retryCall[T any](ctx context.Context, c *settings, what string, attempt fun
 			c.onRetry(RetryEvent{Attempt: n, Err: err, Wait: wait})
 		}
 		if err := c.sleep(ctx, wait); err != nil {
+			if te := b.timeout(n); te != nil {
+				return zero, te
+			}
 			return zero, fmt.Errorf("%s: %w", what, err)
 		}
 	}
 }
+
+// shownBaseURL is the base URL as an error may show it: credentials
+// redacted, a query shown as "?…".
+func (c *settings) shownBaseURL() string { return c.redactor.redact(withoutQuery(c.baseURL)) }
 
 // wait returns the pause before the retry that follows failed attempt n.
 func (c *settings) wait(n int, base *APIError) time.Duration {

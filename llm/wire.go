@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tractdag/tract/internal/jsonerr"
@@ -193,6 +194,7 @@ func (c *settings) classify(status int, base APIError) error {
 	typ, code, msg := base.Type, base.Code, base.Message
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		base.Setup = SetupAuth
 		return &AuthError{APIError: base, keyEnv: c.keyEnv}
 	case isContextLength(status, typ, code, msg):
 		return &ContextLengthError{base}
@@ -213,8 +215,36 @@ func (c *settings) classify(status int, base APIError) error {
 	case status == http.StatusRequestTimeout:
 		base.retryable = true
 		return &base
+	case unknownModel(status, code, msg):
+		base.Setup = SetupModel
+	case status == http.StatusNotFound, status == http.StatusMethodNotAllowed:
+		base.Setup = SetupEndpoint // no such route, or a static site that takes no POST
 	}
 	return &base
+}
+
+// unknownModel recognises a server's refusal of a model it does not
+// know: OpenAI's code model_not_found, or a 404 or 400 whose message
+// names the model and says it is not found, does not exist or is not
+// valid (Ollama, vLLM, OpenRouter, LiteLLM), or a 404 that names the
+// model at all (Anthropic's not_found_error "model: NAME").
+func unknownModel(status int, code, msg string) bool {
+	if code == "model_not_found" {
+		return true
+	}
+	m := strings.ToLower(msg)
+	if (status != http.StatusNotFound && status != http.StatusBadRequest) || !strings.Contains(m, "model") {
+		return false
+	}
+	if status == http.StatusNotFound {
+		return true
+	}
+	for _, s := range []string{"not found", "does not exist", "not exist", "unknown model", "invalid model", "not a valid model", "no such model"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // isContextLength recognises the context-window errors of OpenAI
@@ -269,10 +299,21 @@ func (c *settings) transportError(err error) error {
 	if errors.As(err, &ue) {
 		err = &url.Error{Op: ue.Op, URL: c.redactor.redact(ue.URL), Err: ue.Err}
 	}
-	return &TransportError{
+	e := &TransportError{
 		APIError: APIError{Message: c.redactor.redact(err.Error()), retryable: transient(err)},
 		Err:      err,
 	}
+	if unreachable(err) {
+		e.Setup = SetupUnreachable
+	}
+	return e
+}
+
+// unreachable reports a transport error that says no server is there:
+// the connection was refused, or the host name does not resolve.
+func unreachable(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &dnsErr) && dnsErr.IsNotFound
 }
 
 // transient reports whether a transport error may go away on its own:
@@ -302,11 +343,18 @@ func (c *settings) badResponse(status int, reason string, body []byte) error {
 	}
 }
 
+// htmlResponse is badResponse for an HTML page where the API's JSON (or
+// event stream) should be: a setup problem, SetupNotAPI.
+func (c *settings) htmlResponse(status int, reason string, body []byte) error {
+	err := c.badResponse(status, reason, body).(*BadResponseError)
+	err.Setup = SetupNotAPI
+	return err
+}
+
 // readBody reads the body of a non-streamed answer, at most maxBody
 // bytes, and returns it trimmed: an empty body, or an HTML page (a wrong
-// base URL; urlHint says what a right one looks like), is a
-// *BadResponseError.
-func (c *settings) readBody(resp *http.Response, urlHint string) (status int, body []byte, err error) {
+// base URL, SetupNotAPI), is a *BadResponseError.
+func (c *settings) readBody(resp *http.Response) (status int, body []byte, err error) {
 	body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return 0, nil, c.transportError(fmt.Errorf("read response body: %w", err))
@@ -320,14 +368,14 @@ func (c *settings) readBody(resp *http.Response, urlHint string) (status int, bo
 		return 0, nil, c.badResponse(status, "empty body", nil)
 	}
 	if isHTML(resp.Header.Get("Content-Type"), trimmed) {
-		return 0, nil, c.badResponse(status, "got an HTML page instead of JSON (is the base URL right? "+urlHint+")", trimmed)
+		return 0, nil, c.htmlResponse(status, "got an HTML page instead of JSON", trimmed)
 	}
 	return status, trimmed, nil
 }
 
 // readJSON decodes a non-streamed answer.
 func (c *OpenAI) readJSON(resp *http.Response) (*Response, error) {
-	status, trimmed, err := c.readBody(resp, "it usually ends in /v1")
+	status, trimmed, err := c.readBody(resp)
 	if err != nil {
 		return nil, err
 	}
@@ -414,7 +462,7 @@ func (c *OpenAI) readStream(resp *http.Response, onDelta func(string)) (*Respons
 				var chunk chatResponse
 				if jerr := json.Unmarshal(data, &chunk); jerr != nil {
 					if isHTML("", data) {
-						return nil, delivered, c.badResponse(status, "got HTML inside the event stream", data)
+						return nil, delivered, c.htmlResponse(status, "got HTML inside the event stream", data)
 					}
 					return nil, delivered, c.badResponse(status, "invalid JSON in stream chunk: "+jsonerr.Describe(jerr), data)
 				}
@@ -452,7 +500,7 @@ func (c *OpenAI) readStream(resp *http.Response, onDelta func(string)) (*Respons
 				}
 			}
 		} else if isHTML("", line) && content.Len() == 0 && out.Model == "" {
-			return nil, delivered, c.badResponse(status, "got an HTML page instead of an event stream", line)
+			return nil, delivered, c.htmlResponse(status, "got an HTML page instead of an event stream", line)
 		}
 		if err == io.EOF {
 			if out.FinishReason != "" {
@@ -486,6 +534,18 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		return line, err
+	}
+}
+
+// reached calls req.OnReached for resp, a success, when its content type
+// is the API's: JSON or an event stream (an HTML page, or a body of no
+// type, is read first).
+func reached(req Request, resp *http.Response) {
+	if req.OnReached == nil {
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" || mt == "text/event-stream" {
+		req.OnReached()
 	}
 }
 

@@ -83,17 +83,26 @@ func TestChat_AnthropicUnauthorizedKeyRedacted(t *testing.T) {
 	t.Parallel()
 	const key = "sk-ant-wrong-secret-77"
 	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Unauthorized())
+	srv.Reply(llmtest.Unauthorized(), llmtest.Answer("not json"), llmtest.Unauthorized())
 	s := anthropicEnv(newSandbox(t), srv, "claude-test").withEnv("ANTHROPIC_API_KEY", key)
 	s.initRepo()
 
+	// Refused on the first call: nothing written, and the hint names
+	// Anthropic's variables.
 	r := s.tract("chat", "hello")
 	requireExit(t, r, exitEscalated)
 	assert.Contains(t, r.Stderr, "401")
-	assert.Contains(t, r.Stderr, "ANTHROPIC_API_KEY")
+	assert.Regexp(t, `The server at ANTHROPIC_BASE_URL=http://127\.0\.0\.1:\d+ refused the key in ANTHROPIC_API_KEY`, r.Stderr)
+	assert.Contains(t, r.Stderr, "Nothing was written")
+	assert.NotContains(t, r.Stderr+r.Stdout, key)
+	assert.Empty(t, s.logAll().Commits)
+
+	// Refused after the model was reached: the error commit.
+	r = s.tract("chat", "--validate", "json", "hello")
+	requireExit(t, r, exitEscalated)
 	assert.NotContains(t, r.Stderr+r.Stdout, key)
 	assert.NotContains(t, string(s.storedBytes()), "wrong-secret-77")
-	assert.Len(t, srv.Requests(), 1)
+	assert.Len(t, srv.Requests(), 3)
 	head := decodeJSON[commitInfo](t, s.ok("show", "--json", "HEAD"))
 	assert.Equal(t, "error", head.Kind)
 	assert.Contains(t, string(head.Meta), `"provider": "anthropic"`, "the error commit names the provider asked")

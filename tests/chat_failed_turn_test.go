@@ -45,7 +45,7 @@ func TestChat_FailedTurnPrintsTheWayOut(t *testing.T) {
 			"tract chat --retry-last --validate json"},
 		{"server error", nil, nil, &llmtest.Reply{Status: 500, Message: "down"}, exitModel, "1 error commit after it",
 			"tract chat --retry-last"},
-		{"refused key", nil, []llmtest.Reply{llmtest.Unauthorized()}, nil, exitEscalated, "1 error commit after it",
+		{"refused request", nil, []llmtest.Reply{llmtest.ContextLengthExceeded()}, nil, exitEscalated, "1 error commit after it",
 			"tract chat --retry-last"},
 		{"skipped task", []string{"-V", "json", "--max-attempts", "1", "--on-exhausted", "skip"},
 			[]llmtest.Reply{llmtest.Answer("no")}, nil, exitSkipped, "1 error commit and 1 note after it",
@@ -165,7 +165,7 @@ func TestChat_RetryLastRefusals(t *testing.T) {
 func TestChat_WarnsBeforeSendingAfterAFailedTurn(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Answer("first answer"), llmtest.Error(401, "bad key"), llmtest.Answer("third answer"), llmtest.Answer("fourth answer"),
+	srv.Reply(llmtest.Answer("first answer"), llmtest.ContextLengthExceeded(), llmtest.Answer("third answer"), llmtest.Answer("fourth answer"),
 		llmtest.Answer("not JSON"), llmtest.Answer("sixth answer"))
 	s := chatEnv(newSandbox(t), srv)
 	s.initRepo()

@@ -198,7 +198,7 @@ func TestChat_BranchErrorsBeforeTheWarning(t *testing.T) {
 func TestChat_WarningSaysFailedOnlyAfterAFailure(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Answer("first answer"), llmtest.Error(401, "bad key"), llmtest.Answer("second answer"))
+	srv.Reply(llmtest.Answer("first answer"), llmtest.ContextLengthExceeded(), llmtest.Answer("second answer"))
 	s := chatEnv(newSandbox(t), srv)
 	s.initRepo()
 	s.commit("user", "context pasted by hand")

@@ -213,18 +213,19 @@ func TestChat_ServerErrorStormExitsModelError(t *testing.T) {
 }
 
 // A 401 is not retried, and the key, although the server echoes it, is
-// neither printed nor stored.
+// neither printed nor stored (the first call's 401 writes nothing; the
+// second call's is recorded in an error commit).
 func TestChat_UnauthorizedNotRetriedKeyNeverShownOrStored(t *testing.T) {
 	t.Parallel()
 	const key = "sk-test-secret-999"
 	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Unauthorized())
+	srv.Reply(llmtest.Answer("not json"), llmtest.Unauthorized())
 	s := newSandbox(t)
 	s.initRepo()
 
-	r := chatEnv(s, srv).withEnv("OPENAI_API_KEY", key).tract("chat", "hello")
+	r := chatEnv(s, srv).withEnv("OPENAI_API_KEY", key).tract("chat", "--validate", "json", "hello")
 	requireExit(t, r, exitEscalated)
-	assert.Len(t, srv.Requests(), 1, "401 is not retried")
+	assert.Len(t, srv.Requests(), 2, "401 is not retried")
 	assert.NotContains(t, r.Stderr, key)
 	assert.NotContains(t, r.Stdout, key)
 	assert.Contains(t, r.Stderr, "401")
@@ -348,7 +349,9 @@ func TestOutput_NoANSIEscapesOffTerminal(t *testing.T) {
 }
 
 // Answers that are not a chat completion are model errors (exit 4, or 7
-// for a context over the window), not validation failures, and leave the branch user + error.
+// for a context over the window), not validation failures, and leave the
+// branch user + error. (An HTML page shows a wrong base URL and writes
+// nothing: TestChat_SetupMistakeWritesNothing.)
 func TestChat_MalformedServerAnswersExitModelError(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -357,7 +360,6 @@ func TestChat_MalformedServerAnswersExitModelError(t *testing.T) {
 		stderr string
 		exit   int
 	}{
-		{"HTML page", llmtest.HTML(), "HTML", exitModel},
 		{"truncated JSON", llmtest.Truncated("a perfectly fine answer that is cut"), "tract: ", exitModel},
 		// Retrying cannot fix a context over the window: it escalates.
 		{"context length exceeded", llmtest.ContextLengthExceeded(), "context", exitEscalated},

@@ -14,8 +14,9 @@ import (
 )
 
 // taskMix runs four tasks through 'tract chat --events FILE': t1 accepted
-// on the first try, t2 retried then accepted, t3 exhausted, t4 refused by
-// a 401. It returns the events file.
+// on the first try, t2 retried then accepted, t3 exhausted, t4 stopped by
+// a request too long for the model's context, which retrying cannot fix.
+// It returns the events file.
 func taskMix(t *testing.T, s *sandbox) string {
 	t.Helper()
 	srv := llmtest.NewServer(t)
@@ -23,7 +24,7 @@ func taskMix(t *testing.T, s *sandbox) string {
 		llmtest.Answer(goodJSON),
 		llmtest.Answer(badJSON), llmtest.Answer(goodJSON),
 		llmtest.Answer(badJSON), llmtest.Answer(badJSON),
-		llmtest.Unauthorized(),
+		llmtest.ContextLengthExceeded(),
 	)
 	s = chatEnv(s, srv)
 	events := filepath.Join(s.dir, "events.jsonl")

@@ -45,7 +45,9 @@ func heldChat(t *testing.T, s *sandbox, reply string, args ...string) (chat *bac
 }
 
 // While a chat waits for its model, reads and writes from other processes
-// succeed at once, and log --all already shows the user message.
+// succeed at once. The message is committed once the model answers (a
+// wrong setup then leaves nothing), so until then nothing of the turn
+// shows; its attempts show as they happen (below).
 func TestShared_CommandsWhileChatWaitsForModel(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
@@ -55,9 +57,9 @@ func TestShared_CommandsWhileChatWaitsForModel(t *testing.T) {
 
 	other := s.withEnv("TRACT_LOCK_TIMEOUT", whileChatting)
 	all := decodeJSON[history](t, other.ok("log", "--all", "--json"))
-	assert.Equal(t, []string{"what is it?", "You are terse."}, texts(all.Commits), "the turn is visible as it happens")
+	assert.Equal(t, []string{"You are terse."}, texts(all.Commits), "nothing written before the model answers")
 	assert.Contains(t, other.ok("status").Stdout, "On branch main")
-	assert.Contains(t, other.ok("show").Stdout, "what is it?")
+	assert.Contains(t, other.ok("show").Stdout, "You are terse.")
 	other.ok("branch", "side")
 	other.ok("commit", "--branch", "side", "-r", "user", "-m", "written meanwhile on side")
 	other.ok("log", "--all", "--oneline")
@@ -98,8 +100,9 @@ func TestShared_AttemptsVisibleWhileModelAnswersTheNext(t *testing.T) {
 }
 
 // A commit on the chat's branch while the model answers: the chat exits
-// with the conflict code and names the answer it kept, which log --all
-// lists; the other commit stays on the branch.
+// with the conflict code and names the answer it kept, with the message
+// before it, which log --all lists; the other commit stays on the
+// branch.
 func TestShared_CommitOnChatBranchEndsChatWithConflict(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
@@ -118,8 +121,7 @@ func TestShared_CommitOnChatBranchEndsChatWithConflict(t *testing.T) {
 	require.Len(t, all.Orphans, 1, "the answer is kept\n%s", r)
 	kept := all.Orphans[0]
 	assert.Equal(t, "conflict", kept.Action)
-	require.Len(t, kept.Commits, 1)
-	assert.Equal(t, "the answer", kept.Commits[0].Text)
+	assert.Equal(t, []string{"the answer", "question"}, texts(kept.Commits))
 	short := kept.Commits[0].Hash[:8]
 	assert.Contains(t, r.Stderr, "commit "+short)
 	assert.Contains(t, r.Stderr, "'tract show "+short+"'")

@@ -116,23 +116,26 @@ func TestChat_CmdExit77IsBlocked(t *testing.T) {
 	assert.Contains(t, s.ok("show", h.Orphans[0].Commits[0].Hash).Stdout, "  escalated:      blocked (retrying cannot fix it)\n")
 }
 
-// A 401 is one request and one error commit with its failure record; it
-// exits as a failure retrying cannot fix.
+// A 401 after the model was reached (a key revoked during the turn) is
+// one request and one error commit with its failure record; it exits as
+// a failure retrying cannot fix. (A 401 on the first call writes
+// nothing: TestChat_SetupMistakeWritesNothing.)
 func TestChat_UnauthorizedRecordsFailure(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
-	srv.Reply(llmtest.Unauthorized())
+	srv.Reply(llmtest.Answer(badJSON), llmtest.Unauthorized())
 	s := newSandbox(t)
 	s.initRepo()
 	c := chatEnv(s, srv)
 
 	r := c.tract("chat", "--task", "t1", "--validate", "json", "Hello")
 	requireExit(t, r, exitEscalated)
-	assert.Len(t, srv.Requests(), 1)
+	assert.Len(t, srv.Requests(), 2)
 	log := s.log()
 	require.Len(t, log, 2)
 	m := metaOf(t, log[0])
 	require.NotNil(t, m.Failure)
+	assert.Equal(t, 2, m.Failure.Attempt)
 	assert.Equal(t, "execution_error", m.Failure.Type)
 	assert.Equal(t, "auth", m.Failure.Escalation)
 	assert.Equal(t, "t1", m.Task)

@@ -414,8 +414,9 @@ func isTyped(err error) bool {
 func modelFailureType(err error) retry.FailureType {
 	var api *llm.APIError
 	var netErr net.Error
+	var timeout *llm.TimeoutError
 	switch {
-	case errors.As(err, &api) && api.StatusCode == http.StatusRequestTimeout,
+	case errors.As(err, &timeout), errors.As(err, &api) && api.StatusCode == http.StatusRequestTimeout,
 		errors.As(err, &netErr) && netErr.Timeout(),
 		errors.Is(err, context.DeadlineExceeded):
 		return retry.FailureTimeout

@@ -48,6 +48,10 @@ type Config struct {
 	onAttemptDelta func(AttemptDelta)
 	// onPending is the OnPendingTurn callback.
 	onPending func(*Last)
+	// deferStart is DeferStart.
+	deferStart bool
+	// newConversation is the branch of NewConversation ("" without).
+	newConversation string
 }
 
 // NewConfig applies opts over the defaults (the client given, purify on,
@@ -88,6 +92,14 @@ func (cfg *Config) Task() string { return cfg.task }
 
 // OnPending is the OnPendingTurn callback (nil when none was given).
 func (cfg *Config) OnPending() func(*Last) { return cfg.onPending }
+
+// DeferStart says whether the turn's start waits for its first model call
+// (see DeferStart).
+func (cfg *Config) DeferStart() bool { return cfg.deferStart }
+
+// NewConversation is the branch a chat starts a new conversation on ("":
+// it continues the current one; see NewConversation).
+func (cfg *Config) NewConversation() string { return cfg.newConversation }
 
 // checkFeedback refuses an unknown feedback format or context strategy,
 // and sets the defaults.
@@ -153,6 +165,25 @@ func OnAttempt(fn func(Attempt)) Option { return func(cfg *Config) { cfg.onAttem
 // user messages in a row. Chat checks the branch first, so a missing
 // branch or a detached HEAD is Chat's error alone, with no call.
 func OnPendingTurn(fn func(*Last)) Option { return func(cfg *Config) { cfg.onPending = fn } }
+
+// DeferStart has Chat commit its message (and system prompt), and
+// RetryLast move the branch back to the unanswered message, only once the
+// turn's first model call has reached the model (see RunDeferred): a
+// failure that shows the client's setup to be wrong (llm.APIError.Setup)
+// then writes nothing and returns an *UnsentError, instead of leaving
+// the branch ending in the message and an error commit. A caller that
+// shows the turn as it happens, or that retries a failed turn from its
+// message (an interactive chat's /retry), goes without it.
+func DeferStart() Option { return func(cfg *Config) { cfg.deferStart = true } }
+
+// NewConversation has Chat start a new conversation on a new branch named
+// branch, with no history, and move HEAD to it in the transaction that
+// commits the message (with DeferStart, once the model was reached): the
+// caller's own SwitchOrphan before Chat, but a chat that writes nothing
+// leaves HEAD where it was (see tract.NewConversation).
+func NewConversation(branch string) Option {
+	return func(cfg *Config) { cfg.newConversation = branch }
+}
 
 // SystemPrompt commits text as a system message before the user message
 // unless the current context already has that exact system message.

@@ -77,17 +77,90 @@ type Pending struct {
 // an accepted answer. It returns the turn's result, also with an error, so
 // that the usage spent and the diagnoses are not lost.
 func Run(ctx context.Context, r Repo, restore dag.Hash, cfg *Config) (*Result, error) {
-	g := newGeneration(r, restore, cfg)
+	return newGeneration(r, restore, cfg).run(ctx)
+}
+
+// Start is the start of a turn that is not written yet (see RunDeferred):
+// a chat's user message (and system prompt), or the move back to the
+// message a failed turn left unanswered.
+type Start struct {
+	// Messages are what the turn's first model call sends: the context
+	// the turn builds on, with the start's own messages after it.
+	Messages []llm.Message
+	// Write writes the start and returns the turn's restore point. When
+	// the branch moved since Messages were read, Write writes the start
+	// off the branch, as a Repo does, and returns its restore point with
+	// a *refs.ConflictError: the turn then goes on from there, and its
+	// next commit, kept off the branch too, ends it with the conflict.
+	Write func(ctx context.Context) (dag.Hash, error)
+}
+
+// RunDeferred is Run for a turn whose start is not written yet: the
+// first model call sends start.Messages, and start.Write writes the start
+// once that call has reached the model: when the server starts answering
+// (llm.Request.OnReached), else when the call ends with an answer or a
+// failure a turn records (interrupted included). When the call fails in a way
+// that shows the client's setup to be wrong (llm.APIError.Setup: no
+// server at the base URL, the key refused, no endpoint, an HTML page, an
+// unknown model), nothing is written, no escalation is asked, and the
+// error is an *UnsentError.
+func RunDeferred(ctx context.Context, r Repo, start Start, cfg *Config) (*Result, error) {
+	g := newGeneration(r, dag.Hash{}, cfg)
+	g.start = &start
+	return g.run(ctx)
+}
+
+// run runs the turn (see Run).
+func (g *generation) run(ctx context.Context) (*Result, error) {
 	defer g.events.End()
 	for {
 		out, err := retry.WithSteering(ctx, g.steering())
 		if err == nil {
 			return g.res, g.accept(ctx, out.Value)
 		}
+		if unsent := (*UnsentError)(nil); errors.As(err, &unsent) {
+			return g.res, unsent
+		}
 		if again, err := g.escalate(ctx, err); !again { // see escalation.go
 			return g.res, err
 		}
 	}
+}
+
+// UnsentError reports a turn run by RunDeferred that wrote nothing: its
+// first model call failed in a way that shows the client's setup to be
+// wrong (llm.APIError.Setup says how). Err is the failure, inside an
+// *EscalationError when retrying cannot fix it (a refused key, a refused
+// request), as the same failure of any turn is.
+type UnsentError struct {
+	Err error
+}
+
+// Error returns the failure's message.
+func (e *UnsentError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the failure.
+func (e *UnsentError) Unwrap() error { return e.Err }
+
+// begin writes the turn's start after its first model call reached the
+// model, and moves the turn's restore point and tip to it. A conflict
+// leaves the turn going on off the branch (see Start.Write).
+func (g *generation) begin(ctx context.Context) error {
+	start := g.start
+	g.start = nil
+	h, err := start.Write(context.WithoutCancel(ctx))
+	if conflict := (*refs.ConflictError)(nil); err != nil && !errors.As(err, &conflict) {
+		return err
+	}
+	g.restore, g.tip, g.res.User = h, h, h
+	return nil
+}
+
+// setupProblem reports a model failure that shows the client's setup to
+// be wrong.
+func setupProblem(err error) bool {
+	var api *llm.APIError
+	return errors.As(err, &api) && api.Setup != ""
 }
 
 // generation is one validated turn in the making. Its methods are the
@@ -101,6 +174,7 @@ type generation struct {
 	validator retry.Validator
 
 	restore    dag.Hash // the turn's restore point: its user message (or the tip Generate started on)
+	start      *Start   // the turn's start while it is not written (RunDeferred); nil once it is
 	tip        dag.Hash // the branch tip the turn expects; moves as it commits
 	attempt    int      // the attempt under way, from 1, counting on across rounds
 	round      int      // the round of attempts under way, from 1 (see OnEscalation)
@@ -141,13 +215,32 @@ func (g *generation) steering() retry.Steering[answer, dag.Hash] {
 func (g *generation) ask(ctx context.Context) (answer, error) {
 	g.attempt++
 	g.started = time.Now() // not the repository's clock, which tests fix: a duration is measured
-	msgs, err := g.r.Compile(ctx, g.tip)
-	if err != nil {
+	var msgs []llm.Message
+	var err error
+	if g.start != nil {
+		msgs = g.start.Messages
+	} else if msgs, err = g.r.Compile(ctx, g.tip); err != nil {
 		return answer{}, err
 	}
-	resp, err := g.cfg.client.Complete(ctx, llm.Request{
+	req := llm.Request{
 		Model: g.cfg.model, Messages: msgs, Temperature: g.cfg.temperature, OnDelta: g.deltaFunc(), Schema: g.cfg.schema,
-	})
+	}
+	var werr error // the start's write, when it failed
+	if g.start != nil {
+		// The start is written as soon as the server answers, so that
+		// the turn shows while the answer streams.
+		req.OnReached = func() { werr = g.begin(ctx) }
+	}
+	resp, err := g.cfg.client.Complete(ctx, req)
+	if g.start != nil { // the call never reached the model, or the client does not say
+		if err != nil && setupProblem(err) && ctx.Err() == nil {
+			return answer{}, &UnsentError{Err: g.reported(err)}
+		}
+		werr = g.begin(ctx)
+	}
+	if werr != nil {
+		return answer{}, errors.Join(werr, err)
+	}
 	if err != nil {
 		return answer{}, &modelError{err: err}
 	}
@@ -304,6 +397,15 @@ func (g *generation) modelFailure(err error) record.Failure {
 	return f
 }
 
+// reported is the error a turn ends with after its model call failed
+// with err: an *EscalationError when retrying cannot fix err, else err.
+func (g *generation) reported(err error) error {
+	if reason, escalates := escalationOf(err); escalates {
+		return g.escalation(reason, err)
+	}
+	return err
+}
+
 // escalation is the *EscalationError that stops the turn for reason.
 func (g *generation) escalation(reason record.EscalationReason, err error) *EscalationError {
 	return &EscalationError{Reason: reason, Task: g.cfg.task, Attempts: g.res.Attempts,
@@ -365,7 +467,8 @@ func (g *generation) extend(ctx context.Context, p Pending) (dag.Hash, error) {
 
 // purify resets the branch to the restore point and re-commits the
 // accepted answer, with its provenance, in one transaction.
-func (g *generation) purify(ctx context.Context, restore dag.Hash) error {
+func (g *generation) purify(ctx context.Context, _ dag.Hash) error {
+	restore := g.restore // written after retry.WithSteering read it, with RunDeferred
 	meta := attemptMeta(g.attempt, g.last, true, true, "", nil)
 	p := provenance(g.attempt, restore, g.res)
 	meta.Attempt, meta.Provenance, meta.Task, meta.Validators = 0, &p, g.cfg.task, g.specs() // the clean copy is no attempt
@@ -481,10 +584,7 @@ func (g *generation) failModel(ctx context.Context, err error) error {
 	} else {
 		h, werr = g.r.CommitOn(ctx, g.tip, p)
 	}
-	reported := err
-	if reason, escalates := escalationOf(err); escalates {
-		reported = g.escalation(reason, err)
-	}
+	reported := g.reported(err)
 	if werr != nil {
 		if conflict := (*refs.ConflictError)(nil); errors.As(werr, &conflict) {
 			g.record(ctx, conflict.Kept)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +24,12 @@ type ChatOptions struct {
 	Branch    string
 	Message   string
 	FromStdin bool
-	Validate  []string
+	// PipedFirst says the text piped on standard input goes before
+	// Message, a blank line between them; NoStdin (--no-stdin) says
+	// standard input is not read.
+	PipedFirst bool
+	NoStdin    bool
+	Validate   []string
 	// CmdTimeout bounds one run of a "cmd:" validator (--cmd-timeout).
 	CmdTimeout  time.Duration
 	MaxAttempts int
@@ -76,13 +83,16 @@ only the accepted answer, attempts and diagnoses go to standard error. With
 are committed and the model tries again, up to --max-attempts; after a
 success the branch is purified to your message and the clean answer, the
 failed attempts staying in 'tract log --all'. With no MESSAGE on a
-terminal, or with -i, chat opens the interactive chat.`,
+terminal, or with -i, chat opens the interactive chat. Text piped in comes
+first, then a blank line, then MESSAGE (--no-stdin ignores standard input);
+a first call that shows the setup wrong writes nothing and says what to fix.`,
 		Example: `  tract chat "What is the capital of France?"
   tract chat --retry-last --validate json
   tract chat --validate json "List three colours as a JSON array" | jq .
   tract chat -m llama3.2 -s "You are terse." -n "Start a new conversation"
   tract chat --validate schema:person.json --max-attempts 5 --provenance "Describe Ada"
-  echo "Summarise this" | tract chat -`,
+  echo "Summarise this" | tract chat -
+  git diff | tract chat "Review this change"`,
 		Args: maxArgs(1, `one message (quote it) or "-"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkRetryLast(opts, args); err != nil {
@@ -92,11 +102,18 @@ terminal, or with -i, chat opens the interactive chat.`,
 			case opts.RetryLast:
 			case opts.Interactive && len(args) > 0:
 				return usageErrorf("--interactive reads its messages from standard input: give no MESSAGE")
+			case opts.Interactive && opts.NoStdin:
+				return usageErrorf("--interactive reads its messages from standard input, which --no-stdin ignores")
 			case opts.Interactive:
+			case len(args) == 1 && args[0] == "-" && opts.NoStdin:
+				return usageErrorf(`"-" reads the message from standard input, which --no-stdin ignores: give the MESSAGE itself`)
 			case len(args) == 1 && args[0] == "-":
 				opts.FromStdin = true
 			case len(args) == 1:
 				opts.Message = args[0]
+				opts.PipedFirst = f.IO.InPiped && !opts.NoStdin
+			case opts.NoStdin:
+				return usageErrorf("no message: give one (quote it); --no-stdin ignores standard input")
 			case !f.IO.InTTY:
 				opts.FromStdin = true
 			default:
@@ -165,6 +182,7 @@ terminal, or with -i, chat opens the interactive chat.`,
 	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see 'tract help interactive-chat')")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
+	fl.BoolVar(&opts.NoStdin, "no-stdin", false, "do not read standard input, even when it is a pipe (for programs that run tract with one open)")
 	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer again the message a failed turn left unanswered, without committing it twice")
 	addModelFlags(cmd, &opts.ModelFlags, false)
 	addBranchFlag(cmd, &opts.Branch)
@@ -198,13 +216,11 @@ func newChatRecord(res *tract.ChatResult, err error) chatRecord {
 func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	f := opts.Factory
 	ctx := cmd.Context()
-	text := opts.Message
-	if opts.FromStdin && !opts.RetryLast {
-		var err error
-		if text, err = readText(f, "-", true); err != nil {
-			return err
-		}
+	text, err := chatText(f, opts)
+	if err != nil {
+		return err
 	}
+	f.wait = newWaitLine(f) // "waiting for MODEL… 3.2s" on a terminal
 	client, err := newClient(f, opts.Model, opts.ModelFlags)
 	if err != nil {
 		return err
@@ -212,7 +228,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if opts.System, err = f.setting("system", opts.System); err != nil {
 		return err
 	}
-	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, client, opts.Model)
+	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, withoutWaitLine(client), opts.Model)
 	if err != nil {
 		return err
 	}
@@ -222,6 +238,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	}
 	copts := []tract.ChatOption{
 		tract.UseClient(client),
+		tract.DeferStart(), // a wrong setup writes nothing (the REPL's /retry needs the message and error)
 		tract.MaxAttempts(opts.MaxAttempts),
 		tract.Purify(opts.Purify),
 		tract.RetryPrompt(opts.RetryPrompt),
@@ -236,7 +253,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	}
 	copts = append(copts, tract.Feedback(opts.Feedback), tract.RetryContextStrategy(opts.RetryContext))
 	if opts.Analyze {
-		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(client, opts.Model)))
+		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(withoutWaitLine(client), opts.Model)))
 	}
 	copts = append(copts, tract.OnEscalation(escalationHook(f, opts)))
 	if opts.Provenance {
@@ -269,14 +286,23 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		copts = append(copts, tract.OnEvent(log.write))
 	}
 	return withTractOn(f, opts.Branch, func(t *tract.Tract) error {
+		var conversation string
 		if opts.New {
-			if err := startConversation(ctx, f, t); err != nil {
+			var err error
+			if conversation, err = conversationName(ctx, f, t); err != nil {
 				return err
 			}
+			copts = append(copts, tract.NewConversation(conversation))
 		}
 		res, err := runTurn(ctx, f, t, opts, text, copts)
 		if attempts != nil {
 			attempts.end()
+		}
+		if conversation != "" && res != nil && !res.User.IsZero() {
+			sayNewConversation(f, conversation)
+		}
+		if unsent := (*tract.UnsentError)(nil); errors.As(err, &unsent) {
+			err = &hintedError{err: err, hint: unsentHint(err, client.Provider(), cmp.Or(opts.Model, client.DefaultModel()))}
 		}
 		if res != nil {
 			err = failedTurn(ctx, t, opts, res.User, err)
@@ -301,6 +327,35 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		reportOutcome(f.IO.ErrOut, res)
 		return nil
 	})
+}
+
+// chatText is the message a one-shot chat sends: MESSAGE; or standard
+// input, with "-" or with no MESSAGE off a terminal; or, when text is
+// piped in with MESSAGE, the piped text, a blank line and MESSAGE (the
+// order of llm). Piped text that is empty or only white space adds
+// nothing; standard input that is the whole message must hold some.
+// --retry-last sends no new text.
+func chatText(f *Factory, opts *ChatOptions) (string, error) {
+	switch {
+	case opts.RetryLast:
+		return "", nil
+	case opts.FromStdin:
+		text, err := readText(f, "-", true)
+		if err == nil && strings.TrimSpace(text) == "" {
+			err = usageErrorf("no message: standard input is empty; give a MESSAGE or pipe one in")
+		}
+		return text, err
+	case opts.PipedFirst:
+		piped, err := readText(f, "-", true)
+		if err != nil {
+			return "", err
+		}
+		if piped = strings.TrimRight(piped, "\r\n"); strings.TrimSpace(piped) == "" {
+			return opts.Message, nil
+		}
+		return piped + "\n\n" + opts.Message, nil
+	}
+	return opts.Message, nil
 }
 
 // parseValidators parses --validate specs the one way chat and compress

@@ -133,3 +133,34 @@ func TestNewCmd_CmdTimeout(t *testing.T) {
 		})
 	}
 }
+
+// With standard input a pipe (or a file), a MESSAGE follows the piped
+// text unless --no-stdin; "-" or no MESSAGE read standard input alone.
+func TestNewCmdChat_PipedInput(t *testing.T) {
+	cases := []struct {
+		args                  []string
+		piped                 bool
+		fromStdin, pipedFirst bool
+		message               string
+	}{
+		{args: []string{"summarize this"}, piped: true, pipedFirst: true, message: "summarize this"},
+		{args: []string{"summarize this"}, piped: false, message: "summarize this"},
+		{args: []string{"--no-stdin", "summarize this"}, piped: true, message: "summarize this"},
+		{args: []string{"-"}, piped: true, fromStdin: true},
+		{args: []string{}, piped: true, fromStdin: true},
+		{args: []string{"--retry-last"}, piped: true},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			f, _, _ := testFactory(t, nil)
+			f.IO.InPiped = tc.piped
+			var got *ChatOptions
+			cmd := newCmdChat(f, func(o *ChatOptions) error { got = o; return nil })
+			cmd.SetArgs(tc.args)
+			require.NoError(t, cmd.Execute())
+			assert.Equal(t, tc.fromStdin, got.FromStdin)
+			assert.Equal(t, tc.pipedFirst, got.PipedFirst)
+			assert.Equal(t, tc.message, got.Message)
+		})
+	}
+}

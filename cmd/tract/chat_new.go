@@ -33,8 +33,40 @@ func startConversation(ctx context.Context, f *Factory, t *tract.Tract) error {
 		}
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
-	fmt.Fprintf(f.IO.ErrOut, "New conversation on branch %s (HEAD is on it; 'tract switch NAME' goes back)\n", name)
+	sayNewConversation(f, name)
 	return nil
+}
+
+// conversationName returns the name of the branch 'tract chat --new'
+// starts, named after the local time (with -2, -3… when that name is
+// taken): the one-shot chat moves HEAD to it only when it commits the
+// message (tract.NewConversation), so that a chat that writes nothing
+// leaves HEAD where it was.
+func conversationName(ctx context.Context, f *Factory, t *tract.Tract) (string, error) {
+	now := time.Now
+	if f.Clock != nil {
+		now = f.Clock
+	}
+	branches, err := t.Branches(ctx)
+	if err != nil {
+		return "", err
+	}
+	taken := map[string]bool{}
+	for _, b := range branches {
+		taken[b.Name] = true
+	}
+	base := now().Format(newConversationLayout)
+	name := base
+	for i := 2; taken[name]; i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	return name, nil
+}
+
+// sayNewConversation says on stderr that HEAD moved to the new
+// conversation's branch name.
+func sayNewConversation(f *Factory, name string) {
+	fmt.Fprintf(f.IO.ErrOut, "New conversation on branch %s (HEAD is on it; 'tract switch NAME' goes back)\n", name)
 }
 
 // checkConversationFlags refuses --continue with --new, and --new with

@@ -32,12 +32,13 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	// is read or anything recorded, as one-shot chat does (exit 2, and
 	// the error says what to set). A model /model chooses later whose
 	// client cannot be built fails its sends instead.
+	f.wait = newWaitLine(f) // "waiting for MODEL… 3.2s" on a terminal
 	client, err := newClient(f, opts.Model, opts.ModelFlags)
 	if err != nil {
 		return err
 	}
 	clients := map[string]llm.Remote{} // those of the models /model chose
-	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, client, opts.Model)
+	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, withoutWaitLine(client), opts.Model)
 	if err != nil {
 		return err
 	}

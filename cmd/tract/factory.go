@@ -24,6 +24,10 @@ type IOStreams struct {
 	ErrOut io.Writer
 	// InTTY, OutTTY and ErrTTY say whether each stream is a terminal.
 	InTTY, OutTTY, ErrTTY bool
+	// InPiped says standard input is a pipe or a regular file: text
+	// piped or redirected in, which 'tract chat MESSAGE' puts before
+	// MESSAGE. A terminal, /dev/null or another device is not.
+	InPiped bool
 	// Color enables ANSI colour on Out (terminal and no NO_COLOR).
 	Color bool
 	// OutFile is the file Out writes to, when it is one: a pager writes
@@ -39,7 +43,16 @@ func systemIO() *IOStreams {
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, OutFile: os.Stdout,
 		InTTY: isTerminal(os.Stdin), OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr),
+		InPiped: isPipeOrFile(os.Stdin),
 	}
+}
+
+// isPipeOrFile reports whether f is a pipe (a FIFO) or a regular file:
+// data a shell piped or redirected in, not a terminal or a device such
+// as /dev/null, which a program that gives tract no input often passes.
+func isPipeOrFile(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular())
 }
 
 // Factory holds what every command needs: streams, environment and the way
@@ -69,6 +82,10 @@ type Factory struct {
 	// is opened with: a database stops waiting on its server when it is
 	// cancelled (Ctrl-C).
 	Context context.Context
+	// wait, when set, is the line that shows a model call under way on
+	// standard error (see waitLine): chat sets it, and every client
+	// newClient builds then shows it.
+	wait *waitLine
 	// Validators parses --validate specs (nil: a parser of retry's
 	// built-in kinds). Its kinds are what help, completion and errors
 	// list: a program, or a test, with kinds of its own sets it.

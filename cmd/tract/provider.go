@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,18 @@ type ModelFlags struct {
 	// Structured is --structured: "auto" (send the schema of a lone
 	// schema: validator) or "off".
 	Structured string
+	// Timeout is --timeout ("" when not given: TRACT_TIMEOUT, else the
+	// timeout setting, else defaultTimeout).
+	Timeout string
 }
+
+// defaultTimeout is how long a model call waits for the server's next
+// byte, unless --timeout, TRACT_TIMEOUT or the timeout setting says
+// otherwise; a call ends after callTimeouts times it in all.
+const (
+	defaultTimeout = 2 * time.Minute
+	callTimeouts   = 5
+)
 
 // The values of --structured.
 const (
@@ -39,6 +51,7 @@ const (
 func addModelFlags(cmd *cobra.Command, mf *ModelFlags, providerOnly bool) {
 	fl := cmd.Flags()
 	fl.StringVar(&mf.Provider, "provider", "", "model provider: openai (any OpenAI-compatible server) or anthropic (default $TRACT_PROVIDER, else anthropic for claude-* models, else openai)")
+	fl.StringVar(&mf.Timeout, "timeout", "", "how long to wait for the model's next byte, such as 90s or 5m; 5 times it bounds the whole call; 0 waits forever (default $TRACT_TIMEOUT, else 'tract config get timeout', else 2m)")
 	if providerOnly {
 		return
 	}
@@ -58,6 +71,11 @@ func (mf *ModelFlags) check() error {
 	}
 	if _, err := llm.ChooseProvider(mf.Provider, ""); err != nil {
 		return usageErrorf("--provider: %w", err)
+	}
+	if mf.Timeout != "" {
+		if _, err := config.ParseTimeout(mf.Timeout); err != nil {
+			return usageErrorf("--timeout: %w", err)
+		}
 	}
 	return nil
 }
@@ -125,16 +143,29 @@ func newClient(f *Factory, model string, mf ModelFlags, opts ...llm.Option) (llm
 	if err != nil {
 		return nil, err
 	}
+	timeout, err := f.timeout(mf.Timeout)
+	if err != nil {
+		return nil, err
+	}
 	opts = append([]llm.Option{llm.WithModel(model), llm.WithMaxTokens(mf.MaxTokens), llm.WithBackoff(base, maxWait),
+		llm.WithIdleTimeout(timeout), llm.WithCallTimeout(callTimeouts * timeout),
 		llm.WithOnRetry(func(ev llm.RetryEvent) {
-			fmt.Fprintf(f.IO.ErrOut, "model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(time.Millisecond))
+			line := fmt.Sprintf("model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(time.Millisecond))
+			if f.wait != nil {
+				f.wait.printf("%s", line)
+			} else {
+				io.WriteString(f.IO.ErrOut, line)
+			}
 		})}, opts...)
 	c, err := llm.NewFromEnv(f.Getenv, provider, opts...)
 	var ce *llm.ConfigError
 	if errors.As(err, &ce) {
 		return nil, &usageError{adviseConfig(err)}
 	}
-	return c, err
+	if err != nil || f.wait == nil {
+		return c, err
+	}
+	return waitingClient{Remote: c, line: f.wait}, nil
 }
 
 // provider returns the provider the command line chose: --provider, else
@@ -160,6 +191,22 @@ func (f *Factory) provider(flag string) (string, error) {
 		return "", usageErrorf("the provider setting is %q: want %s or %s ('tract config set provider NAME')",
 			p, llm.ProviderOpenAI, llm.ProviderAnthropic)
 	}
+}
+
+// timeout returns how long a model call waits for the server's next
+// byte: --timeout (flag), else TRACT_TIMEOUT, else the timeout setting,
+// else defaultTimeout. A value that is not a timeout is a usage error
+// that says where it came from.
+func (f *Factory) timeout(flag string) (time.Duration, error) {
+	v, origin, err := f.settingFrom("timeout", flag)
+	if err != nil || v == "" {
+		return defaultTimeout, err
+	}
+	d, err := config.ParseTimeout(v)
+	if err != nil {
+		return 0, usageErrorf("%s: %w", origin, err)
+	}
+	return d, nil
 }
 
 // backoff returns the backoff TRACT_BACKOFF sets, or zeros (the client's

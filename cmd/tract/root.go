@@ -102,10 +102,13 @@ func errorHint(err error) string {
 		hinted    *hintedError
 		failed    *failedTurnError
 		rejected  *summaryRejectedError
+		timedOut  *llm.TimeoutError
 	)
 	switch {
 	case errors.As(err, &hinted):
 		return hinted.hint
+	case errors.As(err, &timedOut):
+		return timeoutHint(timedOut)
 	case errors.Is(err, tract.ErrNoTurn):
 		return "--retry-last sends again your last message when its turn failed and left it without an answer.\n" +
 			"To ask something new, send a message: tract chat MESSAGE ('tract log' shows how the branch ends)."

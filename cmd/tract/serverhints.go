@@ -2,8 +2,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"net"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/store/postgres"
 )
 
@@ -52,4 +55,49 @@ func serverHint(err error) string {
 			"(which must have mode 0600)."
 	}
 	return ""
+}
+
+// unsentHint says what to fix when a chat wrote nothing because its first
+// model call showed the setup to be wrong (a *tract.UnsentError; see
+// llm.APIError.Setup): the model server's settings of provider, and model,
+// the model asked.
+func unsentHint(err error, provider, model string) string {
+	var api *llm.APIError
+	if !errors.As(err, &api) {
+		return ""
+	}
+	keyEnv, baseEnv, urlShape := llm.EnvAPIKey, llm.EnvBaseURL, "a base URL usually ends in /v1 (Ollama: http://localhost:11434/v1)"
+	if provider == llm.ProviderAnthropic {
+		keyEnv, baseEnv, urlShape = llm.EnvAnthropicAPIKey, llm.EnvAnthropicBaseURL, "Anthropic's is "+llm.DefaultAnthropicBaseURL
+	}
+	base := baseEnv + "=" + api.BaseURL
+	var fix string
+	switch {
+	case api.Setup == llm.SetupUnreachable && errors.As(err, new(*net.DNSError)):
+		fix = fmt.Sprintf("The host name in %s does not resolve: check its spelling; %s.", base, urlShape)
+	case api.Setup == llm.SetupUnreachable:
+		fix = fmt.Sprintf("Is the server running? No server answered at %s; %s.", base, urlShape)
+	case api.Setup == llm.SetupAuth:
+		fix = fmt.Sprintf("The server at %s refused the key in %s: set one it accepts.", base, keyEnv)
+	case api.Setup == llm.SetupEndpoint:
+		fix = fmt.Sprintf("The server at %s has no chat endpoint there: %s.", base, urlShape)
+	case api.Setup == llm.SetupNotAPI:
+		fix = fmt.Sprintf("%s answered with a web page, not the API: %s.", base, urlShape)
+	case api.Setup == llm.SetupModel:
+		fix = fmt.Sprintf("The server does not know the model %q: 'tract models' lists those it has; choose one with\n"+
+			"--model NAME, TRACT_MODEL or 'tract config set model NAME'.", model)
+	default:
+		return ""
+	}
+	return fix + "\nNothing was written: your message is not on the branch. Fix the setup and send it again."
+}
+
+// timeoutHint says how to wait longer for a model, after err ended a call.
+func timeoutHint(err *llm.TimeoutError) string {
+	if err.Idle {
+		return fmt.Sprintf("The server sent nothing for %s. If it is only slow (a model loading, a long prompt), wait longer:\n"+
+			"--timeout 10m, TRACT_TIMEOUT=10m or 'tract config set timeout 10m' (0 waits forever).", err.After)
+	}
+	return fmt.Sprintf("The answer took longer than %s in all (%d times --timeout). Wait longer with --timeout\n"+
+		"(TRACT_TIMEOUT, 'tract config set timeout'), or ask for a shorter answer (--max-tokens).", err.After, callTimeouts)
 }

@@ -27,7 +27,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tractdag/tract/llm"
 )
@@ -46,6 +48,9 @@ type Key struct {
 	// Values, when set, are the only values the setting may take (in
 	// any case; Set stores them in lower case).
 	Values []string
+	// Check, when set, refuses a value the setting cannot take, with an
+	// error that says what it takes.
+	Check func(value string) error
 }
 
 // Keys returns the settings the file may hold, sorted by name.
@@ -55,7 +60,23 @@ func Keys() []Key {
 		{Name: "system", Env: "TRACT_SYSTEM", Help: "the system prompt chat and the REPL use when --system is not given"},
 		{Name: "provider", Env: "TRACT_PROVIDER", Help: "openai or anthropic, when --provider is not given (else anthropic for claude-* models, else openai)",
 			Values: []string{llm.ProviderOpenAI, llm.ProviderAnthropic}},
+		{Name: "timeout", Env: "TRACT_TIMEOUT", Help: "how long a model call waits for the server's next byte when --timeout is not given (default 2m; 5 times it bounds the whole call; 0: no bound)",
+			Check: func(v string) error { _, err := ParseTimeout(v); return err }},
 	}
+}
+
+// ParseTimeout reads a timeout: a duration such as 90s, 2m or 1h30m, or a
+// whole number of seconds; 0 means no bound.
+func ParseTimeout(s string) (time.Duration, error) {
+	v := strings.TrimSpace(s)
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a timeout: give a duration such as 90s, 2m or 1h30m, or 0 for none", s)
+	}
+	return d, nil
 }
 
 // Lookup returns the key named name, or an *UnknownKeyError.
@@ -147,6 +168,11 @@ func (f *File) Set(key, value string) error {
 			return fmt.Errorf("config: %s cannot be %q: want %s", key, value, strings.Join(k.Values, " or "))
 		}
 		value = v
+	}
+	if k.Check != nil {
+		if err := k.Check(value); err != nil {
+			return fmt.Errorf("config: %s: %w", key, err)
+		}
 	}
 	f.values[key] = value
 	return nil
