@@ -29,7 +29,7 @@ func TestChat_EscalationOnATerminal(t *testing.T) {
 		assert.Equal(t, exitExhausted, p.exit())
 		out := p.finalOutput()
 		assert.NotContains(t, out, "Your answer:")
-		assert.Contains(t, out, "answer: abort")
+		assert.Contains(t, out, "tract: chat: aborted (max_retries_exceeded): all 2 attempts failed")
 	})
 	t.Run("ask", func(t *testing.T) {
 		t.Parallel()

@@ -38,8 +38,8 @@ func TestChat_OnExhaustedNonInteractive(t *testing.T) {
 		stderr   string
 	}{
 		// The default is abort, recorded as an explicit one is.
-		{"default abort", nil, exitExhausted, 2, []string{"error", "message"}, "answer: abort"},
-		{"abort", []string{"--on-exhausted", "abort"}, exitExhausted, 2, []string{"error", "message"}, "answer: abort"},
+		{"default abort", nil, exitExhausted, 2, []string{"error", "message"}, `tract: chat: aborted task "t1" (max_retries_exceeded): all 2 attempts failed`},
+		{"abort", []string{"--on-exhausted", "abort"}, exitExhausted, 2, []string{"error", "message"}, `tract: chat: aborted task "t1" (max_retries_exceeded): all 2 attempts failed`},
 		{"skip", []string{"--on-exhausted", "skip"}, exitSkipped, 2, []string{"note", "error", "message"}, `tract: chat: skipped task "t1" (max_retries_exceeded): `},
 		{"retry", []string{"--on-exhausted", "retry"}, exitOK, 3, []string{"message", "message"}, "answer: retry"},
 		{"fix", []string{"--fix", fix}, exitOK, 3, []string{"message", "message"}, "answer: fix: " + fix},
@@ -104,7 +104,8 @@ func TestChat_OnExhaustedDoesNotRetryBlocked(t *testing.T) {
 	s.initRepo()
 	r := chatEnv(s, srv).tract("chat", "--on-exhausted", "retry", "--validate", "cmd:exit 77", "Build it.")
 	requireExit(t, r, exitEscalated)
-	assert.Contains(t, r.Stderr, "answer: abort")
+	assert.Contains(t, r.Stderr, "tract: chat: aborted")
+	assert.NotContains(t, r.Stderr, "escalated:", "an abort is said once, by the error")
 	assert.Len(t, srv.Requests(), 1)
 }
 
@@ -154,7 +155,12 @@ func TestChat_OnExhaustedAnswersAnUnavailableServer(t *testing.T) {
 			s.initRepo()
 			r := chatEnv(s, srv).tract(append([]string{"chat", "--task", "t1", "--validate", "json"}, append(tc.flags, "Give me JSON")...)...)
 			requireExit(t, r, tc.exit)
-			assert.Contains(t, r.Stderr, "escalated: transport after 1 of 3 attempts (round 1); answer: "+tc.answer+"\n")
+			if tc.answer == "abort" { // said once, by the error
+				assert.Contains(t, r.Stderr, `tract: chat: aborted task "t1" (transport): model server error (HTTP 503)`)
+				assert.NotContains(t, r.Stderr, "escalated:")
+			} else {
+				assert.Contains(t, r.Stderr, "escalated: transport after 1 of 3 attempts (round 1); answer: "+tc.answer+"\n")
+			}
 			log := s.log()
 			kinds := []string{"note", "error", "message"} // skip: a skip note
 			if tc.answer == "abort" {

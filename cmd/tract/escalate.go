@@ -56,8 +56,8 @@ func escalationHook(f *Factory, opts *ChatOptions) tract.EscalationFunc {
 // then with then, or by asking (ask, when not nil). A model server that
 // stayed unavailable is answered with then too (a fix is guidance for the
 // model, which was not reached); any other escalation (a failure
-// retrying cannot fix) is aborted, unless asked. It says each answer it
-// gives on w.
+// retrying cannot fix) is aborted, unless asked. It says on w each answer
+// it gives but abort, which the turn's error then reports.
 func scriptedEscalation(w io.Writer, fix string, then tract.ResolutionAction, ask tract.EscalationFunc) tract.EscalationFunc {
 	fixed := fix == ""
 	return func(ctx context.Context, e tract.Escalation) (tract.Resolution, error) {
@@ -70,8 +70,10 @@ func scriptedEscalation(w io.Writer, fix string, then tract.ResolutionAction, as
 		case e.Reason != tract.EscalateMaxRetries && e.Reason != tract.EscalateTransport:
 			res.Action = tract.ResolveAbort
 		}
-		fmt.Fprintf(w, "escalated: %s after %d of %d attempts (round %d); answer: %s\n",
-			e.Reason, e.Attempts, e.MaxAttempts, e.Round, res)
+		if res.Action != tract.ResolveAbort { // an abort's error line says it
+			fmt.Fprintf(w, "escalated: %s after %d of %d attempts (round %d); answer: %s\n",
+				e.Reason, e.Attempts, e.MaxAttempts, e.Round, res)
+		}
 		return res, nil
 	}
 }
