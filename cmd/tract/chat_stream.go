@@ -71,9 +71,9 @@ func newAttemptStream(f *Factory, w io.Writer, eraseAccepted bool) *attemptStrea
 }
 
 // errColor says whether standard error takes ANSI colour: a terminal,
-// NO_COLOR unset and TERM not dumb.
+// NO_COLOR unset, TERM not dumb and no --no-color.
 func errColor(f *Factory) bool {
-	return f.IO.ErrTTY && f.Getenv("NO_COLOR") == "" && f.Getenv("TERM") != "dumb"
+	return f.IO.ErrTTY && !f.NoColor && f.Getenv("NO_COLOR") == "" && f.Getenv("TERM") != "dumb"
 }
 
 // options are the chat options that feed the stream.

@@ -89,7 +89,8 @@ without --all; see docs/json.md.`,
 			return logRun(cmd, opts)
 		},
 	}
-	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N commits (0: all)")
+	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N commits (0: all); -N is short for -n N, as in git (tract log -3)")
+	markCountShorthand(cmd, "max-count")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "show every commit as a graph: branches in columns, orphans as side chains")
 	cmd.Flags().BoolVar(&opts.Oneline, "oneline", false, "one line per commit")
 	cmd.Flags().BoolVar(&opts.Graph, "graph", false, "draw the history as a graph")

@@ -154,8 +154,8 @@ func (f *Factory) provider(flag string) (string, error) {
 	case "--provider":
 		return "", usageErrorf("--provider: %w", err)
 	case key.Env:
-		return "", &usageError{&configError{err: err, msg: fmt.Sprintf("unknown provider %q (from %s): want %s or %s",
-			strings.TrimSpace(p), key.Env, llm.ProviderOpenAI, llm.ProviderAnthropic)}}
+		return "", &envError{err: &configError{err: err, msg: fmt.Sprintf("unknown provider %q (from %s): want %s or %s",
+			strings.TrimSpace(p), key.Env, llm.ProviderOpenAI, llm.ProviderAnthropic)}, Name: key.Env, Example: llm.ProviderOpenAI, Flag: "--provider"}
 	default:
 		return "", usageErrorf("the provider setting is %q: want %s or %s ('tract config set provider NAME')",
 			p, llm.ProviderOpenAI, llm.ProviderAnthropic)
@@ -172,8 +172,8 @@ func (f *Factory) backoff() (base, maxWait time.Duration, err error) {
 	}
 	base, maxWait, err = parseBackoff(s)
 	if err != nil {
-		return 0, 0, usageErrorf("%s=%q is not a backoff: give a duration, or two separated by a comma (base and maximum), e.g. 250ms,5s",
-			envBackoff, s)
+		return 0, 0, envErrorf(envBackoff, "250ms,5s", "",
+			"%s=%q is not a backoff: give a duration, or two separated by a comma (base and maximum), e.g. 250ms,5s", envBackoff, s)
 	}
 	return base, maxWait, nil
 }

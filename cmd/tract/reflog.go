@@ -87,7 +87,8 @@ refs/heads/STRANDED here.`,
 			})
 		},
 	}
-	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N entries (0: all)")
+	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N entries (0: all); -N is short for -n N (tract reflog -5)")
+	markCountShorthand(cmd, "max-count")
 	addJSONFlag(cmd, &opts.JSON, "print JSON", "reflog")
 	addDateFlag(cmd, &date, "", "name each move by its time, written as iso, relative or unix, instead of its index")
 	return cmd
