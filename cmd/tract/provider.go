@@ -127,7 +127,7 @@ func newClient(f *Factory, model string, mf ModelFlags, opts ...llm.Option) (llm
 	}
 	opts = append([]llm.Option{llm.WithModel(model), llm.WithMaxTokens(mf.MaxTokens), llm.WithBackoff(base, maxWait),
 		llm.WithOnRetry(func(ev llm.RetryEvent) {
-			fmt.Fprintf(f.IO.ErrOut, "model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(time.Millisecond))
+			fmt.Fprintf(f.IO.ErrOut, "model: %s; retrying in %s\n", clause(ev.Err.Error()), ev.Wait.Round(time.Millisecond))
 		})}, opts...)
 	c, err := llm.NewFromEnv(f.Getenv, provider, opts...)
 	var ce *llm.ConfigError
@@ -234,4 +234,11 @@ func redactKeys(f *Factory, s string) string {
 		}
 	}
 	return s
+}
+
+// clause returns text (a server's message, say) ready to be followed by
+// "; more": without the full stop, colon or semicolon it may end in, so
+// that "… your request." and "; retrying" do not meet as ".;".
+func clause(text string) string {
+	return strings.TrimRight(strings.TrimSpace(text), ".;:,")
 }
