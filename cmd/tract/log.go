@@ -95,7 +95,8 @@ without --all; see docs/json.md.`,
 	cmd.Flags().BoolVar(&opts.Oneline, "oneline", false, "one line per commit")
 	cmd.Flags().BoolVar(&opts.Graph, "graph", false, "draw the history as a graph")
 	addJSONFlag(cmd, &opts.JSON, "print JSON", "log")
-	cmd.Flags().StringVar(&opts.Format, "format", "", "print each commit as `TEMPLATE` says (placeholders above)")
+	cmd.Flags().StringVar(&opts.Format, "format", "",
+		"print each commit as `TEMPLATE` says (placeholders above); a template without %n, %b or %B prints one line per commit, a value's line breaks as spaces")
 	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd
 }
@@ -133,7 +134,12 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 				if opts.JSON {
 					return writeOutlineJSON(ctx, f.IO.Out, o)
 				}
-				return renderGraphAll(ctx, f.IO.Out, p, o, opts.Limit, line)
+				// A graph line never wraps: the terminal would break its columns.
+				w, done := fitOut(f)
+				if err := renderGraphAll(ctx, w, p, o, opts.Limit, line); err != nil {
+					return err
+				}
+				return done()
 			})
 		}
 		var lopts []tract.LogOption
@@ -148,6 +154,12 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 			w := f.IO.Out
 			if opts.JSON {
 				return writeLogJSON(w, seq)
+			}
+			if opts.Graph || opts.Oneline || format.oneLine() {
+				// One line per commit: cut to the terminal's width.
+				fw, done := fitOut(f)
+				defer done()
+				w = fw
 			}
 			graph := &lanes{w: w, p: p}
 			n := 0

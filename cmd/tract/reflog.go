@@ -72,13 +72,15 @@ refs/heads/STRANDED here.`,
 						return writeJSON(f.IO.Out, es)
 					}
 					p, d := palette{f.IO.Color}, newDates(f, opts.Date)
+					w, done := fitOut(f)
+					defer done()
 					for _, e := range es {
 						name := e.RefName()
 						at := fmt.Sprint(e.Index)
 						if opts.Date != "" {
 							at = d.format(e.Time)
 						}
-						if _, err := fmt.Fprintf(f.IO.Out, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(name+"@{"+at+"}"), preview(e.Message, 0)); err != nil {
+						if _, err := fmt.Fprintf(w, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(name+"@{"+at+"}"), preview(e.Message, 0)); err != nil {
 							return err
 						}
 					}
