@@ -57,13 +57,19 @@ func (s *sandbox) startPTY(args ...string) *ptySession {
 // the terminal, unless stdout is nil.
 func (s *sandbox) startPTYOut(stdout io.Writer, args ...string) *ptySession {
 	s.t.Helper()
+	return s.startPTYSized(200, stdout, args...)
+}
+
+// startPTYSized is startPTYOut on a terminal of cols columns.
+func (s *sandbox) startPTYSized(cols uint16, stdout io.Writer, args ...string) *ptySession {
+	s.t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(s.t, err)
 	fd := int(master.Fd())
 	require.NoError(s.t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0), "unlock the pty")
 	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
 	require.NoError(s.t, err)
-	require.NoError(s.t, unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 200}))
+	require.NoError(s.t, unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: cols}))
 	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(s.t, err)
 

@@ -65,10 +65,15 @@ in the current directory are ignored: the demo writes nowhere else.`,
 
 func demoRun(ctx context.Context, opts *DemoOptions) (retErr error) {
 	f := opts.Factory
-	// On a terminal the lines that quote texts (a question, an answer, a
+	// Each line shows as it is written, not when the demo ends. On a
+	// terminal the lines that quote texts (a question, an answer, a
 	// diagnosis) are cut to its width; the narration fits 80 columns.
-	out, done := fitOut(f)
-	defer func() { retErr = errors.Join(retErr, done()) }()
+	var out io.Writer = flushingWriter{f.IO.Out}
+	if width := f.outWidth(); width > 0 {
+		fw := newFitWriter(out, width)
+		out = fw
+		defer func() { retErr = errors.Join(retErr, fw.flushLine()) }()
+	}
 	path, keep := f.DBFlag, opts.Keep || f.DBFlag != ""
 	if path != "" {
 		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
@@ -137,8 +142,8 @@ func runSubcommand(ctx context.Context, f *Factory, out io.Writer, path string, 
 	streams := *f.IO
 	streams.Out = out
 	sub := &Factory{IO: &streams, Getenv: f.Getenv, Getwd: f.Getwd, LockTimeout: f.LockTimeout, Clock: f.Clock,
-		Validators: f.Validators, NoPager: true}
+		Validators: f.Validators}
 	root := newRootCmd(sub)
-	root.SetArgs(append([]string{"--db", path}, args...))
+	root.SetArgs(append([]string{"--db", path, "--no-pager"}, args...))
 	return root.ExecuteContext(ctx)
 }
