@@ -84,3 +84,20 @@ func wide(s string) int {
 	}
 	return n
 }
+
+// --no-color turns colour off on a terminal, as NO_COLOR does.
+func TestCLI_NoColor(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t).withEnv("NO_COLOR", "")
+	s.initRepo()
+	s.commit("user", "hello")
+	colour := s.startPTY("--no-pager", "log", "--oneline").finalOutput()
+	assert.True(t, sgr.MatchString(colour), "colour on a terminal: %q", colour)
+	for _, args := range [][]string{{"--no-color", "--no-pager", "log", "--oneline"}, {"--no-pager", "log", "--oneline", "--no-color"}} {
+		out := s.startPTY(args...).finalOutput()
+		assert.False(t, sgr.MatchString(out), "%q: %q", args, out)
+		assert.True(t, strings.Contains(out, "user: hello"), out)
+	}
+	out := s.withEnv("NO_COLOR", "1").startPTY("--no-pager", "log", "--oneline").finalOutput()
+	assert.False(t, sgr.MatchString(out), "NO_COLOR: %q", out)
+}
