@@ -171,6 +171,35 @@ func TestRun_EveryCommandsUsageErrorsInTractsWords(t *testing.T) {
 	assert.Greater(t, n, 300, "the walk found the commands and their flags")
 }
 
+// Every text flag of every command, given values its command may refuse
+// when it runs: whatever the outcome, no Go or strconv text reaches the
+// user.
+func TestRun_EveryTextFlagsErrorsInTractsWords(t *testing.T) {
+	f, _, _ := testFactory(t, nil)
+	root := newRootCmd(f)
+	walk(root, func(cmd *cobra.Command) {
+		if cmd.Parent().Name() == "completion" {
+			return
+		}
+		path := strings.Fields(cmd.CommandPath())[1:]
+		visit := func(fl *pflag.Flag) {
+			if t := fl.Value.Type(); fl.Hidden || t != "string" && t != "stringArray" {
+				return
+			}
+			for _, v := range []string{"bogus", "-1", "99999999999999999999999", "1e999", "%"} {
+				args := append(append([]string{}, path...), "--"+fl.Name+"="+v)
+				t.Run(strings.Join(args, " "), func(t *testing.T) {
+					_, _, errOut := runArgs(t, map[string]string{"OPENAI_API_KEY": "k", "TRACT_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "TRACT_BACKOFF": "1ms"},
+						append([]string{"--db", filepath.Join(t.TempDir(), "none.db")}, args...)...)
+					assert.NotRegexp(t, internals, errOut)
+				})
+			}
+		}
+		cmd.LocalFlags().VisitAll(visit)
+		cmd.InheritedFlags().VisitAll(visit)
+	})
+}
+
 // 'tract --version' prints what 'tract version' prints.
 func TestRun_VersionFlag(t *testing.T) {
 	code, want, _ := runArgs(t, nil, "version")
