@@ -109,7 +109,12 @@ func unknownFlag(cmd *cobra.Command, e *pflag.NotExistError) error {
 		if group == string(r) {
 			return usageErrorf("unknown flag -%c", r)
 		}
-		return usageErrorf("unknown flag -%c in -%s", r, group)
+		msg := fmt.Sprintf("unknown flag -%c in -%s", r, group)
+		// A long flag typed with one dash (-oneline) is read as shorthands.
+		if s := flagSuggestions(cmd, group); len(group) > 3 && len(s) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+		}
+		return &usageError{errors.New(msg)}
 	}
 	msg := "unknown flag --" + name
 	if s := flagSuggestions(cmd, name); len(s) > 0 {
