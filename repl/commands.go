@@ -130,7 +130,11 @@ func (s *Session) log(ctx context.Context, arg string) error {
 		s.printf("no commits yet\n")
 	}
 	for _, c := range cs {
-		s.printf("%s %-9s %-8s %s\n", c.Hash.Short(), c.Role, c.Kind, firstLine(c.Text))
+		line := fmt.Sprintf("%s %-9s %-8s %s", c.Hash.Short(), c.Role, c.Kind, firstLine(c.Text))
+		if s.cfg.FitLine != nil {
+			line = s.cfg.FitLine(line)
+		}
+		s.printf("%s\n", line)
 	}
 	return nil
 }

@@ -105,6 +105,10 @@ type Config struct {
 	// (what to type about it: the program's commands), or "" for none.
 	// nil prints none.
 	Hint func(error) string
+	// FitLine shapes each line of a one-line view (/log) for Out: a
+	// program on a terminal cuts it to the terminal's width, so that it
+	// does not wrap. nil leaves the lines as they are.
+	FitLine func(string) string
 }
 
 // mode is what a message line does.

@@ -592,3 +592,15 @@ func TestSession_CountsAgree(t *testing.T) {
 	h.do("/cancel", "/rewind", "yes", "/status")
 	assert.Contains(t, h.out.String(), "context: 0 messages, about 0 tokens\n")
 }
+
+// /log hands each line to Config.FitLine (the command line cuts it to the
+// terminal's width) and prints what it returns.
+func TestLog_FitLine(t *testing.T) {
+	h := newHarness(t, func(c *repl.Config) {
+		c.FitLine = func(s string) string { return "[" + s[:13] + "]" }
+	})
+	_, err := h.tr.Commit(context.Background(), tract.KindMessage, tract.RoleUser, strings.Repeat("long text ", 20))
+	require.NoError(t, err)
+	h.do("/log")
+	assert.Regexp(t, `^\[[0-9a-f]{8} user\]\n$`, h.out.String())
+}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/llm/llmtest"
 )
 
 // terminalLines returns the lines a terminal session left on the screen,
@@ -100,4 +102,25 @@ func TestCLI_NoColor(t *testing.T) {
 	}
 	out := s.withEnv("NO_COLOR", "1").startPTY("--no-pager", "log", "--oneline").finalOutput()
 	assert.False(t, sgr.MatchString(out), "NO_COLOR: %q", out)
+}
+
+// In the REPL on a terminal, /log's lines are cut to its width.
+func TestREPL_LogFitsTheTerminal(t *testing.T) {
+	t.Parallel()
+	s := chatEnv(newSandbox(t), llmtest.NewServer(t, llmtest.WithoutVerify()))
+	s.initRepo()
+	s.commit("user", "Describe Ada Lovelace as a JSON object with her name and year of birth, and more.")
+	p := s.startPTYSized(50, nil, "chat")
+	p.waitFor("> ")
+	p.send("/log\r")
+	p.waitFor("…")
+	p.waitFor("> ")
+	p.send("\x04")
+	require.Equal(t, 0, p.exit())
+	for _, l := range terminalLines(p.finalOutput()) {
+		if strings.Contains(l, " user ") {
+			assert.LessOrEqual(t, utf8.RuneCountInString(l), 50, "%q", l)
+			assert.True(t, strings.HasSuffix(l, "…"), "%q", l)
+		}
+	}
 }
