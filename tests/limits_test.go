@@ -188,6 +188,10 @@ func TestLimits_ImportRefusals(t *testing.T) {
 	r := s.tractStdin("caf\xe9", "commit", "--role", "user")
 	requireExit(t, r, exitUsage)
 	assert.Contains(t, r.Stderr, "tract: commit: invalid text: the text is not valid UTF-8 (byte 3)\n", "commit refuses what import refuses")
+	// A lone surrogate escape in --meta is said as import says it.
+	r = s.tract("commit", "--role", "user", "-m", "x", "--meta", `{"k":"\ud800"}`)
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "tract: commit: metadata must be a JSON object: the escape \\ud800 is half of a UTF-16 surrogate pair, not a character, at byte 6\n")
 	s.requireUnchanged(before)
 }
 
