@@ -199,4 +199,10 @@ func TestChat_InvalidUTF8IsRefusedBeforeTheModel(t *testing.T) {
 	requireExit(t, r, exitUsage)
 	s.requireUnchanged(before)
 	assert.Empty(t, srv.Requests(), "no model call")
+
+	// Nor is it stored as a setting (JSON would keep U+FFFD instead).
+	r = s.tract("config", "set", "system", "caf\xe9")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "tract: config: the value for system is not valid UTF-8\n")
+	requireExit(t, s.tract("config", "get", "system"), exitError)
 }
