@@ -46,6 +46,10 @@ const (
 	ResolvedCancelled = events.ResolvedCancelled
 	ResolvedSkipped   = events.ResolvedSkipped
 	ResolvedAborted   = events.ResolvedAborted
+
+	// NoTask is the Task of the line of Stats.Tasks that sums up the
+	// turns without a task id.
+	NoTask = events.NoTask
 )
 
 // EventFilter selects the events Tract.Events returns.

@@ -78,6 +78,7 @@ const (
 	EscalateMalformedRequest = record.EscalateMalformedRequest
 	EscalateContextLength    = record.EscalateContextLength
 	EscalateBlocked          = record.EscalateBlocked
+	EscalateTransport        = record.EscalateTransport
 )
 
 // Errors of a validated turn.
@@ -212,8 +213,9 @@ func Judge(client llm.Client, model string) retry.JudgeFunc { return turn.Judge(
 // 403), the request (400) or its length, or a validator reported the
 // answer blocked (the branch then ends as after exhaustion). Task records
 // a task id on every commit of the turn. OnEscalation asks a hook what to
-// do when attempts run out or such a failure stops the turn: another
-// round (retry, or fix with an instruction), skip or abort.
+// do when attempts run out, such a failure stops the turn or the model
+// server stays unavailable: another round (retry, or fix with an
+// instruction), skip or abort; without a hook the turn ends there.
 func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*ChatResult, error) {
 	cfg, err := t.turnConfig(opts)
 	if err != nil {

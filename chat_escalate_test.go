@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/llmtest"
 	"github.com/tractdag/tract/retry"
 )
@@ -137,7 +138,9 @@ func TestChat_EscalationSkipCommitsASkipNote(t *testing.T) {
 }
 
 // abort ends the turn as without a hook (the attempts and the error commit
-// stay), records the answer in a note, and returns an *AbortedError.
+// stay), records the answer in the error commit, and returns an
+// *AbortedError; without purify, which writes no error commit, a note
+// records it.
 func TestChat_EscalationAbortKeepsPartialState(t *testing.T) {
 	tr, srv := newChatServerTract(t)
 	srv.Reply(llmtest.Answer("no 1"), llmtest.Answer("no 2"))
@@ -152,13 +155,31 @@ func TestChat_EscalationAbortKeepsPartialState(t *testing.T) {
 	require.ErrorAs(t, err, &ex)
 	assert.Len(t, seen, 1)
 	log := chatLog(t, tr)
-	require.Equal(t, []string{"user message", "assistant error", "system note"}, chatShape(log))
-	assert.Equal(t, res.Commit, log[1].Hash)
-	assert.Equal(t, "aborted: max_retries_exceeded after 2 attempts", log[0].Text)
+	require.Equal(t, []string{"user message", "assistant error"}, chatShape(log))
+	assert.Equal(t, res.Commit, log[0].Hash)
+	rec, ok := log[0].EscalationRecord()
+	require.True(t, ok, "the error commit records the answer")
+	assert.Equal(t, tract.ResolveAbort, rec.Resolution)
+	assert.Equal(t, tract.EscalateMaxRetries, rec.Reason)
 	assert.Len(t, chatLogAll(t, tr).Orphans, 1, "the failed attempts stay in the repository")
-	_, recs := escalationNotes(t, tr)
-	require.Len(t, recs, 1)
-	assert.Equal(t, tract.ResolveAbort, recs[0].Resolution)
+	evs, err := tr.Events(context.Background(), tract.EventFilter{})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(evs), 3)
+	assert.Equal(t, tract.EventUserResponse, evs[len(evs)-2].Event)
+	assert.Equal(t, "aborted", evs[len(evs)-1].Resolution)
+
+	t.Run("without purify", func(t *testing.T) {
+		tr, srv := newChatServerTract(t)
+		srv.Reply(llmtest.Answer("no 1"), llmtest.Answer("no 2"))
+		_, err := tr.Chat(context.Background(), chatQuestion, tract.Validate(retry.JSON()), tract.MaxAttempts(2), tract.Purify(false),
+			answering(&seen, tract.Resolution{Action: tract.ResolveAbort}))
+		require.ErrorIs(t, err, tract.ErrAborted)
+		log := chatLog(t, tr)
+		assert.Equal(t, "aborted: max_retries_exceeded after 2 attempts", log[0].Text)
+		_, recs := escalationNotes(t, tr)
+		require.Len(t, recs, 1)
+		assert.Equal(t, tract.ResolveAbort, recs[0].Resolution)
+	})
 }
 
 // fix runs one more round whose steering starts with the instruction,
@@ -246,6 +267,92 @@ func TestChat_EscalationRoundsAreBounded(t *testing.T) {
 	assert.Len(t, srv.Requests(), 2*tract.MaxRounds)
 	assert.Equal(t, 2*tract.MaxRounds, res.Attempts)
 	assert.Equal(t, []string{"user message", "assistant error"}, chatShape(chatLog(t, tr)))
+	// The error counts every round's attempts, not the last round's.
+	assert.Equal(t, 2*tract.MaxRounds, ex.Attempts)
+	assert.Equal(t, tract.MaxRounds, ex.Rounds)
+	assert.Len(t, ex.History, 2*tract.MaxRounds)
+	assert.True(t, strings.HasPrefix(err.Error(), "chat: all 10 attempts failed, in 5 rounds; last diagnosis: "), err.Error())
+}
+
+// A skip after several rounds says the turn's attempts, not the last
+// round's.
+func TestChat_EscalationSkipAfterRoundsCountsEveryAttempt(t *testing.T) {
+	tr, srv := newChatServerTract(t)
+	srv.Otherwise(llmtest.Answer("never JSON"))
+	var seen []tract.Escalation
+	_, err := tr.Chat(context.Background(), chatQuestion, tract.Validate(retry.JSON()), tract.MaxAttempts(2),
+		answering(&seen, tract.Resolution{Action: tract.ResolveRetry}, tract.Resolution{Action: tract.ResolveRetry}, tract.Resolution{Action: tract.ResolveSkip}))
+	require.ErrorIs(t, err, tract.ErrSkipped)
+	assert.True(t, strings.HasPrefix(err.Error(), "chat: skipped (max_retries_exceeded): all 6 attempts failed, in 3 rounds; last diagnosis: "), err.Error())
+	assert.Equal(t, "skipped: max_retries_exceeded after 6 attempts", chatLog(t, tr)[0].Text)
+}
+
+// A model server that stays unavailable through the client's retries
+// escalates to a hook as "transport", like exhaustion: the failure record
+// and the events say so, and the hook's answer decides. Without a hook it
+// is a failed model call, as before.
+func TestChat_EscalationOfAnUnavailableServer(t *testing.T) {
+	ctx := context.Background()
+	t.Run("skipped", func(t *testing.T) {
+		tr, srv := newChatServerTract(t)
+		srv.Otherwise(llmtest.Error(503, "Service Unavailable"))
+		var seen []tract.Escalation
+		_, err := tr.Chat(ctx, chatQuestion, tract.Task(chatTask), tract.Validate(retry.JSON()), answering(&seen, tract.Resolution{Action: tract.ResolveSkip}))
+		require.ErrorIs(t, err, tract.ErrSkipped)
+		var server *llm.ServerError
+		require.ErrorAs(t, err, &server, "the server's error is reachable")
+		var esc *tract.EscalationError
+		assert.False(t, errors.As(err, &esc), "not a failure retrying cannot fix")
+		require.Len(t, seen, 1)
+		assert.Equal(t, tract.EscalateTransport, seen[0].Reason)
+		assert.Equal(t, 1, seen[0].Attempts)
+		require.Len(t, seen[0].Failures, 1)
+		assert.Equal(t, tract.EscalateTransport, seen[0].Failures[0].Escalation)
+
+		log := chatLog(t, tr)
+		require.Equal(t, []string{"user message", "assistant error", "system note"}, chatShape(log))
+		r, ok := log[1].FailureRecord()
+		require.True(t, ok)
+		assert.Equal(t, tract.EscalateTransport, r.Escalation)
+		evs, err := tr.Events(ctx, tract.EventFilter{})
+		require.NoError(t, err)
+		var kinds []string
+		for _, e := range evs {
+			kinds = append(kinds, string(e.Event)+" "+string(e.Reason)+e.Response+e.Resolution)
+		}
+		assert.Equal(t, []string{"attempt ", "escalated transport", "user_response skip", "resolved skipped"}, kinds)
+	})
+	t.Run("retried when it is back", func(t *testing.T) {
+		tr, srv := newChatServerTract(t)
+		srv.Otherwise(llmtest.Error(502, "Bad Gateway"))
+		hook := tract.OnEscalation(func(_ context.Context, e tract.Escalation) (tract.Resolution, error) {
+			assert.Equal(t, tract.EscalateTransport, e.Reason)
+			srv.Otherwise(llmtest.Answer(chatValid)) // the server is back
+			return tract.Resolution{Action: tract.ResolveRetry}, nil
+		})
+		res, err := tr.Chat(ctx, chatQuestion, tract.Validate(retry.JSON()), hook)
+		require.NoError(t, err)
+		assert.Equal(t, chatValid, res.Text)
+		assert.Equal(t, 2, res.Attempts, "the failed call was attempt 1")
+		assert.Equal(t, []string{"user message", "assistant message"}, chatShape(chatLog(t, tr)))
+	})
+	t.Run("no hook", func(t *testing.T) {
+		tr, srv := newChatServerTract(t)
+		srv.Otherwise(llmtest.Error(503, "Service Unavailable"))
+		_, err := tr.Chat(ctx, chatQuestion, tract.Validate(retry.JSON()))
+		var server *llm.ServerError
+		require.ErrorAs(t, err, &server)
+		assert.NotErrorIs(t, err, tract.ErrAborted)
+		log := chatLog(t, tr)
+		require.Equal(t, []string{"user message", "assistant error"}, chatShape(log))
+		r, ok := log[0].FailureRecord()
+		require.True(t, ok)
+		assert.Empty(t, r.Escalation)
+		evs, err := tr.Events(ctx, tract.EventFilter{})
+		require.NoError(t, err)
+		require.NotEmpty(t, evs)
+		assert.Equal(t, "failed", evs[len(evs)-1].Resolution)
+	})
 }
 
 // A hook that fails, or gives no valid answer, ends the turn as abort

@@ -2,7 +2,10 @@ package tract_test
 
 import (
 	"context"
+	"encoding/xml"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -40,7 +43,7 @@ func TestChat_XMLFeedbackOnAttempt3ListsBothFailures(t *testing.T) {
 		assert.Contains(t, third, "<error_summary>"+strings.ReplaceAll(chatJSONDiagnosis(t, answer), "<", "&lt;")+"</error_summary>")
 	}
 	assert.Contains(t, third, "This is attempt 3 of 3.")
-	assert.Contains(t, third, `"BLOCKED: <reason>"`)
+	assert.Contains(t, third, `"BLOCKED: &lt;reason&gt;"`)
 	assert.Contains(t, reqs[1].LastMessage(), `<retry_context attempt="2" max_attempts="3">`)
 	assert.NotContains(t, reqs[1].LastMessage(), `<failure attempt="2">`)
 }
@@ -241,4 +244,70 @@ func TestChat_UnknownFeedbackOrStrategyRefusedWithNothingWritten(t *testing.T) {
 		assert.Empty(t, everyCommit(t, tr))
 		assert.Empty(t, srv.Requests())
 	}
+}
+
+// Every <retry_context> a validated turn sends is well-formed XML, with
+// hostile text in each diagnosis, suggested fix, root-cause guess and the
+// user's instruction, over several failures and two rounds.
+func TestChat_XMLFeedbackIsWellFormed(t *testing.T) {
+	const hostile = "line 1 </error_summary> & <b> ]]> \"q\" 'q'\nline 2 <![CDATA[ &amp; ]]> \x1b[31m"
+	tr, srv := newChatServerTract(t)
+	srv.Reply(llmtest.Answer("no 1"), llmtest.Answer("no 2"), llmtest.Answer("no 3"), llmtest.Answer("# yes"))
+	n := 0
+	v := retry.CheckerFunc("hostile", func(_ context.Context, answer string) (retry.Verdict, error) {
+		if strings.HasPrefix(answer, "# ") {
+			return retry.Verdict{OK: true}, nil
+		}
+		n++
+		return retry.Verdict{Diagnosis: fmt.Sprintf("failure %d: %s", n, hostile), SuggestedFix: "fix " + hostile}, nil
+	})
+	analyzer := func(_ context.Context, _ string, f tract.FailureRecord) (retry.Analysis, error) {
+		return retry.Analysis{RootCauseGuess: fmt.Sprintf("cause %d <%s>", f.Attempt, hostile)}, nil
+	}
+	var seen []tract.Escalation
+	_, err := tr.Chat(context.Background(), chatQuestion, tract.Validate(v), tract.Feedback(retry.FeedbackXML),
+		tract.Analyze(analyzer), tract.MaxAttempts(2),
+		answering(&seen, tract.Resolution{Action: tract.ResolveFix, Instruction: "do <this> & " + hostile}))
+	require.NoError(t, err)
+	require.Len(t, seen, 1)
+
+	var blocks []string
+	for _, r := range srv.Requests() {
+		for _, m := range r.Messages {
+			if strings.HasPrefix(m.Content, "<retry_context") {
+				blocks = append(blocks, m.Content)
+			}
+		}
+	}
+	require.GreaterOrEqual(t, len(blocks), 3, "attempts 2, 3 and 4 follow a retry context")
+	for _, b := range blocks {
+		d := xml.NewDecoder(strings.NewReader(b))
+		depth := 0
+		for {
+			tok, err := d.Token()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err, "not well-formed XML:\n%s", b)
+			switch tok.(type) {
+			case xml.StartElement:
+				depth++
+			case xml.EndElement:
+				depth--
+			}
+		}
+		require.Zero(t, depth)
+		var rc struct {
+			Failures []struct {
+				Summary string `xml:"error_summary"`
+				Fix     string `xml:"suggested_fix"`
+			} `xml:"previous_failures>failure"`
+			Instruction string `xml:"instruction"`
+		}
+		require.NoError(t, xml.Unmarshal([]byte(b), &rc))
+		require.NotEmpty(t, rc.Failures)
+		assert.Equal(t, "failure 1: line 1 </error_summary> & <b> ]]> \"q\" 'q'", rc.Failures[0].Summary)
+		assert.Contains(t, rc.Instruction, `"BLOCKED: <reason>"`)
+	}
+	assert.Contains(t, blocks[len(blocks)-1], "<user_intervention>")
 }

@@ -75,7 +75,7 @@ func TestCrash_KillAtRandom(t *testing.T) {
 // each kill, but that an erased text must be gone from the live rows of
 // the repository's tables (every value of every row, read by
 // pgtest.Values), not from the disk: the server keeps dead rows' bytes
-// until VACUUM, as the README says. Before each check the parent waits
+// until VACUUM, as docs/reliability.md says. Before each check the parent waits
 // until the server has ended the killed worker's sessions, so that a
 // COMMIT the server received before the kill is either applied or not,
 // not applied after the check.

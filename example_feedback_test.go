@@ -44,7 +44,7 @@ func ExampleFeedback() {
 	//   <instruction>
 	//     This is attempt 2 of 3.
 	//     Review the previous failures above and address each of them in your answer.
-	//     If retrying cannot make the task succeed, answer with a first line "BLOCKED: <reason>" and nothing else.
+	//     If retrying cannot make the task succeed, answer with a first line "BLOCKED: &lt;reason&gt;" and nothing else.
 	//   </instruction>
 	// </retry_context>
 	// user:

@@ -58,8 +58,9 @@ type (
 	AttemptRecord = record.Attempt
 	// SummaryRecord is the metadata of a summary commit CompressRange made.
 	SummaryRecord = record.Summary
-	// EscalationRecord is what the note of an answered escalation records,
-	// under MetaEscalation.
+	// EscalationRecord is what a turn records of an answered escalation,
+	// under MetaEscalation: on a note, or for an abort on the error
+	// commit that ends the turn.
 	EscalationRecord = record.Escalation
 	// StructuredRecord is what an answer records about the schema its
 	// request carried, under MetaStructured.
@@ -115,7 +116,8 @@ func (c *CommitInfo) AttemptRecord() (r AttemptRecord, ok bool) {
 }
 
 // EscalationRecord returns the escalation record of a note a turn
-// committed after its escalation hook answered; ok is false for any other
+// committed after its escalation hook answered, or of the error commit
+// that ends a turn whose hook answered abort; ok is false for any other
 // commit.
 func (c *CommitInfo) EscalationRecord() (r EscalationRecord, ok bool) {
 	return record.Field[EscalationRecord](c.Meta, MetaEscalation)

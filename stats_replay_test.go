@@ -19,17 +19,28 @@ import (
 // the turns among them are the same turns, counted once by Stats and
 // Events, as before the compress.
 func TestStats_CompressReplayedTurnsCountOnce(t *testing.T) {
+	var seen []tract.Escalation
 	cases := []struct {
 		name     string
 		answers  []string
 		opts     []tract.ChatOption
 		attempts int
+		noTask   bool
 	}{
-		{"accepted at once", []string{chatValid}, nil, 1},
-		{"accepted after a retry, purified", []string{chatInvalid, chatValid}, nil, 2},
-		{"accepted after a retry, attempts kept on the branch", []string{chatInvalid, chatValid}, []tract.ChatOption{tract.Purify(false)}, 2},
+		{"accepted at once", []string{chatValid}, nil, 1, false},
+		{"accepted after a retry, purified", []string{chatInvalid, chatValid}, nil, 2, false},
+		{"accepted after a retry, attempts kept on the branch", []string{chatInvalid, chatValid}, []tract.ChatOption{tract.Purify(false)}, 2, false},
 		{"exhausted, attempts kept on the branch", []string{chatInvalid, chatInvalid},
-			[]tract.ChatOption{tract.Purify(false), tract.MaxAttempts(2)}, 2},
+			[]tract.ChatOption{tract.Purify(false), tract.MaxAttempts(2)}, 2, false},
+		{"without a task, accepted after a retry", []string{chatInvalid, chatValid}, nil, 2, true},
+		{"fresh retry context", []string{chatInvalid, chatValid}, []tract.ChatOption{tract.RetryContextStrategy(tract.ContextFresh)}, 2, false},
+		{"skipped", []string{chatInvalid, chatInvalid},
+			[]tract.ChatOption{tract.MaxAttempts(2), answering(&seen, tract.Resolution{Action: tract.ResolveSkip})}, 2, false},
+		{"aborted", []string{chatInvalid, chatInvalid},
+			[]tract.ChatOption{tract.MaxAttempts(2), answering(&seen, tract.Resolution{Action: tract.ResolveAbort})}, 2, false},
+		{"two rounds", []string{chatInvalid, chatInvalid, chatValid},
+			[]tract.ChatOption{tract.MaxAttempts(2), answering(&seen, tract.Resolution{Action: tract.ResolveRetry})}, 3, false},
+		{"with a provenance note", []string{chatInvalid, chatValid}, []tract.ChatOption{tract.ProvenanceNote()}, 2, false},
 	}
 	// Which of two copies Stats keeps depends on their hashes: each case
 	// runs with several questions, so that both orders occur.
@@ -47,7 +58,10 @@ func TestStats_CompressReplayedTurnsCountOnce(t *testing.T) {
 				for _, a := range tc.answers {
 					srv.Reply(llmtest.Answer(a))
 				}
-				opts := append([]tract.ChatOption{tract.Task("t1"), tract.Validate(retry.JSON())}, tc.opts...)
+				opts := append([]tract.ChatOption{tract.Validate(retry.JSON())}, tc.opts...)
+				if !tc.noTask {
+					opts = append(opts, tract.Task("t1"))
+				}
 				_, _ = tr.Chat(ctx, fmt.Sprintf("%s (%d)", chatQuestion, v), opts...)
 				before, err := tr.Stats(ctx, tract.StatsFilter{})
 				require.NoError(t, err)

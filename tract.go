@@ -249,7 +249,7 @@ func newConfig(opts []Option) config {
 // file gets mode 0600) with HEAD on the unborn branch main. It fails with
 // ErrExists if path already is a repository. A postgres:// URL instead of
 // a path creates the repository it names in that database (see
-// IsDatabaseURL and the README's "Sharing across machines").
+// IsDatabaseURL and docs/sharing.md's "Sharing across machines").
 func Init(path string, opts ...Option) (*Tract, error) {
 	return open(path, true, opts)
 }

@@ -1,7 +1,7 @@
 //go:build unix
 
 // Command bench measures tract beside git on the same generated history and
-// prints the side-by-side table of the README's performance section.
+// prints the side-by-side table of docs/performance.md.
 //
 //	go run ./bench                 # 100,000 messages, 3 rounds
 //	go run ./bench -n 1000000 -rounds 1

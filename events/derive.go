@@ -85,13 +85,25 @@ func (b *deriver) add(s *Step) {
 		if m.Failure.Escalation == "" {
 			b.outcome = outcomeFailed
 		}
+		if m.Escalation != nil { // the escalation was answered abort: see StepEnd
+			b.emit(ev)
+			b.respond(s, string(m.Escalation.Resolution))
+			return
+		}
 	case StepSteering:
 		ev.Event, ev.Attempt, ev.FeedbackLines = EventFeedbackInjected, m.Attempt+1, s.Lines
 		b.outcome = outcomeCancelled
 	case StepResponse:
 		b.respond(s, string(m.Escalation.Resolution))
 		return
-	default: // StepAccepted, StepEnd: the turn's outcome is known already
+	case StepEnd:
+		// The error commit that ends a turn whose escalation was answered
+		// abort records the answer.
+		if m.Escalation != nil {
+			b.respond(s, string(m.Escalation.Resolution))
+		}
+		return
+	default: // StepAccepted: the turn's outcome is known already
 		return
 	}
 	b.emit(ev)

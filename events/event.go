@@ -44,7 +44,9 @@ const (
 	// ResolvedSuccess: an answer was accepted.
 	ResolvedSuccess = "success"
 	// ResolvedEscalated: the turn escalated (see EventEscalated) and
-	// ended with an error.
+	// ended with an error, with no one asked: a Go caller gave no
+	// escalation hook, or the rounds ran out. (A hook's answer resolves
+	// it as ResolvedSkipped or ResolvedAborted.)
 	ResolvedEscalated = "escalated"
 	// ResolvedFailed: the model call failed in a way retrying may fix (a
 	// server error after the client's own retries), or a validator could

@@ -113,7 +113,8 @@ func TestReplay_EqualsLiveAndSummarizes(t *testing.T) {
 	assert.Equal(t, int64(3100), first.Events[3].TotalDurationMS)
 
 	st := events.Summarize(traces, events.Filter{})
-	assert.Equal(t, 1, st.TotalTasks)
+	assert.Equal(t, 2, st.TotalTasks, "the task, and the turn without one")
+	assert.Equal(t, 1, st.FirstAttemptSuccesses, "the turn without a task")
 	assert.Equal(t, 1, st.Retried)
 	assert.Equal(t, 1, st.RetrySuccesses)
 	assert.Equal(t, 1, st.UntaskedTurns)
@@ -121,7 +122,11 @@ func TestReplay_EqualsLiveAndSummarizes(t *testing.T) {
 	assert.Equal(t, 20, st.TokensAccepted)
 	assert.Equal(t, map[retry.FailureType]int{retry.FailureVerification: 1}, st.FailureTypes)
 	assert.Equal(t, []events.DiagnosisCount{{Diagnosis: "invalid json at line N", Count: 1}}, st.TopDiagnoses)
+	require.Len(t, st.Tasks, 2)
+	assert.Equal(t, events.NoTask, st.Tasks[1].Task)
+	assert.Equal(t, 1, st.Tasks[1].Turns)
 	assert.Zero(t, events.Summarize(traces, events.Filter{TaskPrefix: "u-"}).TotalTasks)
+	assert.Equal(t, 1, events.Summarize(traces, events.Filter{TaskPrefix: "t-"}).TotalTasks, "a prefix leaves out the turns without a task")
 }
 
 // A turn a compress replayed onto a new chain (the same commits, new

@@ -10,12 +10,14 @@ import (
 	"github.com/tractdag/tract/retry"
 )
 
-// Stats summarises tasks: the validated turns that carry a task id,
-// orphaned attempts included, as Replay regenerates them. Counts of tasks count each task id
-// once, over all its turns. The JSON names are those of 'tract stats
-// --json'.
+// Stats summarises the validated turns of a repository, orphaned attempts
+// included, as Replay regenerates them, by task: the turns that carry a
+// task id count as one task per id, over all its turns; each turn without
+// a task id counts as a task of its own, and Tasks lists them together on
+// the line of NoTask. The JSON names are those of 'tract stats --json'.
 type Stats struct {
-	// TotalTasks is the number of distinct task ids.
+	// TotalTasks is the number of tasks: distinct task ids, and each
+	// turn without one.
 	TotalTasks int `json:"total_tasks"`
 	// FirstAttemptSuccesses are the tasks accepted on their first
 	// attempt; FirstAttemptSuccessPct is their share of TotalTasks in
@@ -29,8 +31,9 @@ type Stats struct {
 	// Escalations are the tasks that escalated at least once (their
 	// attempts ran out, or a failure retrying cannot fix occurred).
 	Escalations int `json:"escalations"`
-	// Skipped and Aborted are the tasks whose last turn's escalation was
-	// answered skip or abort.
+	// Skipped and Aborted are the tasks with a turn whose escalation was
+	// answered skip, or abort: any turn, not only the last (a task
+	// skipped and later accepted is skipped, and a retry success).
 	Skipped int `json:"skipped"`
 	Aborted int `json:"aborted"`
 	// Attempts is the number of attempts of every task; MeanAttempts is
@@ -40,24 +43,30 @@ type Stats struct {
 	// FailureTypes counts the failed attempts by failure type.
 	FailureTypes map[retry.FailureType]int `json:"failure_types"`
 	// TopDiagnoses are the most common failures (the failure records'
-	// one-line errors, normalised: lower case, numbers and quoted text
-	// replaced), at most five, most common first.
+	// one-line errors, normalised: lower case; paths, hashes, numbers and
+	// quoted text replaced), at most five, most common first.
 	TopDiagnoses []DiagnosisCount `json:"top_diagnoses"`
 	// TokensFailed and TokensAccepted are the tokens (prompt and
 	// completion) the model spent on rejected answers and on accepted
 	// ones, from each answer's usage.
 	TokensFailed   int `json:"tokens_failed"`
 	TokensAccepted int `json:"tokens_accepted"`
-	// UntaskedTurns counts the validated turns without a task id, which
-	// the figures above leave out.
+	// UntaskedTurns counts the validated turns without a task id, each a
+	// task of its own in the figures above (none when the filter names
+	// a task prefix).
 	UntaskedTurns int `json:"untasked_turns"`
-	// Tasks are the tasks, in the order they were first worked on.
+	// Tasks are the tasks, in the order they were first worked on; the
+	// turns without a task id share one line, whose Task is NoTask.
 	Tasks []TaskStats `json:"tasks"`
 }
 
+// NoTask is the Task of the line of Stats.Tasks that sums up the turns
+// without a task id.
+const NoTask = ""
+
 // TaskStats is one task's line of Stats.
 type TaskStats struct {
-	// Task is the task id.
+	// Task is the task id; NoTask on the line of the turns without one.
 	Task string `json:"task_id"`
 	// Turns is the number of validated turns (Chat, Generate calls) that
 	// worked on it; Attempts the number of attempts over all of them.
@@ -80,7 +89,8 @@ type DiagnosisCount struct {
 
 // Filter selects the tasks Summarize summarises.
 type Filter struct {
-	// TaskPrefix keeps the tasks whose id starts with it ("": all).
+	// TaskPrefix keeps the tasks whose id starts with it ("": all, the
+	// turns without a task id included).
 	TaskPrefix string
 	// Since keeps the turns whose first attempt started at or after it
 	// (zero: all).
@@ -93,18 +103,17 @@ const topDiagnoses = 5
 // Summarize summarises the tasks of traces (see Stats) that f selects.
 func Summarize(traces []*Trace, f Filter) *Stats {
 	st := &Stats{FailureTypes: map[retry.FailureType]int{}, TopDiagnoses: []DiagnosisCount{}, Tasks: []TaskStats{}}
-	byTask := make(map[string]int) // task id → index in st.Tasks
-	errs := make(map[string]int)   // failures' one-line errors, as given
+	byTask := make(map[string]int) // task id (NoTask too) → index in st.Tasks
+	var units []*taskUnit          // the tasks the figures count, in order
+	unitOf := make(map[string]*taskUnit)
+	errs := make(map[string]int) // failures' one-line errors, as given
 
 	for _, tn := range traces {
 		s := tn.sum
 		switch {
 		case !f.Since.IsZero() && s.start.Before(f.Since):
 			continue
-		case tn.Task == "":
-			if f.TaskPrefix == "" {
-				st.UntaskedTurns++
-			}
+		case tn.Task == NoTask && f.TaskPrefix != "":
 			continue
 		case !strings.HasPrefix(tn.Task, f.TaskPrefix):
 			continue
@@ -120,6 +129,18 @@ func Summarize(traces []*Trace, f Filter) *Stats {
 		ts.Attempts += s.attempts
 		ts.Result = s.resolution()
 		ts.Escalated = ts.Escalated || s.escalated()
+		u := unitOf[tn.Task]
+		if tn.Task == NoTask || u == nil {
+			u = &taskUnit{}
+			units = append(units, u)
+			if tn.Task != NoTask {
+				unitOf[tn.Task] = u
+			}
+		}
+		if tn.Task == NoTask {
+			st.UntaskedTurns++
+		}
+		u.add(s)
 		st.Attempts += s.attempts
 		st.TokensFailed += s.tokensFailed
 		st.TokensAccepted += s.tokensAccepted
@@ -130,27 +151,27 @@ func Summarize(traces []*Trace, f Filter) *Stats {
 			errs[e]++
 		}
 	}
-	for _, ts := range st.Tasks {
+	for _, u := range units {
 		switch {
-		case ts.Attempts == 1 && ts.Result == ResolvedSuccess:
+		case u.attempts == 1 && u.result == ResolvedSuccess:
 			st.FirstAttemptSuccesses++
-		case ts.Attempts > 1:
+		case u.attempts > 1:
 			st.Retried++
-			if ts.Result == ResolvedSuccess {
+			if u.result == ResolvedSuccess {
 				st.RetrySuccesses++
 			}
 		}
-		if ts.Escalated {
+		if u.escalated {
 			st.Escalations++
 		}
-		switch ts.Result {
-		case ResolvedSkipped:
+		if u.skipped {
 			st.Skipped++
-		case ResolvedAborted:
+		}
+		if u.aborted {
 			st.Aborted++
 		}
 	}
-	st.TotalTasks = len(st.Tasks)
+	st.TotalTasks = len(units)
 	if st.TotalTasks > 0 {
 		st.FirstAttemptSuccessPct = math.Round(1000*float64(st.FirstAttemptSuccesses)/float64(st.TotalTasks)) / 10
 		st.MeanAttempts = math.Round(100*float64(st.Attempts)/float64(st.TotalTasks)) / 100
@@ -169,10 +190,29 @@ func Summarize(traces []*Trace, f Filter) *Stats {
 	return st
 }
 
+// taskUnit is one task as the figures of Stats count it: a task id over
+// all its turns, or one turn without a task id.
+type taskUnit struct {
+	attempts                    int
+	result                      string // the last turn's resolution
+	escalated, skipped, aborted bool   // at any turn
+}
+
+// add counts turn s, the task's latest.
+func (u *taskUnit) add(s *deriver) {
+	u.attempts += s.attempts
+	u.result = s.resolution()
+	u.escalated = u.escalated || s.escalated()
+	u.skipped = u.skipped || u.result == ResolvedSkipped
+	u.aborted = u.aborted || u.result == ResolvedAborted
+}
+
 // normaliseDiagnosis turns a failure's one-line error into its kind, so
-// that "line 3: unexpected 'x'" and "line 7: unexpected 'y'" count as one:
-// lower case, quoted text as "…", numbers as N, white space collapsed,
-// trailing punctuation dropped.
+// that "line 3: unexpected 'x'" and "line 7: unexpected 'y'" count as one,
+// and so do the same compiler message about files in two temporary
+// directories: lower case, the directories of a path as "…/", hashes as
+// HASH, quoted text as "…", numbers as N, white space collapsed, trailing
+// punctuation dropped.
 func normaliseDiagnosis(s string) string {
 	s = maskVariableParts(strings.ToLower(s)) // lower case first: a number stays N
 	s = strings.Join(strings.Fields(s), " ")
@@ -181,14 +221,20 @@ func normaliseDiagnosis(s string) string {
 
 // maskVariableParts replaces what differs from one failure to the next of
 // the same kind: text in double, single or back quotes (a quote without
-// its closing one stays) becomes "…", and a number (digits, with a
-// fraction or not) becomes N. It is a scan of its own rather than two
+// its closing one stays) becomes "…"; a path's directories (see
+// pathDirLen) become "…/", its file name staying (a temporary file's
+// name as "tmp…", see tempNameLen); a hexadecimal word of
+// seven or more characters with a digit and a letter (a commit or object
+// hash, a temporary name's random part) becomes HASH; a number (digits,
+// with a fraction or not) becomes N. It is a scan of its own rather than
 // regular expressions: those would be compiled by every command at start.
 func maskVariableParts(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
 		c := s[i]
+		runStart := i == 0 || !isPathByte(s[i-1])
+		wordStart := i == 0 || !isAlnum(s[i-1])
 		switch {
 		case c == '"' || c == '\'' || c == '`':
 			if end := strings.IndexByte(s[i+1:], c); end >= 0 {
@@ -196,7 +242,26 @@ func maskVariableParts(s string) string {
 				i += end + 2
 				continue
 			}
-		case isDigit(c):
+		case runStart && isPathByte(c):
+			if n := pathDirLen(s[i:]); n > 0 {
+				b.WriteString("…/")
+				i += n // the file name is scanned on, but a temporary one's random part
+				if m := tempNameLen(s[i:]); m > 0 {
+					b.WriteString("tmp…")
+					i += m
+				}
+				continue
+			}
+		}
+		switch {
+		case wordStart && isAlnum(c):
+			if n := hashLen(s[i:]); n > 0 {
+				b.WriteString("HASH")
+				i += n
+				continue
+			}
+		}
+		if isDigit(c) {
 			i = skipDigits(s, i)
 			if i+1 < len(s) && s[i] == '.' && isDigit(s[i+1]) {
 				i = skipDigits(s, i+1)
@@ -208,6 +273,80 @@ func maskVariableParts(s string) string {
 		i++
 	}
 	return b.String()
+}
+
+// isPathByte reports a byte that may be part of a path as diagnoses
+// print them.
+func isPathByte(c byte) bool {
+	return isAlnum(c) || c >= 'A' && c <= 'Z' || strings.IndexByte("._-~+@/", c) >= 0
+}
+
+func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' }
+
+// pathDirLen returns the length of the directories (up to and including
+// the last slash) of the path that s starts with, or 0 when s starts with
+// no path: a run of path bytes that starts with "/", "./", "../" or "~/"
+// and has a directory before its last slash ("/tmp/x.go", "../d/x.go";
+// not "/x.go"), or that has two slashes or more ("internal/turn/x.go";
+// not "and/or").
+func pathDirLen(s string) int {
+	end := 0
+	for end < len(s) && isPathByte(s[end]) {
+		end++
+	}
+	run := s[:end]
+	last := strings.LastIndexByte(run, '/')
+	switch {
+	case last <= 0:
+		return 0
+	case strings.HasPrefix(run, "/"), strings.HasPrefix(run, "./"), strings.HasPrefix(run, "../"), strings.HasPrefix(run, "~/"),
+		strings.Count(run, "/") >= 2:
+		return last + 1
+	}
+	return 0
+}
+
+// tempNameLen returns the length of the temporary file name s starts
+// with ("tmp", maybe ".", then six letters, digits or underscores or more:
+// mktemp's tmp.k2Xq9ZbP1c, Python's tmpk2x_q9zb), or 0.
+func tempNameLen(s string) int {
+	if !strings.HasPrefix(s, "tmp") {
+		return 0
+	}
+	n := len("tmp")
+	if n < len(s) && s[n] == '.' {
+		n++
+	}
+	start := n
+	for n < len(s) && (isAlnum(s[n]) || s[n] == '_') {
+		n++
+	}
+	if n-start < 6 {
+		return 0
+	}
+	return n
+}
+
+// hashLen returns the length of the hexadecimal word s starts with when
+// it looks like a hash: seven characters or more, with a digit and a
+// letter, ending at a byte that is neither a letter nor a digit; else 0.
+func hashLen(s string) int {
+	n, digit, letter := 0, false, false
+	for n < len(s) && isAlnum(s[n]) {
+		switch c := s[n]; {
+		case isDigit(c):
+			digit = true
+		case c <= 'f':
+			letter = true
+		default:
+			return 0 // not hexadecimal
+		}
+		n++
+	}
+	if n < 7 || !digit || !letter {
+		return 0
+	}
+	return n
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -18,9 +18,9 @@ type StepKind int
 const (
 	StepAttempt      StepKind = iota + 1 // an answer, numbered from 1
 	StepSteering                         // the steering after a failed attempt
-	StepModelFailure                     // the error commit of a failed model call: a failed attempt too
+	StepModelFailure                     // the error commit of a failed model call: a failed attempt too (with an abort answer, see StepEnd)
 	StepAccepted                         // the clean copy purify committed on the restore point
-	StepEnd                              // the error commit of a turn whose validation failed
+	StepEnd                              // the error commit of a turn whose validation failed; it records the escalation's answer when that was abort
 	StepResponse                         // the note that records the answer to an escalation
 )
 

@@ -142,6 +142,11 @@ const (
 	// retry.Verdict.Blocked; a "cmd:" command exiting with status 77), or
 	// the model declared the task blocked.
 	EscalateBlocked EscalationReason = "blocked"
+	// EscalateTransport: the model server stayed unavailable through the
+	// client's transport retries (a 5xx answer, a persisting 429, a
+	// connection that failed). It escalates only to an escalation hook;
+	// without one the turn ends as after any failed model call.
+	EscalateTransport EscalationReason = "transport"
 )
 
 // ResolutionAction is the answer to an escalation.
@@ -160,10 +165,11 @@ const (
 	ResolveFix ResolutionAction = "fix"
 )
 
-// Escalation is what a note of a validated turn records, under
-// KeyEscalation, about an escalation its hook answered: before the round a
-// retry or fix starts (on the attempts chain), and after a skip (on the
-// branch: the skip record).
+// Escalation is what a validated turn records, under KeyEscalation, about
+// an escalation its hook answered: in a note before the round a retry or
+// fix starts (on the attempts chain), in a note after a skip (on the
+// branch: the skip record), and for an abort in the error commit that
+// ends the turn (in a note when the turn wrote none: without purify).
 type Escalation struct {
 	// Round is the round that ended, from 1; Attempts the attempts it made.
 	Round    int `json:"round"`

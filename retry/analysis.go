@@ -14,18 +14,16 @@ type Analysis struct {
 }
 
 // AnalysisPrompt is the prompt that asks a model to analyse failure f of
-// answer: the failure (type, summary, details) and the answer, each
-// between tags, and the instruction to reply with only
+// answer: the failure (type, and its diagnosis once: the summary, then
+// the details when they say more than it) and the answer, each between
+// tags, and the instruction to reply with only
 // {"root_cause_guess": "...", "suggested_fix": "..."}. Text is placed as
 // is, as in JudgePrompt.
 func AnalysisPrompt(f Failure, answer string) string {
-	details := nonEmpty(f.Details, f.Summary)
 	return `An answer to a task failed a check. Find the most likely root cause of the failure and what the next attempt should do differently.
 
 <failure type="` + string(f.Type) + `">
-` + f.Summary + `
-
-` + details + `
+` + f.diagnosis() + `
 </failure>
 
 <answer>
@@ -74,4 +72,27 @@ func ParseAnalysis(reply string) (Analysis, error) {
 		return Analysis{}, &AnalysisReplyError{Reply: reply}
 	}
 	return a, nil
+}
+
+// diagnosis is f's summary and details as one text that holds each once:
+// the details alone when the summary is their first line (as a turn's
+// failure record has it, cut or not) or when there is no summary, the
+// summary alone when the details are blank or the same, else the summary,
+// a blank line and the details.
+func (f Failure) diagnosis() string {
+	summary, details := strings.TrimSpace(f.Summary), strings.TrimSpace(f.Details)
+	switch {
+	case details == "" || details == summary:
+		return summary
+	case summary == "":
+		return details
+	}
+	first := details
+	if i := strings.IndexAny(details, "\r\n"); i >= 0 {
+		first = strings.TrimSpace(details[:i])
+	}
+	if cut, ok := strings.CutSuffix(summary, "…"); first == summary || ok && strings.HasPrefix(first, cut) {
+		return details
+	}
+	return summary + "\n\n" + details
 }

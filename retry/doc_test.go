@@ -98,7 +98,7 @@ func markdownKinds(t *testing.T, path, heading string) []string {
 	return kinds
 }
 
-// README.md's and docs/retry.md's tables of validators list the kinds
+// docs/validators.md's and docs/retry.md's tables of validators list the kinds
 // retry.Kinds() returns, in its order.
 func TestDoc_MarkdownTablesListTheKinds(t *testing.T) {
 	var want []string
@@ -106,7 +106,7 @@ func TestDoc_MarkdownTablesListTheKinds(t *testing.T) {
 		want = append(want, k.Usage())
 	}
 	for _, doc := range []struct{ path, heading string }{
-		{filepath.Join("..", "README.md"), "### Validators"},
+		{filepath.Join("..", "docs", "validators.md"), "## Validators"},
 		{filepath.Join("..", "docs", "retry.md"), "## Spec strings"},
 	} {
 		assert.Equal(t, want, markdownKinds(t, doc.path, doc.heading), "%s's table of validators is not retry.Kinds()", doc.path)

@@ -108,11 +108,13 @@ type RetryContext struct {
 //	</retry_context>
 //
 // user_intervention, error_details, suggested_fix and
-// accumulated_learnings are left out when empty. Text from the model,
-// validators and people is escaped (& < > as entities; control
-// characters other than tab and newline, which XML cannot hold, as
-// U+FFFD). The instruction says which attempt this is and how to declare
-// the task blocked (see DeclaredBlocked).
+// accumulated_learnings are left out when empty. The block is
+// well-formed XML whatever the text inside: all text, tract's own
+// instruction included, is escaped (& < > as entities, so the
+// instruction's "BLOCKED: <reason>" reads "BLOCKED: &lt;reason&gt;";
+// control characters other than tab and newline, which XML cannot hold,
+// and invalid UTF-8 as U+FFFD). The instruction says which attempt this
+// is and how to declare the task blocked (see DeclaredBlocked).
 func (c RetryContext) XML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<retry_context attempt=\"%d\" max_attempts=\"%d\">\n", c.Attempt, c.MaxAttempts)
@@ -144,9 +146,13 @@ func (c RetryContext) XML() string {
 		b.WriteString("  </accumulated_learnings>\n")
 	}
 	b.WriteString("  <instruction>\n")
-	fmt.Fprintf(&b, "    This is attempt %d of %d.\n", c.Attempt, c.MaxAttempts)
-	b.WriteString("    Review the previous failures above and address each of them in your answer.\n")
-	fmt.Fprintf(&b, "    If retrying cannot make the task succeed, answer with a first line \"%s <reason>\" and nothing else.\n", BlockedMarker)
+	for _, line := range []string{
+		fmt.Sprintf("This is attempt %d of %d.", c.Attempt, c.MaxAttempts),
+		"Review the previous failures above and address each of them in your answer.",
+		fmt.Sprintf("If retrying cannot make the task succeed, answer with a first line \"%s <reason>\" and nothing else.", BlockedMarker),
+	} {
+		b.WriteString("    " + escapeXML(line) + "\n")
+	}
 	b.WriteString("  </instruction>\n")
 	b.WriteString("</retry_context>")
 	return b.String()

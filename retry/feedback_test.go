@@ -1,6 +1,7 @@
 package retry_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ want 1, got 2
   <instruction>
     This is attempt 3 of 3.
     Review the previous failures above and address each of them in your answer.
-    If retrying cannot make the task succeed, answer with a first line "BLOCKED: <reason>" and nothing else.
+    If retrying cannot make the task succeed, answer with a first line "BLOCKED: &lt;reason&gt;" and nothing else.
   </instruction>
 </retry_context>`
 	assert.Equal(t, want, rc.XML())
@@ -126,4 +127,35 @@ func TestParseAnalysis(t *testing.T) {
 	p := retry.AnalysisPrompt(retry.Failure{Type: retry.FailureVerification, Summary: "no title", Details: "the answer has no title"}, "Notes")
 	assert.Contains(t, p, "<failure type=\"verification_failed\">\nno title\n\nthe answer has no title\n</failure>")
 	assert.Contains(t, p, "<answer>\nNotes\n</answer>")
+}
+
+// The analysis prompt holds a failure's diagnosis once, whether the
+// details repeat the summary, start with it (cut or not), or say
+// something else.
+func TestAnalysisPrompt_DiagnosisOnce(t *testing.T) {
+	long := strings.Repeat("x", 250)
+	tests := []struct {
+		name             string
+		summary, details string
+		want             string
+	}{
+		{"details equal the summary", "invalid JSON at line 1", "invalid JSON at line 1", "invalid JSON at line 1"},
+		{"no details", "invalid JSON", "", "invalid JSON"},
+		{"no summary", "", "exit status 1", "exit status 1"},
+		{"summary is the first line", "exit status 1", "exit status 1\nFAIL TestParse\nwant 1, got 2", "exit status 1\nFAIL TestParse\nwant 1, got 2"},
+		{"summary is the first line, CRLF", "exit status 1", "exit status 1\r\nFAIL", "exit status 1\r\nFAIL"},
+		{"summary is the first line, cut", long[:199] + "…", long + "\nmore", long + "\nmore"},
+		{"summary says something else", "go vet failed", "exit status 1: unused import", "go vet failed\n\nexit status 1: unused import"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := retry.AnalysisPrompt(retry.Failure{Type: retry.FailureVerification, Summary: tt.summary, Details: tt.details}, "the answer")
+			assert.Contains(t, p, "<failure type=\"verification_failed\">\n"+tt.want+"\n</failure>")
+			for _, line := range strings.Split(tt.want, "\n") {
+				if strings.TrimSpace(line) != "" {
+					assert.Equal(t, 1, strings.Count(p, line), "%q once in\n%s", line, p)
+				}
+			}
+		})
+	}
 }

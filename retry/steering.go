@@ -94,6 +94,10 @@ type ExhaustedError struct {
 	// History holds every attempt's diagnosis, oldest first;
 	// History[len(History)-1] == LastDiagnosis.
 	History []string
+	// Rounds is the number of rounds of attempts, when a caller ran more
+	// than one (package tract's escalation hook answering retry): then
+	// Attempts and History count every round. 0 and 1 mean one round.
+	Rounds int
 }
 
 // LastResultOf returns the last attempt's value of an *ExhaustedError in
@@ -112,6 +116,9 @@ func LastResultOf[T any](err error) (v T, ok bool) {
 func (e *ExhaustedError) Error() string {
 	if e.Attempts == 1 {
 		return "1 attempt failed; diagnosis: " + e.LastDiagnosis
+	}
+	if e.Rounds > 1 {
+		return fmt.Sprintf("all %d attempts failed, in %d rounds; last diagnosis: %s", e.Attempts, e.Rounds, e.LastDiagnosis)
 	}
 	return fmt.Sprintf("all %d attempts failed; last diagnosis: %s", e.Attempts, e.LastDiagnosis)
 }

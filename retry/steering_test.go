@@ -385,3 +385,19 @@ func TestWithSteering_MinimalSteering(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Result[int]{Value: 2, Attempts: 2, History: []string{"too small"}}, res)
 }
+
+// The message counts what the error counts: one attempt, every attempt,
+// or every attempt of several rounds.
+func TestExhaustedError_Message(t *testing.T) {
+	for _, tc := range []struct {
+		err  ExhaustedError
+		want string
+	}{
+		{ExhaustedError{Attempts: 1, LastDiagnosis: "d"}, "1 attempt failed; diagnosis: d"},
+		{ExhaustedError{Attempts: 3, LastDiagnosis: "d"}, "all 3 attempts failed; last diagnosis: d"},
+		{ExhaustedError{Attempts: 3, Rounds: 1, LastDiagnosis: "d"}, "all 3 attempts failed; last diagnosis: d"},
+		{ExhaustedError{Attempts: 10, Rounds: 5, LastDiagnosis: "d"}, "all 10 attempts failed, in 5 rounds; last diagnosis: d"},
+	} {
+		assert.EqualError(t, &tc.err, tc.want)
+	}
+}

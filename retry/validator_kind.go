@@ -14,7 +14,7 @@ import (
 // parses those too. Errors, tract's help and shell completion are
 // generated from a parser's kinds, and the package documentation's table
 // from Kinds, so a program's kind needs its declaration and nothing else
-// (the README's and docs/retry.md's tables of the built-in kinds are
+// (docs/validators.md's and docs/retry.md's tables of the built-in kinds are
 // checked against Kinds by tests).
 type Kind struct {
 	// Name is what a spec of this kind begins with ("json", "maxlen"):

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -411,7 +412,44 @@ func rephraseAssertion(msg string) string {
 	if _, err := fmt.Sscanf(msg, "assertion failed: page %d: has unexpected type/flags: %s", &got, &flags); err == nil {
 		return fmt.Sprintf("page %d is not the kind of page expected there (flags %s)", got, flags)
 	}
+	if _, err := fmt.Sscanf(msg, "invalid page type: %d: %s", &got, &flags); err == nil {
+		return fmt.Sprintf("page %d is not the kind of page expected there (flags %s)", got, flags)
+	}
+	// "pgid (9) above high water mark (7)", "pgId (…", "root bucket pgid (…",
+	// "freelist pgid (…": a page number past the file's pages.
+	if what, rest, ok := strings.Cut(msg, " ("); ok && strings.HasSuffix(strings.ToLower(what), "pgid") {
+		if _, err := fmt.Sscanf(rest, "%d) above high water mark (%d)", &got, &want); err == nil {
+			whose := "a page"
+			switch strings.ToLower(what) {
+			case "root bucket pgid":
+				whose = "the root bucket"
+			case "freelist pgid":
+				whose = "the free list"
+			}
+			return fmt.Sprintf("%s points to page %d, past the file's %d pages", whose, got, want)
+		}
+	}
+	var kind string
+	if _, err := fmt.Sscanf(msg, "invalid freelist page: %d, page type is %s", &got, &kind); err == nil {
+		kind = "a " + kind + " page"
+		if !slices.Contains([]string{"a branch page", "a leaf page", "a meta page"}, kind) {
+			kind = "a page of no known kind"
+		}
+		return fmt.Sprintf("the free list is damaged: its page's header is not a free-list page's (it names page %d, %s)", got, kind)
+	}
 	return strings.TrimPrefix(msg, "assertion failed: ")
+}
+
+// openFailure says why a file could not be opened, for a problem of the
+// file that Fsck reports after the file's path: what is damaged, without
+// the "open PATH: repository is corrupted" the opening error begins with,
+// when it is an ErrCorrupt.
+func openFailure(err error) string {
+	var ce *corruptFileError
+	if errors.As(err, &ce) {
+		return ce.what
+	}
+	return err.Error()
 }
 
 // corruptFileError is the error of opening a file whose pages are

@@ -118,7 +118,7 @@ func FsckFile(path string, opts BoltOptions, fopts ...FsckOption) (*FsckReport, 
 		return nil, fmt.Errorf("fsck %s: %w", path, err)
 	}
 	r := newFsckReport()
-	r.add("file", "bbolt cannot open it: %v", openErr)
+	r.add("file", "%s cannot be opened: %s", path, openFailure(openErr))
 	s := scanRaw(f, st.Size(), func(dag.Hash, []byte) {})
 	s.complete() // lists the commits cut off from their history
 	r.Blobs, r.Commits, r.Refs = len(s.blobs), len(s.commits), len(s.refs)

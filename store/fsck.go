@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -84,6 +85,7 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 	run := func(pages bool) func(db *bolt.DB) error {
 		return func(db *bolt.DB) (err error) {
 			r = newFsckReport()
+			metaOK := checkMetaPages(b.path, db.Info().PageSize, r)
 			structureOK := walkBolt(b.path, db, r)
 			ok, err := checkStore(func(fn func(Tx) error) error { return b.view(db, nil, fn) }, r, p)
 			if err != nil {
@@ -95,10 +97,16 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 					checkPackFilters(tx.(*boltTx), r)
 				}
 				return nil
-			}); err != nil {
+			}); errors.Is(err, ErrCorrupt) {
+				// Damage the checks above reported already (a root page
+				// gone, say) stops this read too.
+				if ok && structureOK {
+					r.add("file", "%v", err)
+				}
+			} else if err != nil {
 				return err
 			}
-			if pages && structureOK && ok {
+			if pages && metaOK && structureOK && ok {
 				checkBoltPages(db, r)
 			}
 			if pages {
@@ -119,7 +127,7 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 		// a truncated file): check what can still be read.
 		openErr := err
 		if err = b.Shared(run(false)); r != nil {
-			r.add("file", "cannot be opened for writing: %v", openErr)
+			r.add("file", "%s cannot be opened for writing: %s", b.path, openFailure(openErr))
 		}
 	}
 	if r != nil {
@@ -247,6 +255,12 @@ func checkBoltPages(db *bolt.DB, r *FsckReport) {
 	}()
 	_ = db.View(func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
+			// bbolt's check reports a panic it recovered as an error
+			// "panic: assertion failed: …": say what it found instead.
+			if msg, ok := strings.CutPrefix(err.Error(), "panic: "); ok {
+				r.add("file", "page structure check stopped on damaged data: %s", rephraseAssertion(msg))
+				continue
+			}
 			r.add("file", "page structure: %v", err)
 		}
 		return nil

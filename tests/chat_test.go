@@ -411,8 +411,8 @@ func TestChat_JudgeReplyNotJSONExitsModelError(t *testing.T) {
 	assert.Contains(t, string(all.Orphans[0].Commits[0].Meta), "validator_error")
 	s.fsckOK()
 
-	help := s.ok("chat", "--help")
-	assert.Contains(t, help.Stdout, "4 model or transport error, or an llm: judge's reply that is not\nits JSON verdict")
+	help := s.ok("help", "validators")
+	assert.Contains(t, help.Stdout, "4 for a model or\ntransport error, or an llm: judge's reply that is not its JSON verdict")
 }
 
 // Ctrl-C while the model is answering exits 130 and leaves the branch at a

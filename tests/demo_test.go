@@ -45,7 +45,7 @@ func TestDemo_RunsOfflineAndLeavesNothing(t *testing.T) {
 		"orphaned by compress",    // the compress
 		"$ tract stats",
 		"First-attempt success  1 (50.0%)",
-		"demo-1:json   2         success (retry worked)",
+		"demo-1:json   1      2         success (retry worked)",
 		"OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
 		`tract chat --validate json "`,
 	} {

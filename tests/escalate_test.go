@@ -37,8 +37,9 @@ func TestChat_OnExhaustedNonInteractive(t *testing.T) {
 		branch   []string // kinds, newest first
 		stderr   string
 	}{
-		{"default abort", nil, exitExhausted, 2, []string{"error", "message"}, "all 2 attempts failed"},
-		{"abort", []string{"--on-exhausted", "abort"}, exitExhausted, 2, []string{"note", "error", "message"}, "answer: abort"},
+		// The default is abort, recorded as an explicit one is.
+		{"default abort", nil, exitExhausted, 2, []string{"error", "message"}, "answer: abort"},
+		{"abort", []string{"--on-exhausted", "abort"}, exitExhausted, 2, []string{"error", "message"}, "answer: abort"},
 		{"skip", []string{"--on-exhausted", "skip"}, exitSkipped, 2, []string{"note", "error", "message"}, `tract: chat: skipped task "t1" (max_retries_exceeded): `},
 		{"retry", []string{"--on-exhausted", "retry"}, exitOK, 3, []string{"message", "message"}, "answer: retry"},
 		{"fix", []string{"--fix", fix}, exitOK, 3, []string{"message", "message"}, "answer: fix: " + fix},
@@ -69,6 +70,16 @@ func TestChat_OnExhaustedNonInteractive(t *testing.T) {
 				kinds = append(kinds, c.Kind)
 			}
 			assert.Equal(t, tc.branch, kinds)
+			if tc.exit == exitExhausted { // the error commit records the answer
+				var m escalationMeta
+				require.NoError(t, json.Unmarshal(log[0].Meta, &m))
+				require.NotNil(t, m.Escalation)
+				assert.Equal(t, "abort", m.Escalation.Resolution)
+				ev := s.ok("events", "--format", "text").Stdout
+				assert.Contains(t, ev, `user_response="abort"`)
+				assert.Contains(t, ev, "resolved status=aborted attempts=2")
+				assert.Contains(t, s.ok("stats").Stdout, "Aborted                1\n")
+			}
 			if tc.name == "skip" {
 				var m escalationMeta
 				require.NoError(t, json.Unmarshal(log[0].Meta, &m))
@@ -109,6 +120,7 @@ func TestChat_BadEscalationFlagsAreUsageErrors(t *testing.T) {
 		{"--on-exhausted", "maybe", "-V", "json"},
 		{"--fix", " "}, // --fix without --validate is allowed (empty answers fail), a blank one is not
 		{"--fix", "", "-V", "json"},
+		{"--on-exhausted", "ask", "-V", "json"}, // no terminal to ask on
 	} {
 		r := c.tract(append(append([]string{"chat"}, args...), "Hello")...)
 		requireExit(t, r, exitUsage)
@@ -116,4 +128,63 @@ func TestChat_BadEscalationFlagsAreUsageErrors(t *testing.T) {
 	}
 	s.requireUnchanged(before)
 	assert.Empty(t, srv.Requests())
+}
+
+// A model server that stays unavailable after the transport retries goes
+// through --on-exhausted like an exhaustion, with reason transport: abort
+// (the default) keeps exit 4, skip exits 6, retry asks the model again.
+func TestChat_OnExhaustedAnswersAnUnavailableServer(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		flags  []string
+		exit   int
+		answer string
+	}{
+		{"default abort", nil, exitModel, "abort"},
+		{"skip", []string{"--on-exhausted", "skip"}, exitSkipped, "skip"},
+		{"fix is not for the server", []string{"--fix", "be brief"}, exitModel, "abort"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(t)
+			srv.Otherwise(llmtest.Error(503, "Service Unavailable"))
+			s := newSandbox(t)
+			s.initRepo()
+			r := chatEnv(s, srv).tract(append([]string{"chat", "--task", "t1", "--validate", "json"}, append(tc.flags, "Give me JSON")...)...)
+			requireExit(t, r, tc.exit)
+			assert.Contains(t, r.Stderr, "escalated: transport after 1 of 3 attempts (round 1); answer: "+tc.answer+"\n")
+			log := s.log()
+			kinds := []string{"note", "error", "message"} // skip: a skip note
+			if tc.answer == "abort" {
+				kinds = kinds[1:] // the error commit records the answer
+			}
+			require.Len(t, log, len(kinds))
+			for i, k := range kinds {
+				assert.Equal(t, k, log[i].Kind)
+			}
+			var m escalationMeta
+			require.NoError(t, json.Unmarshal(log[0].Meta, &m))
+			require.NotNil(t, m.Escalation)
+			assert.Equal(t, "transport", m.Escalation.Reason)
+			assert.Equal(t, tc.answer, m.Escalation.Resolution)
+			assert.Contains(t, string(log[len(log)-2].Meta), `"escalation": "transport"`, "the failure record says why")
+			ev := s.ok("events", "--format", "text").Stdout
+			assert.Contains(t, ev, `escalating reason="transport" attempts=1`)
+			assert.Contains(t, ev, `user_response="`+tc.answer+`"`)
+			s.fsckOK()
+		})
+	}
+
+	t.Run("retry", func(t *testing.T) {
+		t.Parallel()
+		srv := llmtest.NewServer(t)
+		srv.Otherwise(llmtest.Error(503, "Service Unavailable"))
+		s := newSandbox(t)
+		s.initRepo()
+		r := chatEnv(s, srv).tract("chat", "--on-exhausted", "retry", "--max-attempts", "2", "--validate", "json", "Give me JSON")
+		requireExit(t, r, exitModel)
+		assert.Equal(t, 4, strings.Count(r.Stderr, "escalated: transport"), "asked before each of rounds 2 to 5")
+	})
 }

@@ -66,17 +66,18 @@ func TestEvents_RegeneratedEqualLiveFile(t *testing.T) {
 	assert.Equal(t, []string{
 		"t1 attempt", "t1 resolved",
 		"t2 attempt", "t2 feedback_injected", "t2 attempt", "t2 resolved",
-		"t3 attempt", "t3 feedback_injected", "t3 attempt", "t3 escalated", "t3 resolved",
-		"t4 attempt", "t4 escalated", "t4 resolved",
+		"t3 attempt", "t3 feedback_injected", "t3 attempt", "t3 escalated", "t3 user_response", "t3 resolved",
+		"t4 attempt", "t4 escalated", "t4 user_response", "t4 resolved",
 	}, kinds)
 
 	text := s.ok("events", "--task", "t3", "--format", "text").Stdout
 	got := lines(text)
-	require.Len(t, got, 5)
+	require.Len(t, got, 6)
 	assert.Regexp(t, `^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] \[RETRY\] \[t3\] attempt=1 status=failed type=verification_failed duration_ms=\d+ error="json: invalid JSON`, got[0])
 	assert.Contains(t, got[1], "[t3] injecting_feedback attempt=2 lines=")
 	assert.Contains(t, got[3], `[t3] escalating reason="max_retries_exceeded" attempts=2`)
-	assert.Contains(t, got[4], "[t3] resolved status=escalated attempts=2 duration_ms=")
+	assert.Contains(t, got[4], `[t3] user_response="abort"`, "chat's default answer")
+	assert.Contains(t, got[5], "[t3] resolved status=aborted attempts=2 duration_ms=")
 
 	assert.Empty(t, s.ok("events", "--since", "2999-01-01T00:00:00Z").Stdout)
 	assert.Equal(t, string(live), s.ok("events", "--since", "1h").Stdout)
@@ -140,7 +141,8 @@ func TestStats_JSONFigures(t *testing.T) {
 	assert.Equal(t, 2, st.Retried)
 	assert.Equal(t, 1, st.RetrySuccesses)
 	assert.Equal(t, 2, st.Escalations)
-	assert.Zero(t, st.Skipped+st.Aborted)
+	assert.Zero(t, st.Skipped)
+	assert.Equal(t, 2, st.Aborted, "chat's default answer")
 	assert.Equal(t, 6, st.Attempts)
 	assert.Equal(t, 1.5, st.MeanAttempts)
 	assert.Equal(t, map[string]int{"verification_failed": 3, "execution_error": 1}, st.FailureTypes)
@@ -153,14 +155,38 @@ func TestStats_JSONFigures(t *testing.T) {
 	for _, ts := range st.Tasks {
 		table = append(table, strings.Join([]string{ts.Task, string(rune('0' + ts.Attempts)), ts.Result}, " "))
 	}
-	assert.Equal(t, []string{"t1 1 success", "t2 2 success", "t3 2 escalated", "t4 1 escalated"}, table)
+	assert.Equal(t, []string{"t1 1 success", "t2 2 success", "t3 2 aborted", "t4 1 aborted"}, table)
 
 	st = decodeJSON[stats](t, s.ok("stats", "--json", "--task", "t2"))
 	assert.Equal(t, 1, st.TotalTasks)
 
 	text := s.ok("stats").Stdout
 	assert.Contains(t, text, "First-attempt success  1 (25.0%)")
-	assert.Contains(t, text, "t2    2         success (retry worked)")
+	assert.Contains(t, text, "t2    1      2         success (retry worked)")
+}
+
+// The README's tour: a validated chat without --task, retried once, then
+// 'tract stats', which counts the turn as a task of its own and lists it
+// on the "(no task)" line; --task leaves it out.
+func TestStats_TourCountsTurnsWithoutATask(t *testing.T) {
+	t.Parallel()
+	s := chatEnv(newSandbox(t), retryServer(t))
+	s.initRepo()
+	s.ok("commit", "--role", "system", "-m", "You answer in JSON.")
+	s.ok("chat", "--validate", "json", "Describe Ada Lovelace")
+	out := s.ok("stats").Stdout
+	for _, want := range []string{
+		"Total tasks            1\n",
+		"First-attempt success  0 (0.0%)\n",
+		"Retried                1 (100.0%)\n",
+		"Retry success          1\n",
+		"Mean attempts          2.00\n",
+		"Task       Turns  Attempts  Result\n(no task)  1      2         success (retry worked)\n",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "not counted")
+	assert.Contains(t, s.ok("stats", "--task", "t").Stdout, "Total tasks            0\n")
 }
 
 func TestEvents_BadInputIsUsageError(t *testing.T) {
@@ -190,4 +216,29 @@ func TestEvents_BadInputIsUsageError(t *testing.T) {
 	assert.Contains(t, r.Stderr, "--events")
 	assert.Empty(t, srv.Requests())
 	s.requireUnchanged(before)
+}
+
+// The README's go vet task fails three times, each time in a temporary
+// directory of its own: 'tract stats' shows one diagnosis counted three
+// times, not three diagnoses. (The command prints what go vet prints,
+// without needing Go.)
+func TestStats_GroupsDiagnosesAcrossTemporaryDirectories(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Otherwise(llmtest.Answer("package main"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	vet := `cmd:d=$(mktemp -d) && cat > "$d/main.go" && echo "$d/main.go:6:2: fmt.Printf format %d reads arg #1, but call has 0 args" >&2; exit 1`
+	r := s.tract("chat", "--task", "03-01:task-3", "--validate", vet, "--max-attempts", "3", "Write a Go program")
+	requireExit(t, r, exitExhausted)
+	type stats struct {
+		TopDiagnoses []struct {
+			Diagnosis string `json:"diagnosis"`
+			Count     int    `json:"count"`
+		} `json:"top_diagnoses"`
+	}
+	st := decodeJSON[stats](t, s.ok("stats", "--json"))
+	require.Len(t, st.TopDiagnoses, 1, "%+v", st.TopDiagnoses)
+	assert.Equal(t, 3, st.TopDiagnoses[0].Count)
+	assert.Contains(t, st.TopDiagnoses[0].Diagnosis, "exited with status N: …/main.go:N:N: fmt.printf")
 }

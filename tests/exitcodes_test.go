@@ -17,11 +17,11 @@ import (
 	"github.com/tractdag/tract/store/storetest"
 )
 
-// readmeExitCodes reads the exit-code table of the README: each class's
-// name and its code.
-func readmeExitCodes(t *testing.T) map[string]int {
+// documentedExitCodes reads the exit-code table of docs/exit-codes.md:
+// each class's name and its code.
+func documentedExitCodes(t *testing.T) map[string]int {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "README.md"))
+	data, err := os.ReadFile(filepath.Join("..", "docs", "exit-codes.md"))
 	require.NoError(t, err)
 	row := regexp.MustCompile(`(?m)^\| (\d+) \| ([a-z-]+) \| .+ \|$`)
 	codes := map[string]int{}
@@ -30,21 +30,21 @@ func readmeExitCodes(t *testing.T) map[string]int {
 		require.NoError(t, err)
 		codes[m[2]] = code
 	}
-	require.Len(t, codes, 10, "the README's exit-code table: %v", codes)
+	require.Len(t, codes, 10, "docs/exit-codes.md's table: %v", codes)
 	return codes
 }
 
-// 'tract help exit-codes' prints the README's table, 'tract --help' lists
+// 'tract help exit-codes' prints docs/exit-codes.md's table, 'tract --help' lists
 // the topic, and the codes these tests use are the documented ones.
 func TestExitCodes_HelpTopicIsTheDocumentedTable(t *testing.T) {
 	t.Parallel()
-	codes := readmeExitCodes(t)
+	codes := documentedExitCodes(t)
 	s := newSandbox(t)
 	help := s.ok("help", "exit-codes").Stdout
 	for name, code := range codes {
 		assert.Regexp(t, regexp.MustCompile(`(?m)^ +`+strconv.Itoa(code)+` +`+name+` `), help)
 	}
-	assert.Regexp(t, `(?m)^  tract exit-codes +The exit codes of every command$`, s.ok("--help").Stdout)
+	assert.Regexp(t, `(?m)^  exit-codes +The exit codes of every command$`, s.ok("--help").Stdout)
 	for name, code := range map[string]int{"ok": exitOK, "error": exitError, "usage": exitUsage, "exhausted": exitExhausted,
 		"model": exitModel, "conflict": exitConflict, "skipped": exitSkipped, "escalated": exitEscalated, "not-found": exitNotFound} {
 		assert.Equal(t, codes[name], code, name)
@@ -52,7 +52,7 @@ func TestExitCodes_HelpTopicIsTheDocumentedTable(t *testing.T) {
 }
 
 // exitCase is one error path of a command: what to run, the class of
-// the README's table it must exit with, and what stderr says.
+// docs/exit-codes.md's table it must exit with, and what stderr says.
 type exitCase struct {
 	command string // the command whose error path it is
 	name    string
@@ -68,11 +68,11 @@ type exitCase struct {
 }
 
 // Every command's error paths exit with the code of their class in the
-// README's table: a usage error for each command, a not-found where it
+// table of docs/exit-codes.md: a usage error for each command, a not-found where it
 // names something, and the other classes where they apply.
 func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 	t.Parallel()
-	codes := readmeExitCodes(t)
+	codes := documentedExitCodes(t)
 	s := newSandbox(t)
 	s.initRepo()
 	s.commit("system", "You are terse.")
@@ -188,7 +188,7 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 				r = run.tract(tc.args...)
 			}
 			code, ok := codes[tc.class]
-			require.True(t, ok, "class %q is not in the README's table", tc.class)
+			require.True(t, ok, "class %q is not in docs/exit-codes.md's table", tc.class)
 			requireExit(t, r, code)
 			assertNoCrash(t, r)
 			for _, want := range tc.stderr {
@@ -216,7 +216,7 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 func commandNames(t *testing.T, s *sandbox) []string {
 	t.Helper()
 	help := s.ok("--help").Stdout
-	_, after, ok := strings.Cut(help, "Available Commands:\n")
+	_, after, ok := strings.Cut(help, "\nCommands:\n")
 	require.True(t, ok, help)
 	var names []string
 	for _, l := range strings.Split(after, "\n") {
@@ -234,7 +234,7 @@ func commandNames(t *testing.T, s *sandbox) []string {
 // conflict and an interrupt.
 func TestExitCodes_Situations(t *testing.T) {
 	t.Parallel()
-	codes := readmeExitCodes(t)
+	codes := documentedExitCodes(t)
 
 	t.Run("no repository", func(t *testing.T) {
 		t.Parallel()

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/xml"
 	"strings"
 	"testing"
 
@@ -34,6 +35,10 @@ func TestChat_FeedbackXMLFreshAnalyze(t *testing.T) {
 	assert.Contains(t, retry[0].Content, "<suggested_fix>quote every key</suggested_fix>")
 	assert.Contains(t, retry[0].Content, "    - the keys are not quoted\n")
 	assert.Equal(t, "Name someone.", retry[1].Content)
+	assert.NoError(t, xml.Unmarshal([]byte(retry[0].Content), new(struct{})), "well-formed XML:\n%s", retry[0].Content)
+	analysis := reqs[1].LastMessage()
+	const diagnosis = "invalid JSON at line 1, column 2: invalid character 'n' looking for beginning of object key string"
+	assert.Equal(t, 1, strings.Count(analysis, diagnosis), "the analysis prompt holds the diagnosis once:\n%s", analysis)
 
 	log := s.log()
 	require.Len(t, log, 2, "user, clean answer")

@@ -246,6 +246,6 @@ func TestLimits_Help(t *testing.T) {
 	r = s.ok("import", "--help")
 	assert.Contains(t, r.Stdout, "--max-input string")
 	assert.Contains(t, r.Stdout, "(default $TRACT_MAX_INPUT, else 4GiB)")
-	assert.Contains(t, r.Stdout, "Limits: the text of a message may hold up to --max-message-size")
-	assert.Contains(t, r.Stdout, "--max-message-size string", "the global flag is listed")
+	assert.Contains(t, r.Stdout, "--max-message-size", "the global flag is listed")
+	assert.Contains(t, s.ok("help", "commands").Stdout, "The text of one message holds at most 16 MiB")
 }

@@ -77,7 +77,8 @@ func TestLog_FormatPlaceholders(t *testing.T) {
 	r := s.tract("log", "--format", "%h %z")
 	requireExit(t, r, exitUsage)
 	assert.Contains(t, r.Stderr, `unknown placeholder "%z"`)
-	assert.Contains(t, s.ok("log", "--help").Stdout, "  %x   diagnosis of a failed attempt", "the help lists the placeholders")
+	assert.Contains(t, s.ok("log", "--help").Stdout, "(placeholders: 'tract help history')", "the help says where the placeholders are")
+	assert.Contains(t, s.ok("help", "history").Stdout, "%x the diagnosis of a failed attempt", "the guide lists them")
 }
 
 // Human output writes dates to the second, as --date says.

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -93,6 +94,55 @@ func TestFsck_BothMetaPagesZeroed(t *testing.T) {
 	r = s.tract("--db", text, "fsck")
 	requireExit(t, r, exitNotFound)
 	assert.Contains(t, r.Stderr, "not a tract repository", r.String())
+}
+
+// fsck --json on a repository with one of its pages zeroed, page by page
+// (meta pages, root, free list, data): a report in tract's words, never an
+// error, bbolt's panic text or page-type codes; a zeroed meta page names
+// the page, what is wrong with it and which page the file is read
+// through, and stderr says what to do.
+func TestFsck_ZeroedPagesInTractsWords(t *testing.T) {
+	fileOnly(t, "it zeroes pages of a file")
+	t.Parallel()
+	s := newSandbox(t)
+	db := s.initRepo()
+	for i := range 3 {
+		s.commit("user", fmt.Sprintf("message %d", i))
+	}
+	data := mustRead(t, db)
+	const page = 4096
+	for n := range len(data) / page {
+		damaged := bytes.Clone(data)
+		clear(damaged[n*page : (n+1)*page])
+		path := filepath.Join(s.dir, fmt.Sprintf("zero-%d.db", n))
+		require.NoError(t, os.WriteFile(path, damaged, 0o600))
+
+		r := s.tract("--db", path, "fsck", "--json")
+		if r.Code != exitOK {
+			requireExit(t, r, exitError)
+			assert.Contains(t, r.Stderr, "'tract fsck --salvage NEW.db' copies what is intact", "page %d: %s", n, r)
+		}
+		var rep struct {
+			Problems []struct{ Object, Message string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.Stdout), &rep), "page %d: %s", n, r)
+		for _, leak := range []string{"panic", "assertion failed", "bbolt", "unknown<", "type/flags", "invalid freelist"} {
+			assert.NotContains(t, r.Stdout+r.Stderr, leak, "page %d: %s", n, r)
+		}
+		if n < 2 {
+			require.NotEmpty(t, rep.Problems, "page %d", n)
+			assert.Equal(t, fmt.Sprintf("page %d", n), rep.Problems[0].Object)
+			assert.Contains(t, rep.Problems[0].Message, fmt.Sprintf("damaged meta page (all zeros): the file is read through meta page %d, as of transaction ", 1-n))
+		}
+	}
+
+	clear(data[:page])
+	path := filepath.Join(s.dir, "zero-0-text.db")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	r := s.tract("--db", path, "fsck")
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stdout, "error: page 0: damaged meta page (all zeros): the file is read through meta page 1", r.String())
+	assert.Contains(t, r.Stdout, "'tract fsck --salvage NEW.db' copies what is intact into a new one.", r.String())
 }
 
 // unwritableDir returns a directory the returned sandbox's commands may

@@ -107,12 +107,13 @@ func TestPostgres_CLIErrors(t *testing.T) {
 		{"salvage", []string{"fsck", "--salvage", "new.db"}, exitError, []string{"repository files", "no file to salvage"}},
 		{"no repository", []string{"--db", strings.Replace(db, "repository=", "repository=x", 1), "log"}, exitNotFound,
 			[]string{"no repository", "tract init"}},
-		{"no schema", []string{"--db", db + "&search_path=no_such_schema", "log"}, exitError,
+		{"no schema", []string{"--db", pgtest.WithQuery(t, db, "search_path", "no_such_schema"), "log"}, exitError,
 			[]string{"database has no tract schema", "tract migrate"}},
 		{"wrong password", []string{"--db", strings.Replace(db, ":"+pw+"@", ":wrong-"+pw+"@", 1), "log"}, exitError,
 			[]string{"password authentication failed", "Check the user and password"}},
 		{"migrate a file", []string{"--db", "repo.db", "migrate"}, exitUsage, []string{"not a postgres:// URL"}},
-		{"bad repository name", []string{"--db", db + "&repository=a", "log"}, exitError, []string{"repository parameter given 2 times"}},
+		{"bad repository name", []string{"--db", pgtest.WithQuery(t, db, "repository", "a"), "log"}, exitError, []string{"repository parameter given 2 times"}},
+		{"malformed query", []string{"--db", db + "%zz", "init"}, exitError, []string{`database URL: malformed query (after '?'): invalid URL escape "%zz"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.forTest(t).tract(tc.args...)
@@ -183,4 +184,22 @@ func TestPostgres_MigrateJSONMatchesTheDocument(t *testing.T) {
 			assert.Contains(t, recs[0], k, "migrate lacks %q", k)
 		}
 	}
+}
+
+// A database URL with a query of pgx's besides tract's repository
+// parameter names the same repository, whatever the order.
+func TestPostgres_URLWithQuery(t *testing.T) {
+	t.Parallel()
+	s, db := pgSandbox(t)
+	s.ok("init")
+	s.commit("user", "hello")
+	withQuery := pgtest.WithQuery(t, db, "application_name", "tract-e2e", "connect_timeout", "5")
+	r := s.ok("--db", withQuery, "log", "--oneline")
+	assert.Contains(t, r.Stdout, "user: hello")
+	u, err := url.Parse(db)
+	require.NoError(t, err)
+	first := *u
+	first.RawQuery = "application_name=tract-e2e&" + u.RawQuery
+	r = s.ok("--db", first.String(), "log", "--oneline")
+	assert.Contains(t, r.Stdout, "user: hello")
 }

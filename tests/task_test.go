@@ -101,7 +101,7 @@ func TestChat_CmdExit77IsBlocked(t *testing.T) {
 	r := c.tract("chat", "--task", "t1", "--validate", "cmd:echo 'no compiler'; exit 77", "Build it.")
 	requireExit(t, r, exitEscalated)
 	assert.Contains(t, r.Stderr, "attempt 1/3: failed: ")
-	assert.Contains(t, r.Stderr, "tract: chat: attempt 1 is blocked, which retrying cannot fix: blocked: ")
+	assert.Contains(t, r.Stderr, `tract: chat: aborted task "t1" (blocked): attempt 1 is blocked, which retrying cannot fix: blocked: `)
 	assert.Contains(t, r.Stderr, "retrying cannot fix the answer")
 	assert.Len(t, srv.Requests(), 1)
 

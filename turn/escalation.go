@@ -28,8 +28,10 @@ type Escalation struct {
 	// Task is the turn's task id ("" when none was given).
 	Task string
 	// Reason says why: record.EscalateMaxRetries when every attempt of the round
-	// failed validation, else the reason a failure could not be retried
-	// (auth, permission, malformed_request, context_length, blocked).
+	// failed validation, record.EscalateTransport when the model server
+	// stayed unavailable through the client's retries, else the reason a
+	// failure could not be retried (auth, permission, malformed_request,
+	// context_length, blocked).
 	Reason record.EscalationReason
 	// Round is the round that ended, from 1; at most MaxRounds-1.
 	Round int
@@ -164,7 +166,7 @@ func giveUpMessage(task string, reason record.EscalationReason, err error) strin
 
 // escalationReason says whether the error that ended a round escalates to
 // the hook, and why.
-func escalationReason(err error) (record.EscalationReason, bool) {
+func (g *generation) escalationReason(err error) (record.EscalationReason, bool) {
 	var ex *retry.ExhaustedError
 	var esc *EscalationError
 	var me *modelError
@@ -177,16 +179,51 @@ func escalationReason(err error) (record.EscalationReason, bool) {
 	case errors.As(err, &esc):
 		return esc.Reason, true
 	case errors.As(err, &me):
-		return escalationOf(me.err)
+		return g.modelEscalation(me.err)
 	}
 	return "", false
+}
+
+// modelEscalation says whether a failed model call escalates, and why: a
+// failure retrying cannot fix always does (escalationOf); a model server
+// that stayed unavailable through the client's retries does
+// (EscalateTransport) when the escalation hook will be asked, so that
+// without a hook, or after the last round, it ends the turn as a failed
+// model call.
+func (g *generation) modelEscalation(err error) (record.EscalationReason, bool) {
+	if reason, ok := escalationOf(err); ok {
+		return reason, true
+	}
+	if g.cfg.onEscalation != nil && g.round < MaxRounds && unavailable(err) {
+		return record.EscalateTransport, true
+	}
+	return "", false
+}
+
+// unavailable reports a model call that failed because the server stayed
+// unavailable through the client's transport retries: a 5xx answer (but
+// 501 Not Implemented, which names a server that lacks the endpoint), a
+// persisting 429, or a connection that failed. A cancelled call is not.
+func unavailable(err error) bool {
+	var (
+		server    *llm.ServerError
+		rate      *llm.RateLimitError
+		transport *llm.TransportError
+	)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return false
+	case errors.As(err, &server):
+		return server.StatusCode != http.StatusNotImplemented
+	}
+	return errors.As(err, &rate) || errors.As(err, &transport)
 }
 
 // escalate ends a round that failed with err: it asks the escalation hook
 // when err escalates and rounds are left, and either prepares the next
 // round (again is true) or ends the turn with the error to return.
 func (g *generation) escalate(ctx context.Context, err error) (again bool, final error) {
-	reason, escalates := escalationReason(err)
+	reason, escalates := g.escalationReason(err)
 	if !escalates || g.cfg.onEscalation == nil || g.round >= MaxRounds || ctx.Err() != nil {
 		return false, g.fail(ctx, err)
 	}
@@ -215,9 +252,15 @@ func (g *generation) escalate(ctx context.Context, err error) (again bool, final
 		}
 		return false, &SkippedError{Task: g.cfg.task, Reason: reason, Note: note, Err: ferr}
 	case record.ResolveAbort:
+		// The error commit that ends the turn records the answer; a note
+		// does when the turn ends without one (without purify).
+		g.aborting = &rec
 		ferr := g.fail(ctx, err)
-		if _, nerr := g.escalationNote(ctx, rec, fmt.Sprintf("aborted: %s after %s", reason, english.Count(g.attempt, "attempt", "attempts"))); nerr != nil {
-			return false, errors.Join(ferr, fmt.Errorf("record abort: %w", nerr))
+		if g.aborting != nil {
+			g.aborting = nil
+			if _, nerr := g.escalationNote(ctx, rec, fmt.Sprintf("aborted: %s after %s", reason, english.Count(g.attempt, "attempt", "attempts"))); nerr != nil {
+				return false, errors.Join(ferr, fmt.Errorf("record abort: %w", nerr))
+			}
 		}
 		return false, &AbortedError{Task: g.cfg.task, Reason: reason, Err: ferr}
 	}

@@ -233,9 +233,13 @@ func Structured(schema *llm.Schema) Option {
 func Task(id string) Option { return func(cfg *Config) { cfg.task, cfg.taskSet = id, true } }
 
 // OnEscalation calls fn when a round of attempts ends without an accepted
-// answer: every attempt failed validation (record.EscalateMaxRetries), or a
-// failure retrying cannot fix stopped it (an *EscalationError's reason).
-// No transaction or lock is held while fn runs. Its answer:
+// answer: every attempt failed validation (record.EscalateMaxRetries), a
+// failure retrying cannot fix stopped it (an *EscalationError's reason),
+// or the model server stayed unavailable through the client's transport
+// retries (record.EscalateTransport: a 5xx answer, a persisting 429, a
+// failed connection; the failed call's error commit then records the
+// reason in its failure record). No transaction or lock is held while fn
+// runs. Its answer:
 //
 //   - retry: a fresh round of MaxAttempts attempts follows, steered with
 //     the last diagnosis. Earlier attempts stay as commits; attempt numbers
@@ -248,14 +252,24 @@ func Task(id string) Option { return func(cfg *Config) { cfg.task, cfg.taskSet =
 //     skip (an record.Escalation) is committed on the branch and the call
 //     returns a *SkippedError.
 //   - abort: the turn ends as without a hook (partial state, the attempts
-//     and the error commit, stays) and the call returns an *AbortedError.
+//     and the error commit, stays), the error commit that ends it records
+//     the answer (an record.Escalation; without purify, which writes no
+//     error commit, a note does) and the call returns an *AbortedError.
 //
 // Before each new round a note holding an record.Escalation (reason,
 // answer, time) is committed on the attempts chain. An error from fn, or
 // an answer that is none of these, ends the turn as abort would, with
 // that error joined to the turn's. The hook is asked at most MaxRounds-1
-// times; other failures (a cancelled context, a model server error after
-// its retries, a conflict) end the turn without asking it.
+// times; other failures (a cancelled context, a conflict, a validator
+// that could not run) end the turn without asking it.
+//
+// Without OnEscalation no one is asked: the turn ends at its first
+// escalation, as the hook's abort would but with no note, returning the
+// *retry.ExhaustedError (or *EscalationError, or the model client's
+// error) itself; its events resolve as "escalated" (left to a person;
+// see events.ResolvedEscalated), or "failed" for a server that stayed
+// unavailable. A caller that wants abort recorded as an answer passes a
+// hook that answers abort.
 func OnEscalation(fn EscalationFunc) Option {
 	return func(cfg *Config) { cfg.onEscalation = fn }
 }

@@ -111,6 +111,9 @@ type generation struct {
 	failures   []record.Failure // the turn's failure records, in order
 	started    time.Time        // when the attempt under way started (monotonic)
 	events     *events.Live     // derives the turn's events from its commits; nil without OnEvent
+	// aborting is the escalation hook's abort while the turn ends: the
+	// error commit that ends it records it (and sets aborting to nil).
+	aborting *record.Escalation
 }
 
 func newGeneration(r Repo, restore dag.Hash, cfg *Config) *generation {
@@ -294,7 +297,7 @@ func (g *generation) modelFailure(err error) record.Failure {
 	}
 	f := record.Failure{Attempt: g.attempt, Round: g.laterRound(), Timestamp: g.r.Now(), Type: modelFailureType(err),
 		Error: record.ErrorLine(err.Error()), Details: err.Error()}
-	if reason, escalates := escalationOf(err); escalates {
+	if reason, escalates := g.modelEscalation(err); escalates {
 		f.Escalation = reason
 	}
 	g.failures = append(g.failures, f)
@@ -425,6 +428,10 @@ func (g *generation) fail(ctx context.Context, err error) error {
 		return g.failInterrupted(ctx, interrupted)
 	case errors.As(err, &ex):
 		ex.LastResult = ex.LastResult.(answer).text // the last answer, not this package's private type
+		if g.round > 1 {
+			// The error counts the last round's attempts: say the turn's.
+			ex.Attempts, ex.Rounds, ex.History = g.attempt, g.round, append([]string{}, g.res.Diagnoses...)
+		}
 		text := fmt.Sprintf("validation failed after %s; last diagnosis: %s", english.Count(g.res.Attempts, "attempt", "attempts"), ex.LastDiagnosis)
 		return g.failValidation(ctx, err, g.res.Attempts, text)
 	case errors.As(err, &unjudged):
@@ -464,7 +471,7 @@ func (g *generation) failModel(ctx context.Context, err error) error {
 	failure := g.modelFailure(err)
 	meta := &record.Meta{Error: err.Error(), Attempt: g.attempt, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure, Restore: g.freshRestore(),
 		Model: g.askedModel(), Provider: g.provider(),
-		DurationMS: g.elapsed()}
+		DurationMS: g.elapsed(), Escalation: g.aborting}
 	p := Pending{dag.KindError, dag.RoleAssistant, text, meta, "error record"}
 	var h dag.Hash
 	var werr error
@@ -484,7 +491,7 @@ func (g *generation) failModel(ctx context.Context, err error) error {
 		}
 		return errors.Join(reported, werr)
 	}
-	g.tip, g.res.Commit, g.res.Purified = h, h, rewound
+	g.tip, g.res.Commit, g.res.Purified, g.aborting = h, h, rewound, nil
 	g.record(ctx, h)
 	return reported
 }
@@ -520,12 +527,12 @@ func (g *generation) failPurified(ctx context.Context, err error, attempts int, 
 		return err
 	}
 	p := provenance(attempts, g.restore, g.res)
-	meta := &record.Meta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task, Validators: g.specs()}
+	meta := &record.Meta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task, Validators: g.specs(), Escalation: g.aborting}
 	h, rerr := g.r.Rewind(ctx, g.tip, g.restore, msg, &Pending{dag.KindError, dag.RoleAssistant, text, meta, "error record"})
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}
-	g.tip, g.res.Commit, g.res.Purified = h, h, true
+	g.tip, g.res.Commit, g.res.Purified, g.aborting = h, h, true, nil
 	g.record(ctx, h)
 	return err
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,10 +19,12 @@ import (
 type ChatOptions struct {
 	Factory *Factory
 	// Branch, when set, is the branch to act on instead of HEAD's.
-	Branch      string
-	Message     string
-	FromStdin   bool
-	Validate    []string
+	Branch    string
+	Message   string
+	FromStdin bool
+	Validate  []string
+	// CmdTimeout bounds one run of a "cmd:" validator (--cmd-timeout).
+	CmdTimeout  time.Duration
 	MaxAttempts int
 	Purify      bool
 	Provenance  bool
@@ -40,13 +42,12 @@ type ChatOptions struct {
 	Feedback     retry.FeedbackFormat
 	RetryContext tract.ContextStrategy
 	Analyze      bool
-	// OnExhausted answers an exhaustion (--on-exhausted); Fix is the
-	// instruction of a scripted fix round (--fix); the Set fields say
-	// whether each was given.
-	OnExhausted    string
-	OnExhaustedSet bool
-	Fix            string
-	FixSet         bool
+	// OnExhausted answers an exhaustion (--on-exhausted: abort, skip,
+	// retry or ask); Fix is the instruction of a scripted fix round
+	// (--fix), and FixSet says whether it was given.
+	OnExhausted string
+	Fix         string
+	FixSet      bool
 	// Events is the file to append the turn's events to (--events).
 	Events string
 	// Interactive opens the REPL (--interactive).
@@ -64,128 +65,18 @@ type ChatOptions struct {
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
 	opts := &ChatOptions{Factory: f}
 	var temperature float64
-	var feedback, retryContext string
+	var feedback, retryContext, cmdTimeout string
 	cmd := &cobra.Command{
 		Use:   "chat [MESSAGE | -]",
 		Short: "Send a message and commit the model's (validated) answer",
 		Long: `Commit MESSAGE (or standard input with "-") as a user message, send the
-compiled context to the model and commit its answer.
-
-With --validate, every answer is checked; a rejected answer and a steering
-message that quotes the diagnosis are committed and the model tries again, up
-to --max-attempts in total. After a success the branch is purified: it is reset
-to the user message and only the accepted answer is re-committed, so the next
-turn's context stays clean while the failed attempts remain in 'tract log --all'.
-
-Standard output carries only the accepted answer, so 'tract chat ... | jq .'
-works; attempts, diagnoses and the outcome go to standard error. When
-standard error is a terminal (and without --no-stream), each attempt's answer
-streams there under an "attempt N/M ▸" header and is then replaced by its
-verdict ("✗ attempt N/M rejected: ...", "✓ attempt N/M passed").
-
-A turn that ends without an answer leaves the branch ending in your message
-and an error commit; chat then prints the two ways out: 'tract chat
---retry-last' sends that message again without committing it twice (the
-branch moves back to it, reflog "retry-last", and a normal turn follows), and
-'tract reset --soft HEAD~N' takes the turn off the branch. A new message sent
-after an unanswered one is sent with a warning.
-
-Each failed attempt records a failure record (its type: execution_error,
-verification_failed, timeout or rejected; a one-line error; the details; for
-cmd: the command, exit code and last lines of output), which 'tract show'
-prints. --task ID records a task id on every commit of the turn; --events FILE
-appends the turn's events (see 'tract events') to FILE as they happen. A failure
-that retrying cannot fix ends the turn at once: the model server refusing the
-key (401, 403), the request (400) or its length, or a cmd: validator exiting
-with status 77 (blocked).
-
---feedback xml replaces the steering text by a <retry_context> block that
-lists every earlier failure of the turn and invites the model to answer
-"BLOCKED: reason" when the task cannot be done, which ends the turn at once
-(exit 7). --retry-context fresh starts each retry from the user message again,
-with the feedback placed before it instead of the failed answers. --analyze
-asks the model, in one extra call per failure, for the root cause and a fix;
-they are recorded in the failure record and, with xml, sent to later attempts.
-
-When every attempt failed (or a failure retrying cannot fix stopped the
-turn) and standard input and standard error are terminals, the escalation is
-printed (task, attempts, a table of the failures, the last error's details)
-and you answer: retry (a fresh round of --max-attempts attempts), skip (a
-skip note is committed after the error commit), abort, or fix: INSTRUCTION
-(one more round whose steering starts with INSTRUCTION, marked as your
-intervention). A turn runs at most 5 rounds. Without a terminal, or when
-either flag is given, --on-exhausted abort|skip|retry answers (default
-abort) and --fix TEXT answers the first exhaustion with fix: TEXT; both
-answer only exhaustion: a failure retrying cannot fix is aborted (exit 7).
-Without --validate an attempt fails only when the answer is empty.
-
-` + validatorHelp(f.validators()) + `
-
-The model is configured by OPENAI_API_KEY and OPENAI_BASE_URL (any
-OpenAI-compatible server: Ollama, vLLM, llama.cpp), or with --provider
-anthropic (else TRACT_PROVIDER, else 'tract config set provider', else any
-claude-* model) by ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL. The model is
---model (-m), else TRACT_MODEL, else 'tract config set model NAME'; the
-system prompt likewise --system (-s), else TRACT_SYSTEM, else 'tract config
-set system TEXT'. --max-tokens bounds each answer (Anthropic requires a
-bound: 4096 unless given). With one schema:PATH validator, the schema is
-also sent to the model for constrained output (OpenAI response_format
-json_schema; Anthropic a forced tool), unless --structured off; answers are
-still validated, and a server that refuses the schema is asked again
-without it (recorded on the answer as structured_output). With two schema
-validators none is sent.
-
-A chat continues the conversation on the current branch (--continue, -c, says
-so explicitly). --new (-n) starts a new conversation instead: a new branch
-named chat-YYYYMMDD-HHMMSS (local time; -2, -3... when taken) with no history,
-with HEAD moved to it and its name printed on standard error ('tract switch
-NAME' goes back to another).
-
-Exit codes: 0 accepted, 1 --retry-last with no unanswered message, 2 usage or
-configuration error (a bad --task ID, --on-exhausted or --fix too), 3 validation
-failed on every attempt (and the escalation was aborted),
-4 model or transport error, or an llm: judge's reply that is not
-its JSON verdict (the unjudged answer is taken off the branch, as after a
-failed model call; with --purify=false it stays), 5 conflict:
-another writer moved the branch while the model answered (the answer is kept
-off the branch and named), 6 skipped (the escalation was answered skip), 7 a
-failure retrying cannot fix: the server refused the key (401, 403), the
-request (400) or its length, or a validator (or, with --feedback xml, the
-model) reported the answer blocked, 8 --branch names no branch,
-130 interrupted ('tract help exit-codes' has the whole table).
-
-The repository is locked only while a commit is written, never while the model
-answers: 'tract log --all' in another terminal shows the turn as it happens.
-
-INTERACTIVE CHAT
-
-With no MESSAGE on a terminal, or with --interactive, chat reads lines from
-standard input: each line is a message (a validated turn as above; end a
-line with \ to continue the message on the next) or a command. On a terminal
-the prompt shows the mode, lines can be edited and recalled (Up/Down; in
-memory only, never a secret line), a multi-line paste is one message,
-Ctrl-C cancels a streamed answer (nothing of its turn stays on the branch)
-or clears the line, and Ctrl-D leaves. With standard input not a terminal
-there are no prompts and no colour, so a script can drive it:
-
-  printf 'hello\n/retry\nhello again\n/apply\n' | tract chat --interactive
-
-  /retry            replace the last interaction (message and answer, message
-                    and error, or a lone error): each message is then an
-                    attempt, kept as a side chain off the commit before it
-  /apply [last|ID]  point the branch at an attempt, in one compare-and-swap move
-  /cancel           leave retry mode; the attempts stay in 'tract log --all'
-  /secret [on|off]  continue off the record: nothing is written anywhere
-  /rewind [last|ID] move the branch back before an interaction, after "yes"
-                    (nothing is deleted; the reply says how to undo it)
-  /log [N], /show ID, /status, /model [NAME], /system [TEXT], /help, /exit
-
-With no model configured the REPL does not start (exit 2). A failed model
-call is committed as the message and an error commit; a failure before the
-send (a model chosen with /model that cannot be configured) as a lone error
-commit. While the branch ends in an error, messages are refused until /retry
-or /rewind. Each failing line prints "error: ..." on standard error and the
-REPL goes on; it exits 0 at the end of input or /exit.`,
+conversation to the model and commit its answer; standard output carries
+only the accepted answer, attempts and diagnoses go to standard error. With
+--validate, a rejected answer and a steering message quoting the diagnosis
+are committed and the model tries again, up to --max-attempts; after a
+success the branch is purified to your message and the clean answer, the
+failed attempts staying in 'tract log --all'. With no MESSAGE on a
+terminal, or with -i, chat opens the interactive chat.`,
 		Example: `  tract chat "What is the capital of France?"
   tract chat --retry-last --validate json
   tract chat --validate json "List three colours as a JSON array" | jq .
@@ -225,8 +116,8 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 			if opts.RetryContext, err = tract.ParseContextStrategy(retryContext); err != nil {
 				return usageErrorf("--retry-context: %v", err)
 			}
-			opts.OnExhaustedSet, opts.FixSet = cmd.Flags().Changed("on-exhausted"), cmd.Flags().Changed("fix")
-			if err := checkEscalationFlags(opts); err != nil {
+			opts.FixSet = cmd.Flags().Changed("fix")
+			if err := checkEscalationFlags(f, opts); err != nil {
 				return err
 			}
 			if err := checkConversationFlags(opts); err != nil {
@@ -234,6 +125,9 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 			}
 			if opts.MaxAttempts < 1 {
 				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
+			}
+			if opts.CmdTimeout, err = parseCmdTimeout(cmdTimeout); err != nil {
+				return err
 			}
 			if err := opts.ModelFlags.check(); err != nil {
 				return err
@@ -249,6 +143,7 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec (repeatable): "+f.validators().Usages())
+	addCmdTimeoutFlag(cmd, &cmdTimeout)
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "total attempts, the first included")
 	fl.BoolVar(&opts.Purify, "purify", true, "after retries keep only the accepted answer on the branch (--purify=false keeps every attempt)")
 	fl.BoolVar(&opts.Provenance, "provenance", false, "also commit a note recording how the answer was reached")
@@ -266,9 +161,9 @@ REPL goes on; it exits 0 at the end of input or /exit.`,
 	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry is told what failed: plain (the --retry-prompt text) or xml (every failure so far)")
 	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (the failed answers and feedback) or fresh (the feedback before the message, no failed answers)")
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model, in one extra call per failure, for its root cause and a fix")
-	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed and no one is at a terminal: abort, skip or retry (a fresh round)")
+	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed: abort, skip, retry (a fresh round) or ask (you answer, on a terminal)")
 	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance")
-	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see INTERACTIVE CHAT)")
+	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see 'tract help interactive-chat')")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
 	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer again the message a failed turn left unanswered, without committing it twice")
 	addModelFlags(cmd, &opts.ModelFlags, false)
@@ -317,7 +212,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if opts.System, err = f.setting("system", opts.System); err != nil {
 		return err
 	}
-	validator, err := parseValidators(f, opts.Validate, client, opts.Model)
+	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, client, opts.Model)
 	if err != nil {
 		return err
 	}
@@ -343,9 +238,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if opts.Analyze {
 		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(client, opts.Model)))
 	}
-	if hook := escalationHook(f, opts); hook != nil {
-		copts = append(copts, tract.OnEscalation(hook))
-	}
+	copts = append(copts, tract.OnEscalation(escalationHook(f, opts)))
 	if opts.Provenance {
 		copts = append(copts, tract.ProvenanceNote())
 	}
@@ -410,28 +303,13 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	})
 }
 
-// validatorHelp is the help's list of the validators the parser p knows:
-// each kind's usage and summary.
-func validatorHelp(p *retry.SpecParser) string {
-	kinds := p.Kinds()
-	width := 0
-	for _, k := range kinds {
-		width = max(width, len(k.Usage()))
-	}
-	var b strings.Builder
-	b.WriteString("Validators (repeatable; all must pass):")
-	for _, k := range kinds {
-		fmt.Fprintf(&b, "\n  %-*s  %s", width, k.Usage(), k.Summary)
-	}
-	return b.String()
-}
-
 // parseValidators parses --validate specs the one way chat and compress
 // share, with the Factory's parser: paths relative to the working
-// directory, "llm:" judged by client (nil: no judge, so "llm:" is a
-// configuration error). No specs give a nil validator; a bad spec is a
+// directory, "cmd:" commands bounded by cmdTimeout (--cmd-timeout; 0:
+// retry's default), "llm:" judged by client (nil: no judge, so "llm:" is
+// a configuration error). No specs give a nil validator; a bad spec is a
 // usage error.
-func parseValidators(f *Factory, specs []string, client llm.Client, model string) (retry.Validator, error) {
+func parseValidators(f *Factory, specs []string, cmdTimeout time.Duration, client llm.Client, model string) (retry.Validator, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
@@ -440,6 +318,9 @@ func parseValidators(f *Factory, specs []string, client llm.Client, model string
 		return nil, err
 	}
 	sopts := []retry.SpecOption{retry.WithBaseDir(wd)}
+	if cmdTimeout > 0 {
+		sopts = append(sopts, retry.WithCmdTimeout(cmdTimeout))
+	}
 	if client != nil {
 		sopts = append(sopts, retry.WithJudge(tract.Judge(client, model)))
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,5 +92,44 @@ func TestDemo_Output(t *testing.T) {
 	require.NoError(t, demoRun(t.Context(), &DemoOptions{Factory: f}))
 	for _, want := range []string{"The model is scripted", "$ tract log --all --graph", "orphaned by purify", "$ tract stats", "The repository is kept at " + f.DBFlag} {
 		assert.Contains(t, out.String(), want)
+	}
+}
+
+// --cmd-timeout reaches the options of chat and compress as a duration,
+// 30s when not given; a value that is not a positive duration is a usage
+// error.
+func TestNewCmd_CmdTimeout(t *testing.T) {
+	cases := []struct {
+		args    []string
+		want    time.Duration
+		wantErr string
+	}{
+		{args: nil, want: 30 * time.Second},
+		{args: []string{"--cmd-timeout", "2m"}, want: 2 * time.Minute},
+		{args: []string{"--cmd-timeout", "1m30s"}, want: 90 * time.Second},
+		{args: []string{"--cmd-timeout", "250ms"}, want: 250 * time.Millisecond},
+		{args: []string{"--cmd-timeout", "soon"}, wantErr: `--cmd-timeout "soon" is not a duration`},
+		{args: []string{"--cmd-timeout", "45"}, wantErr: "--cmd-timeout 45 has no unit: give 45s for seconds"},
+		{args: []string{"--cmd-timeout", "0s"}, wantErr: "give a positive duration"},
+		{args: []string{"--cmd-timeout", "-1m"}, wantErr: "give a positive duration"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			chat, chatErr := parse(t, newCmdChat, append(tc.args, "hi")...)
+			compress, compressErr := parse(t, newCmdCompress, tc.args...)
+			for _, err := range []error{chatErr, compressErr} {
+				if tc.wantErr != "" {
+					require.Error(t, err)
+					assert.Contains(t, err.Error(), tc.wantErr)
+					assert.Equal(t, exitUsage, exitCode(err))
+				} else {
+					require.NoError(t, err)
+				}
+			}
+			if tc.wantErr == "" {
+				assert.Equal(t, tc.want, chat.CmdTimeout)
+				assert.Equal(t, tc.want, compress.CmdTimeout)
+			}
+		})
 	}
 }

@@ -39,7 +39,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		return err
 	}
 	clients := map[string]llm.Remote{} // those of the models /model chose
-	validator, err := parseValidators(f, opts.Validate, client, opts.Model)
+	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, client, opts.Model)
 	if err != nil {
 		return err
 	}

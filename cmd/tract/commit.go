@@ -31,10 +31,10 @@ func newCmdCommit(f *Factory, runF func(*CommitOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "commit --role ROLE [--kind KIND] [-m TEXT | -]",
 		Short: "Append a commit to the current branch",
-		Long: `Append a commit to the current branch. The text is -m TEXT, or standard
-input when -m is absent or "-". Several -m are joined as paragraphs, with a
-blank line between, as git commit joins them. Roles: system, user, assistant,
-tool. Kinds: message (default), steering, summary, note, error.`,
+		Long: `Append a commit to the current branch: the text is -m TEXT (several -m are
+joined as paragraphs, a blank line between), or standard input when -m is
+absent or "-"; the role is system, user, assistant or tool, and the kind
+message (default), steering, summary, note or error.`,
 		Example: `  tract commit --role system -m "You are terse."
   tract commit --role user -m "Summarize this:" -m "$(cat notes.txt)"
   echo "What is 2+2?" | tract commit --role user`,

@@ -20,13 +20,11 @@ func newCmdCompact(f *Factory, runF func(*CompactOptions) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "compact",
 		Short: "Rewrite the repository file without its free space",
-		Long: `Rewrite the repository file with only the pages in use, packed full, and
-rename it over the old file. 'tract gc' and 'tract reset --hard' free pages
-but the file never shrinks by itself; compact gives the space back. Nothing
-in the repository changes.
-
-Other commands wait while it runs (it holds the repository for its whole
-run); the rename is atomic, so a crash leaves the old file or the new one.`,
+		Long: `Rewrite the repository file with only the pages in use and rename it over
+the old one, giving back the space 'tract gc' and 'tract reset --hard'
+freed (the file never shrinks by itself); nothing in the repository
+changes, other commands wait while it runs, and a crash leaves the old file
+or the new one.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

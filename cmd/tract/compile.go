@@ -21,10 +21,10 @@ func newCmdCompile(f *Factory, runF func(*CompileOptions) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "compile [REV]",
 		Short: "Print the messages a model would be sent (--json: OpenAI format)",
-		Long: `Print the messages a model would be sent for HEAD (or REV): the first-parent
-chain from the root, with message, summary and steering commits (steering as
-role user); notes and errors are left out. --json prints the OpenAI chat
-"messages" array.`,
+		Long: `Print the messages a model would be sent for HEAD (or REV): the
+first-parent chain from the root, with message, summary and steering
+commits (steering as role user), notes and errors left out; --json prints
+the OpenAI chat "messages" array.`,
 		Args: revisionArgs(maxArgs(1, "one revision")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {

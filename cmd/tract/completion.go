@@ -48,6 +48,10 @@ func registerCompletions(root *cobra.Command, f *Factory) {
 			// would print its help for an unknown shell and succeed:
 			// running it makes its argument check (NoArgs) apply.
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+			cmd.Use = "completion bash|zsh|fish|powershell"
+			for _, shell := range cmd.Commands() {
+				installAsExamples(shell)
+			}
 		}
 		if cmd.ValidArgsFunction == nil {
 			if fn := argCompletion(f, cmd.Name()); fn != nil {
@@ -103,7 +107,7 @@ func flagCompletion(f *Factory, command, flag string) completion {
 	case "validate":
 		return validators(f)
 	case "on-exhausted":
-		return fixed(string(tract.ResolveAbort), string(tract.ResolveSkip), string(tract.ResolveRetry))
+		return fixed(onExhaustedValues...)
 	case "feedback":
 		return fixed(string(retry.FeedbackPlain), string(retry.FeedbackXML))
 	case "retry-context":
@@ -278,4 +282,28 @@ func schemaFiles(path string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		directive |= cobra.ShellCompDirectiveNoSpace // a directory's files follow it
 	}
 	return out, directive
+}
+
+// installAsExamples moves the install instructions cobra writes into a
+// shell's completion command's Long, after its first paragraph, to its
+// examples, so that its help has tract's shape (a one-paragraph
+// description, then flags, then examples): the commands to run stay as
+// they are, the prose around them becomes comments.
+func installAsExamples(cmd *cobra.Command) {
+	desc, rest, ok := strings.Cut(cmd.Long, "\n\n")
+	if !ok {
+		return
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(rest, "\n") {
+		switch {
+		case strings.TrimSpace(l) == "":
+		case strings.HasPrefix(l, "\t"):
+			b.WriteString("  " + strings.TrimLeft(l, "\t") + "\n")
+		default:
+			b.WriteString("  # " + strings.TrimSpace(strings.TrimLeft(l, "#")) + "\n")
+		}
+	}
+	cmd.Long = desc
+	cmd.Example = strings.TrimRight(b.String(), "\n")
 }

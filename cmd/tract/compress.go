@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,39 +25,29 @@ type CompressOptions struct {
 	Instructions string
 	Content      []string
 	Validate     []string
-	MaxAttempts  int
-	Model        string
-	DryRun       bool
-	JSON         bool
+	// CmdTimeout bounds one run of a "cmd:" validator (--cmd-timeout).
+	CmdTimeout  time.Duration
+	MaxAttempts int
+	Model       string
+	DryRun      bool
+	JSON        bool
 	// ModelFlags are --provider, --max-tokens and --structured.
 	ModelFlags ModelFlags
 }
 
 func newCmdCompress(f *Factory, runF func(*CompressOptions) error) *cobra.Command {
 	opts := &CompressOptions{Factory: f}
+	var cmdTimeout string
 	cmd := &cobra.Command{
 		Use:   "compress [--from REV] [--to REV | --keep-last N] [flags]",
 		Short: "Replace a range of history with validated summaries",
-		Long: `Replace the commits from --from (default: the root) to --to (default: HEAD, or
-HEAD~N with --keep-last N), inclusive, on the current branch's first-parent
-chain with summaries.
-
-System messages and commits whose metadata has "pinned": true stay in place;
-each run of other commits becomes one summary commit; note and error commits in
-the range are dropped. Commits after the range are replayed unchanged (new
-parents, so new hashes). Each summary must be shorter than what it replaces and
-within --target-tokens (+20%), and pass every --validate spec; a rejected
-summary is retried with the rejection added to the prompt in memory.
-
-Nothing is written until every summary is accepted; then the new chain and the
-branch move are one transaction (reflog action "compress", ORIG_HEAD at the old
-tip). The old commits stay as an orphan chain in 'tract log --all'. Token
-counts are estimates (about 4 characters a token).
-
-Exit codes as for 'tract chat': 2 for a range that is empty or reversed, or
-a number of --content summaries other than the groups', 3 when a summary fails
-its checks on every attempt (nothing is written), 4 on a model error, 5 when
-HEAD moved meanwhile.`,
+		Long: `Replace the commits from --from (default: the root) to --to (default: HEAD,
+or HEAD~N with --keep-last N) with validated summaries: system and pinned
+commits stay, each run of others becomes one summary that must be shorter
+than what it replaces, within --target-tokens and pass every --validate, and
+the commits after the range are replayed. Nothing is written until every
+summary is accepted; the old commits stay as an orphan chain in 'tract log
+--all'.`,
 		Example: `  tract compress --keep-last 20 --dry-run
   tract compress --to HEAD~20 --validate 'maxlen:2000'
   tract compress --from HEAD~10 --to HEAD~4 --content "The user and assistant agreed on X."`,
@@ -67,6 +58,10 @@ HEAD moved meanwhile.`,
 			}
 			if opts.KeepLast < 0 || opts.TargetTokens < 0 || opts.MaxAttempts < 1 {
 				return usageErrorf("--keep-last and --target-tokens must be 0 or more and --max-attempts at least 1")
+			}
+			var err error
+			if opts.CmdTimeout, err = parseCmdTimeout(cmdTimeout); err != nil {
+				return err
 			}
 			if err := opts.ModelFlags.check(); err != nil {
 				return err
@@ -87,6 +82,7 @@ HEAD moved meanwhile.`,
 	fl.StringVar(&opts.Instructions, "instructions", "", "extra instructions for the summarizer")
 	fl.StringArrayVar(&opts.Content, "content", nil, "use TEXT as the summary instead of calling a model (one per summarized group)")
 	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec for every summary (repeatable; as for 'tract chat'): "+f.validators().Usages())
+	addCmdTimeoutFlag(cmd, &cmdTimeout)
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "attempts per summary, the first included")
 	fl.StringVarP(&opts.Model, "model", "M", "", "summarization model (default $TRACT_MODEL)")
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print which commits would be summarized and kept; call no model")
@@ -120,7 +116,7 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 			}
 			copts = append(copts, tract.SummaryClient(client), tract.SummarySchema(schema))
 		}
-		v, err := parseValidators(f, opts.Validate, client, opts.Model)
+		v, err := parseValidators(f, opts.Validate, opts.CmdTimeout, client, opts.Model)
 		if err != nil {
 			return err
 		}

@@ -27,17 +27,15 @@ func newCmdConfig(f *Factory, runF func(*ConfigOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config set|get|unset|list [KEY [VALUE]]",
 		Short: "Set your default model, provider and system prompt",
-		Long: `Read and write your settings: defaults for what you would otherwise give on
-every command line. The settings are:
+		Long: `Read and write your settings: the model, system prompt and provider chat,
+the interactive chat and compress use when no flag gives them (a flag wins
+over TRACT_MODEL, TRACT_SYSTEM or TRACT_PROVIDER, which win over the
+setting). Settings are per user, in $TRACT_CONFIG or tract/config.json in
+your configuration directory, never in a repository; API keys stay in the
+environment.
 
-` + keyHelp.String() + `
-Settings are per user, never in a repository: they are kept in
-$TRACT_CONFIG if set, else tract/config.json in your configuration directory
-($XDG_CONFIG_HOME or ~/.config on Linux, ~/Library/Application Support on
-macOS). API keys do not belong here: they stay in the environment.
-
-A flag wins over the environment variable, which wins over the setting:
---model NAME, else $TRACT_MODEL, else 'tract config get model', else none.`,
+Settings:
+` + strings.TrimRight(keyHelp.String(), "\n"),
 		Example: `  tract config set model llama3.2
   tract config set system "Answer briefly."
   tract config get model

@@ -24,16 +24,10 @@ func newCmdCopy(f *Factory, runF func(*CopyOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "copy SRC DST [--json]",
 		Short: "Copy a repository into a new one, verifying every object",
-		Long: `Copy the repository SRC into DST: every blob and commit, each re-hashed before
-it is written (a corrupt object stops the copy and is named), the derived
-counters of each commit, checked against its chain, and every ref and reflog
-(HEAD, branches, STRANDED, side chains) unchanged. Imports that never finished
-are not copied. SRC is only read.
-
-DST must not exist yet (copy creates it) or be empty, as 'tract init' leaves
-it. The copy is all or nothing: objects go to DST a batch at a time, unseen,
-and appear with the refs in one last transaction; a copy that fails or is
-interrupted leaves DST as it was (a DST it created is removed).`,
+		Long: `Copy the repository SRC into DST, a new or empty repository (a file or a
+postgres:// URL): every object re-hashed before it is written, every ref and
+reflog unchanged. The copy is all or nothing: a copy that fails or is
+interrupted leaves DST as it was, and SRC is only read.`,
 		Example: `  tract copy .tract/tract.db /backup/agent.db
   tract copy old.db new.db --json`,
 		Args: exactArgs(2, "two arguments, SRC and DST"),

@@ -28,26 +28,12 @@ func newCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo [--keep | --db PATH]",
 		Short: "Watch validated generation work, offline, against a scripted model",
-		Long: `Run tract's main job in a throwaway repository, against a scripted model: no
-network, no API key and no repository of yours are needed or touched.
-
-The model is a server on 127.0.0.1 that replays canned answers through tract's
-real OpenAI client; the validators, the retries and the repository are the
-real ones. The demo runs
-
-  1. a task validated as JSON: the first answer is not JSON, a steering message
-     quoting the diagnosis is committed, the second answer passes and the branch
-     is purified (the failed attempt stays in 'tract log --all');
-  2. a compress of that turn into a summary;
-  3. a task validated by a command (cmd:sh -n, a shell syntax check),
-
-then prints 'tract log --all --graph' and 'tract stats', and how to use a real
-model.
-
-The repository is a new temporary directory, removed at the end unless --keep
-is given (the demo then says where it is). With --db PATH it is created at
-PATH instead and kept (PATH must not exist yet). TRACT_DB and any repository
-in the current directory are ignored: the demo writes nowhere else.`,
+		Long: `Run tract's main job in a throwaway repository against a scripted model,
+with no network, no API key and no repository of yours: a task validated as
+JSON whose first answer fails and is steered, a compress, and a task
+validated by a command; then 'tract log --all --graph', 'tract stats', and
+how to use a real model. --keep keeps the repository, --db PATH creates it
+at PATH.`,
 		Example: `  tract demo
   tract demo --keep
   tract --db /tmp/demo.db demo && tract --db /tmp/demo.db show HEAD`,

@@ -16,16 +16,18 @@ import (
 )
 
 // The documents these tests keep in step with the commands: what a new
-// command needs in them is its row in the README's table of commands and,
-// when it takes --json, the sections of docs/json.md that addJSONFlag
-// names. The exit-code table of the README is generated.
+// command needs in them is its row in docs/commands.md's table of
+// commands and, when it takes --json, the sections of docs/json.md that
+// addJSONFlag names. The exit-code table of docs/exit-codes.md is
+// generated.
 
-var update = flag.Bool("update", false, "rewrite the README's generated exit-code table")
+var update = flag.Bool("update", false, "rewrite the generated exit-code table of docs/exit-codes.md")
 
 var (
-	readmePath   = filepath.Join("..", "..", "README.md")
-	jsonDocPath  = filepath.Join("..", "..", "docs", "json.md")
-	exitCodesTag = regexp.MustCompile(`(?s)(<!-- exit-codes: [^\n]*-->\n)(.*?)(<!-- end exit-codes -->\n)`)
+	commandsPath  = filepath.Join("..", "..", "docs", "commands.md")
+	exitCodesPath = filepath.Join("..", "..", "docs", "exit-codes.md")
+	jsonDocPath   = filepath.Join("..", "..", "docs", "json.md")
+	exitCodesTag  = regexp.MustCompile(`(?s)(<!-- exit-codes: [^\n]*-->\n)(.*?)(<!-- end exit-codes -->\n)`)
 )
 
 // allCommands returns every command under root, subcommands included,
@@ -39,22 +41,22 @@ func allCommands(root *cobra.Command) []*cobra.Command {
 	return out
 }
 
-// The README's exit-code table is exitCodeTable, as 'tract help
-// exit-codes' is: 'go test ./cmd/tract -run TestDocs_READMEExitCodes
+// The exit-code table of docs/exit-codes.md is exitCodeTable, as 'tract
+// help exit-codes' is: 'go test ./cmd/tract -run TestDocs_ExitCodesPage
 // -update' regenerates it.
-func TestDocs_READMEExitCodes(t *testing.T) {
-	data, err := os.ReadFile(readmePath)
+func TestDocs_ExitCodesPage(t *testing.T) {
+	data, err := os.ReadFile(exitCodesPath)
 	require.NoError(t, err)
 	m := exitCodesTag.FindSubmatchIndex(data)
-	require.NotNil(t, m, "README.md has no <!-- exit-codes: ... --> ... <!-- end exit-codes --> block")
+	require.NotNil(t, m, "docs/exit-codes.md has no <!-- exit-codes: ... --> ... <!-- end exit-codes --> block")
 	want := exitCodesMarkdown()
 	if *update {
 		out := append(append(slices.Clone(data[:m[4]]), want...), data[m[5]:]...)
-		require.NoError(t, os.WriteFile(readmePath, out, 0o644))
+		require.NoError(t, os.WriteFile(exitCodesPath, out, 0o644))
 		return
 	}
 	assert.Equal(t, want, string(data[m[4]:m[5]]),
-		"README.md's exit-code table is not exitCodeTable: run 'go test ./cmd/tract -run TestDocs_READMEExitCodes -update'")
+		"docs/exit-codes.md's table is not exitCodeTable: run 'go test ./cmd/tract -run TestDocs_ExitCodesPage -update'")
 }
 
 // jsonDocSections returns the "### " headings of docs/json.md.
@@ -97,15 +99,16 @@ func TestDocs_JSONSections(t *testing.T) {
 	}
 }
 
-// readmeCommands returns the commands the README's table of commands
-// lists: the first word of each command in backquotes in the first cell of
-// each row ("help exit-codes" lists help and the topic exit-codes).
-func readmeCommands(t *testing.T) []string {
+// documentedCommands returns the commands the table of commands of
+// docs/commands.md lists: the first word of each command in backquotes in
+// the first cell of each row ("help exit-codes" lists help and the topic
+// exit-codes; "help [COMMAND]" only help).
+func documentedCommands(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile(readmePath)
+	data, err := os.ReadFile(commandsPath)
 	require.NoError(t, err)
-	_, table, ok := strings.Cut(string(data), "\n### Commands\n")
-	require.True(t, ok, "README.md has no '### Commands' section")
+	_, table, ok := strings.Cut(string(data), "\n## Commands\n")
+	require.True(t, ok, "docs/commands.md has no '## Commands' section")
 	table, _, _ = strings.Cut(table, "\n\n|")
 	cell := regexp.MustCompile("^\\| (.*?[^\\\\]) \\|")
 	code := regexp.MustCompile("`([^`]+)`")
@@ -118,7 +121,7 @@ func readmeCommands(t *testing.T) []string {
 		for _, c := range code.FindAllStringSubmatch(m[1], -1) {
 			words := strings.Fields(c[1])
 			names = append(names, words[0])
-			if words[0] == "help" && len(words) > 1 {
+			if words[0] == "help" && len(words) > 1 && !strings.HasPrefix(words[1], "[") {
 				names = append(names, words[1])
 			}
 		}
@@ -127,9 +130,10 @@ func readmeCommands(t *testing.T) []string {
 	return slices.Compact(names)
 }
 
-// The README's table of commands has a row for every command and topic
-// 'tract help' lists, and none for a command that does not exist.
-func TestDocs_READMECommands(t *testing.T) {
+// The table of commands of docs/commands.md has a row for every command
+// and topic 'tract help' lists, and none for a command that does not
+// exist.
+func TestDocs_CommandsTable(t *testing.T) {
 	f, _, _ := testFactory(t, nil)
 	root := newRootCmd(f)
 	root.InitDefaultHelpCmd()
@@ -140,5 +144,5 @@ func TestDocs_READMECommands(t *testing.T) {
 		}
 	}
 	sort.Strings(commands)
-	assert.Equal(t, commands, readmeCommands(t), "README.md's table of commands ('### Commands') and the commands of 'tract help'")
+	assert.Equal(t, commands, documentedCommands(t), "docs/commands.md's table of commands ('## Commands') and the commands of 'tract help'")
 }

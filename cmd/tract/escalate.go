@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,51 +15,60 @@ import (
 	"github.com/tractdag/tract/internal/english"
 )
 
-// The values of --on-exhausted.
-var onExhaustedValues = []tract.ResolutionAction{tract.ResolveAbort, tract.ResolveSkip, tract.ResolveRetry}
+// onExhaustedAsk is the value of --on-exhausted that asks a person at
+// the terminal.
+const onExhaustedAsk = "ask"
+
+// The values of --on-exhausted: an answer, or ask.
+var onExhaustedValues = []string{string(tract.ResolveAbort), string(tract.ResolveSkip), string(tract.ResolveRetry), onExhaustedAsk}
 
 // checkEscalationFlags refuses --on-exhausted and --fix values chat cannot
-// act on.
-func checkEscalationFlags(opts *ChatOptions) error {
-	known := false
-	for _, v := range onExhaustedValues {
-		known = known || tract.ResolutionAction(opts.OnExhausted) == v
-	}
+// act on, and ask without a terminal to ask on: a one-shot chat never
+// waits for keyboard input unless asked to, and when asked, it cannot
+// read an answer from a pipe that carries something else.
+func checkEscalationFlags(f *Factory, opts *ChatOptions) error {
 	switch {
-	case !known:
-		return usageErrorf("--on-exhausted %q: give abort, skip or retry", opts.OnExhausted)
+	case !slices.Contains(onExhaustedValues, opts.OnExhausted):
+		return usageErrorf("--on-exhausted %q: give abort, skip, retry or ask", opts.OnExhausted)
+	case opts.OnExhausted == onExhaustedAsk && !(f.IO.InTTY && f.IO.ErrTTY):
+		return usageErrorf("--on-exhausted ask reads your answer from the terminal, but standard input or standard error is not one: " +
+			"give abort, skip or retry instead")
 	case opts.FixSet && strings.TrimSpace(opts.Fix) == "":
 		return usageErrorf("--fix needs an instruction for the model")
 	}
 	return nil
 }
 
-// escalationHook is how 'tract chat' answers an escalation: --fix (once)
-// and then --on-exhausted when either was given; else a person at the
-// terminal when standard input and standard error are terminals; else
-// nothing (nil): the turn ends as without a hook, which is abort.
+// escalationHook is how a one-shot 'tract chat' answers an escalation:
+// --fix (once, for an exhaustion), then --on-exhausted: its answer
+// (abort by default), or with ask the person at the terminal. The same
+// hook whether or not a flag was given, so that the default abort is
+// recorded (a note, the user_response event) as an explicit one is.
 func escalationHook(f *Factory, opts *ChatOptions) tract.EscalationFunc {
-	switch {
-	case opts.FixSet || opts.OnExhaustedSet:
-		return scriptedEscalation(f.IO.ErrOut, opts.Fix, tract.ResolutionAction(opts.OnExhausted))
-	case f.IO.InTTY && f.IO.ErrTTY:
-		return promptEscalation(bufio.NewReader(f.IO.In), f.IO.ErrOut)
+	var ask tract.EscalationFunc
+	if opts.OnExhausted == onExhaustedAsk {
+		ask = promptEscalation(bufio.NewReader(f.IO.In), f.IO.ErrOut)
 	}
-	return nil
+	return scriptedEscalation(f.IO.ErrOut, opts.Fix, tract.ResolutionAction(opts.OnExhausted), ask)
 }
 
 // scriptedEscalation answers an exhaustion with fix (once, when given),
-// then with then; any other escalation (a failure retrying cannot fix) is
-// aborted. It says each answer on w.
-func scriptedEscalation(w io.Writer, fix string, then tract.ResolutionAction) tract.EscalationFunc {
+// then with then, or by asking (ask, when not nil). A model server that
+// stayed unavailable is answered with then too (a fix is guidance for the
+// model, which was not reached); any other escalation (a failure
+// retrying cannot fix) is aborted, unless asked. It says each answer it
+// gives on w.
+func scriptedEscalation(w io.Writer, fix string, then tract.ResolutionAction, ask tract.EscalationFunc) tract.EscalationFunc {
 	fixed := fix == ""
-	return func(_ context.Context, e tract.Escalation) (tract.Resolution, error) {
+	return func(ctx context.Context, e tract.Escalation) (tract.Resolution, error) {
 		res := tract.Resolution{Action: then}
 		switch {
-		case e.Reason != tract.EscalateMaxRetries:
-			res.Action = tract.ResolveAbort
-		case !fixed:
+		case e.Reason == tract.EscalateMaxRetries && !fixed:
 			res, fixed = tract.Resolution{Action: tract.ResolveFix, Instruction: fix}, true
+		case ask != nil:
+			return ask(ctx, e)
+		case e.Reason != tract.EscalateMaxRetries && e.Reason != tract.EscalateTransport:
+			res.Action = tract.ResolveAbort
 		}
 		fmt.Fprintf(w, "escalated: %s after %d of %d attempts (round %d); answer: %s\n",
 			e.Reason, e.Attempts, e.MaxAttempts, e.Round, res)

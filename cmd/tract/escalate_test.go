@@ -22,11 +22,13 @@ func TestNewCmdChat_EscalationFlags(t *testing.T) {
 		wantErr string
 	}{
 		{args: []string{"x"}, want: ChatOptions{OnExhausted: "abort"}},
-		{args: []string{"--on-exhausted", "skip", "x"}, want: ChatOptions{OnExhausted: "skip", OnExhaustedSet: true}},
+		{args: []string{"--on-exhausted", "skip", "x"}, want: ChatOptions{OnExhausted: "skip"}},
 		{args: []string{"--on-exhausted", "retry", "-V", "json", "--fix", "trim it", "x"},
-			want: ChatOptions{OnExhausted: "retry", OnExhaustedSet: true, Fix: "trim it", FixSet: true}},
-		{args: []string{"--on-exhausted", "maybe", "x"}, wantErr: `--on-exhausted "maybe": give abort, skip or retry`},
+			want: ChatOptions{OnExhausted: "retry", Fix: "trim it", FixSet: true}},
+		{args: []string{"--on-exhausted", "maybe", "x"}, wantErr: `--on-exhausted "maybe": give abort, skip, retry or ask`},
 		{args: []string{"--on-exhausted", "fix", "x"}, wantErr: `--on-exhausted "fix"`},
+		// No terminal to ask on (the test's standard streams are not).
+		{args: []string{"--on-exhausted", "ask", "x"}, wantErr: "--on-exhausted ask reads your answer from the terminal"},
 		// Without a validator an empty answer still fails: a fix round helps.
 		{args: []string{"--fix", "trim it", "x"}, want: ChatOptions{OnExhausted: "abort", Fix: "trim it", FixSet: true}},
 		{args: []string{"-V", "json", "--fix", " ", "x"}, wantErr: "--fix needs an instruction"},
@@ -40,7 +42,7 @@ func TestNewCmdChat_EscalationFlags(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, ChatOptions{OnExhausted: got.OnExhausted, OnExhaustedSet: got.OnExhaustedSet, Fix: got.Fix, FixSet: got.FixSet})
+			assert.Equal(t, tc.want, ChatOptions{OnExhausted: got.OnExhausted, Fix: got.Fix, FixSet: got.FixSet})
 		})
 	}
 }
@@ -110,43 +112,51 @@ Your answer: `
 	assert.Equal(t, want, out.String())
 }
 
-// Scripted answers: --fix once, then --on-exhausted; a failure retrying
-// cannot fix is aborted.
+// Scripted answers: --fix once, then --on-exhausted, for an exhaustion
+// and for a model server that stayed unavailable (no fix: the model was
+// not reached); a failure retrying cannot fix is aborted.
 func TestScriptedEscalation(t *testing.T) {
 	var out bytes.Buffer
-	hook := scriptedEscalation(&out, "trim it", tract.ResolveRetry)
+	hook := scriptedEscalation(&out, "trim it", tract.ResolveRetry, nil)
 	e := testEscalation()
 	var got []string
-	for range 3 {
+	answer := func(reason tract.EscalationReason) {
+		e.Reason = reason
 		r, err := hook(context.Background(), e)
 		require.NoError(t, err)
 		got = append(got, r.String())
 	}
-	e.Reason = tract.EscalateBlocked
-	r, err := hook(context.Background(), e)
-	require.NoError(t, err)
-	got = append(got, r.String())
-	assert.Equal(t, []string{"fix: trim it", "retry", "retry", "abort"}, got)
+	answer(tract.EscalateTransport)
+	for range 3 {
+		answer(tract.EscalateMaxRetries)
+	}
+	answer(tract.EscalateBlocked)
+	answer(tract.EscalateTransport)
+	assert.Equal(t, []string{"retry", "fix: trim it", "retry", "retry", "abort", "retry"}, got)
 	assert.Contains(t, out.String(), "escalated: max_retries_exceeded after 2 of 2 attempts (round 1); answer: fix: trim it\n")
+	assert.Contains(t, out.String(), "escalated: transport after 2 of 2 attempts (round 1); answer: retry\n")
 
-	r, _ = scriptedEscalation(&out, "", tract.ResolveSkip)(context.Background(), testEscalation())
+	r, _ := scriptedEscalation(&out, "", tract.ResolveSkip, nil)(context.Background(), testEscalation())
 	assert.Equal(t, tract.Resolution{Action: tract.ResolveSkip}, r)
 }
 
-// chat asks the terminal only when standard input and standard error are
-// terminals and neither --on-exhausted nor --fix was given.
+// A one-shot chat never waits for keyboard input unless asked to: on a
+// terminal too, the hook answers --on-exhausted (abort by default); only
+// --on-exhausted ask reads the answer, after a --fix round.
 func TestEscalationHook_WhoAnswers(t *testing.T) {
 	f, _, _ := testFactory(t, nil)
-	assert.Nil(t, escalationHook(f, &ChatOptions{OnExhausted: "abort"}), "no terminal, no flag: no hook")
 	f.IO.InTTY, f.IO.ErrTTY = true, true
 	f.IO.In = strings.NewReader("skip\n")
-	hook := escalationHook(f, &ChatOptions{OnExhausted: "abort"})
-	require.NotNil(t, hook)
+	for _, opts := range []*ChatOptions{{OnExhausted: "abort"}, {OnExhausted: "retry"}} {
+		r, err := escalationHook(f, opts)(context.Background(), testEscalation())
+		require.NoError(t, err)
+		assert.Equal(t, tract.ResolutionAction(opts.OnExhausted), r.Action, "not read from the terminal")
+	}
+	hook := escalationHook(f, &ChatOptions{OnExhausted: "ask", Fix: "trim it", FixSet: true})
 	r, err := hook(context.Background(), testEscalation())
 	require.NoError(t, err)
-	assert.Equal(t, tract.ResolveSkip, r.Action, "read from the terminal")
-	hook = escalationHook(f, &ChatOptions{OnExhausted: "retry", OnExhaustedSet: true})
+	assert.Equal(t, tract.ResolveFix, r.Action, "--fix first")
 	r, err = hook(context.Background(), testEscalation())
 	require.NoError(t, err)
-	assert.Equal(t, tract.ResolveRetry, r.Action, "a flag wins over the terminal")
+	assert.Equal(t, tract.ResolveSkip, r.Action, "then read from the terminal")
 }

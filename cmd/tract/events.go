@@ -33,19 +33,11 @@ func newCmdEvents(f *Factory, runF func(*EventsOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "events [--task ID] [--since TIME] [--format jsonl|text]",
 		Short: "Print the events of the validated turns, regenerated from the commits",
-		Long: `Print the events of every validated turn in the repository (orphaned attempts
-included), oldest first, regenerated from its commits: attempt,
-feedback_injected, escalated, user_response and resolved, with the fields of
-the retry log. They are exactly the lines 'tract chat --events FILE' appended
-while the turns ran, so the log can never disagree with the repository.
-
---format jsonl (default) prints one JSON object per line; --format text the
-lines of the retry log:
-
-  [2026-01-26T14:30:00.000Z] [RETRY] [03-01:task-3] attempt=1 status=failed type=verification_failed ...
-
---since takes an RFC 3339 time (2026-01-26T14:00:00Z) or an age like gc's
---expire: 90m, 12h, 7d.`,
+		Long: `Print the events of every validated turn (attempt, feedback_injected,
+escalated, user_response, resolved), oldest first, regenerated from the
+commits, orphaned attempts included: exactly the lines 'tract chat --events
+FILE' appended while the turns ran, as JSON lines or (--format text) the
+lines of the retry log.`,
 		Example: `  tract events --task 03-01:task-3 --format text
   tract events --since 1d | jq 'select(.event=="resolved")'`,
 		Args: exactArgs(0, "no arguments (use --task ID)"),

@@ -8,8 +8,8 @@ import (
 )
 
 // Exit codes. They are part of the CLI's contract: exitCodeTable describes
-// each, and 'tract help exit-codes' and the README's table are generated
-// from it (TestDocs_READMEExitCodes fails when the README's copy is
+// each, and 'tract help exit-codes' and docs/exit-codes.md's table are
+// generated from it (TestDocs_ExitCodesPage fails when the page's copy is
 // stale). Scripts rely on them, so a code never changes meaning; a new
 // class of failure gets a new code and a row in exitCodeTable. A new
 // command needs none: its failures fall into these classes.
@@ -38,7 +38,7 @@ type exitCodeInfo struct {
 }
 
 // exitCodeTable is the exit-code table, in the order of the codes: the
-// one source of 'tract help exit-codes' and of the README's table.
+// one source of 'tract help exit-codes' and of docs/exit-codes.md's table.
 func exitCodeTable() []exitCodeInfo {
 	return []exitCodeInfo{
 		{exitOK, "ok", "success"},
@@ -84,7 +84,7 @@ func newExitCodesTopic() *cobra.Command {
 	}
 }
 
-// exitCodesMarkdown is the exit-code table as the README holds it.
+// exitCodesMarkdown is the exit-code table as docs/exit-codes.md holds it.
 func exitCodesMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| code | name | when |\n|---|---|---|\n")

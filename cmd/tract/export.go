@@ -39,41 +39,12 @@ func newCmdExport(f *Factory, runF func(*ExportOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [REV | --all | --branch NAME...] [--format FORMAT] [-o FILE]",
 		Short: "Write conversations or preference pairs as fine-tuning data (JSONL)",
-		Long: `Write the repository's conversations, or the answers of its validated turns,
-as fine-tuning data: one JSON object a line, to standard output or -o FILE.
-The repository is read as a stream: memory stays bounded whatever its size.
-
-Formats (--format, default openai; the README documents every field):
-  openai             supervised fine-tuning: {"messages":[…]}, one conversation
-                     a line; steering messages, notes, error commits and
-                     answers the validators rejected are left out
-  openai-preference  OpenAI preference fine-tuning: {"input":{"messages":[…]},
-                     "preferred_output":[…],"non_preferred_output":[…]}, one
-                     line per (accepted answer, rejected answer) of a turn
-  trl-preference     TRL DPO, conversational: {"prompt":[…],"chosen":[…],
-                     "rejected":[…]}, the same pairs
-  trl-kto            TRL KTO, conversational: {"prompt":[…],"completion":[…],
-                     "label":true|false}, one line per judged answer
-
-What: REV (default HEAD) is the conversation ending at REV; --branch NAME
-(repeatable) those branches'; --all one conversation per branch, leaving out
-a branch whose conversation another one contains. In the preference formats
-these select the validated turns whose user message is on those
-conversations; --all takes every validated turn, orphaned attempts and
-deleted branches included. The prompt of a pair is the context the turn
-started from, not the steered context a retry was answered from.
-
-Filters: --task ID, --validator SPEC (a spec as given, or a kind: json, cmd,
-…), --min-attempts N, and --since/--until TIME (RFC 3339, or an age such as
-7d): turns by when they started, conversations (openai) by their last commit.
-In the openai format --task, --validator and --min-attempts keep the
-conversations holding an accepted answer of such a turn.
-
---weight (openai): recorded (default) writes the weights a file was imported
-with, none writes none, assistant-last weighs the last assistant message 1
-and the ones before it 0.
-
-'tract import --format openai FILE' reads the openai format back.`,
+		Long: `Write the repository's conversations (--format openai, the default), or the
+accepted and rejected answers of its validated turns (openai-preference,
+trl-preference, trl-kto), as fine-tuning data: one JSON object a line, to
+standard output or -o FILE, read as a stream in bounded memory. REV (default
+HEAD), --branch or --all choose the conversations; --task, --validator,
+--min-attempts, --since and --until filter them.`,
 		Example: `  tract export --format openai -o sft.jsonl
   tract export --all --format openai-preference --task 03- --min-attempts 2 -o dpo.jsonl
   tract export feature --format trl-kto --validator cmd | head -1 | jq .label`,

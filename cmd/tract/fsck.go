@@ -27,18 +27,10 @@ func newCmdFsck(f *Factory, runF func(*FsckOptions) error) *cobra.Command {
 		Use:   "fsck [--salvage NEW]",
 		Short: "Verify every object's hash and every reference; salvage a damaged file",
 		Long: `Re-derive the hash of every blob and commit, decode every commit, ref and
-reflog entry, and check that every parent, blob and ref target exists. Exits 1
-when it finds problems; it reports damage instead of crashing, on any file,
-including one too damaged to open.
-
-A repository fsck finds damaged refuses writes from then on, until fsck finds
-it clean again (after restoring it, say). To carry on, salvage it:
-
-  tract fsck --salvage NEW.db
-
-copies every object that still verifies, every ref whose commit survived with
-its whole history, and the reflog into the new repository NEW.db, prints what
-was lost, and checks the new repository. The damaged file is not changed.`,
+reflog entry, and check that every parent, blob and ref target exists; exit 1
+when something is damaged (on any file, even one too damaged to open).
+--salvage NEW.db copies everything that still verifies into a new repository
+and says what was lost.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -70,6 +62,11 @@ func runFsck(ctx context.Context, opts *FsckOptions) error {
 	if opts.JSON {
 		if err := writeJSON(f.IO.Out, r); err != nil {
 			return err
+		}
+		if !r.OK() {
+			// What to do goes where a person reads it, as the text
+			// report says it, and leaves the JSON as documented.
+			fmt.Fprintln(f.IO.ErrOut, fsckDamageHint(tract.IsDatabaseURL(path)))
 		}
 	} else {
 		printFsck(f, r, tract.IsDatabaseURL(path))
@@ -112,12 +109,18 @@ func printFsck(f *Factory, r *tract.FsckReport, database bool) {
 		english.Count(r.Commits, "commit", "commits"), english.Count(r.Blobs, "blob", "blobs"), packs,
 		english.Count(r.Refs, "ref", "refs"), english.Count(r.ReflogEntries, "reflog entry", "reflog entries"),
 		english.Count(r.Counters, "index entry", "index entries"), status)
-	switch {
-	case !r.OK() && database:
-		fmt.Fprintf(f.IO.Out, "%s\n", databaseDamageHint)
-	case !r.OK():
-		fmt.Fprintf(f.IO.Out, "The repository is marked damaged and refuses writes; 'tract fsck --salvage NEW.db' copies what is intact into a new one.\n")
+	if !r.OK() {
+		fmt.Fprintln(f.IO.Out, fsckDamageHint(database))
 	}
+}
+
+// fsckDamageHint is what to do about the damage fsck found in a
+// repository, a database's or a file.
+func fsckDamageHint(database bool) string {
+	if database {
+		return databaseDamageHint
+	}
+	return "The repository is marked damaged and refuses writes; 'tract fsck --salvage NEW.db' copies what is intact into a new one."
 }
 
 // salvageResult is what 'tract fsck --salvage --json' prints.

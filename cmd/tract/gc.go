@@ -28,12 +28,9 @@ func newCmdGC(f *Factory, runF func(*GCOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gc [--expire AGE] [--dry-run]",
 		Short: "Delete orphans whose reflog entries have expired",
-		Long: `Delete orphaned commits that no reflog entry younger than AGE refers to (default
-30d), the text only they used, the expired reflog entries, and what imports
-killed before they finished had written (once untouched for AGE, or an hour
-if that is longer). Commits
-reachable from a branch, HEAD or ORIG_HEAD always stay. AGE is a Go duration
-(90m, 12h), a number of days (7d), or "now" to expire everything.`,
+		Long: `Delete orphaned commits that no reflog entry younger than --expire (default
+30d) refers to, the text only they used and the expired reflog entries;
+commits a branch, HEAD or ORIG_HEAD reaches always stay.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := parseAge(expire)

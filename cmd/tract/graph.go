@@ -25,23 +25,11 @@ func newCmdGraph(f *Factory, runF func(*GraphOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "graph [--all | REV] [--format dot|mermaid] [-o FILE]",
 		Short: "Write the history as a Graphviz (dot) or Mermaid graph",
-		Long: `Write the history as a graph to draw: the commits HEAD (or REV) reaches
-and the orphans that forked from them (its turns' failed attempts, the
-ranges its summaries replaced), or with --all every commit of the
-repository, every branch and every orphan.
-
-Each commit is a node labelled with its short hash, its role (or kind)
-and the first line of its text, with an edge from its parent to it, the
-oldest at the top. Branches and HEAD are labels beside their commits.
-Orphaned commits are dashed; a failed attempt is red with its diagnosis;
-steering, notes and errors have styles of their own; a summary is drawn
-as a note with dashed edges to the first and last commit it replaced.
-
---format dot (the default) writes Graphviz ('tract graph | dot -Tsvg >
-graph.svg'); --format mermaid writes a Mermaid flowchart, which GitHub
-and other Markdown renderers draw in a mermaid code block. -o FILE writes
-FILE whole or not at all; a FILE ending in .md gets the Mermaid graph in
-a mermaid code block.`,
+		Long: `Write the history as a graph to draw: Graphviz DOT (the default; 'tract
+graph | dot -Tsvg > graph.svg') or a Mermaid flowchart, of the commits HEAD
+(or REV) reaches and the orphans that forked from them, or with --all of
+every commit; orphans are dashed and failed attempts red with their
+diagnosis.`,
 		Example: `  tract graph | dot -Tsvg > history.svg
   tract graph --all --format mermaid -o history.md
   tract graph side -o side.dot`,

@@ -10,12 +10,15 @@ import (
 // the usage and exits 0 for a topic that does not exist: like 'git help
 // nosuch', an unknown topic is an error (exit 2) that says where the list
 // is.
-func newHelpCmd() *cobra.Command {
+func newHelpCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "help [COMMAND]",
 		Short: "Help about any command",
-		Long: `Help prints the help of any command or topic, such as 'tract help chat'
-or 'tract help exit-codes'; with no argument, the list of them.`,
+		Long: `Print the help of a command, such as 'tract help chat', or a help topic:
+the exit codes ('tract help exit-codes') or a guide, such as 'tract help
+validators', which is the page docs/validators.md rendered for the terminal
+(through the pager on a terminal); with no argument, the list of commands
+and topics.`,
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			parent, _, err := c.Root().Find(args)
 			if err != nil {
@@ -38,6 +41,13 @@ or 'tract help exit-codes'; with no argument, the list of them.`,
 			}
 			topic.InitDefaultHelpFlag()
 			topic.InitDefaultVersionFlag()
+			if topic.Annotations[guideAnnotation] != "" {
+				// A guide is pages long: on a terminal, through the pager.
+				return withPager(f, func() error {
+					writeHelp(f.IO.Out, topic)
+					return nil
+				})
+			}
 			return topic.Help()
 		},
 	}

@@ -66,32 +66,11 @@ func newCmdImport(f *Factory, runF func(*ImportOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import [FILE | -]",
 		Short: "Append a conversation: OpenAI messages as a JSON array or JSON lines",
-		Long: `Append messages to the current branch: all or none. The input is a JSON
-array of {"role","content"} objects (the OpenAI "messages" format, as 'tract
-compile --json' prints) or one such object per line. Each object may also
-carry "kind" (default message) and "meta" (a JSON object).
-
-The input is read as a stream, so memory stays bounded whatever its size.
-A large input is written in batches, one transaction each, and the branch
-moves once, when the last one lands; an import that fails or is
-interrupted leaves the branch where it was. Other processes get their
-turns between batches: if one moves the branch meanwhile, the import exits
-5 and is kept as a commit of its own, and the message says how to put it
-on a branch (import into a branch of your own to avoid that).
-
-Limits: the text of a message may hold up to --max-message-size (default
-16MiB), its metadata 1MiB, and its JSON (a line, or an array element) 4
-times the message size and 1MiB; the whole input may hold up to --max-input
-(default 4GiB). Input over a limit, or text that is not valid UTF-8, is
-refused with its message and line, and nothing is imported.
-
---format openai reads what 'tract export --format openai' writes (OpenAI
-supervised fine-tuning JSONL): one conversation a line, {"messages":[…]},
-a message's "weight" kept in its metadata. Each conversation becomes a chain
-of its own from a new root, on a new branch NAME-1, NAME-2, … (--name,
-default import; numbered with as many digits as the last number needs, so
-they sort in the file's order); HEAD does not move. All conversations are
-written in one transaction, or none.`,
+		Long: `Append OpenAI messages to the current branch, all or none: a JSON array or
+one message per line, every message shape (parts, images, tool calls), each
+optionally with tract's "kind" and "meta". The input is read as a stream in
+bounded memory. --format openai reads fine-tuning JSONL instead, each
+conversation onto a new branch NAME-N.`,
 		Example: `  tract compile --json | tract --db other.db import
   tract export --all -o sft.jsonl && tract --db copy.db import --format openai --name sft sft.jsonl`,
 		Args: maxArgs(1, "one file"),

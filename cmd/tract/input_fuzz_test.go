@@ -132,7 +132,7 @@ func FuzzParseValidators(f *testing.F) {
 		if withModel {
 			client = refusingClient{}
 		}
-		v, err := parseValidators(fac, specs, client, "judge-model")
+		v, err := parseValidators(fac, specs, 0, client, "judge-model")
 		if err != nil {
 			checkUsageError(t, err, list)
 			var se *retry.SpecError

@@ -33,24 +33,12 @@ func newCmdLog(f *Factory, runF func(*LogOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "log [REV]",
 		Short: "Show the history: first-parent from HEAD, or every commit with --all",
-		Long: `Show the first-parent history from HEAD (or REV), newest first.
-
-With --all, show every commit in the repository as a graph, as
-'git log --graph --all --oneline' does: each branch that diverged in a
-column of its own, the branches and HEAD named beside their commits, and
-orphaned commits (failed attempts hidden by purify, chains left by reset
-or compress) as side chains beside the commit they forked from, each
-with the reflog action that orphaned it and, for failed attempts, the
-validator's diagnosis. --all always draws the graph.
-
---format TEMPLATE prints each commit as TEMPLATE says, one per line
-(with --all, beside the graph), with these placeholders:
-
-` + logFormatHelp() + `
-Long output goes through a pager on a terminal: $TRACT_PAGER, else
-$PAGER, else 'less -FRX' (--no-pager, or TRACT_PAGER=cat, to write
-directly). --json prints {"commits": [...], "orphans": [...]}, with or
-without --all; see docs/json.md.`,
+		Long: `Show the first-parent history from HEAD (or REV), newest first; with --all,
+every commit as a graph, as 'git log --graph --all --oneline' draws it, with
+orphaned commits (failed attempts, chains left by reset or compress) beside
+the commit they forked from. --format TEMPLATE takes git-like placeholders
+(%h hash, %s subject, %x diagnosis…); long output goes through a pager on a
+terminal.`,
 		Example: `  tract log --oneline -n 10
   tract log --all
   tract log --format '%h %d %r: %s' --date relative
@@ -96,7 +84,7 @@ without --all; see docs/json.md.`,
 	cmd.Flags().BoolVar(&opts.Graph, "graph", false, "draw the history as a graph")
 	addJSONFlag(cmd, &opts.JSON, "print JSON", "log")
 	cmd.Flags().StringVar(&opts.Format, "format", "",
-		"print each commit as `TEMPLATE` says (placeholders above); a template without %n, %b or %B prints one line per commit, a value's line breaks as spaces")
+		"print each commit as `TEMPLATE` says (placeholders: 'tract help history'); without %n, %b or %B, one line per commit")
 	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd
 }

@@ -27,15 +27,10 @@ func newCmdMigrate(f *Factory, runF func(*MigrateOptions) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Create or upgrade the tract schema in a PostgreSQL database",
-		Long: `Create the tables tract keeps repositories in, in the PostgreSQL database
-that --db or TRACT_DB names (a postgres:// or postgresql:// URL), or upgrade
-them to this tract's schema. It runs in one transaction under a lock, so
-running it again, or from several machines at once, is harmless. Every other
-command refuses a database whose schema is missing or older.
-
-The schema serves every repository of the database; create one with
-'tract init --db URL' (the URL's repository parameter names it). A repository
-file needs no migration: it upgrades itself.`,
+		Long: `Create, or upgrade to this tract's schema, the tables tract keeps
+repositories in, in the PostgreSQL database --db or TRACT_DB names; running
+it again, or from several machines at once, is harmless. 'tract init --db
+URL' then creates a repository there; a repository file needs no migration.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

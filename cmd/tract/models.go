@@ -22,18 +22,9 @@ func newCmdModels(f *Factory, runF func(*ModelsOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "models",
 		Short: "List the models the provider offers",
-		Long: `List the models of the model server, one id per line, in the server's order
-(GET /v1/models; for Anthropic every page of it, newest first). --json prints
-the server's full records as a JSON array instead.
-
-The server is the one 'tract chat' talks to: --provider (or TRACT_PROVIDER, or
-a claude-* TRACT_MODEL) chooses openai (OPENAI_API_KEY, OPENAI_BASE_URL: any
-OpenAI-compatible server, Ollama and vLLM included) or anthropic
-(ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). No repository is needed.
-
-Exit codes as for 'tract chat': 2 configuration error, 4 model server or
-transport error, 7 the server refused the key (401, 403) or the request (other
-4xx): retrying cannot fix it.`,
+		Long: `List the models of the server 'tract chat' talks to (OpenAI-compatible, or
+Anthropic with --provider anthropic or a claude-* model), one id per line,
+or with --json the server's full records; no repository is needed.`,
 		Example: `  tract models
   tract models --provider anthropic
   OPENAI_BASE_URL=http://localhost:11434/v1 tract models

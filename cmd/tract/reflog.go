@@ -25,15 +25,10 @@ func newCmdReflog(f *Factory, runF func(*ReflogOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reflog [REF]",
 		Short: "Show where a ref has pointed: every move of HEAD or a branch, newest first",
-		Long: `Show the moves of REF, newest first, as 'git reflog' does: HEAD (the
-default), a branch, or STRANDED (results a conflict kept off their branch).
-Each line is the commit the ref moved to, REF@{N} counting back from the
-newest move, and what moved it: commit, purify, reset, compress, import,
-branch, checkout. REF@{N} is also a revision ('tract show main@{2}',
-'tract reset --soft HEAD@{1}'). With --date, each move is named by its time
-instead, REF@{DATE}. Orphans stay safe from 'tract gc' while an entry names
-them. A branch named STRANDED (made before the name was reserved) is
-refs/heads/STRANDED here.`,
+		Long: `Show the moves of REF (HEAD by default, a branch, or STRANDED), newest first,
+as 'git reflog' does: the commit each move led to, REF@{N}, and what moved it
+(commit, purify, reset, compress, import, …). REF@{N} is also a revision:
+'tract reset --soft HEAD@{1}' undoes the last move.`,
 		Example: `  tract reflog
   tract reflog main -n 5
   tract reset --soft HEAD@{1}      # undo the last move of HEAD

@@ -29,19 +29,10 @@ func newCmdReset(f *Factory, runF func(*ResetOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reset [--soft | --hard --force] (REV | --unborn)",
 		Short: "Move the current branch to REV",
-		Long: `Move the current branch (or a detached HEAD) to REV and set ORIG_HEAD to where
-it was.
-
---soft (the default) keeps the commits left behind as orphans: 'tract log --all'
-lists them and the reflog protects them until 'tract gc' expires them.
-
---hard permanently deletes the commits the move made unreachable, the text only
-they used and the reflog entries that mention them — for erasing a leaked
-secret. It cannot be undone, so it needs --force.
-
---unborn takes every commit off the current branch instead, leaving it as a
-new branch is before its first commit: HEAD keeps naming it, and the next
-commit starts it again. 'tract reset --soft ORIG_HEAD' undoes a soft one.`,
+		Long: `Move the current branch (or a detached HEAD) to REV and set ORIG_HEAD to
+where it was. --soft (the default) keeps what it leaves behind as orphans,
+which 'tract log --all' lists; --hard --force permanently erases them, for a
+leaked secret; --unborn takes every commit off the branch.`,
 		Example: `  tract reset HEAD~2
   tract reset --hard --force HEAD^
   tract reset --unborn`,

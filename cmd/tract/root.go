@@ -324,13 +324,12 @@ func newRootOnly(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tract",
 		Short: "Keep LLM conversations the way git keeps code",
-		Long: `tract keeps LLM conversations as content-addressed commits in a DAG stored in
-one bbolt file (or a PostgreSQL database), and generates validated answers:
-failed attempts and the steering that corrected them stay inspectable with
-'tract log --all' while the branch keeps only the clean answer.
-
-The repository is --db PATH (or a postgres:// URL), else $TRACT_DB, else the
-nearest .tract/tract.db. New here? Run 'tract demo'.`,
+		Long: `tract keeps LLM conversations the way git keeps code, as content-addressed
+commits in one file (or a PostgreSQL database), and generates validated
+answers: failed attempts and the steering that corrected them stay in
+'tract log --all' while the branch keeps only the clean answer. The
+repository is --db, else $TRACT_DB, else the nearest .tract/tract.db. New
+here? Run 'tract demo'.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -363,7 +362,8 @@ nearest .tract/tract.db. New here? Run 'tract demo'.`,
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(flagError)
-	root.SetHelpCommand(newHelpCmd())
+	root.SetHelpCommand(newHelpCmd(f))
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { writeHelp(c.OutOrStdout(), c) })
 	return root
 }
 
@@ -431,15 +431,15 @@ type subcommand struct {
 //
 // A new command is its file (NewCmdX, with --json given by addJSONFlag,
 // which names its docs/json.md sections), its tests, an entry here, a row
-// in the README's table of commands and, when it takes --json, its section
+// in docs/commands.md's table of commands and, when it takes --json, its section
 // of docs/json.md. Tests fail until those agree (docs_test.go, and in
 // tests/ json_test.go's and exitcodes_test.go's tables, which want a run of
 // its --json and one of its usage errors). Its exit codes are the classes
-// of exitCodeTable, which the README's table and 'tract help exit-codes'
+// of exitCodeTable, which docs/exit-codes.md's table and 'tract help exit-codes'
 // are generated from; its completions, those of the flags it shares by name
 // (registerCompletions).
 func subcommands() []subcommand {
-	return []subcommand{
+	commands := []subcommand{
 		{"init", func(f *Factory) *cobra.Command { return newCmdInit(f, nil) }},
 		{"demo", func(f *Factory) *cobra.Command { return newCmdDemo(f, nil) }},
 		{"config", func(f *Factory) *cobra.Command { return newCmdConfig(f, nil) }},
@@ -469,6 +469,10 @@ func subcommands() []subcommand {
 		{"version", newCmdVersion},
 		{"exit-codes", func(*Factory) *cobra.Command { return newExitCodesTopic() }},
 	}
+	for _, topic := range newGuideTopics() {
+		commands = append(commands, subcommand{topic.Name(), func(*Factory) *cobra.Command { return topic }})
+	}
+	return commands
 }
 
 // Argument validators that report usage errors.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,8 +78,8 @@ func TestRun_BuildsTheOneCommand(t *testing.T) {
 	assert.Equal(t, exitUsage, exec("--db", db, "log", "--bogus"))
 	assert.Contains(t, errOut.String(), "Run 'tract log --help' for usage.")
 	require.Equal(t, exitOK, exec("log", "--help"))
-	assert.Contains(t, out.String(), "Usage:\n  tract log")
-	assert.Contains(t, out.String(), "--db string", "the global flags")
+	assert.True(t, strings.HasPrefix(out.String(), "Usage: tract log [REV] [flags]\n"), out.String())
+	assert.Contains(t, out.String(), "Global flags (see 'tract --help'): --db,", "the global flags")
 	assert.Equal(t, exitUsage, exec("lgo"))
 	assert.Contains(t, errOut.String(), "\tlog\n", "cobra suggests the command")
 }

@@ -102,7 +102,11 @@ func renderMeta(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal b
 func renderFailure(w io.Writer, p palette, d dates, r tract.FailureRecord, clean func(string) string) {
 	fmt.Fprintf(w, "\nFailure: attempt %d, %s, at %s\n", r.Attempt, p.bad(string(r.Type)), d.format(r.Timestamp))
 	fmt.Fprintf(w, "  error:          %s\n", clean(r.Error))
-	if r.Escalation != "" {
+	switch r.Escalation {
+	case "":
+	case tract.EscalateTransport:
+		fmt.Fprintf(w, "  escalated:      %s (the model server stayed unavailable through the retries)\n", r.Escalation)
+	default:
 		fmt.Fprintf(w, "  escalated:      %s (retrying cannot fix it)\n", clean(string(r.Escalation)))
 	}
 	if r.Command != "" {

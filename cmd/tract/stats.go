@@ -30,19 +30,13 @@ func newCmdStats(f *Factory, runF func(*StatsOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats [--task PREFIX] [--since TIME] [--json]",
 		Short: "Summarise how the tasks in the repository went",
-		Long: `Summarise the tasks in the repository: the validated turns that carry a task id
-(tract chat --task ID), orphaned attempts included, read from the commits.
-
-It prints the number of tasks, those accepted on the first attempt, retried,
-accepted after retries, escalated, skipped and aborted; the mean attempts per
-task; the tokens spent on rejected and on accepted answers; the failed
-attempts by failure type and the five most common diagnoses (normalised:
-numbers and quoted text replaced); and a table of the tasks with their
-attempts and result (the resolution of their last turn).
-
---task PREFIX keeps the tasks whose id starts with PREFIX; --since TIME the
-turns started at or after TIME (RFC 3339, or an age such as 12h or 7d).
---json prints the figures as JSON (the keys are listed in the README).`,
+		Long: `Summarise how the tasks in the repository went, read from the commits of
+every validated turn (orphaned attempts included): first-attempt successes,
+retries, escalations, skips and aborts, mean attempts, tokens spent on
+rejected and accepted answers, failure types, the most common diagnoses
+(paths, hashes and numbers normalised), and a table of the tasks. The turns
+of a task id count as one task; each turn without one counts as a task of
+its own, listed together on a "(no task)" line that --task leaves out.`,
 		Example: `  tract stats
   tract stats --task 03-01: --since 7d --json | jq .first_attempt_success_pct`,
 		Args: exactArgs(0, "no arguments (use --task PREFIX)"),
@@ -95,9 +89,6 @@ func printStats(w io.Writer, st *tract.Stats) {
 	fmt.Fprintf(tw, "Aborted\t%d\n", st.Aborted)
 	fmt.Fprintf(tw, "Mean attempts\t%.2f\n", st.MeanAttempts)
 	fmt.Fprintf(tw, "Tokens\t%d on failed attempts, %d on accepted answers\n", st.TokensFailed, st.TokensAccepted)
-	if st.UntaskedTurns > 0 {
-		fmt.Fprintf(tw, "Turns without a task\t%d (not counted above)\n", st.UntaskedTurns)
-	}
 	tw.Flush()
 	if len(st.FailureTypes) > 0 {
 		fmt.Fprintln(w, "\nFailure types")
@@ -125,16 +116,23 @@ func printStats(w io.Writer, st *tract.Stats) {
 	}
 	if len(st.Tasks) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(tw, "Task\tAttempts\tResult")
+		fmt.Fprintln(tw, "Task\tTurns\tAttempts\tResult")
 		for _, ts := range st.Tasks {
+			task := ts.Task
+			if task == tract.NoTask {
+				task = "(no task)"
+			}
 			result := ts.Result
 			switch {
+			case ts.Task == tract.NoTask && ts.Turns > 1:
+				// Turns of tasks of their own: the last one's result, no
+				// story of retries across them.
 			case ts.Result == tract.ResolvedSuccess && ts.Attempts > 1:
 				result += " (retry worked)"
 			case ts.Escalated && ts.Result != tract.ResolvedEscalated:
 				result += " (escalated)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", ts.Task, ts.Attempts, result)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", task, ts.Turns, ts.Attempts, result)
 		}
 		tw.Flush()
 	}

@@ -56,7 +56,6 @@ func TestValidators_AThrowawayKindReachesTheCommandLine(t *testing.T) {
 	}
 
 	require.Equal(t, exitOK, exec("chat", "--help"))
-	assert.Regexp(t, `(?m)^  throwaway:ARG +the answer ends with ARG$`, out.String(), "the list of validators")
 	assert.Regexp(t, `--validate stringArray +validator spec \(repeatable\): json, .*, llm:CRITERIA, throwaway:ARG\n`, out.String())
 	require.Equal(t, exitOK, exec("compress", "--help"))
 	assert.Regexp(t, `--validate stringArray +validator spec for every summary .*, throwaway:ARG\n`, out.String())

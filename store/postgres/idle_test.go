@@ -257,7 +257,7 @@ func TestIdleTimeout_FrozenWriterReleasesTheLock(t *testing.T) {
 // repository's lock as soon as the server sees its connection close, long
 // before any idle timeout (an hour here). The time from the kill until the
 // writer waiting behind it gets the lock is logged: its median, over the
-// kills, is in the README.
+// kills, is in docs/sharing.md.
 func TestIdleTimeout_KilledWriterReleasesTheLockAtOnce(t *testing.T) {
 	base := pgtest.URL(t)
 	s := pgtest.NewUnchecked(t, base)

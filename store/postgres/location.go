@@ -59,8 +59,23 @@ func ServerURL(dbURL string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("database URL %s is malformed", Redact(dbURL))
 	}
+	if _, err := parseQuery(u); err != nil {
+		return "", err
+	}
 	withoutOwnParams(u)
 	return u.String(), nil
+}
+
+// parseQuery returns the parameters of u's query. A query that does not
+// parse whole (a bad %-escape, a ';' between parameters) is an error:
+// url.URL.Query would drop the pair silently, and a repository parameter
+// dropped so would open the default repository instead of the one named.
+func parseQuery(u *url.URL) (url.Values, error) {
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("database URL: malformed query (after '?'): %v", err)
+	}
+	return q, nil
 }
 
 // withoutOwnParams removes tract's own parameters from u.
@@ -112,7 +127,10 @@ func parseLocation(raw string) (*location, error) {
 	if pw, ok := u.User.Password(); ok {
 		loc.secrets = append(loc.secrets, pw)
 	}
-	q := u.Query()
+	q, err := parseQuery(u)
+	if err != nil {
+		return nil, err
+	}
 	loc.repository = DefaultRepository
 	switch names := q["repository"]; len(names) {
 	case 0:

@@ -44,3 +44,35 @@ func TestParseLocation_SchemeInAnyCase(t *testing.T) {
 	_, err := parseLocation("mysql://ada:s3cret@db.invalid/tract")
 	assert.EqualError(t, err, `"mysql://ada:xxxxx@db.invalid/tract" is not a postgres:// or postgresql:// URL`)
 }
+
+// The repository and the other parameters are read from a URL with or
+// without a query of pgx's; a query that does not parse whole is an
+// error, never a parameter dropped (a dropped repository parameter would
+// open the default repository).
+func TestParseLocation_Query(t *testing.T) {
+	const base = "postgres://ada:s3cret@db.invalid:5432/tract"
+	for raw, want := range map[string]string{
+		base:                        "default",
+		base + "?repository=team/a": "team/a",
+		base + "?sslmode=disable":   "default",
+		base + "?sslmode=disable&repository=team/a":                      "team/a",
+		base + "?repository=team%2Fa&sslmode=disable&application_name=x": "team/a",
+	} {
+		loc, err := parseLocation(raw)
+		if assert.NoError(t, err, raw) {
+			assert.Equal(t, want, loc.repository, raw)
+			assert.NotContains(t, loc.pool.ConnString(), "repository=", "tract's parameter is not the server's")
+			assert.Contains(t, loc.display, "repository="+strings.ReplaceAll(want, "/", "%2F"))
+		}
+	}
+	for raw, want := range map[string]string{
+		base + "?repository=team%zz":                 `database URL: malformed query (after '?'): invalid URL escape "%zz"`,
+		base + "?sslmode=disable;repository=team":    `database URL: malformed query (after '?'): invalid semicolon separator in query`,
+		base + "?password=s3cret%zz&repository=team": `database URL: malformed query (after '?'): invalid URL escape "%zz"`,
+	} {
+		_, err := parseLocation(raw)
+		assert.EqualError(t, err, want, raw)
+		_, err = ServerURL(raw)
+		assert.EqualError(t, err, want, raw)
+	}
+}

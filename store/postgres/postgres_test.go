@@ -322,29 +322,59 @@ func TestSchemaError(t *testing.T) {
 	}
 }
 
+// Open and Create on the test database's URL as given and with a query
+// parameter of pgx's added (so one of them has a query besides tract's
+// repository parameter, whatever TRACT_TEST_POSTGRES_URL holds).
 func TestOpenAndCreate(t *testing.T) {
 	ctx := context.Background()
-	u := pgtest.RepositoryURL(t, pgtest.URL(t))
-	_, err := postgres.Open(ctx, u)
-	assert.ErrorIs(t, err, store.ErrNotRepository)
-	s, err := postgres.Create(ctx, u)
-	require.NoError(t, err)
-	assert.NotContains(t, s.Path(), passwordOf(t, u))
-	assert.Contains(t, s.Path(), "repository="+s.Repository())
-	s.Close()
-	_, err = postgres.Create(ctx, u)
-	assert.ErrorIs(t, err, store.ErrExists)
-	s, err = postgres.Open(ctx, u)
-	require.NoError(t, err)
-	s.Close()
+	given := pgtest.URL(t)
+	for name, base := range map[string]string{
+		"URL as given":   given,
+		"URL with query": pgtest.WithQuery(t, given, "application_name", "tract-test"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			u := pgtest.RepositoryURL(t, base)
+			_, err := postgres.Open(ctx, u)
+			assert.ErrorIs(t, err, store.ErrNotRepository)
+			s, err := postgres.Create(ctx, u)
+			require.NoError(t, err)
+			assert.NotContains(t, s.Path(), passwordOf(t, u))
+			assert.Contains(t, s.Path(), "repository="+s.Repository())
+			s.Close()
+			_, err = postgres.Create(ctx, u)
+			assert.ErrorIs(t, err, store.ErrExists)
+			s, err = postgres.Open(ctx, u)
+			require.NoError(t, err)
+			s.Close()
 
-	base := pgtest.URL(t)
-	for _, bad := range []string{"", "-x", "a b", strings.Repeat("a", 129)} {
-		_, err := postgres.Open(ctx, base+"?repository="+url.QueryEscape(bad))
-		assert.ErrorContains(t, err, "repository name", "%q", bad)
+			for _, bad := range []string{"", "-x", "a b", strings.Repeat("a", 129)} {
+				_, err := postgres.Open(ctx, pgtest.WithQuery(t, base, "repository", bad))
+				assert.ErrorContains(t, err, "repository name", "%q", bad)
+			}
+			_, err = postgres.Open(ctx, pgtest.WithQuery(t, u, "repository", "other"))
+			assert.ErrorContains(t, err, "repository parameter given 2 times")
+		})
 	}
-	_, err = postgres.Open(ctx, u+"&repository=other")
-	assert.ErrorContains(t, err, "repository parameter given 2 times")
+}
+
+// WithQuery adds parameters to a URL with a query and to one without,
+// escaped; a parameter the URL has already is then given twice.
+func TestWithQuery(t *testing.T) {
+	tests := []struct {
+		base  string
+		pairs []string
+		want  string
+	}{
+		{"postgres://u:pw@h:5432/db", []string{"repository", "a b"}, "postgres://u:pw@h:5432/db?repository=a+b"},
+		{"postgres://u:pw@h:5432/db?sslmode=disable", []string{"repository", "team/x"}, "postgres://u:pw@h:5432/db?repository=team%2Fx&sslmode=disable"},
+		{"postgres://u:pw@h:5432/db?repository=a", []string{"repository", "b", "connect_timeout", "3"}, "postgres://u:pw@h:5432/db?connect_timeout=3&repository=a&repository=b"},
+	}
+	for _, tt := range tests {
+		got := pgtest.WithQuery(t, tt.base, tt.pairs...)
+		assert.Equal(t, tt.want, got)
+		_, err := url.Parse(got)
+		assert.NoError(t, err)
+	}
 }
 
 // Repositories of one database are apart: what one holds, another does
@@ -404,9 +434,9 @@ func TestErrorsNeverShowThePassword(t *testing.T) {
 		"no server":        {noHost.String(), wrong},
 		"malformed URL":    {malformed, wrong},
 		"schema missing":   {noSchema, right},
-		"no repository":    {base + "?repository=never-made", right},
-		"bad param":        {base + "?connect_timeout=soon", right},
-		"bad repository":   {base + "?repository=a%20b", right},
+		"no repository":    {pgtest.WithQuery(t, base, "repository", "never-made"), right},
+		"bad param":        {pgtest.WithQuery(t, base, "connect_timeout", "soon"), right},
+		"bad repository":   {pgtest.WithQuery(t, base, "repository", "a b"), right},
 		"unknown database": {strings.Replace(base, "/tract", "/nodb", 1), right},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -62,6 +62,24 @@ func RepositoryURL(t testing.TB, base string) string {
 	return s
 }
 
+// WithQuery returns the database URL base with the query parameters
+// pairs (name, value, name, value, …) added to the ones it has, each
+// escaped: a name it has already is then given twice. Build test URLs
+// with it rather than by appending "?name=value", which breaks a base
+// that has a query of its own (?sslmode=disable).
+func WithQuery(t testing.TB, base string, pairs ...string) string {
+	t.Helper()
+	require.True(t, len(pairs)%2 == 0, "WithQuery takes name, value pairs")
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	q := u.Query()
+	for i := 0; i < len(pairs); i += 2 {
+		q.Add(pairs[i], pairs[i+1])
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // New creates a fresh repository in the database base names and returns
 // it open. When the test ends it is checked with store.Fsck (failing the
 // test on any problem, as storetest.NewBolt does for a file), dropped and

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tractdag/tract/docs"
+)
+
+// Every command's help has the same sections, in the order a reader
+// wants them: the usage line, one paragraph saying what the command does
+// (its Long, else its Short), its subcommands, its flags, the global flags
+// by name, its examples, and the help topics that explain it at length
+// (the guides of docs/, named by addTopics). cobra's own template puts
+// the description before the usage line and every global flag's whole
+// line after the command's flags.
+
+// guideAnnotation marks a help topic that is a guide of docs/: its text
+// is the page's, rendered for the terminal.
+const guideAnnotation = "tract_guide"
+
+// commandTopics returns, for each command, the guides its help points to
+// ('tract help TOPIC'): where the long explanations of what it does are.
+// Subcommands ("config set") point to their parent's.
+func commandTopics() map[string][]string {
+	return map[string][]string{
+		"init":       {"commands"},
+		"demo":       {"validators"},
+		"config":     {"validators", "providers"},
+		"commit":     {"commands"},
+		"log":        {"history"},
+		"graph":      {"history"},
+		"show":       {"history", "tasks"},
+		"reset":      {"history"},
+		"branch":     {"history", "sharing"},
+		"checkout":   {"history"},
+		"switch":     {"history"},
+		"status":     {"commands"},
+		"compile":    {"history", "import-export"},
+		"chat":       {"validators", "tasks", "interactive-chat", "providers"},
+		"events":     {"tasks"},
+		"stats":      {"tasks"},
+		"compress":   {"history"},
+		"models":     {"providers"},
+		"import":     {"import-export"},
+		"export":     {"import-export"},
+		"fsck":       {"reliability"},
+		"gc":         {"history", "reliability"},
+		"compact":    {"reliability"},
+		"copy":       {"sharing"},
+		"migrate":    {"sharing"},
+		"reflog":     {"history"},
+		"version":    {"commands"},
+		"completion": {"commands"},
+		"help":       {"commands"},
+	}
+}
+
+// topicsOf returns the guides c's help points to: its own, else its
+// parent's.
+func topicsOf(c *cobra.Command) []string {
+	for ; c != nil && c.HasParent(); c = c.Parent() {
+		if t, ok := commandTopics()[c.Name()]; ok {
+			return t
+		}
+	}
+	return nil
+}
+
+// newGuideTopics returns a help topic (a command with no Run) for each
+// guide of docs/, which 'tract --help' lists and 'tract help TOPIC'
+// prints.
+func newGuideTopics() []*cobra.Command {
+	var topics []*cobra.Command
+	for _, g := range docs.Guides() {
+		topics = append(topics, &cobra.Command{
+			Use:         g.Topic,
+			Short:       g.Summary,
+			Annotations: map[string]string{guideAnnotation: g.Topic},
+		})
+	}
+	return topics
+}
+
+// isHelpTopic reports a help topic: a command that runs nothing and has
+// no subcommands.
+func isHelpTopic(c *cobra.Command) bool {
+	return !c.Runnable() && !c.HasSubCommands() && c.HasParent()
+}
+
+// writeHelp writes c's help to w.
+func writeHelp(w io.Writer, c *cobra.Command) {
+	if topic := c.Annotations[guideAnnotation]; topic != "" {
+		md, err := docs.Markdown(topic)
+		if err != nil {
+			fmt.Fprintf(w, "%v\n", err)
+			return
+		}
+		io.WriteString(w, renderMarkdown(md))
+		return
+	}
+	if isHelpTopic(c) {
+		fmt.Fprintf(w, "%s\n", strings.TrimSpace(c.Long))
+		return
+	}
+	var b strings.Builder
+	b.WriteString("Usage: " + useLine(c) + "\n\n")
+	desc := c.Long
+	if desc == "" {
+		desc = c.Short
+	}
+	b.WriteString(strings.TrimSpace(desc) + "\n")
+	if c.HasAvailableSubCommands() {
+		writeCommandList(&b, c)
+	}
+	if flags := c.LocalFlags().FlagUsages(); flags != "" {
+		b.WriteString("\nFlags:\n" + flags)
+	}
+	if inherited := flagNames(c.InheritedFlags()); len(inherited) > 0 {
+		root := c.Root().Name()
+		b.WriteString(wrap(fmt.Sprintf("Global flags (see '%s --help'): %s", root, strings.Join(inherited, ", ")), 78, "  ") + "\n")
+	}
+	if c.Example != "" {
+		b.WriteString("\nExamples:\n" + strings.TrimRight(c.Example, "\n") + "\n")
+	}
+	switch topics := topicsOf(c); len(topics) {
+	case 0:
+	case 1:
+		fmt.Fprintf(&b, "\nLearn more: '%s help %s' (docs/%s.md)\n", c.Root().Name(), topics[0], topics[0])
+	default:
+		b.WriteString("\n" + wrap(fmt.Sprintf("Learn more with '%s help TOPIC' (docs/TOPIC.md): %s", c.Root().Name(), strings.Join(topics, ", ")), 78, "  ") + "\n")
+	}
+	io.WriteString(w, b.String())
+}
+
+// useLine is c's usage line: for a command that only groups others,
+// "tract config COMMAND".
+func useLine(c *cobra.Command) string {
+	if !c.Runnable() && c.HasAvailableSubCommands() {
+		return c.CommandPath() + " COMMAND"
+	}
+	return c.UseLine()
+}
+
+// writeCommandList writes c's subcommands and, for the root, its help
+// topics.
+func writeCommandList(b *strings.Builder, c *cobra.Command) {
+	var commands, topics []*cobra.Command
+	width := 0
+	for _, sub := range c.Commands() {
+		switch {
+		case sub.IsAvailableCommand():
+			commands = append(commands, sub)
+		case isHelpTopic(sub) && !sub.Hidden:
+			topics = append(topics, sub)
+		default:
+			continue
+		}
+		width = max(width, len(sub.Name()))
+	}
+	b.WriteString("\nCommands:\n")
+	for _, sub := range commands {
+		fmt.Fprintf(b, "  %-*s  %s\n", width, sub.Name(), sub.Short)
+	}
+	if len(topics) > 0 {
+		fmt.Fprintf(b, "\nHelp topics ('%s help TOPIC'):\n", c.Root().Name())
+		for _, sub := range topics {
+			fmt.Fprintf(b, "  %-*s  %s\n", width, sub.Name(), sub.Short)
+		}
+	}
+	if !c.HasParent() {
+		fmt.Fprintf(b, "\n'%s help COMMAND' (or '%s COMMAND --help') says more about a command.\n", c.Name(), c.Name())
+	}
+}
+
+// flagNames lists the flags of fs by name: "--db", "-q/--quiet".
+func flagNames(fs *pflag.FlagSet) []string {
+	var names []string
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Hidden {
+			return
+		}
+		name := "--" + fl.Name
+		if fl.Shorthand != "" {
+			name = "-" + fl.Shorthand + "/" + name
+		}
+		names = append(names, name)
+	})
+	slices.Sort(names)
+	return names
+}
+
+var (
+	mdHeading    = regexp.MustCompile(`^(#{1,6}) (.*)$`)
+	mdFence      = regexp.MustCompile("^(\\s*)```")
+	mdLinkRef    = regexp.MustCompile(`\[([^\]]+)\]\(([^)\s]+)\)`)
+	mdBold       = regexp.MustCompile(`\*\*([^*]+)\*\*`)
+	mdItalic     = regexp.MustCompile(`(^|[\s(])\*([^*\s][^*]*)\*`)
+	mdComment    = regexp.MustCompile(`^<!--.*-->$`)
+	mdCodeSpan   = regexp.MustCompile("`([^`]*)`")
+	mdGuidePages = regexp.MustCompile(`^([a-z-]+)\.md(#.*)?$`)
+)
+
+// renderMarkdown turns a guide's Markdown into text for a terminal:
+// headings in capitals (or underlined), code blocks indented, code spans,
+// emphasis and HTML comments dropped, and links written as their text
+// with where they lead ('tract help TOPIC' for another guide).
+func renderMarkdown(md string) string {
+	guides := map[string]bool{"exit-codes": true}
+	for _, g := range docs.Guides() {
+		guides[g.Topic] = true
+	}
+	var b, text strings.Builder
+	// Text is rendered a run of lines at a time: a link's text may
+	// span two lines.
+	flushText := func() {
+		b.WriteString(renderInline(text.String(), guides))
+		text.Reset()
+	}
+	inCode := false
+	codeIndent := ""
+	for _, l := range strings.Split(strings.TrimRight(md, "\n"), "\n") {
+		if m := mdFence.FindStringSubmatch(l); m != nil {
+			flushText()
+			inCode = !inCode
+			codeIndent = m[1]
+			continue
+		}
+		if inCode {
+			if l == "" {
+				b.WriteString("\n")
+				continue
+			}
+			b.WriteString("    " + strings.TrimPrefix(l, codeIndent) + "\n")
+			continue
+		}
+		if mdComment.MatchString(strings.TrimSpace(l)) {
+			continue
+		}
+		if m := mdHeading.FindStringSubmatch(l); m != nil {
+			h := renderInline(m[2], guides)
+			if len(m[1]) <= 2 {
+				text.WriteString(strings.ToUpper(m[2]) + "\n")
+			} else {
+				text.WriteString(m[2] + "\n" + strings.Repeat("-", len([]rune(h))) + "\n")
+			}
+			continue
+		}
+		text.WriteString(l + "\n")
+	}
+	flushText()
+	// Comments dropped leave runs of blank lines.
+	out := regexp.MustCompile(`\n{3,}`).ReplaceAllString(b.String(), "\n\n")
+	return strings.TrimLeft(out, "\n")
+}
+
+// renderInline renders the spans of one line of Markdown.
+func renderInline(l string, guides map[string]bool) string {
+	l = mdLinkRef.ReplaceAllStringFunc(l, func(s string) string {
+		m := mdLinkRef.FindStringSubmatch(s)
+		text, target := m[1], m[2]
+		switch g := mdGuidePages.FindStringSubmatch(target); {
+		case strings.Contains(target, "://"):
+			return text + " (" + target + ")"
+		case g != nil && guides[g[1]]:
+			return text + " ('tract help " + g[1] + "')"
+		case strings.HasPrefix(target, "#"):
+			return text
+		case strings.HasPrefix(target, "../"):
+			return text + " (" + strings.TrimPrefix(target, "../") + ")"
+		default:
+			return text + " (docs/" + target + ")"
+		}
+	})
+	l = mdBold.ReplaceAllString(l, "$1")
+	l = mdItalic.ReplaceAllString(l, "$1$2")
+	l = mdCodeSpan.ReplaceAllString(l, "$1")
+	return strings.ReplaceAll(l, `\|`, "|")
+}
