@@ -222,7 +222,7 @@ func (t *Tract) CommitMany(ctx context.Context, msgs []ImportMessage) ([]Hash, e
 	if len(msgs) == 0 {
 		return nil, nil
 	}
-	hs, err := t.appendChain(ctx, msgs, refs.ActionCommit, fmt.Sprintf("commit: %d commits", len(msgs)))
+	hs, err := t.appendChain(ctx, msgs, refs.ActionCommit, "commit: "+english.Count(len(msgs), "commit", "commits"))
 	if err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}

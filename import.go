@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/ingest"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -164,7 +165,7 @@ func (im *importer) run(msgs iter.Seq2[ImportMessage, error]) (ImportResult, err
 	}
 	if im.sorter == nil {
 		// Everything fits one batch: one transaction, like CommitMany.
-		hs, err := im.t.appendChain(im.ctx, im.batch, refs.ActionImport, fmt.Sprintf("import: %d commits", len(im.batch)))
+		hs, err := im.t.appendChain(im.ctx, im.batch, refs.ActionImport, "import: "+english.Count(len(im.batch), "commit", "commits"))
 		if err != nil {
 			return ImportResult{}, err
 		}
@@ -298,7 +299,7 @@ func (im *importer) write() error {
 		if err := tx.(store.PackTx).PublishPack(im.pack); err != nil {
 			return nil, err
 		}
-		return im.t.land(tx, cur, im.start, im.tip, refs.ActionImport, fmt.Sprintf("import: %d commits", im.n), fmt.Sprintf("import of %d messages", im.n))
+		return im.t.land(tx, cur, im.start, im.tip, refs.ActionImport, "import: "+english.Count(im.n, "commit", "commits"), "import of "+english.Count(im.n, "message", "messages"))
 	})
 	var conflict *ConflictError
 	if err == nil || errors.As(err, &conflict) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -96,7 +97,7 @@ func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter
 			if err := tx.SetRef(refs.Ref{Name: refs.BranchRef(b.Name), Hash: b.Hash}); err != nil {
 				return err
 			}
-			msg := fmt.Sprintf("import: conversation %d of %d, %d commits", i+1, len(out), len(chains[i].commits))
+			msg := fmt.Sprintf("import: conversation %d of %d, %s", i+1, len(out), english.Count(len(chains[i].commits), "commit", "commits"))
 			if err := tx.AppendReflog(refs.BranchRef(b.Name), refs.Entry{New: b.Hash, Time: t.now(), Action: refs.ActionImport, Message: msg}); err != nil {
 				return err
 			}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/compress"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/llmtest"
 	"github.com/tractdag/tract/retry"
@@ -451,7 +452,7 @@ func (r *modelRun) opCommitMany() {
 	for i, c := range cs {
 		r.bind(c, hs[i])
 	}
-	r.m.move(cs[len(cs)-1], "commit", fmt.Sprintf("commit: %d commits", len(cs)), r.step)
+	r.m.move(cs[len(cs)-1], "commit", "commit: "+english.Count(len(cs), "commit", "commits"), r.step)
 	r.say("→ %s..%s", cs[0], cs[len(cs)-1])
 }
 
@@ -480,7 +481,7 @@ func (r *modelRun) opImport() {
 	cs := r.appendMessages(msgs)
 	assert.Equal(r.rec, len(cs), res.Messages, "messages imported")
 	r.bind(cs[len(cs)-1], res.Tip)
-	r.m.move(cs[len(cs)-1], "import", fmt.Sprintf("import: %d commits", len(cs)), r.step)
+	r.m.move(cs[len(cs)-1], "import", "import: "+english.Count(len(cs), "commit", "commits"), r.step)
 	r.say("→ %s..%s", cs[0], cs[len(cs)-1])
 }
 

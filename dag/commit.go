@@ -74,6 +74,11 @@ func CanonicalMeta(raw []byte) ([]byte, error) {
 		return nil, nil
 	}
 	if i := InvalidJSONText(raw); i >= 0 {
+		if raw[i] == '\\' {
+			// Valid UTF-8 that decodes to what is not a character: said
+			// as import says it.
+			return nil, fmt.Errorf("%w: the escape %s is half of a UTF-16 surrogate pair, not a character, at byte %d", ErrInvalidMeta, raw[i:i+6], i)
+		}
 		return nil, fmt.Errorf("%w: not valid UTF-8 at byte %d", ErrInvalidMeta, i)
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))

@@ -74,9 +74,13 @@ func TestInvalidJSONText(t *testing.T) {
 }
 
 func TestCanonicalMeta_RejectsWhatJSONWouldReplace(t *testing.T) {
-	for _, raw := range []string{`{"k":"\ud800"}`, "{\"k\":\"\xff\"}", `{"\udc00":1}`} {
+	for raw, want := range map[string]string{
+		`{"k":"\ud800"}`:   `the escape \ud800 is half of a UTF-16 surrogate pair, not a character, at byte 6`,
+		"{\"k\":\"\xff\"}": "not valid UTF-8 at byte 6",
+		`{"\udc00":1}`:     `the escape \udc00 is half of a UTF-16 surrogate pair, not a character, at byte 2`,
+	} {
 		_, err := dag.CanonicalMeta([]byte(raw))
 		assert.ErrorIs(t, err, dag.ErrInvalidMeta, raw)
-		assert.ErrorContains(t, err, "not valid UTF-8 at byte", raw)
+		assert.ErrorContains(t, err, want, raw)
 	}
 }

@@ -113,8 +113,12 @@ func Run(ctx context.Context, t *tract.Tract, w io.Writer) (*Result, error) {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 
-	fmt.Fprintf(w, "The model is scripted: a server on %s replays canned answers, whatever it is asked.\n", srv.URL())
-	fmt.Fprintln(w, "The client, the validators, the retries and the repository are tract's real ones.")
+	// The narration's own lines fit 80 columns; the texts it quotes (a
+	// question, an answer, a diagnosis) are cut to the terminal by the
+	// command line.
+	fmt.Fprintf(w, "The model is scripted: a server on %s\n", srv.URL())
+	fmt.Fprintln(w, "replays canned answers, whatever it is asked. The client, validators, retries")
+	fmt.Fprintln(w, "and repository are tract's real ones.")
 
 	res := &Result{}
 	fmt.Fprintf(w, "\n1. A task whose answer must be JSON (--validate json, task %s)\n", TaskJSON)
@@ -123,7 +127,8 @@ func Run(ctx context.Context, t *tract.Tract, w io.Writer) (*Result, error) {
 		return res, err
 	}
 
-	fmt.Fprintf(w, "\n2. A task checked by a command (--validate 'cmd:%s': a shell syntax check, task %s)\n", commandCheck, TaskCommand)
+	fmt.Fprintf(w, "\n2. A task checked by a command, a shell syntax check (task %s)\n", TaskCommand)
+	fmt.Fprintf(w, "   --validate 'cmd:%s'\n", commandCheck)
 	check, err := retry.Command(commandCheck, retry.WithBaseDir(filepath.Dir(t.Path())))
 	if err != nil {
 		return res, fmt.Errorf("demo: %w", err)
@@ -132,13 +137,13 @@ func Run(ctx context.Context, t *tract.Tract, w io.Writer) (*Result, error) {
 		return res, err
 	}
 
-	fmt.Fprintf(w, "\n3. Compress: the shell task's turn becomes a summary the model writes (tract compress --from %s)\n", res.Command.User.Short())
+	fmt.Fprintf(w, "\n3. Compress: the shell task's turn becomes a summary the model writes\n   tract compress --from %s\n", res.Command.User.Short())
 	res.Compress, err = t.CompressRange(ctx, res.Command.User.String(), "", tract.SummaryClient(client))
 	if err != nil {
 		return res, fmt.Errorf("demo: compress: %w", err)
 	}
 	c := res.Compress
-	fmt.Fprintf(w, "   %s replaced by %s (about %d tokens before, %d after); the old chain stays in 'tract log --all'\n",
+	fmt.Fprintf(w, "   %s replaced by %s (about %d tokens before, %d after);\n   the old chain stays in 'tract log --all'\n",
 		english.Count(len(c.Sources), "commit", "commits"), english.Count(len(c.Summaries), "summary", "summaries"),
 		c.TokensBefore, c.TokensAfter)
 	res.Requests = len(srv.Requests())
@@ -184,7 +189,7 @@ func chat(ctx context.Context, t *tract.Tract, w io.Writer, client llm.Client, t
 		return res, steering, fmt.Errorf("demo: task %s: %w", task, err)
 	}
 	if res.Purified {
-		fmt.Fprintf(w, "   purified: the branch keeps only the accepted answer; %s and the steering hang off it in 'tract log --all'\n",
+		fmt.Fprintf(w, "   purified: the branch keeps only the accepted answer; %s and\n   the steering hang off it in 'tract log --all'\n",
 			english.Count(res.Attempts-1, "failed attempt", "failed attempts"))
 	}
 	fmt.Fprintf(w, "   answer (%s): %s\n", res.Commit.Short(), res.Text)

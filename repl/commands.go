@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -129,7 +130,11 @@ func (s *Session) log(ctx context.Context, arg string) error {
 		s.printf("no commits yet\n")
 	}
 	for _, c := range cs {
-		s.printf("%s %-9s %-8s %s\n", c.Hash.Short(), c.Role, c.Kind, firstLine(c.Text))
+		line := fmt.Sprintf("%s %-9s %-8s %s", c.Hash.Short(), c.Role, c.Kind, firstLine(c.Text))
+		if s.cfg.FitLine != nil {
+			line = s.cfg.FitLine(line)
+		}
+		s.printf("%s\n", line)
 	}
 	return nil
 }
@@ -157,15 +162,15 @@ func (s *Session) status(ctx context.Context) error {
 	s.printf("branch: %s at %s\nmode: %s", branch, shortOr(st.Head), s.Mode())
 	switch s.mode {
 	case modeRetry:
-		s.printf(" (%d attempts on %s)", len(s.retry.attempts), shortOr(s.retry.target.Base))
+		s.printf(" (%s on %s)", english.Count(len(s.retry.attempts), "attempt", "attempts"), shortOr(s.retry.target.Base))
 	case modeSecret:
-		s.printf(" (%d secret turns)", len(s.secret.transcript)/2)
+		s.printf(" (%s)", english.Count(len(s.secret.transcript)/2, "secret turn", "secret turns"))
 	}
 	s.printf("\nmodel: %s\n", s.modelName())
 	if last, err := s.tip(ctx); err == nil && last != nil && last.Kind == tract.KindError {
 		s.printf("pending error: %s %s\n", last.Hash.Short(), firstLine(last.Text))
 	}
-	s.printf("context: %d messages, about %d tokens\n", st.Messages, st.Tokens)
+	s.printf("context: %s, about %s\n", english.Count(st.Messages, "message", "messages"), english.Count(st.Tokens, "token", "tokens"))
 	return nil
 }
 

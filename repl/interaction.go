@@ -17,7 +17,10 @@ type interaction struct {
 // what names the interaction as the REPL prints it: "message and answer",
 // "message and error" or "error" (a failure before the send).
 func (in *interaction) what() string {
-	if in.State == tract.TurnUnanswered {
+	switch {
+	case in.State == tract.TurnUnanswered && in.Errors == 0:
+		return "message" // only /rewind takes it
+	case in.State == tract.TurnUnanswered:
 		return "message and error"
 	}
 	return in.State.String()
@@ -41,7 +44,7 @@ func (s *Session) lastInteraction(ctx context.Context) (*interaction, error) {
 	return &interaction{turn}, nil
 }
 
-// UnansweredError is returned by /retry and /rewind when the branch ends
+// UnansweredError is returned by /retry when the branch ends
 // in a user message with no answer or error after it (notes aside): a
 // turn that ended before either was committed leaves nothing to replace.
 // It matches ErrNothingToRetry.

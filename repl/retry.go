@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/tractdag/tract"
-	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -38,7 +37,7 @@ func (s *Session) startRetry(ctx context.Context) error {
 	case modeRetry:
 		n := len(s.retry.attempts)
 		s.retry.attempts = nil
-		s.printf("retry: attempts start again (the %s so far stay in 'tract log --all')\n", english.Count(n, "attempt", "attempts"))
+		s.printf("retry: attempts start again%s\n", keptAttempts(n, " so far"))
 		return nil
 	}
 	in, err := s.lastInteraction(ctx)
@@ -170,6 +169,18 @@ func (s *Session) cancel() error {
 	}
 	n := len(s.retry.attempts)
 	s.mode, s.retry = modeNormal, nil
-	s.printf("left retry mode; the branch is unchanged (the %s stay in 'tract log --all')\n", english.Count(n, "attempt", "attempts"))
+	s.printf("left retry mode; the branch is unchanged%s\n", keptAttempts(n, ""))
 	return nil
+}
+
+// keptAttempts says, in parentheses after a space, where the n attempts
+// that leave retry mode's view are kept: "" for none.
+func keptAttempts(n int, soFar string) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(" (the attempt%s stays in 'tract log --all')", soFar)
+	}
+	return fmt.Sprintf(" (the %d attempts%s stay in 'tract log --all')", n, soFar)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/english"
 )
 
 // rewind is a /rewind waiting for its "yes".
@@ -24,10 +25,17 @@ func (s *Session) startRewind(ctx context.Context, arg string) error {
 	}
 	var rw *rewind
 	if arg == "" || arg == "last" {
-		in, err := s.lastInteraction(ctx)
+		// Unlike /retry, /rewind takes a lone user message too (a turn
+		// that ended before its answer or error): dropping it is what
+		// the user asks.
+		turn, err := s.cfg.Tract.LastTurn(ctx)
+		if errors.Is(err, tract.ErrNoTurn) {
+			return fmt.Errorf("%w: %w; /rewind ID drops the commits from ID on", ErrNothingToRewind, err)
+		}
 		if err != nil {
 			return err
 		}
+		in := &interaction{turn}
 		rw = &rewind{from: in.Tip, to: in.Base, what: fmt.Sprintf("the %s %s", in.what(), in.First.Short())}
 	} else {
 		var err error
@@ -36,7 +44,9 @@ func (s *Session) startRewind(ctx context.Context, arg string) error {
 		}
 	}
 	s.confirm = rw
-	s.printf("rewind moves the branch from %s back to %s, dropping %s.\nNothing is deleted: 'tract log --all' keeps it and 'tract reset --soft %s' undoes it.\nType yes to rewind: ",
+	// The question is the prompt's (RewindQuestion), or Run's without a
+	// prompt: asked once.
+	s.printf("rewind moves the branch from %s back to %s, dropping %s.\nNothing is deleted: 'tract log --all' keeps it and 'tract reset --soft %s' undoes it.\n",
 		rw.from.Short(), rw.target(), rw.what, rw.from.Short())
 	return nil
 }
@@ -56,7 +66,7 @@ func (s *Session) rewindTo(ctx context.Context, rev string) (*rewind, error) {
 		if c.Hash != target.Hash {
 			continue
 		}
-		return &rewind{from: cs[0].Hash, to: parent(c), what: fmt.Sprintf("%d commits from %s on", i+1, c.Hash.Short())}, nil
+		return &rewind{from: cs[0].Hash, to: parent(c), what: fmt.Sprintf("%s from %s on", english.Count(i+1, "commit", "commits"), c.Hash.Short())}, nil
 	}
 	return nil, fmt.Errorf("%w: %s is not on the branch", ErrNothingToRewind, target.Hash.Short())
 }

@@ -39,6 +39,10 @@ func (s *Session) Run(ctx context.Context, in io.Reader, errOut io.Writer) error
 		if err != nil {
 			s.printError(errOut, err)
 		}
+		if s.confirm != nil {
+			// No prompt asks it here.
+			s.printf("%s ", RewindQuestion)
+		}
 	}
 	if msg.Len() > 0 {
 		if err := s.Handle(ctx, strings.TrimSuffix(msg.String(), "\n")); err != nil && !errors.Is(err, ErrExit) {

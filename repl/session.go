@@ -25,8 +25,8 @@ var (
 	// ErrPendingError is returned for a message sent while the branch
 	// ends in an error commit.
 	ErrPendingError = errors.New("the branch ends in an error")
-	// ErrNothingToRetry is returned by /retry and /rewind when the branch
-	// does not end in an interaction.
+	// ErrNothingToRetry is returned by /retry when the branch does not
+	// end in an interaction with an answer or an error to replace.
 	ErrNothingToRetry = errors.New("nothing to retry")
 	// ErrNotRetrying is returned by /apply and /cancel outside retry mode.
 	ErrNotRetrying = errors.New("not in retry mode")
@@ -50,8 +50,9 @@ var (
 	// turn failed.
 	ErrSecretBlocked = errors.New("secret sends are stopped")
 	// ErrNothingToRewind is returned by /rewind ID when commit ID is not
-	// on the branch.
-	ErrNothingToRewind = errors.New("nothing to rewind to")
+	// on the branch, and by /rewind when the branch does not end in an
+	// interaction (a lone user message is one).
+	ErrNothingToRewind = errors.New("nothing to rewind")
 	// ErrCancelledKept is returned when a turn was cancelled but its
 	// message could not be taken off the branch: another writer moved the
 	// branch meanwhile.
@@ -104,6 +105,10 @@ type Config struct {
 	// (what to type about it: the program's commands), or "" for none.
 	// nil prints none.
 	Hint func(error) string
+	// FitLine shapes each line of a one-line view (/log) for Out: a
+	// program on a terminal cuts it to the terminal's width, so that it
+	// does not wrap. nil leaves the lines as they are.
+	FitLine func(string) string
 }
 
 // mode is what a message line does.
@@ -183,6 +188,10 @@ const (
 	BannerConfirm
 )
 
+// RewindQuestion is the question a /rewind waiting for its "yes" asks:
+// the prompt's banner on a terminal, a line of Run's without one.
+const RewindQuestion = "rewind? (yes/no)"
+
 // Banner is one part of the prompt that shows a state.
 type Banner struct {
 	Kind BannerKind
@@ -198,7 +207,7 @@ func (s *Session) Banners(ctx context.Context) []Banner {
 	}
 	switch {
 	case s.confirm != nil:
-		bs = append(bs, Banner{BannerConfirm, "rewind? (yes/no)"})
+		bs = append(bs, Banner{BannerConfirm, RewindQuestion})
 	case s.mode == modeRetry:
 		bs = append(bs, Banner{BannerRetry, fmt.Sprintf("retry(%d)", len(s.retry.attempts))})
 	case s.mode == modeSecret:

@@ -206,21 +206,45 @@ func TestRetry_NothingToRetry(t *testing.T) {
 }
 
 // A branch that ends in a user message with no answer or error after it
-// has nothing for /retry or /rewind to replace: an *UnansweredError that
-// names the message.
+// has nothing for /retry to replace: an *UnansweredError that names the
+// message.
 func TestRetry_UnansweredMessage(t *testing.T) {
 	h := newHarness(t)
 	user, err := h.tr.Commit(context.Background(), tract.KindMessage, tract.RoleUser, "asked, never answered")
 	require.NoError(t, err)
-	for _, line := range []string{"/retry", "/rewind"} {
-		err := h.fail(line)
-		var unanswered *repl.UnansweredError
-		require.ErrorAs(t, err, &unanswered, line)
-		assert.Equal(t, user, unanswered.User)
-		assert.ErrorIs(t, err, repl.ErrNothingToRetry)
-		assert.Equal(t, "nothing to retry: the branch ends in the user message "+user.Short()+", with no answer or error to replace", err.Error())
-	}
+	err = h.fail("/retry")
+	var unanswered *repl.UnansweredError
+	require.ErrorAs(t, err, &unanswered)
+	assert.Equal(t, user, unanswered.User)
+	assert.ErrorIs(t, err, repl.ErrNothingToRetry)
+	assert.Equal(t, "nothing to retry: the branch ends in the user message "+user.Short()+", with no answer or error to replace", err.Error())
 	assert.Equal(t, "normal", h.s.Mode())
+}
+
+// /rewind drops a lone user message (a turn that ended before its answer
+// or error), after yes, where /retry has nothing to replace; a branch
+// that ends in no interaction has nothing to rewind, said as such (not
+// "nothing to retry").
+func TestRewind_LoneUserMessage(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	sys, err := h.tr.Commit(ctx, tract.KindMessage, tract.RoleSystem, "be terse")
+	require.NoError(t, err)
+	user, err := h.tr.Commit(ctx, tract.KindMessage, tract.RoleUser, "asked, never answered")
+	require.NoError(t, err)
+	h.do("/rewind")
+	assert.Contains(t, h.out.String(), "rewind moves the branch from "+user.Short()+" back to "+sys.Short()+", dropping the message "+user.Short()+".\n")
+	assert.Equal(t, repl.RewindQuestion+" ", h.s.Prompt(ctx), "the prompt asks, once")
+	assert.NotContains(t, h.out.String(), "Type yes")
+	h.do("yes")
+	assert.Equal(t, sys, h.head())
+	assert.Contains(t, h.out.String(), "rewound to "+sys.Short()+"; to undo: tract reset --soft "+user.Short())
+
+	err = h.fail("/rewind")
+	assert.ErrorIs(t, err, repl.ErrNothingToRewind)
+	assert.NotErrorIs(t, err, repl.ErrNothingToRetry)
+	assert.Contains(t, err.Error(), "nothing to rewind: ")
+	assert.Contains(t, err.Error(), "/rewind ID drops the commits from ID on")
 }
 
 // Each edge case of /apply has its own error and changes nothing.
@@ -435,7 +459,7 @@ func TestRewind_NeedsYes(t *testing.T) {
 	h.do("yes")
 	assert.Empty(t, h.shape(), "the first interaction is dropped: the branch is unborn again")
 	assert.Contains(t, h.out.String(), "rewound to the start (no commits); to undo: tract reset --soft "+first.Short())
-	assert.ErrorIs(t, h.fail("/rewind"), repl.ErrNothingToRetry, "nothing is left to rewind")
+	assert.ErrorIs(t, h.fail("/rewind"), repl.ErrNothingToRewind, "nothing is left to rewind")
 	assert.ErrorIs(t, h.fail("/rewind "+before.Short()), repl.ErrNothingToRewind, "not on the branch")
 }
 
@@ -534,4 +558,49 @@ func TestSession_ShowsTheModelInUse(t *testing.T) {
 	h.out.Reset()
 	h.do("/model other", "/status")
 	assert.Equal(t, 2, strings.Count(h.out.String(), "model: other (from /model)\n"), h.out.String())
+}
+
+// Without a prompt (Run), a /rewind waiting for its answer asks its
+// question once, after what it would do.
+func TestRun_ScriptedRewindAsksOnce(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Reply(llmtest.Answer("a0"))
+	var errOut bytes.Buffer
+	require.NoError(t, h.s.Run(context.Background(), strings.NewReader("hi\n/rewind\nyes\n"), &errOut))
+	assert.Empty(t, errOut.String())
+	assert.Equal(t, 1, strings.Count(h.out.String(), "?"), h.out.String())
+	assert.Contains(t, h.out.String(), "undoes it.\n"+repl.RewindQuestion+" rewound to the start (no commits)")
+	assert.Empty(t, h.shape())
+}
+
+// Counts agree with their nouns and verbs: "the attempt stays", "the 2
+// attempts stay", "1 attempt on", "1 message".
+func TestSession_CountsAgree(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Otherwise(llmtest.Answer("a"))
+	h.do("q", "/retry", "one", "/status")
+	assert.Contains(t, h.out.String(), "mode: retry (1 attempt on ")
+	h.do("/cancel")
+	assert.Contains(t, h.out.String(), "left retry mode; the branch is unchanged (the attempt stays in 'tract log --all')\n")
+	h.out.Reset()
+	h.do("/retry", "/cancel")
+	assert.Contains(t, h.out.String(), "left retry mode; the branch is unchanged\n", "no attempt: nothing to say about them")
+	h.do("/retry", "one", "two", "/retry")
+	assert.Contains(t, h.out.String(), "retry: attempts start again (the 2 attempts so far stay in 'tract log --all')\n")
+	h.do("three", "/retry")
+	assert.Contains(t, h.out.String(), "retry: attempts start again (the attempt so far stays in 'tract log --all')\n")
+	h.do("/cancel", "/rewind", "yes", "/status")
+	assert.Contains(t, h.out.String(), "context: 0 messages, about 0 tokens\n")
+}
+
+// /log hands each line to Config.FitLine (the command line cuts it to the
+// terminal's width) and prints what it returns.
+func TestLog_FitLine(t *testing.T) {
+	h := newHarness(t, func(c *repl.Config) {
+		c.FitLine = func(s string) string { return "[" + s[:13] + "]" }
+	})
+	_, err := h.tr.Commit(context.Background(), tract.KindMessage, tract.RoleUser, strings.Repeat("long text ", 20))
+	require.NoError(t, err)
+	h.do("/log")
+	assert.Regexp(t, `^\[[0-9a-f]{8} user\]\n$`, h.out.String())
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // SpecKinds returns what a spec of each built-in kind begins with, in
@@ -171,6 +172,10 @@ func (p *SpecParser) parse(spec string, cfg specConfig) (Validator, error) {
 	switch {
 	case spec == "":
 		return nil, s.SyntaxError("empty spec")
+	case !utf8.ValidString(spec):
+		// Its diagnoses, which quote it, could not be committed: refused
+		// before any model call, not after the first failed attempt.
+		return nil, s.BuildError(fmt.Sprintf("not valid UTF-8 (byte %d)", invalidUTF8At(spec)), nil)
 	case name == "":
 		return nil, s.SyntaxError("missing kind before the colon")
 	case i < 0:
@@ -208,4 +213,17 @@ func ParseSpec(spec string, opts ...SpecOption) (Validator, error) {
 // specs it returns a validator that always passes.
 func ParseSpecs(specs []string, opts ...SpecOption) (Validator, error) {
 	return NewSpecParser(Kinds()...).ParseAll(specs, opts...)
+}
+
+// invalidUTF8At returns the offset of the first byte of s that is not
+// valid UTF-8, -1 when there is none.
+func invalidUTF8At(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return i
+			}
+		}
+	}
+	return -1
 }

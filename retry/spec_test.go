@@ -202,3 +202,16 @@ func FuzzParseSpec(f *testing.F) {
 		}
 	})
 }
+
+// A spec that is not valid UTF-8 is refused when it is parsed: the
+// diagnoses that quote it could not be committed after an attempt.
+func TestParseSpec_InvalidUTF8(t *testing.T) {
+	for _, spec := range []string{"contains:caf\xe9", "regex:\xff", "cmd:echo \xc3"} {
+		_, err := ParseSpec(spec)
+		var se *SpecError
+		require.ErrorAs(t, err, &se, "%q", spec)
+		assert.Contains(t, se.Reason, "not valid UTF-8 (byte ")
+	}
+	_, err := ParseSpec("contains:caf\xe9")
+	assert.ErrorContains(t, err, "not valid UTF-8 (byte 12)")
+}

@@ -174,3 +174,35 @@ func TestREPL_NewConversationFlags(t *testing.T) {
 	require.Len(t, reqs[1].Messages, 2, "no history: the system prompt and the message")
 	assert.Equal(t, "Be brief.", reqs[1].Messages[0].Content)
 }
+
+// Invalid UTF-8 typed on the command line is a usage error (exit 2)
+// before any model call, wherever it is: the message, the system prompt,
+// a validator's spec (whose diagnoses quote it). Nothing is written.
+func TestChat_InvalidUTF8IsRefusedBeforeTheModel(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.WithoutVerify())
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	s.commit("user", "before")
+	before := s.snapshot()
+	for _, args := range [][]string{
+		{"chat", "caf\xe9"},
+		{"chat", "--system", "caf\xe9", "hi"},
+		{"chat", "--validate", "contains:caf\xe9", "hi"},
+	} {
+		r := s.tract(args...)
+		requireExit(t, r, exitUsage)
+		assert.Contains(t, r.Stderr, "not valid UTF-8", "%q", args)
+		s.requireUnchanged(before)
+	}
+	r := s.tractStdin("caf\xe9", "chat")
+	requireExit(t, r, exitUsage)
+	s.requireUnchanged(before)
+	assert.Empty(t, srv.Requests(), "no model call")
+
+	// Nor is it stored as a setting (JSON would keep U+FFFD instead).
+	r = s.tract("config", "set", "system", "caf\xe9")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "tract: config: the value for system is not valid UTF-8\n")
+	requireExit(t, s.tract("config", "get", "system"), exitError)
+}

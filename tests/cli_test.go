@@ -437,7 +437,7 @@ func TestBadInput_RejectedWithoutPartialState(t *testing.T) {
 		{"import with pinned not a boolean", []string{"import"}, str(`[{"role":"user","content":"ok"},{"role":"user","content":"x","meta":{"pinned":1}}]`), exitUsage,
 			[]string{"message 2", `metadata "pinned" is a number (1)`}},
 		{"unknown role", []string{"commit", "--role", "wizard", "-m", "x"}, nil, exitUsage, []string{"wizard", "--help"}},
-		{"unknown flag", []string{"log", "--bogus"}, nil, exitUsage, []string{"unknown flag: --bogus", "Run 'tract log --help' for usage."}},
+		{"unknown flag", []string{"log", "--bogus"}, nil, exitUsage, []string{"unknown flag --bogus", "Run 'tract log --help' for usage."}},
 		{"unknown command", []string{"frobnicate"}, nil, exitUsage, []string{`unknown command "frobnicate"`, "Run 'tract --help' for usage."}},
 		{"too many arguments", []string{"show", "HEAD", "HEAD~1"}, nil, exitUsage, []string{"--help"}},
 		{"import that is not JSON", []string{"import"}, str("[{bad"), exitUsage, []string{"JSON"}},

@@ -105,14 +105,20 @@ func TestLimits_MessageSizeSettings(t *testing.T) {
 		{s, []string{"--max-message-size", "lots", "log"}, `tract: --max-message-size "lots" is not a size: give bytes, or a number with a unit such as 512KiB, 64MiB or 1GiB`},
 		{s, []string{"--max-message-size", "0", "status"}, `tract: --max-message-size "0": a size limit must be 1 byte or more`},
 		{s, []string{"--max-message-size", "1.5MiB", "commit", "--role", "user", "-m", "x"}, `"1.5MiB" is not a size`},
-		{s.withEnv("TRACT_MAX_MESSAGE_SIZE", "big"), []string{"log"}, `tract: TRACT_MAX_MESSAGE_SIZE: "big" is not a size`},
+		{s.withEnv("TRACT_MAX_MESSAGE_SIZE", "big"), []string{"log"}, `tract: TRACT_MAX_MESSAGE_SIZE="big" is not a size`},
 		{s, []string{"import", "--max-input", "-1", "in.jsonl"}, `tract: --max-input "-1" is not a size`},
-		{s.withEnv("TRACT_MAX_INPUT", "0B"), []string{"import", "in.jsonl"}, `tract: TRACT_MAX_INPUT: "0B": a size limit must be 1 byte or more`},
+		{s.withEnv("TRACT_MAX_INPUT", "0B"), []string{"import", "in.jsonl"}, `tract: TRACT_MAX_INPUT="0B": a size limit must be 1 byte or more`},
 	} {
 		r := tc.s.tract(tc.args...)
 		requireExit(t, r, exitUsage)
 		assert.Contains(t, r.Stderr, tc.err, "%v", tc.args)
-		assert.Contains(t, r.Stderr, "--help' for usage.", "%v", tc.args)
+		if strings.HasPrefix(tc.err, "tract: TRACT_") {
+			// The variable is wrong, not the command line.
+			assert.Contains(t, r.Stderr, "comes from your environment: fix it", "%v", tc.args)
+			assert.NotContains(t, r.Stderr, "--help' for usage.", "%v", tc.args)
+		} else {
+			assert.Contains(t, r.Stderr, "--help' for usage.", "%v", tc.args)
+		}
 	}
 }
 
@@ -182,6 +188,10 @@ func TestLimits_ImportRefusals(t *testing.T) {
 	r := s.tractStdin("caf\xe9", "commit", "--role", "user")
 	requireExit(t, r, exitUsage)
 	assert.Contains(t, r.Stderr, "tract: commit: invalid text: the text is not valid UTF-8 (byte 3)\n", "commit refuses what import refuses")
+	// A lone surrogate escape in --meta is said as import says it.
+	r = s.tract("commit", "--role", "user", "-m", "x", "--meta", `{"k":"\ud800"}`)
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "tract: commit: metadata must be a JSON object: the escape \\ud800 is half of a UTF-16 surrogate pair, not a character, at byte 6\n")
 	s.requireUnchanged(before)
 }
 

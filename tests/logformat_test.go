@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/llm/llmtest"
 )
 
 // isoDate is --date iso: seconds, never nanoseconds, and the offset.
@@ -150,4 +152,31 @@ func TestLog_JSONShape(t *testing.T) {
 	show := s.ok("show", "--json", root).Stdout
 	assert.Contains(t, show, `"parents": [],`)
 	assert.Contains(t, show, `"refs": []`)
+}
+
+// A one-line --format stays one line per commit when a placeholder holds
+// several lines (a cmd: validator's multi-line diagnosis in %x): the
+// lines are joined with spaces. A format with %n prints them as they are.
+func TestLog_OneLineFormatWithAMultiLineDiagnosis(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("bad"), llmtest.Answer("ok"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	s.ok("chat", "--validate", "cmd:grep -q ok || { echo 'x.go:3: first problem'; echo '  x.go:5: second problem'; exit 1; }", "Fix it.")
+
+	commits := len(s.logAll().Commits)
+	for _, o := range s.logAll().Orphans {
+		commits += len(o.Commits)
+	}
+	out := s.ok("log", "--all", "--format", "%h %k %x").Stdout
+	assert.Len(t, lines(out), commits+1, "one line per commit and the line where the side chain joins:\n%s", out)
+	assert.Contains(t, out, ": x.go:3: first problem x.go:5: second problem\n", "the lines joined with a space")
+
+	flat := s.ok("log", "--format", "%h %x").Stdout
+	assert.Len(t, lines(flat), len(s.logAll().Commits), flat)
+
+	multi := s.ok("log", "--all", "--format", "%h %k%n%x").Stdout
+	assert.Contains(t, multi, "| | x.go:3: first problem\n", "a format with %n keeps the lines, beside the graph")
+	assert.Contains(t, multi, "x.go:5: second problem\n")
 }

@@ -57,13 +57,19 @@ func (s *sandbox) startPTY(args ...string) *ptySession {
 // the terminal, unless stdout is nil.
 func (s *sandbox) startPTYOut(stdout io.Writer, args ...string) *ptySession {
 	s.t.Helper()
+	return s.startPTYSized(200, stdout, args...)
+}
+
+// startPTYSized is startPTYOut on a terminal of cols columns.
+func (s *sandbox) startPTYSized(cols uint16, stdout io.Writer, args ...string) *ptySession {
+	s.t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(s.t, err)
 	fd := int(master.Fd())
 	require.NoError(s.t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0), "unlock the pty")
 	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
 	require.NoError(s.t, err)
-	require.NoError(s.t, unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 200}))
+	require.NoError(s.t, unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: cols}))
 	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(s.t, err)
 
@@ -328,4 +334,46 @@ func TestREPL_TerminalPasteIntoHalfTypedLine(t *testing.T) {
 	assert.Equal(t, 0, p.exit())
 	require.Len(t, srv.Requests(), 1)
 	assert.Equal(t, "half one\ntwo end", srv.Requests()[0].LastMessage())
+}
+
+// Up recalls a whole message of several lines, typed with "\" or pasted,
+// not its last line: shown on one line with ⏎ for its breaks, and sent
+// again as it was.
+func TestREPL_TerminalUpRecallsAWholeMessage(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("first"), llmtest.Answer("second"), llmtest.Answer("third"), llmtest.Answer("fourth"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+
+	p := s.startPTY("chat")
+	p.waitFor("> ")
+	p.send("line one\\\r")
+	p.waitFor(". ")
+	p.send("line two\r")
+	p.waitFor("first")
+	p.waitFor("> ")
+	p.send("\x1b[A")
+	p.waitFor("line one⏎line two")
+	p.send("\r")
+	p.waitFor("second")
+	p.waitFor("> ")
+	p.send("\x1b[200~pasted one\rpasted two\x1b[201~\r")
+	p.waitFor("third")
+	p.waitFor("> ")
+	p.send("\x1b[A\x1b[A")
+	p.waitFor("line one⏎line two")
+	p.send("\x1b[B")
+	p.waitFor("pasted one⏎pasted two")
+	p.send("!\r")
+	p.waitFor("fourth")
+	p.waitFor("> ")
+	p.send("\x04")
+	assert.Equal(t, 0, p.exit())
+
+	var sent []string
+	for _, r := range srv.Requests() {
+		sent = append(sent, r.LastMessage())
+	}
+	assert.Equal(t, []string{"line one\nline two", "line one\nline two", "pasted one\npasted two", "pasted one\npasted two!"}, sent)
 }

@@ -280,12 +280,17 @@ func TestShared_InvalidLockTimeoutIsRejected(t *testing.T) {
 		{s.withEnv("TRACT_LOCK_TIMEOUT", "5"), []string{"log"}, `TRACT_LOCK_TIMEOUT="5" is not a lock timeout: give a duration such as 10s`},
 		{s.withEnv("TRACT_LOCK_TIMEOUT", "soon"), []string{"status"}, `TRACT_LOCK_TIMEOUT="soon" is not a lock timeout`},
 		{s.withEnv("TRACT_LOCK_TIMEOUT", "-1s"), []string{"commit", "-r", "user", "-m", "x"}, `TRACT_LOCK_TIMEOUT="-1s" is not a lock timeout`},
-		{s, []string{"log", "--lock-timeout", "soon"}, `invalid argument "soon" for "--lock-timeout"`},
+		{s, []string{"log", "--lock-timeout", "soon"}, `--lock-timeout: "soon" is not a duration: give a number with a unit`},
 		{s, []string{"log", "--lock-timeout", "-2s"}, "--lock-timeout -2s: the wait cannot be negative"},
 	} {
 		r := tt.s.tract(tt.args...)
 		requireExit(t, r, exitUsage)
 		assert.Contains(t, r.Stderr, tt.want, r.String())
+		if strings.HasPrefix(tt.want, "TRACT_") {
+			// The variable is wrong, not the command line: no "Run 'tract log --help'".
+			assert.Contains(t, r.Stderr, "fix it (export TRACT_LOCK_TIMEOUT=10s) or unset it (unset TRACT_LOCK_TIMEOUT)", r.String())
+			assert.NotContains(t, r.Stderr, "--help", r.String())
+		}
 	}
 	// A valid flag wins over the variable.
 	s.withEnv("TRACT_LOCK_TIMEOUT", "bogus").ok("log", "--lock-timeout", "1s")

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -75,12 +77,16 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	}
 	out := flushingWriter{f.IO.Out}
 	var tr *terminalREPL
+	// width is the terminal's, as it is resized: one-line views (/log)
+	// are cut to it.
+	var lineWidth atomic.Int64
 	if onTerminal {
 		restore, width, height, err := openTerminal(fd)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = restore() }() // on the way out, nothing better to do with its error
+		lineWidth.Store(int64(cmp.Or(width, defaultWidth)))
 		tr = newTerminalREPL(ctx, f.IO.In, out, f.IO.ErrOut, width, height, f.IO.Color)
 		if len(opts.Validate) > 0 && f.IO.ErrTTY && !opts.NoStream {
 			// Each attempt streams on standard error; the accepted answer
@@ -90,6 +96,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 			copts = append(copts, tr.attempts.options()...)
 		}
 		followResize(ctx, fd, func(w, h int) {
+			lineWidth.Store(int64(w))
 			_ = tr.term.SetSize(w, h) // a repaint that fails leaves the old width: nothing better to do
 			if tr.attempts != nil {
 				tr.attempts.resize(w, h)
@@ -128,6 +135,12 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 			},
 			Redact: func(s string) string { return redactKeys(f, s) },
 			Hint:   replHint,
+			FitLine: func(s string) string {
+				if tr == nil {
+					return s
+				}
+				return fitLine(s, int(lineWidth.Load()))
+			},
 		})
 		if tr != nil {
 			branch, _, err := t.Head(ctx)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"unicode"
 
 	"golang.org/x/term"
 
@@ -71,9 +70,9 @@ func newAttemptStream(f *Factory, w io.Writer, eraseAccepted bool) *attemptStrea
 }
 
 // errColor says whether standard error takes ANSI colour: a terminal,
-// NO_COLOR unset and TERM not dumb.
+// NO_COLOR unset, TERM not dumb and no --no-color.
 func errColor(f *Factory) bool {
-	return f.IO.ErrTTY && f.Getenv("NO_COLOR") == "" && f.Getenv("TERM") != "dumb"
+	return f.IO.ErrTTY && !f.NoColor && f.Getenv("NO_COLOR") == "" && f.Getenv("TERM") != "dumb"
 }
 
 // options are the chat options that feed the stream.
@@ -186,21 +185,4 @@ func (s *attemptStream) paint(code, text string) string {
 		return text
 	}
 	return code + text + sgrReset
-}
-
-// runeWidth is how many columns r takes on a terminal: 0 for combining
-// marks, 2 for the wide characters of East Asian scripts and emoji, else
-// 1. It is an approximation (no table of every script's widths), good
-// enough to count the rows of an answer.
-func runeWidth(r rune) int {
-	switch {
-	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
-		return 0
-	case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0xA4CF, r >= 0xAC00 && r <= 0xD7A3,
-		r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F, r >= 0xFF00 && r <= 0xFF60,
-		r >= 0xFFE0 && r <= 0xFFE6, r >= 0x1F300 && r <= 0x1F64F, r >= 0x1F900 && r <= 0x1F9FF,
-		r >= 0x20000 && r <= 0x3FFFD:
-		return 2
-	}
-	return 1
 }

@@ -91,12 +91,14 @@ func (r *terminalREPL) run(ctx context.Context, s *repl.Session) error {
 		}
 		if msg.Len() == 0 {
 			r.term.SetPrompt(repl.PromptOf(s.Banners(ctx), r.paint))
+			r.history.startMessage()
 		} else {
 			r.term.SetPrompt(". ")
 		}
 		// A line typed in secret mode is kept out of the history, so that
 		// nothing of a secret conversation can be recalled after it.
 		r.history.secret = s.Mode() == "secret"
+		r.history.startLine()
 		line, err := r.term.ReadLine()
 		pasted := errors.Is(err, term.ErrPasteIndicator)
 		if err == nil || pasted {
@@ -113,6 +115,7 @@ func (r *terminalREPL) run(ctx context.Context, s *repl.Session) error {
 		case err != nil && !pasted:
 			return fmt.Errorf("read the terminal: %w", err)
 		}
+		line = r.history.expand(line)
 		if cont, ok := strings.CutSuffix(line, `\`); ok {
 			msg.WriteString(cont + "\n")
 			continue
@@ -126,6 +129,7 @@ func (r *terminalREPL) run(ctx context.Context, s *repl.Session) error {
 			text = strings.TrimSuffix(text, "\n")
 		}
 		msg.Reset()
+		r.history.endMessage(text)
 		err = r.handle(ctx, s, text)
 		if errors.Is(err, repl.ErrExit) {
 			return nil
@@ -335,11 +339,31 @@ func (k *keyboard) watch(interrupt func()) (stop func()) {
 	}
 }
 
+// lineBreakMark stands for a line break in the line editor's one line:
+// Up shows a message of several lines (typed with "\" or pasted) as one
+// line, its breaks as this mark, and sends it again as it was.
+const lineBreakMark = "⏎"
+
 // lineHistory is the line editor's history (term.History): in memory
-// only, the last historySize lines, none typed while secret is set.
+// only, the last historySize messages, none typed while secret is set. A
+// message of several lines is one entry (the editor adds each line it
+// reads; endMessage makes them one), so that Up recalls all of it.
 type lineHistory struct {
-	lines  []string // oldest first
-	secret bool
+	entries []historyEntry // oldest first
+	secret  bool
+	// added is how many entries Add kept since startMessage: the lines of
+	// the message being typed.
+	added int
+	// recalledMessage says that At gave a message of several lines since
+	// startLine: the line read holds its marks (see expand).
+	recalledMessage bool
+}
+
+// historyEntry is a line of the history; message says it is a message of
+// several lines, its breaks written as lineBreakMark.
+type historyEntry struct {
+	line    string
+	message bool
 }
 
 var _ term.History = (*lineHistory)(nil)
@@ -347,20 +371,61 @@ var _ term.History = (*lineHistory)(nil)
 // Add keeps entry unless it is empty, repeats the last line, or was typed
 // in secret mode.
 func (h *lineHistory) Add(entry string) {
-	if h.secret || entry == "" || (len(h.lines) > 0 && h.lines[len(h.lines)-1] == entry) {
-		return
-	}
-	h.lines = append(h.lines, entry)
-	if len(h.lines) > historySize {
-		h.lines = h.lines[len(h.lines)-historySize:]
+	if h.add(historyEntry{line: entry}) {
+		h.added++
 	}
 }
 
+func (h *lineHistory) add(e historyEntry) bool {
+	if h.secret || e.line == "" || (len(h.entries) > 0 && h.entries[len(h.entries)-1].line == e.line) {
+		return false
+	}
+	h.entries = append(h.entries, e)
+	if len(h.entries) > historySize {
+		h.entries = h.entries[len(h.entries)-historySize:]
+	}
+	return true
+}
+
 // Len returns the number of lines kept.
-func (h *lineHistory) Len() int { return len(h.lines) }
+func (h *lineHistory) Len() int { return len(h.entries) }
 
 // At returns the line idx back from the newest (0).
-func (h *lineHistory) At(idx int) string { return h.lines[len(h.lines)-1-idx] }
+func (h *lineHistory) At(idx int) string {
+	e := h.entries[len(h.entries)-1-idx]
+	if e.message {
+		h.recalledMessage = true
+	}
+	return e.line
+}
+
+// startMessage is called before the first line of a message is read.
+func (h *lineHistory) startMessage() { h.added = 0 }
+
+// startLine is called before each line is read.
+func (h *lineHistory) startLine() { h.recalledMessage = false }
+
+// expand returns the line read with its marks made line breaks again
+// when it came from a message of several lines that Up recalled (and was
+// perhaps edited); any other line as it was typed.
+func (h *lineHistory) expand(line string) string {
+	if !h.recalledMessage {
+		return line
+	}
+	return strings.ReplaceAll(line, lineBreakMark, "\n")
+}
+
+// endMessage replaces the lines of the message text, which the editor
+// added one by one, with one entry that holds all of them, when it has
+// several.
+func (h *lineHistory) endMessage(text string) {
+	if h.secret || !strings.Contains(text, "\n") {
+		return
+	}
+	h.entries = h.entries[:len(h.entries)-min(h.added, len(h.entries))]
+	h.added = 0
+	h.add(historyEntry{line: strings.ReplaceAll(text, "\n", lineBreakMark), message: true})
+}
 
 // crlfWriter writes "\r\n" for each "\n": standard error on a terminal in
 // raw mode.

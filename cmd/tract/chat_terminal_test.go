@@ -120,3 +120,64 @@ func TestPasteTracker(t *testing.T) {
 		})
 	}
 }
+
+// A message of several lines, typed with "\" or pasted, is one history
+// entry: Up shows it on one line, its breaks as ⏎, and the line read is
+// the message again, line breaks and all, even after an edit. Other lines
+// keep a ⏎ typed in them.
+func TestLineHistory_RecallsAWholeMessage(t *testing.T) {
+	h := &lineHistory{}
+	// A message as the REPL reads it: the editor adds each line (Add),
+	// the REPL expands it and ends the message with its text.
+	send := func(lines ...string) {
+		h.startMessage()
+		for _, l := range lines {
+			h.startLine()
+			h.Add(l)
+			assert.Equal(t, l, h.expand(l), "a typed line is read as typed")
+		}
+	}
+	send("single")
+	send(`line one\`, "line two")
+	h.endMessage("line one\nline two")
+	require.Equal(t, 2, h.Len())
+	assert.Equal(t, "line one⏎line two", h.At(0), "Up shows the whole message")
+	assert.Equal(t, "single", h.At(1))
+
+	// Enter on the recalled line sends the message as it was.
+	h.startMessage()
+	h.startLine()
+	recalled := h.At(0)
+	h.Add(recalled)
+	assert.Equal(t, "line one\nline two", h.expand(recalled))
+	h.endMessage("line one\nline two")
+	assert.Equal(t, 2, h.Len(), "sent again, not added twice")
+
+	// An edit of it keeps its breaks.
+	h.startMessage()
+	h.startLine()
+	edited := h.At(0) + " and three"
+	h.Add(edited)
+	assert.Equal(t, "line one\nline two and three", h.expand(edited))
+	h.endMessage("line one\nline two and three")
+	assert.Equal(t, "line one⏎line two and three", h.At(0))
+	assert.Equal(t, 3, h.Len())
+
+	// A ⏎ typed on a line that was not recalled is text.
+	h.startMessage()
+	h.startLine()
+	h.Add("a ⏎ typed")
+	assert.Equal(t, "a ⏎ typed", h.expand("a ⏎ typed"))
+	h.endMessage("a ⏎ typed")
+	assert.Equal(t, "a ⏎ typed", h.At(0))
+
+	// A message typed in secret mode stays out, whole.
+	h.secret = true
+	h.startMessage()
+	h.Add(`secret one\`)
+	h.Add("secret two")
+	h.endMessage("secret one\nsecret two")
+	h.secret = false
+	assert.Equal(t, 4, h.Len())
+	assert.Equal(t, "a ⏎ typed", h.At(0))
+}

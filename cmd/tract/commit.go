@@ -103,7 +103,8 @@ func commitRun(cmd *cobra.Command, opts *CommitOptions) error {
 			return err
 		}
 		p := palette{f.IO.Color}
-		fmt.Fprintf(f.IO.Out, "[%s %s] %s: %s\n", branch, p.hash(h.Short()), label(ci), preview(ci.Text, 72))
-		return nil
+		w, done := fitOut(f)
+		fmt.Fprintf(w, "[%s %s] %s: %s\n", branch, p.hash(h.Short()), label(ci), preview(ci.Text, 72))
+		return done()
 	})
 }

@@ -143,8 +143,9 @@ func compressRun(cmd *cobra.Command, opts *CompressOptions) error {
 			if opts.JSON {
 				return writeJSON(f.IO.Out, plan)
 			}
-			renderPlan(f.IO.Out, palette{f.IO.Color}, plan)
-			return nil
+			w, done := fitOut(f)
+			renderPlan(w, palette{f.IO.Color}, plan)
+			return done()
 		}
 		res, err := t.CompressRange(ctx, opts.From, opts.To, copts...)
 		if exhausted := (*retry.ExhaustedError)(nil); errors.As(err, &exhausted) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -50,7 +51,15 @@ at PATH.`,
 
 func demoRun(ctx context.Context, opts *DemoOptions) (retErr error) {
 	f := opts.Factory
-	out := f.IO.Out
+	// Each line shows as it is written, not when the demo ends. On a
+	// terminal the lines that quote texts (a question, an answer, a
+	// diagnosis) are cut to its width; the narration fits 80 columns.
+	var out io.Writer = flushingWriter{f.IO.Out}
+	if width := f.outWidth(); width > 0 {
+		fw := newFitWriter(out, width)
+		out = fw
+		defer func() { retErr = errors.Join(retErr, fw.flushLine()) }()
+	}
 	path, keep := f.DBFlag, opts.Keep || f.DBFlag != ""
 	if path != "" {
 		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
@@ -74,7 +83,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) (retErr error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "tract demo: validated generation in a throwaway repository (%s)\n", path)
+	fmt.Fprintf(out, "tract demo: validated generation in a throwaway repository,\n  %s\n", path)
 	_, err = demo.Run(ctx, t, out)
 	if cerr := t.Close(); err == nil {
 		err = cerr
@@ -82,11 +91,12 @@ func demoRun(ctx context.Context, opts *DemoOptions) (retErr error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "\nThe branch runs down the left. Beside it: the failed attempt and its steering, which purify")
-	fmt.Fprintln(out, "moved off the branch, and the turn that compress replaced by its summary.")
+	fmt.Fprintln(out, "\nThe branch runs down the left. Beside it: the failed attempt and its steering,")
+	fmt.Fprintln(out, "which purify moved off the branch, and the turn that compress replaced by its")
+	fmt.Fprintln(out, "summary.")
 	for _, args := range [][]string{{"log", "--all", "--graph"}, {"stats"}} {
 		fmt.Fprintf(out, "\n$ tract %s\n", strings.Join(args, " "))
-		if err := runSubcommand(ctx, f, path, args); err != nil {
+		if err := runSubcommand(ctx, f, out, path, args); err != nil {
 			return err
 		}
 	}
@@ -102,21 +112,24 @@ func demoRun(ctx context.Context, opts *DemoOptions) (retErr error) {
 }
 
 // realModelHelp ends the demo: how to do the same with a real model.
-const realModelHelp = `That model was scripted. To use a real one, point tract at a server and a model:
-  export OPENAI_BASE_URL=http://localhost:11434/v1   # any OpenAI-compatible server (Ollama, vLLM, llama.cpp)
-  export OPENAI_API_KEY=sk-...                       # or OpenAI itself
-  export ANTHROPIC_API_KEY=sk-ant-...                # or Anthropic
-  export TRACT_MODEL=llama3.2                        # or: tract config set model NAME
+const realModelHelp = `That model was scripted. To use a real one, name a server and a model:
+  export OPENAI_BASE_URL=http://localhost:11434/v1  # Ollama, vLLM, llama.cpp...
+  export OPENAI_API_KEY=sk-...                      # or OpenAI itself
+  export ANTHROPIC_API_KEY=sk-ant-...               # or Anthropic
+  export TRACT_MODEL=llama3.2                       # or: tract config set model
   tract init
   tract chat --validate json "Describe Ada Lovelace as a JSON object"
 `
 
-// runSubcommand runs 'tract --db path args...' with f's streams, as the
-// user would type it.
-func runSubcommand(ctx context.Context, f *Factory, path string, args []string) error {
-	sub := &Factory{IO: f.IO, Getenv: f.Getenv, Getwd: f.Getwd, LockTimeout: f.LockTimeout, Clock: f.Clock,
+// runSubcommand runs 'tract --db path args...' with f's streams, its
+// standard output written to out, as the user would type it, but with no
+// pager: the demo goes on by itself.
+func runSubcommand(ctx context.Context, f *Factory, out io.Writer, path string, args []string) error {
+	streams := *f.IO
+	streams.Out = out
+	sub := &Factory{IO: &streams, Getenv: f.Getenv, Getwd: f.Getwd, LockTimeout: f.LockTimeout, Clock: f.Clock,
 		Validators: f.Validators}
 	root := newRootCmd(sub)
-	root.SetArgs(append([]string{"--db", path}, args...))
+	root.SetArgs(append([]string{"--db", path, "--no-pager"}, args...))
 	return root.ExecuteContext(ctx)
 }

@@ -72,6 +72,9 @@ type Factory struct {
 	// and MaxMessageSizeSet whether it was given (see Factory.limits).
 	MaxMessageSize    string
 	MaxMessageSizeSet bool
+	// NoColor is the global --no-color flag: no ANSI colour on any
+	// stream, as with NO_COLOR.
+	NoColor bool
 	// NoPager is the global --no-pager flag.
 	NoPager bool
 	// Clock, when set, replaces time.Now for commits (tests).
@@ -162,7 +165,8 @@ func (f *Factory) lockTimeout() (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, usageErrorf("TRACT_LOCK_TIMEOUT=%q is not a lock timeout: give a duration such as 10s, 1m or 500ms (0 means do not wait)", s)
+		return 0, envErrorf("TRACT_LOCK_TIMEOUT", "10s", "--lock-timeout",
+			"TRACT_LOCK_TIMEOUT=%q is not a lock timeout: give a duration such as 10s, 1m or 500ms (0 means do not wait)", s)
 	}
 	return d, nil
 }
@@ -190,7 +194,11 @@ func (f *Factory) size(flag, value string, set bool, env string) (int64, error) 
 	if v := f.Getenv(env); v != "" {
 		n, err := parseSize(v)
 		if err != nil {
-			return 0, usageErrorf("%s: %v", env, err)
+			example := "64MiB"
+			if env == "TRACT_MAX_INPUT" {
+				example = "16GiB"
+			}
+			return 0, envErrorf(env, example, flag, "%s=%v", env, err)
 		}
 		return n, nil
 	}
@@ -257,6 +265,33 @@ func usageErrorf(format string, args ...any) error {
 func isUsage(err error) bool {
 	var u *usageError
 	return errors.As(err, &u)
+}
+
+// envError is a usage error (exit 2) in an environment variable: the
+// command line is not what is wrong, so no "Run 'tract X --help'" follows
+// it; its hint says how to set the variable right or unset it.
+type envError struct {
+	err error
+	// Name is the variable, Example a value it takes, and Flag the flag
+	// that overrides it for one command ("" when none does).
+	Name, Example, Flag string
+}
+
+func (e *envError) Error() string { return e.err.Error() }
+func (e *envError) Unwrap() error { return e.err }
+
+// hint says how to fix the variable.
+func (e *envError) hint() string {
+	h := fmt.Sprintf("%s comes from your environment: fix it (export %s=%s) or unset it (unset %s)",
+		e.Name, e.Name, e.Example, e.Name)
+	if e.Flag != "" {
+		h += fmt.Sprintf(";\n%s overrides it for one command", e.Flag)
+	}
+	return h + "."
+}
+
+func envErrorf(name, example, flag, format string, args ...any) error {
+	return &envError{err: fmt.Errorf(format, args...), Name: name, Example: example, Flag: flag}
 }
 
 // notFoundError marks an error as something the command line named not

@@ -27,7 +27,7 @@ func TestFactory_Limits(t *testing.T) {
 		{name: "bad flag", flag: "lots", usage: `--max-message-size "lots" is not a size`},
 		{name: "a dash", flag: "-", usage: `--max-message-size "-" is not a size`},
 		{name: "zero flag", flag: "0", usage: "must be 1 byte or more"},
-		{name: "bad env", env: "16 MB please", usage: `TRACT_MAX_MESSAGE_SIZE: "16 MB please" is not a size`},
+		{name: "bad env", env: "16 MB please", usage: `TRACT_MAX_MESSAGE_SIZE="16 MB please" is not a size`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _, _ := testFactory(t, map[string]string{"TRACT_MAX_MESSAGE_SIZE": tc.env})

@@ -77,12 +77,14 @@ terminal.`,
 			return logRun(cmd, opts)
 		},
 	}
-	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N commits (0: all)")
+	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N commits (0: all); -N is short for -n N, as in git (tract log -3)")
+	markCountShorthand(cmd, "max-count")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "show every commit as a graph: branches in columns, orphans as side chains")
 	cmd.Flags().BoolVar(&opts.Oneline, "oneline", false, "one line per commit")
 	cmd.Flags().BoolVar(&opts.Graph, "graph", false, "draw the history as a graph")
 	addJSONFlag(cmd, &opts.JSON, "print JSON", "log")
-	cmd.Flags().StringVar(&opts.Format, "format", "", "print each commit as `TEMPLATE` says (placeholders: 'tract help history')")
+	cmd.Flags().StringVar(&opts.Format, "format", "",
+		"print each commit as `TEMPLATE` says (placeholders: 'tract help history'); without %n, %b or %B, one line per commit")
 	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd
 }
@@ -120,7 +122,12 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 				if opts.JSON {
 					return writeOutlineJSON(ctx, f.IO.Out, o)
 				}
-				return renderGraphAll(ctx, f.IO.Out, p, o, opts.Limit, line)
+				// A graph line never wraps: the terminal would break its columns.
+				w, done := fitOut(f)
+				if err := renderGraphAll(ctx, w, p, o, opts.Limit, line); err != nil {
+					return err
+				}
+				return done()
 			})
 		}
 		var lopts []tract.LogOption
@@ -135,6 +142,12 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 			w := f.IO.Out
 			if opts.JSON {
 				return writeLogJSON(w, seq)
+			}
+			if opts.Graph || opts.Oneline || format.oneLine() {
+				// One line per commit: cut to the terminal's width.
+				fw, done := fitOut(f)
+				defer done()
+				w = fw
 			}
 			graph := &lanes{w: w, p: p}
 			n := 0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -188,17 +189,52 @@ func parseLogFormat(s string) (logFormat, error) {
 	return out, nil
 }
 
+// oneLine reports whether the format prints one line per commit: it has
+// no line break (%n, or one typed in the template) and neither %b nor
+// %B, the text's lines. Its placeholders then lose their line breaks (see
+// expand).
+func (lf logFormat) oneLine() bool {
+	if lf == nil {
+		return false
+	}
+	for _, pc := range lf {
+		if strings.ContainsAny(pc.lit, "\n\r") || pc.code == "%b" || pc.code == "%B" {
+			return false
+		}
+	}
+	return true
+}
+
+// flattenLines joins the lines of s with a space, as git joins the lines
+// of a subject: a line break, with the spaces around it, becomes one space.
+func flattenLines(s string) string {
+	if !strings.ContainsAny(s, "\n\r") {
+		return s
+	}
+	lines := strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), " ")
+}
+
 // expand writes c as the format says, colouring hashes and ref names as
 // oneline output does. On a terminal, the texts it takes from c (%s, %b,
 // %B, %x) lose their control characters (see printable).
 func (lf logFormat) expand(p palette, d dates, c *tract.CommitInfo, terminal bool) string {
 	var b strings.Builder
+	oneLine := lf.oneLine()
 	for _, pc := range lf {
 		if pc.code == "" {
 			b.WriteString(pc.lit)
 			continue
 		}
 		v := placeholder(pc.code, p, d, c)
+		if oneLine {
+			// A one-line format stays one line per commit, whatever a
+			// placeholder holds (a multi-line diagnosis in %x).
+			v = flattenLines(v)
+		}
 		if terminal && storedText(pc.code) {
 			v = printable(v)
 		}

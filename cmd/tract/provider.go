@@ -150,7 +150,7 @@ func newClient(f *Factory, model string, mf ModelFlags, opts ...llm.Option) (llm
 	opts = append([]llm.Option{llm.WithModel(model), llm.WithMaxTokens(mf.MaxTokens), llm.WithBackoff(base, maxWait),
 		llm.WithIdleTimeout(timeout), llm.WithCallTimeout(callTimeouts * timeout),
 		llm.WithOnRetry(func(ev llm.RetryEvent) {
-			line := fmt.Sprintf("model: %v; retrying in %s\n", ev.Err, ev.Wait.Round(time.Millisecond))
+			line := fmt.Sprintf("model: %s; retrying in %s\n", clause(ev.Err.Error()), ev.Wait.Round(time.Millisecond))
 			if f.wait != nil {
 				f.wait.printf("%s", line)
 			} else {
@@ -185,8 +185,8 @@ func (f *Factory) provider(flag string) (string, error) {
 	case "--provider":
 		return "", usageErrorf("--provider: %w", err)
 	case key.Env:
-		return "", &usageError{&configError{err: err, msg: fmt.Sprintf("unknown provider %q (from %s): want %s or %s",
-			strings.TrimSpace(p), key.Env, llm.ProviderOpenAI, llm.ProviderAnthropic)}}
+		return "", &envError{err: &configError{err: err, msg: fmt.Sprintf("unknown provider %q (from %s): want %s or %s",
+			strings.TrimSpace(p), key.Env, llm.ProviderOpenAI, llm.ProviderAnthropic)}, Name: key.Env, Example: llm.ProviderOpenAI, Flag: "--provider"}
 	default:
 		return "", usageErrorf("the provider setting is %q: want %s or %s ('tract config set provider NAME')",
 			p, llm.ProviderOpenAI, llm.ProviderAnthropic)
@@ -204,6 +204,9 @@ func (f *Factory) timeout(flag string) (time.Duration, error) {
 	}
 	d, err := config.ParseTimeout(v)
 	if err != nil {
+		if k, _ := config.Lookup("timeout"); origin == k.Env {
+			return 0, envErrorf(origin, "5m", "--timeout", "%s: %w", origin, err)
+		}
 		return 0, usageErrorf("%s: %w", origin, err)
 	}
 	return d, nil
@@ -219,8 +222,8 @@ func (f *Factory) backoff() (base, maxWait time.Duration, err error) {
 	}
 	base, maxWait, err = parseBackoff(s)
 	if err != nil {
-		return 0, 0, usageErrorf("%s=%q is not a backoff: give a duration, or two separated by a comma (base and maximum), e.g. 250ms,5s",
-			envBackoff, s)
+		return 0, 0, envErrorf(envBackoff, "250ms,5s", "",
+			"%s=%q is not a backoff: give a duration, or two separated by a comma (base and maximum), e.g. 250ms,5s", envBackoff, s)
 	}
 	return base, maxWait, nil
 }
@@ -281,4 +284,11 @@ func redactKeys(f *Factory, s string) string {
 		}
 	}
 	return s
+}
+
+// clause returns text (a server's message, say) ready to be followed by
+// "; more": without the full stop, colon or semicolon it may end in, so
+// that "… your request." and "; retrying" do not meet as ".;".
+func clause(text string) string {
+	return strings.TrimRight(strings.TrimSpace(text), ".;:,")
 }

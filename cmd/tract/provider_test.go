@@ -199,3 +199,31 @@ func FuzzParseBackoff(f *testing.F) {
 		}
 	})
 }
+
+// The retry line joins the server's message and "retrying in" without
+// doubling the punctuation (no "request.; retrying").
+func TestNewClient_RetryLineJoinsTheServersMessage(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	f, _, errOut := testFactory(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "TRACT_BACKOFF": "1ms"})
+	c, err := newClient(f, "m", ModelFlags{})
+	require.NoError(t, err)
+	srv.Reply(llmtest.Error(500, "The server had an error while processing your request."))
+	srv.Reply(llmtest.Answer("ok"))
+	_, err = c.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}})
+	require.NoError(t, err)
+	assert.Regexp(t, `^model: .*processing your request; retrying in \d+m?s\n$`, errOut.String())
+	assert.NotContains(t, errOut.String(), ".;")
+}
+
+func TestClause(t *testing.T) {
+	for in, want := range map[string]string{
+		"busy":                     "busy",
+		"Try again later.":         "Try again later",
+		"overloaded; ":             "overloaded",
+		"error: ":                  "error",
+		"3.5 is too big.\n":        "3.5 is too big",
+		"see https://x.example/a.": "see https://x.example/a",
+	} {
+		assert.Equal(t, want, clause(in), "%q", in)
+	}
+}

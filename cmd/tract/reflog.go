@@ -67,13 +67,15 @@ as 'git reflog' does: the commit each move led to, REF@{N}, and what moved it
 						return writeJSON(f.IO.Out, es)
 					}
 					p, d := palette{f.IO.Color}, newDates(f, opts.Date)
+					w, done := fitOut(f)
+					defer done()
 					for _, e := range es {
 						name := e.RefName()
 						at := fmt.Sprint(e.Index)
 						if opts.Date != "" {
 							at = d.format(e.Time)
 						}
-						if _, err := fmt.Fprintf(f.IO.Out, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(name+"@{"+at+"}"), preview(e.Message, 0)); err != nil {
+						if _, err := fmt.Fprintf(w, "%s %s: %s\n", p.hash(e.New.Short()), p.refs(name+"@{"+at+"}"), preview(e.Message, 0)); err != nil {
 							return err
 						}
 					}
@@ -82,7 +84,8 @@ as 'git reflog' does: the commit each move led to, REF@{N}, and what moved it
 			})
 		},
 	}
-	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N entries (0: all)")
+	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N entries (0: all); -N is short for -n N (tract reflog -5)")
+	markCountShorthand(cmd, "max-count")
 	addJSONFlag(cmd, &opts.JSON, "print JSON", "reflog")
 	addDateFlag(cmd, &date, "", "name each move by its time, written as iso, relative or unix, instead of its index")
 	return cmd

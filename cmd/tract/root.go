@@ -30,7 +30,7 @@ func run(ctx context.Context, args []string, io *IOStreams, getenv func(string) 
 	io.Out = out
 	f := newFactory(io, getenv)
 	root := newRootCmdFor(f, args)
-	root.SetArgs(args)
+	root.SetArgs(expandCountShorthand(root, args))
 	cmd, err := root.ExecuteContextC(ctx)
 	if ferr := out.Flush(); err == nil && ferr != nil && !isBrokenPipe(ferr) {
 		err = fmt.Errorf("write standard output: %w", ferr)
@@ -77,7 +77,8 @@ func printError(f *Factory, cmd *cobra.Command, err error) int {
 	if r := recovery(err); r != "" {
 		fmt.Fprintln(f.IO.ErrOut, r)
 	}
-	if code == exitUsage && cmd != nil && (isUsage(err) || !isBadInput(err)) {
+	var env *envError
+	if code == exitUsage && cmd != nil && (isUsage(err) || !isBadInput(err)) && !errors.As(err, &env) {
 		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
@@ -104,11 +105,14 @@ func errorHint(err error) string {
 		rejected  *summaryRejectedError
 		timedOut  *llm.TimeoutError
 	)
+	var env *envError
 	switch {
 	case errors.As(err, &hinted):
 		return hinted.hint
 	case errors.As(err, &timedOut):
 		return timeoutHint(timedOut)
+	case errors.As(err, &env):
+		return env.hint()
 	case errors.Is(err, tract.ErrNoTurn):
 		return "--retry-last sends again your last message when its turn failed and left it without an answer.\n" +
 			"To ask something new, send a message: tract chat MESSAGE ('tract log' shows how the branch ends)."
@@ -269,7 +273,7 @@ func exitCode(err error) int {
 		notFound  *notFoundError
 	)
 	switch {
-	case isUsage(err), isUnknownCommand(err), errors.As(err, &specErr), errors.As(err, &cfgErr), errors.As(err, &tooLarge),
+	case isUsage(err), isUnknownCommand(err), errors.As(err, new(*envError)), errors.As(err, &specErr), errors.As(err, &cfgErr), errors.As(err, &tooLarge),
 		errors.As(err, &taskErr), isBadInput(err):
 		return exitUsage
 	case errors.Is(err, tract.ErrSkipped):
@@ -341,9 +345,18 @@ here? Run 'tract demo'.`,
 	root.PersistentFlags().StringVar(&f.MaxMessageSize, "max-message-size", "",
 		"the most text one message may hold: bytes, or a size such as 512KiB or 64MiB (default $TRACT_MAX_MESSAGE_SIZE, else 16MiB); "+
 			"an import line may hold 4 times that and 1MiB of metadata")
+	// --version prints what 'tract version' prints (cobra prints
+	// root.Version through the template when the flag is given).
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().Bool("version", false, "print tract's version, as 'tract version' does")
+	root.PersistentFlags().BoolVar(&f.NoColor, "no-color", false, "print no colour (as NO_COLOR=1 or TERM=dumb do)")
 	root.PersistentFlags().BoolVar(&f.NoPager, "no-pager", false, "do not send long output (log, reflog, show) through $TRACT_PAGER, $PAGER or less")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.Context = cmd.Context()
+		if f.NoColor {
+			f.IO.Color = false
+		}
 		f.LockTimeoutSet = cmd.Flags().Changed("lock-timeout")
 		f.MaxMessageSizeSet = cmd.Flags().Changed("max-message-size")
 		return checkRevisionFlags(cmd)
@@ -351,7 +364,7 @@ here? Run 'tract demo'.`,
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(newHelpCmd(f))
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) { writeHelp(c.OutOrStdout(), c) })
 	return root

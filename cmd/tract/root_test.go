@@ -41,6 +41,8 @@ func TestCommandName(t *testing.T) {
 		{[]string{"--db=x.db", "status"}, "status"},
 		{[]string{"-q", "--no-pager", "--lock-timeout", "1s", "show"}, "show"},
 		{[]string{"--quiet=true", "reflog"}, "reflog"},
+		{[]string{"--no-color", "log", "-2"}, "log"},
+		{[]string{"--version"}, ""},
 		{[]string{"--bogus", "log"}, ""},
 		{[]string{"-h"}, ""},
 		{[]string{"--", "log"}, ""},

@@ -24,6 +24,11 @@ func buildVersion() string {
 	return "devel"
 }
 
+// versionLine is what 'tract version' and 'tract --version' print.
+func versionLine() string {
+	return fmt.Sprintf("tract %s (%s %s/%s, schema %d)", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, tract.SchemaVersion)
+}
+
 func newCmdVersion(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -36,7 +41,7 @@ func newCmdVersion(f *Factory) *cobra.Command {
 			if asJSON {
 				return writeJSON(f.IO.Out, v)
 			}
-			fmt.Fprintf(f.IO.Out, "tract %s (%s %s/%s, schema %d)\n", v["version"], v["go"], v["os"], v["arch"], tract.SchemaVersion)
+			fmt.Fprintln(f.IO.Out, versionLine())
 			return nil
 		},
 	}

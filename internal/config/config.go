@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tractdag/tract/llm"
 )
@@ -161,6 +162,10 @@ func (f *File) Set(key, value string) error {
 	}
 	if value == "" {
 		return fmt.Errorf("config: empty value for %s: to remove the setting, unset it", key)
+	}
+	if !utf8.ValidString(value) {
+		// The file is JSON, which would store U+FFFD in its place.
+		return fmt.Errorf("config: the value for %s is not valid UTF-8", key)
 	}
 	if k.Values != nil {
 		v := strings.ToLower(strings.TrimSpace(value))

@@ -52,6 +52,10 @@ func TestFile_RefusesUnknownKeysAndEmptyValues(t *testing.T) {
 	_, err = f.Unset("api_key")
 	require.ErrorAs(t, err, &unknown)
 	require.Error(t, f.Set("model", ""))
+	// JSON would store U+FFFD instead of what was typed.
+	assert.EqualError(t, f.Set("system", "caf\xe9"), "config: the value for system is not valid UTF-8")
+	_, set := f.Get("system")
+	assert.False(t, set)
 }
 
 func TestFile_ProviderTakesOnlyKnownProviders(t *testing.T) {
