@@ -44,7 +44,7 @@ and topics.`,
 			if topic.Annotations[guideAnnotation] != "" {
 				// A guide is pages long: on a terminal, through the pager.
 				return withPager(f, func() error {
-					writeHelp(f.IO.Out, topic)
+					writeHelp(f.IO.Out, topic, f.outWidth())
 					return nil
 				})
 			}

@@ -18,7 +18,7 @@ import (
 // helpOf returns what 'tract help PATH' prints for c.
 func helpOf(c *cobra.Command) string {
 	var b bytes.Buffer
-	writeHelp(&b, c)
+	writeHelp(&b, c, 0)
 	return b.String()
 }
 
@@ -174,5 +174,29 @@ func TestHelp_GuidesRenderClean(t *testing.T) {
 				assert.NotRegexp(t, leftover, l, "%s, line %d", g.Topic, i+1)
 			}
 		}
+	}
+}
+
+// On a terminal, the flags of a command's help fit the terminal's width:
+// their descriptions wrap instead of running past its edge.
+func TestHelp_FlagsFitAnEightyColumnTerminal(t *testing.T) {
+	f, _, _ := testFactory(t, map[string]string{"COLUMNS": "80"})
+	f.IO.OutTTY = true
+	root := newRootCmd(f)
+	root.InitDefaultHelpCmd()
+	for _, c := range append(allCommands(root), root) {
+		if isHelpTopic(c) {
+			continue
+		}
+		t.Run(c.CommandPath(), func(t *testing.T) {
+			c.InitDefaultHelpFlag()
+			var b bytes.Buffer
+			writeHelp(&b, c, f.outWidth())
+			_, flags, _ := strings.Cut(b.String(), "\nFlags:\n")
+			flags, _, _ = strings.Cut(flags, "\n\n")
+			for _, line := range strings.Split(flags, "\n") {
+				assert.LessOrEqual(t, displayWidth(line), 80, "%q", line)
+			}
+		})
 	}
 }

@@ -94,8 +94,9 @@ func isHelpTopic(c *cobra.Command) bool {
 	return !c.Runnable() && !c.HasSubCommands() && c.HasParent()
 }
 
-// writeHelp writes c's help to w.
-func writeHelp(w io.Writer, c *cobra.Command) {
+// writeHelp writes c's help to w; on a terminal width columns wide (0:
+// not a terminal), the flags' descriptions wrap to fit it.
+func writeHelp(w io.Writer, c *cobra.Command, width int) {
 	if topic := c.Annotations[guideAnnotation]; topic != "" {
 		md, err := docs.Markdown(topic)
 		if err != nil {
@@ -119,7 +120,7 @@ func writeHelp(w io.Writer, c *cobra.Command) {
 	if c.HasAvailableSubCommands() {
 		writeCommandList(&b, c)
 	}
-	if flags := c.LocalFlags().FlagUsages(); flags != "" {
+	if flags := c.LocalFlags().FlagUsagesWrapped(width); flags != "" {
 		b.WriteString("\nFlags:\n" + flags)
 	}
 	if inherited := flagNames(c.InheritedFlags()); len(inherited) > 0 {

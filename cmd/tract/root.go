@@ -366,7 +366,7 @@ here? Run 'tract demo'.`,
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(newHelpCmd(f))
-	root.SetHelpFunc(func(c *cobra.Command, _ []string) { writeHelp(c.OutOrStdout(), c) })
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { writeHelp(c.OutOrStdout(), c, f.outWidth()) })
 	return root
 }
 
