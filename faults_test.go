@@ -4,9 +4,11 @@ package tract_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,4 +105,23 @@ func TestFault_RepositoryDirectoryVanishesMidBurst(t *testing.T) {
 	assert.ErrorIs(t, err, tract.ErrNotRepository)
 	_, err = tr.CommitMany(ctx, faultMessages("after", 2, 10))
 	assert.ErrorIs(t, err, tract.ErrNotRepository)
+}
+
+// faultText returns a text of about size bytes, unique by tag and i.
+func faultText(tag string, i, size int) string {
+	head := fmt.Sprintf("%s %d ", tag, i)
+	return head + strings.Repeat("x", max(size-len(head), 1))
+}
+
+// faultMessages returns n user/assistant messages of about size bytes.
+func faultMessages(tag string, n, size int) []tract.ImportMessage {
+	msgs := make([]tract.ImportMessage, n)
+	for i := range msgs {
+		role := tract.RoleUser
+		if i%2 == 1 {
+			role = tract.RoleAssistant
+		}
+		msgs[i] = tract.ImportMessage{Role: role, Content: faultText(tag, i, size)}
+	}
+	return msgs
 }

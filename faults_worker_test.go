@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -64,25 +63,6 @@ type faultOpResult struct {
 	EFBIG         bool `json:"efbig"`
 	ReadOnly      bool `json:"read_only"`
 	NotRepository bool `json:"not_repository"`
-}
-
-// faultText returns a text of about size bytes, unique by tag and i.
-func faultText(tag string, i, size int) string {
-	head := fmt.Sprintf("%s %d ", tag, i)
-	return head + strings.Repeat("x", max(size-len(head), 1))
-}
-
-// faultMessages returns n user/assistant messages of about size bytes.
-func faultMessages(tag string, n, size int) []tract.ImportMessage {
-	msgs := make([]tract.ImportMessage, n)
-	for i := range msgs {
-		role := tract.RoleUser
-		if i%2 == 1 {
-			role = tract.RoleAssistant
-		}
-		msgs[i] = tract.ImportMessage{Role: role, Content: faultText(tag, i, size)}
-	}
-	return msgs
 }
 
 // faultOps are the operations a worker can run: each returns the commits

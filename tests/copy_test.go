@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -97,15 +96,4 @@ func TestCopy_CorruptObjectStopsTheCopy(t *testing.T) {
 	assert.Contains(t, r.Stderr, "blob "+dag.Sum([]byte(marker)).String())
 	_, err = os.Stat(dst)
 	assert.ErrorIs(t, err, os.ErrNotExist)
-}
-
-// On a terminal, copy shows the objects it copied on a line it erases
-// before its report.
-func TestCopy_ProgressOnATerminal(t *testing.T) {
-	t.Parallel()
-	s := newSandbox(t)
-	src := s.initRepo()
-	s.importMessages(300, func(i int) string { return "m" })
-	out := ptyOutput(t, s.startPTY("copy", src, filepath.Join(s.dir, "copy.db")), regexp.MustCompile(`Copied`))
-	assert.Regexp(t, regexp.MustCompile(`\r\x1b\[Kcopy: [\d,]+ (of [\d,]+ )?objects( \(\d+%\))?\r\x1b\[KCopied`), out)
 }

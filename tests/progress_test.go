@@ -1,3 +1,5 @@
+//go:build linux
+
 package tests
 
 import (
@@ -70,4 +72,15 @@ func TestProgress_ExportToAFile(t *testing.T) {
 
 	onScreen := ptyOutput(t, s.startPTY("export"), regexp.MustCompile(`Exported`))
 	assert.NotContains(t, onScreen, progressEscape)
+}
+
+// On a terminal, copy shows the objects it copied on a line it erases
+// before its report.
+func TestCopy_ProgressOnATerminal(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	src := s.initRepo()
+	s.importMessages(300, func(i int) string { return "m" })
+	out := ptyOutput(t, s.startPTY("copy", src, filepath.Join(s.dir, "copy.db")), regexp.MustCompile(`Copied`))
+	assert.Regexp(t, regexp.MustCompile(`\r\x1b\[Kcopy: [\d,]+ (of [\d,]+ )?objects( \(\d+%\))?\r\x1b\[KCopied`), out)
 }
