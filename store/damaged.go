@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"time"
@@ -119,16 +120,30 @@ func FsckFile(path string, opts BoltOptions, fopts ...FsckOption) (*FsckReport, 
 	}
 	r := newFsckReport()
 	r.add("file", "%s cannot be opened: %s", path, openFailure(openErr))
-	s := scanRaw(f, st.Size(), func(dag.Hash, []byte) {})
-	s.complete() // lists the commits cut off from their history
-	r.Blobs, r.Commits, r.Refs = len(s.blobs), len(s.commits), len(s.refs)
-	for _, es := range s.reflogs {
-		r.ReflogEntries += len(es)
-	}
-	for id, why := range s.file.unreadable {
-		r.add(fmt.Sprintf("page %d", id), "%s", why)
-	}
-	r.Problems = append(r.Problems, s.lost...)
+	fsckRaw(f, st.Size(), r)
 	sortProblems(r)
 	return r, nil
+}
+
+// fsckRaw reads the file r of size bytes without bbolt, as Salvage does,
+// and adds what it finds to rep: the counts of what verifies, the pages
+// it cannot read, the objects that fail their hash, and each commit or
+// text that a commit which verifies names but that is missing (once, not
+// once per commit of the history above it).
+func fsckRaw(r io.ReaderAt, size int64, rep *FsckReport) {
+	s := scanRaw(r, size, func(dag.Hash, []byte) {})
+	p := s.plan()
+	s.loseHistory(p)
+	for _, ref := range p.unreached {
+		s.lose("ref "+ref.Name, "points at missing commit %s", ref.Hash.Short())
+	}
+	rep.Blobs, rep.Commits, rep.Refs = len(s.blobs), len(s.commits), len(s.refs)
+	rep.ReflogEntries = 0
+	for _, es := range s.reflogs {
+		rep.ReflogEntries += len(es)
+	}
+	for id, why := range s.file.unreadable {
+		rep.add(fmt.Sprintf("page %d", id), "%s", why)
+	}
+	rep.Problems = append(rep.Problems, s.lost...)
 }

@@ -85,7 +85,16 @@ func FuzzScanRaw(f *testing.F) {
 		if blobs != len(s.blobs) {
 			t.Fatalf("%d blobs handed over, %d recorded", blobs, len(s.blobs))
 		}
-		s.complete()
+		p := s.plan()
+		s.loseHistory(p)
+		for _, b := range p.boundaries {
+			if _, ok := s.commits[b.Commit]; !ok {
+				t.Fatalf("boundary %s is not a recovered commit", b.Commit.Short())
+			}
+			if _, ok := s.commits[b.LostParent]; ok {
+				t.Fatalf("boundary %s: its parent %s was recovered", b.Commit.Short(), b.LostParent.Short())
+			}
+		}
 	})
 }
 
@@ -97,7 +106,8 @@ func TestScanRaw_IntactFile(t *testing.T) {
 	if len(s.commits) != 20 || len(s.blobs) != 20 {
 		t.Fatalf("read %d commits and %d blobs, want 20 of each", len(s.commits), len(s.blobs))
 	}
-	if len(s.complete()) != 20 || len(s.lost) != 0 || len(s.file.unreadable) != 0 {
+	p := s.plan()
+	if len(p.boundaries) != 0 || len(p.lostBlobs) != 0 || len(p.salvaged) != 0 || len(p.notes) != 0 || len(s.lost) != 0 || len(s.file.unreadable) != 0 {
 		t.Fatalf("an intact file lost something: %v %v", s.lost, s.file.unreadable)
 	}
 	if len(s.refs) != 2 || len(s.reflogs["refs/heads/main"]) != 20 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +27,15 @@ type SalvageReport struct {
 	UnreadablePages int `json:"unreadable_pages"`
 	// Lost says what was not copied, and why.
 	Lost []Problem `json:"lost"`
+	// Boundaries are the salvaged commits whose parent was not recovered,
+	// oldest first: each is now the root of the chain that survived above
+	// the loss (one per lost parent).
+	Boundaries []SalvageBoundary `json:"boundaries"`
+	// LostTexts counts the salvaged commits whose text was not recovered.
+	LostTexts int `json:"lost_texts"`
+	// SalvagedRefs names the refs Salvage made, refs/salvaged/ and the
+	// short hash of the tip, for chains that no restored ref reaches.
+	SalvagedRefs []string `json:"salvaged_refs"`
 }
 
 // salvaged is what survives in a damaged file, as read by scanRaw.
@@ -392,73 +402,246 @@ func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 	}
 }
 
-// complete returns the commits whose whole history was recovered: their
-// blob, and every parent complete too. It lists the others as lost.
-func (s *salvaged) complete() map[dag.Hash]bool {
-	const (
-		unknown = iota
-		visiting
-		whole
-		broken
-	)
-	state := make(map[dag.Hash]uint8, len(s.commits))
-	ok := make(map[dag.Hash]bool, len(s.commits))
-	why := map[dag.Hash]string{}
-	for start := range s.commits {
-		stack := []dag.Hash{start}
-		for len(stack) > 0 {
-			h := stack[len(stack)-1]
-			if state[h] == whole || state[h] == broken {
-				stack = stack[:len(stack)-1]
-				continue
-			}
-			c := s.commits[h]
-			if state[h] == unknown {
-				state[h] = visiting
-				for _, p := range c.parents {
-					if _, have := s.commits[p]; have && state[p] == unknown {
-						stack = append(stack, p)
-					}
-				}
-				continue
-			}
-			stack = stack[:len(stack)-1]
-			state[h] = whole
-			switch {
-			case !s.blobs[c.blob]:
-				state[h], why[h] = broken, "its text (blob "+c.blob.Short()+") was not recovered"
-			default:
-				for _, p := range c.parents {
-					if _, have := s.commits[p]; !have {
-						state[h], why[h] = broken, "its parent "+p.Short()+" was not recovered"
-						break
-					}
-					if state[p] == broken {
-						state[h], why[h] = broken, "its history was not recovered whole (parent "+p.Short()+")"
-						break
-					}
-				}
-			}
-			ok[h] = state[h] == whole
-		}
-	}
-	hs := make([]dag.Hash, 0, len(why))
-	for h := range why {
-		hs = append(hs, h)
-	}
-	sort.Slice(hs, func(i, j int) bool { return string(hs[i][:]) < string(hs[j][:]) })
-	for _, h := range hs {
-		s.lose("commit "+h.Short(), "not copied: %s", why[h])
-	}
-	return ok
+// SalvageBoundary is a salvaged commit whose parent was not recovered: the
+// root of the chain that survived above the loss. Its own bytes, which
+// name the lost parent, are unchanged (they are its hash).
+type SalvageBoundary struct {
+	Commit     dag.Hash `json:"commit"`
+	LostParent dag.Hash `json:"lost_parent"`
 }
 
-// write copies the complete commits, the refs that name them and the
-// reflog entries that name only them into out, which already holds the
-// blobs.
+// salvagePlan is what write makes of what scanRaw found.
+type salvagePlan struct {
+	boundaries  []SalvageBoundary
+	lostCommits map[dag.Hash][]dag.Hash // lost parent → its salvaged children
+	lostBlobs   map[dag.Hash][]dag.Hash // lost text → the salvaged commits that have it
+	children    map[dag.Hash][]dag.Hash // salvaged commit → its salvaged children
+	refs        []refs.Ref              // to restore, some moved
+	salvaged    []refs.Ref              // refs/salvaged/… for chains no ref reaches
+	unreached   []refs.Ref              // refs whose commit was lost, as they were
+	notes       []Problem               // what became of those
+}
+
+// plan works out, from the commits that verify, where history was lost,
+// where each ref goes and which chains need a ref of their own.
+func (s *salvaged) plan() *salvagePlan {
+	p := &salvagePlan{lostCommits: map[dag.Hash][]dag.Hash{}, lostBlobs: map[dag.Hash][]dag.Hash{}, children: map[dag.Hash][]dag.Hash{}}
+	hs := make([]dag.Hash, 0, len(s.commits))
+	for h := range s.commits {
+		hs = append(hs, h)
+	}
+	sort.Slice(hs, func(i, j int) bool { return s.older(hs[i], hs[j]) })
+	for _, h := range hs {
+		c := s.commits[h]
+		for _, par := range c.parents {
+			if _, ok := s.commits[par]; ok {
+				p.children[par] = append(p.children[par], h)
+				continue
+			}
+			if len(p.lostCommits[par]) == 0 {
+				p.boundaries = append(p.boundaries, SalvageBoundary{Commit: h, LostParent: par})
+			}
+			p.lostCommits[par] = append(p.lostCommits[par], h)
+		}
+		if !s.blobs[c.blob] {
+			p.lostBlobs[c.blob] = append(p.lostBlobs[c.blob], h)
+		}
+	}
+
+	// Refs whose commit survived are restored as they were; the others
+	// wait for the reachability of those.
+	var moved []refs.Ref
+	for _, r := range s.refs {
+		if _, ok := s.commits[r.Hash]; ok || r.IsSymbolic() {
+			p.refs = append(p.refs, r)
+		} else {
+			moved = append(moved, r)
+		}
+	}
+	reached := map[dag.Hash]bool{}
+	reach := func(from dag.Hash) {
+		stack := []dag.Hash{from}
+		for len(stack) > 0 {
+			h := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			c, ok := s.commits[h]
+			if !ok || reached[h] {
+				continue
+			}
+			reached[h] = true
+			stack = append(stack, c.parents...)
+		}
+	}
+	for _, r := range p.refs {
+		if !r.IsSymbolic() {
+			reach(r.Hash)
+		}
+	}
+	var tips []dag.Hash // surviving commits without a surviving child
+	for _, h := range hs {
+		if len(p.children[h]) == 0 {
+			tips = append(tips, h)
+		}
+	}
+	p.unreached = moved
+	for _, r := range moved {
+		to, ok := s.newestOnChain(p, r.Name)
+		if !ok {
+			// Nothing of its reflog survived: a ref whose chain is the
+			// one chain no ref reaches goes to its newest commit.
+			var free []dag.Hash
+			for _, t := range tips {
+				if !reached[t] {
+					free = append(free, t)
+				}
+			}
+			if len(free) != 1 {
+				p.note("ref "+r.Name, "not restored: its commit %s was not recovered, nor any commit its reflog names; "+
+					"the chains no ref reaches are under refs/salvaged/", r.Hash.Short())
+				continue
+			}
+			to = free[0]
+		}
+		p.note("ref "+r.Name, "its commit %s was not recovered: set to %s, the newest commit that survived on its chain", r.Hash.Short(), to.Short())
+		p.refs = append(p.refs, refs.Ref{Name: r.Name, Hash: to})
+		reach(to)
+	}
+
+	// A tip no ref reaches and no surviving reflog entry names would be
+	// found by nothing and dropped by gc: it gets a ref of its own.
+	named := map[dag.Hash]bool{}
+	for _, es := range s.reflogs {
+		for _, e := range es {
+			named[e.Old], named[e.New] = true, true
+		}
+	}
+	taken := map[string]bool{}
+	for _, r := range p.refs {
+		taken[r.Name] = true
+	}
+	for _, t := range tips {
+		if reached[t] || named[t] {
+			continue
+		}
+		name := "refs/salvaged/" + t.Short()
+		if taken[name] {
+			name = "refs/salvaged/" + t.String()
+		}
+		taken[name] = true
+		p.salvaged = append(p.salvaged, refs.Ref{Name: name, Hash: t})
+		reach(t)
+	}
+	return p
+}
+
+func (p *salvagePlan) note(object, format string, args ...any) {
+	p.notes = append(p.notes, Problem{Object: object, Message: fmt.Sprintf(format, args...)})
+}
+
+// older orders commits by time, then by hash.
+func (s *salvaged) older(a, b dag.Hash) bool {
+	ta, tb := s.commits[a].time, s.commits[b].time
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	return string(a[:]) < string(b[:])
+}
+
+// newestOnChain returns where the ref name goes when its commit was lost:
+// the newest surviving commit that descends from the newest commit its
+// reflog names that survived. ok is false when none of them did.
+func (s *salvaged) newestOnChain(p *salvagePlan, name string) (dag.Hash, bool) {
+	es := s.reflogs[name]
+	for i := len(es) - 1; i >= 0; i-- {
+		from := es[i].New
+		if _, ok := s.commits[from]; !ok {
+			continue
+		}
+		best := from
+		seen := map[dag.Hash]bool{}
+		stack := []dag.Hash{from}
+		for len(stack) > 0 {
+			h := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[h] {
+				continue
+			}
+			seen[h] = true
+			if s.older(best, h) {
+				best = h
+			}
+			stack = append(stack, p.children[h]...)
+		}
+		return best, true
+	}
+	return dag.Hash{}, false
+}
+
+// record returns the salvage record of the plan, or nil when nothing was
+// lost that a commit refers to.
+func (p *salvagePlan) record(now time.Time) *SalvageRecord {
+	if len(p.lostCommits) == 0 && len(p.lostBlobs) == 0 {
+		return nil
+	}
+	r := &SalvageRecord{Time: now.UTC(), LostCommits: []dag.Hash{}, LostBlobs: []dag.Hash{}}
+	for h := range p.lostCommits {
+		r.LostCommits = append(r.LostCommits, h)
+	}
+	for h := range p.lostBlobs {
+		r.LostBlobs = append(r.LostBlobs, h)
+	}
+	slices.SortFunc(r.LostCommits, hashCompare)
+	slices.SortFunc(r.LostBlobs, hashCompare)
+	return r
+}
+
+// loseHistory lists, in the report, each lost commit and text that a
+// salvaged commit refers to.
+func (s *salvaged) loseHistory(p *salvagePlan) {
+	few := func(hs []dag.Hash) string {
+		var b strings.Builder
+		for i, h := range hs {
+			if i == 3 {
+				fmt.Fprintf(&b, " and %d more", len(hs)-3)
+				break
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(h.Short())
+		}
+		return b.String()
+	}
+	for _, b := range p.boundaries {
+		s.lose("commit "+b.LostParent.Short(), "not recovered: history is lost before %s, which is now the root of its chain", few(p.lostCommits[b.LostParent]))
+	}
+	blobs := make([]dag.Hash, 0, len(p.lostBlobs))
+	for h := range p.lostBlobs {
+		blobs = append(blobs, h)
+	}
+	slices.SortFunc(blobs, hashCompare)
+	for _, h := range blobs {
+		s.lose("blob "+h.Short(), "not recovered: the text of %s is lost", few(p.lostBlobs[h]))
+	}
+}
+
+// write copies every commit that verifies, the refs (set to the newest
+// surviving commit on their chain when theirs was lost), a ref under
+// refs/salvaged/ for each chain no ref reaches, the reflog entries that
+// name only salvaged commits, and the salvage record into out, which
+// already holds the blobs.
 func (s *salvaged) write(out Store) (*SalvageReport, error) {
-	ok := s.complete()
-	rep := &SalvageReport{Blobs: len(s.blobs), UnreadablePages: len(s.file.unreadable), Lost: []Problem{}}
+	p := s.plan()
+	s.loseHistory(p)
+	s.lost = append(s.lost, p.notes...)
+	rep := &SalvageReport{Blobs: len(s.blobs), UnreadablePages: len(s.file.unreadable), Lost: []Problem{},
+		Boundaries: p.boundaries, SalvagedRefs: []string{}}
+	if rep.Boundaries == nil {
+		rep.Boundaries = []SalvageBoundary{}
+	}
+	for _, hs := range p.lostBlobs {
+		rep.LostTexts += len(hs)
+	}
 	pages := make([]uint64, 0, len(s.file.unreadable))
 	for id := range s.file.unreadable {
 		pages = append(pages, id)
@@ -467,30 +650,42 @@ func (s *salvaged) write(out Store) (*SalvageReport, error) {
 	for _, id := range pages {
 		s.lose(fmt.Sprintf("page %d", id), "%s; what it held is lost", s.file.unreadable[id])
 	}
-	named := func(h dag.Hash) bool { return h.IsZero() || ok[h] }
+	named := func(h dag.Hash) bool {
+		_, ok := s.commits[h]
+		return h.IsZero() || ok
+	}
+	hs := make([]dag.Hash, 0, len(s.commits))
+	for h := range s.commits {
+		hs = append(hs, h)
+	}
+	slices.SortFunc(hs, hashCompare)
 	err := out.Update(func(tx Tx) error {
+		if sp, ok := tx.(SortedPacker); ok {
+			sp.PackSorted()
+		}
 		hp := tx.(HashedPutter)
-		for h, c := range s.commits {
-			if !ok[h] {
-				continue
-			}
-			if err := hp.PutEncodedCommit(h, c.raw); err != nil {
+		for _, h := range hs {
+			if err := hp.PutEncodedCommit(h, s.commits[h].raw); err != nil {
 				return err
 			}
 			rep.Commits++
 		}
-		for _, r := range s.refs {
-			if !r.IsSymbolic() && !ok[r.Hash] {
-				s.lose("ref "+r.Name, "not restored: its commit %s was not recovered whole", r.Hash.Short())
-				continue
-			}
+		for _, r := range append(p.refs, p.salvaged...) {
 			if err := tx.SetRef(r); err != nil {
 				return err
 			}
 			rep.Refs++
 		}
-		for name, es := range s.reflogs {
-			for _, e := range es {
+		for _, r := range p.salvaged {
+			rep.SalvagedRefs = append(rep.SalvagedRefs, r.Name)
+		}
+		names := make([]string, 0, len(s.reflogs))
+		for name := range s.reflogs {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			for _, e := range s.reflogs[name] {
 				if !named(e.Old) || !named(e.New) {
 					s.lose("reflog "+name, "entry %q dropped: it names a commit that was not recovered", e.Message)
 					continue
@@ -500,6 +695,9 @@ func (s *salvaged) write(out Store) (*SalvageReport, error) {
 				}
 				rep.ReflogEntries++
 			}
+		}
+		if r := p.record(time.Now()); r != nil {
+			return tx.(SalvageRecorder).SetSalvageRecord(r)
 		}
 		return nil
 	})
