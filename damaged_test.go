@@ -52,8 +52,11 @@ func TestFsckFile_DamageMarksAndSalvageRecovers(t *testing.T) {
 	rep, err := tract.Salvage(ctx, path, out)
 	require.NoError(t, err)
 	assert.NotEmpty(t, rep.Lost)
+	// Every commit that verifies comes back, even one whose parent or
+	// text was on the zeroed pages.
 	assert.Positive(t, rep.Commits)
-	assert.Less(t, rep.Commits, len(msgs))
+	assert.LessOrEqual(t, rep.Commits, len(msgs))
+	assert.True(t, rep.Commits < len(msgs) || rep.LostTexts > 0, "nothing lost on four zeroed pages: %+v", rep)
 	check, err := tract.FsckFile(ctx, out)
 	require.NoError(t, err)
 	assert.True(t, check.OK(), "the salvaged repository: %v", check.Problems)

@@ -120,6 +120,7 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 			return err
 		}
 		out.g.Link()
+		store.EndAtLoss(tx, out.g)
 		var err error
 		if out.names, err = refNames(tx); err != nil {
 			return err

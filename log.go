@@ -29,6 +29,10 @@ type CommitInfo struct {
 	// "HEAD" when detached), branch short names, "ORIG_HEAD". Parents and
 	// Refs are never nil, so their JSON is [] when empty.
 	Refs []string `json:"refs"`
+	// LostParent is, for a commit of a repository salvaged from a damaged
+	// file whose parent the salvage could not recover, that parent: the
+	// history before this commit is lost (see Salvage). Zero otherwise.
+	LostParent Hash `json:"lost_parent,omitzero"`
 }
 
 // MetaValue returns the metadata value under key (nil when absent).
@@ -143,7 +147,12 @@ func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*Commit
 				return nil, false, err
 			}
 			if len(links) > 0 {
-				next = links[len(links)-1].Header.Parent
+				last := len(links) - 1
+				next = links[last].Header.Parent
+				if next.IsZero() && len(cs[last].Parents) > 0 {
+					// The chain ends where a salvage lost its history.
+					out[last].LostParent = cs[last].Parents[0]
+				}
 			}
 			n += len(out)
 			return out, !next.IsZero() && (cfg.limit <= 0 || n < cfg.limit), nil
@@ -254,7 +263,11 @@ func info(tx store.Tx, h Hash, c *dag.Commit, names map[Hash][]string) (*CommitI
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
 	}
-	return newInfo(h, c, text, names), nil
+	ci := newInfo(h, c, text, names)
+	if len(c.Parents) > 0 && store.LostCommit(tx, c.Parents[0]) {
+		ci.LostParent = c.Parents[0]
+	}
+	return ci, nil
 }
 
 func newInfo(h Hash, c *dag.Commit, text string, names map[Hash][]string) *CommitInfo {

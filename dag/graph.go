@@ -23,6 +23,9 @@ type Graph struct {
 	extra  map[int32][]int32 // parents after the first, for merge commits
 	// missing lists the parents Link did not find.
 	missing []MissingParent
+	// ends marks, by position, the commits whose missing parents are all
+	// ones EndAt was told are lost: Reachable stops there.
+	ends map[int32]bool
 	// fanout[k] is the position of the first hash whose first two bytes
 	// are k or more, as in git's pack indexes: Index searches only among
 	// the hashes that share those two bytes, a few cache lines.
@@ -274,9 +277,31 @@ func (g *Graph) Commit(i int, get Getter) (*Commit, error) {
 	return c, nil
 }
 
+// EndAt makes Reachable treat the missing parents for which lost
+// reports true as the end of their chain, not as an error: history lost
+// on purpose (a repository salvaged from a damaged file keeps commits
+// whose parent was not recovered). Call it after Link.
+func (g *Graph) EndAt(lost func(Hash) bool) {
+	bad := map[Hash]bool{}
+	for _, m := range g.missing {
+		if !lost(m.Parent) {
+			bad[m.Commit] = true
+		}
+	}
+	for _, m := range g.missing {
+		if i, ok := g.Index(m.Commit); ok && !bad[m.Commit] {
+			if g.ends == nil {
+				g.ends = map[int32]bool{}
+			}
+			g.ends[int32(i)] = true
+		}
+	}
+}
+
 // Reachable returns, by position, which commits are reachable from tips
 // through all parents, tips included. Zero tips are ignored; a tip or
-// parent missing from the graph is an error.
+// parent missing from the graph is an error, unless EndAt said it is
+// lost.
 func (g *Graph) Reachable(tips ...Hash) ([]bool, error) {
 	seen := make([]bool, len(g.hashes))
 	var stack []int32
@@ -301,7 +326,9 @@ func (g *Graph) Reachable(tips ...Hash) ([]bool, error) {
 		g.parents(i, func(p int32) {
 			switch {
 			case p == missingParent:
-				missing = i
+				if !g.ends[i] {
+					missing = i
+				}
 			case !seen[p]:
 				stack = append(stack, p)
 			}

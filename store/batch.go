@@ -129,7 +129,9 @@ func ReadCounters(tx Tx, hs []dag.Hash) (cs []Counters, ok []bool, err error) {
 // at from, newest first, ending after a root commit or before stop (zero
 // for none; a from equal to stop returns nothing). n < 1 returns nothing.
 // A commit of the chain that is not stored is an error wrapping
-// ErrNotFound. It reads the chain in as few calls as the transaction
+// ErrNotFound, unless the repository's salvage record lists it as lost
+// (see SalvageRecord): the chain then ends at its child, whose link has
+// a zero Parent as a root's has (the commit itself still names it). It reads the chain in as few calls as the transaction
 // allows (see ChainReader); fewer than n links means the chain ended.
 func ReadChain(tx ObjectTx, from dag.Hash, n int, stop dag.Hash) ([]ChainLink, error) {
 	return AppendChain(nil, tx, from, n, stop)
@@ -150,6 +152,10 @@ func AppendChain(dst []ChainLink, tx ObjectTx, from dag.Hash, n int, stop dag.Ha
 		if !batched {
 			hd, err := tx.CommitHeader(next)
 			if err != nil {
+				if len(out) > start && endsAtLoss(tx, err, next) {
+					out[len(out)-1].Header.Parent = dag.Hash{}
+					break
+				}
 				return dst, err
 			}
 			out = append(out, ChainLink{Hash: next, Header: hd})
@@ -178,6 +184,9 @@ func AppendChain(dst []ChainLink, tx ObjectTx, from dag.Hash, n int, stop dag.Ha
 		} else {
 			out = append(out, links...)
 		}
+	}
+	if !batched && len(out)-start == n {
+		endLostChain(tx, out[start:])
 	}
 	return out, nil
 }

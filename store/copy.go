@@ -124,6 +124,11 @@ type copier struct {
 	res      *CopyResult
 	progress *progress.Counter // counts the objects copied
 
+	// lost is the source's salvage record (see SalvageRecord): the
+	// parents and texts its commits may lack, copied with them.
+	lost   lostHistory
+	record *SalvageRecord
+
 	pack  uint64      // the destination's pack, once created
 	chunk []PackEntry // entries not yet appended to it
 	size  int         // bytes in chunk
@@ -139,6 +144,15 @@ func (c *copier) copy(src Store) error {
 	}
 	return src.View(func(stx Tx) error {
 		c.src = stx
+		if sr, ok := stx.(SalvageRecorder); ok {
+			var err error
+			if c.record, err = sr.SalvageRecord(); err != nil {
+				return err
+			}
+			if c.record != nil {
+				c.lost = lostHistory{commits: c.record.LostCommits, blobs: c.record.LostBlobs}
+			}
+		}
 		if p, ok := stx.(PackTx); ok {
 			unpublished, err := p.UnpublishedPacks()
 			if err != nil {
@@ -154,6 +168,9 @@ func (c *copier) copy(src Store) error {
 func (c *copier) run() error {
 	err := c.dst.Update(func(tx Tx) error {
 		if err := checkEmpty(tx); err != nil {
+			return err
+		}
+		if err := c.canRecord(tx); err != nil {
 			return err
 		}
 		p, ok := tx.(PackTx)
@@ -329,11 +346,11 @@ func (c *copier) commits(batch []rawCommit, add func(PackEntry) error) error {
 	}
 	for i, cm := range cms {
 		h := hs[i]
-		if texts[i] == nil {
+		if texts[i] == nil && !c.lost.blob(cm.Blob) {
 			return fmt.Errorf("commit %s: its blob %s is not stored: %w", h, cm.Blob.Short(), ErrCorrupt)
 		}
 		for _, p := range cm.Parents {
-			if stored[0] == nil {
+			if stored[0] == nil && !c.lost.commit(p) {
 				return fmt.Errorf("commit %s: its parent %s is not stored: %w", h, p.Short(), ErrCorrupt)
 			}
 			stored = stored[1:]
@@ -394,14 +411,17 @@ func (c *copier) checkCounters(h dag.Hash, cm *dag.Commit, k, parent Counters, p
 		first = cm.Parents[0]
 	}
 	want := parent
-	if !parentOK && !first.IsZero() {
+	if !parentOK && !first.IsZero() && !c.lost.commit(first) {
 		var err error
 		if want, err = CountersOf(c.ctx, c.src, first, false); err != nil {
 			return fmt.Errorf("commit %s: counters: %w", h, err)
 		}
 	}
-	if !cm.Kind.Compiled() {
+	switch {
+	case !cm.Kind.Compiled():
 		text = nil
+	case text == nil:
+		text = []byte(LostText(cm.Blob)) // as CountersOf counts it
 	}
 	if want = want.Next(cm.Kind, text); want != k {
 		// Either entry may be the wrong one: name both.
@@ -469,8 +489,28 @@ func putEntry(tx Tx, e PackEntry) error {
 	}
 }
 
-// refs copies every ref and reflog of the source into tx.
+// canRecord returns an error unless the destination tx can keep the
+// source's salvage record, if it has one: without it, the commits whose
+// history a salvage lost would be damage.
+func (c *copier) canRecord(tx Tx) error {
+	if _, ok := tx.(SalvageRecorder); c.record == nil || ok {
+		return nil
+	}
+	return fmt.Errorf("%w: the source was salvaged from a damaged file and lost history (%d commits, %d texts) that the destination cannot record: copy it to a repository file",
+		errors.ErrUnsupported, len(c.record.LostCommits), len(c.record.LostBlobs))
+}
+
+// refs copies every ref and reflog of the source into tx, and its
+// salvage record.
 func (c *copier) refs(tx Tx) error {
+	if c.record != nil {
+		if err := c.canRecord(tx); err != nil {
+			return err
+		}
+		if err := tx.(SalvageRecorder).SetSalvageRecord(c.record); err != nil {
+			return err
+		}
+	}
 	rs, err := c.src.Refs()
 	if err != nil {
 		return err

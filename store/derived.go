@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -87,7 +88,9 @@ type DerivedTx interface {
 // tract older than the index) are computed from the nearest ancestor that
 // has one; when write is set, tx being a write transaction, they are
 // stored too, so each is computed once. Reads of a complete index cost one
-// lookup. ctx stops a long walk.
+// lookup. ctx stops a long walk. A chain whose history a salvage lost
+// (see SalvageRecord) counts from the commit above the loss, and a text
+// it lost counts as LostText.
 func CountersOf(ctx context.Context, tx Tx, h dag.Hash, write bool) (Counters, error) {
 	type step struct {
 		hash dag.Hash
@@ -113,6 +116,9 @@ func CountersOf(ctx context.Context, tx Tx, h dag.Hash, write bool) (Counters, e
 		}
 		hd, err := tx.CommitHeader(cur)
 		if err != nil {
+			if len(missing) > 0 && endsAtLoss(tx, err, cur) {
+				break // the chain's history was lost in a salvage: it counts from there
+			}
 			return Counters{}, fmt.Errorf("commit %s: %w", cur.Short(), err)
 		}
 		missing = append(missing, step{hash: cur, hd: hd})
@@ -124,7 +130,9 @@ func CountersOf(ctx context.Context, tx Tx, h dag.Hash, write bool) (Counters, e
 		var text []byte
 		if hd.Kind.Compiled() {
 			var err error
-			if text, err = tx.Blob(hd.Blob); err != nil {
+			if text, err = tx.Blob(hd.Blob); errors.Is(err, ErrNotFound) && lostOf(tx).blob(hd.Blob) {
+				text = []byte(LostText(hd.Blob))
+			} else if err != nil {
 				return Counters{}, fmt.Errorf("commit %s: %w", missing[i].hash.Short(), err)
 			}
 		}

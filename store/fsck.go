@@ -43,7 +43,13 @@ type FsckReport struct {
 	// UnfinishedImports is the number of unpublished packs: imports
 	// running now, or killed before they finished (GC drops those). They
 	// are not problems.
-	UnfinishedImports int       `json:"unfinished_imports"`
+	UnfinishedImports int `json:"unfinished_imports"`
+	// SalvageBoundaries counts the commits whose parent was lost before
+	// the repository was salvaged (see SalvageRecord): the roots of the
+	// chains that survived. LostTexts counts the commits whose text was.
+	// Neither is a problem: the salvage reported those losses.
+	SalvageBoundaries int       `json:"salvage_boundaries"`
+	LostTexts         int       `json:"lost_texts"`
 	Problems          []Problem `json:"problems"`
 }
 
@@ -90,6 +96,11 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 			ok, err := checkStore(func(fn func(Tx) error) error { return b.view(db, nil, fn) }, r, p)
 			if err != nil {
 				return err
+			}
+			if !ok {
+				// Damage stopped the reads through bbolt: read on past
+				// it, as FsckFile does a file bbolt cannot open.
+				readPast(b.path, r)
 			}
 			if err := b.view(db, nil, func(tx Tx) error {
 				checkJournal(tx.(*boltTx), r)
@@ -152,9 +163,29 @@ func FsckProgress(fn func(done, total int64)) FsckOption {
 	return func(c *fsckConfig) { c.progress = fn }
 }
 
-// sortProblems orders r's problems by the object they are about.
+// sortProblems orders r's problems by the object they are about, each
+// said once.
 func sortProblems(r *FsckReport) {
 	sort.SliceStable(r.Problems, func(i, j int) bool { return r.Problems[i].Object < r.Problems[j].Object })
+	r.Problems = slices.Compact(r.Problems)
+}
+
+// readPast counts and checks what the file at path holds by reading its
+// pages without bbolt (see fsckRaw), for a file on whose damage the
+// reads through bbolt stopped: the counts become what the raw read found.
+func readPast(path string, r *FsckReport) {
+	f, err := os.Open(path)
+	if err != nil {
+		r.add("file", "cannot be read past the damage: %v", err)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		r.add("file", "cannot be read past the damage: %v", err)
+		return
+	}
+	fsckRaw(f, st.Size(), r)
 }
 
 // checkStore checks objects and refs in one read transaction run by view.
@@ -310,13 +341,30 @@ func checkObjects(tx Tx, r *FsckReport, p *progress.Counter) *dag.Graph {
 		r.add("commits", "cannot iterate: %v", err)
 	}
 	g.Link()
+	// A parent or text the salvage record lists was lost before this
+	// repository was salvaged out of a damaged file: that is where its
+	// history starts, not damage.
+	lost := lostOf(tx)
 	for _, m := range g.Missing() {
+		if lost.commit(m.Parent) {
+			r.SalvageBoundaries++
+			continue
+		}
 		r.add("commit "+m.Commit.Short(), "parent %s is missing", m.Parent.Short())
 	}
 	for i := range g.Len() {
 		b := g.Blob(i)
-		if _, ok := slices.BinarySearchFunc(blobs, b, func(a, b dag.Hash) int { return bytes.Compare(a[:], b[:]) }); !ok {
+		if _, ok := slices.BinarySearchFunc(blobs, b, hashCompare); !ok {
+			if lost.blob(b) {
+				r.LostTexts++
+				continue
+			}
 			r.add("commit "+g.Hash(i).Short(), "blob %s is missing", b.Short())
+		}
+	}
+	if sr, ok := tx.(SalvageRecorder); ok {
+		if _, err := sr.SalvageRecord(); err != nil {
+			r.add("salvage record", "%v", err)
 		}
 	}
 	return g
@@ -332,6 +380,16 @@ const fsckChunk = 1024
 func checkCounters(tx Tx, g *dag.Graph, r *FsckReport) {
 	memo := make([]Counters, g.Len())
 	done := make([]bool, g.Len())
+	// A commit whose first parent a salvage lost counts from itself, as
+	// CountersOf counts it.
+	lost, boundary := lostOf(tx), map[int]bool{}
+	for _, m := range g.Missing() {
+		if i, ok := g.Index(m.Commit); ok && lost.commit(m.Parent) {
+			if c, err := tx.CommitHeader(m.Commit); err == nil && c.Parent == m.Parent {
+				boundary[i] = true
+			}
+		}
+	}
 	// compute returns what commit i's chain adds up to; false when the
 	// chain is broken (reported by checkObjects).
 	compute := func(i int) (Counters, bool) {
@@ -345,7 +403,7 @@ func checkCounters(tx Tx, g *dag.Graph, r *FsckReport) {
 			todo = append(todo, cur)
 			p, ok := g.FirstParent(cur)
 			if !ok {
-				if !g.Root(cur) {
+				if !g.Root(cur) && !boundary[cur] {
 					return Counters{}, false
 				}
 				break
@@ -371,7 +429,10 @@ func checkCounters(tx Tx, g *dag.Graph, r *FsckReport) {
 				var text []byte
 				if g.Kind(at).Compiled() {
 					if text, texts = texts[len(texts)-1], texts[:len(texts)-1]; text == nil {
-						return Counters{}, false // reported by checkObjects
+						if !lost.blob(g.Blob(at)) {
+							return Counters{}, false // reported by checkObjects
+						}
+						text = []byte(LostText(g.Blob(at)))
 					}
 				}
 				c = c.Next(g.Kind(at), text)

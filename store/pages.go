@@ -30,15 +30,25 @@ func ReadCommitsStored(tx Tx, hs []dag.Hash) ([]*dag.Commit, error) {
 
 // ReadTexts returns the texts of blobs hs, in order; one not stored is an
 // error wrapping ErrNotFound, naming the commit of owners (in the
-// same order) that needs it.
+// same order) that needs it, unless the repository's salvage record lists
+// it as lost: its text is then LostText.
 func ReadTexts(tx Tx, hs, owners []dag.Hash) ([]string, error) {
 	bs, err := ReadBlobs(tx, hs)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, len(bs))
+	var lost *lostHistory
 	for i, b := range bs {
 		if b == nil {
+			if lost == nil {
+				l := lostOf(tx)
+				lost = &l
+			}
+			if lost.blob(hs[i]) {
+				out[i] = LostText(hs[i])
+				continue
+			}
 			return nil, fmt.Errorf("commit %s: blob %s: %w", owners[i].Short(), hs[i].Short(), ErrNotFound)
 		}
 		if len(b) > 0 {
@@ -98,6 +108,10 @@ func AppendChainCommits(dst []ChainLink, tx Tx, from dag.Hash, n int, keep func(
 	for next := from; len(links)-start < n && !next.IsZero(); {
 		c, err := tx.Commit(next)
 		if err != nil {
+			if len(links) > start && endsAtLoss(tx, err, next) {
+				links[len(links)-1].Header.Parent = dag.Hash{}
+				break
+			}
 			return dst, nil, err
 		}
 		l := ChainLink{Hash: next, Header: c.Header()}
@@ -107,6 +121,9 @@ func AppendChainCommits(dst []ChainLink, tx Tx, from dag.Hash, n int, keep func(
 		}
 		cs = append(cs, c)
 		next = l.Header.Parent
+	}
+	if len(links)-start == n {
+		endLostChain(tx, links[start:])
 	}
 	return links, cs, nil
 }

@@ -86,7 +86,19 @@ func LoadGraph(tx Tx) (*dag.Graph, error) {
 		return nil, err
 	}
 	g.Link()
+	EndAtLoss(tx, g)
 	return g, nil
+}
+
+// EndAtLoss tells g, a graph of tx's commits, which missing parents its
+// repository lost in a salvage (see SalvageRecord and Graph.EndAt).
+func EndAtLoss(tx ObjectTx, g *dag.Graph) {
+	if len(g.Missing()) == 0 {
+		return
+	}
+	if lost := lostOf(tx); len(lost.commits) > 0 {
+		g.EndAt(lost.commit)
+	}
 }
 
 // DeleteCommits removes the dead commits (by position in g), blobs left

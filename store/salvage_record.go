@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -116,8 +117,32 @@ func (l lostHistory) blob(h dag.Hash) bool {
 // there, its history lost.
 func LostCommit(tx ObjectTx, h dag.Hash) bool { return lostOf(tx).commit(h) }
 
+// LostBlob reports whether h is a text that tx's repository lost in a
+// salvage (see SalvageRecord).
+func LostBlob(tx ObjectTx, h dag.Hash) bool { return lostOf(tx).blob(h) }
+
 // LostText is the text that stands for a commit's text lost in a salvage
 // wherever tract shows or compiles it.
 func LostText(blob dag.Hash) string {
 	return fmt.Sprintf("[text lost: blob %s was not recovered when this repository was salvaged]", blob.Short())
+}
+
+// endsAtLoss reports whether err, from reading commit h of a chain, means
+// that the chain ends there because a salvage lost h.
+func endsAtLoss(tx ObjectTx, err error, h dag.Hash) bool {
+	return errors.Is(err, ErrNotFound) && LostCommit(tx, h)
+}
+
+// endLostChain zeroes the parent of the last of links, a page of a chain
+// that filled up before its next commit was read, when a salvage lost
+// that commit: every link whose parent was lost reads as a root, wherever
+// the pages of the walk end.
+func endLostChain(tx ObjectTx, links []ChainLink) {
+	if len(links) == 0 {
+		return
+	}
+	last := &links[len(links)-1].Header
+	if !last.Parent.IsZero() && LostCommit(tx, last.Parent) {
+		last.Parent = dag.Hash{}
+	}
 }

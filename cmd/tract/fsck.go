@@ -101,6 +101,10 @@ func printFsck(f *Factory, r *tract.FsckReport, database bool) {
 		fmt.Fprintf(f.IO.Out, "note: %s (running, or killed: 'tract gc' removes what they wrote after an hour)\n",
 			english.Count(r.UnfinishedImports, "unfinished import", "unfinished imports"))
 	}
+	if r.SalvageBoundaries > 0 || r.LostTexts > 0 {
+		fmt.Fprintf(f.IO.Out, "note: salvaged from a damaged file: %s where history was lost, %s lost ('tract log' says where)\n",
+			english.Count(r.SalvageBoundaries, "chain starts", "chains start"), english.Count(r.LostTexts, "text", "texts"))
+	}
 	packs := ""
 	if r.Packs > 0 {
 		packs = fmt.Sprintf(" (in %s; 'tract compact' merges them)", english.Count(r.Packs+1, "part", "parts"))
@@ -157,6 +161,11 @@ func runSalvage(ctx context.Context, opts *FsckOptions) error {
 			english.Count(rep.Commits, "commit", "commits"), english.Count(rep.Blobs, "blob", "blobs"),
 			english.Count(rep.Refs, "ref", "refs"), english.Count(rep.ReflogEntries, "reflog entry", "reflog entries"),
 			opts.Salvage, english.Count(len(rep.Lost), "item", "items"), english.Count(rep.UnreadablePages, "page", "pages"))
+		if len(rep.Boundaries) > 0 || rep.LostTexts > 0 || len(rep.SalvagedRefs) > 0 {
+			fmt.Fprintf(f.IO.Out, "kept %s whose parent was lost (each now the root of its chain) and %s whose text was; %s under refs/salvaged/ for chains no ref reaches\n",
+				english.Count(len(rep.Boundaries), "commit", "commits"), english.Count(rep.LostTexts, "commit", "commits"),
+				english.Count(len(rep.SalvagedRefs), "ref", "refs"))
+		}
 		if check.OK() {
 			fmt.Fprintf(f.IO.Out, "%s: the new repository checks clean; use it with --db %s (or move it into place)\n", p.good("ok"), opts.Salvage)
 		}

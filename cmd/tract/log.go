@@ -174,6 +174,12 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 					}
 					renderFull(w, p, d, c, f.IO.OutTTY)
 				}
+				if !c.LostParent.IsZero() {
+					// A salvage kept this commit without its parent.
+					if _, err := fmt.Fprintf(w, "%s\n", p.bad(fmt.Sprintf("history lost before here (parent %s not recovered)", c.LostParent.Short()))); err != nil {
+						return err
+					}
+				}
 				n++
 			}
 			if n == 0 {
