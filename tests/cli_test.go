@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/store"
 )
 
@@ -590,6 +592,64 @@ func usedBytes(t *testing.T, db string) int {
 	return int(n)
 }
 
+// storedCommit is a commit's key and encoding as stored in a file.
+type storedCommit struct {
+	hash dag.Hash
+	raw  []byte
+}
+
+// storedCommits returns every commit of the repository file db.
+func storedCommits(t *testing.T, db string) []storedCommit {
+	t.Helper()
+	b, err := store.OpenBolt(db, store.BoltOptions{ReadOnly: true})
+	require.NoError(t, err)
+	defer b.Close()
+	var out []storedCommit
+	require.NoError(t, b.View(func(tx store.Tx) error {
+		return tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
+			out = append(out, storedCommit{h, bytes.Clone(raw)})
+			return nil
+		})
+	}))
+	return out
+}
+
+// onDamagedPages counts the commits of the file data whose every stored
+// copy (the key followed by the encoding) touches a page that damaged
+// changed or cut off: what no salvage can bring back.
+func onDamagedPages(commits []storedCommit, data, damaged []byte) int {
+	const page = 4096
+	hurt := func(from, to int) bool {
+		for p := from / page; p*page < to; p++ {
+			lo, hi := p*page, min((p+1)*page, len(data))
+			if hi > len(damaged) || !bytes.Equal(data[lo:hi], damaged[lo:hi]) {
+				return true
+			}
+		}
+		return false
+	}
+	n := 0
+	for _, c := range commits {
+		copyOf := append(c.hash[:len(c.hash):len(c.hash)], c.raw...)
+		lost := true
+		for off := 0; ; {
+			i := bytes.Index(data[off:], copyOf)
+			if i < 0 {
+				break
+			}
+			if !hurt(off+i, off+i+len(copyOf)) {
+				lost = false
+				break
+			}
+			off += i + 1
+		}
+		if lost {
+			n++
+		}
+	}
+	return n
+}
+
 // damageKinds returns damaged copies of the repository file data, whose
 // pages in use end at used bytes: cut short, a run of pages zeroed, bytes
 // flipped at random, and the first meta page zeroed (bbolt keeps two).
@@ -631,6 +691,7 @@ func TestDamagedFile_EveryCommandFailsCleanlyAndSalvageRecovers(t *testing.T) {
 	data, err := os.ReadFile(db)
 	require.NoError(t, err)
 	used := usedBytes(t, db)
+	commits := storedCommits(t, db)
 
 	commands := [][]string{
 		{"status"}, {"log", "-n", "3"}, {"log", "--all", "--oneline"}, {"show"}, {"compile", "--json"},
@@ -673,6 +734,13 @@ func TestDamagedFile_EveryCommandFailsCleanlyAndSalvageRecovers(t *testing.T) {
 			assertNoCrash(t, r)
 			requireExit(t, r, exitOK)
 			assert.Contains(t, r.Stdout, "the new repository checks clean")
+			// Every commit stored off the damaged pages comes back (99%
+			// of them at least), its history whole or not.
+			m := regexp.MustCompile(`salvaged (\d+) commits?`).FindStringSubmatch(r.Stdout)
+			require.NotNil(t, m, r.String())
+			got, _ := strconv.Atoi(m[1])
+			want := len(commits) - onDamagedPages(commits, data, damaged)
+			assert.GreaterOrEqual(t, 100*got, 99*want, "salvaged %d of the %d commits stored off the damaged pages\n%s", got, want, r)
 			s.ok("--db", out, "fsck")
 			s.ok("--db", out, "log", "--all", "--oneline")
 			s.ok("--db", out, "commit", "--role", "user", "-m", "life goes on")
