@@ -54,7 +54,8 @@ func FsckProgress(fn ProgressFunc) FsckOption { return func(c *fsckConfig) { c.p
 // FsckFile checks the repository file at path, even one too damaged to
 // open: Open would fail on it with ErrCorrupt, but FsckFile then reads
 // the file without bbolt and reports the pages it cannot read, the
-// objects whose hash fails and the commits cut off from their history.
+// objects whose hash fails and each commit or text missing that a commit
+// names (once, not once per commit of the history above it).
 // When the file can be opened, it is Fsck. Either way a repository found
 // damaged is marked so and refuses writes (a *DamagedError) until it is
 // salvaged (Salvage) or checked clean again; a clean check clears the
@@ -81,9 +82,12 @@ func FsckFile(ctx context.Context, path string, opts ...Option) (*FsckReport, er
 
 // Salvage copies what still verifies in the repository file at src into a
 // new repository at dst (which must not exist), for a file that Fsck or
-// FsckFile found damaged: every blob and commit whose hash checks out and
-// whose history was recovered whole, every ref that names such a commit,
-// and the reflog entries that name only such commits. It reads src without
+// FsckFile found damaged: every blob and commit whose hash checks out,
+// even a commit whose parent or text was lost (it becomes the root of its
+// surviving chain: log says "history lost before here"), every ref (set
+// to the newest surviving commit on its chain when its commit was lost),
+// a ref refs/salvaged/<tip> for each chain no ref reaches, and the reflog
+// entries that name only salvaged commits. It reads src without
 // bbolt, so it works on files that cannot be opened at all, and never
 // changes src. The report lists what was lost and why; check dst with
 // Fsck before relying on it.

@@ -25,7 +25,8 @@ import (
 //	meta     "magic" → "tract"; "schema" → uvarint SchemaVersion (schema 2);
 //	         "erase-pending" → 1 while deleted bytes may remain in free
 //	         pages (see erase.go); "damaged" → what fsck found, while the
-//	         file refuses writes (see damaged.go)
+//	         file refuses writes (see damaged.go); "salvage" → the salvage
+//	         record of a file Salvage made (see salvage_record.go)
 //	blobs    32-byte hash → content
 //	commits  32-byte hash → dag.Encode of the commit; 32-byte hash + 'c' →
 //	         Counters.Encode of that commit (schema 2)

@@ -95,8 +95,8 @@ func recordDamage(db *bolt.DB, r *FsckReport, now time.Time) {
 // that is Fsck on it (and the damage mark is set or cleared); when the file
 // is too damaged for that, FsckFile reads it without bbolt, as Salvage
 // does, and reports the pages it cannot read, the objects that fail their
-// hash and the commits cut off from their history. The error is non-nil
-// only when the file cannot be read at all.
+// hash and each commit or text missing that a commit names. The error is
+// non-nil only when the file cannot be read at all.
 func FsckFile(path string, opts BoltOptions, fopts ...FsckOption) (*FsckReport, error) {
 	b, openErr := OpenBolt(path, opts)
 	if openErr == nil {
@@ -133,7 +133,7 @@ func FsckFile(path string, opts BoltOptions, fopts ...FsckOption) (*FsckReport, 
 func fsckRaw(r io.ReaderAt, size int64, rep *FsckReport) {
 	s := scanRaw(r, size, func(dag.Hash, []byte) {})
 	p := s.plan()
-	s.loseHistory(p)
+	s.loseHistory(p, true)
 	for _, ref := range p.unreached {
 		s.lose("ref "+ref.Name, "points at missing commit %s", ref.Hash.Short())
 	}

@@ -70,6 +70,11 @@ func (r *FsckReport) add(object, format string, args ...any) {
 // problem, and turns panics and memory faults from a damaged file into
 // problems. The error is non-nil only when the store cannot be read at all.
 //
+// A repository Salvage made counts the parents and texts its salvage
+// record lists as lost (FsckReport.SalvageBoundaries, LostTexts) instead
+// of reporting them. When damage stops the reads through bbolt, Fsck
+// reads the rest of the file without it, as FsckFile does.
+//
 // On a bbolt store Fsck is an exclusive operation: it holds the file's
 // write lock from start to end, so that what it checks is one state of the
 // file. A file this process may only read is checked under a shared lock,

@@ -86,7 +86,7 @@ func FuzzScanRaw(f *testing.F) {
 			t.Fatalf("%d blobs handed over, %d recorded", blobs, len(s.blobs))
 		}
 		p := s.plan()
-		s.loseHistory(p)
+		s.loseHistory(p, false)
 		for _, b := range p.boundaries {
 			if _, ok := s.commits[b.Commit]; !ok {
 				t.Fatalf("boundary %s is not a recovered commit", b.Commit.Short())

@@ -78,13 +78,17 @@ func (s *salvaged) lose(object, format string, args ...any) {
 // Salvage copies what still verifies in the repository file at src into
 // a new repository at dst, reading src without bbolt, so that it works on
 // files bbolt cannot open: every blob whose content hashes to its key,
-// every commit whose encoding does and whose whole history (parents and
-// their blobs, back to the root) was recovered too, every ref whose target
-// is such a commit, and the reflog entries that name only such commits.
-// Objects that fail their hash, pages that cannot be read and commits cut
-// off from their history are listed in the report. Unpublished packs
-// (imports that never finished) are not copied. dst must not exist. src
-// is read under a shared lock, as a reader; it is not changed.
+// every commit whose encoding does (even one whose parent or text was
+// lost: it becomes the root of the chain that survived, a boundary), the
+// refs (one whose commit was lost set to the newest surviving commit on
+// its chain), a ref refs/salvaged/<tip> for each chain no ref reaches,
+// and the reflog entries that name only salvaged commits. dst keeps a
+// SalvageRecord of the lost parents and texts, so that the rest of tract
+// treats the boundaries as the ends of their chains, not as damage.
+// Objects that fail their hash, pages that cannot be read and what was
+// lost are listed in the report. Unpublished packs (imports that never
+// finished) are not copied. dst must not exist. src is read under a
+// shared lock, as a reader; it is not changed.
 //
 // Salvage holds the encodings of the recovered commits in memory (about
 // 150 bytes each) and streams blobs into dst.
@@ -596,8 +600,13 @@ func (p *salvagePlan) record(now time.Time) *SalvageRecord {
 }
 
 // loseHistory lists, in the report, each lost commit and text that a
-// salvaged commit refers to.
-func (s *salvaged) loseHistory(p *salvagePlan) {
+// commit which verifies refers to: as the salvage's losses, or (checking
+// is set) as fsck's problems.
+func (s *salvaged) loseHistory(p *salvagePlan, checking bool) {
+	lostCommit, lostBlob := "not recovered: history is lost before %s, which is now the root of its chain", "not recovered: the text of %s is lost"
+	if checking {
+		lostCommit, lostBlob = "is missing: the history before %s is lost", "is missing: the text of %s is lost"
+	}
 	few := func(hs []dag.Hash) string {
 		var b strings.Builder
 		for i, h := range hs {
@@ -613,7 +622,7 @@ func (s *salvaged) loseHistory(p *salvagePlan) {
 		return b.String()
 	}
 	for _, b := range p.boundaries {
-		s.lose("commit "+b.LostParent.Short(), "not recovered: history is lost before %s, which is now the root of its chain", few(p.lostCommits[b.LostParent]))
+		s.lose("commit "+b.LostParent.Short(), lostCommit, few(p.lostCommits[b.LostParent]))
 	}
 	blobs := make([]dag.Hash, 0, len(p.lostBlobs))
 	for h := range p.lostBlobs {
@@ -621,7 +630,7 @@ func (s *salvaged) loseHistory(p *salvagePlan) {
 	}
 	slices.SortFunc(blobs, hashCompare)
 	for _, h := range blobs {
-		s.lose("blob "+h.Short(), "not recovered: the text of %s is lost", few(p.lostBlobs[h]))
+		s.lose("blob "+h.Short(), lostBlob, few(p.lostBlobs[h]))
 	}
 }
 
@@ -632,7 +641,7 @@ func (s *salvaged) loseHistory(p *salvagePlan) {
 // already holds the blobs.
 func (s *salvaged) write(out Store) (*SalvageReport, error) {
 	p := s.plan()
-	s.loseHistory(p)
+	s.loseHistory(p, false)
 	s.lost = append(s.lost, p.notes...)
 	rep := &SalvageReport{Blobs: len(s.blobs), UnreadablePages: len(s.file.unreadable), Lost: []Problem{},
 		Boundaries: p.boundaries, SalvagedRefs: []string{}}

@@ -221,7 +221,24 @@ func (r resolver) ResolveRef(name string) (dag.Hash, bool, error) { return Resol
 func (r resolver) CommitsWithPrefix(p string, limit int) ([]dag.Hash, error) {
 	return r.tx.CommitsWithPrefix(p, limit)
 }
-func (r resolver) Commit(h dag.Hash) (*dag.Commit, error) { return r.tx.Commit(h) }
+
+// Commit reads commit h as the walks see it: a parent a salvage lost (see
+// SalvageRecord), and those after it, left out, so that a revision that
+// steps past it is one that goes past a root.
+func (r resolver) Commit(h dag.Hash) (*dag.Commit, error) {
+	c, err := r.tx.Commit(h)
+	if err != nil || len(c.Parents) == 0 {
+		return c, err
+	}
+	lost := lostOf(r.tx)
+	for i, p := range c.Parents {
+		if lost.commit(p) {
+			c.Parents = c.Parents[:i]
+			break
+		}
+	}
+	return c, nil
+}
 
 // FirstParents reads the chain with ReadChain.
 func (r resolver) FirstParents(h dag.Hash, n int) ([]dag.Hash, error) {
