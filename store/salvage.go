@@ -28,8 +28,8 @@ type SalvageReport struct {
 	// Lost says what was not copied, and why.
 	Lost []Problem `json:"lost"`
 	// Boundaries are the salvaged commits whose parent was not recovered,
-	// oldest first: each is now the root of the chain that survived above
-	// the loss (one per lost parent).
+	// oldest first, with that parent: each is now the root of the chain
+	// that survived above the loss.
 	Boundaries []SalvageBoundary `json:"boundaries"`
 	// LostTexts counts the salvaged commits whose text was not recovered.
 	LostTexts int `json:"lost_texts"`
@@ -442,9 +442,7 @@ func (s *salvaged) plan() *salvagePlan {
 				p.children[par] = append(p.children[par], h)
 				continue
 			}
-			if len(p.lostCommits[par]) == 0 {
-				p.boundaries = append(p.boundaries, SalvageBoundary{Commit: h, LostParent: par})
-			}
+			p.boundaries = append(p.boundaries, SalvageBoundary{Commit: h, LostParent: par})
 			p.lostCommits[par] = append(p.lostCommits[par], h)
 		}
 		if !s.blobs[c.blob] {
@@ -622,7 +620,9 @@ func (s *salvaged) loseHistory(p *salvagePlan, checking bool) {
 		return b.String()
 	}
 	for _, b := range p.boundaries {
-		s.lose("commit "+b.LostParent.Short(), lostCommit, few(p.lostCommits[b.LostParent]))
+		if kids := p.lostCommits[b.LostParent]; kids[0] == b.Commit { // once per lost commit
+			s.lose("commit "+b.LostParent.Short(), lostCommit, few(kids))
+		}
 	}
 	blobs := make([]dag.Hash, 0, len(p.lostBlobs))
 	for h := range p.lostBlobs {
