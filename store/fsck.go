@@ -126,6 +126,7 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 				checkBoltPages(db, r)
 			}
 			if pages {
+				sortProblems(r) // the mark counts the problems as the report does
 				recordDamage(db, r, time.Now())
 			}
 			return nil

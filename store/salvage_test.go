@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,4 +142,46 @@ func TestSalvage_AnyZeroedPageLosesOnlyWhatItHeld(t *testing.T) {
 		require.NoError(t, os.Remove(out))
 	}
 	t.Logf("worst page: %.2f%% of the commits stored elsewhere came back", 100*worst)
+}
+
+// Fsck reads on past damage that stops its reads through bbolt: on a file
+// bbolt opens whose page of commits is zeroed, it counts every commit
+// stored elsewhere, and names the page and each lost commit once.
+func TestFsck_ReadsPastDamage(t *testing.T) {
+	t.Parallel()
+	data, commits := importedRepo(t, 3000)
+	const page = 4096
+	onPage := map[int]int{}
+	for h, raw := range commits {
+		i := bytes.Index(data, append(h[:len(h):len(h)], raw...))
+		onPage[i/page]++
+	}
+	zero, most := 0, 0
+	for p, n := range onPage {
+		if n > most {
+			zero, most = p, n
+		}
+	}
+	damaged := bytes.Clone(data)
+	clear(damaged[zero*page : (zero+1)*page])
+	path := filepath.Join(t.TempDir(), "zeroed.db")
+	require.NoError(t, os.WriteFile(path, damaged, 0o600))
+
+	r, err := store.FsckFile(path, store.BoltOptions{NoSync: true})
+	require.NoError(t, err)
+	assert.Equal(t, len(commits)-most, r.Commits, "every commit off the zeroed page is counted")
+	var pages, lost, stopped int
+	for _, p := range r.Problems {
+		switch {
+		case strings.Contains(p.Message, "reading stopped on damaged data"):
+			stopped++ // bbolt opened the file, and its reads stopped
+		case p.Object == fmt.Sprintf("page %d", zero):
+			pages++
+		case strings.Contains(p.Message, "is missing: the history before"):
+			lost++
+		}
+	}
+	assert.Equal(t, 1, stopped, "%v", r.Problems)
+	assert.Equal(t, 1, pages, "%v", r.Problems)
+	assert.Equal(t, most, lost, "each lost commit named once: %v", r.Problems)
 }
