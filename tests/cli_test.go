@@ -756,6 +756,50 @@ func mustRead(t *testing.T, path string) []byte {
 	return b
 }
 
+// A page of commits zeroed, salvage keeps every other commit: log ends
+// each surviving chain where its history was lost and says so, log --all
+// shows the chains under refs/salvaged/, and fsck finds the new repository
+// clean with a note of the boundaries.
+func TestSalvage_LogSaysWhereHistoryWasLost(t *testing.T) {
+	fileOnly(t, "it damages a file's pages")
+	t.Parallel()
+	s := newSandbox(t)
+	db := s.initRepo()
+	s.importMessages(1000, func(i int) string { return fmt.Sprintf("message %d", i) })
+	data := mustRead(t, db)
+	commits := storedCommits(t, db)
+	const page = 4096
+	count := map[int]int{}
+	for _, c := range commits {
+		count[bytes.Index(data, append(c.hash[:len(c.hash):len(c.hash)], c.raw...))/page]++
+	}
+	zero := 0
+	for p, n := range count {
+		if n > count[zero] {
+			zero = p
+		}
+	}
+	damaged := bytes.Clone(data)
+	clear(damaged[zero*page : (zero+1)*page])
+	path := filepath.Join(s.dir, "damaged.db")
+	require.NoError(t, os.WriteFile(path, damaged, 0o600))
+
+	out := filepath.Join(s.dir, "salvaged.db")
+	r := s.ok("--db", path, "fsck", "--salvage", out)
+	assert.Contains(t, r.Stdout, fmt.Sprintf("salvaged %d commits", len(commits)-count[zero]), r.String())
+	assert.Contains(t, r.Stdout, "whose parent was lost (each now the root of its chain)")
+	assert.NotContains(t, r.Stdout, "its history was not recovered whole")
+
+	r = s.ok("--db", out, "log", "--oneline")
+	assert.Regexp(t, `\nhistory lost before here \(parent [0-9a-f]{8} not recovered\)\n$`, r.Stdout)
+	r = s.ok("--db", out, "log", "--all", "--oneline")
+	assert.Contains(t, r.Stdout, "refs/salvaged/")
+	r = s.ok("--db", out, "fsck")
+	assert.Regexp(t, `note: salvaged from a damaged file: \d+ chains? starts? where history was lost`, r.Stdout)
+	s.ok("--db", out, "commit", "--role", "user", "-m", "life goes on")
+	s.ok("--db", out, "fsck")
+}
+
 // Salvaging an intact repository copies all of it.
 func TestSalvage_IntactRepositoryIsCopiedWhole(t *testing.T) {
 	fileOnly(t, "salvage reads a file")
