@@ -113,7 +113,7 @@ func CountersOf(ctx context.Context, tx Tx, h dag.Hash, write bool) (Counters, e
 		}
 		hd, err := tx.CommitHeader(cur)
 		if err != nil {
-			return Counters{}, fmt.Errorf("commit %s: %w", cur.Short(), err)
+			return Counters{}, err // it names the commit
 		}
 		missing = append(missing, step{hash: cur, hd: hd})
 		cur = hd.Parent
