@@ -6,7 +6,6 @@ import (
 	"io"
 	"iter"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -165,35 +164,15 @@ func label(c *tract.CommitInfo) string {
 	return string(c.Kind) + "/" + string(c.Role)
 }
 
-// printable is text without control characters other than line breaks
-// and tabs: a text shown on a terminal (a model's answer, a stored
-// message) must not move the cursor or change the terminal's state.
-func printable(text string) string {
-	return strings.Map(func(r rune) rune {
-		if r != '\n' && r != '\t' && unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, text)
-}
-
 // preview returns the first line of s, cut to width runes, with tabs as
-// spaces and without other control characters: one line, wherever it is
-// printed.
+// spaces and other control characters shown as the screen sanitiser
+// shows them (see screenText): one line, wherever it is printed.
 func preview(s string, width int) string {
 	s = previewLine(s, width)
 	if !hasControl(s) {
 		return s // most lines: no second pass
 	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t':
-			return ' '
-		case unicode.IsControl(r):
-			return -1
-		}
-		return r
-	}, s)
+	return screenText(strings.ReplaceAll(s, "\t", " "))
 }
 
 // hasControl reports whether s may hold a control character: a byte

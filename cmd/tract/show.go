@@ -77,7 +77,7 @@ func renderMeta(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal b
 	}
 	clean := func(s string) string { return s }
 	if terminal {
-		clean = printable
+		clean = screenText
 	}
 	if prov, ok := c.Provenance(); ok {
 		fmt.Fprintf(w, "\nProvenance: accepted after %s\n", english.Count(prov.Attempts, "attempt", "attempts"))
