@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/tractdag/tract"
 )
 
 // hostile is an answer that, printed as it is, sets the terminal's title,
@@ -59,4 +62,40 @@ func TestScreenWriter_NotATerminal(t *testing.T) {
 	assert.Same(t, &b, w)
 	_, _ = w.Write([]byte(hostile))
 	assert.Equal(t, hostile, b.String())
+}
+
+// What a terminal shows of a model's text besides its answer goes
+// through the sanitiser too: a diagnosis in a progress or verdict line,
+// the escalation table, an error.
+func TestScreen_DiagnosesEscalationsAndErrors(t *testing.T) {
+	shown := screenText(hostile)
+	rejected := tract.Attempt{Number: 1, Max: 3, Diagnosis: hostile}
+
+	var b bytes.Buffer
+	progress(&b, true, true)(rejected)
+	assert.Equal(t, "attempt 1/3: failed: "+shown+"\n", b.String())
+	b.Reset()
+	progress(&b, false, true)(rejected)
+	assert.Equal(t, "attempt 1/3: failed: "+hostile+"\n", b.String(), "not a terminal: as it is")
+
+	b.Reset()
+	s := &attemptStream{w: &b, erase: true, width: 80, height: 24}
+	s.verdict(rejected)
+	assert.Equal(t, "✗ attempt 1/3 rejected: "+shown+"\n", b.String())
+
+	b.Reset()
+	e := testEscalation()
+	e.Task = "task\x1b[2J"
+	e.Failures[1].Error, e.Failures[1].Details, e.Failures[1].SuggestedFix = hostile+"\nsecond line", hostile, hostile
+	writeEscalation(&b, e)
+	assert.NotContains(t, b.String(), "\x1b")
+	assert.Contains(t, b.String(), "Task:     task^[[2J\n")
+	assert.Contains(t, b.String(), "timeout              hi ^[]0;pwned^G^[[2J^[[31mred ^[[Kover second line\n",
+		"an error is one line of the table: its line breaks (a return too) are spaces")
+	assert.Contains(t, b.String(), "Suggested fix: "+shown+"\n")
+
+	var out, errOut bytes.Buffer
+	f := &Factory{IO: &IOStreams{Out: &out, ErrOut: &errOut, ErrTTY: true}, Getenv: func(string) string { return "" }}
+	printError(f, nil, errors.New("server said: "+hostile))
+	assert.Equal(t, "tract: server said: "+shown+"\n", errOut.String())
 }
