@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -98,4 +99,19 @@ func TestScreen_DiagnosesEscalationsAndErrors(t *testing.T) {
 	f := &Factory{IO: &IOStreams{Out: &out, ErrOut: &errOut, ErrTTY: true}, Getenv: func(string) string { return "" }}
 	printError(f, nil, errors.New("server said: "+hostile))
 	assert.Equal(t, "tract: server said: "+shown+"\n", errOut.String())
+}
+
+// JSON output escapes the controls encoding/json leaves as they are
+// (DEL, C1): the same JSON, which a terminal cannot obey.
+func TestWriteJSON_EscapesDELAndC1(t *testing.T) {
+	v := map[string]string{"answer": "a\x7fb\u009b2Jc\u00a0é" + hostile}
+	var b bytes.Buffer
+	assert.NoError(t, writeJSON(&b, v))
+	assert.Contains(t, b.String(), `a\u007fb\u009b2Jc`+"\u00a0é")
+	assert.NotContains(t, b.String(), "\x7f")
+	assert.NotContains(t, b.String(), "\u009b")
+	var back map[string]string
+	assert.NoError(t, json.Unmarshal(b.Bytes(), &back))
+	assert.Equal(t, v, back)
+	assert.Equal(t, []byte("plain"), jsonSafe([]byte("plain")))
 }
