@@ -3,6 +3,7 @@ package tract_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"sync"
 	"testing"
 
@@ -99,4 +100,51 @@ func TestDatabaseURL_ConcurrentWriters(t *testing.T) {
 func TestMigrate_RefusesAFile(t *testing.T) {
 	_, err := tract.Migrate(context.Background(), t.TempDir()+"/tract.db")
 	assert.ErrorIs(t, err, errors.ErrUnsupported)
+}
+
+// A connection lost while a command reads a commit fails with the
+// server's error, which names the commit once: "commit: commit 128a56e9:
+// lost the connection …", not "commit 128a56e9: commit 128a56e9: …".
+func TestDatabaseURL_LostConnectionNamesTheCommitOnce(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.RepositoryURL(t, pgtest.URL(t))
+	r, err := tract.Init(db)
+	require.NoError(t, err)
+	first, err := r.User(ctx, "first")
+	require.NoError(t, err)
+	_, err = r.Assistant(ctx, "second")
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+
+	repeated := regexp.MustCompile(`(commit [0-9a-f]{8}): (read [a-z ]+: )?(commit [0-9a-f]{8}): `)
+	ops := []struct {
+		name string
+		do   func(*tract.Tract) error
+		// named is what the error names before the server's words.
+		named string
+	}{
+		{"commit", func(r *tract.Tract) error { _, err := r.User(ctx, "third"); return err }, `^commit: commit [0-9a-f]{8}: lost the connection`},
+		{"reset", func(r *tract.Tract) error { _, err := r.Reset(ctx, first.String(), tract.Soft); return err }, `^reset: (commit|counters) [0-9a-f]{8}: lost the connection`},
+	}
+	for _, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			p := pgtest.NewProxy(t, db)
+			r, err := tract.Open(pgtest.WithParam(t, p.URL(t, db), "reply_timeout", "1m"))
+			require.NoError(t, err)
+			defer r.Close()
+			// The reply to the first read of a commit never comes: the
+			// connection breaks while the command waits for it.
+			p.FreezeAt([]byte("SELECT raw FROM tract_commits"))
+			go func() {
+				<-p.Held()
+				p.Cut()
+				p.Thaw()
+			}()
+			err = op.do(r)
+			require.ErrorIs(t, err, postgres.ErrConnectionLost)
+			assert.ErrorContains(t, err, "lost the connection")
+			assert.NotRegexp(t, repeated, err.Error())
+			assert.Regexp(t, op.named, err.Error())
+		})
+	}
 }

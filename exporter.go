@@ -556,7 +556,7 @@ func (t *Tract) exportTurn(ctx context.Context, tn *events.Trace) (et export.Tur
 		text := func(h Hash) (Message, error) {
 			c, err := tx.Commit(h)
 			if err != nil {
-				return Message{}, fmt.Errorf("commit %s: %w", h.Short(), err)
+				return Message{}, err // it names the commit
 			}
 			m, _, err := compileOne(tx, h, c, false)
 			return m.message(), err

@@ -205,7 +205,7 @@ func (o *Outline) commits(tx store.Tx, hs []Hash) ([]*dag.Commit, error) {
 		if i, ok := o.g.Index(h); ok && !o.g.HasMeta(i) {
 			c, err := o.g.Commit(i, tx.Commit)
 			if err != nil {
-				return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
+				return nil, err // tx.Commit's error names the commit
 			}
 			out[k] = c
 			continue

@@ -275,7 +275,7 @@ func meet(ctx context.Context, tx store.Tx, from *chainByDepth, h Hash, low int6
 		}
 		hd, err := tx.CommitHeader(h)
 		if err != nil {
-			return 0, fmt.Errorf("commit %s: %w", h.Short(), err)
+			return 0, err // it names the commit
 		}
 		h, d = hd.Parent, d-1
 	}
@@ -300,7 +300,7 @@ func (c *chainByDepth) at(d int64) (Hash, error) {
 		last := c.hashes[len(c.hashes)-1]
 		hd, err := c.tx.CommitHeader(last)
 		if err != nil {
-			return Hash{}, fmt.Errorf("commit %s: %w", last.Short(), err)
+			return Hash{}, err // it names the commit
 		}
 		if hd.Parent.IsZero() {
 			return Hash{}, fmt.Errorf("commit %s: a root at depth %d: the chain's counters are inconsistent", last.Short(), c.top-int64(len(c.hashes))+1)

@@ -47,7 +47,8 @@
 //
 //   - The API key, and credentials in the base URL, are redacted from every
 //     error: as they are, percent-encoded, quoted or in base64 (a key a
-//     server echoes otherwise transformed is out of reach).
+//     server echoes otherwise transformed is out of reach); those written
+//     in a URL, at any length (RedactURLs; see docs/llm.md).
 //   - A streamed call is not retried once part of the answer went to
 //     OnDelta; the text received so far is lost unless OnDelta kept it.
 //   - The bounds end a call that is slow as well as one that hangs: a

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,9 +13,11 @@ import (
 
 const (
 	redactedKey = "[REDACTED]"
-	// minURLSecret is the shortest credential taken from the base URL for
-	// redaction: a shorter value ("?key=1") would blot out ordinary text.
-	// The API key is redacted whatever its length.
+	// minURLSecret is the shortest credential of the base URL redacted
+	// wherever it occurs: a shorter value ("?key=1") would blot out
+	// ordinary text. Where a URL shows it (after "key=", before "@"), a
+	// credential is redacted whatever its length (see redactURLs); the
+	// API key is redacted everywhere whatever its length.
 	minURLSecret = 8
 	// minEncoded is the shortest base64 run redacted on its own; shorter
 	// runs occur by chance in ordinary text.
@@ -25,8 +28,10 @@ const (
 // the API key, and the credentials of the base URL (its userinfo, and the
 // values of query parameters named like a key, token or signature), which
 // reach error text through the URL of a network error or a server that
-// echoes what it was sent. A secret is found in every form it may take
-// there:
+// echoes what it was sent. Every URL credential written in the text is
+// redacted whatever its length and whoever's it is (see redactURLs); a
+// secret of the client's own is also found wherever it occurs, in every
+// form it may take there:
 //
 //   - as is;
 //   - percent-encoded, whichever characters were escaped and in either case
@@ -39,7 +44,7 @@ const (
 //     determines is redacted, so the few characters at either end that
 //     mix in bits of the neighbouring bytes remain.
 //
-// The zero redactor redacts nothing.
+// The zero redactor redacts only the credentials written in URLs.
 type redactor struct {
 	secrets []string // matched as is or percent-encoded, longest first
 	forms   []string // other encodings, matched exactly, longest first
@@ -93,10 +98,13 @@ func urlSecrets(u *url.URL) []string {
 }
 
 // isSecretParam reports whether a query parameter's name says that it is a
-// credential ("api-key", "key", "access_token", "sig", …).
+// credential ("api-key", "key", "access_token", "sig", an OAuth "code",
+// …), in any case. Its name need only contain one of the words: a
+// harmless parameter so named ("monkey=1") loses its value in error text,
+// which is better than a credential kept.
 func isSecretParam(name string) bool {
 	name = strings.ToLower(name)
-	for _, w := range [...]string{"key", "token", "secret", "password", "passwd", "sig", "auth", "credential"} {
+	for _, w := range [...]string{"key", "token", "secret", "password", "passwd", "sig", "auth", "credential", "code"} {
 		if strings.Contains(name, w) {
 			return true
 		}
@@ -142,8 +150,10 @@ func encodings(s string) []string {
 func RedactKey(s, apiKey string) string { return newRedactor(apiKey, nil).redact(s) }
 
 // redact replaces every occurrence of a secret in s, in any of its forms,
-// with "[REDACTED]".
+// and every credential written in a URL (see redactURLs), with
+// "[REDACTED]".
 func (r *redactor) redact(s string) string {
+	s = redactURLs(s)
 	if r == nil || len(r.secrets) == 0 {
 		return s
 	}
@@ -227,4 +237,78 @@ func unhex(c byte) int {
 		return int(c-'A') + 10
 	}
 	return -1
+}
+
+// RedactURLs returns s with the credentials written in the URLs it holds
+// replaced by "[REDACTED]", whatever their length: the value of every
+// query parameter whose name says it is one (key, api_key, apikey,
+// token, access_token, code, sig, signature, password, secret, … in any
+// case; see isSecretParam), and the userinfo of every URL
+// ("https://user:password@host" becomes "https://[REDACTED]@host"). It
+// finds a parameter after "?", "&" or ";", as is, percent-encoded
+// ("%3Fkey%3D…", a URL inside another's query) or JSON-escaped
+// ("\u0026key="); the value runs to the next "&", "#", ";", quote,
+// white space or backslash. The clients of this package redact their
+// errors with it; a program uses it for the text it writes about a URL
+// itself.
+func RedactURLs(s string) string { return redactURLs(s) }
+
+var (
+	// queryParam matches what starts a query parameter's value: its
+	// separator, name and "=", as is, percent-encoded or JSON-escaped.
+	queryParam = regexp.MustCompile(`(?i)(?:[?&;]|%3f|%26|%3b|\\u0026|\\u003f)([a-z0-9_.~\-]+)(?:=|%3d|\\u003d)`)
+	// userinfo matches a URL's scheme and userinfo, up to the "@".
+	userinfo = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://([^/?#@\s"'<>\\]+)@`)
+)
+
+// redactURLs is RedactURLs.
+func redactURLs(s string) string {
+	if !strings.ContainsAny(s, "=@") && !strings.Contains(s, "%3") && !strings.Contains(s, "u003") {
+		return s // no parameter, no userinfo: most texts
+	}
+	var b strings.Builder
+	done := 0 // s[:done] is in b
+	for _, m := range queryParam.FindAllStringSubmatchIndex(s, -1) {
+		if m[0] < done || !isSecretParam(s[m[2]:m[3]]) {
+			continue
+		}
+		end := valueEnd(s, m[1])
+		if end == m[1] || s[m[1]:end] == redactedKey {
+			continue
+		}
+		b.WriteString(s[done:m[1]])
+		b.WriteString(redactedKey)
+		done = end
+	}
+	if done > 0 {
+		b.WriteString(s[done:])
+		s = b.String()
+	}
+	return userinfo.ReplaceAllStringFunc(s, func(m string) string {
+		at := strings.Index(m, "://") + len("://")
+		if m[at:len(m)-1] == redactedKey {
+			return m
+		}
+		return m[:at] + redactedKey + "@"
+	})
+}
+
+// valueEnd returns where the query value that starts at s[i:] ends: at
+// the next "&", "#", ";", quote, white space, backslash or angle bracket,
+// or one of the first four percent-encoded.
+func valueEnd(s string, i int) int {
+	for j := i; j < len(s); j++ {
+		switch c := s[j]; c {
+		case '&', '#', ';', '"', '\'', '`', '\\', '<', '>', ' ', '\t', '\n', '\r':
+			return j
+		case '%':
+			if j+2 < len(s) {
+				switch strings.ToLower(s[j+1 : j+3]) {
+				case "26", "23", "3b", "22", "20":
+					return j
+				}
+			}
+		}
+	}
+	return len(s)
 }

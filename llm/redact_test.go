@@ -158,3 +158,46 @@ func TestRedactKey(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(got, "[REDACTED]"), got)
 	assert.Equal(t, "nothing to hide", llm.RedactKey("nothing to hide", ""))
 }
+
+// credentialNames are the query parameters a URL's credentials go in.
+var credentialNames = []string{"key", "api_key", "apikey", "token", "access_token", "code", "sig", "signature", "password", "secret"}
+
+// planted returns a credential of n characters that nothing else in an
+// error's text holds: it starts with Z, and its other characters are
+// unreserved in URLs (they stay as they are in a request's URL).
+func planted(n int) string {
+	const chars = "ZQJzqj-_~.09"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = chars[i*7%len(chars)]
+	}
+	b[0] = 'Z'
+	return string(b)
+}
+
+// A credential in the base URL's query, or its userinfo, of any length
+// from 1 to 64 characters, is in no error: not in its text, not in the
+// URL of the *url.Error it wraps, not in APIError.BaseURL.
+func TestOpenAI_URLCredentialsRedactedAtAnyLength(t *testing.T) {
+	dead := "http://" + closedAddr(t)
+	for n := 1; n <= 64; n++ {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			var q []string
+			for _, name := range credentialNames {
+				q = append(q, name+"="+planted(n))
+			}
+			base := strings.Replace(dead, "://", "://"+planted(n)+"@", 1) + "/v1?" + strings.Join(q, "&")
+			c, _ := newClient(t, base, llm.WithMaxRetries(0))
+
+			_, err := c.Complete(context.Background(), llm.Request{Messages: userMsg("hi")})
+
+			var te *llm.TransportError
+			require.ErrorAs(t, err, &te)
+			for _, text := range []string{err.Error(), te.Err.Error(), te.BaseURL} {
+				assert.NotContains(t, text, planted(n))
+			}
+			assert.Contains(t, err.Error(), "key=[REDACTED]")
+			assert.Contains(t, te.BaseURL, "[REDACTED]@")
+		})
+	}
+}

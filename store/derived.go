@@ -119,7 +119,7 @@ func CountersOf(ctx context.Context, tx Tx, h dag.Hash, write bool) (Counters, e
 			if len(missing) > 0 && endsAtLoss(tx, err, cur) {
 				break // the chain's history was lost in a salvage: it counts from there
 			}
-			return Counters{}, fmt.Errorf("commit %s: %w", cur.Short(), err)
+			return Counters{}, err // it names the commit
 		}
 		missing = append(missing, step{hash: cur, hd: hd})
 		cur = hd.Parent

@@ -243,7 +243,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		tract.Purify(opts.Purify),
 		tract.RetryPrompt(opts.RetryPrompt),
 		tract.Model(opts.Model),
-		tract.OnAttempt(progress(f.IO.ErrOut, len(opts.Validate) > 0)),
+		tract.OnAttempt(progress(f.IO.ErrOut, f.IO.ErrTTY, len(opts.Validate) > 0)),
 	}
 	if validator != nil {
 		copts = append(copts, tract.Validate(validator), tract.Structured(schema))
@@ -271,10 +271,13 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		attempts = newAttemptStream(f, f.IO.ErrOut, f.IO.OutTTY && !opts.JSON)
 		copts = append(copts, attempts.options()...)
 	}
+	// The answer, streamed or not, reaches a terminal through the screen
+	// sanitiser; piped, it keeps its bytes.
+	out := newScreenWriter(f.IO.Out, f.IO.OutTTY)
 	if streaming {
 		copts = append(copts, tract.OnDelta(func(d string) {
-			io.WriteString(f.IO.Out, d)
-			flush(f.IO.Out)
+			io.WriteString(out, d)
+			flush(out)
 		}))
 	}
 	if opts.Events != "" {
@@ -318,12 +321,12 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		switch {
 		case opts.JSON:
 		case streaming:
-			fmt.Fprintln(f.IO.Out)
-			printToolCalls(f.IO.Out, res) // not streamed as text
+			fmt.Fprintln(out)
+			printToolCalls(out, res) // not streamed as text
 		default:
-			fmt.Fprintln(f.IO.Out, res.Text)
+			fmt.Fprintln(out, res.Text)
 		}
-		flush(f.IO.Out) // the answer before the outcome, on a terminal showing both
+		flush(out) // the answer before the outcome, on a terminal showing both
 		reportOutcome(f.IO.ErrOut, res)
 		return nil
 	})
@@ -386,8 +389,9 @@ func parseValidators(f *Factory, specs []string, cmdTimeout time.Duration, clien
 	return v, nil
 }
 
-// progress prints each validated attempt to stderr.
-func progress(w io.Writer, validated bool) func(tract.Attempt) {
+// progress prints each validated attempt to stderr; on a terminal
+// (terminal is true), its diagnosis through the screen sanitiser.
+func progress(w io.Writer, terminal, validated bool) func(tract.Attempt) {
 	return func(a tract.Attempt) {
 		if !validated {
 			return
@@ -396,7 +400,11 @@ func progress(w io.Writer, validated bool) func(tract.Attempt) {
 			fmt.Fprintf(w, "attempt %d/%d: passed\n", a.Number, a.Max)
 			return
 		}
-		fmt.Fprintf(w, "attempt %d/%d: failed: %s\n", a.Number, a.Max, indent(a.Diagnosis, "  ")[2:])
+		d := a.Diagnosis
+		if terminal {
+			d = screenText(d)
+		}
+		fmt.Fprintf(w, "attempt %d/%d: failed: %s\n", a.Number, a.Max, indent(d, "  ")[2:])
 	}
 }
 

@@ -55,7 +55,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		tract.MaxAttempts(opts.MaxAttempts),
 		tract.Purify(opts.Purify),
 		tract.RetryPrompt(opts.RetryPrompt),
-		tract.OnAttempt(progress(f.IO.ErrOut, len(opts.Validate) > 0)),
+		tract.OnAttempt(progress(f.IO.ErrOut, f.IO.ErrTTY, len(opts.Validate) > 0)),
 		tract.Feedback(opts.Feedback), tract.RetryContextStrategy(opts.RetryContext),
 	}
 	if validator != nil {
@@ -88,6 +88,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		defer func() { _ = restore() }() // on the way out, nothing better to do with its error
 		lineWidth.Store(int64(cmp.Or(width, defaultWidth)))
 		tr = newTerminalREPL(ctx, f.IO.In, out, f.IO.ErrOut, width, height, f.IO.Color)
+		tr.errTerminal = f.IO.ErrTTY
 		if len(opts.Validate) > 0 && f.IO.ErrTTY && !opts.NoStream {
 			// Each attempt streams on standard error; the accepted answer
 			// is then printed by the session, as without a stream.
@@ -113,6 +114,9 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 		if tr != nil {
 			sessionOut = tr.term // the line editor writes "\r\n" in raw mode
 		}
+		// Answers, streamed or not, and all the session prints reach a
+		// terminal through the screen sanitiser.
+		sessionOut = newScreenWriter(sessionOut, f.IO.OutTTY)
 		s := repl.New(repl.Config{
 			Tract: t, Model: opts.Model, ModelOrigin: origin, Provider: provider, System: opts.System,
 			ChatOptions: copts, Out: sessionOut,
@@ -153,7 +157,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 			fmt.Fprintf(sessionOut, "tract chat on %s: /help lists the commands; Ctrl-C cancels an answer, Ctrl-D leaves\n", branch)
 			return tr.run(ctx, s)
 		}
-		return s.Run(ctx, f.IO.In, f.IO.ErrOut)
+		return s.Run(ctx, f.IO.In, newScreenWriter(f.IO.ErrOut, f.IO.ErrTTY))
 	})
 }
 

@@ -55,6 +55,8 @@ type attemptStream struct {
 	// rows is how many rows the cursor is below the attempt's header; col
 	// its column (width when a wrap is pending).
 	rows, col int
+	// screen sanitises the attempt's answer as it streams.
+	screen screenState
 }
 
 // newAttemptStream returns the stream of f's standard error, for the
@@ -87,13 +89,13 @@ func (s *attemptStream) delta(d tract.AttemptDelta) {
 	defer s.mu.Unlock()
 	if d.Attempt != s.current {
 		s.endLine()
-		s.current, s.open, s.rows, s.col = d.Attempt, true, 1, 0
+		s.current, s.open, s.rows, s.col, s.screen = d.Attempt, true, 1, 0, screenState{}
 		fmt.Fprintf(s.w, "%s\n", s.paint(sgrDim, fmt.Sprintf("attempt %d/%d ▸", d.Attempt, d.Max)))
 	}
 	if !s.open {
 		return // the attempt was interrupted: what still arrives is dropped
 	}
-	text := printable(d.Text)
+	text := string(s.screen.append(nil, []byte(d.Text)))
 	s.advance(text)
 	io.WriteString(s.w, text)
 	flush(s.w)
@@ -117,7 +119,7 @@ func (s *attemptStream) verdict(a tract.Attempt) {
 	if a.OK {
 		fmt.Fprintf(s.w, "%s\n", s.paint(sgrGreen, fmt.Sprintf("✓ attempt %d/%d passed", a.Number, a.Max)))
 	} else {
-		fmt.Fprintf(s.w, "%s %s\n", s.paint(sgrRed, fmt.Sprintf("✗ attempt %d/%d rejected:", a.Number, a.Max)), indent(a.Diagnosis, "  ")[2:])
+		fmt.Fprintf(s.w, "%s %s\n", s.paint(sgrRed, fmt.Sprintf("✗ attempt %d/%d rejected:", a.Number, a.Max)), indent(screenText(a.Diagnosis), "  ")[2:])
 	}
 	flush(s.w)
 }

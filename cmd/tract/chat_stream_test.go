@@ -28,7 +28,8 @@ func TestAttemptStream_ErasesTheRowsOfAnAttempt(t *testing.T) {
 		{"tabs", "\t\tx", false, "\t\tx\r\x1b[2A\x1b[J✗ attempt 1/3 rejected: bad\n"},
 		{"taller than the screen is struck", "1\n2\n3\n4\n5", false, "1\n2\n3\n4\n5\n✗ attempt 1/3 rejected: bad\n"},
 		{"dumb terminal is struck", "abc", true, "abc\n✗ attempt 1/3 rejected: bad\n"},
-		{"control characters are dropped", "a\x1b[2Jb\rc", false, "a[2Jbc\r\x1b[1A\x1b[J✗ attempt 1/3 rejected: bad\n"},
+		{"control characters are shown", "a\x1b[2Jb\rc", false, "a^[[2Jb^Mc\r\x1b[1A\x1b[J✗ attempt 1/3 rejected: bad\n"},
+		{"a line break after a return", "ab\r\ncd", false, "ab\ncd\r\x1b[2A\x1b[J✗ attempt 1/3 rejected: bad\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,7 +42,10 @@ type terminalREPL struct {
 	keys    *keyboard
 	history *lineHistory
 	errOut  io.Writer
-	color   bool
+	// errTerminal says errOut is a terminal: the errors printed there
+	// go through the screen sanitiser.
+	errTerminal bool
+	color       bool
 	// attempts shows a validated turn's attempts as they stream; nil
 	// when they do not (no validators, --no-stream).
 	attempts *attemptStream
@@ -135,8 +138,12 @@ func (r *terminalREPL) run(ctx context.Context, s *repl.Session) error {
 			return nil
 		}
 		if err != nil {
-			fmt.Fprintf(r.errOut, "%s %v\n", r.paintText(r.term.Escape.Red, "error:"), err)
-			if h := replHint(err); h != "" {
+			msg, h := err.Error(), replHint(err)
+			if r.errTerminal {
+				msg, h = screenText(msg), screenText(h)
+			}
+			fmt.Fprintf(r.errOut, "%s %s\n", r.paintText(r.term.Escape.Red, "error:"), msg)
+			if h != "" {
 				fmt.Fprintln(r.errOut, h)
 			}
 		}

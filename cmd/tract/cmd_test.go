@@ -311,17 +311,17 @@ func TestPreview(t *testing.T) {
 		{"no limit at all", 0, "no limit at all"},
 		{"", 5, ""},
 		{"a\tb", 10, "a b"},
-		{"\x1b]0;title\a\x1b[31mred", 72, "]0;title[31mred"},
-		{"back\bspace\x00", 72, "backspace"},
-		{"a\u0085b\u00a0c", 72, "ab\u00a0c"},
+		{"\x1b]0;title\a\x1b[31mred", 72, "^[]0;title^G^[[31mred"},
+		{"back\bspace\x00\x7f", 72, "back^Hspace^@^?"},
+		{"a\u0085b\u00a0c\u009b2J", 72, "a^[Eb\u00a0c^[[2J"},
 	} {
 		assert.Equal(t, tc.want, preview(tc.in, tc.width), "preview(%q, %d)", tc.in, tc.width)
 	}
 }
 
-// On a terminal, show and log print a stored text without the control
-// characters that would drive the terminal; to a pipe or a file, as
-// stored.
+// On a terminal, show and log print a stored text with the control
+// characters that would drive the terminal shown in caret notation (see
+// screenText); to a pipe or a file, as stored.
 func TestShow_TextOnATerminal(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "tract.db")
 	tr, err := tract.Init(db)
@@ -337,7 +337,7 @@ func TestShow_TextOnATerminal(t *testing.T) {
 			noColor := func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }
 			require.Equal(t, exitOK, run(context.Background(), args, io, noColor))
 			if tty {
-				assert.Contains(t, out.String(), "title]0;pwned and\tred [31mtext\n", cmd)
+				assert.Contains(t, out.String(), "title^[]0;pwned^G and\tred ^[[31mtext\n", cmd)
 				assert.NotContains(t, out.String(), "\x1b", cmd)
 			} else {
 				assert.Contains(t, out.String(), "title\x1b]0;pwned\a and\tred \x1b[31mtext", cmd)
@@ -345,11 +345,11 @@ func TestShow_TextOnATerminal(t *testing.T) {
 		}
 	}
 	// A reflog line is one line wherever it goes: its message (the
-	// text's first line) without control characters.
+	// text's first line) with its control characters shown.
 	out := &bytes.Buffer{}
 	io := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: &bytes.Buffer{}}
 	require.Equal(t, exitOK, run(context.Background(), []string{"--db", db, "reflog"}, io, func(string) string { return "" }))
-	assert.Contains(t, out.String(), "title]0;pwned and red [31mtext")
+	assert.Contains(t, out.String(), "title^[]0;pwned^G and red ^[[31mtext")
 	assert.NotContains(t, out.String(), "\x1b")
 }
 

@@ -64,7 +64,11 @@ func compileRun(cmd *cobra.Command, opts *CompileOptions) error {
 			if n > 0 {
 				fmt.Fprintln(f.IO.Out)
 			}
-			fmt.Fprintf(f.IO.Out, "%s\n%s\n", p.refs("["+m.Role+"]"), m.Text())
+			text := m.Text()
+			if f.IO.OutTTY { // stored text: on a terminal, through the screen sanitiser
+				text = screenText(text)
+			}
+			fmt.Fprintf(f.IO.Out, "%s\n%s\n", p.refs("["+m.Role+"]"), text)
 			n++
 		}
 		return nil

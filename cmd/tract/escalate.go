@@ -111,9 +111,12 @@ func promptEscalation(in *bufio.Reader, w io.Writer) tract.EscalationFunc {
 }
 
 // writeEscalation prints the escalation message: the task, the attempts,
-// the attempt history, the last error's details and the options.
+// the attempt history, the last error's details and the options. It is
+// printed on a terminal (--on-exhausted ask needs one): the texts it
+// quotes (errors, a validator's output) go through the screen sanitiser,
+// and an error is one line of the history's table.
 func writeEscalation(w io.Writer, e tract.Escalation) {
-	task := e.Task
+	task := screenText(e.Task)
 	if task == "" {
 		task = "(no task id)"
 	}
@@ -124,13 +127,13 @@ func writeEscalation(w io.Writer, e tract.Escalation) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  ATTEMPT\tTIME\tTYPE\tERROR")
 		for _, r := range e.Failures {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", r.Attempt, r.Timestamp.Local().Format(time.DateTime), r.Type, r.Error)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", r.Attempt, r.Timestamp.Local().Format(time.DateTime), r.Type, screenText(flattenLines(r.Error)))
 		}
 		tw.Flush()
 		last := e.Failures[len(e.Failures)-1]
-		fmt.Fprintf(w, "\nLast error details:\n%s\n", indent(strings.TrimRight(nonBlank(last.Details, last.Error), "\n"), "  "))
+		fmt.Fprintf(w, "\nLast error details:\n%s\n", indent(screenText(strings.TrimRight(nonBlank(last.Details, last.Error), "\n")), "  "))
 		if last.SuggestedFix != "" {
-			fmt.Fprintf(w, "Suggested fix: %s\n", last.SuggestedFix)
+			fmt.Fprintf(w, "Suggested fix: %s\n", screenText(last.SuggestedFix))
 		}
 	}
 	fmt.Fprint(w, "\nOptions:\n"+

@@ -121,7 +121,7 @@ func eventLine(e tract.Event) ([]byte, error) {
 	if err := enc.Encode(e); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return jsonSafe(b.Bytes()), nil
 }
 
 // eventLog appends events to the file of 'tract chat --events' as they

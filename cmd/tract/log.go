@@ -286,7 +286,7 @@ func writeOutlineJSON(ctx context.Context, w io.Writer, o *tract.Outline) error 
 }
 
 // renderFull prints a commit the way 'git log' does; on a terminal, its
-// text without control characters (see printable).
+// text through the screen sanitiser (see screenText).
 func renderFull(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal bool) {
 	refs := ""
 	if len(c.Refs) > 0 {
@@ -299,7 +299,7 @@ func renderFull(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal b
 	}
 	text := c.Text
 	if terminal {
-		text = printable(text)
+		text = screenText(text)
 	}
 	fmt.Fprintf(w, "\n%s\n", indent(text, "    "))
 }

@@ -220,7 +220,7 @@ func flattenLines(s string) string {
 
 // expand writes c as the format says, colouring hashes and ref names as
 // oneline output does. On a terminal, the texts it takes from c (%s, %b,
-// %B, %x) lose their control characters (see printable).
+// %B, %x) go through the screen sanitiser (see screenText).
 func (lf logFormat) expand(p palette, d dates, c *tract.CommitInfo, terminal bool) string {
 	var b strings.Builder
 	oneLine := lf.oneLine()
@@ -236,7 +236,7 @@ func (lf logFormat) expand(p palette, d dates, c *tract.CommitInfo, terminal boo
 			v = flattenLines(v)
 		}
 		if terminal && storedText(pc.code) {
-			v = printable(v)
+			v = screenText(v)
 		}
 		b.WriteString(v)
 	}

@@ -150,7 +150,11 @@ func newClient(f *Factory, model string, mf ModelFlags, opts ...llm.Option) (llm
 	opts = append([]llm.Option{llm.WithModel(model), llm.WithMaxTokens(mf.MaxTokens), llm.WithBackoff(base, maxWait),
 		llm.WithIdleTimeout(timeout), llm.WithCallTimeout(callTimeouts * timeout),
 		llm.WithOnRetry(func(ev llm.RetryEvent) {
-			line := fmt.Sprintf("model: %s; retrying in %s\n", clause(ev.Err.Error()), ev.Wait.Round(time.Millisecond))
+			msg := clause(ev.Err.Error()) // it may quote the server: on a terminal, through the screen sanitiser
+			if f.IO.ErrTTY {
+				msg = screenText(msg)
+			}
+			line := fmt.Sprintf("model: %s; retrying in %s\n", msg, ev.Wait.Round(time.Millisecond))
 			if f.wait != nil {
 				f.wait.printf("%s", line)
 			} else {

@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"iter"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -50,10 +50,39 @@ func addJSONFlag(cmd *cobra.Command, v *bool, usage string, sections ...string) 
 }
 
 func writeJSON(w io.Writer, v any) error {
-	e := json.NewEncoder(w)
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
 	e.SetIndent("", "  ")
 	e.SetEscapeHTML(false)
-	return e.Encode(v)
+	if err := e.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonSafe(b.Bytes()))
+	return err
+}
+
+// jsonSafe rewrites, in the JSON text b, the characters encoding/json
+// leaves as they are but a terminal may obey: DEL and the C1 controls
+// (U+0080–U+009F; some terminals take U+009B as ESC [), as \u escapes.
+// They occur only inside strings, so the JSON means the same, and
+// printed on a terminal it cannot drive it. b itself is returned when it
+// holds none, and may be changed otherwise.
+func jsonSafe(b []byte) []byte {
+	i := bytes.IndexFunc(b, func(r rune) bool { return r == 0x7f || r >= 0x80 && r <= 0x9f })
+	if i < 0 {
+		return b
+	}
+	out := append(make([]byte, 0, len(b)+16), b[:i]...)
+	for len(b[i:]) > 0 {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == 0x7f || r >= 0x80 && r <= 0x9f {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }
 
 // jsonArray writes a JSON array an element at a time, laid out exactly as
@@ -99,7 +128,7 @@ func (a *jsonArray) marshal(v any, indent string) (string, error) {
 	if err := e.Encode(v); err != nil {
 		return "", err
 	}
-	return strings.TrimSuffix(a.buf.String(), "\n"), nil
+	return strings.TrimSuffix(string(jsonSafe(a.buf.Bytes())), "\n"), nil
 }
 
 // end closes the array.
@@ -165,35 +194,15 @@ func label(c *tract.CommitInfo) string {
 	return string(c.Kind) + "/" + string(c.Role)
 }
 
-// printable is text without control characters other than line breaks
-// and tabs: a text shown on a terminal (a model's answer, a stored
-// message) must not move the cursor or change the terminal's state.
-func printable(text string) string {
-	return strings.Map(func(r rune) rune {
-		if r != '\n' && r != '\t' && unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, text)
-}
-
 // preview returns the first line of s, cut to width runes, with tabs as
-// spaces and without other control characters: one line, wherever it is
-// printed.
+// spaces and other control characters shown as the screen sanitiser
+// shows them (see screenText): one line, wherever it is printed.
 func preview(s string, width int) string {
 	s = previewLine(s, width)
 	if !hasControl(s) {
 		return s // most lines: no second pass
 	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t':
-			return ' '
-		case unicode.IsControl(r):
-			return -1
-		}
-		return r
-	}, s)
+	return screenText(strings.ReplaceAll(s, "\t", " "))
 }
 
 // hasControl reports whether s may hold a control character: a byte

@@ -70,9 +70,15 @@ func printError(f *Factory, cmd *cobra.Command, err error) int {
 		}
 		return code
 	}
-	fmt.Fprintf(f.IO.ErrOut, "tract: %v\n", err)
+	// An error may quote a server's message or a validator's output: on
+	// a terminal, through the screen sanitiser.
+	shown := func(s string) string { return s }
+	if f.IO.ErrTTY {
+		shown = screenText
+	}
+	fmt.Fprintf(f.IO.ErrOut, "tract: %s\n", shown(err.Error()))
 	if hint := hintOn(f, err); hint != "" {
-		fmt.Fprintln(f.IO.ErrOut, hint)
+		fmt.Fprintln(f.IO.ErrOut, shown(hint))
 	}
 	if r := recovery(err); r != "" {
 		fmt.Fprintln(f.IO.ErrOut, r)

@@ -77,7 +77,7 @@ func renderMeta(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal b
 	}
 	clean := func(s string) string { return s }
 	if terminal {
-		clean = printable
+		clean = screenText
 	}
 	if prov, ok := c.Provenance(); ok {
 		fmt.Fprintf(w, "\nProvenance: accepted after %s\n", english.Count(prov.Attempts, "attempt", "attempts"))
@@ -94,7 +94,7 @@ func renderMeta(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal b
 	renderShape(w, c)
 	var buf bytes.Buffer
 	if meta := metaWithoutShape(c.Meta); meta != nil && json.Indent(&buf, meta, "    ", "  ") == nil {
-		fmt.Fprintf(w, "\nMetadata:\n    %s\n", strings.TrimSpace(buf.String()))
+		fmt.Fprintf(w, "\nMetadata:\n    %s\n", strings.TrimSpace(string(jsonSafe(buf.Bytes()))))
 	}
 }
 

@@ -58,7 +58,7 @@ its own, listed together on a "(no task)" line that --task leaves out.`,
 				if opts.JSON {
 					return writeJSON(f.IO.Out, st)
 				}
-				printStats(f.IO.Out, st)
+				printStats(f.IO.Out, st, f.IO.OutTTY)
 				return nil
 			})
 		},
@@ -72,7 +72,7 @@ its own, listed together on a "(no task)" line that --task leaves out.`,
 
 // printStats writes st as a summary, the failure patterns and the table
 // of tasks.
-func printStats(w io.Writer, st *tract.Stats) {
+func printStats(w io.Writer, st *tract.Stats, terminal bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	pct := func(n int) string {
 		if st.TotalTasks == 0 {
@@ -110,7 +110,11 @@ func printStats(w io.Writer, st *tract.Stats) {
 	if len(st.TopDiagnoses) > 0 {
 		fmt.Fprintln(w, "\nCommon diagnoses")
 		for _, d := range st.TopDiagnoses {
-			fmt.Fprintf(tw, "  %d\t%s\n", d.Count, d.Diagnosis)
+			diagnosis := d.Diagnosis
+			if terminal { // a diagnosis may quote a model's answer
+				diagnosis = screenText(diagnosis)
+			}
+			fmt.Fprintf(tw, "  %d\t%s\n", d.Count, diagnosis)
 		}
 		tw.Flush()
 	}
