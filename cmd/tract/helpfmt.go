@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -120,7 +121,7 @@ func writeHelp(w io.Writer, c *cobra.Command, width int) {
 	if c.HasAvailableSubCommands() {
 		writeCommandList(&b, c)
 	}
-	if flags := c.LocalFlags().FlagUsagesWrapped(width); flags != "" {
+	if flags := flagUsages(c.LocalFlags(), width); flags != "" {
 		b.WriteString("\nFlags:\n" + flags)
 	}
 	if inherited := flagNames(c.InheritedFlags()); len(inherited) > 0 {
@@ -138,6 +139,75 @@ func writeHelp(w io.Writer, c *cobra.Command, width int) {
 		b.WriteString("\n" + wrap(fmt.Sprintf("Learn more with '%s help TOPIC' (docs/TOPIC.md): %s", c.Root().Name(), strings.Join(topics, ", ")), 78, "  ") + "\n")
 	}
 	io.WriteString(w, b.String())
+}
+
+// valueNameAnnotation is the annotation of a flag that names its value
+// in the help ("--feedback plain|xml") with a name that is not a word of
+// its usage, as pflag's convention (the usage's first `NAME` in back
+// quotes) would need. setValueName sets it.
+const valueNameAnnotation = "tract_value_name"
+
+// setValueName names the value of fs's flag name in the help.
+func setValueName(fs *pflag.FlagSet, name, value string) {
+	if err := fs.SetAnnotation(name, valueNameAnnotation, []string{value}); err != nil {
+		panic(err) // a flag defined a line above: a programming error
+	}
+}
+
+// flagUsages lists the flags of fs as pflag's FlagUsagesWrapped does, a
+// flag a line, its names and value in a column and its usage beside
+// them, with three differences: a flag's value is named by setValueName
+// or pflag's back-quote convention (the usage's `NAME`), never by a Go
+// type; a default is written as it is typed (--feedback plain, not
+// "plain"), quoted only when it holds spaces; and on a terminal width
+// columns wide (0: not a terminal) each usage wraps to fit it.
+func flagUsages(fs *pflag.FlagSet, width int) string {
+	type row struct{ names, usage string }
+	var rows []row
+	col := 0
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Hidden {
+			return
+		}
+		names := "      --" + fl.Name
+		if fl.Shorthand != "" && fl.ShorthandDeprecated == "" {
+			names = "  -" + fl.Shorthand + ", --" + fl.Name
+		}
+		value, usage := pflag.UnquoteUsage(fl)
+		if v := fl.Annotations[valueNameAnnotation]; len(v) == 1 {
+			value = v[0]
+		}
+		if value != "" {
+			names += " " + value
+		}
+		if d := flagDefault(fl); d != "" {
+			usage += " (default " + d + ")"
+		}
+		rows = append(rows, row{names, usage})
+		col = max(col, len(names)+3)
+	})
+	var b strings.Builder
+	for _, r := range rows {
+		usage := r.usage
+		if width-col >= 20 {
+			usage = wrap(usage, width-col, strings.Repeat(" ", col))
+		}
+		fmt.Fprintf(&b, "%-*s%s\n", col, r.names, usage)
+	}
+	return b.String()
+}
+
+// flagDefault is how the help writes fl's default: "" for none (a zero
+// value, as pflag omits it), else the value as one would type it.
+func flagDefault(fl *pflag.Flag) string {
+	switch d := fl.DefValue; {
+	case d == "" || d == "false" || d == "0" || d == "0s" || d == "[]":
+		return ""
+	case strings.ContainsAny(d, " \t\n\"'"):
+		return strconv.Quote(d)
+	default:
+		return d
+	}
 }
 
 // useLine is c's usage line: for a command that only groups others,
