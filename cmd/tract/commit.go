@@ -58,7 +58,7 @@ message (default), steering, summary, note or error.`,
 	}
 	cmd.Flags().StringVarP(&opts.Role, "role", "r", "", "system, user, assistant or tool (required)")
 	setValueName(cmd.Flags(), "role", "ROLE")
-	cmd.Flags().StringVarP(&opts.Kind, "kind", "k", "message", "message, steering, summary, note or error")
+	cmd.Flags().StringVarP(&opts.Kind, "kind", "k", "message", "message, steering, summary, note, error")
 	setValueName(cmd.Flags(), "kind", "KIND")
 	cmd.Flags().StringArrayVarP(&messages, "message", "m", nil, "the `TEXT` (\"-\": standard input); repeat for paragraphs")
 	cmd.Flags().StringVar(&opts.Meta, "meta", "", "metadata as a `JSON` object")

@@ -83,7 +83,7 @@ summary is accepted; the old commits stay as an orphan chain in 'tract log
 	fl.IntVar(&opts.TargetTokens, "target-tokens", 0, "aim each summary at `N` tokens (estimated)")
 	fl.StringVar(&opts.Instructions, "instructions", "", "extra instructions for the summarizer")
 	setValueName(fl, "instructions", "TEXT")
-	fl.StringArrayVar(&opts.Content, "content", nil, "the summary `TEXT`, instead of a model's (repeatable)")
+	fl.StringArrayVar(&opts.Content, "content", nil, "the summary's `TEXT`; no model call (repeatable)")
 	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "check each summary with `SPEC` (repeatable): "+f.validators().Usages())
 	addCmdTimeoutFlag(cmd, &cmdTimeout)
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "make at most `N` attempts per summary")

@@ -67,7 +67,7 @@ lines of the retry log.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Task, "task", "", "only the events of task `ID`")
 	fl.StringVar(&since, "since", "", "only the events since `TIME`: RFC 3339 or an age (7d)")
-	fl.StringVar(&opts.Format, "format", "jsonl", "JSON lines, or a line of text an event")
+	fl.StringVar(&opts.Format, "format", "jsonl", "JSON lines or text, an event a line")
 	setValueName(fl, "format", "jsonl|text")
 	addJSONFlag(cmd, &asJSON, "the same as --format jsonl", "events")
 	return cmd

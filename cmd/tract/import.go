@@ -97,9 +97,9 @@ conversation onto a new branch NAME-N.`,
 	addBranchFlag(cmd, &opts.Branch)
 	cmd.Flags().StringVar(&opts.MaxInput, "max-input", "",
 		"read at most `SIZE` (default $TRACT_MAX_INPUT, else 4GiB)")
-	cmd.Flags().StringVar(&opts.Format, "format", "messages", "messages, or openai: a conversation a line")
+	cmd.Flags().StringVar(&opts.Format, "format", "messages", "messages, or openai (JSONL)")
 	setValueName(cmd.Flags(), "format", "FORMAT")
-	cmd.Flags().StringVar(&opts.Name, "name", "import", "with openai, branches `NAME`-1, NAME-2, …")
+	cmd.Flags().StringVar(&opts.Name, "name", "import", "branches `NAME`-1, NAME-2 (openai)")
 	addJSONFlag(cmd, &opts.JSON, "print the count, the branch and its tip as JSON", "import", "import --format openai")
 	return cmd
 }

@@ -77,14 +77,14 @@ terminal.`,
 			return logRun(cmd, opts)
 		},
 	}
-	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most `N` commits (-N: the same, as in git)")
+	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most `N` commits (or -N, as in git)")
 	markCountShorthand(cmd, "max-count")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "draw every commit: branches and orphans")
 	cmd.Flags().BoolVar(&opts.Oneline, "oneline", false, "one line per commit")
 	cmd.Flags().BoolVar(&opts.Graph, "graph", false, "draw the history as a graph")
 	addJSONFlag(cmd, &opts.JSON, "print JSON", "log")
 	cmd.Flags().StringVar(&opts.Format, "format", "",
-		"print each commit by `TEMPLATE` (see 'tract help history')")
+		"print by `TEMPLATE` (see 'tract help history')")
 	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd
 }

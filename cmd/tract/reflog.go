@@ -84,7 +84,7 @@ as 'git reflog' does: the commit each move led to, REF@{N}, and what moved it
 			})
 		},
 	}
-	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most `N` entries (-N: the same, as in git)")
+	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most `N` entries (or -N, as in git)")
 	markCountShorthand(cmd, "max-count")
 	addJSONFlag(cmd, &opts.JSON, "print JSON", "reflog")
 	addDateFlag(cmd, &date, "", "name each move by its time, not its index")
