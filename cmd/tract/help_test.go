@@ -160,7 +160,7 @@ func TestHelp_RenderMarkdown(t *testing.T) {
 		{"a table's escaped bar", "| `a \\| b` | c |\n", "| a | b | c |\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, renderMarkdown(tc.md))
+			assert.Equal(t, tc.want, renderMarkdown(tc.md, 0))
 		})
 	}
 }
@@ -172,7 +172,7 @@ func TestHelp_GuidesRenderClean(t *testing.T) {
 	for _, g := range docs.Guides() {
 		md, err := docs.Markdown(g.Topic)
 		require.NoError(t, err)
-		for i, l := range strings.Split(renderMarkdown(md), "\n") {
+		for i, l := range strings.Split(renderMarkdown(md, 0), "\n") {
 			if !strings.HasPrefix(l, "    ") { // code is shown as it is
 				assert.NotRegexp(t, leftover, l, "%s, line %d", g.Topic, i+1)
 			}
@@ -182,25 +182,45 @@ func TestHelp_GuidesRenderClean(t *testing.T) {
 
 // On a terminal 80 columns wide, every line of every command's help
 // fits it: the usage line, the description, the command list, the flags
-// (whose descriptions wrap), the examples.
+// (whose descriptions wrap), the examples; and so does the prose of the
+// guides 'tract help TOPIC' prints (their code and tables are shown as
+// they are).
 func TestHelp_FitsAnEightyColumnTerminal(t *testing.T) {
 	f, _, _ := testFactory(t, map[string]string{"COLUMNS": "80"})
 	f.IO.OutTTY = true
 	root := newRootCmd(f)
 	root.InitDefaultHelpCmd()
 	for _, c := range append(allCommands(root), root) {
-		if isHelpTopic(c) {
-			continue
-		}
 		t.Run(c.CommandPath(), func(t *testing.T) {
 			c.InitDefaultHelpFlag()
 			var b bytes.Buffer
 			writeHelp(&b, c, f.outWidth())
 			for i, line := range strings.Split(b.String(), "\n") {
+				if isHelpTopic(c) && (strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "|")) {
+					continue
+				}
 				assert.LessOrEqual(t, displayWidth(line), 80, "line %d: %q", i+1, line)
 			}
 		})
 	}
+}
+
+// A guide's paragraph with a line too wide for the terminal is wrapped,
+// list items keeping their indentation; others, and tables, are left as
+// they are.
+func TestHelp_FitParagraphs(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"narrow enough", "one two\nthree\n", "one two\nthree\n"},
+		{"a wide paragraph", "one two three four\nfive\n\nsix seven\n",
+			"one two three\nfour five\n\nsix seven\n"},
+		{"list items", "- one two three four\n  five\n- six\n", "- one two\n  three four\n  five\n- six\n"},
+		{"a table", "| one | two | three four five |\n", "| one | two | three four five |\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, fitParagraphs(tc.in, 14))
+		})
+	}
+	assert.Equal(t, "one two three four\n", fitParagraphs("one two three four\n", 0), "piped: as written")
 }
 
 // chat's help gives a flag one line; docs/validators.md's table of

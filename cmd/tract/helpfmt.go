@@ -104,7 +104,7 @@ func writeHelp(w io.Writer, c *cobra.Command, width int) {
 			fmt.Fprintf(w, "%v\n", err)
 			return
 		}
-		io.WriteString(w, renderMarkdown(md))
+		io.WriteString(w, renderMarkdown(md, width))
 		return
 	}
 	if isHelpTopic(c) {
@@ -281,8 +281,10 @@ var (
 // renderMarkdown turns a guide's Markdown into text for a terminal:
 // headings in capitals (or underlined), code blocks indented, code spans,
 // emphasis and HTML comments dropped, and links written as their text
-// with where they lead ('tract help TOPIC' for another guide).
-func renderMarkdown(md string) string {
+// with where they lead ('tract help TOPIC' for another guide). On a
+// terminal width columns wide (0: not a terminal), a paragraph with a
+// line wider than that is wrapped to fit it (see fitParagraphs).
+func renderMarkdown(md string, width int) string {
 	guides := map[string]bool{"exit-codes": true}
 	for _, g := range docs.Guides() {
 		guides[g.Topic] = true
@@ -291,7 +293,7 @@ func renderMarkdown(md string) string {
 	// Text is rendered a run of lines at a time: a link's text may
 	// span two lines.
 	flushText := func() {
-		b.WriteString(renderInline(text.String(), guides))
+		b.WriteString(fitParagraphs(renderInline(text.String(), guides), width))
 		text.Reset()
 	}
 	inCode := false
@@ -315,11 +317,12 @@ func renderMarkdown(md string) string {
 			continue
 		}
 		if m := mdHeading.FindStringSubmatch(l); m != nil {
+			flushText()
 			h := renderInline(m[2], guides)
 			if len(m[1]) <= 2 {
-				text.WriteString(strings.ToUpper(m[2]) + "\n")
+				b.WriteString(strings.ToUpper(h) + "\n")
 			} else {
-				text.WriteString(m[2] + "\n" + strings.Repeat("-", len([]rune(h))) + "\n")
+				b.WriteString(h + "\n" + strings.Repeat("-", len([]rune(h))) + "\n")
 			}
 			continue
 		}
@@ -329,6 +332,70 @@ func renderMarkdown(md string) string {
 	// Comments dropped leave runs of blank lines.
 	out := regexp.MustCompile(`\n{3,}`).ReplaceAllString(b.String(), "\n\n")
 	return strings.TrimLeft(out, "\n")
+}
+
+// mdListItem is the start of a list item, its marker and the space after.
+var mdListItem = regexp.MustCompile(`^\s*(?:[-*]|\d+\.) `)
+
+// fitParagraphs wraps to width columns each paragraph of rendered prose
+// (its lines between blank lines) that has a line wider than that, a
+// list item at a time, each kept at its indentation; other paragraphs,
+// and tables, stay as they are. width 0 changes nothing.
+func fitParagraphs(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	var out []string
+	for i := 0; i < len(lines); i++ {
+		j := i
+		for j < len(lines) && strings.TrimSpace(lines[j]) != "" {
+			j++
+		}
+		out = append(out, fitParagraph(lines[i:j], width)...)
+		if j < len(lines) {
+			out = append(out, lines[j])
+		}
+		i = j
+	}
+	return strings.Join(out, "\n")
+}
+
+// fitParagraph wraps the lines of one paragraph to width columns if one
+// is wider (see fitParagraphs).
+func fitParagraph(para []string, width int) []string {
+	wide := false
+	for _, l := range para {
+		if strings.HasPrefix(strings.TrimSpace(l), "|") {
+			return para // a table
+		}
+		wide = wide || displayWidth(l) > width
+	}
+	if !wide {
+		return para
+	}
+	var out, words []string
+	indent := ""
+	flush := func() {
+		if len(words) > 0 {
+			out = append(out, indent+wrap(strings.Join(words, " "), width-len(indent), strings.Repeat(" ", len(indent))))
+		}
+		words = nil
+	}
+	for _, l := range para {
+		if m := mdListItem.FindString(l); m != "" {
+			flush()
+			indent = m
+			words = strings.Fields(l[len(m):])
+			continue
+		}
+		if len(words) == 0 {
+			indent = l[:len(l)-len(strings.TrimLeft(l, " "))]
+		}
+		words = append(words, strings.Fields(l)...)
+	}
+	flush()
+	return out
 }
 
 // renderInline renders the spans of one line of Markdown.
