@@ -173,11 +173,8 @@ func flagUsages(fs *pflag.FlagSet, width int) string {
 		if fl.Shorthand != "" && fl.ShorthandDeprecated == "" {
 			names = "  -" + fl.Shorthand + ", --" + fl.Name
 		}
-		value, usage := pflag.UnquoteUsage(fl)
-		if v := fl.Annotations[valueNameAnnotation]; len(v) == 1 {
-			value = v[0]
-		}
-		if value != "" {
+		_, usage := pflag.UnquoteUsage(fl)
+		if value := flagValueName(fl); value != "" {
 			names += " " + value
 		}
 		if d := flagDefault(fl); d != "" {
@@ -195,6 +192,18 @@ func flagUsages(fs *pflag.FlagSet, width int) string {
 		fmt.Fprintf(&b, "%-*s%s\n", col, r.names, usage)
 	}
 	return b.String()
+}
+
+// flagValueName is the name the help gives fl's value ("N", "TEXT",
+// "plain|xml"): set by setValueName, else the usage's `NAME`, else
+// pflag's (a Go type, which TestHelp_FlagValuesAreNamedInWords keeps out
+// of tract's help); "" for a flag that takes none.
+func flagValueName(fl *pflag.Flag) string {
+	if v := fl.Annotations[valueNameAnnotation]; len(v) == 1 {
+		return v[0]
+	}
+	name, _ := pflag.UnquoteUsage(fl)
+	return name
 }
 
 // flagDefault is how the help writes fl's default: "" for none (a zero
