@@ -31,12 +31,12 @@ type Guide struct {
 func Guides() []Guide {
 	return []Guide{
 		{"commands", "Every command and the conventions they share"},
-		{"validators", "Chat and validators: defaults, validators, attempts, a failed turn"},
-		{"tasks", "Tasks, failure records, feedback, escalation, events and stats"},
+		{"validators", "Chat and validators: defaults, attempts, a failed turn"},
+		{"tasks", "Tasks, failure records, feedback, escalation, stats"},
 		{"interactive-chat", "The interactive chat: keys and /commands"},
 		{"history", "Reading history: log, graph, formats, revisions, compress"},
 		{"import-export", "Importing OpenAI messages, exporting fine-tuning data"},
-		{"providers", "Models and providers: OpenAI-compatible, Anthropic, structured output"},
+		{"providers", "Models and providers: OpenAI-compatible, Anthropic"},
 		{"sharing", "Sharing a repository, copying it, PostgreSQL"},
 		{"go-api", "The Go API: a guide to the library"},
 		{"json", "The JSON output of every command"},

@@ -71,7 +71,7 @@ func TestRefs_BranchFlagHEADMeansTheBranch(t *testing.T) {
 
 	assert.Equal(t, "branch b is now at "+m2[:8]+"\n", r.Stdout, "b~1, not HEAD~1 (%s)", m3[:8])
 	assert.Equal(t, m4, s.log()[0].Hash, "HEAD's branch did not move")
-	assert.Contains(t, s.ok("reset", "--help").Stdout, "HEAD in a revision then means NAME's tip")
+	assert.Contains(t, s.ok("reset", "--help").Stdout, "--branch NAME   work on branch NAME; HEAD then means NAME's tip")
 }
 
 // A taken branch name gets a hint that fits the command: 'switch -c' can

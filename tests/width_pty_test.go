@@ -124,3 +124,32 @@ func TestREPL_LogFitsTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// On an 80-column terminal, tract chat --help is at most 60 lines and no
+// line of any command's help, or of a guide's prose, is wider than the
+// terminal: flag descriptions and paragraphs wrap to it.
+func TestHelp_FitsAnEightyColumnTerminal(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	for _, args := range [][]string{
+		{"chat", "--help"},
+		{"--help"},
+		{"export", "--help"},
+		{"config", "--help"},
+		{"--no-pager", "help", "validators"},
+	} {
+		p := s.startPTYSized(80, nil, args...)
+		require.Equal(t, 0, p.exit(), "%v: %s", args, p.finalOutput())
+		lines := terminalLines(p.finalOutput())
+		for _, l := range lines {
+			if args[0] == "--no-pager" && (strings.HasPrefix(l, "    ") || strings.HasPrefix(l, "|")) {
+				continue // a guide's code and tables are shown as they are
+			}
+			assert.LessOrEqual(t, utf8.RuneCountInString(l)+wide(l), 80, "%v: %q", args, l)
+		}
+		if args[0] == "chat" {
+			assert.LessOrEqual(t, len(lines), 60, "tract chat --help at 80 columns:\n%s", strings.Join(lines, "\n"))
+			assert.Contains(t, lines[0], "Usage: tract chat")
+		}
+	}
+}

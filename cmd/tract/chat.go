@@ -77,22 +77,19 @@ func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
 		Use:   "chat [MESSAGE | -]",
 		Short: "Send a message and commit the model's (validated) answer",
 		Long: `Commit MESSAGE (or standard input with "-") as a user message, send the
-conversation to the model and commit its answer; standard output carries
-only the accepted answer, attempts and diagnoses go to standard error. With
---validate, a rejected answer and a steering message quoting the diagnosis
-are committed and the model tries again, up to --max-attempts; after a
-success the branch is purified to your message and the clean answer, the
-failed attempts staying in 'tract log --all'. With no MESSAGE on a
-terminal, or with -i, chat opens the interactive chat. Text piped in comes
-first, then a blank line, then MESSAGE (--no-stdin ignores standard input);
-a first call that shows the setup wrong writes nothing and says what to fix.`,
+conversation to the model and commit its answer, the only thing printed on
+standard output. With --validate, a rejected answer and a steering message
+quoting the diagnosis are committed and the model tries again, up to
+--max-attempts; the branch then keeps only your message and the accepted
+answer (the attempts stay in 'tract log --all'). Piped text comes before
+MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 		Example: `  tract chat "What is the capital of France?"
-  tract chat --retry-last --validate json
   tract chat --validate json "List three colours as a JSON array" | jq .
+  tract chat -V schema:person.json --max-attempts 5 --provenance "Describe Ada"
+  tract chat --retry-last --validate json
   tract chat -m llama3.2 -s "You are terse." -n "Start a new conversation"
-  tract chat --validate schema:person.json --max-attempts 5 --provenance "Describe Ada"
-  echo "Summarise this" | tract chat -
-  git diff | tract chat "Review this change"`,
+  git diff | tract chat "Review this change"
+  echo "Summarise this" | tract chat -`,
 		Args: maxArgs(1, `one message (quote it) or "-"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkRetryLast(opts, args); err != nil {
@@ -158,32 +155,43 @@ a first call that shows the setup wrong writes nothing and says what to fix.`,
 			return chatRun(cmd, opts)
 		},
 	}
+	// Each usage fits one line of an 80-column terminal beside the
+	// flags' names; what a flag does at length is in docs/validators.md
+	// (its table of chat's flags) and the guides it links.
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec (repeatable): "+f.validators().Usages())
+	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "check each answer with `SPEC` (repeatable): "+f.validators().Usages())
 	addCmdTimeoutFlag(cmd, &cmdTimeout)
-	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "total attempts, the first included")
-	fl.BoolVar(&opts.Purify, "purify", true, "after retries keep only the accepted answer on the branch (--purify=false keeps every attempt)")
-	fl.BoolVar(&opts.Provenance, "provenance", false, "also commit a note recording how the answer was reached")
-	fl.StringVar(&opts.RetryPrompt, "retry-prompt", tract.DefaultRetryPrompt, "steering text; may use {diagnosis}, {attempt}, {max_attempts}")
-	fl.StringVarP(&opts.System, "system", "s", "", "system prompt, committed first unless the context already has it (default $TRACT_SYSTEM, else 'tract config get system')")
-	fl.StringVarP(&opts.Model, "model", "m", "", "model name (default $TRACT_MODEL, else 'tract config get model')")
+	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "make at most `N` attempts")
+	fl.BoolVar(&opts.Purify, "purify", true, "keep only the answer on the branch")
+	fl.BoolVar(&opts.Provenance, "provenance", false, "also commit a note of how the answer was reached")
+	fl.StringVar(&opts.RetryPrompt, "retry-prompt", tract.DefaultRetryPrompt, "steering `TEXT` after a failure ({diagnosis}, …)")
+	// The default is two lines, quoted in docs/validators.md.
+	fl.Lookup("retry-prompt").DefValue = ""
+	fl.StringVarP(&opts.System, "system", "s", "", "system prompt (default $TRACT_SYSTEM or config)")
+	setValueName(fl, "system", "TEXT")
+	fl.StringVarP(&opts.Model, "model", "m", "", "model to ask (default $TRACT_MODEL or config)")
+	setValueName(fl, "model", "NAME")
 	fl.StringVarP(&opts.Model, "model-alias", "M", "", "the older short form of --model")
 	_ = fl.MarkHidden("model-alias")
-	fl.BoolVarP(&opts.Continue, "continue", "c", false, "continue the conversation on the current branch (the default)")
-	fl.BoolVarP(&opts.New, "new", "n", false, "start a new conversation: a new branch chat-YYYYMMDD-HHMMSS with no history, and HEAD on it")
-	fl.Float64Var(&temperature, "temperature", 0, "sampling temperature")
-	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer to the terminal as it arrives")
-	addJSONFlag(cmd, &opts.JSON, "print the result record (answer, commit, attempts, diagnoses, usage) as JSON", "chat")
-	fl.StringVar(&opts.Task, "task", "", "task `ID` recorded on every commit of the turn (one line, at most 200 bytes)")
-	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry is told what failed: plain (the --retry-prompt text) or xml (every failure so far)")
-	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (the failed answers and feedback) or fresh (the feedback before the message, no failed answers)")
-	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model, in one extra call per failure, for its root cause and a fix")
-	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "when every attempt failed: abort, skip, retry (a fresh round) or ask (you answer, on a terminal)")
-	fl.StringVar(&opts.Fix, "fix", "", "when every attempt failed, run one more round with `TEXT` as the model's first guidance")
-	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the REPL: read messages and /commands line by line from standard input (see 'tract help interactive-chat')")
-	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` as JSON lines as they happen (see 'tract events')")
-	fl.BoolVar(&opts.NoStdin, "no-stdin", false, "do not read standard input, even when it is a pipe (for programs that run tract with one open)")
-	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer again the message a failed turn left unanswered, without committing it twice")
+	fl.BoolVarP(&opts.Continue, "continue", "c", false, "continue the current branch (the default)")
+	fl.BoolVarP(&opts.New, "new", "n", false, "start a new conversation on a new branch")
+	fl.Float64Var(&temperature, "temperature", 0, "sampling temperature, such as 0.7")
+	setValueName(fl, "temperature", "TEMP")
+	fl.BoolVar(&opts.NoStream, "no-stream", false, "do not stream the answer as it arrives")
+	addJSONFlag(cmd, &opts.JSON, "print the result record as JSON", "chat")
+	fl.StringVar(&opts.Task, "task", "", "record task `ID` on every commit of the turn")
+	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry learns what failed")
+	setValueName(fl, "feedback", "plain|xml")
+	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation or fresh")
+	setValueName(fl, "retry-context", "MODE")
+	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model why each attempt failed")
+	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "if every attempt fails: abort, skip, retry or ask")
+	setValueName(fl, "on-exhausted", "ACTION")
+	fl.StringVar(&opts.Fix, "fix", "", "if every attempt fails, a round guided by `TEXT`")
+	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the interactive chat (the REPL)")
+	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` (JSON lines)")
+	fl.BoolVar(&opts.NoStdin, "no-stdin", false, "ignore standard input, even a pipe")
+	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer the message a failed turn left unanswered")
 	addModelFlags(cmd, &opts.ModelFlags, false)
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd

@@ -16,7 +16,7 @@ import (
 // said in tract's words rather than pflag's and time's.
 func addCmdTimeoutFlag(cmd *cobra.Command, s *string) {
 	cmd.Flags().StringVar(s, "cmd-timeout", retry.DefaultCmdTimeout.String(),
-		"kill a cmd: validator's command after `DURATION` (such as 10s or 2m) and reject the answer")
+		"kill cmd: validators after `DURATION`")
 }
 
 // parseCmdTimeout reads the value of --cmd-timeout: a positive duration.

@@ -56,10 +56,12 @@ message (default), steering, summary, note or error.`,
 			return commitRun(cmd, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Role, "role", "r", "", "speaker: system, user, assistant or tool (required)")
-	cmd.Flags().StringVarP(&opts.Kind, "kind", "k", "message", "commit kind: message, steering, summary, note or error")
-	cmd.Flags().StringArrayVarP(&messages, "message", "m", nil, `the text; several are joined as paragraphs, a blank line between ("-" alone reads standard input)`)
-	cmd.Flags().StringVar(&opts.Meta, "meta", "", "metadata as a JSON object")
+	cmd.Flags().StringVarP(&opts.Role, "role", "r", "", "system, user, assistant or tool (required)")
+	setValueName(cmd.Flags(), "role", "ROLE")
+	cmd.Flags().StringVarP(&opts.Kind, "kind", "k", "message", "message, steering, summary, note, error")
+	setValueName(cmd.Flags(), "kind", "KIND")
+	cmd.Flags().StringArrayVarP(&messages, "message", "m", nil, "the `TEXT` (\"-\": standard input); repeat for paragraphs")
+	cmd.Flags().StringVar(&opts.Meta, "meta", "", "metadata as a `JSON` object")
 	addJSONFlag(cmd, &opts.JSON, "print the new commit as JSON", "commit record")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd

@@ -20,7 +20,7 @@ func newCmdCompile(f *Factory, runF func(*CompileOptions) error) *cobra.Command 
 	opts := &CompileOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "compile [REV]",
-		Short: "Print the messages a model would be sent (--json: OpenAI format)",
+		Short: "Print the messages a model would be sent",
 		Long: `Print the messages a model would be sent for HEAD (or REV): the
 first-parent chain from the root, with message, summary and steering
 commits (steering as role user), notes and errors left out; --json prints

@@ -301,7 +301,7 @@ func installAsExamples(cmd *cobra.Command) {
 		case strings.HasPrefix(l, "\t"):
 			b.WriteString("  " + strings.TrimLeft(l, "\t") + "\n")
 		default:
-			b.WriteString("  # " + strings.TrimSpace(strings.TrimLeft(l, "#")) + "\n")
+			b.WriteString("  # " + wrap(strings.TrimSpace(strings.TrimLeft(l, "#")), 76, "  # ") + "\n")
 		}
 	}
 	cmd.Long = desc

@@ -50,7 +50,7 @@ summary is accepted; the old commits stay as an orphan chain in 'tract log
 --all'.`,
 		Example: `  tract compress --keep-last 20 --dry-run
   tract compress --to HEAD~20 --validate 'maxlen:2000'
-  tract compress --from HEAD~10 --to HEAD~4 --content "The user and assistant agreed on X."`,
+  tract compress --from HEAD~10 --to HEAD~4 --content "We agreed on X."`,
 		Args: exactArgs(0, "no arguments (use --from and --to)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.To != "" && cmd.Flags().Changed("keep-last") {
@@ -74,18 +74,22 @@ summary is accepted; the old commits stay as an orphan chain in 'tract log
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.From, "from", "", "first commit of the range (default: the root)")
+	setValueName(fl, "from", "REV")
 	fl.StringVar(&opts.To, "to", "", "last commit of the range (default: HEAD)")
+	setValueName(fl, "to", "REV")
 	markRevisionFlag(cmd, "from")
 	markRevisionFlag(cmd, "to")
-	fl.IntVar(&opts.KeepLast, "keep-last", 0, "end the range N commits before HEAD")
-	fl.IntVar(&opts.TargetTokens, "target-tokens", 0, "aim each summary at N tokens (estimated)")
+	fl.IntVar(&opts.KeepLast, "keep-last", 0, "end the range `N` commits before HEAD")
+	fl.IntVar(&opts.TargetTokens, "target-tokens", 0, "aim each summary at `N` tokens (estimated)")
 	fl.StringVar(&opts.Instructions, "instructions", "", "extra instructions for the summarizer")
-	fl.StringArrayVar(&opts.Content, "content", nil, "use TEXT as the summary instead of calling a model (one per summarized group)")
-	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "validator spec for every summary (repeatable; as for 'tract chat'): "+f.validators().Usages())
+	setValueName(fl, "instructions", "TEXT")
+	fl.StringArrayVar(&opts.Content, "content", nil, "the summary's `TEXT`; no model call (repeatable)")
+	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "check each summary with `SPEC` (repeatable): "+f.validators().Usages())
 	addCmdTimeoutFlag(cmd, &cmdTimeout)
-	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "attempts per summary, the first included")
-	fl.StringVarP(&opts.Model, "model", "M", "", "summarization model (default $TRACT_MODEL)")
-	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print which commits would be summarized and kept; call no model")
+	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "make at most `N` attempts per summary")
+	fl.StringVarP(&opts.Model, "model", "M", "", "the summarizer (default $TRACT_MODEL or config)")
+	setValueName(fl, "model", "NAME")
+	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "print what would be summarized; call no model")
 	addJSONFlag(cmd, &opts.JSON, "print the plan or the result as JSON", "compress", "compress --dry-run")
 	addModelFlags(cmd, &opts.ModelFlags, false)
 	addBranchFlag(cmd, &opts.Branch)

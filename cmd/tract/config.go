@@ -22,17 +22,19 @@ type ConfigOptions struct {
 func newCmdConfig(f *Factory, runF func(*ConfigOptions) error) *cobra.Command {
 	var keyHelp strings.Builder
 	for _, k := range config.Keys() {
-		fmt.Fprintf(&keyHelp, "  %-8s %s (overridden by $%s)\n", k.Name, k.Help, k.Env)
+		// A setting's lines fit an 80-column terminal.
+		help := fmt.Sprintf("%s ($%s)", k.Help, k.Env)
+		fmt.Fprintf(&keyHelp, "  %-8s %s\n", k.Name, wrap(help, 69, strings.Repeat(" ", 11)))
 	}
 	cmd := &cobra.Command{
 		Use:   "config set|get|unset|list [KEY [VALUE]]",
 		Short: "Set your default model, provider and system prompt",
 		Long: `Read and write your settings: the model, system prompt and provider chat,
-the interactive chat and compress use when no flag gives them (a flag wins
-over TRACT_MODEL, TRACT_SYSTEM or TRACT_PROVIDER, which win over the
-setting). Settings are per user, in $TRACT_CONFIG or tract/config.json in
-your configuration directory, never in a repository; API keys stay in the
-environment.
+the interactive chat and compress use when no flag gives them, and how long
+a model call waits (a flag wins over the environment variable named below,
+which wins over the setting). Settings are per user, in $TRACT_CONFIG or
+tract/config.json in your configuration directory, never in a repository;
+API keys stay in the environment.
 
 Settings:
 ` + strings.TrimRight(keyHelp.String(), "\n"),

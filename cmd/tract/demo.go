@@ -27,7 +27,7 @@ func newCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
 	opts := &DemoOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "demo [--keep | --db PATH]",
-		Short: "Watch validated generation work, offline, against a scripted model",
+		Short: "Watch validated generation work, offline",
 		Long: `Run tract's main job in a throwaway repository against a scripted model,
 with no network, no API key and no repository of yours: a task validated as
 JSON whose first answer fails and is steered, a compress, and a task

@@ -32,7 +32,7 @@ func newCmdEvents(f *Factory, runF func(*EventsOptions) error) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "events [--task ID] [--since TIME] [--format jsonl|text]",
-		Short: "Print the events of the validated turns, regenerated from the commits",
+		Short: "Print the events of the validated turns",
 		Long: `Print the events of every validated turn (attempt, feedback_injected,
 escalated, user_response, resolved), oldest first, regenerated from the
 commits, orphaned attempts included: exactly the lines 'tract chat --events
@@ -66,9 +66,10 @@ lines of the retry log.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Task, "task", "", "only the events of task `ID`")
-	fl.StringVar(&since, "since", "", "only the events at or after `TIME`: RFC 3339, or an age such as 12h or 7d")
-	fl.StringVar(&opts.Format, "format", "jsonl", "jsonl or text")
-	addJSONFlag(cmd, &asJSON, "one JSON object per line: the same as --format jsonl", "events")
+	fl.StringVar(&since, "since", "", "only the events since `TIME`: RFC 3339 or an age (7d)")
+	fl.StringVar(&opts.Format, "format", "jsonl", "JSON lines or text, an event a line")
+	setValueName(fl, "format", "jsonl|text")
+	addJSONFlag(cmd, &asJSON, "the same as --format jsonl", "events")
 	return cmd
 }
 

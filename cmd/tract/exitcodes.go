@@ -76,7 +76,7 @@ func newExitCodesTopic() *cobra.Command {
 		fmt.Fprintf(&b, "  %3d  %-11s  %s\n", c.Code, c.Name, wrap(meaning, 60, strings.Repeat(" ", 20)))
 	}
 	b.WriteString("\nA script can branch on them: for example 'tract show REV' exits 8 when REV\n" +
-		"names nothing, and 'tract chat --validate ...' exits 3 when every attempt failed.")
+		"names nothing, and 'tract chat --validate ...' exits 3 when every attempt\nfailed.")
 	return &cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of every command",

@@ -37,8 +37,8 @@ func newCmdExport(f *Factory, runF func(*ExportOptions) error) *cobra.Command {
 	opts := &ExportOptions{Factory: f}
 	var format, weights, since, until string
 	cmd := &cobra.Command{
-		Use:   "export [REV | --all | --branch NAME...] [--format FORMAT] [-o FILE]",
-		Short: "Write conversations or preference pairs as fine-tuning data (JSONL)",
+		Use:   "export [REV | --all | --branch NAME...] [-f FORMAT]",
+		Short: "Write conversations or preference pairs as fine-tuning data",
 		Long: `Write the repository's conversations (--format openai, the default), or the
 accepted and rejected answers of its validated turns (openai-preference,
 trl-preference, trl-kto), as fine-tuning data: one JSON object a line, to
@@ -46,7 +46,7 @@ standard output or -o FILE, read as a stream in bounded memory. REV (default
 HEAD), --branch or --all choose the conversations; --task, --validator,
 --min-attempts, --since and --until filter them.`,
 		Example: `  tract export --format openai -o sft.jsonl
-  tract export --all --format openai-preference --task 03- --min-attempts 2 -o dpo.jsonl
+  tract export --all -f openai-preference --min-attempts 2 -o dpo.jsonl
   tract export feature --format trl-kto --validator cmd | head -1 | jq .label`,
 		Args: maxArgs(1, "one revision"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -93,15 +93,17 @@ HEAD), --branch or --all choose the conversations; --task, --validator,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&format, "format", "f", string(export.OpenAI), "the `FORMAT`: openai, openai-preference, trl-preference, trl-kto")
-	fl.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of standard output (replaced only once the export succeeds)")
+	fl.StringVarP(&format, "format", "f", string(export.OpenAI), "openai, openai-preference, trl-preference or trl-kto")
+	setValueName(fl, "format", "FORMAT")
+	fl.StringVarP(&opts.Output, "output", "o", "", "write to `FILE`, replaced once the export succeeds")
 	fl.BoolVar(&opts.All, "all", false, "export the whole repository")
 	fl.StringArrayVar(&opts.Branches, "branch", nil, "export branch `NAME` (repeatable)")
-	fl.StringVar(&weights, "weight", string(export.WeightsRecorded), "which messages get a weight (openai): recorded, none, assistant-last")
+	fl.StringVar(&weights, "weight", string(export.WeightsRecorded), "weights (openai): recorded, none or assistant-last")
+	setValueName(fl, "weight", "MODE")
 	fl.StringVar(&opts.Task, "task", "", "only the turns with task `ID`")
-	fl.StringVar(&opts.Validator, "validator", "", "only the turns validated by `SPEC` (a spec, or a kind such as cmd)")
-	fl.StringVar(&since, "since", "", "only what started at or after `TIME`: RFC 3339, or an age such as 12h or 7d")
-	fl.StringVar(&until, "until", "", "only what started before `TIME`: RFC 3339, or an age such as 12h or 7d")
+	fl.StringVar(&opts.Validator, "validator", "", "only the turns validated by `SPEC` (or its kind)")
+	fl.StringVar(&since, "since", "", "only what started since `TIME`: RFC 3339 or an age")
+	fl.StringVar(&until, "until", "", "only what started before `TIME`")
 	fl.IntVar(&opts.MinAttempts, "min-attempts", 0, "only the turns that took at least `N` attempts")
 	markBranchFlag(cmd, "branch")
 	formats := make([]string, len(export.Formats))

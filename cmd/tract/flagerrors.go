@@ -92,7 +92,11 @@ func valueKind(fl *pflag.Flag) string {
 	case t == "duration":
 		return "give a number with a unit, such as 500ms, 30s, 5m or 1h30m"
 	}
-	return fmt.Sprintf("give it as %s VALUE or --%s=VALUE", flagName(fl), fl.Name)
+	value := flagValueName(fl)
+	if value == "" {
+		value = "VALUE"
+	}
+	return fmt.Sprintf("give it as %s %s or --%s=%s", flagName(fl), value, fl.Name, value)
 }
 
 func isIntType(t string) bool {

@@ -45,7 +45,7 @@ func TestRun_FlagErrorsInTractsWords(t *testing.T) {
 		{[]string{"log", "--all=maybe"}, `tract: --all: "maybe" is not true or false: give --all alone, or --all=false`},
 		{[]string{"log", "--lock-timeout", "5"}, `tract: --lock-timeout: "5" is not a duration: give a number with a unit, such as 500ms, 30s, 5m or 1h30m`},
 		{[]string{"chat", "--temperature", "warm"}, `tract: --temperature: "warm" is not a number: give a number, such as --temperature 0.5`},
-		{[]string{"log", "--format"}, "tract: --format needs a value: give it as --format VALUE or --format=VALUE"},
+		{[]string{"log", "--format"}, "tract: --format needs a value: give it as --format TEMPLATE or --format=TEMPLATE"},
 		{[]string{"log", "---x"}, `tract: "---x" is not a flag: a flag is -x or --name`},
 		{[]string{"log", "-x"}, "tract: unknown flag -x\n"},
 		{[]string{"log", "-ax"}, "tract: unknown flag -a in -ax\nRun 'tract log --help' for usage.\n"},

@@ -25,7 +25,7 @@ func newCmdFsck(f *Factory, runF func(*FsckOptions) error) *cobra.Command {
 	opts := &FsckOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "fsck [--salvage NEW]",
-		Short: "Verify every object's hash and every reference; salvage a damaged file",
+		Short: "Verify every hash and reference; salvage a damaged file",
 		Long: `Re-derive the hash of every blob and commit, decode every commit, ref and
 reflog entry, and check that every parent, blob and ref target exists; exit 1
 when something is damaged (on any file, even one too damaged to open).
@@ -43,7 +43,7 @@ and says what was lost.`,
 		},
 	}
 	addJSONFlag(cmd, &opts.JSON, "print the report as JSON", "fsck", "fsck --salvage")
-	cmd.Flags().StringVar(&opts.Salvage, "salvage", "", "copy what still verifies into the new repository `NEW` and report what was lost")
+	cmd.Flags().StringVar(&opts.Salvage, "salvage", "", "copy what still verifies into a new repository `NEW`")
 	return cmd
 }
 

@@ -77,7 +77,7 @@ commits a branch, HEAD or ORIG_HEAD reaches always stay.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&expire, "expire", "30d", `age after which reflog entries stop protecting orphans ("now", 7d, 12h)`)
+	cmd.Flags().StringVar(&expire, "expire", "30d", "expire reflog entries older than `AGE`")
 	cmd.Flags().BoolVarP(&opts.DryRun, "dry-run", "n", false, "only count what would be removed")
 	addJSONFlag(cmd, &opts.JSON, "print the counts as JSON", "gc")
 	return cmd

@@ -55,7 +55,8 @@ diagnosis.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "draw every commit: every branch and every orphan")
-	cmd.Flags().StringVar(&format, "format", string(tract.GraphDot), "dot (Graphviz) or mermaid")
+	cmd.Flags().StringVar(&format, "format", string(tract.GraphDot), "Graphviz (dot) or Mermaid")
+	setValueName(cmd.Flags(), "format", "dot|mermaid")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
 		[]string{string(tract.GraphDot), string(tract.GraphMermaid)}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of standard output")

@@ -67,17 +67,20 @@ func TestHelp_UsageDescriptionFlagsExamplesInThatOrder(t *testing.T) {
 	}
 }
 
-// 'tract chat --help' reads in a minute: the long explanations are in
-// the guides it points to.
+// 'tract chat --help' reads in a minute, on an 80-column terminal as
+// piped: the long explanations are in the guides it points to.
 func TestHelp_ChatFitsOnAScreen(t *testing.T) {
-	f, out, _ := testFactory(t, nil)
-	root := newRootCmd(f)
-	root.SetArgs([]string{"chat", "--help"})
-	require.NoError(t, root.Execute())
-	flush(f.IO.Out)
-	n := strings.Count(out.String(), "\n")
-	assert.LessOrEqual(t, n, 60, "tract chat --help is %d lines:\n%s", n, out.String())
-	assert.Contains(t, out.String(), "'tract help TOPIC' (docs/TOPIC.md): validators, tasks")
+	for _, tty := range []bool{true, false} {
+		f, out, _ := testFactory(t, map[string]string{"COLUMNS": "80"})
+		f.IO.OutTTY = tty
+		root := newRootCmd(f)
+		root.SetArgs([]string{"chat", "--help"})
+		require.NoError(t, root.Execute())
+		flush(f.IO.Out)
+		n := strings.Count(out.String(), "\n")
+		assert.LessOrEqual(t, n, 60, "on a terminal: %v; tract chat --help is %d lines:\n%s", tty, n, out.String())
+		assert.Contains(t, out.String(), "validators, tasks")
+	}
 }
 
 // Every help topic is a page of docs/, every command's help points to
@@ -157,7 +160,7 @@ func TestHelp_RenderMarkdown(t *testing.T) {
 		{"a table's escaped bar", "| `a \\| b` | c |\n", "| a | b | c |\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, renderMarkdown(tc.md))
+			assert.Equal(t, tc.want, renderMarkdown(tc.md, 0))
 		})
 	}
 }
@@ -169,7 +172,7 @@ func TestHelp_GuidesRenderClean(t *testing.T) {
 	for _, g := range docs.Guides() {
 		md, err := docs.Markdown(g.Topic)
 		require.NoError(t, err)
-		for i, l := range strings.Split(renderMarkdown(md), "\n") {
+		for i, l := range strings.Split(renderMarkdown(md, 0), "\n") {
 			if !strings.HasPrefix(l, "    ") { // code is shown as it is
 				assert.NotRegexp(t, leftover, l, "%s, line %d", g.Topic, i+1)
 			}
@@ -177,26 +180,86 @@ func TestHelp_GuidesRenderClean(t *testing.T) {
 	}
 }
 
-// On a terminal, the flags of a command's help fit the terminal's width:
-// their descriptions wrap instead of running past its edge.
-func TestHelp_FlagsFitAnEightyColumnTerminal(t *testing.T) {
+// On a terminal 80 columns wide, every line of every command's help
+// fits it: the usage line, the description, the command list, the flags
+// (whose descriptions wrap), the examples; and so does the prose of the
+// guides 'tract help TOPIC' prints (their code and tables are shown as
+// they are).
+func TestHelp_FitsAnEightyColumnTerminal(t *testing.T) {
 	f, _, _ := testFactory(t, map[string]string{"COLUMNS": "80"})
 	f.IO.OutTTY = true
+	root := newRootCmd(f)
+	root.InitDefaultHelpCmd()
+	for _, c := range append(allCommands(root), root) {
+		t.Run(c.CommandPath(), func(t *testing.T) {
+			c.InitDefaultHelpFlag()
+			var b bytes.Buffer
+			writeHelp(&b, c, f.outWidth())
+			for i, line := range strings.Split(b.String(), "\n") {
+				if isHelpTopic(c) && (strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "|")) {
+					continue
+				}
+				assert.LessOrEqual(t, displayWidth(line), 80, "line %d: %q", i+1, line)
+			}
+		})
+	}
+}
+
+// A guide's paragraph with a line too wide for the terminal is wrapped,
+// list items keeping their indentation; others, and tables, are left as
+// they are.
+func TestHelp_FitParagraphs(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"narrow enough", "one two\nthree\n", "one two\nthree\n"},
+		{"a wide paragraph", "one two three four\nfive\n\nsix seven\n",
+			"one two three\nfour five\n\nsix seven\n"},
+		{"list items", "- one two three four\n  five\n- six\n", "- one two\n  three four\n  five\n- six\n"},
+		{"a table", "| one | two | three four five |\n", "| one | two | three four five |\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, fitParagraphs(tc.in, 14))
+		})
+	}
+	assert.Equal(t, "one two three four\n", fitParagraphs("one two three four\n", 0), "piped: as written")
+}
+
+// chat's help gives a flag one line; docs/validators.md's table of
+// chat's flags says what each does at length, under the same names.
+func TestHelp_ChatFlagsAreExplainedInTheGuide(t *testing.T) {
+	md, err := docs.Markdown("validators")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(md, "\n## Chat's flags\n")
+	require.True(t, ok, "docs/validators.md has no section \"Chat's flags\"")
+	table, _, _ = strings.Cut(table, "\n## ")
+	f, _, _ := testFactory(t, nil)
+	chat, _, err := newRootCmd(f).Find([]string{"chat"})
+	require.NoError(t, err)
+	rows := 0
+	for _, line := range strings.Split(flagUsages(chat.LocalFlags(), 0), "\n") {
+		names, _, _ := strings.Cut(strings.TrimSpace(line), "   ")
+		if names == "" || strings.HasSuffix(names, "--help") {
+			continue
+		}
+		rows++
+		assert.Contains(t, table, "\n| `"+strings.ReplaceAll(names, "|", `\|`)+"` | ", "docs/validators.md's table does not explain %s", names)
+	}
+	assert.Equal(t, rows, strings.Count(table, "\n| `"), "a row of the table is no flag of chat")
+}
+
+// A flag's help names its value in words (--max-attempts N, --feedback
+// plain|xml), never by a Go type as pflag does (--max-attempts int).
+func TestHelp_FlagValuesAreNamedInWords(t *testing.T) {
+	goType := regexp.MustCompile(`^ +(-\S, )?--\S+ (string|int|int32|int64|uint|float|float32|float64|duration|stringArray|strings|ints|uints|bools|value) `)
+	f, _, _ := testFactory(t, nil)
 	root := newRootCmd(f)
 	root.InitDefaultHelpCmd()
 	for _, c := range append(allCommands(root), root) {
 		if isHelpTopic(c) {
 			continue
 		}
-		t.Run(c.CommandPath(), func(t *testing.T) {
-			c.InitDefaultHelpFlag()
-			var b bytes.Buffer
-			writeHelp(&b, c, f.outWidth())
-			_, flags, _ := strings.Cut(b.String(), "\nFlags:\n")
-			flags, _, _ = strings.Cut(flags, "\n\n")
-			for _, line := range strings.Split(flags, "\n") {
-				assert.LessOrEqual(t, displayWidth(line), 80, "%q", line)
-			}
-		})
+		c.InitDefaultHelpFlag()
+		for _, line := range strings.Split(flagUsages(c.LocalFlags(), 0), "\n") {
+			assert.NotRegexp(t, goType, line, c.CommandPath())
+		}
 	}
 }

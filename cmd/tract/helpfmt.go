@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -103,7 +104,7 @@ func writeHelp(w io.Writer, c *cobra.Command, width int) {
 			fmt.Fprintf(w, "%v\n", err)
 			return
 		}
-		io.WriteString(w, renderMarkdown(md))
+		io.WriteString(w, renderMarkdown(md, width))
 		return
 	}
 	if isHelpTopic(c) {
@@ -120,7 +121,7 @@ func writeHelp(w io.Writer, c *cobra.Command, width int) {
 	if c.HasAvailableSubCommands() {
 		writeCommandList(&b, c)
 	}
-	if flags := c.LocalFlags().FlagUsagesWrapped(width); flags != "" {
+	if flags := flagUsages(c.LocalFlags(), width); flags != "" {
 		b.WriteString("\nFlags:\n" + flags)
 	}
 	if inherited := flagNames(c.InheritedFlags()); len(inherited) > 0 {
@@ -138,6 +139,84 @@ func writeHelp(w io.Writer, c *cobra.Command, width int) {
 		b.WriteString("\n" + wrap(fmt.Sprintf("Learn more with '%s help TOPIC' (docs/TOPIC.md): %s", c.Root().Name(), strings.Join(topics, ", ")), 78, "  ") + "\n")
 	}
 	io.WriteString(w, b.String())
+}
+
+// valueNameAnnotation is the annotation of a flag that names its value
+// in the help ("--feedback plain|xml") with a name that is not a word of
+// its usage, as pflag's convention (the usage's first `NAME` in back
+// quotes) would need. setValueName sets it.
+const valueNameAnnotation = "tract_value_name"
+
+// setValueName names the value of fs's flag name in the help.
+func setValueName(fs *pflag.FlagSet, name, value string) {
+	if err := fs.SetAnnotation(name, valueNameAnnotation, []string{value}); err != nil {
+		panic(err) // a flag defined a line above: a programming error
+	}
+}
+
+// flagUsages lists the flags of fs as pflag's FlagUsagesWrapped does, a
+// flag a line, its names and value in a column and its usage beside
+// them, with three differences: a flag's value is named by setValueName
+// or pflag's back-quote convention (the usage's `NAME`), never by a Go
+// type; a default is written as it is typed (--feedback plain, not
+// "plain"), quoted only when it holds spaces; and on a terminal width
+// columns wide (0: not a terminal) each usage wraps to fit it.
+func flagUsages(fs *pflag.FlagSet, width int) string {
+	type row struct{ names, usage string }
+	var rows []row
+	col := 0
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Hidden {
+			return
+		}
+		names := "      --" + fl.Name
+		if fl.Shorthand != "" && fl.ShorthandDeprecated == "" {
+			names = "  -" + fl.Shorthand + ", --" + fl.Name
+		}
+		_, usage := pflag.UnquoteUsage(fl)
+		if value := flagValueName(fl); value != "" {
+			names += " " + value
+		}
+		if d := flagDefault(fl); d != "" {
+			usage += " (default " + d + ")"
+		}
+		rows = append(rows, row{names, usage})
+		col = max(col, len(names)+3)
+	})
+	var b strings.Builder
+	for _, r := range rows {
+		usage := r.usage
+		if width-col >= 20 {
+			usage = wrap(usage, width-col, strings.Repeat(" ", col))
+		}
+		fmt.Fprintf(&b, "%-*s%s\n", col, r.names, usage)
+	}
+	return b.String()
+}
+
+// flagValueName is the name the help gives fl's value ("N", "TEXT",
+// "plain|xml"): set by setValueName, else the usage's `NAME`, else
+// pflag's (a Go type, which TestHelp_FlagValuesAreNamedInWords keeps out
+// of tract's help); "" for a flag that takes none.
+func flagValueName(fl *pflag.Flag) string {
+	if v := fl.Annotations[valueNameAnnotation]; len(v) == 1 {
+		return v[0]
+	}
+	name, _ := pflag.UnquoteUsage(fl)
+	return name
+}
+
+// flagDefault is how the help writes fl's default: "" for none (a zero
+// value, as pflag omits it), else the value as one would type it.
+func flagDefault(fl *pflag.Flag) string {
+	switch d := fl.DefValue; {
+	case d == "" || d == "false" || d == "0" || d == "0s" || d == "[]":
+		return ""
+	case strings.ContainsAny(d, " \t\n\"'"):
+		return strconv.Quote(d)
+	default:
+		return d
+	}
 }
 
 // useLine is c's usage line: for a command that only groups others,
@@ -211,8 +290,10 @@ var (
 // renderMarkdown turns a guide's Markdown into text for a terminal:
 // headings in capitals (or underlined), code blocks indented, code spans,
 // emphasis and HTML comments dropped, and links written as their text
-// with where they lead ('tract help TOPIC' for another guide).
-func renderMarkdown(md string) string {
+// with where they lead ('tract help TOPIC' for another guide). On a
+// terminal width columns wide (0: not a terminal), a paragraph with a
+// line wider than that is wrapped to fit it (see fitParagraphs).
+func renderMarkdown(md string, width int) string {
 	guides := map[string]bool{"exit-codes": true}
 	for _, g := range docs.Guides() {
 		guides[g.Topic] = true
@@ -221,7 +302,7 @@ func renderMarkdown(md string) string {
 	// Text is rendered a run of lines at a time: a link's text may
 	// span two lines.
 	flushText := func() {
-		b.WriteString(renderInline(text.String(), guides))
+		b.WriteString(fitParagraphs(renderInline(text.String(), guides), width))
 		text.Reset()
 	}
 	inCode := false
@@ -245,11 +326,12 @@ func renderMarkdown(md string) string {
 			continue
 		}
 		if m := mdHeading.FindStringSubmatch(l); m != nil {
+			flushText()
 			h := renderInline(m[2], guides)
 			if len(m[1]) <= 2 {
-				text.WriteString(strings.ToUpper(m[2]) + "\n")
+				b.WriteString(strings.ToUpper(h) + "\n")
 			} else {
-				text.WriteString(m[2] + "\n" + strings.Repeat("-", len([]rune(h))) + "\n")
+				b.WriteString(h + "\n" + strings.Repeat("-", len([]rune(h))) + "\n")
 			}
 			continue
 		}
@@ -259,6 +341,70 @@ func renderMarkdown(md string) string {
 	// Comments dropped leave runs of blank lines.
 	out := regexp.MustCompile(`\n{3,}`).ReplaceAllString(b.String(), "\n\n")
 	return strings.TrimLeft(out, "\n")
+}
+
+// mdListItem is the start of a list item, its marker and the space after.
+var mdListItem = regexp.MustCompile(`^\s*(?:[-*]|\d+\.) `)
+
+// fitParagraphs wraps to width columns each paragraph of rendered prose
+// (its lines between blank lines) that has a line wider than that, a
+// list item at a time, each kept at its indentation; other paragraphs,
+// and tables, stay as they are. width 0 changes nothing.
+func fitParagraphs(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	var out []string
+	for i := 0; i < len(lines); i++ {
+		j := i
+		for j < len(lines) && strings.TrimSpace(lines[j]) != "" {
+			j++
+		}
+		out = append(out, fitParagraph(lines[i:j], width)...)
+		if j < len(lines) {
+			out = append(out, lines[j])
+		}
+		i = j
+	}
+	return strings.Join(out, "\n")
+}
+
+// fitParagraph wraps the lines of one paragraph to width columns if one
+// is wider (see fitParagraphs).
+func fitParagraph(para []string, width int) []string {
+	wide := false
+	for _, l := range para {
+		if strings.HasPrefix(strings.TrimSpace(l), "|") {
+			return para // a table
+		}
+		wide = wide || displayWidth(l) > width
+	}
+	if !wide {
+		return para
+	}
+	var out, words []string
+	indent := ""
+	flush := func() {
+		if len(words) > 0 {
+			out = append(out, indent+wrap(strings.Join(words, " "), width-len(indent), strings.Repeat(" ", len(indent))))
+		}
+		words = nil
+	}
+	for _, l := range para {
+		if m := mdListItem.FindString(l); m != "" {
+			flush()
+			indent = m
+			words = strings.Fields(l[len(m):])
+			continue
+		}
+		if len(words) == 0 {
+			indent = l[:len(l)-len(strings.TrimLeft(l, " "))]
+		}
+		words = append(words, strings.Fields(l)...)
+	}
+	flush()
+	return out
 }
 
 // renderInline renders the spans of one line of Markdown.

@@ -65,14 +65,15 @@ func newCmdImport(f *Factory, runF func(*ImportOptions) error) *cobra.Command {
 	opts := &ImportOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "import [FILE | -]",
-		Short: "Append a conversation: OpenAI messages as a JSON array or JSON lines",
+		Short: "Append a conversation: OpenAI messages, JSON or JSON lines",
 		Long: `Append OpenAI messages to the current branch, all or none: a JSON array or
 one message per line, every message shape (parts, images, tool calls), each
 optionally with tract's "kind" and "meta". The input is read as a stream in
 bounded memory. --format openai reads fine-tuning JSONL instead, each
 conversation onto a new branch NAME-N.`,
 		Example: `  tract compile --json | tract --db other.db import
-  tract export --all -o sft.jsonl && tract --db copy.db import --format openai --name sft sft.jsonl`,
+  tract export --all -o sft.jsonl
+  tract --db copy.db import --format openai --name sft sft.jsonl`,
 		Args: maxArgs(1, "one file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -95,10 +96,11 @@ conversation onto a new branch NAME-N.`,
 	}
 	addBranchFlag(cmd, &opts.Branch)
 	cmd.Flags().StringVar(&opts.MaxInput, "max-input", "",
-		"the most input to read: bytes, or a size such as 512MiB or 16GiB (default $TRACT_MAX_INPUT, else 4GiB)")
-	cmd.Flags().StringVar(&opts.Format, "format", "messages", "the input's `FORMAT`: messages, or openai (one conversation a line)")
-	cmd.Flags().StringVar(&opts.Name, "name", "import", "with --format openai, the branches are `NAME`-1, NAME-2, …")
-	addJSONFlag(cmd, &opts.JSON, "print the number of messages imported, the branch and its new tip as JSON", "import", "import --format openai")
+		"read at most `SIZE` (default $TRACT_MAX_INPUT, else 4GiB)")
+	cmd.Flags().StringVar(&opts.Format, "format", "messages", "messages, or openai (JSONL)")
+	setValueName(cmd.Flags(), "format", "FORMAT")
+	cmd.Flags().StringVar(&opts.Name, "name", "import", "branches `NAME`-1, NAME-2 (openai)")
+	addJSONFlag(cmd, &opts.JSON, "print the count, the branch and its tip as JSON", "import", "import --format openai")
 	return cmd
 }
 

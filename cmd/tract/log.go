@@ -32,7 +32,7 @@ func newCmdLog(f *Factory, runF func(*LogOptions) error) *cobra.Command {
 	var date string
 	cmd := &cobra.Command{
 		Use:   "log [REV]",
-		Short: "Show the history: first-parent from HEAD, or every commit with --all",
+		Short: "Show the history from HEAD, or every commit with --all",
 		Long: `Show the first-parent history from HEAD (or REV), newest first; with --all,
 every commit as a graph, as 'git log --graph --all --oneline' draws it, with
 orphaned commits (failed attempts, chains left by reset or compress) beside
@@ -77,14 +77,14 @@ terminal.`,
 			return logRun(cmd, opts)
 		},
 	}
-	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N commits (0: all); -N is short for -n N, as in git (tract log -3)")
+	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most `N` commits (or -N, as in git)")
 	markCountShorthand(cmd, "max-count")
-	cmd.Flags().BoolVar(&opts.All, "all", false, "show every commit as a graph: branches in columns, orphans as side chains")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "draw every commit: branches and orphans")
 	cmd.Flags().BoolVar(&opts.Oneline, "oneline", false, "one line per commit")
 	cmd.Flags().BoolVar(&opts.Graph, "graph", false, "draw the history as a graph")
 	addJSONFlag(cmd, &opts.JSON, "print JSON", "log")
 	cmd.Flags().StringVar(&opts.Format, "format", "",
-		"print each commit as `TEMPLATE` says (placeholders: 'tract help history'); without %n, %b or %B, one line per commit")
+		"print by `TEMPLATE` (see 'tract help history')")
 	addDateFlag(cmd, &date, dateISO, dateHelp)
 	return cmd
 }

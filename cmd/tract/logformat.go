@@ -26,12 +26,13 @@ const (
 const isoLayout = "2006-01-02 15:04:05 -0700"
 
 // dateHelp lists the --date modes for a flag's help.
-const dateHelp = "how to write dates: iso (2026-11-23 17:07:10 +0100, local time), relative (5 minutes ago) or unix (seconds)"
+const dateHelp = "how to write dates"
 
 // addDateFlag registers --date on cmd with a default and a usage,
 // completing its modes.
 func addDateFlag(cmd *cobra.Command, date *string, def dateMode, usage string) {
 	cmd.Flags().StringVar(date, "date", string(def), usage)
+	setValueName(cmd.Flags(), "date", "iso|relative|unix")
 	_ = cmd.RegisterFlagCompletionFunc("date", cobra.FixedCompletions(
 		[]string{string(dateISO), string(dateRelative), string(dateUnix)}, cobra.ShellCompDirectiveNoFileComp))
 }

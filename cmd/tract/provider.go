@@ -50,13 +50,17 @@ const (
 // --structured, to cmd.
 func addModelFlags(cmd *cobra.Command, mf *ModelFlags, providerOnly bool) {
 	fl := cmd.Flags()
-	fl.StringVar(&mf.Provider, "provider", "", "model provider: openai (any OpenAI-compatible server) or anthropic (default $TRACT_PROVIDER, else anthropic for claude-* models, else openai)")
-	fl.StringVar(&mf.Timeout, "timeout", "", "how long to wait for the model's next byte, such as 90s or 5m; 5 times it bounds the whole call; 0 waits forever (default $TRACT_TIMEOUT, else 'tract config get timeout', else 2m)")
+	// docs/providers.md says what they do at length: the defaults,
+	// Anthropic's bound on tokens, what a timeout ends.
+	fl.StringVar(&mf.Provider, "provider", "", "openai or anthropic (default $TRACT_PROVIDER)")
+	setValueName(fl, "provider", "NAME")
+	fl.StringVar(&mf.Timeout, "timeout", "", "wait at most `DURATION` for the model's next byte")
 	if providerOnly {
 		return
 	}
-	fl.IntVar(&mf.MaxTokens, "max-tokens", 0, "the most tokens an answer may have (default: the server's; anthropic: 4096)")
-	fl.StringVar(&mf.Structured, "structured", structuredAuto, "send the schema of a schema: validator to the model for constrained output: auto or off")
+	fl.IntVar(&mf.MaxTokens, "max-tokens", 0, "cap each answer at `N` tokens")
+	fl.StringVar(&mf.Structured, "structured", structuredAuto, "constrain answers to the schema")
+	setValueName(fl, "structured", "auto|off")
 }
 
 // check refuses flag values that make no sense, as usage errors.

@@ -24,7 +24,7 @@ func newCmdReflog(f *Factory, runF func(*ReflogOptions) error) *cobra.Command {
 	var date string
 	cmd := &cobra.Command{
 		Use:   "reflog [REF]",
-		Short: "Show where a ref has pointed: every move of HEAD or a branch, newest first",
+		Short: "Show every move of HEAD or a branch, newest first",
 		Long: `Show the moves of REF (HEAD by default, a branch, or STRANDED), newest first,
 as 'git reflog' does: the commit each move led to, REF@{N}, and what moved it
 (commit, purify, reset, compress, import, …). REF@{N} is also a revision:
@@ -84,9 +84,9 @@ as 'git reflog' does: the commit each move led to, REF@{N}, and what moved it
 			})
 		},
 	}
-	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most N entries (0: all); -N is short for -n N (tract reflog -5)")
+	cmd.Flags().IntVarP(&opts.Limit, "max-count", "n", 0, "show at most `N` entries (or -N, as in git)")
 	markCountShorthand(cmd, "max-count")
 	addJSONFlag(cmd, &opts.JSON, "print JSON", "reflog")
-	addDateFlag(cmd, &date, "", "name each move by its time, written as iso, relative or unix, instead of its index")
+	addDateFlag(cmd, &date, "", "name each move by its time, not its index")
 	return cmd
 }

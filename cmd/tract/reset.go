@@ -64,7 +64,7 @@ leaked secret; --unborn takes every commit off the branch.`,
 	cmd.Flags().BoolVar(&soft, "soft", false, "keep the commits left behind as orphans (default)")
 	cmd.Flags().BoolVar(&opts.Hard, "hard", false, "delete the commits left behind (needs --force)")
 	cmd.Flags().BoolVarP(&opts.Force, "force", "f", false, "confirm --hard")
-	cmd.Flags().BoolVar(&opts.Unborn, "unborn", false, "take every commit off the branch, as before its first commit")
+	cmd.Flags().BoolVar(&opts.Unborn, "unborn", false, "take every commit off the branch")
 	addJSONFlag(cmd, &opts.JSON, "print the result as JSON", "reset")
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd

@@ -342,22 +342,24 @@ here? Run 'tract demo'.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "repository file or postgres:// URL (default $TRACT_DB, else the nearest .tract/tract.db)")
-	root.PersistentFlags().BoolVarP(&f.Quiet, "quiet", "q", false, "show no progress line on the terminal during long work")
+	root.PersistentFlags().StringVar(&f.DBFlag, "db", "", "the repository: a file or a postgres:// URL")
+	setValueName(root.PersistentFlags(), "db", "PATH")
+	root.PersistentFlags().BoolVarP(&f.Quiet, "quiet", "q", false, "show no progress line during long work")
 	root.PersistentFlags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout,
-		"how long to wait while another process holds the repository, e.g. 30s (default $TRACT_LOCK_TIMEOUT, else 5s; 0: do not wait)")
-	// The usage says the default: pflag would print "(default 5s)" again.
+		"wait at most `DURATION` for a busy repository")
+	// The default is $TRACT_LOCK_TIMEOUT's when set, which the help
+	// cannot know: docs/sharing.md says it.
 	root.PersistentFlags().Lookup("lock-timeout").DefValue = "0s"
 	root.PersistentFlags().StringVar(&f.MaxMessageSize, "max-message-size", "",
-		"the most text one message may hold: bytes, or a size such as 512KiB or 64MiB (default $TRACT_MAX_MESSAGE_SIZE, else 16MiB); "+
-			"an import line may hold 4 times that and 1MiB of metadata")
+		"the most text a message may hold (default 16MiB)")
+	setValueName(root.PersistentFlags(), "max-message-size", "SIZE")
 	// --version prints what 'tract version' prints (cobra prints
 	// root.Version through the template when the flag is given).
 	root.Version = versionLine()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.Flags().Bool("version", false, "print tract's version, as 'tract version' does")
 	root.PersistentFlags().BoolVar(&f.NoColor, "no-color", false, "print no colour (as NO_COLOR=1 or TERM=dumb do)")
-	root.PersistentFlags().BoolVar(&f.NoPager, "no-pager", false, "do not send long output (log, reflog, show) through $TRACT_PAGER, $PAGER or less")
+	root.PersistentFlags().BoolVar(&f.NoPager, "no-pager", false, "do not page long output (log, reflog, show)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.Context = cmd.Context()
 		if f.NoColor {
@@ -591,7 +593,7 @@ func withTractOn(f *Factory, branch string, fn func(*tract.Tract) error) error {
 
 // branchFlagUsage is the help of every command's --branch (a view, see
 // tract.OnBranch): HEAD in the command's revisions means the branch's tip.
-const branchFlagUsage = "work on branch `NAME` instead of HEAD's, without moving HEAD; HEAD in a revision then means NAME's tip"
+const branchFlagUsage = "work on branch `NAME`; HEAD then means NAME's tip"
 
 // addBranchFlag registers --branch on a command that writes to a branch.
 func addBranchFlag(cmd *cobra.Command, branch *string) {

@@ -27,7 +27,8 @@ func newCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
 	var date string
 	cmd := &cobra.Command{
 		Use:   "show [REV]",
-		Short: "Show one commit: text, metadata and provenance (default HEAD)",
+		Short: "Show one commit: text, metadata and provenance",
+		Long:  "Show one commit, HEAD or REV: its text, metadata and provenance.",
 		Args:  revisionArgs(maxArgs(1, "one revision")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Rev = "HEAD"

@@ -65,7 +65,7 @@ its own, listed together on a "(no task)" line that --task leaves out.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.TaskPrefix, "task", "", "only the tasks whose id starts with `PREFIX`")
-	fl.StringVar(&since, "since", "", "only the turns started at or after `TIME`: RFC 3339, or an age such as 12h or 7d")
+	fl.StringVar(&since, "since", "", "only the turns since `TIME`: RFC 3339 or an age (7d)")
 	addJSONFlag(cmd, &opts.JSON, "print the figures as JSON", "stats")
 	return cmd
 }

@@ -56,9 +56,9 @@ func TestValidators_AThrowawayKindReachesTheCommandLine(t *testing.T) {
 	}
 
 	require.Equal(t, exitOK, exec("chat", "--help"))
-	assert.Regexp(t, `--validate stringArray +validator spec \(repeatable\): json, .*, llm:CRITERIA, throwaway:ARG\n`, out.String())
+	assert.Regexp(t, `--validate SPEC +check each answer with SPEC \(repeatable\): json, .*, llm:CRITERIA, throwaway:ARG\n`, out.String())
 	require.Equal(t, exitOK, exec("compress", "--help"))
-	assert.Regexp(t, `--validate stringArray +validator spec for every summary .*, throwaway:ARG\n`, out.String())
+	assert.Regexp(t, `--validate SPEC +check each summary with SPEC \(repeatable\): json, .*, throwaway:ARG\n`, out.String())
 
 	require.Equal(t, exitOK, exec("__complete", "chat", "--validate", "thr"))
 	assert.Equal(t, "throwaway:\tthe answer ends with ARG\n:6\n", out.String(), "the kind, with no space after its colon and no file names")

@@ -57,11 +57,11 @@ type Key struct {
 // Keys returns the settings the file may hold, sorted by name.
 func Keys() []Key {
 	return []Key{
-		{Name: "model", Env: "TRACT_MODEL", Help: "the model chat, the REPL and compress ask when --model is not given"},
-		{Name: "system", Env: "TRACT_SYSTEM", Help: "the system prompt chat and the REPL use when --system is not given"},
-		{Name: "provider", Env: "TRACT_PROVIDER", Help: "openai or anthropic, when --provider is not given (else anthropic for claude-* models, else openai)",
+		{Name: "model", Env: "TRACT_MODEL", Help: "the model chat, the REPL and compress ask"},
+		{Name: "system", Env: "TRACT_SYSTEM", Help: "the system prompt of chat and the REPL"},
+		{Name: "provider", Env: "TRACT_PROVIDER", Help: "openai or anthropic (else by the model's name)",
 			Values: []string{llm.ProviderOpenAI, llm.ProviderAnthropic}},
-		{Name: "timeout", Env: "TRACT_TIMEOUT", Help: "how long a model call waits for the server's next byte when --timeout is not given (default 2m; 5 times it bounds the whole call; 0: no bound)",
+		{Name: "timeout", Env: "TRACT_TIMEOUT", Help: "how long a call waits for the next byte (default 2m)",
 			Check: func(v string) error { _, err := ParseTimeout(v); return err }},
 	}
 }
