@@ -85,7 +85,7 @@ func (t *Tract) Commit(ctx context.Context, kind Kind, role Role, text string, o
 		return Hash{}, err
 	}
 	var h Hash
-	err := t.update(func(tx store.Tx) error {
+	err := t.update(ctx, func(tx store.Tx) error {
 		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return err
@@ -251,7 +251,7 @@ func (t *Tract) appendChain(ctx context.Context, msgs []ImportMessage, action, m
 		return nil, err
 	}
 	var out []Hash
-	err := t.update(func(tx store.Tx) error {
+	err := t.update(ctx, func(tx store.Tx) error {
 		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return err

@@ -128,7 +128,7 @@ func (t *Tract) steps(ctx context.Context, p *progress.Counter) ([]*events.Step,
 		return nil, err
 	}
 	var hs []Hash
-	err := t.view(func(tx store.Tx) error {
+	err := t.view(ctx, func(tx store.Tx) error {
 		g, err := store.LoadGraph(tx)
 		if err != nil {
 			return err

@@ -24,7 +24,7 @@ func (t *Tract) CreateBranch(ctx context.Context, name, rev string) (Hash, error
 		return Hash{}, err
 	}
 	var at Hash
-	err := t.update(func(tx store.Tx) (err error) {
+	err := t.update(ctx, func(tx store.Tx) (err error) {
 		at, err = t.createBranch(tx, name, rev)
 		return err
 	})
@@ -67,7 +67,7 @@ func (t *Tract) Branches(ctx context.Context) ([]Branch, error) {
 		return nil, err
 	}
 	var out []Branch
-	err := t.view(func(tx store.Tx) error {
+	err := t.view(ctx, func(tx store.Tx) error {
 		cur, err := readHead(tx)
 		if err != nil {
 			return err
@@ -94,7 +94,7 @@ func (t *Tract) DeleteBranch(ctx context.Context, name string) (Hash, error) {
 		return Hash{}, err
 	}
 	var was Hash
-	err := t.update(func(tx store.Tx) error {
+	err := t.update(ctx, func(tx store.Tx) error {
 		full := refs.BranchRef(name)
 		r, err := tx.Ref(full)
 		if isNotFound(err) {
@@ -135,7 +135,7 @@ func (t *Tract) Checkout(ctx context.Context, target string) (*Status, error) {
 		return nil, err
 	}
 	t = t.headView()
-	err := t.update(func(tx store.Tx) error {
+	err := t.update(ctx, func(tx store.Tx) error {
 		cur, err := readHead(tx)
 		if err != nil {
 			return err
@@ -170,7 +170,7 @@ func (t *Tract) Switch(ctx context.Context, name string, create bool) (*Status, 
 		return nil, err
 	}
 	t = t.headView()
-	err := t.update(func(tx store.Tx) error {
+	err := t.update(ctx, func(tx store.Tx) error {
 		cur, err := readHead(tx)
 		if err != nil {
 			return err
@@ -244,7 +244,7 @@ func (t *Tract) Status(ctx context.Context) (*Status, error) {
 		return nil, err
 	}
 	st := &Status{Path: t.path}
-	err := t.view(func(tx store.Tx) error {
+	err := t.view(ctx, func(tx store.Tx) error {
 		cur, err := t.position(tx)
 		if err != nil {
 			return err
@@ -272,7 +272,7 @@ func (t *Tract) Head(ctx context.Context) (branch string, h Hash, err error) {
 	if err := ctx.Err(); err != nil {
 		return "", Hash{}, err
 	}
-	err = t.view(func(tx store.Tx) error {
+	err = t.view(ctx, func(tx store.Tx) error {
 		cur, err := t.position(tx)
 		branch, h = cur.branchName(), cur.Hash
 		return err

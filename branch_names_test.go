@@ -52,7 +52,7 @@ func TestBranchNames_ExistingBranchWithReservedNameStaysUsable(t *testing.T) {
 	// What a tract with looser rules wrote.
 	db, err := store.OpenBolt(path, store.BoltOptions{NoSync: true})
 	require.NoError(t, err)
-	require.NoError(t, db.Update(func(tx store.Tx) error {
+	require.NoError(t, db.Update(ctx, func(tx store.Tx) error {
 		for _, name := range []string{"STRANDED", "@"} {
 			full := refs.BranchRef(name)
 			if err := tx.SetRef(refs.Ref{Name: full, Hash: m}); err != nil {

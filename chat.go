@@ -264,7 +264,7 @@ func (t *Tract) Chat(ctx context.Context, text string, opts ...ChatOption) (*Cha
 		return t.chatDeferred(ctx, text, cfg)
 	}
 	var user Hash
-	err = t.update(func(tx store.Tx) error {
+	err = t.update(ctx, func(tx store.Tx) error {
 		var cur head
 		var err error
 		if name != "" {
@@ -317,7 +317,7 @@ func (t *Tract) chatDeferred(ctx context.Context, text string, cfg *turn.Config)
 	name := cfg.NewConversation()
 	var base Hash
 	var msgs []Message
-	err = t.view(func(tx store.Tx) error {
+	err = t.view(ctx, func(tx store.Tx) error {
 		if name != "" {
 			return checkConversation(tx, name) // no history: base and msgs stay empty
 		}
@@ -349,9 +349,9 @@ func (t *Tract) chatDeferred(ctx context.Context, text string, cfg *turn.Config)
 		return nil, fmt.Errorf("chat: %w", err)
 	}
 	msgs = append(msgs, Message{Role: string(RoleUser), Content: text})
-	write := func(context.Context) (Hash, error) {
+	write := func(ctx context.Context) (Hash, error) {
 		var user Hash
-		err := t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+		err := t.updateAdvancing(ctx, func(tx store.Tx) (*ConflictError, error) {
 			var cur head
 			var err error
 			if name != "" {
@@ -421,7 +421,7 @@ func openConversation(tx store.Tx, name string) (head, error) {
 // pendingBefore calls fn with the branch's pending turn, if it has one,
 // after checking that there is a branch to commit on.
 func (t *Tract) pendingBefore(ctx context.Context, fn func(*Turn)) error {
-	if err := t.view(func(tx store.Tx) error { _, err := t.requireBranch(tx); return err }); err != nil {
+	if err := t.view(ctx, func(tx store.Tx) error { _, err := t.requireBranch(tx); return err }); err != nil {
 		return err
 	}
 	turn, err := t.PendingTurn(ctx)
@@ -445,7 +445,7 @@ func (t *Tract) Generate(ctx context.Context, opts ...ChatOption) (*ChatResult, 
 		return nil, err
 	}
 	var head Hash
-	err = t.update(func(tx store.Tx) error {
+	err = t.update(ctx, func(tx store.Tx) error {
 		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return err

@@ -54,7 +54,7 @@ func (t *Tract) Compile(ctx context.Context, opts ...CompileOption) ([]Message, 
 		return nil, err
 	}
 	var out []Message
-	err := t.view(func(tx store.Tx) error {
+	err := t.view(ctx, func(tx store.Tx) error {
 		var tip Hash
 		if cfg.rev == "" {
 			cur, err := t.position(tx)

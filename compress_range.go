@@ -241,7 +241,7 @@ func (t *Tract) PlanCompress(ctx context.Context, from, to string, opts ...Compr
 		return nil, err
 	}
 	var plan *CompressPlan
-	err := t.view(func(tx store.Tx) (err error) {
+	err := t.view(ctx, func(tx store.Tx) (err error) {
 		plan, err = t.planCompress(tx, from, to, cfg)
 		return err
 	})
@@ -447,7 +447,7 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 			cfg.onGroup(GroupProgress{Index: k, Total: n, Sources: len(g.Items), Attempts: s.Attempts, TokensBefore: s.TokensBefore, TokensAfter: s.TokensAfter})
 		}
 	}
-	err = t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+	err = t.updateAdvancing(ctx, func(tx store.Tx) (*ConflictError, error) {
 		return t.writeCompressed(tx, plan, summaries, res)
 	})
 	if err != nil {

@@ -46,7 +46,7 @@ func fillRepository(t *testing.T, tr *tract.Tract) {
 	require.NoError(t, err)
 	_, err = side.Commit(ctx, tract.KindNote, tract.RoleUser, "on the side")
 	require.NoError(t, err)
-	require.NoError(t, tr.Store().Update(func(tx store.Tx) error {
+	require.NoError(t, tr.Store().Update(ctx, func(tx store.Tx) error {
 		if err := tx.AppendReflog(refs.Stranded, refs.Entry{Old: head, New: head, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 			Action: refs.ActionCommit, Message: "kept off refs/heads/main"}); err != nil {
 			return err
@@ -73,7 +73,7 @@ type snapshot struct {
 func snapshotOf(t *testing.T, st store.Store) snapshot {
 	t.Helper()
 	s := snapshot{Blobs: map[dag.Hash]string{}, Commits: map[dag.Hash]string{}, Counters: map[dag.Hash]store.Counters{}, Reflogs: map[string][]refs.Entry{}}
-	require.NoError(t, st.View(func(tx store.Tx) error {
+	require.NoError(t, st.View(context.Background(), func(tx store.Tx) error {
 		require.NoError(t, tx.ForEachBlob(func(h dag.Hash, data []byte) error { s.Blobs[h] = string(data); return nil }))
 		require.NoError(t, tx.ForEachCommit(func(h dag.Hash, raw []byte) error { s.Commits[h] = string(raw); return nil }))
 		require.NoError(t, tx.ForEachCounters(func(h dag.Hash, c store.Counters) error { s.Counters[h] = c; return nil }))
@@ -200,7 +200,7 @@ func corruptStore(t *testing.T, which string) (st *store.Memory, bad dag.Hash) {
 	tr, err := tract.Init("mem", tract.WithStore(st), tract.WithClock(stepClock()))
 	require.NoError(t, err)
 	hs := commitChain(t, tr, 4, "m")
-	require.NoError(t, st.Update(func(tx store.Tx) error {
+	require.NoError(t, st.Update(context.Background(), func(tx store.Tx) error {
 		c, err := tx.Commit(hs[2])
 		require.NoError(t, err)
 		c.Meta = []byte(`{"tampered":true}`)
@@ -247,7 +247,7 @@ func TestCopy_CorruptSourceFileLeavesNoDestination(t *testing.T) {
 	require.NoError(t, err)
 	commitChain(t, src, 3, "m")
 	var bad dag.Hash
-	require.NoError(t, src.Store().Update(func(tx store.Tx) error {
+	require.NoError(t, src.Store().Update(ctx, func(tx store.Tx) error {
 		bad = dag.Sum([]byte("the key of other bytes"))
 		return tx.(store.HashedPutter).PutHashedBlob(bad, []byte("not what the key says"))
 	}))
@@ -275,7 +275,7 @@ func TestCopy_WrongCountersEntryIsReported(t *testing.T) {
 	tr, err := tract.Init("mem", tract.WithStore(st))
 	require.NoError(t, err)
 	hs := commitChain(t, tr, 3, "m")
-	require.NoError(t, st.Update(func(tx store.Tx) error {
+	require.NoError(t, st.Update(ctx, func(tx store.Tx) error {
 		return tx.PutCounters(hs[1], store.Counters{Depth: 7, Messages: 7, Tokens: 7})
 	}))
 	_, err = tract.CopyStore(ctx, st, store.NewMemory())
@@ -303,8 +303,8 @@ type nopackStore struct{ store.Store }
 
 type nopackTx struct{ store.Tx }
 
-func (s nopackStore) Update(fn func(store.Tx) error) error {
-	return s.Store.Update(func(tx store.Tx) error { return fn(nopackTx{tx}) })
+func (s nopackStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+	return s.Store.Update(ctx, func(tx store.Tx) error { return fn(nopackTx{tx}) })
 }
 
 func TestCopy_DestinationWithoutPacksTakesOneTransaction(t *testing.T) {
@@ -355,7 +355,7 @@ func TestCopy_ChecksBlobsParentsAndCountersOfEveryCommit(t *testing.T) {
 			require.NoError(t, err)
 			hs := commitChain(t, tr, 3, "m")
 			var blob dag.Hash
-			require.NoError(t, st.Update(func(tx store.Tx) error {
+			require.NoError(t, st.Update(ctx, func(tx store.Tx) error {
 				c, err := tx.Commit(hs[1])
 				if err != nil {
 					return err

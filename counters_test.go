@@ -133,7 +133,7 @@ func TestCounters_UpgradeFromAFileWithoutTheIndex(t *testing.T) {
 	assert.Equal(t, 300, st.Length)
 	entries := func() int {
 		n := 0
-		require.NoError(t, tr.Store().View(func(tx store.Tx) error {
+		require.NoError(t, tr.Store().View(ctx, func(tx store.Tx) error {
 			return tx.ForEachCounters(func(_ tract.Hash, _ store.Counters) error { n++; return nil })
 		}))
 		return n
@@ -175,7 +175,7 @@ func TestCounters_FsckFindsBadEntries(t *testing.T) {
 	tr := newTract(t)
 	h, err := tr.User(ctx, "hello")
 	require.NoError(t, err)
-	require.NoError(t, tr.Store().Update(func(tx store.Tx) error {
+	require.NoError(t, tr.Store().Update(ctx, func(tx store.Tx) error {
 		if err := tx.PutCounters(h, store.Counters{Depth: 7, Messages: 1, Tokens: 2}); err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func TestCounters_FsckFindsBadEntries(t *testing.T) {
 	// outlive a repair until fsck), it takes writes again; the test's own
 	// fsck at cleanup checks it once more.
 	rawFile(t, tr.Path(), func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Delete([]byte("damaged")) })
-	require.NoError(t, tr.Store().Update(func(tx store.Tx) error {
+	require.NoError(t, tr.Store().Update(ctx, func(tx store.Tx) error {
 		if err := tx.PutCounters(h, store.Counters{Depth: 1, Messages: 1, Tokens: 2}); err != nil {
 			return err
 		}

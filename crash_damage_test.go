@@ -132,7 +132,7 @@ INSERT INTO tract_pack_entries (pack, ord, kind, hash, value) SELECT id, 0, 0, $
 			erased := live[len(live)-1]
 			live = live[:len(live)-1]
 			var raw []byte
-			require.NoError(t, tr.Store().View(func(tx store.Tx) error {
+			require.NoError(t, tr.Store().View(ctx, func(tx store.Tx) error {
 				c, err := tx.Commit(erased)
 				if err == nil {
 					raw, err = dag.Encode(c)

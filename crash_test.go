@@ -478,7 +478,7 @@ func (h *crashHarness) check(k int) {
 	}
 
 	var missing []dag.Hash
-	err = tr.Store().View(func(tx store.Tx) error {
+	err = tr.Store().View(context.Background(), func(tx store.Tx) error {
 		for hash, a := range h.live {
 			h.ackChecks++
 			c, err := tx.Commit(hash)
@@ -519,7 +519,7 @@ func (h *crashHarness) check(k int) {
 		}
 		h.forget(hash, op, true, k)
 	}
-	if err := tr.Store().View(func(tx store.Tx) error { return h.settle(tx, k, op) }); err != nil {
+	if err := tr.Store().View(context.Background(), func(tx store.Tx) error { return h.settle(tx, k, op) }); err != nil {
 		h.failf("%s: reading the blobs of erased texts: %v", h.at(k, op), err)
 		h.stop = true
 	}

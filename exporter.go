@@ -240,7 +240,7 @@ func (ex *exporter) tips() ([]Hash, error) {
 		return ex.t.leafTips(ex.ctx)
 	case len(c.branches) > 0:
 		var out []Hash
-		err := ex.t.view(func(tx store.Tx) error {
+		err := ex.t.view(ex.ctx, func(tx store.Tx) error {
 			for _, b := range c.branches {
 				h, err := branchTip(tx, b)
 				if err != nil {
@@ -253,7 +253,7 @@ func (ex *exporter) tips() ([]Hash, error) {
 		return out, err
 	}
 	var tip Hash
-	err := ex.t.view(func(tx store.Tx) (err error) {
+	err := ex.t.view(ex.ctx, func(tx store.Tx) (err error) {
 		tip, err = ex.t.tipOf(tx, c.rev)
 		return err
 	})
@@ -287,7 +287,7 @@ func (t *Tract) leafTips(ctx context.Context) ([]Hash, error) {
 		return out, nil
 	}
 	var g *dag.Graph
-	if err := t.view(func(tx store.Tx) (err error) { g, err = store.LoadGraph(tx); return err }); err != nil {
+	if err := t.view(ctx, func(tx store.Tx) (err error) { g, err = store.LoadGraph(tx); return err }); err != nil {
 		return nil, err
 	}
 	// walked[i]: 1 for a commit walked, 2 for one that is a parent of
@@ -552,7 +552,7 @@ func (t *Tract) exportTurn(ctx context.Context, tn *events.Trace) (et export.Tur
 	if !clean.IsZero() {
 		accepted = clean // the copy on the branch; the same text
 	}
-	err = t.view(func(tx store.Tx) error {
+	err = t.view(ctx, func(tx store.Tx) error {
 		text := func(h Hash) (Message, error) {
 			c, err := tx.Commit(h)
 			if err != nil {
@@ -589,7 +589,7 @@ func (t *Tract) chainSet(ctx context.Context, tips []Hash) (map[Hash]bool, error
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			err := t.view(func(tx store.Tx) error {
+			err := t.view(ctx, func(tx store.Tx) error {
 				// Pages growing from one commit: a tip's chain most often
 				// meets one already walked within a few commits.
 				for size := 1; size <= 16*pageSize && !next.IsZero() && !on[next]; size *= 4 {

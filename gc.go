@@ -84,7 +84,7 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 	var rm Removed
 	p := cfg.progress.start("commits", 0)
 	defer p.Stop()
-	err := t.update(func(tx store.Tx) error {
+	err := t.update(ctx, func(tx store.Tx) error {
 		cutoff := t.now().Add(-cfg.expiry)
 		expired := func(e refs.Entry) bool { return !e.Time.After(cutoff) }
 		sides, err := closeAbandonedSides(tx, t.now().Add(-sideAbandonedAfter), t.now())

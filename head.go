@@ -182,9 +182,9 @@ func (t *Tract) strand(tx store.Tx, cur head, want, kept Hash, what string) (*Co
 // updateAdvancing runs fn in one write transaction. A conflict fn reports
 // through advance commits the transaction (so what was stored stays) and is
 // returned after it.
-func (t *Tract) updateAdvancing(fn func(tx store.Tx) (*ConflictError, error)) error {
+func (t *Tract) updateAdvancing(ctx context.Context, fn func(tx store.Tx) (*ConflictError, error)) error {
 	var conflict *ConflictError
-	err := t.update(func(tx store.Tx) (err error) {
+	err := t.update(ctx, func(tx store.Tx) (err error) {
 		conflict, err = fn(tx)
 		return err
 	})

@@ -115,7 +115,7 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 		return nil, err
 	}
 	out := &Outline{t: t, g: &dag.Graph{}}
-	err := t.view(func(tx store.Tx) error {
+	err := t.view(ctx, func(tx store.Tx) error {
 		if err := tx.ForEachCommit(out.g.Add); err != nil {
 			return err
 		}

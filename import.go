@@ -192,7 +192,7 @@ func (im *importer) sort() error {
 		// rolled back: it writes nothing, but a repository this process
 		// may not write is refused here (a *ReadOnlyError), before the
 		// input is sorted into files beside it.
-		err := im.t.update(func(tx store.Tx) error {
+		err := im.t.update(im.ctx, func(tx store.Tx) error {
 			cur, err := im.t.requireBranch(tx)
 			if err != nil {
 				return err
@@ -242,7 +242,7 @@ func (im *importer) sort() error {
 // publishes it in the transaction that moves the branch from start to the
 // import's tip.
 func (im *importer) write() error {
-	err := im.t.update(func(tx store.Tx) error {
+	err := im.t.update(im.ctx, func(tx store.Tx) error {
 		p, ok := tx.(store.PackTx)
 		if !ok {
 			return fmt.Errorf("the repository's store (%T) cannot take an import larger than one batch", im.t.st)
@@ -260,7 +260,7 @@ func (im *importer) write() error {
 		if err := im.ctx.Err(); err != nil {
 			return err
 		}
-		err := im.t.update(func(tx store.Tx) error {
+		err := im.t.update(im.ctx, func(tx store.Tx) error {
 			return tx.(store.PackTx).AppendPack(im.pack, im.t.now(), chunk)
 		})
 		if err != nil {
@@ -291,7 +291,7 @@ func (im *importer) write() error {
 			return err
 		}
 	}
-	err = im.t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+	err = im.t.updateAdvancing(im.ctx, func(tx store.Tx) (*ConflictError, error) {
 		cur, err := im.t.requireBranch(tx)
 		if err != nil {
 			return nil, err
@@ -314,7 +314,7 @@ func (im *importer) write() error {
 func (im *importer) close() {
 	if im.pack != 0 {
 		id := im.pack
-		_ = im.t.update(func(tx store.Tx) error { return tx.(store.PackTx).DropPack(id) })
+		_ = im.t.update(context.WithoutCancel(im.ctx), func(tx store.Tx) error { return tx.(store.PackTx).DropPack(id) })
 	}
 	if im.sorter != nil {
 		_ = im.sorter.Close()

@@ -76,7 +76,7 @@ func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter
 			return nil, fmt.Errorf("import: %w", err)
 		}
 	}
-	err := t.update(func(tx store.Tx) error {
+	err := t.update(ctx, func(tx store.Tx) error {
 		for _, b := range out {
 			if _, err := tx.Ref(refs.BranchRef(b.Name)); err == nil {
 				return fmt.Errorf("%w: %s", ErrBranchExists, b.Name)

@@ -40,7 +40,7 @@ var small = tract.ImportBatch(100, 4096)
 func commitCount(t *testing.T, tr *tract.Tract) int {
 	t.Helper()
 	n := 0
-	require.NoError(t, tr.Store().View(func(tx store.Tx) error {
+	require.NoError(t, tr.Store().View(context.Background(), func(tx store.Tx) error {
 		return tx.ForEachCommit(func(tract.Hash, []byte) error { n++; return nil })
 	}))
 	return n
@@ -49,7 +49,7 @@ func commitCount(t *testing.T, tr *tract.Tract) int {
 func unpublished(t *testing.T, tr *tract.Tract) []store.PackInfo {
 	t.Helper()
 	var out []store.PackInfo
-	require.NoError(t, tr.Store().View(func(tx store.Tx) (err error) {
+	require.NoError(t, tr.Store().View(context.Background(), func(tx store.Tx) (err error) {
 		out, err = tx.(store.PackTx).UnpublishedPacks()
 		return err
 	}))
@@ -99,7 +99,7 @@ func TestImportSeq_ManyBatchesLandAsOne(t *testing.T) {
 			assert.Equal(t, "test", log[len(msgs)-1-30].MetaValue("source"))
 			requireStatusMatchesCompile(t, tr)
 			var entries []refs.Entry
-			require.NoError(t, tr.Store().View(func(tx store.Tx) (err error) {
+			require.NoError(t, tr.Store().View(ctx, func(tx store.Tx) (err error) {
 				entries, err = tx.Reflog(refs.BranchRef("main"))
 				return err
 			}))
@@ -231,7 +231,7 @@ func TestGC_DropsAbandonedPacks(t *testing.T) {
 	tr := newTract(t, tract.WithClock(clock))
 	es := []store.PackEntry{{Kind: store.PackBlob, Hash: tract.Hash{1}, Value: []byte("x")}}
 	for _, age := range []time.Duration{3 * time.Hour, 10 * time.Minute} {
-		require.NoError(t, tr.Store().Update(func(tx store.Tx) error {
+		require.NoError(t, tr.Store().Update(ctx, func(tx store.Tx) error {
 			p := tx.(store.PackTx)
 			id, err := p.CreatePack(now.Add(-age))
 			if err != nil {

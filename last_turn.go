@@ -153,7 +153,7 @@ func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult,
 	}
 	// A turn needs a branch to commit on: refuse a detached HEAD before
 	// the move, not after it.
-	if err := t.view(func(tx store.Tx) error { _, err := t.requireBranch(tx); return err }); err != nil {
+	if err := t.view(ctx, func(tx store.Tx) error { _, err := t.requireBranch(tx); return err }); err != nil {
 		return nil, fmt.Errorf("retry last: %w", err)
 	}
 	last, err := t.LastTurn(ctx)

@@ -94,7 +94,7 @@ func walkPages[T any](ctx context.Context, t *Tract, next func(tx store.Tx) (pag
 			return err
 		}
 		var page []T
-		err := t.view(func(tx store.Tx) (err error) {
+		err := t.view(ctx, func(tx store.Tx) (err error) {
 			page, more, err = next(tx)
 			return err
 		})
@@ -169,7 +169,7 @@ func (t *Tract) Show(ctx context.Context, rev string) (*CommitInfo, error) {
 		return nil, err
 	}
 	var out *CommitInfo
-	err := t.view(func(tx store.Tx) error {
+	err := t.view(ctx, func(tx store.Tx) error {
 		h, err := t.resolve(tx, rev)
 		if err != nil {
 			return err
@@ -197,7 +197,7 @@ func (t *Tract) Resolve(ctx context.Context, rev string) (Hash, error) {
 		return Hash{}, err
 	}
 	var h Hash
-	err := t.view(func(tx store.Tx) (err error) {
+	err := t.view(ctx, func(tx store.Tx) (err error) {
 		h, err = t.resolve(tx, rev)
 		return err
 	})

@@ -26,7 +26,7 @@ func (t *Tract) SwitchOrphan(ctx context.Context, name string) (*Status, error) 
 	}
 	t = t.headView()
 	full := refs.BranchRef(name)
-	err := t.update(func(tx store.Tx) error {
+	err := t.update(ctx, func(tx store.Tx) error {
 		_, err := tx.Ref(full)
 		switch {
 		case err == nil:

@@ -72,7 +72,7 @@ func (t *Tract) Reflog(ctx context.Context, ref string, opts ...ReflogOption) ([
 		ref = refs.HEAD
 	}
 	var out []ReflogEntry
-	err := t.view(func(tx store.Tx) error {
+	err := t.view(ctx, func(tx store.Tx) error {
 		read := tx.Reflog
 		if cfg.limit > 0 {
 			// A reflog grows with every move of its ref: read its end only.

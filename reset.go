@@ -114,7 +114,7 @@ func (t *Tract) reset(ctx context.Context, mode ResetMode, opts []ResetOption, r
 		o(&cfg)
 	}
 	res := &ResetResult{}
-	err := t.update(func(tx store.Tx) error {
+	err := t.update(ctx, func(tx store.Tx) error {
 		cur, err := t.position(tx)
 		if err != nil {
 			return err

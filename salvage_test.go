@@ -29,7 +29,7 @@ func salvageSource(t *testing.T) (string, map[string]dag.Hash) {
 	defer b.Close()
 	hs := map[string]dag.Hash{}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		put := func(name string, parent dag.Hash, store bool, text bool) error {
 			blob := dag.Sum([]byte(name))
 			if text {
@@ -167,7 +167,7 @@ func TestSalvage_LostParentAndTextAreRecordedBoundaries(t *testing.T) {
 	mem := store.NewMemory()
 	_, err = store.Copy(ctx, tr.Store(), mem)
 	assert.True(t, errors.Is(err, errors.ErrUnsupported), "%v", err)
-	require.NoError(t, mem.View(func(tx store.Tx) error {
+	require.NoError(t, mem.View(ctx, func(tx store.Tx) error {
 		rs, err := tx.Refs()
 		assert.Len(t, rs, 1, "only the new store's HEAD")
 		return err

@@ -479,7 +479,7 @@ func TestShared_StrandedReflog(t *testing.T) {
 	assert.Equal(t, "answer", conflict.What)
 
 	var names []string
-	require.NoError(t, tr.Store().View(func(tx store.Tx) error {
+	require.NoError(t, tr.Store().View(ctx, func(tx store.Tx) error {
 		names, err = tx.ReflogNames()
 		if err != nil {
 			return err
@@ -688,7 +688,7 @@ func TestCommitMany_ALargeBatchIsAPack(t *testing.T) {
 
 	_, err = tr.Reset(ctx, kept[len(kept)-1].String(), tract.Hard)
 	require.NoError(t, err)
-	require.NoError(t, tr.Store().View(func(tx store.Tx) error {
+	require.NoError(t, tr.Store().View(ctx, func(tx store.Tx) error {
 		for _, h := range secret {
 			has, err := tx.HasCommit(h)
 			require.NoError(t, err)

@@ -50,7 +50,7 @@ func (t *Tract) SideChain(ctx context.Context, base Hash, reason string) (*Tract
 		return nil, fmt.Errorf("side chain: %w", err)
 	}
 	name := refs.SidePrefix + hex.EncodeToString(id[:])
-	err := t.update(func(tx store.Tx) error {
+	err := t.update(ctx, func(tx store.Tx) error {
 		if base.IsZero() {
 			return nil
 		}
@@ -137,7 +137,7 @@ func closeAbandonedSides(tx store.Tx, cutoff, now time.Time) (int, error) {
 // closeSide ends a side chain (see SideChain).
 func (t *Tract) closeSide() error {
 	t.side.once.Do(func() {
-		t.side.err = t.update(func(tx store.Tx) error {
+		t.side.err = t.update(context.Background(), func(tx store.Tx) error {
 			r, err := tx.Ref(t.branch)
 			if isNotFound(err) {
 				return nil // nothing was committed on a zero base

@@ -403,13 +403,14 @@ func (t *Tract) linger() (done func()) {
 	return func() {}
 }
 
-// view and update run fn in a transaction unless the tract is closed.
-func (t *Tract) view(fn func(store.Tx) error) error {
-	return t.withStore(func(st store.Store) error { return st.View(fn) })
+// view and update run fn in a transaction unless the tract is closed;
+// ctx bounds the transaction's waits (see store.Store).
+func (t *Tract) view(ctx context.Context, fn func(store.Tx) error) error {
+	return t.withStore(func(st store.Store) error { return st.View(ctx, fn) })
 }
 
-func (t *Tract) update(fn func(store.Tx) error) error {
-	return t.withStore(func(st store.Store) error { return st.Update(fn) })
+func (t *Tract) update(ctx context.Context, fn func(store.Tx) error) error {
+	return t.withStore(func(st store.Store) error { return st.Update(ctx, fn) })
 }
 
 // FindRepository returns the repository path for a command run in dir: the

@@ -374,7 +374,7 @@ func TestBlobDedup_SameSystemPromptStoredOnce(t *testing.T) {
 		require.NoError(t, err)
 	}
 	blobs := 0
-	require.NoError(t, tr.Store().View(func(tx store.Tx) error {
+	require.NoError(t, tr.Store().View(ctx, func(tx store.Tx) error {
 		return tx.ForEachBlob(func(dag.Hash, []byte) error { blobs++; return nil })
 	}))
 	assert.Equal(t, 1, blobs)
@@ -392,8 +392,8 @@ type countingTx struct {
 	s *countingStore
 }
 
-func (s *countingStore) View(fn func(store.Tx) error) error {
-	return s.Store.View(func(tx store.Tx) error { return fn(countingTx{tx, s}) })
+func (s *countingStore) View(ctx context.Context, fn func(store.Tx) error) error {
+	return s.Store.View(ctx, func(tx store.Tx) error { return fn(countingTx{tx, s}) })
 }
 
 func (tx countingTx) Commit(h dag.Hash) (*dag.Commit, error) {

@@ -34,10 +34,10 @@ func (r turnRepo) Limits() Limits { return r.t.limits }
 // one transaction. When the position moved since parent was read, the
 // commit is kept off the branch and the error is a *ConflictError (see
 // advance).
-func (r turnRepo) CommitOn(_ context.Context, parent Hash, p turn.Pending) (Hash, error) {
+func (r turnRepo) CommitOn(ctx context.Context, parent Hash, p turn.Pending) (Hash, error) {
 	t := r.t
 	var h Hash
-	err := t.updateAdvancing(func(tx store.Tx) (conflict *ConflictError, err error) {
+	err := t.updateAdvancing(ctx, func(tx store.Tx) (conflict *ConflictError, err error) {
 		if _, err := t.requireBranch(tx); err != nil {
 			return nil, err
 		}
@@ -58,10 +58,10 @@ func (r turnRepo) CommitOn(_ context.Context, parent Hash, p turn.Pending) (Hash
 // ORIG_HEAD at tip) and, unless then is nil, commits then on restore, in
 // one transaction. When the branch no longer stands at tip it moves
 // nothing: then is kept off the branch and the error is a *ConflictError.
-func (r turnRepo) Rewind(_ context.Context, tip, restore Hash, msg string, then *turn.Pending) (Hash, error) {
+func (r turnRepo) Rewind(ctx context.Context, tip, restore Hash, msg string, then *turn.Pending) (Hash, error) {
 	t := r.t
 	var h Hash
-	err := t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+	err := t.updateAdvancing(ctx, func(tx store.Tx) (*ConflictError, error) {
 		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return nil, err
@@ -100,13 +100,13 @@ func (r turnRepo) Rewind(_ context.Context, tip, restore Hash, msg string, then 
 // from the restore point (see turn.Repo), in one transaction. When the
 // branch no longer stands at tip, the new chain is kept off it and the
 // error is a *ConflictError.
-func (r turnRepo) Restart(_ context.Context, tip, restore Hash, p turn.Pending, msg string) (feedback, newTip Hash, err error) {
+func (r turnRepo) Restart(ctx context.Context, tip, restore Hash, p turn.Pending, msg string) (feedback, newTip Hash, err error) {
 	t := r.t
 	cfg, err := metaConfig(p.Meta)
 	if err != nil {
 		return Hash{}, Hash{}, err
 	}
-	err = t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+	err = t.updateAdvancing(ctx, func(tx store.Tx) (*ConflictError, error) {
 		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return nil, err
@@ -138,9 +138,9 @@ func (r turnRepo) Restart(_ context.Context, tip, restore Hash, p turn.Pending, 
 
 // Step reads commit h back as a step of a validated turn (nil when it is
 // none).
-func (r turnRepo) Step(_ context.Context, h Hash) (*events.Step, error) {
+func (r turnRepo) Step(ctx context.Context, h Hash) (*events.Step, error) {
 	var s *events.Step
-	err := r.t.view(func(tx store.Tx) error {
+	err := r.t.view(ctx, func(tx store.Tx) error {
 		c, err := tx.Commit(h)
 		if err != nil {
 			return err

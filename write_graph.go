@@ -69,7 +69,7 @@ func (t *Tract) WriteGraph(ctx context.Context, w io.Writer, format GraphFormat,
 		tip     Hash
 		allRefs []refs.Ref
 	)
-	err = t.view(func(tx store.Tx) error {
+	err = t.view(ctx, func(tx store.Tx) error {
 		if !cfg.all {
 			if tip, err = t.tipOf(tx, cfg.rev); err != nil {
 				return err

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func memoryChain(t *testing.T, n int) (*store.Memory, []dag.Hash) {
 	m := store.NewMemory()
 	t.Cleanup(func() { m.Close() })
 	var hs []dag.Hash
-	require.NoError(t, m.Update(func(tx store.Tx) error {
+	require.NoError(t, m.Update(context.Background(), func(tx store.Tx) error {
 		var parents []dag.Hash
 		for i := range n {
 			b, err := tx.PutBlob([]byte(fmt.Sprint(i)))
@@ -65,7 +66,7 @@ func memoryChain(t *testing.T, n int) (*store.Memory, []dag.Hash) {
 // than 127 parents): ReadChain carries on from where it stopped.
 func TestReadChain_ContinuesAfterAShortAnswer(t *testing.T) {
 	m, hs := memoryChain(t, 10)
-	require.NoError(t, m.View(func(tx store.Tx) error {
+	require.NoError(t, m.View(context.Background(), func(tx store.Tx) error {
 		ct := &chainTx{Tx: tx, answer: func(tx store.Tx, from dag.Hash, n int, _ dag.Hash) ([]store.ChainLink, error) {
 			return firstLinks(tx, from, min(n, 3)), nil
 		}}
@@ -99,7 +100,7 @@ func TestReadChain_RefusesAnAnswerOffTheChain(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.NoError(t, m.View(func(tx store.Tx) error {
+			require.NoError(t, m.View(context.Background(), func(tx store.Tx) error {
 				_, err := store.ReadChain(&chainTx{Tx: tx, answer: tc.answer}, hs[4], 3, hs[2])
 				assert.ErrorIs(t, err, store.ErrCorrupt)
 				return nil
@@ -111,7 +112,7 @@ func TestReadChain_RefusesAnAnswerOffTheChain(t *testing.T) {
 // AppendChain keeps what dst holds, with or without a ChainReader.
 func TestAppendChain_AppendsToDst(t *testing.T) {
 	m, hs := memoryChain(t, 4)
-	require.NoError(t, m.View(func(tx store.Tx) error {
+	require.NoError(t, m.View(context.Background(), func(tx store.Tx) error {
 		for _, tx := range []store.Tx{tx, &chainTx{Tx: tx, answer: func(tx store.Tx, from dag.Hash, n int, _ dag.Hash) ([]store.ChainLink, error) {
 			return firstLinks(tx, from, n), nil
 		}}} {

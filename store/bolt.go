@@ -49,18 +49,35 @@ var (
 const DefaultLockTimeout = 5 * time.Second
 
 // LockedError is returned when another process (or another handle of this
-// process) held the repository for longer than the lock timeout.
+// process) held the repository for longer than the lock timeout, or
+// until the context of the transaction that waited for it ended.
 type LockedError struct {
 	// Path is the locked file.
 	Path string
 	// Waited is how long the transaction waited.
 	Waited time.Duration
+	// Err is the context's error when the context ended the wait
+	// (context.Canceled, context.DeadlineExceeded), nil when the lock
+	// timeout did. errors.Is(err, context.Canceled) holds for a wait
+	// cancelled so.
+	Err error
 }
 
 // Error returns the LockedError message.
 func (e *LockedError) Error() string {
+	switch {
+	case errors.Is(e.Err, context.Canceled):
+		return fmt.Sprintf("interrupted while waiting for the lock of repository %s (another process held it; waited %s)",
+			e.Path, e.Waited.Round(time.Millisecond))
+	case e.Err != nil:
+		return fmt.Sprintf("repository %s is locked: another process held it past the deadline (waited %s: %v)",
+			e.Path, e.Waited.Round(time.Millisecond), e.Err)
+	}
 	return fmt.Sprintf("repository %s is locked: another process held it for longer than the lock timeout (%s)", e.Path, e.Waited)
 }
+
+// Unwrap returns the context's error, when the context ended the wait.
+func (e *LockedError) Unwrap() error { return e.Err }
 
 // BoltOptions configure OpenBolt.
 type BoltOptions struct {
@@ -158,7 +175,7 @@ func (noFile) Is(target error) bool { return target == fs.ErrNotExist }
 // file's metadata. It reads pages, so a damaged file can make bbolt panic or
 // fault; that becomes ErrCorrupt (and ErrNotRepository) instead of a crash.
 func (b *Bolt) checkOrInit(create bool) error {
-	s, err := b.ss.acquire(create)
+	s, err := b.ss.acquire(context.Background(), create)
 	if err != nil {
 		return err
 	}
@@ -226,9 +243,11 @@ func (b *Bolt) Path() string { return b.path }
 func (b *Bolt) Close() error { return b.ss.close() }
 
 // View runs fn in a read-only transaction, under a shared lock on the file
-// unless this handle already holds it for writing.
-func (b *Bolt) View(fn func(Tx) error) error {
-	return b.inSession(false, func(s *session) error { return b.view(s.db, &s.journal, fn) })
+// unless this handle already holds it for writing. ctx bounds the wait for
+// the lock (as the lock timeout does); fn runs in memory and is not
+// interrupted by it.
+func (b *Bolt) View(ctx context.Context, fn func(Tx) error) error {
+	return b.inSession(ctx, false, func(s *session) error { return b.view(s.db, &s.journal, fn) })
 }
 
 // view runs fn in a read-only transaction of db, whose journal is indexed
@@ -248,10 +267,10 @@ func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
 // nil, under the file's exclusive lock. When fn deleted stored text, Update
 // then wipes the file's free pages before it returns (see erase.go); if
 // that fails, the transaction stays committed and the error is an
-// *ErasureError.
-func (b *Bolt) Update(fn func(Tx) error) error {
+// *ErasureError. ctx bounds the wait for the lock, as in View.
+func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 	var erased, checkpointed bool
-	err := b.inSession(true, func(s *session) (err error) {
+	err := b.inSession(ctx, true, func(s *session) (err error) {
 		erased, checkpointed, err = b.update(s, fn)
 		if st := s.db.Stats(); st.TxStats.GetPageAlloc() > b.writeLimit {
 			b.ss.retire(s)
@@ -342,16 +361,16 @@ func (b *Bolt) Exclusive(fn func(db *bolt.DB) error) error {
 // handle holds it so) for all of fn. The *bolt.DB must not be kept after fn
 // returns, and fn must only read.
 func (b *Bolt) Shared(fn func(db *bolt.DB) error) error {
-	return b.inSession(false, func(s *session) error { return fn(s.db) })
+	return b.inSession(context.Background(), false, func(s *session) error { return fn(s.db) })
 }
 
 // inSession runs fn in a session of this handle, a writable one when write
 // is set, and releases it.
-func (b *Bolt) inSession(write bool, fn func(s *session) error) error {
+func (b *Bolt) inSession(ctx context.Context, write bool, fn func(s *session) error) error {
 	if write && b.readOnly {
 		return b.errReadOnly()
 	}
-	s, err := b.ss.acquire(write)
+	s, err := b.ss.acquire(ctx, write)
 	if err != nil {
 		return b.sessionError(err)
 	}

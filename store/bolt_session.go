@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -99,9 +100,22 @@ func newSessions(path string, opts BoltOptions) *sessions {
 }
 
 // acquire returns a session that can run a transaction (a writable one when
-// write is set), opening one if needed. The caller must release it.
-func (ss *sessions) acquire(write bool) (*session, error) {
-	deadline := time.Now().Add(ss.opts.LockTimeout)
+// write is set), opening one if needed. The caller must release it. It
+// waits for the file's lock at most the lock timeout, and no longer than
+// ctx lasts: either ends the wait with a *LockedError.
+func (ss *sessions) acquire(ctx context.Context, write bool) (*session, error) {
+	began := time.Now()
+	deadline := began.Add(ss.opts.LockTimeout)
+	if err := ctx.Err(); err != nil {
+		return nil, &LockedError{Path: ss.path, Err: err}
+	}
+	// A wait on changed below ends when ctx does.
+	stop := context.AfterFunc(ctx, func() {
+		ss.mu.Lock()
+		ss.changed.Broadcast()
+		ss.mu.Unlock()
+	})
+	defer stop()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if write {
@@ -116,6 +130,9 @@ func (ss *sessions) acquire(write bool) (*session, error) {
 		if ss.closed {
 			return nil, errStoreClosed
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, &LockedError{Path: ss.path, Waited: time.Since(began), Err: err}
+		}
 		s := ss.cur
 		switch {
 		case s == nil && ss.opening:
@@ -127,7 +144,7 @@ func (ss *sessions) acquire(write bool) (*session, error) {
 			// never got to open.
 			ss.changed.Wait()
 		case s == nil:
-			if err := ss.openLocked(write, deadline); err != nil {
+			if err := ss.openLocked(ctx, write, deadline); err != nil {
 				return nil, err
 			}
 		case s.sole:
@@ -270,7 +287,7 @@ func (ss *sessions) linger() (done func()) {
 // sole runs fn alone in a writable session: no other transaction of this
 // handle runs while it does, and the file stays locked for all of it.
 func (ss *sessions) sole(fn func(*session) error) error {
-	s, err := ss.acquire(true)
+	s, err := ss.acquire(context.Background(), true)
 	if err != nil {
 		return err
 	}
@@ -316,11 +333,11 @@ func (ss *sessions) closeLocked(s *session) error {
 
 // openLocked opens a session; it is called with mu held and releases it
 // while it waits for the lock.
-func (ss *sessions) openLocked(write bool, deadline time.Time) error {
+func (ss *sessions) openLocked(ctx context.Context, write bool, deadline time.Time) error {
 	ss.opening = true
 	create := ss.create
 	ss.mu.Unlock()
-	s, err := ss.open(write, create, deadline)
+	s, err := ss.open(ctx, write, create, deadline)
 	ss.mu.Lock()
 	ss.opening = false
 	ss.changed.Broadcast()
@@ -336,17 +353,21 @@ func (ss *sessions) openLocked(write bool, deadline time.Time) error {
 }
 
 // open opens the file, waits for its lock and opens bbolt on it.
-func (ss *sessions) open(write, create bool, deadline time.Time) (*session, error) {
+func (ss *sessions) open(ctx context.Context, write, create bool, deadline time.Time) (*session, error) {
 	path := ss.path
+	began := time.Now()
 	wiped := false // whether a writable session was tried for a pending erasure
 	for {
 		f, err := openFile(path, write, create)
 		if err != nil {
 			return nil, err
 		}
-		if err := queueLock(f, write, deadline); err != nil {
+		if err := queueLock(ctx, f, write, deadline); err != nil {
 			if errors.Is(err, errLockTimeout) {
 				return nil, &LockedError{Path: path, Waited: ss.opts.LockTimeout}
+			}
+			if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+				return nil, &LockedError{Path: path, Waited: time.Since(began), Err: cerr}
 			}
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
@@ -392,7 +413,7 @@ func (ss *sessions) open(write, create bool, deadline time.Time) (*session, erro
 		// A shared session cannot write: let it go, complete the erasure
 		// in a writable one, then open the shared one again.
 		s.close()
-		ws, err := ss.open(true, false, deadline)
+		ws, err := ss.open(ctx, true, false, deadline)
 		switch {
 		case errors.Is(err, ErrReadOnly):
 		case err != nil:

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -31,7 +32,7 @@ func TestSessions_WritersAndReadersOfOneHandleAllGetTheirTurn(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for i := range writes {
-			err := b.Update(func(tx store.Tx) error {
+			err := b.Update(context.Background(), func(tx store.Tx) error {
 				_, err := tx.PutBlob([]byte(fmt.Sprintf("text %d", i)))
 				return err
 			})
@@ -45,7 +46,7 @@ func TestSessions_WritersAndReadersOfOneHandleAllGetTheirTurn(t *testing.T) {
 	for range readers {
 		wg.Go(func() {
 			for written.Load() < writes {
-				assert.NoError(t, b.View(func(tx store.Tx) error {
+				assert.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 					_, err := tx.Ref("HEAD")
 					return err
 				}))

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -46,7 +47,7 @@ func TestBolt_CreatedRepositoryReopens(t *testing.T) {
 	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
 	require.NoError(t, err)
 	assert.Equal(t, path, b.Path())
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		_, err := tx.PutBlob([]byte("kept"))
 		return err
 	}))
@@ -55,7 +56,7 @@ func TestBolt_CreatedRepositoryReopens(t *testing.T) {
 	b, err = store.OpenBolt(path, store.BoltOptions{})
 	require.NoError(t, err)
 	defer b.Close()
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		ok, err := tx.HasBlob(dag.Sum([]byte("kept")))
 		assert.True(t, ok)
 		return err
@@ -76,7 +77,7 @@ func TestBolt_CreateWhereRepositoryExistsFailsWithErrExists(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tract.db")
 	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
 	require.NoError(t, err)
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		return tx.SetRef(refs.Ref{Name: "refs/heads/main", Hash: dag.Sum([]byte("c"))})
 	}))
 	require.NoError(t, b.Close())
@@ -87,7 +88,7 @@ func TestBolt_CreateWhereRepositoryExistsFailsWithErrExists(t *testing.T) {
 	b, err = store.OpenBolt(path, store.BoltOptions{})
 	require.NoError(t, err, "the failed create leaves the repository usable")
 	defer b.Close()
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		h, ok, err := store.ResolveRef(tx, refs.HEAD)
 		assert.True(t, ok)
 		assert.Equal(t, dag.Sum([]byte("c")), h)
@@ -207,9 +208,9 @@ func TestBolt_TransactionWaitsForAnotherHandleThenTimesOut(t *testing.T) {
 	defer second.Close()
 
 	release := storetest.HoldWrite(t, first)
-	for name, tx := range map[string]func(func(store.Tx) error) error{"View": second.View, "Update": second.Update} {
+	for name, tx := range map[string]func(context.Context, func(store.Tx) error) error{"View": second.View, "Update": second.Update} {
 		start := time.Now()
-		err := tx(func(store.Tx) error { return nil })
+		err := tx(context.Background(), func(store.Tx) error { return nil })
 		var locked *store.LockedError
 		require.ErrorAs(t, err, &locked, name)
 		assert.Equal(t, path, locked.Path)
@@ -221,11 +222,11 @@ func TestBolt_TransactionWaitsForAnotherHandleThenTimesOut(t *testing.T) {
 	release()
 
 	// The first handle is idle again: it lets go within its idle grace.
-	require.NoError(t, second.Update(func(tx store.Tx) error {
+	require.NoError(t, second.Update(context.Background(), func(tx store.Tx) error {
 		_, err := tx.PutBlob([]byte("second"))
 		return err
 	}))
-	require.NoError(t, first.View(func(tx store.Tx) error {
+	require.NoError(t, first.View(context.Background(), func(tx store.Tx) error {
 		ok, err := tx.HasBlob(dag.Sum([]byte("second")))
 		assert.True(t, ok, "the first handle sees what the second wrote")
 		return err
@@ -246,7 +247,7 @@ func TestBolt_WaiterGetsTheFileWhenTheHolderFinishes(t *testing.T) {
 	release := storetest.HoldWrite(t, first)
 	got := make(chan error)
 	go func() {
-		got <- second.Update(func(tx store.Tx) error {
+		got <- second.Update(context.Background(), func(tx store.Tx) error {
 			_, err := tx.PutBlob([]byte("after"))
 			return err
 		})
@@ -273,8 +274,8 @@ func TestBolt_ReadOnlyOpensShareTheLockAndRefuseUpdates(t *testing.T) {
 	require.NoError(t, err, "readers share the lock")
 	defer r2.Close()
 
-	require.NoError(t, r1.View(func(tx store.Tx) error { _, err := tx.Refs(); return err }))
-	err = r1.Update(func(tx store.Tx) error { return nil })
+	require.NoError(t, r1.View(context.Background(), func(tx store.Tx) error { _, err := tx.Refs(); return err }))
+	err = r1.Update(context.Background(), func(tx store.Tx) error { return nil })
 	assert.ErrorIs(t, err, store.ErrReadOnly)
 	assert.ErrorContains(t, err, "opened read-only")
 
@@ -286,20 +287,20 @@ func TestBolt_ReadOnlyOpensShareTheLockAndRefuseUpdates(t *testing.T) {
 func TestBolt_CallerPanicInUpdatePropagates(t *testing.T) {
 	b := storetest.NewBolt(t)
 	assert.PanicsWithValue(t, "caller bug", func() {
-		_ = b.Update(func(tx store.Tx) error {
+		_ = b.Update(context.Background(), func(tx store.Tx) error {
 			_, _ = tx.PutBlob([]byte("doomed"))
 			panic("caller bug")
 		})
 	})
 	assert.Panics(t, func() {
-		_ = b.View(func(tx store.Tx) error {
+		_ = b.View(context.Background(), func(tx store.Tx) error {
 			var m map[string]int
 			//lint:ignore SA5000 a deliberate bug in the caller, not in the file
 			m["x"] = 1
 			return nil
 		})
 	})
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		ok, err := tx.HasBlob(dag.Sum([]byte("doomed")))
 		assert.False(t, ok, "the panicking Update was rolled back")
 		return err
@@ -326,7 +327,7 @@ func TestBolt_BboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
 	require.NoError(t, err)
 	store.WithoutJournal(b) // the test damages the blobs bucket's page
 	var blob dag.Hash
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		for i := range 200 { // enough blobs for the bucket to get a page of its own
 			h, err := tx.PutBlob(bytes.Repeat([]byte{byte(i)}, 100))
 			if err != nil {
@@ -349,7 +350,7 @@ func TestBolt_BboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
 	b, err = store.OpenBolt(path, store.BoltOptions{NoSync: true})
 	require.NoError(t, err)
 	defer b.Close()
-	err = b.View(func(tx store.Tx) error {
+	err = b.View(context.Background(), func(tx store.Tx) error {
 		_, err := tx.Blob(blob)
 		return err
 	})
@@ -382,7 +383,7 @@ func TestBolt_DamagedFreeListFailsTheFirstWrite(t *testing.T) {
 	b, err = store.OpenBolt(path, store.BoltOptions{LockTimeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	defer b.Close()
-	err = b.Update(func(store.Tx) error { return nil })
+	err = b.Update(context.Background(), func(store.Tx) error { return nil })
 	require.Error(t, err)
 	assert.ErrorIs(t, err, store.ErrNotRepository)
 	assert.Contains(t, err.Error(), "the free list is damaged: its page's header is not a free-list page's (it names page")
@@ -418,7 +419,7 @@ func TestBolt_WritesInDamagedFileReportErrCorruptAndKeepTheStoreUsable(t *testin
 	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
 	require.NoError(t, err)
 	store.WithoutJournal(b) // commits are written to the damaged B+tree
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		for i := range 200 {
 			if _, err := tx.PutCommit(&dag.Commit{Kind: dag.KindNote, Role: dag.RoleTool, Time: time.Unix(int64(i), 0)}); err != nil {
 				return err
@@ -439,17 +440,17 @@ func TestBolt_WritesInDamagedFileReportErrCorruptAndKeepTheStoreUsable(t *testin
 	require.NoError(t, err)
 	defer b.Close()
 	store.WithoutJournal(b)
-	err = b.Update(func(tx store.Tx) error {
+	err = b.Update(context.Background(), func(tx store.Tx) error {
 		_, err := tx.PutCommit(&dag.Commit{Kind: dag.KindNote, Role: dag.RoleTool, Time: time.Unix(1000, 0)})
 		return err
 	})
 	assert.ErrorIs(t, err, store.ErrCorrupt)
 	// Blobs live in another B+tree: the store still works for them.
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		_, err := tx.PutBlob([]byte("still works"))
 		return err
 	}))
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		_, err := tx.Blob(dag.Sum([]byte("still works")))
 		return err
 	}))
@@ -472,7 +473,7 @@ func TestBolt_PackSortedFillsPages(t *testing.T) {
 			data[h] = d
 		}
 		slices.SortFunc(hashes, func(a, b dag.Hash) int { return bytes.Compare(a[:], b[:]) })
-		require.NoError(t, b.Update(func(tx store.Tx) error {
+		require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 			if pack {
 				tx.(store.SortedPacker).PackSorted()
 			}
@@ -483,7 +484,7 @@ func TestBolt_PackSortedFillsPages(t *testing.T) {
 			}
 			return nil
 		}))
-		require.NoError(t, b.View(func(tx store.Tx) error {
+		require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 			for h, d := range data {
 				got, err := tx.Blob(h)
 				require.NoError(t, err)
@@ -512,14 +513,14 @@ func TestBolt_HashedPuts(t *testing.T) {
 	raw, err := dag.Encode(c)
 	require.NoError(t, err)
 	h := dag.Sum(raw)
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		hp, ok := tx.(store.HashedPutter)
 		require.True(t, ok)
 		require.NoError(t, hp.PutHashedBlob(blob, data))
 		require.NoError(t, hp.PutHashedBlob(blob, data), "a blob already stored is kept once")
 		return hp.PutEncodedCommit(h, raw)
 	}))
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		got, err := tx.Commit(h)
 		require.NoError(t, err)
 		assert.Equal(t, c, got)

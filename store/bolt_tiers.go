@@ -269,7 +269,7 @@ func (b *Bolt) MergePacks(ctx context.Context) error {
 		}
 		for done := false; !done; {
 			if err := ctx.Err(); err != nil {
-				return errors.Join(err, b.Update(func(tx Tx) error { return tx.(*boltTx).DropPack(m.id) }))
+				return errors.Join(err, b.Update(context.WithoutCancel(ctx), func(tx Tx) error { return tx.(*boltTx).DropPack(m.id) }))
 			}
 			if done, err = b.stepMerge(m); err != nil {
 				return err
@@ -300,7 +300,7 @@ type packMerge struct {
 // pay for a durable transaction here.
 func (b *Bolt) startMerge() (*packMerge, error) {
 	var due bool
-	if err := b.View(func(tx Tx) error {
+	if err := b.View(context.Background(), func(tx Tx) error {
 		t := tx.(*boltTx)
 		stats, err := t.publishedPackStats()
 		due = t.policy.group(stats, t.policy.max) != nil
@@ -309,7 +309,7 @@ func (b *Bolt) startMerge() (*packMerge, error) {
 		return nil, err
 	}
 	var m *packMerge
-	err := b.Update(func(tx Tx) error {
+	err := b.Update(context.Background(), func(tx Tx) error {
 		t := tx.(*boltTx)
 		stats, err := t.publishedPackStats()
 		if err != nil {
@@ -340,7 +340,7 @@ func (b *Bolt) startMerge() (*packMerge, error) {
 // reports whether m has nothing left to copy (or gave up).
 func (b *Bolt) stepMerge(m *packMerge) (done bool, err error) {
 	names := [][]byte{bucketBlobs, bucketCommits}
-	err = b.Update(func(tx Tx) error {
+	err = b.Update(context.Background(), func(tx Tx) error {
 		t := tx.(*boltTx)
 		dst, cur, ok := t.mergeInputs(m.id, m.group, names[m.space])
 		if !ok {
@@ -368,7 +368,7 @@ func (b *Bolt) finishMerge(m *packMerge) (bool, error) {
 	if m.gone {
 		return false, nil
 	}
-	err := b.Update(func(tx Tx) error {
+	err := b.Update(context.Background(), func(tx Tx) error {
 		t := tx.(*boltTx)
 		if _, _, ok := t.mergeInputs(m.id, m.group, bucketBlobs); !ok {
 			m.gone = true

@@ -73,7 +73,7 @@ func writeBlobPack(t *testing.T, b *Bolt, tag string, n int) []dag.Hash {
 		es = append(es, PackEntry{Kind: PackBlob, Hash: h, Value: data})
 	}
 	slices.SortFunc(es, PackEntry.Compare)
-	require.NoError(t, b.Update(func(tx Tx) error { return tx.(PackWriter).WritePack(time.Now(), es) }))
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error { return tx.(PackWriter).WritePack(time.Now(), es) }))
 	return hs
 }
 
@@ -82,7 +82,7 @@ func writeBlobPack(t *testing.T, b *Bolt, tag string, n int) []dag.Hash {
 // hold them.
 func requireBlobs(t *testing.T, b *Bolt, want []dag.Hash) (published, unpublished int) {
 	t.Helper()
-	require.NoError(t, b.View(func(tx Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
 		for _, h := range want {
 			_, err := tx.Blob(h)
 			require.NoError(t, err)
@@ -152,7 +152,7 @@ func TestMergePacks_GivesUpWhenAnObjectIsDeleted(t *testing.T) {
 	done, err := b.stepMerge(m)
 	require.NoError(t, err)
 	require.False(t, done)
-	require.NoError(t, b.Update(func(tx Tx) error { return tx.DeleteBlob(all[15]) }))
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error { return tx.DeleteBlob(all[15]) }))
 	_, unpublished := requireBlobs(t, b, all[:15])
 	assert.Zero(t, unpublished, "the delete dropped the merge's copy")
 
@@ -170,7 +170,7 @@ func TestMergePacks_GivesUpWhenAnObjectIsDeleted(t *testing.T) {
 	require.NoError(t, b.MergePacks(context.Background()))
 	packs, _ = requireBlobs(t, b, all[:15])
 	assert.Equal(t, 1, packs)
-	require.NoError(t, b.View(func(tx Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
 		_, err := tx.Blob(all[15])
 		assert.ErrorIs(t, err, ErrNotFound)
 		return nil
@@ -228,7 +228,7 @@ func TestPublishPack_RefusesAPackWrittenInTheSameTransaction(t *testing.T) {
 	data := []byte("hello")
 	entries := []PackEntry{{Kind: PackBlob, Hash: dag.Sum(data), Value: data}}
 	var id uint64
-	err := b.Update(func(tx Tx) error {
+	err := b.Update(context.Background(), func(tx Tx) error {
 		p := tx.(PackTx)
 		var err error
 		if id, err = p.CreatePack(time.Now()); err != nil {
@@ -237,12 +237,12 @@ func TestPublishPack_RefusesAPackWrittenInTheSameTransaction(t *testing.T) {
 		return p.PublishPack(id)
 	})
 	assert.ErrorIs(t, err, ErrPackWrittenInTx)
-	require.NoError(t, b.Update(func(tx Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error {
 		var err error
 		id, err = tx.(PackTx).CreatePack(time.Now())
 		return err
 	}))
-	err = b.Update(func(tx Tx) error {
+	err = b.Update(context.Background(), func(tx Tx) error {
 		p := tx.(PackTx)
 		if err := p.AppendPack(id, time.Now(), entries); err != nil {
 			return err
@@ -250,8 +250,8 @@ func TestPublishPack_RefusesAPackWrittenInTheSameTransaction(t *testing.T) {
 		return p.PublishPack(id)
 	})
 	assert.ErrorIs(t, err, ErrPackWrittenInTx)
-	require.NoError(t, b.Update(func(tx Tx) error { return tx.(PackTx).AppendPack(id, time.Now(), entries) }))
-	require.NoError(t, b.Update(func(tx Tx) error { return tx.(PackTx).PublishPack(id) }))
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error { return tx.(PackTx).AppendPack(id, time.Now(), entries) }))
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error { return tx.(PackTx).PublishPack(id) }))
 	requireBlobs(t, b, []dag.Hash{entries[0].Hash})
 }
 
@@ -260,7 +260,7 @@ func TestPublishPack_RefusesAPackWrittenInTheSameTransaction(t *testing.T) {
 func TestWritePack_APackWithDamagedInfoIsLeftAloneAndReported(t *testing.T) {
 	b := tieredBolt(t, packPolicy{fanIn: 2, inline: 1 << 10, max: 1 << 20})
 	all := writeBlobPack(t, b, "damaged", 4)
-	require.NoError(t, b.Update(func(tx Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error {
 		packs := tx.(*boltTx).tx.Bucket(bucketPacks)
 		return packs.Bucket(packKey(1)).Put(keyPackInfo, []byte("junk"))
 	}))
@@ -268,7 +268,7 @@ func TestWritePack_APackWithDamagedInfoIsLeftAloneAndReported(t *testing.T) {
 		all = append(all, writeBlobPack(t, b, fmt.Sprintf("after %d", i), 4)...)
 		require.NoError(t, b.MergePacks(context.Background()))
 	}
-	require.NoError(t, b.View(func(tx Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
 		for _, h := range all {
 			_, err := tx.Blob(h)
 			require.NoError(t, err)

@@ -3,6 +3,7 @@
 package store_test
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func TestBolt_WaiterFollowsAFileRenamedOverThePath(t *testing.T) {
 	done := make(chan error, 1)
 	require.NoError(t, holder.Exclusive(func(*bolt.DB) error {
 		go func() {
-			done <- waiter.Update(func(tx store.Tx) error {
+			done <- waiter.Update(context.Background(), func(tx store.Tx) error {
 				_, err := tx.PutBlob([]byte("where does this go?"))
 				return err
 			})
@@ -65,7 +66,7 @@ func TestBolt_WaiterFollowsAFileRenamedOverThePath(t *testing.T) {
 	fresh, err := store.OpenBolt(path, store.BoltOptions{ReadOnly: true})
 	require.NoError(t, err)
 	defer fresh.Close()
-	require.NoError(t, fresh.View(func(tx store.Tx) error {
+	require.NoError(t, fresh.View(context.Background(), func(tx store.Tx) error {
 		ok, err := tx.HasBlob(dag.Sum([]byte("where does this go?")))
 		assert.True(t, ok, "the write went to the file the path names now")
 		return err

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ func TestBolt_CompactShrinksAndKeepsData(t *testing.T) {
 	defer other.Close()
 
 	var kept, dropped []dag.Hash
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		for i := range 3000 {
 			h, err := tx.PutBlob([]byte(fmt.Sprintf("blob %d %0500d", i, i)))
 			if err != nil {
@@ -39,7 +40,7 @@ func TestBolt_CompactShrinksAndKeepsData(t *testing.T) {
 		}
 		return nil
 	}))
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		for _, h := range dropped {
 			if err := tx.DeleteBlob(h); err != nil {
 				return err
@@ -57,11 +58,11 @@ func TestBolt_CompactShrinksAndKeepsData(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "no temporary file is left")
 
-	require.NoError(t, other.Update(func(tx store.Tx) error {
+	require.NoError(t, other.Update(context.Background(), func(tx store.Tx) error {
 		_, err := tx.PutBlob([]byte("written after compact"))
 		return err
 	}))
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		for _, h := range kept {
 			ok, err := tx.HasBlob(h)
 			require.NoError(t, err)

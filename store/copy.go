@@ -142,7 +142,7 @@ func (c *copier) copy(src Store) error {
 		// Keep the destination's file open across its many transactions.
 		defer l.Linger()()
 	}
-	return src.View(func(stx Tx) error {
+	return src.View(c.ctx, func(stx Tx) error {
 		c.src = stx
 		if sr, ok := stx.(SalvageRecorder); ok {
 			var err error
@@ -166,7 +166,7 @@ func (c *copier) copy(src Store) error {
 
 // run writes the objects, then the refs and reflogs, into the destination.
 func (c *copier) run() error {
-	err := c.dst.Update(func(tx Tx) error {
+	err := c.dst.Update(c.ctx, func(tx Tx) error {
 		if err := checkEmpty(tx); err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (c *copier) run() error {
 		return err
 	})
 	if errors.Is(err, errNoPacks) {
-		return c.dst.Update(func(tx Tx) error {
+		return c.dst.Update(c.ctx, func(tx Tx) error {
 			if err := checkEmpty(tx); err != nil {
 				return err
 			}
@@ -200,7 +200,7 @@ func (c *copier) run() error {
 		err = c.flush()
 	}
 	if err == nil {
-		err = c.dst.Update(func(tx Tx) error {
+		err = c.dst.Update(c.ctx, func(tx Tx) error {
 			if err := checkEmpty(tx); err != nil {
 				return err
 			}
@@ -214,7 +214,7 @@ func (c *copier) run() error {
 		// Leave the destination as it was (a killed copy leaves the pack
 		// to gc).
 		id := c.pack
-		_ = c.dst.Update(func(tx Tx) error { return tx.(PackTx).DropPack(id) })
+		_ = c.dst.Update(context.WithoutCancel(c.ctx), func(tx Tx) error { return tx.(PackTx).DropPack(id) })
 	}
 	return err
 }
@@ -449,7 +449,7 @@ func (c *copier) flush() error {
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
-	err := c.dst.Update(func(tx Tx) error {
+	err := c.dst.Update(c.ctx, func(tx Tx) error {
 		return tx.(PackTx).AppendPack(c.pack, time.Now(), c.chunk)
 	})
 	if err != nil {

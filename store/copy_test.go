@@ -22,7 +22,7 @@ import (
 func copySource(t *testing.T, s store.Store, n int) []dag.Hash {
 	t.Helper()
 	var hs []dag.Hash
-	require.NoError(t, s.Update(func(tx store.Tx) error {
+	require.NoError(t, s.Update(context.Background(), func(tx store.Tx) error {
 		var parents []dag.Hash
 		var k store.Counters
 		for i := range n {
@@ -70,7 +70,7 @@ func contentsOf(t *testing.T, s store.Store) contents {
 	t.Helper()
 	c := contents{Blobs: map[dag.Hash]string{}, Commits: map[dag.Hash]string{}, Counters: map[dag.Hash]store.Counters{},
 		Reflogs: map[string][]refs.Entry{}}
-	require.NoError(t, s.View(func(tx store.Tx) error {
+	require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
 		require.NoError(t, tx.ForEachBlob(func(h dag.Hash, b []byte) error { c.Blobs[h] = string(b); return nil }))
 		require.NoError(t, tx.ForEachCommit(func(h dag.Hash, b []byte) error { c.Commits[h] = string(b); return nil }))
 		require.NoError(t, tx.ForEachCounters(func(h dag.Hash, k store.Counters) error { c.Counters[h] = k; return nil }))
@@ -92,8 +92,8 @@ func contentsOf(t *testing.T, s store.Store) contents {
 // noPacks hides the packs of a store's transactions.
 type noPacks struct{ store.Store }
 
-func (s noPacks) Update(fn func(store.Tx) error) error {
-	return s.Store.Update(func(tx store.Tx) error { return fn(struct{ store.Tx }{tx}) })
+func (s noPacks) Update(ctx context.Context, fn func(store.Tx) error) error {
+	return s.Store.Update(ctx, func(tx store.Tx) error { return fn(struct{ store.Tx }{tx}) })
 }
 
 func TestCopy_CarriesEverythingAndReportsProgress(t *testing.T) {
@@ -127,7 +127,7 @@ func TestCopy_CarriesEverythingAndReportsProgress(t *testing.T) {
 			assert.Greater(t, res.Bytes, int64(10*40))
 			require.NotEmpty(t, reports)
 			assert.Equal(t, [2]int64{20, 20}, reports[len(reports)-1], "the last report counts every object")
-			require.NoError(t, dst.View(func(tx store.Tx) error {
+			require.NoError(t, dst.View(ctx, func(tx store.Tx) error {
 				k, err := store.CountersOf(ctx, tx, hs[9], false)
 				assert.EqualValues(t, 10, k.Depth)
 				return err
@@ -169,8 +169,8 @@ type damagedTx struct {
 	d damaged
 }
 
-func (d damaged) View(fn func(store.Tx) error) error {
-	return d.Store.View(func(tx store.Tx) error { return fn(damagedTx{tx, d}) })
+func (d damaged) View(ctx context.Context, fn func(store.Tx) error) error {
+	return d.Store.View(ctx, func(tx store.Tx) error { return fn(damagedTx{tx, d}) })
 }
 
 func (tx damagedTx) ForEachBlob(fn func(dag.Hash, []byte) error) error {
@@ -189,7 +189,7 @@ func TestCopy_DamageStopsTheCopyAndLeavesTheDestinationAsItWas(t *testing.T) {
 	src := store.NewMemory()
 	hs := copySource(t, src, 6)
 	var blob dag.Hash
-	require.NoError(t, src.View(func(tx store.Tx) error {
+	require.NoError(t, src.View(ctx, func(tx store.Tx) error {
 		c, err := tx.Commit(hs[2])
 		blob = c.Blob
 		return err
@@ -221,7 +221,7 @@ func TestCopy_DamageStopsTheCopyAndLeavesTheDestinationAsItWas(t *testing.T) {
 			require.ErrorIs(t, err, store.ErrCorrupt)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Equal(t, before, contentsOf(t, dst))
-			require.NoError(t, dst.View(func(tx store.Tx) error {
+			require.NoError(t, dst.View(ctx, func(tx store.Tx) error {
 				unpublished, err := tx.(store.PackTx).UnpublishedPacks()
 				assert.Empty(t, unpublished, "the copy's pack is dropped")
 				return err
@@ -237,7 +237,7 @@ func TestCountersOf_FillsTheChainFromTheNearestEntry(t *testing.T) {
 	m := store.NewMemory()
 	hs := copySource(t, m, 8)
 	var want store.Counters
-	require.NoError(t, m.View(func(tx store.Tx) error {
+	require.NoError(t, m.View(ctx, func(tx store.Tx) error {
 		for _, h := range hs {
 			c, err := tx.Commit(h)
 			require.NoError(t, err)
@@ -248,24 +248,24 @@ func TestCountersOf_FillsTheChainFromTheNearestEntry(t *testing.T) {
 		return nil
 	}))
 	count := func() (n int) {
-		require.NoError(t, m.View(func(tx store.Tx) error {
+		require.NoError(t, m.View(ctx, func(tx store.Tx) error {
 			return tx.ForEachCounters(func(dag.Hash, store.Counters) error { n++; return nil })
 		}))
 		return n
 	}
-	require.NoError(t, m.View(func(tx store.Tx) error {
+	require.NoError(t, m.View(ctx, func(tx store.Tx) error {
 		k, err := store.CountersOf(ctx, tx, hs[7], false)
 		assert.Equal(t, want, k)
 		return err
 	}))
 	assert.Equal(t, 4, count(), "a read stores nothing")
-	require.NoError(t, m.Update(func(tx store.Tx) error {
+	require.NoError(t, m.Update(ctx, func(tx store.Tx) error {
 		k, err := store.CountersOf(ctx, tx, hs[7], true)
 		assert.Equal(t, want, k)
 		return err
 	}))
 	assert.Equal(t, 8, count())
-	require.NoError(t, m.View(func(tx store.Tx) error {
+	require.NoError(t, m.View(ctx, func(tx store.Tx) error {
 		k, err := store.CountersOf(ctx, tx, dag.Hash{}, false)
 		assert.Zero(t, k)
 		return err

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -29,7 +30,7 @@ func populatedRepo(t *testing.T) (data []byte, used int) {
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(1, 2))
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		var parent []dag.Hash
 		for i := range 300 {
 			size := 10 + rng.IntN(200)

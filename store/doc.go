@@ -14,7 +14,7 @@
 //	s, err := store.OpenBolt(".tract/tract.db", store.BoltOptions{})
 //	if err != nil { … }
 //	defer s.Close()
-//	err = s.View(func(tx store.Tx) error {
+//	err = s.View(ctx, func(tx store.Tx) error {
 //		h, ok, err := store.ResolveRef(tx, "HEAD")
 //		…
 //	})

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,7 @@ func TestBolt_DeletingWritesLeaveNoBytesBehind(t *testing.T) {
 			// Pages go through several versions before the deletion, so
 			// old copies of the text lie in free pages too.
 			for i := range 5 {
-				require.NoError(t, b.Update(func(tx store.Tx) error {
+				require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 					if i == 0 {
 						return tc.plant(tx, secret)
 					}
@@ -83,7 +84,7 @@ func TestBolt_DeletingWritesLeaveNoBytesBehind(t *testing.T) {
 			}
 			require.True(t, fileHas(t, path, secret), "precondition: the text is in the file")
 
-			require.NoError(t, b.Update(func(tx store.Tx) error { return tc.delete(tx, secret) }))
+			require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error { return tc.delete(tx, secret) }))
 			require.NoError(t, b.Close())
 			assert.False(t, fileHas(t, path, secret), "the deleted text is still in the file")
 			assert.False(t, erasePending(t, path), "the erasure is still marked pending")
@@ -102,7 +103,7 @@ func TestBolt_InterruptedErasureCompletesOnNextOpen(t *testing.T) {
 			require.NoError(t, err)
 			store.WithoutJournal(b) // the test deletes the blob from its bucket
 			secret := secretText("interrupted")
-			require.NoError(t, b.Update(func(tx store.Tx) error { _, err := tx.PutBlob(secret); return err }))
+			require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error { _, err := tx.PutBlob(secret); return err }))
 			require.NoError(t, b.Close())
 
 			// What a kill right after the deleting commit leaves: the
@@ -119,7 +120,7 @@ func TestBolt_InterruptedErasureCompletesOnNextOpen(t *testing.T) {
 
 			b, err = store.OpenBolt(path, opts)
 			require.NoError(t, err)
-			require.NoError(t, b.View(func(tx store.Tx) error {
+			require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 				ok, err := tx.HasBlob(h)
 				assert.False(t, ok)
 				return err

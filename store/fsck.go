@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -89,7 +90,7 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 	b, ok := s.(*Bolt)
 	if !ok {
 		r := newFsckReport()
-		_, err := checkStore(s.View, r, p)
+		_, err := checkStore(func(fn func(Tx) error) error { return s.View(context.Background(), fn) }, r, p)
 		return r, err
 	}
 	var r *FsckReport

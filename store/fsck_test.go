@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/binary"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func newFsckRepo(t *testing.T) fsckRepo {
 	r := fsckRepo{b: createBolt(t)}
 	store.WithoutJournal(r.b) // the damage is planted in the buckets
 	at := time.Date(2024, 5, 17, 9, 0, 0, 0, time.UTC)
-	require.NoError(t, r.b.Update(func(tx store.Tx) error {
+	require.NoError(t, r.b.Update(context.Background(), func(tx store.Tx) error {
 		var err error
 		if r.rootBlob, err = tx.PutBlob([]byte("You are terse.")); err != nil {
 			return err
@@ -212,7 +213,7 @@ func TestFsck_ProblemsAreSortedByObject(t *testing.T) {
 
 func TestFsck_MemoryStore(t *testing.T) {
 	m := storetest.NewMemory(t) // checked again on cleanup
-	require.NoError(t, m.Update(func(tx store.Tx) error {
+	require.NoError(t, m.Update(context.Background(), func(tx store.Tx) error {
 		b, err := tx.PutBlob([]byte("x"))
 		if err != nil {
 			return err

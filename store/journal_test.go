@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
@@ -33,7 +34,7 @@ func TestBolt_ConformanceWithASmallJournal(t *testing.T) {
 // counters, and an entry in the reflogs of HEAD and main.
 func journalCommit(t *testing.T, b *store.Bolt, i int) (blob, commit dag.Hash) {
 	t.Helper()
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		var err error
 		if blob, err = tx.PutBlob(fmt.Appendf(nil, "message %d", i)); err != nil {
 			return err
@@ -75,7 +76,7 @@ func journalRecords(t *testing.T, b *store.Bolt) []uint64 {
 // wrote them, by key and in listings, with their reflog entries in order.
 func requireReadable(t *testing.T, b store.Store, n int) {
 	t.Helper()
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		var listed int
 		require.NoError(t, tx.ForEachBlob(func(dag.Hash, []byte) error { listed++; return nil }))
 		assert.Equal(t, n, listed, "blobs listed")
@@ -179,8 +180,8 @@ func TestJournal_AnOlderSnapshotReadsItsOwnJournal(t *testing.T) {
 	// Free pages for the writes below: a write that grew the file would
 	// wait for the reader to end before remapping it (bbolt).
 	big := bytes.Repeat([]byte("room"), 256<<10)
-	require.NoError(t, b.Update(func(tx store.Tx) error { _, err := tx.PutBlob(big); return err }))
-	require.NoError(t, b.Update(func(tx store.Tx) error { return tx.DeleteBlob(dag.Sum(big)) }))
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error { _, err := tx.PutBlob(big); return err }))
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error { return tx.DeleteBlob(dag.Sum(big)) }))
 	_, first := journalCommit(t, b, 0)
 	// The reader joins the writer's session, so both share its index
 	// (a write would otherwise wait for a read-only session to end).
@@ -189,7 +190,7 @@ func TestJournal_AnOlderSnapshotReadsItsOwnJournal(t *testing.T) {
 	started, checked := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- b.View(func(tx store.Tx) error {
+		done <- b.View(context.Background(), func(tx store.Tx) error {
 			if ok, err := tx.HasCommit(first); err != nil || !ok {
 				return fmt.Errorf("before: %v %v", ok, err)
 			}
@@ -209,7 +210,7 @@ func TestJournal_AnOlderSnapshotReadsItsOwnJournal(t *testing.T) {
 	<-started
 	_, second := journalCommit(t, b, 1) // the checkpoint
 	journalCommit(t, b, 2)              // a new journal, which the session indexes
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		ok, err := tx.HasCommit(second)
 		assert.True(t, ok)
 		return err
@@ -227,7 +228,7 @@ func TestJournal_RollbackLeavesNothing(t *testing.T) {
 	b := createBolt(t)
 	journalCommit(t, b, 0)
 	var h dag.Hash
-	err := b.Update(func(tx store.Tx) error {
+	err := b.Update(context.Background(), func(tx store.Tx) error {
 		var err error
 		if h, err = tx.PutBlob([]byte("rolled back")); err != nil {
 			return err
@@ -240,7 +241,7 @@ func TestJournal_RollbackLeavesNothing(t *testing.T) {
 	require.ErrorIs(t, err, errRollback)
 	assert.Equal(t, []uint64{1}, journalRecords(t, b))
 	journalCommit(t, b, 1)
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		ok, err := tx.HasBlob(h)
 		assert.False(t, ok)
 		return err
@@ -258,7 +259,7 @@ func TestJournal_LargeWritesGoToTheBuckets(t *testing.T) {
 	journalCommit(t, b, 0)
 	journalCommit(t, b, 1)
 	big := bytes.Repeat([]byte("x"), 4<<10)
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		h, err := tx.PutBlob(big)
 		if err != nil {
 			return err
@@ -267,7 +268,7 @@ func TestJournal_LargeWritesGoToTheBuckets(t *testing.T) {
 	}))
 	assert.Empty(t, journalRecords(t, b), "checkpointed before writing to the buckets")
 	journalCommit(t, b, 3)
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		es, err := tx.Reflog("HEAD")
 		require.NoError(t, err)
 		require.Len(t, es, 4)
@@ -295,12 +296,12 @@ func TestJournal_DeleteErasesAJournalText(t *testing.T) {
 	defer b.Close()
 	secret := secretText("journal")
 	var h dag.Hash
-	require.NoError(t, b.Update(func(tx store.Tx) (err error) { h, err = tx.PutBlob(secret); return err }))
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) (err error) { h, err = tx.PutBlob(secret); return err }))
 	journalCommit(t, b, 0)
 	require.True(t, fileHas(t, path, secret), "precondition")
-	require.NoError(t, b.Update(func(tx store.Tx) error { return tx.DeleteBlob(h) }))
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error { return tx.DeleteBlob(h) }))
 	assert.Empty(t, journalRecords(t, b))
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		ok, err := tx.HasBlob(h)
 		assert.False(t, ok)
 		return err
@@ -364,9 +365,9 @@ func TestBolt_ReflogTailIsTheEndOfTheReflog(t *testing.T) {
 		return refs.Entry{New: dag.Sum([]byte(fmt.Sprint(i))), Action: refs.ActionCommit, Message: fmt.Sprint("move ", i), Time: at.Add(time.Duration(i) * time.Second)}
 	}
 	for i := range 10 {
-		require.NoError(t, b.Update(func(tx store.Tx) error { return tx.AppendReflog(refs.HEAD, entry(i)) }))
+		require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error { return tx.AppendReflog(refs.HEAD, entry(i)) }))
 	}
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		for i := 10; i < 12; i++ {
 			require.NoError(t, tx.AppendReflog(refs.HEAD, entry(i)))
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -78,7 +79,10 @@ func (m *Memory) Close() error {
 }
 
 // View runs fn in a read-only transaction over the committed state.
-func (m *Memory) View(fn func(Tx) error) error {
+func (m *Memory) View(ctx context.Context, fn func(Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.closed {
@@ -92,7 +96,10 @@ func (m *Memory) View(fn func(Tx) error) error {
 // Update runs fn in a read-write transaction. Its writes go to a buffer that
 // is applied when fn returns nil and dropped when it returns an error or
 // panics.
-func (m *Memory) Update(fn func(Tx) error) error {
+func (m *Memory) Update(ctx context.Context, fn func(Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	m.writer.Lock()
 	defer m.writer.Unlock()
 	m.mu.RLock()

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,15 +19,15 @@ func TestMemory_Conformance(t *testing.T) {
 func TestMemory_ClosedStoreRefusesTransactions(t *testing.T) {
 	m := store.NewMemory()
 	require.NoError(t, m.Close())
-	assert.Error(t, m.View(func(store.Tx) error { return nil }))
-	assert.Error(t, m.Update(func(store.Tx) error { return nil }))
+	assert.Error(t, m.View(context.Background(), func(store.Tx) error { return nil }))
+	assert.Error(t, m.Update(context.Background(), func(store.Tx) error { return nil }))
 	assert.Equal(t, store.MemoryPath, m.Path())
 }
 
 func TestMemory_TxUsedAfterItsClosureFails(t *testing.T) {
 	m := storetest.NewMemory(t)
 	var leaked store.Tx
-	require.NoError(t, m.Update(func(tx store.Tx) error { leaked = tx; return nil }))
+	require.NoError(t, m.Update(context.Background(), func(tx store.Tx) error { leaked = tx; return nil }))
 	_, err := leaked.PutBlob([]byte("late"))
 	assert.Error(t, err)
 	_, err = leaked.Refs()

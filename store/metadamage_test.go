@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -181,7 +182,7 @@ func smallRepo(t *testing.T) []byte {
 	path := filepath.Join(t.TempDir(), "small.db")
 	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
 	require.NoError(t, err)
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		blob, err := tx.PutBlob([]byte("hello"))
 		if err != nil {
 			return err

@@ -118,7 +118,7 @@ func TestDecodePackFilter(t *testing.T) {
 func packFilters(t *testing.T, b *Bolt) map[uint64]packFilter {
 	t.Helper()
 	out := map[uint64]packFilter{}
-	require.NoError(t, b.View(func(tx Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
 		return tx.(*boltTx).eachPublishedPack(func(id uint64, _ PackInfo, err error) error {
 			require.NoError(t, err)
 			v := tx.(*boltTx).tx.Bucket(bucketPacks).Bucket(packKey(id)).Get(keyPackFilter)
@@ -148,13 +148,13 @@ func TestPackFilter_EveryPublishedPackHasOne(t *testing.T) {
 	}
 	slices.SortFunc(es, PackEntry.Compare)
 	var id uint64
-	require.NoError(t, b.Update(func(tx Tx) (err error) {
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) (err error) {
 		id, err = tx.(PackTx).CreatePack(time.Now())
 		return err
 	}))
-	require.NoError(t, b.Update(func(tx Tx) error { return tx.(PackTx).AppendPack(id, time.Now(), es[:5]) }))
-	require.NoError(t, b.Update(func(tx Tx) error { return tx.(PackTx).AppendPack(id, time.Now(), es[5:]) }))
-	require.NoError(t, b.Update(func(tx Tx) error { return tx.(PackTx).PublishPack(id) }))
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error { return tx.(PackTx).AppendPack(id, time.Now(), es[:5]) }))
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error { return tx.(PackTx).AppendPack(id, time.Now(), es[5:]) }))
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error { return tx.(PackTx).PublishPack(id) }))
 
 	all = append(all, imported...)
 	requireBlobs(t, b, all)
@@ -174,7 +174,7 @@ func TestPackFilter_EveryPublishedPackHasOne(t *testing.T) {
 	assert.True(t, report.OK(), "%v", report.Problems)
 
 	// Merged with the rest, the import's objects are in a filter too.
-	require.NoError(t, b.Update(func(tx Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error {
 		stats, err := tx.(*boltTx).publishedPackStats()
 		if err != nil {
 			return err
@@ -198,7 +198,7 @@ func TestPackFilter_EveryPublishedPackHasOne(t *testing.T) {
 // id.
 func setFilter(t *testing.T, b *Bolt, id uint64, v []byte) {
 	t.Helper()
-	require.NoError(t, b.Update(func(tx Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error {
 		pb := tx.(*boltTx).tx.Bucket(bucketPacks).Bucket(packKey(id))
 		if v == nil {
 			return pb.Delete(keyPackFilter)
@@ -228,7 +228,7 @@ func TestPackFilter_MissingDamagedOrWrong(t *testing.T) {
 			hs := writeBlobPack(t, b, "pack", 4)
 			require.NotNil(t, packFilters(t, b)[1])
 			setFilter(t, b, 1, tt.filter)
-			require.NoError(t, b.View(func(tx Tx) error {
+			require.NoError(t, b.View(context.Background(), func(tx Tx) error {
 				for _, h := range hs {
 					_, err := tx.Blob(h)
 					if tt.readable {
@@ -256,14 +256,14 @@ func TestPackFilter_MissingDamagedOrWrong(t *testing.T) {
 func TestPackFilter_DeletedObjectStaysGone(t *testing.T) {
 	b := tieredBolt(t, defaultPackPolicy())
 	hs := writeBlobPack(t, b, "pack", 4)
-	require.NoError(t, b.Update(func(tx Tx) error { return tx.DeleteBlob(hs[0]) }))
-	require.NoError(t, b.View(func(tx Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error { return tx.DeleteBlob(hs[0]) }))
+	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
 		ok, err := tx.HasBlob(hs[0])
 		require.NoError(t, err)
 		assert.False(t, ok)
 		return nil
 	}))
-	require.NoError(t, b.Update(func(tx Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error {
 		_, err := tx.PutBlob([]byte("pack 0"))
 		return err
 	}))
@@ -279,9 +279,9 @@ func TestPackFilter_DeleteIgnoresTheFilter(t *testing.T) {
 	b := tieredBolt(t, defaultPackPolicy())
 	hs := writeBlobPack(t, b, "pack", 4)
 	setFilter(t, b, 1, newPackFilter(4)) // leaves every key out
-	require.NoError(t, b.Update(func(tx Tx) error { return tx.DeleteBlob(hs[0]) }))
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error { return tx.DeleteBlob(hs[0]) }))
 	setFilter(t, b, 1, nil) // the pack is searched again
-	require.NoError(t, b.View(func(tx Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
 		_, err := tx.Blob(hs[0])
 		assert.ErrorIs(t, err, ErrNotFound, "deleted from the pack")
 		_, err = tx.Blob(hs[1])

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -48,7 +49,7 @@ func prefixStores(f *testing.F) (map[string]store.Store, []dag.Hash) {
 	for name, s := range stores {
 		f.Cleanup(func() { s.Close() })
 		var id uint64
-		require.NoError(f, s.Update(func(tx store.Tx) error {
+		require.NoError(f, s.Update(context.Background(), func(tx store.Tx) error {
 			for i, c := range main {
 				h, err := tx.PutCommit(c)
 				if err != nil {
@@ -63,8 +64,8 @@ func prefixStores(f *testing.F) (map[string]store.Store, []dag.Hash) {
 			id, err = tx.(store.PackTx).CreatePack(at)
 			return err
 		}), name)
-		require.NoError(f, s.Update(func(tx store.Tx) error { return tx.(store.PackTx).AppendPack(id, at, entries) }), name)
-		require.NoError(f, s.Update(func(tx store.Tx) error { return tx.(store.PackTx).PublishPack(id) }), name)
+		require.NoError(f, s.Update(context.Background(), func(tx store.Tx) error { return tx.(store.PackTx).AppendPack(id, at, entries) }), name)
+		require.NoError(f, s.Update(context.Background(), func(tx store.Tx) error { return tx.(store.PackTx).PublishPack(id) }), name)
 	}
 	slices.SortFunc(all, func(a, b dag.Hash) int { return strings.Compare(a.String(), b.String()) })
 	return stores, all
@@ -92,7 +93,7 @@ func FuzzCommitsWithPrefix(f *testing.F) {
 		}
 		for name, s := range stores {
 			var got []dag.Hash
-			err := s.View(func(tx store.Tx) (err error) {
+			err := s.View(context.Background(), func(tx store.Tx) (err error) {
 				got, err = tx.CommitsWithPrefix(prefix, limit)
 				return err
 			})

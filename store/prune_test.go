@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestPrune_ReachableOrphansAndDelete(t *testing.T) {
 	st := store.NewMemory()
 	main, mainBlobs := chainOf(t, dag.Hash{}, 3)
 	side, sideBlobs := chainOfTexts(t, main[0].Hash, "attempt", 2)
-	require.NoError(t, st.Update(func(tx store.Tx) error {
+	require.NoError(t, st.Update(context.Background(), func(tx store.Tx) error {
 		if err := store.PutChain(tx, time.Now(), main, mainBlobs); err != nil {
 			return err
 		}
@@ -36,7 +37,7 @@ func TestPrune_ReachableOrphansAndDelete(t *testing.T) {
 		return tx.AppendReflog(refs.HEAD, refs.Entry{Old: side[1].Hash, New: main[2].Hash, Time: time.Now(), Action: "reset", Message: "reset: moving away"})
 	}))
 
-	require.NoError(t, st.Update(func(tx store.Tx) error {
+	require.NoError(t, st.Update(context.Background(), func(tx store.Tx) error {
 		tips, err := store.RefTips(tx)
 		require.NoError(t, err)
 		assert.Equal(t, []dag.Hash{main[2].Hash, main[2].Hash}, tips, "HEAD (through main) and main")
@@ -70,9 +71,9 @@ func TestPrune_ReachableOrphansAndDelete(t *testing.T) {
 func TestPages_ChainAndTexts(t *testing.T) {
 	st := store.NewMemory()
 	commits, blobs := chainOf(t, dag.Hash{}, 5)
-	require.NoError(t, st.Update(func(tx store.Tx) error { return store.PutChain(tx, time.Now(), commits, blobs) }))
+	require.NoError(t, st.Update(context.Background(), func(tx store.Tx) error { return store.PutChain(tx, time.Now(), commits, blobs) }))
 
-	require.NoError(t, st.View(func(tx store.Tx) error {
+	require.NoError(t, st.View(context.Background(), func(tx store.Tx) error {
 		notes := func(l store.ChainLink) bool { return l.Header.Kind != dag.KindNote }
 		links, cs, err := store.AppendChainCommits(nil, tx, commits[4].Hash, 10, notes)
 		require.NoError(t, err)

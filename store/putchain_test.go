@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -60,17 +61,17 @@ func TestPutChain(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", name, n), func(t *testing.T) {
 				st := open(t)
 				first, firstBlobs := chainOf(t, dag.Hash{}, 2)
-				require.NoError(t, st.Update(func(tx store.Tx) error {
+				require.NoError(t, st.Update(context.Background(), func(tx store.Tx) error {
 					return store.PutChain(tx, time.Now(), first, firstBlobs)
 				}))
 				commits, blobs := chainOf(t, first[1].Hash, n)
 
-				require.NoError(t, st.Update(func(tx store.Tx) error {
+				require.NoError(t, st.Update(context.Background(), func(tx store.Tx) error {
 					return store.PutChain(tx, time.Now(), commits, blobs)
 				}))
 
 				last := commits[len(commits)-1]
-				require.NoError(t, st.View(func(tx store.Tx) error {
+				require.NoError(t, st.View(context.Background(), func(tx store.Tx) error {
 					got, err := tx.Commit(last.Hash)
 					require.NoError(t, err)
 					assert.Equal(t, last.Commit.Blob, got.Blob)

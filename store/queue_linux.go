@@ -3,6 +3,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -31,10 +32,11 @@ const (
 // behind a waiting writer instead of overtaking it. Waits happen in the
 // kernel, which wakes a waiter as soon as the lock is free.
 //
-// It gives up at deadline with errLockTimeout. On any error f is closed (or,
-// after a timeout, closed by the wait that goes on in the background as soon
-// as it is granted): the caller must not use f again.
-func queueLock(f *os.File, exclusive bool, deadline time.Time) error {
+// It gives up at deadline with errLockTimeout, and when ctx ends with ctx's
+// error. On any error f is closed (or, after a timeout, closed by the wait
+// that goes on in the background as soon as it is granted): the caller must
+// not use f again.
+func queueLock(ctx context.Context, f *os.File, exclusive bool, deadline time.Time) error {
 	typ := int16(unix.F_RDLCK)
 	if exclusive {
 		typ = unix.F_WRLCK
@@ -56,6 +58,9 @@ func queueLock(f *os.File, exclusive bool, deadline time.Time) error {
 		}
 	} else if !isWouldBlock(gate) {
 		return fail(gate)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
 	}
 	if !time.Now().Before(deadline) {
 		return fail(errLockTimeout)
@@ -94,6 +99,11 @@ func queueLock(f *os.File, exclusive bool, deadline time.Time) error {
 	case <-timer.C:
 		if state.CompareAndSwap(waiting, abandoned) {
 			return errLockTimeout
+		}
+		err = <-done
+	case <-ctx.Done():
+		if state.CompareAndSwap(waiting, abandoned) {
+			return ctx.Err()
 		}
 		err = <-done
 	}

@@ -3,6 +3,7 @@
 package store
 
 import (
+	"context"
 	"os"
 	"time"
 )
@@ -11,7 +12,15 @@ import (
 // own flock, which polls every 50ms, is the only lock, and waiting sessions
 // are served in no particular order.
 
-func queueLock(f *os.File, exclusive bool, deadline time.Time) error { return nil }
+// queueLock only checks ctx: bbolt's flock waits, polling, up to the
+// deadline (see openDB).
+func queueLock(ctx context.Context, f *os.File, exclusive bool, deadline time.Time) error {
+	if err := ctx.Err(); err != nil {
+		f.Close()
+		return err
+	}
+	return nil
+}
 
 func queued(f *os.File) waiter { return noWaiter }
 

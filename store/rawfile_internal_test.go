@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ func smallRepository(t testing.TB) []byte {
 	}
 	parent := dag.Hash{}
 	for i := range 20 {
-		err := b.Update(func(tx Tx) error {
+		err := b.Update(context.Background(), func(tx Tx) error {
 			blob, err := tx.PutBlob([]byte(fmt.Sprintf("message %d", i)))
 			if err != nil {
 				return err

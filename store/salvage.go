@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -101,7 +102,7 @@ func Salvage(src, dst string) (*SalvageReport, error) {
 		return nil, fmt.Errorf("salvage %s: %w", src, err)
 	}
 	defer f.Close()
-	if err := queueLock(f, false, time.Now().Add(DefaultLockTimeout)); err != nil {
+	if err := queueLock(context.Background(), f, false, time.Now().Add(DefaultLockTimeout)); err != nil {
 		return nil, fmt.Errorf("salvage %s: lock: %w", src, err)
 	}
 	defer unlockQueue(f)
@@ -159,7 +160,7 @@ func (w *blobWriter) flush() error {
 	if w.err != nil || len(w.pending) == 0 {
 		return w.err
 	}
-	err := w.st.Update(func(tx Tx) error {
+	err := w.st.Update(context.Background(), func(tx Tx) error {
 		hp := tx.(HashedPutter)
 		for h, data := range w.pending {
 			if err := hp.PutHashedBlob(h, data); err != nil {
@@ -668,7 +669,7 @@ func (s *salvaged) write(out Store) (*SalvageReport, error) {
 		hs = append(hs, h)
 	}
 	slices.SortFunc(hs, hashCompare)
-	err := out.Update(func(tx Tx) error {
+	err := out.Update(context.Background(), func(tx Tx) error {
 		if sp, ok := tx.(SortedPacker); ok {
 			sp.PackSorted()
 		}

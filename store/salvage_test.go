@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func importedRepo(t *testing.T, n int) ([]byte, map[dag.Hash][]byte) {
 		slices.SortFunc(hs, func(a, b dag.Hash) int { return bytes.Compare(a[:], b[:]) })
 		return hs
 	}
-	require.NoError(t, b.Update(func(tx store.Tx) error {
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 		tx.(store.SortedPacker).PackSorted()
 		hp := tx.(store.HashedPutter)
 		for _, h := range sorted(blobs) {
@@ -116,7 +117,7 @@ func TestSalvage_AnyZeroedPageLosesOnlyWhatItHeld(t *testing.T) {
 		b, err := store.OpenBolt(out, store.BoltOptions{ReadOnly: true})
 		require.NoError(t, err)
 		want, got := 0, 0
-		require.NoError(t, b.View(func(tx store.Tx) error {
+		require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 			for h, at := range pageOf {
 				if at == p || at == -1 {
 					continue

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestSession_ClosesAfterTheWriteLimit(t *testing.T) {
 		return b.ss.cur
 	}
 	put := func(size int) {
-		require.NoError(t, b.Update(func(tx Tx) error {
+		require.NoError(t, b.Update(context.Background(), func(tx Tx) error {
 			_, err := tx.PutBlob(bytes.Repeat([]byte{byte(size >> 10)}, size))
 			return err
 		}))
@@ -43,7 +44,7 @@ func TestSession_ClosesAfterTheWriteLimit(t *testing.T) {
 	second := current()
 	require.NotNil(t, second)
 	assert.NotSame(t, first, second)
-	require.NoError(t, b.View(func(tx Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
 		n := 0
 		err := tx.ForEachBlob(func(_ dag.Hash, _ []byte) error { n++; return nil })
 		assert.Equal(t, 4, n)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -52,12 +53,20 @@ var (
 
 // Store is a repository's storage: a set of transactions over objects, refs
 // and reflogs. A Store is safe for concurrent use; a Tx is not.
+//
+// ctx bounds a transaction's waits: for a lock (a file's, held by another
+// process), and for a database server's replies. A transaction whose ctx
+// is done before it starts does not start: View and Update return ctx's
+// error. One whose ctx ends while it waits returns an error matching
+// ctx's (errors.Is(err, context.Canceled), say), and rolls back: nothing
+// of it is written. Work that must be recorded after its caller was
+// interrupted (an interrupted turn) passes context.WithoutCancel(ctx).
 type Store interface {
 	// View runs fn in a read-only transaction.
-	View(fn func(Tx) error) error
+	View(ctx context.Context, fn func(Tx) error) error
 	// Update runs fn in a read-write transaction: it commits when fn returns
 	// nil and rolls back everything fn wrote when fn returns an error.
-	Update(fn func(Tx) error) error
+	Update(ctx context.Context, fn func(Tx) error) error
 	// Path names the storage (the file path of a bbolt store).
 	Path() string
 	// Close releases the storage.

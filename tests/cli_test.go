@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -605,7 +606,7 @@ func storedCommits(t *testing.T, db string) []storedCommit {
 	require.NoError(t, err)
 	defer b.Close()
 	var out []storedCommit
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		return tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
 			out = append(out, storedCommit{h, bytes.Clone(raw)})
 			return nil

@@ -81,7 +81,7 @@ func TestImport_KilledMidway(t *testing.T) {
 	st := api.Store()
 	packs := func() []store.PackInfo {
 		var out []store.PackInfo
-		require.NoError(t, st.View(func(tx store.Tx) (err error) {
+		require.NoError(t, st.View(context.Background(), func(tx store.Tx) (err error) {
 			out, err = tx.(store.PackTx).UnpublishedPacks()
 			return err
 		}))

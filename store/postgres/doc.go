@@ -19,7 +19,7 @@
 //	_, err := postgres.Migrate(ctx, url)
 //	s, err := postgres.Create(ctx, url)
 //	defer s.Close()
-//	err = s.Update(func(tx store.Tx) error { … })
+//	err = s.Update(ctx, func(tx store.Tx) error { … })
 //
 // Update is a READ COMMITTED transaction that first locks the repository's
 // row, so writers of one repository take turns as on a file and a read of a
@@ -28,7 +28,9 @@
 // must have no effect outside the transaction. View is one REPEATABLE READ
 // snapshot. Connecting and every statement are bounded by timeouts
 // ([WithConnectTimeout], [WithReplyTimeout], or the URL's connect_timeout and
-// reply_timeout), and failures of the server are a [*ServerError] that
+// reply_timeout) and by the context View and Update are given: a deadline
+// also becomes the transaction's statement_timeout, so the server gives up
+// on a statement the client no longer waits for. Failures of the server are a [*ServerError] that
 // matches one sentinel ([ErrUnreachable], [ErrTimeout], [ErrConnectionLost],
 // [ErrCommitUnknown], [ErrTooManyConnections], [ErrAuthFailed]).
 //
@@ -41,9 +43,9 @@
 //   - Statements run in pgx.QueryExecModeExec unless the URL says otherwise:
 //     nothing is prepared across transactions, so a pooler in transaction
 //     mode (PgBouncer) works.
-//   - The transaction interfaces take no context: statements run with the
-//     context of [WithContext]. Packs are never published as packs
-//     (PublishedPacks is always 0).
+//   - The methods of a Tx take no context: its statements run with the
+//     context of the View or Update that began it (and [WithContext]'s).
+//     Packs are never published as packs (PublishedPacks is always 0).
 //   - Only PostgreSQL 15 is tested; CockroachDB and YugabyteDB speak the
 //     protocol and abort more transactions under contention, which are
 //     retried.

@@ -41,7 +41,7 @@ func TestDriver_OpensThroughTheRegistry(t *testing.T) {
 			defer s.Close()
 			assert.IsType(t, &postgres.Store{}, s)
 			assert.NotContains(t, s.Path(), passwordOf(t, u))
-			err = s.View(func(tx store.Tx) error {
+			err = s.View(ctx, func(tx store.Tx) error {
 				if _, err := tx.Refs(); err != nil {
 					return err
 				}

@@ -62,7 +62,9 @@ type ServerError struct {
 	// writer lock".
 	Op string
 	// Wait is the timeout that ran out, when one did (ErrTimeout; an
-	// ErrUnreachable or ErrCommitUnknown a timeout caused); else 0.
+	// ErrUnreachable or ErrCommitUnknown a timeout caused); else 0. An
+	// ErrTimeout with Wait 0 is the caller's context reaching its
+	// deadline (errors.Is(err, context.DeadlineExceeded) holds then).
 	Wait time.Duration
 	// Code is the SQLSTATE the server sent, when it sent one.
 	Code string
@@ -78,8 +80,12 @@ func (e *ServerError) Error() string {
 		return fmt.Sprintf("cannot reach %s: %s; check that the server is running and reachable from here, "+
 			"and the host and port of the URL", where, e.cause())
 	case ErrTimeout:
-		return fmt.Sprintf("no reply from %s within %s (%s); the transaction was rolled back, nothing of it was written: "+
-			"check the server's load and the network, then run it again", where, e.Wait, e.Op)
+		within := "within " + e.Wait.String()
+		if e.Wait <= 0 {
+			within = "before the deadline"
+		}
+		return fmt.Sprintf("no reply from %s %s (%s); the transaction was rolled back, nothing of it was written: "+
+			"check the server's load and the network, then run it again", where, within, e.Op)
 	case ErrConnectionLost:
 		return fmt.Sprintf("lost the connection to %s (%s): %s; the transaction was rolled back, nothing of it was written: "+
 			"run it again once the server is back", where, e.Op, e.cause())
@@ -188,6 +194,13 @@ func (sv *server) classify(parent context.Context, op string, conn *pgconn.PgCon
 			e := mk(ErrUnreachable)
 			e.Code = pgErr.Code
 			return e
+		case pgErr.Code == "57014" && deadlineSet(parent):
+			// query_canceled by the statement_timeout that the deadline
+			// set (see beginQuery): the server gave up on the statement.
+			e := mk(ErrTimeout)
+			e.Code = pgErr.Code
+			e.Err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+			return e
 		case strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "25P03":
 			// connection_exception, or the server ended the session
 			// (admin_shutdown, crash_shutdown, or a transaction idle
@@ -229,6 +242,9 @@ func (sv *server) classify(parent context.Context, op string, conn *pgconn.PgCon
 			e.Wait = sv.replyTimeout
 		}
 		return e
+	case errors.Is(parent.Err(), context.DeadlineExceeded):
+		// The caller's deadline passed while op waited for its reply.
+		return mk(ErrTimeout)
 	case parent.Err() != nil:
 		return err
 	case timedOut:
@@ -243,6 +259,13 @@ func (sv *server) classify(parent context.Context, op string, conn *pgconn.PgCon
 		return e
 	}
 	return err
+}
+
+// deadlineSet reports whether ctx has a deadline (and with it the
+// transaction a statement_timeout: see beginQuery).
+func deadlineSet(ctx context.Context) bool {
+	_, ok := ctx.Deadline()
+	return ok
 }
 
 // isNetwork reports an error of the connection itself: the network, or

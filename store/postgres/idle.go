@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"time"
 
@@ -57,6 +56,5 @@ func (s *Store) takeWriterLock(ctx context.Context, tx pgx.Tx) error {
 // whole milliseconds, at least 1 (0 would turn the timeout off), at most
 // what the setting holds (a 32-bit count of milliseconds, about 24 days).
 func idleSetting(d time.Duration) string {
-	ms := (d + time.Millisecond - 1) / time.Millisecond
-	return strconv.FormatInt(int64(min(max(ms, 1), math.MaxInt32)), 10)
+	return strconv.FormatInt(timeoutMillis(d), 10)
 }

@@ -32,7 +32,7 @@ func TestIdleTimeout_SetForEachWriteTransaction(t *testing.T) {
 	const name = "idle_in_transaction_session_timeout"
 	server := func(s store.Store) string {
 		var v string
-		require.NoError(t, s.View(func(tx store.Tx) error {
+		require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
 			var err error
 			v, err = postgres.Setting(tx, name)
 			return err
@@ -61,7 +61,7 @@ func TestIdleTimeout_SetForEachWriteTransaction(t *testing.T) {
 				want = before
 			}
 			var got string
-			require.NoError(t, s.Update(func(tx store.Tx) error {
+			require.NoError(t, s.Update(context.Background(), func(tx store.Tx) error {
 				var err error
 				got, err = postgres.Setting(tx, name)
 				return err
@@ -103,7 +103,7 @@ func lockWorker(mode string) int {
 		return 2
 	}
 	defer s.Close()
-	err = s.Update(func(tx store.Tx) error {
+	err = s.Update(context.Background(), func(tx store.Tx) error {
 		if err := tx.SetRef(refs.Ref{Name: lockWorkerRef, Hash: dag.Sum([]byte("vanished"))}); err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func waitForStopped(t *testing.T, pid int) {
 func lockedUpdate(s store.Store, name string) (got <-chan time.Time, done <-chan error) {
 	gotc, donec := make(chan time.Time, 1), make(chan error, 1)
 	go func() {
-		donec <- s.Update(func(tx store.Tx) error {
+		donec <- s.Update(context.Background(), func(tx store.Tx) error {
 			select {
 			case gotc <- time.Now():
 			default: // run again after an abort: the first moment counts
@@ -211,7 +211,7 @@ func lockedUpdate(s store.Store, name string) (got <-chan time.Time, done <-chan
 func hasRef(t *testing.T, s store.Store, name string) bool {
 	t.Helper()
 	var found bool
-	require.NoError(t, s.View(func(tx store.Tx) error {
+	require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
 		_, err := tx.Ref(name)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil

@@ -31,7 +31,7 @@ func TestConformance(t *testing.T) {
 // deeper: a read-modify-write that loses an update unless the store
 // serializes it. wait, when set, runs between the read and the write.
 func incrementDepth(s store.Store, key dag.Hash, wait func()) error {
-	return s.Update(func(tx store.Tx) error {
+	return s.Update(context.Background(), func(tx store.Tx) error {
 		c, _, err := tx.Counters(key)
 		if err != nil {
 			return err
@@ -85,11 +85,11 @@ func TestUpdate_WritersOfOneRepositoryTakeTurns(t *testing.T) {
 
 	start, a, b := dag.Sum([]byte("start")), dag.Sum([]byte("a")), dag.Sum([]byte("b"))
 	main := refs.BranchRef("main")
-	require.NoError(t, first.Update(func(tx store.Tx) error { return tx.SetRef(refs.Ref{Name: main, Hash: start}) }))
+	require.NoError(t, first.Update(context.Background(), func(tx store.Tx) error { return tx.SetRef(refs.Ref{Name: main, Hash: start}) }))
 
 	var runs [2]atomic.Int32
 	cas := func(s store.Store, i int, expect, next dag.Hash, wait func()) error {
-		return s.Update(func(tx store.Tx) error {
+		return s.Update(context.Background(), func(tx store.Tx) error {
 			runs[i].Add(1)
 			cur, _, err := store.ResolveRef(tx, main)
 			if err != nil {
@@ -113,7 +113,7 @@ func TestUpdate_WritersOfOneRepositoryTakeTurns(t *testing.T) {
 	wg.Go(func() { errs[1] = cas(second, 1, start, b, func() {}) })
 	waitForLockWaiter(t, base)
 	assert.Zero(t, runs[1].Load(), "the second writer ran while the first held the repository")
-	require.NoError(t, elsewhere.Update(func(tx store.Tx) error { return tx.SetRef(refs.Ref{Name: main, Hash: b}) }),
+	require.NoError(t, elsewhere.Update(context.Background(), func(tx store.Tx) error { return tx.SetRef(refs.Ref{Name: main, Hash: b}) }),
 		"a writer of another repository does not wait")
 	letGo()
 	wg.Wait()
@@ -122,7 +122,7 @@ func TestUpdate_WritersOfOneRepositoryTakeTurns(t *testing.T) {
 	assert.ErrorIs(t, errs[1], refs.ErrReferenceChanged, "the second writer saw the first one's move")
 	assert.Equal(t, int32(1), runs[0].Load(), "no transaction ran twice")
 	assert.Equal(t, int32(1), runs[1].Load(), "no transaction ran twice")
-	require.NoError(t, second.View(func(tx store.Tx) error {
+	require.NoError(t, second.View(context.Background(), func(tx store.Tx) error {
 		got, _, err := store.ResolveRef(tx, main)
 		assert.Equal(t, a, got)
 		return err
@@ -146,7 +146,7 @@ func TestUpdate_ConcurrentReadModifyWriteLosesNothing(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	require.NoError(t, s.View(func(tx store.Tx) error {
+	require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
 		c, ok, err := tx.Counters(key)
 		require.True(t, ok)
 		assert.Equal(t, int64(writers*each), c.Depth, "every increment is kept")
@@ -163,7 +163,7 @@ func TestUpdate_RetriesSerializationFailure(t *testing.T) {
 	var runs atomic.Int32
 	err := incrementDepth(s, key, nil)
 	require.NoError(t, err)
-	err = s.Update(func(tx store.Tx) error {
+	err = s.Update(context.Background(), func(tx store.Tx) error {
 		if runs.Add(1) == 1 {
 			return postgres.Abort(tx, "40001")
 		}
@@ -176,7 +176,7 @@ func TestUpdate_RetriesSerializationFailure(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, int32(2), runs.Load(), "the aborted transaction ran again")
-	require.NoError(t, s.View(func(tx store.Tx) error {
+	require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
 		c, _, err := tx.Counters(key)
 		assert.Equal(t, int64(2), c.Depth)
 		return err
@@ -189,7 +189,7 @@ func TestUpdate_GivesUpAfterMaxAttempts(t *testing.T) {
 	s := pgtest.NewUnchecked(t, pgtest.URL(t), postgres.WithMaxAttempts(1))
 	key := dag.Sum([]byte("counter"))
 	for _, code := range []string{"40001", "40P01"} {
-		err := s.Update(func(tx store.Tx) error {
+		err := s.Update(context.Background(), func(tx store.Tx) error {
 			if err := tx.PutCounters(key, store.Counters{Depth: 7}); err != nil {
 				return err
 			}
@@ -198,7 +198,7 @@ func TestUpdate_GivesUpAfterMaxAttempts(t *testing.T) {
 		assert.ErrorContains(t, err, "gave up after 1 attempts")
 		assert.ErrorContains(t, err, code)
 	}
-	require.NoError(t, s.View(func(tx store.Tx) error {
+	require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
 		_, ok, err := tx.Counters(key)
 		assert.False(t, ok, "the aborted write is not kept")
 		return err
@@ -279,7 +279,7 @@ func TestMigrate(t *testing.T) {
 
 	s, err := postgres.Create(ctx, db)
 	require.NoError(t, err)
-	require.NoError(t, s.Update(func(tx store.Tx) error { _, err := tx.PutBlob([]byte("kept")); return err }))
+	require.NoError(t, s.Update(ctx, func(tx store.Tx) error { _, err := tx.PutBlob([]byte("kept")); return err }))
 	s.Close()
 
 	// Again: nothing changes, the repository stays.
@@ -288,7 +288,7 @@ func TestMigrate(t *testing.T) {
 	assert.Equal(t, postgres.MigrateResult{From: postgres.SchemaVersion, To: postgres.SchemaVersion}, *r)
 	s, err = postgres.Open(ctx, db)
 	require.NoError(t, err)
-	require.NoError(t, s.View(func(tx store.Tx) error {
+	require.NoError(t, s.View(ctx, func(tx store.Tx) error {
 		ok, err := tx.HasBlob(dag.Sum([]byte("kept")))
 		assert.True(t, ok)
 		return err
@@ -382,13 +382,13 @@ func TestWithQuery(t *testing.T) {
 func TestRepositoriesAreSeparate(t *testing.T) {
 	base := pgtest.URL(t)
 	a, b := pgtest.New(t, base), pgtest.New(t, base)
-	require.NoError(t, a.Update(func(tx store.Tx) error {
+	require.NoError(t, a.Update(context.Background(), func(tx store.Tx) error {
 		if _, err := tx.PutBlob([]byte("only in a")); err != nil {
 			return err
 		}
 		return tx.AppendReflog(refs.HEAD, refs.Entry{Time: time.Unix(0, 0).UTC(), Action: refs.ActionCommit})
 	}))
-	require.NoError(t, b.View(func(tx store.Tx) error {
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		ok, err := tx.HasBlob(dag.Sum([]byte("only in a")))
 		assert.False(t, ok)
 		names, _ := tx.ReflogNames()

@@ -146,7 +146,7 @@ func TestUpdate_ServerHangsMidTransaction(t *testing.T) {
 	direct, p, s := openThrough(t)
 	pw := passwordOf(t, pgtest.URL(t))
 	var h dag.Hash
-	err := s.Update(func(tx store.Tx) error {
+	err := s.Update(context.Background(), func(tx store.Tx) error {
 		var err error
 		if h, err = tx.PutBlob([]byte("never written")); err != nil {
 			return err
@@ -164,12 +164,12 @@ func TestUpdate_ServerHangsMidTransaction(t *testing.T) {
 	assert.ErrorContains(t, err, "nothing of it was written")
 
 	p.Thaw()
-	require.NoError(t, direct.View(func(tx store.Tx) error {
+	require.NoError(t, direct.View(context.Background(), func(tx store.Tx) error {
 		ok, err := tx.HasBlob(h)
 		assert.False(t, ok, "a write of the transaction that timed out")
 		return err
 	}))
-	require.NoError(t, s.Update(func(tx store.Tx) error { _, err := tx.PutBlob([]byte("later")); return err }))
+	require.NoError(t, s.Update(context.Background(), func(tx store.Tx) error { _, err := tx.PutBlob([]byte("later")); return err }))
 }
 
 // Every kind of statement is bounded: the writer lock, a batch of writes,
@@ -182,41 +182,41 @@ func TestReplyTimeout_EveryStatement(t *testing.T) {
 	}{
 		"begin": {"BEGIN", func(s *postgres.Store, p *pgtest.Proxy) error {
 			p.Freeze()
-			return s.View(func(store.Tx) error { return nil })
+			return s.View(context.Background(), func(store.Tx) error { return nil })
 		}},
 		"writer lock": {"waiting for the repository's writer lock", func(s *postgres.Store, p *pgtest.Proxy) error {
 			p.FreezeAt([]byte("FOR NO KEY UPDATE"))
-			return s.Update(func(store.Tx) error { return nil })
+			return s.Update(context.Background(), func(store.Tx) error { return nil })
 		}},
 		"writes sent at commit": {"sending writes", func(s *postgres.Store, p *pgtest.Proxy) error {
-			return s.Update(func(tx store.Tx) error {
+			return s.Update(context.Background(), func(tx store.Tx) error {
 				p.Freeze()
 				_, err := tx.PutBlob([]byte("queued"))
 				return err
 			})
 		}},
 		"read in a view": {"a query", func(s *postgres.Store, p *pgtest.Proxy) error {
-			return s.View(func(tx store.Tx) error {
+			return s.View(context.Background(), func(tx store.Tx) error {
 				p.Freeze()
 				_, err := tx.Refs()
 				return err
 			})
 		}},
 		"walk": {"a query", func(s *postgres.Store, p *pgtest.Proxy) error {
-			return s.View(func(tx store.Tx) error {
+			return s.View(context.Background(), func(tx store.Tx) error {
 				p.Freeze()
 				return tx.ForEachCommit(func(dag.Hash, []byte) error { return nil })
 			})
 		}},
 		"one row": {"a query", func(s *postgres.Store, p *pgtest.Proxy) error {
-			return s.View(func(tx store.Tx) error {
+			return s.View(context.Background(), func(tx store.Tx) error {
 				p.Freeze()
 				_, err := tx.HasCommit(dag.Sum(nil))
 				return err
 			})
 		}},
 		"pack copy": {"COPY", func(s *postgres.Store, p *pgtest.Proxy) error {
-			return s.Update(func(tx store.Tx) error {
+			return s.Update(context.Background(), func(tx store.Tx) error {
 				ptx := tx.(store.PackTx)
 				id, err := ptx.CreatePack(time.Now())
 				if err != nil {
@@ -243,7 +243,7 @@ func TestUpdate_CommitReplyLost(t *testing.T) {
 	t.Parallel()
 	direct, p, s := openThrough(t)
 	p.FreezeAt(commitMessage)
-	err := s.Update(func(tx store.Tx) error {
+	err := s.Update(context.Background(), func(tx store.Tx) error {
 		return tx.SetRef(refs.Ref{Name: "refs/heads/landed", Target: refs.BranchRef("main")})
 	})
 	se := requireServerError(t, err, postgres.ErrCommitUnknown, proxyAddr(t, s), "")
@@ -251,7 +251,7 @@ func TestUpdate_CommitReplyLost(t *testing.T) {
 	assert.ErrorContains(t, err, "the commit may or may not have been written")
 
 	p.Thaw()
-	require.NoError(t, direct.View(func(tx store.Tx) error {
+	require.NoError(t, direct.View(context.Background(), func(tx store.Tx) error {
 		_, err := tx.Ref("refs/heads/landed")
 		return err
 	}), "the server committed; only its reply was lost")
@@ -262,7 +262,7 @@ func TestUpdate_CommitReplyLost(t *testing.T) {
 func TestUpdate_ConnectionCutMidTransaction(t *testing.T) {
 	t.Parallel()
 	direct, p, s := openThrough(t, postgres.WithReplyTimeout(time.Minute))
-	err := s.Update(func(tx store.Tx) error {
+	err := s.Update(context.Background(), func(tx store.Tx) error {
 		if err := tx.SetRef(refs.Ref{Name: "refs/heads/cut", Target: refs.BranchRef("main")}); err != nil {
 			return err
 		}
@@ -274,7 +274,7 @@ func TestUpdate_ConnectionCutMidTransaction(t *testing.T) {
 		return err
 	})
 	requireServerError(t, err, postgres.ErrConnectionLost, proxyAddr(t, s), "")
-	require.NoError(t, direct.View(func(tx store.Tx) error {
+	require.NoError(t, direct.View(context.Background(), func(tx store.Tx) error {
 		_, err := tx.Ref("refs/heads/cut")
 		assert.ErrorIs(t, err, store.ErrNotFound)
 		return nil
@@ -288,7 +288,7 @@ func TestWithContext_CancelStopsAWait(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	_, p, s := openThrough(t, postgres.WithReplyTimeout(0), postgres.WithContext(ctx))
-	err := s.View(func(tx store.Tx) error {
+	err := s.View(context.Background(), func(tx store.Tx) error {
 		p.Freeze()
 		time.AfterFunc(20*time.Millisecond, cancel)
 		_, err := tx.Refs()
@@ -300,7 +300,7 @@ func TestWithContext_CancelStopsAWait(t *testing.T) {
 
 	// A program on its way out may still read and write.
 	p.Thaw()
-	assert.NoError(t, s.Update(func(tx store.Tx) error {
+	assert.NoError(t, s.Update(context.Background(), func(tx store.Tx) error {
 		return tx.SetRef(refs.Ref{Name: "refs/heads/after", Target: refs.BranchRef("main")})
 	}))
 }
@@ -310,11 +310,11 @@ func TestWithContext_CancelStopsAWait(t *testing.T) {
 func TestClassify_LeavesSQLErrorsAlone(t *testing.T) {
 	t.Parallel()
 	_, _, s := openThrough(t, postgres.WithMaxAttempts(2), postgres.WithBackoff(time.Microsecond))
-	err := s.Update(func(tx store.Tx) error { return postgres.Abort(tx, "40001") })
+	err := s.Update(context.Background(), func(tx store.Tx) error { return postgres.Abort(tx, "40001") })
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "gave up after 2 attempts"), "%v", err)
 	var se *postgres.ServerError
 	assert.False(t, errors.As(err, &se), "%v", err)
-	err = s.View(func(tx store.Tx) error { _, err := tx.Blob(dag.Sum([]byte("absent"))); return err })
+	err = s.View(context.Background(), func(tx store.Tx) error { _, err := tx.Blob(dag.Sum([]byte("absent"))); return err })
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }

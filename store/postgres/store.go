@@ -149,7 +149,7 @@ func (s *Store) prepare(ctx context.Context, create bool) error {
 		}
 		return nil
 	}
-	err := s.Update(func(t store.Tx) error {
+	err := s.Update(ctx, func(t store.Tx) error {
 		tx := t.(*pgTx)
 		var made bool
 		err := tx.queryRow(`INSERT INTO tract_repositories (name) VALUES ($1) ON CONFLICT DO NOTHING RETURNING true`, s.repository).Scan(&made)
@@ -198,9 +198,9 @@ func (s *Store) Close() error {
 }
 
 // View runs fn in a read-only REPEATABLE READ transaction: fn sees one
-// snapshot of the repository.
-func (s *Store) View(fn func(store.Tx) error) error {
-	return s.redact(s.once(s.ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn))
+// snapshot of the repository. ctx bounds every statement (see once).
+func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
+	return s.redact(s.once(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn))
 }
 
 // Update runs fn in a read-write transaction that first takes the
@@ -213,9 +213,9 @@ func (s *Store) View(fn func(store.Tx) error) error {
 // transaction SERIALIZABLE and aborts where PostgreSQL would wait), Update
 // rolls back and runs fn again, after a backoff, up to the bound of
 // WithMaxAttempts: fn must not have effects outside the transaction that a
-// second run would repeat wrongly.
-func (s *Store) Update(fn func(store.Tx) error) error {
-	ctx := s.ctx
+// second run would repeat wrongly. ctx bounds every statement, the wait
+// for the writer lock included (see once), and the backoffs.
+func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -225,6 +225,9 @@ func (s *Store) Update(fn func(store.Tx) error) error {
 		}
 		if attempt >= s.attempts {
 			return s.redact(fmt.Errorf("%s: gave up after %d attempts: %w", s.display, attempt, err))
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return s.redact(fmt.Errorf("%s: %w (retrying after: %w)", s.display, cerr, err))
 		}
 		s.sleep(s.wait(attempt))
 	}
@@ -246,9 +249,18 @@ func retryable(err error) bool {
 // once runs fn in one transaction and commits it when fn returns nil (and
 // the transaction writes). A panic in fn rolls back and goes on. Every
 // statement, BEGIN and COMMIT included, waits for its reply at most the
-// reply timeout (see pgTx.bound); connecting waits the connect timeout.
+// reply timeout (see pgTx.bound), and no longer than ctx lasts; connecting
+// waits the connect timeout. When ctx has a deadline, the transaction's
+// statement_timeout is set to the time left (SET LOCAL, in BEGIN's round
+// trip), so that the server too gives up on a statement that outlives
+// it. A ctx done before the transaction begins ends it at once with ctx's
+// error.
 func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) (err error) {
-	ctx = detachIfDone(ctx)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ctx, stop := s.txContext(ctx)
+	defer stop()
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return s.server.classify(ctx, "connect", nil, false, err)
@@ -259,6 +271,7 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		}
 		conn.Release()
 	}()
+	opts.BeginQuery = beginQuery(opts, ctx)
 	bctx, cancel := s.server.bound(ctx)
 	tx, err := conn.BeginTx(bctx, opts)
 	cancel()

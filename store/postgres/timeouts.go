@@ -3,10 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // DefaultConnectTimeout bounds the making of a connection (the dial, TLS
@@ -58,21 +61,58 @@ func WithReplyTimeout(d time.Duration) Option {
 	}
 }
 
-// WithContext makes ctx interrupt the transactions of the Store: when it
-// is cancelled (Ctrl-C, say), the statement waiting on the server ends at
-// once, its transaction rolls back, and View or Update return an error
-// matching ctx's (context.Canceled). The transaction interfaces take no
-// context, so this is how a caller stops them. A transaction begun after
-// ctx was cancelled runs as without it (bounded by the reply timeout), so
-// that a program on its way out can still record and read what the
-// interruption left (as tract chat does with an interrupted turn). Open
-// and Create use the context they are given to connect.
+// WithContext makes ctx interrupt the transactions of the Store, as well
+// as each call's own context: when it is cancelled (Ctrl-C, say), the
+// statement waiting on the server ends at once, its transaction rolls
+// back, and View or Update return an error matching ctx's
+// (context.Canceled). A transaction begun after ctx was cancelled runs as
+// without it (bounded by the reply timeout and its own context), so that a
+// program on its way out can still record and read what the interruption
+// left. Open and Create use the context they are given to connect.
 func WithContext(ctx context.Context) Option {
 	return func(s *Store) {
 		if ctx != nil {
 			s.ctx = ctx
 		}
 	}
+}
+
+// txContext returns the context of a transaction begun with ctx: ctx,
+// ended too by the store's context (WithContext) unless that was done
+// already. stop releases it.
+func (s *Store) txContext(ctx context.Context) (_ context.Context, stop func()) {
+	if s.ctx.Done() == nil || s.ctx.Err() != nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) })
+	return ctx, func() {
+		unhook()
+		cancel(nil)
+	}
+}
+
+// beginQuery is the statement that begins a transaction of opts: BEGIN
+// with its isolation level and access mode and, when ctx has a deadline,
+// SET LOCAL statement_timeout to the time left, in the same round trip
+// (the simple query protocol runs both).
+func beginQuery(opts pgx.TxOptions, ctx context.Context) string {
+	q := "BEGIN ISOLATION LEVEL " + string(opts.IsoLevel)
+	if opts.AccessMode != "" {
+		q += " " + string(opts.AccessMode)
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		q += "; SET LOCAL statement_timeout = " + strconv.FormatInt(timeoutMillis(time.Until(deadline)), 10)
+	}
+	return q
+}
+
+// timeoutMillis renders d as a PostgreSQL timeout: whole milliseconds, at
+// least 1 (0 would turn the timeout off), at most what the setting holds
+// (a 32-bit count of milliseconds, about 24 days).
+func timeoutMillis(d time.Duration) int64 {
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	return int64(min(max(ms, 1), math.MaxInt32))
 }
 
 // parseReplyTimeout reads the reply_timeout parameter: a Go duration, or
@@ -103,13 +143,4 @@ func serverAddr(host string, port uint16) string {
 		return fmt.Sprintf("%s/.s.PGSQL.%d", strings.TrimSuffix(host, "/"), port)
 	}
 	return net.JoinHostPort(host, strconv.Itoa(int(port)))
-}
-
-// detachIfDone returns ctx, or, when it is already done, a context with
-// its values that is never cancelled (see WithContext).
-func detachIfDone(ctx context.Context) context.Context {
-	if ctx.Err() != nil {
-		return context.WithoutCancel(ctx)
-	}
-	return ctx
 }

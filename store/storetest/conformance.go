@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -71,12 +72,12 @@ func sampleCommit(n int, blob dag.Hash, parents ...dag.Hash) *dag.Commit {
 
 func update(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
 	t.Helper()
-	require.NoError(t, s.Update(fn))
+	require.NoError(t, s.Update(context.Background(), fn))
 }
 
 func view(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
 	t.Helper()
-	require.NoError(t, s.View(fn))
+	require.NoError(t, s.View(context.Background(), fn))
 }
 
 // putChain stores n commits, each with its own blob and the previous commit
@@ -259,7 +260,7 @@ var blobTests = []subtest{
 		})
 		stop := errors.New("stop")
 		n := 0
-		err := s.View(func(tx store.Tx) error {
+		err := s.View(context.Background(), func(tx store.Tx) error {
 			return tx.ForEachBlob(func(dag.Hash, []byte) error {
 				n++
 				if n == 2 {
@@ -317,7 +318,7 @@ var commitTests = []subtest{
 		})
 	}},
 	{"PutInvalidCommitFails", func(t *testing.T, s store.Store) {
-		err := s.Update(func(tx store.Tx) error {
+		err := s.Update(context.Background(), func(tx store.Tx) error {
 			_, err := tx.PutCommit(&dag.Commit{Kind: "bogus", Role: dag.RoleUser, Time: t0})
 			return err
 		})
@@ -492,7 +493,7 @@ var refTests = []subtest{
 		})
 	}},
 	{"EmptyNameIsRejected", func(t *testing.T, s store.Store) {
-		err := s.Update(func(tx store.Tx) error { return tx.SetRef(refs.Ref{Hash: dag.Sum(nil)}) })
+		err := s.Update(context.Background(), func(tx store.Tx) error { return tx.SetRef(refs.Ref{Hash: dag.Sum(nil)}) })
 		assert.Error(t, err)
 	}},
 }
@@ -547,7 +548,7 @@ var derivedTests = []subtest{
 			}
 			return nil
 		})
-		err := s.Update(func(tx store.Tx) error {
+		err := s.Update(context.Background(), func(tx store.Tx) error {
 			require.NoError(t, tx.PutCounters(dag.Sum([]byte("rolled back")), store.Counters{Depth: 9}))
 			return errors.New("roll back")
 		})
@@ -765,7 +766,7 @@ var transactionTests = []subtest{
 		before := snapshot(t, s)
 
 		boom := errors.New("validator said no")
-		err := s.Update(func(tx store.Tx) error {
+		err := s.Update(context.Background(), func(tx store.Tx) error {
 			_, err := tx.PutBlob([]byte("new blob"))
 			require.NoError(t, err)
 			_, err = tx.PutCommit(sampleCommit(99, keepBlob, hs[1]))
@@ -821,7 +822,7 @@ var transactionTests = []subtest{
 		done := make(chan error, 1)
 		blob := dag.Sum([]byte("pending"))
 		go func() {
-			done <- s.Update(func(tx store.Tx) error {
+			done <- s.Update(context.Background(), func(tx store.Tx) error {
 				if _, err := tx.PutBlob([]byte("pending")); err != nil {
 					return err
 				}
@@ -865,7 +866,7 @@ var transactionTests = []subtest{
 		}
 		before := snapshot(t, s)
 		for name, write := range writes {
-			err := s.View(write)
+			err := s.View(context.Background(), write)
 			assert.ErrorIs(t, err, store.ErrReadOnly, name)
 		}
 		assert.Equal(t, before, snapshot(t, s))
@@ -876,7 +877,7 @@ var transactionTests = []subtest{
 		for w := range writers {
 			wg.Go(func() {
 				for i := range perWriter {
-					err := s.Update(func(tx store.Tx) error {
+					err := s.Update(context.Background(), func(tx store.Tx) error {
 						if _, err := tx.PutBlob([]byte(fmt.Sprintf("w%d-%d", w, i))); err != nil {
 							return err
 						}
@@ -889,7 +890,7 @@ var transactionTests = []subtest{
 		for range 4 {
 			wg.Go(func() {
 				for range 20 {
-					err := s.View(func(tx store.Tx) error {
+					err := s.View(context.Background(), func(tx store.Tx) error {
 						es, err := tx.Reflog(refs.HEAD)
 						if err != nil {
 							return err
@@ -919,7 +920,7 @@ var transactionTests = []subtest{
 		before := snapshot(t, s)
 		func() {
 			defer func() { _ = recover() }()
-			_ = s.Update(func(tx store.Tx) error {
+			_ = s.Update(context.Background(), func(tx store.Tx) error {
 				_, _ = tx.PutBlob([]byte("doomed"))
 				panic("caller bug")
 			})

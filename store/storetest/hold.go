@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"sync"
 	"testing"
 
@@ -17,7 +18,7 @@ func HoldWrite(t testing.TB, s store.Store) (release func()) {
 	var once sync.Once
 	release = func() { once.Do(func() { close(done) }) }
 	go func() {
-		_ = s.Update(func(store.Tx) error {
+		_ = s.Update(context.Background(), func(store.Tx) error {
 			close(inside)
 			<-done
 			return nil

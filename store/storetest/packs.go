@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -171,17 +172,17 @@ var packTests = []subtest{
 		})
 		swapped := slices.Clone(es)
 		swapped[0], swapped[1] = swapped[1], swapped[0]
-		err := s.Update(func(tx store.Tx) error { return packTx(t, tx).AppendPack(id, t0, swapped) })
+		err := s.Update(context.Background(), func(tx store.Tx) error { return packTx(t, tx).AppendPack(id, t0, swapped) })
 		assert.ErrorContains(t, err, "out of order")
 		update(t, s, func(tx store.Tx) error { return packTx(t, tx).AppendPack(id, t0, es[3:]) })
-		err = s.Update(func(tx store.Tx) error { return packTx(t, tx).AppendPack(id, t0, es[:3]) })
+		err = s.Update(context.Background(), func(tx store.Tx) error { return packTx(t, tx).AppendPack(id, t0, es[:3]) })
 		assert.ErrorContains(t, err, "out of order", "an entry before what an earlier call appended")
 	}},
 	{"a rolled-back append leaves the pack as it was", func(t *testing.T, s store.Store) {
 		es, _ := packOf(t, 3, "rollback")
 		id := createPack(t, s, es[:4])
 		boom := errors.New("boom")
-		err := s.Update(func(tx store.Tx) error {
+		err := s.Update(context.Background(), func(tx store.Tx) error {
 			require.NoError(t, packTx(t, tx).AppendPack(id, t0.Add(time.Hour), es[4:]))
 			return boom
 		})
@@ -199,9 +200,9 @@ var packTests = []subtest{
 		id := createPack(t, s, es)
 		update(t, s, func(tx store.Tx) error { return packTx(t, tx).DropPack(id) })
 		update(t, s, func(tx store.Tx) error { return packTx(t, tx).DropPack(id) })
-		err := s.Update(func(tx store.Tx) error { return packTx(t, tx).AppendPack(id, t0, es) })
+		err := s.Update(context.Background(), func(tx store.Tx) error { return packTx(t, tx).AppendPack(id, t0, es) })
 		assert.ErrorIs(t, err, store.ErrNotFound)
-		err = s.Update(func(tx store.Tx) error { return packTx(t, tx).PublishPack(id) })
+		err = s.Update(context.Background(), func(tx store.Tx) error { return packTx(t, tx).PublishPack(id) })
 		assert.ErrorIs(t, err, store.ErrNotFound)
 		view(t, s, func(tx store.Tx) error {
 			infos, err := packTx(t, tx).UnpublishedPacks()
@@ -211,7 +212,7 @@ var packTests = []subtest{
 		})
 	}},
 	{"pack writes are refused in a view", func(t *testing.T, s store.Store) {
-		err := s.View(func(tx store.Tx) error {
+		err := s.View(context.Background(), func(tx store.Tx) error {
 			_, err := packTx(t, tx).CreatePack(t0)
 			return err
 		})
