@@ -74,12 +74,14 @@ func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option
 }
 
 // WithContext makes ctx bound the opening of a repository in a database
-// and every later statement to its server: when ctx is cancelled (Ctrl-C,
-// say), the method waiting on the server returns at once with an error
-// matching ctx's (context.Canceled), and its transaction rolls back. The
-// methods of Tract that take no context have no other way to stop a wait
-// on a server. A file ignores it (its waits are bounded by
-// WithLockTimeout).
+// and, besides each method's own context, every later statement to its
+// server: when ctx is cancelled (Ctrl-C, say), the method waiting on the
+// server returns at once with an error matching ctx's (context.Canceled),
+// and its transaction rolls back. A transaction begun after ctx was
+// cancelled runs without it (bounded by its method's context and the
+// reply timeout), so that a program on its way out can still record what
+// the interruption left. A file ignores it: a method's own context, and
+// WithLockTimeout, bound its waits for the file's lock.
 func WithContext(ctx context.Context) Option {
 	return func(c *config) { c.ctx = ctx }
 }

@@ -194,12 +194,17 @@ func (sv *server) classify(parent context.Context, op string, conn *pgconn.PgCon
 			e := mk(ErrUnreachable)
 			e.Code = pgErr.Code
 			return e
-		case pgErr.Code == "57014" && deadlineSet(parent):
-			// query_canceled by the statement_timeout that the deadline
-			// set (see beginQuery): the server gave up on the statement.
+		case pgErr.Code == "57014" && !errors.Is(parent.Err(), context.Canceled) && (sv.replyTimeout > 0 || deadlineSet(parent)):
+			// query_canceled by the statement_timeout that the reply
+			// timeout or the deadline set (see beginQuery): the server
+			// gave up on the statement as the client was about to.
 			e := mk(ErrTimeout)
 			e.Code = pgErr.Code
-			e.Err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+			if deadlineSet(parent) {
+				e.Err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+			} else {
+				e.Wait = sv.replyTimeout
+			}
 			return e
 		case strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "25P03":
 			// connection_exception, or the server ended the session

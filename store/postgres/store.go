@@ -250,11 +250,10 @@ func retryable(err error) bool {
 // the transaction writes). A panic in fn rolls back and goes on. Every
 // statement, BEGIN and COMMIT included, waits for its reply at most the
 // reply timeout (see pgTx.bound), and no longer than ctx lasts; connecting
-// waits the connect timeout. When ctx has a deadline, the transaction's
-// statement_timeout is set to the time left (SET LOCAL, in BEGIN's round
-// trip), so that the server too gives up on a statement that outlives
-// it. A ctx done before the transaction begins ends it at once with ctx's
-// error.
+// waits the connect timeout. The transaction's statement_timeout is set
+// to the same bound (see server.beginQuery), so that the server too gives
+// up on a statement that outlives it. A ctx done before the transaction
+// begins ends it at once with ctx's error.
 func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -271,7 +270,7 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		}
 		conn.Release()
 	}()
-	opts.BeginQuery = beginQuery(opts, ctx)
+	opts.BeginQuery = s.server.beginQuery(ctx, opts)
 	bctx, cancel := s.server.bound(ctx)
 	tx, err := conn.BeginTx(bctx, opts)
 	cancel()

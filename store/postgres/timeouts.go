@@ -93,18 +93,32 @@ func (s *Store) txContext(ctx context.Context) (_ context.Context, stop func()) 
 }
 
 // beginQuery is the statement that begins a transaction of opts: BEGIN
-// with its isolation level and access mode and, when ctx has a deadline,
-// SET LOCAL statement_timeout to the time left, in the same round trip
-// (the simple query protocol runs both).
-func beginQuery(opts pgx.TxOptions, ctx context.Context) string {
+// with its isolation level and access mode and, when a statement's wait
+// has a bound (the reply timeout, ctx's deadline), SET LOCAL
+// statement_timeout to the nearer one, in the same round trip (the simple
+// query protocol runs both). The server then gives up on a statement that
+// outlives the wait too, instead of running on (and holding its locks)
+// for a client that has gone.
+func (sv *server) beginQuery(ctx context.Context, opts pgx.TxOptions) string {
 	q := "BEGIN ISOLATION LEVEL " + string(opts.IsoLevel)
 	if opts.AccessMode != "" {
 		q += " " + string(opts.AccessMode)
 	}
-	if deadline, ok := ctx.Deadline(); ok {
-		q += "; SET LOCAL statement_timeout = " + strconv.FormatInt(timeoutMillis(time.Until(deadline)), 10)
+	if d, ok := sv.statementTimeout(ctx); ok {
+		q += "; SET LOCAL statement_timeout = " + strconv.FormatInt(timeoutMillis(d), 10)
 	}
 	return q
+}
+
+// statementTimeout is the bound of a statement of a transaction begun
+// now with ctx: the reply timeout, or the time left before ctx's
+// deadline when that is nearer; ok is false when neither bounds it.
+func (sv *server) statementTimeout(ctx context.Context) (d time.Duration, ok bool) {
+	d, ok = sv.replyTimeout, sv.replyTimeout > 0
+	if deadline, has := ctx.Deadline(); has && (!ok || time.Until(deadline) < d) {
+		d, ok = time.Until(deadline), true
+	}
+	return d, ok
 }
 
 // timeoutMillis renders d as a PostgreSQL timeout: whole milliseconds, at
