@@ -299,6 +299,70 @@ func TestShared_LockTimeout(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// A method's own context ends its wait for the file's lock, long before
+// the lock timeout: at its deadline, or when it is cancelled (Ctrl-C), with
+// a *LockedError naming the file that matches the context's error. So
+// does a call of the same handle queued behind another that waits.
+func TestShared_ContextEndsTheLockWait(t *testing.T) {
+	tr := newTract(t)
+	other := openAgain(t, tr, tract.WithLockTimeout(time.Minute))
+	release := storetest.HoldWrite(t, tr.Store())
+	defer release()
+	queued := make(chan error, 1)
+	queuedCtx, stopQueued := context.WithCancel(context.Background())
+	defer stopQueued()
+	go func() { // waits for the file: the calls below queue behind it in the handle
+		_, err := other.User(queuedCtx, "queued")
+		queued <- err
+	}()
+	for name, tc := range map[string]struct {
+		ctx    func() (context.Context, context.CancelFunc)
+		target error
+		says   string
+	}{
+		"deadline": {
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 150*time.Millisecond)
+			},
+			target: context.DeadlineExceeded,
+			says:   "another process held it past the deadline",
+		},
+		"cancelled": {
+			ctx: func() (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancel(context.Background())
+				time.AfterFunc(150*time.Millisecond, cancel)
+				return ctx, cancel
+			},
+			target: context.Canceled,
+			says:   "interrupted while waiting for the lock of repository " + tr.Path(),
+		},
+	} {
+		for _, call := range []struct {
+			name string
+			run  func(context.Context) error
+		}{
+			{"write", func(ctx context.Context) error { _, err := other.User(ctx, "blocked"); return err }},
+			{"read", func(ctx context.Context) error { _, err := other.Log(ctx); return err }},
+		} {
+			ctx, cancel := tc.ctx()
+			start := time.Now()
+			err := call.run(ctx)
+			cancel()
+			var locked *tract.LockedError
+			require.ErrorAs(t, err, &locked, "%s %s", name, call.name)
+			assert.ErrorIs(t, err, tc.target, "%s %s", name, call.name)
+			assert.Equal(t, tr.Path(), locked.Path)
+			assert.Contains(t, err.Error(), tc.says)
+			assert.Less(t, time.Since(start), 10*time.Second, "%s %s: the context, not the minute's lock timeout, ends the wait", name, call.name)
+		}
+	}
+	stopQueued()
+	require.ErrorIs(t, <-queued, context.Canceled)
+	release()
+	_, err := other.User(context.Background(), "after")
+	require.NoError(t, err, "the handle works once the file is free")
+}
+
 // WithReadOnly refuses writes; a file this process may only read can still
 // be opened and read, and a write says why it fails.
 func TestShared_ReadOnly(t *testing.T) {

@@ -107,7 +107,7 @@ func (ss *sessions) acquire(ctx context.Context, write bool) (*session, error) {
 	began := time.Now()
 	deadline := began.Add(ss.opts.LockTimeout)
 	if err := ctx.Err(); err != nil {
-		return nil, &LockedError{Path: ss.path, Err: err}
+		return nil, err // nothing begins: no wait to speak of
 	}
 	// A wait on changed below ends when ctx does.
 	stop := context.AfterFunc(ctx, func() {

@@ -56,6 +56,20 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	}
 }
 
+// cancelledContext returns a context that is cancelled already.
+func cancelledContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// expiredContext returns a context whose deadline has passed.
+func expiredContext() context.Context {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	_ = cancel // done already: nothing to release but the timer, which never ran
+	return ctx
+}
+
 type subtest struct {
 	name string
 	fn   func(t *testing.T, s store.Store)
@@ -756,6 +770,21 @@ var resolveRefTests = []subtest{
 }
 
 var transactionTests = []subtest{
+	{"DoneContextBeginsNothing", func(t *testing.T, s store.Store) {
+		before := snapshot(t, s)
+		for name, ctx := range map[string]context.Context{"cancelled": cancelledContext(), "past its deadline": expiredContext()} {
+			ran := false
+			err := s.Update(ctx, func(tx store.Tx) error {
+				ran = true
+				return tx.SetRef(refs.Ref{Name: "refs/heads/never", Target: refs.BranchRef("main")})
+			})
+			assert.ErrorIs(t, err, ctx.Err(), "Update with a context %s", name)
+			err = s.View(ctx, func(store.Tx) error { ran = true; return nil })
+			assert.ErrorIs(t, err, ctx.Err(), "View with a context %s", name)
+			assert.False(t, ran, "no transaction begins with a context %s", name)
+		}
+		assert.Equal(t, before, snapshot(t, s), "nothing written")
+	}},
 	{"ErrorRollsBackEveryWrite", func(t *testing.T, s store.Store) {
 		hs := putChain(t, s, 2)
 		keepBlob := dag.Sum([]byte("text 0"))
