@@ -86,9 +86,17 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 			return err
 		}
 		defer func() { _ = restore() }() // on the way out, nothing better to do with its error
+		// A second Ctrl-C exits at once: the terminal is put back first.
+		defer f.IO.Interrupts.onHardExit(func() {
+			_ = restore()
+			if f.IO.OutFile != nil {
+				_, _ = f.IO.OutFile.WriteString(bracketedPasteOff)
+			}
+		})()
 		lineWidth.Store(int64(cmp.Or(width, defaultWidth)))
 		tr = newTerminalREPL(ctx, f.IO.In, out, f.IO.ErrOut, width, height, f.IO.Color)
 		tr.errTerminal = f.IO.ErrTTY
+		tr.hardExit = f.IO.Interrupts.hardExit
 		if len(opts.Validate) > 0 && f.IO.ErrTTY && !opts.NoStream {
 			// Each attempt streams on standard error; the accepted answer
 			// is then printed by the session, as without a stream.

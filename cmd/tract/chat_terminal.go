@@ -49,7 +49,14 @@ type terminalREPL struct {
 	// attempts shows a validated turn's attempts as they stream; nil
 	// when they do not (no validators, --no-stream).
 	attempts *attemptStream
+	// hardExit is what a second Ctrl-C while a line runs does: exit at
+	// once (see interrupts); nil: nothing more than the first.
+	hardExit func()
 }
+
+// bracketedPasteOff turns the terminal's bracketed paste mode off, as the
+// line editor does when the REPL ends.
+const bracketedPasteOff = "\x1b[?2004l"
 
 // newTerminalREPL reads keys from in and writes to out, which must be the
 // terminal (in raw mode: see openTerminal); errors go to errOut.
@@ -150,11 +157,19 @@ func (r *terminalREPL) run(ctx context.Context, s *repl.Session) error {
 	}
 }
 
-// handle runs one line, which Ctrl-C cancels.
+// handle runs one line, which Ctrl-C cancels. A second Ctrl-C, while the
+// cancelled line still waits (on a server or a lock, recording what the
+// interruption left), exits at once.
 func (r *terminalREPL) handle(ctx context.Context, s *repl.Session, text string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	interrupted := false // only the watch's goroutine reads and sets it
 	stop := r.keys.watch(func() {
+		if interrupted && r.hardExit != nil {
+			r.hardExit()
+			return
+		}
+		interrupted = true
 		r.attempts.end() // before the session says the message was cancelled
 		cancel()
 	})

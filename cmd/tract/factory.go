@@ -33,6 +33,10 @@ type IOStreams struct {
 	// OutFile is the file Out writes to, when it is one: a pager writes
 	// there directly.
 	OutFile *os.File
+	// Interrupts exits at once on a second Ctrl-C, restoring what the
+	// command registered with it; nil (a test's run) leaves the second
+	// Ctrl-C to the command.
+	Interrupts *interrupts
 }
 
 // isTerminal reports whether f is a terminal (not merely a character

@@ -5,8 +5,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	// The PostgreSQL backend: registers the driver of postgres:// and
 	// postgresql:// URLs (--db, TRACT_DB, copy).
@@ -14,8 +12,12 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], systemIO(), os.Getenv)
+	io := systemIO()
+	// The first Ctrl-C cancels the command; a second exits at once (see
+	// interrupts).
+	io.Interrupts = newInterrupts(os.Stderr, os.Exit)
+	ctx, stop := io.Interrupts.notify(context.Background())
+	code := run(ctx, os.Args[1:], io, os.Getenv)
 	stop()
 	os.Exit(code)
 }

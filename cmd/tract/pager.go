@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // defaultPager is the pager when neither TRACT_PAGER nor PAGER names one:
@@ -82,7 +83,11 @@ func (f *Factory) startPager() (stop func(), paging bool) {
 	flush(out) // anything written before goes first
 	paged := bufio.NewWriterSize(in, 64<<10)
 	f.IO.Out = paged
+	// A second Ctrl-C exits at once: the pager is asked to quit (and so
+	// to put the terminal back) first.
+	forget := f.IO.Interrupts.onHardExit(func() { _ = cmd.Process.Signal(syscall.SIGTERM) })
 	return func() {
+		defer forget()
 		// The user may quit the pager before the end: a broken pipe then
 		// is no error.
 		_ = paged.Flush()

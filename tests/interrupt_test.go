@@ -1,0 +1,62 @@
+package tests
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/llm/llmtest"
+	"github.com/tractdag/tract/store/storetest"
+)
+
+// The first Ctrl-C stops the wait for the model; the command then records
+// what the interruption left, which here waits for the file's lock that
+// another process holds (for up to the minute of --lock-timeout). A second
+// Ctrl-C exits at once with 130. Nothing is half-written, by construction:
+// each write is one transaction, which a process that exits before its
+// commit never made; fsck finds the file whole and the branch at a commit.
+func TestInterrupt_SecondCtrlCExitsAtOnce(t *testing.T) {
+	fileOnly(t, "the lock held is the file's")
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.WithoutVerify())
+	srv.Reply(llmtest.Reply{Content: "too late", Delay: 10 * time.Second})
+	s := newSandbox(t)
+	db := s.initRepo()
+	s.commit("system", "You are terse.")
+
+	chat := chatEnv(s, srv).start("chat", "--lock-timeout", "1m", "--validate", "json", "slow question")
+	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	release := storetest.HoldWrite(t, openAPI(t, db).Store())
+	require.NoError(t, chat.cmd.Process.Signal(os.Interrupt))
+
+	done := make(chan result, 1)
+	go func() { done <- chat.wait() }()
+	select {
+	case r := <-done:
+		t.Fatalf("the command did not wait for the lock after the first Ctrl-C:\n%s", r)
+	case <-time.After(500 * time.Millisecond):
+	}
+	require.NoError(t, chat.cmd.Process.Signal(os.Interrupt))
+	start := time.Now()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		_ = chat.cmd.Process.Kill()
+		<-done // one Wait only: the sandbox's cleanup waits too
+		t.Fatal("a second Ctrl-C did not end the command")
+	}
+	assert.Less(t, time.Since(start), 2*time.Second, "the second Ctrl-C exits at once")
+	requireExit(t, r, 130)
+	assert.Contains(t, r.Stderr, "tract: interrupted again: exiting at once")
+	release()
+
+	s.fsckOK()
+	cs := s.log()
+	require.NotEmpty(t, cs)
+	assert.NotEqual(t, "too late", cs[0].Text)
+	assert.Contains(t, texts(cs), "You are terse.")
+}
