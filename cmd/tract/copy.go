@@ -57,6 +57,11 @@ func copyRun(ctx context.Context, opts *CopyOptions) error {
 		return usageErrorf("%w\nCopy into a path that does not exist yet (copy creates it), or into an empty repository as 'tract init' leaves it.", err)
 	case errors.Is(err, tract.ErrSameRepository):
 		return usageErrorf("%w: give another DST", err)
+	case errors.Is(err, tract.ErrInvalidBranchName):
+		// A name SRC's store took (a database, or an older tract) that
+		// DST's cannot: nothing was copied.
+		return &hintedError{err, fmt.Sprintf("Give that branch a name of at most %d bytes in SRC: 'tract branch NEW OLD' makes one at its commit,\n"+
+			"then 'tract branch -d OLD' deletes the long one (run them with --db SRC); then copy again.", tract.MaxBranchNameBytes)}
 	case errors.Is(err, tract.ErrNotRepository) && !errors.Is(err, tract.ErrCorrupt):
 		return &hintedError{err, copyNotRepositoryHint(opts)}
 	case err != nil:
