@@ -44,6 +44,11 @@ func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter
 	if err := refs.ValidateBranchName(name); err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
+	if err := refs.ValidateBranchName(name + "-1"); err != nil {
+		// Too long for the shortest branch name it makes: say so before
+		// reading the input.
+		return nil, fmt.Errorf("import: %w", err)
+	}
 	cfg := importConfig{batchMessages: DefaultImportBatchMessages, batchBytes: DefaultImportBatchBytes}
 	for _, o := range opts {
 		o(&cfg)

@@ -39,6 +39,12 @@ func TestBranch_NameLengthLimit(t *testing.T) {
 		}
 	}
 	assert.Len(t, lines(s.ok("branch").Stdout), 2, "main and the 255-byte branch")
+	// import --format openai names its branches NAME-N: a NAME of 254
+	// bytes is refused before the input is read.
+	require.NoError(t, os.WriteFile(filepath.Join(s.dir, "conv.jsonl"), []byte(`{"messages":[{"role":"user","content":"hi"}]}`+"\n"), 0o600))
+	r := s.tract("import", "--format", "openai", "--name", strings.Repeat("n", 254), "conv.jsonl")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "a name is at most 255 bytes, and this one has 256")
 	// The 255-byte name goes into a file whatever the source's backend.
 	dst := filepath.Join(s.dir, "copy.db")
 	s.ok("copy", repoOf(s), dst)
