@@ -19,7 +19,7 @@ type CompactResult struct {
 
 // compacter is implemented by stores that can rewrite their file (bbolt).
 type compacter interface {
-	Compact() (before, after int64, err error)
+	Compact(ctx context.Context) (before, after int64, err error)
 }
 
 // Compact rewrites the repository file without its free pages, so that it
@@ -39,7 +39,7 @@ func (t *Tract) Compact(ctx context.Context) (*CompactResult, error) {
 		if !ok {
 			return fmt.Errorf("compact: %w: %s is not a file", errors.ErrUnsupported, t.path)
 		}
-		res.Before, res.After, err = c.Compact()
+		res.Before, res.After, err = c.Compact(ctx)
 		return err
 	})
 	if err != nil {

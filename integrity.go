@@ -32,7 +32,7 @@ func (t *Tract) Fsck(ctx context.Context, opts ...FsckOption) (*FsckReport, erro
 	}
 	var r *FsckReport
 	err := t.withStore(func(st store.Store) (err error) {
-		r, err = store.Fsck(st, store.FsckProgress(cfg.progress.report("objects")))
+		r, err = store.Fsck(ctx, st, store.FsckProgress(cfg.progress.report("objects")))
 		return err
 	})
 	if err != nil {

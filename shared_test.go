@@ -302,7 +302,8 @@ func TestShared_LockTimeout(t *testing.T) {
 // A method's own context ends its wait for the file's lock, long before
 // the lock timeout: at its deadline, or when it is cancelled (Ctrl-C), with
 // a *LockedError naming the file that matches the context's error. So
-// does a call of the same handle queued behind another that waits.
+// does a call of the same handle queued behind another that waits, and
+// the exclusive work of fsck and compact.
 func TestShared_ContextEndsTheLockWait(t *testing.T) {
 	tr := newTract(t)
 	other := openAgain(t, tr, tract.WithLockTimeout(time.Minute))
@@ -343,6 +344,8 @@ func TestShared_ContextEndsTheLockWait(t *testing.T) {
 		}{
 			{"write", func(ctx context.Context) error { _, err := other.User(ctx, "blocked"); return err }},
 			{"read", func(ctx context.Context) error { _, err := other.Log(ctx); return err }},
+			{"fsck", func(ctx context.Context) error { _, err := other.Fsck(ctx); return err }},
+			{"compact", func(ctx context.Context) error { _, err := other.Compact(ctx); return err }},
 		} {
 			ctx, cancel := tc.ctx()
 			start := time.Now()

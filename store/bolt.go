@@ -348,20 +348,22 @@ func (b *Bolt) Linger() (done func()) { return b.ss.linger() }
 // Exclusive runs fn with the file locked for writing for all of fn, and no
 // other transaction of this handle running: for work that spans several
 // transactions or reads bbolt directly (fsck, scrubbing free pages). The
-// *bolt.DB must not be kept after fn returns.
-func (b *Bolt) Exclusive(fn func(db *bolt.DB) error) error {
+// *bolt.DB must not be kept after fn returns. ctx bounds the wait for the
+// lock, as in Update.
+func (b *Bolt) Exclusive(ctx context.Context, fn func(db *bolt.DB) error) error {
 	if b.readOnly {
 		return b.errReadOnly()
 	}
-	err := b.ss.sole(func(s *session) error { return fn(s.db) })
+	err := b.ss.sole(ctx, func(s *session) error { return fn(s.db) })
 	return b.sessionError(err)
 }
 
 // Shared runs fn with the file locked for reading (or writing, when this
 // handle holds it so) for all of fn. The *bolt.DB must not be kept after fn
-// returns, and fn must only read.
-func (b *Bolt) Shared(fn func(db *bolt.DB) error) error {
-	return b.inSession(context.Background(), false, func(s *session) error { return fn(s.db) })
+// returns, and fn must only read. ctx bounds the wait for the lock, as in
+// View.
+func (b *Bolt) Shared(ctx context.Context, fn func(db *bolt.DB) error) error {
+	return b.inSession(ctx, false, func(s *session) error { return fn(s.db) })
 }
 
 // inSession runs fn in a session of this handle, a writable one when write
@@ -529,7 +531,7 @@ func panickedInBbolt() bool {
 // SetSchemaVersion overwrites the stored schema version. It exists for tests
 // of the newer-schema refusal and for future migrations.
 func (b *Bolt) SetSchemaVersion(v uint64) error {
-	return b.Exclusive(func(db *bolt.DB) error {
+	return b.Exclusive(context.Background(), func(db *bolt.DB) error {
 		return db.Update(func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketMeta).Put(keySchema, binary.AppendUvarint(nil, v))
 		})

@@ -285,9 +285,10 @@ func (ss *sessions) linger() (done func()) {
 }
 
 // sole runs fn alone in a writable session: no other transaction of this
-// handle runs while it does, and the file stays locked for all of it.
-func (ss *sessions) sole(fn func(*session) error) error {
-	s, err := ss.acquire(context.Background(), true)
+// handle runs while it does, and the file stays locked for all of it. ctx
+// bounds the wait for the lock, as in acquire.
+func (ss *sessions) sole(ctx context.Context, fn func(*session) error) error {
+	s, err := ss.acquire(ctx, true)
 	if err != nil {
 		return err
 	}

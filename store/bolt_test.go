@@ -279,7 +279,7 @@ func TestBolt_ReadOnlyOpensShareTheLockAndRefuseUpdates(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrReadOnly)
 	assert.ErrorContains(t, err, "opened read-only")
 
-	report, err := store.Fsck(r2)
+	report, err := store.Fsck(context.Background(), r2)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 }
@@ -358,7 +358,7 @@ func TestBolt_BboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrCorrupt)
 	assert.Contains(t, err.Error(), fmt.Sprintf("page %d is not the kind of page expected there (flags 10)", root))
 
-	report, err := store.Fsck(b)
+	report, err := store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 	require.False(t, report.OK())
 	var messages []string
@@ -389,7 +389,7 @@ func TestBolt_DamagedFreeListFailsTheFirstWrite(t *testing.T) {
 	assert.Contains(t, err.Error(), "the free list is damaged: its page's header is not a free-list page's (it names page")
 	assertUnlocked(t, path)
 
-	report, err := store.Fsck(b)
+	report, err := store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.False(t, report.OK())
 	assert.Contains(t, fmt.Sprint(report.Problems), "cannot be opened for writing")
@@ -454,7 +454,7 @@ func TestBolt_WritesInDamagedFileReportErrCorruptAndKeepTheStoreUsable(t *testin
 		_, err := tx.Blob(dag.Sum([]byte("still works")))
 		return err
 	}))
-	_, err = store.Fsck(b)
+	_, err = store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 }
 
@@ -531,7 +531,7 @@ func TestBolt_HashedPuts(t *testing.T) {
 		assert.ErrorIs(t, err, store.ErrReadOnly)
 		return nil
 	}))
-	r, err := store.Fsck(b)
+	r, err := store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.True(t, r.OK(), "%v", r.Problems)
 }

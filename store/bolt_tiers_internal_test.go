@@ -124,7 +124,7 @@ func TestWritePack_MergesTiersAndKeepsEveryObject(t *testing.T) {
 	assert.Equal(t, all[:5], again)
 	require.NoError(t, b.MergePacks(ctx))
 	requireBlobs(t, b, all)
-	report, err := Fsck(b)
+	report, err := Fsck(ctx, b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 }
@@ -275,7 +275,7 @@ func TestWritePack_APackWithDamagedInfoIsLeftAloneAndReported(t *testing.T) {
 		}
 		return nil
 	}))
-	report, err := Fsck(b)
+	report, err := Fsck(context.Background(), b)
 	require.NoError(t, err)
 	require.Len(t, report.Problems, 1)
 	assert.Contains(t, report.Problems[0].String(), "pack 1: info of 4 bytes")

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,17 +20,18 @@ import (
 // returns the file's size before and after.
 //
 // It is an exclusive operation: it holds the file's write lock from start
-// to rename, so other processes wait for it (up to their lock timeout). The
+// to rename, so other processes wait for it (up to their lock timeout).
+// ctx bounds its own wait for the lock. The
 // rename is atomic: a crash leaves the old file, or the new one, whole (and
 // perhaps a stray "*.compact-*" file beside it, which the next Compact, or
 // the next erasure, deletes). A
 // process that was waiting for the old file's lock notices that the path
 // now names another file and opens that one.
-func (b *Bolt) Compact() (before, after int64, err error) {
+func (b *Bolt) Compact(ctx context.Context) (before, after int64, err error) {
 	if b.readOnly {
 		return 0, 0, b.errReadOnly()
 	}
-	err = b.ss.sole(func(s *session) error {
+	err = b.ss.sole(ctx, func(s *session) error {
 		// Whatever happens, no transaction may use this session again: after
 		// the rename its file is no longer the repository.
 		defer func() {

@@ -51,7 +51,7 @@ func TestBolt_WaiterFollowsAFileRenamedOverThePath(t *testing.T) {
 	defer waiter.Close()
 
 	done := make(chan error, 1)
-	require.NoError(t, holder.Exclusive(func(*bolt.DB) error {
+	require.NoError(t, holder.Exclusive(context.Background(), func(*bolt.DB) error {
 		go func() {
 			done <- waiter.Update(context.Background(), func(tx store.Tx) error {
 				_, err := tx.PutBlob([]byte("where does this go?"))

@@ -48,7 +48,7 @@ func TestBolt_CompactShrinksAndKeepsData(t *testing.T) {
 		}
 		return nil
 	}))
-	before, after, err := b.Compact()
+	before, after, err := b.Compact(context.Background())
 	require.NoError(t, err)
 	assert.Less(t, after, before/4, "%d bytes before, %d after", before, after)
 	st, err := os.Stat(path)
@@ -72,7 +72,7 @@ func TestBolt_CompactShrinksAndKeepsData(t *testing.T) {
 		assert.True(t, ok, "both handles use the new file")
 		return err
 	}))
-	report, err := store.Fsck(b)
+	report, err := store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 }

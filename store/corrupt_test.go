@@ -80,7 +80,7 @@ func openAndFsck(t *testing.T, path string, readOnly bool) (opened bool, report 
 		return false, nil, err
 	}
 	defer b.Close()
-	report, err = store.Fsck(b)
+	report, err = store.Fsck(context.Background(), b)
 	return true, report, err
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,7 +102,7 @@ func FsckFile(path string, opts BoltOptions, fopts ...FsckOption) (*FsckReport, 
 	b, openErr := OpenBolt(path, opts)
 	if openErr == nil {
 		defer b.Close()
-		return Fsck(b, fopts...)
+		return Fsck(context.Background(), b, fopts...)
 	}
 	if !errors.Is(openErr, ErrCorrupt) {
 		return nil, openErr

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -81,7 +82,9 @@ func erasurePending(db *bolt.DB) (pending bool) {
 // completeErasure wipes the free pages after a transaction of this handle
 // deleted text, alone in the file.
 func (b *Bolt) completeErasure() error {
-	err := b.ss.sole(func(s *session) error { return wipeFreePages(s.db, s.file, b.path) })
+	// An erasure is completed whatever became of the caller's context: the
+	// deleted text must not stay in the file.
+	err := b.ss.sole(context.Background(), func(s *session) error { return wipeFreePages(s.db, s.file, b.path) })
 	if err != nil {
 		return &ErasureError{Path: b.path, Err: b.sessionError(err)}
 	}

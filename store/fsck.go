@@ -80,7 +80,9 @@ func (r *FsckReport) add(object, format string, args ...any) {
 // write lock from start to end, so that what it checks is one state of the
 // file. A file this process may only read is checked under a shared lock,
 // without bbolt's page check (see checkBoltPages).
-func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
+//
+// ctx bounds the waits for the file's lock or the server's replies.
+func Fsck(ctx context.Context, s Store, opts ...FsckOption) (*FsckReport, error) {
 	var cfg fsckConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -90,7 +92,7 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 	b, ok := s.(*Bolt)
 	if !ok {
 		r := newFsckReport()
-		_, err := checkStore(func(fn func(Tx) error) error { return s.View(context.Background(), fn) }, r, p)
+		_, err := checkStore(func(fn func(Tx) error) error { return s.View(ctx, fn) }, r, p)
 		return r, err
 	}
 	var r *FsckReport
@@ -135,16 +137,16 @@ func Fsck(s Store, opts ...FsckOption) (*FsckReport, error) {
 	}
 	err := ErrReadOnly
 	if !b.readOnly {
-		err = b.Exclusive(run(true))
+		err = b.Exclusive(ctx, run(true))
 	}
 	switch {
 	case errors.Is(err, ErrReadOnly):
-		err = b.Shared(run(false))
+		err = b.Shared(ctx, run(false))
 	case errors.Is(err, ErrNotRepository):
 		// bbolt could not open the file for writing (a damaged free list,
 		// a truncated file): check what can still be read.
 		openErr := err
-		if err = b.Shared(run(false)); r != nil {
+		if err = b.Shared(ctx, run(false)); r != nil {
 			r.add("file", "%s cannot be opened for writing: %s", b.path, openFailure(openErr))
 		}
 	}

@@ -70,7 +70,7 @@ func (r fsckRepo) raw(t *testing.T, bucket string, key, value []byte) {
 
 func TestFsck_CleanRepositoryIsOK(t *testing.T) {
 	r := newFsckRepo(t)
-	report, err := store.Fsck(r.b)
+	report, err := store.Fsck(context.Background(), r.b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 	assert.Equal(t, store.FsckReport{Commits: 2, Blobs: 2, Refs: 2, ReflogEntries: 2, Problems: []store.Problem{}}, *report, "no problems is an empty list, [] in JSON")
@@ -184,7 +184,7 @@ func TestFsck_ReportsDamage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newFsckRepo(t)
 			tt.damage(t, r)
-			report, err := store.Fsck(r.b)
+			report, err := store.Fsck(context.Background(), r.b)
 			require.NoError(t, err)
 			require.False(t, report.OK(), "the damage went unnoticed")
 			wantMsg := strings.NewReplacer("%ROOT%", r.root.Short(), "%ROOTBLOB%", r.rootBlob.Short()).Replace(tt.wantMsg)
@@ -203,7 +203,7 @@ func TestFsck_ProblemsAreSortedByObject(t *testing.T) {
 	r := newFsckRepo(t)
 	r.raw(t, "refs", []byte("refs/heads/gone"), refs.Ref{Hash: dag.Sum([]byte("gone"))}.Encode())
 	r.raw(t, "blobs", r.childBlob[:], []byte("tampered"))
-	report, err := store.Fsck(r.b)
+	report, err := store.Fsck(context.Background(), r.b)
 	require.NoError(t, err)
 	require.Len(t, report.Problems, 2)
 	assert.Equal(t, "blob "+r.childBlob.Short(), report.Problems[0].Object)
@@ -224,7 +224,7 @@ func TestFsck_MemoryStore(t *testing.T) {
 		}
 		return tx.SetRef(refs.Ref{Name: "refs/heads/main", Hash: h})
 	}))
-	report, err := store.Fsck(m)
+	report, err := store.Fsck(context.Background(), m)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 	assert.Equal(t, 1, report.Commits)

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -28,16 +29,16 @@ type rawDB struct{ b *store.Bolt }
 func raw(b *store.Bolt) rawDB { return rawDB{b} }
 
 func (r rawDB) View(fn func(*bolt.Tx) error) error {
-	return r.b.Exclusive(func(db *bolt.DB) error { return db.View(fn) })
+	return r.b.Exclusive(context.Background(), func(db *bolt.DB) error { return db.View(fn) })
 }
 
 func (r rawDB) Update(fn func(*bolt.Tx) error) error {
-	return r.b.Exclusive(func(db *bolt.DB) error { return db.Update(fn) })
+	return r.b.Exclusive(context.Background(), func(db *bolt.DB) error { return db.Update(fn) })
 }
 
 func (r rawDB) Info() *bolt.Info {
 	var info *bolt.Info
-	_ = r.b.Exclusive(func(db *bolt.DB) error {
+	_ = r.b.Exclusive(context.Background(), func(db *bolt.DB) error {
 		info = db.Info()
 		return nil
 	})

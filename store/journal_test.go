@@ -146,7 +146,7 @@ func TestJournal_RecordsAndCheckpoints(t *testing.T) {
 	assert.Equal(t, []uint64{5}, journalRecords(t, b))
 	requireReadable(t, b, 5)
 
-	report, err := store.Fsck(b)
+	report, err := store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 	assert.Equal(t, 5, report.Commits)
@@ -319,11 +319,11 @@ func TestJournal_CompactMergesIt(t *testing.T) {
 		journalCommit(t, b, i)
 	}
 	require.Len(t, journalRecords(t, b), 2)
-	_, _, err := b.Compact()
+	_, _, err := b.Compact(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, journalRecords(t, b))
 	requireReadable(t, b, 5)
-	report, err := store.Fsck(b)
+	report, err := store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 }
@@ -341,7 +341,7 @@ func TestJournal_DamagedRecord(t *testing.T) {
 		}
 		return j.Put(binary.BigEndian.AppendUint64(nil, 2), []byte{9, 9, 9})
 	}))
-	report, err := store.Fsck(b)
+	report, err := store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.Contains(t, fmt.Sprint(report.Problems), "journal record 2: does not decode")
 	assert.Contains(t, fmt.Sprint(report.Problems), "journal key ff: does not decode")

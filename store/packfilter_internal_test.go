@@ -169,7 +169,7 @@ func TestPackFilter_EveryPublishedPackHasOne(t *testing.T) {
 		_, err := decodePackFilter(f)
 		require.NoError(t, err)
 	}
-	report, err := Fsck(b)
+	report, err := Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 
@@ -189,7 +189,7 @@ func TestPackFilter_EveryPublishedPackHasOne(t *testing.T) {
 			assert.True(t, f.mayHave(h[:]), "%s left out", h.Short())
 		}
 	}
-	report, err = Fsck(b)
+	report, err = Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 }
@@ -239,7 +239,7 @@ func TestPackFilter_MissingDamagedOrWrong(t *testing.T) {
 				}
 				return nil
 			}))
-			report, err := Fsck(b)
+			report, err := Fsck(context.Background(), b)
 			require.NoError(t, err)
 			if tt.problem == "" {
 				assert.True(t, report.OK(), "%v", report.Problems)
@@ -268,7 +268,7 @@ func TestPackFilter_DeletedObjectStaysGone(t *testing.T) {
 		return err
 	}))
 	requireBlobs(t, b, hs)
-	report, err := Fsck(b)
+	report, err := Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 }

@@ -584,7 +584,7 @@ func usedBytes(t *testing.T, db string) int {
 	require.NoError(t, err)
 	defer b.Close()
 	var n int64
-	require.NoError(t, b.Shared(func(db *bolt.DB) error {
+	require.NoError(t, b.Shared(context.Background(), func(db *bolt.DB) error {
 		return db.View(func(tx *bolt.Tx) error {
 			n = tx.Size()
 			return nil

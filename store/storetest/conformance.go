@@ -1059,7 +1059,7 @@ var fsckTests = []subtest{
 			require.NoError(t, tx.SetRef(refs.Ref{Name: refs.OrigHead, Hash: hs[2]}))
 			return tx.AppendReflog("refs/heads/main", refs.Entry{Old: hs[2], New: hs[4], Time: t0, Action: refs.ActionCommit})
 		})
-		r, err := store.Fsck(s)
+		r, err := store.Fsck(context.Background(), s)
 		require.NoError(t, err)
 		assert.True(t, r.OK(), "problems: %v", r.Problems)
 		assert.Equal(t, 5, r.Commits)
@@ -1077,7 +1077,7 @@ var fsckTests = []subtest{
 			require.NoError(t, tx.SetRef(refs.Ref{Name: "refs/heads/odd", Target: refs.HEAD}))
 			return tx.AppendReflog(refs.HEAD, refs.Entry{Old: ghost, Time: t0, Action: refs.ActionReset})
 		})
-		r, err := store.Fsck(s)
+		r, err := store.Fsck(context.Background(), s)
 		require.NoError(t, err)
 		assert.False(t, r.OK())
 		want := []store.Problem{
@@ -1091,7 +1091,7 @@ var fsckTests = []subtest{
 	}},
 	{"ReportsMissingHEAD", func(t *testing.T, s store.Store) {
 		update(t, s, func(tx store.Tx) error { return tx.DeleteRef(refs.HEAD) })
-		r, err := store.Fsck(s)
+		r, err := store.Fsck(context.Background(), s)
 		require.NoError(t, err)
 		assert.Equal(t, []store.Problem{{Object: "ref HEAD", Message: "is missing"}}, r.Problems)
 	}},

@@ -137,7 +137,7 @@ var packTests = []subtest{
 			assert.Empty(t, infos)
 			return nil
 		})
-		r, err := store.Fsck(s)
+		r, err := store.Fsck(context.Background(), s)
 		require.NoError(t, err)
 		assert.True(t, r.OK(), "%v", r.Problems)
 	}},

@@ -16,6 +16,7 @@
 package storetest
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -52,7 +53,7 @@ func CheckOnCleanup(t testing.TB, s store.Store) {
 	t.Helper()
 	t.Cleanup(func() {
 		defer s.Close()
-		r, err := store.Fsck(s)
+		r, err := store.Fsck(context.Background(), s)
 		if err != nil {
 			t.Errorf("fsck %s: %v", s.Path(), err)
 			return
