@@ -62,7 +62,7 @@ func exitCodeTable() []exitCodeInfo {
 			"a validator reporting the answer blocked"},
 		{exitNotFound, "not-found", "a revision, branch, ref, commit, repository or input file that does not exist " +
 			"(`tract show nosuch`, `tract import missing.jsonl`, no repository found)"},
-		{exitInterrupt, "interrupted", "Ctrl-C or SIGTERM; every commit made so far is intact"},
+		{exitInterrupt, "interrupted", "Ctrl-C or SIGTERM (a second one exits at once, without waiting for the cleanup); every commit made so far is intact"},
 	}
 }
 
