@@ -110,12 +110,14 @@ func (ss *sessions) acquire(ctx context.Context, write bool) (*session, error) {
 		return nil, err // nothing begins: no wait to speak of
 	}
 	// A wait on changed below ends when ctx does.
-	stop := context.AfterFunc(ctx, func() {
-		ss.mu.Lock()
-		ss.changed.Broadcast()
-		ss.mu.Unlock()
-	})
-	defer stop()
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() {
+			ss.mu.Lock()
+			ss.changed.Broadcast()
+			ss.mu.Unlock()
+		})
+		defer stop()
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if write {
