@@ -151,7 +151,7 @@ func (opts *ExportOptions) exportOptions() []tract.ExportOption {
 func exportRun(cmd *cobra.Command, opts *ExportOptions) error {
 	f := opts.Factory
 	return withTract(f, func(t *tract.Tract) error {
-		out, commit, abort, err := exportOutput(f.IO.Out, opts.Output)
+		out, commit, abort, err := exportOutput(f.IO.Interrupts, f.IO.Out, opts.Output)
 		if err != nil {
 			return err
 		}
@@ -198,11 +198,11 @@ func exportRun(cmd *cobra.Command, opts *ExportOptions) error {
 // (mode 0600, as the repository: an export is its conversations), so that
 // a failed export leaves no half-written file and an existing one as it
 // was.
-func exportOutput(stdout io.Writer, name string) (w io.Writer, commit func() error, abort func(), err error) {
+func exportOutput(in *interrupts, stdout io.Writer, name string) (w io.Writer, commit func() error, abort func(), err error) {
 	if name == "" || name == "-" {
 		return stdout, func() error { return nil }, func() {}, nil
 	}
-	wf, err := createWhole(name, 0o600)
+	wf, err := createWhole(in, name, 0o600)
 	if err != nil {
 		return nil, nil, nil, err
 	}

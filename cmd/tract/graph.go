@@ -88,7 +88,7 @@ func graphRun(cmd *cobra.Command, opts *GraphOptions) error {
 		}
 		markdown := strings.HasSuffix(opts.Output, ".md")
 		// 0600 as the repository: a graph's labels are its messages' text.
-		return writeFileWhole(opts.Output, 0o600, func(w io.Writer) error {
+		return writeFileWhole(f.IO.Interrupts, opts.Output, 0o600, func(w io.Writer) error {
 			if markdown {
 				if _, err := io.WriteString(w, "```mermaid\n"); err != nil {
 					return err

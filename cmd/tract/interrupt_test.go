@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // hardExit runs the restores still registered, once, says why, and
@@ -26,4 +30,25 @@ func TestInterrupts_HardExitRestoresThenExits(t *testing.T) {
 	var none *interrupts
 	none.onHardExit(func() { t.Error("a nil *interrupts runs nothing") })()
 	none.hardExit()
+}
+
+// A second Ctrl-C while -o's file is being written removes its temporary
+// file: the target stays as it was, and nothing is left beside it.
+func TestInterrupts_HardExitRemovesAWholeFilesTemporary(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "out.jsonl")
+	require.NoError(t, os.WriteFile(target, []byte("before\n"), 0o600))
+	in := newInterrupts(io.Discard, func(int) {})
+	w, err := createWhole(in, target, 0o600)
+	require.NoError(t, err)
+	_, err = w.WriteString("half of it")
+	require.NoError(t, err)
+	in.hardExit()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only the target is left")
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "before\n", string(got))
+	w.Close()
 }

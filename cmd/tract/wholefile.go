@@ -18,11 +18,15 @@ type wholeFile struct {
 	*os.File
 	name string
 	mode fs.FileMode
+	// forget unregisters the removal of the temporary file that a second
+	// Ctrl-C does (see interrupts).
+	forget func()
 }
 
 // createWhole starts writing name. A name that is a directory is refused
-// here, before anything is written, instead of failing at the rename.
-func createWhole(name string, mode fs.FileMode) (*wholeFile, error) {
+// here, before anything is written, instead of failing at the rename. A
+// second Ctrl-C (in) removes the temporary file before it exits.
+func createWhole(in *interrupts, name string, mode fs.FileMode) (*wholeFile, error) {
 	if st, err := os.Stat(name); err == nil {
 		if st.IsDir() {
 			return nil, usageErrorf("write %s: it is a directory: name a file, such as %s", name, filepath.Join(name, "out"))
@@ -39,11 +43,13 @@ func createWhole(name string, mode fs.FileMode) (*wholeFile, error) {
 		}
 		return nil, fmt.Errorf("write %s: cannot create a file in %s: %w", name, dir, err)
 	}
-	return &wholeFile{File: tmp, name: name, mode: mode}, nil
+	forget := in.onHardExit(func() { os.Remove(tmp.Name()) })
+	return &wholeFile{File: tmp, name: name, mode: mode, forget: forget}, nil
 }
 
 // commit puts the written file in place of the target.
 func (w *wholeFile) commit() error {
+	defer w.forget()
 	err := w.Chmod(w.mode)
 	if serr := w.Sync(); err == nil {
 		err = serr
@@ -63,13 +69,14 @@ func (w *wholeFile) commit() error {
 
 // abort removes what was written; the target stays as it was.
 func (w *wholeFile) abort() {
+	defer w.forget()
 	w.Close()
 	os.Remove(w.Name())
 }
 
 // writeFileWhole writes name with write through a wholeFile.
-func writeFileWhole(name string, mode fs.FileMode, write func(io.Writer) error) error {
-	w, err := createWhole(name, mode)
+func writeFileWhole(in *interrupts, name string, mode fs.FileMode, write func(io.Writer) error) error {
+	w, err := createWhole(in, name, mode)
 	if err != nil {
 		return err
 	}
