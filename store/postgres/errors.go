@@ -157,6 +157,9 @@ func describe(err error) string {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return "the server closed the connection"
 	}
+	if errors.Is(err, pgconn.ErrConnClosed) {
+		return "the connection closed" // pgx's "conn closed"
+	}
 	if err == nil {
 		return "unknown cause"
 	}
