@@ -9,6 +9,11 @@ import (
 	"github.com/tractdag/tract/store"
 )
 
+// MaxBranchNameBytes is the longest name, in bytes, a new branch may
+// have, on every backend; a longer one is ErrInvalidBranchName. A branch
+// a store already holds under a longer name stays usable.
+const MaxBranchNameBytes = refs.MaxBranchNameBytes
+
 // Branch is a branch and the commit it points at.
 type Branch struct {
 	Name string `json:"name"`

@@ -73,9 +73,17 @@ func newCopyConfig(opts []CopyOption) copyConfig {
 // snapshot; writers of src wait for it, as for any reader), writes the
 // objects to dst a batch per transaction into a pack no reader sees, and
 // publishes the pack with the refs and reflogs in one last transaction.
-// A copy that fails (a corrupt object in src, an error naming it, or a
-// cancelled ctx) leaves dst as it was: a file Copy created is removed. A
-// killed copy leaves an unpublished pack in dst, which gc drops.
+// A dst file that does not exist yet (or is empty) is written under a
+// partial name beside it (".DST.tract-partial-…") and renamed into place
+// once whole, file and directory synced: a copy that fails (a corrupt
+// object in src, an error naming it, or a cancelled ctx) or is killed
+// leaves dst as it was. The next copy into dst removes a partial file a
+// killed copy left (ErrDestinationBusy while another copy into dst runs;
+// a *LeftoverError when it cannot). A dst that is an empty repository
+// already (a file or a database's), and a database repository Copy made,
+// are written in place: a killed copy leaves them empty but for an
+// unpublished pack, which gc drops, and a copy into them again goes
+// ahead; a failed copy drops a database repository it made.
 //
 // Copy holds at most a batch of objects (see CopyBatchBytes) and the
 // reflogs in memory.
@@ -87,12 +95,12 @@ func Copy(ctx context.Context, src, dst string, opts ...CopyOption) (*CopyResult
 		return nil, fmt.Errorf("copy %s to %s: %w", Redact(src), Redact(dst), ErrSameRepository)
 	}
 	open := append(cfg.open[:len(cfg.open):len(cfg.open)], WithContext(ctx)) // a database stops on ctx too
-	in, _, err := openCopyEnd(src, false, open)
+	in, err := openCopySrc(src, open)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
-	out, undo, err := openCopyEnd(dst, true, open)
+	out, finish, err := openCopyDst(dst, open)
 	if err != nil {
 		return nil, err
 	}
@@ -100,57 +108,87 @@ func Copy(ctx context.Context, src, dst string, opts ...CopyOption) (*CopyResult
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		undo()
+	if err = finish(err); err != nil {
 		return nil, err
 	}
 	res.Source, res.Destination = Redact(src), Redact(dst)
 	return res, nil
 }
 
-// openCopyEnd opens one end of a copy: the source with Open, read-only;
-// the destination with Open when it exists, else with Init. undo puts
-// back what opening the destination changed, for a copy that failed: it
-// removes a file Init created, and empties again a file that was empty.
-// It is the one place Copy turns a location into a repository.
-func openCopyEnd(loc string, dst bool, opts []Option) (t *Tract, undo func(), err error) {
-	undo = func() {}
-	if !dst {
-		t, err = Open(loc, append(opts[:len(opts):len(opts)], WithReadOnly())...)
-		if err != nil {
-			return nil, nil, fmt.Errorf("copy from %s: %w", Redact(loc), err)
-		}
-		return t, undo, nil
+// openCopySrc opens the source of a copy, read-only.
+func openCopySrc(loc string, opts []Option) (*Tract, error) {
+	t, err := Open(loc, append(opts[:len(opts):len(opts)], WithReadOnly())...)
+	if err != nil {
+		return nil, fmt.Errorf("copy from %s: %w", Redact(loc), err)
 	}
+	return t, nil
+}
+
+// openCopyDst opens the destination of a copy. finish ends the copy: it
+// takes the copy's error (nil when it succeeded, and the destination
+// closed) and returns the copy's. It is the one place Copy turns a
+// location into a repository:
+//
+//   - A file that does not exist yet, or is empty, is written under a
+//     partial name beside it (see startPartial) and put in place whole
+//     by finish, so that a copy that fails or is killed leaves it as it
+//     was; finish removes the partial file of a copy that failed, and the
+//     next copy into the same path the one a killed copy left.
+//   - An existing file, an empty repository as Init leaves it, is written
+//     in place: its objects go into a pack published with the refs in
+//     one last transaction, so that a killed copy leaves it empty (the
+//     unpublished pack is dropped by gc), and a copy that failed is undone.
+//   - A database URL: a repository the database does not hold yet is
+//     made for the copy (one transaction) and dropped again by finish
+//     when the copy fails; a killed copy leaves it empty, holding an
+//     unpublished pack, as above, and the next copy into it goes ahead.
+func openCopyDst(loc string, opts []Option) (t *Tract, finish func(error) error, err error) {
+	wrap := func(err error) error { return fmt.Errorf("copy to %s: %w", Redact(loc), err) }
+	finish = func(err error) error { return err }
 	if IsDatabaseURL(loc) {
-		// A repository the database does not hold yet is made for the
-		// copy, and dropped again when the copy fails.
 		t, err = Open(loc, opts...)
 		if errors.Is(err, store.ErrNotRepository) {
 			if t, err = Init(loc, opts...); err == nil {
-				undo = func() { _ = store.DropURL(context.Background(), loc) } // best effort: the copy's own error is the one to report
+				finish = func(err error) error {
+					if err != nil {
+						_ = store.DropURL(context.Background(), loc) // best effort: the copy's own error is the one to report
+					}
+					return err
+				}
 			}
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("copy to %s: %w", Redact(loc), err)
+			return nil, nil, wrap(err)
 		}
-		return t, undo, nil
+		return t, finish, nil
 	}
 	st, serr := os.Stat(loc)
-	switch {
-	case errors.Is(serr, fs.ErrNotExist):
-		t, err = Init(loc, opts...)
-		undo = func() { os.Remove(loc) }
-	case serr == nil && st.Mode().IsRegular() && st.Size() == 0:
-		t, err = Init(loc, opts...)
-		undo = func() { os.Truncate(loc, 0) }
-	default:
-		t, err = Open(loc, opts...)
+	if serr == nil && !(st.Mode().IsRegular() && st.Size() == 0) {
+		if t, err = Open(loc, opts...); err != nil {
+			return nil, nil, wrap(err)
+		}
+		return t, finish, nil
 	}
+	if serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+		return nil, nil, wrap(serr)
+	}
+	p, err := startPartial(loc, serr == nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("copy to %s: %w", Redact(loc), err)
+		return nil, nil, wrap(err)
 	}
-	return t, undo, nil
+	if t, err = Init(p.tmp, opts...); err != nil {
+		p.discard()
+		return nil, nil, p.named(wrap(err))
+	}
+	finish = func(err error) error {
+		if err == nil {
+			err = p.place()
+		} else {
+			p.discard()
+		}
+		return p.named(err)
+	}
+	return t, finish, nil
 }
 
 // sameRepository reports whether src and dst name one repository: one

@@ -137,7 +137,7 @@ type importer struct {
 	tip      Hash           // the last commit built
 	counters store.Counters // tip's
 	sorter   *store.PackSorter
-	pack     uint64 // the pack being written, once created
+	pw       *packWriter // writes the pack, once the input is sorted
 	batches  int
 }
 
@@ -242,68 +242,24 @@ func (im *importer) sort() error {
 // publishes it in the transaction that moves the branch from start to the
 // import's tip.
 func (im *importer) write() error {
-	err := im.t.update(func(tx store.Tx) error {
-		p, ok := tx.(store.PackTx)
-		if !ok {
-			return fmt.Errorf("the repository's store (%T) cannot take an import larger than one batch", im.t.st)
-		}
-		var err error
-		im.pack, err = p.CreatePack(im.t.now())
-		return err
-	})
-	if err != nil {
+	im.pw = &packWriter{t: im.t, ctx: im.ctx, batchBytes: im.cfg.batchBytes}
+	if err := im.pw.write(im.sorter); err != nil {
 		return err
 	}
-	var chunk []store.PackEntry
-	size := 0
-	appendChunk := func() error {
-		if err := im.ctx.Err(); err != nil {
-			return err
-		}
-		err := im.t.update(func(tx store.Tx) error {
-			return tx.(store.PackTx).AppendPack(im.pack, im.t.now(), chunk)
-		})
-		if err != nil {
-			if isNotFound(err) {
-				return fmt.Errorf("the pack being written was removed meanwhile (a gc dropped it as abandoned); nothing was imported: %w", err)
-			}
-			return err
-		}
-		im.batches++
-		clear(chunk)
-		chunk, size = chunk[:0], 0
-		return nil
-	}
-	for e, err := range im.sorter.Sorted() {
-		if err != nil {
-			return err
-		}
-		if size+len(e.Value) > im.cfg.batchBytes && len(chunk) > 0 {
-			if err := appendChunk(); err != nil {
-				return err
-			}
-		}
-		chunk = append(chunk, e)
-		size += len(e.Value) + 64
-	}
-	if len(chunk) > 0 {
-		if err := appendChunk(); err != nil {
-			return err
-		}
-	}
-	err = im.t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
+	im.batches = im.pw.batches
+	err := im.t.updateAdvancing(func(tx store.Tx) (*ConflictError, error) {
 		cur, err := im.t.requireBranch(tx)
 		if err != nil {
 			return nil, err
 		}
-		if err := tx.(store.PackTx).PublishPack(im.pack); err != nil {
+		if err := tx.(store.PackTx).PublishPack(im.pw.pack); err != nil {
 			return nil, err
 		}
 		return im.t.land(tx, cur, im.start, im.tip, refs.ActionImport, "import: "+english.Count(im.n, "commit", "commits"), "import of "+english.Count(im.n, "message", "messages"))
 	})
 	var conflict *ConflictError
 	if err == nil || errors.As(err, &conflict) {
-		im.pack = 0 // published (a conflict keeps it, off the branch)
+		im.pw.published() // a conflict keeps it, off the branch
 		im.t.mergePacks(im.ctx)
 	}
 	return err
@@ -312,12 +268,87 @@ func (im *importer) write() error {
 // close drops the pack of an import that did not publish it and removes
 // the sorter's files.
 func (im *importer) close() {
-	if im.pack != 0 {
-		id := im.pack
-		_ = im.t.update(func(tx store.Tx) error { return tx.(store.PackTx).DropPack(id) })
+	if im.pw != nil {
+		im.pw.drop()
 	}
 	if im.sorter != nil {
 		_ = im.sorter.Close()
+	}
+}
+
+// packWriter writes an import's sorted entries into a new pack, a batch
+// per transaction, for the caller to publish in a last transaction of
+// its own (with the refs it moves).
+type packWriter struct {
+	t          *Tract
+	ctx        context.Context
+	batchBytes int
+
+	pack    uint64 // the pack, once created, until published or dropped
+	batches int    // transactions that appended to it
+}
+
+// write creates the pack and appends the entries of sorter to it.
+func (w *packWriter) write(sorter *store.PackSorter) error {
+	err := w.t.update(func(tx store.Tx) error {
+		p, ok := tx.(store.PackTx)
+		if !ok {
+			return fmt.Errorf("the repository's store (%T) cannot take an import larger than one batch", w.t.st)
+		}
+		var err error
+		w.pack, err = p.CreatePack(w.t.now())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var chunk []store.PackEntry
+	size := 0
+	appendChunk := func() error {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		err := w.t.update(func(tx store.Tx) error {
+			return tx.(store.PackTx).AppendPack(w.pack, w.t.now(), chunk)
+		})
+		if err != nil {
+			if isNotFound(err) {
+				return fmt.Errorf("the pack being written was removed meanwhile (a gc dropped it as abandoned); nothing was imported: %w", err)
+			}
+			return err
+		}
+		w.batches++
+		clear(chunk)
+		chunk, size = chunk[:0], 0
+		return nil
+	}
+	for e, err := range sorter.Sorted() {
+		if err != nil {
+			return err
+		}
+		if size+len(e.Value) > w.batchBytes && len(chunk) > 0 {
+			if err := appendChunk(); err != nil {
+				return err
+			}
+		}
+		chunk = append(chunk, e)
+		size += len(e.Value) + 64
+	}
+	if len(chunk) > 0 {
+		return appendChunk()
+	}
+	return nil
+}
+
+// published records that the pack was published: drop leaves it.
+func (w *packWriter) published() { w.pack = 0 }
+
+// drop drops the pack unless it was published.
+func (w *packWriter) drop() {
+	if w.pack != 0 {
+		id := w.pack
+		_ = w.t.update(func(tx store.Tx) error { return tx.(store.PackTx).DropPack(id) })
+		w.pack = 0
 	}
 }
 

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/tractdag/tract/internal/english"
+	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -25,58 +27,110 @@ var ErrNoConversations = errors.New("no conversations to import")
 // NAME-12), so that the branches sort in that order and
 // Export(ExportAll()) writes them back in it. HEAD does not move.
 //
-// An import is all or nothing, in one transaction: a conversation that
-// is not valid (the error names it by its line), a branch that exists
-// already (ErrBranchExists) or a cancelled ctx imports nothing. The
-// conversations' commits are held in memory until that transaction: split
-// a data set larger than memory into several imports.
-func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter.Seq2[Conversation, error]) ([]Branch, error) {
+// An import is all or nothing: a conversation that is not valid (the
+// error names it by its line), a branch that exists already
+// (ErrBranchExists) or a cancelled ctx imports nothing. Conversations
+// that fit one batch (see ImportBatch) are written in one transaction.
+// More are read as a stream, as ImportSeq reads messages: sorted in runs
+// in temporary files, written as a pack a batch per transaction, and
+// published with every branch and its reflog entry in one last
+// transaction; a process killed before it leaves an unpublished pack,
+// which GC drops. Memory holds a batch of objects, and a branch name and
+// tip per conversation (about 100 bytes each), however long the input.
+func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter.Seq2[Conversation, error], opts ...ImportOption) ([]Branch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := refs.ValidateBranchName(name); err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
-	type chain struct {
-		commits []store.NewCommit
-		blobs   []store.NewBlob
+	if err := refs.ValidateBranchName(name + "-1"); err != nil {
+		// Too long for the shortest branch name it makes: say so before
+		// reading the input.
+		return nil, fmt.Errorf("import: %w", err)
 	}
-	var chains []chain
-	at, n := t.now(), 0
+	cfg := importConfig{batchMessages: DefaultImportBatchMessages, batchBytes: DefaultImportBatchBytes}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ci := &convImporter{t: t, ctx: ctx, cfg: cfg, progress: cfg.progress.start("conversations", 0)}
+	defer ci.progress.Stop()
+	defer ci.close()
+	defer t.linger()()
+	out, err := ci.run(name, convs)
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	return out, nil
+}
+
+// convImporter is one run of ImportConversations.
+type convImporter struct {
+	t        *Tract
+	ctx      context.Context
+	cfg      importConfig
+	progress *progress.Counter // counts the conversations read
+
+	// tips are the conversations' last commits and lengths, in order.
+	tips []convTip
+	// Until the input outgrows a batch: the chains' objects, held.
+	commits  []store.NewCommit
+	blobs    []store.NewBlob
+	size     int
+	messages int // in all
+	// Once it has: the sorter the objects go to, and the pack.
+	sorter *store.PackSorter
+	pw     *packWriter
+}
+
+// convTip is the tip of an imported conversation and its length.
+type convTip struct {
+	hash    Hash
+	commits int
+}
+
+func (ci *convImporter) run(name string, convs iter.Seq2[Conversation, error]) ([]Branch, error) {
+	at := ci.t.now()
 	for conv, err := range convs {
 		if err == nil {
-			err = ctx.Err()
+			err = ci.ctx.Err()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("import: %w", err)
+			return nil, err
 		}
-		which := fmt.Sprintf("conversation %d", len(chains)+1)
+		which := fmt.Sprintf("conversation %d", len(ci.tips)+1)
 		if conv.Line > 0 {
 			which = fmt.Sprintf("line %d", conv.Line)
 		}
 		if len(conv.Messages) == 0 {
-			return nil, fmt.Errorf("import: %s: no messages", which)
+			return nil, fmt.Errorf("%s: no messages", which)
 		}
 		// Consecutive nanoseconds across conversations, as within one.
-		commits, blobs, err := t.buildChain(ctx, Hash{}, conv.Messages, at.Add(time.Duration(n)))
+		commits, blobs, err := ci.t.buildChain(ci.ctx, Hash{}, conv.Messages, at.Add(time.Duration(ci.messages)))
 		if err != nil {
-			return nil, fmt.Errorf("import: %s: %w", which, err)
+			return nil, fmt.Errorf("%s: %w", which, err)
 		}
-		n += len(conv.Messages)
-		chains = append(chains, chain{commits, blobs})
+		ci.messages += len(conv.Messages)
+		ci.tips = append(ci.tips, convTip{commits[len(commits)-1].Hash, len(commits)})
+		if err := ci.add(commits, blobs); err != nil {
+			return nil, err
+		}
+		ci.progress.Add(1)
 	}
-	if len(chains) == 0 {
-		return nil, fmt.Errorf("import: %w", ErrNoConversations)
+	if len(ci.tips) == 0 {
+		return nil, ErrNoConversations
 	}
-	width := len(strconv.Itoa(len(chains)))
-	out := make([]Branch, len(chains))
-	for i, c := range chains {
-		out[i] = Branch{Name: fmt.Sprintf("%s-%0*d", name, width, i+1), Hash: c.commits[len(c.commits)-1].Hash}
-		if err := refs.ValidateBranchName(out[i].Name); err != nil {
-			return nil, fmt.Errorf("import: %w", err)
+	out, err := ci.branches(name)
+	if err != nil {
+		return nil, err
+	}
+	if ci.sorter != nil {
+		ci.pw = &packWriter{t: ci.t, ctx: ci.ctx, batchBytes: ci.cfg.batchBytes}
+		if err := ci.pw.write(ci.sorter); err != nil {
+			return nil, err
 		}
 	}
-	err := t.update(func(tx store.Tx) error {
+	err = ci.t.update(func(tx store.Tx) error {
 		for _, b := range out {
 			if _, err := tx.Ref(refs.BranchRef(b.Name)); err == nil {
 				return fmt.Errorf("%w: %s", ErrBranchExists, b.Name)
@@ -84,28 +138,98 @@ func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter
 				return err
 			}
 		}
-		var commits []store.NewCommit
-		var blobs []store.NewBlob
-		for _, c := range chains {
-			commits = append(commits, c.commits...)
-			blobs = append(blobs, c.blobs...)
-		}
-		if err := store.PutChain(tx, t.now(), commits, blobs); err != nil {
+		if ci.pw != nil {
+			if err := tx.(store.PackTx).PublishPack(ci.pw.pack); err != nil {
+				return err
+			}
+		} else if err := store.PutChain(tx, ci.t.now(), ci.commits, ci.blobs); err != nil {
 			return err
 		}
+		now := ci.t.now()
 		for i, b := range out {
 			if err := tx.SetRef(refs.Ref{Name: refs.BranchRef(b.Name), Hash: b.Hash}); err != nil {
 				return err
 			}
-			msg := fmt.Sprintf("import: conversation %d of %d, %s", i+1, len(out), english.Count(len(chains[i].commits), "commit", "commits"))
-			if err := tx.AppendReflog(refs.BranchRef(b.Name), refs.Entry{New: b.Hash, Time: t.now(), Action: refs.ActionImport, Message: msg}); err != nil {
+			msg := fmt.Sprintf("import: conversation %d of %d, %s", i+1, len(out), english.Count(ci.tips[i].commits, "commit", "commits"))
+			if err := tx.AppendReflog(refs.BranchRef(b.Name), refs.Entry{New: b.Hash, Time: now, Action: refs.ActionImport, Message: msg}); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("import: %w", err)
+		return nil, err
+	}
+	if ci.pw != nil {
+		ci.pw.published()
+		ci.t.mergePacks(ci.ctx)
 	}
 	return out, nil
+}
+
+// add takes a conversation's chain: held while the input fits a batch,
+// else handed, with its counters, to the sorter.
+func (ci *convImporter) add(commits []store.NewCommit, blobs []store.NewBlob) error {
+	if ci.sorter == nil {
+		ci.commits, ci.blobs = append(ci.commits, commits...), append(ci.blobs, blobs...)
+		for i, c := range commits {
+			ci.size += len(blobs[i].Data) + len(c.Raw)
+		}
+		if len(ci.commits) <= ci.cfg.batchMessages && ci.size <= ci.cfg.batchBytes {
+			return nil
+		}
+		// The input outgrew a batch: from now on, a pack. Sorted runs go
+		// beside a repository file (same disk, and the space is the
+		// file's to take); for memory or a database, to the system's
+		// temporary directory.
+		dir := ""
+		if p := ci.t.Path(); p != store.MemoryPath && !IsDatabaseURL(p) {
+			dir = filepath.Dir(p)
+		}
+		ci.sorter = store.NewPackSorter(dir, ci.cfg.batchBytes)
+		commits, blobs = ci.commits, ci.blobs
+		ci.commits, ci.blobs, ci.size = nil, nil, 0
+	}
+	var k store.Counters
+	for i, c := range commits {
+		if len(c.Commit.Parents) == 0 {
+			k = store.Counters{} // each conversation starts from a root
+		}
+		k = k.Next(c.Commit.Kind, blobs[i].Data) // Next counts only compiled kinds' text
+		for _, e := range []store.PackEntry{
+			{Kind: store.PackBlob, Hash: blobs[i].Hash, Value: blobs[i].Data},
+			{Kind: store.PackCommit, Hash: c.Hash, Value: c.Raw},
+			{Kind: store.PackCounters, Hash: c.Hash, Value: k.Encode()},
+		} {
+			if err := ci.sorter.Add(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// branches names the conversations' branches, now that their number is
+// known: NAME-1 … NAME-N, the numbers as wide as N.
+func (ci *convImporter) branches(name string) ([]Branch, error) {
+	width := len(strconv.Itoa(len(ci.tips)))
+	out := make([]Branch, len(ci.tips))
+	for i, tip := range ci.tips {
+		out[i] = Branch{Name: fmt.Sprintf("%s-%0*d", name, width, i+1), Hash: tip.hash}
+		if err := refs.ValidateBranchName(out[i].Name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// close drops a pack that was not published and removes the sorter's
+// files.
+func (ci *convImporter) close() {
+	if ci.pw != nil {
+		ci.pw.drop()
+	}
+	if ci.sorter != nil {
+		_ = ci.sorter.Close()
+	}
 }

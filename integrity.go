@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/tractdag/tract/store"
 )
@@ -91,6 +92,11 @@ func FsckFile(ctx context.Context, path string, opts ...Option) (*FsckReport, er
 // bbolt, so it works on files that cannot be opened at all, and never
 // changes src. The report lists what was lost and why; check dst with
 // Fsck before relying on it.
+//
+// dst is written under a partial name beside it and renamed into place
+// once whole, as Copy does: a salvage that fails or is killed leaves no
+// dst, and the next salvage into dst removes the partial file a killed
+// one left.
 func Salvage(ctx context.Context, src, dst string) (*SalvageReport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -98,9 +104,21 @@ func Salvage(ctx context.Context, src, dst string) (*SalvageReport, error) {
 	if IsDatabaseURL(src) || IsDatabaseURL(dst) {
 		return nil, fmt.Errorf("salvage: %w: it reads and writes repository files; a database keeps its own integrity (check it with Fsck)", errors.ErrUnsupported)
 	}
-	r, err := store.Salvage(src, dst)
+	if _, err := os.Lstat(dst); err == nil {
+		return nil, fmt.Errorf("salvage: salvage into %s: %w", dst, ErrExists)
+	}
+	p, err := startPartial(dst, false)
 	if err != nil {
-		return nil, fmt.Errorf("salvage: %w", err)
+		return nil, fmt.Errorf("salvage: salvage into %s: %w", dst, err)
+	}
+	r, err := store.Salvage(src, p.tmp)
+	if err == nil {
+		err = p.place()
+	} else {
+		p.discard()
+	}
+	if err != nil {
+		return nil, p.named(fmt.Errorf("salvage: %w", err))
 	}
 	return r, nil
 }

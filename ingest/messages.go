@@ -50,8 +50,15 @@ func ReadMessages(r io.Reader, opts ...ReadOption) iter.Seq2[Message, error] {
 	}
 	lim = lim.WithDefaults()
 	return func(yield func(Message, error) bool) {
+		size := 64 << 10
+		if b, ok := r.(interface{ Len() int }); ok && b.Len() < size {
+			// An input in memory (a conversation's messages) needs no
+			// more buffer than its length: a line of fine-tuning data is
+			// read so, once per conversation.
+			size = b.Len() + 1
+		}
 		mr := &messageReader{
-			br:   bufio.NewReaderSize(&cappedReader{r: r, left: lim.InputSize}, 64<<10),
+			br:   bufio.NewReaderSize(&cappedReader{r: r, left: lim.InputSize}, size),
 			lim:  lim,
 			line: 1,
 		}

@@ -23,6 +23,10 @@ const (
 	SidePrefix = "refs/side/"
 	// DefaultBranch is the branch HEAD points at in a new repository.
 	DefaultBranch = "main"
+	// MaxBranchNameBytes is the longest branch name, in bytes, a new
+	// branch may have, on every backend: git's practical limit (a ref is
+	// a file name there), far below what any store can hold.
+	MaxBranchNameBytes = 255
 )
 
 // Sentinel errors of package refs.
@@ -87,7 +91,8 @@ func DecodeRef(name string, b []byte) (Ref, error) {
 // (git check-ref-format --branch), and that it is valid UTF-8: no spaces
 // or control characters, none of ~ ^ : ? * [ \, no "..", no "@{", not
 // "@" alone, no leading "-" or ".", no empty path component, no component
-// ending in ".lock", no trailing "/" or ".". The names tract gives refs
+// ending in ".lock", no trailing "/" or ".", and at most
+// MaxBranchNameBytes bytes. The names tract gives refs
 // and reflogs of its own, HEAD, ORIG_HEAD and STRANDED, are reserved: a
 // branch so named would be hidden behind them. The error says which rule
 // the name breaks.
@@ -96,13 +101,16 @@ func DecodeRef(name string, b []byte) (Ref, error) {
 // (a "STRANDED" or "@") can still be switched to, used with --branch,
 // listed and deleted, and is reached as refs/heads/NAME where the
 // reserved name means something else ('tract reflog refs/heads/STRANDED').
+// So is a longer name a store that took one holds.
 func ValidateBranchName(name string) error {
 	bad := func(why string) error {
-		return fmt.Errorf("%w %q: %s", ErrInvalidName, name, why)
+		return fmt.Errorf("%w %q: %s", ErrInvalidName, ShortName(name), why)
 	}
 	switch {
 	case name == "":
 		return bad("the name is empty")
+	case len(name) > MaxBranchNameBytes:
+		return bad(fmt.Sprintf("a name is at most %d bytes, and this one has %d", MaxBranchNameBytes, len(name)))
 	case !utf8.ValidString(name):
 		// JSON output could not show it, nor a revision name it back.
 		return bad("a name must be valid UTF-8")
@@ -142,4 +150,21 @@ func ValidateBranchName(name string) error {
 		}
 	}
 	return nil
+}
+
+// shortNameBytes is how much of a long name ShortName keeps.
+const shortNameBytes = 64
+
+// ShortName returns name for an error message: a name longer than 64
+// bytes is cut to its first 64 (at a character boundary) followed by
+// "…", so that a name of kilobytes does not fill the screen.
+func ShortName(name string) string {
+	if len(name) <= shortNameBytes {
+		return name
+	}
+	cut := shortNameBytes
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut] + "…"
 }

@@ -75,6 +75,32 @@ func TestValidateBranchName_RejectsAndSaysWhy(t *testing.T) {
 	}
 }
 
+// One limit on every backend: 255 bytes (git's practical one, a ref
+// being a file name there), counted in bytes, not characters; the error
+// quotes only the start of a long name.
+func TestValidateBranchName_Length(t *testing.T) {
+	for _, name := range []string{strings.Repeat("a", 255), strings.Repeat("日", 85), "x/" + strings.Repeat("b", 253)} {
+		assert.NoError(t, refs.ValidateBranchName(name), "%d bytes", len(name))
+	}
+	for _, n := range []int{256, 4096, 32760, 40000} {
+		name := strings.Repeat("a", n)
+		err := refs.ValidateBranchName(name)
+		require.ErrorIs(t, err, refs.ErrInvalidName, "%d bytes", n)
+		assert.Equal(t, fmt.Sprintf(`invalid branch name "%s…": a name is at most 255 bytes, and this one has %d`, strings.Repeat("a", 64), n), err.Error())
+	}
+	err := refs.ValidateBranchName(strings.Repeat("日", 86)) // 258 bytes, 86 characters
+	require.ErrorIs(t, err, refs.ErrInvalidName)
+	assert.Contains(t, err.Error(), `"`+strings.Repeat("日", 21)+`…"`, "cut at a character boundary")
+	assert.Contains(t, err.Error(), "has 258")
+}
+
+func TestShortName(t *testing.T) {
+	assert.Equal(t, "main", refs.ShortName("main"))
+	assert.Equal(t, strings.Repeat("x", 64), refs.ShortName(strings.Repeat("x", 64)))
+	assert.Equal(t, strings.Repeat("x", 64)+"…", refs.ShortName(strings.Repeat("x", 65)))
+	assert.True(t, utf8.ValidString(refs.ShortName(strings.Repeat("é", 100))))
+}
+
 func TestBranchRefAndBranchName(t *testing.T) {
 	assert.Equal(t, "refs/heads/feature/x", refs.BranchRef("feature/x"))
 	name, ok := refs.BranchName("refs/heads/feature/x")

@@ -361,10 +361,26 @@ func (t *boltTx) SetRef(r refs.Ref) error {
 	if r.Name == "" {
 		return errors.New("set ref: empty name")
 	}
+	if err := fitsKey(r.Name); err != nil {
+		return err
+	}
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("set ref %s: %w", r.Name, err)
 	}
 	return t.bucket(bucketRefs).Put([]byte(r.Name), r.Encode())
+}
+
+// fitsKey returns an error wrapping refs.ErrInvalidName, in tract's
+// words rather than bbolt's "key too large", for a ref name longer than
+// a file can hold: a name no branch may have (see
+// refs.MaxBranchNameBytes), but which another backend, or a tract with
+// looser rules, may have stored, and a copy may bring.
+func fitsKey(name string) error {
+	if len(name) > bolt.MaxKeySize {
+		return fmt.Errorf("ref %s: %w: the name is %d bytes, more than a repository file can hold (%d)",
+			refs.ShortName(name), refs.ErrInvalidName, len(name), bolt.MaxKeySize)
+	}
+	return nil
 }
 
 func (t *boltTx) DeleteRef(name string) error {
@@ -393,6 +409,9 @@ func (t *boltTx) AppendReflog(name string, e refs.Entry) error {
 	}
 	if name == "" {
 		return errors.New("reflog: empty ref name")
+	}
+	if err := fitsKey(name); err != nil {
+		return err
 	}
 	if err := t.put(spaceReflogs, []byte(name), e.Encode()); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
@@ -469,6 +488,9 @@ func (t *boltTx) ReflogNames() ([]string, error) {
 func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	if err := fitsKey(name); err != nil {
+		return err
 	}
 	if err := t.writeDirect(); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)

@@ -142,3 +142,15 @@ func ofdLock(f *os.File, cmd int, typ int16, off int64) error {
 func isWouldBlock(err error) bool {
 	return errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES)
 }
+
+// queueHeld reports whether another open file holds or queues for the
+// queue locks on f's file.
+func queueHeld(f *os.File) bool {
+	for _, off := range []int64{gateByte, dataByte} {
+		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart, Start: off, Len: 1}
+		if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk); err != nil || lk.Type != unix.F_UNLCK {
+			return true
+		}
+	}
+	return false
+}

@@ -243,3 +243,37 @@ func TestStats_GroupsDiagnosesAcrossTemporaryDirectories(t *testing.T) {
 	assert.Equal(t, 3, st.TopDiagnoses[0].Count)
 	assert.Contains(t, st.TopDiagnoses[0].Diagnosis, "exited with status N: …/main.go:N:N: fmt.printf")
 }
+
+// --events in the REPL appends each turn's events as one-shot chat does
+// (it was ignored without a word): the file equals 'tract events'.
+func TestEvents_InteractiveWritesFile(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer(badJSON), llmtest.Answer(goodJSON), llmtest.Answer(goodJSON))
+	events := filepath.Join(s.dir, "events.jsonl")
+	chatEnv(s, srv).okStdin("colours as JSON\nagain as JSON\n",
+		"chat", "--interactive", "--validate", "json", "--max-attempts", "2", "--task", "r1", "--events", events)
+	srv.Verify(t)
+	live, err := os.ReadFile(events)
+	require.NoError(t, err, "the REPL wrote --events")
+	fi, err := os.Stat(events)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	var kinds []string
+	for _, line := range lines(string(live)) {
+		var e struct {
+			Event string `json:"event"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &e), line)
+		kinds = append(kinds, e.Event)
+	}
+	assert.Equal(t, []string{"attempt", "feedback_injected", "attempt", "resolved", "attempt", "resolved"}, kinds)
+	assert.Equal(t, string(live), s.ok("events").Stdout, "the same lines 'tract events' regenerates")
+
+	// A file that cannot be opened stops the REPL before a line is read.
+	r := chatEnv(s, srv).tractStdin("hello\n", "chat", "--interactive", "--events", filepath.Join(s.dir, "no", "such", "e.jsonl"))
+	assert.NotEqual(t, exitOK, r.Code)
+	assert.Contains(t, r.Stderr, "--events")
+}

@@ -134,7 +134,8 @@ func TestExport_Errors(t *testing.T) {
 }
 
 // -o FILE replaces a file whole and keeps its permissions; a new file
-// gets 0600 from export (it holds conversations) and 0644 from graph.
+// gets 0600 from export and graph alike (both hold message text), as the
+// repository file and the --events log do, whatever the umask.
 func TestExport_OutputModes(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
@@ -150,7 +151,8 @@ func TestExport_OutputModes(t *testing.T) {
 	}{
 		{[]string{"export", "-o", kept}, kept, 0o640},
 		{[]string{"export", "-o", filepath.Join(s.dir, "new.jsonl")}, filepath.Join(s.dir, "new.jsonl"), 0o600},
-		{[]string{"graph", "-o", filepath.Join(s.dir, "g.dot")}, filepath.Join(s.dir, "g.dot"), 0o644},
+		{[]string{"graph", "-o", filepath.Join(s.dir, "g.dot")}, filepath.Join(s.dir, "g.dot"), 0o600},
+		{[]string{"graph", "--format", "mermaid", "-o", filepath.Join(s.dir, "g.md")}, filepath.Join(s.dir, "g.md"), 0o600},
 	}
 	for _, tt := range tests {
 		s.ok(tt.args...)

@@ -222,7 +222,8 @@ func TestInitAndCopy_PathThatIsNotARepository(t *testing.T) {
 		{"copy into a directory", []string{"copy", db, dir},
 			"DST " + dir + " is a directory: give the path of a file in it"},
 		{"copy into a file that is not a repository", []string{"copy", db, garbage},
-			"DST a path that does not exist yet"},
+			"DST is a file that is not a tract repository; copy leaves it alone. If an interrupted copy\n" +
+				"left it, remove it and copy again (rm " + garbage + "); else give a path that does not exist yet."},
 		{"copy from a missing file", []string{"copy", filepath.Join(s.dir, "missing.db"), filepath.Join(s.dir, "new.db")},
 			"SRC must be a tract repository"},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -19,7 +20,7 @@ import (
 // reads lines with no prompt, for scripts. Each line's failure is printed
 // and the REPL goes on, so it ends without an error unless reading its
 // input fails or it is interrupted.
-func replRun(cmd *cobra.Command, opts *ChatOptions) error {
+func replRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	f := opts.Factory
 	ctx := cmd.Context()
 	fd, onTerminal := terminalFd(f)
@@ -69,6 +70,15 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) error {
 	}
 	if opts.Temperature != nil {
 		copts = append(copts, tract.Temperature(*opts.Temperature))
+	}
+	if opts.Events != "" {
+		// Every turn's events, as one-shot chat appends its turn's.
+		log, err := openEventLog(opts.Events)
+		if err != nil {
+			return err
+		}
+		defer func() { retErr = errors.Join(retErr, log.close()) }()
+		copts = append(copts, tract.OnEvent(log.write))
 	}
 	provider := client.Provider()
 	_, origin, err := f.settingFrom("model", opts.Model)

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -51,4 +54,15 @@ func TestCopyRun_ReportAndNonEmptyDestination(t *testing.T) {
 	require.ErrorIs(t, err, tract.ErrNotEmpty)
 	assert.Equal(t, exitUsage, exitCode(err))
 	assert.Contains(t, err.Error(), "does not exist yet")
+}
+
+// What copy and salvage say about another run's partial file: wait for a
+// running one; remove, with the command, one they could not.
+func TestPartialHint(t *testing.T) {
+	busy := fmt.Errorf("copy to d.db: %w (.d.db.tract-partial-00 is open)", tract.ErrDestinationBusy)
+	assert.Equal(t, "Wait for it to finish, or stop it; the next run removes a partial file no one has open.", partialHint(busy))
+	left := fmt.Errorf("copy to d.db: %w", &tract.LeftoverError{Path: "/tmp/my dir/.d.db.tract-partial-00", Err: fs.ErrPermission})
+	assert.Equal(t, "Remove it, then run the command again:\n  rm '/tmp/my dir/.d.db.tract-partial-00'", partialHint(left))
+	assert.Equal(t, "cannot remove /tmp/my dir/.d.db.tract-partial-00, which a killed copy or salvage left: permission denied", errors.Unwrap(left).Error())
+	assert.Empty(t, partialHint(errors.New("other")))
 }

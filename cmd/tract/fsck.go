@@ -141,6 +141,9 @@ func runSalvage(ctx context.Context, opts *FsckOptions) error {
 		return err
 	}
 	rep, err := tract.Salvage(ctx, src, opts.Salvage)
+	if hint := partialHint(err); hint != "" {
+		return &hintedError{err, hint}
+	}
 	if err != nil {
 		return err
 	}

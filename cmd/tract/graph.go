@@ -87,7 +87,8 @@ func graphRun(cmd *cobra.Command, opts *GraphOptions) error {
 			return draw(f.IO.Out)
 		}
 		markdown := strings.HasSuffix(opts.Output, ".md")
-		return writeFileWhole(opts.Output, 0o644, func(w io.Writer) error {
+		// 0600 as the repository: a graph's labels are its messages' text.
+		return writeFileWhole(opts.Output, 0o600, func(w io.Writer) error {
 			if markdown {
 				if _, err := io.WriteString(w, "```mermaid\n"); err != nil {
 					return err
