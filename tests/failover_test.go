@@ -1,16 +1,13 @@
+//go:build unix
+
 package tests
 
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,101 +17,6 @@ import (
 
 	"github.com/tractdag/tract/store/postgres/pgtest"
 )
-
-// pgPair is a primary and its synchronous standby, started by
-// scripts/postgres pair for one test and removed when it ends.
-type pgPair struct {
-	// url names both servers, with target_session_attrs=read-write.
-	url string
-	// dir holds the clusters: dir/primary, dir/standby.
-	dir string
-}
-
-// startPair starts a pair, or skips t when the PostgreSQL tests are not
-// asked for (they are under CI=true, or with TRACT_TEST_POSTGRES_URL set:
-// scripts/postgres -- go test ./...). It needs the server's binaries on
-// this machine, which scripts/postgres installs when missing.
-func startPair(t *testing.T) *pgPair {
-	t.Helper()
-	if os.Getenv("CI") != "true" && os.Getenv(pgtest.EnvURL) == "" {
-		t.Skip("the failover test starts two PostgreSQL clusters of its own: run it with " +
-			"'scripts/postgres -- go test -run Failover ./tests/' (or CI=true)")
-	}
-	script, err := filepath.Abs(filepath.Join("..", "scripts", "postgres"))
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, script, "pair").Output()
-	var stderr string
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = string(ee.Stderr)
-	}
-	require.NoError(t, err, "scripts/postgres pair: %s", stderr)
-	p := &pgPair{}
-	for _, line := range strings.Split(string(out), "\n") {
-		name, value, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
-		if !ok {
-			continue
-		}
-		value = strings.Trim(value, "'")
-		switch name {
-		case "TRACT_TEST_PAIR_URL":
-			p.url = value
-		case "TRACT_TEST_PAIR_DIR":
-			p.dir = value
-		}
-	}
-	require.NotEmpty(t, p.url, "scripts/postgres pair printed no URL: %s", out)
-	require.NotEmpty(t, p.dir, "scripts/postgres pair printed no directory: %s", out)
-	t.Cleanup(func() {
-		if out, err := exec.Command(script, "stop", p.dir).CombinedOutput(); err != nil {
-			t.Errorf("scripts/postgres stop %s: %v: %s", p.dir, err, out)
-		}
-	})
-	return p
-}
-
-// run runs scripts/postgres with args.
-func (p *pgPair) run(t *testing.T, args ...string) {
-	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "scripts", "postgres"))
-	require.NoError(t, err)
-	out, err := exec.Command(script, args...).CombinedOutput()
-	require.NoError(t, err, "scripts/postgres %v: %s", args, out)
-}
-
-// serverURL is the URL of the primary (i = 0) or the standby (1) alone,
-// for the test's own connections.
-func (p *pgPair) serverURL(t *testing.T, i int) string {
-	t.Helper()
-	u, err := url.Parse(p.url)
-	require.NoError(t, err)
-	hosts := strings.Split(u.Host, ",")
-	require.Len(t, hosts, 2)
-	u.Host = hosts[i]
-	u.RawQuery = ""
-	return u.String()
-}
-
-// pauseSender stops the primary's WAL sender (SIGSTOP), as a network that
-// stalls would: the primary's WAL no longer goes to the standby. (Stopping
-// the standby's receiver would not do: what the sender sent waits in the
-// socket's buffer, and arrives.) It returns the function that lets it go
-// on, which also runs when the test ends.
-func (p *pgPair) pauseSender(t *testing.T) (resume func()) {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, p.serverURL(t, 0))
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	var pid int
-	require.NoError(t, conn.QueryRow(ctx, `SELECT pid FROM pg_stat_replication`).Scan(&pid))
-	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
-	var once sync.Once
-	resume = func() { once.Do(func() { _ = syscall.Kill(pid, syscall.SIGCONT) }) }
-	t.Cleanup(resume)
-	return resume
-}
 
 // outcome is one run of a writer's or the reader's command.
 type outcome struct {
@@ -142,12 +44,12 @@ func TestFailover_SynchronousStandbyLosesNoAcknowledgedCommit(t *testing.T) {
 	if onPostgres() {
 		t.Skip("the failover test makes its own clusters; it runs in the file backend's pass")
 	}
-	p := startPair(t)
-	password := urlPassword(t, p.url)
-	s := newSandbox(t).withEnv("TRACT_DB", p.url)
+	p := pgtest.StartPair(t)
+	password := urlPassword(t, p.URL)
+	s := newSandbox(t).withEnv("TRACT_DB", p.URL)
 	s.ok("migrate")
 	s.ok("init")
-	witnessDB := pgtest.WithParam(t, p.url, "repository", "witness")
+	witnessDB := pgtest.WithParam(t, p.URL, "repository", "witness")
 	witness := newSandbox(t).withEnv("TRACT_DB", witnessDB)
 	witness.ok("init")
 
@@ -232,7 +134,7 @@ func TestFailover_SynchronousStandbyLosesNoAcknowledgedCommit(t *testing.T) {
 	// The witness: a commit that waits for its repository's writer lock,
 	// which the test holds, when the primary dies: in flight for sure.
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, p.serverURL(t, 0))
+	conn, err := pgx.Connect(ctx, p.ServerURL(t, 0))
 	require.NoError(t, err)
 	defer conn.Close(ctx)
 	tx, err := conn.Begin(ctx)
@@ -242,7 +144,7 @@ func TestFailover_SynchronousStandbyLosesNoAcknowledgedCommit(t *testing.T) {
 	inFlight := witness.start("commit", "--role", "user", "-m", "in flight")
 	// Watched from another connection: a transaction sees one snapshot
 	// of pg_stat_activity.
-	watch, err := pgx.Connect(ctx, p.serverURL(t, 0))
+	watch, err := pgx.Connect(ctx, p.ServerURL(t, 0))
 	require.NoError(t, err)
 	defer watch.Close(ctx)
 	for {
@@ -261,10 +163,10 @@ func TestFailover_SynchronousStandbyLosesNoAcknowledgedCommit(t *testing.T) {
 	// lost. Synchronous replication acknowledges none: the writer whose
 	// COMMIT waits for the standby holds the repository's lock, and the
 	// others wait for it.
-	resume := p.pauseSender(t)
+	resume := p.PauseSender(t)
 	time.Sleep(300 * time.Millisecond)
 	killed := time.Now()
-	p.run(t, "kill", filepath.Join(p.dir, "primary"))
+	p.Kill(t)
 	resume()
 	r := inFlight.wait()
 	requireExit(t, r, exitError)
@@ -272,7 +174,7 @@ func TestFailover_SynchronousStandbyLosesNoAcknowledgedCommit(t *testing.T) {
 	assert.Contains(t, r.Stderr, "nothing of it was written", "%s", r)
 	assertNoPassword(t, r, password)
 	time.Sleep(200 * time.Millisecond) // the writers meet the dead primary for a while
-	p.run(t, "promote", filepath.Join(p.dir, "standby"))
+	p.Promote(t)
 	promoted := time.Now()
 
 	// Every writer commits again, with nothing done by hand.
