@@ -275,21 +275,65 @@ func Redact(loc string) string {
 	}
 	u, err := url.Parse(loc)
 	if err != nil {
+		if shown, ok := redactHostList(loc); ok {
+			return shown
+		}
 		return scheme + "://(malformed URL)"
 	}
-	if q := u.Query(); u.RawQuery != "" {
-		hidden := false
-		for k, vs := range q {
-			if strings.EqualFold(k, "password") {
-				for i := range vs {
-					vs[i] = "xxxxx"
-				}
-				hidden = true
-			}
-		}
-		if hidden {
-			u.RawQuery = q.Encode()
-		}
+	if q := u.Query(); u.RawQuery != "" && redactQuery(q) {
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
+}
+
+// redactQuery replaces the value of every password parameter of q by
+// "xxxxx", and reports whether there was one.
+func redactQuery(q url.Values) bool {
+	hidden := false
+	for k, vs := range q {
+		if strings.EqualFold(k, "password") {
+			for i := range vs {
+				vs[i] = "xxxxx"
+			}
+			hidden = true
+		}
+	}
+	return hidden
+}
+
+// redactHostList redacts a URL with a list of hosts, such as
+// postgres://ada:pw@db1:5432,db2:5433,db3/tract, that url.Parse refuses
+// (it reads the last port as the port of one host) and PostgreSQL's
+// drivers take: everything between "://" and the last '@' of the
+// authority after the user's name is hidden, and password parameters. ok
+// is false when loc has no host list or its query does not parse.
+func redactHostList(loc string) (shown string, ok bool) {
+	scheme, rest, _ := strings.Cut(loc, "://")
+	base, query, hasQuery := strings.Cut(rest, "?")
+	authority, path, hasPath := strings.Cut(base, "/")
+	if !strings.Contains(authority, ",") {
+		return "", false
+	}
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		user, _, hasPassword := strings.Cut(authority[:at], ":")
+		if hasPassword {
+			user += ":xxxxx"
+		}
+		authority = user + authority[at:]
+	}
+	shown = scheme + "://" + authority
+	if hasPath {
+		shown += "/" + path
+	}
+	if hasQuery {
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return "", false
+		}
+		if redactQuery(q) {
+			query = q.Encode()
+		}
+		shown += "?" + query
+	}
+	return shown, true
 }

@@ -38,8 +38,11 @@ func TestRedact_HidesPasswordsWithoutADriver(t *testing.T) {
 		"postgres://ada@db/tract":                             "postgres://ada@db/tract",
 		"mysql://root:hunter2@db/x":                           "mysql://root:xxxxx@db/x",
 		"postgres://ada:s3cret@db:port/x":                     "postgres://(malformed URL)",
-		"tract.db":                                            "tract.db",
-		"/home/ada/s3cret/tract.db":                           "/home/ada/s3cret/tract.db",
+		"postgres://ada:s3cret@db1:5432,db2:5433,db3/tract?target_session_attrs=read-write&password=s3cret": "postgres://ada:xxxxx@db1:5432,db2:5433,db3/tract?password=xxxxx&target_session_attrs=read-write",
+		"postgres://ada:s3@c:ret@[::1]:5432,[::1]:5433/tract":                                               "postgres://ada:xxxxx@[::1]:5432,[::1]:5433/tract",
+		"postgres://ada:s3cret@db1:5432,db2:x/tract?a=%zz":                                                  "postgres://(malformed URL)",
+		"tract.db":                  "tract.db",
+		"/home/ada/s3cret/tract.db": "/home/ada/s3cret/tract.db",
 	} {
 		assert.Equal(t, want, store.Redact(loc), loc)
 	}

@@ -54,6 +54,10 @@ var envAllowed = map[string]string{
 	// pgtest, a helper for tests, finds the test database where
 	// scripts/postgres and .ci/run name it.
 	"TRACT_TEST_POSTGRES_URL": "the test database of store/postgres/pgtest",
+	// pgtest.StartPair reads the export lines scripts/postgres pair
+	// prints (it reads no variable).
+	"TRACT_TEST_PAIR_URL": "the URL scripts/postgres pair prints",
+	"TRACT_TEST_PAIR_DIR": "the directory scripts/postgres pair prints",
 }
 
 // envText matches the name of one of tract's environment variables

@@ -44,6 +44,12 @@ func serverHint(err error) string {
 			"wait longer with reply_timeout in the URL of --db or TRACT_DB (for example reply_timeout=2m; default 30s)."
 	case errors.Is(err, postgres.ErrConnectionLost):
 		return "The server restarted, ended the session, or the network broke. Run the command again once it answers."
+	case errors.Is(err, postgres.ErrNoPrimary) && errors.Is(err, postgres.ErrUnreachable):
+		return "Every server of the URL that answered is a standby. Once one is promoted (pg_ctl promote, or\n" +
+			"SELECT pg_promote()), tract finds it among the hosts of --db or TRACT_DB: run the command again."
+	case errors.Is(err, postgres.ErrNoPrimary):
+		return "tract writes on the primary. With a primary and standbys, give every host in --db or TRACT_DB and\n" +
+			"target_session_attrs=read-write (postgres://USER@HOST1:PORT,HOST2:PORT/DB?target_session_attrs=read-write)."
 	case errors.Is(err, postgres.ErrUnreachable):
 		return "Check the host and port in --db or TRACT_DB, that the server runs and accepts connections from this\n" +
 			"machine (listen_addresses, firewall); connect_timeout=SECONDS in the URL sets the wait (default 10)."

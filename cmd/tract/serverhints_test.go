@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/tractdag/tract"
@@ -34,6 +35,30 @@ func TestPrintError_ServerErrors(t *testing.T) {
 			assert.Contains(t, errOut.String(), "db.internal:5432 (database tract)")
 			assert.Contains(t, errOut.String(), tc.hint)
 			assert.NotContains(t, errOut.String(), "--salvage")
+		})
+	}
+	// A URL of a primary and its standby: before a standby is promoted
+	// no host takes writes; without target_session_attrs a write lands
+	// on a standby.
+	for name, tc := range map[string]struct {
+		err  *postgres.ServerError
+		says []string
+	}{
+		"no host takes writes": {&postgres.ServerError{Kind: postgres.ErrUnreachable, Server: "db1:5432,db2:5432", Database: "tract",
+			Err: fmt.Errorf("db2:5432 (db2): ValidateConnect failed: %w", pgconn.ErrReadOnlyConnection)},
+			[]string{"no database server of db1:5432,db2:5432 (database tract) takes writes", "read-only (a standby)",
+				"Once one is promoted (pg_ctl promote"}},
+		"a write on a standby": {&postgres.ServerError{Kind: postgres.ErrNoPrimary, Server: "db2:5432", Database: "tract",
+			Code: "25006", Err: &pgconn.PgError{Code: "25006", Message: "cannot execute INSERT in a read-only transaction"}},
+			[]string{"db2:5432 (database tract) is read-only", "(SQLSTATE 25006)", "target_session_attrs=read-write (postgres://USER@HOST1"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, _, errOut := testFactory(t, nil)
+			assert.Equal(t, exitError, printError(f, nil, fmt.Errorf("commit: %w", tc.err)))
+			for _, w := range tc.says {
+				assert.Contains(t, errOut.String(), w)
+			}
+			assert.ErrorIs(t, tc.err, postgres.ErrNoPrimary)
 		})
 	}
 	t.Run("interrupted during COMMIT", func(t *testing.T) {

@@ -40,6 +40,15 @@ var (
 	// ErrAuthFailed is returned when the server refused the user or the
 	// password (SQLSTATE 28P01 or 28000).
 	ErrAuthFailed = errors.New("database authentication failed")
+	// ErrNoPrimary is returned when the server connected to refused a
+	// write as read-only (SQLSTATE 25006: a standby). It is also matched,
+	// beside ErrUnreachable, when no connection could be made because
+	// every server reached was read-only, where the URL's
+	// target_session_attrs (read-write, primary) asks for the one that
+	// takes writes: with a URL of a primary and its standbys, what a
+	// command meets after the primary failed and before a standby is
+	// promoted; run it again once one is.
+	ErrNoPrimary = errors.New("no database server that takes writes")
 )
 
 // ServerError is a failure to reach or to talk to the database server,
@@ -48,10 +57,13 @@ var (
 // to do.
 type ServerError struct {
 	// Kind is the sentinel of the failure: ErrUnreachable, ErrTimeout,
-	// ErrConnectionLost, ErrCommitUnknown, ErrTooManyConnections or
-	// ErrAuthFailed. errors.Is(err, Kind) holds.
+	// ErrConnectionLost, ErrCommitUnknown, ErrTooManyConnections,
+	// ErrAuthFailed or ErrNoPrimary. errors.Is(err, Kind) holds.
 	Kind error
-	// Server is the server's host:port (or a Unix socket's path).
+	// Server is the server's host:port (or a Unix socket's path). Of a
+	// URL that names several hosts, it is the one connected to when a
+	// connection broke, and all of them, comma-separated, when none
+	// could be connected to.
 	Server string
 	// Database is the database's name.
 	Database string
@@ -77,6 +89,11 @@ func (e *ServerError) Error() string {
 	where := fmt.Sprintf("the database server %s (database %s)", e.Server, e.Database)
 	switch e.Kind {
 	case ErrUnreachable:
+		if readOnly(e.Err) {
+			return fmt.Sprintf("no database server of %s (database %s) takes writes, as the URL's target_session_attrs asks: %s; "+
+				"if the primary failed, a standby must be promoted (by hand or by a failover manager): run it again once one is",
+				e.Server, e.Database, e.cause())
+		}
 		return fmt.Sprintf("cannot reach %s: %s; check that the server is running and reachable from here, "+
 			"and the host and port of the URL", where, e.cause())
 	case ErrTimeout:
@@ -95,6 +112,10 @@ func (e *ServerError) Error() string {
 	case ErrTooManyConnections:
 		return fmt.Sprintf("%s refused the connection: %s (SQLSTATE %s); "+
 			"run it again later, or have its max_connections raised or a pooler put in front of it", where, e.cause(), e.Code)
+	case ErrNoPrimary:
+		return fmt.Sprintf("%s is read-only (a standby, or default_transaction_read_only is on): %s (SQLSTATE %s); "+
+			"nothing was written: name the primary in the URL, or every host of the cluster with target_session_attrs=read-write",
+			where, e.cause(), e.Code)
 	case ErrAuthFailed:
 		return fmt.Sprintf("%s refused user %q: %s (SQLSTATE %s); check the user and password (in the URL, "+
 			"PGPASSWORD or ~/.pgpass), and that the server's pg_hba.conf lets the user in from here", where, e.User, e.cause(), e.Code)
@@ -107,7 +128,11 @@ func (e *ServerError) cause() string {
 	if e.Wait > 0 {
 		return fmt.Sprintf("no reply within %s", e.Wait)
 	}
-	err := e.Err
+	return describe(e.Err)
+}
+
+// describe says briefly what err, a driver's error, is.
+func describe(err error) string {
 	if errors.Is(err, context.Canceled) {
 		return "interrupted"
 	}
@@ -116,6 +141,12 @@ func (e *ServerError) cause() string {
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) && ce.Unwrap() != nil {
 		err = ce.Unwrap()
+		if each, ok := describeEach(err); ok {
+			return each
+		}
+	}
+	if readOnly(err) {
+		return "read-only (a standby)"
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -132,14 +163,68 @@ func (e *ServerError) cause() string {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return "the server closed the connection"
 	}
+	if errors.Is(err, pgconn.ErrConnClosed) {
+		return "the connection closed" // pgx's "conn closed"
+	}
 	if err == nil {
 		return "unknown cause"
 	}
 	return err.Error()
 }
 
-// Is matches e's Kind.
-func (e *ServerError) Is(target error) bool { return target == e.Kind }
+// describeEach says why each server of a connection attempt to several
+// (a URL of several hosts) failed: "h1:5432: connection refused; h2:5432:
+// the server is read-only …". ok is false when err is not such a list.
+// Of a server tried twice (sslmode=prefer tries it with TLS, then
+// without), the last attempt's reason is kept; when one server is left, its
+// reason is given without its address, which the message names already.
+func describeEach(err error) (each string, ok bool) {
+	j, isList := err.(interface{ Unwrap() []error })
+	if !isList || len(j.Unwrap()) < 2 {
+		return "", false
+	}
+	var addrs []string
+	why := map[string]string{}
+	for _, e := range j.Unwrap() {
+		// pgx's error of one server reads "ADDRESS (HOST NAME): WHY".
+		text := e.Error()
+		addr := ""
+		if i, k := strings.Index(text, " ("), strings.Index(text, "): "); i > 0 && k > i {
+			addr = text[:i]
+		}
+		inner := errors.Unwrap(e)
+		if inner == nil || addr == "" {
+			inner = e
+		}
+		if _, seen := why[addr]; !seen {
+			addrs = append(addrs, addr)
+		}
+		why[addr] = describe(inner)
+	}
+	if len(addrs) == 1 {
+		return why[addrs[0]], true
+	}
+	parts := make([]string, len(addrs))
+	for i, a := range addrs {
+		parts[i] = why[a]
+		if a != "" {
+			parts[i] = a + ": " + why[a]
+		}
+	}
+	return strings.Join(parts, "; "), true
+}
+
+// readOnly reports whether err is a server refused for being read-only
+// or a standby, by the URL's target_session_attrs.
+func readOnly(err error) bool {
+	return errors.Is(err, pgconn.ErrReadOnlyConnection) || errors.Is(err, pgconn.ErrStandbyConnection)
+}
+
+// Is matches e's Kind, and ErrNoPrimary when e is ErrUnreachable because
+// a server that was reached is read-only.
+func (e *ServerError) Is(target error) bool {
+	return target == e.Kind || target == ErrNoPrimary && e.Kind == ErrUnreachable && readOnly(e.Err)
+}
 
 // Unwrap returns the driver's error.
 func (e *ServerError) Unwrap() error { return e.Err }
@@ -148,8 +233,10 @@ func (e *ServerError) Unwrap() error { return e.Err }
 // force.
 type server struct {
 	addr, database, user string
-	connectTimeout       time.Duration
-	replyTimeout         time.Duration
+	// several says the URL names several hosts: addr lists them all.
+	several        bool
+	connectTimeout time.Duration
+	replyTimeout   time.Duration
 }
 
 // bound returns ctx limited to one reply: it ends replyTimeout from now
@@ -176,7 +263,11 @@ func (sv *server) classify(parent context.Context, op string, conn *pgconn.PgCon
 		return err
 	}
 	mk := func(kind error) *ServerError {
-		return &ServerError{Kind: kind, Server: sv.addr, Database: sv.database, User: sv.user, Op: op, Err: err}
+		addr := sv.addr
+		if sv.several && conn != nil && conn.Conn() != nil {
+			addr = conn.Conn().RemoteAddr().String() // the one of them it was
+		}
+		return &ServerError{Kind: kind, Server: addr, Database: sv.database, User: sv.user, Op: op, Err: err}
 	}
 	var pgErr *pgconn.PgError
 	isPg := errors.As(err, &pgErr)
@@ -188,6 +279,10 @@ func (sv *server) classify(parent context.Context, op string, conn *pgconn.PgCon
 			return e
 		case pgErr.Code == "28P01" || pgErr.Code == "28000":
 			e := mk(ErrAuthFailed)
+			e.Code = pgErr.Code
+			return e
+		case pgErr.Code == "25006": // read_only_sql_transaction: a standby
+			e := mk(ErrNoPrimary)
 			e.Code = pgErr.Code
 			return e
 		case pgErr.Code == "57P03": // cannot_connect_now: starting up or shutting down
@@ -224,7 +319,7 @@ func (sv *server) classify(parent context.Context, op string, conn *pgconn.PgCon
 		if errors.Is(err, context.DeadlineExceeded) && sv.connectTimeout > 0 {
 			e.Wait = sv.connectTimeout
 		}
-		if !isPg && !isNetwork(err) && !errors.Is(err, context.DeadlineExceeded) {
+		if !isPg && !isNetwork(err) && !errors.Is(err, context.DeadlineExceeded) && !readOnly(err) {
 			return err // TLS refused, a bad option: not a matter of reaching the server
 		}
 		return e

@@ -55,35 +55,81 @@ func Redact(s string) string { return store.Redact(s) }
 // (repository, reply_timeout): the URL pgx or psql takes, whose server
 // would refuse them as settings.
 func ServerURL(dbURL string) (string, error) {
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		return "", fmt.Errorf("database URL %s is malformed", Redact(dbURL))
-	}
-	if _, err := parseQuery(u); err != nil {
+	if _, err := parseLocation(dbURL); err != nil {
 		return "", err
 	}
-	withoutOwnParams(u)
-	return u.String(), nil
+	base, query := splitURL(dbURL)
+	return joinURL(base, withoutOwnParams(query)), nil
 }
 
-// parseQuery returns the parameters of u's query. A query that does not
-// parse whole (a bad %-escape, a ';' between parameters) is an error:
+// splitURL cuts a postgres:// URL at its query: base is the scheme, the
+// user, the hosts and the database; query what follows the first '?'.
+// url.Parse is not used: it refuses lists of hosts that pgx (and libpq)
+// take, such as db1:5432,db2:5433,db3 or [::1]:5432,[::1]:5433, whose
+// last port it reads as the port of one host. The scheme is put in lower
+// case, as url.Parse does and pgx needs.
+func splitURL(raw string) (base, query string) {
+	base, query, _ = strings.Cut(raw, "?")
+	if scheme, rest, ok := strings.Cut(base, "://"); ok {
+		base = strings.ToLower(scheme) + "://" + rest
+	}
+	return base, query
+}
+
+// joinURL puts a URL's base and query back together.
+func joinURL(base, query string) string {
+	if query == "" {
+		return base
+	}
+	return base + "?" + query
+}
+
+// urlPassword returns the password in the user information of a URL's
+// base, as written and %-decoded. The user information ends at the first
+// '@' before any '/', as pgx reads it.
+func urlPassword(base string) []string {
+	_, rest, _ := strings.Cut(base, "://")
+	i := strings.IndexAny(rest, "@/")
+	if i < 0 || rest[i] != '@' {
+		return nil
+	}
+	_, pw, ok := strings.Cut(rest[:i], ":")
+	if !ok || pw == "" {
+		return nil
+	}
+	pws := []string{pw}
+	if d, err := url.PathUnescape(pw); err == nil && d != pw {
+		pws = append(pws, d)
+	}
+	return pws
+}
+
+// parseQuery returns the parameters of a URL's query. A query that does
+// not parse whole (a bad %-escape, a ';' between parameters) is an error:
 // url.URL.Query would drop the pair silently, and a repository parameter
 // dropped so would open the default repository instead of the one named.
-func parseQuery(u *url.URL) (url.Values, error) {
-	q, err := url.ParseQuery(u.RawQuery)
+func parseQuery(query string) (url.Values, error) {
+	q, err := url.ParseQuery(query)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: malformed query (after '?'): %v", err)
 	}
 	return q, nil
 }
 
-// withoutOwnParams removes tract's own parameters from u.
-func withoutOwnParams(u *url.URL) {
-	q := u.Query()
-	q.Del("repository")
-	q.Del("reply_timeout")
-	u.RawQuery = q.Encode()
+// withoutOwnParams returns a URL's query without tract's own parameters,
+// every other pair as written: url.Values.Encode would write a space
+// (options=-c%20search_path%3Dx) as '+', which pgx, as libpq, reads as a
+// plus sign.
+func withoutOwnParams(query string) string {
+	var kept []string
+	for _, pair := range strings.Split(query, "&") {
+		k, _, _ := strings.Cut(pair, "=")
+		if name, err := url.QueryUnescape(k); pair == "" || err == nil && (name == "repository" || name == "reply_timeout") {
+			continue
+		}
+		kept = append(kept, pair)
+	}
+	return strings.Join(kept, "&")
 }
 
 // location is a parsed database URL.
@@ -114,20 +160,9 @@ func parseLocation(raw string) (*location, error) {
 	if !IsURL(raw) {
 		return nil, fmt.Errorf("%q is not a postgres:// or postgresql:// URL", Redact(raw))
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		// url.Error quotes the whole URL, password included: keep only why.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("database URL is malformed: %v", err)
-	}
-	loc := &location{}
-	if pw, ok := u.User.Password(); ok {
-		loc.secrets = append(loc.secrets, pw)
-	}
-	q, err := parseQuery(u)
+	base, query := splitURL(raw)
+	loc := &location{secrets: urlPassword(base)}
+	q, err := parseQuery(query)
 	if err != nil {
 		return nil, err
 	}
@@ -150,14 +185,14 @@ func parseLocation(raw string) (*location, error) {
 		}
 		loc.replySet = true
 	}
-	withoutOwnParams(u)
-	shown := *u
-	sq := shown.Query()
-	sq.Set("repository", loc.repository)
-	shown.RawQuery = sq.Encode()
-	loc.display = store.Redact(shown.String()) // a password parameter too
+	serverQuery := withoutOwnParams(query)
+	shown := "repository=" + url.QueryEscape(loc.repository)
+	if serverQuery != "" {
+		shown = serverQuery + "&" + shown
+	}
+	loc.display = store.Redact(joinURL(base, shown)) // a password parameter too
 
-	cfg, err := pgxpool.ParseConfig(u.String())
+	cfg, err := pgxpool.ParseConfig(joinURL(base, serverQuery))
 	if err != nil {
 		return nil, redact(fmt.Errorf("database URL %s: %w", loc.display, err), loc.secrets)
 	}

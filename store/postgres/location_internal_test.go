@@ -1,10 +1,14 @@
 package postgres
 
 import (
+	"net"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestValidRepositoryName(t *testing.T) {
@@ -75,4 +79,52 @@ func TestParseLocation_Query(t *testing.T) {
 		_, err = ServerURL(raw)
 		assert.EqualError(t, err, want, raw)
 	}
+}
+
+// A URL of several hosts (a primary and its standbys) reaches pgx whole:
+// every host, in order, and target_session_attrs, with tract's own
+// parameters taken out; errors name every host.
+func TestParseLocation_SeveralHosts(t *testing.T) {
+	const raw = "postgres://ada:s3cret@db1.invalid:5432,db2.invalid:5433,db3.invalid/tract" +
+		"?target_session_attrs=read-write&repository=team/a&reply_timeout=5s&sslmode=disable"
+	loc, err := parseLocation(raw)
+	require.NoError(t, err)
+	assert.Equal(t, "team/a", loc.repository)
+	assert.Equal(t, 5*time.Second, loc.replyTimeout)
+	cc := loc.pool.ConnConfig
+	hosts := []string{net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))}
+	for _, fb := range cc.Fallbacks {
+		hosts = append(hosts, net.JoinHostPort(fb.Host, strconv.Itoa(int(fb.Port))))
+	}
+	assert.Equal(t, []string{"db1.invalid:5432", "db2.invalid:5433", "db3.invalid:5432"}, hosts)
+	assert.NotNil(t, cc.ValidateConnect, "target_session_attrs=read-write reached pgx")
+	assert.Equal(t, "tract", cc.Database)
+	assert.NotContains(t, loc.pool.ConnString(), "repository=")
+	assert.NotContains(t, loc.pool.ConnString(), "reply_timeout=")
+	assert.Equal(t, "postgres://ada:xxxxx@db1.invalid:5432,db2.invalid:5433,db3.invalid/tract"+
+		"?target_session_attrs=read-write&sslmode=disable&repository=team%2Fa", loc.display)
+
+	s := newStore(loc, nil)
+	assert.Equal(t, "db1.invalid:5432,db2.invalid:5433,db3.invalid:5432", s.server.addr)
+	assert.True(t, s.server.several)
+
+	server, err := ServerURL(raw)
+	require.NoError(t, err)
+	assert.Equal(t, "postgres://ada:s3cret@db1.invalid:5432,db2.invalid:5433,db3.invalid/tract"+
+		"?target_session_attrs=read-write&sslmode=disable", server)
+
+	// The parameters pgx reads go to it as written: a space escaped as
+	// %20 stays so, where url.Values.Encode would write '+', a plus sign
+	// to pgx.
+	loc, err = parseLocation("postgres://ada@db1.invalid/tract?options=-c%20search_path%3Dx&repository=a&application_name=a+b")
+	require.NoError(t, err)
+	assert.Equal(t, "-c search_path=x", loc.pool.ConnConfig.RuntimeParams["options"])
+	assert.Equal(t, "a+b", loc.pool.ConnConfig.RuntimeParams["application_name"])
+
+	// One host tried with TLS and without (sslmode=prefer) is named once.
+	loc, err = parseLocation("postgres://ada:s3cret@db1.invalid/tract")
+	require.NoError(t, err)
+	s = newStore(loc, nil)
+	assert.Equal(t, "db1.invalid:5432", s.server.addr)
+	assert.False(t, s.server.several)
 }

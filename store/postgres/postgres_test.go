@@ -365,7 +365,7 @@ func TestWithQuery(t *testing.T) {
 		pairs []string
 		want  string
 	}{
-		{"postgres://u:pw@h:5432/db", []string{"repository", "a b"}, "postgres://u:pw@h:5432/db?repository=a+b"},
+		{"postgres://u:pw@h:5432/db", []string{"repository", "a b"}, "postgres://u:pw@h:5432/db?repository=a%20b"},
 		{"postgres://u:pw@h:5432/db?sslmode=disable", []string{"repository", "team/x"}, "postgres://u:pw@h:5432/db?repository=team%2Fx&sslmode=disable"},
 		{"postgres://u:pw@h:5432/db?repository=a", []string{"repository", "b", "connect_timeout", "3"}, "postgres://u:pw@h:5432/db?connect_timeout=3&repository=a&repository=b"},
 	}

@@ -104,10 +104,11 @@ func open(ctx context.Context, url string, create bool, opts []Option) (*Store, 
 // configured (timeouts, keepalives) but not yet made.
 func newStore(loc *location, opts []Option) *Store {
 	cc := loc.pool.ConnConfig
+	addr, several := serversAddr(&cc.Config)
 	s := &Store{repository: loc.repository, display: loc.display, secrets: loc.secrets,
 		attempts: 10, backoff: 5 * time.Millisecond, sleep: time.Sleep, ctx: context.Background(),
 		idleTimeout: DefaultIdleTimeout,
-		server: server{addr: serverAddr(cc.Host, cc.Port), database: cc.Database, user: cc.User,
+		server: server{addr: addr, several: several, database: cc.Database, user: cc.User,
 			connectTimeout: DefaultConnectTimeout, replyTimeout: DefaultReplyTimeout}}
 	for _, o := range opts {
 		o(s)
@@ -266,7 +267,13 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 	}
 	defer func() {
 		if conn.Conn().IsClosed() {
+			// The server went away, restarted or failed over, or the
+			// network broke: the pool's idle connections are most likely
+			// as dead as this one, and each would fail a transaction of
+			// its own. Close them all; the next transaction connects
+			// afresh (to the new primary, of a URL of several hosts).
 			s.broken.Store(true)
+			s.pool.Reset()
 		}
 		conn.Release()
 	}()

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // DefaultConnectTimeout bounds the making of a connection (the dial, TLS
@@ -148,6 +150,20 @@ func parseReplyTimeout(v string) (time.Duration, error) {
 func dialer(connectTimeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	d := &net.Dialer{Timeout: connectTimeout, KeepAliveConfig: keepAlive}
 	return d.DialContext
+}
+
+// serversAddr is how a message names the servers of cc: its host and
+// those it falls back to (a URL of several hosts), comma-separated; several
+// says there is more than one.
+func serversAddr(cc *pgconn.Config) (addr string, several bool) {
+	addrs := []string{serverAddr(cc.Host, cc.Port)}
+	for _, fb := range cc.Fallbacks {
+		// pgx falls back to TLS off for sslmode=prefer: the same server.
+		if a := serverAddr(fb.Host, fb.Port); !slices.Contains(addrs, a) {
+			addrs = append(addrs, a)
+		}
+	}
+	return strings.Join(addrs, ","), len(addrs) > 1
 }
 
 // serverAddr is how a message names the server of host and port: host:port,

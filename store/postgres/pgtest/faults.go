@@ -61,7 +61,7 @@ func WithParam(t testing.TB, rawURL, key, value string) string {
 	require.NoError(t, err)
 	q := u.Query()
 	q.Set(key, value)
-	u.RawQuery = q.Encode()
+	u.RawQuery = encode(q)
 	return u.String()
 }
 

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,7 +53,7 @@ func RepositoryURL(t testing.TB, base string) string {
 	require.NoError(t, err)
 	q := u.Query()
 	q.Set("repository", "test-"+randomName())
-	u.RawQuery = q.Encode()
+	u.RawQuery = encode(q)
 	s := u.String()
 	t.Cleanup(func() {
 		if err := postgres.Drop(context.Background(), s); err != nil {
@@ -76,7 +77,7 @@ func WithQuery(t testing.TB, base string, pairs ...string) string {
 	for i := 0; i < len(pairs); i += 2 {
 		q.Add(pairs[i], pairs[i+1])
 	}
-	u.RawQuery = q.Encode()
+	u.RawQuery = encode(q)
 	return u.String()
 }
 
@@ -113,3 +114,8 @@ func randomName() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// encode is q.Encode with a space written %20, not '+': pgx, as libpq,
+// reads '+' in a URL's query as a plus sign. (Encode writes a plus sign
+// as %2B, so every '+' it writes is a space.)
+func encode(q url.Values) string { return strings.ReplaceAll(q.Encode(), "+", "%20") }
