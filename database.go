@@ -56,7 +56,7 @@ func Migrate(ctx context.Context, url string) (*MigrateResult, error) {
 // for tools that work on the storage of either kind, such as copying a
 // repository between them. Of opts, WithLockTimeout, WithNoSync and
 // WithReadOnly apply to a file; WithContext to a database. ctx bounds
-// the opening.
+// the opening (of a file, its wait for the file's lock too).
 func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option) (store.Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -66,6 +66,7 @@ func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option
 		return store.OpenURL(ctx, dbOrPath, store.OpenOptions{Create: create, Context: c.ctx})
 	}
 	return store.OpenBolt(dbOrPath, store.BoltOptions{
+		Context:     ctx,
 		Create:      create,
 		LockTimeout: c.lockTimeout,
 		NoSync:      c.noSync,
@@ -80,8 +81,9 @@ func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option
 // and its transaction rolls back. A transaction begun after ctx was
 // cancelled runs without it (bounded by its method's context and the
 // reply timeout), so that a program on its way out can still record what
-// the interruption left. A file ignores it: a method's own context, and
-// WithLockTimeout, bound its waits for the file's lock.
+// the interruption left. Of a file, it bounds the opening's wait for the
+// file's lock; later, each method's own context, and WithLockTimeout,
+// bound its waits.
 func WithContext(ctx context.Context) Option {
 	return func(c *config) { c.ctx = ctx }
 }

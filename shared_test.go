@@ -303,7 +303,8 @@ func TestShared_LockTimeout(t *testing.T) {
 // the lock timeout: at its deadline, or when it is cancelled (Ctrl-C), with
 // a *LockedError naming the file that matches the context's error. So
 // does a call of the same handle queued behind another that waits, and
-// the exclusive work of fsck and compact.
+// the exclusive work of fsck and compact, and the opening of a file
+// under WithContext.
 func TestShared_ContextEndsTheLockWait(t *testing.T) {
 	tr := newTract(t)
 	other := openAgain(t, tr, tract.WithLockTimeout(time.Minute))
@@ -346,6 +347,13 @@ func TestShared_ContextEndsTheLockWait(t *testing.T) {
 			{"read", func(ctx context.Context) error { _, err := other.Log(ctx); return err }},
 			{"fsck", func(ctx context.Context) error { _, err := other.Fsck(ctx); return err }},
 			{"compact", func(ctx context.Context) error { _, err := other.Compact(ctx); return err }},
+			{"open", func(ctx context.Context) error {
+				again, err := tract.Open(tr.Path(), tract.WithLockTimeout(time.Minute), tract.WithContext(ctx))
+				if err == nil {
+					again.Close()
+				}
+				return err
+			}},
 		} {
 			ctx, cancel := tc.ctx()
 			start := time.Now()

@@ -98,6 +98,10 @@ type BoltOptions struct {
 	// NoSync skips fsync after each transaction. It is for throwaway
 	// repositories in tests; a crash can then lose committed data.
 	NoSync bool
+	// Context, when not nil, bounds OpenBolt's own wait for the file's
+	// lock (it reads the file's metadata), as a transaction's context
+	// does; the transactions afterwards take their own.
+	Context context.Context
 }
 
 // Bolt is the bbolt implementation of Store. It holds the file open and
@@ -156,7 +160,11 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
 	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit}
-	if err := b.checkOrInit(opts.Create); err != nil {
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := b.checkOrInit(ctx, opts.Create); err != nil {
 		b.ss.close()
 		return nil, err
 	}
@@ -174,8 +182,8 @@ func (noFile) Is(target error) bool { return target == fs.ErrNotExist }
 // checkOrInit creates tract's buckets in a new file, or checks an existing
 // file's metadata. It reads pages, so a damaged file can make bbolt panic or
 // fault; that becomes ErrCorrupt (and ErrNotRepository) instead of a crash.
-func (b *Bolt) checkOrInit(create bool) error {
-	s, err := b.ss.acquire(context.Background(), create)
+func (b *Bolt) checkOrInit(ctx context.Context, create bool) error {
+	s, err := b.ss.acquire(ctx, create)
 	if err != nil {
 		return err
 	}

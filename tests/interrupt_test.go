@@ -60,3 +60,34 @@ func TestInterrupt_SecondCtrlCExitsAtOnce(t *testing.T) {
 	assert.NotEqual(t, "too late", cs[0].Text)
 	assert.Contains(t, texts(cs), "You are terse.")
 }
+
+// Ctrl-C ends a command's wait for the file's lock at once, long before
+// its --lock-timeout: exit 130, nothing written.
+func TestInterrupt_CtrlCEndsTheLockWait(t *testing.T) {
+	fileOnly(t, "the lock held is the file's")
+	t.Parallel()
+	s := newSandbox(t)
+	db := s.initRepo()
+	release := storetest.HoldWrite(t, openAPI(t, db).Store())
+	b := s.start("commit", "--lock-timeout", "1m", "--role", "user", "-m", "never written")
+	done := make(chan result, 1)
+	go func() { done <- b.wait() }()
+	select {
+	case r := <-done:
+		t.Fatalf("the command did not wait for the lock:\n%s", r)
+	case <-time.After(300 * time.Millisecond):
+	}
+	require.NoError(t, b.cmd.Process.Signal(os.Interrupt))
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		_ = b.cmd.Process.Kill()
+		<-done
+		t.Fatal("Ctrl-C did not end the wait for the lock")
+	}
+	requireExit(t, r, 130)
+	assert.Contains(t, r.Stderr, "tract: interrupted")
+	release()
+	assert.Empty(t, s.log())
+}
