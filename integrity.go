@@ -73,7 +73,7 @@ func FsckFile(ctx context.Context, path string, opts ...Option) (*FsckReport, er
 		return fsckDatabase(ctx, path, opts)
 	}
 	c := newConfig(opts)
-	r, err := store.FsckFile(path, store.BoltOptions{LockTimeout: c.lockTimeout, ReadOnly: c.readOnly},
+	r, err := store.FsckFile(path, store.BoltOptions{Context: ctx, LockTimeout: c.lockTimeout, ReadOnly: c.readOnly},
 		store.FsckProgress(c.fsckProgress.report("objects")))
 	if err != nil {
 		return r, fmt.Errorf("fsck: %w", err)

@@ -347,6 +347,10 @@ func TestShared_ContextEndsTheLockWait(t *testing.T) {
 			{"read", func(ctx context.Context) error { _, err := other.Log(ctx); return err }},
 			{"fsck", func(ctx context.Context) error { _, err := other.Fsck(ctx); return err }},
 			{"compact", func(ctx context.Context) error { _, err := other.Compact(ctx); return err }},
+			{"fsck of the file", func(ctx context.Context) error {
+				_, err := tract.FsckFile(ctx, tr.Path(), tract.WithLockTimeout(time.Minute))
+				return err
+			}},
 			{"open", func(ctx context.Context) error {
 				again, err := tract.Open(tr.Path(), tract.WithLockTimeout(time.Minute), tract.WithContext(ctx))
 				if err == nil {

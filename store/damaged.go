@@ -102,7 +102,11 @@ func FsckFile(path string, opts BoltOptions, fopts ...FsckOption) (*FsckReport, 
 	b, openErr := OpenBolt(path, opts)
 	if openErr == nil {
 		defer b.Close()
-		return Fsck(context.Background(), b, fopts...)
+		ctx := opts.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		return Fsck(ctx, b, fopts...)
 	}
 	if !errors.Is(openErr, ErrCorrupt) {
 		return nil, openErr
