@@ -111,7 +111,7 @@ func Salvage(ctx context.Context, src, dst string) (*SalvageReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("salvage: salvage into %s: %w", dst, err)
 	}
-	r, err := store.Salvage(src, p.tmp)
+	r, err := store.Salvage(ctx, src, p.tmp)
 	if err == nil {
 		err = p.place()
 	} else {

@@ -348,7 +348,7 @@ func TestJournal_DamagedRecord(t *testing.T) {
 	requireReadable(t, b, 1)
 
 	out := filepath.Join(t.TempDir(), "salvaged.db")
-	res, err := store.Salvage(b.Path(), out)
+	res, err := store.Salvage(context.Background(), b.Path(), out)
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Commits, "the intact record's commit")
 	assert.Contains(t, fmt.Sprint(res.Lost), "journal record")

@@ -66,7 +66,7 @@ func TestSalvage_BothMetaPagesZeroed(t *testing.T) {
 	dir := t.TempDir()
 	intact := filepath.Join(dir, "intact.db")
 	require.NoError(t, os.WriteFile(intact, data, 0o600))
-	want, err := store.Salvage(intact, filepath.Join(dir, "from-intact.db"))
+	want, err := store.Salvage(context.Background(), intact, filepath.Join(dir, "from-intact.db"))
 	require.NoError(t, err)
 	require.Positive(t, want.Commits)
 
@@ -81,7 +81,7 @@ func TestSalvage_BothMetaPagesZeroed(t *testing.T) {
 	assert.Equal(t, want.Commits, r.Commits)
 
 	out := filepath.Join(dir, "salvaged.db")
-	rep, err := store.Salvage(path, out)
+	rep, err := store.Salvage(context.Background(), path, out)
 	require.NoError(t, err)
 	assert.Equal(t, want.Commits, rep.Commits, "every commit is found page by page")
 	assert.Equal(t, want.Refs, rep.Refs, "every ref")

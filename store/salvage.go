@@ -92,8 +92,9 @@ func (s *salvaged) lose(object, format string, args ...any) {
 // shared lock, as a reader; it is not changed.
 //
 // Salvage holds the encodings of the recovered commits in memory (about
-// 150 bytes each) and streams blobs into dst.
-func Salvage(src, dst string) (*SalvageReport, error) {
+// 150 bytes each) and streams blobs into dst. ctx bounds the wait for
+// src's lock.
+func Salvage(ctx context.Context, src, dst string) (*SalvageReport, error) {
 	if _, err := os.Stat(dst); err == nil {
 		return nil, fmt.Errorf("salvage into %s: %w", dst, ErrExists)
 	}
@@ -102,7 +103,7 @@ func Salvage(src, dst string) (*SalvageReport, error) {
 		return nil, fmt.Errorf("salvage %s: %w", src, err)
 	}
 	defer f.Close()
-	if err := queueLock(context.Background(), f, false, time.Now().Add(DefaultLockTimeout)); err != nil {
+	if err := queueLock(ctx, f, false, time.Now().Add(DefaultLockTimeout)); err != nil {
 		return nil, fmt.Errorf("salvage %s: lock: %w", src, err)
 	}
 	defer unlockQueue(f)

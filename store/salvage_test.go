@@ -112,7 +112,7 @@ func TestSalvage_AnyZeroedPageLosesOnlyWhatItHeld(t *testing.T) {
 		src := filepath.Join(dir, fmt.Sprintf("zeroed-%d.db", p))
 		require.NoError(t, os.WriteFile(src, damaged, 0o600))
 		out := filepath.Join(dir, fmt.Sprintf("salvaged-%d.db", p))
-		rep, err := store.Salvage(src, out)
+		rep, err := store.Salvage(context.Background(), src, out)
 		require.NoError(t, err, "page %d", p)
 		b, err := store.OpenBolt(out, store.BoltOptions{ReadOnly: true})
 		require.NoError(t, err)
