@@ -263,19 +263,25 @@ var _ PackMerger = (*Bolt)(nil)
 // that deletes, so a merge in progress never keeps an erased text.
 func (b *Bolt) MergePacks(ctx context.Context) error {
 	for {
-		m, err := b.startMerge()
+		m, err := b.startMerge(ctx)
 		if err != nil || m == nil {
 			return err
 		}
+		drop := func() error {
+			return b.Update(context.WithoutCancel(ctx), func(tx Tx) error { return tx.(*boltTx).DropPack(m.id) })
+		}
 		for done := false; !done; {
 			if err := ctx.Err(); err != nil {
-				return errors.Join(err, b.Update(context.WithoutCancel(ctx), func(tx Tx) error { return tx.(*boltTx).DropPack(m.id) }))
+				return errors.Join(err, drop())
 			}
-			if done, err = b.stepMerge(m); err != nil {
+			if done, err = b.stepMerge(ctx, m); err != nil {
+				if ctx.Err() != nil { // ended while it waited for the lock
+					return errors.Join(err, drop())
+				}
 				return err
 			}
 		}
-		if published, err := b.finishMerge(m); err != nil || !published {
+		if published, err := b.finishMerge(ctx, m); err != nil || !published {
 			return err
 		}
 	}
@@ -298,9 +304,9 @@ type packMerge struct {
 // startMerge starts the next merge MergePacks runs, if one is due: nil if
 // not. A View looks first, so that a write that made no merge due does not
 // pay for a durable transaction here.
-func (b *Bolt) startMerge() (*packMerge, error) {
+func (b *Bolt) startMerge(ctx context.Context) (*packMerge, error) {
 	var due bool
-	if err := b.View(context.Background(), func(tx Tx) error {
+	if err := b.View(ctx, func(tx Tx) error {
 		t := tx.(*boltTx)
 		stats, err := t.publishedPackStats()
 		due = t.policy.group(stats, t.policy.max) != nil
@@ -309,7 +315,7 @@ func (b *Bolt) startMerge() (*packMerge, error) {
 		return nil, err
 	}
 	var m *packMerge
-	err := b.Update(context.Background(), func(tx Tx) error {
+	err := b.Update(ctx, func(tx Tx) error {
 		t := tx.(*boltTx)
 		stats, err := t.publishedPackStats()
 		if err != nil {
@@ -338,9 +344,9 @@ func (b *Bolt) startMerge() (*packMerge, error) {
 
 // stepMerge copies up to inline more entries into m in one transaction and
 // reports whether m has nothing left to copy (or gave up).
-func (b *Bolt) stepMerge(m *packMerge) (done bool, err error) {
+func (b *Bolt) stepMerge(ctx context.Context, m *packMerge) (done bool, err error) {
 	names := [][]byte{bucketBlobs, bucketCommits}
-	err = b.Update(context.Background(), func(tx Tx) error {
+	err = b.Update(ctx, func(tx Tx) error {
 		t := tx.(*boltTx)
 		dst, cur, ok := t.mergeInputs(m.id, m.group, names[m.space])
 		if !ok {
@@ -364,11 +370,11 @@ func (b *Bolt) stepMerge(m *packMerge) (done bool, err error) {
 
 // finishMerge publishes m in place of the packs it merged, in one
 // transaction, and reports whether it did (false: m gave up).
-func (b *Bolt) finishMerge(m *packMerge) (bool, error) {
+func (b *Bolt) finishMerge(ctx context.Context, m *packMerge) (bool, error) {
 	if m.gone {
 		return false, nil
 	}
-	err := b.Update(context.Background(), func(tx Tx) error {
+	err := b.Update(ctx, func(tx Tx) error {
 		t := tx.(*boltTx)
 		if _, _, ok := t.mergeInputs(m.id, m.group, bucketBlobs); !ok {
 			m.gone = true
