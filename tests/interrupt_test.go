@@ -91,3 +91,48 @@ func TestInterrupt_CtrlCEndsTheLockWait(t *testing.T) {
 	release()
 	assert.Empty(t, s.log())
 }
+
+// The issue this answers: Ctrl-C during a chat on a database server that
+// then hangs (no reply_timeout here, so nothing else bounds the wait).
+// The first Ctrl-C stops the wait for the model; recording the interrupted
+// turn then waits on the hung server; a second Ctrl-C exits at once with
+// 130. The server rolls back what the closed connection left: once it
+// answers again, the repository is whole.
+func TestInterrupt_SecondCtrlCOnAHungDatabase(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.WithoutVerify())
+	srv.Reply(llmtest.Reply{Content: "too late", Delay: 10 * time.Second})
+	s, db, p := proxied(t, "0")
+	s = chatEnv(s, srv)
+
+	chat := s.start("chat", "--validate", "json", "slow question")
+	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	p.Freeze()
+	require.NoError(t, chat.cmd.Process.Signal(os.Interrupt))
+
+	done := make(chan result, 1)
+	go func() { done <- chat.wait() }()
+	select {
+	case r := <-done:
+		t.Fatalf("the command did not wait on the hung server after the first Ctrl-C:\n%s", r)
+	case <-time.After(500 * time.Millisecond):
+	}
+	require.NoError(t, chat.cmd.Process.Signal(os.Interrupt))
+	start := time.Now()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		_ = chat.cmd.Process.Kill()
+		<-done
+		t.Fatal("a second Ctrl-C did not end the command")
+	}
+	assert.Less(t, time.Since(start), 2*time.Second, "the second Ctrl-C exits at once")
+	requireExit(t, r, 130)
+	assert.Contains(t, r.Stderr, "tract: interrupted again: exiting at once")
+	p.Thaw()
+
+	direct := newSandbox(t).withEnv("TRACT_DB", db)
+	direct.ok("fsck")
+	assert.NotContains(t, direct.ok("log", "--oneline").Stdout, "too late")
+}
