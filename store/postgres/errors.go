@@ -22,8 +22,11 @@ var (
 	// the connection before it was ready.
 	ErrUnreachable = errors.New("database server unreachable")
 	// ErrTimeout is returned when the server sent no reply to a statement
-	// within the reply timeout (WithReplyTimeout, reply_timeout). The
-	// statement was abandoned and its transaction rolled back.
+	// within the reply timeout (WithReplyTimeout, reply_timeout), or
+	// before the deadline of the transaction's context (the error then
+	// matches context.DeadlineExceeded too), or cancelled it for the
+	// statement_timeout either set. The statement was abandoned and its
+	// transaction rolled back.
 	ErrTimeout = errors.New("no reply from the database server in time")
 	// ErrConnectionLost is returned when the connection broke in the
 	// middle of a transaction, before its COMMIT was sent: the server
