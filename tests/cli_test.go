@@ -742,6 +742,7 @@ func TestDamagedFile_EveryCommandFailsCleanlyAndSalvageRecovers(t *testing.T) {
 			got, _ := strconv.Atoi(m[1])
 			want := len(commits) - onDamagedPages(commits, data, damaged)
 			assert.GreaterOrEqual(t, 100*got, 99*want, "salvaged %d of the %d commits stored off the damaged pages\n%s", got, want, r)
+			t.Logf("%s: salvaged %d of the %d commits stored off the damaged pages (%d in the file)", name, got, want, len(commits))
 			s.ok("--db", out, "fsck")
 			s.ok("--db", out, "log", "--all", "--oneline")
 			s.ok("--db", out, "commit", "--role", "user", "-m", "life goes on")
