@@ -172,21 +172,21 @@ func openCopyDst(loc string, opts []Option) (t *Tract, finish func(error) error,
 	if serr != nil && !errors.Is(serr, fs.ErrNotExist) {
 		return nil, nil, wrap(serr)
 	}
-	p, err := startPartial(loc, serr == nil)
+	p, err := store.StartPartial(loc, serr == nil)
 	if err != nil {
 		return nil, nil, wrap(err)
 	}
-	if t, err = Init(p.tmp, opts...); err != nil {
-		p.discard()
-		return nil, nil, p.named(wrap(err))
+	if t, err = Init(p.Path(), opts...); err != nil {
+		p.Discard()
+		return nil, nil, p.Named(wrap(err))
 	}
 	finish = func(err error) error {
 		if err == nil {
-			err = p.place()
+			err = p.Place()
 		} else {
-			p.discard()
+			p.Discard()
 		}
-		return p.named(err)
+		return p.Named(err)
 	}
 	return t, finish, nil
 }

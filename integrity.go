@@ -107,18 +107,18 @@ func Salvage(ctx context.Context, src, dst string) (*SalvageReport, error) {
 	if _, err := os.Lstat(dst); err == nil {
 		return nil, fmt.Errorf("salvage: salvage into %s: %w", dst, ErrExists)
 	}
-	p, err := startPartial(dst, false)
+	p, err := store.StartPartial(dst, false)
 	if err != nil {
 		return nil, fmt.Errorf("salvage: salvage into %s: %w", dst, err)
 	}
-	r, err := store.Salvage(ctx, src, p.tmp)
+	r, err := store.Salvage(ctx, src, p.Path())
 	if err == nil {
-		err = p.place()
+		err = p.Place()
 	} else {
-		p.discard()
+		p.Discard()
 	}
 	if err != nil {
-		return nil, p.named(fmt.Errorf("salvage: %w", err))
+		return nil, p.Named(fmt.Errorf("salvage: %w", err))
 	}
 	return r, nil
 }

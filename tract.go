@@ -85,6 +85,9 @@ var (
 	ErrNewerSchema = store.ErrNewerSchema
 	// ErrExists is returned by Init where a repository already exists.
 	ErrExists = store.ErrExists
+	// ErrDestinationBusy is returned by Copy and Salvage when another copy
+	// or salvage into the same destination file is running.
+	ErrDestinationBusy = store.ErrDestinationBusy
 	// ErrCorrupt is returned when the file is damaged; run Fsck.
 	ErrCorrupt = store.ErrCorrupt
 	// ErrDamaged is returned by writes to a repository Fsck found damaged:
@@ -446,3 +449,8 @@ func ParseRole(s string) (Role, error) { return dag.ParseRole(s) }
 
 // SchemaVersion is the repository layout version this build reads and writes.
 const SchemaVersion = store.SchemaVersion
+
+// LeftoverError is returned by Copy and Salvage when the partial file a
+// killed copy or salvage left beside the destination cannot be removed;
+// removing it by hand lets the next one run.
+type LeftoverError = store.LeftoverError

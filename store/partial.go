@@ -1,4 +1,4 @@
-package tract
+package store
 
 import (
 	"crypto/rand"
@@ -9,17 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/tractdag/tract/store"
 )
 
-// ErrDestinationBusy is returned by Copy and Salvage when another copy
-// or salvage into the same destination file is running: its partial
-// file, beside the destination, is open.
+// ErrDestinationBusy is returned by StartPartial, and so by tract's Copy
+// and Salvage, when another copy or salvage into the same destination
+// file is running: its partial file, beside the destination, is open.
 var ErrDestinationBusy = errors.New("another copy or salvage into it is running")
 
-// LeftoverError is returned by Copy and Salvage when the partial file a
-// killed copy or salvage left beside the destination cannot be removed.
+// LeftoverError is returned by StartPartial (tract's Copy and Salvage)
+// when the partial file a killed copy or salvage left beside the
+// destination cannot be removed.
 // Removing the file by hand lets the next one run.
 type LeftoverError struct {
 	// Path is the partial file.
@@ -38,24 +37,24 @@ func (e *LeftoverError) Unwrap() error { return e.Err }
 // + 16 hex digits, in DST's directory.
 const partialInfix = ".tract-partial-"
 
-// partialFile is a repository file that Copy or Salvage writes under a
-// temporary name beside its destination and puts in place whole at the
-// end (placeFile), so that an interrupted run leaves the destination as
-// it was. Partial files of killed runs are recognised by their name and
-// by nobody having them open, and removed by the next run into the same
-// destination (startPartial).
-type partialFile struct {
+// PartialFile is a repository file that a copy or a salvage writes under
+// a temporary name beside its destination (Path) and puts in place whole
+// at the end (Place), so that an interrupted run leaves the destination
+// as it was. Partial files of killed runs are recognised by their name
+// and by nobody having them open, and removed by the next run into the
+// same destination (StartPartial).
+type PartialFile struct {
 	dst, tmp string
 	// replace is set when dst is an empty file that the result replaces;
 	// otherwise dst must still not exist at the end.
 	replace bool
 }
 
-// startPartial removes the partial files that killed runs into dst left,
+// StartPartial removes the partial files that killed runs into dst left,
 // and names a new one. It fails with ErrDestinationBusy when one is open
 // (a run into dst is going on), and with a *LeftoverError when one
 // cannot be removed.
-func startPartial(dst string, replace bool) (*partialFile, error) {
+func StartPartial(dst string, replace bool) (*PartialFile, error) {
 	dir, prefix := filepath.Dir(dst), "."+filepath.Base(dst)+partialInfix
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -66,7 +65,7 @@ func startPartial(dst string, replace bool) (*partialFile, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		busy, err := store.FileInUse(path)
+		busy, err := FileInUse(path)
 		if err != nil {
 			return nil, &LeftoverError{Path: path, Err: err}
 		}
@@ -81,15 +80,18 @@ func startPartial(dst string, replace bool) (*partialFile, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
-	return &partialFile{dst: dst, tmp: filepath.Join(dir, prefix+hex.EncodeToString(b[:])), replace: replace}, nil
+	return &PartialFile{dst: dst, tmp: filepath.Join(dir, prefix+hex.EncodeToString(b[:])), replace: replace}, nil
 }
 
-// place puts the finished partial file in place of dst: it syncs the
+// Path is the partial file's name: the file to write the repository to.
+func (p *PartialFile) Path() string { return p.tmp }
+
+// Place puts the finished partial file in place of dst: it syncs the
 // file, links it to dst (which must still not exist) or renames it over
 // the empty file dst was, and syncs the directory, so that dst is the
 // whole repository or what it was, even across a crash. On failure the
 // partial file is removed.
-func (p *partialFile) place() error {
+func (p *PartialFile) Place() error {
 	err := syncPath(p.tmp)
 	if err == nil {
 		err = p.link()
@@ -98,14 +100,14 @@ func (p *partialFile) place() error {
 		err = syncPath(filepath.Dir(p.dst))
 	}
 	if err != nil {
-		p.discard()
+		p.Discard()
 		return err
 	}
 	return nil
 }
 
 // link gives the partial file the name dst.
-func (p *partialFile) link() error {
+func (p *PartialFile) link() error {
 	if p.replace {
 		return os.Rename(p.tmp, p.dst)
 	}
@@ -125,13 +127,13 @@ func (p *partialFile) link() error {
 	return os.Rename(p.tmp, p.dst)
 }
 
-// discard removes the partial file; dst stays as it was.
-func (p *partialFile) discard() { _ = os.Remove(p.tmp) }
+// Discard removes the partial file; the destination stays as it was.
+func (p *PartialFile) Discard() { _ = os.Remove(p.tmp) }
 
-// named returns err with the partial file's name replaced by dst's in
+// Named returns err with the partial file's name replaced by dst's in
 // its message, so that errors name the file the user gave; errors.Is and
 // errors.As still see err.
-func (p *partialFile) named(err error) error {
+func (p *PartialFile) Named(err error) error {
 	if err == nil || !strings.Contains(err.Error(), p.tmp) {
 		return err
 	}
