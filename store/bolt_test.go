@@ -203,6 +203,13 @@ func TestBolt_TransactionWaitsForAnotherHandleThenTimesOut(t *testing.T) {
 	first, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
 	require.NoError(t, err)
 	defer first.Close()
+	// The first handle keeps the file for a short grace after its last
+	// transaction: wait that out (a probe that waits long enough, then
+	// lets go at once), so that opening with a 100ms timeout does not
+	// race it on a busy machine.
+	probe, err := store.OpenBolt(path, store.BoltOptions{LockTimeout: 10 * time.Second})
+	require.NoError(t, err)
+	require.NoError(t, probe.Close())
 	second, err := store.OpenBolt(path, store.BoltOptions{LockTimeout: 100 * time.Millisecond})
 	require.NoError(t, err, "an idle handle holds no lock")
 	defer second.Close()
@@ -221,8 +228,12 @@ func TestBolt_TransactionWaitsForAnotherHandleThenTimesOut(t *testing.T) {
 	}
 	release()
 
-	// The first handle is idle again: it lets go within its idle grace.
-	require.NoError(t, second.Update(context.Background(), func(tx store.Tx) error {
+	// The first handle is idle again: it lets go within its idle grace
+	// (a third handle waits for it as long as a busy machine may need).
+	third, err := store.OpenBolt(path, store.BoltOptions{LockTimeout: 10 * time.Second})
+	require.NoError(t, err)
+	defer third.Close()
+	require.NoError(t, third.Update(context.Background(), func(tx store.Tx) error {
 		_, err := tx.PutBlob([]byte("second"))
 		return err
 	}))
