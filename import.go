@@ -137,7 +137,7 @@ type importer struct {
 	tip      Hash           // the last commit built
 	counters store.Counters // tip's
 	sorter   *store.PackSorter
-	pw       *packWriter // writes the pack, once the input is sorted
+	pw       *store.PackBuilder // writes the pack, once the input is sorted
 	batches  int
 }
 
@@ -206,31 +206,15 @@ func (im *importer) sort() error {
 		if err != errReadOnlyStart {
 			return err
 		}
-		// Sorted runs go beside a repository file (same disk, and the
-		// space is the file's to take); for memory or a database, to the
-		// system's temporary directory.
-		dir := ""
-		if p := im.t.Path(); p != store.MemoryPath && !IsDatabaseURL(p) {
-			dir = filepath.Dir(p)
-		}
-		im.sorter = store.NewPackSorter(dir, im.cfg.batchBytes)
+		im.sorter = im.t.newPackSorter(im.cfg.batchBytes)
 	}
 	// Consecutive nanoseconds across batches, as within one.
 	commits, blobs, err := im.t.buildChain(im.ctx, im.tip, im.batch, im.at.Add(time.Duration(im.n-len(im.batch))))
 	if err != nil {
 		return renumber(err, im.n-len(im.batch))
 	}
-	for i, c := range commits {
-		im.counters = im.counters.Next(c.Commit.Kind, blobs[i].Data) // Next counts only compiled kinds' text
-		for _, e := range []store.PackEntry{
-			{Kind: store.PackBlob, Hash: blobs[i].Hash, Value: blobs[i].Data},
-			{Kind: store.PackCommit, Hash: c.Hash, Value: c.Raw},
-			{Kind: store.PackCounters, Hash: c.Hash, Value: im.counters.Encode()},
-		} {
-			if err := im.sorter.Add(e); err != nil {
-				return err
-			}
-		}
+	if im.counters, err = im.sorter.AddChain(im.counters, commits, blobs); err != nil {
+		return err
 	}
 	im.tip = commits[len(commits)-1].Hash
 	clear(im.batch) // the texts are the sorter's now
@@ -242,24 +226,24 @@ func (im *importer) sort() error {
 // publishes it in the transaction that moves the branch from start to the
 // import's tip.
 func (im *importer) write() error {
-	im.pw = &packWriter{t: im.t, ctx: im.ctx, batchBytes: im.cfg.batchBytes}
-	if err := im.pw.write(im.sorter); err != nil {
+	im.pw = im.t.newPackWriter(im.cfg.batchBytes)
+	if err := im.pw.Write(im.ctx, im.sorter); err != nil {
 		return err
 	}
-	im.batches = im.pw.batches
+	im.batches = im.pw.Batches()
 	err := im.t.updateAdvancing(im.ctx, func(tx store.Tx) (*ConflictError, error) {
 		cur, err := im.t.requireBranch(tx)
 		if err != nil {
 			return nil, err
 		}
-		if err := tx.(store.PackTx).PublishPack(im.pw.pack); err != nil {
+		if err := tx.(store.PackTx).PublishPack(im.pw.Pack()); err != nil {
 			return nil, err
 		}
 		return im.t.land(tx, cur, im.start, im.tip, refs.ActionImport, "import: "+english.Count(im.n, "commit", "commits"), "import of "+english.Count(im.n, "message", "messages"))
 	})
 	var conflict *ConflictError
 	if err == nil || errors.As(err, &conflict) {
-		im.pw.published() // a conflict keeps it, off the branch
+		im.pw.Published() // a conflict keeps it, off the branch
 		im.t.mergePacks(im.ctx)
 	}
 	return err
@@ -269,86 +253,10 @@ func (im *importer) write() error {
 // the sorter's files.
 func (im *importer) close() {
 	if im.pw != nil {
-		im.pw.drop()
+		im.pw.Drop(im.ctx)
 	}
 	if im.sorter != nil {
 		_ = im.sorter.Close()
-	}
-}
-
-// packWriter writes an import's sorted entries into a new pack, a batch
-// per transaction, for the caller to publish in a last transaction of
-// its own (with the refs it moves).
-type packWriter struct {
-	t          *Tract
-	ctx        context.Context
-	batchBytes int
-
-	pack    uint64 // the pack, once created, until published or dropped
-	batches int    // transactions that appended to it
-}
-
-// write creates the pack and appends the entries of sorter to it.
-func (w *packWriter) write(sorter *store.PackSorter) error {
-	err := w.t.update(w.ctx, func(tx store.Tx) error {
-		p, ok := tx.(store.PackTx)
-		if !ok {
-			return fmt.Errorf("the repository's store (%T) cannot take an import larger than one batch", w.t.st)
-		}
-		var err error
-		w.pack, err = p.CreatePack(w.t.now())
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	var chunk []store.PackEntry
-	size := 0
-	appendChunk := func() error {
-		if err := w.ctx.Err(); err != nil {
-			return err
-		}
-		err := w.t.update(w.ctx, func(tx store.Tx) error {
-			return tx.(store.PackTx).AppendPack(w.pack, w.t.now(), chunk)
-		})
-		if err != nil {
-			if isNotFound(err) {
-				return fmt.Errorf("the pack being written was removed meanwhile (a gc dropped it as abandoned); nothing was imported: %w", err)
-			}
-			return err
-		}
-		w.batches++
-		clear(chunk)
-		chunk, size = chunk[:0], 0
-		return nil
-	}
-	for e, err := range sorter.Sorted() {
-		if err != nil {
-			return err
-		}
-		if size+len(e.Value) > w.batchBytes && len(chunk) > 0 {
-			if err := appendChunk(); err != nil {
-				return err
-			}
-		}
-		chunk = append(chunk, e)
-		size += len(e.Value) + 64
-	}
-	if len(chunk) > 0 {
-		return appendChunk()
-	}
-	return nil
-}
-
-// published records that the pack was published: drop leaves it.
-func (w *packWriter) published() { w.pack = 0 }
-
-// drop drops the pack unless it was published.
-func (w *packWriter) drop() {
-	if w.pack != 0 {
-		id := w.pack
-		_ = w.t.update(context.WithoutCancel(w.ctx), func(tx store.Tx) error { return tx.(store.PackTx).DropPack(id) })
-		w.pack = 0
 	}
 }
 
@@ -360,4 +268,22 @@ func renumber(err error, before int) error {
 		me.N += before
 	}
 	return err
+}
+
+// newPackSorter returns the sorter of an import too large for one batch:
+// its runs go beside a repository file (same disk, and the space is the
+// file's to take); for memory or a database, to the system's temporary
+// directory.
+func (t *Tract) newPackSorter(budget int) *store.PackSorter {
+	dir := ""
+	if p := t.Path(); p != store.MemoryPath && !IsDatabaseURL(p) {
+		dir = filepath.Dir(p)
+	}
+	return store.NewPackSorter(dir, budget)
+}
+
+// newPackWriter returns the writer of an import's pack, through the
+// handle (which refuses once closed).
+func (t *Tract) newPackWriter(batchBytes int) *store.PackBuilder {
+	return store.NewPackBuilder(t.update, t.now, batchBytes)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -80,7 +79,7 @@ type convImporter struct {
 	messages int // in all
 	// Once it has: the sorter the objects go to, and the pack.
 	sorter *store.PackSorter
-	pw     *packWriter
+	pw     *store.PackBuilder
 }
 
 // convTip is the tip of an imported conversation and its length.
@@ -125,8 +124,8 @@ func (ci *convImporter) run(name string, convs iter.Seq2[Conversation, error]) (
 		return nil, err
 	}
 	if ci.sorter != nil {
-		ci.pw = &packWriter{t: ci.t, ctx: ci.ctx, batchBytes: ci.cfg.batchBytes}
-		if err := ci.pw.write(ci.sorter); err != nil {
+		ci.pw = ci.t.newPackWriter(ci.cfg.batchBytes)
+		if err := ci.pw.Write(ci.ctx, ci.sorter); err != nil {
 			return nil, err
 		}
 	}
@@ -139,7 +138,7 @@ func (ci *convImporter) run(name string, convs iter.Seq2[Conversation, error]) (
 			}
 		}
 		if ci.pw != nil {
-			if err := tx.(store.PackTx).PublishPack(ci.pw.pack); err != nil {
+			if err := tx.(store.PackTx).PublishPack(ci.pw.Pack()); err != nil {
 				return err
 			}
 		} else if err := store.PutChain(tx, ci.t.now(), ci.commits, ci.blobs); err != nil {
@@ -161,7 +160,7 @@ func (ci *convImporter) run(name string, convs iter.Seq2[Conversation, error]) (
 		return nil, err
 	}
 	if ci.pw != nil {
-		ci.pw.published()
+		ci.pw.Published()
 		ci.t.mergePacks(ci.ctx)
 	}
 	return out, nil
@@ -178,35 +177,13 @@ func (ci *convImporter) add(commits []store.NewCommit, blobs []store.NewBlob) er
 		if len(ci.commits) <= ci.cfg.batchMessages && ci.size <= ci.cfg.batchBytes {
 			return nil
 		}
-		// The input outgrew a batch: from now on, a pack. Sorted runs go
-		// beside a repository file (same disk, and the space is the
-		// file's to take); for memory or a database, to the system's
-		// temporary directory.
-		dir := ""
-		if p := ci.t.Path(); p != store.MemoryPath && !IsDatabaseURL(p) {
-			dir = filepath.Dir(p)
-		}
-		ci.sorter = store.NewPackSorter(dir, ci.cfg.batchBytes)
+		// The input outgrew a batch: from now on, a pack.
+		ci.sorter = ci.t.newPackSorter(ci.cfg.batchBytes)
 		commits, blobs = ci.commits, ci.blobs
 		ci.commits, ci.blobs, ci.size = nil, nil, 0
 	}
-	var k store.Counters
-	for i, c := range commits {
-		if len(c.Commit.Parents) == 0 {
-			k = store.Counters{} // each conversation starts from a root
-		}
-		k = k.Next(c.Commit.Kind, blobs[i].Data) // Next counts only compiled kinds' text
-		for _, e := range []store.PackEntry{
-			{Kind: store.PackBlob, Hash: blobs[i].Hash, Value: blobs[i].Data},
-			{Kind: store.PackCommit, Hash: c.Hash, Value: c.Raw},
-			{Kind: store.PackCounters, Hash: c.Hash, Value: k.Encode()},
-		} {
-			if err := ci.sorter.Add(e); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	_, err := ci.sorter.AddChain(store.Counters{}, commits, blobs) // each conversation starts from a root
+	return err
 }
 
 // branches names the conversations' branches, now that their number is
@@ -227,7 +204,7 @@ func (ci *convImporter) branches(name string) ([]Branch, error) {
 // files.
 func (ci *convImporter) close() {
 	if ci.pw != nil {
-		ci.pw.drop()
+		ci.pw.Drop(ci.ctx)
 	}
 	if ci.sorter != nil {
 		_ = ci.sorter.Close()
