@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/tractdag/tract/export"
-	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -106,11 +105,12 @@ func (t *Tract) WriteGraph(ctx context.Context, w io.Writer, format GraphFormat,
 		if err != nil {
 			return fmt.Errorf("graph: %w", err)
 		}
-		if err := drawCommit(g, c, orphan[c.Hash], drawn); err != nil {
+		if err := g.Commit(graphCommit(c, orphan[c.Hash]), drawn); err != nil {
 			return fmt.Errorf("graph: %w", err)
 		}
 	}
-	for _, r := range graphRefs(allRefs, drawn) {
+	slices.SortFunc(allRefs, func(a, b refs.Ref) int { return strings.Compare(refOrder(a.Name), refOrder(b.Name)) })
+	for _, r := range export.GraphRefs(allRefs, drawn) {
 		if err := g.Ref(r); err != nil {
 			return fmt.Errorf("graph: %w", err)
 		}
@@ -121,36 +121,18 @@ func (t *Tract) WriteGraph(ctx context.Context, w io.Writer, format GraphFormat,
 	return nil
 }
 
-// drawCommit draws c: its node, an edge from each drawn parent and, for a
-// summary, dashed edges to the first and the last commit of the range it
-// replaced.
-func drawCommit(g *export.GraphWriter, c *CommitInfo, orphan bool, drawn map[Hash]bool) error {
-	lines, style := graphLabel(c)
-	if err := g.Node(export.GraphNode{ID: nodeID(c.Hash), Label: lines, Tooltip: c.Hash.String(), Style: style, Dashed: orphan}); err != nil {
-		return err
+// graphCommit is c as the drawing takes it.
+func graphCommit(c *CommitInfo, orphan bool) export.GraphCommit {
+	gc := export.GraphCommit{Hash: c.Hash, Parents: c.Parents, Kind: c.Kind, Role: c.Role, Text: c.Text, Orphan: orphan}
+	if r, ok := c.FailureRecord(); ok {
+		gc.Diagnosis = string(r.Type) + ": " + r.Error
+	} else if c.Role == RoleAssistant && c.Kind == KindMessage {
+		gc.Diagnosis = c.Diagnosis()
 	}
-	for _, p := range c.Parents {
-		if drawn[p] {
-			if err := g.Edge(export.GraphEdge{From: nodeID(p), To: nodeID(c.Hash)}); err != nil {
-				return err
-			}
-		}
+	if r, ok := c.SummaryRecord(); ok {
+		gc.Sources = r.Sources
 	}
-	if r, ok := c.SummaryRecord(); ok && len(r.Sources) > 0 {
-		first, last := r.Sources[0], r.Sources[len(r.Sources)-1]
-		if drawn[first] {
-			label := fmt.Sprintf("summarises %d, from", len(r.Sources))
-			if err := g.Edge(export.GraphEdge{From: nodeID(c.Hash), To: nodeID(first), Label: label, Dashed: true}); err != nil {
-				return err
-			}
-		}
-		if drawn[last] && last != first {
-			if err := g.Edge(export.GraphEdge{From: nodeID(c.Hash), To: nodeID(last), Label: "to", Dashed: true}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return gc
 }
 
 // history keeps of topo the commits tip reaches and the orphans forked
@@ -174,78 +156,4 @@ func (o *Outline) history(topo []TopoCommit, tip Hash) ([]TopoCommit, error) {
 		}
 	}
 	return out, nil
-}
-
-// graphRefs returns the labels of the refs that point at drawn commits
-// (HEAD on a branch points at the branch's label), in a stable order.
-func graphRefs(all []refs.Ref, drawn map[Hash]bool) []export.GraphRef {
-	slices.SortFunc(all, func(a, b refs.Ref) int { return strings.Compare(refOrder(a.Name), refOrder(b.Name)) })
-	ids := make(map[string]string)
-	var out []export.GraphRef
-	for _, r := range all {
-		if r.IsSymbolic() || !drawn[r.Hash] {
-			continue
-		}
-		name := r.Name
-		if b, ok := refs.BranchName(name); ok {
-			name = b
-		}
-		id := fmt.Sprintf("r%d", len(out))
-		ids[r.Name] = id
-		out = append(out, export.GraphRef{ID: id, Name: name, Target: nodeID(r.Hash), Head: r.Name == refs.HEAD})
-	}
-	for _, r := range all {
-		if r.Name != refs.HEAD || !r.IsSymbolic() {
-			continue
-		}
-		if id, ok := ids[r.Target]; ok {
-			out = append(out, export.GraphRef{ID: fmt.Sprintf("r%d", len(out)), Name: refs.HEAD, Target: id, Head: true})
-		}
-	}
-	return out
-}
-
-// nodeID names a commit's node: 16 hex digits, unique in any repository
-// that is not attacking its own drawing.
-func nodeID(h Hash) string { return "c" + h.String()[:16] }
-
-// graphLabel returns a commit's label as lines (short hash and role or
-// kind; the first line of its text, cut to 48 runes; for a failed attempt
-// its diagnosis, cut to 60) and its style.
-func graphLabel(c *CommitInfo) ([]string, export.NodeStyle) {
-	what, style := string(c.Role), export.StyleMessage
-	switch c.Kind {
-	case KindSteering:
-		what, style = "steering", export.StyleSteering
-	case KindSummary:
-		what, style = "summary", export.StyleSummary
-	case KindNote:
-		what, style = "note", export.StyleNote
-	case KindError:
-		what, style = "error", export.StyleError
-	}
-	lines := []string{c.Hash.Short() + " " + what, labelLine(c.Text, 48)}
-	diag := ""
-	if r, ok := c.FailureRecord(); ok {
-		diag = string(r.Type) + ": " + r.Error
-	} else if c.Role == RoleAssistant && c.Kind == KindMessage {
-		diag = c.Diagnosis()
-	}
-	if diag != "" {
-		lines = append(lines, "✗ "+labelLine(diag, 60))
-		if style == export.StyleMessage {
-			style = export.StyleFailed
-		}
-	}
-	return lines, style
-}
-
-// labelLine is the first line of s cut to width runes, with "…" when
-// anything was left out.
-func labelLine(s string, width int) string {
-	l := english.FirstLine(s, width)
-	if len(l) < len(strings.TrimRight(s, "\r\n")) && !strings.HasSuffix(l, "…") {
-		l += "…"
-	}
-	return l
 }
