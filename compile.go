@@ -2,10 +2,8 @@ package tract
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
-	"slices"
 	"sync"
 	"unsafe"
 
@@ -369,7 +367,7 @@ func messagesOf(cached []cachedMessage) []Message {
 // deeply).
 func (c cachedMessage) message() Message {
 	if c.shaped != nil {
-		return cloneMessage(*c.shaped)
+		return c.shaped.Clone()
 	}
 	return Message{Role: string(dag.RoleFromCode(c.role)), Content: c.content}
 }
@@ -490,36 +488,4 @@ func bytesToString(b []byte) string {
 		return ""
 	}
 	return unsafe.String(&b[0], len(b))
-}
-
-// cloneMessage copies m with its parts, tool calls and other members, so
-// that changing the copy changes nothing of m.
-func cloneMessage(m Message) Message {
-	if m.Parts != nil {
-		m.Parts = slices.Clone(m.Parts)
-		for j := range m.Parts {
-			p := &m.Parts[j]
-			if p.ImageURL != nil {
-				u := *p.ImageURL
-				p.ImageURL = &u
-			}
-			if p.InputAudio != nil {
-				a := *p.InputAudio
-				p.InputAudio = &a
-			}
-			if p.File != nil {
-				f := *p.File
-				p.File = &f
-			}
-		}
-	}
-	m.ToolCalls = slices.Clone(m.ToolCalls)
-	if m.Extra != nil {
-		extra := make(map[string]json.RawMessage, len(m.Extra))
-		for k, v := range m.Extra {
-			extra[k] = slices.Clone(v)
-		}
-		m.Extra = extra
-	}
-	return m
 }

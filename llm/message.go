@@ -631,3 +631,35 @@ func firstByte(raw json.RawMessage) byte {
 	}
 	return raw[0]
 }
+
+// Clone returns a copy of m with its own parts, tool calls and other
+// members, so that changing the copy changes nothing of m.
+func (m Message) Clone() Message {
+	if m.Parts != nil {
+		m.Parts = slices.Clone(m.Parts)
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			if p.ImageURL != nil {
+				u := *p.ImageURL
+				p.ImageURL = &u
+			}
+			if p.InputAudio != nil {
+				a := *p.InputAudio
+				p.InputAudio = &a
+			}
+			if p.File != nil {
+				f := *p.File
+				p.File = &f
+			}
+		}
+	}
+	m.ToolCalls = slices.Clone(m.ToolCalls)
+	if m.Extra != nil {
+		extra := make(map[string]json.RawMessage, len(m.Extra))
+		for k, v := range m.Extra {
+			extra[k] = slices.Clone(v)
+		}
+		m.Extra = extra
+	}
+	return m
+}

@@ -199,3 +199,33 @@ func TestOpenAI_ToolCallVariants(t *testing.T) {
 		})
 	}
 }
+
+// A clone shares nothing with its message: changing every member of the
+// copy leaves the original as it was.
+func TestMessage_CloneSharesNothing(t *testing.T) {
+	orig := llm.Message{
+		Role: "user",
+		Parts: []llm.Part{
+			{Type: llm.PartImageURL, ImageURL: &llm.ImageURL{URL: "data:a"}},
+			{Type: llm.PartInputAudio, InputAudio: &llm.InputAudio{Data: "d", Format: "wav"}},
+			{Type: llm.PartFile, File: &llm.File{Filename: "f"}},
+		},
+		ToolCalls: []llm.ToolCall{{ID: "c1", Type: "function"}},
+		Extra:     map[string]json.RawMessage{"name": json.RawMessage(`"ada"`)},
+	}
+	want, err := json.Marshal(orig)
+	require.NoError(t, err)
+
+	c := orig.Clone()
+	c.Parts[0].ImageURL.URL = "changed"
+	c.Parts[1].InputAudio.Data = "changed"
+	c.Parts[2].File.Filename = "changed"
+	c.Parts[0].Type = "changed"
+	c.ToolCalls[0].ID = "changed"
+	c.Extra["name"][1] = 'X'
+	c.Extra["other"] = json.RawMessage(`1`)
+
+	got, err := json.Marshal(orig)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(got))
+}
