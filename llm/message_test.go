@@ -211,7 +211,7 @@ func TestMessage_CloneSharesNothing(t *testing.T) {
 			{Type: llm.PartFile, File: &llm.File{Filename: "f"}},
 		},
 		ToolCalls: []llm.ToolCall{{ID: "c1", Type: "function"}},
-		Extra:     map[string]json.RawMessage{"name": json.RawMessage(`"ada"`)},
+		Extra:     map[string]json.RawMessage{"x_note": json.RawMessage(`"ada"`)},
 	}
 	want, err := json.Marshal(orig)
 	require.NoError(t, err)
@@ -222,7 +222,7 @@ func TestMessage_CloneSharesNothing(t *testing.T) {
 	c.Parts[2].File.Filename = "changed"
 	c.Parts[0].Type = "changed"
 	c.ToolCalls[0].ID = "changed"
-	c.Extra["name"][1] = 'X'
+	c.Extra["x_note"][1] = 'X'
 	c.Extra["other"] = json.RawMessage(`1`)
 
 	got, err := json.Marshal(orig)
