@@ -30,28 +30,7 @@ func TestInterrupt_SecondCtrlCExitsAtOnce(t *testing.T) {
 	chat := chatEnv(s, srv).start("chat", "--lock-timeout", "1m", "--validate", "json", "slow question")
 	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 10*time.Second, 10*time.Millisecond)
 	release := storetest.HoldWrite(t, openAPI(t, db).Store())
-	require.NoError(t, chat.cmd.Process.Signal(os.Interrupt))
-
-	done := make(chan result, 1)
-	go func() { done <- chat.wait() }()
-	select {
-	case r := <-done:
-		t.Fatalf("the command did not wait for the lock after the first Ctrl-C:\n%s", r)
-	case <-time.After(500 * time.Millisecond):
-	}
-	require.NoError(t, chat.cmd.Process.Signal(os.Interrupt))
-	start := time.Now()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(10 * time.Second):
-		_ = chat.cmd.Process.Kill()
-		<-done // one Wait only: the sandbox's cleanup waits too
-		t.Fatal("a second Ctrl-C did not end the command")
-	}
-	assert.Less(t, time.Since(start), 2*time.Second, "the second Ctrl-C exits at once")
-	requireExit(t, r, 130)
-	assert.Contains(t, r.Stderr, "tract: interrupted again: exiting at once")
+	interruptTwice(t, chat, "for the lock")
 	release()
 
 	s.fsckOK()
@@ -108,31 +87,38 @@ func TestInterrupt_SecondCtrlCOnAHungDatabase(t *testing.T) {
 	chat := s.start("chat", "--validate", "json", "slow question")
 	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 10*time.Second, 10*time.Millisecond)
 	p.Freeze()
-	require.NoError(t, chat.cmd.Process.Signal(os.Interrupt))
-
-	done := make(chan result, 1)
-	go func() { done <- chat.wait() }()
-	select {
-	case r := <-done:
-		t.Fatalf("the command did not wait on the hung server after the first Ctrl-C:\n%s", r)
-	case <-time.After(500 * time.Millisecond):
-	}
-	require.NoError(t, chat.cmd.Process.Signal(os.Interrupt))
-	start := time.Now()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(10 * time.Second):
-		_ = chat.cmd.Process.Kill()
-		<-done
-		t.Fatal("a second Ctrl-C did not end the command")
-	}
-	assert.Less(t, time.Since(start), 2*time.Second, "the second Ctrl-C exits at once")
-	requireExit(t, r, 130)
-	assert.Contains(t, r.Stderr, "tract: interrupted again: exiting at once")
+	interruptTwice(t, chat, "on the hung server")
 	p.Thaw()
 
 	direct := newSandbox(t).withEnv("TRACT_DB", db)
 	direct.ok("fsck")
 	assert.NotContains(t, direct.ok("log", "--oneline").Stdout, "too late")
+}
+
+// interruptTwice sends c a Ctrl-C, checks that it goes on waiting (what
+// for, waiting says), then a second one, which must end it at once with
+// exit 130.
+func interruptTwice(t *testing.T, c *background, waiting string) {
+	t.Helper()
+	require.NoError(t, c.cmd.Process.Signal(os.Interrupt))
+	done := make(chan result, 1)
+	go func() { done <- c.wait() }()
+	select {
+	case r := <-done:
+		t.Fatalf("the command did not wait %s after the first Ctrl-C:\n%s", waiting, r)
+	case <-time.After(500 * time.Millisecond):
+	}
+	require.NoError(t, c.cmd.Process.Signal(os.Interrupt))
+	start := time.Now()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-done // one Wait only: the sandbox's cleanup waits too
+		t.Fatal("a second Ctrl-C did not end the command")
+	}
+	assert.Less(t, time.Since(start), 2*time.Second, "the second Ctrl-C exits at once")
+	requireExit(t, r, 130)
+	assert.Contains(t, r.Stderr, "tract: interrupted again: exiting at once")
 }
