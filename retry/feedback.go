@@ -141,7 +141,7 @@ func (c RetryContext) XML() string {
 	if len(c.Learnings) > 0 {
 		b.WriteString("  <accumulated_learnings>\n")
 		for _, l := range c.Learnings {
-			b.WriteString("    - " + escapeXML(strings.TrimSpace(l)) + "\n")
+			b.WriteString("    - " + strings.TrimSpace(escapeXML(l)) + "\n")
 		}
 		b.WriteString("  </accumulated_learnings>\n")
 	}
@@ -163,7 +163,7 @@ func (c RetryContext) XML() string {
 // first word.
 func element(b *strings.Builder, indent, tag, text string) {
 	name, _, _ := strings.Cut(tag, " ")
-	text = escapeXML(strings.TrimSpace(text))
+	text = strings.TrimSpace(escapeXML(text))
 	if !strings.Contains(text, "\n") {
 		fmt.Fprintf(b, "%s<%s>%s</%s>\n", indent, tag, text, name)
 		return
