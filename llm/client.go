@@ -53,6 +53,14 @@ type Request struct {
 	// Schema where the provider supports it (Response.Structured says what
 	// became of it). The caller still validates the answer.
 	Schema *Schema
+	// Tools are the tools the model may call (see ToolDef); the answer's
+	// calls come back in Response.ToolCalls, and their results go in the
+	// next Request as messages of role "tool" whose ToolCallID names the
+	// call.
+	Tools []ToolDef
+	// ToolChoice says whether the model may, must or must not call one of
+	// Tools; the zero value lets it choose.
+	ToolChoice ToolChoice
 }
 
 // Schema is a JSON Schema sent with a Request for constrained
