@@ -10,6 +10,7 @@ import (
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/tool"
 	"github.com/tractdag/tract/turn"
 )
 
@@ -103,6 +104,12 @@ func UseClient(c llm.Client) ChatOption { return turn.UseClient(c) }
 
 // Validate adds validators; the answer is accepted when all pass.
 func Validate(vs ...retry.Validator) ChatOption { return turn.Validate(vs...) }
+
+// Tools offers tools to the model (see turn.Tools).
+func Tools(ts ...tool.Tool) ChatOption { return turn.Tools(ts...) }
+
+// MaxToolSteps bounds the tool steps of one attempt (default 8).
+func MaxToolSteps(n int) ChatOption { return turn.MaxToolSteps(n) }
 
 // MaxAttempts sets the total number of attempts, the first included
 // (default 3).

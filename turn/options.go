@@ -9,6 +9,7 @@ import (
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/retry"
+	"github.com/tractdag/tract/tool"
 )
 
 // Option configures a turn (Run), as Chat, Generate and RetryLast of
@@ -52,6 +53,10 @@ type Config struct {
 	deferStart bool
 	// newConversation is the branch of NewConversation ("" without).
 	newConversation string
+	// tools are the Tools offered to the model; maxToolSteps is
+	// MaxToolSteps (DefaultMaxToolSteps when not given).
+	tools        []tool.Tool
+	maxToolSteps int
 }
 
 // NewConfig applies opts over the defaults (the client given, purify on,
@@ -71,6 +76,12 @@ func NewConfig(client llm.Client, opts ...Option) (*Config, error) {
 		return nil, fmt.Errorf("max attempts is %d; it must be 1 or more", cfg.maxAttempts)
 	case cfg.maxAttempts == 0:
 		cfg.maxAttempts = retry.DefaultMaxAttempts
+	}
+	switch {
+	case cfg.maxToolSteps < 0:
+		return nil, fmt.Errorf("max tool steps is %d; it must be 1 or more", cfg.maxToolSteps)
+	case cfg.maxToolSteps == 0:
+		cfg.maxToolSteps = DefaultMaxToolSteps
 	}
 	if cfg.taskSet {
 		if err := checkTaskID(cfg.task); err != nil {
@@ -116,6 +127,20 @@ func (cfg *Config) checkFeedback() error {
 	_, err := ParseContextStrategy(string(cfg.strategy))
 	return err
 }
+
+// DefaultMaxToolSteps is the number of tool steps a turn's attempt runs
+// at most when MaxToolSteps is not given.
+const DefaultMaxToolSteps = 8
+
+// Tools offers ts to the model: each call it makes is run, committed with
+// its result, and sent back, until it answers without calls.
+func Tools(ts ...tool.Tool) Option {
+	return func(cfg *Config) { cfg.tools = append(cfg.tools, ts...) }
+}
+
+// MaxToolSteps bounds the tool steps (model answers that call tools) of
+// one attempt (default DefaultMaxToolSteps).
+func MaxToolSteps(n int) Option { return func(cfg *Config) { cfg.maxToolSteps = n } }
 
 // UseClient sends this call to c instead of the client given to Open.
 func UseClient(c llm.Client) Option { return func(cfg *Config) { cfg.client = c } }
