@@ -11,7 +11,7 @@ import (
 	"github.com/tractdag/tract/tool"
 )
 
-// A command tool: the call's arguments go to jq on standard input, and
+// A command tool: the call's arguments go to a sed script on standard input, and
 // its standard output is the result the model reads.
 func ExampleCommand() {
 	def := llm.ToolDef{

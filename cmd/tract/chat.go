@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -67,6 +68,9 @@ type ChatOptions struct {
 	RetryLast bool
 	// ModelFlags are --provider, --max-tokens and --structured.
 	ModelFlags ModelFlags
+	// ToolFlags are --tool, --tool-schema, --approve-tools and
+	// --max-tool-steps; the tools' commands are bounded by CmdTimeout.
+	ToolFlags ToolFlags
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -86,7 +90,7 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 		Example: `  tract chat "What is the capital of France?"
   tract chat --validate json "List three colours as a JSON array" | jq .
   tract chat -V schema:person.json --max-attempts 5 --provenance "Describe Ada"
-  tract chat --retry-last --validate json
+  tract chat --tool today=date "What day of the week is it?"
   tract chat -m llama3.2 -s "You are terse." -n "Start a new conversation"
   git diff | tract chat "Review this change"
   echo "Summarise this" | tract chat -`,
@@ -146,6 +150,9 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 			if err := opts.ModelFlags.check(); err != nil {
 				return err
 			}
+			if err := opts.ToolFlags.check(f); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -161,8 +168,12 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "check each answer with `SPEC` (repeatable): "+f.validators().Usages())
 	addCmdTimeoutFlag(cmd, &cmdTimeout)
+	// Chat's commands are its validators' and its tools': the default is
+	// in the usage, to keep it on one line.
+	fl.Lookup("cmd-timeout").Usage = "kill cmd: checks and tools after `DURATION` (30s)"
+	fl.Lookup("cmd-timeout").DefValue = ""
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "make at most `N` attempts")
-	fl.BoolVar(&opts.Purify, "purify", true, "keep only the answer on the branch")
+	fl.BoolVar(&opts.Purify, "purify", true, "keep only the accepted answer")
 	fl.BoolVar(&opts.Provenance, "provenance", false, "also commit a note of how the answer was reached")
 	fl.StringVar(&opts.RetryPrompt, "retry-prompt", tract.DefaultRetryPrompt, "steering `TEXT` after a failure ({diagnosis}, …)")
 	// The default is two lines, quoted in docs/validators.md.
@@ -182,17 +193,20 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 	fl.StringVar(&opts.Task, "task", "", "record task `ID` on every commit of the turn")
 	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry learns what failed")
 	setValueName(fl, "feedback", "plain|xml")
-	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation or fresh")
+	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (default), fresh")
 	setValueName(fl, "retry-context", "MODE")
+	fl.Lookup("retry-context").DefValue = "" // in the usage, to keep it on one line
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model why each attempt failed")
-	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "if every attempt fails: abort, skip, retry or ask")
+	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "abort (default), skip, retry or ask if all fail")
 	setValueName(fl, "on-exhausted", "ACTION")
+	fl.Lookup("on-exhausted").DefValue = "" // in the usage, to keep it on one line
 	fl.StringVar(&opts.Fix, "fix", "", "if every attempt fails, a round guided by `TEXT`")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the interactive chat (the REPL)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` (JSON lines)")
 	fl.BoolVar(&opts.NoStdin, "no-stdin", false, "ignore standard input, even a pipe")
 	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer the message a failed turn left unanswered")
 	addModelFlags(cmd, &opts.ModelFlags, false)
+	addToolFlags(cmd, &opts.ToolFlags)
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -255,6 +269,21 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	}
 	if validator != nil {
 		copts = append(copts, tract.Validate(validator), tract.Structured(schema))
+	}
+	// Each tool's run is shown on standard error, as the attempts are.
+	run := &toolRun{terminal: f.IO.ErrTTY, width: func() int { return errWidth(f) }}
+	if !f.Quiet {
+		run.show = newScreenWriter(f.IO.ErrOut, f.IO.ErrTTY)
+	}
+	if opts.ToolFlags.Approve {
+		run.ask = promptApproval(bufio.NewReader(f.IO.In), f.IO.ErrOut)
+	}
+	tools, err := buildTools(f, &opts.ToolFlags, opts.CmdTimeout, run)
+	if err != nil {
+		return err
+	}
+	if len(tools) > 0 {
+		copts = append(copts, tract.Tools(tools...), tract.MaxToolSteps(opts.ToolFlags.MaxSteps))
 	}
 	if opts.TaskSet {
 		copts = append(copts, tract.Task(opts.Task))

@@ -44,7 +44,7 @@ func commandTopics() map[string][]string {
 		"switch":     {"history"},
 		"status":     {"commands"},
 		"compile":    {"history", "import-export"},
-		"chat":       {"validators", "tasks", "interactive-chat", "providers"},
+		"chat":       {"validators", "tasks", "interactive-chat", "providers", "tools"},
 		"events":     {"tasks"},
 		"stats":      {"tasks"},
 		"compress":   {"history"},
