@@ -297,6 +297,10 @@ func promptApproval(in *bufio.Reader, w io.Writer) func(ctx context.Context, nam
 			if err != nil && !errors.Is(err, io.EOF) {
 				return "", fmt.Errorf("read the answer: %w", err)
 			}
+			if strings.TrimSpace(line) == "" && errors.Is(err, io.EOF) {
+				fmt.Fprintln(w, "no (end of input)")
+				return "n", nil
+			}
 			if a, ok := parseApproval(line); ok {
 				return a, nil
 			}
