@@ -58,14 +58,20 @@ func cutText(s string, n int) string {
 	return s[:i] + "…"
 }
 
+// metaToolStep is the metadata key of the record a validated turn keeps
+// on the commits of its tool steps, whose "tool" names a result's tool
+// (record.KeyToolStep).
+const metaToolStep = "tool_step"
+
 // maxToolHops bounds how far toolNames walks back from a tool result to
 // the answer whose call it answers: past the other results of the same
 // answer.
 const maxToolHops = 64
 
-// toolNames finds the tool a tool result answers: the name of the call
-// whose id its tool_call_id gives, in the answer before it (a tool
-// message stores only the id). It learns the calls of the answers it is
+// toolNames finds the tool a tool result answers: the tool its
+// tool_step record names, or else the name of the call whose id its
+// tool_call_id gives, in the answer before it (an imported tool message
+// stores only the id). It learns the calls of the answers it is
 // shown, and reads back from a result (with show) when the answer was not
 // among them: a log lists a result before its call. A nil *toolNames
 // knows no names.
@@ -102,6 +108,12 @@ func (n *toolNames) callOf(c *tract.CommitInfo) (id, name string, ok bool) {
 	m, err := c.Message()
 	if err != nil || m.ToolCallID == "" {
 		return "", "", false
+	}
+	// A validated turn's result records its tool (its tool_step record).
+	if step, ok := c.MetaValue(metaToolStep).(map[string]any); ok {
+		if name, ok := step["tool"].(string); ok && name != "" {
+			return m.ToolCallID, name, true
+		}
 	}
 	if n == nil {
 		return m.ToolCallID, "", true
