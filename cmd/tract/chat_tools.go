@@ -286,13 +286,29 @@ func (r *toolRun) widthNow() int {
 
 // promptApproval asks on w whether to run each call and reads the answer
 // from in: y, n (or Enter), or a for always; the end of the input is no.
+// A cancelled ctx (Ctrl-C) ends the wait at once: the chat is over, and
+// the read left waiting is never used.
 func promptApproval(in *bufio.Reader, w io.Writer) func(ctx context.Context, name, args string) (string, error) {
+	type read struct {
+		line string
+		err  error
+	}
 	return func(ctx context.Context, name, args string) (string, error) {
 		for {
 			fmt.Fprintf(w, "run tool %s(%s)? [y]es, [N]o, [a]lways: ", name, screenText(args))
-			line, err := in.ReadString('\n')
-			if err := ctx.Err(); err != nil {
-				return "", err
+			got := make(chan read, 1)
+			go func() {
+				line, err := in.ReadString('\n')
+				got <- read{line, err}
+			}()
+			var line string
+			var err error
+			select {
+			case <-ctx.Done():
+				fmt.Fprintln(w)
+				return "", ctx.Err()
+			case r := <-got:
+				line, err = r.line, r.err
 			}
 			if err != nil && !errors.Is(err, io.EOF) {
 				return "", fmt.Errorf("read the answer: %w", err)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -147,6 +149,15 @@ func TestPromptApproval(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "n", got, "the end of the input is no")
 	assert.Contains(t, w.String(), "no (end of input)")
+}
+
+// Ctrl-C (a cancelled context) ends the question without an answer.
+func TestPromptApproval_Cancelled(t *testing.T) {
+	in, _ := io.Pipe() // nothing is ever typed
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	_, err := promptApproval(bufio.NewReader(in), io.Discard)(ctx, "lookup", "{}")
+	assert.ErrorIs(t, err, context.Canceled)
 }
 
 // A run asks first when it asks: "n" runs nothing and is the declined
