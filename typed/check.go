@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"reflect"
 	"strings"
@@ -155,7 +154,7 @@ func valueAt(dec *json.Decoder, at []string, off int64) (path []string, found, b
 	default:
 		return at, holds(), false
 	}
-	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) { // the closing bracket
+	if _, err := dec.Token(); err != nil { // the closing bracket
 		return nil, false, true
 	}
 	return at, holds(), false

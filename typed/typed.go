@@ -78,7 +78,11 @@ func Infer[T any]() ([]byte, error) {
 	if slices.Equal(s.Types, []string{"null", "array"}) {
 		s.Type, s.Types = "array", nil // a slice T is asked for as an array: null is no answer
 	}
-	return json.Marshal(s)
+	doc, err := json.Marshal(s)
+	if string(doc) == "true" {
+		doc = []byte("{}") // any JSON value, as the providers take it: an object
+	}
+	return doc, err
 }
 
 // Schema returns the schema each request sends (nil when none is).
@@ -136,17 +140,17 @@ func Chat[T any](ctx context.Context, chat ChatFunc, msg string, opts ...turn.Op
 func typeName[T any]() string { return reflect.TypeFor[T]().String() }
 
 // schemaName is the name the schema of T is sent under: T's name
-// ("Invoice", that of the type pointed to for a pointer), or "answer"
-// for a type without one ([]Item, map[string]int).
+// ("Invoice"; that of the type pointed to for a pointer; without its
+// type arguments for a generic type), or "answer" for a type without one
+// ([]Item, map[string]int).
 func schemaName[T any]() string {
 	t := reflect.TypeFor[T]()
 	for t.Kind() == reflect.Pointer && t.Name() == "" {
 		t = t.Elem()
 	}
-	name := t.Name()
+	name, _, _ := strings.Cut(t.Name(), "[") // a generic type's arguments name their packages' paths
 	if name == "" {
 		return "answer"
 	}
-	// A generic type's name holds its arguments: Page[main.Item].
-	return llm.SchemaName(strings.NewReplacer(".", "_", "[", "_", "]", "").Replace(name))
+	return llm.SchemaName(name)
 }
