@@ -40,9 +40,9 @@ func For[T any](opts ...turn.Option) (*Answer[T], error) {
 	}
 	sent := cfg.Schema()
 	name := typeName[T]()
-	doc := []byte(nil)
+	doc, docName := []byte(nil), name
 	if sent != nil && sent != inferred {
-		doc = sent.Schema // given: it validates too
+		doc, docName = sent.Schema, sent.Name // given: it validates too
 	} else {
 		var err error
 		if doc, err = Infer[T](); err != nil {
@@ -54,7 +54,7 @@ func For[T any](opts ...turn.Option) (*Answer[T], error) {
 			}
 		}
 	}
-	schema, err := retry.SchemaDocument(name, doc)
+	schema, err := retry.SchemaDocument(docName, doc)
 	if err != nil {
 		return nil, fmt.Errorf("answer as %s: %w", name, err)
 	}
@@ -69,7 +69,7 @@ func For[T any](opts ...turn.Option) (*Answer[T], error) {
 func Infer[T any]() ([]byte, error) {
 	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
-		reflect.TypeFor[[]byte]():          {Type: "string", ContentEncoding: "base64"},
+		reflect.TypeFor[[]byte]():          {Type: "string", Description: "base64"}, // what strict mode takes
 		reflect.TypeFor[json.RawMessage](): {},
 	}})
 	if err != nil {

@@ -180,7 +180,7 @@ func TestFor(t *testing.T) {
 	t.Run("a given schema that is not one", func(t *testing.T) {
 		_, err := For[event](turn.Structured(&llm.Schema{Name: "x", Schema: []byte(`{"type": 3}`)}))
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "answer as typed.event: schema typed.event is not a valid JSON Schema")
+		assert.Contains(t, err.Error(), "answer as typed.event: schema x is not a valid JSON Schema")
 	})
 }
 
