@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 
@@ -63,9 +62,9 @@ func For[T any](opts ...turn.Option) (*Answer[T], error) {
 
 // Infer returns the JSON Schema of T, inferred by jsonschema.For, with
 // time.Time as a "date-time" string, []byte as a base64 string and
-// json.RawMessage as any JSON value, as encoding/json writes them; a
-// slice T is an array (a slice field may be null, as encoding/json
-// writes a nil one).
+// json.RawMessage as any JSON value, as encoding/json writes them. The
+// answer itself may not be null, which the schema of a slice or pointer
+// T would allow: a slice or pointer field may be.
 func Infer[T any]() ([]byte, error) {
 	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
@@ -75,8 +74,8 @@ func Infer[T any]() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot infer a JSON Schema from %s (give one with Structured): %w", typeName[T](), err)
 	}
-	if slices.Equal(s.Types, []string{"null", "array"}) {
-		s.Type, s.Types = "array", nil // a slice T is asked for as an array: null is no answer
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil // a slice or pointer T: null is no answer
 	}
 	doc, err := json.Marshal(s)
 	if string(doc) == "true" {

@@ -57,6 +57,18 @@ func validate[T any](t *testing.T, answer string) (bool, string) {
 	return ok, diagnosis
 }
 
+// validateGiven is validate with the schema doc given.
+func validateGiven[T any](doc string) func(*testing.T, string) (bool, string) {
+	return func(t *testing.T, answer string) (bool, string) {
+		t.Helper()
+		a, err := For[T](turn.Structured(&llm.Schema{Name: "given", Schema: []byte(doc)}))
+		require.NoError(t, err)
+		ok, diagnosis, err := a.Validator().Validate(context.Background(), answer)
+		require.NoError(t, err)
+		return ok, diagnosis
+	}
+}
+
 func TestValidator(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -70,9 +82,10 @@ func TestValidator(t *testing.T) {
 		{"Validate on the pointer", validate[checked], `{"n": 3}`, "Validate: n is odd"},
 		{"Validate on the pointer passes", validate[checked], `{"n": 2}`, ""},
 		{"T a pointer, Validate on it", validate[*checked], `{"n": 3}`, "Validate: n is odd"},
-		{"T a pointer, null is not validated", validate[*checked], `null`, ""},
+		{"T a pointer, null is no answer", validate[*checked], `null`, "1 schema violation: at root: got null, want object"},
+		{"T a pointer, null allowed by a schema given is not validated", validateGiven[*checked](`{"type": ["null", "object"]}`), `null`, ""},
 		{"T a pointer to a value-receiver Validate", validate[*valueChecked], `{"n": -1}`, "Validate: n is negative"},
-		{"T a pointer to a value-receiver Validate, null", validate[*valueChecked], `null`, ""},
+		{"T a pointer to a value-receiver Validate, null", validateGiven[*valueChecked](`{}`), `null`, ""},
 		{"a nested Validate is not called", validate[[]checked], `[{"n": 3}]`, ""},
 		{"int8 bounds from the schema", validate[int8], `300`, "1 schema violation: at root: maximum: got 300, want 127"},
 		{"int64 beyond its range", validate[int64], `1e30`, "at root: got number 1e30, want an integer from -9223372036854775808 to 9223372036854775807"},
@@ -152,6 +165,12 @@ func TestFor(t *testing.T) {
 			"required": ["name", "when"], "additionalProperties": false}`, string(a.Schema().Schema))
 		assert.Equal(t, "typed.event", a.Validator().Name())
 		assert.Len(t, a.Options(), 2)
+	})
+	t.Run("a pointer is asked for as what it points to", func(t *testing.T) {
+		a, err := For[*event]()
+		require.NoError(t, err)
+		assert.Equal(t, "event", a.Schema().Name)
+		assert.True(t, a.Schema().Strict, "strict mode wants an object at the root, not null or one")
 	})
 	t.Run("given", func(t *testing.T) {
 		given, err := llm.NewSchema("mine", []byte(`{"type": "object", "required": ["name"]}`))
