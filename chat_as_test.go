@@ -13,6 +13,7 @@ import (
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/llmtest"
 	"github.com/tractdag/tract/retry"
+	"github.com/tractdag/tract/typed"
 )
 
 // contact is a typed answer whose fields are all required, so its
@@ -336,4 +337,31 @@ func TestChatAs_SchemaGivenRefersOutside(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "refers to other.json, outside itself")
 	assert.Empty(t, srv.Requests())
+}
+
+// ChatAs runs on a view's branch; typed.For gives Generate the same
+// schema, checks and decoding.
+func TestChatAs_ViewAndGenerate(t *testing.T) {
+	tr, srv := newChatServerTract(t)
+	ctx := context.Background()
+	_, err := tr.User(ctx, "Setup.")
+	require.NoError(t, err)
+	_, err = tr.CreateBranch(ctx, "agent", "")
+	require.NoError(t, err)
+	srv.Reply(llmtest.Answer(`{"start": 1, "end": 2}`))
+	got, _, err := tract.ChatAs[span](ctx, tr.OnBranch("agent"), "Span?")
+	require.NoError(t, err)
+	assert.Equal(t, span{Start: 1, End: 2}, got)
+	assert.Equal(t, "span", srv.Requests()[0].SchemaName)
+
+	a, err := typed.For[span]()
+	require.NoError(t, err)
+	srv.Reply(llmtest.Answer(`{"start": 4, "end": 3}`), llmtest.Answer(`{"start": 3, "end": 4}`))
+	res, err := tr.Generate(ctx, a.Options()...)
+	require.NoError(t, err)
+	got, err = a.Decode(res.Text)
+	require.NoError(t, err)
+	assert.Equal(t, span{Start: 3, End: 4}, got)
+	assert.Equal(t, []string{"Validate: end is before start"}, res.Diagnoses)
+	assert.Equal(t, "span", srv.Requests()[2].SchemaName)
 }
