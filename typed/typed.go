@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/tractdag/tract/internal/jsonerr"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/turn"
@@ -105,7 +106,7 @@ func (a *Answer[T]) Decode(text string) (T, error) {
 	var v T
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
 		var zero T
-		return zero, fmt.Errorf("answer as %s: the accepted answer does not decode: %w", a.check.name, err)
+		return zero, fmt.Errorf("answer as %s: the accepted answer does not decode: %w", a.check.name, jsonerr.Wrap(err))
 	}
 	return v, nil
 }

@@ -212,7 +212,9 @@ func TestDecode(t *testing.T) {
 	v, err = a.Decode(`{"name": 1}`)
 	require.Error(t, err)
 	assert.Equal(t, event{}, v)
-	assert.Contains(t, err.Error(), "answer as typed.event: the accepted answer does not decode")
+	assert.Equal(t, "answer as typed.event: the accepted answer does not decode: name: got number, want a string", err.Error())
+	var te *json.UnmarshalTypeError
+	assert.ErrorAs(t, err, &te)
 }
 
 // Chat passes the Answer's options ahead of the caller's and decodes the
