@@ -190,7 +190,11 @@ func loadSchema(abs string, data []byte, remote func(*url.URL) (string, bool)) (
 
 // documentURI is the base URI of a schema given as a document: not a
 // file's, so that no reference in it reads one.
-const documentURI = "tract-schema:///document.json"
+const documentURI = documentBase + "document.json"
+
+// documentBase is what a reference in a schema given as a document is
+// resolved against; errors show the reference without it.
+const documentBase = "tract-schema:///"
 
 // compileSchema is loadSchema for the schema data whose URI is root.
 func compileSchema(root string, data []byte, remote func(*url.URL) (string, bool)) (set *schemaSet, resolved *jsonschema.Resolved, err error) {
@@ -342,7 +346,7 @@ func (s *schemaSet) load(u *url.URL) (*jsonschema.Schema, error) {
 	ref := u.String()
 	path := filePath(u)
 	if s.document {
-		ref = strings.TrimPrefix(ref, "tract-schema:///")
+		ref = strings.TrimPrefix(ref, documentBase)
 		return nil, &schemaRefError{Reason: fmt.Sprintf("the schema refers to %s, outside itself: a schema given as a document may refer only to its own parts (\"$ref\": \"#/$defs/…\")", ref)}
 	}
 	if u.Scheme != "file" {

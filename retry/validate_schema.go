@@ -45,7 +45,7 @@ func SchemaDocument(name string, doc []byte) (Validator, error) {
 		var je *schemaJSONError
 		switch {
 		case errors.As(err, &re):
-			return nil, fmt.Errorf("schema %s: %s", name, re.Error())
+			return nil, fmt.Errorf("schema %s: %w", name, re)
 		case errors.As(err, &je):
 			return nil, fmt.Errorf("schema %s is not JSON: %w", name, je.Err)
 		}

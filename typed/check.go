@@ -41,9 +41,9 @@ func (c *checker[T]) Validate(ctx context.Context, answer string) (bool, string,
 // validator is a type with its own checks.
 type validator interface{ Validate() error }
 
-// validateValue runs the Validate method of *v, or of v when its method
-// is on the pointer; a nil pointer (a JSON null the schema allowed) has
-// nothing to check.
+// validateValue runs T's Validate method on the value *v, or *T's on v;
+// a nil pointer T (a JSON null a given schema allowed) has nothing to
+// check.
 func validateValue[T any](v *T) error {
 	if f, ok := any(*v).(validator); ok {
 		if rv := reflect.ValueOf(*v); rv.Kind() == reflect.Pointer && rv.IsNil() {
