@@ -42,6 +42,32 @@ type chatRequest struct {
 	Stream         bool            `json:"stream"`
 	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
 	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	Tools          []openAITool    `json:"tools,omitempty"`
+	// ToolChoice is "none", "required" or an openAIToolChoice; nil (auto)
+	// is not sent.
+	ToolChoice any `json:"tool_choice,omitempty"`
+}
+
+// openAITool is a tool of a request: {"type": "function", "function":
+// {"name", "description", "parameters"}}.
+type openAITool struct {
+	Type     string         `json:"type"`
+	Function openAIFunction `json:"function"`
+}
+
+type openAIFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// openAIToolChoice forces one tool: {"type": "function", "function":
+// {"name"}}.
+type openAIToolChoice struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
 }
 
 // responseFormat is OpenAI's structured-output request:
