@@ -25,13 +25,10 @@
 // A [Message] is an OpenAI chat message, parts and tool calls included. A
 // Request with OnDelta set is streamed; one with a [Schema] asks for
 // structured output (Response.Structured says what became of it); one
-// with Tools ([ToolDef]: name, description, JSON Schema parameters) and a
-// [ToolChoice] offers the model tools, whose calls come back in
-// Response.ToolCalls (parallel calls in order, a stream's assembled) and
-// whose results go back as messages of role "tool". Tools are checked
-// before sending ([Request.CheckTools], a [*ToolDefError]). Every failure
-// of a call that was sent is a typed error that unwraps to an [*APIError]: [*AuthError],
-// [*RateLimitError], [*ContextLengthError], [*ServerError],
+// with Tools ([ToolDef], checked by [Request.CheckTools]) offers tools,
+// whose calls come back in Response.ToolCalls. Every failure of a call
+// that was sent is a typed error that unwraps to an [*APIError]:
+// [*AuthError], [*RateLimitError], [*ContextLengthError], [*ServerError],
 // [*BadResponseError], [*TransportError] or [*TimeoutError]; when the
 // context ends the error wraps ctx.Err() instead. APIError.Setup names a
 // failure that shows the client's setup to be wrong (no server at the base
@@ -44,10 +41,9 @@
 // ([WithCallTimeout]) ends it with a [*TimeoutError]. See the Example functions for calls,
 // streaming and scripted tests.
 //
-// Settings, the Anthropic mapping, structured output, tools (and a schema
-// beside tools on Anthropic), the message shapes, the error
-// classification, what is retried and the test servers are documented in
-// docs/llm.md.
+// Settings, the Anthropic mapping, structured output, tools, the message
+// shapes, the error classification, what is retried and the test servers
+// are documented in docs/llm.md.
 //
 // # Caveats
 //
