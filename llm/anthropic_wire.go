@@ -108,7 +108,6 @@ type anthropicEvent struct {
 // streamedCall is a tool call of a streamed answer: its block's start
 // (id, name) and the pieces of its input gathered so far.
 type streamedCall struct {
-	index int // the block's index in the message
 	block anthropicBlock
 	args  []byte
 }
@@ -211,8 +210,9 @@ func (c *Anthropic) readStream(resp *http.Response, tool string, onDelta func(st
 		input     strings.Builder
 		toolBlock = -1 // the index of the schema tool's block
 		hasTool   bool
-		calls     []streamedCall // the tool calls, in the order they started
-		callSize  int            // bytes of their arguments
+		calls     []streamedCall  // the tool calls, in the order they started
+		callOf    = map[int]int{} // a call's position in calls by its block's index
+		callSize  int             // bytes of their ids, names and arguments
 		delivered bool
 		lastLine  []byte
 		stopped   bool // a stop_reason arrived
@@ -244,10 +244,8 @@ func (c *Anthropic) readStream(resp *http.Response, tool string, onDelta func(st
 	}
 	// callAt returns the tool call of the block at index, or nil.
 	callAt := func(index int) *streamedCall {
-		for i := range calls {
-			if calls[i].index == index {
-				return &calls[i]
-			}
+		if i, ok := callOf[index]; ok {
+			return &calls[i]
 		}
 		return nil
 	}
@@ -284,7 +282,8 @@ func (c *Anthropic) readStream(resp *http.Response, tool string, onDelta func(st
 					if text.Len()+input.Len()+callSize > maxBody {
 						return nil, delivered, tooLong()
 					}
-					calls = append(calls, streamedCall{index: ev.Index, block: *b})
+					callOf[ev.Index] = len(calls)
+					calls = append(calls, streamedCall{block: *b})
 				}
 			case "content_block_delta":
 				if ev.Delta == nil {
