@@ -37,7 +37,11 @@ type Request struct {
 	// the key itself.
 	Header http.Header
 	// Model, Messages, Temperature, Stream and IncludeUsage
-	// (stream_options.include_usage) are decoded from the body.
+	// (stream_options.include_usage) are decoded from the body. Messages
+	// are in the OpenAI shape from either wire: an Anthropic assistant's
+	// tool_use blocks are its ToolCalls, and a user message's tool_result
+	// blocks messages of role "tool" before it (the user message itself
+	// only when it has text).
 	Model        string
 	Messages     []llm.Message
 	Temperature  *float64
@@ -46,7 +50,7 @@ type Request struct {
 	// Wire is the wire format of the request: WireOpenAI or WireAnthropic.
 	Wire string
 	// System is an Anthropic request's top-level system text (its
-	// Messages hold only user and assistant messages).
+	// Messages hold no system message).
 	System string
 	// MaxTokens is the request's max_tokens (0 when it sent none).
 	MaxTokens int
