@@ -169,6 +169,10 @@ func TestOpenAI_ToolCallVariants(t *testing.T) {
 		{"whole answer with indexes and extra members",
 			`{"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}`,
 			"application/json", []llm.ToolCall{weather}, ""},
+		{"whole answer with the arguments as an object (llama.cpp, TGI)",
+			`{"choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":{ "city": "Paris" }}},` +
+				`{"id":"call_2","type":"function","function":{"name":"now","arguments":null}}]},"finish_reason":"tool_calls"}]}`,
+			"application/json", []llm.ToolCall{weather, {ID: "call_2", Type: "function", Function: llm.FunctionCall{Name: "now"}}}, ""},
 		{"whole answer without type",
 			`{"choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"id":"call_1","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}`,
 			"application/json", []llm.ToolCall{weather}, ""},

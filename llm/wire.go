@@ -120,9 +120,33 @@ type wireToolCall struct {
 	ID       string `json:"id"`
 	Type     string `json:"type"`
 	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
+		Name      string        `json:"name"`
+		Arguments argumentsText `json:"arguments"`
 	} `json:"function"`
+}
+
+// argumentsText is a call's "arguments": a JSON text in a string, as
+// OpenAI sends it, or the JSON value itself, as some compatible servers
+// (llama.cpp, TGI) send it, kept as its compact text; null is none.
+type argumentsText string
+
+// UnmarshalJSON reads a string as is and any other value as its text.
+func (a *argumentsText) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*a = argumentsText(s)
+		return nil
+	}
+	if string(b) == "null" {
+		*a = ""
+		return nil
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, b); err != nil {
+		return err
+	}
+	*a = argumentsText(compact.String())
+	return nil
 }
 
 // toolCalls assembles the tool calls of an answer from its pieces.
@@ -153,7 +177,7 @@ func (t *toolCalls) add(w wireToolCall) error {
 		c.Type = w.Type
 	}
 	c.Function.Name += w.Function.Name
-	c.Function.Arguments += w.Function.Arguments
+	c.Function.Arguments += string(w.Function.Arguments)
 	t.size += len(w.Function.Name) + len(w.Function.Arguments)
 	if t.size > maxBody {
 		return fmt.Errorf("tool calls longer than %d bytes", maxBody)
