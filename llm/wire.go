@@ -157,7 +157,7 @@ type toolCalls struct {
 
 // add takes one piece: it starts a call when its index is new (or, from a
 // server that numbers none, when it has an id), else extends the call it
-// names.
+// names: its arguments are appended, its id, type and name replaced.
 func (t *toolCalls) add(w wireToolCall) error {
 	i := len(t.calls) - 1
 	switch {
@@ -176,7 +176,11 @@ func (t *toolCalls) add(w wireToolCall) error {
 	if w.Type != "" {
 		c.Type = w.Type
 	}
-	c.Function.Name += w.Function.Name
+	if w.Function.Name != "" {
+		// A name comes whole: some servers (MiniMax on NVIDIA NIM,
+		// Fireworks) repeat it in every piece, which must not double it.
+		c.Function.Name = w.Function.Name
+	}
 	c.Function.Arguments += string(w.Function.Arguments)
 	t.size += len(w.Function.Name) + len(w.Function.Arguments)
 	if t.size > maxBody {
