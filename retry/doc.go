@@ -18,6 +18,14 @@
 // missing schema file or command) is a [*SpecError] when it is built,
 // before any model call.
 //
+// A validator may fix an answer instead of rejecting it: its [Verdict]
+// passes with [Verdict.Fixed], the corrected text, which the validators
+// after it judge and a caller accepts without asking again. [FixFunc]
+// makes one from a function; [FixJSON] (the spec "json" with
+// [WithFixJSON]) fixes what [RepairJSON] can: prose and fences around a
+// JSON value, trailing commas, a value cut short when only its closers
+// are missing.
+//
 // # Spec strings
 //
 // [ParseSpec] and [ParseSpecs] build validators from spec strings such as
@@ -35,8 +43,8 @@
 //
 // A program adds kinds of its own with a [Kind] and
 // NewSpecParser(append(Kinds(), mine)...); help, completion and errors are
-// generated from a parser's kinds. [WithBaseDir], [WithCmdTimeout] and
-// [WithJudge] configure the validators built.
+// generated from a parser's kinds. [WithBaseDir], [WithCmdTimeout],
+// [WithJudge] and [WithFixJSON] configure the validators built.
 //
 // # Pipelines
 //
