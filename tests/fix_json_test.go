@@ -117,3 +117,19 @@ func TestChat_FixJSONNeedsTheJSONValidator(t *testing.T) {
 	assert.Empty(t, srv.Requests())
 	s.requireUnchanged(before)
 }
+
+// The interactive chat takes --fix-json too: its turns repair as a
+// one-shot chat's do.
+func TestREPL_FixJSON(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("Sure!\n```json\n{\"b\": [true,],}\n```"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+
+	r := s.okStdin("JSON please\n", "chat", "-i", "--validate", "json", "--fix-json")
+	assert.Contains(t, r.Stdout+r.Stderr, `{"b": [true]}`)
+	assert.Len(t, srv.Requests(), 1, "no other model call")
+	assert.Equal(t, "[user]\nJSON please\n\n[assistant]\n{\"b\": [true]}\n", s.ok("compile").Stdout)
+	assert.Contains(t, s.ok("log", "--all").Stdout, "✗ fixed by json")
+}
