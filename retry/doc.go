@@ -18,13 +18,8 @@
 // missing schema file or command) is a [*SpecError] when it is built,
 // before any model call.
 //
-// A validator may fix an answer instead of rejecting it: its [Verdict]
-// passes with [Verdict.Fixed], the corrected text, which the validators
-// after it judge and a caller accepts without asking again. [FixFunc]
-// makes one from a function; [FixJSON] (the spec "json" with
-// [WithFixJSON]) fixes what [RepairJSON] can: prose and fences around a
-// JSON value, trailing commas, a value cut short when only its closers
-// are missing.
+// A validator may fix an answer instead: its verdict passes with
+// [Verdict.Fixed], which later validators judge ([FixFunc], [FixJSON]).
 //
 // # Spec strings
 //
