@@ -12,6 +12,7 @@ import (
 	"github.com/tractdag/tract/events"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/record"
+	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/turn"
 )
@@ -213,4 +214,59 @@ func (c *callsThenText) Complete(ctx context.Context, req llm.Request) (*llm.Res
 			Function: llm.FunctionCall{Name: "f", Arguments: `{}`}}}}, nil
 	}
 	return &llm.Response{Content: `{"a": 1}`}, nil
+}
+
+// A fix in a later round of an escalated turn: the round's first
+// attempt is fixed, and the branch returns to the restore point with the
+// fixed answer, the first round's commits off it.
+func TestRun_FixedInALaterRound(t *testing.T) {
+	r, user := newMemRepo(t)
+	client := llm.NewScripted(llm.Reply{Content: "no"}, llm.Reply{Content: `{"a": 1,}`})
+	hook := func(context.Context, turn.Escalation) (turn.Resolution, error) {
+		return turn.Resolution{Action: record.ResolveRetry}, nil
+	}
+
+	res, err := run(t, r, user, client, turn.Validate(retry.FixJSON()), turn.MaxAttempts(1), turn.OnEscalation(hook))
+
+	require.NoError(t, err)
+	assert.Equal(t, `{"a": 1}`, res.Text)
+	assert.Equal(t, "json", res.FixedBy)
+	assert.True(t, res.Purified)
+	assert.Equal(t, 2, res.Attempts)
+	assert.Equal(t, []string{"message/user: Answer in JSON.", `message/assistant: {"a": 1}`}, r.branch())
+	assert.Equal(t, 1, countMoves(r.moves, "purify: "), "one rewind: the fix's")
+}
+
+// Another writer moves the branch before the answer as given is
+// committed: it is kept off the branch, and nothing else is written.
+func TestRun_FixConflict(t *testing.T) {
+	r, user := newMemRepo(t)
+	client := llm.NewScripted(llm.Reply{Content: `{"a": 1,}`})
+	var other dag.Hash
+	r.beforeCommit = func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		other = r.put(user, turn.Pending{Kind: dag.KindMessage, Role: dag.RoleUser, Text: "someone else"})
+		r.tip = other
+	}
+
+	_, err := run(t, r, user, client, turn.Validate(retry.FixJSON()))
+
+	var conflict *refs.ConflictError
+	require.ErrorAs(t, err, &conflict)
+	assert.Equal(t, `{"a": 1,}`, r.texts[conflict.Kept], "the answer as given, kept off the branch")
+	assert.Equal(t, other, r.tip)
+	for _, h := range r.order {
+		assert.NotEqual(t, `{"a": 1}`, r.texts[h], "no fix written after the conflict")
+	}
+}
+
+func countMoves(moves []string, prefix string) int {
+	n := 0
+	for _, m := range moves {
+		if strings.HasPrefix(m, prefix) {
+			n++
+		}
+	}
+	return n
 }
