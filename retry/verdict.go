@@ -169,8 +169,9 @@ func nonEmpty(s, fallback string) string {
 }
 
 // CheckerFunc returns a Validator called name whose verdict fn gives: a
-// custom check that can suggest a fix or report the answer blocked. Its
-// Validate reports the verdict's OK and diagnosis.
+// custom check that can suggest a fix, fix the answer itself
+// ([Verdict.Fixed]) or report the answer blocked. Its Validate reports the
+// verdict's OK and diagnosis, as [ValidateOf] does.
 func CheckerFunc(name string, fn func(ctx context.Context, answer string) (Verdict, error)) Validator {
 	return checkerFunc{name: name, fn: fn}
 }

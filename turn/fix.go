@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/ingest"
@@ -16,7 +17,7 @@ import (
 // accepts (see acceptFix). A fix of an answer that makes tool calls is
 // refused: its text is the calls' readable form, which a fix cannot give
 // back as calls, so the answer is rejected with what the fixing validator
-// found wrong. A fix larger than the repository can hold is an error: the
+// found wrong; so is an answer a fix would leave blank. A fix larger than the repository can hold is an error: the
 // validator gave what no commit can keep.
 func (g *generation) fixable(a answer, vd retry.Verdict) (retry.Verdict, bool, error) {
 	switch {
@@ -24,6 +25,10 @@ func (g *generation) fixable(a answer, vd retry.Verdict) (retry.Verdict, bool, e
 		return vd, false, nil
 	case len(a.calls) > 0:
 		return retry.Verdict{Diagnosis: vd.Diagnosis, Type: retry.FailureVerification}, false, nil
+	case strings.TrimSpace(vd.Fixed) == "":
+		// An empty answer is never accepted; nor is a fix that empties one.
+		return retry.Verdict{Diagnosis: fmt.Sprintf("%s\n(the fix by %s left the answer empty)", vd.Diagnosis, vd.FixedBy),
+			Type: retry.FailureVerification}, false, nil
 	}
 	if n, limit := int64(len(vd.Fixed)), g.r.Limits().MessageSize; n > limit {
 		return retry.Verdict{}, false, fmt.Errorf("the fix by %s: %w", vd.FixedBy, &ingest.TooLargeError{

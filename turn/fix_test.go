@@ -270,3 +270,20 @@ func countMoves(moves []string, prefix string) int {
 	}
 	return n
 }
+
+// A fix that would leave the answer blank is no fix: the answer is
+// rejected and the model asked again.
+func TestRun_BlankFixIsRejected(t *testing.T) {
+	r, user := newMemRepo(t)
+	client := llm.NewScripted(llm.Reply{Content: "drop me"}, llm.Reply{Content: "keep"})
+	drop := retry.FixFunc("drop", func(ctx context.Context, answer string) (string, error) {
+		return strings.ReplaceAll(answer, "drop me", " "), nil
+	})
+
+	res, err := run(t, r, user, client, turn.Validate(drop))
+
+	require.NoError(t, err)
+	assert.Equal(t, "keep", res.Text)
+	assert.Empty(t, res.FixedBy)
+	assert.Equal(t, []string{"the answer needed a fix by drop\n(the fix by drop left the answer empty)"}, res.Diagnoses)
+}
