@@ -34,6 +34,9 @@ const (
 	MetaRestore = record.KeyRestore
 	// MetaStructured is what became of a turn's schema (see Structured).
 	MetaStructured = record.KeyStructured
+	// MetaFixed is a validator's fix of an answer (see retry.FixFunc), on
+	// the answer as given and on the fixed answer in its place.
+	MetaFixed = record.KeyFixed
 	// MetaShape is a commit's message shape: the message object without
 	// "role" (and without "content" when the content is the commit's
 	// text), in canonical JSON. Import and CommitMany write it from an
@@ -65,6 +68,9 @@ type (
 	// StructuredRecord is what an answer records about the schema its
 	// request carried, under MetaStructured.
 	StructuredRecord = record.Structured
+	// FixRecord is what a validator's fix of an answer records, under
+	// MetaFixed.
+	FixRecord = record.Fix
 	// MetaTypeError reports metadata whose value under one of tract's keys
 	// is not of the type tract reads it as; errors.Is matches it with
 	// ErrInvalidMeta.
@@ -127,4 +133,11 @@ func (c *CommitInfo) EscalationRecord() (r EscalationRecord, ok bool) {
 // is false when its request carried no schema.
 func (c *CommitInfo) StructuredOutput() (r StructuredRecord, ok bool) {
 	return record.Field[StructuredRecord](c.Meta, MetaStructured)
+}
+
+// FixRecord returns the record of a validator's fix: on an answer a
+// validator fixed (By set), or on the fixed answer committed in its place
+// (By and Original set); ok is false for any other commit.
+func (c *CommitInfo) FixRecord() (r FixRecord, ok bool) {
+	return record.Field[FixRecord](c.Meta, MetaFixed)
 }

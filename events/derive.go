@@ -43,6 +43,7 @@ type deriver struct {
 	errors         []string // the failed attempts' one-line errors
 	tokensFailed   int
 	tokensAccepted int
+	fixedBy        string // the validator that fixed the accepted answer ("" when none did)
 }
 
 // add derives the events of step s of the turn.
@@ -67,6 +68,10 @@ func (b *deriver) add(s *Step) {
 		switch {
 		case m.Valid == nil || *m.Valid:
 			b.outcome = outcomeSuccess
+			b.tokensAccepted += tokens
+		case m.Fix != nil: // not valid as given, accepted as a validator fixed it
+			ev.FixedBy = m.Fix.By
+			b.outcome, b.fixedBy = outcomeSuccess, m.Fix.By
 			b.tokensAccepted += tokens
 		case m.Failure != nil:
 			ev.Status, ev.FailureType, ev.Error = StatusFailed, m.Failure.Type, m.Failure.Error

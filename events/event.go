@@ -86,6 +86,10 @@ type Event struct {
 	// record; Error is a validator's error when it could not run.
 	FailureType retry.FailureType `json:"failure_type,omitempty"`
 	Error       string            `json:"error,omitempty"`
+	// FixedBy names the validator that fixed the attempt's answer, which
+	// was accepted as fixed with no other model call (EventAttempt with
+	// StatusSuccess); "" when none did.
+	FixedBy string `json:"fixed_by,omitempty"`
 	// DurationMS is how long the attempt took, model call and validation,
 	// in milliseconds (EventAttempt).
 	DurationMS int64 `json:"duration_ms"`
@@ -147,6 +151,9 @@ func (e Event) String() string {
 		fmt.Fprintf(&b, "attempt=%d status=%s", e.Attempt, e.Status)
 		if e.FailureType != "" {
 			fmt.Fprintf(&b, " type=%s", e.FailureType)
+		}
+		if e.FixedBy != "" {
+			fmt.Fprintf(&b, " fixed_by=%s", strconv.Quote(e.FixedBy))
 		}
 		fmt.Fprintf(&b, " duration_ms=%d", e.DurationMS)
 		if e.Error != "" {

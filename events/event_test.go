@@ -34,6 +34,12 @@ func TestEvent_JSONAndText(t *testing.T) {
 			`[2026-01-26T14:30:00.000Z] [RETRY] [-] attempt=1 status=success duration_ms=0`,
 		},
 		{
+			"fixed answer",
+			events.Event{Timestamp: at, Event: events.EventAttempt, Attempt: 1, Status: "success", FixedBy: "json", DurationMS: 12},
+			`{"timestamp":"2026-01-26T14:30:00Z","event":"attempt","attempt":1,"status":"success","fixed_by":"json","commit":"` + zeroHash + `","duration_ms":12}`,
+			`[2026-01-26T14:30:00.000Z] [RETRY] [-] attempt=1 status=success fixed_by="json" duration_ms=12`,
+		},
+		{
 			"feedback",
 			events.Event{Timestamp: at, Event: events.EventFeedbackInjected, TaskID: "x", Attempt: 2, FeedbackLines: 2},
 			`{"timestamp":"2026-01-26T14:30:00Z","event":"feedback_injected","task_id":"x","attempt":2,"feedback_lines":2,"commit":"` + zeroHash + `"}`,

@@ -28,6 +28,13 @@ type Stats struct {
 	// RetrySuccesses those of them whose last turn ended accepted.
 	Retried        int `json:"retried"`
 	RetrySuccesses int `json:"retry_successes"`
+	// Fixes counts the accepted answers that a validator fixed (see
+	// retry.FixFunc): each was accepted as fixed, with no other model
+	// call, so a fix is no retry (a task whose first answer was fixed is
+	// a first-attempt success). FixesByValidator counts them by the
+	// validator that fixed them ("json").
+	Fixes            int            `json:"fixes"`
+	FixesByValidator map[string]int `json:"fixes_by_validator"`
 	// Escalations are the tasks that escalated at least once (their
 	// attempts ran out, or a failure retrying cannot fix occurred).
 	Escalations int `json:"escalations"`
@@ -76,6 +83,9 @@ type TaskStats struct {
 	Result string `json:"result"`
 	// Escalated says whether one of its turns escalated.
 	Escalated bool `json:"escalated"`
+	// Fixes is the number of its turns whose accepted answer a validator
+	// fixed.
+	Fixes int `json:"fixes"`
 	// Started is when its first attempt started.
 	Started time.Time `json:"started"`
 }
@@ -102,7 +112,7 @@ const topDiagnoses = 5
 
 // Summarize summarises the tasks of traces (see Stats) that f selects.
 func Summarize(traces []*Trace, f Filter) *Stats {
-	st := &Stats{FailureTypes: map[retry.FailureType]int{}, TopDiagnoses: []DiagnosisCount{}, Tasks: []TaskStats{}}
+	st := &Stats{FailureTypes: map[retry.FailureType]int{}, FixesByValidator: map[string]int{}, TopDiagnoses: []DiagnosisCount{}, Tasks: []TaskStats{}}
 	byTask := make(map[string]int) // task id (NoTask too) → index in st.Tasks
 	var units []*taskUnit          // the tasks the figures count, in order
 	unitOf := make(map[string]*taskUnit)
@@ -129,6 +139,11 @@ func Summarize(traces []*Trace, f Filter) *Stats {
 		ts.Attempts += s.attempts
 		ts.Result = s.resolution()
 		ts.Escalated = ts.Escalated || s.escalated()
+		if s.fixedBy != "" && s.outcome == outcomeSuccess {
+			ts.Fixes++
+			st.Fixes++
+			st.FixesByValidator[s.fixedBy]++
+		}
 		u := unitOf[tn.Task]
 		if tn.Task == NoTask || u == nil {
 			u = &taskUnit{}

@@ -96,16 +96,18 @@ func (c *Anthropic) BaseURL() string { return c.baseURL }
 func (c *Anthropic) MaxTokens() int { return c.maxTokens }
 
 // Complete sends req to the Messages API and returns the answer, streaming
-// it through req.OnDelta when that is set. Retries, errors and the
-// handling of a refused req.Schema are those of OpenAI.Complete; 529
-// (overloaded_error) is retried like a 503.
+// it through req.OnDelta when that is set. Retries, errors, the checks of
+// req.Tools and the handling of a refused req.Schema are those of
+// OpenAI.Complete; 529 (overloaded_error) is retried like a 503. The
+// answer's tool_use blocks come back in Response.ToolCalls, except a call
+// of the schema's tool, whose input is the answer's Content.
 func (c *Anthropic) Complete(ctx context.Context, req Request) (*Response, error) {
 	return c.complete(ctx, req, c.encode, c.attempt)
 }
 
 // encode builds the JSON body of req: system messages joined into the
-// top-level system field, the others merged so that roles alternate, and
-// a schema of an object as a forced tool.
+// top-level system field, the others merged so that roles alternate, the
+// tools, and a schema of an object as a tool (see anthropicTools).
 func (c *Anthropic) encode(req Request) (body []byte, schemaSent bool, err error) {
 	model := req.Model
 	if model == "" {
@@ -123,14 +125,53 @@ func (c *Anthropic) encode(req Request) (body []byte, schemaSent bool, err error
 		Temperature: req.Temperature,
 		Stream:      req.OnDelta != nil,
 	}
-	if s := req.Schema; s != nil && isObjectSchema(s.Schema) {
-		wire.Tools = []anthropicTool{{Name: s.Name, Description: "Give the answer as this tool's input.", InputSchema: s.Schema}}
-		wire.ToolChoice = &anthropicToolChoice{Type: "tool", Name: s.Name}
-		schemaSent = true
-	}
+	wire.Tools, wire.ToolChoice, schemaSent = anthropicTools(req)
 	b, err := encodeRequest(wire)
 	return b, schemaSent, err
 }
+
+// anthropicTools maps a Request's tools, tool choice and schema (checked
+// by CheckTools) onto "tools" and "tool_choice": each ToolDef a tool whose
+// input_schema is its parameters; ToolChoiceNone {"type": "none"},
+// ToolChoiceRequired {"type": "any"}, ToolChoiceTool {"type": "tool",
+// "name"}, auto not sent. A schema of an object is one more tool, whose
+// input is the answer (schemaSent). Alone, it is forced; beside the
+// caller's tools it cannot be, as only one tool can: with auto or
+// ToolChoiceRequired the choice is "any" (the model calls one of the
+// tools or answers through the schema's), with ToolChoiceNone the schema's
+// tool is forced (the others stay listed but cannot be called), and with
+// ToolChoiceTool the caller's tool stays forced (the schema's is listed,
+// and that answer is not structured).
+func anthropicTools(req Request) (tools []anthropicTool, choice *anthropicToolChoice, schemaSent bool) {
+	for _, d := range req.Tools {
+		tools = append(tools, anthropicTool{Name: d.Name, Description: d.Description, InputSchema: d.parameters()})
+	}
+	mode := req.ToolChoice.Mode
+	switch {
+	case mode == ToolChoiceNone && len(tools) > 0:
+		choice = &anthropicToolChoice{Type: "none"}
+	case mode == ToolChoiceRequired:
+		choice = &anthropicToolChoice{Type: "any"}
+	case mode == ToolChoiceTool:
+		choice = &anthropicToolChoice{Type: "tool", Name: req.ToolChoice.Name}
+	}
+	s := req.Schema
+	if s == nil || !isObjectSchema(s.Schema) {
+		return tools, choice, false
+	}
+	tools = append(tools, anthropicTool{Name: s.Name, Description: schemaToolDescription, InputSchema: s.Schema})
+	switch {
+	case mode == ToolChoiceTool:
+	case len(req.Tools) == 0 || mode == ToolChoiceNone:
+		choice = &anthropicToolChoice{Type: "tool", Name: s.Name}
+	default:
+		choice = &anthropicToolChoice{Type: "any"}
+	}
+	return tools, choice, true
+}
+
+// schemaToolDescription describes the tool a schema is sent as.
+const schemaToolDescription = "Give the answer as this tool's input."
 
 // isObjectSchema reports whether a JSON Schema describes an object, the
 // only kind a tool's input_schema may be.

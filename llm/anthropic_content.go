@@ -1,8 +1,10 @@
 package llm
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -71,7 +73,8 @@ type anthropicSource struct {
 // image (base64 from a data: URL, else by URL), a PDF file part a
 // document, an assistant's tool call a tool_use block (its arguments, a
 // JSON object, the input), and a tool message a tool_result block in a
-// user message. What the API has no place for (audio parts, files by id
+// user message: the results of parallel calls, consecutive tool messages,
+// go in one user message, results before any text merged into it. What the API has no place for (audio parts, files by id
 // or of other types, an image URL that is neither data: nor http(s):) is
 // an error wrapping ErrUnsupported; a name, and members kept in Extra,
 // are not sent.
@@ -93,10 +96,28 @@ func anthropicMessages(in []Message) (system string, out []anthropicMessage, err
 		case out[n-1].Blocks == nil && am.Blocks == nil:
 			out[n-1].Text += "\n\n" + am.Text
 		default:
-			out[n-1].Blocks = append(out[n-1].blocks(), am.blocks()...)
+			out[n-1].Blocks = toolResultsFirst(append(out[n-1].blocks(), am.blocks()...))
 		}
 	}
 	return strings.Join(sys, "\n\n"), out, nil
+}
+
+// toolResultsFirst moves the tool_result blocks of a merged message before
+// its other blocks, keeping the order of each: the API wants a user
+// message's results first (a steering text that follows the results of
+// parallel calls goes after them).
+func toolResultsFirst(blocks []anthropicContent) []anthropicContent {
+	slices.SortStableFunc(blocks, func(a, b anthropicContent) int {
+		return cmp.Compare(boolInt(a.Type != "tool_result"), boolInt(b.Type != "tool_result"))
+	})
+	return blocks
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // anthropicMessageOf maps one message that is not a system message.

@@ -53,8 +53,22 @@ type anthropicMessageBody struct {
 type anthropicBlock struct {
 	Type  string          `json:"type"`
 	Text  string          `json:"text"`
+	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+}
+
+// toolCall returns a tool_use block as a ToolCall whose arguments are
+// args, else the block's input: compact JSON, "{}" when there is none.
+func (b *anthropicBlock) toolCall(args string) ToolCall {
+	if args == "" {
+		args = "{}"
+		var compact bytes.Buffer
+		if in := bytes.TrimSpace(b.Input); len(in) > 0 && string(in) != "null" && json.Compact(&compact, in) == nil {
+			args = compact.String()
+		}
+	}
+	return ToolCall{ID: b.ID, Type: "function", Function: FunctionCall{Name: b.Name, Arguments: args}}
 }
 
 type anthropicUsage struct {
@@ -89,6 +103,13 @@ type anthropicEvent struct {
 	} `json:"delta"` // content_block_delta, message_delta
 	Usage *anthropicUsage `json:"usage"` // message_delta
 	Error json.RawMessage `json:"error"` // error
+}
+
+// streamedCall is a tool call of a streamed answer: its block's start
+// (id, name) and the pieces of its input gathered so far.
+type streamedCall struct {
+	block anthropicBlock
+	args  []byte
 }
 
 // anthropicErrorStatus is the HTTP status an Anthropic error type stands
@@ -127,8 +148,9 @@ func (c *Anthropic) errorEvent(status int, raw json.RawMessage) error {
 	return c.classify(st, APIError{StatusCode: st, Type: r.redact(typ), Code: r.redact(code), Message: r.redact(msg)})
 }
 
-// readJSON decodes a non-streamed answer. tool names the forced tool of a
-// schema ("" for none), whose input is the answer's text.
+// readJSON decodes a non-streamed answer. tool names the tool of a schema
+// ("" for none), whose input is the answer's text; the other tool_use
+// blocks are its tool calls.
 func (c *Anthropic) readJSON(resp *http.Response, tool string) (*Response, error) {
 	status, trimmed, err := c.readBody(resp)
 	if err != nil {
@@ -146,15 +168,18 @@ func (c *Anthropic) readJSON(resp *http.Response, tool string) (*Response, error
 	}
 	var text strings.Builder
 	var input json.RawMessage
+	var calls []ToolCall
 	for _, b := range doc.Content {
 		switch {
 		case b.Type == "text":
 			text.WriteString(b.Text)
 		case b.Type == "tool_use" && tool != "" && b.Name == tool:
 			input = b.Input
+		case b.Type == "tool_use":
+			calls = append(calls, b.toolCall(""))
 		}
 	}
-	r := &Response{Content: text.String(), Model: doc.Model}
+	r := &Response{Content: text.String(), Model: doc.Model, ToolCalls: calls}
 	if input != nil {
 		r.Content = string(input)
 	}
@@ -168,8 +193,10 @@ func (c *Anthropic) readJSON(resp *http.Response, tool string) (*Response, error
 }
 
 // readStream consumes a streamed answer: message_start (model, input
-// usage), content blocks (text_delta, or input_json_delta of the schema's
-// tool), message_delta (stop reason, output usage), message_stop; ping
+// usage), content blocks (text_delta, or input_json_delta of a tool_use:
+// the schema's tool, whose input is the answer's text and goes to
+// onDelta, or a tool call, whose input is gathered into its arguments),
+// message_delta (stop reason, output usage), message_stop; ping
 // events are ignored and an error event ends the call with its typed
 // error. Events are read from their "data:" lines, whose JSON names the
 // event type; "event:" lines are redundant and skipped.
@@ -183,6 +210,9 @@ func (c *Anthropic) readStream(resp *http.Response, tool string, onDelta func(st
 		input     strings.Builder
 		toolBlock = -1 // the index of the schema tool's block
 		hasTool   bool
+		calls     []streamedCall  // the tool calls, in the order they started
+		callOf    = map[int]int{} // a call's position in calls by its block's index
+		callSize  int             // bytes of their ids, names and arguments
 		delivered bool
 		lastLine  []byte
 		stopped   bool // a stop_reason arrived
@@ -192,17 +222,30 @@ func (c *Anthropic) readStream(resp *http.Response, tool string, onDelta func(st
 		if hasTool {
 			out.Content = input.String()
 		}
+		for i := range calls {
+			out.ToolCalls = append(out.ToolCalls, calls[i].block.toolCall(string(calls[i].args)))
+		}
 		out.Usage = usage.usage()
 		return &out, delivered, nil
 	}
+	tooLong := func() error {
+		return c.badResponse(status, fmt.Sprintf("streamed answer longer than %d bytes", maxBody), nil)
+	}
 	emit := func(b *strings.Builder, piece string) error {
-		if text.Len()+input.Len()+len(piece) > maxBody {
-			return c.badResponse(status, fmt.Sprintf("streamed answer longer than %d bytes", maxBody), nil)
+		if text.Len()+input.Len()+callSize+len(piece) > maxBody {
+			return tooLong()
 		}
 		b.WriteString(piece)
 		if piece != "" {
 			onDelta(piece)
 			delivered = true
+		}
+		return nil
+	}
+	// callAt returns the tool call of the block at index, or nil.
+	callAt := func(index int) *streamedCall {
+		if i, ok := callOf[index]; ok {
+			return &calls[i]
 		}
 		return nil
 	}
@@ -229,8 +272,18 @@ func (c *Anthropic) readStream(resp *http.Response, tool string, onDelta func(st
 					}
 				}
 			case "content_block_start":
-				if b := ev.ContentBlock; b != nil && b.Type == "tool_use" && tool != "" && b.Name == tool {
+				b := ev.ContentBlock
+				switch {
+				case b == nil || b.Type != "tool_use":
+				case tool != "" && b.Name == tool:
 					toolBlock, hasTool = ev.Index, true
+				case callAt(ev.Index) == nil && ev.Index != toolBlock:
+					callSize += len(b.ID) + len(b.Name) + len(b.Input)
+					if text.Len()+input.Len()+callSize > maxBody {
+						return nil, delivered, tooLong()
+					}
+					callOf[ev.Index] = len(calls)
+					calls = append(calls, streamedCall{block: *b})
 				}
 			case "content_block_delta":
 				if ev.Delta == nil {
@@ -242,6 +295,14 @@ func (c *Anthropic) readStream(resp *http.Response, tool string, onDelta func(st
 					werr = emit(&text, ev.Delta.Text)
 				case ev.Delta.Type == "input_json_delta" && ev.Index == toolBlock:
 					werr = emit(&input, ev.Delta.PartialJSON)
+				case ev.Delta.Type == "input_json_delta":
+					if call := callAt(ev.Index); call != nil {
+						callSize += len(ev.Delta.PartialJSON)
+						if text.Len()+input.Len()+callSize > maxBody {
+							werr = tooLong()
+						}
+						call.args = append(call.args, ev.Delta.PartialJSON...)
+					}
 				}
 				if werr != nil {
 					return nil, delivered, werr

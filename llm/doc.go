@@ -24,9 +24,11 @@
 //
 // A [Message] is an OpenAI chat message, parts and tool calls included. A
 // Request with OnDelta set is streamed; one with a [Schema] asks for
-// structured output (Response.Structured says what became of it). Every
-// failure is a typed error that unwraps to an [*APIError]: [*AuthError],
-// [*RateLimitError], [*ContextLengthError], [*ServerError],
+// structured output (Response.Structured says what became of it); one
+// with Tools ([ToolDef], checked by [Request.CheckTools]) offers tools,
+// whose calls come back in Response.ToolCalls. Every failure of a call
+// that was sent is a typed error that unwraps to an [*APIError]:
+// [*AuthError], [*RateLimitError], [*ContextLengthError], [*ServerError],
 // [*BadResponseError], [*TransportError] or [*TimeoutError]; when the
 // context ends the error wraps ctx.Err() instead. APIError.Setup names a
 // failure that shows the client's setup to be wrong (no server at the base
@@ -39,9 +41,9 @@
 // ([WithCallTimeout]) ends it with a [*TimeoutError]. See the Example functions for calls,
 // streaming and scripted tests.
 //
-// Settings, the Anthropic mapping, structured output, the message shapes,
-// the error classification, what is retried and the test servers are
-// documented in docs/llm.md.
+// Settings, the Anthropic mapping, structured output, tools, the message
+// shapes, the error classification, what is retried and the test servers
+// are documented in docs/llm.md.
 //
 // # Caveats
 //

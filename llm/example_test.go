@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/tractdag/tract/llm"
@@ -95,4 +96,44 @@ func ExampleScripted() {
 	// not JSON
 	// {"ok":true}
 	// 2 requests, 0 replies left
+}
+
+// Offer the model a tool, read its call back, send the tool's result and
+// get the answer. Here the test server plays the model: it calls the tool,
+// then answers once the result it is sent contains "14°C".
+func ExampleRequest_tools() {
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Reply(llmtest.Calls(llmtest.Call("get_weather", `{"city":"Paris"}`)))
+	srv.When("14°C", llmtest.Answer("It is 14°C in Paris."))
+
+	client, _ := llm.NewOpenAI(llm.WithBaseURL(srv.URL()), llm.WithModel("test-model"))
+	req := llm.Request{
+		Messages: []llm.Message{{Role: "user", Content: "What is the weather in Paris?"}},
+		Tools: []llm.ToolDef{{
+			Name:        "get_weather",
+			Description: "The current weather in a city.",
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
+		}},
+	}
+	resp, err := client.Complete(context.Background(), req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	call := resp.ToolCalls[0]
+	fmt.Println(resp.FinishReason, call.ID, call.Function.Name, call.Function.Arguments)
+
+	// Run the tool, then send its result back with the call it answers.
+	req.Messages = append(req.Messages, resp.Message(),
+		llm.Message{Role: "tool", ToolCallID: call.ID, Content: "14°C, cloudy"})
+	resp, err = client.Complete(context.Background(), req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resp.Content)
+	// Output:
+	// tool_calls call_scriptserver_1_0 get_weather {"city":"Paris"}
+	// It is 14°C in Paris.
 }

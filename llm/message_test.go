@@ -169,6 +169,10 @@ func TestOpenAI_ToolCallVariants(t *testing.T) {
 		{"whole answer with indexes and extra members",
 			`{"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}`,
 			"application/json", []llm.ToolCall{weather}, ""},
+		{"whole answer with the arguments as an object (llama.cpp, TGI)",
+			`{"choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":{ "city": "Paris" }}},` +
+				`{"id":"call_2","type":"function","function":{"name":"now","arguments":null}}]},"finish_reason":"tool_calls"}]}`,
+			"application/json", []llm.ToolCall{weather, {ID: "call_2", Type: "function", Function: llm.FunctionCall{Name: "now"}}}, ""},
 		{"whole answer without type",
 			`{"choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"id":"call_1","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}`,
 			"application/json", []llm.ToolCall{weather}, ""},
@@ -179,6 +183,10 @@ func TestOpenAI_ToolCallVariants(t *testing.T) {
 			"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\"}},{\"index\":1,\"id\":\"call_2\",\"type\":\"function\",\"function\":{\"name\":\"now\",\"arguments\":\"\"}}]}}]}\n\n" +
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\"{}\"}},{\"index\":0,\"function\":{\"arguments\":\"\\\"Paris\\\"}\"}}]}}]}\n\n" + done,
 			"text/event-stream", []llm.ToolCall{weather, {ID: "call_2", Type: "function", Function: llm.FunctionCall{Name: "now", Arguments: "{}"}}}, ""},
+		{"stream that repeats the id, type and name in every piece",
+			"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\"}}]}}]}\n\n" +
+				"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"\\\"Paris\\\"}\"}}]}}]}\n\n" + done,
+			"text/event-stream", []llm.ToolCall{weather}, ""},
 		{"stream that skips an index",
 			"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":2,\"id\":\"c\",\"function\":{\"name\":\"f\"}}]}}]}\n\n" + done,
 			"text/event-stream", nil, "tool call index 2 skips calls (0 so far)"},

@@ -129,9 +129,12 @@ func (c *OpenAI) BaseURL() string { return c.baseURL }
 // bound with backoff, honouring Retry-After; a streamed call is not retried
 // once part of the answer was delivered. A req.Schema is sent as
 // response_format (json_schema); a server that refuses it is asked once
-// more without it (see Response.Structured). The error, if any, is one of
-// the typed errors of this package, or wraps ctx.Err() when the context
-// ended.
+// more without it (see Response.Structured). req.Tools go as "tools" and
+// req.ToolChoice as "tool_choice" (not sent for auto), once
+// Request.CheckTools accepts them (else the error wraps its
+// *ToolDefError); the answer's tool_calls come back in Response.ToolCalls.
+// The error, if any, is one of the typed errors of this package, or wraps
+// ctx.Err() when the context ended.
 func (c *OpenAI) Complete(ctx context.Context, req Request) (*Response, error) {
 	return c.complete(ctx, req, c.encode, c.attempt)
 }
@@ -160,8 +163,33 @@ func (c *OpenAI) encode(req Request) (body []byte, schemaSent bool, err error) {
 			Name: req.Schema.Name, Schema: req.Schema.Schema, Strict: req.Schema.Strict,
 		}}
 	}
+	wire.Tools, wire.ToolChoice = openAITools(req.Tools, req.ToolChoice)
 	b, err := encodeRequest(wire)
 	return b, req.Schema != nil, err
+}
+
+// openAITools maps a Request's tools and tool choice (checked by
+// CheckTools) onto the "tools" and "tool_choice" members; with no tools,
+// neither is sent.
+func openAITools(tools []ToolDef, choice ToolChoice) ([]openAITool, any) {
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	out := make([]openAITool, len(tools))
+	for i, d := range tools {
+		out[i] = openAITool{Type: "function", Function: openAIFunction{
+			Name: d.Name, Description: d.Description, Parameters: d.parameters(),
+		}}
+	}
+	switch choice.Mode {
+	case ToolChoiceNone, ToolChoiceRequired:
+		return out, string(choice.Mode)
+	case ToolChoiceTool:
+		c := openAIToolChoice{Type: "function"}
+		c.Function.Name = choice.Name
+		return out, c
+	}
+	return out, nil
 }
 
 // encodeRequest encodes the body of a request to either provider without

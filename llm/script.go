@@ -9,8 +9,9 @@ import (
 // queue of replies, rules that answer whenever the last message contains a
 // text, and a fallback. Next picks a request's reply from
 //
-//  1. the first rule (When) whose text occurs in the last message; rules
-//     stay and may answer many times;
+//  1. the first rule (When) whose text occurs in the last message (the
+//     text MatchText gives: the tool results, when the request ends in
+//     them); rules stay and may answer many times;
 //  2. else the next reply of the queue (Reply), consumed once;
 //  3. else the fallback (Otherwise).
 //
@@ -81,6 +82,31 @@ func (s *Script[R]) Next(lastMessage string) (R, bool) {
 	}
 	var zero R
 	return zero, false
+}
+
+// MatchText returns the text of a conversation that a Script's rules
+// are matched against: the last message's text (Message.Text), or, when
+// the conversation ends in tool results (messages of role "tool"), the
+// texts of all of them since the last other message, one per line, in
+// order: a reply may then depend on what the tools the model called
+// returned, whichever of its parallel calls returned it.
+func MatchText(msgs []Message) string {
+	n := len(msgs)
+	if n == 0 {
+		return ""
+	}
+	if msgs[n-1].Role != "tool" {
+		return msgs[n-1].Text()
+	}
+	first := n - 1
+	for first > 0 && msgs[first-1].Role == "tool" {
+		first--
+	}
+	texts := make([]string, 0, n-first)
+	for _, m := range msgs[first:] {
+		texts = append(texts, m.Text())
+	}
+	return strings.Join(texts, "\n")
 }
 
 // Unused returns what a finished test should have used: the queued replies

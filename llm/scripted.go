@@ -12,13 +12,18 @@ import (
 type Reply struct {
 	// Content is the answer's text.
 	Content string
+	// ToolCalls are the answer's tool calls (see NewToolCall); a call
+	// without an ID gets "call_scripted_R_I" (R the request's number
+	// from 1, I the call's from 0), one without a Type "function".
+	ToolCalls []ToolCall
 	// Err, when non-nil, is returned instead of an answer (for example a
 	// *ServerError to test how a caller handles a failed call).
 	Err error
 	// Usage is reported as is; when zero it is estimated (about 4
 	// characters per token).
 	Usage Usage
-	// FinishReason defaults to "stop".
+	// FinishReason defaults to "stop", or "tool_calls" for an answer
+	// with ToolCalls.
 	FinishReason string
 	// Delay makes the call wait before answering; a context that ends first
 	// makes it return the context's error.
@@ -28,15 +33,17 @@ type Reply struct {
 // Scripted is an in-process Client for tests: it answers from a script
 // instead of a model. A request is answered by
 //
-//  1. the first rule (added with When) whose text occurs in the content of
-//     the request's last message; rules stay and may answer many times;
+//  1. the first rule (added with When) whose text occurs in the text of
+//     the request's last message, or of its tool results when it ends in
+//     them (MatchText); rules stay and may answer many times;
 //  2. else the next reply of the queue (NewScripted, Reply), consumed once;
 //  3. else the fallback set with Otherwise;
 //  4. else an error naming the unscripted request.
 //
 // Streamed requests (OnDelta set) get the content in up to three pieces.
-// Every request is recorded, including failed ones. Scripted is safe for
-// concurrent use.
+// A request whose tools fail Request.CheckTools is refused as the real
+// clients refuse it. Every request is recorded, including failed ones.
+// Scripted is safe for concurrent use.
 type Scripted struct {
 	script Script[Reply] // has its own lock, taken after mu
 
@@ -120,7 +127,7 @@ func (s *Scripted) Complete(ctx context.Context, req Request) (*Response, error)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("chat completion: %w", err)
 	}
-	reply, err := s.next(req)
+	reply, n, err := s.next(req)
 	if err != nil {
 		return nil, err
 	}
@@ -150,10 +157,23 @@ func (s *Scripted) Complete(ctx context.Context, req Request) (*Response, error)
 		Usage:        reply.Usage,
 		FinishReason: reply.FinishReason,
 	}
+	for i, c := range reply.ToolCalls {
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("call_scripted_%d_%d", n, i)
+		}
+		if c.Type == "" {
+			c.Type = "function"
+		}
+		resp.ToolCalls = append(resp.ToolCalls, c)
+	}
 	if resp.Model == "" {
 		resp.Model = "scripted"
 	}
-	if resp.FinishReason == "" {
+	switch {
+	case resp.FinishReason != "":
+	case len(resp.ToolCalls) > 0:
+		resp.FinishReason = "tool_calls"
+	default:
 		resp.FinishReason = "stop"
 	}
 	if resp.Usage == (Usage{}) {
@@ -162,22 +182,24 @@ func (s *Scripted) Complete(ctx context.Context, req Request) (*Response, error)
 	return resp, nil
 }
 
-// next records req and picks its reply.
-func (s *Scripted) next(req Request) (Reply, error) {
+// next records req as request number n (from 1) and picks its reply.
+func (s *Scripted) next(req Request) (reply Reply, n int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := req
 	rec.Messages = slices.Clone(req.Messages)
+	rec.Tools = slices.Clone(req.Tools)
 	s.requests = append(s.requests, rec)
-	last := ""
-	if n := len(req.Messages); n > 0 {
-		last = req.Messages[n-1].Content
+	n = len(s.requests)
+	if err := req.CheckTools(); err != nil {
+		return Reply{}, n, fmt.Errorf("chat completion: %w", err)
 	}
+	last := MatchText(req.Messages)
 	if reply, ok := s.script.Next(last); ok {
-		return reply, nil
+		return reply, n, nil
 	}
 	s.misses = append(s.misses, last)
-	return Reply{}, fmt.Errorf("llm.Scripted: no scripted reply for request %d (last message %q)", len(s.requests), last)
+	return Reply{}, n, fmt.Errorf("llm.Scripted: no scripted reply for request %d (last message %q)", n, last)
 }
 
 // splitPieces cuts s into at most n pieces of about equal length, on rune

@@ -16,7 +16,8 @@ import (
 // wire format: the retry loop with its backoff, and the fallback that asks
 // once more without a schema the server refused.
 
-// complete is the body of a client's Complete: it checks ctx and req,
+// complete is the body of a client's Complete: it checks ctx and req
+// (its tools with CheckTools),
 // encodes req with encode and sends it with attempt, retrying transient
 // failures. When the server refuses req.Schema (see schemaRefused), the
 // request is sent once more without it and the Response says so.
@@ -29,6 +30,9 @@ func (c *settings) complete(ctx context.Context, req Request,
 	}
 	if len(req.Messages) == 0 {
 		return nil, errors.New("chat completion: request has no messages")
+	}
+	if err := req.CheckTools(); err != nil {
+		return nil, fmt.Errorf("chat completion: %w", err)
 	}
 	if req.OnReached != nil {
 		req.OnReached = sync.OnceFunc(req.OnReached) // once, though a refused schema sends twice

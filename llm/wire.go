@@ -42,6 +42,32 @@ type chatRequest struct {
 	Stream         bool            `json:"stream"`
 	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
 	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	Tools          []openAITool    `json:"tools,omitempty"`
+	// ToolChoice is "none", "required" or an openAIToolChoice; nil (auto)
+	// is not sent.
+	ToolChoice any `json:"tool_choice,omitempty"`
+}
+
+// openAITool is a tool of a request: {"type": "function", "function":
+// {"name", "description", "parameters"}}.
+type openAITool struct {
+	Type     string         `json:"type"`
+	Function openAIFunction `json:"function"`
+}
+
+type openAIFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// openAIToolChoice forces one tool: {"type": "function", "function":
+// {"name"}}.
+type openAIToolChoice struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
 }
 
 // responseFormat is OpenAI's structured-output request:
@@ -94,9 +120,33 @@ type wireToolCall struct {
 	ID       string `json:"id"`
 	Type     string `json:"type"`
 	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
+		Name      string        `json:"name"`
+		Arguments argumentsText `json:"arguments"`
 	} `json:"function"`
+}
+
+// argumentsText is a call's "arguments": a JSON text in a string, as
+// OpenAI sends it, or the JSON value itself, as some compatible servers
+// (llama.cpp, TGI) send it, kept as its compact text; null is none.
+type argumentsText string
+
+// UnmarshalJSON reads a string as is and any other value as its text.
+func (a *argumentsText) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*a = argumentsText(s)
+		return nil
+	}
+	if string(b) == "null" {
+		*a = ""
+		return nil
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, b); err != nil {
+		return err
+	}
+	*a = argumentsText(compact.String())
+	return nil
 }
 
 // toolCalls assembles the tool calls of an answer from its pieces.
@@ -107,7 +157,7 @@ type toolCalls struct {
 
 // add takes one piece: it starts a call when its index is new (or, from a
 // server that numbers none, when it has an id), else extends the call it
-// names.
+// names: its arguments are appended, its id, type and name replaced.
 func (t *toolCalls) add(w wireToolCall) error {
 	i := len(t.calls) - 1
 	switch {
@@ -126,8 +176,12 @@ func (t *toolCalls) add(w wireToolCall) error {
 	if w.Type != "" {
 		c.Type = w.Type
 	}
-	c.Function.Name += w.Function.Name
-	c.Function.Arguments += w.Function.Arguments
+	if w.Function.Name != "" {
+		// A name comes whole: some servers (MiniMax on NVIDIA NIM,
+		// Fireworks) repeat it in every piece, which must not double it.
+		c.Function.Name = w.Function.Name
+	}
+	c.Function.Arguments += string(w.Function.Arguments)
 	t.size += len(w.Function.Name) + len(w.Function.Arguments)
 	if t.size > maxBody {
 		return fmt.Errorf("tool calls longer than %d bytes", maxBody)

@@ -154,6 +154,14 @@ func FuzzReadStream(f *testing.F) {
 		"data: " + chunk + "\n\ndata: [DONE]\n\n",
 		": keep-alive\r\n\r\ndata:" + chunk + "\r\n\r\nevent: x\r\ndata: [DONE]\r\n",
 		"data: " + chunk + "\n\n" + `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}` + "\n",
+		// Parallel tool calls, their pieces interleaved by index, after some text.
+		"data: " + chunk + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{\"q\":"}},{"index":1,"id":"call_2","type":"function","function":{"name":"now","arguments":""}}]}}]}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{}"}},{"index":0,"function":{"arguments":"\"x\"}"}}]}}]}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n",
+		// A call per chunk from a server that numbers none.
+		`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_1","function":{"name":"lookup","arguments":"{}"}}]}}]}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_2","function":{"name":"now","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}` + "\n",
 		"data: " + chunk + "\n",
 		`data: {"error":{"message":"maximum context length is 4096 ` + fuzzKey + `","type":"invalid_request_error","code":null}}` + "\n",
 		`data: {"error":"model not loaded"}` + "\n",
@@ -189,6 +197,8 @@ func FuzzReadJSON(f *testing.F) {
 	for _, s := range []struct{ contentType, body string }{
 		{"application/json", `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`},
 		{"application/json", `{"model":"m","choices":[]}`},
+		{"application/json", `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{\"q\":\"x\"}"}},` +
+			`{"index":5,"id":"call_2","function":{"name":"now","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`},
 		{"application/json", `{"choices":[{"index":0}]}`},
 		{"application/json", `{"error":{"message":"context_length_exceeded","code":"context_length_exceeded"}}`},
 		{"application/json", `{"error":"` + fuzzKey + `"}`},

@@ -111,6 +111,24 @@ func checkValue(k Key, raw json.RawMessage) error {
 			return wrong()
 		}
 		return checkObject(k.Name, raw, new(Structured))
+	case KeyFixed:
+		if got != "an object" {
+			return wrong()
+		}
+		var f struct {
+			Original json.RawMessage `json:"original"`
+		}
+		if err := json.Unmarshal(raw, &f); err == nil && f.Original != nil {
+			var h string
+			err := json.Unmarshal(f.Original, &h)
+			if err == nil {
+				_, err = dag.ParseHash(h)
+			}
+			if err != nil {
+				return &MetaTypeError{Key: k.Name, Field: "original", Got: DescribeJSON(f.Original), Want: wantHash}
+			}
+		}
+		return checkObject(k.Name, raw, new(Fix))
 	case KeyFailure, KeyEscalation:
 		if got != "an object" {
 			return wrong()

@@ -9,6 +9,7 @@ const (
 	KeyError          = "error"
 	KeyEscalation     = "escalation"
 	KeyFailure        = "failure"
+	KeyFixed          = "fixed"
 	KeyModel          = "model"
 	KeyPinned         = "pinned"
 	KeyProvenance     = "provenance"
@@ -53,7 +54,7 @@ func Keys() []Key {
 
 // keyTable is the table of Keys, as an array: Check ranges over it on
 // every commit with metadata, and an array is built on the stack.
-func keyTable() [19]Key {
+func keyTable() [20]Key {
 	return [...]Key{
 		{KeyAttempt, wantInt, "an answer's (or steering message's) attempt number, from 1"},
 		{KeyDiagnosis, wantString, "why the validators rejected an answer"},
@@ -61,6 +62,7 @@ func keyTable() [19]Key {
 		{KeyError, wantString, "on the error commit of a failed model call: the call's error"},
 		{KeyEscalation, wantObject, "on a note of a turn whose escalation hook answered: its Escalation record"},
 		{KeyFailure, wantObject, "on each failed attempt (and the error commit of a failed model call): its Failure record"},
+		{KeyFixed, wantObject, "on an answer a validator fixed, and on the fixed answer committed in its place: its Fix record"},
 		{KeyModel, wantString, "the model that answered (on the error commit of a failed model call, the model asked)"},
 		{KeyPinned, wantBool, "true keeps the commit out of a compress's summaries, as system prompts are"},
 		{KeyProvenance, wantObject, "on the accepted answer (and the error commit of an exhausted turn): its Provenance"},

@@ -64,6 +64,19 @@ type Provenance struct {
 	Model string `json:"model,omitempty"`
 }
 
+// Fix records a validator's fix of an answer (see retry.Verdict.Fixed),
+// under KeyFixed, on two commits: the answer as the model gave it, an
+// attempt kept off the branch, whose Fix has By; and the fixed answer
+// committed in its place on the branch, whose Fix has By and Original.
+type Fix struct {
+	// By names the validator that fixed the answer (its spec, "json";
+	// several joined by ", ").
+	By string `json:"by"`
+	// Original is the commit of the answer as the model gave it; zero
+	// (left out) on that commit itself.
+	Original dag.Hash `json:"original,omitzero"`
+}
+
 // Attempt is what an answer of a validated turn records about itself.
 type Attempt struct {
 	// Attempt is the attempt number, from 1.

@@ -18,6 +18,9 @@
 // missing schema file or command) is a [*SpecError] when it is built,
 // before any model call.
 //
+// A validator may fix an answer instead: its verdict passes with
+// [Verdict.Fixed], which later validators judge ([FixFunc], [FixJSON]).
+//
 // # Spec strings
 //
 // [ParseSpec] and [ParseSpecs] build validators from spec strings such as
@@ -35,8 +38,8 @@
 //
 // A program adds kinds of its own with a [Kind] and
 // NewSpecParser(append(Kinds(), mine)...); help, completion and errors are
-// generated from a parser's kinds. [WithBaseDir], [WithCmdTimeout] and
-// [WithJudge] configure the validators built.
+// generated from a parser's kinds. [WithBaseDir], [WithCmdTimeout],
+// [WithJudge] and [WithFixJSON] configure the validators built.
 //
 // # Pipelines
 //

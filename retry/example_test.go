@@ -164,3 +164,46 @@ func ExampleSpecKinds() {
 	fmt.Println(strings.Join(retry.SpecKinds(), " "))
 	// Output: json schema: regex: contains: maxlen: minlen: cmd: llm:
 }
+
+// A fixer masks what must not be kept; the validator after it judges the
+// masked text. Check hands the fix back; Validate, which cannot, rejects
+// the answer as given.
+func ExampleFixFunc() {
+	ctx := context.Background()
+	mask := retry.FixFunc("mask", func(ctx context.Context, answer string) (string, error) {
+		return strings.ReplaceAll(answer, "sk-secret", "sk-***"), nil
+	})
+	v := retry.All(mask, retry.Contains("key"))
+
+	vd, err := retry.Check(ctx, v, "the key is sk-secret")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("ok=%v fixed=%q by %s\n", vd.OK, vd.Fixed, vd.FixedBy)
+	ok, diagnosis, _ := v.Validate(ctx, "the key is sk-secret")
+	fmt.Printf("Validate: ok=%v (%s)\n", ok, diagnosis)
+	// Output:
+	// ok=true fixed="the key is sk-***" by mask
+	// Validate: ok=false (mask: the answer needed a fix by mask)
+}
+
+// RepairJSON keeps the model's JSON and drops only what is certain to be
+// no part of it; it does not guess a value.
+func ExampleRepairJSON() {
+	for _, answer := range []string{
+		`Here you go: {"a": 1,}`,
+		"```json\n[\"x\", \"y\",]\n```",
+		`{"done": true, "items": ["a"]`,
+		`{"count": 12`,
+		`{"a": 1}`,
+	} {
+		fixed, ok := retry.RepairJSON(answer)
+		fmt.Printf("%-5v %s\n", ok, fixed)
+	}
+	// Output:
+	// true  {"a": 1}
+	// true  ["x", "y"]
+	// true  {"done": true, "items": ["a"]}
+	// false {"count": 12
+	// false {"a": 1}
+}

@@ -125,6 +125,9 @@ type schemaSet struct {
 	// remote maps a URL that is not a file's to a local file, for tests
 	// (the JSON Schema Test Suite's remotes); nil in use: no URL is read.
 	remote func(*url.URL) (path string, ok bool)
+	// document is true for a schema given as a document (SchemaDocument)
+	// rather than a file: it may refer to nothing outside itself.
+	document bool
 
 	// mu guards nodes and leaves: the library's compilations of parts of
 	// the schema that explanations make, kept for the validator's later
@@ -182,13 +185,27 @@ func (l schemaLoc) uri() string {
 // files it refers to, and compiles it with the library. remote is
 // schemaSet.remote.
 func loadSchema(abs string, data []byte, remote func(*url.URL) (string, bool)) (set *schemaSet, resolved *jsonschema.Resolved, err error) {
+	return compileSchema(fileURI(abs), data, remote)
+}
+
+// documentURI is the base URI of a schema given as a document: not a
+// file's, so that no reference in it reads one.
+const documentURI = documentBase + "document.json"
+
+// documentBase is what a reference in a schema given as a document is
+// resolved against; errors show the reference without it.
+const documentBase = "tract-schema:///"
+
+// compileSchema is loadSchema for the schema data whose URI is root.
+func compileSchema(root string, data []byte, remote func(*url.URL) (string, bool)) (set *schemaSet, resolved *jsonschema.Resolved, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			set, resolved, err = nil, nil, &schemaPanicError{p}
 		}
 	}()
 	set = &schemaSet{
-		root:      fileURI(abs),
+		root:      root,
+		document:  root == documentURI,
 		docs:      map[string]*schemaDoc{},
 		resources: map[string]schemaLoc{},
 		anchors:   map[string]schemaLoc{},
@@ -328,6 +345,10 @@ func (s *schemaSet) eachSubschema(n schemaNode, f func(schemaNode) bool) bool {
 func (s *schemaSet) load(u *url.URL) (*jsonschema.Schema, error) {
 	ref := u.String()
 	path := filePath(u)
+	if s.document {
+		ref = strings.TrimPrefix(ref, documentBase)
+		return nil, &schemaRefError{Reason: fmt.Sprintf("the schema refers to %s, outside itself: a schema given as a document may refer only to its own parts (\"$ref\": \"#/$defs/…\")", ref)}
+	}
 	if u.Scheme != "file" {
 		p, ok := "", false
 		if s.remote != nil {

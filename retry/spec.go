@@ -60,6 +60,7 @@ type specConfig struct {
 	baseDir    string
 	cmdTimeout time.Duration
 	judge      JudgeFunc
+	fixJSON    bool
 }
 
 func newSpecConfig(opts []SpecOption) specConfig {
@@ -73,7 +74,7 @@ func newSpecConfig(opts []SpecOption) specConfig {
 // spec returns the Spec of text, with argument arg, that c configures,
 // for a parser of kinds.
 func (c specConfig) spec(text, arg string, kinds []Kind) Spec {
-	return Spec{Text: text, Arg: arg, BaseDir: c.baseDir, CmdTimeout: c.cmdTimeout, Judge: c.judge, kinds: kinds}
+	return Spec{Text: text, Arg: arg, BaseDir: c.baseDir, CmdTimeout: c.cmdTimeout, Judge: c.judge, FixJSON: c.fixJSON, kinds: kinds}
 }
 
 // WithBaseDir resolves relative schema paths and runs "cmd:" commands in dir
@@ -92,6 +93,13 @@ func WithCmdTimeout(d time.Duration) SpecOption {
 // spec is a *SpecError.
 func WithJudge(judge JudgeFunc) SpecOption {
 	return func(c *specConfig) { c.judge = judge }
+}
+
+// WithFixJSON makes the spec "json" build [FixJSON] instead of [JSON]: a
+// validator that fixes an answer it can make JSON without changing any
+// value (see [RepairJSON]) and rejects the others.
+func WithFixJSON() SpecOption {
+	return func(c *specConfig) { c.fixJSON = true }
 }
 
 // SpecParser builds validators from spec strings of its kinds. A spec is a

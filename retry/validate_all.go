@@ -18,6 +18,12 @@ import (
 // following lines). A validator that cannot run stops All, which returns its
 // error wrapped with the validator's name. All of no validators always
 // passes. Its name is its validators' names joined by ", ".
+//
+// A validator that fixes the answer ([Verdict.Fixed], see [FixFunc]) hands
+// the fixed text to the validators after it, which judge it, not the
+// answer as given: All passes with the last fixed text when every
+// validator passes it, and a fixed text that a later validator rejects is
+// a rejection as any other (the fix is dropped).
 func All(vs ...Validator) Validator {
 	return &allValidator{vs: vs}
 }
@@ -35,8 +41,7 @@ func (a *allValidator) Name() string {
 }
 
 func (a *allValidator) Validate(ctx context.Context, answer string) (bool, string, error) {
-	vd, err := a.Check(ctx, answer)
-	return vd.OK, vd.Diagnosis, err
+	return validateByCheck(ctx, a, answer)
 }
 
 // Check runs every validator. A rejection's verdict has the combined
@@ -44,19 +49,29 @@ func (a *allValidator) Validate(ctx context.Context, answer string) (bool, strin
 // failed, are those of the first failing validator (the first failing
 // "cmd:" one); a suggested fix or a blocked reason of one validator is
 // prefixed with its name, several joined one per line. A lone failure
-// keeps its summary.
+// keeps its summary. A pass after fixes has the last fixed text, FixedBy
+// the fixing validators' names and a diagnosis of what each fixed (one
+// line each, prefixed by its name).
 func (a *allValidator) Check(ctx context.Context, answer string) (Verdict, error) {
 	var failed []string
 	var all Verdict
 	var fixes, blocked []string
+	var fixedBy, mended []string // the validators that fixed the answer, and what they fixed
 	all.OK = true
+	current := answer // what the next validator judges: the answer, or its latest fix
 	for _, v := range a.vs {
 		if err := ctx.Err(); err != nil {
 			return Verdict{}, err
 		}
-		vd, err := Check(ctx, v, answer)
+		vd, err := Check(ctx, v, current)
 		if err != nil {
 			return Verdict{}, fmt.Errorf("validator %s: %w", v.Name(), err)
+		}
+		if vd.OK && vd.Fixed != "" {
+			current = vd.Fixed
+			fixedBy = append(fixedBy, vd.FixedBy)
+			mended = append(mended, vd.FixedBy+": "+vd.Diagnosis)
+			continue
 		}
 		if vd.OK {
 			continue
@@ -74,6 +89,9 @@ func (a *allValidator) Check(ctx context.Context, answer string) (Verdict, error
 		if vd.Blocked != "" {
 			blocked = append(blocked, v.Name()+": "+vd.Blocked)
 		}
+	}
+	if all.OK && current != answer {
+		return Verdict{OK: true, Fixed: current, FixedBy: strings.Join(fixedBy, ", "), Diagnosis: strings.Join(mended, "\n")}, nil
 	}
 	if all.OK {
 		return Verdict{OK: true}, nil

@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -81,4 +82,80 @@ func TestAllValidators_StopsWhenContextDone(t *testing.T) {
 
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Zero(t, s.calls)
+}
+
+func TestAllValidators_LaterValidatorsJudgeTheFix(t *testing.T) {
+	ctx := t.Context()
+	mask := FixFunc("mask", func(ctx context.Context, answer string) (string, error) {
+		return strings.ReplaceAll(answer, "secret", "******"), nil
+	})
+	tests := []struct {
+		name   string
+		vs     []Validator
+		answer string
+		want   Verdict
+	}{
+		{"a fix the later validators pass", []Validator{FixJSON(), Contains(`"a"`), MaxLen(8)}, `Sure: {"a": 1,}`,
+			Verdict{OK: true, Fixed: `{"a": 1}`, FixedBy: "json",
+				Diagnosis: "json: invalid JSON at line 1, column 1: invalid character 'S' looking for beginning of value"}},
+		{"a fix a later validator rejects", []Validator{FixJSON(), MaxLen(5)}, `Sure: {"a": 1,}`,
+			Verdict{Diagnosis: "maxlen:5: answer is 8 characters, more than the maximum of 5", Type: FailureVerification}},
+		{"two fixes in turn", []Validator{FixJSON(), mask, JSON()}, `{"k": "secret",}`,
+			Verdict{OK: true, Fixed: `{"k": "******"}`, FixedBy: "json, mask",
+				Diagnosis: "json: invalid JSON at line 1, column 16: invalid character '}' looking for beginning of object key string\n" +
+					"mask: the answer needed a fix by mask"}},
+		{"a fixer with nothing to fix", []Validator{mask, JSON()}, `{"k": 1}`, Verdict{OK: true}},
+		{"a failure before the fix", []Validator{MinLen(100), FixJSON()}, `{"a": 1,}`,
+			Verdict{Diagnosis: "minlen:100: answer is 9 characters, fewer than the minimum of 100", Type: FailureVerification}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vd, err := Check(ctx, All(tt.vs...), tt.answer)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, vd)
+		})
+	}
+}
+
+func TestFixFunc(t *testing.T) {
+	ctx := t.Context()
+	errDown := errors.New("down")
+	trim := FixFunc("trim", func(ctx context.Context, answer string) (string, error) {
+		if answer == "broken" {
+			return "", errDown
+		}
+		return strings.TrimSpace(answer), nil
+	})
+	assert.Equal(t, "trim", trim.Name())
+
+	vd, err := Check(ctx, trim, "  x  ")
+	require.NoError(t, err)
+	assert.Equal(t, Verdict{OK: true, Fixed: "x", FixedBy: "trim", Diagnosis: "the answer needed a fix by trim"}, vd)
+	ok, diagnosis, err := trim.Validate(ctx, "  x  ")
+	require.NoError(t, err)
+	assert.False(t, ok, "Validate rejects what it would fix: a caller that cannot take the fix never keeps the answer as given")
+	assert.Equal(t, "the answer needed a fix by trim", diagnosis)
+
+	vd, err = Check(ctx, trim, "x")
+	require.NoError(t, err)
+	assert.Equal(t, Verdict{OK: true}, vd, "a fix equal to the answer is none")
+	ok, _, err = trim.Validate(ctx, "x")
+	require.NoError(t, err)
+	assert.True(t, ok)
+
+	_, err = Check(ctx, trim, "broken")
+	require.ErrorIs(t, err, errDown)
+	_, _, err = trim.Validate(ctx, "broken")
+	require.ErrorIs(t, err, errDown)
+}
+
+// A checker's fix on a rejection is dropped: only a passing verdict
+// carries one.
+func TestCheck_RejectionCarriesNoFix(t *testing.T) {
+	v := CheckerFunc("c", func(ctx context.Context, answer string) (Verdict, error) {
+		return Verdict{OK: false, Diagnosis: "no", Fixed: "yes", FixedBy: "c"}, nil
+	})
+	vd, err := Check(t.Context(), v, "x")
+	require.NoError(t, err)
+	assert.Equal(t, Verdict{Diagnosis: "no", Type: FailureVerification}, vd)
 }

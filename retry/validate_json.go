@@ -22,7 +22,12 @@ func jsonKind() Kind {
 	return Kind{
 		Name:    "json",
 		Summary: "the whole answer is JSON",
-		Build:   func(Spec) (Validator, error) { return JSON(), nil },
+		Build: func(s Spec) (Validator, error) {
+			if s.FixJSON {
+				return FixJSON(), nil
+			}
+			return JSON(), nil
+		},
 	}
 }
 

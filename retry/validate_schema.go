@@ -31,6 +31,29 @@ func Schema(path string, opts ...SpecOption) (Validator, error) {
 	return newSchema(newSpec("schema:"+path, path, opts))
 }
 
+// SchemaDocument returns a validator named name that checks answers as
+// [Schema] does, against the JSON Schema document doc rather than a file:
+// a Go program's own schema, or one inferred from a Go type. doc may
+// refer only to its own parts ("$ref": "#/$defs/item"); a reference to
+// anything outside it, a draft other than 2020-12 (the default) and
+// draft-07, or a document that is not a valid schema is an error here,
+// before any answer is checked.
+func SchemaDocument(name string, doc []byte) (Validator, error) {
+	set, resolved, err := compileSchema(documentURI, doc, nil)
+	if err != nil {
+		var re *schemaRefError
+		var je *schemaJSONError
+		switch {
+		case errors.As(err, &re):
+			return nil, fmt.Errorf("schema %s: %w", name, re)
+		case errors.As(err, &je):
+			return nil, fmt.Errorf("schema %s is not JSON: %w", name, je.Err)
+		}
+		return nil, fmt.Errorf("schema %s is not a valid JSON Schema: %w", name, err)
+	}
+	return &schemaValidator{name: name, set: set, resolved: resolved}, nil
+}
+
 type schemaValidator struct {
 	name     string
 	set      *schemaSet           // the documents, read-only after newSchema

@@ -583,3 +583,54 @@ func TestSchemaValidator_NumberOutOfRange(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, "the answer holds a number 1e400, out of the range of a 64-bit float", diagnosis)
 }
+
+func TestSchemaDocument(t *testing.T) {
+	doc := []byte(`{"type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/item"}}},"required":["items"],
+		"$defs":{"item":{"type":"object","properties":{"price":{"type":"number"}},"required":["price"],"additionalProperties":false}}}`)
+	v, err := SchemaDocument("Invoice", doc)
+	require.NoError(t, err)
+	assert.Equal(t, "Invoice", v.Name())
+
+	tests := []struct {
+		name, answer string
+		want         string // "" means the answer passes
+	}{
+		{"valid", `{"items":[{"price":1},{"price":2.5}]}`, ""},
+		{"not JSON", `{"items": [}`, "invalid JSON at line 1, column 12: invalid character '}' looking for beginning of value"},
+		{"missing", `{}`, "1 schema violation: at root: missing property 'items'"},
+		{"wrong type, through a $ref", `{"items":[{"price":1},{"price":2},{"price":"12"}]}`, "1 schema violation: at '/items/2/price': got string, want number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ok, diagnosis, err := v.Validate(t.Context(), tt.answer)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want == "", ok)
+			assert.Equal(t, tt.want, diagnosis)
+		})
+	}
+}
+
+// A schema given as a document reads no file and no URL: a reference
+// outside it is refused when it is built, as are documents that are not
+// schemas.
+func TestSchemaDocument_Refused(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "item.json"), []byte(`{"type":"number"}`), 0o644))
+	t.Chdir(dir)
+	tests := []struct{ name, doc, want string }{
+		{"a file", `{"$ref":"item.json"}`, `schema s: the schema refers to item.json, outside itself: a schema given as a document may refer only to its own parts`},
+		{"a URL", `{"$ref":"https://example.com/item.json"}`, `schema s: the schema refers to https://example.com/item.json, outside itself`},
+		{"not JSON", `{"type":`, `schema s is not JSON: `},
+		{"not a schema", `[1]`, `schema s is not a valid JSON Schema: a schema is a JSON object or a boolean, not an array`},
+		{"another draft", `{"$schema":"http://json-schema.org/draft-04/schema#"}`, `schema s is not a valid JSON Schema: "$schema" of the schema`},
+		{"a misspelt type", `{"type":"strin"}`, `schema s is not a valid JSON Schema: "type" at the root is "strin"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := SchemaDocument("s", []byte(tt.doc))
+			require.Error(t, err)
+			assert.Nil(t, v)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}

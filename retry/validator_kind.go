@@ -88,6 +88,9 @@ type Spec struct {
 	CmdTimeout time.Duration
 	// Judge is the model of [WithJudge] (nil: none).
 	Judge JudgeFunc
+	// FixJSON says the validators built should fix the JSON they can
+	// ([WithFixJSON]): the json kind builds [FixJSON].
+	FixJSON bool
 
 	// kinds are the parser's kinds, which a syntax error lists (nil: the
 	// built-in ones, for a Spec not made by a parser).

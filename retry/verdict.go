@@ -64,10 +64,28 @@ type Verdict struct {
 	Command  string
 	ExitCode int
 	Output   string
+	// Fixed, on a passing verdict, is the answer as the validator
+	// corrected it (a trailing comma removed, prose around JSON cut
+	// away, a secret masked): the caller accepts Fixed in place of the
+	// answer it judged, without asking again, and the validators after
+	// this one judge Fixed (see [All]). Empty when the validator did not
+	// fix the answer; Check also clears a Fixed equal to the answer, and
+	// any Fixed on a rejection. A fixed verdict's Diagnosis says what was
+	// wrong with the answer as given (Check fills in a default), which
+	// Validate reports as a rejection.
+	Fixed string
+	// FixedBy names the validator that fixed the answer: Check sets it
+	// to the validator's Name when the verdict leaves it empty; [All]
+	// joins the names of those that did by ", ".
+	FixedBy string
 }
 
 // Checker is a Validator that reports a full [Verdict]. Check must agree
-// with Validate: the same OK and diagnosis for the same answer.
+// with Validate: the same OK and diagnosis for the same answer, except for
+// an answer Check passes with a fix ([Verdict.Fixed]): Validate, which
+// cannot hand the fix back, rejects it with the verdict's diagnosis, so
+// that a caller that knows nothing of fixes never accepts the answer as
+// given. ([ValidateOf] gives that answer from a verdict.)
 type Checker interface {
 	Validator
 	Check(ctx context.Context, answer string) (Verdict, error)
@@ -76,8 +94,10 @@ type Checker interface {
 // Check runs v on answer and returns its verdict: v's own when v is a
 // [Checker], else one built from Validate's result (a rejection of type
 // FailureVerification). The verdict is normalised: a blocked verdict is a
-// rejection, a rejection has a type and a diagnosis, and a pass has
-// neither. An error means v could not run, as for Validate.
+// rejection, a rejection has a type and a diagnosis and no fix, and a pass
+// has neither, unless it fixed the answer: then it has Fixed (not equal to
+// answer), FixedBy (v's Name when v left it empty) and a Diagnosis of what
+// was fixed. An error means v could not run, as for Validate.
 func Check(ctx context.Context, v Validator, answer string) (Verdict, error) {
 	var vd Verdict
 	var err error
@@ -89,16 +109,49 @@ func Check(ctx context.Context, v Validator, answer string) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
+	if vd.Fixed == answer {
+		vd.Fixed = ""
+	}
+	if vd.Fixed != "" && vd.FixedBy == "" {
+		vd.FixedBy = v.Name()
+	}
 	return vd.normalised(), nil
+}
+
+// ValidateOf is what Validate reports for the verdict vd, as a [Checker]
+// whose Check gave vd answers it: vd's OK and diagnosis, except that a
+// pass with a fix is a rejection (Validate cannot hand the fix back).
+func ValidateOf(vd Verdict) (ok bool, diagnosis string) {
+	vd = vd.normalised()
+	if vd.Fixed != "" {
+		return false, vd.Diagnosis
+	}
+	return vd.OK, vd.Diagnosis
+}
+
+// validateByCheck is Validate of a Checker v: its verdict on answer, as
+// ValidateOf reports it.
+func validateByCheck(ctx context.Context, v Checker, answer string) (bool, string, error) {
+	vd, err := Check(ctx, v, answer)
+	if err != nil {
+		return false, "", err
+	}
+	ok, diagnosis := ValidateOf(vd)
+	return ok, diagnosis, nil
 }
 
 func (vd Verdict) normalised() Verdict {
 	if vd.Blocked != "" {
 		vd.OK = false
 	}
+	if vd.OK && vd.Fixed != "" {
+		return Verdict{OK: true, Fixed: vd.Fixed, FixedBy: vd.FixedBy,
+			Diagnosis: nonEmpty(vd.Diagnosis, "the answer needed a fix by "+nonEmpty(vd.FixedBy, "a validator"))}
+	}
 	if vd.OK {
 		return Verdict{OK: true}
 	}
+	vd.Fixed, vd.FixedBy = "", ""
 	if vd.Type == "" {
 		vd.Type = FailureVerification
 	}
@@ -116,8 +169,9 @@ func nonEmpty(s, fallback string) string {
 }
 
 // CheckerFunc returns a Validator called name whose verdict fn gives: a
-// custom check that can suggest a fix or report the answer blocked. Its
-// Validate reports the verdict's OK and diagnosis.
+// custom check that can suggest a fix, fix the answer itself
+// ([Verdict.Fixed]) or report the answer blocked. Its Validate reports the
+// verdict's OK and diagnosis, as [ValidateOf] does.
 func CheckerFunc(name string, fn func(ctx context.Context, answer string) (Verdict, error)) Validator {
 	return checkerFunc{name: name, fn: fn}
 }
@@ -134,6 +188,44 @@ func (c checkerFunc) Check(ctx context.Context, answer string) (Verdict, error) 
 }
 
 func (c checkerFunc) Validate(ctx context.Context, answer string) (bool, string, error) {
-	vd, err := Check(ctx, c, answer)
-	return vd.OK, vd.Diagnosis, err
+	return validateByCheck(ctx, c, answer)
+}
+
+// FixFunc returns a Validator called name that fixes answers with fn
+// instead of judging them: fn returns the answer corrected (a secret
+// masked, white space trimmed), or the answer itself (or "") when there is
+// nothing to fix; an error means it could not run, as for Validate. Its
+// verdict always passes, with [Verdict.Fixed] when fn changed the answer;
+// the validators after it in [All] judge the fixed text, so a fixer goes
+// before the validators that should see its work:
+//
+//	retry.All(retry.FixFunc("trim", trim), retry.JSON())
+//
+// A fixer that should also reject what it cannot fix is a [CheckerFunc]
+// returning Verdict{OK: true, Fixed: …} or a rejection. Only a caller that
+// reads Check's verdict applies a fix (a turn of package tract does, and
+// records the answer as given beside the fixed one); Validate rejects an
+// answer it would fix, with the diagnosis "the answer needed a fix by
+// NAME".
+func FixFunc(name string, fn func(ctx context.Context, answer string) (fixed string, err error)) Validator {
+	return fixFunc{name: name, fn: fn}
+}
+
+type fixFunc struct {
+	name string
+	fn   func(context.Context, string) (string, error)
+}
+
+func (f fixFunc) Name() string { return f.name }
+
+func (f fixFunc) Check(ctx context.Context, answer string) (Verdict, error) {
+	fixed, err := f.fn(ctx, answer)
+	if err != nil {
+		return Verdict{}, err
+	}
+	return Verdict{OK: true, Fixed: fixed}, nil
+}
+
+func (f fixFunc) Validate(ctx context.Context, answer string) (bool, string, error) {
+	return validateByCheck(ctx, f, answer)
 }

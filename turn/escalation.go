@@ -330,8 +330,13 @@ func interventionText(instruction string) string {
 
 // accept ends a round whose answer was accepted: after an earlier round,
 // purify when the round itself did not (its first attempt passed), then
-// finish.
+// finish. An answer a validator fixed is finished as fixed.
 func (g *generation) accept(ctx context.Context, a answer) error {
+	if g.fixed != nil {
+		// A validator fixed the answer: the fix is what was accepted, and
+		// acceptFix committed it on the restore point already.
+		return g.finish(ctx, *g.fixed)
+	}
 	if g.round > 1 && g.cfg.purify && !g.res.Purified {
 		if err := g.purify(ctx, g.restore); err != nil {
 			return g.fail(ctx, err)

@@ -98,6 +98,9 @@ func NewConfig(client llm.Client, opts ...Option) (*Config, error) {
 // ("" when none was given: SystemPrompt).
 func (cfg *Config) System() string { return cfg.system }
 
+// Schema is the schema the turn asks for (nil when none: Structured).
+func (cfg *Config) Schema() *llm.Schema { return cfg.schema }
+
 // Task is the turn's task id ("" when none was given: Task).
 func (cfg *Config) Task() string { return cfg.task }
 

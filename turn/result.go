@@ -23,6 +23,11 @@ type Attempt struct {
 	Commit dag.Hash `json:"commit"`
 	// Usage is this attempt's token usage.
 	Usage llm.Usage `json:"usage"`
+	// FixedBy names the validator that fixed the answer, which was then
+	// accepted as Fixed (OK is true); "" when none did.
+	FixedBy string `json:"fixed_by,omitempty"`
+	// Fixed is the answer as FixedBy fixed it.
+	Fixed string `json:"fixed,omitempty"`
 }
 
 // Result is the outcome of a turn (Chat, Generate, RetryLast). On failure it is returned
@@ -51,6 +56,15 @@ type Result struct {
 	Model string `json:"model,omitempty"`
 	// Purified is true when failed attempts were moved off the branch.
 	Purified bool `json:"purified"`
+	// FixedBy names the validator that fixed the accepted answer ("json";
+	// several joined by ", "): Text is the fixed answer, committed on the
+	// branch with no other model call, and Original the answer as the
+	// model gave it. "" when no validator fixed it.
+	FixedBy string `json:"fixed_by,omitempty"`
+	// Original is the commit of the answer as the model gave it before
+	// FixedBy fixed it: an attempt off the branch ('log --all'). Zero
+	// when no validator fixed the answer.
+	Original dag.Hash `json:"original,omitzero"`
 	// History is every attempt, in order, with its answer, verdict, usage
 	// and commit: what an inspector of the turn needs without Show. On
 	// exhaustion its last entry holds the last answer.

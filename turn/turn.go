@@ -188,6 +188,9 @@ type generation struct {
 	// aborting is the escalation hook's abort while the turn ends: the
 	// error commit that ends it records it (and sets aborting to nil).
 	aborting *record.Escalation
+	// fixed is the accepted answer as a validator fixed it, once
+	// committed (see acceptFix); nil when no validator fixed it.
+	fixed *answer
 }
 
 func newGeneration(r Repo, restore dag.Hash, cfg *Config) *generation {
@@ -207,7 +210,7 @@ func (g *generation) steering() retry.Steering[answer, dag.Hash] {
 		Attempt:     g.ask,
 		Validate:    g.validate,
 		Steer:       g.steer,
-		Reset:       g.purify,
+		Reset:       g.reset, // purify, unless a fix did (see fix.go)
 	}
 }
 
@@ -283,6 +286,12 @@ func (g *generation) check(ctx context.Context, a answer) (retry.Verdict, error)
 // *EscalationError.
 func (g *generation) validate(ctx context.Context, a answer) (bool, string, error) {
 	vd, verr := g.check(ctx, a)
+	if verr == nil {
+		var fix bool
+		if vd, fix, verr = g.fixable(a, vd); fix {
+			return g.acceptFix(ctx, a, vd) // see fix.go
+		}
+	}
 	ok, diagnosis := vd.OK, vd.Diagnosis
 	validated := len(g.cfg.validators) > 0
 	meta := attemptMeta(g.attempt, a, validated, ok, diagnosis, verr)
@@ -496,6 +505,12 @@ func (g *generation) finish(ctx context.Context, a answer) error {
 	}
 	if g.res.Attempts > 1 {
 		note = fmt.Sprintf("resolved after %d attempts: %s", g.res.Attempts, strings.Join(g.res.Diagnoses, "; "))
+	}
+	if g.res.FixedBy != "" {
+		note = fmt.Sprintf("fixed by %s on the first attempt", g.res.FixedBy)
+		if g.res.Attempts > 1 {
+			note = fmt.Sprintf("resolved after %d attempts, the last fixed by %s: %s", g.res.Attempts, g.res.FixedBy, strings.Join(g.res.Diagnoses, "; "))
+		}
 	}
 	p := provenance(g.res.Attempts, g.restore, g.res)
 	meta := &record.Meta{Provenance: &p, Task: g.cfg.task}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,9 @@ type ChatOptions struct {
 	PipedFirst bool
 	NoStdin    bool
 	Validate   []string
+	// FixJSON lets the json validator repair an answer it would reject
+	// (--fix-json; see retry.FixJSON).
+	FixJSON bool
 	// CmdTimeout bounds one run of a "cmd:" validator (--cmd-timeout).
 	CmdTimeout  time.Duration
 	MaxAttempts int
@@ -92,8 +96,7 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
   tract chat -V schema:person.json --max-attempts 5 --provenance "Describe Ada"
   tract chat --tool today=date "What day of the week is it?"
   tract chat -m llama3.2 -s "You are terse." -n "Start a new conversation"
-  git diff | tract chat "Review this change"
-  echo "Summarise this" | tract chat -`,
+  git diff | tract chat "Review this change"`,
 		Args: maxArgs(1, `one message (quote it) or "-"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkRetryLast(opts, args); err != nil {
@@ -141,6 +144,9 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 			if err := checkConversationFlags(opts); err != nil {
 				return err
 			}
+			if err := checkFixJSON(opts); err != nil {
+				return err
+			}
 			if opts.MaxAttempts < 1 {
 				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
 			}
@@ -167,6 +173,7 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 	// (its table of chat's flags) and the guides it links.
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "check each answer with `SPEC` (repeatable): "+f.validators().Usages())
+	fl.BoolVar(&opts.FixJSON, "fix-json", false, "let --validate json repair answers, not retry")
 	addCmdTimeoutFlag(cmd, &cmdTimeout)
 	// Chat's commands are its validators' and its tools': the default is
 	// in the usage, to keep it on one line.
@@ -250,7 +257,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if opts.System, err = f.setting("system", opts.System); err != nil {
 		return err
 	}
-	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, withoutWaitLine(client), opts.Model)
+	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, withoutWaitLine(client), opts.Model, opts.specOptions()...)
 	if err != nil {
 		return err
 	}
@@ -402,9 +409,9 @@ func chatText(f *Factory, opts *ChatOptions) (string, error) {
 // share, with the Factory's parser: paths relative to the working
 // directory, "cmd:" commands bounded by cmdTimeout (--cmd-timeout; 0:
 // retry's default), "llm:" judged by client (nil: no judge, so "llm:" is
-// a configuration error). No specs give a nil validator; a bad spec is a
-// usage error.
-func parseValidators(f *Factory, specs []string, cmdTimeout time.Duration, client llm.Client, model string) (retry.Validator, error) {
+// a configuration error), and with the options more. No specs give a nil
+// validator; a bad spec is a usage error.
+func parseValidators(f *Factory, specs []string, cmdTimeout time.Duration, client llm.Client, model string, more ...retry.SpecOption) (retry.Validator, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
@@ -419,6 +426,7 @@ func parseValidators(f *Factory, specs []string, cmdTimeout time.Duration, clien
 	if client != nil {
 		sopts = append(sopts, retry.WithJudge(tract.Judge(client, model)))
 	}
+	sopts = append(sopts, more...)
 	v, err := f.validators().ParseAll(specs, sopts...)
 	if err != nil {
 		return nil, &usageError{err}
@@ -426,11 +434,34 @@ func parseValidators(f *Factory, specs []string, cmdTimeout time.Duration, clien
 	return v, nil
 }
 
+// checkFixJSON refuses --fix-json without the json validator it lets
+// repair answers.
+func checkFixJSON(opts *ChatOptions) error {
+	if opts.FixJSON && !slices.Contains(opts.Validate, "json") {
+		return usageErrorf("--fix-json lets the json validator repair an answer: add --validate json " +
+			"(before any validator that should judge the repaired answer, such as schema:PATH)")
+	}
+	return nil
+}
+
+// specOptions are the options of the validators chat parses that its
+// flags give (--fix-json).
+func (opts *ChatOptions) specOptions() []retry.SpecOption {
+	if opts.FixJSON {
+		return []retry.SpecOption{retry.WithFixJSON()}
+	}
+	return nil
+}
+
 // progress prints each validated attempt to stderr; on a terminal
 // (terminal is true), its diagnosis through the screen sanitiser.
 func progress(w io.Writer, terminal, validated bool) func(tract.Attempt) {
 	return func(a tract.Attempt) {
 		if !validated {
+			return
+		}
+		if a.OK && a.FixedBy != "" {
+			fmt.Fprintf(w, "attempt %d/%d: fixed by %s\n", a.Number, a.Max, a.FixedBy)
 			return
 		}
 		if a.OK {
@@ -446,6 +477,9 @@ func progress(w io.Writer, terminal, validated bool) func(tract.Attempt) {
 }
 
 func reportOutcome(w io.Writer, res *tract.ChatResult) {
+	if res.FixedBy != "" {
+		fmt.Fprintf(w, "fixed by %s; the answer as given is %s, off the branch (see 'tract log --all')\n", res.FixedBy, res.Original.Short())
+	}
 	if res.Attempts <= 1 {
 		return
 	}

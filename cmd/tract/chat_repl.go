@@ -41,7 +41,7 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		return err
 	}
 	clients := map[string]llm.Remote{} // those of the models /model chose
-	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, withoutWaitLine(client), opts.Model)
+	validator, err := parseValidators(f, opts.Validate, opts.CmdTimeout, withoutWaitLine(client), opts.Model, opts.specOptions()...)
 	if err != nil {
 		return err
 	}

@@ -116,7 +116,9 @@ func (s *attemptStream) verdict(a tract.Attempt) {
 		}
 		s.endLine()
 	}
-	if a.OK {
+	if a.OK && a.FixedBy != "" {
+		fmt.Fprintf(s.w, "%s\n", s.paint(sgrGreen, fmt.Sprintf("✓ attempt %d/%d fixed by %s", a.Number, a.Max, screenText(a.FixedBy))))
+	} else if a.OK {
 		fmt.Fprintf(s.w, "%s\n", s.paint(sgrGreen, fmt.Sprintf("✓ attempt %d/%d passed", a.Number, a.Max)))
 	} else {
 		fmt.Fprintf(s.w, "%s %s\n", s.paint(sgrRed, fmt.Sprintf("✗ attempt %d/%d rejected:", a.Number, a.Max)), indent(screenText(a.Diagnosis), "  ")[2:])

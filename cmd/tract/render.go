@@ -184,12 +184,30 @@ func oneLine(p palette, c *tract.CommitInfo, width int, names *toolNames) string
 		text = calls // every call on the one line, not only the first
 	}
 	b.WriteString(preview(text, width))
-	if r, ok := failureRecord(c); ok {
+	fix, fixed := fixRecord(c)
+	switch r, ok := failureRecord(c); {
+	case ok:
 		b.WriteString("  " + p.bad("✗ "+string(r.Type)+": "+preview(r.Error, 80)))
-	} else if d := c.Diagnosis(); d != "" && c.Role == tract.RoleAssistant {
-		b.WriteString("  " + p.bad("✗ "+preview(d, 80)))
+	case fixed && fix.Original.IsZero(): // the answer as given, which a validator fixed
+		d := strings.TrimPrefix(c.Diagnosis(), fix.By+": ") // All's prefix of a lone validator's diagnosis
+		b.WriteString("  " + p.bad("✗ fixed by "+preview(fix.By, 40)+": "+preview(d, 80)))
+	case fixed: // the fixed answer, in its place
+		b.WriteString("  " + p.good("✓ fixed by "+preview(fix.By, 40)))
+	default:
+		if d := c.Diagnosis(); d != "" && c.Role == tract.RoleAssistant {
+			b.WriteString("  " + p.bad("✗ "+preview(d, 80)))
+		}
 	}
 	return b.String()
+}
+
+// fixRecord is the fixed record of a commit (see tract.FixRecord),
+// read only when its metadata may hold one.
+func fixRecord(c *tract.CommitInfo) (tract.FixRecord, bool) {
+	if !bytes.Contains(c.Meta, []byte(`"`+tract.MetaFixed+`"`)) {
+		return tract.FixRecord{}, false
+	}
+	return c.FixRecord()
 }
 
 // label names a commit by role, and by kind when it is not a plain message.

@@ -86,6 +86,16 @@ func renderMeta(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal b
 			fmt.Fprintf(w, "  attempt %d failed: %s\n", i+1, p.bad(clean(d)))
 		}
 	}
+	if fix, ok := fixRecord(c); ok {
+		if fix.Original.IsZero() {
+			fmt.Fprintf(w, "\nFixed by %s: this answer as the model gave it was not accepted; the fixed answer was, in its place\n", clean(fix.By))
+			if d := c.Diagnosis(); d != "" {
+				fmt.Fprintf(w, "  what was fixed: %s\n", p.bad(indent(clean(d), "    ")[4:]))
+			}
+		} else {
+			fmt.Fprintf(w, "\nFixed by %s: the answer as the model gave it is %s (off the branch)\n", clean(fix.By), p.hash(fix.Original.Short()))
+		}
+	}
 	if task := c.Task(); task != "" {
 		fmt.Fprintf(w, "\nTask: %s\n", clean(task))
 	}

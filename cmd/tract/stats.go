@@ -32,9 +32,10 @@ func newCmdStats(f *Factory, runF func(*StatsOptions) error) *cobra.Command {
 		Short: "Summarise how the tasks in the repository went",
 		Long: `Summarise how the tasks in the repository went, read from the commits of
 every validated turn (orphaned attempts included): first-attempt successes,
-retries, escalations, skips and aborts, mean attempts, tokens spent on
-rejected and accepted answers, failure types, the most common diagnoses
-(paths, hashes and numbers normalised), and a table of the tasks. The turns
+retries, answers a validator fixed (--fix-json), escalations, skips and
+aborts, mean attempts, tokens spent on rejected and accepted answers,
+failure types, the most common diagnoses (paths, hashes and numbers
+normalised), and a table of the tasks. The turns
 of a task id count as one task; each turn without one counts as a task of
 its own, listed together on a "(no task)" line that --task leaves out.`,
 		Example: `  tract stats
@@ -84,6 +85,7 @@ func printStats(w io.Writer, st *tract.Stats, terminal bool) {
 	fmt.Fprintf(tw, "First-attempt success\t%s\n", pct(st.FirstAttemptSuccesses))
 	fmt.Fprintf(tw, "Retried\t%s\n", pct(st.Retried))
 	fmt.Fprintf(tw, "Retry success\t%d\n", st.RetrySuccesses)
+	fmt.Fprintf(tw, "Fixes\t%s\n", fixesLine(st))
 	fmt.Fprintf(tw, "Escalations\t%d\n", st.Escalations)
 	fmt.Fprintf(tw, "Skipped\t%d\n", st.Skipped)
 	fmt.Fprintf(tw, "Aborted\t%d\n", st.Aborted)
@@ -131,8 +133,12 @@ func printStats(w io.Writer, st *tract.Stats, terminal bool) {
 			case ts.Task == tract.NoTask && ts.Turns > 1:
 				// Turns of tasks of their own: the last one's result, no
 				// story of retries across them.
+			case ts.Result == tract.ResolvedSuccess && ts.Attempts > 1 && ts.Fixes > 0:
+				result += " (retry worked, fixed)"
 			case ts.Result == tract.ResolvedSuccess && ts.Attempts > 1:
 				result += " (retry worked)"
+			case ts.Result == tract.ResolvedSuccess && ts.Fixes > 0:
+				result += " (fixed)"
 			case ts.Escalated && ts.Result != tract.ResolvedEscalated:
 				result += " (escalated)"
 			}
@@ -140,4 +146,21 @@ func printStats(w io.Writer, st *tract.Stats, terminal bool) {
 		}
 		tw.Flush()
 	}
+}
+
+// fixesLine is the number of answers validators fixed, and by which:
+// "2 (json 1, mask 1)"; "0" when none was.
+func fixesLine(st *tract.Stats) string {
+	if st.Fixes == 0 {
+		return "0"
+	}
+	names := make([]string, 0, len(st.FixesByValidator))
+	for name := range st.FixesByValidator {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for i, name := range names {
+		names[i] = fmt.Sprintf("%s %d", name, st.FixesByValidator[name])
+	}
+	return fmt.Sprintf("%d (%s)", st.Fixes, strings.Join(names, ", "))
 }

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"time"
 
+	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/llm/scriptserver"
 )
 
@@ -77,6 +78,14 @@ func NewServer(t TB, opts ...Option) *Server {
 
 // Answer returns a reply whose answer is content.
 func Answer(content string) Reply { return scriptserver.Answer(content) }
+
+// Calls returns a reply whose answer is the tool calls calls, made in
+// parallel: see scriptserver.Calls.
+func Calls(calls ...llm.ToolCall) Reply { return scriptserver.Calls(calls...) }
+
+// Call returns a call of the tool name with arguments, a JSON text, for
+// Calls; the server gives it an ID.
+func Call(name, arguments string) llm.ToolCall { return scriptserver.Call(name, arguments) }
 
 // Error returns a reply with the given HTTP status and an OpenAI error
 // document {"error": {"message": message, "type": …}}.

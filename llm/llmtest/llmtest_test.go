@@ -103,6 +103,8 @@ func TestReplies_AreScriptserversReplies(t *testing.T) {
 		{llmtest.Overloaded(), scriptserver.Overloaded()},
 		{llmtest.StreamError("a b", "api_error", "boom"), scriptserver.StreamError("a b", "api_error", "boom")},
 		{llmtest.Hangup(), scriptserver.Hangup()},
+		{llmtest.Calls(llmtest.Call("f", `{"a":1}`), llmtest.Call("g", "{}")),
+			scriptserver.Reply{ToolCalls: []llm.ToolCall{llm.NewToolCall("", "f", `{"a":1}`), llm.NewToolCall("", "g", "{}")}}},
 	}
 	for _, tc := range cases {
 		assert.Equal(t, tc.want, tc.got)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,36 +31,163 @@ type anthropicRequest struct {
 	Stream      bool     `json:"stream"`
 	Tools       []struct {
 		Name        string          `json:"name"`
+		Description string          `json:"description"`
 		InputSchema json.RawMessage `json:"input_schema"`
 	} `json:"tools"`
-	ToolChoice *struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-	} `json:"tool_choice"`
+	ToolChoice *anthropicChoice `json:"tool_choice"`
+}
+
+type anthropicChoice struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
+// anthropicBlock is a content block of a request: text, a tool_use (an
+// assistant's call) or a tool_result (its answer); other blocks (images,
+// documents) count for their text, none.
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// anthropicBlocks reads a content or system value: a string (one text
+// block), or an array of blocks.
+func anthropicBlocks(raw json.RawMessage) ([]anthropicBlock, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []anthropicBlock{{Type: "text", Text: s}}, nil
+	}
+	var blocks []anthropicBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, err
+	}
+	return blocks, nil
 }
 
 // anthropicText reads a content or system value: a string, or an array
 // of blocks whose text parts are joined.
 func anthropicText(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", err
-	}
+	blocks, err := anthropicBlocks(raw)
 	var b strings.Builder
 	for _, bl := range blocks {
 		b.WriteString(bl.Text)
 	}
-	return b.String(), nil
+	return b.String(), err
+}
+
+// anthropicMessages reads the messages of a request in the OpenAI shape
+// the recorded Request holds: an assistant message's tool_use blocks
+// become its ToolCalls; a user message's tool_result blocks, messages of
+// role "tool" (before the user's text, if any). It returns what Anthropic
+// would refuse: a role other than user and assistant, roles that do not
+// alternate, a tool_use in a user message or a tool_result in an
+// assistant's, a tool_result after other blocks, a tool_use not answered
+// in the next message, a tool_result answering no tool_use of the one
+// before.
+func anthropicMessages(wire anthropicRequest) ([]llm.Message, string) {
+	var (
+		out  []llm.Message
+		uses []string // the tool_use ids of the previous message
+	)
+	for i, m := range wire.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, fmt.Sprintf("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		}
+		if i > 0 && wire.Messages[i-1].Role == m.Role {
+			return nil, fmt.Sprintf("messages: roles must alternate between \"user\" and \"assistant\", but found multiple %q roles in a row", m.Role)
+		}
+		blocks, err := anthropicBlocks(m.Content)
+		if err != nil {
+			return nil, fmt.Sprintf("messages.%d.content: %v", i, err)
+		}
+		var (
+			text    strings.Builder
+			calls   []llm.ToolCall
+			results []llm.Message
+			other   bool // a block that is not a tool_result came first
+		)
+		for j, b := range blocks {
+			switch b.Type {
+			case "tool_use":
+				if m.Role != "assistant" {
+					return nil, fmt.Sprintf("messages.%d.content.%d: tool_use blocks can only be in assistant messages", i, j)
+				}
+				args := "{}"
+				var compact bytes.Buffer
+				if len(b.Input) > 0 && json.Compact(&compact, b.Input) == nil {
+					args = compact.String()
+				}
+				calls = append(calls, llm.NewToolCall(b.ID, b.Name, args))
+			case "tool_result":
+				switch {
+				case m.Role != "user":
+					return nil, fmt.Sprintf("messages.%d.content.%d: tool_result blocks can only be in user messages", i, j)
+				case other:
+					return nil, fmt.Sprintf("messages.%d.content.%d: tool_result blocks must come first in the content, before any other block", i, j)
+				case !slices.Contains(uses, b.ToolUseID):
+					return nil, fmt.Sprintf("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. "+
+						"Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
+				}
+				content, err := anthropicText(b.Content)
+				if err != nil {
+					return nil, fmt.Sprintf("messages.%d.content.%d.content: %v", i, j, err)
+				}
+				results = append(results, llm.Message{Role: "tool", ToolCallID: b.ToolUseID, Content: content})
+			default:
+				other = true
+				text.WriteString(b.Text)
+			}
+		}
+		var missing []string
+		for _, id := range uses {
+			if !slices.ContainsFunc(results, func(r llm.Message) bool { return r.ToolCallID == id }) {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. "+
+				"Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i-1, strings.Join(missing, ", "))
+		}
+		uses = uses[:0]
+		for _, c := range calls {
+			uses = append(uses, c.ID)
+		}
+		out = append(out, results...)
+		if text.Len() > 0 || len(results) == 0 || len(calls) > 0 {
+			out = append(out, llm.Message{Role: m.Role, Content: text.String(), ToolCalls: calls})
+		}
+	}
+	return out, ""
+}
+
+// anthropicToolChoice reads a tool_choice: auto, none, any (a call
+// required) or tool (that tool forced).
+func anthropicToolChoice(tc *anthropicChoice) (llm.ToolChoice, string) {
+	if tc == nil {
+		return llm.ToolChoice{}, ""
+	}
+	switch tc.Type {
+	case "auto":
+		return llm.ToolChoice{}, ""
+	case "none":
+		return llm.ToolChoice{Mode: llm.ToolChoiceNone}, ""
+	case "any":
+		return llm.ToolChoice{Mode: llm.ToolChoiceRequired}, ""
+	case "tool":
+		if tc.Name == "" {
+			return llm.ToolChoice{}, "tool_choice.tool.name: Field required"
+		}
+		return llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: tc.Name}, ""
+	}
+	return llm.ToolChoice{}, fmt.Sprintf("tool_choice: Input tag '%s' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'", tc.Type)
 }
 
 // serveAnthropic answers POST /v1/messages as Server.serve does the
@@ -86,13 +214,8 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		s.invalid(w, rec, "system: "+err.Error())
 		return
 	}
-	for i, m := range wire.Messages {
-		text, err := anthropicText(m.Content)
-		if err != nil {
-			s.invalid(w, rec, fmt.Sprintf("messages.%d.content: %v", i, err))
-			return
-		}
-		rec.Messages = append(rec.Messages, llm.Message{Role: m.Role, Content: text})
+	for _, t := range wire.Tools {
+		rec.Tools = append(rec.Tools, llm.ToolDef{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
 	}
 	if tc := wire.ToolChoice; tc != nil && tc.Type == "tool" {
 		for _, t := range wire.Tools {
@@ -102,30 +225,30 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	key := r.Header.Get("X-Api-Key")
-	if problem := checkAnthropic(r, wire, rec); problem != "" {
+	problem := checkAnthropic(r, wire)
+	if problem == "" {
+		rec.Messages, problem = anthropicMessages(wire)
+	}
+	if problem == "" {
+		rec.ToolChoice, problem = anthropicToolChoice(wire.ToolChoice)
+	}
+	if problem != "" {
 		s.invalid(w, rec, problem)
 		return
 	}
 	s.answer(w, r, rec, key, wire.Stream, anthropicDialect)
 }
 
-// checkAnthropic returns what Anthropic would reject in a request, or "".
-func checkAnthropic(r *http.Request, wire anthropicRequest, rec Request) string {
+// checkAnthropic returns what Anthropic would reject in a request's
+// headers and fields, or "" (anthropicMessages checks the messages).
+func checkAnthropic(r *http.Request, wire anthropicRequest) string {
 	switch {
 	case r.Header.Get("Anthropic-Version") == "":
 		return "anthropic-version: header is required"
 	case wire.MaxTokens <= 0:
 		return "max_tokens: Field required"
-	case len(rec.Messages) == 0:
+	case len(wire.Messages) == 0:
 		return "messages: at least one message is required"
-	}
-	for i, m := range rec.Messages {
-		if m.Role != "user" && m.Role != "assistant" {
-			return fmt.Sprintf("messages.%d.role: Input should be 'user' or 'assistant'", i)
-		}
-		if i > 0 && rec.Messages[i-1].Role == m.Role {
-			return fmt.Sprintf("messages: roles must alternate between \"user\" and \"assistant\", but found multiple %q roles in a row", m.Role)
-		}
 	}
 	return ""
 }
@@ -201,10 +324,35 @@ func anthropicUsage(rec Request, r Reply) map[string]any {
 }
 
 // useTool reports whether the answer goes as the forced tool's input: the
-// request forced a tool and the content is a JSON object.
+// request forced a tool, the reply makes no tool calls and its content is
+// a JSON object.
 func useTool(rec Request, r Reply) bool {
 	var obj map[string]any
-	return rec.SchemaName != "" && json.Unmarshal([]byte(r.Content), &obj) == nil
+	return rec.SchemaName != "" && len(r.ToolCalls) == 0 && json.Unmarshal([]byte(r.Content), &obj) == nil
+}
+
+// anthropicBlocksOf returns the content blocks of the n-th answer, whole:
+// the forced tool's input (useTool), else a text block (unless the
+// answer is only tool calls) and a tool_use block per call.
+func anthropicBlocksOf(n int, rec Request, r Reply) []map[string]any {
+	if useTool(rec, r) {
+		return []map[string]any{{"type": "tool_use", "id": fmt.Sprintf("toolu_scriptserver_%d", n), "name": rec.SchemaName, "input": json.RawMessage(r.Content)}}
+	}
+	var blocks []map[string]any
+	if r.Content != "" || len(r.ToolCalls) == 0 {
+		blocks = append(blocks, map[string]any{"type": "text", "text": r.Content})
+	}
+	for _, c := range toolCalls(n, r, "toolu") {
+		var input any = json.RawMessage(c.Function.Arguments)
+		switch {
+		case strings.TrimSpace(c.Function.Arguments) == "":
+			input = map[string]any{}
+		case !json.Valid([]byte(c.Function.Arguments)):
+			input = c.Function.Arguments
+		}
+		blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Function.Name, "input": input})
+	}
+	return blocks
 }
 
 // messageID names the answer to request number n.
@@ -214,7 +362,7 @@ func anthropicStop(rec Request, r Reply) string {
 	switch {
 	case r.FinishReason != "":
 		return r.FinishReason
-	case useTool(rec, r):
+	case useTool(rec, r), len(r.ToolCalls) > 0:
 		return "tool_use"
 	}
 	return "end_turn"
@@ -222,22 +370,20 @@ func anthropicStop(rec Request, r Reply) string {
 
 // writeAnthropicJSON sends a non-streamed Message.
 func writeAnthropicJSON(w http.ResponseWriter, n int, rec Request, r Reply) {
-	block := map[string]any{"type": "text", "text": r.Content}
-	if useTool(rec, r) {
-		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_scriptserver_%d", n), "name": rec.SchemaName, "input": json.RawMessage(r.Content)}
-	}
 	body, _ := json.Marshal(map[string]any{
 		"id": messageID(n), "type": "message", "role": "assistant", "model": modelFor(rec, r),
-		"content": []any{block}, "stop_reason": anthropicStop(rec, r), "stop_sequence": nil,
+		"content": anthropicBlocksOf(n, rec, r), "stop_reason": anthropicStop(rec, r), "stop_sequence": nil,
 		"usage": anthropicUsage(rec, r),
 	})
 	writeRaw(w, Reply{Body: string(body), Truncate: r.Truncate, Header: r.Header}, http.StatusOK)
 }
 
 // writeAnthropicStream sends a Message as server-sent events:
-// message_start, a ping, one content block (text_delta per word, or
-// input_json_delta pieces of the forced tool's input), message_delta with
-// the stop reason and output usage, message_stop.
+// message_start, a ping, the content blocks (a text block of text_delta
+// per word, or input_json_delta pieces of the forced tool's input; then a
+// tool_use block per tool call, its input in two input_json_delta
+// halves), message_delta with the stop reason and output usage,
+// message_stop.
 func (s *Server) writeAnthropicStream(ctx context.Context, w http.ResponseWriter, n int, rec Request, r Reply) {
 	copyHeader(w.Header(), r.Header)
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -273,8 +419,12 @@ func (s *Server) writeAnthropicStream(ctx context.Context, w http.ResponseWriter
 		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_scriptserver_%d", n), "name": rec.SchemaName, "input": map[string]any{}}
 		delta = func(p string) map[string]any { return map[string]any{"type": "input_json_delta", "partial_json": p} }
 	}
-	if !send("content_block_start", map[string]any{"index": 0, "content_block": block}) {
-		return
+	index := 0
+	if r.Content != "" || len(r.ToolCalls) == 0 {
+		if !send("content_block_start", map[string]any{"index": 0, "content_block": block}) {
+			return
+		}
+		index++
 	}
 	pieces := words(r.Content)
 	if r.Truncate || r.ErrorEvent != "" {
@@ -298,11 +448,30 @@ func (s *Server) writeAnthropicStream(ctx context.Context, w http.ResponseWriter
 		send("error", map[string]any{"error": map[string]any{"type": r.ErrorEvent, "message": r.Message}})
 		return
 	}
-	if !send("content_block_stop", map[string]any{"index": 0}) ||
-		!send("message_delta", map[string]any{
-			"delta": map[string]any{"stop_reason": anthropicStop(rec, r), "stop_sequence": nil},
-			"usage": map[string]any{"output_tokens": usage["output_tokens"]},
-		}) {
+	if index > 0 && !send("content_block_stop", map[string]any{"index": 0}) {
+		return
+	}
+	for _, c := range toolCalls(n, r, "toolu") {
+		first, second := halves(c.Function.Arguments)
+		if !send("content_block_start", map[string]any{"index": index, "content_block": map[string]any{
+			"type": "tool_use", "id": c.ID, "name": c.Function.Name, "input": map[string]any{},
+		}}) {
+			return
+		}
+		for _, p := range []string{first, second} {
+			if p != "" && !send("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": p}}) {
+				return
+			}
+		}
+		if !send("content_block_stop", map[string]any{"index": index}) {
+			return
+		}
+		index++
+	}
+	if !send("message_delta", map[string]any{
+		"delta": map[string]any{"stop_reason": anthropicStop(rec, r), "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": usage["output_tokens"]},
+	}) {
 		return
 	}
 	send("message_stop", map[string]any{})

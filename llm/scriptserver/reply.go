@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tractdag/tract/llm"
@@ -15,9 +16,17 @@ import (
 type Reply struct {
 	// Content is the answer's text.
 	Content string
-	// ToolCalls are the answer's function calls (its content is null when
-	// it has no text). A stream sends each in pieces: its id, type and
-	// name first, then its arguments in two halves.
+	// ToolCalls are the answer's tool calls (see Calls), after its text:
+	// on the OpenAI wire tool_calls (the content null when there is no
+	// text), on the Anthropic wire tool_use blocks after a text block
+	// (when there is text). A call without an ID gets
+	// "call_scriptserver_N_I" (Anthropic: "toolu_scriptserver_N_I"; N the
+	// request's number from 1, I the call's from 0). A stream sends each
+	// in pieces: its id, type and name first, then its arguments in two
+	// halves (Anthropic: a content_block_start, then two
+	// input_json_delta events). Anthropic's inputs are JSON values: an
+	// answer that is not streamed sends Arguments that are not valid JSON
+	// as a JSON string.
 	ToolCalls []llm.ToolCall
 	// Status, when not 0 or 200, answers with that status and an OpenAI error
 	// document carrying Message (unless Body is set).
@@ -31,7 +40,8 @@ type Reply struct {
 	ContentType string
 	// Usage is reported as is; nil estimates it (about 4 characters per token).
 	Usage *llm.Usage
-	// FinishReason defaults to "stop".
+	// FinishReason defaults to "stop" (Anthropic: "end_turn"), or with
+	// ToolCalls "tool_calls" (Anthropic: "tool_use").
 	FinishReason string
 	// Model defaults to the requested model.
 	Model string
@@ -63,6 +73,14 @@ type Reply struct {
 
 // Answer returns a reply whose answer is content.
 func Answer(content string) Reply { return Reply{Content: content} }
+
+// Calls returns a reply whose answer is the tool calls calls, made in
+// parallel (see Reply.ToolCalls).
+func Calls(calls ...llm.ToolCall) Reply { return Reply{ToolCalls: calls} }
+
+// Call returns a call of the tool name with arguments, a JSON text, for
+// Calls; the server gives it an ID.
+func Call(name, arguments string) llm.ToolCall { return llm.NewToolCall("", name, arguments) }
 
 // Error returns a reply with the given HTTP status and an OpenAI error
 // document {"error": {"message": message, "type": …}}.
@@ -151,6 +169,12 @@ func (r Reply) describe() string {
 		return fmt.Sprintf("HTTP %d %q", r.Status, r.Message)
 	case r.Body != "":
 		return fmt.Sprintf("raw body %.40q", r.Body)
+	case len(r.ToolCalls) > 0:
+		names := make([]string, len(r.ToolCalls))
+		for i, c := range r.ToolCalls {
+			names[i] = c.Function.Name
+		}
+		return fmt.Sprintf("answer %q with tool calls %s", r.Content, strings.Join(names, ", "))
 	}
 	return fmt.Sprintf("answer %q", r.Content)
 }

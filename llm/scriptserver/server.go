@@ -37,7 +37,11 @@ type Request struct {
 	// the key itself.
 	Header http.Header
 	// Model, Messages, Temperature, Stream and IncludeUsage
-	// (stream_options.include_usage) are decoded from the body.
+	// (stream_options.include_usage) are decoded from the body. Messages
+	// are in the OpenAI shape from either wire: an Anthropic assistant's
+	// tool_use blocks are its ToolCalls, and a user message's tool_result
+	// blocks messages of role "tool" before it (the user message itself
+	// only when it has text).
 	Model        string
 	Messages     []llm.Message
 	Temperature  *float64
@@ -46,7 +50,7 @@ type Request struct {
 	// Wire is the wire format of the request: WireOpenAI or WireAnthropic.
 	Wire string
 	// System is an Anthropic request's top-level system text (its
-	// Messages hold only user and assistant messages).
+	// Messages hold no system message).
 	System string
 	// MaxTokens is the request's max_tokens (0 when it sent none).
 	MaxTokens int
@@ -57,6 +61,11 @@ type Request struct {
 	SchemaName string
 	Schema     json.RawMessage
 	Strict     bool
+	// Tools are the tools the request offered, as sent (on the Anthropic
+	// wire, a schema's tool among them), and ToolChoice its tool_choice
+	// (Anthropic's "any" is ToolChoiceRequired).
+	Tools      []llm.ToolDef
+	ToolChoice llm.ToolChoice
 	// Body is the raw request body.
 	Body []byte
 }
@@ -69,7 +78,8 @@ const (
 
 // LastMessage returns the text of the request's last message ("" if
 // none): its content, or for a message of parts or tool calls, its
-// readable text (llm.Message.Text).
+// readable text (llm.Message.Text). Rules match llm.MatchText instead,
+// which for a request that ends in tool results is all of them.
 func (r Request) LastMessage() string {
 	if len(r.Messages) == 0 {
 		return ""
@@ -196,6 +206,7 @@ func (s *Server) Requests() []Request {
 	for i, r := range s.requests {
 		r.Header = r.Header.Clone()
 		r.Messages = slices.Clone(r.Messages)
+		r.Tools = slices.Clone(r.Tools)
 		r.Body = slices.Clone(r.Body)
 		out[i] = r
 	}
@@ -244,6 +255,43 @@ type wireRequest struct {
 			Strict bool            `json:"strict"`
 		} `json:"json_schema"`
 	} `json:"response_format"`
+	Tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+}
+
+// openAIToolChoice reads a tool_choice: "auto", "none", "required" or
+// {"type": "function", "function": {"name"}}.
+func openAIToolChoice(raw json.RawMessage) (llm.ToolChoice, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return llm.ToolChoice{}, nil
+	}
+	var mode string
+	if json.Unmarshal(raw, &mode) == nil {
+		switch mode {
+		case "auto":
+			return llm.ToolChoice{}, nil
+		case "none", "required":
+			return llm.ToolChoice{Mode: llm.ToolChoiceMode(mode)}, nil
+		}
+		return llm.ToolChoice{}, fmt.Errorf("tool_choice: %q is not one of \"none\", \"auto\", \"required\"", mode)
+	}
+	var forced struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &forced); err != nil || forced.Type != "function" || forced.Function.Name == "" {
+		return llm.ToolChoice{}, fmt.Errorf("tool_choice: %s is not {\"type\": \"function\", \"function\": {\"name\": …}}", raw)
+	}
+	return llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: forced.Function.Name}, nil
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -289,6 +337,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if rf := wire.ResponseFormat; rf != nil && rf.JSONSchema != nil {
 		rec.SchemaName, rec.Schema, rec.Strict = rf.JSONSchema.Name, rf.JSONSchema.Schema, rf.JSONSchema.Strict
 	}
+	for _, t := range wire.Tools {
+		rec.Tools = append(rec.Tools, llm.ToolDef{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	if rec.ToolChoice, err = openAIToolChoice(wire.ToolChoice); err != nil {
+		s.record(rec)
+		s.miss("invalid request: " + err.Error())
+		writeError(w, Error(http.StatusBadRequest, err.Error()), "")
+		return
+	}
 	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	s.answer(w, r, rec, key, wire.Stream, openAIDialect)
 }
@@ -320,7 +377,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rec Request, key
 	if !ok {
 		d.error(w, Error(http.StatusNotImplemented, fmt.Sprintf(
 			"scriptserver: no reply scripted for this request (last message %q); script one with Server.Reply, When or Otherwise",
-			rec.LastMessage())), "")
+			llm.MatchText(rec.Messages))), "")
 		return
 	}
 	if !s.pause(r.Context(), reply.Delay) || !s.hold(r.Context(), reply.Hold) {
@@ -363,7 +420,7 @@ func (s *Server) pick(rec Request) (reply Reply, n int, ok bool) {
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, rec)
 	n = len(s.requests)
-	last := rec.LastMessage()
+	last := llm.MatchText(rec.Messages)
 	if reply, ok = s.script.Next(last); ok {
 		return reply, n, true
 	}
@@ -531,7 +588,7 @@ func writeJSON(w http.ResponseWriter, n int, rec Request, r Reply) {
 		"model":   modelFor(rec, r),
 		"choices": []any{map[string]any{
 			"index":         0,
-			"message":       answerMessage(r),
+			"message":       answerMessage(n, r),
 			"finish_reason": finishFor(r),
 		}},
 		"usage": usage,
@@ -539,16 +596,42 @@ func writeJSON(w http.ResponseWriter, n int, rec Request, r Reply) {
 	writeRaw(w, Reply{Body: string(body), Truncate: r.Truncate, Header: r.Header}, http.StatusOK)
 }
 
-// answerMessage is the message of a non-streamed answer.
-func answerMessage(r Reply) map[string]any {
+// answerMessage is the message of the n-th answer, not streamed.
+func answerMessage(n int, r Reply) map[string]any {
 	m := map[string]any{"role": "assistant", "content": r.Content}
-	if len(r.ToolCalls) > 0 {
-		m["tool_calls"] = r.ToolCalls
+	if calls := toolCalls(n, r, "call"); len(calls) > 0 {
+		m["tool_calls"] = calls
 		if r.Content == "" {
 			m["content"] = nil
 		}
 	}
 	return m
+}
+
+// toolCalls returns the tool calls of the n-th answer, those without an
+// ID given PREFIX_scriptserver_N_I (I the call's index from 0), those
+// without a Type "function".
+func toolCalls(n int, r Reply, prefix string) []llm.ToolCall {
+	var out []llm.ToolCall
+	for i, c := range r.ToolCalls {
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("%s_scriptserver_%d_%d", prefix, n, i)
+		}
+		if c.Type == "" {
+			c.Type = "function"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// halves cuts s in two, both valid UTF-8 when s is.
+func halves(s string) (string, string) {
+	half := len(s) / 2
+	for half > 0 && !utf8.RuneStart(s[half]) {
+		half--
+	}
+	return s[:half], s[half:]
 }
 
 // writeStream sends a chat completion as server-sent events: a role chunk,
@@ -607,16 +690,12 @@ func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, n int, 
 		send(map[string]any{"error": map[string]any{"message": r.Message, "type": r.ErrorEvent, "code": nil}})
 		return
 	}
-	for i, c := range r.ToolCalls {
-		args := c.Function.Arguments
-		half := len(args) / 2
-		for half > 0 && !utf8.RuneStart(args[half]) {
-			half-- // both halves valid UTF-8
-		}
+	for i, c := range toolCalls(n, r, "call") {
+		first, second := halves(c.Function.Arguments)
 		pieces := []map[string]any{
 			{"index": i, "id": c.ID, "type": c.Type, "function": map[string]any{"name": c.Function.Name, "arguments": ""}},
-			{"index": i, "function": map[string]any{"arguments": args[:half]}},
-			{"index": i, "function": map[string]any{"arguments": args[half:]}},
+			{"index": i, "function": map[string]any{"arguments": first}},
+			{"index": i, "function": map[string]any{"arguments": second}},
 		}
 		for _, p := range pieces {
 			if !send(chunk(map[string]any{"tool_calls": []any{p}}, nil)) {
