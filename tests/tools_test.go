@@ -327,3 +327,27 @@ func TestLog_ImportedToolSteps(t *testing.T) {
 	assert.Contains(t, compiled, "[tool: lookup]\n42\n\n[tool: weather]\nSunny\nand warm\n")
 	fmt.Fprint(io.Discard, compiled)
 }
+
+// A model that still calls tools after --max-tool-steps ends the chat
+// with an error that says so, and a hint to raise the limit; the call
+// over the limit does not run, and the steps made stay in log --all.
+func TestChat_ToolStepLimit(t *testing.T) {
+	t.Parallel()
+	ts := newToolServer(t,
+		toolReply{Calls: []toolCall{{ID: "call_1", Name: "lookup", Args: `{"input":"x"}`}}},
+		toolReply{Calls: []toolCall{{ID: "call_2", Name: "lookup", Args: `{"input":"z"}`}}},
+	)
+	s := ts.env(newSandbox(t))
+	s.initRepo()
+	writeScript(t, s, "lookup.sh", "cat >> calls.txt\necho >> calls.txt\necho 42\n")
+
+	r := s.tract("chat", "--tool", "lookup=./lookup.sh", "--max-tool-steps", "1", "What is x?")
+	assert.NotEqual(t, exitOK, r.Code, r)
+	assert.Contains(t, r.Stderr, "the model called tools again after 1 tool step")
+	assert.Contains(t, r.Stderr, "--max-tool-steps")
+	calls, err := os.ReadFile(filepath.Join(s.dir, "calls.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "{\"input\":\"x\"}\n", string(calls), "the call over the limit does not run")
+	assert.Contains(t, s.ok("log", "--all").Stdout, "tool: lookup → 42")
+	s.fsckOK()
+}
