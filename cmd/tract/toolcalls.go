@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"unicode/utf8"
@@ -102,7 +103,7 @@ func (n *toolNames) learn(m llm.Message) {
 // the name when it cannot be found, and ok false when c is no tool result
 // (a message of role tool with a tool_call_id).
 func (n *toolNames) callOf(c *tract.CommitInfo) (id, name string, ok bool) {
-	if c.Role != tract.RoleTool || c.MetaValue(tract.MetaShape) == nil {
+	if c.Role != tract.RoleTool || !hasShape(c) {
 		return "", "", false
 	}
 	m, err := c.Message()
@@ -146,7 +147,7 @@ func (n *toolNames) callOf(c *tract.CommitInfo) (id, name string, ok bool) {
 
 // learnCommit notes the calls of c when it is an answer that makes some.
 func (n *toolNames) learnCommit(c *tract.CommitInfo) {
-	if n == nil || c.Role != tract.RoleAssistant || c.MetaValue(tract.MetaShape) == nil {
+	if n == nil || c.Role != tract.RoleAssistant || !hasShape(c) {
 		return
 	}
 	if m, err := c.Message(); err == nil {
@@ -167,7 +168,7 @@ func toolLabel(id, name string) string {
 // first line, if it has text, then "→ NAME(ARGS), NAME(ARGS)"; "" for any
 // other commit.
 func callsLine(c *tract.CommitInfo) string {
-	if c.Role != tract.RoleAssistant || c.MetaValue(tract.MetaShape) == nil {
+	if c.Role != tract.RoleAssistant || !hasShape(c) {
 		return ""
 	}
 	m, err := c.Message()
@@ -183,4 +184,10 @@ func callsLine(c *tract.CommitInfo) string {
 		line = first + " " + line
 	}
 	return line
+}
+
+// hasShape reports whether c keeps a message shape (tool calls, a call's
+// id), without decoding the metadata of the many commits that have none.
+func hasShape(c *tract.CommitInfo) bool {
+	return bytes.Contains(c.Meta, []byte(`"`+tract.MetaShape+`"`))
 }
