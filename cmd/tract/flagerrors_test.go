@@ -190,6 +190,7 @@ func TestRun_EveryTextFlagsErrorsInTractsWords(t *testing.T) {
 			for _, v := range []string{"bogus", "-1", "99999999999999999999999", "1e999", "%"} {
 				args := append(append([]string{}, path...), "--"+fl.Name+"="+v)
 				t.Run(strings.Join(args, " "), func(t *testing.T) {
+					t.Chdir(t.TempDir()) // --db=bogus, -o bogus, …: a file named after the value lands here
 					_, _, errOut := runArgs(t, map[string]string{"OPENAI_API_KEY": "k", "TRACT_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "TRACT_BACKOFF": "1ms"},
 						append([]string{"--db", filepath.Join(t.TempDir(), "none.db")}, args...)...)
 					assert.NotRegexp(t, internals, errOut)
