@@ -111,6 +111,11 @@ func checkValue(k Key, raw json.RawMessage) error {
 			return wrong()
 		}
 		return checkObject(k.Name, raw, new(Structured))
+	case KeyToolStep:
+		if got != "an object" {
+			return wrong()
+		}
+		return checkObject(k.Name, raw, new(ToolStep))
 	case KeyFailure, KeyEscalation:
 		if got != "an object" {
 			return wrong()

@@ -31,6 +31,7 @@ type Meta struct {
 	Validators     []string        `json:"validators,omitempty"`
 	Structured     *Structured     `json:"structured_output,omitempty"`
 	Shape          json.RawMessage `json:"shape,omitempty"`
+	ToolStep       *ToolStep       `json:"tool_step,omitempty"`
 }
 
 // TaskMeta is the metadata of a commit of a turn that records only its

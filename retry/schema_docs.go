@@ -182,13 +182,18 @@ func (l schemaLoc) uri() string {
 // files it refers to, and compiles it with the library. remote is
 // schemaSet.remote.
 func loadSchema(abs string, data []byte, remote func(*url.URL) (string, bool)) (set *schemaSet, resolved *jsonschema.Resolved, err error) {
+	return loadSchemaAt(fileURI(abs), data, remote)
+}
+
+// loadSchemaAt is loadSchema for the document data whose URI is root.
+func loadSchemaAt(root string, data []byte, remote func(*url.URL) (string, bool)) (set *schemaSet, resolved *jsonschema.Resolved, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			set, resolved, err = nil, nil, &schemaPanicError{p}
 		}
 	}()
 	set = &schemaSet{
-		root:      fileURI(abs),
+		root:      root,
 		docs:      map[string]*schemaDoc{},
 		resources: map[string]schemaLoc{},
 		anchors:   map[string]schemaLoc{},

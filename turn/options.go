@@ -57,6 +57,8 @@ type Config struct {
 	// MaxToolSteps (DefaultMaxToolSteps when not given).
 	tools        []tool.Tool
 	maxToolSteps int
+	// toolSet is tools, checked by NewConfig; nil without tools.
+	toolSet *tool.Set
 }
 
 // NewConfig applies opts over the defaults (the client given, purify on,
@@ -82,6 +84,13 @@ func NewConfig(client llm.Client, opts ...Option) (*Config, error) {
 		return nil, fmt.Errorf("max tool steps is %d; it must be 1 or more", cfg.maxToolSteps)
 	case cfg.maxToolSteps == 0:
 		cfg.maxToolSteps = DefaultMaxToolSteps
+	}
+	if len(cfg.tools) > 0 {
+		set, err := tool.NewSet(cfg.tools)
+		if err != nil {
+			return nil, fmt.Errorf("tools: %w", err)
+		}
+		cfg.toolSet = set
 	}
 	if cfg.taskSet {
 		if err := checkTaskID(cfg.task); err != nil {

@@ -21,8 +21,12 @@ type Attempt struct {
 	// attempts chain. When purify re-commits an accepted answer after
 	// retries, Result.Commit names the clean copy on the branch.
 	Commit dag.Hash `json:"commit"`
-	// Usage is this attempt's token usage.
+	// Usage is this attempt's token usage: its answer's (the calls of
+	// its tool steps are counted in Result.Usage).
 	Usage llm.Usage `json:"usage"`
+	// ToolSteps is the number of tool steps the attempt made before its
+	// answer.
+	ToolSteps int `json:"tool_steps,omitempty"`
 }
 
 // Result is the outcome of a turn (Chat, Generate, RetryLast). On failure it is returned
@@ -58,6 +62,11 @@ type Result struct {
 	// Steering are the steering commits the turn wrote after its failed
 	// attempts, in order (empty when the first attempt passed).
 	Steering []dag.Hash `json:"steering"`
+	// ToolSteps are the tool steps of the accepted answer, in order (see
+	// Tools), their commits those on the branch (after purify, the clean
+	// copies); on failure, those of the last attempt that made any, as
+	// they were written. Nil when it made none.
+	ToolSteps []ToolStep `json:"tool_steps,omitempty"`
 }
 
 // AttemptDelta is one piece of an attempt's answer as the model streams
