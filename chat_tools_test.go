@@ -424,3 +424,72 @@ func TestChatTools_BadToolSetsAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// A turn whose start waits for the model (DeferStart) and one whose
+// retries start afresh from the restore point (ContextFresh) run tools as
+// any turn: the branch ends in the same clean shape, and the events
+// reported live are those replayed from the commits.
+func TestChatTools_DeferredStartAndFreshRetries(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []tract.ChatOption
+	}{
+		{"deferred start", []tract.ChatOption{tract.DeferStart()}},
+		{"fresh retries", []tract.ChatOption{tract.RetryContextStrategy(tract.ContextFresh)}},
+		{"both", []tract.ChatOption{tract.DeferStart(), tract.RetryContextStrategy(tract.ContextFresh)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &toolModel{answers: []func(llm.Request) (*llm.Response, error){
+				call(1, "lookup", `{"city":"Paris"}`),
+				say("sunny"),
+				call(2, "lookup", `{"city":"Paris"}`),
+				say(`"sunny"`),
+			}}
+			tr := newChatTract(t, m)
+			ctx := context.Background()
+			runs := 0
+			var live []tract.Event
+			opts := append([]tract.ChatOption{tract.Tools(lookupTool(&runs)), tract.Validate(retry.JSON()),
+				tract.OnEvent(func(e tract.Event) { live = append(live, e) })}, tc.opts...)
+			res, err := tr.Chat(ctx, "Weather?", opts...)
+			require.NoError(t, err)
+			assert.Equal(t, `"sunny"`, res.Text)
+
+			log, err := tr.Log(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"message/assistant", "message/tool", "message/assistant", "message/user"}, roles(log))
+			assert.Equal(t, res.User, log[3].Hash)
+			msgs, err := tr.Compile(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, `{"role":"tool","content":"{\"city\":\"Paris\",\"sky\":\"sunny\"}","tool_call_id":"call_2"}`, wireJSON(t, msgs[2:3])[0])
+
+			replayed, err := tr.Events(ctx, tract.EventFilter{})
+			require.NoError(t, err)
+			assert.Equal(t, live, replayed)
+			var kinds []string
+			for _, e := range live {
+				kinds = append(kinds, string(e.Event))
+			}
+			assert.Equal(t, []string{"attempt", "feedback_injected", "attempt", "resolved"}, kinds)
+		})
+	}
+}
+
+// The stats of a turn with tool steps count its attempts only, and the
+// tokens of its answer (the tool steps' calls are in ChatResult.Usage).
+func TestChatTools_StatsCountAttemptsNotToolSteps(t *testing.T) {
+	m := &toolModel{answers: []func(llm.Request) (*llm.Response, error){
+		call(1, "lookup", `{"city":"Paris"}`), call(2, "lookup", `{"city":"Rome"}`), say("done"),
+	}}
+	tr := newChatTract(t, m)
+	runs := 0
+	_, err := tr.Chat(context.Background(), "Weather?", tract.Tools(lookupTool(&runs)))
+	require.NoError(t, err)
+	st, err := tr.Stats(context.Background(), tract.StatsFilter{})
+	require.NoError(t, err)
+	b, err := json.Marshal(st)
+	require.NoError(t, err)
+	for _, want := range []string{`"total_tasks":1,`, `"first_attempt_successes":1,`, `"attempts":1,`, `"tokens_accepted":12,`} {
+		assert.Contains(t, string(b), want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 )
 
 // SchemaDocument returns a validator of answers against the JSON Schema
@@ -14,12 +15,19 @@ import (
 // but to no file. A document that is not a valid JSON Schema is an
 // error.
 func SchemaDocument(name string, doc []byte) (Validator, error) {
-	root := (&url.URL{Scheme: "tract-schema", Opaque: url.PathEscape(name)}).String()
-	set, resolved, err := loadSchemaAt(root, doc, nil)
+	const scheme = "tract-schema"
+	root := (&url.URL{Scheme: scheme, Opaque: url.PathEscape(name)}).String()
+	refused := ""
+	set, resolved, err := loadSchemaAt(root, doc, func(u *url.URL) (string, bool) {
+		refused = strings.TrimLeft(strings.TrimPrefix(u.String(), scheme+":"), "/")
+		return "", false
+	})
 	if err != nil {
 		var re *schemaRefError
 		var je *schemaJSONError
 		switch {
+		case refused != "":
+			return nil, fmt.Errorf("the schema refers to %s: a schema given as a document may refer only to its own parts (\"#/$defs/…\")", refused)
 		case errors.As(err, &re):
 			return nil, errors.New(re.Reason)
 		case errors.As(err, &je):
@@ -29,4 +37,3 @@ func SchemaDocument(name string, doc []byte) (Validator, error) {
 	}
 	return &schemaValidator{name: name, set: set, resolved: resolved}, nil
 }
-
