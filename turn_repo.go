@@ -19,9 +19,18 @@ type turnRepo struct{ t *Tract }
 
 var _ turn.Repo = turnRepo{}
 
-// Compile returns the messages compiled at tip.
+// Compile returns the messages compiled at tip (as Compile with
+// CompileAt, without resolving the hash as a revision).
 func (r turnRepo) Compile(ctx context.Context, tip Hash) ([]Message, error) {
-	return r.t.Compile(ctx, CompileAt(tip.String()))
+	var out []Message
+	err := r.t.view(ctx, func(tx store.Tx) (err error) {
+		out, err = r.t.cache.compile(ctx, tx, tip, false)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	return out, nil
 }
 
 // Now is the repository's clock.
@@ -110,15 +119,12 @@ func (r turnRepo) Rewind(ctx context.Context, tip, restore Hash, msg string, the
 		if err != nil {
 			return nil, err
 		}
-		var action, cmsg string
-		if len(then) > 0 {
-			if hs, action, cmsg, err = t.putChain(tx, restore, then); err != nil {
-				return nil, err
-			}
-		}
 		if cur.Hash != tip {
 			if len(then) == 0 {
 				return &ConflictError{Ref: cur.ref(), Expected: tip, Actual: cur.Hash}, nil
+			}
+			if hs, _, _, err = t.putChain(tx, restore, then); err != nil {
+				return nil, err
 			}
 			return t.strand(tx, cur, tip, hs[len(hs)-1], then[len(then)-1].What)
 		}
@@ -128,10 +134,14 @@ func (r turnRepo) Rewind(ctx context.Context, tip, restore Hash, msg string, the
 		if err := setOrigHead(tx, tip); err != nil {
 			return nil, err
 		}
-		if len(then) > 0 {
-			err = t.move(tx, restore, hs[len(hs)-1], action, cmsg)
+		if len(then) == 0 {
+			return nil, nil
 		}
-		return nil, err
+		var action, cmsg string
+		if hs, action, cmsg, err = t.putChain(tx, restore, then); err != nil {
+			return nil, err
+		}
+		return nil, t.move(tx, restore, hs[len(hs)-1], action, cmsg)
 	})
 	return hs, err
 }

@@ -56,6 +56,11 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 		t.err = fmt.Errorf("it has no function")
 		return t
 	}
+	if t.err == nil {
+		// Compiled once here, not by every turn given the tool.
+		t.check, t.err = compile(name, t.Def.Parameters)
+		t.checked = t.Def.Parameters
+	}
 	t.Run = func(ctx context.Context, args json.RawMessage) (string, error) {
 		var in In
 		if err := json.Unmarshal(args, &in); err != nil {

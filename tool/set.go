@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,26 +54,40 @@ func NewSet(ts []Tool) (*Set, error) {
 			return nil, fmt.Errorf("%s: it has no Run function", what)
 		}
 		e := entry{Tool: t}
-		if t.Def.Parameters != nil {
-			var doc struct {
-				Type any `json:"type"`
+		if t.check != nil && bytes.Equal(t.checked, t.Def.Parameters) {
+			e.check = t.check
+		} else {
+			var err error
+			if e.check, err = compile(name, t.Def.Parameters); err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
 			}
-			if err := json.Unmarshal(t.Def.Parameters, &doc); err != nil {
-				return nil, fmt.Errorf("%s: its parameters are not a JSON object: %w", what, err)
-			}
-			if doc.Type != "object" {
-				return nil, fmt.Errorf(`%s: its parameters' schema must be of type "object" (the arguments are a JSON object), not %s`, what, describeType(doc.Type))
-			}
-			check, err := retry.SchemaDocument(name, t.Def.Parameters)
-			if err != nil {
-				return nil, fmt.Errorf("%s: its parameters' schema: %w", what, err)
-			}
-			e.check = check
 		}
 		s.byName[name] = len(s.tools)
 		s.tools = append(s.tools, e)
 	}
 	return s, nil
+}
+
+// compile checks params, a tool's parameters, and compiles them: nil
+// (no parameters) takes any object.
+func compile(name string, params json.RawMessage) (retry.Validator, error) {
+	if params == nil {
+		return nil, nil
+	}
+	var doc struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(params, &doc); err != nil {
+		return nil, fmt.Errorf("its parameters are not a JSON object: %w", err)
+	}
+	if doc.Type != "object" {
+		return nil, fmt.Errorf(`its parameters' schema must be of type "object" (the arguments are a JSON object), not %s`, describeType(doc.Type))
+	}
+	check, err := retry.SchemaDocument(name, params)
+	if err != nil {
+		return nil, fmt.Errorf("its parameters' schema: %w", err)
+	}
+	return check, nil
 }
 
 func describeType(v any) string {

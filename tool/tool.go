@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/retry"
 )
 
 // Tool is a tool a turn offers the model: Def is what the model is sent,
@@ -33,4 +34,9 @@ type Tool struct {
 
 	// err is what New found wrong with the tool, reported by NewSet.
 	err error
+	// check is New's compiled Def.Parameters, as they were then
+	// (checked); NewSet compiles the parameters of a tool made otherwise,
+	// or changed since.
+	check   retry.Validator
+	checked json.RawMessage
 }
