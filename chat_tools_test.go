@@ -189,6 +189,13 @@ func TestChatTools_SteeredAnswerKeepsItsToolStepsOnTheBranch(t *testing.T) {
 	}
 	assert.Equal(t, []int{1, 2}, attempts)
 	assert.Equal(t, "success", evs[len(evs)-1].Resolution)
+
+	// The branch's last turn is the user message's, answered.
+	turn, err := tr.LastTurn(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, tract.TurnAnswered, turn.State)
+	assert.Equal(t, res.User, turn.User)
+	assert.Equal(t, 4, turn.Commits)
 }
 
 // withoutDuration drops duration_ms from a tool_step record (it is
@@ -341,6 +348,7 @@ func TestChatTools_StepLimit(t *testing.T) {
 				require.NoError(t, err)
 				require.Len(t, all.Orphans, 1)
 				assert.Len(t, all.Orphans[0].Commits, 4, "two tool steps, off the branch")
+				assert.Equal(t, "purify: hid 1 failed attempt", all.Orphans[0].Reason)
 			} else {
 				assert.Equal(t, []string{"error/assistant", "message/tool", "message/assistant", "message/tool", "message/assistant", "message/user"}, roles(log))
 			}
@@ -379,6 +387,10 @@ func TestChatTools_CancelledWhileAToolRuns(t *testing.T) {
 			require.NoError(t, err)
 			if purify {
 				assert.Equal(t, []string{"message/user"}, roles(log))
+				all, err := tr.LogAll(context.Background())
+				require.NoError(t, err)
+				require.Len(t, all.Orphans, 1)
+				assert.Equal(t, "purify: hid 1 failed attempt (interrupted)", all.Orphans[0].Reason)
 			} else {
 				assert.Equal(t, []string{"message/tool", "message/assistant", "message/user"}, roles(log), "the first step, whole; nothing of the second")
 			}
@@ -492,4 +504,33 @@ func TestChatTools_StatsCountAttemptsNotToolSteps(t *testing.T) {
 	for _, want := range []string{`"total_tasks":1,`, `"first_attempt_successes":1,`, `"attempts":1,`, `"tokens_accepted":12,`} {
 		assert.Contains(t, string(b), want)
 	}
+}
+
+// A turn of many tool steps is still the last turn of its user message,
+// however many commits it holds; after a failed one, RetryLast answers the
+// message again.
+func TestChatTools_LastTurnOfManySteps(t *testing.T) {
+	var answers []func(llm.Request) (*llm.Response, error)
+	for i := 1; i <= 6; i++ {
+		answers = append(answers, call(i, "lookup", `{"city":"Paris"}`))
+	}
+	m := &toolModel{answers: append(answers, call(7, "lookup", `{"city":"Rome"}`), say("sunny"))}
+	tr := newChatTract(t, m)
+	ctx := context.Background()
+	runs := 0
+	_, err := tr.Chat(ctx, "Weather?", tract.Tools(lookupTool(&runs)), tract.MaxToolSteps(5), tract.Purify(false))
+	require.ErrorAs(t, err, new(*tract.ToolStepsError))
+	last, err := tr.LastTurn(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, tract.TurnUnanswered, last.State)
+	assert.Equal(t, 12, last.Commits, "the message, 5 steps of 2 commits, the error")
+
+	res, err := tr.RetryLast(ctx, tract.Tools(lookupTool(&runs)))
+	require.NoError(t, err)
+	assert.Equal(t, "sunny", res.Text)
+	assert.Len(t, res.ToolSteps, 1)
+	last, err = tr.LastTurn(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, tract.TurnAnswered, last.State)
+	assert.Equal(t, 4, last.Commits)
 }

@@ -604,7 +604,7 @@ func (g *generation) fail(ctx context.Context, err error) error {
 // not answer a steering message.
 func (g *generation) failInterrupted(ctx context.Context, cause error) error {
 	if g.cfg.purify && g.tip != g.restore {
-		if _, err := g.r.Rewind(ctx, g.tip, g.restore, purifyMessage(g.res.Attempts)+" (interrupted)", nil); err != nil {
+		if _, err := g.r.Rewind(ctx, g.tip, g.restore, purifyMessage(g.hidden())+" (interrupted)", nil); err != nil {
 			return errors.Join(cause, err)
 		}
 		g.tip, g.res.Purified = g.restore, true
@@ -635,7 +635,7 @@ func (g *generation) failModel(ctx context.Context, err error) error {
 	rewound := g.cfg.purify && g.tip != g.restore
 	if rewound {
 		var hs []dag.Hash
-		if hs, werr = g.r.Rewind(ctx, g.tip, g.restore, purifyMessage(g.res.Attempts), []Pending{p}); werr == nil {
+		if hs, werr = g.r.Rewind(ctx, g.tip, g.restore, purifyMessage(g.hidden()), []Pending{p}); werr == nil {
 			h = hs[0]
 		}
 	} else {
@@ -768,6 +768,16 @@ func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, ve
 func provenance(attempts int, restore dag.Hash, res *Result) record.Provenance {
 	return record.Provenance{Attempts: attempts, Diagnoses: append([]string{}, res.Diagnoses...),
 		Restore: restore, Usage: res.Usage, Model: res.Model}
+}
+
+// hidden is the number of attempts whose commits a rewind of a turn that
+// ends without an answer takes off the branch: the answered ones, and the
+// one under way when it committed tool steps.
+func (g *generation) hidden() int {
+	if len(g.steps) > 0 && g.res.Attempts < g.attempt {
+		return g.attempt
+	}
+	return g.res.Attempts
 }
 
 func purifyMessage(failed int) string {
