@@ -534,3 +534,31 @@ func TestChatTools_LastTurnOfManySteps(t *testing.T) {
 	assert.Equal(t, tract.TurnAnswered, last.State)
 	assert.Equal(t, 4, last.Commits)
 }
+
+// Another writer that moves the branch while a tool runs ends the turn
+// with a conflict: the tool step is kept off the branch, whole.
+func TestChatTools_BranchMovedWhileAToolRuns(t *testing.T) {
+	m := &toolModel{answers: []func(llm.Request) (*llm.Response, error){call(1, "meddle", `{}`), say("done")}}
+	tr := newChatTract(t, m)
+	ctx := context.Background()
+	meddle := tract.Tool("meddle", "Moves the branch.", func(ctx context.Context, _ struct{}) (string, error) {
+		_, err := tr.User(ctx, "someone else")
+		return "moved", err
+	})
+	_, err := tr.Chat(ctx, "Go.", tract.Tools(meddle))
+	var conflict *tract.ConflictError
+	require.ErrorAs(t, err, &conflict)
+	kept, err := tr.Show(ctx, conflict.Kept.String())
+	require.NoError(t, err)
+	assert.Equal(t, "moved", kept.Text)
+	assert.Equal(t, tract.RoleTool, kept.Role)
+
+	log, err := tr.Log(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"someone else", "Go."}, texts(log))
+	all, err := tr.LogAll(ctx)
+	require.NoError(t, err)
+	require.Len(t, all.Orphans, 1)
+	assert.Equal(t, []string{"message/tool", "message/assistant"}, roles(all.Orphans[0].Commits), "the call and its result, together")
+	assert.Len(t, m.requests, 1, "no model call after the conflict")
+}
