@@ -562,3 +562,31 @@ func TestChatTools_BranchMovedWhileAToolRuns(t *testing.T) {
 	assert.Equal(t, []string{"message/tool", "message/assistant"}, roles(all.Orphans[0].Commits), "the call and its result, together")
 	assert.Len(t, m.requests, 1, "no model call after the conflict")
 }
+
+// A round the escalation hook starts again runs its own tool loop, and
+// the purify after it keeps the accepted attempt's tool step.
+func TestChatTools_EscalatedRoundRunsItsOwnToolLoop(t *testing.T) {
+	m := &toolModel{answers: []func(llm.Request) (*llm.Response, error){
+		call(1, "lookup", `{"city":"Paris"}`), say("sunny"),
+		call(2, "lookup", `{"city":"Paris"}`), say(`"sunny"`),
+	}}
+	tr := newChatTract(t, m)
+	ctx := context.Background()
+	runs := 0
+	asked := 0
+	res, err := tr.Chat(ctx, "Weather?", tract.Tools(lookupTool(&runs)), tract.Validate(retry.JSON()), tract.MaxAttempts(1),
+		tract.OnEscalation(func(context.Context, tract.Escalation) (tract.Resolution, error) {
+			asked++
+			return tract.Resolution{Action: tract.ResolveRetry}, nil
+		}))
+	require.NoError(t, err)
+	assert.Equal(t, 1, asked)
+	assert.Equal(t, 2, runs)
+	require.Len(t, res.ToolSteps, 1)
+	assert.Equal(t, 2, res.ToolSteps[0].Attempt)
+	log, err := tr.Log(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"message/assistant", "message/tool", "message/assistant", "message/user"}, roles(log))
+	assert.Equal(t, "call_2", res.ToolSteps[0].Calls[0].ID)
+	assert.Equal(t, log[2].Hash, res.ToolSteps[0].Commit)
+}

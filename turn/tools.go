@@ -73,10 +73,13 @@ func (g *generation) toolStep(ctx context.Context, msgs []llm.Message, a answer)
 	n := len(g.steps) + 1
 	calls := make([]tool.Call, len(a.calls))
 	for i, c := range a.calls {
-		calls[i] = g.cfg.toolSet.Call(ctx, c)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		calls[i] = g.cfg.toolSet.Call(ctx, c)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	usage := a.usage
 	chain := make([]Pending, 0, 1+len(calls))
