@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -589,4 +590,21 @@ func TestChatTools_EscalatedRoundRunsItsOwnToolLoop(t *testing.T) {
 	assert.Equal(t, []string{"message/assistant", "message/tool", "message/assistant", "message/user"}, roles(log))
 	assert.Equal(t, "call_2", res.ToolSteps[0].Calls[0].ID)
 	assert.Equal(t, log[2].Hash, res.ToolSteps[0].Commit)
+}
+
+// A tool result the repository cannot hold is not sent: the model is told
+// it was too large, and the branch keeps that.
+func TestChatTools_ResultOverTheMessageSizeLimit(t *testing.T) {
+	m := &toolModel{answers: []func(llm.Request) (*llm.Response, error){call(1, "big", `{}`), say("too much")}}
+	tr, err := tract.Init(filepath.Join(t.TempDir(), "tract.db"), tract.WithNoSync(), tract.WithClient(m),
+		tract.WithLimits(tract.Limits{MessageSize: 1024}))
+	require.NoError(t, err)
+	defer tr.Close()
+	big := tract.Tool("big", "Returns a lot.", func(context.Context, struct{}) (string, error) { return strings.Repeat("x", 2000), nil })
+	res, err := tr.Chat(context.Background(), "Go.", tract.Tools(big))
+	require.NoError(t, err)
+	want := "error: the result of big is 2.0 KiB, over the repository's message size limit (1 KiB); ask for less"
+	assert.Equal(t, want, res.ToolSteps[0].Calls[0].Result)
+	assert.Equal(t, tool.FailError, res.ToolSteps[0].Calls[0].Failure)
+	assert.Equal(t, want, m.requests[1].Messages[2].Content)
 }
