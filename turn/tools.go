@@ -87,12 +87,8 @@ func (g *generation) toolStep(ctx context.Context, msgs []llm.Message, a answer)
 		ToolStep: &record.ToolStep{Attempt: g.attempt, Step: n, DurationMS: a.took.Milliseconds()},
 		Model:    a.model, Usage: &usage, Task: g.cfg.task, Restore: g.freshRestore(), Shape: a.shape,
 	}, fmt.Sprintf("tool call of attempt %d", g.attempt)})
-	if n == 1 {
-		// msgs may be shared (a compile cache's): the first step copies
-		// them, with room to grow; the later steps of the attempt append
-		// to that copy.
-		msgs = slices.Clip(msgs)
-	}
+	// msgs are the turn's own (Repo.Compile, Start.Messages): the step
+	// appends to them in place when they have room.
 	next := append(msgs, llm.Message{Role: string(dag.RoleAssistant), Content: a.content, ToolCalls: a.calls})
 	limit := g.r.Limits().MessageSize
 	for i := range calls {

@@ -33,7 +33,8 @@ const DefaultRetryPrompt = "Your previous response failed validation: {diagnosis
 // branch) to it.
 type Repo interface {
 	// Compile returns the messages the model is sent for the chain that
-	// ends at tip.
+	// ends at tip, in a slice of the caller's (the turn appends its tool
+	// steps to it).
 	Compile(ctx context.Context, tip dag.Hash) ([]llm.Message, error)
 	// CommitOn writes p on parent and moves the branch from parent to it.
 	CommitOn(ctx context.Context, parent dag.Hash, p Pending) (dag.Hash, error)
@@ -94,7 +95,8 @@ func Run(ctx context.Context, r Repo, restore dag.Hash, cfg *Config) (*Result, e
 // message a failed turn left unanswered.
 type Start struct {
 	// Messages are what the turn's first model call sends: the context
-	// the turn builds on, with the start's own messages after it.
+	// the turn builds on, with the start's own messages after it; the
+	// turn's own (it appends its tool steps to them).
 	Messages []llm.Message
 	// Write writes the start and returns the turn's restore point. When
 	// the branch moved since Messages were read, Write writes the start
