@@ -1,30 +1,40 @@
-//go:build unix
-
 package tool_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/tool"
 )
 
-// A command tool: the call's arguments go to a sed script on standard input, and
-// its standard output is the result the model reads.
-func ExampleCommand() {
-	def := llm.ToolDef{
-		Name:        "shout",
-		Description: "Returns the text in capitals.",
-		Parameters:  json.RawMessage(`{"type":"object","properties":{"input":{"type":"string"}},"required":["input"]}`),
-	}
-	shout, err := tool.Command(def, []string{"sh", "-c", "sed 's/.*\"input\":\"\\([^\"]*\\)\".*/\\1/' | tr a-z A-Z"})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	out, err := shout.Run(context.Background(), json.RawMessage(`{"input":"hello"}`))
-	fmt.Println(out, err)
-	// Output: HELLO <nil>
+// A validator given to a turn with tools reads the calls the answer rests
+// on from its context: this one rejects an answer no successful lookup
+// stands behind. (A turn sets the trace itself; WithTrace stands in for it
+// here.)
+func ExampleTrace() {
+	lookedUp := retry.ValidatorFunc("looked-up", func(ctx context.Context, _ string) (bool, string, error) {
+		ok := slices.ContainsFunc(tool.Trace(ctx), func(c tool.Call) bool { return c.Name == "lookup" && c.Failure == "" })
+		return ok, "call lookup before you answer", nil
+	})
+	ctx := context.Background()
+	ok, diagnosis, _ := lookedUp.Validate(ctx, "Sunny, I guess.")
+	fmt.Println(ok, diagnosis)
+
+	lookup := tool.New("lookup", "Looks up the weather.", func(_ context.Context, in struct {
+		City string `json:"city"`
+	}) (string, error) {
+		return "sunny in " + in.City, nil
+	})
+	set, _ := tool.NewSet([]tool.Tool{lookup})
+	call := set.Call(ctx, llm.ToolCall{ID: "call_1", Type: "function", Function: llm.FunctionCall{Name: "lookup", Arguments: `{"city":"Oslo"}`}})
+	fmt.Println(call.Result)
+	ok, _, _ = lookedUp.Validate(tool.WithTrace(ctx, []tool.Call{call}), "Sunny in Oslo.")
+	fmt.Println(ok)
+	// Output:
+	// false call lookup before you answer
+	// sunny in Oslo
+	// true
 }
