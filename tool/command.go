@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -93,13 +92,10 @@ func (e *CommandError) Error() string {
 	return msg + ": " + e.Stderr
 }
 
-// namePattern is what the providers accept as a tool's name.
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // CheckName reports an error when name is not a tool name the providers
 // accept: 1 to 64 letters, digits, "_" and "-".
 func CheckName(name string) error {
-	if !namePattern.MatchString(name) {
+	if !validName.MatchString(name) {
 		return fmt.Errorf("tool name %q: a tool's name is 1 to 64 letters, digits, \"_\" and \"-\"", name)
 	}
 	return nil
