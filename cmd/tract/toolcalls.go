@@ -59,11 +59,6 @@ func cutText(s string, n int) string {
 	return s[:i] + "…"
 }
 
-// metaToolStep is the metadata key of the record a validated turn keeps
-// on the commits of its tool steps, whose "tool" names a result's tool
-// (record.KeyToolStep).
-const metaToolStep = "tool_step"
-
 // maxToolHops bounds how far toolNames walks back from a tool result to
 // the answer whose call it answers: past the other results of the same
 // answer.
@@ -110,11 +105,9 @@ func (n *toolNames) callOf(c *tract.CommitInfo) (id, name string, ok bool) {
 	if err != nil || m.ToolCallID == "" {
 		return "", "", false
 	}
-	// A validated turn's result records its tool (its tool_step record).
-	if step, ok := c.MetaValue(metaToolStep).(map[string]any); ok {
-		if name, ok := step["tool"].(string); ok && name != "" {
-			return m.ToolCallID, name, true
-		}
+	// A validated turn's result records its tool.
+	if step, ok := c.ToolStepRecord(); ok && step.Tool != "" {
+		return m.ToolCallID, step.Tool, true
 	}
 	if n == nil {
 		return m.ToolCallID, "", true
