@@ -205,7 +205,7 @@ func TestChat_ToolFails(t *testing.T) {
 }
 
 // Tool steps are shown when the chat runs in the interactive chat too,
-// as lines of the transcript.
+// as lines of the transcript, and /log names a result's tool.
 func TestChat_ToolInTheREPLTranscript(t *testing.T) {
 	t.Parallel()
 	ts := newToolServer(t,
@@ -215,10 +215,11 @@ func TestChat_ToolInTheREPLTranscript(t *testing.T) {
 	s := ts.env(newSandbox(t))
 	s.initRepo()
 	writeScript(t, s, "lookup.sh", lookupScript)
-	r := s.tractStdin("What is x?\n", "chat", "-i", "--tool", "lookup=./lookup.sh")
+	r := s.tractStdin("What is x?\n/log\n", "chat", "-i", "--tool", "lookup=./lookup.sh")
 	requireExit(t, r, exitOK)
 	assert.Contains(t, r.Stdout, "tool: lookup({\"input\":\"x\"}) → 42\n")
 	assert.Contains(t, r.Stdout, "x is 42.")
+	assert.Regexp(t, `[0-9a-f]{8} tool +message +lookup → 42\n`, r.Stdout, "/log names the tool of a result")
 }
 
 // --tool-schema gives the model the schema of the file, and its
