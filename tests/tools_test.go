@@ -223,7 +223,7 @@ func TestChat_ToolInTheREPLTranscript(t *testing.T) {
 }
 
 // --tool-schema gives the model the schema of the file, and its
-// description.
+// description; chat --json lists the tool steps.
 func TestChat_ToolSchema(t *testing.T) {
 	t.Parallel()
 	ts := newToolServer(t,
@@ -236,8 +236,28 @@ func TestChat_ToolSchema(t *testing.T) {
 	schema := `{"description":"Looks a word up.","type":"object","properties":{"word":{"type":"string"}},"required":["word"]}`
 	require.NoError(t, os.WriteFile(filepath.Join(s.dir, "lookup.json"), []byte(schema), 0o644))
 
-	r := s.tract("chat", "--tool", "lookup=./lookup.sh", "--tool-schema", "lookup=lookup.json", "Define purify")
+	r := s.tract("chat", "--json", "--tool", "lookup=./lookup.sh", "--tool-schema", "lookup=lookup.json", "Define purify")
 	requireExit(t, r, exitOK)
+	// --json gives the tool steps the answer rests on.
+	var rec struct {
+		Answer    string `json:"answer"`
+		ToolSteps []struct {
+			Step    int      `json:"step"`
+			Commit  string   `json:"commit"`
+			Results []string `json:"results"`
+			Calls   []struct {
+				ID, Name, Arguments, Result string
+			} `json:"calls"`
+		} `json:"tool_steps"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &rec), r.Stdout)
+	assert.Equal(t, "done", rec.Answer)
+	require.Len(t, rec.ToolSteps, 1)
+	assert.Equal(t, 1, rec.ToolSteps[0].Step)
+	assert.Len(t, rec.ToolSteps[0].Results, 1)
+	require.Len(t, rec.ToolSteps[0].Calls, 1)
+	call := rec.ToolSteps[0].Calls[0]
+	assert.Equal(t, []string{"call_1", "lookup", `{"word":"purify"}`, "42"}, []string{call.ID, call.Name, call.Arguments, call.Result})
 	reqs := ts.reqs()
 	require.NotEmpty(t, reqs)
 	require.Len(t, reqs[0].Tools, 1)
