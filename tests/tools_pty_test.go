@@ -77,3 +77,19 @@ func TestChat_ApproveToolsOnATerminal(t *testing.T) {
 		assert.Equal(t, exitOK, p.exit())
 	})
 }
+
+// On a terminal the answer streams; a tool's line, on standard error,
+// starts on a line of its own after the text the calling answer streamed.
+func TestChat_ToolLineAfterAStreamedText(t *testing.T) {
+	t.Parallel()
+	ts := newToolServer(t,
+		toolReply{Content: "Let me look.", Calls: []toolCall{{ID: "call_1", Name: "lookup", Args: `{"input":"x"}`}}},
+		toolReply{Content: "x is 42."},
+	)
+	s := ts.env(newSandbox(t))
+	s.initRepo()
+	writeScript(t, s, "lookup.sh", lookupScript)
+	p := s.startPTY("chat", "--tool", "lookup=./lookup.sh", "What is x?")
+	assert.Equal(t, exitOK, p.exit())
+	assert.Contains(t, p.finalOutput(), "Let me look.\r\ntool: lookup({\"input\":\"x\"}) → 42\r\nx is 42.\r\n")
+}

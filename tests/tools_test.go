@@ -29,7 +29,8 @@ type toolServer struct {
 	requests []toolRequest
 }
 
-// toolReply is an answer: Content, or Calls (each NAME and its arguments).
+// toolReply is an answer: Content, Calls (each NAME and its arguments),
+// or both.
 type toolReply struct {
 	Content string
 	Calls   []toolCall
@@ -89,7 +90,10 @@ func (ts *toolServer) serve(w http.ResponseWriter, r *http.Request) {
 		for i, c := range reply.Calls {
 			calls[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Args}}
 		}
-		msg["tool_calls"], msg["content"], finish = calls, nil, "tool_calls"
+		msg["tool_calls"], finish = calls, "tool_calls"
+		if reply.Content == "" {
+			msg["content"] = nil
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -319,10 +320,22 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	// sanitiser; piped, it keeps its bytes.
 	out := newScreenWriter(f.IO.Out, f.IO.OutTTY)
 	if streaming {
+		// midLine: the stream left a line unfinished, which a tool's line
+		// (on standard error, the same terminal) must not continue.
+		var midLine atomic.Bool
 		copts = append(copts, tract.OnDelta(func(d string) {
 			io.WriteString(out, d)
 			flush(out)
+			if d != "" {
+				midLine.Store(!strings.HasSuffix(d, "\n"))
+			}
 		}))
+		run.before = func() {
+			if midLine.Swap(false) {
+				fmt.Fprintln(out)
+				flush(out)
+			}
+		}
 	}
 	if opts.Events != "" {
 		log, err := openEventLog(opts.Events)

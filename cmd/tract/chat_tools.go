@@ -180,6 +180,9 @@ type toolRun struct {
 	ask func(ctx context.Context, name, args string) (string, error)
 	// always holds the tools the user answered "always" for.
 	always map[string]bool
+	// before, when set, is called before a line is shown or a question
+	// asked: a streamed answer ends its line first.
+	before func()
 }
 
 // buildTools makes the tools of tf, each running its command in the
@@ -247,6 +250,9 @@ func (r *toolRun) approve(ctx context.Context, name, args string) error {
 	if r.always[name] {
 		return nil
 	}
+	if r.before != nil {
+		r.before()
+	}
 	answer, err := r.ask(ctx, name, args)
 	if err != nil {
 		return err
@@ -270,6 +276,9 @@ func (r *toolRun) line(name, args, out string, err error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.before != nil {
+		r.before()
+	}
 	result := out
 	if err != nil {
 		result = "error: " + err.Error()

@@ -193,3 +193,17 @@ func TestToolRun_Approval(t *testing.T) {
 	assert.Equal(t, "tool: t({\"n\":1}) → error: the user declined to run this tool\n"+
 		"tool: t({\"n\":2}) → ok\ntool: t({\"n\":2}) → ok\n", shown.String())
 }
+
+// A tool's line (and its question) comes after what a streamed answer
+// wrote: before ends that line first.
+func TestToolRun_BeforeEachLine(t *testing.T) {
+	var shown strings.Builder
+	calls := 0
+	run := &toolRun{show: &shown, before: func() { calls++; shown.WriteString("⏎") },
+		ask: func(context.Context, string, string) (string, error) { return "y", nil }}
+	tl := run.wrap(tool.Tool{Def: llm.ToolDef{Name: "t"}, Run: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }})
+	_, err := tl.Run(t.Context(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, 2, calls, "before the question, before the line")
+	assert.Equal(t, "⏎⏎tool: t({}) → ok\n", shown.String())
+}
