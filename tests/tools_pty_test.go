@@ -93,3 +93,22 @@ func TestChat_ToolLineAfterAStreamedText(t *testing.T) {
 	assert.Equal(t, exitOK, p.exit())
 	assert.Contains(t, p.finalOutput(), "Let me look.\r\ntool: lookup({\"input\":\"x\"}) → 42\r\nx is 42.\r\n")
 }
+
+// The same in the interactive chat: the tool's line of the transcript
+// follows the streamed text on a line of its own.
+func TestChat_ToolLineInTheREPLAfterAStreamedText(t *testing.T) {
+	t.Parallel()
+	ts := newToolServer(t,
+		toolReply{Content: "Let me look.", Calls: []toolCall{{ID: "call_1", Name: "lookup", Args: `{"input":"x"}`}}},
+		toolReply{Content: "x is 42."},
+	)
+	s := ts.env(newSandbox(t))
+	s.initRepo()
+	writeScript(t, s, "lookup.sh", lookupScript)
+	p := s.startPTY("chat", "-i", "--tool", "lookup=./lookup.sh")
+	p.waitFor("> ")
+	p.send("What is x?\r")
+	p.waitFor("Let me look.\r\ntool: lookup({\"input\":\"x\"}) → 42\r\nx is 42.")
+	p.send("\x04")
+	assert.Equal(t, exitOK, p.exit())
+}

@@ -149,8 +149,10 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		}
 		// Answers, streamed or not, and all the session prints reach a
 		// terminal through the screen sanitiser.
-		sessionOut = newScreenWriter(sessionOut, f.IO.OutTTY)
+		lines := &lineTracker{w: newScreenWriter(sessionOut, f.IO.OutTTY)}
+		sessionOut = lines
 		run.show = sessionOut
+		run.before = lines.endLine // after a streamed text
 		if tr != nil {
 			run.width = func() int { return int(lineWidth.Load()) }
 			if opts.ToolFlags.Approve {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -355,4 +356,32 @@ func parseApproval(line string) (string, bool) {
 func hasKey[V any](m map[string]V, k string) bool {
 	_, ok := m[k]
 	return ok
+}
+
+// lineTracker writes to w and remembers whether what it wrote last left
+// a line unfinished (a streamed answer's text), for endLine to end it.
+type lineTracker struct {
+	w   io.Writer
+	mid atomic.Bool
+}
+
+func (t *lineTracker) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	if n > 0 {
+		t.mid.Store(p[n-1] != '\n')
+	}
+	return n, err
+}
+
+// endLine ends the line the last write left unfinished, if it did.
+func (t *lineTracker) endLine() {
+	if t.mid.Load() {
+		fmt.Fprintln(t)
+	}
+}
+
+// Flush flushes the writer underneath.
+func (t *lineTracker) Flush() error {
+	flush(t.w)
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -206,4 +207,16 @@ func TestToolRun_BeforeEachLine(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, calls, "before the question, before the line")
 	assert.Equal(t, "⏎⏎tool: t({}) → ok\n", shown.String())
+}
+
+func TestLineTracker(t *testing.T) {
+	var b strings.Builder
+	lt := &lineTracker{w: &b}
+	lt.endLine()
+	fmt.Fprint(lt, "Let me look.")
+	lt.endLine()
+	lt.endLine()
+	fmt.Fprint(lt, "done\n")
+	lt.endLine()
+	assert.Equal(t, "Let me look.\ndone\n", b.String())
 }
