@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/serve"
+)
+
+// The defaults of 'tract serve'.
+const (
+	defaultServeAddr = "127.0.0.1:7878"
+	// envServeToken names the variable that gives the token when --token
+	// does not.
+	envServeToken = "TRACT_SERVE_TOKEN"
+	// shutdownGrace is how long a stopping server lets calls in flight
+	// finish before it cancels them.
+	shutdownGrace = 30 * time.Second
+)
+
+// ServeOptions are the inputs of 'tract serve'.
+type ServeOptions struct {
+	Factory *Factory
+	// Addr is --addr: HOST:PORT.
+	Addr string
+	// Token is --token ("" when not given: TRACT_SERVE_TOKEN).
+	Token string
+	// Timeout is --timeout ("" when not given).
+	Timeout string
+	// Ready, when set, is called with the address the server listens on
+	// (tests, whose --addr asks for port 0).
+	Ready func(addr string)
+}
+
+func newCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
+	opts := &ServeOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Record an agent's model calls, on the model's own wire",
+		Long: `Run a proxy on the OpenAI chat-completions API (/v1/chat/completions,
+/v1/models) and Anthropic's Messages API (/v1/messages) that forwards each
+call to the provider (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, with the key of
+OPENAI_API_KEY or ANTHROPIC_API_KEY, else the client's own) and records it
+as commits: the conversation's new messages, then the answer or an error.
+A conversation resent with more messages extends its branch; one that
+diverges forks a branch there. An address other than loopback needs a
+token (--token, TRACT_SERVE_TOKEN) that every request must carry as
+"Authorization: Bearer TOKEN". Ctrl-C or SIGTERM stops the server once the
+calls in flight are done.`,
+		Example: `  tract serve
+  OPENAI_BASE_URL=http://127.0.0.1:7878/v1 python agent.py
+  ANTHROPIC_BASE_URL=http://127.0.0.1:7878 node agent.js
+  TRACT_SERVE_TOKEN=secret tract serve --addr 0.0.0.0:7878`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return serveRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Addr, "addr", defaultServeAddr, "listen on `HOST:PORT`")
+	fl.StringVar(&opts.Token, "token", "", "require this bearer `TOKEN` (default $TRACT_SERVE_TOKEN)")
+	fl.StringVar(&opts.Timeout, "timeout", "", "wait at most `DURATION` for the upstream's next byte")
+	return cmd
+}
+
+// check validates the address and the token, and returns the token.
+func (opts *ServeOptions) check() (string, error) {
+	host, port, err := net.SplitHostPort(opts.Addr)
+	if err != nil {
+		return "", usageErrorf("--addr %q: want HOST:PORT, such as %s", opts.Addr, defaultServeAddr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return "", usageErrorf("--addr %q: %q is not a port", opts.Addr, port)
+	}
+	token := opts.Token
+	if token == "" {
+		token = strings.TrimSpace(opts.Factory.Getenv(envServeToken))
+	}
+	if token == "" && !isLoopback(host) {
+		return "", usageErrorf("--addr %s is not a loopback address: give a token (--token TOKEN, or %s) that every request must carry",
+			opts.Addr, envServeToken)
+	}
+	return token, nil
+}
+
+// isLoopback reports whether host names only this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func serveRun(ctx context.Context, opts *ServeOptions) error {
+	f := opts.Factory
+	token, err := opts.check()
+	if err != nil {
+		return err
+	}
+	timeout, err := f.timeout(opts.Timeout)
+	if err != nil {
+		return err
+	}
+	// The calls in flight record themselves after Ctrl-C: the
+	// repository's waits are bounded by their own timeouts, not by ctx.
+	f.Context = context.WithoutCancel(ctx)
+	repo, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer repo.Close()
+	h, err := serve.New(ctx, repo,
+		serve.WithOpenAI(f.Getenv(llm.EnvBaseURL), strings.TrimSpace(f.Getenv(llm.EnvAPIKey))),
+		serve.WithAnthropic(f.Getenv(llm.EnvAnthropicBaseURL), strings.TrimSpace(f.Getenv(llm.EnvAnthropicAPIKey))),
+		serve.WithToken(token), serve.WithTimeout(timeout))
+	var baseErr *serve.BaseURLError
+	if errors.As(err, &baseErr) {
+		return &envError{err: err, Name: baseErr.Env, Example: "http://localhost:11434/v1"}
+	}
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	base, stopCalls := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopCalls(nil)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+	addr := ln.Addr().String()
+	fmt.Fprintf(f.IO.ErrOut, "tract serve: recording into %s\n", repo.Path())
+	fmt.Fprintf(f.IO.ErrOut, "tract serve: listening on http://%s (OPENAI_BASE_URL=http://%s/v1, ANTHROPIC_BASE_URL=http://%s)\n", addr, addr, addr)
+	if opts.Ready != nil {
+		opts.Ready(addr)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintf(f.IO.ErrOut, "tract serve: stopping; waiting up to %s for the calls in flight\n", shutdownGrace)
+	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(grace); err != nil {
+		// The grace is over: cancel the calls, which record themselves
+		// as cancelled, and wait for them.
+		stopCalls(serve.ErrShutdown)
+		wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(wait); err != nil {
+			srv.Close()
+		}
+	}
+	fmt.Fprintln(f.IO.ErrOut, "tract serve: stopped")
+	return nil
+}
