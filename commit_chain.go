@@ -14,7 +14,9 @@ import (
 // commit, in one transaction. The branch must stand at at, or not exist
 // (it is then created there): when it stands anywhere else, nothing is
 // written and the error is a *ConflictError, so a caller that matched msgs
-// against what it read earlier matches again and retries. It returns the
+// against what it read earlier matches again and retries. A non-zero at
+// that is not in the repository (erased meanwhile) is an error matching
+// ErrUnknownRevision. It returns the
 // new commits' hashes in order. The size limits of Commit apply to each
 // message; WithReflogMessage sets the reflog entry (default action
 // "commit", message "commit: N commits"). HEAD does not move unless it is
@@ -61,7 +63,7 @@ func (t *Tract) CommitChainOn(ctx context.Context, name string, at Hash, msgs []
 			if ok, err := tx.HasCommit(at); err != nil {
 				return err
 			} else if !ok {
-				return fmt.Errorf("commit %s: %w", at.Short(), store.ErrNotFound)
+				return fmt.Errorf("%w: commit %s is not in the repository", ErrUnknownRevision, at.Short())
 			}
 		}
 		commits, blobs, err := t.buildChain(ctx, at, msgs, t.now())

@@ -49,7 +49,7 @@ func TestCommitChainOn_CreatesExtendsForksAndRefusesAMovedBranch(t *testing.T) {
 	assert.Equal(t, []tract.Hash{hs[0]}, c.Parents)
 	// On a commit that does not exist: an error, nothing written.
 	_, err = tr.CommitChainOn(ctx, "conv-3", tract.Hash{1}, msgs("y"))
-	require.Error(t, err)
+	require.ErrorIs(t, err, tract.ErrUnknownRevision)
 	_, err = tr.Resolve(ctx, "conv-3")
 	assert.Error(t, err)
 	// A bad name, and a message over its limit, write nothing.

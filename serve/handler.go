@@ -55,6 +55,7 @@ type config struct {
 	client            *http.Client
 	timeout           time.Duration
 	now               func() time.Time
+	onRecordError     func(error)
 }
 
 type upstreamConfig struct {
@@ -96,6 +97,22 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.client 
 // 0: no bound).
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
+// WithOnRecordError sets the function told of a call that could not be
+// recorded (the repository refused the write, say). The client gets its
+// answer all the same: the upstream call was made. fn may be called from
+// many goroutines at once.
+func WithOnRecordError(fn func(err error)) Option { return func(c *config) { c.onRecordError = fn } }
+
+// RecordError is a call the Handler could not record.
+type RecordError struct {
+	// Route is the request's path.
+	Route string
+	Err   error
+}
+
+func (e *RecordError) Error() string { return fmt.Sprintf("record a call to %s: %v", e.Route, e.Err) }
+func (e *RecordError) Unwrap() error { return e.Err }
+
 // WithClock sets the clock of the durations the proxy records (tests).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
@@ -110,6 +127,7 @@ type Handler struct {
 	client            *http.Client
 	timeout           time.Duration
 	now               func() time.Time
+	onRecordError     func(error)
 	idx               *index
 }
 
@@ -126,7 +144,8 @@ func New(ctx context.Context, t *tract.Tract, opts ...Option) (*Handler, error) 
 	for _, o := range opts {
 		o(&cfg)
 	}
-	h := &Handler{t: t, token: cfg.token, maxBody: cfg.maxBody, client: cfg.client, timeout: cfg.timeout, now: cfg.now, idx: newIndex()}
+	h := &Handler{t: t, token: cfg.token, maxBody: cfg.maxBody, client: cfg.client, timeout: cfg.timeout, now: cfg.now,
+		onRecordError: cfg.onRecordError, idx: newIndex()}
 	var err error
 	if h.openAI, err = newUpstream(cfg.openAI, llm.DefaultBaseURL, llm.EnvBaseURL); err != nil {
 		return nil, err
@@ -445,7 +464,11 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 	// records is whole.
 	save := func() (recorded, error) {
 		out.elapsed = h.now().Sub(started)
-		return h.record(context.WithoutCancel(r.Context()), w, named, req.Messages, ps, out)
+		rec, err := h.record(context.WithoutCancel(r.Context()), w, named, req.Messages, ps, out)
+		if err != nil && h.onRecordError != nil {
+			h.onRecordError(&RecordError{Route: r.URL.Path, Err: err})
+		}
+		return rec, err
 	}
 	stop := h.bound(cancel)
 	resp, err := h.client.Do(up)

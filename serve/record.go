@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tractdag/tract"
@@ -17,6 +18,10 @@ import (
 // maxConflicts bounds how often one request's record is matched again
 // after another writer moved the branch it matched.
 const maxConflicts = 8
+
+// maxFailure bounds the text of an error commit: an upstream's error
+// message may be long.
+const maxFailure = 4 << 10
 
 // outcome is how a proxied call ended: an answer, or a failure recorded
 // as an error commit.
@@ -75,6 +80,15 @@ func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract
 			}
 			continue
 		}
+		if errors.Is(err, tract.ErrUnknownRevision) {
+			// A commit the index holds was erased (reset --hard, gc):
+			// read every branch again.
+			x.reset()
+			if err := x.load(ctx, h.t); err != nil {
+				return recorded{}, err
+			}
+			continue
+		}
 		if err != nil {
 			return recorded{}, err
 		}
@@ -90,7 +104,13 @@ func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract
 		x.setTip(p.Branch, tip)
 		return recorded{Branch: p.Branch, Commit: tip}, nil
 	}
-	return recorded{}, fmt.Errorf("record: the branch kept moving (%d conflicts)", maxConflicts)
+	return recorded{}, fmt.Errorf("the branch kept moving (%d conflicts)", maxConflicts)
+}
+
+// reset empties the index.
+func (x *index) reset() {
+	x.at, x.prefixOf = map[prefix]dag.Hash{}, map[dag.Hash]prefix{}
+	x.tips, x.branchAt = map[string]dag.Hash{}, map[prefix]string{}
 }
 
 // add indexes commit c, the last message of prefix p.
@@ -106,6 +126,12 @@ func (x *index) add(p prefix, c dag.Hash) {
 // answer, the prefix of the conversation it ends.
 func (h *Handler) finalMessage(w wire, ps []prefix, out outcome) (tract.ImportMessage, *prefix, error) {
 	meta := record.Meta{Model: out.model, Provider: w.provider(), DurationMS: out.elapsed.Milliseconds()}
+	lead := "model call failed: "
+	if a := out.answer; a != nil {
+		if err := h.checkAnswer(a.msg); err != nil {
+			out.answer, out.failure, lead = nil, err.Error(), "model answer refused: "
+		}
+	}
 	if a := out.answer; a != nil && (a.msg.Content != "" || a.msg.Parts != nil || len(a.msg.ToolCalls) > 0) {
 		if a.model != "" {
 			meta.Model = a.model
@@ -129,6 +155,9 @@ func (h *Handler) finalMessage(w wire, ps []prefix, out outcome) (tract.ImportMe
 		return m, &p, nil
 	}
 	text := out.failure
+	if len(text) > maxFailure {
+		text = strings.ToValidUTF8(text[:maxFailure], "") + "…"
+	}
 	if out.answer != nil {
 		text = "the upstream's answer was empty"
 	}
@@ -137,7 +166,21 @@ func (h *Handler) finalMessage(w wire, ps []prefix, out outcome) (tract.ImportMe
 	if err != nil {
 		return tract.ImportMessage{}, nil, err
 	}
-	return tract.ImportMessage{Kind: tract.KindError, Role: tract.RoleAssistant, Content: "model call failed: " + text, Meta: raw}, nil, nil
+	return tract.ImportMessage{Kind: tract.KindError, Role: tract.RoleAssistant, Content: lead + text, Meta: raw}, nil, nil
+}
+
+// checkAnswer refuses an answer the repository cannot hold (over its
+// message size limit), as a validated turn refuses one.
+func (h *Handler) checkAnswer(m tract.ImportMessage) error {
+	text, shape, err := m.Stored()
+	if err != nil || (text == "" && shape == nil) {
+		return nil // empty: recorded as such
+	}
+	l := h.t.Limits()
+	if err := l.CheckText("the answer", text); err != nil {
+		return err
+	}
+	return l.CheckShape(shape)
 }
 
 // prefixes returns the prefix of each of msgs' leading runs.

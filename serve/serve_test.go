@@ -579,3 +579,37 @@ func TestProxy_ConcurrentConversationsLoseNothing(t *testing.T) {
 	}
 	assert.Equal(t, 4, firsts)
 }
+
+// An answer over the message size limit reaches the client but is
+// recorded as refused, as a validated turn refuses it.
+func TestProxy_AnswerOverTheLimitIsRecordedAsRefused(t *testing.T) {
+	repo, err := tract.Init(filepath.Join(t.TempDir(), "tract.db"), tract.WithNoSync(), tract.WithLimits(tract.Limits{MessageSize: 300}))
+	require.NoError(t, err)
+	defer repo.Close()
+	model := llmtest.NewServer(t)
+	model.Reply(llmtest.Answer(strings.Repeat("long ", 100)))
+	proxy := httptest.NewServer(mustHandler(t, repo, serve.WithOpenAI(model.URL(), "k")))
+	defer proxy.Close()
+	e := &env{t: t, repo: repo, model: model, proxy: proxy}
+	resp, body := e.chat([]msg{{"user", "U1"}})
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Contains(t, answerOf(t, body), "long long")
+	got := e.chain(resp.Header.Get(serve.HeaderBranch))
+	require.Len(t, got, 2)
+	assert.Contains(t, got[1], "error assistant: model answer refused: the answer is 500 B, over the message size limit (300 B)")
+}
+
+// A commit the index holds, erased by a hard reset, is noticed: the
+// conversation is matched again against what the repository holds.
+func TestProxy_ErasedCommitsAreNoticed(t *testing.T) {
+	e := newEnv(t)
+	e.model.Reply(llmtest.Answer("A1"), llmtest.Answer("A2"))
+	resp, _ := e.chat([]msg{{"user", "U1"}})
+	branch := resp.Header.Get(serve.HeaderBranch)
+	_, err := e.repo.OnBranch(branch).Reset(context.Background(), branch+"~1", tract.Hard)
+	require.NoError(t, err)
+	resp, body := e.chat([]msg{{"user", "U1"}, {"assistant", "A1"}, {"user", "U2"}})
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
+	assert.Equal(t, []string{"message user: U1", "message assistant: A1", "message user: U2", "message assistant: A2"}, e.chain(branch))
+}
