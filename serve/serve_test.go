@@ -613,3 +613,28 @@ func TestProxy_ErasedCommitsAreNoticed(t *testing.T) {
 	assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
 	assert.Equal(t, []string{"message user: U1", "message assistant: A1", "message user: U2", "message assistant: A2"}, e.chain(branch))
 }
+
+func TestProxy_ModelsPassThroughToEitherWire(t *testing.T) {
+	e := newEnv(t)
+	e.model.Models("model-a", "model-b")
+	for _, header := range [][]string{nil, {"anthropic-version", "2023-06-01"}} {
+		req, _ := http.NewRequest(http.MethodGet, e.proxy.URL+"/v1/models", nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+		assert.Contains(t, string(body), "model-b")
+	}
+	assert.Empty(t, e.all(), "listing models records nothing")
+
+	req, _ := http.NewRequest(http.MethodPost, e.proxy.URL+"/v1/models", nil)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, http.MethodGet, resp.Header.Get("Allow"))
+}

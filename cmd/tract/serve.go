@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -121,10 +123,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return err
 	}
 	defer repo.Close()
+	openAIKey, anthropicKey := strings.TrimSpace(f.Getenv(llm.EnvAPIKey)), strings.TrimSpace(f.Getenv(llm.EnvAnthropicAPIKey))
+	errOut := &syncWriter{w: f.IO.ErrOut} // the calls report from their goroutines
 	h, err := serve.New(ctx, repo,
-		serve.WithOpenAI(f.Getenv(llm.EnvBaseURL), strings.TrimSpace(f.Getenv(llm.EnvAPIKey))),
-		serve.WithAnthropic(f.Getenv(llm.EnvAnthropicBaseURL), strings.TrimSpace(f.Getenv(llm.EnvAnthropicAPIKey))),
-		serve.WithToken(token), serve.WithTimeout(timeout))
+		serve.WithOpenAI(f.Getenv(llm.EnvBaseURL), openAIKey),
+		serve.WithAnthropic(f.Getenv(llm.EnvAnthropicBaseURL), anthropicKey),
+		serve.WithToken(token), serve.WithTimeout(timeout),
+		serve.WithOnRecordError(func(err error) {
+			fmt.Fprintf(errOut, "tract serve: %s\n", redactKeys(f, err.Error()))
+		}))
 	var baseErr *serve.BaseURLError
 	if errors.As(err, &baseErr) {
 		return &envError{err: err, Name: baseErr.Env, Example: "http://localhost:11434/v1"}
@@ -146,8 +153,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	addr := ln.Addr().String()
-	fmt.Fprintf(f.IO.ErrOut, "tract serve: recording into %s\n", repo.Path())
-	fmt.Fprintf(f.IO.ErrOut, "tract serve: listening on http://%s (OPENAI_BASE_URL=http://%s/v1, ANTHROPIC_BASE_URL=http://%s)\n", addr, addr, addr)
+	fmt.Fprintf(errOut, "tract serve: recording into %s\n", repo.Path())
+	if token != "" {
+		for _, k := range []struct{ key, env string }{{openAIKey, llm.EnvAPIKey}, {anthropicKey, llm.EnvAnthropicAPIKey}} {
+			if k.key == "" {
+				fmt.Fprintf(errOut, "tract serve: no %s: with a token, clients' own keys are not passed on, so calls go upstream without a key\n", k.env)
+			}
+		}
+	}
+	fmt.Fprintf(errOut, "tract serve: listening on http://%s (OPENAI_BASE_URL=http://%s/v1, ANTHROPIC_BASE_URL=http://%s)\n", addr, addr, addr)
 	if opts.Ready != nil {
 		opts.Ready(addr)
 	}
@@ -158,7 +172,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	fmt.Fprintf(f.IO.ErrOut, "tract serve: stopping; waiting up to %s for the calls in flight\n", shutdownGrace)
+	fmt.Fprintf(errOut, "tract serve: stopping; waiting up to %s for the calls in flight\n", shutdownGrace)
 	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(grace); err != nil {
@@ -171,6 +185,18 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 			srv.Close()
 		}
 	}
-	fmt.Fprintln(f.IO.ErrOut, "tract serve: stopped")
+	fmt.Fprintln(errOut, "tract serve: stopped")
 	return nil
+}
+
+// syncWriter is a writer many goroutines write lines to.
+type syncWriter struct {
+	mu sync.Mutex // guards w
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
