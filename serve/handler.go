@@ -79,8 +79,9 @@ func WithAnthropic(baseURL, key string) Option {
 	return func(c *config) { c.anthropic = upstreamConfig{baseURL, key} }
 }
 
-// WithToken makes every route require "Authorization: Bearer token". The
-// client's Authorization header is then the token, never forwarded: the
+// WithToken makes every route require "Authorization: Bearer token" (or
+// "x-api-key: token", as the Anthropic SDKs send their key). The
+// client's credentials are then the token, never forwarded: the
 // upstream keys must come from WithOpenAI and WithAnthropic (a client's
 // x-api-key is not forwarded either).
 func WithToken(token string) Option { return func(c *config) { c.token = token } }
@@ -251,9 +252,14 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	h.proxy(rw, r, w)
 }
 
-// authorized reports whether r carries the server's token.
+// authorized reports whether r carries the server's token: as
+// "Authorization: Bearer TOKEN", or as "x-api-key: TOKEN", where the
+// Anthropic SDKs put the API key they are given.
 func (h *Handler) authorized(r *http.Request) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		got, ok = r.Header.Get("x-api-key"), r.Header.Get("x-api-key") != ""
+	}
 	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(h.token)) == 1
 }
 

@@ -500,9 +500,13 @@ func TestProxy_BadInputWritesNothing(t *testing.T) {
 func TestProxy_TokenGuardsEveryRoute(t *testing.T) {
 	e := newEnv(t, serve.WithToken("tok"))
 	e.model.Models("gpt-a")
-	e.model.Reply(llmtest.Answer("hi"))
+	e.model.Reply(llmtest.Answer("hi"), llmtest.Answer("again"))
 	resp, _ := e.chat([]msg{{"user", "U1"}}, "Authorization", "Bearer tok")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, _ = e.chat([]msg{{"user", "U1"}}, "x-api-key", "tok") // as the Anthropic SDKs send it
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, _ = e.chat([]msg{{"user", "U1"}}, "x-api-key", "nope")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	req, _ := http.NewRequest(http.MethodGet, e.proxy.URL+"/v1/models", nil)
 	r2, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
