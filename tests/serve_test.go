@@ -142,3 +142,15 @@ func TestServe_OversizedBody(t *testing.T) {
 	assert.Empty(t, s.ok("log", "--all", "--oneline").Stdout)
 
 }
+
+func TestServe_AddressInUse(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	s := newSandbox(t)
+	s.initRepo()
+	r := s.tract("serve", "--addr", ln.Addr().String())
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "address already in use")
+}
