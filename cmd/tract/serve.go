@@ -40,6 +40,9 @@ type ServeOptions struct {
 	// Ready, when set, is called with the address the server listens on
 	// (tests, whose --addr asks for port 0).
 	Ready func(addr string)
+	// Grace is how long a stopping server lets the calls in flight
+	// finish (0: shutdownGrace).
+	Grace time.Duration
 }
 
 func newCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
@@ -172,16 +175,20 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	fmt.Fprintf(errOut, "tract serve: stopping; waiting up to %s for the calls in flight\n", shutdownGrace)
-	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	wait := opts.Grace
+	if wait <= 0 {
+		wait = shutdownGrace
+	}
+	fmt.Fprintf(errOut, "tract serve: stopping; waiting up to %s for the calls in flight\n", wait)
+	grace, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if err := srv.Shutdown(grace); err != nil {
 		// The grace is over: cancel the calls, which record themselves
 		// as cancelled, and wait for them.
 		stopCalls(serve.ErrShutdown)
-		wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		last, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := srv.Shutdown(wait); err != nil {
+		if err := srv.Shutdown(last); err != nil {
 			srv.Close()
 		}
 	}

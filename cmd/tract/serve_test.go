@@ -103,3 +103,52 @@ func TestServeRun_StopsAfterTheCallInFlight(t *testing.T) {
 	require.Len(t, h.Commits, 2)
 	assert.Equal(t, "late answer", h.Commits[0].Text)
 }
+
+// A call still in flight when the grace is over is cancelled and recorded
+// as cancelled by the shutdown.
+func TestServeRun_CancelsACallPastTheGrace(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	hold := make(chan struct{})
+	defer close(hold)
+	srv.Reply(llmtest.Reply{Content: "never", Hold: hold})
+	f, _, _ := testFactory(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-u"})
+	errOut := &lockedBuffer{}
+	f.IO.ErrOut = errOut
+	f.DBFlag = filepath.Join(t.TempDir(), "tract.db")
+	repo, err := tract.Init(f.DBFlag)
+	require.NoError(t, err)
+	require.NoError(t, repo.Close())
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serveRun(ctx, &ServeOptions{Factory: f, Addr: "127.0.0.1:0", Grace: 10 * time.Millisecond,
+			Ready: func(a string) { ready <- a }})
+	}()
+	addr := <-ready
+	answered := make(chan int, 1)
+	go func() {
+		resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 5*time.Second, time.Millisecond)
+	stop()
+	require.NoError(t, <-done)
+	<-answered
+
+	repo, err = tract.Open(f.DBFlag)
+	require.NoError(t, err)
+	defer repo.Close()
+	h, err := repo.LogAll(context.Background())
+	require.NoError(t, err)
+	require.Len(t, h.Commits, 2)
+	assert.Equal(t, "model call failed: cancelled: the server shut down", h.Commits[0].Text)
+}
