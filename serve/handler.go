@@ -495,6 +495,8 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		stop := h.bound(cancel)
+		defer stop()
 		h.upstreamFailed(rw, resp, key, &out, save)
 		return
 	}
@@ -502,22 +504,27 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 		h.stream(ctx, cancel, rw, r, w, resp, key, &out, save)
 		return
 	}
+	stop = h.bound(cancel)
 	data, err := io.ReadAll(io.LimitReader(resp.Body, h.maxBody+1))
+	stop()
 	if err != nil || int64(len(data)) > h.maxBody {
 		msg := "proxy: reading the upstream's answer: "
-		if err != nil {
-			msg += redact(err.Error(), key)
-		} else {
-			msg += fmt.Sprintf("it is larger than %d bytes", h.maxBody)
-		}
-		if r.Context().Err() != nil {
+		status := http.StatusBadGateway
+		switch {
+		case r.Context().Err() != nil:
 			msg = cancelled(r.Context())
+		case errors.Is(context.Cause(ctx), errTimeout):
+			status, msg = http.StatusGatewayTimeout, fmt.Sprintf("proxy: the upstream's answer stopped for %s", h.timeout)
+		case err != nil:
+			msg += redact(err.Error(), key)
+		default:
+			msg += fmt.Sprintf("it is larger than %d bytes", h.maxBody)
 		}
 		out.failure = strings.TrimPrefix(msg, "proxy: ")
 		if rec, rerr := save(); rerr == nil {
 			setRecorded(rw, rec)
 		}
-		writeError(rw, w, http.StatusBadGateway, msg)
+		writeError(rw, w, status, msg)
 		return
 	}
 	if w == wireAnthropic {

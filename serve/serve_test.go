@@ -652,3 +652,39 @@ func TestProxy_ModelsPassThroughToEitherWire(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 	assert.Equal(t, http.MethodGet, resp.Header.Get("Allow"))
 }
+
+// An upstream that stops in the middle of its answer is cut off after
+// the timeout, and the call recorded as failed, streamed or not.
+func TestProxy_UpstreamStallingMidAnswer(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			stalled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if stream {
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}`+"\n\n")
+				} else {
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"choices":[`)
+				}
+				w.(http.Flusher).Flush()
+				<-r.Context().Done()
+			}))
+			defer stalled.Close()
+			e := newEnv(t)
+			e.proxy.Config.Handler = mustHandler(t, e.repo, serve.WithOpenAI(stalled.URL+"/v1", "k"), serve.WithTimeout(20*time.Millisecond))
+			resp, body := e.post("/v1/chat/completions", map[string]any{"model": "m", "stream": stream, "messages": []msg{{"user", "U1"}}})
+			if stream {
+				assert.Equal(t, http.StatusOK, resp.StatusCode, "the stream had begun")
+				assert.Contains(t, string(body), "Hel")
+			} else {
+				assert.Equal(t, http.StatusGatewayTimeout, resp.StatusCode, string(body))
+			}
+			bs := e.branches()
+			require.Len(t, bs, 1)
+			got := e.chain(bs[0])
+			require.Len(t, got, 2)
+			assert.Contains(t, got[1], "error assistant: model call failed: the upstream")
+			assert.Contains(t, got[1], "20ms")
+		})
+	}
+}
