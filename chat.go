@@ -54,6 +54,9 @@ type (
 	// UnsentError reports a turn with DeferStart that wrote nothing: its
 	// first model call showed the client's setup to be wrong.
 	UnsentError = turn.UnsentError
+	// ToolStepsError ends a turn whose model kept calling tools past
+	// MaxToolSteps (see turn.ToolStepsError).
+	ToolStepsError = turn.ToolStepsError
 	// ResolutionAction is what the escalation hook decides.
 	ResolutionAction = record.ResolutionAction
 	// EscalationReason says why a round of attempts ended, or why a turn
@@ -108,6 +111,12 @@ func Validate(vs ...retry.Validator) ChatOption { return turn.Validate(vs...) }
 
 // Tools offers tools to the model (see turn.Tools).
 func Tools(ts ...tool.Tool) ChatOption { return turn.Tools(ts...) }
+
+// Tool makes a tool of fn for Tools, its arguments' JSON Schema inferred
+// from In and its Out sent to the model as JSON (see tool.New).
+func Tool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...tool.Option) tool.Tool {
+	return tool.New(name, description, fn, opts...)
+}
 
 // MaxToolSteps bounds the tool steps of one attempt (default 8).
 func MaxToolSteps(n int) ChatOption { return turn.MaxToolSteps(n) }

@@ -354,9 +354,10 @@ type cachedMessage struct {
 }
 
 // messagesOf returns the messages of cached, each the caller's (a shaped
-// one is copied deeply: changing it changes nothing in the cache).
+// one is copied deeply: changing it changes nothing in the cache), with
+// room for a few more: a turn's tool steps append theirs in place.
 func messagesOf(cached []cachedMessage) []Message {
-	out := make([]Message, len(cached))
+	out := make([]Message, len(cached), len(cached)+8)
 	for i, c := range cached {
 		out[i] = c.message()
 	}

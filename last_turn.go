@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tractdag/tract/internal/english"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/store"
 	"github.com/tractdag/tract/turn"
 )
@@ -67,7 +68,7 @@ func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
 		// Enough when the branch has no more, or when the commits read
 		// reach past the run of errors and notes at the tip by two (a
 		// message and the one before it).
-		if len(cs) < limit || trailing(cs)+2 <= len(cs) {
+		if len(cs) < limit || skipToolSteps(cs, min(trailing(cs)+1, len(cs)))+1 <= len(cs) {
 			break
 		}
 	}
@@ -82,6 +83,7 @@ func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
 		}
 		i++
 	}
+	i = skipToolSteps(cs, i) // a turn stopped amid its tool loop, without purify
 	isUser := func(i int) bool {
 		return i < len(cs) && cs[i].Kind == KindMessage && cs[i].Role == RoleUser
 	}
@@ -97,8 +99,8 @@ func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
 		last.State, last.First, last.Commits = TurnNotSent, cs[i-1].Hash, i
 		last.Base = firstParent(cs[i-1])
 		return last, nil
-	case i < len(cs) && cs[i].Kind == KindMessage && cs[i].Role == RoleAssistant && isUser(i+1):
-		i++
+	case i < len(cs) && cs[i].Kind == KindMessage && cs[i].Role == RoleAssistant && isUser(skipToolSteps(cs, i+1)):
+		i = skipToolSteps(cs, i+1)
 		last.State = TurnAnswered
 	default:
 		return nil, noTurn("the branch ends in %s (%s), not in a user message, its answer or an error",
@@ -209,6 +211,15 @@ func trailing(cs []*CommitInfo) int {
 		}
 	}
 	return len(cs)
+}
+
+// skipToolSteps is the index of the first of cs (newest first) from i on
+// that is no commit of a turn's tool step (see turn.Tools).
+func skipToolSteps(cs []*CommitInfo, i int) int {
+	for i < len(cs) && cs[i].MetaValue(record.KeyToolStep) != nil {
+		i++
+	}
+	return i
 }
 
 // firstParent is c's first parent, zero for a root.

@@ -19,9 +19,18 @@ type turnRepo struct{ t *Tract }
 
 var _ turn.Repo = turnRepo{}
 
-// Compile returns the messages compiled at tip.
+// Compile returns the messages compiled at tip (as Compile with
+// CompileAt, without resolving the hash as a revision).
 func (r turnRepo) Compile(ctx context.Context, tip Hash) ([]Message, error) {
-	return r.t.Compile(ctx, CompileAt(tip.String()))
+	var out []Message
+	err := r.t.view(ctx, func(tx store.Tx) (err error) {
+		out, err = r.t.cache.compile(ctx, tx, tip, false)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	return out, nil
 }
 
 // Now is the repository's clock.
@@ -54,32 +63,70 @@ func (r turnRepo) CommitOn(ctx context.Context, parent Hash, p turn.Pending) (Ha
 	return h, err
 }
 
-// Rewind soft-resets the branch from tip to restore (reflog action purify,
-// ORIG_HEAD at tip) and, unless then is nil, commits then on restore, in
-// one transaction. When the branch no longer stands at tip it moves
-// nothing: then is kept off the branch and the error is a *ConflictError.
-func (r turnRepo) Rewind(ctx context.Context, tip, restore Hash, msg string, then *turn.Pending) (Hash, error) {
+// CommitChain writes chain on parent, each commit on the one before, and
+// moves t's position from parent to the last, in one transaction (one
+// reflog entry). When the position moved since parent was read, the chain
+// is kept off the branch and the error is a *ConflictError.
+func (r turnRepo) CommitChain(ctx context.Context, parent Hash, chain []turn.Pending) ([]Hash, error) {
 	t := r.t
-	var h Hash
+	var hs []Hash
 	err := t.updateAdvancing(ctx, func(tx store.Tx) (*ConflictError, error) {
 		cur, err := t.requireBranch(tx)
 		if err != nil {
 			return nil, err
 		}
-		var cfg *commitConfig
-		if then != nil {
-			if cfg, err = metaConfig(then.Meta); err != nil {
-				return nil, err
-			}
+		var action, msg string
+		if hs, action, msg, err = t.putChain(tx, parent, chain); err != nil {
+			return nil, err
+		}
+		return t.land(tx, cur, parent, hs[len(hs)-1], action, msg, chain[len(chain)-1].What)
+	})
+	return hs, err
+}
+
+// putChain stores chain on parent without moving any ref, and returns its
+// commits and the reflog action and message of a move to the last.
+func (t *Tract) putChain(tx store.Tx, parent Hash, chain []turn.Pending) (hs []Hash, action, msg string, err error) {
+	h := parent
+	for _, p := range chain {
+		cfg, err := metaConfig(p.Meta)
+		if err == nil {
+			h, err = t.putCommit(tx, h, p.Kind, p.Role, p.Text, cfg)
+		}
+		if err != nil {
+			return nil, "", "", err
+		}
+		hs = append(hs, h)
+		if action == "" {
+			action, msg = cfg.reflog(p.Kind, p.Role, p.Text)
+		}
+	}
+	if len(chain) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(chain)-1)
+	}
+	return hs, action, msg, nil
+}
+
+// Rewind soft-resets the branch from tip to restore (reflog action purify,
+// ORIG_HEAD at tip) and commits then on restore, in one transaction. When
+// the branch no longer stands at tip it moves nothing: then is kept off
+// the branch and the error is a *ConflictError.
+func (r turnRepo) Rewind(ctx context.Context, tip, restore Hash, msg string, then []turn.Pending) ([]Hash, error) {
+	t := r.t
+	var hs []Hash
+	err := t.updateAdvancing(ctx, func(tx store.Tx) (*ConflictError, error) {
+		cur, err := t.requireBranch(tx)
+		if err != nil {
+			return nil, err
 		}
 		if cur.Hash != tip {
-			if then == nil {
+			if len(then) == 0 {
 				return &ConflictError{Ref: cur.ref(), Expected: tip, Actual: cur.Hash}, nil
 			}
-			if h, err = t.putCommit(tx, restore, then.Kind, then.Role, then.Text, cfg); err != nil {
+			if hs, _, _, err = t.putChain(tx, restore, then); err != nil {
 				return nil, err
 			}
-			return t.strand(tx, cur, tip, h, then.What)
+			return t.strand(tx, cur, tip, hs[len(hs)-1], then[len(then)-1].What)
 		}
 		if err := t.move(tx, tip, restore, refs.ActionPurify, msg); err != nil {
 			return nil, err
@@ -87,13 +134,16 @@ func (r turnRepo) Rewind(ctx context.Context, tip, restore Hash, msg string, the
 		if err := setOrigHead(tx, tip); err != nil {
 			return nil, err
 		}
-		h = restore
-		if then != nil {
-			h, err = t.commitWith(tx, restore, then.Kind, then.Role, then.Text, cfg)
+		if len(then) == 0 {
+			return nil, nil
 		}
-		return nil, err
+		var action, cmsg string
+		if hs, action, cmsg, err = t.putChain(tx, restore, then); err != nil {
+			return nil, err
+		}
+		return nil, t.move(tx, restore, hs[len(hs)-1], action, cmsg)
 	})
-	return h, err
+	return hs, err
 }
 
 // Restart begins the next attempt of a turn with the fresh retry context

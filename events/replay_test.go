@@ -160,6 +160,8 @@ func TestStepOf(t *testing.T) {
 		{"a provenance note", dag.Commit{Kind: dag.KindNote, Role: dag.RoleSystem, Meta: []byte(`{"provenance":{"attempts":1}}`)}, 0},
 		{"a user message", dag.Commit{Kind: dag.KindMessage, Role: dag.RoleUser, Meta: []byte(`{"task":"t"}`)}, 0},
 		{"someone else's attempt key", dag.Commit{Kind: dag.KindMessage, Role: dag.RoleAssistant, Meta: []byte(`{"attempt":"first"}`)}, 0},
+		{"a tool step's call", dag.Commit{Kind: dag.KindMessage, Role: dag.RoleAssistant, Meta: []byte(`{"tool_step":{"attempt":1,"step":1},"usage":{"total_tokens":6}}`)}, 0},
+		{"a tool step's result", dag.Commit{Kind: dag.KindMessage, Role: dag.RoleTool, Meta: []byte(`{"attempt":2,"tool_step":{"attempt":2,"step":1,"tool":"lookup"}}`)}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -67,6 +67,8 @@ func StepOf(h dag.Hash, c *dag.Commit, text func() (string, error)) (s *Step, ok
 	s.Parent = c.Parent()
 	m := &s.Meta
 	switch {
+	case m.ToolStep != nil:
+		return nil, false, nil // a tool step's call or result: no attempt (see turn.Tools)
 	case c.Kind == dag.KindMessage && c.Role == dag.RoleAssistant && m.Attempt >= 1:
 		s.Kind = StepAttempt
 	case c.Kind == dag.KindMessage && c.Role == dag.RoleAssistant && m.Provenance != nil:

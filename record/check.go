@@ -129,6 +129,11 @@ func checkValue(k Key, raw json.RawMessage) error {
 			}
 		}
 		return checkObject(k.Name, raw, new(Fix))
+	case KeyToolStep:
+		if got != "an object" {
+			return wrong()
+		}
+		return checkObject(k.Name, raw, new(ToolStep))
 	case KeyFailure, KeyEscalation:
 		if got != "an object" {
 			return wrong()

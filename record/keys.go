@@ -18,6 +18,7 @@ const (
 	KeyShape          = "shape"
 	KeyStructured     = "structured_output"
 	KeyTask           = "task"
+	KeyToolStep       = "tool_step"
 	KeyUsage          = "usage"
 	KeyValid          = "valid"
 	KeyValidatorError = "validator_error"
@@ -54,7 +55,7 @@ func Keys() []Key {
 
 // keyTable is the table of Keys, as an array: Check ranges over it on
 // every commit with metadata, and an array is built on the stack.
-func keyTable() [20]Key {
+func keyTable() [21]Key {
 	return [...]Key{
 		{KeyAttempt, wantInt, "an answer's (or steering message's) attempt number, from 1"},
 		{KeyDiagnosis, wantString, "why the validators rejected an answer"},
@@ -67,10 +68,11 @@ func keyTable() [20]Key {
 		{KeyPinned, wantBool, "true keeps the commit out of a compress's summaries, as system prompts are"},
 		{KeyProvenance, wantObject, "on the accepted answer (and the error commit of an exhausted turn): its Provenance"},
 		{KeyProvider, wantString, "on the error commit of a failed model call: the kind of server asked (\"openai\"), when the client says"},
-		{KeyRestore, "a commit hash (64 hexadecimal digits)", "on the answers, feedback and error commits of a turn with the fresh retry context: the turn's restore point, which their chains no longer lead back to"},
+		{KeyRestore, "a commit hash (64 hexadecimal digits)", "on the answers, feedback and error commits of a turn with the fresh retry context or with tools: the turn's restore point, which their chains no longer lead back to (or lead back to through tool steps)"},
 		{KeyShape, wantObject, "on a commit whose message is more than a role and a text (content parts, tool calls, …): the message object without \"role\" (and without \"content\" when the content is the commit's text), in canonical JSON"},
 		{KeyStructured, wantObject, "on each answer of a turn that asked for structured output: its Structured record"},
 		{KeyTask, wantString, "the task id of a validated turn, on every commit of the turn"},
+		{KeyToolStep, wantObject, "on the commits of a tool step of a validated turn (the assistant's tool-call message and each tool result): its ToolStep record"},
 		{KeyUsage, wantObject, "an answer's token usage (llm.Usage); on an error commit, summed over the turn"},
 		{KeyValid, wantBool, "whether the validators accepted the answer"},
 		{KeyValidatorError, wantString, "a validator that could not run on the answer: its error"},

@@ -32,6 +32,7 @@ type Meta struct {
 	Structured     *Structured     `json:"structured_output,omitempty"`
 	Shape          json.RawMessage `json:"shape,omitempty"`
 	Fix            *Fix            `json:"fixed,omitempty"`
+	ToolStep       *ToolStep       `json:"tool_step,omitempty"`
 }
 
 // TaskMeta is the metadata of a commit of a turn that records only its

@@ -195,3 +195,22 @@ type Escalation struct {
 	// Timestamp is when the hook answered.
 	Timestamp time.Time `json:"timestamp"`
 }
+
+// ToolStep is what each commit of a tool step of a validated turn
+// records under KeyToolStep: the assistant's message that called tools,
+// and each call's result (role tool).
+type ToolStep struct {
+	// Attempt is the attempt the step belongs to, from 1; Step is its
+	// number in the attempt, from 1.
+	Attempt int `json:"attempt"`
+	Step    int `json:"step"`
+	// Tool, on a result, is the tool called.
+	Tool string `json:"tool,omitempty"`
+	// Failure, on a result, says why the call got no result of the
+	// tool's: "unknown_tool", "invalid_arguments" or "tool_error" (the
+	// result's text says what was wrong).
+	Failure string `json:"failure,omitempty"`
+	// DurationMS, on a result, is how long the tool ran; on the call
+	// message, how long the model took to answer.
+	DurationMS int64 `json:"duration_ms,omitempty"`
+}

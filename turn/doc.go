@@ -4,6 +4,9 @@
 // branch returns to the restore point and only the accepted answer is
 // committed on it), and a round of attempts that ends without an accepted
 // answer is escalated to a hook that answers retry, skip, abort or fix.
+// With Tools, an attempt is a tool loop: each answer that calls tools is a
+// tool step, its calls run and committed with their results, until an
+// answer without calls, which the validators judge.
 //
 // Run drives the turn against a Repo: the repository and the branch it
 // commits to, as package tract adapts them. Each step that writes is one

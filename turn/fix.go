@@ -78,12 +78,20 @@ func (g *generation) acceptFix(ctx context.Context, a answer, vd retry.Verdict) 
 	if hid {
 		msg = purifyMessage(g.attempt-1) + "; " + msg[len("fix: "):]
 	}
-	h, err := g.r.Rewind(ctx, g.tip, base, msg, &Pending{dag.KindMessage, dag.RoleAssistant, vd.Fixed, fmeta, keptAcceptedAnswer})
+	chain := []Pending{{dag.KindMessage, dag.RoleAssistant, vd.Fixed, fmeta, keptAcceptedAnswer}}
+	if g.cfg.purify { // the answer's tool steps go back on the restore point first, as purify does
+		chain = append(pendingOf(g.steps), chain...)
+	}
+	hs, err := g.r.Rewind(ctx, g.tip, base, msg, chain)
 	if err != nil {
 		if errors.Is(err, refs.ErrReferenceChanged) {
 			g.res.Text = vd.Fixed // kept off the branch: see fail
 		}
 		return false, "", err
+	}
+	h := hs[len(hs)-1]
+	if g.cfg.purify {
+		g.steps = recommitted(g.steps, hs)
 	}
 	g.tip, g.lastCommit, g.last, g.fixed = h, h, fixed, &fixed
 	g.res.FixedBy, g.res.Original = vd.FixedBy, original

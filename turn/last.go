@@ -11,13 +11,16 @@ type State int
 
 // The shapes of a last turn.
 const (
-	// Answered is a user message and the assistant's answer.
+	// Answered is a user message and the assistant's answer (after
+	// the tool steps it rests on, if any).
 	Answered State = iota + 1
 	// Unanswered is a user message followed only by the error
 	// commits of its failed turn (exhausted validation, a failed model
 	// call), or by nothing at all (an interrupted turn, or a message
-	// committed without an answer). A new user message would follow it
-	// directly, so the model would see two user messages in a row.
+	// committed without an answer), the tool steps of a turn that ended
+	// amid its tool loop without purify aside. A new user message would
+	// follow it directly, so the model would see two user messages in a
+	// row.
 	Unanswered
 	// NotSent is an error commit with no user message under it: a
 	// failure before anything was sent (no model configured).

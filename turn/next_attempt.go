@@ -120,9 +120,11 @@ func (g *generation) restartFresh(ctx context.Context, p Pending) (dag.Hash, err
 
 // freshRestore is the restore point that the commits of a turn with the
 // fresh retry context record (MetaRestore), nil with the conversation
-// one: a fresh retry's chain no longer leads back to it.
+// one: a fresh retry's chain no longer leads back to it. A turn with
+// tools records it too: its chains lead back to it through tool steps,
+// which are no steps of its events (see events.Replay).
 func (g *generation) freshRestore() *dag.Hash {
-	if g.cfg.strategy != ContextFresh {
+	if g.cfg.strategy != ContextFresh && g.cfg.toolSet == nil {
 		return nil
 	}
 	r := g.restore

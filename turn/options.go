@@ -57,13 +57,15 @@ type Config struct {
 	// MaxToolSteps (DefaultMaxToolSteps when not given).
 	tools        []tool.Tool
 	maxToolSteps int
+	// toolSet is tools, checked by NewConfig; nil without tools.
+	toolSet *tool.Set
 }
 
 // NewConfig applies opts over the defaults (the client given, purify on,
 // DefaultRetryPrompt, DefaultMaxAttempts attempts) and checks the result:
-// a missing client, a negative number of attempts, a bad task id
-// (*TaskIDError), an unknown feedback format or context strategy are
-// errors.
+// a missing client, a negative number of attempts or tool steps, a bad
+// task id (*TaskIDError), an unknown feedback format or context
+// strategy, and tools tool.NewSet refuses are errors.
 func NewConfig(client llm.Client, opts ...Option) (*Config, error) {
 	cfg := &Config{client: client, purify: true, retryPrompt: DefaultRetryPrompt}
 	for _, o := range opts {
@@ -82,6 +84,13 @@ func NewConfig(client llm.Client, opts ...Option) (*Config, error) {
 		return nil, fmt.Errorf("max tool steps is %d; it must be 1 or more", cfg.maxToolSteps)
 	case cfg.maxToolSteps == 0:
 		cfg.maxToolSteps = DefaultMaxToolSteps
+	}
+	if len(cfg.tools) > 0 {
+		set, err := tool.NewSet(cfg.tools)
+		if err != nil {
+			return nil, fmt.Errorf("tools: %w", err)
+		}
+		cfg.toolSet = set
 	}
 	if cfg.taskSet {
 		if err := checkTaskID(cfg.task); err != nil {
@@ -135,14 +144,30 @@ func (cfg *Config) checkFeedback() error {
 // at most when MaxToolSteps is not given.
 const DefaultMaxToolSteps = 8
 
-// Tools offers ts to the model: each call it makes is run, committed with
-// its result, and sent back, until it answers without calls.
+// Tools offers ts to the model: every request of the turn carries their
+// definitions (llm.Request.Tools). An answer that calls tools is a tool
+// step: its calls run one after another in the order the model wrote them
+// (tool.Set.Call: the arguments are checked against the tool's schema
+// first), with no transaction or lock held; then the call message and its
+// results (role tool, with their tool_call_id) are committed in one
+// transaction (Repo.CommitChain), and the model is asked again. A call
+// that cannot run or whose tool fails is answered with a text saying what
+// was wrong, not an error of the turn. The first answer without calls
+// ends the attempt and is validated; validators read the attempt's calls
+// with tool.Trace. A cancelled context stops the turn before the step
+// under way is written; more than MaxToolSteps steps in one attempt end
+// it with a *ToolStepsError. Purify commits the accepted attempt's tool
+// steps again on the restore point, before its answer; failed attempts
+// keep theirs off the branch. The tools are checked by NewConfig (names,
+// duplicates, schemas: tool.NewSet).
 func Tools(ts ...tool.Tool) Option {
 	return func(cfg *Config) { cfg.tools = append(cfg.tools, ts...) }
 }
 
 // MaxToolSteps bounds the tool steps (model answers that call tools) of
-// one attempt (default DefaultMaxToolSteps).
+// one attempt (default DefaultMaxToolSteps): an answer that calls tools
+// after that many steps ends the turn with a *ToolStepsError, its calls
+// not run (see ToolStepsError for what is committed).
 func MaxToolSteps(n int) Option { return func(cfg *Config) { cfg.maxToolSteps = n } }
 
 // UseClient sends this call to c instead of the client given to Open.

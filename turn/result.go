@@ -21,13 +21,17 @@ type Attempt struct {
 	// attempts chain. When purify re-commits an accepted answer after
 	// retries, Result.Commit names the clean copy on the branch.
 	Commit dag.Hash `json:"commit"`
-	// Usage is this attempt's token usage.
+	// Usage is this attempt's token usage: its answer's (the calls of
+	// its tool steps are counted in Result.Usage).
 	Usage llm.Usage `json:"usage"`
 	// FixedBy names the validator that fixed the answer, which was then
 	// accepted as Fixed (OK is true); "" when none did.
 	FixedBy string `json:"fixed_by,omitempty"`
 	// Fixed is the answer as FixedBy fixed it.
 	Fixed string `json:"fixed,omitempty"`
+	// ToolSteps is the number of tool steps the attempt made before its
+	// answer.
+	ToolSteps int `json:"tool_steps,omitempty"`
 }
 
 // Result is the outcome of a turn (Chat, Generate, RetryLast). On failure it is returned
@@ -72,6 +76,11 @@ type Result struct {
 	// Steering are the steering commits the turn wrote after its failed
 	// attempts, in order (empty when the first attempt passed).
 	Steering []dag.Hash `json:"steering"`
+	// ToolSteps are the tool steps of the accepted answer, in order (see
+	// Tools), their commits those on the branch (after purify, the clean
+	// copies); on failure, those of the last attempt that made any, as
+	// they were written. Nil when it made none.
+	ToolSteps []ToolStep `json:"tool_steps,omitempty"`
 }
 
 // AttemptDelta is one piece of an attempt's answer as the model streams

@@ -16,6 +16,7 @@ import (
 	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
+	"github.com/tractdag/tract/tool"
 )
 
 // DefaultRetryPrompt is the steering text committed after a failed
@@ -32,14 +33,23 @@ const DefaultRetryPrompt = "Your previous response failed validation: {diagnosis
 // branch) to it.
 type Repo interface {
 	// Compile returns the messages the model is sent for the chain that
-	// ends at tip.
+	// ends at tip, in a slice of the caller's (the turn appends its tool
+	// steps to it).
 	Compile(ctx context.Context, tip dag.Hash) ([]llm.Message, error)
 	// CommitOn writes p on parent and moves the branch from parent to it.
 	CommitOn(ctx context.Context, parent dag.Hash, p Pending) (dag.Hash, error)
+	// CommitChain writes chain on parent, each commit on the one before
+	// it, and moves the branch from parent to the last, in one
+	// transaction; it returns the commits, in order. A conflict keeps the
+	// whole chain off the branch and names its last commit.
+	CommitChain(ctx context.Context, parent dag.Hash, chain []Pending) ([]dag.Hash, error)
 	// Rewind moves the branch from tip back to restore (reflog action
-	// purify, message msg; ORIG_HEAD at tip) and, unless then is nil,
-	// commits then on restore, and returns the branch's new tip.
-	Rewind(ctx context.Context, tip, restore dag.Hash, msg string, then *Pending) (dag.Hash, error)
+	// purify, message msg; ORIG_HEAD at tip) and commits then on restore,
+	// each commit on the one before it, in the same transaction; it
+	// returns then's commits, in order (none when then is empty: the
+	// branch's new tip is restore). A conflict keeps then off the branch
+	// and names its last commit.
+	Rewind(ctx context.Context, tip, restore dag.Hash, msg string, then []Pending) ([]dag.Hash, error)
 	// Restart begins the next attempt of a turn with the fresh retry
 	// context (ContextFresh) from the restore point: it writes the
 	// feedback on the parent of the task message (the restore point, when
@@ -85,7 +95,8 @@ func Run(ctx context.Context, r Repo, restore dag.Hash, cfg *Config) (*Result, e
 // message a failed turn left unanswered.
 type Start struct {
 	// Messages are what the turn's first model call sends: the context
-	// the turn builds on, with the start's own messages after it.
+	// the turn builds on, with the start's own messages after it; the
+	// turn's own (it appends its tool steps to them).
 	Messages []llm.Message
 	// Write writes the start and returns the turn's restore point. When
 	// the branch moved since Messages were read, Write writes the start
@@ -118,6 +129,7 @@ func (g *generation) run(ctx context.Context) (*Result, error) {
 		if err == nil {
 			return g.res, g.accept(ctx, out.Value)
 		}
+		g.res.ToolSteps = g.kept
 		if unsent := (*UnsentError)(nil); errors.As(err, &unsent) {
 			return g.res, unsent
 		}
@@ -191,6 +203,10 @@ type generation struct {
 	// fixed is the accepted answer as a validator fixed it, once
 	// committed (see acceptFix); nil when no validator fixed it.
 	fixed *answer
+	// steps are the tool steps of the attempt under way (see toolStep);
+	// kept are those of the last attempt that made any, for the Result
+	// of a failed turn.
+	steps, kept []ToolStep
 }
 
 func newGeneration(r Repo, restore dag.Hash, cfg *Config) *generation {
@@ -214,10 +230,14 @@ func (g *generation) steering() retry.Steering[answer, dag.Hash] {
 	}
 }
 
-// ask sends the context compiled at the turn's tip to the model.
+// ask sends the context compiled at the turn's tip to the model. With
+// tools, an answer that calls them is a tool step (see toolStep): the
+// calls are run and committed with their results, and the model is asked
+// again, until it answers without calls.
 func (g *generation) ask(ctx context.Context) (answer, error) {
 	g.attempt++
 	g.started = time.Now() // not the repository's clock, which tests fix: a duration is measured
+	g.steps = nil
 	var msgs []llm.Message
 	var err error
 	if g.start != nil {
@@ -225,8 +245,36 @@ func (g *generation) ask(ctx context.Context) (answer, error) {
 	} else if msgs, err = g.r.Compile(ctx, g.tip); err != nil {
 		return answer{}, err
 	}
+	for {
+		a, resp, err := g.complete(ctx, msgs)
+		if err != nil {
+			return answer{}, err
+		}
+		if g.cfg.toolSet == nil || len(a.calls) == 0 {
+			a.structured = structuredRecord(g.cfg.schema, resp)
+			g.last = a
+			g.res.Attempts = g.attempt
+			return g.last, nil
+		}
+		if len(g.steps) == g.cfg.maxToolSteps {
+			return answer{}, &modelError{err: g.toolStepsError(a)}
+		}
+		if msgs, err = g.toolStep(ctx, msgs, a); err != nil {
+			return answer{}, err
+		}
+	}
+}
+
+// complete makes one model call of the attempt under way, with msgs, and
+// reads its answer (see ask). With RunDeferred, the first call writes the
+// turn's start.
+func (g *generation) complete(ctx context.Context, msgs []llm.Message) (answer, *llm.Response, error) {
+	called := time.Now()
 	req := llm.Request{
 		Model: g.cfg.model, Messages: msgs, Temperature: g.cfg.temperature, OnDelta: g.deltaFunc(), Schema: g.cfg.schema,
+	}
+	if g.cfg.toolSet != nil {
+		req.Tools = g.cfg.toolSet.Defs()
 	}
 	var werr error // the start's write, when it failed
 	if g.start != nil {
@@ -237,33 +285,31 @@ func (g *generation) ask(ctx context.Context) (answer, error) {
 	resp, err := g.cfg.client.Complete(ctx, req)
 	if g.start != nil { // the call never reached the model, or the client does not say
 		if err != nil && setupProblem(err) && ctx.Err() == nil {
-			return answer{}, &UnsentError{Err: g.reported(err)}
+			return answer{}, nil, &UnsentError{Err: g.reported(err)}
 		}
 		werr = g.begin(ctx)
 	}
 	if werr != nil {
-		return answer{}, errors.Join(werr, err)
+		return answer{}, nil, errors.Join(werr, err)
 	}
 	if err != nil {
-		return answer{}, &modelError{err: err}
+		return answer{}, nil, &modelError{err: err}
 	}
 	g.res.Usage = g.res.Usage.Add(resp.Usage)
 	g.res.Model = resp.Model
 	a, err := answerOf(resp)
 	if err != nil {
-		return answer{}, &modelError{err: err}
+		return answer{}, nil, &modelError{err: err}
 	}
 	if n, limit := int64(max(len(a.text), len(a.shape))), g.r.Limits().MessageSize; n > limit {
 		// An answer the repository cannot hold cannot be an attempt (it
 		// could be neither committed nor inspected): it fails the model
 		// call, and the turn ends as after any model failure.
-		return answer{}, &modelError{err: &ingest.TooLargeError{What: fmt.Sprintf("the model's answer (attempt %d)", g.attempt),
+		return answer{}, nil, &modelError{err: &ingest.TooLargeError{What: fmt.Sprintf("the model's answer (attempt %d)", g.attempt),
 			Size: n, Limit: limit, Which: ingest.LimitMessageSize}}
 	}
-	a.structured = structuredRecord(g.cfg.schema, resp)
-	g.last = a
-	g.res.Attempts = g.attempt
-	return g.last, nil
+	a.took = time.Since(called)
+	return a, resp, nil
 }
 
 // check runs the validators on an answer (an empty answer always fails,
@@ -276,6 +322,9 @@ func (g *generation) check(ctx context.Context, a answer) (retry.Verdict, error)
 	case strings.TrimSpace(a.text) == "":
 		return retry.Verdict{Diagnosis: "the answer is empty", Type: retry.FailureExecution}, nil
 	case len(g.cfg.validators) > 0:
+		if g.cfg.toolSet != nil {
+			ctx = tool.WithTrace(ctx, traceOf(g.steps))
+		}
 		return retry.Check(ctx, g.validator, a.text)
 	}
 	return retry.Verdict{OK: true}, nil
@@ -326,7 +375,7 @@ func (g *generation) validate(ctx context.Context, a answer) (bool, string, erro
 		g.res.Diagnoses = append(g.res.Diagnoses, diagnosis)
 		g.failures = append(g.failures, *meta.Failure)
 	}
-	at := Attempt{Number: g.attempt, Max: g.maxAttempt(), OK: ok, Text: a.text, Diagnosis: diagnosis, Commit: h, Usage: a.usage}
+	at := Attempt{Number: g.attempt, Max: g.maxAttempt(), OK: ok, Text: a.text, Diagnosis: diagnosis, Commit: h, Usage: a.usage, ToolSteps: len(g.steps)}
 	g.res.History = append(g.res.History, at)
 	if g.cfg.onAttempt != nil {
 		g.cfg.onAttempt(at)
@@ -481,10 +530,14 @@ func (g *generation) purify(ctx context.Context, _ dag.Hash) error {
 	meta := attemptMeta(g.attempt, g.last, true, true, "", nil)
 	p := provenance(g.attempt, restore, g.res)
 	meta.Attempt, meta.Provenance, meta.Task, meta.Validators = 0, &p, g.cfg.task, g.specs() // the clean copy is no attempt
-	h, err := g.r.Rewind(ctx, g.tip, restore, purifyMessage(g.attempt-1), &Pending{dag.KindMessage, dag.RoleAssistant, g.last.text, meta, keptAcceptedAnswer})
+	// The accepted answer's tool steps go first: the answer rests on them.
+	chain := append(pendingOf(g.steps), Pending{dag.KindMessage, dag.RoleAssistant, g.last.text, meta, keptAcceptedAnswer})
+	hs, err := g.r.Rewind(ctx, g.tip, restore, purifyMessage(g.attempt-1), chain)
 	switch {
 	case err == nil:
+		h := hs[len(hs)-1]
 		g.tip, g.lastCommit, g.res.Purified = h, h, true
+		g.steps = recommitted(g.steps, hs)
 		g.record(ctx, h)
 	case errors.Is(err, refs.ErrReferenceChanged):
 		g.res.Text = g.last.text // kept off the branch: see fail
@@ -495,7 +548,7 @@ func (g *generation) purify(ctx context.Context, _ dag.Hash) error {
 // finish records the accepted answer in the result and, when asked, the
 // provenance note after it.
 func (g *generation) finish(ctx context.Context, a answer) error {
-	g.res.Text, g.res.ToolCalls, g.res.Commit = a.text, a.calls, g.lastCommit
+	g.res.Text, g.res.ToolCalls, g.res.Commit, g.res.ToolSteps = a.text, a.calls, g.lastCommit, g.steps
 	if !g.cfg.note {
 		return nil
 	}
@@ -568,7 +621,7 @@ func (g *generation) fail(ctx context.Context, err error) error {
 // not answer a steering message.
 func (g *generation) failInterrupted(ctx context.Context, cause error) error {
 	if g.cfg.purify && g.tip != g.restore {
-		if _, err := g.r.Rewind(ctx, g.tip, g.restore, purifyMessage(g.res.Attempts)+" (interrupted)", nil); err != nil {
+		if _, err := g.r.Rewind(ctx, g.tip, g.restore, purifyMessage(g.hidden())+" (interrupted)", nil); err != nil {
 			return errors.Join(cause, err)
 		}
 		g.tip, g.res.Purified = g.restore, true
@@ -586,6 +639,9 @@ func (g *generation) failModel(ctx context.Context, err error) error {
 	if tooLarge := (*ingest.TooLargeError)(nil); errors.As(err, &tooLarge) {
 		text = "model answer refused: " + err.Error()
 	}
+	if steps := (*ToolStepsError)(nil); errors.As(err, &steps) {
+		text = "tool steps exhausted: " + err.Error()
+	}
 	failure := g.modelFailure(err)
 	meta := &record.Meta{Error: err.Error(), Attempt: g.attempt, Usage: &g.res.Usage, Task: g.cfg.task, Failure: &failure, Restore: g.freshRestore(),
 		Model: g.askedModel(), Provider: g.provider(),
@@ -595,7 +651,10 @@ func (g *generation) failModel(ctx context.Context, err error) error {
 	var werr error
 	rewound := g.cfg.purify && g.tip != g.restore
 	if rewound {
-		h, werr = g.r.Rewind(ctx, g.tip, g.restore, purifyMessage(g.res.Attempts), &p)
+		var hs []dag.Hash
+		if hs, werr = g.r.Rewind(ctx, g.tip, g.restore, purifyMessage(g.hidden()), []Pending{p}); werr == nil {
+			h = hs[0]
+		}
 	} else {
 		h, werr = g.r.CommitOn(ctx, g.tip, p)
 	}
@@ -643,10 +702,11 @@ func (g *generation) failPurified(ctx context.Context, err error, attempts int, 
 	}
 	p := provenance(attempts, g.restore, g.res)
 	meta := &record.Meta{Provenance: &p, Usage: &g.res.Usage, Task: g.cfg.task, Validators: g.specs(), Escalation: g.aborting}
-	h, rerr := g.r.Rewind(ctx, g.tip, g.restore, msg, &Pending{dag.KindError, dag.RoleAssistant, text, meta, "error record"})
+	hs, rerr := g.r.Rewind(ctx, g.tip, g.restore, msg, []Pending{{dag.KindError, dag.RoleAssistant, text, meta, "error record"}})
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}
+	h := hs[0]
 	g.tip, g.res.Commit, g.res.Purified, g.aborting = h, h, true, nil
 	g.record(ctx, h)
 	return err
@@ -655,7 +715,7 @@ func (g *generation) failPurified(ctx context.Context, err error, attempts int, 
 // answerOf is a model's answer as a turn keeps it: its text, and with tool
 // calls, its readable text and the shape that keeps the calls.
 func answerOf(resp *llm.Response) (answer, error) {
-	a := answer{text: resp.Content, model: resp.Model, usage: resp.Usage}
+	a := answer{text: resp.Content, content: resp.Content, model: resp.Model, usage: resp.Usage}
 	if len(resp.ToolCalls) == 0 {
 		return a, nil
 	}
@@ -686,11 +746,13 @@ func (g *generation) record(ctx context.Context, h dag.Hash) {
 // answer is one attempt's model output.
 type answer struct {
 	text       string // the readable text: the content, or with calls, llm.Message.Text
+	content    string // the model's content, beside its calls
 	calls      []llm.ToolCall
 	shape      []byte // the commit's shape, with calls (see ingest.Message.Stored)
 	model      string
 	usage      llm.Usage
 	structured *record.Structured // what became of the turn's schema; nil without one
+	took       time.Duration      // how long the model call took
 }
 
 // What a ConflictError of a turn kept off the branch, when it is the answer.
@@ -723,6 +785,16 @@ func attemptMeta(attempt int, a answer, validated, ok bool, diagnosis string, ve
 func provenance(attempts int, restore dag.Hash, res *Result) record.Provenance {
 	return record.Provenance{Attempts: attempts, Diagnoses: append([]string{}, res.Diagnoses...),
 		Restore: restore, Usage: res.Usage, Model: res.Model}
+}
+
+// hidden is the number of attempts whose commits a rewind of a turn that
+// ends without an answer takes off the branch: the answered ones, and the
+// one under way when it committed tool steps.
+func (g *generation) hidden() int {
+	if len(g.steps) > 0 && g.res.Attempts < g.attempt {
+		return g.attempt
+	}
+	return g.res.Attempts
 }
 
 func purifyMessage(failed int) string {

@@ -113,22 +113,41 @@ func (r *memRepo) CommitOn(_ context.Context, parent dag.Hash, p turn.Pending) (
 	return h, nil
 }
 
-func (r *memRepo) Rewind(_ context.Context, tip, restore dag.Hash, msg string, then *turn.Pending) (dag.Hash, error) {
+func (r *memRepo) CommitChain(_ context.Context, parent dag.Hash, chain []turn.Pending) ([]dag.Hash, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var hs []dag.Hash
+	h := parent
+	for _, p := range chain {
+		h = r.put(h, p)
+		hs = append(hs, h)
+	}
+	if r.tip != parent {
+		return hs, r.conflict(parent, h, chain[len(chain)-1].What)
+	}
+	r.tip = h
+	r.moves = append(r.moves, "commit: "+chain[0].What)
+	return hs, nil
+}
+
+func (r *memRepo) Rewind(_ context.Context, tip, restore dag.Hash, msg string, then []turn.Pending) ([]dag.Hash, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var hs []dag.Hash
+	h := restore
+	for _, p := range then {
+		h = r.put(h, p)
+		hs = append(hs, h)
+	}
 	if r.tip != tip {
-		if then == nil {
-			return dag.Hash{}, r.conflict(tip, dag.Hash{}, "")
+		if len(then) == 0 {
+			return nil, r.conflict(tip, dag.Hash{}, "")
 		}
-		h := r.put(restore, *then)
-		return h, r.conflict(tip, h, then.What)
+		return hs, r.conflict(tip, h, then[len(then)-1].What)
 	}
-	r.tip = restore
+	r.tip = h
 	r.moves = append(r.moves, msg)
-	if then != nil {
-		r.tip = r.put(restore, *then)
-	}
-	return r.tip, nil
+	return hs, nil
 }
 
 func (r *memRepo) Restart(_ context.Context, tip, restore dag.Hash, p turn.Pending, msg string) (dag.Hash, dag.Hash, error) {
