@@ -49,6 +49,7 @@ func commandTopics() map[string][]string {
 		"stats":      {"tasks"},
 		"compress":   {"history"},
 		"models":     {"providers"},
+		"serve":      {"proxy", "providers"},
 		"import":     {"import-export"},
 		"export":     {"import-export"},
 		"fsck":       {"reliability"},
