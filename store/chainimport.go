@@ -94,10 +94,20 @@ type ImportedRef func(i, n int) (ref, message string, exists error)
 // name) to its tip, with a reflog entry of action: either every ref is
 // set or none is. A ref that exists already fails the transaction with
 // name's error for it.
+//
+// Where the store stages refs with a pack (PackRefTx), the refs and their
+// entries are staged a batch per transaction first, and the last
+// transaction only checks that none exists and publishes: its size does
+// not grow with the number of chains.
 func (ci *ChainImport) Publish(ctx context.Context, action string, name ImportedRef) error {
+	staged := false
 	if ci.sorter != nil {
 		ci.pw = NewPackBuilder(ci.update, ci.now, ci.batchBytes)
 		if err := ci.pw.Write(ctx, ci.sorter); err != nil {
+			return err
+		}
+		var err error
+		if staged, err = ci.stage(ctx, action, name); err != nil {
 			return err
 		}
 	}
@@ -118,6 +128,9 @@ func (ci *ChainImport) Publish(ctx context.Context, action string, name Imported
 		} else if err := PutChain(tx, ci.now(), ci.commits, ci.blobs); err != nil {
 			return err
 		}
+		if staged {
+			return nil
+		}
 		now := ci.now()
 		for i, tip := range ci.tips {
 			ref, msg, _ := name(i, n)
@@ -137,6 +150,42 @@ func (ci *ChainImport) Publish(ctx context.Context, action string, name Imported
 		ci.pw.Published()
 	}
 	return nil
+}
+
+// stageBatch is how many refs one transaction of stage stages.
+const stageBatch = 8192
+
+// stage stages the chains' refs with the pack, a batch per transaction,
+// if the store does that (PackRefTx); it reports whether it did.
+func (ci *ChainImport) stage(ctx context.Context, action string, name ImportedRef) (bool, error) {
+	n := len(ci.tips)
+	rs := make([]refs.Ref, 0, min(n, stageBatch))
+	es := make([]refs.Entry, 0, min(n, stageBatch))
+	for from := 0; from < n; from += stageBatch {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		rs, es = rs[:0], es[:0]
+		now := ci.now()
+		for i := from; i < min(n, from+stageBatch); i++ {
+			ref, msg, _ := name(i, n)
+			rs = append(rs, refs.Ref{Name: ref, Hash: ci.tips[i].hash})
+			es = append(es, refs.Entry{New: ci.tips[i].hash, Time: now, Action: action, Message: msg})
+		}
+		unsupported := false
+		err := ci.update(ctx, func(tx Tx) error {
+			p, ok := tx.(PackRefTx)
+			if !ok {
+				unsupported = true
+				return nil
+			}
+			return p.StagePackRefs(ci.pw.Pack(), rs, es)
+		})
+		if err != nil || unsupported {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // Packed says whether the import went through a pack (its caller then
