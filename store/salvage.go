@@ -566,9 +566,9 @@ func (s *salvaged) plan() *salvagePlan {
 		if reached[t] || named[t] {
 			continue
 		}
-		name := "refs/salvaged/" + t.Short()
+		name := refs.SalvagedPrefix + t.Short()
 		if taken[name] {
-			name = "refs/salvaged/" + t.String()
+			name = refs.SalvagedPrefix + t.String()
 		}
 		taken[name] = true
 		p.salvaged = append(p.salvaged, refs.Ref{Name: name, Hash: t})
