@@ -125,6 +125,7 @@ func (t *boltTx) publishRefset(id uint64) error {
 	if err := t.tx.MoveBucket(packKey(id), staging, sets); err != nil {
 		return fmt.Errorf("publish refs of pack %d: %w", id, err)
 	}
+	t.noRefsets = false
 	if err := raiseSchema(t.tx, schemaRefsets); err != nil {
 		return fmt.Errorf("publish refs of pack %d: %w", id, err)
 	}
@@ -143,8 +144,12 @@ func (t *boltTx) dropStagedRefs(id uint64) error {
 // refsets returns the buckets of the published refsets (nil for none: a
 // file without refsets pays one lookup).
 func (t *boltTx) refsets() []*bolt.Bucket {
+	if t.noRefsets {
+		return nil
+	}
 	sets := t.tx.Bucket(bucketRefsets)
 	if sets == nil {
+		t.noRefsets = true
 		return nil
 	}
 	var out []*bolt.Bucket

@@ -45,6 +45,10 @@ type boltTx struct {
 	// this transaction adds to it. direct is set once the transaction
 	// writes to the buckets instead (writeDirect), checkpointed when
 	// committing its record checkpointed the journal.
+	// noRefsets is set once the transaction found no refsets bucket
+	// (see bolt_refsets.go): the writes of refs look no further.
+	noRefsets bool
+
 	jpolicy              journalPolicy
 	jidx                 *journalIndexes
 	jv                   *journalView
