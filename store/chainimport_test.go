@@ -267,7 +267,8 @@ func foldedNames(t *testing.T, b *store.Bolt) []string {
 	return out
 }
 
-// Compact and Salvage keep refs a refset holds, with their reflogs.
+// Salvage keeps refs a refset holds, with their reflogs; Compact folds
+// them into the refs and reflogs buckets.
 func TestRefsets_CompactAndSalvageKeepThem(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tract.db")
@@ -288,6 +289,7 @@ func TestRefsets_CompactAndSalvageKeepThem(t *testing.T) {
 
 	_, _, err = b.Compact(context.Background())
 	require.NoError(t, err)
+	assert.Nil(t, bucketKeys(t, b, "refsets"), "Compact folds them")
 	requireImported(t, b, tips)
 	require.NoError(t, b.Close())
 }
