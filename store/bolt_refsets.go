@@ -30,9 +30,9 @@ import (
 // touches a ref held by a refset (SetRef, DeleteRef, AppendReflog,
 // ReplaceReflog) first folds it: moves the ref and its entries to the
 // refs and reflogs buckets, so that whatever it writes comes after them.
-// MergePacks (and Compact) folds the rest, a batch of refs per transaction; each fold
-// moves whole refs in one transaction, so a reader sees every ref
-// throughout, wherever it is kept. An unpublished pack's staged refs are
+// MergePacks (and Compact) folds the rest, a batch of refs per
+// transaction; each fold moves whole refs in one transaction, so a reader
+// sees every ref throughout, wherever it is kept. An unpublished pack's staged refs are
 // dropped with it.
 var (
 	bucketRefStaging = []byte("refstaging")
