@@ -92,11 +92,13 @@ func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter
 	if err := refs.ValidateBranchName(branch(ci.Len() - 1)); err != nil {
 		return nil, fmt.Errorf("import: %w", err) // the longest name
 	}
-	err := ci.Publish(ctx, refs.ActionImport, func(i, n int) (string, string, error) {
-		_, commits := ci.Tip(i)
-		return refs.BranchRef(branch(i)),
-			fmt.Sprintf("import: conversation %d of %d, %s", i+1, n, english.Count(commits, "commit", "commits")),
-			fmt.Errorf("%w: %s", ErrBranchExists, branch(i))
+	err := ci.Publish(ctx, refs.ActionImport, store.ImportedRefs{
+		Ref: func(i int) string { return refs.BranchRef(branch(i)) },
+		Message: func(i, n int) string {
+			_, commits := ci.Tip(i)
+			return fmt.Sprintf("import: conversation %d of %d, %s", i+1, n, english.Count(commits, "commit", "commits"))
+		},
+		Exists: func(i int) error { return fmt.Errorf("%w: %s", ErrBranchExists, branch(i)) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)

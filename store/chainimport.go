@@ -58,7 +58,7 @@ func NewChainImport(update func(context.Context, func(Tx) error) error, now func
 // to the sorter.
 func (ci *ChainImport) Add(commits []NewCommit, blobs []NewBlob) error {
 	if len(commits) == 0 || len(blobs) != len(commits) {
-		return fmt.Errorf("import: a chain of %d commits and %d texts", len(commits), len(blobs))
+		return fmt.Errorf("add a chain: %d commits and %d texts (a chain is one or more commits, each with its text)", len(commits), len(blobs))
 	}
 	ci.tips = append(ci.tips, chainTip{commits[len(commits)-1].Hash, len(commits)})
 	if ci.sorter == nil {
@@ -84,22 +84,27 @@ func (ci *ChainImport) Len() int { return len(ci.tips) }
 // Tip returns the last commit of chain i (0 ≤ i < Len) and its length.
 func (ci *ChainImport) Tip(i int) (dag.Hash, int) { return ci.tips[i].hash, ci.tips[i].commits }
 
-// ImportedRef names where Publish puts chain i of n (a full ref name),
-// the reflog message of its entry, and the error for a ref of that name
-// that exists already.
-type ImportedRef func(i, n int) (ref, message string, exists error)
+// ImportedRefs says where Publish puts each chain.
+type ImportedRefs struct {
+	// Ref is the full name of the ref of chain i.
+	Ref func(i int) string
+	// Message is the message of the reflog entry of chain i of n.
+	Message func(i, n int) string
+	// Exists is the error for the ref of chain i when it exists already.
+	Exists func(i int) error
+}
 
 // Publish writes what Add held, or the sorted pack, and then, in one last
-// transaction, publishes the pack and sets each chain's ref (named by
-// name) to its tip, with a reflog entry of action: either every ref is
-// set or none is. A ref that exists already fails the transaction with
-// name's error for it.
+// transaction, publishes the pack and sets each chain's ref to its tip,
+// with a reflog entry of action: either every ref is set or none is. A
+// ref that exists already fails the transaction with names.Exists's error
+// for it.
 //
 // Where the store stages refs with a pack (PackRefTx), the refs and their
 // entries are staged a batch per transaction first, and the last
 // transaction only checks that none exists and publishes: its size does
 // not grow with the number of chains.
-func (ci *ChainImport) Publish(ctx context.Context, action string, name ImportedRef) error {
+func (ci *ChainImport) Publish(ctx context.Context, action string, names ImportedRefs) error {
 	staged := false
 	if ci.sorter != nil {
 		ci.pw = NewPackBuilder(ci.update, ci.now, ci.batchBytes)
@@ -107,16 +112,15 @@ func (ci *ChainImport) Publish(ctx context.Context, action string, name Imported
 			return err
 		}
 		var err error
-		if staged, err = ci.stage(ctx, action, name); err != nil {
+		if staged, err = ci.stage(ctx, action, names); err != nil {
 			return err
 		}
 	}
 	n := len(ci.tips)
 	err := ci.update(ctx, func(tx Tx) error {
 		for i := range ci.tips {
-			ref, _, exists := name(i, n)
-			if _, err := tx.Ref(ref); err == nil {
-				return exists
+			if _, err := tx.Ref(names.Ref(i)); err == nil {
+				return names.Exists(i)
 			} else if !errors.Is(err, ErrNotFound) {
 				return err
 			}
@@ -133,11 +137,11 @@ func (ci *ChainImport) Publish(ctx context.Context, action string, name Imported
 		}
 		now := ci.now()
 		for i, tip := range ci.tips {
-			ref, msg, _ := name(i, n)
+			ref := names.Ref(i)
 			if err := tx.SetRef(refs.Ref{Name: ref, Hash: tip.hash}); err != nil {
 				return err
 			}
-			if err := tx.AppendReflog(ref, refs.Entry{New: tip.hash, Time: now, Action: action, Message: msg}); err != nil {
+			if err := tx.AppendReflog(ref, refs.Entry{New: tip.hash, Time: now, Action: action, Message: names.Message(i, n)}); err != nil {
 				return err
 			}
 		}
@@ -157,7 +161,7 @@ const stageBatch = 8192
 
 // stage stages the chains' refs with the pack, a batch per transaction,
 // if the store does that (PackRefTx); it reports whether it did.
-func (ci *ChainImport) stage(ctx context.Context, action string, name ImportedRef) (bool, error) {
+func (ci *ChainImport) stage(ctx context.Context, action string, names ImportedRefs) (bool, error) {
 	n := len(ci.tips)
 	rs := make([]refs.Ref, 0, min(n, stageBatch))
 	es := make([]refs.Entry, 0, min(n, stageBatch))
@@ -168,9 +172,8 @@ func (ci *ChainImport) stage(ctx context.Context, action string, name ImportedRe
 		rs, es = rs[:0], es[:0]
 		now := ci.now()
 		for i := from; i < min(n, from+stageBatch); i++ {
-			ref, msg, _ := name(i, n)
-			rs = append(rs, refs.Ref{Name: ref, Hash: ci.tips[i].hash})
-			es = append(es, refs.Entry{New: ci.tips[i].hash, Time: now, Action: action, Message: msg})
+			rs = append(rs, refs.Ref{Name: names.Ref(i), Hash: ci.tips[i].hash})
+			es = append(es, refs.Entry{New: ci.tips[i].hash, Time: now, Action: action, Message: names.Message(i, n)})
 		}
 		unsupported := false
 		err := ci.update(ctx, func(tx Tx) error {

@@ -49,8 +49,10 @@ func importChains(t *testing.T, st store.Store, n, batch int) ([]dag.Hash, error
 		tips = append(tips, parent)
 	}
 	errExists := errors.New("exists")
-	err := ci.Publish(ctx, refs.ActionImport, func(i, n int) (string, string, error) {
-		return refs.BranchRef(fmt.Sprintf("c-%d", i+1)), fmt.Sprintf("import: %d of %d", i+1, n), fmt.Errorf("%w: c-%d", errExists, i+1)
+	err := ci.Publish(ctx, refs.ActionImport, store.ImportedRefs{
+		Ref:     func(i int) string { return refs.BranchRef(fmt.Sprintf("c-%d", i+1)) },
+		Message: func(i, n int) string { return fmt.Sprintf("import: %d of %d", i+1, n) },
+		Exists:  func(i int) error { return fmt.Errorf("%w: c-%d", errExists, i+1) },
 	})
 	return tips, err
 }
