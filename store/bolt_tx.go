@@ -38,6 +38,9 @@ type boltTx struct {
 	// packsWritten holds the unpublished packs this transaction created
 	// or appended to: PublishPack refuses them.
 	packsWritten map[uint64]bool
+	// noRefsets is set once the transaction found no refsets bucket
+	// (see bolt_refsets.go): the writes of refs look no further.
+	noRefsets bool
 
 	// The journal (see bolt_journal.go): jpolicy bounds it; jidx is the
 	// session's index of it (nil: the transaction builds its own); jv is
@@ -45,10 +48,6 @@ type boltTx struct {
 	// this transaction adds to it. direct is set once the transaction
 	// writes to the buckets instead (writeDirect), checkpointed when
 	// committing its record checkpointed the journal.
-	// noRefsets is set once the transaction found no refsets bucket
-	// (see bolt_refsets.go): the writes of refs look no further.
-	noRefsets bool
-
 	jpolicy              journalPolicy
 	jidx                 *journalIndexes
 	jv                   *journalView
