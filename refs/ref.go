@@ -21,6 +21,9 @@ const (
 	// SidePrefix starts the full name of the temporary ref of a side
 	// chain under construction (see tract's SideChain).
 	SidePrefix = "refs/side/"
+	// SalvagedPrefix starts the full name of the ref a salvage makes for
+	// a chain of surviving commits that no other ref reaches.
+	SalvagedPrefix = "refs/salvaged/"
 	// DefaultBranch is the branch HEAD points at in a new repository.
 	DefaultBranch = "main"
 	// MaxBranchNameBytes is the longest branch name, in bytes, a new
