@@ -3,6 +3,8 @@ package serve
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/tractdag/tract/llm"
 )
 
 // writeError answers with status and message in w's error shape.
@@ -11,7 +13,7 @@ func writeError(rw http.ResponseWriter, w wire, status int, message string) {
 	rw.WriteHeader(status)
 	var doc any
 	if w == wireAnthropic {
-		doc = map[string]any{"type": "error", "error": map[string]string{"type": anthropicErrorType(status), "message": message}}
+		doc = map[string]any{"type": "error", "error": map[string]string{"type": llm.AnthropicErrorType(status), "message": message}}
 	} else {
 		doc = map[string]any{"error": map[string]any{"message": message, "type": openAIErrorType(status), "param": nil, "code": nil}}
 	}
@@ -30,26 +32,6 @@ func openAIErrorType(status int) string {
 		return "invalid_request_error"
 	}
 	return "server_error"
-}
-
-// anthropicErrorType is the Anthropic error type of a status.
-func anthropicErrorType(status int) string {
-	switch status {
-	case http.StatusUnauthorized:
-		return "authentication_error"
-	case http.StatusForbidden:
-		return "permission_error"
-	case http.StatusNotFound:
-		return "not_found_error"
-	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case http.StatusTooManyRequests:
-		return "rate_limit_error"
-	}
-	if status < 500 {
-		return "invalid_request_error"
-	}
-	return "api_error"
 }
 
 // upstreamMessage returns the message of an upstream's error document in
