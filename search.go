@@ -102,31 +102,61 @@ func (h *hitHeap) Pop() any {
 }
 
 // searchScan returns the hashes of the commits q matches, newest first:
-// at most limit when limit > 0.
+// at most limit when limit > 0. It reads the texts in their storage
+// order first (a sequential read, where looking each commit's text up
+// would seek), keeping the hashes of those that match alone, in key
+// order; then the commits, of which it reads again only the texts of
+// those with a diagnosis that did not.
 func (t *Tract) searchScan(ctx context.Context, q search.Query, limit int) ([]searchHit, error) {
 	var hits hitHeap
 	err := t.view(ctx, func(tx store.Tx) error {
 		n := 0
-		return tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
+		tick := func() error {
 			if n++; n%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
+				return ctx.Err()
+			}
+			return nil
+		}
+		var matched []Hash // in key order, as ForEachBlob goes
+		err := tx.ForEachBlob(func(h dag.Hash, data []byte) error {
+			if err := tick(); err != nil {
+				return err
+			}
+			if q.Match(bytesToString(data)) {
+				matched = append(matched, h)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		textMatches := func(b Hash) bool {
+			_, ok := slices.BinarySearchFunc(matched, b, func(a, b Hash) int { return bytes.Compare(a[:], b[:]) })
+			return ok
+		}
+		return tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
+			if err := tick(); err != nil {
+				return err
 			}
 			c, err := dag.Decode(raw)
 			if err != nil {
 				return fmt.Errorf("commit %s: %w", h.Short(), err)
 			}
-			text, err := commitText(tx, c)
-			if err != nil {
-				return fmt.Errorf("commit %s: %w", h.Short(), err)
-			}
-			diagnosis := ""
-			if len(c.Meta) > 0 {
-				diagnosis, _ = record.Field[string](c.Meta, MetaDiagnosis)
-			}
-			if !q.Match(text, diagnosis) {
-				return nil
+			if !textMatches(c.Blob) {
+				diagnosis := ""
+				if len(c.Meta) > 0 {
+					diagnosis, _ = record.Field[string](c.Meta, MetaDiagnosis)
+				}
+				if diagnosis == "" {
+					return nil
+				}
+				text, err := commitText(tx, c)
+				if err != nil {
+					return fmt.Errorf("commit %s: %w", h.Short(), err)
+				}
+				if !q.Match(text, diagnosis) {
+					return nil
+				}
 			}
 			hit := searchHit{time: c.Time, hash: h}
 			switch {

@@ -153,7 +153,7 @@ func (t term) matches(w string) bool {
 
 // Match reports whether the texts, taken together, hold every term of q.
 func (q Query) Match(texts ...string) bool {
-	if len(q.terms) == 0 {
+	if len(q.terms) == 0 || !q.mayMatch(texts) {
 		return false
 	}
 	found := make([]bool, len(q.terms))
@@ -169,6 +169,73 @@ func (q Query) Match(texts ...string) bool {
 			return left > 0
 		})
 		if left == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// mayMatch is Match's quick test: false when a term is sure to be
+// missing, because it is ASCII and no text of pure ASCII holds it, in
+// any case, as a substring (a word holds its prefix). A text with other
+// characters is left to the tokeniser: lower-casing some of them gives
+// ASCII letters (KELVIN SIGN gives 'k').
+func (q Query) mayMatch(texts []string) bool {
+	for _, t := range texts {
+		if !isASCII(t) {
+			return true
+		}
+	}
+	for _, tm := range q.terms {
+		if !isASCII(tm.word) {
+			return true
+		}
+		found := false
+		for _, t := range texts {
+			if containsFoldASCII(t, tm.word) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFoldASCII reports whether s holds sub, ASCII letters compared
+// regardless of case; sub is lower-case and not empty.
+func containsFoldASCII(s, sub string) bool {
+	first := sub[0]
+	upper := first
+	if 'a' <= first && first <= 'z' {
+		upper -= 'a' - 'A'
+	}
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if c := s[i]; c != first && c != upper {
+			continue
+		}
+		j := 1
+		for ; j < len(sub); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
 			return true
 		}
 	}

@@ -52,10 +52,17 @@ func TestQuery(t *testing.T) {
 		{[]string{"use an integer"}, false},                              // every term is needed
 		{[]string{"integers are valid"}, false},                          // a word matches whole unless a prefix
 		{nil, false},
+		{[]string{"INTEGER VALIDATED"}, true},
+		{[]string{"integer Kelvin"}, false},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, q.Match(tt.texts...), "%q", tt.texts)
 	}
+	kelvin, err := search.ParseQuery("kelvin")
+	require.NoError(t, err)
+	assert.True(t, kelvin.Match("Kelvin"), "KELVIN SIGN lower-cases to k: the quick test leaves it to the tokeniser")
+	assert.False(t, kelvin.Match("kel vin"))
+
 	text := "Valid integer, validated: INTEGER."
 	var got []string
 	for _, s := range q.Highlight(text) {

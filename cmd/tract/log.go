@@ -106,7 +106,7 @@ regular expression matches (several: any of them; -i ignores case); with
 		"print by `TEMPLATE` (see 'tract help history')")
 	addDateFlag(cmd, &date, dateISO, dateHelp)
 	cmd.Flags().StringArrayVar(&opts.Grep, "grep", nil,
-		"only commits whose text or diagnosis matches the regular expression `PATTERN` (repeat: any)")
+		"keep commits matching the regexp `PATTERN`")
 	cmd.Flags().BoolVarP(&opts.IgnoreCase, "regexp-ignore-case", "i", false, "--grep ignores case")
 	cmd.Flags().BoolVar(&opts.AllMatch, "all-match", false, "every --grep pattern must match, not any")
 	return cmd
