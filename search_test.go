@@ -2,6 +2,7 @@ package tract_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,7 +10,25 @@ import (
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/search"
+	"github.com/tractdag/tract/store/postgres/pgtest"
 )
+
+// onBothBackends runs fn on a new repository in a file and one in
+// PostgreSQL (skipped without a server: see pgtest.URL).
+func onBothBackends(t *testing.T, fn func(t *testing.T, tr *tract.Tract)) {
+	for _, backend := range []string{"file", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tract.db")
+			if backend == "postgres" {
+				path = pgtest.RepositoryURL(t, pgtest.URL(t))
+			}
+			tr, err := tract.Init(path, tract.WithNoSync(), tract.WithClock(stepClock()))
+			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, tr.Close()) })
+			fn(t, tr)
+		})
+	}
+}
 
 func searchTexts(t *testing.T, tr *tract.Tract, query string, opts ...tract.SearchOption) []string {
 	t.Helper()
@@ -36,8 +55,11 @@ func logTexts(t *testing.T, tr *tract.Tract, opts ...tract.LogOption) []string {
 // Search finds words across the history, orphans included, newest
 // first; a hard reset's erasure takes its commits out of the results.
 func TestSearch_NewestFirstAcrossOrphans(t *testing.T) {
+	onBothBackends(t, testSearchNewestFirst)
+}
+
+func testSearchNewestFirst(t *testing.T, tr *tract.Tract) {
 	ctx := context.Background()
-	tr := newCmpTract(t)
 	for _, text := range []string{"the red fox", "a blue whale", "Red wine, RED sky", "red alert"} {
 		_, err := tr.User(ctx, text)
 		require.NoError(t, err)
@@ -67,9 +89,10 @@ func TestSearch_NewestFirstAcrossOrphans(t *testing.T) {
 }
 
 // LogGrep keeps the matching commits of the walk; LogLimit counts them.
-func TestLogGrep(t *testing.T) {
+func TestLogGrep(t *testing.T) { onBothBackends(t, testLogGrep) }
+
+func testLogGrep(t *testing.T, tr *tract.Tract) {
 	ctx := context.Background()
-	tr := newCmpTract(t)
 	for i, text := range []string{"alpha one", "beta two", "Alpha three", "gamma"} {
 		_, err := tr.User(ctx, text)
 		require.NoError(t, err, i)
