@@ -26,7 +26,8 @@
 // the repository, listed by LogAll. ChatResult.History, Provenance,
 // FailureRecord and AttemptRecord say what happened; Events and Stats
 // read it back for every turn. Log, LogAll, Show, Reflog, Outline and
-// WriteGraph read the history; Reset, GC, CompressRange, Import, Export
+// WriteGraph read the history, and Search (and Log with LogGrep) find in
+// it; Reset, GC, CompressRange, Import, Export
 // and Copy change or move it.
 //
 // A Tract is safe for concurrent use by goroutines, and other processes

@@ -13,6 +13,7 @@ import (
 	"github.com/tractdag/tract/ingest"
 	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/search"
 	"github.com/tractdag/tract/store"
 )
 
@@ -54,6 +55,7 @@ type LogOption func(*logConfig)
 type logConfig struct {
 	limit int
 	rev   string
+	grep  *search.Grep
 }
 
 // LogLimit stops Log after n commits (n <= 0: no limit).
@@ -61,6 +63,11 @@ func LogLimit(n int) LogOption { return func(c *logConfig) { c.limit = n } }
 
 // LogFrom starts Log at rev instead of HEAD.
 func LogFrom(rev string) LogOption { return func(c *logConfig) { c.rev = rev } }
+
+// LogGrep keeps only the commits whose text or diagnosis g matches (see
+// search.NewGrep); LogLimit then counts the commits kept. The walk still
+// reads a page at a time: a search of a long history holds no more.
+func LogGrep(g *search.Grep) LogOption { return func(c *logConfig) { c.grep = g } }
 
 // Log returns the first-parent history from HEAD, newest first. On an unborn
 // branch it returns no commits. LogSeq gives the same commits without
@@ -135,7 +142,7 @@ func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*Commit
 				next, started = tip, true
 			}
 			size := pageSize
-			if cfg.limit > 0 {
+			if cfg.limit > 0 && cfg.grep == nil {
 				size = min(size, cfg.limit-n)
 			}
 			links, cs, err := store.AppendChainCommits(nil, tx, next, size, nil)
@@ -152,6 +159,18 @@ func (t *Tract) LogSeq(ctx context.Context, opts ...LogOption) iter.Seq2[*Commit
 				if next.IsZero() && len(cs[last].Parents) > 0 {
 					// The chain ends where a salvage lost its history.
 					out[last].LostParent = cs[last].Parents[0]
+				}
+			}
+			if cfg.grep != nil {
+				kept := out[:0]
+				for _, ci := range out {
+					if cfg.grep.Match(ci.Text, ci.Diagnosis()) {
+						kept = append(kept, ci)
+					}
+				}
+				out = kept
+				if cfg.limit > 0 && n+len(out) > cfg.limit {
+					out = out[:cfg.limit-n]
 				}
 			}
 			n += len(out)

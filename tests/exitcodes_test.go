@@ -169,6 +169,10 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 		{command: "graph", name: "unknown revision", args: []string{"graph", "nope"}, class: "not-found"},
 		{command: "log", name: "unknown placeholder", args: []string{"log", "--format", "%q"}, class: "usage"},
 		{command: "log", name: "unknown date mode", args: []string{"log", "--date", "someday"}, class: "usage"},
+		{command: "log", name: "a bad --grep pattern", args: []string{"log", "--grep", "a("}, class: "usage"},
+		{command: "search", name: "no query", args: []string{"search"}, class: "usage"},
+		{command: "search", name: "a query without a word", args: []string{"search", "--", "-*-"}, class: "usage", stderr: []string{"has no word"}},
+		{command: "search", name: "too many words", args: []string{"search", "a", "b", "c", "d", "e", "f", "g", "h", "i"}, class: "usage"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.command+" "+tc.name, func(t *testing.T) {

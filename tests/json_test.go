@@ -59,6 +59,8 @@ func jsonOutputs(t *testing.T) []jsonOutput {
 	run("reflog", "array", "reflog", "--json")
 	run("log", "object", "log", "--json")
 	run("log", "object", "log", "--all", "--json")
+	run("log", "object", "log", "--all", "--json", "--grep", "colours")
+	run("search", "object", "search", "--json", "colours")
 	run("compile", "array", "compile", "--json")
 	run("events", "lines", "events", "--json")
 	run("stats", "object", "stats", "--json")

@@ -36,6 +36,7 @@ func commandTopics() map[string][]string {
 		"config":     {"validators", "providers"},
 		"commit":     {"commands"},
 		"log":        {"history"},
+		"search":     {"history"},
 		"graph":      {"history"},
 		"show":       {"history", "tasks"},
 		"reset":      {"history"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/search"
 )
 
 // LogOptions are the inputs of 'tract log'.
@@ -25,6 +27,11 @@ type LogOptions struct {
 	Format string
 	// Date is how dates are written (--date).
 	Date dateMode
+	// Grep are the --grep patterns; IgnoreCase (-i) and AllMatch
+	// (--all-match) change how they match.
+	Grep       []string
+	IgnoreCase bool
+	AllMatch   bool
 }
 
 func newCmdLog(f *Factory, runF func(*LogOptions) error) *cobra.Command {
@@ -38,8 +45,11 @@ every commit as a graph, as 'git log --graph --all --oneline' draws it, with
 orphaned commits (failed attempts, chains left by reset or compress) beside
 the commit they forked from. --format TEMPLATE takes git-like placeholders
 (%h hash, %s subject, %x diagnosis…); long output goes through a pager on a
-terminal.`,
+terminal. --grep PATTERN keeps the commits whose text or diagnosis a
+regular expression matches (several: any of them; -i ignores case); with
+--all, orphaned attempts too.`,
 		Example: `  tract log --oneline -n 10
+  tract log --grep 'invalid char' -i --all --oneline
   tract log --all
   tract log --format '%h %d %r: %s' --date relative
   tract log --all --format '%h %k %x'`,
@@ -67,6 +77,15 @@ terminal.`,
 					return err
 				}
 			}
+			if len(opts.Grep) == 0 && (opts.IgnoreCase || opts.AllMatch) {
+				return usageErrorf("-i and --all-match change how --grep matches: give --grep PATTERN too")
+			}
+			if len(opts.Grep) > 0 && opts.Graph {
+				return usageErrorf("--grep lists the matching commits, which draw no graph: leave out --graph")
+			}
+			if _, err := newGrep(opts); err != nil {
+				return err
+			}
 			var err error
 			if opts.Date, err = parseDateMode(date); err != nil {
 				return err
@@ -86,7 +105,31 @@ terminal.`,
 	cmd.Flags().StringVar(&opts.Format, "format", "",
 		"print by `TEMPLATE` (see 'tract help history')")
 	addDateFlag(cmd, &date, dateISO, dateHelp)
+	cmd.Flags().StringArrayVar(&opts.Grep, "grep", nil,
+		"keep commits matching the regexp `PATTERN`")
+	cmd.Flags().BoolVarP(&opts.IgnoreCase, "regexp-ignore-case", "i", false, "--grep ignores case")
+	cmd.Flags().BoolVar(&opts.AllMatch, "all-match", false, "every --grep pattern must match, not any")
 	return cmd
+}
+
+// newGrep compiles the --grep patterns (nil when there are none).
+func newGrep(opts *LogOptions) (*search.Grep, error) {
+	if len(opts.Grep) == 0 {
+		return nil, nil
+	}
+	var gopts []search.GrepOption
+	if opts.IgnoreCase {
+		gopts = append(gopts, search.IgnoreCase())
+	}
+	if opts.AllMatch {
+		gopts = append(gopts, search.AllMatch())
+	}
+	g, err := search.NewGrep(opts.Grep, gopts...)
+	var pe *search.PatternError
+	if errors.As(err, &pe) {
+		return nil, usageErrorf("--grep %q is not a regular expression (Go's syntax, as RE2): %v", pe.Pattern, pe.Err)
+	}
+	return g, err
 }
 
 func logRun(cmd *cobra.Command, opts *LogOptions) error {
@@ -101,6 +144,10 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 			return err
 		}
 	}
+	grep, err := newGrep(opts)
+	if err != nil {
+		return err
+	}
 	return withTract(f, func(t *tract.Tract) error {
 		names := newToolNames(ctx, t)
 		// line renders one commit for the graph or a list of lines.
@@ -109,6 +156,9 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 				return format.expand(p, d, c, f.IO.OutTTY)
 			}
 			return oneLine(p, c, 72, names)
+		}
+		if opts.All && grep != nil {
+			return logGrepAll(ctx, f, opts, t, grep, line)
 		}
 		if opts.All {
 			o, err := t.Outline(ctx)
@@ -137,6 +187,9 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 		}
 		if opts.Rev != "" {
 			lopts = append(lopts, tract.LogFrom(opts.Rev))
+		}
+		if grep != nil {
+			lopts = append(lopts, tract.LogGrep(grep))
 		}
 		seq := t.LogSeq(ctx, lopts...)
 		return withPager(f, func() error {
@@ -183,6 +236,10 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 				}
 				n++
 			}
+			if n == 0 && grep != nil {
+				fmt.Fprintln(f.IO.ErrOut, "No commit matches.")
+				return nil
+			}
 			if n == 0 {
 				// Only an unborn branch has no history (a revision names a commit).
 				branch, _, err := t.Head(ctx)
@@ -193,6 +250,61 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 			}
 			return nil
 		})
+	})
+}
+
+// logGrepAll prints the commits of the whole repository that grep
+// matches, in the order 'log --all' draws them, each orphan marked with
+// what orphaned its chain; --json keeps log --all's shape, with the
+// chains that have no match left out. It reads the texts a page at a
+// time and holds only the outline.
+func logGrepAll(ctx context.Context, f *Factory, opts *LogOptions, t *tract.Tract, grep *search.Grep, line func(*tract.CommitInfo) string) error {
+	o, err := t.Outline(ctx)
+	if err != nil {
+		return err
+	}
+	match := func(c *tract.CommitInfo) bool { return grep.Match(c.Text, c.Diagnosis()) }
+	return withPager(f, func() error {
+		if opts.JSON {
+			return writeOutlineJSONMatching(ctx, f.IO.Out, o, match, opts.Limit)
+		}
+		w, done := fitOut(f)
+		defer done()
+		chainOf := make(map[tract.Hash]*tract.OrphanOutline)
+		for i := range o.Orphans {
+			for _, h := range o.Orphans[i].Commits {
+				chainOf[h] = &o.Orphans[i]
+			}
+		}
+		topo := o.Topo()
+		hs := make([]tract.Hash, len(topo))
+		for i, tc := range topo {
+			hs[i] = tc.Hash
+		}
+		p := palette{f.IO.Color}
+		n := 0
+		for c, err := range o.Infos(ctx, hs) {
+			if err != nil {
+				return err
+			}
+			if !match(c) {
+				continue
+			}
+			s := line(c)
+			if ch := chainOf[c.Hash]; ch != nil {
+				s += " " + p.dim("["+orphanedBy(ch)+"]")
+			}
+			if _, err := fmt.Fprintln(w, s); err != nil {
+				return err
+			}
+			if n++; opts.Limit > 0 && n >= opts.Limit {
+				break
+			}
+		}
+		if n == 0 {
+			fmt.Fprintln(f.IO.ErrOut, "No commit matches.")
+		}
+		return nil
 	})
 }
 
@@ -225,59 +337,105 @@ func writeLogJSON(w io.Writer, seq iter.Seq2[*tract.CommitInfo, error]) error {
 // writeOutlineJSON writes the whole history as writeJSON writes a
 // tract.History, reading the commits' texts as it goes.
 func writeOutlineJSON(ctx context.Context, w io.Writer, o *tract.Outline) error {
-	list := func(a *jsonArray, hs []tract.Hash) error {
+	return writeOutlineJSONMatching(ctx, w, o, nil, 0)
+}
+
+// writeOutlineJSONMatching is writeOutlineJSON keeping only the commits
+// match keeps (nil: all), at most limit of them (0: all), and only the
+// orphan chains that keep one.
+func writeOutlineJSONMatching(ctx context.Context, w io.Writer, o *tract.Outline, match func(*tract.CommitInfo) bool, limit int) error {
+	n := 0
+	full := func() bool { return limit > 0 && n >= limit }
+	// list writes the kept commits of hs; opened, when not nil, is called
+	// before the first of them.
+	list := func(hs []tract.Hash, indent string, opened func() error) (*jsonArray, error) {
+		var a *jsonArray
 		for ci, err := range o.Infos(ctx, hs) {
 			if err != nil {
-				return err
+				return nil, err
+			}
+			if full() {
+				break
+			}
+			if match != nil && !match(ci) {
+				continue
+			}
+			if a == nil {
+				if opened != nil {
+					if err := opened(); err != nil {
+						return nil, err
+					}
+				}
+				if a, err = startJSONArray(w, indent); err != nil {
+					return nil, err
+				}
 			}
 			if err := a.add(ci); err != nil {
-				return err
+				return nil, err
 			}
+			n++
 		}
-		return a.end()
+		return a, nil
 	}
 	if _, err := io.WriteString(w, "{\n  \"commits\": "); err != nil {
 		return err
 	}
-	commits, err := startJSONArray(w, "  ")
+	commits, err := list(o.Commits, "  ", nil)
 	if err != nil {
 		return err
 	}
-	if err := list(commits, o.Commits); err != nil {
+	if commits == nil {
+		_, err = io.WriteString(w, "[]")
+	} else {
+		err = commits.end()
+	}
+	if err != nil {
 		return err
 	}
 	if _, err := io.WriteString(w, ",\n  \"orphans\": "); err != nil {
 		return err
 	}
-	if len(o.Orphans) == 0 {
-		_, err := io.WriteString(w, "[]\n}\n")
-		return err
-	}
-	chains, err := startJSONArray(w, "  ")
-	if err != nil {
-		return err
-	}
+	var chains *jsonArray
 	for _, ch := range o.Orphans {
+		if full() {
+			break
+		}
 		// The chain's fields, with its commits streamed in between.
-		head, err := chains.marshal(tract.OrphanChain{Fork: ch.Fork, Commits: []*tract.CommitInfo{},
-			Action: ch.Action, Reason: ch.Reason, When: ch.When}, "    ")
+		var after string
+		opened := func() error {
+			if chains == nil {
+				var err error
+				if chains, err = startJSONArray(w, "  "); err != nil {
+					return err
+				}
+			}
+			head, err := chains.marshal(tract.OrphanChain{Fork: ch.Fork, Commits: []*tract.CommitInfo{},
+				Action: ch.Action, Reason: ch.Reason, When: ch.When}, "    ")
+			if err != nil {
+				return err
+			}
+			before, rest, _ := strings.Cut(head, `"commits": []`)
+			after = rest
+			_, err = io.WriteString(w, chains.sep()+"    "+before+`"commits": `)
+			return err
+		}
+		inner, err := list(ch.Commits, "      ", opened)
 		if err != nil {
 			return err
 		}
-		before, after, _ := strings.Cut(head, `"commits": []`)
-		if _, err := io.WriteString(w, chains.sep()+"    "+before+`"commits": `); err != nil {
-			return err
+		if inner == nil {
+			continue // no commit of the chain kept
 		}
-		inner, err := startJSONArray(w, "      ")
-		if err != nil {
-			return err
-		}
-		if err := list(inner, ch.Commits); err != nil {
+		if err := inner.end(); err != nil {
 			return err
 		}
 		if _, err := io.WriteString(w, after); err != nil {
 			return err
 		}
+	}
+	if chains == nil {
+		_, err := io.WriteString(w, "[]\n}\n")
+		return err
 	}
 	if err := chains.end(); err != nil {
 		return err

@@ -30,6 +30,7 @@ func (p palette) bad(s string) string   { return p.wrap("31", s) }
 func (p palette) dim(s string) string   { return p.wrap("2", s) }
 func (p palette) good(s string) string  { return p.wrap("32", s) }
 func (p palette) graph(s string) string { return p.wrap("35", s) }
+func (p palette) match(s string) string { return p.wrap("1;31", s) }
 
 // jsonDocs is the annotation of a command that takes --json: the headings,
 // separated by "|", of the sections of docs/json.md that document what it

@@ -460,6 +460,7 @@ func subcommands() []subcommand {
 		{"config", func(f *Factory) *cobra.Command { return newCmdConfig(f, nil) }},
 		{"commit", func(f *Factory) *cobra.Command { return newCmdCommit(f, nil) }},
 		{"log", func(f *Factory) *cobra.Command { return newCmdLog(f, nil) }},
+		{"search", func(f *Factory) *cobra.Command { return newCmdSearch(f, nil) }},
 		{"graph", func(f *Factory) *cobra.Command { return newCmdGraph(f, nil) }},
 		{"show", func(f *Factory) *cobra.Command { return newCmdShow(f, nil) }},
 		{"reset", func(f *Factory) *cobra.Command { return newCmdReset(f, nil) }},
