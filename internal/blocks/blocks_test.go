@@ -20,7 +20,7 @@ func TestList(t *testing.T) {
 		slices.Reverse(want)
 		assert.Equal(t, n, l.Len())
 		assert.Equal(t, want, l.Reversed(), "n=%d", n)
-		assert.Equal(t, want, slices.Collect(l.Backward()), "n=%d", n)
+		assert.Equal(t, want, append([]int{}, slices.Collect(l.Backward())...), "n=%d", n)
 		if n > 2 {
 			var first []int
 			for v := range l.Backward() {
