@@ -50,6 +50,9 @@ func (r turnRepo) CommitOn(ctx context.Context, parent Hash, p turn.Pending) (Ha
 		if _, err := t.requireBranch(tx); err != nil {
 			return nil, err
 		}
+		if err := t.takeUpEscalations(tx, []turn.Pending{p}); err != nil {
+			return nil, err
+		}
 		cfg, err := metaConfig(p.Meta)
 		if err != nil {
 			return nil, err
@@ -73,6 +76,9 @@ func (r turnRepo) CommitChain(ctx context.Context, parent Hash, chain []turn.Pen
 	err := t.updateAdvancing(ctx, func(tx store.Tx) (*ConflictError, error) {
 		cur, err := t.requireBranch(tx)
 		if err != nil {
+			return nil, err
+		}
+		if err := t.takeUpEscalations(tx, chain); err != nil {
 			return nil, err
 		}
 		var action, msg string
@@ -117,6 +123,9 @@ func (r turnRepo) Rewind(ctx context.Context, tip, restore Hash, msg string, the
 	err := t.updateAdvancing(ctx, func(tx store.Tx) (*ConflictError, error) {
 		cur, err := t.requireBranch(tx)
 		if err != nil {
+			return nil, err
+		}
+		if err := t.takeUpEscalations(tx, then); err != nil {
 			return nil, err
 		}
 		if cur.Hash != tip {

@@ -69,6 +69,8 @@ type ChatOptions struct {
 	// RetryLast answers the branch's unanswered message again
 	// (--retry-last).
 	RetryLast bool
+	// Resume finishes the turn of the escalation of this id (--resume).
+	Resume string
 	// ModelFlags are --provider, --max-tokens and --structured.
 	ModelFlags ModelFlags
 }
@@ -99,8 +101,11 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 			if err := checkRetryLast(opts, args); err != nil {
 				return err
 			}
+			if err := checkResume(opts, args); err != nil {
+				return err
+			}
 			switch {
-			case opts.RetryLast:
+			case opts.RetryLast, opts.Resume != "":
 			case opts.Interactive && len(args) > 0:
 				return usageErrorf("--interactive reads its messages from standard input: give no MESSAGE")
 			case opts.Interactive && opts.NoStdin:
@@ -193,13 +198,15 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation or fresh")
 	setValueName(fl, "retry-context", "MODE")
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model why each attempt failed")
-	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "if every attempt fails: abort, skip, retry or ask")
+	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "abort (default), skip, retry, ask, wait, exit")
 	setValueName(fl, "on-exhausted", "ACTION")
+	fl.Lookup("on-exhausted").DefValue = "" // the usage says it, on one line
 	fl.StringVar(&opts.Fix, "fix", "", "if every attempt fails, a round guided by `TEXT`")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the interactive chat (the REPL)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` (JSON lines)")
 	fl.BoolVar(&opts.NoStdin, "no-stdin", false, "ignore standard input, even a pipe")
 	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer the message a failed turn left unanswered")
+	fl.StringVar(&opts.Resume, "resume", "", "finish the turn of escalation `ID` once answered")
 	addModelFlags(cmd, &opts.ModelFlags, false)
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
@@ -234,6 +241,9 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	ctx := cmd.Context()
 	text, err := chatText(f, opts)
 	if err != nil {
+		return err
+	}
+	if err := resumeDefaults(cmd, opts); err != nil {
 		return err
 	}
 	f.wait = newWaitLine(f) // "waiting for MODEL… 3.2s" on a terminal
@@ -271,7 +281,11 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if opts.Analyze {
 		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(withoutWaitLine(client), opts.Model)))
 	}
-	copts = append(copts, tract.OnEscalation(escalationHook(f, opts)))
+	esc, err := escalationOption(f, opts)
+	if err != nil {
+		return err
+	}
+	copts = append(copts, esc)
 	if opts.Provenance {
 		copts = append(copts, tract.ProvenanceNote())
 	}
@@ -356,7 +370,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 // --retry-last sends no new text.
 func chatText(f *Factory, opts *ChatOptions) (string, error) {
 	switch {
-	case opts.RetryLast:
+	case opts.RetryLast, opts.Resume != "":
 		return "", nil
 	case opts.FromStdin:
 		text, err := readText(f, "-", true)

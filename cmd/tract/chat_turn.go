@@ -147,5 +147,8 @@ func runTurn(ctx context.Context, f *Factory, t *tract.Tract, opts *ChatOptions,
 	if opts.RetryLast {
 		return t.RetryLast(ctx, copts...)
 	}
+	if opts.Resume != "" {
+		return resumeTurn(ctx, f, t, opts, copts)
+	}
 	return t.Chat(ctx, text, append(copts, tract.OnPendingTurn(warnPending(f.IO.ErrOut, opts.Branch)))...)
 }
