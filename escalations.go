@@ -354,9 +354,11 @@ func resolutionOf(e *PendingEscalation) turn.Resolution {
 
 // takeUpEscalations deletes, in tx, the ref of each escalation whose
 // answer one of chain records (record.Escalation.ID): the turn has taken
-// the answer up, in the transaction that commits its note. The ref's
-// reflog records it; a ref gone already (another process took it up) is
-// left as it is.
+// the answer up, in the transaction that commits its note on the branch.
+// (A note kept off the branch by a conflict takes nothing up: the
+// escalation stays answered, for a resume once the branch is back at the
+// turn's tip.) The ref's reflog records it; a ref gone already (another
+// process took it up) is left as it is.
 func (t *Tract) takeUpEscalations(tx store.Tx, chain []turn.Pending) error {
 	for _, p := range chain {
 		if p.Meta == nil || p.Meta.Escalation == nil || p.Meta.Escalation.ID == "" {

@@ -185,3 +185,58 @@ func TestEscalation_ResumeAfterTheWaitingProcessIsKilled(t *testing.T) {
 	assert.Contains(t, again.Stderr, "its turn has gone on with the answer already")
 	assert.True(t, strings.Contains(s.ok("events", "--format", "text").Stdout, "resolved status=success attempts=4"))
 }
+
+// A pending escalation is a ref like any other to the rest of tract: fsck
+// finds it sound, gc keeps it (and the attempt under it) however old,
+// 'tract branch' lists no such ref, and its reflog tells its story.
+func TestEscalation_PendingAmongTheOtherCommands(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("not JSON"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	requireExit(t, s.tract("chat", "--validate", "json", "--max-attempts", "1", "--on-exhausted", "exit", "Say it in JSON"), exitWaiting)
+	e := awaitEscalation(t, s)
+	assert.Contains(t, s.ok("reflog", "refs/escalations/"+e.ID).Stdout, "escalation: max_retries_exceeded after 1 attempts, waiting for an answer")
+	// The message and the attempt are on no branch any more: only the
+	// escalation's ref keeps them.
+	s.ok("reset", "--unborn")
+
+	s.ok("gc", "--expire", "now")
+	s.ok("fsck")
+	assert.NotContains(t, s.ok("branch").Stdout, e.ID, "an escalation is no branch")
+	show := s.ok("escalation", "show", e.ID).Stdout
+	assert.Contains(t, show, "Last answer:\n  not JSON")
+	assert.Contains(t, show, "Answer with: tract escalation answer "+e.ID)
+	all := s.ok("log", "--all").Stdout
+	assert.Contains(t, all, "Say it in JSON", "gc kept the turn under the pending escalation")
+}
+
+// A new message on a branch whose last commit an escalation waits on is
+// warned about, and sent.
+func TestEscalation_NewMessageWarnsOfAWaitingEscalation(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("not JSON"), llmtest.Answer("fine"))
+	s := chatEnv(newSandbox(t), srv)
+	s.initRepo()
+	requireExit(t, s.tract("chat", "--validate", "json", "--max-attempts", "1", "--on-exhausted", "exit", "Say it in JSON"), exitWaiting)
+	e := awaitEscalation(t, s)
+	r := s.ok("chat", "Something else")
+	assert.Contains(t, r.Stderr, "warning: escalation "+e.ID+" (pending) waits on the branch's last commit")
+	assert.Equal(t, "fine\n", r.Stdout)
+	requireExit(t, s.tract("chat", "--resume", e.ID, "--on-exhausted", "exit"), exitWaiting)
+	s.ok("escalation", "answer", e.ID, "retry")
+	moved := s.tract("chat", "--resume", e.ID)
+	requireExit(t, moved, exitConflict)
+	assert.Contains(t, moved.Stderr, "branch main moved from")
+	assert.Contains(t, moved.Stderr, "the escalation note was kept off the branch")
+	// The escalation stays answered: with the branch back at the turn's
+	// last attempt, the resume goes on.
+	assert.Equal(t, "answered", escalations(t, s)[0].State)
+	s.ok("reset", "--soft", "HEAD~2")
+	srv.Reply(llmtest.Answer(`"fine"`))
+	r = s.ok("chat", "--resume", e.ID)
+	assert.Equal(t, "\"fine\"\n", r.Stdout)
+	assert.Empty(t, escalations(t, s))
+}

@@ -139,3 +139,26 @@ func waitingHint(err error) string {
 		"Answer it from anywhere: tract escalation answer %s retry|skip|abort|\"fix: TEXT\"\n"+
 		"then finish the turn: tract chat --resume %s", w.ID, w.ID)
 }
+
+// warnWaitingEscalation warns, before a new message is sent, when an
+// escalation waits on the branch's tip: the message would follow the
+// turn's rejected attempt, and the turn could no longer be resumed (its
+// branch moved).
+func warnWaitingEscalation(ctx context.Context, f *Factory, t *tract.Tract) {
+	_, tip, err := t.Head(ctx)
+	if err != nil || tip.IsZero() {
+		return // Chat reports what is wrong with the branch
+	}
+	es, err := t.Escalations(ctx)
+	if err != nil {
+		return
+	}
+	for _, e := range es {
+		if e.Tip == tip {
+			fmt.Fprintf(f.IO.ErrOut, "warning: escalation %s (%s) waits on the branch's last commit, the turn's last attempt;\n"+
+				"this message follows it, and that turn can then no longer go on. Sending anyway.\n"+
+				"Before a new message, answer it ('tract escalation answer %s ...') and finish the turn ('tract chat --resume %s').\n",
+				e.ID, e.State, e.ID, e.ID)
+		}
+	}
+}

@@ -150,5 +150,6 @@ func runTurn(ctx context.Context, f *Factory, t *tract.Tract, opts *ChatOptions,
 	if opts.Resume != "" {
 		return resumeTurn(ctx, f, t, opts, copts)
 	}
+	warnWaitingEscalation(ctx, f, t)
 	return t.Chat(ctx, text, append(copts, tract.OnPendingTurn(warnPending(f.IO.ErrOut, opts.Branch)))...)
 }
