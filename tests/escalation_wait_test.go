@@ -197,6 +197,12 @@ func TestEscalation_PendingAmongTheOtherCommands(t *testing.T) {
 	s.initRepo()
 	requireExit(t, s.tract("chat", "--validate", "json", "--max-attempts", "1", "--on-exhausted", "exit", "Say it in JSON"), exitWaiting)
 	e := awaitEscalation(t, s)
+	for _, args := range [][]string{{"chat", "--resume", ""}, {"escalation", "show", ""}, {"escalation", "answer", ""}} {
+		got, _ := s.complete(args...)
+		assert.Equal(t, []string{e.ID}, got, "completion of %v", args)
+	}
+	got, _ := s.complete("escalation", "answer", e.ID, "")
+	assert.Equal(t, []string{"retry", "skip", "abort", "fix"}, got)
 	assert.Contains(t, s.ok("reflog", "refs/escalations/"+e.ID).Stdout, "escalation: max_retries_exceeded after 1 attempts, waiting for an answer")
 	// The message and the attempt are on no branch any more: only the
 	// escalation's ref keeps them.

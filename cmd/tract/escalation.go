@@ -53,7 +53,8 @@ attempts, a table of the failures, the last error's details and the last
 answer, then its answer if it has one.`,
 		Example: `  tract escalation show k3x9qa
   tract escalation show k3x9qa --json | jq .failures`,
-		Args: exactArgs(1, "an escalation ID"),
+		Args:              exactArgs(1, "an escalation ID"),
+		ValidArgsFunction: upTo(1, escalationIDs(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
 			if runF != nil {
@@ -93,6 +94,15 @@ who gave it: --by NAME, else your user and host name.`,
 				return usageErrorf("%s takes an escalation ID and an answer: retry, skip, abort or fix TEXT", cmd.CommandPath())
 			}
 			return nil
+		},
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			switch len(args) {
+			case 0:
+				return escalationIDs(f)(cmd, args, toComplete)
+			case 1:
+				return []cobra.Completion{"retry", "skip", "abort", "fix"}, cobra.ShellCompDirectiveNoFileComp
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
