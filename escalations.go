@@ -219,7 +219,8 @@ func (t *Tract) AnswerEscalation(ctx context.Context, id string, res Resolution)
 // specs: PendingEscalation.Waiting.Validators); the task id and the
 // attempts so far come from the escalation. The branch must still stand
 // at the turn's last attempt; a branch that moved is a *ConflictError,
-// before any model call.
+// before any model call. OnEvent receives the turn's events from the
+// answer on (Events reads the whole turn from its commits).
 func (t *Tract) ResumeEscalation(ctx context.Context, id string, opts ...ChatOption) (*ChatResult, error) {
 	cfg, err := t.turnConfig(opts)
 	if err != nil {
