@@ -73,6 +73,8 @@ func checkResume(opts *ChatOptions, args []string) error {
 		return usageErrorf("--resume cannot add --system: the turn's messages are committed already")
 	case opts.Branch != "":
 		return usageErrorf("--resume goes on on the escalation's own branch: give no --branch")
+	case opts.Task != "":
+		return usageErrorf("--resume goes on with the escalation's own task id: give no --task")
 	}
 	return nil
 }

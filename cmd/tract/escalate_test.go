@@ -178,6 +178,7 @@ func TestNewCmdChat_Resume(t *testing.T) {
 		{"--resume", "k3x9qa", "--new"},
 		{"--resume", "k3x9qa", "-s", "be terse"},
 		{"--resume", "k3x9qa", "--branch", "other"},
+		{"--resume", "k3x9qa", "--task", "other"},
 	} {
 		_, err := parse(t, newCmdChat, args...)
 		require.Error(t, err, "%v", args)
