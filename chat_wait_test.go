@@ -247,3 +247,63 @@ func TestAnswerEscalation_Refusals(t *testing.T) {
 	_, err = tr.AnswerEscalation(context.Background(), "abc", tract.Resolution{Action: tract.ResolveFix})
 	require.ErrorContains(t, err, "needs an instruction")
 }
+
+// A round ended by a model server that stayed unavailable waits too; the
+// resumed turn writes the failed call's error commit and asks again, and
+// with the fresh retry context purifies as the waiting process would.
+func TestResumeEscalation_AfterAnUnavailableServer(t *testing.T) {
+	ctx := context.Background()
+	tr, srv := newChatServerTract(t)
+	srv.Otherwise(llmtest.Error(503, "Service Unavailable"))
+	opts := []tract.ChatOption{tract.Validate(retry.JSON()), tract.RetryContextStrategy(tract.ContextFresh)}
+	_, err := tr.Chat(ctx, chatQuestion, append(opts, tract.EscalateWait(tract.ExitWhenEscalated()))...)
+	var waiting *tract.WaitingError
+	require.ErrorAs(t, err, &waiting)
+	assert.Equal(t, tract.EscalateTransport, waiting.Reason)
+	assert.Equal(t, []string{"user message"}, chatShape(chatLog(t, tr)), "nothing of the failed call yet")
+
+	e, err := tr.EscalationByID(ctx, waiting.ID)
+	require.NoError(t, err)
+	assert.True(t, e.Waiting.ModelFailed)
+	_, err = tr.AnswerEscalation(ctx, waiting.ID, tract.Resolution{Action: tract.ResolveRetry, By: "ops"})
+	require.NoError(t, err)
+	srv.Otherwise(llmtest.Answer(chatValid)) // the server is back
+	res, err := tr.ResumeEscalation(ctx, waiting.ID, opts...)
+	require.NoError(t, err)
+	assert.Equal(t, chatValid, res.Text)
+	assert.Equal(t, 2, res.Attempts, "the failed call was attempt 1")
+	assert.Equal(t, []string{"user message", "assistant message"}, chatShape(chatLog(t, tr)))
+
+	evs, err := tr.Events(ctx, tract.EventFilter{})
+	require.NoError(t, err)
+	var kinds []string
+	for _, e := range evs {
+		kinds = append(kinds, string(e.Event)+" "+string(e.Reason)+e.Response+e.Resolution+e.AnsweredBy)
+	}
+	assert.Equal(t, []string{"attempt ", "escalated transport", "user_response retryops", "attempt ", "resolved success"}, kinds)
+}
+
+// A skip given in the repository ends the turn as a hook's skip: the
+// skip note records who answered, the call is a *SkippedError.
+func TestEscalateWait_Skip(t *testing.T) {
+	ctx := context.Background()
+	tr, srv := newChatServerTract(t)
+	srv.Reply(llmtest.Answer("no"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.Chat(ctx, chatQuestion, tract.Task(chatTask), tract.Validate(retry.JSON()), tract.MaxAttempts(1), tract.EscalateWait(fastWait))
+		done <- err
+	}()
+	e := pendingEscalation(t, tr)
+	_, err := tr.AnswerEscalation(ctx, e.ID, tract.Resolution{Action: tract.ResolveSkip, By: "ann"})
+	require.NoError(t, err)
+	require.ErrorIs(t, <-done, tract.ErrSkipped)
+	notes, recs := escalationNotes(t, tr)
+	require.Len(t, recs, 1)
+	assert.Equal(t, tract.ResolveSkip, recs[0].Resolution)
+	assert.Equal(t, "ann", recs[0].By)
+	assert.Equal(t, notes[0].Hash, chatLog(t, tr)[0].Hash, "the skip note ends the branch")
+	es, err := tr.Escalations(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, es)
+}
