@@ -325,7 +325,9 @@ func (r turnRepo) WaitEscalation(ctx context.Context, tip Hash, w record.Waiting
 
 // waitForAnswer waits as how says for the pending escalation e to be
 // answered, and returns it answered. A wait that stops without an answer
-// is a *WaitingError (how.Exit at once).
+// is a *WaitingError (how.Exit at once). A look that finds the repository
+// locked by another process for longer than the lock timeout is no
+// failure: a wait may last the night, and the next look will do.
 func (t *Tract) waitForAnswer(ctx context.Context, e *PendingEscalation, how turn.Waiting) (*PendingEscalation, error) {
 	stopped := &WaitingError{ID: e.ID, Task: e.Task, Reason: e.Reason}
 	if how.Exit {
@@ -333,6 +335,9 @@ func (t *Tract) waitForAnswer(ctx context.Context, e *PendingEscalation, how tur
 	}
 	err := escalation.Wait(ctx, how.Poll, how.MaxPoll, func(ctx context.Context) (bool, error) {
 		got, err := t.EscalationByID(ctx, e.ID)
+		if locked := (*LockedError)(nil); errors.As(err, &locked) {
+			return false, nil // another process holds the repository for long: look again later
+		}
 		if err != nil {
 			return false, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract/llm/llmtest"
+	"github.com/tractdag/tract/store/storetest"
 )
 
 // listedEscalation is what 'tract escalations --json' says of one.
@@ -245,4 +246,27 @@ func TestEscalation_NewMessageWarnsOfAWaitingEscalation(t *testing.T) {
 	r = s.ok("chat", "--resume", e.ID)
 	assert.Equal(t, "\"fine\"\n", r.Stdout)
 	assert.Empty(t, escalations(t, s))
+}
+
+// A waiting chat outlasts another process that holds the repository
+// longer than the lock timeout: a look that finds it locked is no
+// failure, and the next one finds the answer.
+func TestEscalation_WaitOutlastsALockedRepository(t *testing.T) {
+	fileOnly(t, "the file lock")
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("no"))
+	srv.When("failed validation", llmtest.Answer("[1, 2, 3]"))
+	s := chatEnv(newSandbox(t), srv).withEnv("TRACT_ESCALATION_POLL", "5ms", "TRACT_LOCK_TIMEOUT", "20ms")
+	db := s.initRepo()
+	a := s.start("chat", "--validate", "json", "--max-attempts", "1", "--on-exhausted", "wait", "List three numbers as JSON")
+	e := awaitEscalation(t, s)
+
+	release := storetest.HoldWrite(t, openAPI(t, db).Store())
+	time.Sleep(150 * time.Millisecond) // a few of the chat's looks find the repository locked
+	release()
+	s.ok("escalation", "answer", e.ID, "retry")
+	r := a.wait()
+	requireExit(t, r, exitOK)
+	assert.Equal(t, "[1, 2, 3]\n", r.Stdout)
 }
