@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -94,6 +95,11 @@ func (t *Tract) Branches(ctx context.Context) ([]Branch, error) {
 // DeleteBranch deletes branch name and its reflog. Its commits become
 // orphans unless another ref reaches them. Deleting the branch HEAD is on
 // fails with ErrCurrentBranch.
+//
+// name may also be the full name of a ref a salvage made for a chain no
+// branch reached (refs/salvaged/<tip>, see Salvage), when no branch has
+// that name: it is deleted the same way, once the chain is kept on a
+// branch or not wanted.
 func (t *Tract) DeleteBranch(ctx context.Context, name string) (Hash, error) {
 	if err := ctx.Err(); err != nil {
 		return Hash{}, err
@@ -102,6 +108,10 @@ func (t *Tract) DeleteBranch(ctx context.Context, name string) (Hash, error) {
 	err := t.update(ctx, func(tx store.Tx) error {
 		full := refs.BranchRef(name)
 		r, err := tx.Ref(full)
+		if isNotFound(err) && strings.HasPrefix(name, refs.SalvagedPrefix) {
+			full = name
+			r, err = tx.Ref(full)
+		}
 		if isNotFound(err) {
 			return fmt.Errorf("%w: %q", ErrBranchNotFound, name)
 		} else if err != nil {

@@ -73,6 +73,9 @@ const (
 	MaxRounds = turn.MaxRounds
 	// MaxTaskIDLen is the most bytes a task id may hold.
 	MaxTaskIDLen = turn.MaxTaskIDLen
+	// DefaultMaxToolSteps bounds the tool steps of an attempt when
+	// MaxToolSteps is not given.
+	DefaultMaxToolSteps = turn.DefaultMaxToolSteps
 
 	ContextConversation = turn.ContextConversation
 	ContextFresh        = turn.ContextFresh

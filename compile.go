@@ -9,6 +9,7 @@ import (
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/ingest"
+	"github.com/tractdag/tract/internal/blocks"
 	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/store"
 )
@@ -100,7 +101,7 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 	}
 	return func(yield func(Message, error) bool) {
 		// Back from the tip, remembering what each message is made of.
-		var parts blocks[part]
+		var parts blocks.List[part]
 		var next Hash
 		started := false
 		back := func(tx store.Tx) ([]part, bool, error) {
@@ -130,13 +131,13 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 			}
 			return out, !next.IsZero(), nil
 		}
-		err := walkPages(ctx, t, back, func(p part) bool { parts.add(p); return true })
+		err := walkPages(ctx, t, back, func(p part) bool { parts.Add(p); return true })
 		if err != nil {
 			yield(Message{}, fmt.Errorf("compile: %w", err))
 			return
 		}
 		// Then forward, reading the texts.
-		pull, stop := iter.Pull(parts.backward())
+		pull, stop := iter.Pull(parts.Backward())
 		defer stop()
 		forward := func(tx store.Tx) ([]Message, bool, error) {
 			var ps []part
@@ -206,10 +207,10 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 	if c.notes != notes {
 		c.reset(notes)
 	}
-	var hashes blocks[Hash]
-	var msgs blocks[cachedMessage]
-	var sent blocks[bool] // whether each walked commit compiled to a message
-	base := -1            // position in the cache where the walk stopped
+	var hashes blocks.List[Hash]
+	var msgs blocks.List[cachedMessage]
+	var sent blocks.List[bool] // whether each walked commit compiled to a message
+	base := -1                 // position in the cache where the walk stopped
 	// The walk most often ends at the cached tip (a chain grown since):
 	// ReadChain stops there. It reads pages growing from one commit,
 	// so a walk of one new commit reads just that one, and
@@ -245,11 +246,11 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 			return nil, err
 		}
 		for _, m := range page {
-			msgs.add(m)
+			msgs.Add(m)
 		}
 		for i, l := range links {
-			sent.add(flags[i])
-			hashes.add(l.Hash)
+			sent.Add(flags[i])
+			hashes.Add(l.Hash)
 		}
 		h = links[len(links)-1].Header.Parent
 	}
@@ -257,7 +258,7 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 	if base >= 0 {
 		keep = int(c.count[base])
 	}
-	if hashes.n == 0 {
+	if hashes.Len() == 0 {
 		return messagesOf(c.msgs[:keep]), nil
 	}
 	// Truncate the cache to the shared prefix and append the walked commits.
@@ -265,14 +266,14 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		delete(c.pos, h)
 	}
 	c.chain, c.count, c.msgs = c.chain[:base+1], c.count[:base+1], c.msgs[:keep]
-	fresh, flags := hashes.reversed(), sent.reversed()
+	fresh, flags := hashes.Reversed(), sent.Reversed()
 	if len(c.chain) == 0 {
-		c.chain, c.msgs = fresh, msgs.reversed()
+		c.chain, c.msgs = fresh, msgs.Reversed()
 		c.count = make([]int32, 0, len(fresh))
 		c.pos = make(map[Hash]int32, len(fresh))
 	} else {
 		c.chain = append(c.chain, fresh...)
-		c.msgs = append(c.msgs, msgs.reversed()...)
+		c.msgs = append(c.msgs, msgs.Reversed()...)
 	}
 	n := int32(keep)
 	for i, h := range fresh {
@@ -283,60 +284,6 @@ func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes
 		c.count = append(c.count, n)
 	}
 	return messagesOf(c.msgs), nil
-}
-
-// blocks collects values in fixed-size blocks, so collecting an unknown
-// number of them never copies what was already collected.
-type blocks[T any] struct {
-	full []([]T)
-	cur  []T
-	n    int
-}
-
-const blockSize = 4096
-
-func (b *blocks[T]) add(v T) {
-	if len(b.cur) == cap(b.cur) {
-		if b.cur != nil {
-			b.full = append(b.full, b.cur)
-		}
-		b.cur = make([]T, 0, blockSize)
-	}
-	b.cur = append(b.cur, v)
-	b.n++
-}
-
-// backward yields every value, last added first.
-func (b *blocks[T]) backward() iter.Seq[T] {
-	return func(yield func(T) bool) {
-		for i := len(b.cur) - 1; i >= 0; i-- {
-			if !yield(b.cur[i]) {
-				return
-			}
-		}
-		for k := len(b.full) - 1; k >= 0; k-- {
-			for i := len(b.full[k]) - 1; i >= 0; i-- {
-				if !yield(b.full[k][i]) {
-					return
-				}
-			}
-		}
-	}
-}
-
-// reversed returns every value in one slice of exact size, last added first.
-func (b *blocks[T]) reversed() []T {
-	out := make([]T, 0, b.n)
-	for i := len(b.cur) - 1; i >= 0; i-- {
-		out = append(out, b.cur[i])
-	}
-	for k := len(b.full) - 1; k >= 0; k-- {
-		blk := b.full[k]
-		for i := len(blk) - 1; i >= 0; i-- {
-			out = append(out, blk[i])
-		}
-	}
-	return out
 }
 
 // reset empties the cache; the caller holds c.mu.

@@ -270,16 +270,20 @@ func renumber(err error, before int) error {
 	return err
 }
 
-// newPackSorter returns the sorter of an import too large for one batch:
-// its runs go beside a repository file (same disk, and the space is the
-// file's to take); for memory or a database, to the system's temporary
-// directory.
+// newPackSorter returns the sorter of an import too large for one batch
+// (see sortDir).
 func (t *Tract) newPackSorter(budget int) *store.PackSorter {
-	dir := ""
+	return store.NewPackSorter(t.sortDir(), budget)
+}
+
+// sortDir is where an import too large for one batch sorts its runs:
+// beside a repository file (same disk, and the space is the file's to
+// take); for memory or a database, the system's temporary directory ("").
+func (t *Tract) sortDir() string {
 	if p := t.Path(); p != store.MemoryPath && !IsDatabaseURL(p) {
-		dir = filepath.Dir(p)
+		return filepath.Dir(p)
 	}
-	return store.NewPackSorter(dir, budget)
+	return ""
 }
 
 // newPackWriter returns the writer of an import's pack, through the

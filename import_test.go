@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -263,7 +264,8 @@ func TestGC_DropsAbandonedPacks(t *testing.T) {
 // A file written by the format before packs (schema 2, testdata/schema2.db,
 // made by that tract) opens and reads as it is; its first write marks it
 // schema 4 (the write is a journal record, which that tract would not
-// read), and it goes on taking imports through packs.
+// read), and it goes on taking imports through packs, and imports of
+// conversations whose branches are published as a refset (schema 5).
 func TestImport_UpgradesASchema2File(t *testing.T) {
 	ctx := context.Background()
 	src, err := os.ReadFile(filepath.Join("testdata", "schema2.db"))
@@ -307,6 +309,29 @@ func TestImport_UpgradesASchema2File(t *testing.T) {
 	assert.True(t, report.OK(), "%v", report.Problems)
 	require.NoError(t, tr.Close())
 	assert.Equal(t, byte(4), schema())
+
+	// Conversations imported through a pack publish their branches as a
+	// refset (schema 5); the file's reflogs of the older layout read as
+	// before, and the new branches' beside them.
+	tr, err = tract.Open(path, tract.WithNoSync())
+	require.NoError(t, err)
+	before, err := tr.Reflog(ctx, "HEAD")
+	require.NoError(t, err)
+	bs, err := tr.ImportConversations(ctx, "conv", tract.ReadConversations(strings.NewReader(conversationsJSONL(60))), small)
+	require.NoError(t, err)
+	require.Len(t, bs, 60)
+	after, err := tr.Reflog(ctx, "HEAD")
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+	es, err := tr.Reflog(ctx, bs[59].Name)
+	require.NoError(t, err)
+	require.Len(t, es, 1)
+	assert.Equal(t, bs[59].Hash, es[0].New)
+	report, err = tr.Fsck(ctx)
+	require.NoError(t, err)
+	assert.True(t, report.OK(), "%v", report.Problems)
+	require.NoError(t, tr.Close())
+	assert.Equal(t, byte(5), schema(), "the import published a refset")
 }
 
 func textsOf(cs []*tract.CommitInfo) []string {

@@ -47,6 +47,9 @@ const (
 	// MetaPinned pins a commit: a commit whose metadata has "pinned": true
 	// is kept by CompressRange, as system prompts are.
 	MetaPinned = record.KeyPinned
+	// MetaToolStep is the record of a turn's tool step (see Tools), on
+	// the answer that called tools and on each result.
+	MetaToolStep = record.KeyToolStep
 )
 
 // The records tract keeps in commit metadata (see package record).
@@ -71,6 +74,9 @@ type (
 	// FixRecord is what a validator's fix of an answer records, under
 	// MetaFixed.
 	FixRecord = record.Fix
+	// ToolStepRecord is what each commit of a turn's tool step records,
+	// under MetaToolStep.
+	ToolStepRecord = record.ToolStep
 	// MetaTypeError reports metadata whose value under one of tract's keys
 	// is not of the type tract reads it as; errors.Is matches it with
 	// ErrInvalidMeta.
@@ -103,6 +109,13 @@ func (c *CommitInfo) SummaryRecord() (r SummaryRecord, ok bool) {
 		return SummaryRecord{}, false
 	}
 	return r, true
+}
+
+// ToolStepRecord returns what a commit of a turn's tool step records:
+// the attempt and step, and on a result the tool called and how the call
+// failed, if it did; ok is false for any other commit.
+func (c *CommitInfo) ToolStepRecord() (r ToolStepRecord, ok bool) {
+	return record.Field[ToolStepRecord](c.Meta, MetaToolStep)
 }
 
 // Provenance returns the commit's provenance; ok is false when it has none

@@ -189,3 +189,41 @@ func TestFsckFile_LostParentIsOneProblem(t *testing.T) {
 	assert.Contains(t, about, "commit "+hs["m7"].Short()+": blob "+dag.Sum([]byte("m7")).Short()+" is missing")
 	assert.Contains(t, about, "ref refs/heads/side: points at missing commit "+hs["m5"].Short())
 }
+
+// A ref salvage made is deleted as a branch is, by its full name, once its
+// chain is kept on a branch; a branch of that name would be deleted first,
+// and any other ref outside refs/heads/ is no branch.
+func TestDeleteBranch_DeletesASalvagedRef(t *testing.T) {
+	ctx := context.Background()
+	src, hs := salvageSource(t)
+	out := filepath.Join(t.TempDir(), "salvaged.db")
+	_, err := tract.Salvage(ctx, src, out)
+	require.NoError(t, err)
+	tr, err := tract.Open(out, tract.WithNoSync())
+	require.NoError(t, err)
+	defer tr.Close()
+	ref := "refs/salvaged/" + hs["x1"].Short()
+
+	_, err = tr.CreateBranch(ctx, "kept", ref)
+	require.NoError(t, err)
+	was, err := tr.DeleteBranch(ctx, ref)
+	require.NoError(t, err)
+	assert.Equal(t, hs["x1"], was)
+	_, err = tr.Log(ctx, tract.LogFrom(ref))
+	assert.ErrorIs(t, err, tract.ErrUnknownRevision)
+	kept, err := tr.Log(ctx, tract.LogFrom("kept"))
+	require.NoError(t, err)
+	assert.Equal(t, hs["x1"], kept[0].Hash)
+	_, err = tr.Reflog(ctx, ref)
+	assert.ErrorIs(t, err, tract.ErrBranchNotFound, "its reflog goes with it")
+
+	_, err = tr.DeleteBranch(ctx, ref)
+	assert.ErrorIs(t, err, tract.ErrBranchNotFound)
+	_, err = tr.DeleteBranch(ctx, "refs/side/x")
+	assert.ErrorIs(t, err, tract.ErrBranchNotFound)
+	_, err = tr.DeleteBranch(ctx, "ORIG_HEAD")
+	assert.ErrorIs(t, err, tract.ErrBranchNotFound)
+	check, err := tr.Fsck(ctx)
+	require.NoError(t, err)
+	assert.True(t, check.OK(), "%v", check.Problems)
+}

@@ -112,27 +112,46 @@ type streamedCall struct {
 	args  []byte
 }
 
-// anthropicErrorStatus is the HTTP status an Anthropic error type stands
-// for, used to classify an error event inside a stream (which arrives
-// with a 200).
-func anthropicErrorStatus(typ string) int {
-	switch typ {
-	case "invalid_request_error":
-		return http.StatusBadRequest
-	case "authentication_error":
-		return http.StatusUnauthorized
-	case "permission_error":
-		return http.StatusForbidden
-	case "not_found_error":
-		return http.StatusNotFound
-	case "request_too_large":
-		return http.StatusRequestEntityTooLarge
-	case "rate_limit_error":
-		return http.StatusTooManyRequests
-	case "overloaded_error":
-		return 529
+// anthropicErrorTypes are Anthropic's error types by the HTTP status
+// each stands for.
+var anthropicErrorTypes = [...]struct {
+	status int
+	typ    string
+}{
+	{http.StatusBadRequest, "invalid_request_error"},
+	{http.StatusUnauthorized, "authentication_error"},
+	{http.StatusForbidden, "permission_error"},
+	{http.StatusNotFound, "not_found_error"},
+	{http.StatusRequestEntityTooLarge, "request_too_large"},
+	{http.StatusTooManyRequests, "rate_limit_error"},
+	{529, "overloaded_error"},
+}
+
+// AnthropicErrorStatus is the HTTP status an Anthropic error type stands
+// for (500 for api_error and types it does not know), used to classify
+// an error event inside a stream, which arrives with a 200.
+func AnthropicErrorStatus(typ string) int {
+	for _, e := range anthropicErrorTypes {
+		if e.typ == typ {
+			return e.status
+		}
 	}
-	return http.StatusInternalServerError // api_error and unknown types
+	return http.StatusInternalServerError
+}
+
+// AnthropicErrorType is the Anthropic error type of an HTTP status: the
+// type of a status it stands for, else invalid_request_error below 500
+// and api_error from 500.
+func AnthropicErrorType(status int) string {
+	for _, e := range anthropicErrorTypes {
+		if e.status == status {
+			return e.typ
+		}
+	}
+	if status < 500 {
+		return "invalid_request_error"
+	}
+	return "api_error"
 }
 
 // errorEvent maps the error member of an error event, or of an error
@@ -144,7 +163,7 @@ func (c *Anthropic) errorEvent(status int, raw json.RawMessage) error {
 		return c.badResponse(status, "malformed error event", raw)
 	}
 	r := c.redactor
-	st := anthropicErrorStatus(typ)
+	st := AnthropicErrorStatus(typ)
 	return c.classify(st, APIError{StatusCode: st, Type: r.redact(typ), Code: r.redact(code), Message: r.redact(msg)})
 }
 

@@ -26,6 +26,9 @@ const (
 	// see package escalation): it names the escalation's note, then its
 	// answer, until the turn takes the answer up.
 	EscalationPrefix = "refs/escalations/"
+	// SalvagedPrefix starts the full name of the ref a salvage makes for
+	// a chain of surviving commits that no other ref reaches.
+	SalvagedPrefix = "refs/salvaged/"
 	// DefaultBranch is the branch HEAD points at in a new repository.
 	DefaultBranch = "main"
 	// MaxBranchNameBytes is the longest branch name, in bytes, a new

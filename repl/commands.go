@@ -130,7 +130,11 @@ func (s *Session) log(ctx context.Context, arg string) error {
 		s.printf("no commits yet\n")
 	}
 	for _, c := range cs {
-		line := fmt.Sprintf("%s %-9s %-8s %s", c.Hash.Short(), c.Role, c.Kind, firstLine(c.Text))
+		text := firstLine(c.Text)
+		if step, ok := c.ToolStepRecord(); ok && step.Tool != "" && c.Role == tract.RoleTool {
+			text = step.Tool + " → " + text // a tool's result names its tool
+		}
+		line := fmt.Sprintf("%s %-9s %-8s %s", c.Hash.Short(), c.Role, c.Kind, text)
 		if s.cfg.FitLine != nil {
 			line = s.cfg.FitLine(line)
 		}

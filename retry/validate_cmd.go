@@ -8,7 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/tractdag/tract/internal/cmdrun"
 )
 
 // DefaultCmdTimeout bounds one run of a "cmd:" validator unless
@@ -28,7 +29,7 @@ const (
 
 // cmdWaitDelay bounds how long a run waits for the command's output pipe to
 // close after the command has been killed.
-const cmdWaitDelay = 2 * time.Second
+const cmdWaitDelay = cmdrun.WaitDelay
 
 // Command returns the validator of the spec "cmd:COMMAND": command runs as
 // `sh -c COMMAND` with the answer on its standard input, in the directory
@@ -146,15 +147,13 @@ func (v *cmdValidator) Check(ctx context.Context, answer string) (Verdict, error
 	runCtx, cancel := context.WithTimeout(ctx, v.timeout)
 	defer cancel()
 
-	cmd := exec.CommandContext(runCtx, "sh", "-c", v.command)
+	cmd := cmdrun.Command(runCtx, "sh", "-c", v.command)
 	cmd.Dir = v.dir
 	cmd.Stdin = strings.NewReader(answer)
-	out := &boundedBuffer{limit: maxCmdOutput}
-	tail := &tailBuffer{limit: maxCmdTail}
+	out := &cmdrun.Head{Limit: maxCmdOutput}
+	tail := &cmdrun.Tail{Limit: maxCmdTail}
 	w := io.MultiWriter(out, tail)
 	cmd.Stdout, cmd.Stderr = w, w // one writer: exec gives both the same pipe
-	cmd.WaitDelay = cmdWaitDelay
-	killProcessGroup(cmd)
 
 	err := cmd.Run()
 	if ctx.Err() != nil {
@@ -166,7 +165,7 @@ func (v *cmdValidator) Check(ctx context.Context, answer string) (Verdict, error
 			summary += ": " + last
 		}
 		return Verdict{Diagnosis: withOutput("command "+status, out), Type: FailureVerification,
-			Summary: summary, Command: v.command, ExitCode: code, Output: tail.lastLines(cmdOutputLines)}
+			Summary: summary, Command: v.command, ExitCode: code, Output: tail.LastLines(cmdOutputLines)}
 	}
 	var exitErr *exec.ExitError
 	switch {
@@ -192,89 +191,15 @@ func (v *cmdValidator) Check(ctx context.Context, answer string) (Verdict, error
 }
 
 // withOutput appends a command's output to the first line of a diagnosis.
-func withOutput(status string, out *boundedBuffer) string {
-	text := strings.TrimRight(string(out.buf), " \t\r\n")
-	if out.dropped > 0 {
-		text += fmt.Sprintf("\n[… %d more bytes of output not shown]", out.dropped)
+func withOutput(status string, out *cmdrun.Head) string {
+	text := strings.TrimRight(string(out.Bytes()), " \t\r\n")
+	if out.Dropped() > 0 {
+		text += fmt.Sprintf("\n[… %d more bytes of output not shown]", out.Dropped())
 	}
 	if text == "" {
 		return status + " (no output)"
 	}
 	return status + ":\n" + text
-}
-
-// boundedBuffer keeps the first limit bytes written to it, cut back to a
-// whole UTF-8 character, and counts the rest. exec.Cmd writes to it from one
-// goroutine when it is both Stdout and Stderr, so it needs no lock.
-type boundedBuffer struct {
-	limit   int
-	buf     []byte
-	dropped int
-	full    bool
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if b.full {
-		b.dropped += len(p)
-		return len(p), nil
-	}
-	room := b.limit - len(b.buf)
-	if len(p) <= room {
-		b.buf = append(b.buf, p...)
-		return len(p), nil
-	}
-	keep := p[:room]
-	// Do not split a character: back up to the start of the last one if
-	// it is incomplete.
-	for i := len(keep) - 1; i >= 0 && i >= len(keep)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(keep[i]) {
-			if !utf8.FullRune(keep[i:]) {
-				keep = keep[:i]
-			}
-			break
-		}
-	}
-	b.buf = append(b.buf, keep...)
-	b.dropped += len(p) - len(keep)
-	b.full = true
-	return len(p), nil
-}
-
-// tailBuffer keeps the last limit bytes written to it.
-type tailBuffer struct {
-	limit int
-	buf   []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.limit; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-// String returns the bytes kept, from the first whole UTF-8 character.
-func (b *tailBuffer) String() string {
-	s := b.buf
-	for n := 0; n < utf8.UTFMax && len(s) > 0 && !utf8.RuneStart(s[0]); n++ {
-		s = s[1:]
-	}
-	return string(s)
-}
-
-// lastLines returns the last n lines of the output kept, trimmed of
-// trailing white space ("" when there is none).
-func (b *tailBuffer) lastLines(n int) string {
-	text := strings.TrimRight(b.String(), " \t\r\n")
-	lines := strings.Split(text, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t\r")
-	}
-	return strings.Join(lines, "\n")
 }
 
 // lastLine returns the last line of text that is not blank, trimmed.

@@ -147,17 +147,6 @@ func TestCmdValidator_ShellWordsAreNotLookedUp(t *testing.T) {
 	}
 }
 
-func TestCmdBoundedBuffer_KeepsWholeCharacters(t *testing.T) {
-	b := &boundedBuffer{limit: 4}
-	n, err := b.Write([]byte("abcé€"))
-	require.NoError(t, err)
-	assert.Equal(t, 8, n)
-	assert.Equal(t, "abc", string(b.buf), "é would be cut in half")
-	assert.Equal(t, 5, b.dropped)
-	_, _ = b.Write([]byte("more"))
-	assert.Equal(t, 9, b.dropped)
-}
-
 // processGone reports whether pid has exited. A killed process whose parent
 // died stays a zombie until init reaps it, which may take a while in a
 // container; on Linux a zombie counts as gone.

@@ -32,6 +32,9 @@ import (
 //	         Counters.Encode of that commit (schema 2)
 //	refs     full ref name → refs.Ref.Encode
 //	reflogs  full ref name → nested bucket: 8-byte big-endian sequence → refs.Entry.Encode
+//
+// Packs (staging, packs: bolt_pack.go), the journal (bolt_journal.go) and
+// refsets (refstaging, refsets: bolt_refsets.go) came later.
 var (
 	bucketMeta    = []byte("meta")
 	bucketBlobs   = []byte("blobs")

@@ -339,6 +339,9 @@ func (t *boltTx) PublishPack(id uint64) error {
 	if err := raiseSchema(t.tx, schemaPacks); err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)
 	}
+	if err := t.publishRefset(id); err != nil {
+		return err
+	}
 	t.all = nil // the new pack is a layer now
 	return nil
 }
@@ -352,6 +355,9 @@ func (t *boltTx) DropPack(id uint64) error {
 	}
 	t.erased = true
 	if err := t.tx.Bucket(bucketStaging).DeleteBucket(packKey(id)); err != nil {
+		return fmt.Errorf("drop pack %d: %w", id, err)
+	}
+	if err := t.dropStagedRefs(id); err != nil {
 		return fmt.Errorf("drop pack %d: %w", id, err)
 	}
 	return nil

@@ -262,6 +262,11 @@ var _ PackMerger = (*Bolt)(nil)
 // not come back through the copy. The copy is dropped in the transaction
 // that deletes, so a merge in progress never keeps an erased text.
 func (b *Bolt) MergePacks(ctx context.Context) error {
+	// Refs published with a pack move to the refs bucket first (see
+	// bolt_refsets.go).
+	if err := b.foldRefsets(ctx); err != nil {
+		return err
+	}
 	for {
 		m, err := b.startMerge(ctx)
 		if err != nil || m == nil {

@@ -38,6 +38,9 @@ type boltTx struct {
 	// packsWritten holds the unpublished packs this transaction created
 	// or appended to: PublishPack refuses them.
 	packsWritten map[uint64]bool
+	// noRefsets is set once the transaction found no refsets bucket
+	// (see bolt_refsets.go): the writes of refs look no further.
+	noRefsets bool
 
 	// The journal (see bolt_journal.go): jpolicy bounds it; jidx is the
 	// session's index of it (nil: the transaction builds its own); jv is
@@ -352,6 +355,9 @@ func (t *boltTx) CommitsWithPrefix(prefix string, limit int) ([]dag.Hash, error)
 func (t *boltTx) Ref(name string) (refs.Ref, error) {
 	v := t.bucket(bucketRefs).Get([]byte(name))
 	if v == nil {
+		v = t.refsetRef(name)
+	}
+	if v == nil {
 		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, ErrNotFound)
 	}
 	return refs.DecodeRef(name, v)
@@ -365,6 +371,9 @@ func (t *boltTx) SetRef(r refs.Ref) error {
 		return err
 	}
 	if err := t.writable(); err != nil {
+		return fmt.Errorf("set ref %s: %w", r.Name, err)
+	}
+	if err := t.fold(r.Name); err != nil {
 		return fmt.Errorf("set ref %s: %w", r.Name, err)
 	}
 	return t.bucket(bucketRefs).Put([]byte(r.Name), r.Encode())
@@ -387,19 +396,29 @@ func (t *boltTx) DeleteRef(name string) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete ref %s: %w", name, err)
 	}
+	if err := t.fold(name); err != nil {
+		return fmt.Errorf("delete ref %s: %w", name, err)
+	}
 	return t.bucket(bucketRefs).Delete([]byte(name))
 }
 
+// Refs lists the refs bucket's refs and the refsets', in name order.
 func (t *boltTx) Refs() ([]refs.Ref, error) {
 	var out []refs.Ref
-	err := t.bucket(bucketRefs).ForEach(func(k, v []byte) error {
+	add := func(k, v []byte) error {
 		r, err := refs.DecodeRef(string(k), v)
 		if err != nil {
 			return err
 		}
 		out = append(out, r)
 		return nil
-	})
+	}
+	err := t.bucket(bucketRefs).ForEach(add)
+	if err == nil && t.tx.Bucket(bucketRefsets) != nil {
+		if err = t.refsetRefs(add); err == nil {
+			slices.SortStableFunc(out, func(a, b refs.Ref) int { return strings.Compare(a.Name, b.Name) })
+		}
+	}
 	return out, err
 }
 
@@ -413,19 +432,23 @@ func (t *boltTx) AppendReflog(name string, e refs.Entry) error {
 	if err := fitsKey(name); err != nil {
 		return err
 	}
+	if err := t.fold(name); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
 	if err := t.put(spaceReflogs, []byte(name), e.Encode()); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
 	return nil
 }
 
-// Reflog reads the entries of the reflogs bucket, then the journal's, then
-// the transaction's own.
+// Reflog reads the entries of the reflogs bucket, then the refsets', then
+// the journal's, then the transaction's own.
 func (t *boltTx) Reflog(name string) ([]refs.Entry, error) {
 	var raws [][]byte
 	if b := t.bucket(bucketReflogs).Bucket([]byte(name)); b != nil {
 		_ = b.ForEach(func(_, v []byte) error { raws = append(raws, v); return nil })
 	}
+	raws = append(raws, t.refsetReflog(name)...)
 	raws = append(raws, t.journal().reflog(name)...)
 	_, pending := t.pend.reflog(name)
 	raws = append(raws, pending...)
@@ -448,13 +471,15 @@ func decodeReflog(name string, raws [][]byte) ([]refs.Entry, error) {
 var _ ReflogTailer = (*boltTx)(nil)
 
 // ReflogTail reads the transaction's own entries, then the journal's,
-// then the reflogs bucket's from its end, until it has n.
+// then the refsets', then the reflogs bucket's from its end, until it has
+// n.
 func (t *boltTx) ReflogTail(name string, n int) ([]refs.Entry, error) {
 	if n <= 0 {
 		return nil, nil
 	}
 	_, raws := t.pend.reflog(name)
 	raws = append(t.journal().reflog(name), raws...)
+	raws = append(t.refsetReflog(name), raws...)
 	if len(raws) > n {
 		raws = raws[len(raws)-n:]
 	}
@@ -479,6 +504,7 @@ func (t *boltTx) ReflogNames() ([]string, error) {
 		return nil
 	})
 	out = append(out, t.journal().reflogNames()...)
+	out = append(out, t.refsetReflogNames()...)
 	pending, _ := t.pend.reflog("")
 	out = append(out, pending...)
 	sort.Strings(out)
@@ -493,6 +519,9 @@ func (t *boltTx) ReplaceReflog(name string, es []refs.Entry) error {
 		return err
 	}
 	if err := t.writeDirect(); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	if err := t.fold(name); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
 	rb := t.bucket(bucketReflogs)

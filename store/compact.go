@@ -31,6 +31,11 @@ func (b *Bolt) Compact(ctx context.Context) (before, after int64, err error) {
 	if b.readOnly {
 		return 0, 0, b.errReadOnly()
 	}
+	// Refs published with a pack go to the refs bucket first (see
+	// bolt_refsets.go), a batch per transaction, as MergePacks moves them.
+	if err := b.foldRefsets(ctx); err != nil {
+		return 0, 0, err
+	}
 	err = b.ss.sole(ctx, func(s *session) error {
 		// Whatever happens, no transaction may use this session again: after
 		// the rename its file is no longer the repository.

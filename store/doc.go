@@ -28,7 +28,9 @@
 //
 // A Bolt holds its file open and locked only while transactions run, so many
 // processes share one repository, queued in order (Linux). Bulk writes go
-// through packs ([PackTx], [PackWriter]) and small ones through a journal, so
+// through packs ([PackTx], [PackWriter]; [ChainImport] loads many separate
+// chains, each on a new ref, the refs published with the pack as a refset
+// where the store can, [PackRefTx]) and small ones through a journal, so
 // a commit touches few pages of a large file. [Fsck] and [FsckFile] check a
 // repository, [Salvage] copies what still verifies out of a damaged file, and
 // [Bolt.Compact] rewrites the file. A damaged file gives [ErrCorrupt] or
@@ -41,7 +43,7 @@
 // new commits in key order.
 //
 // The transaction contract, the bbolt file's layout (schema [SchemaVersion]),
-// packs and their filters, the journal, locking, damage handling and the
+// packs and their filters, refsets, the journal, locking, damage handling and the
 // full caveats are documented in docs/storage.md.
 //
 // # Caveats

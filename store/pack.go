@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/refs"
 )
 
 // PackKind says what a PackEntry holds.
@@ -137,6 +138,20 @@ type PackWriter interface {
 	// as a published pack, in this transaction. The store keeps their
 	// slices until the transaction ends.
 	WritePack(now time.Time, entries []PackEntry) error
+}
+
+// PackRefTx is implemented by transactions of stores where publishing
+// many refs in one transaction costs memory in proportion (bbolt holds
+// every page a transaction dirties until it commits): refs can be staged
+// with an unpublished pack, a batch per transaction, and PublishPack then
+// sets them all at once, in a transaction of a bounded size.
+type PackRefTx interface {
+	// StagePackRefs stages refs rs (each a ref to a commit) with
+	// unpublished pack id, es[i] the one entry of rs[i]'s reflog. Nothing
+	// reads them until PublishPack publishes the pack: then each is set,
+	// as by SetRef and AppendReflog, in that transaction. DropPack drops
+	// them with the pack. A ref staged twice is refused.
+	StagePackRefs(id uint64, rs []refs.Ref, es []refs.Entry) error
 }
 
 // PackMerger is implemented by stores that merge packs in the background

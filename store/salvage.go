@@ -232,9 +232,48 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 			return
 		}
 		switch string(k) {
-		case string(bucketStaging):
+		case string(bucketStaging), string(bucketRefStaging):
 			// Unfinished imports: walked only so that scanLoose skips them.
 			f.each(*b, func([]byte, []byte, *rawBucket) {})
+		case string(bucketRefsets):
+			// Refs published with a pack, not yet folded into refs and
+			// reflogs (their reflog entries come after the reflogs
+			// bucket's, which the walk visited before).
+			f.each(*b, func(_, _ []byte, set *rawBucket) {
+				if set == nil {
+					return
+				}
+				f.each(*set, func(k, _ []byte, b *rawBucket) {
+					switch {
+					case b == nil:
+					case string(k) == string(keyRefsetRefs):
+						f.each(*b, func(k, v []byte, child *rawBucket) {
+							if child != nil {
+								return
+							}
+							r, err := refs.DecodeRef(string(k), v)
+							if err != nil {
+								s.lose("ref "+string(k), "%v", err)
+								return
+							}
+							s.refs = append(s.refs, r)
+						})
+					case string(k) == string(keyRefsetReflog):
+						f.each(*b, func(k, v []byte, child *rawBucket) {
+							if child != nil || len(k) < 10 || k[len(k)-9] != 0 {
+								return
+							}
+							name := string(k[:len(k)-9])
+							e, err := refs.DecodeEntry(v)
+							if err != nil {
+								s.lose("reflog "+name, "%v", err)
+								return
+							}
+							s.reflogs[name] = append(s.reflogs[name], e)
+						})
+					}
+				})
+			})
 		case string(bucketJournal):
 			f.each(*b, func(k, rec []byte, child *rawBucket) {
 				if child != nil {
@@ -527,9 +566,9 @@ func (s *salvaged) plan() *salvagePlan {
 		if reached[t] || named[t] {
 			continue
 		}
-		name := "refs/salvaged/" + t.Short()
+		name := refs.SalvagedPrefix + t.Short()
 		if taken[name] {
-			name = "refs/salvaged/" + t.String()
+			name = refs.SalvagedPrefix + t.String()
 		}
 		taken[name] = true
 		p.salvaged = append(p.salvaged, refs.Ref{Name: name, Hash: t})

@@ -18,8 +18,10 @@ import (
 // first pack, so until then a tract of schema 2 can still read and write
 // it. Schema 4 added the journal (see bolt_journal.go); a file is marked
 // schema 4 by its first journal record, which is its first write of a
-// few objects.
-const SchemaVersion = 4
+// few objects. Schema 5 added refsets, the refs published with a pack
+// (see PackRefTx and bolt_refsets.go); a file is marked schema 5 by the
+// transaction that publishes its first.
+const SchemaVersion = 5
 
 // schemaCounters is the schema every write brings a file up to.
 const schemaCounters = 2

@@ -812,6 +812,61 @@ func TestSalvage_LogSaysWhereHistoryWasLost(t *testing.T) {
 	s.ok("--db", out, "fsck")
 }
 
+// A ref salvage made for a chain no branch reaches is kept on a branch
+// and then deleted with 'branch -d' and its full name, as the salvage's
+// output says; gc keeps the chain on its branch.
+func TestSalvage_SalvagedRefIsDeletedWithBranchD(t *testing.T) {
+	fileOnly(t, "it damages a file's pages")
+	t.Parallel()
+	s := newSandbox(t)
+	db := s.initRepo()
+	s.importMessages(1000, func(i int) string { return fmt.Sprintf("message %d", i) })
+	tip := strings.TrimSpace(s.ok("log", "-1", "--format", "%H").Stdout)
+	data := mustRead(t, db)
+	commits := storedCommits(t, db)
+	const page = 4096
+	count := map[int]int{}
+	tipPage := -1
+	for _, c := range commits {
+		p := bytes.Index(data, append(c.hash[:len(c.hash):len(c.hash)], c.raw...)) / page
+		count[p]++
+		if c.hash.String() == tip {
+			tipPage = p
+		}
+	}
+	// A page of commits in the middle of the chain, not the tip's: the
+	// chain below it has no branch, and gets a ref of its own.
+	zero := -1
+	for p, n := range count {
+		if p != tipPage && (zero < 0 || n > count[zero] || n == count[zero] && p < zero) {
+			zero = p
+		}
+	}
+	damaged := bytes.Clone(data)
+	clear(damaged[zero*page : (zero+1)*page])
+	path := filepath.Join(s.dir, "damaged.db")
+	require.NoError(t, os.WriteFile(path, damaged, 0o600))
+	out := filepath.Join(s.dir, "salvaged.db")
+	r := s.ok("--db", path, "fsck", "--salvage", out)
+	ref := regexp.MustCompile(`refs/salvaged/[0-9a-f]+`).FindString(r.Stdout)
+	require.NotEmpty(t, ref, r.String())
+	assert.Contains(t, r.Stdout, "'tract branch -d "+ref+"'")
+	salvagedTip := strings.TrimSpace(s.ok("--db", out, "log", "-1", "--format", "%H", ref).Stdout)
+
+	s.ok("--db", out, "branch", "kept", ref)
+	r = s.ok("--db", out, "branch", "-d", ref)
+	assert.Equal(t, fmt.Sprintf("Deleted branch %s (was %s)\n", ref, salvagedTip[:8]), r.Stderr)
+	assert.NotContains(t, s.ok("--db", out, "log", "--all", "--oneline").Stdout, ref)
+	assert.Contains(t, s.ok("--db", out, "branch").Stdout, "kept")
+
+	r = s.tract("--db", out, "branch", "-d", ref)
+	requireExit(t, r, exitNotFound)
+	assert.Contains(t, r.Stderr, "no such branch")
+	s.ok("--db", out, "gc", "--expire", "now")
+	assert.Equal(t, salvagedTip, strings.TrimSpace(s.ok("--db", out, "log", "-1", "--format", "%H", "kept").Stdout))
+	s.ok("--db", out, "fsck")
+}
+
 // Salvaging an intact repository copies all of it.
 func TestSalvage_IntactRepositoryIsCopiedWhole(t *testing.T) {
 	fileOnly(t, "salvage reads a file")

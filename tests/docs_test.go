@@ -39,6 +39,8 @@ import (
 //     already points the model settings at a scripted model.
 //   - The scripted model answers what comments before the block queue:
 //     <!-- docs-test: reply TEXT --> queues an answer; <!-- docs-test:
+//     call NAME ARGUMENTS --> queues an answer that calls the tool NAME
+//     with the JSON ARGUMENTS; <!-- docs-test:
 //     when MATCH => TEXT --> answers TEXT whenever the last message
 //     contains MATCH. Every queued answer must be used.
 //   - Each page runs in a fresh directory of its own, its blocks in order,
@@ -66,8 +68,10 @@ func docsPages(t *testing.T) []string {
 type docStep struct {
 	line int // the 1-based line of the command or comment
 
-	// A comment's reply: Match empty queues it, else it is a rule.
+	// A comment's reply: Match empty queues it, else it is a rule. A
+	// call's reply calls the tool callName with reply as its arguments.
 	match, reply string
+	callName     string
 	isReply      bool
 
 	// A command, and the lines of its expected output (first, end: their
@@ -115,11 +119,14 @@ func parseDocSteps(t *testing.T, page string, data []byte) []docStep {
 				switch {
 				case strings.HasPrefix(d, "reply "):
 					steps = append(steps, docStep{line: i + 1, isReply: true, reply: strings.TrimPrefix(d, "reply ")})
+				case strings.HasPrefix(d, "call ") && strings.Contains(strings.TrimPrefix(d, "call "), " "):
+					name, args, _ := strings.Cut(strings.TrimPrefix(d, "call "), " ")
+					steps = append(steps, docStep{line: i + 1, isReply: true, callName: name, reply: args})
 				case whenRule.MatchString(d):
 					w := whenRule.FindStringSubmatch(d)
 					steps = append(steps, docStep{line: i + 1, isReply: true, match: w[1], reply: w[2]})
 				default:
-					t.Errorf("%s:%d: docs-test comment %q: want 'reply TEXT' or 'when MATCH => TEXT'", page, i+1, d)
+					t.Errorf("%s:%d: docs-test comment %q: want 'reply TEXT', 'call NAME ARGUMENTS' or 'when MATCH => TEXT'", page, i+1, d)
 				}
 			}
 			continue
@@ -227,6 +234,8 @@ func runDocPage(t *testing.T, page string, data []byte, steps []docStep) {
 	var fixes []fix
 	for _, s := range steps {
 		switch {
+		case s.isReply && s.callName != "":
+			srv.Reply(llmtest.Calls(llmtest.Call(s.callName, s.reply)))
 		case s.isReply && s.match == "":
 			srv.Reply(llmtest.Answer(s.reply))
 		case s.isReply:

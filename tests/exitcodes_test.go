@@ -173,6 +173,8 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 		{command: "export", name: "unknown revision", args: []string{"export", "nope"}, class: "not-found"},
 		{command: "import", name: "unknown format", args: []string{"import", "--format", "nosuch"}, class: "usage"},
 		{command: "models", name: "an argument", args: []string{"models", "x"}, class: "usage"},
+		{command: "serve", name: "a public address without a token", args: []string{"serve", "--addr", "0.0.0.0:0"}, class: "usage",
+			stderr: []string{"not a loopback address", "TRACT_SERVE_TOKEN"}},
 		{command: "graph", name: "unknown format", args: []string{"graph", "--format", "svg"}, class: "usage"},
 		{command: "graph", name: "unknown revision", args: []string{"graph", "nope"}, class: "not-found"},
 		{command: "log", name: "unknown placeholder", args: []string{"log", "--format", "%q"}, class: "usage"},

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -226,4 +227,55 @@ func TestCopy_KilledAtRandomIntoPostgres(t *testing.T) {
 		assert.Equal(t, want, fd.ok("log", "--all", "--json").Stdout, "round %d", round)
 	}
 	t.Logf("after the kill: %v", states)
+}
+
+// An import of conversations killed at random moments is all or nothing:
+// every branch of it, or none (each branch at its conversation), the
+// repository checks clean after each kill, and the import run again
+// succeeds. The conversations are enough to go through a pack, whose
+// branches a file stages and publishes as a refset, folded after (on
+// PostgreSQL the publishing transaction sets them: the server's).
+func TestImportConversations_KilledAtRandomIsAllOrNothing(t *testing.T) {
+	fileOnly(t, "a repository file per round; the staged refs are the file's")
+	t.Parallel()
+	s := newSandbox(t)
+	const n = 8_000 // about 3.4 MB: more than a batch
+	path := filepath.Join(s.dir, "conversations.jsonl")
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"messages":[{"role":"system","content":"Answer briefly."},{"role":"user","content":"question %d %s"},{"role":"assistant","content":"answer %d %s"}]}`+"\n",
+			i+1, strings.Repeat("q", 150), i+1, strings.Repeat("a", 180))
+	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
+	repo := func(name string) *sandbox {
+		r := s.withEnv("TRACT_DB", filepath.Join(s.dir, name+".db"))
+		r.ok("init")
+		return r
+	}
+	full := timeRun(repo("probe"), "import", "--format", "openai", path)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d, an import takes %s", seed, full)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	// Half the rounds of the other kill tests: each imports 8,000
+	// branches, or more when it retries.
+	const rounds = killRounds / 2
+	var none, all int
+	for round := range rounds {
+		r := repo(fmt.Sprintf("round%d", round))
+		killAt(r, rng, full*3/2, "import", "--format", "openai", path)
+		switch got := strings.Count(r.ok("branch").Stdout, " import-"); got {
+		case 0:
+			none++
+			r.fsckOK()
+			r.ok("import", "--format", "openai", path)
+		case n:
+			all++
+		default:
+			t.Fatalf("round %d: the killed import left %d of its %d branches", round, got, n)
+		}
+		r.fsckOK()
+		require.Equal(t, n, strings.Count(r.ok("branch").Stdout, " import-"), "round %d", round)
+		assert.Contains(t, r.ok("log", "-1", "--format", "%s", fmt.Sprintf("import-%d", n)).Stdout, fmt.Sprintf("answer %d ", n), "round %d", round)
+	}
+	t.Logf("%d of %d killed imports left nothing (the retry imported all), %d left every branch", none, rounds, all)
 }

@@ -3,8 +3,10 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,4 +114,64 @@ func TestPager_InterruptWhilePaging(t *testing.T) {
 	assert.NotContains(t, out, "interrupted")
 	assert.NotContains(t, out, "tract:")
 	assert.Equal(t, 130, code, out)
+}
+
+// A pager that ignores Ctrl-C (as less does) and is never quit: the first
+// Ctrl-C leaves tract waiting for the user to quit it; a second exits at
+// once with 130, and asks the pager to quit first, so that no pager is
+// left holding the terminal: a pager run directly, and one run through a
+// shell (whose shell does not become it).
+func TestPager_SecondCtrlCStopsThePager(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.importMessages(3000, func(i int) string { return strings.Repeat("a line long enough to fill pages ", 3) })
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pager.pid")
+	// It ignores the hangup too: tract, the session leader of this test's
+	// terminal, leaves one behind when it exits, which a shell's pager
+	// would not get.
+	script := `trap "" INT HUP; echo $$ >` + pidFile + `; head -c 1 >/dev/null; echo paging; read x </dev/tty; echo quit`
+	direct := filepath.Join(dir, "pager")
+	require.NoError(t, os.WriteFile(direct, []byte("#!/bin/sh\n"+script+"\n"), 0o700))
+
+	for name, pager := range map[string]string{"direct": direct + " -x", "through a shell": `sh -c '` + script + `'`} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, os.RemoveAll(pidFile))
+			p := s.withEnv("TRACT_PAGER", pager).startPTY("log")
+			p.waitFor("paging")
+			b, err := os.ReadFile(pidFile)
+			require.NoError(t, err)
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			require.NoError(t, err)
+
+			p.send("\x03")
+			select {
+			case <-p.exited:
+				t.Fatalf("tract ended at the first Ctrl-C, while the pager ran:\n%q", p.output())
+			case <-time.After(500 * time.Millisecond):
+			}
+			require.True(t, running(pid), "the pager ignores Ctrl-C")
+			p.send("\x03")
+			start := time.Now()
+			assert.Equal(t, 130, p.exit(), "output:\n%q", p.output())
+			assert.Less(t, time.Since(start), 2*time.Second, "the second Ctrl-C exits at once")
+			assert.Eventually(t, func() bool { return !running(pid) }, 5*time.Second, 10*time.Millisecond, "the pager was stopped")
+			assert.Contains(t, p.finalOutput(), "tract: interrupted again: exiting at once")
+			assert.NotContains(t, p.output(), "quit", "the pager was not quit by a key")
+		})
+	}
+}
+
+// running says whether process pid runs (a zombie, ended but not yet
+// reaped, does not).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state …: the state follows the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }

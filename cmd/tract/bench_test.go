@@ -41,7 +41,7 @@ func BenchmarkLogAllOneline(b *testing.B) {
 		o, err := tr.Outline(ctx)
 		require.NoError(b, err)
 		w := bufio.NewWriterSize(io.Discard, 64<<10)
-		require.NoError(b, renderGraphAll(ctx, w, palette{}, o, 0, func(c *tract.CommitInfo) string { return oneLine(palette{}, c, 72) }))
+		require.NoError(b, renderGraphAll(ctx, w, palette{}, o, 0, func(c *tract.CommitInfo) string { return oneLine(palette{}, c, 72, nil) }))
 		require.NoError(b, w.Flush())
 	}
 }
@@ -74,7 +74,7 @@ func BenchmarkLogAllGraph(b *testing.B) {
 			require.NoError(b, err)
 		}
 	}
-	line := func(c *tract.CommitInfo) string { return oneLine(palette{}, c, 72) }
+	line := func(c *tract.CommitInfo) string { return oneLine(palette{}, c, 72, nil) }
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		o, err := tr.Outline(ctx)

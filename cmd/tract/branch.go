@@ -22,9 +22,14 @@ func newCmdBranch(f *Factory, runF func(*BranchOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "branch [NAME [START] | -d NAME]",
 		Short: "List, create or delete branches",
+		Long: `List, create or delete branches. -d also deletes a ref 'fsck --salvage'
+made for a chain no branch reached, named in full (as 'log --all' shows
+it): keep the chain on a branch first if you want it.`,
 		Example: `  tract branch                 # list
   tract branch experiment      # create at HEAD
-  tract branch -d experiment   # delete`,
+  tract branch -d experiment   # delete
+  tract branch kept refs/salvaged/1a2b3c4d      # keep a salvaged chain
+  tract branch -d refs/salvaged/1a2b3c4d        # then drop its ref`,
 		Args: branchArgs(maxArgs(2, "a name and a start revision"), 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -45,7 +50,7 @@ func newCmdBranch(f *Factory, runF func(*BranchOptions) error) *cobra.Command {
 			return branchRun(cmd, opts)
 		},
 	}
-	cmd.Flags().BoolVarP(&opts.Delete, "delete", "d", false, "delete the branch NAME")
+	cmd.Flags().BoolVarP(&opts.Delete, "delete", "d", false, "delete the branch NAME (or a ref refs/salvaged/…)")
 	addJSONFlag(cmd, &opts.JSON, "list branches as JSON", "branch")
 	return cmd
 }

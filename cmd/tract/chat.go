@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,6 +75,9 @@ type ChatOptions struct {
 	Resume string
 	// ModelFlags are --provider, --max-tokens and --structured.
 	ModelFlags ModelFlags
+	// ToolFlags are --tool, --tool-schema, --approve-tools and
+	// --max-tool-steps; the tools' commands are bounded by CmdTimeout.
+	ToolFlags ToolFlags
 }
 
 func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
@@ -82,20 +87,18 @@ func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chat [MESSAGE | -]",
 		Short: "Send a message and commit the model's (validated) answer",
-		Long: `Commit MESSAGE (or standard input with "-") as a user message, send the
-conversation to the model and commit its answer, the only thing printed on
-standard output. With --validate, a rejected answer and a steering message
-quoting the diagnosis are committed and the model tries again, up to
---max-attempts; the branch then keeps only your message and the accepted
-answer (the attempts stay in 'tract log --all'). Piped text comes before
-MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
+		Long: `Commit MESSAGE ("-": standard input; piped text goes first) as a user message,
+send the conversation to the model and commit its answer, the only thing
+printed on standard output. With --validate, a rejected answer and a steering
+message quoting its diagnosis are committed and the model retries, up to
+--max-attempts; the branch keeps your message and the accepted answer (the
+attempts: 'tract log --all'). With no MESSAGE on a terminal, or -i: the REPL.`,
 		Example: `  tract chat "What is the capital of France?"
   tract chat --validate json "List three colours as a JSON array" | jq .
   tract chat -V schema:person.json --max-attempts 5 --provenance "Describe Ada"
-  tract chat --retry-last --validate json
+  tract chat --tool today=date "What day of the week is it?"
   tract chat -m llama3.2 -s "You are terse." -n "Start a new conversation"
-  git diff | tract chat "Review this change"
-  echo "Summarise this" | tract chat -`,
+  git diff | tract chat "Review this change"`,
 		Args: maxArgs(1, `one message (quote it) or "-"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkRetryLast(opts, args); err != nil {
@@ -158,6 +161,9 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 			if err := opts.ModelFlags.check(); err != nil {
 				return err
 			}
+			if err := opts.ToolFlags.check(f); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -172,10 +178,14 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 	// (its table of chat's flags) and the guides it links.
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil, "check each answer with `SPEC` (repeatable): "+f.validators().Usages())
-	fl.BoolVar(&opts.FixJSON, "fix-json", false, "let --validate json repair an answer instead of retrying")
+	fl.BoolVar(&opts.FixJSON, "fix-json", false, "let --validate json repair answers, not retry")
 	addCmdTimeoutFlag(cmd, &cmdTimeout)
+	// Chat's commands are its validators' and its tools': the default is
+	// in the usage, to keep it on one line.
+	fl.Lookup("cmd-timeout").Usage = "kill cmd: checks and tools after `DURATION` (30s)"
+	fl.Lookup("cmd-timeout").DefValue = ""
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "make at most `N` attempts")
-	fl.BoolVar(&opts.Purify, "purify", true, "keep only the answer on the branch")
+	fl.BoolVar(&opts.Purify, "purify", true, "keep only the accepted answer")
 	fl.BoolVar(&opts.Provenance, "provenance", false, "also commit a note of how the answer was reached")
 	fl.StringVar(&opts.RetryPrompt, "retry-prompt", tract.DefaultRetryPrompt, "steering `TEXT` after a failure ({diagnosis}, …)")
 	// The default is two lines, quoted in docs/validators.md.
@@ -195,12 +205,13 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 	fl.StringVar(&opts.Task, "task", "", "record task `ID` on every commit of the turn")
 	fl.StringVar(&feedback, "feedback", string(retry.FeedbackPlain), "how a retry learns what failed")
 	setValueName(fl, "feedback", "plain|xml")
-	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation or fresh")
+	fl.StringVar(&retryContext, "retry-context", string(tract.ContextConversation), "what a retry sees: conversation (default), fresh")
 	setValueName(fl, "retry-context", "MODE")
+	fl.Lookup("retry-context").DefValue = "" // in the usage, to keep it on one line
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model why each attempt failed")
-	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "abort (default), skip, retry, ask, wait, exit")
+	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "abort (default), skip, retry, ask, wait or exit")
 	setValueName(fl, "on-exhausted", "ACTION")
-	fl.Lookup("on-exhausted").DefValue = "" // the usage says it, on one line
+	fl.Lookup("on-exhausted").DefValue = "" // in the usage, to keep it on one line
 	fl.StringVar(&opts.Fix, "fix", "", "if every attempt fails, a round guided by `TEXT`")
 	fl.BoolVarP(&opts.Interactive, "interactive", "i", false, "open the interactive chat (the REPL)")
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` (JSON lines)")
@@ -208,6 +219,7 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer the message a failed turn left unanswered")
 	fl.StringVar(&opts.Resume, "resume", "", "finish the turn of escalation `ID` once answered")
 	addModelFlags(cmd, &opts.ModelFlags, false)
+	addToolFlags(cmd, &opts.ToolFlags)
 	addBranchFlag(cmd, &opts.Branch)
 	return cmd
 }
@@ -274,6 +286,21 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if validator != nil {
 		copts = append(copts, tract.Validate(validator), tract.Structured(schema))
 	}
+	// Each tool's run is shown on standard error, as the attempts are.
+	run := &toolRun{terminal: f.IO.ErrTTY, width: func() int { return errWidth(f) }}
+	if !f.Quiet {
+		run.show = newScreenWriter(f.IO.ErrOut, f.IO.ErrTTY)
+	}
+	if opts.ToolFlags.Approve {
+		run.ask = promptApproval(bufio.NewReader(f.IO.In), f.IO.ErrOut)
+	}
+	tools, err := buildTools(f, &opts.ToolFlags, opts.CmdTimeout, run)
+	if err != nil {
+		return err
+	}
+	if len(tools) > 0 {
+		copts = append(copts, tract.Tools(tools...), tract.MaxToolSteps(opts.ToolFlags.MaxSteps))
+	}
 	if opts.TaskSet {
 		copts = append(copts, tract.Task(opts.Task))
 	}
@@ -305,10 +332,22 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	// sanitiser; piped, it keeps its bytes.
 	out := newScreenWriter(f.IO.Out, f.IO.OutTTY)
 	if streaming {
+		// midLine: the stream left a line unfinished, which a tool's line
+		// (on standard error, the same terminal) must not continue.
+		var midLine atomic.Bool
 		copts = append(copts, tract.OnDelta(func(d string) {
 			io.WriteString(out, d)
 			flush(out)
+			if d != "" {
+				midLine.Store(!strings.HasSuffix(d, "\n"))
+			}
 		}))
+		run.before = func() {
+			if midLine.Swap(false) {
+				fmt.Fprintln(out)
+				flush(out)
+			}
+		}
 	}
 	if opts.Events != "" {
 		log, err := openEventLog(opts.Events)

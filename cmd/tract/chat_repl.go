@@ -62,6 +62,16 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if validator != nil {
 		copts = append(copts, tract.Validate(validator), tract.Structured(schema))
 	}
+	// Each tool's run is a line of the transcript (run.show is set below,
+	// with the session's output).
+	run := &toolRun{terminal: f.IO.OutTTY}
+	tools, err := buildTools(f, &opts.ToolFlags, opts.CmdTimeout, run)
+	if err != nil {
+		return err
+	}
+	if len(tools) > 0 {
+		copts = append(copts, tract.Tools(tools...), tract.MaxToolSteps(opts.ToolFlags.MaxSteps))
+	}
 	if opts.TaskSet {
 		copts = append(copts, tract.Task(opts.Task))
 	}
@@ -86,6 +96,11 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		return err
 	}
 	out := flushingWriter{f.IO.Out}
+	if opts.ToolFlags.Approve && !onTerminal {
+		// The answers would be read from the lines the session reads.
+		return usageErrorf("--approve-tools in the interactive chat asks at the terminal, but standard output is not one: " +
+			"leave it out to run the tools you name without asking")
+	}
 	var tr *terminalREPL
 	// width is the terminal's, as it is resized: one-line views (/log)
 	// are cut to it.
@@ -134,7 +149,16 @@ func replRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 		}
 		// Answers, streamed or not, and all the session prints reach a
 		// terminal through the screen sanitiser.
-		sessionOut = newScreenWriter(sessionOut, f.IO.OutTTY)
+		lines := &lineTracker{w: newScreenWriter(sessionOut, f.IO.OutTTY)}
+		sessionOut = lines
+		run.show = sessionOut
+		run.before = lines.endLine // after a streamed text
+		if tr != nil {
+			run.width = func() int { return int(lineWidth.Load()) }
+			if opts.ToolFlags.Approve {
+				run.ask = tr.askTool(sessionOut)
+			}
+		}
 		s := repl.New(repl.Config{
 			Tract: t, Model: opts.Model, ModelOrigin: origin, Provider: provider, System: opts.System,
 			ChatOptions: copts, Out: sessionOut,

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"golang.org/x/term"
 
@@ -222,6 +224,11 @@ type keyboard struct {
 	// paste follows the bracketed pastes in what the line editor was
 	// given, to tell which lines ended inside one (see endedInPaste).
 	paste pasteTracker
+	// mu guards question.
+	mu sync.Mutex
+	// question, while a question waits for its answer (see answer),
+	// takes the keys typed while a line runs instead of pending.
+	question chan []byte
 }
 
 // Bracketed paste: the terminal wraps pasted text in these.
@@ -351,6 +358,16 @@ func (k *keyboard) watch(interrupt func()) (stop func()) {
 					interrupt()
 					continue
 				}
+				k.mu.Lock()
+				q := k.question
+				k.mu.Unlock()
+				if q != nil {
+					select {
+					case q <- b:
+					default: // the question is over, or has keys enough
+					}
+					continue
+				}
 				k.pending = append(k.pending, b...)
 			}
 		}
@@ -458,4 +475,50 @@ func (c crlfWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// answer waits, while a line runs (under watch), for one of the keys in
+// keys, or Enter (which answers ""); other keys are ignored. A Ctrl-C
+// interrupts the line, whose ctx then ends the wait.
+func (k *keyboard) answer(ctx context.Context, keys string) (string, error) {
+	q := make(chan []byte, 16)
+	k.mu.Lock()
+	k.question = q
+	k.mu.Unlock()
+	defer func() {
+		k.mu.Lock()
+		k.question = nil
+		k.mu.Unlock()
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case b := <-q:
+			for _, c := range b {
+				switch {
+				case c == '\r' || c == '\n':
+					return "", nil
+				case strings.IndexByte(keys, c|0x20) >= 0:
+					return string(c | 0x20), nil
+				}
+			}
+		}
+	}
+}
+
+// askTool asks at the terminal, on w, whether to run each tool call
+// (--approve-tools): a key answers, y, n (or Enter) or a for always.
+func (r *terminalREPL) askTool(w io.Writer) func(ctx context.Context, name, args string) (string, error) {
+	return func(ctx context.Context, name, args string) (string, error) {
+		fmt.Fprintf(w, "run tool %s(%s)? [y]es, [N]o, [a]lways: ", name, args)
+		key, err := r.keys.answer(ctx, "yna")
+		if err != nil {
+			fmt.Fprintln(w)
+			return "", err
+		}
+		key = cmp.Or(key, "n")
+		fmt.Fprintln(w, map[string]string{"y": "yes", "n": "no", "a": "always"}[key])
+		return key, nil
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,6 +56,53 @@ func TestKeyboard_WatchInterruptsAndKeepsTypeAhead(t *testing.T) {
 	got, err := io.ReadAll(k)
 	require.NoError(t, err)
 	assert.Equal(t, "next", string(got))
+}
+
+// While a line runs, a tool's approval takes the keys typed: the first
+// key it knows answers (another is ignored), Enter answers "", and the
+// keys after the question go back to the next line.
+func TestKeyboard_AnswerDuringALine(t *testing.T) {
+	in, keysIn := io.Pipe()
+	k := newKeyboard(context.Background(), in)
+	stop := k.watch(func() { t.Error("no Ctrl-C was typed") })
+	answered := make(chan string)
+	ask := func() {
+		go func() {
+			a, err := k.answer(t.Context(), "yna")
+			assert.NoError(t, err)
+			answered <- a
+		}()
+	}
+	waitQuestion := func() {
+		assert.Eventually(t, func() bool {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			return k.question != nil
+		}, 5*time.Second, time.Millisecond)
+	}
+	ask()
+	waitQuestion()
+	_, err := keysIn.Write([]byte("xY"))
+	require.NoError(t, err)
+	assert.Equal(t, "y", <-answered)
+	ask()
+	waitQuestion()
+	_, err = keysIn.Write([]byte("\r"))
+	require.NoError(t, err)
+	assert.Equal(t, "", <-answered)
+	_, err = keysIn.Write([]byte("next"))
+	require.NoError(t, err)
+	stop()
+	require.NoError(t, keysIn.Close())
+	got, err := io.ReadAll(k)
+	require.NoError(t, err)
+	assert.Equal(t, "next", string(got))
+
+	// A cancelled line ends the question.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = k.answer(ctx, "yna")
+	assert.ErrorIs(t, err, context.Canceled)
 }
 
 // The history keeps typed lines in memory, newest first, but none typed

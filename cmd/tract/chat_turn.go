@@ -26,9 +26,9 @@ type failedTurnError struct {
 	turn *tract.Turn
 	// branch is --branch ("" for HEAD's branch).
 	branch string
-	// validate are the --validate specs of the turn, which sending the
-	// message again needs too.
-	validate []string
+	// again are the flags of the turn that sending the message again
+	// needs too (see againFlags).
+	again []string
 }
 
 func (e *failedTurnError) Error() string { return e.err.Error() }
@@ -44,7 +44,7 @@ func recovery(err error) string {
 	return fmt.Sprintf("The branch now ends in your message %s with no answer (%s); a new message would follow it,\n"+
 		"so the model would see two user messages in a row. Either send it again: %s\n"+
 		"or take it off the branch (it stays in 'tract log --all'): %s",
-		ft.turn.User.Short(), turnParts(ft.turn), retryLastCommand(ft.branch, ft.validate), resetCommand(ft.branch, ft.turn))
+		ft.turn.User.Short(), turnParts(ft.turn), retryLastCommand(ft.branch, ft.again), resetCommand(ft.branch, ft.turn))
 }
 
 // turnParts lists what an unanswered turn holds after its message.
@@ -62,15 +62,38 @@ func turnParts(t *tract.Turn) string {
 
 // retryLastCommand is the command that sends the unanswered message
 // again, with the turn's validators when they are known.
-func retryLastCommand(branch string, validate []string) string {
+func retryLastCommand(branch string, again []string) string {
 	cmd := "tract chat --retry-last"
 	if branch != "" {
 		cmd = "tract chat --branch " + shellQuote(branch) + " --retry-last"
 	}
-	for _, spec := range validate {
-		cmd += " --validate " + shellQuote(spec)
+	for i := 0; i+1 < len(again); i += 2 {
+		cmd += " " + again[i]
+		if again[i+1] != "" {
+			cmd += " " + shellQuote(again[i+1])
+		}
 	}
 	return cmd
+}
+
+// againFlags are the flags of a chat that sending its message again
+// needs, as flag and value pairs (a value "" for a flag that takes none):
+// its validators, its tools and the approval of their runs.
+func againFlags(opts *ChatOptions) []string {
+	var again []string
+	for _, spec := range opts.Validate {
+		again = append(again, "--validate", spec)
+	}
+	for _, v := range opts.ToolFlags.Tools {
+		again = append(again, "--tool", v)
+	}
+	for _, v := range opts.ToolFlags.Schemas {
+		again = append(again, "--tool-schema", v)
+	}
+	if opts.ToolFlags.Approve {
+		again = append(again, "--approve-tools", "")
+	}
+	return again
 }
 
 // shellQuote quotes s for a POSIX shell when it needs quoting, so that a
@@ -102,7 +125,7 @@ func failedTurn(ctx context.Context, t *tract.Tract, opts *ChatOptions, user tra
 	if perr != nil || turn == nil || turn.User != user {
 		return err // the branch moved on, or cannot be read: nothing to advise
 	}
-	return &failedTurnError{err: err, turn: turn, branch: opts.Branch, validate: opts.Validate}
+	return &failedTurnError{err: err, turn: turn, branch: opts.Branch, again: againFlags(opts)}
 }
 
 // warnPending returns the callback of tract.OnPendingTurn that prints a

@@ -69,3 +69,14 @@ func TestRecovery(t *testing.T) {
 		assert.Equal(t, cause.Error(), err.Error())
 	}
 }
+
+// The way out of a failed turn sends the message again with the flags
+// that turn needs: its validators and its tools.
+func TestRetryLastCommand_CarriesValidatorsAndTools(t *testing.T) {
+	opts := &ChatOptions{Validate: []string{"json"}, ToolFlags: ToolFlags{
+		Tools: []string{"lookup=./lookup --db 'a b.db'"}, Schemas: []string{"lookup=lookup.json"}, Approve: true,
+	}}
+	assert.Equal(t, `tract chat --retry-last --validate json --tool 'lookup=./lookup --db '\''a b.db'\''' --tool-schema lookup=lookup.json --approve-tools`,
+		retryLastCommand("", againFlags(opts)))
+	assert.Equal(t, "tract chat --retry-last", retryLastCommand("", againFlags(&ChatOptions{})))
+}

@@ -57,6 +57,7 @@ func compileRun(cmd *cobra.Command, opts *CompileOptions) error {
 		}
 		p := palette{f.IO.Color}
 		n := 0
+		names := map[string]string{} // tool call id -> tool name
 		for m, err := range msgs {
 			if err != nil {
 				return err
@@ -64,11 +65,19 @@ func compileRun(cmd *cobra.Command, opts *CompileOptions) error {
 			if n > 0 {
 				fmt.Fprintln(f.IO.Out)
 			}
+			for _, c := range m.ToolCalls {
+				names[c.ID] = c.Function.Name
+			}
+			head := m.Role
+			if m.ToolCallID != "" {
+				// A tool result names its tool (or, not found, its call).
+				head += ": " + toolLabel(m.ToolCallID, names[m.ToolCallID])
+			}
 			text := m.Text()
 			if f.IO.OutTTY { // stored text: on a terminal, through the screen sanitiser
-				text = screenText(text)
+				text, head = screenText(text), screenText(head)
 			}
-			fmt.Fprintf(f.IO.Out, "%s\n%s\n", p.refs("["+m.Role+"]"), text)
+			fmt.Fprintf(f.IO.Out, "%s\n%s\n", p.refs("["+head+"]"), text)
 			n++
 		}
 		return nil

@@ -183,17 +183,17 @@ func renderPlan(w io.Writer, p palette, plan *tract.CompressPlan) {
 	k := 0
 	for _, g := range plan.Groups {
 		if g.Keep {
-			fmt.Fprintf(w, "keep       %s\n", oneLine(p, g.Commits[0], 60))
+			fmt.Fprintf(w, "keep       %s\n", oneLine(p, g.Commits[0], 60, nil))
 			continue
 		}
 		k++
 		fmt.Fprintf(w, "summarize  group %d: %s, %d tokens (estimated)\n", k, english.Count(len(g.Commits), "commit", "commits"), g.Tokens)
 		for _, c := range g.Commits {
-			fmt.Fprintf(w, "             %s\n", oneLine(p, c, 56))
+			fmt.Fprintf(w, "             %s\n", oneLine(p, c, 56, nil))
 		}
 	}
 	for _, c := range plan.Dropped {
-		fmt.Fprintf(w, "drop       %s\n", oneLine(p, c, 60))
+		fmt.Fprintf(w, "drop       %s\n", oneLine(p, c, 60, nil))
 	}
 	fmt.Fprintf(w, "replay     %s after the range\n", english.Count(plan.Replay, "commit", "commits"))
 }

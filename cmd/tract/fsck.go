@@ -169,6 +169,10 @@ func runSalvage(ctx context.Context, opts *FsckOptions) error {
 				english.Count(len(rep.Boundaries), "commit", "commits"), english.Count(rep.LostTexts, "commit", "commits"),
 				english.Count(len(rep.SalvagedRefs), "ref", "refs"))
 		}
+		if len(rep.SalvagedRefs) > 0 {
+			fmt.Fprintf(f.IO.Out, "keep a chain on a branch with 'tract branch NAME %s'; drop a ref you no longer need with 'tract branch -d %s'\n",
+				rep.SalvagedRefs[0], rep.SalvagedRefs[0])
+		}
 		if check.OK() {
 			fmt.Fprintf(f.IO.Out, "%s: the new repository checks clean; use it with --db %s (or move it into place)\n", p.good("ok"), opts.Salvage)
 		}

@@ -101,14 +101,15 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 			return err
 		}
 	}
-	// line renders one commit for the graph or a list of lines.
-	line := func(c *tract.CommitInfo) string {
-		if format != nil {
-			return format.expand(p, d, c, f.IO.OutTTY)
-		}
-		return oneLine(p, c, 72)
-	}
 	return withTract(f, func(t *tract.Tract) error {
+		names := newToolNames(ctx, t)
+		// line renders one commit for the graph or a list of lines.
+		line := func(c *tract.CommitInfo) string {
+			if format != nil {
+				return format.expand(p, d, c, f.IO.OutTTY)
+			}
+			return oneLine(p, c, 72, names)
+		}
 		if opts.All {
 			o, err := t.Outline(ctx)
 			if err != nil {
@@ -172,7 +173,7 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 					if n > 0 {
 						fmt.Fprintln(w)
 					}
-					renderFull(w, p, d, c, f.IO.OutTTY)
+					renderFull(w, p, d, c, f.IO.OutTTY, names)
 				}
 				if !c.LostParent.IsZero() {
 					// A salvage kept this commit without its parent.
@@ -287,13 +288,26 @@ func writeOutlineJSON(ctx context.Context, w io.Writer, o *tract.Outline) error 
 
 // renderFull prints a commit the way 'git log' does; on a terminal, its
 // text through the screen sanitiser (see screenText).
-func renderFull(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal bool) {
+func renderFull(w io.Writer, p palette, d dates, c *tract.CommitInfo, terminal bool, names *toolNames) {
 	refs := ""
 	if len(c.Refs) > 0 {
 		refs = " " + p.refs("("+strings.Join(c.Refs, ", ")+")")
 	}
 	fmt.Fprintf(w, "%s%s\n", p.hash("commit "+c.Hash.String()), refs)
-	fmt.Fprintf(w, "Kind:   %s\nRole:   %s\nDate:   %s\n", c.Kind, c.Role, d.format(c.Time))
+	fmt.Fprintf(w, "Kind:   %s\nRole:   %s\n", c.Kind, c.Role)
+	names.learnCommit(c)
+	if id, name, ok := names.callOf(c); ok {
+		// A tool result: the call it answers.
+		call := id
+		if name != "" {
+			call = name + " (call " + id + ")"
+		}
+		if terminal {
+			call = screenText(call)
+		}
+		fmt.Fprintf(w, "Tool:   %s\n", call)
+	}
+	fmt.Fprintf(w, "Date:   %s\n", d.format(c.Time))
 	if d := c.Diagnosis(); d != "" {
 		fmt.Fprintf(w, "Failed: %s\n", p.bad(preview(d, 200)))
 	}

@@ -17,8 +17,22 @@ import (
 const defaultPager = "less -FRX"
 
 // shellChars are the characters that make a pager command line a shell
-// command (git's list): without them it runs directly.
-const shellChars = "|&;<>()$`\\\"' \t\n*?[#~=%"
+// command (git's list but blanks, which only separate words, and '=',
+// which makes one only in the first word, an assignment): without them
+// it runs directly, its words the arguments, so that the process tract
+// waits for, and stops on a second Ctrl-C, is the pager itself (a shell,
+// dash for one, waits for its command rather than become it).
+const shellChars = "|&;<>()$`\\\"'\n*?[#~%"
+
+// pagerArgs returns the arguments of a pager command line that needs no
+// shell (see shellChars), nil for one that does.
+func pagerArgs(line string) []string {
+	words := strings.Fields(line)
+	if len(words) == 0 || strings.ContainsAny(line, shellChars) || strings.Contains(words[0], "=") {
+		return nil
+	}
+	return words
+}
 
 // pagerCommand returns the pager command line: TRACT_PAGER, else PAGER,
 // else less; named says whether the user named it. "cat" means no pager.
@@ -51,17 +65,17 @@ func (f *Factory) startPager() (stop func(), paging bool) {
 		return noop, false
 	}
 	var cmd *exec.Cmd
-	if strings.ContainsAny(line, shellChars) {
+	if args := pagerArgs(line); args != nil {
+		cmd = exec.Command(args[0], args[1:]...)
+	} else {
 		// Through the shell; its first word must at least exist, as a
 		// shell that cannot find it would start and swallow the output.
-		if first := strings.Fields(line)[0]; !strings.ContainsAny(first, shellChars) {
+		if first := strings.Fields(line)[0]; !strings.ContainsAny(first, shellChars+"=") {
 			if _, err := exec.LookPath(first); err != nil {
 				return failed(err)
 			}
 		}
 		cmd = exec.Command("/bin/sh", "-c", line)
-	} else {
-		cmd = exec.Command(line)
 	}
 	cmd.Env = os.Environ()
 	if os.Getenv("LESS") == "" {
@@ -84,8 +98,12 @@ func (f *Factory) startPager() (stop func(), paging bool) {
 	paged := bufio.NewWriterSize(in, 64<<10)
 	f.IO.Out = paged
 	// A second Ctrl-C exits at once: the pager is asked to quit (and so
-	// to put the terminal back) first.
-	forget := f.IO.Interrupts.onHardExit(func() { _ = cmd.Process.Signal(syscall.SIGTERM) })
+	// to put the terminal back) first; one run through a shell is that
+	// shell's descendant, asked too.
+	forget := f.IO.Interrupts.onHardExit(func() {
+		terminateDescendants(cmd.Process.Pid)
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+	})
 	return func() {
 		defer forget()
 		// The user may quit the pager before the end: a broken pipe then

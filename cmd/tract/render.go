@@ -163,8 +163,10 @@ func writeJSONSeq[T any](w io.Writer, seq iter.Seq2[T, error]) error {
 	return err
 }
 
-// oneLine renders a commit as "HASH (refs) label: first line".
-func oneLine(p palette, c *tract.CommitInfo, width int) string {
+// oneLine renders a commit as "HASH (refs) label: first line"; a tool
+// result as "HASH tool: NAME → first line", the tool's name found by
+// names (the call's id when names is nil or cannot find it).
+func oneLine(p palette, c *tract.CommitInfo, width int, names *toolNames) string {
 	var b strings.Builder
 	b.Grow(32 + 4*width)
 	b.WriteString(p.hash(c.Hash.Short()))
@@ -174,7 +176,14 @@ func oneLine(p palette, c *tract.CommitInfo, width int) string {
 	b.WriteByte(' ')
 	b.WriteString(label(c))
 	b.WriteString(": ")
-	b.WriteString(preview(c.Text, width))
+	names.learnCommit(c)
+	text := c.Text
+	if id, name, ok := names.callOf(c); ok {
+		b.WriteString(preview(toolLabel(id, name), width) + " → ")
+	} else if calls := callsLine(c); calls != "" {
+		text = calls // every call on the one line, not only the first
+	}
+	b.WriteString(preview(text, width))
 	fix, fixed := fixRecord(c)
 	switch r, ok := failureRecord(c); {
 	case ok:

@@ -110,6 +110,7 @@ func errorHint(err error) string {
 		failed    *failedTurnError
 		rejected  *summaryRejectedError
 		timedOut  *llm.TimeoutError
+		toolSteps *tract.ToolStepsError
 	)
 	var env *envError
 	switch {
@@ -130,6 +131,9 @@ func errorHint(err error) string {
 	case errors.Is(err, tract.ErrNoTurn):
 		return "--retry-last sends again your last message when its turn failed and left it without an answer.\n" +
 			"To ask something new, send a message: tract chat MESSAGE ('tract log' shows how the branch ends)."
+	case errors.As(err, &toolSteps):
+		return fmt.Sprintf("The model kept calling tools: give it more steps with --max-tool-steps N (it had %d), or ask for\n"+
+			"less. 'tract log --all' shows the tool steps it made.", toolSteps.Limit)
 	case errors.Is(err, tract.ErrSkipped):
 		return "The task was skipped: 'tract show' prints the skip note, 'tract log --all' the attempts."
 	case errors.As(err, &rejected):
@@ -487,6 +491,7 @@ func subcommands() []subcommand {
 		{"stats", func(f *Factory) *cobra.Command { return newCmdStats(f, nil) }},
 		{"compress", func(f *Factory) *cobra.Command { return newCmdCompress(f, nil) }},
 		{"models", func(f *Factory) *cobra.Command { return newCmdModels(f, nil) }},
+		{"serve", func(f *Factory) *cobra.Command { return newCmdServe(f, nil) }},
 		{"import", func(f *Factory) *cobra.Command { return newCmdImport(f, nil) }},
 		{"export", func(f *Factory) *cobra.Command { return newCmdExport(f, nil) }},
 		{"fsck", func(f *Factory) *cobra.Command { return newCmdFsck(f, nil) }},

@@ -62,7 +62,7 @@ func showRun(cmd *cobra.Command, opts *ShowOptions) error {
 				return writeJSON(f.IO.Out, c)
 			}
 			p, d := palette{f.IO.Color}, newDates(f, opts.Date)
-			renderFull(f.IO.Out, p, d, c, f.IO.OutTTY)
+			renderFull(f.IO.Out, p, d, c, f.IO.OutTTY, newToolNames(cmd.Context(), t))
 			renderMeta(f.IO.Out, p, d, c, f.IO.OutTTY)
 			return nil
 		})

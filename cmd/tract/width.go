@@ -221,3 +221,21 @@ func (fw *fitWriter) Flush() error {
 	flush(fw.w)
 	return nil
 }
+
+// errWidth returns the width, in columns, that lines on standard error
+// are cut to: 0 when standard error is not a terminal; on one, $COLUMNS
+// when it is a positive number, else the terminal's width, else 80.
+func errWidth(f *Factory) int {
+	if !f.IO.ErrTTY {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(f.Getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	if fd, ok := f.IO.ErrOut.(interface{ Fd() uintptr }); ok {
+		if w, _, err := term.GetSize(int(fd.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return defaultWidth
+}

@@ -260,40 +260,6 @@ func (s *Server) invalid(w http.ResponseWriter, rec Request, problem string) {
 	writeAnthropicError(w, Error(http.StatusBadRequest, problem), "")
 }
 
-// anthropicErrorType is the Anthropic error type that goes with a status.
-func anthropicErrorType(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "invalid_request_error"
-	case http.StatusUnauthorized:
-		return "authentication_error"
-	case http.StatusForbidden:
-		return "permission_error"
-	case http.StatusNotFound:
-		return "not_found_error"
-	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case 529:
-		return "overloaded_error"
-	}
-	if status >= 500 {
-		return "api_error"
-	}
-	return "invalid_request_error"
-}
-
-// statusOfType is the status that goes with an error type of either wire.
-func statusOfType(typ string) int {
-	for _, st := range []int{400, 401, 403, 404, 413, 429, 529} {
-		if anthropicErrorType(st) == typ {
-			return st
-		}
-	}
-	return http.StatusInternalServerError
-}
-
 // writeAnthropicError sends an Anthropic error document; key is the key
 // the client presented.
 func writeAnthropicError(w http.ResponseWriter, r Reply, key string) {
@@ -303,7 +269,7 @@ func writeAnthropicError(w http.ResponseWriter, r Reply, key string) {
 			msg = "invalid x-api-key: " + key
 		}
 		return map[string]any{"type": "error", "error": map[string]any{
-			"type": anthropicErrorType(status), "message": msg,
+			"type": llm.AnthropicErrorType(status), "message": msg,
 		}}
 	})
 }

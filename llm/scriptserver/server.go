@@ -391,7 +391,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rec Request, key
 	case reply.Body != "":
 		writeRaw(w, reply, http.StatusOK)
 	case reply.ErrorEvent != "" && !stream:
-		d.error(w, Reply{Status: statusOfType(reply.ErrorEvent), Message: reply.Message}, key)
+		d.error(w, Reply{Status: llm.AnthropicErrorStatus(reply.ErrorEvent), Message: reply.Message}, key)
 	case stream:
 		d.stream(s, r.Context(), w, n, rec, reply)
 	default:

@@ -1,9 +1,9 @@
 //go:build !unix
 
-package retry
+package cmdrun
 
 import "os/exec"
 
 // killProcessGroup leaves exec's default cancellation, which kills only the
-// shell, on systems without Unix process groups.
+// command itself, on systems without Unix process groups.
 func killProcessGroup(cmd *exec.Cmd) {}

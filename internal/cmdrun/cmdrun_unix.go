@@ -1,6 +1,6 @@
 //go:build unix
 
-package retry
+package cmdrun
 
 import (
 	"os/exec"
@@ -9,7 +9,7 @@ import (
 
 // killProcessGroup runs cmd in a process group of its own and makes its
 // cancellation kill the whole group, so that a hung command's children
-// (a `sleep 100` inside the shell script) die with it.
+// (a `sleep 100` inside a shell script) die with it.
 func killProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/serve"
+)
+
+// The defaults of 'tract serve'.
+const (
+	defaultServeAddr = "127.0.0.1:7878"
+	// envServeToken names the variable that gives the token when --token
+	// does not.
+	envServeToken = "TRACT_SERVE_TOKEN"
+	// shutdownGrace is how long a stopping server lets calls in flight
+	// finish before it cancels them.
+	shutdownGrace = 30 * time.Second
+)
+
+// ServeOptions are the inputs of 'tract serve'.
+type ServeOptions struct {
+	Factory *Factory
+	// Addr is --addr: HOST:PORT.
+	Addr string
+	// Token is --token ("" when not given: TRACT_SERVE_TOKEN).
+	Token string
+	// Timeout is --timeout ("" when not given).
+	Timeout string
+	// Ready, when set, is called with the address the server listens on
+	// (tests, whose --addr asks for port 0).
+	Ready func(addr string)
+	// Grace is how long a stopping server lets the calls in flight
+	// finish (0: shutdownGrace).
+	Grace time.Duration
+}
+
+func newCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
+	opts := &ServeOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Record an agent's model calls, on the model's own wire",
+		Long: `Run a proxy on the OpenAI chat-completions API (/v1/chat/completions,
+/v1/models) and Anthropic's Messages API (/v1/messages) that forwards each
+call to the provider (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, with the key of
+OPENAI_API_KEY or ANTHROPIC_API_KEY, else the client's own) and records it
+as commits: the conversation's new messages, then the answer or an error.
+A conversation resent with more messages extends its branch; one that
+diverges forks a branch there. An address other than loopback needs a
+token (--token, TRACT_SERVE_TOKEN) that every request must carry as
+"Authorization: Bearer TOKEN". Ctrl-C or SIGTERM stops the server once the
+calls in flight are done.`,
+		Example: `  tract serve
+  OPENAI_BASE_URL=http://127.0.0.1:7878/v1 python agent.py
+  ANTHROPIC_BASE_URL=http://127.0.0.1:7878 node agent.js
+  TRACT_SERVE_TOKEN=secret tract serve --addr 0.0.0.0:7878`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return serveRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Addr, "addr", defaultServeAddr, "listen on `HOST:PORT`")
+	fl.StringVar(&opts.Token, "token", "", "require this bearer `TOKEN` (default $TRACT_SERVE_TOKEN)")
+	fl.StringVar(&opts.Timeout, "timeout", "", "wait at most `DURATION` for the upstream's next byte")
+	return cmd
+}
+
+// check validates the address and the token, and returns the token.
+func (opts *ServeOptions) check() (string, error) {
+	host, port, err := net.SplitHostPort(opts.Addr)
+	if err != nil {
+		return "", usageErrorf("--addr %q: want HOST:PORT, such as %s", opts.Addr, defaultServeAddr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return "", usageErrorf("--addr %q: %q is not a port", opts.Addr, port)
+	}
+	token := opts.Token
+	if token == "" {
+		token = strings.TrimSpace(opts.Factory.Getenv(envServeToken))
+	}
+	if token == "" && !isLoopback(host) {
+		return "", usageErrorf("--addr %s is not a loopback address: give a token (--token TOKEN, or %s) that every request must carry",
+			opts.Addr, envServeToken)
+	}
+	return token, nil
+}
+
+// isLoopback reports whether host names only this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func serveRun(ctx context.Context, opts *ServeOptions) error {
+	f := opts.Factory
+	token, err := opts.check()
+	if err != nil {
+		return err
+	}
+	timeout, err := f.timeout(opts.Timeout)
+	if err != nil {
+		return err
+	}
+	// The calls in flight record themselves after Ctrl-C: the
+	// repository's waits are bounded by their own timeouts, not by ctx.
+	f.Context = context.WithoutCancel(ctx)
+	repo, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer repo.Close()
+	openAIKey, anthropicKey := strings.TrimSpace(f.Getenv(llm.EnvAPIKey)), strings.TrimSpace(f.Getenv(llm.EnvAnthropicAPIKey))
+	errOut := &syncWriter{w: f.IO.ErrOut} // the calls report from their goroutines
+	h, err := serve.New(ctx, repo,
+		serve.WithOpenAI(f.Getenv(llm.EnvBaseURL), openAIKey),
+		serve.WithAnthropic(f.Getenv(llm.EnvAnthropicBaseURL), anthropicKey),
+		serve.WithToken(token), serve.WithTimeout(timeout),
+		serve.WithOnRecordError(func(err error) {
+			fmt.Fprintf(errOut, "tract serve: %s\n", redactKeys(f, err.Error()))
+		}))
+	var baseErr *serve.BaseURLError
+	if errors.As(err, &baseErr) {
+		return &envError{err: err, Name: baseErr.Env, Example: "http://localhost:11434/v1"}
+	}
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	base, stopCalls := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopCalls(nil)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+	addr := ln.Addr().String()
+	fmt.Fprintf(errOut, "tract serve: recording into %s\n", repo.Path())
+	if token != "" {
+		for _, k := range []struct{ key, env string }{{openAIKey, llm.EnvAPIKey}, {anthropicKey, llm.EnvAnthropicAPIKey}} {
+			if k.key == "" {
+				fmt.Fprintf(errOut, "tract serve: no %s: with a token, clients' own keys are not passed on, so calls go upstream without a key\n", k.env)
+			}
+		}
+	}
+	fmt.Fprintf(errOut, "tract serve: listening on http://%s (OPENAI_BASE_URL=http://%s/v1, ANTHROPIC_BASE_URL=http://%s)\n", addr, addr, addr)
+	if opts.Ready != nil {
+		opts.Ready(addr)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	wait := opts.Grace
+	if wait <= 0 {
+		wait = shutdownGrace
+	}
+	fmt.Fprintf(errOut, "tract serve: stopping; waiting up to %s for the calls in flight\n", wait)
+	grace, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := srv.Shutdown(grace); err != nil {
+		// The grace is over: cancel the calls, which record themselves
+		// as cancelled, and wait for them.
+		stopCalls(serve.ErrShutdown)
+		last, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(last); err != nil {
+			srv.Close()
+		}
+	}
+	fmt.Fprintln(errOut, "tract serve: stopped")
+	return nil
+}
+
+// syncWriter is a writer many goroutines write lines to.
+type syncWriter struct {
+	mu sync.Mutex // guards w
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

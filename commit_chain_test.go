@@ -1,0 +1,67 @@
+package tract_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract"
+)
+
+func TestCommitChainOn_CreatesExtendsForksAndRefusesAMovedBranch(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	msgs := func(texts ...string) []tract.ImportMessage {
+		var out []tract.ImportMessage
+		for _, s := range texts {
+			out = append(out, tract.ImportMessage{Role: tract.RoleUser, Content: s})
+		}
+		return out
+	}
+	// A new branch from a new root; HEAD stays where it was.
+	hs, err := tr.CommitChainOn(ctx, "conv", tract.Hash{}, msgs("a", "b"), tract.WithReflogMessage("serve", "serve: 2 commits"))
+	require.NoError(t, err)
+	require.Len(t, hs, 2)
+	tip, err := tr.Resolve(ctx, "conv")
+	require.NoError(t, err)
+	assert.Equal(t, hs[1], tip)
+	_, head, err := tr.Head(ctx)
+	require.NoError(t, err)
+	assert.True(t, head.IsZero())
+
+	// Extending at the tip.
+	more, err := tr.CommitChainOn(ctx, "conv", hs[1], msgs("c"))
+	require.NoError(t, err)
+	// A stale tip: nothing written, a conflict.
+	_, err = tr.CommitChainOn(ctx, "conv", hs[1], msgs("d"))
+	var conflict *tract.ConflictError
+	require.ErrorAs(t, err, &conflict)
+	assert.Equal(t, more[0], conflict.Actual)
+	assert.True(t, errors.Is(err, tract.ErrConflict))
+	// A fork at an earlier commit, on a new branch.
+	fork, err := tr.CommitChainOn(ctx, "conv-2", hs[0], msgs("x"))
+	require.NoError(t, err)
+	c, err := tr.Show(ctx, fork[0].String())
+	require.NoError(t, err)
+	assert.Equal(t, []tract.Hash{hs[0]}, c.Parents)
+	// On a commit that does not exist: an error, nothing written.
+	_, err = tr.CommitChainOn(ctx, "conv-3", tract.Hash{1}, msgs("y"))
+	require.ErrorIs(t, err, tract.ErrUnknownRevision)
+	_, err = tr.Resolve(ctx, "conv-3")
+	assert.Error(t, err)
+	// A bad name, and a message over its limit, write nothing.
+	_, err = tr.CommitChainOn(ctx, "bad..name", tract.Hash{}, msgs("z"))
+	assert.ErrorIs(t, err, tract.ErrInvalidBranchName)
+	_, err = tr.CommitChainOn(ctx, "conv", more[0], []tract.ImportMessage{{Role: "wizard", Content: "z"}})
+	require.Error(t, err)
+	h, err := tr.LogAll(ctx)
+	require.NoError(t, err)
+	assert.Len(t, h.Commits, 4)
+	entries, err := tr.Reflog(ctx, "conv")
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	assert.Equal(t, "serve: 2 commits", entries[len(entries)-1].Message)
+}

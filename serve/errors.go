@@ -1,0 +1,57 @@
+package serve
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/tractdag/tract/llm"
+)
+
+// writeError answers with status and message in w's error shape.
+func writeError(rw http.ResponseWriter, w wire, status int, message string) {
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(status)
+	var doc any
+	if w == wireAnthropic {
+		doc = map[string]any{"type": "error", "error": map[string]string{"type": llm.AnthropicErrorType(status), "message": message}}
+	} else {
+		doc = map[string]any{"error": map[string]any{"message": message, "type": openAIErrorType(status), "param": nil, "code": nil}}
+	}
+	b, _ := json.Marshal(doc)
+	rw.Write(append(b, '\n'))
+}
+
+// openAIErrorType is the OpenAI error type of a status.
+func openAIErrorType(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusNotFound:
+		return "not_found_error"
+	case status == http.StatusRequestEntityTooLarge, status < 500:
+		return "invalid_request_error"
+	}
+	return "server_error"
+}
+
+// upstreamMessage returns the message of an upstream's error document in
+// either wire's shape, or "" when body is not one.
+func upstreamMessage(body []byte) string {
+	var doc struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &doc) != nil || len(doc.Error) == 0 {
+		return ""
+	}
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(doc.Error, &e) == nil && e.Message != "" {
+		return e.Message
+	}
+	var s string
+	if json.Unmarshal(doc.Error, &s) == nil {
+		return s
+	}
+	return ""
+}

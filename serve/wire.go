@@ -1,0 +1,283 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/llm"
+)
+
+// A wire is one of the two protocols the proxy speaks.
+type wire int
+
+const (
+	wireOpenAI wire = iota
+	wireAnthropic
+)
+
+// provider names the wire as record.Meta's provider does.
+func (w wire) provider() string {
+	if w == wireAnthropic {
+		return llm.ProviderAnthropic
+	}
+	return llm.ProviderOpenAI
+}
+
+// request is what the proxy reads of a request's body: the rest goes to
+// the upstream as it came.
+type request struct {
+	Model  string
+	Stream bool
+	// Messages are the conversation as OpenAI messages, as they are
+	// recorded (see convert).
+	Messages []tract.ImportMessage
+}
+
+// badRequestError is a request body the proxy cannot read.
+type badRequestError struct{ msg string }
+
+func (e *badRequestError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) error {
+	return &badRequestError{fmt.Sprintf(format, args...)}
+}
+
+// parseOpenAI reads a chat-completions request body.
+func parseOpenAI(body []byte) (*request, error) {
+	var doc struct {
+		Model    string            `json:"model"`
+		Stream   bool              `json:"stream"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, badRequest("the request body is not a chat-completions request: %v", err)
+	}
+	if len(doc.Messages) == 0 {
+		return nil, badRequest("the request has no messages")
+	}
+	req := &request{Model: doc.Model, Stream: doc.Stream}
+	for i, raw := range doc.Messages {
+		var m llm.Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, badRequest("messages[%d]: %v", i, err)
+		}
+		if m.Role == "developer" {
+			m.Role = string(tract.RoleSystem) // recorded as the system message it is
+		}
+		im, ok, err := convert(m)
+		if err != nil {
+			return nil, badRequest("messages[%d]: %v", i, err)
+		}
+		if ok {
+			req.Messages = append(req.Messages, im)
+		}
+	}
+	return req, nil
+}
+
+// convert returns m as the message recorded for it; ok is false for a
+// message with nothing to record (an empty content and no tool calls).
+func convert(m llm.Message) (im tract.ImportMessage, ok bool, err error) {
+	im = tract.ImportMessage{Role: tract.Role(m.Role), Content: m.Content, Parts: m.Parts, Name: m.Name,
+		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Extra: withoutNulls(m.Extra)}
+	if !im.Role.Valid() {
+		return im, false, fmt.Errorf("role %q: want system, developer, user, assistant or tool", m.Role)
+	}
+	if im.Parts == nil && len(im.ToolCalls) == 0 && im.Content == "" {
+		return im, false, nil
+	}
+	if _, _, err := im.Stored(); err != nil {
+		return im, false, err
+	}
+	return im, true, nil
+}
+
+// withoutNulls returns extra without its null members ("refusal": null),
+// nil when none is left.
+func withoutNulls(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range extra {
+		if string(bytes.TrimSpace(v)) == "null" {
+			continue
+		}
+		if out == nil {
+			out = map[string]json.RawMessage{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// identity returns the message m stands for in a conversation: what
+// Compile gives back for its commit (see canonical).
+func identity(m tract.ImportMessage) (llm.Message, error) {
+	text, shape, err := m.Stored()
+	if err != nil {
+		return llm.Message{}, err
+	}
+	ci := tract.CommitInfo{Kind: tract.KindMessage, Role: m.Role, Text: text}
+	if shape != nil {
+		ci.Meta = json.RawMessage(`{"shape":` + string(shape) + `}`)
+	}
+	return ci.Message()
+}
+
+// anthropicBlock is a content block of the Messages API.
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+	Source    *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+		URL       string `json:"url"`
+	} `json:"source"`
+}
+
+// parseAnthropic reads a Messages API request body.
+func parseAnthropic(body []byte) (*request, error) {
+	var doc struct {
+		Model    string          `json:"model"`
+		Stream   bool            `json:"stream"`
+		System   json.RawMessage `json:"system"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, badRequest("the request body is not a Messages API request: %v", err)
+	}
+	if len(doc.Messages) == 0 {
+		return nil, badRequest("the request has no messages")
+	}
+	req := &request{Model: doc.Model, Stream: doc.Stream}
+	if len(doc.System) > 0 && string(doc.System) != "null" {
+		text, err := blocksText(doc.System)
+		if err != nil {
+			return nil, badRequest("system: %v", err)
+		}
+		if text != "" {
+			req.Messages = append(req.Messages, tract.ImportMessage{Role: tract.RoleSystem, Content: text})
+		}
+	}
+	for i, m := range doc.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, badRequest("messages[%d]: role %q: want user or assistant", i, m.Role)
+		}
+		msgs, err := anthropicMessages(m.Role, m.Content)
+		if err != nil {
+			return nil, badRequest("messages[%d]: %v", i, err)
+		}
+		req.Messages = append(req.Messages, msgs...)
+	}
+	return req, nil
+}
+
+// anthropicMessages returns the OpenAI messages an Anthropic message
+// stands for: its tool_result blocks as messages of role tool, first,
+// then its text, images and tool_use blocks as one message of role. Other
+// blocks (thinking, documents, …) go to the upstream but are not recorded.
+func anthropicMessages(role string, content json.RawMessage) ([]tract.ImportMessage, error) {
+	if len(content) > 0 && content[0] == '"' {
+		var s string
+		if err := json.Unmarshal(content, &s); err != nil {
+			return nil, err
+		}
+		return nonEmpty(tract.ImportMessage{Role: tract.Role(role), Content: s})
+	}
+	var blocks []anthropicBlock
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return nil, fmt.Errorf("content: want a string or an array of content blocks: %v", err)
+	}
+	var out []tract.ImportMessage
+	main := tract.ImportMessage{Role: tract.Role(role)}
+	var texts []string
+	var parts []llm.Part
+	for j, b := range blocks {
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+			parts = append(parts, llm.TextPart(b.Text))
+		case "image":
+			if b.Source == nil {
+				return nil, fmt.Errorf("content[%d]: an image block needs a source", j)
+			}
+			u := b.Source.URL
+			if b.Source.Type == "base64" {
+				u = "data:" + b.Source.MediaType + ";base64," + b.Source.Data
+			}
+			parts = append(parts, llm.ImagePart(u, ""))
+		case "tool_use":
+			args := string(b.Input)
+			if args == "" {
+				args = "{}"
+			}
+			main.ToolCalls = append(main.ToolCalls, llm.NewToolCall(b.ID, b.Name, args))
+		case "tool_result":
+			text, err := blocksText(b.Content)
+			if err != nil {
+				return nil, fmt.Errorf("content[%d]: %v", j, err)
+			}
+			tm := tract.ImportMessage{Role: tract.RoleTool, Content: text, ToolCallID: b.ToolUseID}
+			if b.IsError {
+				tm.Extra = map[string]json.RawMessage{"is_error": json.RawMessage("true")}
+			}
+			if text == "" && !b.IsError {
+				tm.Content = "(empty)"
+			}
+			out = append(out, tm)
+		}
+	}
+	if len(parts) > len(texts) {
+		main.Parts = parts // images: the text goes in parts with them
+	} else {
+		main.Content = strings.Join(texts, "")
+	}
+	rest, err := nonEmpty(main)
+	return append(out, rest...), err
+}
+
+// nonEmpty returns m checked, or nothing when it has nothing to record.
+func nonEmpty(m tract.ImportMessage) ([]tract.ImportMessage, error) {
+	if m.Parts == nil && len(m.ToolCalls) == 0 && m.Content == "" {
+		return nil, nil
+	}
+	if _, _, err := m.Stored(); err != nil {
+		return nil, err
+	}
+	return []tract.ImportMessage{m}, nil
+}
+
+// blocksText returns the text of a string or of an array of content
+// blocks (their text blocks, joined).
+func blocksText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	var blocks []anthropicBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return "", fmt.Errorf("want a string or an array of content blocks: %v", err)
+	}
+	var b strings.Builder
+	for _, bl := range blocks {
+		if bl.Type == "text" {
+			b.WriteString(bl.Text)
+		}
+	}
+	return b.String(), nil
+}

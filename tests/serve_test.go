@@ -1,0 +1,156 @@
+package tests
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tractdag/tract/llm/llmtest"
+)
+
+// freeAddr returns a loopback address with a port no one listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// startServe runs 'tract serve' on a free port and waits until it
+// accepts connections.
+func startServe(t *testing.T, s *sandbox, args ...string) (*background, string) {
+	t.Helper()
+	addr := freeAddr(t)
+	b := s.start(append([]string{"serve", "--addr", addr}, args...)...)
+	require.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond, "tract serve never listened on %s", addr)
+	return b, addr
+}
+
+// postChat sends a chat completion through the proxy.
+func postChat(t *testing.T, addr string, body string, header ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/chat/completions", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(data)
+}
+
+func TestServe_RecordsAConversationEndToEnd(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.WithAPIKey("sk-upstream-key-77"))
+	srv.Reply(llmtest.Answer("Paris."), llmtest.Answer("About two million."))
+	s := newSandbox(t).withEnv("OPENAI_BASE_URL", srv.URL(), "OPENAI_API_KEY", "sk-upstream-key-77")
+	s.initRepo()
+	b, addr := startServe(t, s)
+
+	resp, body := postChat(t, addr, `{"model":"gpt-x","messages":[{"role":"user","content":"Capital of France?"}]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, "Paris.")
+	branch := resp.Header.Get("X-Tract-Branch")
+	require.True(t, strings.HasPrefix(branch, "serve/"), branch)
+	resp, body = postChat(t, addr, `{"model":"gpt-x","messages":[{"role":"user","content":"Capital of France?"},
+		{"role":"assistant","content":"Paris."},{"role":"user","content":"How many people live there?"}]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Equal(t, branch, resp.Header.Get("X-Tract-Branch"))
+
+	// The server stops on SIGTERM, cleanly.
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGTERM))
+	r := b.wait()
+	requireExit(t, r, exitOK)
+	assert.Contains(t, r.Stderr, "tract serve: stopped")
+	assert.NotContains(t, r.Stderr+r.Stdout, "sk-upstream-key-77")
+
+	log := s.ok("log", "--all", "--oneline")
+	for _, text := range []string{"Capital of France?", "Paris.", "How many people live there?", "About two million."} {
+		assert.Equal(t, 1, strings.Count(log.Stdout, text), "%q once in\n%s", text, log.Stdout)
+	}
+	assert.Contains(t, log.Stdout, branch)
+	show := s.ok("show", branch, "--json")
+	var rec struct {
+		Meta map[string]any `json:"meta"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(show.Stdout), &rec))
+	assert.Equal(t, "gpt-x", rec.Meta["model"])
+	assert.NotNil(t, rec.Meta["usage"])
+	s.fsckOK()
+}
+
+func TestServe_TokenAndAddress(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	r := s.tract("serve", "--addr", "0.0.0.0:0")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "not a loopback address")
+	assert.Contains(t, r.Stderr, "TRACT_SERVE_TOKEN")
+	r = s.tract("serve", "--addr", "nonsense")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "HOST:PORT")
+
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("ok"))
+	s = s.withEnv("OPENAI_BASE_URL", srv.URL(), "OPENAI_API_KEY", "sk-u", "TRACT_SERVE_TOKEN", "tok-123")
+	b, addr := startServe(t, s)
+	resp, body := postChat(t, addr, `{"messages":[{"role":"user","content":"hi"}]}`)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Contains(t, body, "authentication_error")
+	resp, body = postChat(t, addr, `{"messages":[{"role":"user","content":"hi"}]}`, "Authorization", "Bearer tok-123")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGTERM))
+	requireExit(t, b.wait(), exitOK)
+	log := s.ok("log", "--all", "--oneline").Stdout
+	assert.Equal(t, 2, strings.Count(log, "\n"), "the refused call left nothing:\n%s", log)
+}
+
+// A body over the size limit is refused before the upstream hears of it.
+func TestServe_OversizedBody(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	s := newSandbox(t).withEnv("OPENAI_BASE_URL", srv.URL(), "OPENAI_API_KEY", "sk-u")
+	s.initRepo()
+	b, addr := startServe(t, s.withEnv("TRACT_MAX_MESSAGE_SIZE", "1KiB"))
+	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 8<<10) + `"}]}`
+	resp, body := postChat(t, addr, big)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, body)
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGTERM))
+	requireExit(t, b.wait(), exitOK)
+	assert.Empty(t, srv.Requests())
+	assert.Empty(t, s.ok("log", "--all", "--oneline").Stdout)
+
+}
+
+func TestServe_AddressInUse(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	s := newSandbox(t)
+	s.initRepo()
+	r := s.tract("serve", "--addr", ln.Addr().String())
+	requireExit(t, r, exitError)
+	assert.Contains(t, r.Stderr, "address already in use")
+}
