@@ -58,6 +58,9 @@ func (r turnRepo) CommitOn(ctx context.Context, parent Hash, p turn.Pending) (Ha
 		h, conflict, err = t.advance(tx, parent, action, msg, p.What, func() (Hash, error) {
 			return t.putCommit(tx, parent, p.Kind, p.Role, p.Text, cfg)
 		})
+		if err == nil && conflict == nil {
+			err = t.takeUpEscalations(tx, []turn.Pending{p})
+		}
 		return conflict, err
 	})
 	return h, err
@@ -79,7 +82,11 @@ func (r turnRepo) CommitChain(ctx context.Context, parent Hash, chain []turn.Pen
 		if hs, action, msg, err = t.putChain(tx, parent, chain); err != nil {
 			return nil, err
 		}
-		return t.land(tx, cur, parent, hs[len(hs)-1], action, msg, chain[len(chain)-1].What)
+		conflict, err := t.land(tx, cur, parent, hs[len(hs)-1], action, msg, chain[len(chain)-1].What)
+		if err == nil && conflict == nil {
+			err = t.takeUpEscalations(tx, chain)
+		}
+		return conflict, err
 	})
 	return hs, err
 }
@@ -132,6 +139,9 @@ func (r turnRepo) Rewind(ctx context.Context, tip, restore Hash, msg string, the
 			return nil, err
 		}
 		if err := setOrigHead(tx, tip); err != nil {
+			return nil, err
+		}
+		if err := t.takeUpEscalations(tx, then); err != nil {
 			return nil, err
 		}
 		if len(then) == 0 {

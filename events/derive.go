@@ -38,6 +38,9 @@ type deriver struct {
 	outcome     outcome
 	reason      string // why it escalated
 	escalations int    // escalated events emitted
+	// answeredBy are who answered the turn's escalations that waited in
+	// the repository ("" when no one said), in order.
+	answeredBy []string
 
 	failureTypes   []retry.FailureType
 	errors         []string // the failed attempts' one-line errors
@@ -92,20 +95,20 @@ func (b *deriver) add(s *Step) {
 		}
 		if m.Escalation != nil { // the escalation was answered abort: see StepEnd
 			b.emit(ev)
-			b.respond(s, string(m.Escalation.Resolution))
+			b.respond(s, m.Escalation)
 			return
 		}
 	case StepSteering:
 		ev.Event, ev.Attempt, ev.FeedbackLines = EventFeedbackInjected, m.Attempt+1, s.Lines
 		b.outcome = outcomeCancelled
 	case StepResponse:
-		b.respond(s, string(m.Escalation.Resolution))
+		b.respond(s, m.Escalation)
 		return
 	case StepEnd:
 		// The error commit that ends a turn whose escalation was answered
 		// abort records the answer.
 		if m.Escalation != nil {
-			b.respond(s, string(m.Escalation.Resolution))
+			b.respond(s, m.Escalation)
 		}
 		return
 	default: // StepAccepted: the turn's outcome is known already
@@ -127,10 +130,14 @@ func (b *deriver) failed(r *record.Failure) {
 // respond derives the events of the answer to the turn's escalation,
 // recorded in the escalation note s: the escalation itself, then the
 // user_response.
-func (b *deriver) respond(s *Step, response string) {
+func (b *deriver) respond(s *Step, rec *record.Escalation) {
 	b.escalate()
 	b.last, b.lastCommit = s.Time, s.Hash
-	switch record.ResolutionAction(response) {
+	response := string(rec.Resolution)
+	if rec.ID != "" {
+		b.answeredBy = append(b.answeredBy, rec.By)
+	}
+	switch rec.Resolution {
 	case record.ResolveSkip:
 		b.outcome = outcomeSkipped
 	case record.ResolveAbort:
@@ -138,7 +145,13 @@ func (b *deriver) respond(s *Step, response string) {
 	default: // retry, fix: another round is under way (its attempts number on)
 		b.outcome = outcomeCancelled
 	}
-	b.emit(Event{Timestamp: s.Time, Event: EventUserResponse, TaskID: b.task, Response: response, Commit: s.Hash})
+	ev := Event{Timestamp: s.Time, Event: EventUserResponse, TaskID: b.task, Response: response, Commit: s.Hash,
+		EscalationID: rec.ID, AnsweredBy: rec.By}
+	if rec.ID != "" {
+		at := rec.Timestamp
+		ev.AnsweredAt = &at
+	}
+	b.emit(ev)
 }
 
 // end derives the events that close the turn: the escalation, if any,

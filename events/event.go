@@ -104,6 +104,13 @@ type Event struct {
 	// Response is the answer to the escalation: retry, skip, abort or fix
 	// (EventUserResponse).
 	Response string `json:"response,omitempty"`
+	// EscalationID, AnsweredBy and AnsweredAt are, for an escalation that
+	// waited in the repository for its answer (EventUserResponse), its
+	// id, who answered ("" when no one said) and when; the event's own
+	// Timestamp is when the turn took the answer up.
+	EscalationID string     `json:"escalation_id,omitempty"`
+	AnsweredBy   string     `json:"answered_by,omitempty"`
+	AnsweredAt   *time.Time `json:"answered_at,omitempty"`
 	// Resolution says how the turn ended (EventResolved): ResolvedSuccess,
 	// …
 	Resolution string `json:"resolution,omitempty"`
@@ -165,6 +172,9 @@ func (e Event) String() string {
 		fmt.Fprintf(&b, "escalating reason=%s attempts=%d", strconv.Quote(string(e.Reason)), e.Attempts)
 	case EventUserResponse:
 		fmt.Fprintf(&b, "user_response=%s", strconv.Quote(e.Response))
+		if e.EscalationID != "" {
+			fmt.Fprintf(&b, " escalation=%s answered_by=%s", e.EscalationID, strconv.Quote(e.AnsweredBy))
+		}
 	case EventResolved:
 		fmt.Fprintf(&b, "resolved status=%s attempts=%d duration_ms=%d", e.Resolution, e.TotalAttempts, e.TotalDurationMS)
 	default:

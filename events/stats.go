@@ -43,6 +43,10 @@ type Stats struct {
 	// skipped and later accepted is skipped, and a retry success).
 	Skipped int `json:"skipped"`
 	Aborted int `json:"aborted"`
+	// AnsweredBy counts the answers to escalations that waited in the
+	// repository (see package escalation) by who gave them (NoOne when
+	// no one said).
+	AnsweredBy map[string]int `json:"answered_by"`
 	// Attempts is the number of attempts of every task; MeanAttempts is
 	// Attempts / TotalTasks, to two decimals.
 	Attempts     int     `json:"attempts"`
@@ -70,6 +74,10 @@ type Stats struct {
 // NoTask is the Task of the line of Stats.Tasks that sums up the turns
 // without a task id.
 const NoTask = ""
+
+// NoOne is the key of Stats.AnsweredBy for answers that did not say who
+// gave them.
+const NoOne = "(unknown)"
 
 // TaskStats is one task's line of Stats.
 type TaskStats struct {
@@ -112,7 +120,7 @@ const topDiagnoses = 5
 
 // Summarize summarises the tasks of traces (see Stats) that f selects.
 func Summarize(traces []*Trace, f Filter) *Stats {
-	st := &Stats{FailureTypes: map[retry.FailureType]int{}, FixesByValidator: map[string]int{}, TopDiagnoses: []DiagnosisCount{}, Tasks: []TaskStats{}}
+	st := &Stats{FailureTypes: map[retry.FailureType]int{}, FixesByValidator: map[string]int{}, AnsweredBy: map[string]int{}, TopDiagnoses: []DiagnosisCount{}, Tasks: []TaskStats{}}
 	byTask := make(map[string]int) // task id (NoTask too) → index in st.Tasks
 	var units []*taskUnit          // the tasks the figures count, in order
 	unitOf := make(map[string]*taskUnit)
@@ -164,6 +172,9 @@ func Summarize(traces []*Trace, f Filter) *Stats {
 		}
 		for _, e := range s.errors {
 			errs[e]++
+		}
+		for _, by := range s.answeredBy {
+			st.AnsweredBy[cmp.Or(by, NoOne)]++
 		}
 	}
 	for _, u := range units {

@@ -134,6 +134,14 @@ func checkValue(k Key, raw json.RawMessage) error {
 			return wrong()
 		}
 		return checkObject(k.Name, raw, new(ToolStep))
+	case KeyWaitingEscalation, KeyEscalationAnswer:
+		if got != "an object" {
+			return wrong()
+		}
+		if k.Name == KeyWaitingEscalation {
+			return checkObject(k.Name, raw, new(WaitingEscalation))
+		}
+		return checkObject(k.Name, raw, new(EscalationAnswer))
 	case KeyFailure, KeyEscalation:
 		if got != "an object" {
 			return wrong()

@@ -3,27 +3,29 @@ package record
 // The metadata keys tract writes and reads back. docs/metadata.md lists
 // each with the commits it appears on.
 const (
-	KeyAttempt        = "attempt"
-	KeyDiagnosis      = "diagnosis"
-	KeyDuration       = "duration_ms"
-	KeyError          = "error"
-	KeyEscalation     = "escalation"
-	KeyFailure        = "failure"
-	KeyFixed          = "fixed"
-	KeyModel          = "model"
-	KeyPinned         = "pinned"
-	KeyProvenance     = "provenance"
-	KeyProvider       = "provider"
-	KeyRestore        = "restore"
-	KeyShape          = "shape"
-	KeyStructured     = "structured_output"
-	KeyTask           = "task"
-	KeyToolStep       = "tool_step"
-	KeyUsage          = "usage"
-	KeyValid          = "valid"
-	KeyValidatorError = "validator_error"
-	KeyValidators     = "validators"
-	KeyWeight         = "weight"
+	KeyAttempt           = "attempt"
+	KeyDiagnosis         = "diagnosis"
+	KeyDuration          = "duration_ms"
+	KeyError             = "error"
+	KeyEscalation        = "escalation"
+	KeyEscalationAnswer  = "escalation_answer"
+	KeyFailure           = "failure"
+	KeyFixed             = "fixed"
+	KeyModel             = "model"
+	KeyPinned            = "pinned"
+	KeyProvenance        = "provenance"
+	KeyProvider          = "provider"
+	KeyRestore           = "restore"
+	KeyShape             = "shape"
+	KeyStructured        = "structured_output"
+	KeyTask              = "task"
+	KeyToolStep          = "tool_step"
+	KeyUsage             = "usage"
+	KeyValid             = "valid"
+	KeyValidatorError    = "validator_error"
+	KeyValidators        = "validators"
+	KeyWaitingEscalation = "waiting_escalation"
+	KeyWeight            = "weight"
 )
 
 // Key describes one of tract's metadata keys.
@@ -55,13 +57,14 @@ func Keys() []Key {
 
 // keyTable is the table of Keys, as an array: Check ranges over it on
 // every commit with metadata, and an array is built on the stack.
-func keyTable() [21]Key {
+func keyTable() [23]Key {
 	return [...]Key{
 		{KeyAttempt, wantInt, "an answer's (or steering message's) attempt number, from 1"},
 		{KeyDiagnosis, wantString, "why the validators rejected an answer"},
 		{KeyDuration, wantInt, "on each answer (and the error commit of a failed model call): how long the attempt took, model call and validation, in milliseconds"},
 		{KeyError, wantString, "on the error commit of a failed model call: the call's error"},
 		{KeyEscalation, wantObject, "on a note of a turn whose escalation hook answered: its Escalation record"},
+		{KeyEscalationAnswer, wantObject, "on the note that answers an escalation that waited in the repository (refs/escalations/ID moves to it): its EscalationAnswer record"},
 		{KeyFailure, wantObject, "on each failed attempt (and the error commit of a failed model call): its Failure record"},
 		{KeyFixed, wantObject, "on an answer a validator fixed, and on the fixed answer committed in its place: its Fix record"},
 		{KeyModel, wantString, "the model that answered (on the error commit of a failed model call, the model asked)"},
@@ -77,6 +80,7 @@ func keyTable() [21]Key {
 		{KeyValid, wantBool, "whether the validators accepted the answer"},
 		{KeyValidatorError, wantString, "a validator that could not run on the answer: its error"},
 		{KeyValidators, "an array of strings", "on each answer of a turn with validators (and the error commit of an exhausted one): the validators' specs as given (\"json\", \"cmd:go test ./...\")"},
+		{KeyWaitingEscalation, wantObject, "on the note that holds an escalation waiting in the repository for its answer (refs/escalations/ID): its WaitingEscalation record"},
 		{KeyWeight, "0 or 1", "a message's training weight, as an import of the OpenAI fine-tuning format read it; export writes it back"},
 	}
 }

@@ -192,8 +192,74 @@ type Escalation struct {
 	// Resolution is the hook's answer, and Instruction a fix's guidance.
 	Resolution  ResolutionAction `json:"resolution"`
 	Instruction string           `json:"instruction,omitempty"`
-	// Timestamp is when the hook answered.
+	// Timestamp is when the hook answered (for an escalation that waited
+	// in the repository, when its answer was committed).
 	Timestamp time.Time `json:"timestamp"`
+	// ID is the id of the escalation when it waited in the repository for
+	// its answer (refs/escalations/ID; see WaitingEscalation); "" when the
+	// hook answered in the turn's own process.
+	ID string `json:"id,omitempty"`
+	// By says who answered, when known: the answer's own word (user@host,
+	// or a name given), "" when no one said.
+	By string `json:"by,omitempty"`
+}
+
+// WaitingEscalation is what a validated turn records, under
+// KeyWaitingEscalation, on the note that holds an escalation waiting in
+// the repository for its answer: the question, and what the turn needs to
+// go on once answered (in the process that waits, or in another one that
+// resumes it). The note's parent is the turn's tip when it escalated (its
+// last attempt), which stays the branch's tip while the escalation waits;
+// the ref refs/escalations/ID points at the note until it is answered.
+type WaitingEscalation struct {
+	// ID is the escalation's id: short, typeable (see package escalation).
+	ID string `json:"id"`
+	// Branch is the full name of the ref the turn commits to
+	// ("refs/heads/main", or "HEAD" when detached).
+	Branch string `json:"branch"`
+	// Task is the turn's task id ("" when none was given).
+	Task string `json:"task,omitempty"`
+	// Reason, Round and Attempts are those of the escalation (see
+	// Escalation); MaxAttempts is the turn's attempts per round and
+	// TotalAttempts the attempts of every round so far.
+	Reason        EscalationReason `json:"reason"`
+	Round         int              `json:"round"`
+	Attempts      int              `json:"attempts"`
+	MaxAttempts   int              `json:"max_attempts"`
+	TotalAttempts int              `json:"total_attempts"`
+	// Answers is how many answers the model gave (a failed model call is
+	// an attempt with no answer).
+	Answers int `json:"answers"`
+	// Failures are the turn's failure records, every round, in order.
+	Failures []Failure `json:"failures"`
+	// Diagnoses are the rejected answers' diagnoses, in order.
+	Diagnoses []string `json:"diagnoses"`
+	// LastAnswer is the model's last answer ("" when it gave none).
+	LastAnswer string `json:"last_answer,omitempty"`
+	// ModelFailed says the round ended with a failed model call, whose
+	// error commit the turn writes once the escalation is answered.
+	ModelFailed bool `json:"model_failed,omitempty"`
+	// Restore is the turn's restore point (its user message).
+	Restore dag.Hash `json:"restore"`
+	// Usage is the tokens the turn spent so far; Model the model that
+	// answered last.
+	Usage llm.Usage `json:"usage"`
+	Model string    `json:"model,omitempty"`
+	// Validators are the specs of the turn's validators ("json", …).
+	Validators []string `json:"validators,omitempty"`
+}
+
+// EscalationAnswer is what the answer to an escalation that waited in the
+// repository records, under KeyEscalationAnswer, on the note committed on
+// the escalation's note (refs/escalations/ID moves to it).
+type EscalationAnswer struct {
+	// ID is the escalation's id.
+	ID string `json:"id"`
+	// Resolution is the answer, and Instruction a fix's guidance.
+	Resolution  ResolutionAction `json:"resolution"`
+	Instruction string           `json:"instruction,omitempty"`
+	// By says who answered ("" when no one said).
+	By string `json:"by,omitempty"`
 }
 
 // ToolStep is what each commit of a tool step of a validated turn

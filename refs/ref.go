@@ -21,6 +21,11 @@ const (
 	// SidePrefix starts the full name of the temporary ref of a side
 	// chain under construction (see tract's SideChain).
 	SidePrefix = "refs/side/"
+	// EscalationPrefix starts the full name of the ref of an escalation
+	// that waits in the repository for its answer (refs/escalations/ID,
+	// see package escalation): it names the escalation's note, then its
+	// answer, until the turn takes the answer up.
+	EscalationPrefix = "refs/escalations/"
 	// SalvagedPrefix starts the full name of the ref a salvage makes for
 	// a chain of surviving commits that no other ref reaches.
 	SalvagedPrefix = "refs/salvaged/"

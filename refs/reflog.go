@@ -25,6 +25,10 @@ const (
 	// deleted, and the entry (Old the chain's tip, New zero) says why the
 	// chain was built.
 	ActionSide = "side"
+	// ActionEscalation moves the ref of an escalation that waits in the
+	// repository: recorded, answered, taken up by its turn (the ref is
+	// deleted: New zero).
+	ActionEscalation = "escalation"
 	// ActionConflict records, in the Stranded reflog, a result that could
 	// not be put on its branch because the branch moved meanwhile.
 	ActionConflict = "conflict"

@@ -84,7 +84,7 @@ func TestCompletion_BranchesRevisionsAndValidators(t *testing.T) {
 		{[]string{"compress", "--to", ""}, revisions},
 		{[]string{"chat", "--validate", ""}, []string{"json", "schema:", "regex:", "contains:", "maxlen:", "minlen:", "cmd:", "llm:"}},
 		{[]string{"compress", "--validate", "m"}, []string{"maxlen:", "minlen:"}},
-		{[]string{"chat", "--on-exhausted", ""}, []string{"abort", "skip", "retry", "ask"}},
+		{[]string{"chat", "--on-exhausted", ""}, []string{"abort", "skip", "retry", "ask", "wait", "exit"}},
 		{[]string{"chat", "--feedback", ""}, []string{"plain", "xml"}},
 		{[]string{"chat", "--retry-context", ""}, []string{"conversation", "fresh"}},
 		{[]string{"events", "--format", ""}, []string{"jsonl", "text"}},

@@ -30,7 +30,7 @@ func documentedExitCodes(t *testing.T) map[string]int {
 		require.NoError(t, err)
 		codes[m[2]] = code
 	}
-	require.Len(t, codes, 10, "docs/exit-codes.md's table: %v", codes)
+	require.Len(t, codes, 11, "docs/exit-codes.md's table: %v", codes)
 	return codes
 }
 
@@ -46,7 +46,7 @@ func TestExitCodes_HelpTopicIsTheDocumentedTable(t *testing.T) {
 	}
 	assert.Regexp(t, `(?m)^  exit-codes +The exit codes of every command$`, s.ok("--help").Stdout)
 	for name, code := range map[string]int{"ok": exitOK, "error": exitError, "usage": exitUsage, "exhausted": exitExhausted,
-		"model": exitModel, "conflict": exitConflict, "skipped": exitSkipped, "escalated": exitEscalated, "not-found": exitNotFound} {
+		"model": exitModel, "conflict": exitConflict, "skipped": exitSkipped, "escalated": exitEscalated, "not-found": exitNotFound, "waiting": exitWaiting} {
 		assert.Equal(t, codes[name], code, name)
 	}
 }
@@ -151,6 +151,16 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 		{command: "help", name: "unknown topic", args: []string{"help", "nosuch"}, class: "usage",
 			stderr: []string{`no help topic "nosuch"`, "'tract help' lists"}},
 		{command: "completion", name: "unknown shell", args: []string{"completion", "tcsh"}, class: "usage"},
+		{command: "chat", name: "escalation waits", args: []string{"chat", "--validate", "json", "--max-attempts", "1", "--on-exhausted", "exit", "hi"},
+			model: []llmtest.Reply{notJSON}, class: "waiting", stderr: []string{"tract escalation answer", "tract chat --resume"}},
+		{command: "chat", name: "resume of no escalation", args: []string{"chat", "--resume", "nosuch"}, class: "not-found",
+			stderr: []string{"no escalation nosuch", "'tract escalations' lists"}},
+		{command: "chat", name: "resume with a message", args: []string{"chat", "--resume", "k3x9qa", "hi"}, class: "usage"},
+		{command: "escalations", name: "an argument", args: []string{"escalations", "x"}, class: "usage"},
+		{command: "escalation", name: "answer without an answer", args: []string{"escalation", "answer", "k3x9qa"}, class: "usage"},
+		{command: "escalation", name: "answer of no escalation", args: []string{"escalation", "answer", "nosuch", "retry"}, class: "not-found"},
+		{command: "escalation", name: "show of no escalation", args: []string{"escalation", "show", "nosuch"}, class: "not-found"},
+		{command: "escalation", name: "a bad id", args: []string{"escalation", "show", "a/b"}, class: "usage"},
 		{command: "chat", name: "retry-last with a message", args: []string{"chat", "--retry-last", "hi"}, class: "usage"},
 		{command: "chat", name: "retry-last with nothing to retry", args: []string{"chat", "--retry-last"}, model: []llmtest.Reply{}, class: "error",
 			stderr: []string{"nothing to retry"}},

@@ -31,6 +31,7 @@ const (
 	exitSkipped   = 6
 	exitEscalated = 7
 	exitNotFound  = 8
+	exitWaiting   = 9
 )
 
 // commandTimeout bounds every run of the binary, so a hang fails the test

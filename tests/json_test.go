@@ -80,6 +80,19 @@ func jsonOutputs(t *testing.T) []jsonOutput {
 	run("config list", "object", "config", "list", "--json")
 	srv.Models("m-1", "m-2")
 	run("models", "array", "models", "--json")
+	// A turn whose escalation waits in the repository, on a branch of its
+	// own.
+	s.ok("switch", "-c", "escalated")
+	srv.Reply(llmtest.Answer("not JSON"))
+	requireExit(t, s.tract("chat", "--validate", "json", "--max-attempts", "1", "--on-exhausted", "exit", "Say something"), exitWaiting)
+	r := run("escalations", "array", "escalations", "--json")
+	var es []struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &es))
+	require.Len(t, es, 1)
+	run("escalations", "object", "escalation", "show", es[0].ID, "--json")
+	run("escalations", "object", "escalation", "answer", es[0].ID, "fix", "answer in JSON", "--json")
 	return outs
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/english"
@@ -50,6 +51,14 @@ type Resolution struct {
 	Action record.ResolutionAction
 	// Instruction is the guidance of a record.ResolveFix; it must be set then.
 	Instruction string
+	// By says who answered, when the hook knows ("" when not); the
+	// escalation's record keeps it (record.Escalation.By).
+	By string
+	// Escalation is the id of the escalation when it waited in the
+	// repository for this answer (see EscalateWait); "" otherwise.
+	Escalation string
+	// At is when the answer was given; zero: when the hook returned.
+	At time.Time
 }
 
 // String returns the resolution as ParseResolution reads it: "retry",
@@ -194,7 +203,7 @@ func (g *generation) modelEscalation(err error) (record.EscalationReason, bool) 
 	if reason, ok := escalationOf(err); ok {
 		return reason, true
 	}
-	if g.cfg.onEscalation != nil && g.round < MaxRounds && unavailable(err) {
+	if g.cfg.hooked() && g.round < MaxRounds && unavailable(err) {
 		return record.EscalateTransport, true
 	}
 	return "", false
@@ -224,7 +233,7 @@ func unavailable(err error) bool {
 // round (again is true) or ends the turn with the error to return.
 func (g *generation) escalate(ctx context.Context, err error) (again bool, final error) {
 	reason, escalates := g.escalationReason(err)
-	if !escalates || g.cfg.onEscalation == nil || g.round >= MaxRounds || ctx.Err() != nil {
+	if !escalates || !g.cfg.hooked() || g.round >= MaxRounds || ctx.Err() != nil {
 		return false, g.fail(ctx, err)
 	}
 	var me *modelError
@@ -234,15 +243,35 @@ func (g *generation) escalate(ctx context.Context, err error) (again bool, final
 	e := Escalation{Task: g.cfg.task, Reason: reason, Round: g.round,
 		Attempts: g.attempt - g.roundStart, MaxAttempts: g.cfg.maxAttempts, TotalAttempts: g.attempt,
 		Failures: append([]record.Failure{}, g.failures...), LastAnswer: g.last.text}
-	res, herr := g.cfg.onEscalation(ctx, e)
+	var res Resolution
+	var herr error
+	if g.cfg.wait != nil {
+		res, herr = g.wait(ctx, e, err)
+		if waiting := (*WaitingError)(nil); errors.As(herr, &waiting) {
+			return false, herr // the turn stops where it is: Resume goes on
+		}
+	} else {
+		res, herr = g.cfg.onEscalation(ctx, e)
+	}
+	return g.resolve(ctx, err, e, res, herr)
+}
+
+// resolve acts on res, the answer to the escalation e of a round that
+// failed with err (herr: the hook's error), as escalate says.
+func (g *generation) resolve(ctx context.Context, err error, e Escalation, res Resolution, herr error) (again bool, final error) {
+	reason := e.Reason
 	if herr == nil {
 		herr = res.check()
 	}
 	if herr != nil {
 		return false, errors.Join(g.fail(ctx, err), fmt.Errorf("escalation hook: %w", herr))
 	}
+	at := res.At
+	if at.IsZero() {
+		at = g.r.Now()
+	}
 	rec := record.Escalation{Round: g.round, Attempts: e.Attempts, Reason: reason, Resolution: res.Action,
-		Instruction: res.Instruction, Timestamp: g.r.Now()}
+		Instruction: res.Instruction, Timestamp: at, ID: res.Escalation, By: res.By}
 	switch res.Action {
 	case record.ResolveSkip:
 		ferr := g.fail(ctx, err)
@@ -286,7 +315,7 @@ func (g *generation) nextRound(ctx context.Context, cause error, rec record.Esca
 			return err
 		}
 	}
-	text := fmt.Sprintf("escalated: %s after %s; answer: %s", rec.Reason, english.Count(rec.Attempts, "attempt", "attempts"), Resolution{rec.Resolution, rec.Instruction})
+	text := fmt.Sprintf("escalated: %s after %s; answer: %s", rec.Reason, english.Count(rec.Attempts, "attempt", "attempts"), Resolution{Action: rec.Resolution, Instruction: rec.Instruction})
 	if _, err := g.escalationNote(ctx, rec, text); err != nil {
 		return err
 	}
@@ -387,6 +416,7 @@ func escalationOf(err error) (record.EscalationReason, bool) {
 	var auth *llm.AuthError
 	var ctxLen *llm.ContextLengthError
 	var api *llm.APIError
+	var recorded *recordedError
 	switch {
 	case errors.As(err, &auth) && auth.StatusCode == http.StatusForbidden:
 		return record.EscalatePermission, true
@@ -394,6 +424,8 @@ func escalationOf(err error) (record.EscalationReason, bool) {
 		return record.EscalateAuth, true
 	case errors.As(err, &ctxLen):
 		return record.EscalateContextLength, true
+	case errors.As(err, &recorded):
+		return recorded.reason, recorded.reason != "" && recorded.reason != record.EscalateTransport
 	case errors.As(err, &api) && api.StatusCode == http.StatusBadRequest && !isTyped(err),
 		errors.Is(err, llm.ErrUnsupported): // a message the provider has no place for: never sent
 		return record.EscalateMalformedRequest, true

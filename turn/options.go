@@ -36,8 +36,10 @@ type Config struct {
 	feedback    retry.FeedbackFormat
 	strategy    ContextStrategy
 	analyzer    Analyzer
-	// onEscalation is the OnEscalation hook.
+	// onEscalation is the OnEscalation hook; wait, when set instead,
+	// has the escalation wait in the repository (EscalateWait).
 	onEscalation EscalationFunc
+	wait         *Waiting
 	// intervention is the user's high-priority guidance for the current
 	// round (a fix answer to an escalation), "" when none: the steering
 	// of the round renders it first (in xml feedback, as a
@@ -115,6 +117,14 @@ func (cfg *Config) Task() string { return cfg.task }
 
 // OnPending is the OnPendingTurn callback (nil when none was given).
 func (cfg *Config) OnPending() func(*Last) { return cfg.onPending }
+
+// Waiting is how the turn's escalations wait in the repository (nil
+// when they do not: EscalateWait).
+func (cfg *Config) Waiting() *Waiting { return cfg.wait }
+
+// hooked reports a turn whose escalations are answered: by a hook, or in
+// the repository.
+func (cfg *Config) hooked() bool { return cfg.onEscalation != nil || cfg.wait != nil }
 
 // DeferStart says whether the turn's start waits for its first model call
 // (see DeferStart).
@@ -355,7 +365,7 @@ func Task(id string) Option { return func(cfg *Config) { cfg.task, cfg.taskSet =
 // unavailable. A caller that wants abort recorded as an answer passes a
 // hook that answers abort.
 func OnEscalation(fn EscalationFunc) Option {
-	return func(cfg *Config) { cfg.onEscalation = fn }
+	return func(cfg *Config) { cfg.onEscalation, cfg.wait = fn, nil }
 }
 
 // ModelAnalyzer returns an Analyzer that asks client (with model, or the

@@ -71,6 +71,8 @@ type ChatOptions struct {
 	// RetryLast answers the branch's unanswered message again
 	// (--retry-last).
 	RetryLast bool
+	// Resume finishes the turn of the escalation of this id (--resume).
+	Resume string
 	// ModelFlags are --provider, --max-tokens and --structured.
 	ModelFlags ModelFlags
 	// ToolFlags are --tool, --tool-schema, --approve-tools and
@@ -85,13 +87,12 @@ func newCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chat [MESSAGE | -]",
 		Short: "Send a message and commit the model's (validated) answer",
-		Long: `Commit MESSAGE (or standard input with "-") as a user message, send the
-conversation to the model and commit its answer, the only thing printed on
-standard output. With --validate, a rejected answer and a steering message
-quoting the diagnosis are committed and the model tries again, up to
---max-attempts; the branch then keeps only your message and the accepted
-answer (the attempts stay in 'tract log --all'). Piped text comes before
-MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
+		Long: `Commit MESSAGE ("-": standard input; piped text goes first) as a user message,
+send the conversation to the model and commit its answer, the only thing
+printed on standard output. With --validate, a rejected answer and a steering
+message quoting its diagnosis are committed and the model retries, up to
+--max-attempts; the branch keeps your message and the accepted answer (the
+attempts: 'tract log --all'). With no MESSAGE on a terminal, or -i: the REPL.`,
 		Example: `  tract chat "What is the capital of France?"
   tract chat --validate json "List three colours as a JSON array" | jq .
   tract chat -V schema:person.json --max-attempts 5 --provenance "Describe Ada"
@@ -103,8 +104,11 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 			if err := checkRetryLast(opts, args); err != nil {
 				return err
 			}
+			if err := checkResume(opts, args); err != nil {
+				return err
+			}
 			switch {
-			case opts.RetryLast:
+			case opts.RetryLast, opts.Resume != "":
 			case opts.Interactive && len(args) > 0:
 				return usageErrorf("--interactive reads its messages from standard input: give no MESSAGE")
 			case opts.Interactive && opts.NoStdin:
@@ -205,7 +209,7 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 	setValueName(fl, "retry-context", "MODE")
 	fl.Lookup("retry-context").DefValue = "" // in the usage, to keep it on one line
 	fl.BoolVar(&opts.Analyze, "analyze", false, "ask the model why each attempt failed")
-	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "abort (default), skip, retry or ask if all fail")
+	fl.StringVar(&opts.OnExhausted, "on-exhausted", string(tract.ResolveAbort), "abort (default), skip, retry, ask, wait or exit")
 	setValueName(fl, "on-exhausted", "ACTION")
 	fl.Lookup("on-exhausted").DefValue = "" // in the usage, to keep it on one line
 	fl.StringVar(&opts.Fix, "fix", "", "if every attempt fails, a round guided by `TEXT`")
@@ -213,6 +217,7 @@ MESSAGE. With no MESSAGE on a terminal, or with -i, chat opens the REPL.`,
 	fl.StringVar(&opts.Events, "events", "", "append the turn's events to `FILE` (JSON lines)")
 	fl.BoolVar(&opts.NoStdin, "no-stdin", false, "ignore standard input, even a pipe")
 	fl.BoolVar(&opts.RetryLast, "retry-last", false, "answer the message a failed turn left unanswered")
+	fl.StringVar(&opts.Resume, "resume", "", "finish the turn of escalation `ID` once answered")
 	addModelFlags(cmd, &opts.ModelFlags, false)
 	addToolFlags(cmd, &opts.ToolFlags)
 	addBranchFlag(cmd, &opts.Branch)
@@ -248,6 +253,9 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	ctx := cmd.Context()
 	text, err := chatText(f, opts)
 	if err != nil {
+		return err
+	}
+	if err := resumeDefaults(cmd, opts); err != nil {
 		return err
 	}
 	f.wait = newWaitLine(f) // "waiting for MODEL… 3.2s" on a terminal
@@ -300,7 +308,11 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	if opts.Analyze {
 		copts = append(copts, tract.Analyze(tract.ModelAnalyzer(withoutWaitLine(client), opts.Model)))
 	}
-	copts = append(copts, tract.OnEscalation(escalationHook(f, opts)))
+	esc, err := escalationOption(f, opts)
+	if err != nil {
+		return err
+	}
+	copts = append(copts, esc)
 	if opts.Provenance {
 		copts = append(copts, tract.ProvenanceNote())
 	}
@@ -397,7 +409,7 @@ func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 // --retry-last sends no new text.
 func chatText(f *Factory, opts *ChatOptions) (string, error) {
 	switch {
-	case opts.RetryLast:
+	case opts.RetryLast, opts.Resume != "":
 		return "", nil
 	case opts.FromStdin:
 		text, err := readText(f, "-", true)

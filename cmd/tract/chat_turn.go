@@ -170,5 +170,9 @@ func runTurn(ctx context.Context, f *Factory, t *tract.Tract, opts *ChatOptions,
 	if opts.RetryLast {
 		return t.RetryLast(ctx, copts...)
 	}
+	if opts.Resume != "" {
+		return resumeTurn(ctx, f, t, opts, copts)
+	}
+	warnWaitingEscalation(ctx, f, t)
 	return t.Chat(ctx, text, append(copts, tract.OnPendingTurn(warnPending(f.IO.ErrOut, opts.Branch)))...)
 }

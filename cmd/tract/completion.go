@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,6 +110,8 @@ func flagCompletion(f *Factory, command, flag string) completion {
 		return validators(f)
 	case "on-exhausted":
 		return fixed(onExhaustedValues...)
+	case "resume":
+		return escalationIDs(f)
 	case "feedback":
 		return fixed(string(retry.FeedbackPlain), string(retry.FeedbackXML))
 	case "retry-context":
@@ -188,6 +192,24 @@ func branchNames(ctx context.Context, t *tract.Tract) []cobra.Completion {
 func branches(f *Factory) completion {
 	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return withRepository(f, branchNames)
+	}
+}
+
+// escalationIDs completes the id of an escalation that waits, described
+// by its state and task (or reason).
+func escalationIDs(f *Factory) completion {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return withRepository(f, func(ctx context.Context, t *tract.Tract) []cobra.Completion {
+			es, err := t.Escalations(ctx)
+			if err != nil {
+				return nil
+			}
+			out := make([]cobra.Completion, 0, len(es))
+			for _, e := range es {
+				out = append(out, cobra.CompletionWithDesc(e.ID, fmt.Sprintf("%s, %s", e.State, cmp.Or(e.Task, string(e.Reason)))))
+			}
+			return out
+		})
 	}
 }
 

@@ -15,12 +15,18 @@ import (
 	"github.com/tractdag/tract/internal/english"
 )
 
-// onExhaustedAsk is the value of --on-exhausted that asks a person at
-// the terminal.
-const onExhaustedAsk = "ask"
+// The values of --on-exhausted that are no answer: ask asks a person at
+// the terminal; wait records the escalation in the repository and waits
+// for its answer, and exit records it and exits (see chat_resume.go).
+const (
+	onExhaustedAsk  = "ask"
+	onExhaustedWait = "wait"
+	onExhaustedExit = "exit"
+)
 
-// The values of --on-exhausted: an answer, or ask.
-var onExhaustedValues = []string{string(tract.ResolveAbort), string(tract.ResolveSkip), string(tract.ResolveRetry), onExhaustedAsk}
+// The values of --on-exhausted: an answer, ask, wait or exit.
+var onExhaustedValues = []string{string(tract.ResolveAbort), string(tract.ResolveSkip), string(tract.ResolveRetry),
+	onExhaustedAsk, onExhaustedWait, onExhaustedExit}
 
 // checkEscalationFlags refuses --on-exhausted and --fix values chat cannot
 // act on, and ask without a terminal to ask on: a one-shot chat never
@@ -29,14 +35,36 @@ var onExhaustedValues = []string{string(tract.ResolveAbort), string(tract.Resolv
 func checkEscalationFlags(f *Factory, opts *ChatOptions) error {
 	switch {
 	case !slices.Contains(onExhaustedValues, opts.OnExhausted):
-		return usageErrorf("--on-exhausted %q: give abort, skip, retry or ask", opts.OnExhausted)
+		return usageErrorf("--on-exhausted %q: give abort, skip, retry, ask, wait or exit", opts.OnExhausted)
 	case opts.OnExhausted == onExhaustedAsk && !(f.IO.InTTY && f.IO.ErrTTY):
 		return usageErrorf("--on-exhausted ask reads your answer from the terminal, but standard input or standard error is not one: " +
 			"give abort, skip or retry instead")
 	case opts.FixSet && strings.TrimSpace(opts.Fix) == "":
 		return usageErrorf("--fix needs an instruction for the model")
+	case opts.FixSet && waitsInRepo(opts):
+		return usageErrorf("--fix answers the first escalation here, and --on-exhausted %s has every escalation answered "+
+			"in the repository: give one of them (answer with 'tract escalation answer ID \"fix: TEXT\"')", opts.OnExhausted)
 	}
 	return nil
+}
+
+// waitsInRepo reports a chat whose escalations wait in the repository
+// (--on-exhausted wait or exit).
+func waitsInRepo(opts *ChatOptions) bool {
+	return opts.OnExhausted == onExhaustedWait || opts.OnExhausted == onExhaustedExit
+}
+
+// escalationOption is how 'tract chat' has its escalations answered: in
+// the repository (wait, exit), else by escalationHook.
+func escalationOption(f *Factory, opts *ChatOptions) (tract.ChatOption, error) {
+	if !waitsInRepo(opts) {
+		return tract.OnEscalation(escalationHook(f, opts)), nil
+	}
+	wopts, err := waitOptions(f, opts)
+	if err != nil {
+		return nil, err
+	}
+	return tract.EscalateWait(wopts...), nil
 }
 
 // escalationHook is how a one-shot 'tract chat' answers an escalation:

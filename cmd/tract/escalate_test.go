@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,10 @@ func TestNewCmdChat_EscalationFlags(t *testing.T) {
 		{args: []string{"--on-exhausted", "skip", "x"}, want: ChatOptions{OnExhausted: "skip"}},
 		{args: []string{"--on-exhausted", "retry", "-V", "json", "--fix", "trim it", "x"},
 			want: ChatOptions{OnExhausted: "retry", Fix: "trim it", FixSet: true}},
-		{args: []string{"--on-exhausted", "maybe", "x"}, wantErr: `--on-exhausted "maybe": give abort, skip, retry or ask`},
+		{args: []string{"--on-exhausted", "maybe", "x"}, wantErr: `--on-exhausted "maybe": give abort, skip, retry, ask, wait or exit`},
+		{args: []string{"--on-exhausted", "wait", "-V", "json", "x"}, want: ChatOptions{OnExhausted: "wait"}},
+		{args: []string{"--on-exhausted", "exit", "-V", "json", "x"}, want: ChatOptions{OnExhausted: "exit"}},
+		{args: []string{"--on-exhausted", "wait", "--fix", "trim it", "x"}, wantErr: "--fix answers the first escalation here"},
 		{args: []string{"--on-exhausted", "fix", "x"}, wantErr: `--on-exhausted "fix"`},
 		// No terminal to ask on (the test's standard streams are not).
 		{args: []string{"--on-exhausted", "ask", "x"}, wantErr: "--on-exhausted ask reads your answer from the terminal"},
@@ -159,4 +163,63 @@ func TestEscalationHook_WhoAnswers(t *testing.T) {
 	r, err = hook(context.Background(), testEscalation())
 	require.NoError(t, err)
 	assert.Equal(t, tract.ResolveSkip, r.Action, "then read from the terminal")
+}
+
+// --resume finishes a turn: it takes no message, and refuses what would
+// start or change one.
+func TestNewCmdChat_Resume(t *testing.T) {
+	got, err := parse(t, newCmdChat, "--resume", "k3x9qa")
+	require.NoError(t, err)
+	assert.Equal(t, "k3x9qa", got.Resume)
+	assert.False(t, got.Interactive, "no message, yet no REPL")
+	for _, args := range [][]string{
+		{"--resume", "k3x9qa", "hello"},
+		{"--resume", "k3x9qa", "--retry-last"},
+		{"--resume", "k3x9qa", "--new"},
+		{"--resume", "k3x9qa", "-s", "be terse"},
+		{"--resume", "k3x9qa", "--branch", "other"},
+		{"--resume", "k3x9qa", "--task", "other"},
+	} {
+		_, err := parse(t, newCmdChat, args...)
+		require.Error(t, err, "%v", args)
+		assert.True(t, isUsage(err), "%v: %v", args, err)
+		assert.Contains(t, err.Error(), "--resume")
+	}
+}
+
+// 'tract escalation answer' reads the answer as one word, "fix TEXT" or
+// "fix: TEXT", and --by.
+func TestNewCmdEscalationAnswer(t *testing.T) {
+	cases := []struct {
+		args    []string
+		want    tract.Resolution
+		wantErr string
+	}{
+		{args: []string{"k3x9qa", "retry"}, want: tract.Resolution{Action: tract.ResolveRetry}},
+		{args: []string{"k3x9qa", "fix", "use", "integers"}, want: tract.Resolution{Action: tract.ResolveFix, Instruction: "use integers"}},
+		{args: []string{"k3x9qa", "fix: use integers", "--by", "bob"}, want: tract.Resolution{Action: tract.ResolveFix, Instruction: "use integers", By: "bob"}},
+		{args: []string{"k3x9qa", "fix"}, wantErr: `"fix" needs an instruction`},
+		{args: []string{"k3x9qa", "maybe"}, wantErr: "no answer to an escalation"},
+		{args: []string{"k3x9qa"}, wantErr: "takes an escalation ID and an answer"},
+		{args: []string{"k3x9qa", "skip", "--by", " "}, wantErr: "--by needs a name"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			f, _, _ := testFactory(t, nil)
+			var got *EscalationOptions
+			cmd := newCmdEscalation(f, func(o *EscalationOptions) error { got = o; return nil })
+			cmd.SetArgs(append([]string{"answer"}, tc.args...))
+			cmd.SetOut(io.Discard)
+			cmd.SetErr(io.Discard)
+			err := cmd.Execute()
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				assert.True(t, isUsage(err))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "k3x9qa", got.ID)
+			assert.Equal(t, tc.want, got.Answer)
+		})
+	}
 }

@@ -23,6 +23,7 @@ const (
 	exitSkipped   = 6   // the escalation was answered skip
 	exitEscalated = 7   // a failure retrying cannot fix: 401, 403, 400, context length, a blocked answer
 	exitNotFound  = 8   // a revision, branch, ref, commit, repository or input file does not exist
+	exitWaiting   = 9   // an escalation waits in the repository for an answer (--on-exhausted exit)
 	exitInterrupt = 130 // interrupted (SIGINT, SIGTERM)
 )
 
@@ -56,12 +57,16 @@ func exitCodeTable() []exitCodeInfo {
 		{exitExhausted, "exhausted", "validation failed on every attempt (the escalation was aborted)"},
 		{exitModel, "model", "the model or its transport failed after its retries, or an `llm:` judge whose reply is not " +
 			"its JSON verdict (the answer was not judged)"},
-		{exitConflict, "conflict", "another writer moved the branch during the operation; nothing was lost, and what the operation made is named"},
+		{exitConflict, "conflict", "another writer moved the branch during the operation; nothing was lost, and what the operation made is named; " +
+			"or an escalation was answered already (the answer that won is named), or its turn went on already (`chat --resume`)"},
 		{exitSkipped, "skipped", "an escalation was answered `skip`"},
 		{exitEscalated, "escalated", "a failure retrying cannot fix: 401, 403, 400, a context over the model's window, " +
 			"a validator reporting the answer blocked"},
 		{exitNotFound, "not-found", "a revision, branch, ref, commit, repository or input file that does not exist " +
-			"(`tract show nosuch`, `tract import missing.jsonl`, no repository found)"},
+			"(`tract show nosuch`, `tract import missing.jsonl`, no repository found, an unknown escalation id)"},
+		{exitWaiting, "waiting", "the turn's escalation waits in the repository for an answer (`chat --on-exhausted exit`, " +
+			"or `chat --resume` of an escalation not answered yet with `--on-exhausted exit`); answer it with " +
+			"`tract escalation answer`, then finish the turn with `tract chat --resume ID`"},
 		{exitInterrupt, "interrupted", "Ctrl-C or SIGTERM (a second one exits at once, without waiting for the cleanup); every commit made so far is intact"},
 	}
 }

@@ -45,6 +45,11 @@ func TestExitCode_Classes(t *testing.T) {
 		{"no such branch", tract.ErrBranchNotFound, exitNotFound},
 		{"no repository", tract.ErrNotRepository, exitNotFound},
 		{"missing input file", &notFoundError{fs.ErrNotExist}, exitNotFound},
+		{"escalation waits", &tract.WaitingError{ID: "k3x9qa"}, exitWaiting},
+		{"interrupted while an escalation waits", &tract.WaitingError{ID: "k3x9qa", Err: context.Canceled}, exitInterrupt},
+		{"escalation answered already", &tract.AnsweredError{ID: "k3x9qa"}, exitConflict},
+		{"escalation taken up", &tract.EscalationTakenUpError{ID: "k3x9qa"}, exitConflict},
+		{"no such escalation", &tract.EscalationNotFoundError{ID: "k3x9qa"}, exitNotFound},
 		{"interrupted", context.Canceled, exitInterrupt},
 		{"detached", tract.ErrDetachedHead, exitError},
 		{"current branch", tract.ErrCurrentBranch, exitError},
@@ -67,7 +72,7 @@ func TestExitCode_Classes(t *testing.T) {
 
 // Every code has one row in the table, in order, with a name and a meaning.
 func TestExitCodes_TableIsComplete(t *testing.T) {
-	codes := []int{exitOK, exitError, exitUsage, exitExhausted, exitModel, exitConflict, exitSkipped, exitEscalated, exitNotFound, exitInterrupt}
+	codes := []int{exitOK, exitError, exitUsage, exitExhausted, exitModel, exitConflict, exitSkipped, exitEscalated, exitNotFound, exitWaiting, exitInterrupt}
 	table := exitCodeTable()
 	assert.Len(t, table, len(codes))
 	for i, c := range table {

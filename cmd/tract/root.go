@@ -116,6 +116,14 @@ func errorHint(err error) string {
 	switch {
 	case errors.As(err, &hinted):
 		return hinted.hint
+	case errors.Is(err, tract.ErrWaiting):
+		return waitingHint(err)
+	case errors.Is(err, tract.ErrAnswered):
+		return "One answer wins: the first one given. 'tract escalations' lists those that still wait."
+	case errors.As(err, new(*tract.EscalationTakenUpError)):
+		return "'tract log' shows how the turn went on; 'tract escalations' lists those that still wait."
+	case errors.Is(err, tract.ErrEscalationNotFound), errors.Is(err, tract.ErrBadEscalationID):
+		return "'tract escalations' lists the escalations that wait, with their ids."
 	case errors.As(err, &timedOut):
 		return timeoutHint(timedOut)
 	case errors.As(err, &env):
@@ -288,6 +296,14 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.Is(err, tract.ErrSkipped):
 		return exitSkipped
+	case errors.Is(err, tract.ErrWaiting) && !errors.Is(err, context.Canceled):
+		return exitWaiting
+	case errors.Is(err, tract.ErrAnswered), errors.As(err, new(*tract.EscalationTakenUpError)):
+		return exitConflict
+	case errors.Is(err, tract.ErrEscalationNotFound):
+		return exitNotFound
+	case errors.Is(err, tract.ErrBadEscalationID):
+		return exitUsage
 	case errors.As(err, &exhausted):
 		return exitExhausted
 	case errors.As(err, &escalated), errors.As(err, &refused):
@@ -470,6 +486,8 @@ func subcommands() []subcommand {
 		{"status", func(f *Factory) *cobra.Command { return newCmdStatus(f, nil) }},
 		{"compile", func(f *Factory) *cobra.Command { return newCmdCompile(f, nil) }},
 		{"chat", func(f *Factory) *cobra.Command { return newCmdChat(f, nil) }},
+		{"escalations", func(f *Factory) *cobra.Command { return newCmdEscalations(f, nil) }},
+		{"escalation", func(f *Factory) *cobra.Command { return newCmdEscalation(f, nil) }},
 		{"events", func(f *Factory) *cobra.Command { return newCmdEvents(f, nil) }},
 		{"stats", func(f *Factory) *cobra.Command { return newCmdStats(f, nil) }},
 		{"compress", func(f *Factory) *cobra.Command { return newCmdCompress(f, nil) }},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -89,6 +90,9 @@ func printStats(w io.Writer, st *tract.Stats, terminal bool) {
 	fmt.Fprintf(tw, "Escalations\t%d\n", st.Escalations)
 	fmt.Fprintf(tw, "Skipped\t%d\n", st.Skipped)
 	fmt.Fprintf(tw, "Aborted\t%d\n", st.Aborted)
+	if len(st.AnsweredBy) > 0 { // escalations answered in the repository
+		fmt.Fprintf(tw, "Answered by\t%s\n", answeredByLine(st, terminal))
+	}
 	fmt.Fprintf(tw, "Mean attempts\t%.2f\n", st.MeanAttempts)
 	fmt.Fprintf(tw, "Tokens\t%d on failed attempts, %d on accepted answers\n", st.TokensFailed, st.TokensAccepted)
 	tw.Flush()
@@ -163,4 +167,23 @@ func fixesLine(st *tract.Stats) string {
 		names[i] = fmt.Sprintf("%s %d", name, st.FixesByValidator[name])
 	}
 	return fmt.Sprintf("%d (%s)", st.Fixes, strings.Join(names, ", "))
+}
+
+// answeredByLine lists who answered escalations that waited in the
+// repository, most answers first: "bob@host 2, ann 1".
+func answeredByLine(st *tract.Stats, terminal bool) string {
+	names := make([]string, 0, len(st.AnsweredBy))
+	for name := range st.AnsweredBy {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(st.AnsweredBy[b]-st.AnsweredBy[a], strings.Compare(a, b))
+	})
+	for i, name := range names {
+		if terminal {
+			name = screenText(name)
+		}
+		names[i] = fmt.Sprintf("%s %d", name, st.AnsweredBy[names[i]])
+	}
+	return strings.Join(names, ", ")
 }
