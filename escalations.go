@@ -1,14 +1,9 @@
 package tract
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/user"
-	"slices"
 	"strings"
 	"time"
 
@@ -120,7 +115,7 @@ func (t *Tract) Escalations(ctx context.Context) ([]PendingEscalation, error) {
 			if !ok {
 				continue
 			}
-			e, err := readEscalation(tx, id, r.Hash)
+			e, err := escalation.Read(tx, id, r.Hash)
 			if err != nil {
 				return err
 			}
@@ -131,7 +126,7 @@ func (t *Tract) Escalations(ctx context.Context) ([]PendingEscalation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("escalations: %w", err)
 	}
-	sortEscalations(out)
+	escalation.Sort(out)
 	return out, nil
 }
 
@@ -141,7 +136,7 @@ func (t *Tract) Escalations(ctx context.Context) ([]PendingEscalation, error) {
 func (t *Tract) EscalationByID(ctx context.Context, id string) (*PendingEscalation, error) {
 	var e *PendingEscalation
 	err := t.view(ctx, func(tx store.Tx) (err error) {
-		e, err = lookUpEscalation(tx, id)
+		e, err = escalation.LookUp(tx, id)
 		return err
 	})
 	if err != nil {
@@ -169,12 +164,12 @@ func (t *Tract) AnswerEscalation(ctx context.Context, id string, res Resolution)
 	}
 	by := res.By
 	if strings.TrimSpace(by) == "" {
-		by = whoAmI()
+		by = escalation.WhoAmI()
 	}
 	a := record.EscalationAnswer{ID: id, Resolution: res.Action, Instruction: strings.TrimSpace(res.Instruction), By: by}
 	var out *PendingEscalation
 	err := t.update(ctx, func(tx store.Tx) error {
-		e, err := lookUpEscalation(tx, id)
+		e, err := escalation.LookUp(tx, id)
 		var taken *escalation.TakenUpError
 		switch {
 		case errors.As(err, &taken):
@@ -184,7 +179,7 @@ func (t *Tract) AnswerEscalation(ctx context.Context, id string, res Resolution)
 		case e.Answer != nil:
 			return &AnsweredError{ID: id, Answer: *e.Answer}
 		}
-		meta, err := escalationMeta(e.Task, record.KeyEscalationAnswer, a)
+		meta, err := escalation.Meta(e.Task, record.KeyEscalationAnswer, a)
 		if err != nil {
 			return err
 		}
@@ -200,7 +195,7 @@ func (t *Tract) AnswerEscalation(ctx context.Context, id string, res Resolution)
 			Message: "escalation: " + escalation.AnswerText(a)}); err != nil {
 			return err
 		}
-		out, err = readEscalation(tx, id, h)
+		out, err = escalation.Read(tx, id, h)
 		return err
 	})
 	if err != nil {
@@ -289,10 +284,10 @@ func (r turnRepo) WaitEscalation(ctx context.Context, tip Hash, w record.Waiting
 			return err
 		}
 		w.Branch = cur.ref()
-		if w.ID, err = newEscalationID(tx); err != nil {
+		if w.ID, err = escalation.FreeID(tx); err != nil {
 			return err
 		}
-		meta, err := escalationMeta(w.Task, record.KeyWaitingEscalation, w)
+		meta, err := escalation.Meta(w.Task, record.KeyWaitingEscalation, w)
 		if err != nil {
 			return err
 		}
@@ -308,7 +303,7 @@ func (r turnRepo) WaitEscalation(ctx context.Context, tip Hash, w record.Waiting
 			Message: fmt.Sprintf("escalation: %s after %d attempts, waiting for an answer", w.Reason, w.TotalAttempts)}); err != nil {
 			return err
 		}
-		e, err = readEscalation(tx, w.ID, h)
+		e, err = escalation.Read(tx, w.ID, h)
 		return err
 	})
 	if err != nil {
@@ -359,154 +354,14 @@ func resolutionOf(e *PendingEscalation) turn.Resolution {
 }
 
 // takeUpEscalations deletes, in tx, the ref of each escalation whose
-// answer one of chain records (record.Escalation.ID): the turn has taken
-// the answer up, in the transaction that commits its note on the branch.
-// (A note kept off the branch by a conflict takes nothing up: the
-// escalation stays answered, for a resume once the branch is back at the
-// turn's tip.) The ref's reflog records it; a ref gone already (another
-// process took it up) is left as it is.
+// answer one of chain records (see escalation.TakeUp).
 func (t *Tract) takeUpEscalations(tx store.Tx, chain []turn.Pending) error {
 	for _, p := range chain {
-		if p.Meta == nil || p.Meta.Escalation == nil || p.Meta.Escalation.ID == "" {
-			continue
-		}
-		name := escalation.Ref(p.Meta.Escalation.ID)
-		r, err := tx.Ref(name)
-		if isNotFound(err) {
-			continue
-		} else if err != nil {
-			return err
-		}
-		if err := tx.DeleteRef(name); err != nil {
-			return err
-		}
-		if err := tx.AppendReflog(name, refs.Entry{Old: r.Hash, Time: t.now(), Action: refs.ActionEscalation,
-			Message: "escalation: answer taken up by its turn"}); err != nil {
-			return err
+		if p.Meta != nil && p.Meta.Escalation != nil && p.Meta.Escalation.ID != "" {
+			if err := escalation.TakeUp(tx, p.Meta.Escalation.ID, t.now()); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
-}
-
-// newEscalationID returns an id no escalation of tx has, or had.
-func newEscalationID(tx store.Tx) (string, error) {
-	for range 16 {
-		id, err := escalation.NewID()
-		if err != nil {
-			return "", err
-		}
-		name := escalation.Ref(id)
-		if _, err := tx.Ref(name); !isNotFound(err) {
-			if err != nil {
-				return "", err
-			}
-			continue
-		}
-		if es, err := tx.Reflog(name); err != nil || len(es) > 0 {
-			if err != nil {
-				return "", err
-			}
-			continue
-		}
-		return id, nil
-	}
-	return "", errors.New("escalation id: no free id after 16 tries")
-}
-
-// lookUpEscalation reads escalation id: from its ref, or, when the turn
-// took it up, from the ref's reflog (a *TakenUpError).
-func lookUpEscalation(tx store.Tx, id string) (*PendingEscalation, error) {
-	if err := escalation.CheckID(id); err != nil {
-		return nil, err
-	}
-	id = escalation.NormalID(id)
-	name := escalation.Ref(id)
-	r, err := tx.Ref(name)
-	if err == nil {
-		return readEscalation(tx, id, r.Hash)
-	}
-	if !isNotFound(err) {
-		return nil, err
-	}
-	es, err := tx.Reflog(name)
-	if err != nil {
-		return nil, err
-	}
-	if n := len(es); n > 0 && es[n-1].New.IsZero() && !es[n-1].Old.IsZero() {
-		if e, err := readEscalation(tx, id, es[n-1].Old); err == nil && e.Answer != nil {
-			return nil, &escalation.TakenUpError{ID: id, Answer: *e.Answer}
-		}
-	}
-	return nil, &EscalationNotFoundError{ID: id}
-}
-
-// readEscalation reads escalation id, whose ref names h: its note, or the
-// answer on it.
-func readEscalation(tx store.Tx, id string, h Hash) (*PendingEscalation, error) {
-	c, err := tx.Commit(h)
-	if err != nil {
-		return nil, fmt.Errorf("escalation %s: %w", id, err)
-	}
-	e := &PendingEscalation{ID: id, State: escalation.Pending}
-	if a, ok := record.Field[record.EscalationAnswer](c.Meta, record.KeyEscalationAnswer); ok {
-		e.State = escalation.Answered
-		e.Answer = &EscalationAnswer{Resolution: a.Resolution, Instruction: a.Instruction, By: a.By, At: c.Time, Commit: h}
-		h = c.Parent()
-		if c, err = tx.Commit(h); err != nil {
-			return nil, fmt.Errorf("escalation %s: %w", id, err)
-		}
-	}
-	w, ok := record.Field[record.WaitingEscalation](c.Meta, record.KeyWaitingEscalation)
-	if !ok {
-		return nil, fmt.Errorf("escalation %s: commit %s holds no escalation", id, h.Short())
-	}
-	text, err := commitText(tx, c)
-	if err != nil {
-		return nil, err
-	}
-	e.Waiting, e.Commit, e.Tip, e.Created, e.Question = w, h, c.Parent(), c.Time, text
-	e.Branch = w.Branch
-	if b, ok := refs.BranchName(w.Branch); ok {
-		e.Branch = b
-	}
-	e.Task, e.Reason, e.Round, e.Attempts, e.MaxAttempts, e.TotalAttempts = w.Task, w.Reason, w.Round, w.Attempts, w.MaxAttempts, w.TotalAttempts
-	e.Failures, e.LastAnswer = w.Failures, w.LastAnswer
-	if e.Failures == nil {
-		e.Failures = []record.Failure{}
-	}
-	return e, nil
-}
-
-// whoAmI names the person answering in this process: user@host, or what
-// of it is known.
-func whoAmI() string {
-	name := ""
-	if u, err := user.Current(); err == nil {
-		name = u.Username
-	}
-	host, _ := os.Hostname()
-	switch {
-	case name != "" && host != "":
-		return name + "@" + host
-	case name != "":
-		return name
-	}
-	return host
-}
-
-// escalationMeta is the metadata of an escalation's note or answer: v
-// under key, and the turn's task.
-func escalationMeta(task, key string, v any) ([]byte, error) {
-	m := map[string]any{key: v}
-	if task != "" {
-		m[record.KeyTask] = task
-	}
-	return json.Marshal(m)
-}
-
-// sortEscalations orders es oldest first (by id when as old).
-func sortEscalations(es []PendingEscalation) {
-	slices.SortFunc(es, func(a, b PendingEscalation) int {
-		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
-	})
 }

@@ -266,14 +266,5 @@ func short(h Hash) string {
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
-// commitText returns the text of c.
-func commitText(tx store.Tx, c *dag.Commit) (string, error) {
-	b, err := tx.Blob(c.Blob)
-	if isNotFound(err) && store.LostBlob(tx, c.Blob) {
-		return store.LostText(c.Blob), nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return bytesToString(b), nil // Blob's copy is ours
-}
+// commitText returns the text of c (see store.CommitText).
+func commitText(tx store.Tx, c *dag.Commit) (string, error) { return store.CommitText(tx, c) }

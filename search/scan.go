@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -93,7 +92,7 @@ func Scan(ctx context.Context, tx store.Tx, q Query, limit int) ([]Hit, error) {
 			if diagnosis == "" {
 				return nil
 			}
-			text, err := textOf(tx, c)
+			text, err := store.CommitText(tx, c)
 			if err != nil {
 				return fmt.Errorf("commit %s: %w", h.Short(), err)
 			}
@@ -116,15 +115,6 @@ func Scan(ctx context.Context, tx store.Tx, q Query, limit int) ([]Hit, error) {
 	}
 	slices.SortFunc(hits, newer)
 	return hits, nil
-}
-
-// textOf is c's text, or the mark of a text salvage lost.
-func textOf(tx store.Tx, c *dag.Commit) (string, error) {
-	b, err := tx.Blob(c.Blob)
-	if errors.Is(err, store.ErrNotFound) && store.LostBlob(tx, c.Blob) {
-		return store.LostText(c.Blob), nil
-	}
-	return unsafeString(b), err // Blob's copy is ours
 }
 
 // unsafeString is b as a string, without a copy: b must not change.

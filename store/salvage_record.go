@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/tractdag/tract/dag"
 )
@@ -145,4 +146,17 @@ func endLostChain(tx ObjectTx, links []ChainLink) {
 	if !last.Parent.IsZero() && LostCommit(tx, last.Parent) {
 		last.Parent = dag.Hash{}
 	}
+}
+
+// CommitText returns the text of c: its blob, or LostText when salvage
+// lost it.
+func CommitText(tx Tx, c *dag.Commit) (string, error) {
+	b, err := tx.Blob(c.Blob)
+	if errors.Is(err, ErrNotFound) && LostBlob(tx, c.Blob) {
+		return LostText(c.Blob), nil
+	}
+	if err != nil || len(b) == 0 {
+		return "", err
+	}
+	return unsafe.String(&b[0], len(b)), nil // Blob's copy is the caller's
 }
