@@ -34,12 +34,50 @@ const maxPending = 1000
 // sends it. Queued arguments are encoded when sent, so a write that keeps
 // a caller's slice copies it first, unless the caller promised not to
 // change it (store.HashedPutter).
+//
+// A write transaction also remembers what it wrote and the refs it read
+// (see overlay): it holds the repository's writer lock, so no other
+// writer changes them under it, and a read of either is answered without
+// a round trip. A read that does go to the server carries the queued
+// writes in front of it, in the same round trip.
 type pgTx struct {
 	s       *Store
 	tx      pgx.Tx
 	ctx     context.Context
 	write   bool
 	pending pgx.Batch
+	// seen is the write transaction's overlay; nil in a View.
+	seen *overlay
+}
+
+// maxOverlay bounds the objects an overlay remembers: past it, it forgets
+// them all and starts again (the server has them).
+const maxOverlay = 4096
+
+// overlay is what a write transaction knows without asking the server:
+// the objects it put (objects are immutable, counters are replaced
+// whole), and the refs it read or wrote. A deletion forgets the object,
+// so a later read asks the server.
+type overlay struct {
+	blobs    map[dag.Hash][]byte
+	commits  map[dag.Hash][]byte
+	counters map[dag.Hash]store.Counters
+	// refs holds each ref's stored value, nil for a ref known missing.
+	refs map[string][]byte
+}
+
+func newOverlay() *overlay {
+	return &overlay{blobs: map[dag.Hash][]byte{}, commits: map[dag.Hash][]byte{},
+		counters: map[dag.Hash]store.Counters{}, refs: map[string][]byte{}}
+}
+
+// room forgets every object once the overlay holds maxOverlay.
+func (o *overlay) room() {
+	if len(o.blobs)+len(o.commits)+len(o.counters) >= maxOverlay {
+		clear(o.blobs)
+		clear(o.commits)
+		clear(o.counters)
+	}
 }
 
 // exec queues a write.
@@ -66,29 +104,69 @@ func (t *pgTx) flush() error {
 	return nil
 }
 
-// query sends the queued writes, then runs a query. Its reply is bounded
-// (see bound) until the rows are closed.
+// query runs a query, the queued writes sent ahead of it in the same
+// round trip (a pipeline: a write the server refuses skips the query).
+// Its reply is bounded (see bound) until the rows are closed.
 func (t *pgTx) query(sql string, args ...any) (pgx.Rows, error) {
-	if err := t.flush(); err != nil {
-		return nil, err
-	}
 	ctx, cancel := t.bound()
-	rows, err := t.tx.Query(ctx, sql, args...)
+	if t.pending.Len() == 0 {
+		rows, err := t.tx.Query(ctx, sql, args...)
+		if err != nil {
+			cancel()
+			return nil, t.fail("a query", false, err)
+		}
+		return &boundRows{Rows: rows, t: t, cancel: cancel}, nil
+	}
+	b := t.pending
+	t.pending = pgx.Batch{}
+	writes := b.Len()
+	b.Queue(sql, args...)
+	br := t.tx.SendBatch(ctx, &b)
+	for i := 0; i < writes; i++ {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			cancel()
+			return nil, fmt.Errorf("write: %w", t.fail("sending writes", false, err))
+		}
+	}
+	rows, err := br.Query()
 	if err != nil {
+		if rows != nil {
+			rows.Close()
+		}
+		_ = br.Close()
 		cancel()
 		return nil, t.fail("a query", false, err)
 	}
-	return &boundRows{Rows: rows, t: t, cancel: cancel}, nil
+	return &boundRows{Rows: rows, t: t, cancel: func() { _ = br.Close(); cancel() }}, nil
 }
 
-// queryRow sends the queued writes, then runs a query of one row, its
-// reply bounded (see bound).
+// queryRow runs a query of one row, as query does.
 func (t *pgTx) queryRow(sql string, args ...any) pgx.Row {
-	if err := t.flush(); err != nil {
+	rows, err := t.query(sql, args...)
+	if err != nil {
 		return errRow{err}
 	}
-	ctx, cancel := t.bound()
-	return &boundRow{row: t.tx.QueryRow(ctx, sql, args...), t: t, cancel: cancel}
+	return oneRow{rows}
+}
+
+// oneRow is the first row of rows, as pgx.Conn.QueryRow gives it.
+type oneRow struct{ rows pgx.Rows }
+
+func (r oneRow) Scan(dest ...any) error {
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		r.rows.Close()
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	r.rows.Close()
+	return r.rows.Err()
 }
 
 // errRow is a row whose Scan fails with err.
@@ -133,6 +211,11 @@ func (t *pgTx) exists(sql string, args ...any) (bool, error) {
 }
 
 func (t *pgTx) Blob(h dag.Hash) ([]byte, error) {
+	if t.seen != nil {
+		if b, ok := t.seen.blobs[h]; ok {
+			return bytes.Clone(b), nil
+		}
+	}
 	b, found, err := t.getBytes(`SELECT data FROM tract_blobs WHERE repository = $1 AND hash = $2`, t.s.repository, h[:])
 	if err != nil {
 		return nil, fmt.Errorf("blob %s: %w", h.Short(), err)
@@ -164,10 +247,17 @@ func (t *pgTx) PutHashedBlob(h dag.Hash, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", h.Short(), err)
 	}
+	t.seen.room()
+	t.seen.blobs[h] = data
 	return nil
 }
 
 func (t *pgTx) HasBlob(h dag.Hash) (bool, error) {
+	if t.seen != nil {
+		if _, ok := t.seen.blobs[h]; ok {
+			return true, nil
+		}
+	}
 	ok, err := t.exists(`SELECT EXISTS (SELECT 1 FROM tract_blobs WHERE repository = $1 AND hash = $2)`, t.s.repository, h[:])
 	if err != nil {
 		return false, fmt.Errorf("blob %s: %w", h.Short(), err)
@@ -182,6 +272,7 @@ func (t *pgTx) DeleteBlob(h dag.Hash) error {
 	if err := t.exec(`DELETE FROM tract_blobs WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete blob %s: %w", h.Short(), err)
 	}
+	delete(t.seen.blobs, h)
 	return nil
 }
 
@@ -255,6 +346,11 @@ func (t *pgTx) Commit(h dag.Hash) (*dag.Commit, error) {
 }
 
 func (t *pgTx) rawCommit(h dag.Hash) ([]byte, error) {
+	if t.seen != nil {
+		if raw, ok := t.seen.commits[h]; ok {
+			return bytes.Clone(raw), nil
+		}
+	}
 	raw, found, err := t.getBytes(`SELECT raw FROM tract_commits WHERE repository = $1 AND hash = $2`, t.s.repository, h[:])
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
@@ -296,10 +392,17 @@ func (t *pgTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
 	if err != nil {
 		return fmt.Errorf("put commit %s: %w", h.Short(), err)
 	}
+	t.seen.room()
+	t.seen.commits[h] = raw
 	return nil
 }
 
 func (t *pgTx) HasCommit(h dag.Hash) (bool, error) {
+	if t.seen != nil {
+		if _, ok := t.seen.commits[h]; ok {
+			return true, nil
+		}
+	}
 	ok, err := t.exists(`SELECT EXISTS (SELECT 1 FROM tract_commits WHERE repository = $1 AND hash = $2)`, t.s.repository, h[:])
 	if err != nil {
 		return false, fmt.Errorf("commit %s: %w", h.Short(), err)
@@ -314,6 +417,7 @@ func (t *pgTx) DeleteCommit(h dag.Hash) error {
 	if err := t.exec(`DELETE FROM tract_commits WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
 	}
+	delete(t.seen.commits, h)
 	return nil
 }
 
@@ -360,9 +464,23 @@ ORDER BY hash LIMIT $4`, t.s.repository, lo, hi, lim)
 }
 
 func (t *pgTx) Ref(name string) (refs.Ref, error) {
-	v, found, err := t.getBytes(`SELECT value FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name)
-	if err != nil {
-		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, err)
+	v, known := []byte(nil), false
+	if t.seen != nil {
+		v, known = t.seen.refs[name]
+	}
+	found := v != nil
+	if !known {
+		var err error
+		v, found, err = t.getBytes(`SELECT value FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name)
+		if err != nil {
+			return refs.Ref{}, fmt.Errorf("ref %s: %w", name, err)
+		}
+		if t.seen != nil {
+			if !found {
+				v = nil
+			}
+			t.seen.refs[name] = v
+		}
 	}
 	if !found {
 		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, store.ErrNotFound)
@@ -380,11 +498,13 @@ func (t *pgTx) SetRef(r refs.Ref) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("set ref %s: %w", r.Name, err)
 	}
+	v := r.Encode()
 	err := t.exec(`INSERT INTO tract_refs (repository, name, value) VALUES ($1, $2, $3)
-ON CONFLICT (repository, name) DO UPDATE SET value = EXCLUDED.value`, t.s.repository, r.Name, r.Encode())
+ON CONFLICT (repository, name) DO UPDATE SET value = EXCLUDED.value`, t.s.repository, r.Name, v)
 	if err != nil {
 		return fmt.Errorf("set ref %s: %w", r.Name, err)
 	}
+	t.seen.refs[r.Name] = bytes.Clone(v)
 	return nil
 }
 
@@ -395,6 +515,7 @@ func (t *pgTx) DeleteRef(name string) error {
 	if err := t.exec(`DELETE FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name); err != nil {
 		return fmt.Errorf("delete ref %s: %w", name, err)
 	}
+	t.seen.refs[name] = nil
 	return nil
 }
 
@@ -507,6 +628,11 @@ SELECT $1, $2, e FROM unnest($3::bytea[]) WITH ORDINALITY AS u(e, n) ORDER BY n`
 }
 
 func (t *pgTx) Counters(h dag.Hash) (c store.Counters, ok bool, err error) {
+	if t.seen != nil {
+		if c, ok := t.seen.counters[h]; ok {
+			return c, true, nil
+		}
+	}
 	err = t.queryRow(`SELECT depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = $2`,
 		t.s.repository, h[:]).Scan(&c.Depth, &c.Messages, &c.Tokens)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -528,6 +654,8 @@ ON CONFLICT (repository, hash) DO UPDATE SET depth = EXCLUDED.depth, messages = 
 	if err != nil {
 		return fmt.Errorf("put counters %s: %w", h.Short(), err)
 	}
+	t.seen.room()
+	t.seen.counters[h] = c
 	return nil
 }
 
@@ -538,6 +666,7 @@ func (t *pgTx) DeleteCounters(h dag.Hash) error {
 	if err := t.exec(`DELETE FROM tract_counters WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
 	}
+	delete(t.seen.counters, h)
 	return nil
 }
 
