@@ -278,39 +278,35 @@ func (t *pgTx) DeleteBlob(h dag.Hash) error {
 
 // forEach pages through table's rows of the repository in key order,
 // selecting cols after the hash, and calls fn with each row's hash and
-// what scan read from it.
-func forEach[T any](t *pgTx, table, cols string, scan func(pgx.Rows) ([]byte, T, error), fn func(dag.Hash, T) error) error {
+// what scan decoded from the row's other columns (in binary: see
+// binaryQuery; scan copies what it keeps).
+func forEach[T any](t *pgTx, table, cols string, scan func(cols [][]byte) (T, error), fn func(dag.Hash, T) error) error {
 	type row struct {
-		key []byte
-		v   T
+		h dag.Hash
+		v T
 	}
-	var after []byte
+	query := `SELECT hash, ` + cols + ` FROM ` + table +
+		` WHERE repository = $1 AND hash > $2 ORDER BY hash LIMIT $3`
+	after := []byte{} // sorts before every hash
 	for {
-		rows, err := t.query(`SELECT hash, `+cols+` FROM `+table+
-			` WHERE repository = $1 AND ($2::bytea IS NULL OR hash > $2) ORDER BY hash LIMIT $3`,
-			t.s.repository, after, pageSize)
+		var page []row
+		err := t.binaryQuery(query, []param{textParam(t.s.repository), byteaParam(after), int8Param(pageSize)}, func(cols [][]byte) error {
+			h, err := hashOf(table, cols[0])
+			if err != nil {
+				return err
+			}
+			v, err := scan(cols[1:])
+			if err != nil {
+				return err
+			}
+			page = append(page, row{h, v})
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		var page []row
-		for rows.Next() {
-			k, v, err := scan(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			page = append(page, row{k, v})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
 		for i := range page {
-			h, err := hashOf(table, page[i].key)
-			if err != nil {
-				return err
-			}
-			v := page[i].v
+			h, v := page[i].h, page[i].v
 			page[i] = row{} // let the value go once fn is done with it
 			if err := fn(h, v); err != nil {
 				return err
@@ -324,12 +320,8 @@ func forEach[T any](t *pgTx, table, cols string, scan func(pgx.Rows) ([]byte, T,
 }
 
 func (t *pgTx) ForEachBlob(fn func(h dag.Hash, data []byte) error) error {
-	return forEach(t, "tract_blobs", "data", func(rows pgx.Rows) (k, d []byte, err error) {
-		err = rows.Scan(&k, &d)
-		if d == nil {
-			d = []byte{}
-		}
-		return k, d, err
+	return forEach(t, "tract_blobs", "data", func(cols [][]byte) ([]byte, error) {
+		return append([]byte{}, cols[0]...), nil
 	}, fn)
 }
 
@@ -422,9 +414,8 @@ func (t *pgTx) DeleteCommit(h dag.Hash) error {
 }
 
 func (t *pgTx) ForEachCommit(fn func(h dag.Hash, raw []byte) error) error {
-	return forEach(t, "tract_commits", "raw", func(rows pgx.Rows) (k, raw []byte, err error) {
-		err = rows.Scan(&k, &raw)
-		return k, raw, err
+	return forEach(t, "tract_commits", "raw", func(cols [][]byte) ([]byte, error) {
+		return append([]byte{}, cols[0]...), nil
 	}, fn)
 }
 
@@ -671,8 +662,7 @@ func (t *pgTx) DeleteCounters(h dag.Hash) error {
 }
 
 func (t *pgTx) ForEachCounters(fn func(h dag.Hash, c store.Counters) error) error {
-	return forEach(t, "tract_counters", "depth, messages, tokens", func(rows pgx.Rows) (k []byte, c store.Counters, err error) {
-		err = rows.Scan(&k, &c.Depth, &c.Messages, &c.Tokens)
-		return k, c, err
+	return forEach(t, "tract_counters", "depth, messages, tokens", func(cols [][]byte) (store.Counters, error) {
+		return countersCols("tract_counters", cols)
 	}, fn)
 }
