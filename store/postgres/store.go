@@ -297,10 +297,7 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		}
 		return fmt.Errorf("%s: begin transaction: %w", s.display, s.server.classify(ctx, "BEGIN", conn.Conn().PgConn(), false, err))
 	}
-	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write}
-	if write {
-		ptx.seen = newOverlay()
-	}
+	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write, seen: newOverlay()}
 	done := false
 	defer func() {
 		if !done {

@@ -35,18 +35,20 @@ const maxPending = 1000
 // a caller's slice copies it first, unless the caller promised not to
 // change it (store.HashedPutter).
 //
-// A write transaction also remembers what it wrote and the refs it read
-// (see overlay): it holds the repository's writer lock, so no other
-// writer changes them under it, and a read of either is answered without
-// a round trip. A read that does go to the server carries the queued
-// writes in front of it, in the same round trip.
+// A transaction also remembers the refs it read, with the counters of the
+// commits they hold, and a write transaction what it wrote (see overlay):
+// a View reads one snapshot, and a write transaction holds the
+// repository's writer lock, so no other writer changes them under it, and
+// a second read of either is answered without a round trip. A read that
+// does go to the server carries the queued writes in front of it, in the
+// same round trip.
 type pgTx struct {
 	s       *Store
 	tx      pgx.Tx
 	ctx     context.Context
 	write   bool
 	pending pgx.Batch
-	// seen is the write transaction's overlay; nil in a View.
+	// seen is what the transaction knows without asking (see overlay).
 	seen *overlay
 }
 
@@ -54,10 +56,10 @@ type pgTx struct {
 // them all and starts again (the server has them).
 const maxOverlay = 4096
 
-// overlay is what a write transaction knows without asking the server:
-// the objects it put (objects are immutable, counters are replaced
-// whole), and the refs it read or wrote. A deletion forgets the object,
-// so a later read asks the server.
+// overlay is what a transaction knows without asking the server: the
+// refs it read or wrote, the counters of the commits they hold, and the
+// objects it put (objects are immutable, counters are replaced whole). A
+// deletion forgets the object, so a later read asks the server.
 type overlay struct {
 	blobs    map[dag.Hash][]byte
 	commits  map[dag.Hash][]byte
@@ -211,10 +213,8 @@ func (t *pgTx) exists(sql string, args ...any) (bool, error) {
 }
 
 func (t *pgTx) Blob(h dag.Hash) ([]byte, error) {
-	if t.seen != nil {
-		if b, ok := t.seen.blobs[h]; ok {
-			return bytes.Clone(b), nil
-		}
+	if b, ok := t.seen.blobs[h]; ok {
+		return bytes.Clone(b), nil
 	}
 	b, found, err := t.getBytes(`SELECT data FROM tract_blobs WHERE repository = $1 AND hash = $2`, t.s.repository, h[:])
 	if err != nil {
@@ -253,10 +253,8 @@ func (t *pgTx) PutHashedBlob(h dag.Hash, data []byte) error {
 }
 
 func (t *pgTx) HasBlob(h dag.Hash) (bool, error) {
-	if t.seen != nil {
-		if _, ok := t.seen.blobs[h]; ok {
-			return true, nil
-		}
+	if _, ok := t.seen.blobs[h]; ok {
+		return true, nil
 	}
 	ok, err := t.exists(`SELECT EXISTS (SELECT 1 FROM tract_blobs WHERE repository = $1 AND hash = $2)`, t.s.repository, h[:])
 	if err != nil {
@@ -338,10 +336,8 @@ func (t *pgTx) Commit(h dag.Hash) (*dag.Commit, error) {
 }
 
 func (t *pgTx) rawCommit(h dag.Hash) ([]byte, error) {
-	if t.seen != nil {
-		if raw, ok := t.seen.commits[h]; ok {
-			return bytes.Clone(raw), nil
-		}
+	if raw, ok := t.seen.commits[h]; ok {
+		return bytes.Clone(raw), nil
 	}
 	raw, found, err := t.getBytes(`SELECT raw FROM tract_commits WHERE repository = $1 AND hash = $2`, t.s.repository, h[:])
 	if err != nil {
@@ -390,10 +386,8 @@ func (t *pgTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
 }
 
 func (t *pgTx) HasCommit(h dag.Hash) (bool, error) {
-	if t.seen != nil {
-		if _, ok := t.seen.commits[h]; ok {
-			return true, nil
-		}
+	if _, ok := t.seen.commits[h]; ok {
+		return true, nil
 	}
 	ok, err := t.exists(`SELECT EXISTS (SELECT 1 FROM tract_commits WHERE repository = $1 AND hash = $2)`, t.s.repository, h[:])
 	if err != nil {
@@ -455,28 +449,74 @@ ORDER BY hash LIMIT $4`, t.s.repository, lo, hi, lim)
 }
 
 func (t *pgTx) Ref(name string) (refs.Ref, error) {
-	v, known := []byte(nil), false
-	if t.seen != nil {
-		v, known = t.seen.refs[name]
-	}
-	found := v != nil
+	v, known := t.seen.refs[name]
 	if !known {
-		var err error
-		v, found, err = t.getBytes(`SELECT value FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name)
-		if err != nil {
+		if err := t.readRef(name); err != nil {
 			return refs.Ref{}, fmt.Errorf("ref %s: %w", name, err)
 		}
-		if t.seen != nil {
-			if !found {
-				v = nil
-			}
-			t.seen.refs[name] = v
-		}
+		v = t.seen.refs[name]
 	}
-	if !found {
+	if v == nil {
 		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, store.ErrNotFound)
 	}
 	return refs.DecodeRef(name, v)
+}
+
+// refQuery reads ref $2 and, when it is symbolic ("ref: " and a name, see
+// refs.Ref.Encode), the ref it names, each with the counters of the
+// commit it holds: what a commit, or a status, reads next (HEAD, its
+// branch, the branch's tip's counters), in one round trip.
+const refQuery = `WITH asked AS (
+	SELECT name, value FROM tract_refs WHERE repository = $1 AND name = $2
+), named AS (
+	SELECT name, value FROM tract_refs WHERE repository = $1 AND name = (
+		SELECT convert_from(substring(value FROM 6), 'UTF8') FROM asked
+		WHERE length(value) > 5 AND substring(value FROM 1 FOR 5) = '\x7265663a20'::bytea)
+)
+SELECT x.name, x.value, c.depth, c.messages, c.tokens FROM (SELECT * FROM asked UNION ALL SELECT * FROM named) x
+LEFT JOIN LATERAL (
+	SELECT depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = x.value LIMIT 1
+) c ON true`
+
+// readRef reads ref name into the transaction's overlay (see refQuery):
+// its value, nil when it is missing; the value of the ref it names, if
+// symbolic; and the counters of the commits they hold.
+func (t *pgTx) readRef(name string) error {
+	t.seen.refs[name] = nil
+	err := t.binaryQuery(refQuery, []param{textParam(t.s.repository), textParam(name)}, func(cols [][]byte) error {
+		if len(cols) != 5 || cols[1] == nil {
+			return fmt.Errorf("tract_refs: a row of %d columns: %w", len(cols), store.ErrCorrupt)
+		}
+		got, v := string(cols[0]), bytes.Clone(cols[1])
+		if got != name {
+			if _, known := t.seen.refs[got]; known {
+				return nil // asked before: its first answer stands
+			}
+		}
+		t.seen.refs[got] = v
+		if cols[2] != nil && len(v) == dag.HashSize {
+			c, err := countersCols("tract_counters", cols[2:])
+			if err != nil {
+				return err
+			}
+			if _, known := t.seen.counters[dag.Hash(v)]; !known {
+				t.seen.room()
+				t.seen.counters[dag.Hash(v)] = c
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		delete(t.seen.refs, name)
+		return err
+	}
+	// The ref a symbolic one names was asked for too: missing if no row.
+	if target, ok := strings.CutPrefix(string(t.seen.refs[name]), "ref: "); ok && target != "" {
+		if _, known := t.seen.refs[target]; !known {
+			t.seen.refs[target] = nil
+		}
+	}
+	return nil
 }
 
 // SetRef stores r. The transaction holds the repository's writer lock
@@ -619,10 +659,8 @@ SELECT $1, $2, e FROM unnest($3::bytea[]) WITH ORDINALITY AS u(e, n) ORDER BY n`
 }
 
 func (t *pgTx) Counters(h dag.Hash) (c store.Counters, ok bool, err error) {
-	if t.seen != nil {
-		if c, ok := t.seen.counters[h]; ok {
-			return c, true, nil
-		}
+	if c, ok := t.seen.counters[h]; ok {
+		return c, true, nil
 	}
 	err = t.queryRow(`SELECT depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = $2`,
 		t.s.repository, h[:]).Scan(&c.Depth, &c.Messages, &c.Tokens)
