@@ -60,7 +60,8 @@ func TestOverlay_WriteTransactionReadsItsOwnWrites(t *testing.T) {
 }
 
 // A symbolic ref is read with the ref it names and the counters of that
-// ref's commit, in one round trip; a view answers the second read itself.
+// ref's commit, in one round trip, and HEAD with ORIG_HEAD; a view answers
+// the second read itself.
 func TestOverlay_SymbolicRefBringsItsTarget(t *testing.T) {
 	t.Parallel()
 	direct, p, s := openThrough(t)
@@ -91,6 +92,8 @@ func TestOverlay_SymbolicRefBringsItsTarget(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, ok)
 		assert.Equal(t, store.Counters{Depth: 1, Messages: 1, Tokens: 2}, c)
+		_, err = tx.Ref(refs.OrigHead) // read with HEAD, for status
+		assert.ErrorIs(t, err, store.ErrNotFound)
 		return nil
 	}))
 }

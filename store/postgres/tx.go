@@ -462,16 +462,17 @@ func (t *pgTx) Ref(name string) (refs.Ref, error) {
 	return refs.DecodeRef(name, v)
 }
 
-// refQuery reads ref $2 and, when it is symbolic ("ref: " and a name, see
-// refs.Ref.Encode), the ref it names, each with the counters of the
-// commit it holds: what a commit, or a status, reads next (HEAD, its
-// branch, the branch's tip's counters), in one round trip.
+// refQuery reads ref $2 (and ref $3, its companion: see readRef) and,
+// when $2 is symbolic ("ref: " and a name, see refs.Ref.Encode), the ref
+// it names, each with the counters of the commit it holds: what a commit,
+// or a status, reads next (HEAD, its branch, the branch's tip's counters,
+// ORIG_HEAD), in one round trip.
 const refQuery = `WITH asked AS (
-	SELECT name, value FROM tract_refs WHERE repository = $1 AND name = $2
+	SELECT name, value FROM tract_refs WHERE repository = $1 AND (name = $2 OR name = $3)
 ), named AS (
 	SELECT name, value FROM tract_refs WHERE repository = $1 AND name = (
 		SELECT convert_from(substring(value FROM 6), 'UTF8') FROM asked
-		WHERE length(value) > 5 AND substring(value FROM 1 FOR 5) = '\x7265663a20'::bytea)
+		WHERE name = $2 AND length(value) > 5 AND substring(value FROM 1 FOR 5) = '\x7265663a20'::bytea)
 )
 SELECT x.name, x.value, c.depth, c.messages, c.tokens FROM (SELECT * FROM asked UNION ALL SELECT * FROM named) x
 LEFT JOIN LATERAL (
@@ -480,10 +481,17 @@ LEFT JOIN LATERAL (
 
 // readRef reads ref name into the transaction's overlay (see refQuery):
 // its value, nil when it is missing; the value of the ref it names, if
-// symbolic; and the counters of the commits they hold.
+// symbolic; and the counters of the commits they hold. Of HEAD it reads
+// ORIG_HEAD too, which status shows beside it.
 func (t *pgTx) readRef(name string) error {
+	companion := name
+	if name == refs.HEAD {
+		if _, known := t.seen.refs[refs.OrigHead]; !known {
+			companion = refs.OrigHead
+		}
+	}
 	t.seen.refs[name] = nil
-	err := t.binaryQuery(refQuery, []param{textParam(t.s.repository), textParam(name)}, func(cols [][]byte) error {
+	err := t.binaryQuery(refQuery, []param{textParam(t.s.repository), textParam(name), textParam(companion)}, func(cols [][]byte) error {
 		if len(cols) != 5 || cols[1] == nil {
 			return fmt.Errorf("tract_refs: a row of %d columns: %w", len(cols), store.ErrCorrupt)
 		}
@@ -509,6 +517,9 @@ func (t *pgTx) readRef(name string) error {
 	if err != nil {
 		delete(t.seen.refs, name)
 		return err
+	}
+	if _, known := t.seen.refs[companion]; !known {
+		t.seen.refs[companion] = nil // asked for, and missing
 	}
 	// The ref a symbolic one names was asked for too: missing if no row.
 	if target, ok := strings.CutPrefix(string(t.seen.refs[name]), "ref: "); ok && target != "" {
