@@ -137,6 +137,8 @@ func (t *pgTx) PublishPack(id uint64) error {
 	if _, _, err := t.packTail(id); err != nil {
 		return err
 	}
+	// The copies below may replace counters the transaction read.
+	clear(t.seen.counters)
 	for _, q := range []string{
 		`INSERT INTO tract_blobs (repository, hash, data)
 SELECT $1, hash, value FROM tract_pack_entries WHERE pack = $2 AND kind = 1 ON CONFLICT DO NOTHING`,
