@@ -2,8 +2,10 @@ package tract_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -80,3 +82,43 @@ func (be benchBackend) init(b *testing.B, durable bool) *tract.Tract {
 
 // isFile reports whether be keeps repositories in files.
 func (be benchBackend) isFile() bool { return be.base == "" }
+
+// BenchmarkPostgresCommitBound measures the server's own bound on a
+// durable commit, beside BenchmarkCommitDurable/postgres: a transaction
+// that inserts one row and commits, all in one round trip (a pipeline:
+// BEGIN, INSERT, COMMIT, one Sync), each waiting for the server's WAL
+// flush. rows=6 inserts six rows of about a commit's size, as many as a
+// tract commit writes (its text, commit, counters, branch ref and two
+// reflog entries). Over loopback its rate is what the disk's flushes
+// allow; a tract commit adds its reads (the refs, the parent's counters)
+// and the round trips that carry them.
+func BenchmarkPostgresCommitBound(b *testing.B) {
+	base := pgtest.URL(b)
+	requireDurable(b, base)
+	ctx := context.Background()
+	for _, rows := range []int{1, 6} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			conn, err := pgx.Connect(ctx, base)
+			require.NoError(b, err)
+			defer conn.Close(ctx)
+			table := pgx.Identifier{fmt.Sprintf("bench_bound_%d_%d", rows, time.Now().UnixNano())}.Sanitize()
+			_, err = conn.Exec(ctx, `CREATE TABLE `+table+` (k bigint PRIMARY KEY, v bytea NOT NULL)`)
+			require.NoError(b, err)
+			defer conn.Exec(ctx, `DROP TABLE `+table)
+			value := make([]byte, 100)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var batch pgx.Batch
+				batch.Queue("BEGIN")
+				for r := range rows {
+					batch.Queue(`INSERT INTO `+table+` VALUES ($1, $2)`, int64(i*rows+r), value)
+				}
+				batch.Queue("COMMIT")
+				if err := conn.SendBatch(ctx, &batch).Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+		})
+	}
+}

@@ -467,14 +467,34 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	if err != nil {
 		return nil, err
 	}
+	// The commits read below, kept and replayed ones and each summary's
+	// last source, in one read (a page of round trips on a database, not
+	// one each).
+	var need []Hash
+	for i, g := range plan.plan.Groups {
+		if g.Keep {
+			need = append(need, g.Items[0].Hash)
+		} else {
+			need = append(need, summaries[i].Sources[len(summaries[i].Sources)-1])
+		}
+	}
+	need = append(need, plan.tail...)
+	read, err := store.ReadCommitsStored(tx, need)
+	if err != nil {
+		return nil, err
+	}
+	commits := make(map[Hash]*dag.Commit, len(need))
+	for i, h := range need {
+		commits[h] = read[i]
+	}
 	var batch []store.NewCommit
 	tip := plan.base
 	// replay re-commits c on the new tip; a commit whose parent is unchanged
 	// is reused as it is.
 	replay := func(h Hash) error {
-		c, err := tx.Commit(h)
-		if err != nil {
-			return err
+		c, ok := commits[h]
+		if !ok {
+			return fmt.Errorf("compress: commit %s was not read", h.Short())
 		}
 		if c.Parent() == tip {
 			tip = h
@@ -515,10 +535,7 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 		blobs = append(blobs, store.NewBlob{Hash: blob, Data: data})
 		// A summary takes the time of the last commit it replaces, so the
 		// new chain keeps its order in time and compress is deterministic.
-		lastSource, err := tx.Commit(s.Sources[len(s.Sources)-1])
-		if err != nil {
-			return nil, err
-		}
+		lastSource := commits[s.Sources[len(s.Sources)-1]]
 		c := &dag.Commit{Kind: KindSummary, Role: RoleSystem, Blob: blob, Meta: meta, Time: lastSource.Time}
 		if !tip.IsZero() {
 			c.Parents = []Hash{tip}

@@ -7,6 +7,7 @@
 //	go run ./bench -n 1000000 -rounds 1
 //	go run ./bench -n 1000 -generate DIR   # only write the history files
 //	go run ./bench -db 'postgres://user@host/db'   # tract's repositories in PostgreSQL
+//	go run ./bench -db 'postgres://user@host/db' -vs-file   # PostgreSQL against the file
 //
 // It generates n messages of about 300 bytes (a system prompt, then user and
 // assistant turns), writes them once as JSON lines for 'tract import' and
@@ -22,7 +23,10 @@
 // at the end; the schema is migrated first), so the table shows what the
 // same commands cost on a server; git stays on files. The size row then
 // gives the repository's rows as PostgreSQL stores them (tables and
-// indexes, shared by every repository of the database).
+// indexes, shared by every repository of the database). With -vs-file as
+// well, it measures tract in the database against tract in a file
+// instead, both on the same history, alternating (the ratios the
+// PostgreSQL backend's targets are stated in); git is not run.
 package main
 
 import (
@@ -53,6 +57,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the temporary directory")
 	gen := flag.String("generate", "", "only write the history to `DIR` (history.jsonl, history.fi) and exit")
 	db := flag.String("db", "", "keep tract's repositories in the PostgreSQL database of `URL` instead of files")
+	vsFile := flag.Bool("vs-file", false, "with -db, measure tract in the database against tract in a file instead of against git")
 	flag.Parse()
 	if *gen != "" {
 		err := os.MkdirAll(*gen, 0o755)
@@ -64,6 +69,14 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	run := run
+	if *vsFile {
+		if *db == "" {
+			fmt.Fprintln(os.Stderr, "bench: -vs-file needs -db URL")
+			os.Exit(2)
+		}
+		run = runVsFile
 	}
 	if err := run(*n, *rounds, *keep, *db); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -104,10 +117,8 @@ func run(n, rounds int, keep bool, db string) error {
 		defer b.dropAll()
 	}
 	fmt.Fprintf(os.Stderr, "building tract and generating %d messages…\n", n)
-	build := exec.Command("go", "build", "-o", b.tract, "./cmd/tract")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README installs it
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build (run from the repository's root): %v\n%s", err, out)
+	if err := buildTract(b.tract); err != nil {
+		return err
 	}
 	jsonl, stream := filepath.Join(dir, "history.jsonl"), filepath.Join(dir, "history.fi")
 	if err := generate(n, jsonl, stream); err != nil {
@@ -202,6 +213,17 @@ func run(n, rounds int, keep bool, db string) error {
 	}
 	fmt.Printf("| size on disk | %s (%d B/message) | %s packed (%d B/message) | %.2f× |\n",
 		mib(tsize), tsize/int64(n), mib(gsize), gsize/int64(n), float64(tsize)/float64(gsize))
+	return nil
+}
+
+// buildTract builds the tract command into path, as the README installs
+// it.
+func buildTract(path string) error {
+	build := exec.Command("go", "build", "-o", path, "./cmd/tract")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build (run from the repository's root): %v\n%s", err, out)
+	}
 	return nil
 }
 

@@ -109,7 +109,7 @@ func TestPgRobust_ServerHangs(t *testing.T) {
 func TestPgRobust_CommitOutcomeUnknown(t *testing.T) {
 	t.Parallel()
 	s, db, p := proxied(t, "2s")
-	p.FreezeAt([]byte("Q\x00\x00\x00\x0bcommit\x00")) // pgx's COMMIT on the wire
+	p.FreezeAt([]byte("\x00COMMIT\x00")) // the COMMIT sent with the commit's writes
 	r := s.tract("commit", "--role", "user", "-m", "maybe written")
 	requireExit(t, r, exitError)
 	assertNoPassword(t, r, urlPassword(t, db))

@@ -3,8 +3,6 @@ package postgres
 import (
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/store"
 )
@@ -27,12 +25,8 @@ const maxChain = 10000
 // Blobs reads blobs hs in one query per maxBatch of them.
 func (t *pgTx) Blobs(hs []dag.Hash) ([][]byte, error) {
 	out := make([][]byte, len(hs))
-	var v []byte
-	err := t.eachMany("tract_blobs", "data", hs, []any{&v}, func(i int) error {
-		if v == nil {
-			v = []byte{} // an empty blob is stored
-		}
-		out[i] = v // pgx scans each row into a slice of its own
+	err := t.eachMany("tract_blobs", "data", hs, func(i int, cols [][]byte) error {
+		out[i] = append([]byte{}, cols[0]...) // an empty blob is stored, not nil
 		return nil
 	})
 	if err != nil {
@@ -44,9 +38,8 @@ func (t *pgTx) Blobs(hs []dag.Hash) ([][]byte, error) {
 // Commits reads commits hs in one query per maxBatch of them.
 func (t *pgTx) Commits(hs []dag.Hash) ([]*dag.Commit, error) {
 	out := make([]*dag.Commit, len(hs))
-	var raw []byte
-	err := t.eachMany("tract_commits", "raw", hs, []any{&raw}, func(i int) error {
-		c, err := dag.Decode(raw)
+	err := t.eachMany("tract_commits", "raw", hs, func(i int, cols [][]byte) error {
+		c, err := dag.Decode(cols[0])
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", hs[i].Short(), err)
 		}
@@ -63,9 +56,11 @@ func (t *pgTx) Commits(hs []dag.Hash) ([]*dag.Commit, error) {
 // of them.
 func (t *pgTx) CountersOf(hs []dag.Hash) ([]store.Counters, []bool, error) {
 	cs, ok := make([]store.Counters, len(hs)), make([]bool, len(hs))
-	var c store.Counters
-	err := t.eachMany("tract_counters", "depth, messages, tokens", hs, []any{&c.Depth, &c.Messages, &c.Tokens},
-		func(i int) error { cs[i], ok[i] = c, true; return nil })
+	err := t.eachMany("tract_counters", "depth, messages, tokens", hs, func(i int, cols [][]byte) error {
+		c, err := countersCols("tract_counters", cols)
+		cs[i], ok[i] = c, err == nil
+		return err
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %d counters: %w", len(hs), err)
 	}
@@ -84,28 +79,26 @@ func manyQuery(table, cols string) string {
 }
 
 // eachMany reads the columns cols of the rows of table whose hashes hs
-// holds, in one query per maxBatch of them: for each row found it scans
-// the columns into dest and calls fn with the index in hs of the row's
-// hash (a hash asked twice is answered twice).
-func (t *pgTx) eachMany(table, cols string, hs []dag.Hash, dest []any, fn func(i int) error) error {
+// holds, in one query per maxBatch of them: for each row found it calls fn
+// with the index in hs of the row's hash (a hash asked twice is answered
+// twice) and the row's columns, in binary (see binaryQuery).
+func (t *pgTx) eachMany(table, cols string, hs []dag.Hash, fn func(i int, cols [][]byte) error) error {
 	query := manyQuery(table, cols)
-	var at int64
-	scan := append([]any{&at}, dest...)
 	for base := 0; base < len(hs); base += maxBatch {
 		n := min(len(hs)-base, maxBatch)
 		keys := make([][]byte, n)
 		for i := range keys {
 			keys[i] = hs[base+i][:]
 		}
-		rows, err := t.query(query, t.s.repository, keys)
-		if err != nil {
-			return err
-		}
-		_, err = pgx.ForEachRow(rows, scan, func() error {
+		err := t.binaryQuery(query, []param{textParam(t.s.repository), byteaArrayParam(keys)}, func(row [][]byte) error {
+			at, err := int8Col(table, row[0])
+			if err != nil {
+				return err
+			}
 			if at < 1 || at > int64(n) {
 				return fmt.Errorf("%s: a row for position %d of %d: %w", table, at, n, store.ErrCorrupt)
 			}
-			return fn(base + int(at) - 1)
+			return fn(base+int(at)-1, row[1:])
 		})
 		if err != nil {
 			return err
@@ -137,7 +130,7 @@ UNION ALL
 		END)
 		LIMIT 1
 	) p
-	WHERE c.depth < $3 AND p.hash <> $4
+	WHERE c.depth < $3::bigint AND p.hash <> $4
 )
 SELECT hash, raw FROM chain ORDER BY depth`
 
@@ -147,17 +140,14 @@ func (t *pgTx) Chain(from dag.Hash, n int, stop dag.Hash) ([]store.ChainLink, er
 	if n < 1 || from == stop {
 		return nil, nil
 	}
-	rows, err := t.query(chainQuery, t.s.repository, from[:], min(n, maxChain), stop[:])
-	if err != nil {
-		return nil, fmt.Errorf("chain from %s: %w", from.Short(), err)
-	}
 	var out []store.ChainLink
-	var k, raw []byte
-	_, err = pgx.ForEachRow(rows, []any{&k, &raw}, func() error {
-		h, err := hashOf("commit", k)
+	err := t.binaryQuery(chainQuery, []param{textParam(t.s.repository), byteaParam(from[:]),
+		int8Param(int64(min(n, maxChain))), byteaParam(stop[:])}, func(row [][]byte) error {
+		h, err := hashOf("commit", row[0])
 		if err != nil {
 			return err
 		}
+		raw := append([]byte{}, row[1]...)
 		hd, err := dag.DecodeHeader(raw)
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", h.Short(), err)

@@ -179,7 +179,8 @@ func describe(err error) string {
 // (a URL of several hosts) failed: "h1:5432: connection refused; h2:5432:
 // the server is read-only …". ok is false when err is not such a list.
 // Of a server tried twice (sslmode=prefer tries it with TLS, then
-// without), the last attempt's reason is kept; when one server is left, its
+// without; on loopback, without, then with: see plainFirstOnLoopback), the
+// last attempt's reason is kept, unless that is a refusal of TLS; when one server is left, its
 // reason is given without its address, which the message names already.
 func describeEach(err error) (each string, ok bool) {
 	j, isList := err.(interface{ Unwrap() []error })
@@ -199,8 +200,11 @@ func describeEach(err error) (each string, ok bool) {
 		if inner == nil || addr == "" {
 			inner = e
 		}
-		if _, seen := why[addr]; !seen {
+		_, seen := why[addr]
+		if !seen {
 			addrs = append(addrs, addr)
+		} else if strings.Contains(text, "server refused TLS connection") {
+			continue // the second try of a server on loopback, after its real answer
 		}
 		why[addr] = describe(inner)
 	}

@@ -1,11 +1,8 @@
 package postgres
 
 import (
-	"context"
 	"strconv"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // DefaultIdleTimeout is how long the server lets a write transaction sit
@@ -26,8 +23,8 @@ const DefaultIdleTimeout = time.Minute
 // rolls back at once.
 //
 // Each write transaction sets PostgreSQL's
-// idle_in_transaction_session_timeout for itself (set_config with
-// is_local), in the round trip that takes the lock, so nothing outlives
+// idle_in_transaction_session_timeout for itself (SET LOCAL), in the
+// round trip that begins it and takes the lock, so nothing outlives
 // the transaction and a pooler in transaction mode stays safe. It counts
 // only time between statements: a statement that runs long, or that waits
 // for a lock, is bounded by statement_timeout and lock_timeout instead.
@@ -37,19 +34,6 @@ const DefaultIdleTimeout = time.Minute
 // force; d is rounded up to a millisecond.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(s *Store) { s.idleTimeout = max(d, 0) }
-}
-
-// takeWriterLock takes the repository's writer lock (lockRepository) as
-// tx's first statement and, unless the store's idle timeout is 0, sets it
-// for tx, both in one round trip.
-func (s *Store) takeWriterLock(ctx context.Context, tx pgx.Tx) error {
-	if s.idleTimeout == 0 {
-		return lockRepository(ctx, tx, s.repository)
-	}
-	var b pgx.Batch
-	b.Queue(`SELECT set_config('idle_in_transaction_session_timeout', $1, true)`, idleSetting(s.idleTimeout))
-	b.Queue(lockRepositorySQL, s.repository)
-	return tx.SendBatch(ctx, &b).Close()
 }
 
 // idleSetting renders d as a value of idle_in_transaction_session_timeout:

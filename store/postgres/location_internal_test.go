@@ -128,3 +128,44 @@ func TestParseLocation_SeveralHosts(t *testing.T) {
 	assert.Equal(t, "db1.invalid:5432", s.server.addr)
 	assert.False(t, s.server.several)
 }
+
+// With sslmode left to its default (prefer), a server on loopback is tried
+// without TLS first, then with it; any other server, or an sslmode the URL
+// gives, keeps pgx's order.
+func TestParseLocation_PlainFirstOnLoopback(t *testing.T) {
+	t.Setenv("PGSSLMODE", "")
+	t.Setenv("PGSERVICE", "")
+	type try struct {
+		host string
+		tls  bool
+	}
+	tries := func(raw string) []try {
+		t.Helper()
+		loc, err := parseLocation(raw)
+		require.NoError(t, err)
+		cc := loc.pool.ConnConfig
+		out := []try{{cc.Host, cc.TLSConfig != nil}}
+		for _, fb := range cc.Fallbacks {
+			out = append(out, try{fb.Host, fb.TLSConfig != nil})
+		}
+		return out
+	}
+	for name, tc := range map[string]struct {
+		url  string
+		want []try
+	}{
+		"loopback":           {"postgres://u@127.0.0.1/db", []try{{"127.0.0.1", false}, {"127.0.0.1", true}}},
+		"localhost":          {"postgres://u@localhost/db", []try{{"localhost", false}, {"localhost", true}}},
+		"IPv6 loopback":      {"postgres://u@[::1]:5432/db", []try{{"::1", false}, {"::1", true}}},
+		"remote":             {"postgres://u@db.example.com/db", []try{{"db.example.com", true}, {"db.example.com", false}}},
+		"sslmode given":      {"postgres://u@127.0.0.1/db?sslmode=prefer", []try{{"127.0.0.1", true}, {"127.0.0.1", false}}},
+		"require stays":      {"postgres://u@127.0.0.1/db?sslmode=require", []try{{"127.0.0.1", true}}},
+		"several, one local": {"postgres://u@db1.example.com,127.0.0.1/db", []try{{"db1.example.com", true}, {"db1.example.com", false}, {"127.0.0.1", false}, {"127.0.0.1", true}}},
+	} {
+		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, tries(tc.url)) })
+	}
+	t.Run("PGSSLMODE given", func(t *testing.T) {
+		t.Setenv("PGSSLMODE", "prefer")
+		assert.Equal(t, []try{{"127.0.0.1", true}, {"127.0.0.1", false}}, tries("postgres://u@127.0.0.1/db"))
+	})
+}

@@ -186,6 +186,34 @@ ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version`, SchemaVersion
 	return res, nil
 }
 
+// openCheck is checkSchema and whether the database holds repository, in
+// one query: a command that opens a repository pays one round trip for
+// both. When the query fails for a missing table, checkSchema says which
+// schema the database has.
+func openCheck(ctx context.Context, pool *pgxpool.Pool, sv *server, repository string) (found bool, err error) {
+	var have *int
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return false, sv.classify(ctx, "connect", nil, false, err)
+	}
+	bctx, cancel := sv.bound(ctx)
+	err = conn.QueryRow(bctx, `SELECT (SELECT version FROM tract_schema),
+	EXISTS (SELECT 1 FROM tract_repositories WHERE name = $1)`, repository).Scan(&have, &found)
+	cancel()
+	conn.Release()
+	err = sv.classify(ctx, "reading the schema version", nil, false, err)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "42P01": // undefined_table
+		return false, checkSchema(ctx, pool, sv)
+	case err != nil:
+		return false, err
+	case have == nil || *have != SchemaVersion:
+		return false, checkSchema(ctx, pool, sv)
+	}
+	return found, nil
+}
+
 // checkSchema fails with a *SchemaError unless the database's schema is
 // SchemaVersion, and with a *ServerError when sv's server cannot be
 // reached or does not reply within its reply timeout.

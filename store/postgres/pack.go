@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,6 +12,29 @@ import (
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/store"
 )
+
+// countersColumns is the kind of an entry of tract_pack_entries that
+// holds a commit's counters as the server reads them: depth, messages and
+// tokens, each 8 bytes big-endian (encodeCountersColumns). AppendPack
+// stores counters so, rather than as Counters.Encode (kind 3, which an
+// earlier tract stored), so that PublishPack copies them with one INSERT
+// … SELECT, as it copies blobs and commits, instead of reading every one
+// back to decode it.
+const countersColumns = 13
+
+// encodeCountersColumns is the value of a countersColumns entry.
+func encodeCountersColumns(c store.Counters) []byte {
+	b := make([]byte, 0, 24)
+	b = binary.BigEndian.AppendUint64(b, uint64(c.Depth))
+	b = binary.BigEndian.AppendUint64(b, uint64(c.Messages))
+	return binary.BigEndian.AppendUint64(b, uint64(c.Tokens))
+}
+
+// countersColumn is the SQL that reads the 8 bytes at byte from (from 1)
+// of a countersColumns entry's value as a bigint.
+func countersColumn(from int) string {
+	return `('x' || encode(substring(value FROM ` + strconv.Itoa(from) + ` FOR 8), 'hex'))::bit(64)::bigint`
+}
 
 // An unpublished pack is a row of tract_packs and its entries rows of
 // tract_pack_entries, which no read of objects looks at. PublishPack
@@ -65,11 +90,18 @@ func (t *pgTx) AppendPack(id uint64, now time.Time, entries []store.PackEntry) e
 		if last.Kind != 0 && last.Compare(e) >= 0 {
 			return fmt.Errorf("append to pack %d: entry %s is out of order", id, e.Hash.Short())
 		}
-		value := e.Value
+		kind, value := int16(e.Kind), e.Value
 		if value == nil {
 			value = []byte{}
 		}
-		rows = append(rows, []any{int64(id), n + int64(len(rows)), int16(e.Kind), e.Hash[:], value})
+		if e.Kind == store.PackCounters {
+			c, err := store.DecodeCounters(e.Value)
+			if err != nil {
+				return fmt.Errorf("append to pack %d: %w", id, err)
+			}
+			kind, value = countersColumns, encodeCountersColumns(c)
+		}
+		rows = append(rows, []any{int64(id), n + int64(len(rows)), kind, e.Hash[:], value})
 		last = e
 	}
 	if len(rows) > 0 {
@@ -105,18 +137,24 @@ func (t *pgTx) PublishPack(id uint64) error {
 	if _, _, err := t.packTail(id); err != nil {
 		return err
 	}
+	// The copies below may replace counters the transaction read.
+	clear(t.seen.counters)
 	for _, q := range []string{
 		`INSERT INTO tract_blobs (repository, hash, data)
 SELECT $1, hash, value FROM tract_pack_entries WHERE pack = $2 AND kind = 1 ON CONFLICT DO NOTHING`,
 		`INSERT INTO tract_commits (repository, hash, raw)
 SELECT $1, hash, value FROM tract_pack_entries WHERE pack = $2 AND kind = 2 ON CONFLICT DO NOTHING`,
+		`INSERT INTO tract_counters (repository, hash, depth, messages, tokens)
+SELECT $1, hash, ` + countersColumn(1) + `, ` + countersColumn(9) + `, ` + countersColumn(17) + `
+FROM tract_pack_entries WHERE pack = $2 AND kind = ` + strconv.Itoa(countersColumns) + `
+ON CONFLICT (repository, hash) DO UPDATE SET depth = EXCLUDED.depth, messages = EXCLUDED.messages, tokens = EXCLUDED.tokens`,
 	} {
 		if err := t.exec(q, t.s.repository, int64(id)); err != nil {
 			return fmt.Errorf("publish pack %d: %w", id, err)
 		}
 	}
-	// Counters are stored encoded in a pack and as columns here: decode
-	// them in pages of the pack's order.
+	// Counters appended by an earlier tract are stored encoded
+	// (Counters.Encode, kind 3): decode them in pages of the pack's order.
 	after := int64(-1)
 	for {
 		rows, err := t.query(`SELECT ord, hash, value FROM tract_pack_entries WHERE pack = $1 AND kind = 3 AND ord > $2

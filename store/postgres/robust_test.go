@@ -21,8 +21,9 @@ import (
 // tiny is the timeout of the tests that wait for one to run out.
 const tiny = 200 * time.Millisecond
 
-// commitMessage is pgx's COMMIT on the wire: a simple Query message.
-var commitMessage = []byte("Q\x00\x00\x00\x0bcommit\x00")
+// commitMessage is the COMMIT that ends a transaction's last batch of
+// writes on the wire: the statement of a Parse message.
+var commitMessage = []byte("\x00COMMIT\x00")
 
 func TestTimeouts_DefaultsOptionsAndURL(t *testing.T) {
 	const base = "postgres://u:pw@127.0.0.1:5432/db"
@@ -151,11 +152,13 @@ func TestUpdate_ServerHangsMidTransaction(t *testing.T) {
 		if h, err = tx.PutBlob([]byte("never written")); err != nil {
 			return err
 		}
-		if _, err := tx.HasBlob(h); err != nil { // sends the write
+		// A read of what the transaction has not written goes to the
+		// server (what it wrote, it answers itself), the write ahead of it.
+		if _, err := tx.HasCommit(h); err != nil {
 			return err
 		}
 		p.Freeze()
-		_, err = tx.HasBlob(h)
+		_, err = tx.HasCommit(h)
 		return err
 	})
 	se := requireServerError(t, err, postgres.ErrTimeout, proxyAddr(t, s), pw)
@@ -188,10 +191,13 @@ func TestReplyTimeout_EveryStatement(t *testing.T) {
 			p.FreezeAt([]byte("FOR NO KEY UPDATE"))
 			return s.Update(context.Background(), func(store.Tx) error { return nil })
 		}},
-		"writes sent at commit": {"sending writes", func(s *postgres.Store, p *pgtest.Proxy) error {
+		"writes sent before a read": {"sending writes", func(s *postgres.Store, p *pgtest.Proxy) error {
 			return s.Update(context.Background(), func(tx store.Tx) error {
 				p.Freeze()
-				_, err := tx.PutBlob([]byte("queued"))
+				if _, err := tx.PutBlob([]byte("queued")); err != nil {
+					return err
+				}
+				_, err := tx.HasCommit(dag.Sum(nil))
 				return err
 			})
 		}},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -125,8 +126,16 @@ func newStore(loc *location, opts []Option) *Store {
 }
 
 // prepare checks the schema and that the repository exists, or creates it.
+// Opening asks both in one round trip (see openCheck).
 func (s *Store) prepare(ctx context.Context, create bool) error {
-	if err := checkSchema(ctx, s.pool, &s.server); err != nil {
+	var err error
+	found := false
+	if create {
+		err = checkSchema(ctx, s.pool, &s.server)
+	} else {
+		found, err = openCheck(ctx, s.pool, &s.server, s.repository)
+	}
+	if err != nil {
 		var se *SchemaError
 		var srv *ServerError
 		switch {
@@ -135,22 +144,18 @@ func (s *Store) prepare(ctx context.Context, create bool) error {
 		case errors.As(err, &srv):
 			return err // it names the server and database itself
 		}
+		if !create {
+			return fmt.Errorf("open %s: %w", s.display, err)
+		}
 		return fmt.Errorf("connect to %s: %w", s.display, err)
 	}
 	if !create {
-		var found bool
-		bctx, cancel := s.server.bound(ctx)
-		err := s.pool.QueryRow(bctx, `SELECT EXISTS (SELECT 1 FROM tract_repositories WHERE name = $1)`, s.repository).Scan(&found)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("open %s: %w", s.display, s.server.classify(ctx, "a query", nil, false, err))
-		}
 		if !found {
 			return fmt.Errorf("%s: no repository %q in the database: %w", s.display, s.repository, store.ErrNotRepository)
 		}
 		return nil
 	}
-	err := s.Update(ctx, func(t store.Tx) error {
+	err = s.Update(ctx, func(t store.Tx) error {
 		tx := t.(*pgTx)
 		var made bool
 		err := tx.queryRow(`INSERT INTO tract_repositories (name) VALUES ($1) ON CONFLICT DO NOTHING RETURNING true`, s.repository).Scan(&made)
@@ -278,24 +283,27 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		conn.Release()
 	}()
 	opts.BeginQuery = s.server.beginQuery(ctx, opts)
+	if write {
+		// The writer lock and the idle timeout come in BEGIN's round trip.
+		opts.BeginQuery += s.writerLockQuery()
+	}
 	bctx, cancel := s.server.bound(ctx)
 	tx, err := conn.BeginTx(bctx, opts)
 	cancel()
 	if err != nil {
+		if write {
+			return fmt.Errorf("%s: take the repository's writer lock: %w", s.display,
+				s.server.classify(ctx, "waiting for the repository's writer lock", conn.Conn().PgConn(), false, err))
+		}
 		return fmt.Errorf("%s: begin transaction: %w", s.display, s.server.classify(ctx, "BEGIN", conn.Conn().PgConn(), false, err))
 	}
-	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write}
+	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write, seen: newOverlay()}
 	done := false
 	defer func() {
 		if !done {
 			_ = ptx.rollback()
 		}
 	}()
-	if write {
-		if err := ptx.lock(); err != nil {
-			return fmt.Errorf("%s: take the repository's writer lock: %w", s.display, err)
-		}
-	}
 	if err := fn(ptx); err != nil {
 		return err
 	}
@@ -303,12 +311,9 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		done = true
 		return ptx.rollback()
 	}
-	if err := ptx.flush(); err != nil {
-		return fmt.Errorf("%s: %w", s.display, err)
-	}
 	done = true
 	if err := ptx.commit(); err != nil {
-		return fmt.Errorf("%s: commit: %w", s.display, err)
+		return fmt.Errorf("%s: %w", s.display, err)
 	}
 	return nil
 }
@@ -322,7 +327,8 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 // server would have to abort. (A REPEATABLE READ or SERIALIZABLE snapshot
 // is taken when the first statement starts, before the lock is granted,
 // so under those levels the lock would not spare the abort.) Readers take
-// no lock and are never kept waiting.
+// no lock and are never kept waiting. Update takes it in BEGIN's own
+// round trip instead (see writerLockQuery).
 func lockRepository(ctx context.Context, tx pgx.Tx, repository string) error {
 	_, err := tx.Exec(ctx, lockRepositorySQL, repository)
 	return err
@@ -330,5 +336,20 @@ func lockRepository(ctx context.Context, tx pgx.Tx, repository string) error {
 
 // lockRepositorySQL is the statement of lockRepository.
 const lockRepositorySQL = `SELECT 1 FROM tract_repositories WHERE name = $1 FOR NO KEY UPDATE`
+
+// writerLockQuery is what a write transaction's BEGIN carries after it,
+// in the same simple query: the idle timeout (see WithIdleTimeout), then
+// the repository's writer lock (see lockRepository), so that a write
+// transaction begins, bounds itself and takes its turn in one round trip.
+// The name is a literal here (a simple query has no parameters): a valid
+// repository name holds no quote, and any quote is doubled all the same.
+func (s *Store) writerLockQuery() string {
+	q := ""
+	if s.idleTimeout > 0 {
+		q = "; SET LOCAL idle_in_transaction_session_timeout = " + idleSetting(s.idleTimeout)
+	}
+	return q + "; SELECT 1 FROM tract_repositories WHERE name = '" +
+		strings.ReplaceAll(s.repository, "'", "''") + "' FOR NO KEY UPDATE"
+}
 
 func (s *Store) redact(err error) error { return redact(err, s.secrets) }

@@ -34,12 +34,52 @@ const maxPending = 1000
 // sends it. Queued arguments are encoded when sent, so a write that keeps
 // a caller's slice copies it first, unless the caller promised not to
 // change it (store.HashedPutter).
+//
+// A transaction also remembers the refs it read, with the counters of the
+// commits they hold, and a write transaction what it wrote (see overlay):
+// a View reads one snapshot, and a write transaction holds the
+// repository's writer lock, so no other writer changes them under it, and
+// a second read of either is answered without a round trip. A read that
+// does go to the server carries the queued writes in front of it, in the
+// same round trip.
 type pgTx struct {
 	s       *Store
 	tx      pgx.Tx
 	ctx     context.Context
 	write   bool
 	pending pgx.Batch
+	// seen is what the transaction knows without asking (see overlay).
+	seen *overlay
+}
+
+// maxOverlay bounds the objects an overlay remembers: past it, it forgets
+// them all and starts again (the server has them).
+const maxOverlay = 4096
+
+// overlay is what a transaction knows without asking the server: the
+// refs it read or wrote, the counters of the commits they hold, and the
+// objects it put (objects are immutable, counters are replaced whole). A
+// deletion forgets the object, so a later read asks the server.
+type overlay struct {
+	blobs    map[dag.Hash][]byte
+	commits  map[dag.Hash][]byte
+	counters map[dag.Hash]store.Counters
+	// refs holds each ref's stored value, nil for a ref known missing.
+	refs map[string][]byte
+}
+
+func newOverlay() *overlay {
+	return &overlay{blobs: map[dag.Hash][]byte{}, commits: map[dag.Hash][]byte{},
+		counters: map[dag.Hash]store.Counters{}, refs: map[string][]byte{}}
+}
+
+// room forgets every object once the overlay holds maxOverlay.
+func (o *overlay) room() {
+	if len(o.blobs)+len(o.commits)+len(o.counters) >= maxOverlay {
+		clear(o.blobs)
+		clear(o.commits)
+		clear(o.counters)
+	}
 }
 
 // exec queues a write.
@@ -66,29 +106,69 @@ func (t *pgTx) flush() error {
 	return nil
 }
 
-// query sends the queued writes, then runs a query. Its reply is bounded
-// (see bound) until the rows are closed.
+// query runs a query, the queued writes sent ahead of it in the same
+// round trip (a pipeline: a write the server refuses skips the query).
+// Its reply is bounded (see bound) until the rows are closed.
 func (t *pgTx) query(sql string, args ...any) (pgx.Rows, error) {
-	if err := t.flush(); err != nil {
-		return nil, err
-	}
 	ctx, cancel := t.bound()
-	rows, err := t.tx.Query(ctx, sql, args...)
+	if t.pending.Len() == 0 {
+		rows, err := t.tx.Query(ctx, sql, args...)
+		if err != nil {
+			cancel()
+			return nil, t.fail("a query", false, err)
+		}
+		return &boundRows{Rows: rows, t: t, cancel: cancel}, nil
+	}
+	b := t.pending
+	t.pending = pgx.Batch{}
+	writes := b.Len()
+	b.Queue(sql, args...)
+	br := t.tx.SendBatch(ctx, &b)
+	for i := 0; i < writes; i++ {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			cancel()
+			return nil, fmt.Errorf("write: %w", t.fail("sending writes", false, err))
+		}
+	}
+	rows, err := br.Query()
 	if err != nil {
+		if rows != nil {
+			rows.Close()
+		}
+		_ = br.Close()
 		cancel()
 		return nil, t.fail("a query", false, err)
 	}
-	return &boundRows{Rows: rows, t: t, cancel: cancel}, nil
+	return &boundRows{Rows: rows, t: t, cancel: func() { _ = br.Close(); cancel() }}, nil
 }
 
-// queryRow sends the queued writes, then runs a query of one row, its
-// reply bounded (see bound).
+// queryRow runs a query of one row, as query does.
 func (t *pgTx) queryRow(sql string, args ...any) pgx.Row {
-	if err := t.flush(); err != nil {
+	rows, err := t.query(sql, args...)
+	if err != nil {
 		return errRow{err}
 	}
-	ctx, cancel := t.bound()
-	return &boundRow{row: t.tx.QueryRow(ctx, sql, args...), t: t, cancel: cancel}
+	return oneRow{rows}
+}
+
+// oneRow is the first row of rows, as pgx.Conn.QueryRow gives it.
+type oneRow struct{ rows pgx.Rows }
+
+func (r oneRow) Scan(dest ...any) error {
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		r.rows.Close()
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	r.rows.Close()
+	return r.rows.Err()
 }
 
 // errRow is a row whose Scan fails with err.
@@ -133,6 +213,9 @@ func (t *pgTx) exists(sql string, args ...any) (bool, error) {
 }
 
 func (t *pgTx) Blob(h dag.Hash) ([]byte, error) {
+	if b, ok := t.seen.blobs[h]; ok {
+		return bytes.Clone(b), nil
+	}
 	b, found, err := t.getBytes(`SELECT data FROM tract_blobs WHERE repository = $1 AND hash = $2`, t.s.repository, h[:])
 	if err != nil {
 		return nil, fmt.Errorf("blob %s: %w", h.Short(), err)
@@ -164,10 +247,15 @@ func (t *pgTx) PutHashedBlob(h dag.Hash, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", h.Short(), err)
 	}
+	t.seen.room()
+	t.seen.blobs[h] = data
 	return nil
 }
 
 func (t *pgTx) HasBlob(h dag.Hash) (bool, error) {
+	if _, ok := t.seen.blobs[h]; ok {
+		return true, nil
+	}
 	ok, err := t.exists(`SELECT EXISTS (SELECT 1 FROM tract_blobs WHERE repository = $1 AND hash = $2)`, t.s.repository, h[:])
 	if err != nil {
 		return false, fmt.Errorf("blob %s: %w", h.Short(), err)
@@ -182,44 +270,41 @@ func (t *pgTx) DeleteBlob(h dag.Hash) error {
 	if err := t.exec(`DELETE FROM tract_blobs WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete blob %s: %w", h.Short(), err)
 	}
+	delete(t.seen.blobs, h)
 	return nil
 }
 
 // forEach pages through table's rows of the repository in key order,
 // selecting cols after the hash, and calls fn with each row's hash and
-// what scan read from it.
-func forEach[T any](t *pgTx, table, cols string, scan func(pgx.Rows) ([]byte, T, error), fn func(dag.Hash, T) error) error {
+// what scan decoded from the row's other columns (in binary: see
+// binaryQuery; scan copies what it keeps).
+func forEach[T any](t *pgTx, table, cols string, scan func(cols [][]byte) (T, error), fn func(dag.Hash, T) error) error {
 	type row struct {
-		key []byte
-		v   T
+		h dag.Hash
+		v T
 	}
-	var after []byte
+	query := `SELECT hash, ` + cols + ` FROM ` + table +
+		` WHERE repository = $1 AND hash > $2 ORDER BY hash LIMIT $3`
+	after := []byte{} // sorts before every hash
 	for {
-		rows, err := t.query(`SELECT hash, `+cols+` FROM `+table+
-			` WHERE repository = $1 AND ($2::bytea IS NULL OR hash > $2) ORDER BY hash LIMIT $3`,
-			t.s.repository, after, pageSize)
+		var page []row
+		err := t.binaryQuery(query, []param{textParam(t.s.repository), byteaParam(after), int8Param(pageSize)}, func(cols [][]byte) error {
+			h, err := hashOf(table, cols[0])
+			if err != nil {
+				return err
+			}
+			v, err := scan(cols[1:])
+			if err != nil {
+				return err
+			}
+			page = append(page, row{h, v})
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		var page []row
-		for rows.Next() {
-			k, v, err := scan(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			page = append(page, row{k, v})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
 		for i := range page {
-			h, err := hashOf(table, page[i].key)
-			if err != nil {
-				return err
-			}
-			v := page[i].v
+			h, v := page[i].h, page[i].v
 			page[i] = row{} // let the value go once fn is done with it
 			if err := fn(h, v); err != nil {
 				return err
@@ -233,12 +318,8 @@ func forEach[T any](t *pgTx, table, cols string, scan func(pgx.Rows) ([]byte, T,
 }
 
 func (t *pgTx) ForEachBlob(fn func(h dag.Hash, data []byte) error) error {
-	return forEach(t, "tract_blobs", "data", func(rows pgx.Rows) (k, d []byte, err error) {
-		err = rows.Scan(&k, &d)
-		if d == nil {
-			d = []byte{}
-		}
-		return k, d, err
+	return forEach(t, "tract_blobs", "data", func(cols [][]byte) ([]byte, error) {
+		return append([]byte{}, cols[0]...), nil
 	}, fn)
 }
 
@@ -255,6 +336,9 @@ func (t *pgTx) Commit(h dag.Hash) (*dag.Commit, error) {
 }
 
 func (t *pgTx) rawCommit(h dag.Hash) ([]byte, error) {
+	if raw, ok := t.seen.commits[h]; ok {
+		return bytes.Clone(raw), nil
+	}
 	raw, found, err := t.getBytes(`SELECT raw FROM tract_commits WHERE repository = $1 AND hash = $2`, t.s.repository, h[:])
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h.Short(), err)
@@ -296,10 +380,15 @@ func (t *pgTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
 	if err != nil {
 		return fmt.Errorf("put commit %s: %w", h.Short(), err)
 	}
+	t.seen.room()
+	t.seen.commits[h] = raw
 	return nil
 }
 
 func (t *pgTx) HasCommit(h dag.Hash) (bool, error) {
+	if _, ok := t.seen.commits[h]; ok {
+		return true, nil
+	}
 	ok, err := t.exists(`SELECT EXISTS (SELECT 1 FROM tract_commits WHERE repository = $1 AND hash = $2)`, t.s.repository, h[:])
 	if err != nil {
 		return false, fmt.Errorf("commit %s: %w", h.Short(), err)
@@ -314,13 +403,13 @@ func (t *pgTx) DeleteCommit(h dag.Hash) error {
 	if err := t.exec(`DELETE FROM tract_commits WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
 	}
+	delete(t.seen.commits, h)
 	return nil
 }
 
 func (t *pgTx) ForEachCommit(fn func(h dag.Hash, raw []byte) error) error {
-	return forEach(t, "tract_commits", "raw", func(rows pgx.Rows) (k, raw []byte, err error) {
-		err = rows.Scan(&k, &raw)
-		return k, raw, err
+	return forEach(t, "tract_commits", "raw", func(cols [][]byte) ([]byte, error) {
+		return append([]byte{}, cols[0]...), nil
 	}, fn)
 }
 
@@ -360,14 +449,85 @@ ORDER BY hash LIMIT $4`, t.s.repository, lo, hi, lim)
 }
 
 func (t *pgTx) Ref(name string) (refs.Ref, error) {
-	v, found, err := t.getBytes(`SELECT value FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name)
-	if err != nil {
-		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, err)
+	v, known := t.seen.refs[name]
+	if !known {
+		if err := t.readRef(name); err != nil {
+			return refs.Ref{}, fmt.Errorf("ref %s: %w", name, err)
+		}
+		v = t.seen.refs[name]
 	}
-	if !found {
+	if v == nil {
 		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, store.ErrNotFound)
 	}
 	return refs.DecodeRef(name, v)
+}
+
+// refQuery reads ref $2 (and ref $3, its companion: see readRef) and,
+// when $2 is symbolic ("ref: " and a name, see refs.Ref.Encode), the ref
+// it names, each with the counters of the commit it holds: what a commit,
+// or a status, reads next (HEAD, its branch, the branch's tip's counters,
+// ORIG_HEAD), in one round trip.
+const refQuery = `WITH asked AS (
+	SELECT name, value FROM tract_refs WHERE repository = $1 AND (name = $2 OR name = $3)
+), named AS (
+	SELECT name, value FROM tract_refs WHERE repository = $1 AND name = (
+		SELECT convert_from(substring(value FROM 6), 'UTF8') FROM asked
+		WHERE name = $2 AND length(value) > 5 AND substring(value FROM 1 FOR 5) = '\x7265663a20'::bytea)
+)
+SELECT x.name, x.value, c.depth, c.messages, c.tokens FROM (SELECT * FROM asked UNION ALL SELECT * FROM named) x
+LEFT JOIN LATERAL (
+	SELECT depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = x.value LIMIT 1
+) c ON true`
+
+// readRef reads ref name into the transaction's overlay (see refQuery):
+// its value, nil when it is missing; the value of the ref it names, if
+// symbolic; and the counters of the commits they hold. Of HEAD it reads
+// ORIG_HEAD too, which status shows beside it.
+func (t *pgTx) readRef(name string) error {
+	companion := name
+	if name == refs.HEAD {
+		if _, known := t.seen.refs[refs.OrigHead]; !known {
+			companion = refs.OrigHead
+		}
+	}
+	t.seen.refs[name] = nil
+	err := t.binaryQuery(refQuery, []param{textParam(t.s.repository), textParam(name), textParam(companion)}, func(cols [][]byte) error {
+		if len(cols) != 5 || cols[1] == nil {
+			return fmt.Errorf("tract_refs: a row of %d columns: %w", len(cols), store.ErrCorrupt)
+		}
+		got, v := string(cols[0]), bytes.Clone(cols[1])
+		if got != name {
+			if _, known := t.seen.refs[got]; known {
+				return nil // asked before: its first answer stands
+			}
+		}
+		t.seen.refs[got] = v
+		if cols[2] != nil && len(v) == dag.HashSize {
+			c, err := countersCols("tract_counters", cols[2:])
+			if err != nil {
+				return err
+			}
+			if _, known := t.seen.counters[dag.Hash(v)]; !known {
+				t.seen.room()
+				t.seen.counters[dag.Hash(v)] = c
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		delete(t.seen.refs, name)
+		return err
+	}
+	if _, known := t.seen.refs[companion]; !known {
+		t.seen.refs[companion] = nil // asked for, and missing
+	}
+	// The ref a symbolic one names was asked for too: missing if no row.
+	if target, ok := strings.CutPrefix(string(t.seen.refs[name]), "ref: "); ok && target != "" {
+		if _, known := t.seen.refs[target]; !known {
+			t.seen.refs[target] = nil
+		}
+	}
+	return nil
 }
 
 // SetRef stores r. The transaction holds the repository's writer lock
@@ -380,11 +540,13 @@ func (t *pgTx) SetRef(r refs.Ref) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("set ref %s: %w", r.Name, err)
 	}
+	v := r.Encode()
 	err := t.exec(`INSERT INTO tract_refs (repository, name, value) VALUES ($1, $2, $3)
-ON CONFLICT (repository, name) DO UPDATE SET value = EXCLUDED.value`, t.s.repository, r.Name, r.Encode())
+ON CONFLICT (repository, name) DO UPDATE SET value = EXCLUDED.value`, t.s.repository, r.Name, v)
 	if err != nil {
 		return fmt.Errorf("set ref %s: %w", r.Name, err)
 	}
+	t.seen.refs[r.Name] = bytes.Clone(v)
 	return nil
 }
 
@@ -395,6 +557,7 @@ func (t *pgTx) DeleteRef(name string) error {
 	if err := t.exec(`DELETE FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name); err != nil {
 		return fmt.Errorf("delete ref %s: %w", name, err)
 	}
+	t.seen.refs[name] = nil
 	return nil
 }
 
@@ -507,6 +670,9 @@ SELECT $1, $2, e FROM unnest($3::bytea[]) WITH ORDINALITY AS u(e, n) ORDER BY n`
 }
 
 func (t *pgTx) Counters(h dag.Hash) (c store.Counters, ok bool, err error) {
+	if c, ok := t.seen.counters[h]; ok {
+		return c, true, nil
+	}
 	err = t.queryRow(`SELECT depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = $2`,
 		t.s.repository, h[:]).Scan(&c.Depth, &c.Messages, &c.Tokens)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -528,6 +694,8 @@ ON CONFLICT (repository, hash) DO UPDATE SET depth = EXCLUDED.depth, messages = 
 	if err != nil {
 		return fmt.Errorf("put counters %s: %w", h.Short(), err)
 	}
+	t.seen.room()
+	t.seen.counters[h] = c
 	return nil
 }
 
@@ -538,12 +706,12 @@ func (t *pgTx) DeleteCounters(h dag.Hash) error {
 	if err := t.exec(`DELETE FROM tract_counters WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
 	}
+	delete(t.seen.counters, h)
 	return nil
 }
 
 func (t *pgTx) ForEachCounters(fn func(h dag.Hash, c store.Counters) error) error {
-	return forEach(t, "tract_counters", "depth, messages, tokens", func(rows pgx.Rows) (k []byte, c store.Counters, err error) {
-		err = rows.Scan(&k, &c.Depth, &c.Messages, &c.Tokens)
-		return k, c, err
+	return forEach(t, "tract_counters", "depth, messages, tokens", func(cols [][]byte) (store.Counters, error) {
+		return countersCols("tract_counters", cols)
 	}, fn)
 }

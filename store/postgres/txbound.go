@@ -2,8 +2,11 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // bound returns the context of one statement of t: t's, ended when the
@@ -19,20 +22,50 @@ func (t *pgTx) fail(op string, committing bool, err error) error {
 	return t.s.server.classify(t.ctx, op, t.tx.Conn().PgConn(), committing, err)
 }
 
-// lock takes the repository's writer lock and sets the idle timeout (see
-// takeWriterLock), waiting at most the reply timeout.
-func (t *pgTx) lock() error {
-	ctx, cancel := t.bound()
-	defer cancel()
-	return t.fail("waiting for the repository's writer lock", false, t.s.takeWriterLock(ctx, t.tx))
-}
-
-// commit commits t, waiting at most the reply timeout for the reply. A
-// COMMIT whose reply never came fails with ErrCommitUnknown.
+// commit commits t, waiting at most the reply timeout for the reply. The
+// writes still queued go in the same round trip as COMMIT (a pipeline,
+// one Sync): a commit costs one round trip, not two. A write the server
+// refuses skips the COMMIT behind it, and t is rolled back; a reply that
+// never comes fails with ErrCommitUnknown, as the COMMIT may have run.
 func (t *pgTx) commit() error {
 	ctx, cancel := t.bound()
 	defer cancel()
-	return t.fail("COMMIT", true, t.tx.Commit(ctx))
+	if t.pending.Len() == 0 {
+		if err := t.fail("COMMIT", true, t.tx.Commit(ctx)); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		return nil
+	}
+	b := t.pending
+	t.pending = pgx.Batch{}
+	writes := b.Len()
+	b.Queue("COMMIT")
+	br := t.tx.SendBatch(ctx, &b)
+	var err error
+	for i := 0; i < writes && err == nil; i++ {
+		_, err = br.Exec()
+	}
+	if err == nil {
+		var tag pgconn.CommandTag
+		if tag, err = br.Exec(); err == nil && tag.String() == "ROLLBACK" {
+			err = pgx.ErrTxCommitRollback
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// The server answered: a write was refused, and the COMMIT after
+		// it did not run.
+		err = t.fail("sending writes", false, err)
+		_ = t.rollback()
+		return fmt.Errorf("write: %w", err)
+	}
+	if err != nil {
+		return fmt.Errorf("commit: %w", t.fail("COMMIT", true, err))
+	}
+	return nil
 }
 
 // rollback rolls t back, waiting at most the reply timeout for the reply.
@@ -56,16 +89,3 @@ func (r *boundRows) Close() {
 }
 
 func (r *boundRows) Err() error { return r.t.fail("a query", false, r.Rows.Err()) }
-
-// boundRow is the row of a query whose reply is bounded: Scan ends the
-// bound, and its error is classified.
-type boundRow struct {
-	row    pgx.Row
-	t      *pgTx
-	cancel context.CancelFunc
-}
-
-func (r *boundRow) Scan(dest ...any) error {
-	defer r.cancel()
-	return r.t.fail("a query", false, r.row.Scan(dest...))
-}
