@@ -17,13 +17,16 @@ import (
 // of them. Each call's Update returns only after that transaction
 // committed (and synced), so nothing is acknowledged before it is
 // durable. A lone write, or one that arrives while no other runs, is its
-// own transaction at once: grouping adds no wait.
+// own transaction at once: grouping adds no wait. Every function runs in
+// its caller's goroutine: the leader hands the transaction to each
+// waiting caller in turn and takes it back when its function returns.
 //
 // Each function of a group still commits or rolls back as a whole, as
 // if alone: when one returns an error (or panics), the group's
 // transaction rolls back, runs again without it, and the failed function
-// runs alone in a transaction of its own, in its caller's goroutine,
-// where its error (or panic) is the one it would have had alone. A
+// runs alone in a transaction of its own, where its error (or panic) is
+// the one it would have had alone; one that ended its goroutine
+// (runtime.Goexit) ends only its caller's. A
 // transaction that fails for no function's fault (its commit, a damaged
 // file) has every function run alone. So a function may run more than
 // once, each time in a new transaction that sees none of the writes of
@@ -41,9 +44,13 @@ type writeGroup struct {
 // groupCall is one Update in a write group.
 type groupCall struct {
 	fn func(Tx) error
-	// wake is sent true when the call is to lead the next group (run it
-	// in its goroutine), false when a group ran it.
-	wake chan bool
+	// ch tells the caller, waiting in its own goroutine, to run fn in a
+	// group's transaction (a message with tx), to lead the next group,
+	// or that its group is done.
+	ch chan groupMsg
+	// ran receives what fn returned, once it has run on a message's tx;
+	// errFnPanicked when it panicked or ended its goroutine.
+	ran chan error
 	// solo says fn is to run alone in a transaction of its own: it failed
 	// in a group, the group's transaction failed, or it was alone.
 	solo bool
@@ -53,14 +60,21 @@ type groupCall struct {
 	err                  error
 }
 
-// errFnPanicked marks a function of a group that panicked: it runs again
-// alone, where its panic reaches its caller.
+// groupMsg is a message to a call waiting in a write group.
+type groupMsg struct {
+	tx   Tx   // run fn in tx and send the result on ran
+	lead bool // lead the next group
+	// neither: the group that took the call is done
+}
+
+// errFnPanicked marks a function of a group that panicked, or ended its
+// goroutine: it runs again alone, where its panic reaches its caller.
 var errFnPanicked = errors.New("panicked")
 
 // grouped runs fn in a write transaction of session s, grouped with the
 // handle's concurrent ones, and reports as Bolt.update does.
 func (b *Bolt) grouped(s *session, fn func(Tx) error) (erased, checkpointed bool, err error) {
-	c := &groupCall{fn: fn, wake: make(chan bool, 1)}
+	c := &groupCall{fn: fn, ch: make(chan groupMsg, 1), ran: make(chan error, 1)}
 	g := &s.group
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
@@ -74,8 +88,19 @@ func (b *Bolt) grouped(s *session, fn func(Tx) error) (erased, checkpointed bool
 		// rather than run alone and have them wait for this one.
 		runtime.Gosched()
 	}
-	if !lead {
-		lead = <-c.wake
+	// Wait for the lead or the end of the group, running fn in the
+	// group's transaction when asked: in this goroutine, the caller's,
+	// as if it ran alone.
+	for !lead {
+		m := <-c.ch
+		if m.tx == nil && !m.lead {
+			break
+		}
+		if m.lead {
+			lead = true
+			break
+		}
+		c.ran <- c.call(m.tx)
 	}
 	if lead {
 		b.lead(s, g, c)
@@ -107,7 +132,7 @@ func (b *Bolt) lead(s *session, g *writeGroup, own *groupCall) {
 		g.mu.Lock()
 		g.last = len(taken)
 		if len(g.queue) > 0 {
-			g.queue[0].wake <- true
+			g.queue[0].ch <- groupMsg{lead: true}
 		} else {
 			g.busy = false
 		}
@@ -119,7 +144,7 @@ func (b *Bolt) lead(s *session, g *writeGroup, own *groupCall) {
 			if !ran {
 				c.solo = true
 			}
-			c.wake <- false
+			c.ch <- groupMsg{}
 		}
 	}()
 	b.runGroup(s, g, &taken, own)
@@ -192,7 +217,7 @@ func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall,
 			// Each function's own erasures: its caller completes them.
 			before := btx.erased
 			btx.erased = false
-			if err := callGrouped(c.fn, btx, c != own); err != nil {
+			if err := runIn(c, own, btx); err != nil {
 				failed = i
 				return err
 			}
@@ -223,17 +248,37 @@ func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall,
 	return -1, nil
 }
 
-// callGrouped calls fn. With recovering set (fn is another caller's, run
-// in the leader's goroutine on its behalf) it turns a panic into
-// errFnPanicked: the panic recurs in that caller's goroutine when fn runs
-// again alone there.
-func callGrouped(fn func(Tx) error, tx Tx, recovering bool) (err error) {
-	if recovering {
-		defer func() {
-			if r := recover(); r != nil {
-				err = errFnPanicked
-			}
-		}()
+// runIn runs c's function in tx: the leader's own here, another's in
+// its caller's goroutine, which waits for it in grouped.
+func runIn(c, own *groupCall, tx Tx) error {
+	if c == own {
+		return c.fn(tx)
 	}
-	return fn(tx)
+	c.ch <- groupMsg{tx: tx}
+	return <-c.ran
+}
+
+// call runs fn in tx, in the caller's goroutine, for the group's leader.
+// A panic, which a damaged page read through the memory map raises too,
+// becomes errFnPanicked: the group rolls back and fn runs again alone,
+// where the panic (or the damage) reaches its caller as it would have.
+// When fn ends the goroutine (runtime.Goexit, as a test's FailNow does),
+// the leader is told so too, and the goroutine ends.
+func (c *groupCall) call(tx Tx) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	normal := false
+	defer func() {
+		if normal {
+			return
+		}
+		if recover() == nil {
+			// runtime.Goexit goes on, and this call never returns.
+			c.ran <- errFnPanicked
+			return
+		}
+		err = errFnPanicked
+	}()
+	err = c.fn(tx)
+	normal = true
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,19 +48,23 @@ func queuedWrites(b *Bolt) int {
 // groupOf runs fns as concurrent Updates of b, the first one's function
 // held until all the others have queued behind it, so that they join its
 // transaction. It returns each Update's error, or its panic as an error
-// wrapping errPanicked.
+// wrapping errPanicked, or errGoexited for a goroutine that ended in it.
 func groupOf(t *testing.T, b *Bolt, fns ...func(Tx) error) []error {
 	t.Helper()
 	errs := make([]error, len(fns))
 	var wg sync.WaitGroup
 	run := func(i int, fn func(Tx) error) {
 		defer wg.Done()
+		returned := false
 		defer func() {
 			if r := recover(); r != nil {
 				errs[i] = fmt.Errorf("%w: %v", errPanicked, r)
+			} else if !returned {
+				errs[i] = errGoexited
 			}
 		}()
 		errs[i] = b.Update(context.Background(), fn)
+		returned = true
 	}
 	started := make(chan struct{})
 	wg.Add(1)
@@ -84,7 +89,10 @@ func groupOf(t *testing.T, b *Bolt, fns ...func(Tx) error) []error {
 	return errs
 }
 
-var errPanicked = errors.New("panicked")
+var (
+	errPanicked = errors.New("panicked")
+	errGoexited = errors.New("the goroutine ended")
+)
 
 // Concurrent writes of one handle run in one transaction: one sync for
 // all of them.
@@ -177,6 +185,34 @@ func TestGroup_AFailingWriteTakesNoOtherDown(t *testing.T) {
 			has, err := tx.HasBlob(dag.Sum([]byte(name)))
 			require.NoError(t, err)
 			assert.Equal(t, committed, has, name)
+		}
+		return nil
+	}))
+}
+
+// A function that ends its goroutine (runtime.Goexit, as a test's
+// FailNow does) ends its caller's, not the leader's: the others commit,
+// and it leaves nothing behind.
+func TestGroup_AWriteThatEndsItsGoroutineTakesNoOtherDown(t *testing.T) {
+	b, _ := groupStore(t)
+	put := func(text string) func(Tx) error {
+		return func(tx Tx) error { _, err := tx.PutBlob([]byte(text)); return err }
+	}
+	errs := groupOf(t, b, put("first"), func(tx Tx) error {
+		if _, err := tx.PutBlob([]byte("gone")); err != nil {
+			return err
+		}
+		runtime.Goexit()
+		return nil
+	}, put("third"))
+	assert.NoError(t, errs[0], "the leader's caller returned")
+	assert.ErrorIs(t, errs[1], errGoexited)
+	assert.NoError(t, errs[2])
+	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
+		for text, want := range map[string]bool{"first": true, "gone": false, "third": true} {
+			ok, err := tx.HasBlob(dag.Sum([]byte(text)))
+			require.NoError(t, err)
+			assert.Equal(t, want, ok, text)
 		}
 		return nil
 	}))
