@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -284,9 +285,23 @@ func BenchmarkBboltUpdateBound(b *testing.B) {
 }
 
 func benchBboltUpdate(b *testing.B, n int, nosync bool) {
+	update := boundDB(b, n, nosync)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := update(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+}
+
+// boundDB opens a bbolt file of n buckets of 20,000 keys each (closed when
+// b ends) and returns the update of BenchmarkBboltUpdateBound: its i-th
+// puts one new key into each bucket.
+func boundDB(b *testing.B, n int, nosync bool) (update func(i int) error) {
 	db, err := bolt.Open(filepath.Join(b.TempDir(), "bbolt.db"), 0o600, &bolt.Options{NoSync: nosync})
 	require.NoError(b, err)
-	defer db.Close()
+	b.Cleanup(func() { db.Close() })
 	key := func(i int) []byte { return binary.BigEndian.AppendUint64(nil, uint64(i)*104729%1_000_003) }
 	require.NoError(b, db.Update(func(tx *bolt.Tx) error {
 		for k := range n {
@@ -302,18 +317,76 @@ func benchBboltUpdate(b *testing.B, n int, nosync bool) {
 		}
 		return nil
 	}))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := db.Update(func(tx *bolt.Tx) error {
+	return func(i int) error {
+		return db.Update(func(tx *bolt.Tx) error {
 			for k := range n {
 				if err := tx.Bucket([]byte{byte(k)}).Put(key(20_000+i), []byte("x")); err != nil {
 					return err
 				}
 			}
 			return nil
-		}); err != nil {
-			b.Fatal(err)
-		}
+		})
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+}
+
+// BenchmarkCommitGoroutines measures durable single commits made by 1
+// and 8 goroutines sharing one handle, each on a branch of its own (a
+// view from OnBranch), every commit its own Commit call: the rate of all
+// of them together and the latency of one commit (p50, p99). On a file,
+// concurrent writes of a handle are grouped into one transaction and one
+// sync (see "Concurrent writes" in docs/storage.md).
+func BenchmarkCommitGoroutines(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
+			tr := benchTract(b, true)
+			ctx := context.Background()
+			_, err := tr.User(ctx, "root")
+			require.NoError(b, err)
+			views := make([]*tract.Tract, n)
+			for i := range views {
+				name := fmt.Sprintf("agent-%d", i)
+				_, err := tr.CreateBranch(ctx, name, "")
+				require.NoError(b, err)
+				views[i] = tr.OnBranch(name)
+			}
+			each := max(b.N/n, 1)
+			lat := make([][]time.Duration, n)
+			errs := make(chan error, n)
+			b.ResetTimer()
+			for i, v := range views {
+				go func() {
+					ls := make([]time.Duration, 0, each)
+					for j := range each {
+						start := time.Now()
+						if _, err := v.User(ctx, fmt.Sprintf("agent %d message %d", i, j)); err != nil {
+							errs <- err
+							return
+						}
+						ls = append(ls, time.Since(start))
+					}
+					lat[i] = ls
+					errs <- nil
+				}()
+			}
+			for range views {
+				if err := <-errs; err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportLatencies(b, each*n, slices.Concat(lat...))
+		})
+	}
+}
+
+// reportLatencies reports the rate of made commits over the benchmark's
+// time and the 50th and 99th percentiles of their latencies.
+func reportLatencies(b *testing.B, made int, lat []time.Duration) {
+	b.ReportMetric(float64(made)/b.Elapsed().Seconds(), "commits/s")
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	}
+	b.ReportMetric(0, "ns/op")
 }

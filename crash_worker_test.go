@@ -3,6 +3,7 @@ package tract_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tractdag/tract"
@@ -31,9 +33,14 @@ const crashWorkerEnv = "TRACT_CRASH_WORKER"
 // The operations of the crash worker, as its reports name them. "open" is
 // the worker opening the repository; "compact" rewrites the file.
 const (
-	crashOpen        = "open"
-	crashCommit      = "commit"
-	crashCommitMany  = "commit-many"
+	crashOpen       = "open"
+	crashCommit     = "commit"
+	crashCommitMany = "commit-many"
+	// crashCommitGroup is 8 goroutines of the worker committing at once
+	// on HEAD's branch: their writes are grouped into shared transactions
+	// (see docs/storage.md), and each acknowledges its commits as their
+	// Commit calls return, before the operation is done.
+	crashCommitGroup = "commit-group"
 	crashChat        = "chat"
 	crashChatRetry   = "chat-retry"
 	crashImport      = "import"
@@ -53,7 +60,7 @@ type crashOp struct {
 
 // crashOps are the operations the worker draws from.
 var crashOps = []crashOp{
-	{crashCommit, 12}, {crashCommitMany, 10}, {crashChat, 10}, {crashChatRetry, 10},
+	{crashCommit, 12}, {crashCommitMany, 10}, {crashCommitGroup, 10}, {crashChat, 10}, {crashChatRetry, 10},
 	{crashImport, 8}, {crashImportPacks, 8}, {crashResetSoft, 8}, {crashResetHard, 10},
 	{crashCompress, 8}, {crashGC, 10}, {crashCompact, 3},
 }
@@ -197,6 +204,8 @@ func (w *crashWorker) do(op string) error {
 		return w.commit()
 	case crashCommitMany:
 		return w.commitMany()
+	case crashCommitGroup:
+		return w.commitGroup()
 	case crashChat:
 		return w.chat(op, 0)
 	case crashChatRetry:
@@ -321,6 +330,46 @@ func (w *crashWorker) commitMany() error {
 		w.ack(h, msgs[i].Content)
 	}
 	w.done(crashCommitMany)
+	return nil
+}
+
+// commitGroup has 8 goroutines make 1 to 8 commits each on HEAD's branch
+// at once, each commit reported (and flushed) as soon as its Commit call
+// returns: a kill during the operation finds every one of those.
+func (w *crashWorker) commitGroup() error {
+	const writers = 8
+	texts := make([][]string, writers)
+	for g := range texts {
+		for range 1 + w.rng.IntN(8) {
+			texts[g] = append(texts[g], w.text())
+		}
+	}
+	w.begin(crashCommitGroup)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, text := range texts[g] {
+				h, err := w.tr.Commit(w.ctx, tract.KindMessage, tract.RoleUser, text)
+				if err != nil {
+					errs[g] = err
+					return
+				}
+				mu.Lock()
+				w.ack(h, text)
+				w.out.Flush()
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	w.done(crashCommitGroup)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,15 +36,21 @@ func TestMain(m *testing.M) {
 
 // benchWorker opens TRACT_BENCH_DB, prints "ready", waits for a line on
 // standard input, then makes TRACT_BENCH_COMMITS durable commits (0: until
-// standard input closes) and prints how many it made.
+// standard input closes), on branch TRACT_BENCH_BRANCH when it is set (on
+// HEAD's otherwise), and prints how many it made, then on a second line
+// the latency of each in microseconds.
 func benchWorker() int {
 	n, _ := strconv.Atoi(os.Getenv("TRACT_BENCH_COMMITS"))
-	t, err := tract.Open(os.Getenv("TRACT_BENCH_DB"), tract.WithLockTimeout(time.Minute))
+	repo, err := tract.Open(os.Getenv("TRACT_BENCH_DB"), tract.WithLockTimeout(time.Minute))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer t.Close()
+	defer repo.Close()
+	t := repo
+	if branch := os.Getenv("TRACT_BENCH_BRANCH"); branch != "" {
+		t = repo.OnBranch(branch)
+	}
 	fmt.Println("ready")
 	in := bufio.NewReader(os.Stdin)
 	if _, err := in.ReadString('\n'); err != nil {
@@ -58,13 +65,18 @@ func benchWorker() int {
 	}
 	ctx := context.Background()
 	made := 0
+	lat := make([]byte, 0, 8*n)
 	for ; n == 0 && !stop.Load() || made < n; made++ {
+		start := time.Now()
 		if _, err := t.User(ctx, fmt.Sprintf("%s message %d", os.Getenv(benchWorkerEnv), made)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		lat = strconv.AppendInt(lat, time.Since(start).Microseconds(), 10)
+		lat = append(lat, ' ')
 	}
 	fmt.Println(made)
+	fmt.Println(string(lat))
 	return 0
 }
 
@@ -76,17 +88,33 @@ type benchWriter struct {
 }
 
 // startWriters starts n writer processes on db, each to make commits
-// durable commits (0: until stopped), and waits until each has opened the
+// durable commits (0: until stopped), on a branch of its own when
+// branches is set (made first), and waits until each has opened the
 // repository. go releases them all at once.
-func startWriters(b *testing.B, db string, n, commits int) []*benchWriter {
+func startWriters(b *testing.B, db string, n, commits int, branches bool) []*benchWriter {
 	b.Helper()
 	self, err := os.Executable()
 	require.NoError(b, err)
+	if branches {
+		tr, err := tract.Open(db)
+		require.NoError(b, err)
+		ctx := context.Background()
+		_, err = tr.User(ctx, "root")
+		require.NoError(b, err)
+		for i := range n {
+			_, err := tr.CreateBranch(ctx, fmt.Sprintf("w%d", i), "")
+			require.NoError(b, err)
+		}
+		require.NoError(b, tr.Close())
+	}
 	ws := make([]*benchWriter, n)
 	for i := range ws {
 		cmd := exec.Command(self)
 		cmd.Env = append(os.Environ(), benchWorkerEnv+"="+fmt.Sprintf("w%d", i), "TRACT_BENCH_DB="+db,
 			"TRACT_BENCH_COMMITS="+strconv.Itoa(commits))
+		if branches {
+			cmd.Env = append(cmd.Env, "TRACT_BENCH_BRANCH="+fmt.Sprintf("w%d", i))
+		}
 		cmd.Stderr = os.Stderr
 		in, err := cmd.StdinPipe()
 		require.NoError(b, err)
@@ -110,12 +138,14 @@ func release(ws []*benchWriter) {
 }
 
 // finish stops the writers (closing their input) and returns the commits
-// they made and when the first and the last of them finished.
-func finish(b *testing.B, ws []*benchWriter) (total int, first, last time.Time) {
+// they made, when the first and the last of them finished, and the
+// latencies of the commits.
+func finish(b *testing.B, ws []*benchWriter) (total int, first, last time.Time, lat []time.Duration) {
 	b.Helper()
 	type done struct {
 		made int
 		at   time.Time
+		lat  []time.Duration
 		err  error
 	}
 	results := make(chan done, len(ws))
@@ -129,13 +159,27 @@ func finish(b *testing.B, ws []*benchWriter) (total int, first, last time.Time) 
 				return
 			}
 			made, err := strconv.Atoi(line[:len(line)-1])
-			results <- done{made, at, err}
+			if err != nil {
+				results <- done{err: err}
+				return
+			}
+			line, err = w.out.ReadString('\n')
+			var lat []time.Duration
+			for _, f := range strings.Fields(line) {
+				us, perr := strconv.ParseInt(f, 10, 64)
+				if perr != nil {
+					err = perr
+				}
+				lat = append(lat, time.Duration(us)*time.Microsecond)
+			}
+			results <- done{made, at, lat, err}
 		}()
 	}
 	for range ws {
 		d := <-results
 		require.NoError(b, d.err)
 		total += d.made
+		lat = append(lat, d.lat...)
 		if first.IsZero() || d.at.Before(first) {
 			first = d.at
 		}
@@ -144,7 +188,7 @@ func finish(b *testing.B, ws []*benchWriter) (total int, first, last time.Time) 
 	for _, w := range ws {
 		require.NoError(b, w.cmd.Wait())
 	}
-	return total, first, last
+	return total, first, last, lat
 }
 
 // BenchmarkCommitProcesses measures durable commits/s on one branch made
@@ -161,22 +205,42 @@ func BenchmarkCommitProcesses(b *testing.B) {
 func benchCommitProcesses(b *testing.B, be benchBackend) {
 	for _, writers := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
-			db := be.location(b)
-			tr, err := tract.Init(db)
-			require.NoError(b, err)
-			require.NoError(b, tr.Close())
-			each := max(b.N/writers, 1)
-			ws := startWriters(b, db, writers, each)
-			b.ResetTimer()
-			start := time.Now()
-			release(ws)
-			total, first, last := finish(b, ws)
-			b.StopTimer()
-			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "commits/s")
-			b.ReportMetric(100*float64(last.Sub(first))/float64(last.Sub(start)), "finish-spread-%")
-			b.ReportMetric(0, "ns/op")
+			runWriters(b, be, writers, false)
 		})
 	}
+}
+
+// BenchmarkCommitProcessBranches measures durable commits/s made by 1 and
+// 8 writer processes at once, each on a branch of its own (b.N commits
+// shared equally among them), and the latency of one commit (p50, p99),
+// on a file and on PostgreSQL (see onBackends).
+func BenchmarkCommitProcessBranches(b *testing.B) {
+	onBackends(b, true, func(b *testing.B, be benchBackend) {
+		for _, writers := range []int{1, 8} {
+			b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+				runWriters(b, be, writers, true)
+			})
+		}
+	})
+}
+
+// runWriters runs writers processes making b.N commits among them, on
+// their own branches when branches is set, and reports their rate, the
+// finish spread and the latency percentiles.
+func runWriters(b *testing.B, be benchBackend, writers int, branches bool) {
+	db := be.location(b)
+	tr, err := tract.Init(db)
+	require.NoError(b, err)
+	require.NoError(b, tr.Close())
+	each := max(b.N/writers, 1)
+	ws := startWriters(b, db, writers, each, branches)
+	b.ResetTimer()
+	start := time.Now()
+	release(ws)
+	total, first, last, lat := finish(b, ws)
+	b.StopTimer()
+	b.ReportMetric(100*float64(last.Sub(first))/float64(last.Sub(start)), "finish-spread-%")
+	reportLatencies(b, total, lat)
 }
 
 // BenchmarkReaderWhileWriting measures how long a reader in another
@@ -199,7 +263,7 @@ func BenchmarkReaderWhileWriting(b *testing.B) {
 			require.NoError(b, tr.Close())
 			var ws []*benchWriter
 			if writing {
-				ws = startWriters(b, db, 1, 0)
+				ws = startWriters(b, db, 1, 0, false)
 				release(ws)
 			}
 			reader, err := tract.Open(db, tract.WithLockTimeout(time.Minute))
@@ -221,7 +285,7 @@ func BenchmarkReaderWhileWriting(b *testing.B) {
 			b.StopTimer()
 			made := 0
 			if writing {
-				made, _, _ = finish(b, ws)
+				made, _, _, _ = finish(b, ws)
 			}
 			slices.Sort(waits)
 			b.ReportMetric(float64(waits[len(waits)/2].Microseconds()), "p50-µs")

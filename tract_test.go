@@ -492,6 +492,65 @@ func TestTract_ConcurrentCommitsFromGoroutines(t *testing.T) {
 	assert.Len(t, log, 160, "every commit is on the chain: none was lost to a race")
 }
 
+// Goroutines of one handle committing on their own branches, while
+// others make writes that fail (a branch that exists, a view of a branch
+// that does not): the writes run grouped, and a failing one takes none
+// of the others down nor makes any of them count twice.
+func TestTract_GroupedWritesStayAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	tr, err := tract.Init(filepath.Join(t.TempDir(), "tract.db")) // durable: grouping happens during the syncs
+	require.NoError(t, err)
+	defer tr.Close()
+	_, err = tr.User(ctx, "root")
+	require.NoError(t, err)
+	const writers, each = 6, 30
+	for g := range writers {
+		_, err := tr.CreateBranch(ctx, fmt.Sprintf("w%d", g), "")
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := tr.OnBranch(fmt.Sprintf("w%d", g))
+			for i := range each {
+				_, err := v.User(ctx, fmt.Sprintf("w%d-%d", g, i))
+				assert.NoError(t, err)
+			}
+		}()
+	}
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			missing := tr.OnBranch("missing")
+			for i := range each {
+				_, err := tr.CreateBranch(ctx, "w0", "")
+				assert.ErrorIs(t, err, tract.ErrBranchExists)
+				_, err = missing.User(ctx, fmt.Sprintf("lost %d", i))
+				assert.ErrorIs(t, err, tract.ErrBranchNotFound)
+			}
+		}()
+	}
+	wg.Wait()
+	for g := range writers {
+		name := fmt.Sprintf("w%d", g)
+		log, err := tr.OnBranch(name).Log(ctx)
+		require.NoError(t, err)
+		require.Len(t, log, each+1, name)
+		for i, ci := range log[:each] {
+			assert.Equal(t, fmt.Sprintf("w%d-%d", g, each-1-i), ci.Text, "%s: in order, once each", name)
+		}
+		es, err := tr.Reflog(ctx, name)
+		require.NoError(t, err)
+		assert.Len(t, es, each+1, "%s: one reflog entry per commit, and the branch's own", name)
+	}
+	rep, err := tr.Fsck(ctx)
+	require.NoError(t, err)
+	assert.True(t, rep.OK(), "%v", rep.Problems)
+}
+
 func TestOpen_Errors(t *testing.T) {
 	dir := t.TempDir()
 	t.Run("missing file", func(t *testing.T) {

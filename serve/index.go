@@ -63,11 +63,22 @@ func canonical(m llm.Message) []byte {
 // branch another writer moved is read again when a write to it meets the
 // conflict.
 type index struct {
-	// mu guards the maps below; the Handler holds it from the match of a
-	// request to the end of the write that records it (never across an
-	// upstream call), so that requests of one process are matched
-	// against each other's commits.
+	// mu guards the maps below. The Handler holds it to match a request
+	// and to index what it wrote, not across the write itself (nor across
+	// an upstream call), so that the writes of concurrent requests go to
+	// the repository together (one transaction and one sync for all of
+	// them, see tract.Tract.CommitChainOn); a request that extends what
+	// another is writing, or would write to the same branch, waits for
+	// that write (see writing, inFlight), so that the requests of one
+	// process are still matched against each other's commits.
 	mu sync.Mutex
+	// done is signalled when a write ends.
+	done sync.Cond
+	// writing holds the branches a request is writing to; inFlight the
+	// prefixes of the messages being written, with how many writes hold
+	// each.
+	writing  map[string]bool
+	inFlight map[prefix]int
 	// at maps a prefix to the commit of its last message.
 	at map[prefix]dag.Hash
 	// prefixOf maps a commit on a branch to the prefix of the messages
@@ -81,8 +92,58 @@ type index struct {
 }
 
 func newIndex() *index {
-	return &index{at: map[prefix]dag.Hash{}, prefixOf: map[dag.Hash]prefix{},
-		tips: map[string]dag.Hash{}, branchAt: map[prefix]string{}}
+	x := &index{at: map[prefix]dag.Hash{}, prefixOf: map[dag.Hash]prefix{},
+		tips: map[string]dag.Hash{}, branchAt: map[prefix]string{},
+		writing: map[string]bool{}, inFlight: map[prefix]int{}}
+	x.done.L = &x.mu
+	return x
+}
+
+// waitsFor reports whether a request of prefixes ps must wait for a
+// write in flight before it is matched: one writes a message of its
+// conversation, or one writes to branch (once matched).
+func (x *index) waitsFor(ps []prefix, branch string) bool {
+	if branch != "" && x.writing[branch] {
+		return true
+	}
+	for _, p := range ps {
+		if x.inFlight[p] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeUnlocked runs write, which writes the messages of prefixes ps to
+// branch, with those marked in flight and mu (held by the caller)
+// released.
+func (x *index) writeUnlocked(branch string, ps []prefix, write func()) {
+	x.begin(branch, ps)
+	x.mu.Unlock()
+	defer func() {
+		x.mu.Lock()
+		x.end(branch, ps)
+	}()
+	write()
+}
+
+// begin marks a write to branch of the messages of prefixes ps as in
+// flight; end ends it.
+func (x *index) begin(branch string, ps []prefix) {
+	x.writing[branch] = true
+	for _, p := range ps {
+		x.inFlight[p]++
+	}
+}
+
+func (x *index) end(branch string, ps []prefix) {
+	delete(x.writing, branch)
+	for _, p := range ps {
+		if x.inFlight[p]--; x.inFlight[p] <= 0 {
+			delete(x.inFlight, p)
+		}
+	}
+	x.done.Broadcast()
 }
 
 // load indexes every branch of t. It reads each commit on a branch once,
@@ -223,7 +284,7 @@ func (x *index) match(named string, ps []prefix, forkKey func(from int) prefix) 
 func (x *index) free(name string) string {
 	n := name
 	for i := 2; ; i++ {
-		if _, taken := x.tips[n]; !taken {
+		if _, taken := x.tips[n]; !taken && !x.writing[n] {
 			return n
 		}
 		n = name + "-" + strconv.Itoa(i)

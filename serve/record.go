@@ -41,8 +41,9 @@ type recorded struct {
 
 // record commits a request's new messages and its outcome, matching the
 // messages against the index (see index.match). It holds the index's lock
-// for the match and the write, never across the upstream call, which is
-// over when it runs.
+// for the match and to index what it wrote, never across the write or the
+// upstream call, which is over when it runs: concurrent requests write
+// together, each waiting for the writes in flight its match depends on.
 func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract.ImportMessage, ps []prefix, out outcome) (recorded, error) {
 	final, finalPrefix, err := h.finalMessage(w, ps, out)
 	if err != nil {
@@ -64,20 +65,36 @@ func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract
 	x := h.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for range maxConflicts {
+	for conflicts := 0; conflicts < maxConflicts; {
+		if x.waitsFor(ps, named) {
+			x.done.Wait()
+			continue
+		}
 		p := x.match(named, ps, forkKey)
+		if x.waitsFor(nil, p.Branch) {
+			x.done.Wait()
+			continue
+		}
 		chain := append(append(make([]tract.ImportMessage, 0, len(msgs)-p.From+1), msgs[p.From:]...), final)
 		action := "serve: " + english.Count(len(chain), "commit", "commits")
 		if p.Fork {
 			action = "serve: forked with " + english.Count(len(chain), "commit", "commits")
 		}
-		hs, err := h.t.CommitChainOn(ctx, p.Branch, p.At, chain, tract.WithReflogMessage("serve", action))
+		written := append([]prefix(nil), ps[p.From:]...)
+		if finalPrefix != nil {
+			written = append(written, *finalPrefix)
+		}
+		var hs []dag.Hash
+		x.writeUnlocked(p.Branch, written, func() {
+			hs, err = h.t.CommitChainOn(ctx, p.Branch, p.At, chain, tract.WithReflogMessage("serve", action))
+		})
 		var conflict *tract.ConflictError
 		if errors.As(err, &conflict) {
 			// Another writer moved the branch: read it again, match again.
 			if err := x.sync(ctx, h.t, p.Branch, conflict.Actual); err != nil {
 				return recorded{}, err
 			}
+			conflicts++
 			continue
 		}
 		if errors.Is(err, tract.ErrUnknownRevision) {
@@ -87,6 +104,7 @@ func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract
 			if err := x.load(ctx, h.t); err != nil {
 				return recorded{}, err
 			}
+			conflicts++
 			continue
 		}
 		if err != nil {

@@ -275,14 +275,17 @@ func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns
-// nil, under the file's exclusive lock. When fn deleted stored text, Update
-// then wipes the file's free pages before it returns (see erase.go); if
-// that fails, the transaction stays committed and the error is an
-// *ErasureError. ctx bounds the wait for the lock, as in View.
+// nil, under the file's exclusive lock. Updates of this handle that run
+// at once are grouped into one transaction and one sync, each still all
+// or nothing (see bolt_group.go): fn may then run more than once. Update
+// returns once the transaction is synced. When fn deleted stored text,
+// Update then wipes the file's free pages before it returns (see
+// erase.go); if that fails, the transaction stays committed and the error
+// is an *ErasureError. ctx bounds the wait for the lock, as in View.
 func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 	var erased, checkpointed bool
 	err := b.inSession(ctx, true, func(s *session) (err error) {
-		erased, checkpointed, err = b.update(s, fn)
+		erased, checkpointed, err = b.grouped(s, fn)
 		if st := s.db.Stats(); st.TxStats.GetPageAlloc() > b.writeLimit {
 			b.ss.retire(s)
 		}

@@ -65,6 +65,9 @@ type session struct {
 	write bool
 	// journal indexes the file's journal for the session's transactions.
 	journal journalIndexes
+	// group groups the session's concurrent write transactions into one
+	// (see bolt_group.go).
+	group writeGroup
 
 	// The fields below are guarded by sessions.mu.
 	users    int         // transactions running in the session

@@ -68,6 +68,16 @@ type Store interface {
 	View(ctx context.Context, fn func(Tx) error) error
 	// Update runs fn in a read-write transaction: it commits when fn returns
 	// nil and rolls back everything fn wrote when fn returns an error.
+	// It returns once the transaction is durable (unless the store was
+	// opened without syncs).
+	//
+	// fn may run more than once, each time in a new transaction that sees
+	// nothing of the runs before it: a database server may abort a
+	// transaction that conflicted with another, and a file store that
+	// grouped fn with other writes of the handle into one transaction
+	// runs it again when one of them failed. Only the run whose
+	// transaction commits counts, so fn must have no effect outside tx but
+	// setting its results.
 	Update(ctx context.Context, fn func(Tx) error) error
 	// Path names the storage (the file path of a bbolt store).
 	Path() string

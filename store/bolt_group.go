@@ -1,0 +1,284 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Group commit: the write transactions of one handle that arrive while
+// another is committing wait for it, then run together in one bbolt
+// transaction, which writes their pages and syncs the file once for all
+// of them. Each call's Update returns only after that transaction
+// committed (and synced), so nothing is acknowledged before it is
+// durable. A lone write, or one that arrives while no other runs, is its
+// own transaction at once: grouping adds no wait. Every function runs in
+// its caller's goroutine: the leader hands the transaction to each
+// waiting caller in turn and takes it back when its function returns.
+//
+// Each function of a group still commits or rolls back as a whole, as
+// if alone: when one returns an error (or panics), the group's
+// transaction rolls back, runs again without it, and the failed function
+// runs alone in a transaction of its own, where its error (or panic) is
+// the one it would have had alone; one that ended its goroutine
+// (runtime.Goexit) ends only its caller's. A
+// transaction that fails for no function's fault (its commit, a damaged
+// file) has every function run alone. So a function may run more than
+// once, each time in a new transaction that sees none of the writes of
+// the runs before; only the run whose transaction commits counts (see
+// Store.Update).
+
+// writeGroup queues the write transactions of a session.
+type writeGroup struct {
+	mu    sync.Mutex
+	queue []*groupCall // calls waiting for the next group, in arrival order
+	busy  bool         // a leader is running a group; the queue waits for it
+	last  int          // how many calls the last group ran
+}
+
+// groupCall is one Update in a write group.
+type groupCall struct {
+	fn func(Tx) error
+	// ch tells the caller, waiting in its own goroutine, to run fn in a
+	// group's transaction (a message with tx), to lead the next group,
+	// or that its group is done.
+	ch chan groupMsg
+	// ran receives what fn returned, once it has run on a message's tx;
+	// errFnPanicked when it panicked or ended its goroutine.
+	ran chan error
+	// solo says fn is to run alone in a transaction of its own: it failed
+	// in a group, the group's transaction failed, or it was alone.
+	solo bool
+	// erased, checkpointed and err are what the transaction that ran fn
+	// reports for it (see Bolt.update).
+	erased, checkpointed bool
+	err                  error
+}
+
+// groupMsg is a message to a call waiting in a write group.
+type groupMsg struct {
+	tx   Tx   // run fn in tx and send the result on ran
+	lead bool // lead the next group
+	// neither: the group that took the call is done
+}
+
+// errFnPanicked marks a function of a group that panicked, or ended its
+// goroutine: it runs again alone, where its panic reaches its caller.
+var errFnPanicked = errors.New("panicked")
+
+// grouped runs fn in a write transaction of session s, grouped with the
+// handle's concurrent ones, and reports as Bolt.update does.
+func (b *Bolt) grouped(s *session, fn func(Tx) error) (erased, checkpointed bool, err error) {
+	c := &groupCall{fn: fn, ch: make(chan groupMsg, 1), ran: make(chan error, 1)}
+	g := &s.group
+	g.mu.Lock()
+	g.queue = append(g.queue, c)
+	lead := !g.busy
+	g.busy = true
+	wait := lead && g.last > 1
+	g.mu.Unlock()
+	if wait {
+		// The callers the last group woke are likely on their way back
+		// with their next writes: let them queue (they are runnable now)
+		// rather than run alone and have them wait for this one.
+		runtime.Gosched()
+	}
+	// Wait for the lead or the end of the group, running fn in the
+	// group's transaction when asked: in this goroutine, the caller's,
+	// as if it ran alone.
+	for !lead {
+		m := <-c.ch
+		if m.tx == nil && !m.lead {
+			break
+		}
+		if m.lead {
+			lead = true
+			break
+		}
+		c.ran <- c.call(m.tx)
+	}
+	if lead {
+		b.lead(s, g, c)
+	}
+	if c.solo {
+		return b.update(s, fn)
+	}
+	return c.erased, c.checkpointed, c.err
+}
+
+// maxGroup bounds how many functions one transaction runs: the first
+// caller of a group waits for all of them before its sync.
+const maxGroup = 64
+
+// lead runs the queued calls of g as one group (the leader's own call,
+// at the head of the queue, among them, and those that queue while its
+// functions run), wakes them, and passes the lead to the first call that
+// queued after it.
+func (b *Bolt) lead(s *session, g *writeGroup, own *groupCall) {
+	g.mu.Lock()
+	taken := g.queue
+	g.queue = nil
+	g.mu.Unlock()
+	ran := false
+	// Deferred, so that a function that ends the leader's goroutine (a
+	// panic of its own, runtime.Goexit as a test's FailNow does) leaves
+	// no call waiting: the others then run alone.
+	defer func() {
+		g.mu.Lock()
+		g.last = len(taken)
+		if len(g.queue) > 0 {
+			g.queue[0].ch <- groupMsg{lead: true}
+		} else {
+			g.busy = false
+		}
+		g.mu.Unlock()
+		for _, c := range taken {
+			if c == own {
+				continue
+			}
+			if !ran {
+				c.solo = true
+			}
+			c.ch <- groupMsg{}
+		}
+	}()
+	b.runGroup(s, g, &taken, own)
+	ran = true
+}
+
+// join moves the calls queued in g into the running group: to left, the
+// functions still to commit, and taken, every call the leader wakes. It
+// reports whether there were any.
+func (g *writeGroup) join(left, taken *[]*groupCall) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := min(len(g.queue), maxGroup-len(*left))
+	if n <= 0 {
+		return false
+	}
+	*left = append(*left, g.queue[:n]...)
+	*taken = append(*taken, g.queue[:n]...)
+	g.queue = append(g.queue[:0:0], g.queue[n:]...)
+	return true
+}
+
+// runGroup runs the functions of the group in one transaction, taking
+// out (to run alone, in their callers' goroutines) each that fails, until
+// the rest commit. The leader's own function fails as it would alone
+// when it is the last one left.
+func (b *Bolt) runGroup(s *session, g *writeGroup, taken *[]*groupCall, own *groupCall) {
+	left := append([]*groupCall(nil), *taken...)
+	for len(left) > 0 {
+		failed, err := b.updateGroup(s, g, &left, taken, own)
+		switch {
+		case err == nil:
+			return
+		case len(left) == 1 && left[0] == own:
+			own.err = err // alone: its error is its own
+			return
+		case failed >= 0:
+			left[failed].solo = true
+			left = append(left[:failed], left[failed+1:]...)
+		default:
+			for _, c := range left {
+				c.solo = true
+			}
+			return
+		}
+	}
+}
+
+// updateGroup runs the functions of left in turn in one read-write
+// transaction, and those of the calls that queue meanwhile (see join),
+// and commits it. When a function fails (returns an error or, unless it
+// is the leader's own, panics) it rolls back and returns that function's
+// index; otherwise failed is -1 and err is the transaction's own error,
+// if any. On success every call's erased and checkpointed are set.
+func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall, own *groupCall) (failed int, err error) {
+	failed = -1
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.guard(&err)
+	var erased, fnErased, checkpointed bool
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := upgrade(tx); err != nil {
+			return fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaCounters, err)
+		}
+		if err := damaged(tx, b.path); err != nil {
+			return err
+		}
+		btx := b.tx(tx, &s.journal)
+		for i := 0; i < len(*left) || g.join(left, taken); i++ {
+			c := (*left)[i]
+			// Each function's own erasures: its caller completes them.
+			before := btx.erased
+			btx.erased = false
+			if err := runIn(c, own, btx); err != nil {
+				failed = i
+				return err
+			}
+			c.erased = btx.erased
+			fnErased = fnErased || btx.erased
+			btx.erased = before || btx.erased
+		}
+		if err := btx.commitJournal(time.Now()); err != nil {
+			return err
+		}
+		erased, checkpointed = btx.erased, btx.checkpointed
+		if erased {
+			return markErasure(tx)
+		}
+		return nil
+	})
+	if err != nil {
+		for _, c := range *left {
+			c.erased = false
+		}
+		return failed, err
+	}
+	// What the transaction itself did (its journal's checkpoint dropped
+	// merged packs, say) falls to the first caller.
+	first := (*left)[0]
+	first.erased = first.erased || erased && !fnErased
+	first.checkpointed = checkpointed
+	return -1, nil
+}
+
+// runIn runs c's function in tx: the leader's own here, another's in
+// its caller's goroutine, which waits for it in grouped.
+func runIn(c, own *groupCall, tx Tx) error {
+	if c == own {
+		return c.fn(tx)
+	}
+	c.ch <- groupMsg{tx: tx}
+	return <-c.ran
+}
+
+// call runs fn in tx, in the caller's goroutine, for the group's leader.
+// A panic, which a damaged page read through the memory map raises too,
+// becomes errFnPanicked: the group rolls back and fn runs again alone,
+// where the panic (or the damage) reaches its caller as it would have.
+// When fn ends the goroutine (runtime.Goexit, as a test's FailNow does),
+// the leader is told so too, and the goroutine ends.
+func (c *groupCall) call(tx Tx) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	normal := false
+	defer func() {
+		if normal {
+			return
+		}
+		if recover() == nil {
+			// runtime.Goexit goes on, and this call never returns.
+			c.ran <- errFnPanicked
+			return
+		}
+		err = errFnPanicked
+	}()
+	err = c.fn(tx)
+	normal = true
+	return err
+}
