@@ -150,25 +150,33 @@ func writeEscalation(w io.Writer, e tract.Escalation) {
 	}
 	fmt.Fprintf(w, "\nTask escalation required\n\nTask:     %s\nReason:   %s\nAttempts: %d of %d (round %d of at most %d; %s in all)\n",
 		task, e.Reason, e.Attempts, e.MaxAttempts, e.Round, tract.MaxRounds, english.Count(e.TotalAttempts, "attempt", "attempts"))
-	if len(e.Failures) > 0 {
-		fmt.Fprintln(w, "\nAttempt history:")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  ATTEMPT\tTIME\tTYPE\tERROR")
-		for _, r := range e.Failures {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", r.Attempt, r.Timestamp.Local().Format(time.DateTime), r.Type, screenText(flattenLines(r.Error)))
-		}
-		tw.Flush()
-		last := e.Failures[len(e.Failures)-1]
-		fmt.Fprintf(w, "\nLast error details:\n%s\n", indent(screenText(strings.TrimRight(nonBlank(last.Details, last.Error), "\n")), "  "))
-		if last.SuggestedFix != "" {
-			fmt.Fprintf(w, "Suggested fix: %s\n", screenText(last.SuggestedFix))
-		}
-	}
+	writeAttemptHistory(w, e.Failures)
 	fmt.Fprint(w, "\nOptions:\n"+
 		"  retry              a fresh round of attempts\n"+
 		"  skip               give the task up (a skip note is committed); exit 6\n"+
 		"  abort              stop here; everything so far stays in the repository\n"+
 		"  fix: INSTRUCTION   one more round, with INSTRUCTION as the model's first guidance\n")
+}
+
+// writeAttemptHistory prints an escalation's failure records, one line
+// of a table each (an error flattened to its line), then the last one's
+// details and suggested fix: nothing when there are none.
+func writeAttemptHistory(w io.Writer, fs []tract.FailureRecord) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nAttempt history:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ATTEMPT\tTIME\tTYPE\tERROR")
+	for _, r := range fs {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", r.Attempt, r.Timestamp.Local().Format(time.DateTime), r.Type, screenText(flattenLines(r.Error)))
+	}
+	tw.Flush()
+	last := fs[len(fs)-1]
+	fmt.Fprintf(w, "\nLast error details:\n%s\n", indent(screenText(strings.TrimRight(nonBlank(last.Details, last.Error), "\n")), "  "))
+	if last.SuggestedFix != "" {
+		fmt.Fprintf(w, "Suggested fix: %s\n", screenText(last.SuggestedFix))
+	}
 }
 
 // nonBlank returns s, or fallback when s is blank.

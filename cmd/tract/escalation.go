@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -155,17 +154,7 @@ func writeStoredEscalation(w io.Writer, e *tract.PendingEscalation) error {
 	fmt.Fprintf(w, "Escalation %s (%s)\n\nBranch:   %s\nTask:     %s\nReason:   %s\nAttempts: %d of %d (round %d of at most %d; %s in all)\nSince:    %s\n",
 		e.ID, e.State, screenText(e.Branch), task, e.Reason, e.Attempts, e.MaxAttempts, e.Round, tract.MaxRounds,
 		english.Count(e.TotalAttempts, "attempt", "attempts"), e.Created.Local().Format(time.DateTime))
-	if len(e.Failures) > 0 {
-		fmt.Fprintln(w, "\nAttempt history:")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  ATTEMPT\tTIME\tTYPE\tERROR")
-		for _, r := range e.Failures {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", r.Attempt, r.Timestamp.Local().Format(time.DateTime), r.Type, screenText(flattenLines(r.Error)))
-		}
-		tw.Flush()
-		last := e.Failures[len(e.Failures)-1]
-		fmt.Fprintf(w, "\nLast error details:\n%s\n", indent(screenText(strings.TrimRight(nonBlank(last.Details, last.Error), "\n")), "  "))
-	}
+	writeAttemptHistory(w, e.Failures)
 	if e.LastAnswer != "" {
 		fmt.Fprintf(w, "\nLast answer:\n%s\n", indent(screenText(strings.TrimRight(e.LastAnswer, "\n")), "  "))
 	}

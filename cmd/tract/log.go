@@ -315,6 +315,16 @@ func writeLogJSON(w io.Writer, seq iter.Seq2[*tract.CommitInfo, error]) error {
 	if _, err := io.WriteString(w, "{\n  \"commits\": "); err != nil {
 		return err
 	}
+	if err := writeJSONCommits(w, seq); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, ",\n  \"orphans\": []\n}\n")
+	return err
+}
+
+// writeJSONCommits writes the commits seq yields as a JSON array, two
+// spaces in, one commit at a time.
+func writeJSONCommits(w io.Writer, seq iter.Seq2[*tract.CommitInfo, error]) error {
 	a, err := startJSONArray(w, "  ")
 	if err != nil {
 		return err
@@ -327,11 +337,7 @@ func writeLogJSON(w io.Writer, seq iter.Seq2[*tract.CommitInfo, error]) error {
 			return err
 		}
 	}
-	if err := a.end(); err != nil {
-		return err
-	}
-	_, err = io.WriteString(w, ",\n  \"orphans\": []\n}\n")
-	return err
+	return a.end()
 }
 
 // writeOutlineJSON writes the whole history as writeJSON writes a

@@ -174,19 +174,7 @@ func writeSearchJSON(w io.Writer, q search.Query, seq iter.Seq2[*tract.CommitInf
 	if _, err := io.WriteString(w, "{\n  \"query\": "+string(jsonSafe(query))+",\n  \"commits\": "); err != nil {
 		return err
 	}
-	a, err := startJSONArray(w, "  ")
-	if err != nil {
-		return err
-	}
-	for c, err := range seq {
-		if err != nil {
-			return err
-		}
-		if err := a.add(c); err != nil {
-			return err
-		}
-	}
-	if err := a.end(); err != nil {
+	if err := writeJSONCommits(w, seq); err != nil {
 		return err
 	}
 	_, err = io.WriteString(w, "\n}\n")
