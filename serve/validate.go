@@ -70,6 +70,8 @@ type validation struct {
 	maxAttempts int
 	task        string
 	hasTask     bool
+	// fromHeader is set when the specs are the request's own.
+	fromHeader bool
 }
 
 // checkDefaults refuses default specs the parser refuses, and a bad
@@ -120,14 +122,49 @@ func (h *Handler) validationOf(r *http.Request) (*validation, error) {
 		}
 		v.maxAttempts = n
 	}
-	if fromHeader && !h.headerCommands {
-		for _, s := range specs {
-			if kind, _, _ := strings.Cut(s, ":"); strings.TrimSpace(kind) == "cmd" {
-				return nil, fmt.Errorf("%s: %q: a request may not name a cmd: validator, which runs a command on the server; the server's own defaults may", HeaderValidate, s)
+	v.fromHeader = fromHeader
+	return v, nil
+}
+
+// expandSpecs returns specs with each that the parser refuses but that
+// is a comma-separated list of specs it takes split into those: some
+// clients (fetch's Headers) join a repeated header's values with ", ".
+func (h *Handler) expandSpecs(specs []string, opts []retry.SpecOption) []string {
+	var out []string
+	for _, s := range specs {
+		if _, err := h.parser.Parse(s, opts...); err == nil || !strings.Contains(s, ",") {
+			out = append(out, s)
+			continue
+		}
+		parts := strings.Split(s, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+			if _, err := h.parser.Parse(parts[i], opts...); err != nil {
+				parts = nil
+				break
 			}
 		}
+		if parts == nil {
+			out = append(out, s) // refused whole, as given
+		} else {
+			out = append(out, parts...)
+		}
 	}
-	return v, nil
+	return out
+}
+
+// checkCommands refuses a "cmd:" spec in a request's header unless the
+// Handler lets requests name commands.
+func (h *Handler) checkCommands(specs []string) error {
+	if h.headerCommands {
+		return nil
+	}
+	for _, s := range specs {
+		if kind, _, _ := strings.Cut(s, ":"); strings.TrimSpace(kind) == "cmd" {
+			return fmt.Errorf("%s: %q: a request may not name a cmd: validator, which runs a command on the server; the server's own defaults may", HeaderValidate, s)
+		}
+	}
+	return nil
 }
 
 // turnOptions returns the options of v's turn with client c: the
@@ -135,7 +172,15 @@ func (h *Handler) validationOf(r *http.Request) (*validation, error) {
 // and the task. A spec the parser refuses is an error naming the header.
 func (h *Handler) turnOptions(v *validation, c llm.Client, req *request) ([]tract.ChatOption, error) {
 	opts := append(append([]retry.SpecOption(nil), h.specOpts...), retry.WithJudge(tract.Judge(c, req.Model)))
-	val, err := h.parser.ParseAll(v.specs, opts...)
+	specs := v.specs
+	if v.fromHeader {
+		specs = h.expandSpecs(specs, opts)
+		// Refused before the turn can run one.
+		if err := h.checkCommands(specs); err != nil {
+			return nil, err
+		}
+	}
+	val, err := h.parser.ParseAll(specs, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", HeaderValidate, err)
 	}
@@ -187,7 +232,9 @@ func (h *Handler) modelClient(r *http.Request, w wire, req *request) (llm.Client
 	if model == "" {
 		model = "default" // the client needs one; the server picks when it ignores it
 	}
-	opts := []llm.Option{llm.WithBaseURL(up.base.String()), llm.WithModel(model), llm.WithHTTPClient(h.client)}
+	// No retries of the client's own: as on a call passed through, a
+	// failure goes back to the client, whose SDK retries the request.
+	opts := []llm.Option{llm.WithBaseURL(up.base.String()), llm.WithModel(model), llm.WithHTTPClient(h.client), llm.WithMaxRetries(0)}
 	if key := h.clientKey(r, w); key != "" {
 		opts = append(opts, llm.WithAPIKey(key))
 	}
@@ -312,6 +359,15 @@ func (h *Handler) turnFailed(rw http.ResponseWriter, r *http.Request, w wire, re
 			fmt.Fprintf(&b, " (the last attempt is commit %s)", inspect)
 		}
 		writeError(rw, w, StatusExhausted, redact(b.String(), key))
+		return
+	}
+	var esc *tract.EscalationError
+	if errors.As(err, &esc) && esc.Reason == tract.EscalateBlocked {
+		msg := "proxy: a validator blocked the answer: " + redact(err.Error(), key)
+		if !inspect.IsZero() {
+			msg += fmt.Sprintf(" (commit %s)", inspect)
+		}
+		writeError(rw, w, StatusExhausted, msg)
 		return
 	}
 	status := http.StatusBadGateway

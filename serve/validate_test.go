@@ -278,3 +278,69 @@ func TestProxy_DefaultValidation(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "jsno")
 }
+
+func TestProxy_ValidatedHeadersJoinedByTheClient(t *testing.T) {
+	e := newEnv(t)
+	e.model.Reply(llmtest.Answer(`{"long": "enough"}`), llmtest.Answer(`{}`))
+	// fetch's Headers joins a repeated header's values with ", ".
+	resp, body := e.chat([]msg{{"user", "JSON."}}, serve.HeaderValidate, "json, maxlen:5")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, `{}`, answerOf(t, body))
+	assert.Equal(t, "2", resp.Header.Get(serve.HeaderAttempts), "both validators judged the first answer")
+
+	// A spec whose argument holds a comma is taken whole.
+	e.model.Reply(llmtest.Answer("ab"))
+	resp, body = e.chat([]msg{{"user", "Letters."}}, serve.HeaderValidate, "regex:^[a-z]{1,3}$")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, "1", resp.Header.Get(serve.HeaderAttempts))
+
+	resp, body = e.chat([]msg{{"user", "x"}}, serve.HeaderValidate, "json, cmd:true")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, string(body))
+	assert.Contains(t, string(body), "may not name a cmd: validator")
+}
+
+func TestProxy_ValidatedUpstreamFailure(t *testing.T) {
+	e := newEnv(t)
+	e.model.Reply(llmtest.Reply{Status: 500, Message: "boom"})
+	resp, body := e.chat([]msg{{"user", "JSON."}}, serve.HeaderValidate, "json")
+	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode, string(body))
+	assert.Contains(t, string(body), "boom")
+	assert.Contains(t, string(body), `"server_error"`)
+	assert.NotContains(t, string(body), upstreamKey)
+	branch := resp.Header.Get(serve.HeaderBranch)
+	got := e.chain(branch)
+	require.Len(t, got, 2, "%v", got)
+	assert.True(t, strings.HasPrefix(got[1], "error assistant: "), got[1])
+	tip, err := e.repo.Show(context.Background(), branch)
+	require.NoError(t, err)
+	assert.Equal(t, tip.Hash.String(), resp.Header.Get(serve.HeaderCommit))
+	require.Len(t, e.model.Requests(), 1, "no retry of the proxy's own: the client's SDK retries")
+
+	// The client's retry answers the same message on the same branch.
+	e.model.Reply(llmtest.Answer(`[1]`))
+	resp, body = e.chat([]msg{{"user", "JSON."}}, serve.HeaderValidate, "json")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
+	got = e.chain(branch)
+	require.Len(t, got, 3, "%v", got)
+	assert.Equal(t, "message assistant: [1]", got[2])
+}
+
+func TestProxy_ValidatedPassThroughKey(t *testing.T) {
+	e := newEnv(t)
+	e.proxy.Config.Handler = mustHandler(t, e.repo, serve.WithOpenAI(e.model.URL(), ""), serve.WithAnthropic(e.model.AnthropicURL(), ""))
+	e.model.Reply(llmtest.Answer(`{}`), llmtest.Answer(`{}`))
+	resp, body := e.chat([]msg{{"user", "JSON."}}, serve.HeaderValidate, "json", "Authorization", "Bearer "+upstreamKey)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	resp, body = e.post("/v1/messages", map[string]any{"model": "c", "max_tokens": 5, "messages": []msg{{"user", "JSON!"}}},
+		serve.HeaderValidate, "json", "x-api-key", upstreamKey)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+
+	resp, body = e.chat([]msg{{"user", "Again."}}, serve.HeaderValidate, "json", "Authorization", "Bearer sk-client-wrong-key-0000")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, string(body))
+	assert.NotContains(t, string(body), "sk-client-wrong-key-0000")
+	for _, c := range e.all() {
+		assert.NotContains(t, c.Text, "sk-client-wrong-key-0000")
+		assert.NotContains(t, string(c.Meta), "sk-client-wrong-key-0000")
+	}
+}
