@@ -338,18 +338,23 @@ func (h *Handler) branchTip(ctx context.Context, branch string) (dag.Hash, error
 // diagnoses, a model call that failed with the upstream's status.
 func (h *Handler) turnFailed(rw http.ResponseWriter, r *http.Request, w wire, res *tract.ChatResult, err error) {
 	key := h.clientKey(r, w)
+	var ex *retry.ExhaustedError
+	exhausted := errors.As(err, &ex)
+	// The commit to inspect: the error commit of a failed call, else the
+	// last attempt.
 	inspect := dag.Hash{}
 	if res != nil {
-		inspect = res.Commit
-		if n := len(res.History); n > 0 && !res.History[n-1].Commit.IsZero() {
+		if !exhausted {
+			inspect = res.Commit
+		}
+		if n := len(res.History); inspect.IsZero() && n > 0 {
 			inspect = res.History[n-1].Commit
 		}
 	}
 	if !inspect.IsZero() {
 		rw.Header().Set(HeaderCommit, inspect.String())
 	}
-	var ex *retry.ExhaustedError
-	if errors.As(err, &ex) {
+	if exhausted {
 		var b strings.Builder
 		fmt.Fprintf(&b, "proxy: no answer passed validation in %d attempts", ex.Attempts)
 		for i, d := range ex.History {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -342,5 +343,41 @@ func TestProxy_ValidatedPassThroughKey(t *testing.T) {
 	for _, c := range e.all() {
 		assert.NotContains(t, c.Text, "sk-client-wrong-key-0000")
 		assert.NotContains(t, string(c.Meta), "sk-client-wrong-key-0000")
+	}
+}
+
+func TestProxy_ValidatedClientDisconnectCancelsTheTurn(t *testing.T) {
+	e := newEnv(t)
+	hold := make(chan struct{})
+	e.model.Reply(llmtest.Answer("not json"), llmtest.Reply{Content: `{}`, Hold: hold})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.proxy.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"JSON."}]}`))
+	require.NoError(t, err)
+	req.Header.Set(serve.HeaderValidate, "json")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return len(e.model.Requests()) == 2 }, 5*time.Second, time.Millisecond)
+	cancel()
+	require.Error(t, <-done)
+	close(hold)
+	// The turn ends recorded: the failed attempt and its steering, then
+	// no accepted answer on the branch.
+	require.Eventually(t, func() bool {
+		for _, c := range e.all() {
+			if c.Kind == tract.KindSteering {
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, time.Millisecond)
+	for _, c := range e.all() {
+		assert.NotEqual(t, "{}", c.Text, "the answer of the cancelled call is not recorded")
 	}
 }
