@@ -120,6 +120,24 @@ func TestProxy_ValidatedExhaustion(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, "still not", ci.Text)
 			assert.Len(t, e.model.Requests(), 2)
+
+			// The client's retry of the same request answers the same
+			// message on the same branch.
+			branch := resp.Header.Get(serve.HeaderBranch)
+			e.model.Reply(llmtest.Answer(`{"ok": 1}`))
+			resp, body = e.post(path, map[string]any{"model": "m", "max_tokens": 50, "messages": []msg{{"user", "JSON please."}}},
+				serve.HeaderValidate, "json")
+			require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+			assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
+			got := e.chain(branch)
+			assert.Equal(t, `message assistant: {"ok": 1}`, got[len(got)-1])
+			n := 0
+			for _, c := range e.all() {
+				if c.Text == "JSON please." {
+					n++
+				}
+			}
+			assert.Equal(t, 1, n, "the question is stored once")
 		})
 	}
 }
@@ -380,4 +398,18 @@ func TestProxy_ValidatedClientDisconnectCancelsTheTurn(t *testing.T) {
 	for _, c := range e.all() {
 		assert.NotEqual(t, "{}", c.Text, "the answer of the cancelled call is not recorded")
 	}
+}
+
+func TestProxy_ValidatedLLMJudgeAsksTheRequestsUpstream(t *testing.T) {
+	e := newEnv(t)
+	e.model.Reply(llmtest.Answer("Bonjour"), llmtest.Answer(`{"pass": false, "reason": "not English"}`),
+		llmtest.Answer("Hello"), llmtest.Answer(`{"pass": true, "reason": "English"}`))
+	resp, body := e.chat([]msg{{"user", "Greet me."}}, serve.HeaderValidate, "llm:the answer is in English")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, "Hello", answerOf(t, body))
+	assert.Equal(t, "2", resp.Header.Get(serve.HeaderAttempts))
+	reqs := e.model.Requests()
+	require.Len(t, reqs, 4)
+	assert.Equal(t, "gpt-test", reqs[1].Model, "the judge is the request's model")
+	assert.Contains(t, reqs[1].LastMessage(), "Bonjour")
 }
