@@ -459,14 +459,20 @@ func streamAccepted(rw http.ResponseWriter, w wire, req *request, res *tract.Cha
 		event("message_stop", map[string]any{"type": "message_stop"})
 	} else {
 		id := "chatcmpl-tract-" + res.Commit.String()[:24]
-		chunk := func(delta map[string]any, finish any) map[string]any {
-			return map[string]any{"id": id, "object": "chat.completion.chunk", "created": now.Unix(), "model": model,
-				"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
+		chunk := func(choices []any) map[string]any {
+			return map[string]any{"id": id, "object": "chat.completion.chunk", "created": now.Unix(), "model": model, "choices": choices}
 		}
-		event("", chunk(map[string]any{"role": "assistant", "content": res.Text}, nil))
-		last := chunk(map[string]any{}, "stop")
-		last["usage"] = openAIUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
-		event("", last)
+		choice := func(delta map[string]any, finish any) []any {
+			return []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}
+		}
+		event("", chunk(choice(map[string]any{"role": "assistant", "content": res.Text}, nil)))
+		event("", chunk(choice(map[string]any{}, "stop")))
+		if req.IncludeUsage {
+			// As OpenAI sends it: a last chunk with no choices.
+			last := chunk([]any{})
+			last["usage"] = openAIUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+			event("", last)
+		}
 		b.WriteString("data: [DONE]\n\n")
 	}
 	write(rw, []byte(b.String()))

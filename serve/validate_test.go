@@ -225,9 +225,11 @@ func TestProxy_ValidatedAnthropic(t *testing.T) {
 func TestProxy_ValidatedStreamSendsTheAcceptedAnswer(t *testing.T) {
 	t.Run("openai", func(t *testing.T) {
 		e := newEnv(t)
-		e.model.Reply(llmtest.Answer("{bad"), llmtest.Answer(`{"n": 2}`))
+		e.model.Reply(llmtest.Reply{Content: "{bad", Usage: &llm.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7}},
+			llmtest.Reply{Content: `{"n": 2}`, Usage: &llm.Usage{PromptTokens: 9, CompletionTokens: 3, TotalTokens: 12}})
 		resp, body := e.post("/v1/chat/completions", map[string]any{"model": "m", "stream": true,
-			"messages": []msg{{"user", "Count."}}}, serve.HeaderValidate, "json")
+			"stream_options": map[string]any{"include_usage": true},
+			"messages":       []msg{{"user", "Count."}}}, serve.HeaderValidate, "json")
 		require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
 		assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
 		assert.Equal(t, "2", resp.Header.Get(serve.HeaderAttempts))
@@ -236,6 +238,7 @@ func TestProxy_ValidatedStreamSendsTheAcceptedAnswer(t *testing.T) {
 		require.NotEmpty(t, events)
 		assert.Equal(t, "[DONE]", events[len(events)-1])
 		var text strings.Builder
+		var usage []int
 		for _, ev := range events[:len(events)-1] {
 			var chunk struct {
 				Object  string `json:"object"`
@@ -244,14 +247,22 @@ func TestProxy_ValidatedStreamSendsTheAcceptedAnswer(t *testing.T) {
 						Content string `json:"content"`
 					} `json:"delta"`
 				} `json:"choices"`
+				Usage *struct {
+					Total int `json:"total_tokens"`
+				} `json:"usage"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(ev), &chunk), ev)
 			assert.Equal(t, "chat.completion.chunk", chunk.Object)
 			for _, c := range chunk.Choices {
 				text.WriteString(c.Delta.Content)
 			}
+			if chunk.Usage != nil {
+				usage = append(usage, chunk.Usage.Total)
+				assert.Empty(t, chunk.Choices, "usage comes in a chunk of its own")
+			}
 		}
 		assert.Equal(t, `{"n": 2}`, text.String())
+		assert.Equal(t, []int{19}, usage, "asked for, the summed usage comes last")
 		assert.NotContains(t, string(body), "{bad")
 	})
 	t.Run("anthropic", func(t *testing.T) {

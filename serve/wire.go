@@ -38,6 +38,9 @@ type request struct {
 	Tools       bool
 	Temperature *float64
 	MaxTokens   int
+	// IncludeUsage is an OpenAI stream's stream_options.include_usage:
+	// the client asks for a last chunk with the usage.
+	IncludeUsage bool
 	// Messages are the conversation as OpenAI messages, as they are
 	// recorded (see convert).
 	Messages []tract.ImportMessage
@@ -62,6 +65,9 @@ func parseOpenAI(body []byte) (*request, error) {
 		Temperature         *float64          `json:"temperature"`
 		MaxTokens           int               `json:"max_tokens"`
 		MaxCompletionTokens int               `json:"max_completion_tokens"`
+		StreamOptions       struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, badRequest("the request body is not a chat-completions request: %v", err)
@@ -70,7 +76,7 @@ func parseOpenAI(body []byte) (*request, error) {
 		return nil, badRequest("the request has no messages")
 	}
 	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: len(doc.Tools) > 0, Temperature: doc.Temperature,
-		MaxTokens: max(doc.MaxTokens, doc.MaxCompletionTokens)}
+		MaxTokens: max(doc.MaxTokens, doc.MaxCompletionTokens), IncludeUsage: doc.StreamOptions.IncludeUsage}
 	for i, raw := range doc.Messages {
 		var m llm.Message
 		if err := json.Unmarshal(raw, &m); err != nil {
