@@ -19,6 +19,13 @@
 // gives the rules, the headers (X-Tract-Branch, X-Tract-Commit) and the
 // security model.
 //
+// A request with X-Tract-Validate (or any request, with
+// WithDefaultValidation) is answered by tract's validated turn instead
+// of being passed through: its messages are recorded, the turn runs on
+// their branch (tract.Tract.Generate: steering, retries, purify), and
+// the client gets the accepted answer alone in its wire's shape, or a
+// StatusExhausted error naming the diagnoses.
+//
 // # Caveats
 //
 //   - The index is the Handler's: a second process writing the same

@@ -17,6 +17,7 @@ import (
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/retry"
 )
 
 // Headers the proxy reads and writes.
@@ -56,6 +57,11 @@ type config struct {
 	timeout           time.Duration
 	now               func() time.Time
 	onRecordError     func(error)
+	parser            *retry.SpecParser
+	specOpts          []retry.SpecOption
+	defaultSpecs      []string
+	defaultAttempts   int
+	headerCommands    bool
 }
 
 type upstreamConfig struct {
@@ -130,6 +136,14 @@ type Handler struct {
 	now               func() time.Time
 	onRecordError     func(error)
 	idx               *index
+	// parser and specOpts parse validator specs; defaultSpecs and
+	// defaultAttempts validate a request that names none;
+	// headerCommands lets a request name "cmd:" validators.
+	parser          *retry.SpecParser
+	specOpts        []retry.SpecOption
+	defaultSpecs    []string
+	defaultAttempts int
+	headerCommands  bool
 }
 
 // upstream is one wire's server.
@@ -146,7 +160,15 @@ func New(ctx context.Context, t *tract.Tract, opts ...Option) (*Handler, error) 
 		o(&cfg)
 	}
 	h := &Handler{t: t, token: cfg.token, maxBody: cfg.maxBody, client: cfg.client, timeout: cfg.timeout, now: cfg.now,
-		onRecordError: cfg.onRecordError, idx: newIndex()}
+		onRecordError: cfg.onRecordError, idx: newIndex(),
+		parser: cfg.parser, specOpts: cfg.specOpts, defaultSpecs: cfg.defaultSpecs, defaultAttempts: cfg.defaultAttempts,
+		headerCommands: cfg.headerCommands}
+	if h.parser == nil {
+		h.parser = retry.NewSpecParser(retry.Kinds()...)
+	}
+	if err := h.checkDefaults(h.defaultSpecs, h.defaultAttempts); err != nil {
+		return nil, err
+	}
 	var err error
 	if h.openAI, err = newUpstream(cfg.openAI, llm.DefaultBaseURL, llm.EnvBaseURL); err != nil {
 		return nil, err
@@ -424,6 +446,11 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 			return
 		}
 	}
+	v, err := h.validationOf(r)
+	if err != nil {
+		writeError(rw, w, http.StatusBadRequest, "proxy: "+err.Error())
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, h.maxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -454,6 +481,10 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 		writeError(rw, w, status, "proxy: "+err.Error())
 		return
 	}
+	if v != nil {
+		h.validated(rw, r, w, named, req, ps, v)
+		return
+	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	route := "/chat/completions"
@@ -470,7 +501,7 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 	// records is whole.
 	save := func() (recorded, error) {
 		out.elapsed = h.now().Sub(started)
-		rec, err := h.record(context.WithoutCancel(r.Context()), w, named, req.Messages, ps, out)
+		rec, err := h.record(context.WithoutCancel(r.Context()), w, named, req.Messages, ps, &out)
 		if err != nil && h.onRecordError != nil {
 			h.onRecordError(&RecordError{Route: r.URL.Path, Err: err})
 		}

@@ -44,10 +44,18 @@ type recorded struct {
 // for the match and to index what it wrote, never across the write or the
 // upstream call, which is over when it runs: concurrent requests write
 // together, each waiting for the writes in flight its match depends on.
-func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract.ImportMessage, ps []prefix, out outcome) (recorded, error) {
-	final, finalPrefix, err := h.finalMessage(w, ps, out)
-	if err != nil {
-		return recorded{}, err
+//
+// With out nil it commits the messages alone, for a validated turn to
+// answer: the record is then the branch and the commit of the request's
+// last message, a branch created there when none stands at it.
+func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract.ImportMessage, ps []prefix, out *outcome) (recorded, error) {
+	var final tract.ImportMessage
+	var finalPrefix *prefix
+	if out != nil {
+		var err error
+		if final, finalPrefix, err = h.finalMessage(w, ps, *out); err != nil {
+			return recorded{}, err
+		}
 	}
 	last := prefix{}
 	if len(ps) > 0 {
@@ -75,7 +83,13 @@ func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract
 			x.done.Wait()
 			continue
 		}
-		chain := append(append(make([]tract.ImportMessage, 0, len(msgs)-p.From+1), msgs[p.From:]...), final)
+		chain := append(make([]tract.ImportMessage, 0, len(msgs)-p.From+1), msgs[p.From:]...)
+		if out != nil {
+			chain = append(chain, final)
+		}
+		if len(chain) == 0 && !p.Fork {
+			return recorded{Branch: p.Branch, Commit: p.At}, nil // recorded already, at the branch's tip
+		}
 		action := "serve: " + english.Count(len(chain), "commit", "commits")
 		if p.Fork {
 			action = "serve: forked with " + english.Count(len(chain), "commit", "commits")
@@ -85,9 +99,28 @@ func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract
 			written = append(written, *finalPrefix)
 		}
 		var hs []dag.Hash
+		var err error
 		x.writeUnlocked(p.Branch, written, func() {
+			if len(chain) == 0 {
+				// Every message is recorded, but no branch ends there.
+				_, err = h.t.CreateBranch(ctx, p.Branch, p.At.String())
+				hs = []dag.Hash{p.At}
+				return
+			}
 			hs, err = h.t.CommitChainOn(ctx, p.Branch, p.At, chain, tract.WithReflogMessage("serve", action))
 		})
+		if errors.Is(err, tract.ErrBranchExists) {
+			// Another writer made the branch: read it, match again.
+			tip, serr := h.branchTip(ctx, p.Branch)
+			if serr == nil {
+				serr = x.sync(ctx, h.t, p.Branch, tip)
+			}
+			if serr != nil {
+				return recorded{}, serr
+			}
+			conflicts++
+			continue
+		}
 		var conflict *tract.ConflictError
 		if errors.As(err, &conflict) {
 			// Another writer moved the branch: read it again, match again.
@@ -110,10 +143,17 @@ func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract
 		if err != nil {
 			return recorded{}, err
 		}
+		tip := hs[len(hs)-1]
+		if out == nil {
+			for i := range chain {
+				x.add(ps[p.From+i], hs[i])
+			}
+			x.setTip(p.Branch, tip)
+			return recorded{Branch: p.Branch, Commit: tip}, nil
+		}
 		for i := range chain[:len(chain)-1] {
 			x.add(ps[p.From+i], hs[i])
 		}
-		tip := hs[len(hs)-1]
 		if finalPrefix != nil {
 			x.add(*finalPrefix, tip)
 		} else {

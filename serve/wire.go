@@ -31,6 +31,16 @@ func (w wire) provider() string {
 type request struct {
 	Model  string
 	Stream bool
+	// Tools is whether the request offers tools; Temperature and
+	// MaxTokens are its sampling temperature and max_tokens (or
+	// max_completion_tokens), when it sets them: what a validated turn
+	// sends on (see validated).
+	Tools       bool
+	Temperature *float64
+	MaxTokens   int
+	// IncludeUsage is an OpenAI stream's stream_options.include_usage:
+	// the client asks for a last chunk with the usage.
+	IncludeUsage bool
 	// Messages are the conversation as OpenAI messages, as they are
 	// recorded (see convert).
 	Messages []tract.ImportMessage
@@ -48,9 +58,16 @@ func badRequest(format string, args ...any) error {
 // parseOpenAI reads a chat-completions request body.
 func parseOpenAI(body []byte) (*request, error) {
 	var doc struct {
-		Model    string            `json:"model"`
-		Stream   bool              `json:"stream"`
-		Messages []json.RawMessage `json:"messages"`
+		Model               string            `json:"model"`
+		Stream              bool              `json:"stream"`
+		Messages            []json.RawMessage `json:"messages"`
+		Tools               []json.RawMessage `json:"tools"`
+		Temperature         *float64          `json:"temperature"`
+		MaxTokens           int               `json:"max_tokens"`
+		MaxCompletionTokens int               `json:"max_completion_tokens"`
+		StreamOptions       struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, badRequest("the request body is not a chat-completions request: %v", err)
@@ -58,7 +75,8 @@ func parseOpenAI(body []byte) (*request, error) {
 	if len(doc.Messages) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req := &request{Model: doc.Model, Stream: doc.Stream}
+	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: len(doc.Tools) > 0, Temperature: doc.Temperature,
+		MaxTokens: max(doc.MaxTokens, doc.MaxCompletionTokens), IncludeUsage: doc.StreamOptions.IncludeUsage}
 	for i, raw := range doc.Messages {
 		var m llm.Message
 		if err := json.Unmarshal(raw, &m); err != nil {
@@ -146,10 +164,13 @@ type anthropicBlock struct {
 // parseAnthropic reads a Messages API request body.
 func parseAnthropic(body []byte) (*request, error) {
 	var doc struct {
-		Model    string          `json:"model"`
-		Stream   bool            `json:"stream"`
-		System   json.RawMessage `json:"system"`
-		Messages []struct {
+		Model       string            `json:"model"`
+		Stream      bool              `json:"stream"`
+		Tools       []json.RawMessage `json:"tools"`
+		Temperature *float64          `json:"temperature"`
+		MaxTokens   int               `json:"max_tokens"`
+		System      json.RawMessage   `json:"system"`
+		Messages    []struct {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
@@ -160,7 +181,7 @@ func parseAnthropic(body []byte) (*request, error) {
 	if len(doc.Messages) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req := &request{Model: doc.Model, Stream: doc.Stream}
+	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: len(doc.Tools) > 0, Temperature: doc.Temperature, MaxTokens: doc.MaxTokens}
 	if len(doc.System) > 0 && string(doc.System) != "null" {
 		text, err := blocksText(doc.System)
 		if err != nil {

@@ -154,3 +154,42 @@ func TestServe_AddressInUse(t *testing.T) {
 	requireExit(t, r, exitError)
 	assert.Contains(t, r.Stderr, "address already in use")
 }
+
+// A validated request through the binary: the client sees the accepted
+// answer alone, log --all the failed attempt; --validate gives the
+// default, and a bad one stops the server from starting.
+func TestServe_ValidatedRequestEndToEnd(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("Here you go: {\"n\": 1"), llmtest.Answer(`{"n": 1}`), llmtest.Answer("no"), llmtest.Answer("nope"))
+	s := newSandbox(t).withEnv("OPENAI_BASE_URL", srv.URL(), "OPENAI_API_KEY", "sk-u")
+	s.initRepo()
+	r := s.tract("serve", "--addr", freeAddr(t), "--validate", "jsno")
+	requireExit(t, r, exitUsage)
+	assert.Contains(t, r.Stderr, "jsno")
+
+	b, addr := startServe(t, s, "--validate", "json", "--max-attempts", "2")
+	resp, body := postChat(t, addr, `{"model":"m","messages":[{"role":"user","content":"One as JSON."}]}`, "X-Tract-Task", "t-1")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `{\"n\": 1}`)
+	assert.NotContains(t, body, "Here you go")
+	assert.Equal(t, "2", resp.Header.Get("X-Tract-Attempts"))
+	branch := resp.Header.Get("X-Tract-Branch")
+
+	resp, body = postChat(t, addr, `{"model":"m","messages":[{"role":"user","content":"Again."}]}`)
+	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, body)
+	assert.Contains(t, body, "no answer passed validation in 2 attempts")
+	inspect := resp.Header.Get("X-Tract-Commit")
+	require.NotEmpty(t, inspect)
+
+	resp, body = postChat(t, addr, `{"model":"m","messages":[{"role":"user","content":"x"}]}`, "X-Tract-Validate", "cmd:true")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGTERM))
+	requireExit(t, b.wait(), exitOK)
+	assert.Contains(t, s.ok("log", "--oneline", branch).Stdout, `{"n": 1}`)
+	assert.NotContains(t, s.ok("log", "--oneline", branch).Stdout, "Here you go")
+	assert.Contains(t, s.ok("log", "--all", "--oneline").Stdout, "Here you go")
+	assert.Contains(t, s.ok("show", inspect).Stdout, "nope")
+	s.fsckOK()
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract/llm"
+	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/serve"
 )
 
@@ -37,6 +38,14 @@ type ServeOptions struct {
 	Token string
 	// Timeout is --timeout ("" when not given).
 	Timeout string
+	// Validate is --validate: the validators of a request that names
+	// none of its own (X-Tract-Validate).
+	Validate []string
+	// MaxAttempts is --max-attempts: the attempts of a validated request
+	// that does not say (X-Tract-Max-Attempts).
+	MaxAttempts int
+	// CmdTimeout bounds one run of a "cmd:" validator (--cmd-timeout).
+	CmdTimeout time.Duration
 	// Ready, when set, is called with the address the server listens on
 	// (tests, whose --addr asks for port 0).
 	Ready func(addr string)
@@ -47,6 +56,7 @@ type ServeOptions struct {
 
 func newCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
 	opts := &ServeOptions{Factory: f}
+	var cmdTimeout string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Record an agent's model calls, on the model's own wire",
@@ -59,13 +69,27 @@ A conversation resent with more messages extends its branch; one that
 diverges forks a branch there. An address other than loopback needs a
 token (--token, TRACT_SERVE_TOKEN) that every request must carry as
 "Authorization: Bearer TOKEN". Ctrl-C or SIGTERM stops the server once the
-calls in flight are done.`,
+calls in flight are done. A request with an X-Tract-Validate: SPEC header
+(repeatable; with X-Tract-Max-Attempts: N and X-Tract-Task: ID), or any
+request when --validate is given, is answered by a validated turn: each
+answer is checked, a rejected one steered and retried, and the client gets
+the accepted answer alone (X-Tract-Attempts says how many it took), or a
+422 naming the diagnoses. A request may not name a cmd: validator;
+--validate may.`,
 		Example: `  tract serve
   OPENAI_BASE_URL=http://127.0.0.1:7878/v1 python agent.py
   ANTHROPIC_BASE_URL=http://127.0.0.1:7878 node agent.js
-  TRACT_SERVE_TOKEN=secret tract serve --addr 0.0.0.0:7878`,
+  TRACT_SERVE_TOKEN=secret tract serve --addr 0.0.0.0:7878
+  tract serve --validate json --max-attempts 4`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.MaxAttempts < 1 {
+				return usageErrorf("--max-attempts must be at least 1, got %d", opts.MaxAttempts)
+			}
+			var err error
+			if opts.CmdTimeout, err = parseCmdTimeout(cmdTimeout); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -76,6 +100,10 @@ calls in flight are done.`,
 	fl.StringVar(&opts.Addr, "addr", defaultServeAddr, "listen on `HOST:PORT`")
 	fl.StringVar(&opts.Token, "token", "", "require this bearer `TOKEN` (default $TRACT_SERVE_TOKEN)")
 	fl.StringVar(&opts.Timeout, "timeout", "", "wait at most `DURATION` for the upstream's next byte")
+	fl.StringArrayVarP(&opts.Validate, "validate", "V", nil,
+		"check the answer of each request without X-Tract-Validate with `SPEC` (repeatable): "+f.validators().Usages())
+	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "make at most `N` attempts per validated request")
+	addCmdTimeoutFlag(cmd, &cmdTimeout)
 	return cmd
 }
 
@@ -128,7 +156,17 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	defer repo.Close()
 	openAIKey, anthropicKey := strings.TrimSpace(f.Getenv(llm.EnvAPIKey)), strings.TrimSpace(f.Getenv(llm.EnvAnthropicAPIKey))
 	errOut := &syncWriter{w: f.IO.ErrOut} // the calls report from their goroutines
+	wd, err := f.Getwd()
+	if err != nil {
+		return err
+	}
+	specOpts := []retry.SpecOption{retry.WithBaseDir(wd)}
+	if opts.CmdTimeout > 0 {
+		specOpts = append(specOpts, retry.WithCmdTimeout(opts.CmdTimeout))
+	}
 	h, err := serve.New(ctx, repo,
+		serve.WithValidators(f.validators(), specOpts...),
+		serve.WithDefaultValidation(opts.Validate, opts.MaxAttempts),
 		serve.WithOpenAI(f.Getenv(llm.EnvBaseURL), openAIKey),
 		serve.WithAnthropic(f.Getenv(llm.EnvAnthropicBaseURL), anthropicKey),
 		serve.WithToken(token), serve.WithTimeout(timeout),
@@ -136,6 +174,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 			fmt.Fprintf(errOut, "tract serve: %s\n", redactKeys(f, err.Error()))
 		}))
 	var baseErr *serve.BaseURLError
+	var specErr *retry.SpecError
+	if errors.As(err, &specErr) {
+		return &usageError{fmt.Errorf("--validate: %w", specErr)}
+	}
 	if errors.As(err, &baseErr) {
 		return &envError{err: err, Name: baseErr.Env, Example: "http://localhost:11434/v1"}
 	}
@@ -163,6 +205,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 				fmt.Fprintf(errOut, "tract serve: no %s: with a token, clients' own keys are not passed on, so calls go upstream without a key\n", k.env)
 			}
 		}
+	}
+	if len(opts.Validate) > 0 {
+		fmt.Fprintf(errOut, "tract serve: validating every request without %s with %s, in at most %d attempts\n",
+			serve.HeaderValidate, strings.Join(opts.Validate, ", "), opts.MaxAttempts)
 	}
 	fmt.Fprintf(errOut, "tract serve: listening on http://%s (OPENAI_BASE_URL=http://%s/v1, ANTHROPIC_BASE_URL=http://%s)\n", addr, addr, addr)
 	if opts.Ready != nil {

@@ -14,13 +14,86 @@ import (
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/llm/llmtest"
+	"github.com/tractdag/tract/retry"
 )
 
 func TestNewCmdServe_Flags(t *testing.T) {
-	checkParse(t, newCmdServe, nil, ServeOptions{Addr: defaultServeAddr}, "")
+	def := func(o ServeOptions) ServeOptions {
+		if o.MaxAttempts == 0 {
+			o.MaxAttempts = retry.DefaultMaxAttempts
+		}
+		if o.CmdTimeout == 0 {
+			o.CmdTimeout = retry.DefaultCmdTimeout
+		}
+		return o
+	}
+	checkParse(t, newCmdServe, nil, def(ServeOptions{Addr: defaultServeAddr}), "")
 	checkParse(t, newCmdServe, []string{"--addr", "0.0.0.0:9000", "--token", "t", "--timeout", "30s"},
-		ServeOptions{Addr: "0.0.0.0:9000", Token: "t", Timeout: "30s"}, "")
+		def(ServeOptions{Addr: "0.0.0.0:9000", Token: "t", Timeout: "30s"}), "")
+	checkParse(t, newCmdServe, []string{"-V", "json", "--validate", "maxlen:9", "--max-attempts", "5", "--cmd-timeout", "2s"},
+		ServeOptions{Addr: defaultServeAddr, Validate: []string{"json", "maxlen:9"}, MaxAttempts: 5, CmdTimeout: 2 * time.Second}, "")
+	checkParse(t, newCmdServe, []string{"--max-attempts", "0"}, ServeOptions{}, "--max-attempts must be at least 1")
+	checkParse(t, newCmdServe, []string{"--cmd-timeout", "5"}, ServeOptions{}, "has no unit")
 	checkParse(t, newCmdServe, []string{"extra"}, ServeOptions{}, "no arguments")
+}
+
+// serveInBackground runs serveRun with opts until the test ends and
+// returns the address it listens on.
+func serveInBackground(t *testing.T, opts *ServeOptions) string {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	opts.Addr, opts.Ready = "127.0.0.1:0", func(a string) { ready <- a }
+	go func() { done <- serveRun(ctx, opts) }()
+	t.Cleanup(func() {
+		stop()
+		assert.NoError(t, <-done)
+	})
+	select {
+	case a := <-ready:
+		return a
+	case err := <-done:
+		require.NoError(t, err)
+		t.FailNow()
+	}
+	return ""
+}
+
+// --validate validates the requests that name no validator.
+func TestServeRun_DefaultValidation(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Reply(llmtest.Answer("prose"), llmtest.Answer(`{"ok": true}`))
+	f, _, _ := testFactory(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-u"})
+	f.IO.ErrOut = &lockedBuffer{}
+	f.DBFlag = filepath.Join(t.TempDir(), "tract.db")
+	repo, err := tract.Init(f.DBFlag)
+	require.NoError(t, err)
+	require.NoError(t, repo.Close())
+
+	addr := serveInBackground(t, &ServeOptions{Factory: f, Validate: []string{"json"}, MaxAttempts: 2})
+	resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"JSON."}]}`))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Contains(t, string(body), `{\"ok\": true}`)
+	assert.NotContains(t, string(body), "prose")
+	assert.Equal(t, "2", resp.Header.Get("X-Tract-Attempts"))
+	assert.Contains(t, f.IO.ErrOut.(*lockedBuffer).String(), "validating every request without X-Tract-Validate with json, in at most 2 attempts")
+}
+
+func TestServeRun_BadDefaultValidatorIsAUsageError(t *testing.T) {
+	f, _, _ := testFactory(t, map[string]string{"OPENAI_API_KEY": "sk-u"})
+	f.DBFlag = filepath.Join(t.TempDir(), "tract.db")
+	repo, err := tract.Init(f.DBFlag)
+	require.NoError(t, err)
+	require.NoError(t, repo.Close())
+	err = serveRun(context.Background(), &ServeOptions{Factory: f, Addr: "127.0.0.1:0", Validate: []string{"jsno"}, MaxAttempts: 3})
+	require.ErrorContains(t, err, "--validate")
+	require.ErrorContains(t, err, "jsno")
+	assert.Equal(t, exitUsage, exitCode(err))
 }
 
 func TestServeOptions_Check(t *testing.T) {
