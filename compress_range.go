@@ -2,7 +2,6 @@ package tract
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -467,19 +466,8 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	if err != nil {
 		return nil, err
 	}
-	// The commits read below, kept and replayed ones and each summary's
-	// last source, in one read (a page of round trips on a database, not
-	// one each).
-	var need []Hash
-	for i, g := range plan.plan.Groups {
-		if g.Keep {
-			need = append(need, g.Items[0].Hash)
-		} else {
-			need = append(need, summaries[i].Sources[len(summaries[i].Sources)-1])
-		}
-	}
-	need = append(need, plan.tail...)
-	read, err := store.ReadCommitsStored(tx, need)
+	need := compress.Needed(plan.plan.Groups, summaries, plan.tail)
+	read, err := store.ReadCommitsStored(tx, need) // in one read: a page of round trips on a database, not one each
 	if err != nil {
 		return nil, err
 	}
@@ -487,79 +475,28 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	for i, h := range need {
 		commits[h] = read[i]
 	}
-	var batch []store.NewCommit
-	tip := plan.base
-	// replay re-commits c on the new tip; a commit whose parent is unchanged
-	// is reused as it is.
-	replay := func(h Hash) error {
-		c, ok := commits[h]
-		if !ok {
-			return fmt.Errorf("compress: commit %s was not read", h.Short())
-		}
-		if c.Parent() == tip {
-			tip = h
-			return nil
-		}
-		nc := *c
-		nc.Parents = c.Parents[min(1, len(c.Parents)):] // merge parents stay
-		if !tip.IsZero() {
-			nc.Parents = append([]Hash{tip}, nc.Parents...)
-		}
-		if tip, err = nc.Hash(); err != nil {
-			return err
-		}
-		batch = append(batch, store.NewCommit{Hash: tip, Commit: &nc})
-		return nil
+	ch, err := compress.Rebuild(plan.base, plan.plan.Groups, summaries, plan.tail, commits, res.TokensEstimated)
+	if err != nil {
+		return nil, err
 	}
-	var blobs []store.NewBlob
-	for i, g := range plan.plan.Groups {
-		if g.Keep {
-			if err := replay(g.Items[0].Hash); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		s := summaries[i]
-		record, err := json.Marshal(SummaryRecord{Sources: s.Sources, TokensBefore: s.TokensBefore, TokensAfter: s.TokensAfter,
-			TokensEstimated: res.TokensEstimated, Attempts: s.Attempts, Diagnoses: append([]string{}, s.History...),
-			Model: s.Model, Usage: s.Usage})
-		if err != nil {
-			return nil, err
-		}
-		meta, err := dag.CanonicalMeta(record)
-		if err != nil {
-			return nil, err
-		}
-		data := []byte(s.Text)
-		blob := dag.Sum(data)
-		blobs = append(blobs, store.NewBlob{Hash: blob, Data: data})
-		// A summary takes the time of the last commit it replaces, so the
-		// new chain keeps its order in time and compress is deterministic.
-		lastSource := commits[s.Sources[len(s.Sources)-1]]
-		c := &dag.Commit{Kind: KindSummary, Role: RoleSystem, Blob: blob, Meta: meta, Time: lastSource.Time}
-		if !tip.IsZero() {
-			c.Parents = []Hash{tip}
-		}
-		if tip, err = c.Hash(); err != nil {
-			return nil, err
-		}
-		batch = append(batch, store.NewCommit{Hash: tip, Commit: c})
-		res.Summaries = append(res.Summaries, tip)
-		res.Sources = append(res.Sources, s.Sources...)
+	batch := make([]store.NewCommit, 0, len(ch.Commits))
+	for _, c := range ch.Commits {
+		batch = append(batch, store.NewCommit{Hash: c.Hash, Commit: c.Commit})
 	}
-	for _, h := range plan.tail {
-		if err := replay(h); err != nil {
-			return nil, err
-		}
+	blobs := make([]store.NewBlob, 0, len(ch.Blobs))
+	for _, b := range ch.Blobs {
+		blobs = append(blobs, store.NewBlob{Hash: b.Hash, Data: b.Data})
 	}
+	res.Summaries = append(res.Summaries, ch.Summaries...)
+	res.Sources = append(res.Sources, ch.Sources...)
 	res.Replayed = len(plan.tail)
-	res.NewHead = tip
+	res.NewHead = ch.Tip
 	if err := store.PutChain(tx, t.now(), batch, blobs); err != nil {
 		return nil, err
 	}
 	msg := fmt.Sprintf("compress: %s into %s, %d replayed", english.Count(len(res.Sources), "commit", "commits"),
 		english.Count(len(res.Summaries), "summary", "summaries"), res.Replayed)
-	conflict, err := t.land(tx, cur, plan.Head, tip, refs.ActionCompress, msg, "compressed chain")
+	conflict, err := t.land(tx, cur, plan.Head, ch.Tip, refs.ActionCompress, msg, "compressed chain")
 	if conflict != nil || err != nil {
 		return conflict, err
 	}
