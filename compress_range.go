@@ -15,52 +15,30 @@ import (
 	"github.com/tractdag/tract/store"
 )
 
+// Errors and results of CompressRange (see package compress).
+type (
+	// RangeEndError is returned by PlanCompress and CompressRange when a
+	// revision given for an end of the range cannot end it.
+	RangeEndError = compress.RangeEndError
+	// GroupProgress describes one summarized group (OnGroup).
+	GroupProgress = compress.Progress
+	// CompressResult reports what CompressRange did.
+	CompressResult = compress.Result
+)
+
 // Errors of CompressRange, besides those of package compress
 // (compress.ErrEmptyRange, compress.ErrNothingToSummarize).
 var (
 	// ErrNotOnChain is returned when a range end is not on the current
 	// branch's first-parent chain.
-	ErrNotOnChain = errors.New("not on the current branch's first-parent chain")
+	ErrNotOnChain = compress.ErrNotOnChain
 	// ErrReversedRange is returned when from is newer than to.
-	ErrReversedRange = errors.New("reversed range")
+	ErrReversedRange = compress.ErrReversedRange
 	// ErrSummaryCount is returned, wrapped with the counts, by
 	// CompressRange when the summaries given (Summaries) are not one per
 	// summarized group (PlanCompress lists the groups).
-	ErrSummaryCount = errors.New("wrong number of summaries")
+	ErrSummaryCount = compress.ErrSummaryCount
 )
-
-// RangeEndError is returned by PlanCompress and CompressRange when a
-// revision given for an end of the range cannot end it: it names no
-// commit (Err wraps ErrUnknownRevision, ErrBadRevision, …) or a commit
-// off the current branch's first-parent chain (Err is ErrNotOnChain).
-type RangeEndError struct {
-	// From is true for the range's start (the from argument), false for
-	// its end (to).
-	From bool
-	// Rev is the revision as given.
-	Rev string
-	// Hash is the commit Rev names; zero when it names none.
-	Hash Hash
-	// Err is what is wrong with it.
-	Err error
-}
-
-// Error says which end is wrong and why: "range start: unknown revision
-// …", "range end side (1a2b3c4d): not on the current branch's
-// first-parent chain (is it on another branch?)".
-func (e *RangeEndError) Error() string {
-	end := "range end"
-	if e.From {
-		end = "range start"
-	}
-	if e.Hash.IsZero() {
-		return fmt.Sprintf("%s: %v", end, e.Err)
-	}
-	return fmt.Sprintf("%s %s (%s): %v (is it on another branch?)", end, e.Rev, e.Hash.Short(), e.Err)
-}
-
-// Unwrap returns Err.
-func (e *RangeEndError) Unwrap() error { return e.Err }
 
 // CompressOption configures CompressRange and PlanCompress.
 type CompressOption func(*compressConfig)
@@ -146,17 +124,6 @@ func OnGroup(fn func(GroupProgress)) CompressOption {
 	return func(c *compressConfig) { c.onGroup = fn }
 }
 
-// GroupProgress describes one summarized group.
-type GroupProgress struct {
-	// Index and Total count the summarized groups, 1-based.
-	Index, Total int
-	// Sources is the number of commits the group replaces.
-	Sources int
-	// Attempts and TokensBefore/After come from the accepted summary.
-	Attempts                  int
-	TokensBefore, TokensAfter int
-}
-
 // CompressPlan is what CompressRange would do, as PlanCompress reports it.
 type CompressPlan struct {
 	// Head is HEAD when the plan was made.
@@ -189,39 +156,6 @@ type PlanGroup struct {
 
 // Summarized returns the number of groups that become summaries.
 func (p *CompressPlan) Summarized() int { return p.plan.Summarized() }
-
-// CompressResult reports what CompressRange did.
-type CompressResult struct {
-	// Summaries are the new summary commits, in order.
-	Summaries []Hash `json:"summaries"`
-	// Sources are the commits the summaries replace.
-	Sources []Hash `json:"sources"`
-	// Dropped are the note and error commits left out of the new chain.
-	Dropped []Hash `json:"dropped"`
-	// Replayed is the number of commits after the range re-committed on the
-	// new chain.
-	Replayed int `json:"replayed"`
-	// OldHead and NewHead are the branch tip before and after.
-	OldHead Hash `json:"old_head"`
-	NewHead Hash `json:"new_head"`
-	// Kept are the pinned commits of the range, kept in place, by their
-	// hashes before the compress, as Sources are: replayed on the new
-	// chain after a summary, they have new hashes there.
-	Kept []Hash `json:"kept"`
-	// TokensBefore and TokensAfter are the range's estimated sizes before
-	// and after: the kept commits' TokensKept in both, plus the summarized
-	// commits before and the summaries after. (GroupProgress and each
-	// SummaryRecord count one group's commits and summary alone.)
-	TokensBefore int `json:"tokens_before"`
-	TokensAfter  int `json:"tokens_after"`
-	TokensKept   int `json:"tokens_kept"`
-	// TokensEstimated is true when the default estimate counted them.
-	TokensEstimated bool `json:"tokens_estimated"`
-	// Attempts is the total number of summary attempts.
-	Attempts int `json:"attempts"`
-	// Usage is the model usage of every attempt.
-	Usage llm.Usage `json:"usage"`
-}
 
 func (t *Tract) compressConfig(opts []CompressOption) *compressConfig {
 	cfg := &compressConfig{client: t.client, pinned: map[Hash]bool{}}

@@ -1,0 +1,101 @@
+package compress
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/llm"
+)
+
+// Errors of compressing a range of a branch (tract.CompressRange),
+// besides ErrEmptyRange and ErrNothingToSummarize.
+var (
+	// ErrNotOnChain is returned when a range end is not on the current
+	// branch's first-parent chain.
+	ErrNotOnChain = errors.New("not on the current branch's first-parent chain")
+	// ErrReversedRange is returned when from is newer than to.
+	ErrReversedRange = errors.New("reversed range")
+	// ErrSummaryCount is returned, wrapped with the counts, when the
+	// summaries given (Config.Content) are not one per summarized group.
+	ErrSummaryCount = errors.New("wrong number of summaries")
+)
+
+// RangeEndError is returned when a revision given for an end of the
+// range cannot end it: it names no commit (Err wraps
+// refs.ErrUnknownRevision, refs.ErrBadRevision, …) or a commit off the
+// current branch's first-parent chain (Err is ErrNotOnChain).
+type RangeEndError struct {
+	// From is true for the range's start (the from argument), false for
+	// its end (to).
+	From bool
+	// Rev is the revision as given.
+	Rev string
+	// Hash is the commit Rev names; zero when it names none.
+	Hash dag.Hash
+	// Err is what is wrong with it.
+	Err error
+}
+
+// Error says which end is wrong and why: "range start: unknown revision
+// …", "range end side (1a2b3c4d): not on the current branch's
+// first-parent chain (is it on another branch?)".
+func (e *RangeEndError) Error() string {
+	end := "range end"
+	if e.From {
+		end = "range start"
+	}
+	if e.Hash.IsZero() {
+		return fmt.Sprintf("%s: %v", end, e.Err)
+	}
+	return fmt.Sprintf("%s %s (%s): %v (is it on another branch?)", end, e.Rev, e.Hash.Short(), e.Err)
+}
+
+// Unwrap returns Err.
+func (e *RangeEndError) Unwrap() error { return e.Err }
+
+// Progress describes one summarized group of a range being compressed,
+// once its summary is accepted.
+type Progress struct {
+	// Index and Total count the summarized groups, 1-based.
+	Index, Total int
+	// Sources is the number of commits the group replaces.
+	Sources int
+	// Attempts and TokensBefore/After come from the accepted summary.
+	Attempts                  int
+	TokensBefore, TokensAfter int
+}
+
+// Result reports what compressing a range of a branch did
+// (tract.CompressRange).
+type Result struct {
+	// Summaries are the new summary commits, in order.
+	Summaries []dag.Hash `json:"summaries"`
+	// Sources are the commits the summaries replace.
+	Sources []dag.Hash `json:"sources"`
+	// Dropped are the note and error commits left out of the new chain.
+	Dropped []dag.Hash `json:"dropped"`
+	// Replayed is the number of commits after the range re-committed on the
+	// new chain.
+	Replayed int `json:"replayed"`
+	// OldHead and NewHead are the branch tip before and after.
+	OldHead dag.Hash `json:"old_head"`
+	NewHead dag.Hash `json:"new_head"`
+	// Kept are the pinned commits of the range, kept in place, by their
+	// hashes before the compress, as Sources are: replayed on the new
+	// chain after a summary, they have new hashes there.
+	Kept []dag.Hash `json:"kept"`
+	// TokensBefore and TokensAfter are the range's estimated sizes before
+	// and after: the kept commits' TokensKept in both, plus the summarized
+	// commits before and the summaries after. (Progress and each
+	// record.Summary count one group's commits and summary alone.)
+	TokensBefore int `json:"tokens_before"`
+	TokensAfter  int `json:"tokens_after"`
+	TokensKept   int `json:"tokens_kept"`
+	// TokensEstimated is true when the default estimate counted them.
+	TokensEstimated bool `json:"tokens_estimated"`
+	// Attempts is the total number of summary attempts.
+	Attempts int `json:"attempts"`
+	// Usage is the model usage of every attempt.
+	Usage llm.Usage `json:"usage"`
+}
