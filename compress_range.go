@@ -342,43 +342,19 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 	}
 	res := &CompressResult{OldHead: plan.Head, TokensBefore: plan.TokensBefore, TokensEstimated: cfg.tokenizer == nil,
 		Summaries: []Hash{}, Sources: []Hash{}, Dropped: []Hash{}, Kept: []Hash{}}
-	summaries := make([]*compress.Summary, len(plan.plan.Groups))
-	k := 0
-	for i, g := range plan.plan.Groups {
-		if g.Keep {
-			res.TokensAfter += plan.Groups[i].Tokens
-			res.TokensKept += plan.Groups[i].Tokens
-			res.Kept = append(res.Kept, g.Items[0].Hash)
-			continue
-		}
-		k++
-		scfg := compress.Config{
-			Client: cfg.client, Model: cfg.model, Schema: cfg.schema, TargetTokens: cfg.target, Tolerance: cfg.tolerance,
-			Instructions: cfg.instructions, MaxAttempts: cfg.maxAttempts, Tokenizer: cfg.tok(),
-		}
-		if len(cfg.validators) == 1 {
-			scfg.Validator = cfg.validators[0]
-		} else if len(cfg.validators) > 1 {
-			scfg.Validator = retry.All(cfg.validators...)
-		}
-		if cfg.contents != nil {
-			scfg.Content = cfg.contents[k-1]
-		}
-		s, err := compress.Summarize(ctx, g, scfg)
-		if err == nil {
-			err = t.limits.CheckText("the summary", s.Text)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("compress: group %d of %d (%s from %s): %w", k, n,
-				english.Count(len(g.Items), "commit", "commits"), g.Items[0].Hash.Short(), err)
-		}
-		summaries[i] = s
-		res.Attempts += s.Attempts
-		res.Usage = res.Usage.Add(s.Usage)
-		res.TokensAfter += s.TokensAfter
-		if cfg.onGroup != nil {
-			cfg.onGroup(GroupProgress{Index: k, Total: n, Sources: len(g.Items), Attempts: s.Attempts, TokensBefore: s.TokensBefore, TokensAfter: s.TokensAfter})
-		}
+	scfg := compress.Config{
+		Client: cfg.client, Model: cfg.model, Schema: cfg.schema, TargetTokens: cfg.target, Tolerance: cfg.tolerance,
+		Instructions: cfg.instructions, MaxAttempts: cfg.maxAttempts, Tokenizer: cfg.tok(),
+	}
+	if len(cfg.validators) == 1 {
+		scfg.Validator = cfg.validators[0]
+	} else if len(cfg.validators) > 1 {
+		scfg.Validator = retry.All(cfg.validators...)
+	}
+	check := func(text string) error { return t.limits.CheckText("the summary", text) }
+	summaries, err := compress.SummarizeRange(ctx, plan.plan.Groups, scfg, cfg.contents, check, cfg.onGroup, res)
+	if err != nil {
+		return nil, fmt.Errorf("compress: %w", err)
 	}
 	err = t.updateAdvancing(ctx, func(tx store.Tx) (*ConflictError, error) {
 		return t.writeCompressed(tx, plan, summaries, res)

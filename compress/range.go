@@ -1,10 +1,12 @@
 package compress
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -98,4 +100,60 @@ type Result struct {
 	Attempts int `json:"attempts"`
 	// Usage is the model usage of every attempt.
 	Usage llm.Usage `json:"usage"`
+}
+
+// SummarizeRange summarizes the groups of a range, in order, as
+// Summarize does with cfg, and returns the summaries aligned with groups
+// (nil for a kept group), adding what they hold up to res: the kept
+// groups' tokens (counted with cfg.Tokenizer) to its TokensKept and
+// TokensAfter, each summary's tokens, attempts, usage. contents, when
+// not nil, are the summaries given, one per summarized group, in order
+// (Config.Content). check, when set, checks each summary's text (the
+// repository's size limit) once Summarize accepted it. onGroup, when
+// set, is called after each summary. It stops at the first failure with
+// an error naming the group: "group 2 of 3 (4 commits from 1a2b3c4d):
+// …"; nothing is written, so throwing the work away is all there is to do.
+func SummarizeRange(ctx context.Context, groups []Group, cfg Config, contents []string, check func(text string) error, onGroup func(Progress), res *Result) ([]*Summary, error) {
+	tok := cfg.Tokenizer
+	if tok == nil {
+		tok = Estimator{}
+	}
+	n := 0
+	for _, g := range groups {
+		if !g.Keep {
+			n++
+		}
+	}
+	summaries := make([]*Summary, len(groups))
+	k := 0
+	for i, g := range groups {
+		if g.Keep {
+			tokens := ItemsTokens(tok, g.Items)
+			res.TokensAfter += tokens
+			res.TokensKept += tokens
+			res.Kept = append(res.Kept, g.Items[0].Hash)
+			continue
+		}
+		k++
+		scfg := cfg
+		if contents != nil {
+			scfg.Content = contents[k-1]
+		}
+		s, err := Summarize(ctx, g, scfg)
+		if err == nil && check != nil {
+			err = check(s.Text)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("group %d of %d (%s from %s): %w", k, n,
+				english.Count(len(g.Items), "commit", "commits"), g.Items[0].Hash.Short(), err)
+		}
+		summaries[i] = s
+		res.Attempts += s.Attempts
+		res.Usage = res.Usage.Add(s.Usage)
+		res.TokensAfter += s.TokensAfter
+		if onGroup != nil {
+			onGroup(Progress{Index: k, Total: n, Sources: len(g.Items), Attempts: s.Attempts, TokensBefore: s.TokensBefore, TokensAfter: s.TokensAfter})
+		}
+	}
+	return summaries, nil
 }
