@@ -204,54 +204,11 @@ func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) 
 	if cur.Hash.IsZero() {
 		return nil, fmt.Errorf("%w: nothing to compress", ErrUnbornBranch)
 	}
-	// The chain, oldest first, with each commit's position.
-	var chain []Hash
-	commits := make(map[Hash]*dag.Commit)
-	if err := dag.WalkFirstParent(tx.Commit, cur.Hash, func(h Hash, c *dag.Commit) error {
-		chain = append(chain, h)
-		commits[h] = c
-		return nil
-	}); err != nil {
+	sp, err := compress.FindSpan(tx.Commit, cur.Hash, from, to, cfg.keepLast, func(rev string) (Hash, error) { return t.resolve(tx, rev) })
+	if err != nil {
 		return nil, err
 	}
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
-	}
-	pos := make(map[Hash]int, len(chain))
-	for i, h := range chain {
-		pos[h] = i
-	}
-	locate := func(rev string, from bool) (int, error) {
-		h, err := t.resolve(tx, rev)
-		if err != nil {
-			return 0, &RangeEndError{From: from, Rev: rev, Err: err}
-		}
-		i, ok := pos[h]
-		if !ok {
-			return 0, &RangeEndError{From: from, Rev: rev, Hash: h, Err: ErrNotOnChain}
-		}
-		return i, nil
-	}
-	first, last := 0, len(chain)-1-cfg.keepLast
-	if from != "" {
-		if first, err = locate(from, true); err != nil {
-			return nil, err
-		}
-	}
-	if to != "" {
-		if last, err = locate(to, false); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case cfg.keepLast < 0:
-		return nil, fmt.Errorf("KeepLast(%d): it must be 0 or more", cfg.keepLast)
-	case last < 0:
-		return nil, fmt.Errorf("%w: the chain has %s and %s kept out of the range", compress.ErrEmptyRange,
-			english.Count(len(chain), "commit", "commits"), english.Count(cfg.keepLast, "is", "are"))
-	case first > last:
-		return nil, fmt.Errorf("%w: its start %s is newer than its end %s", ErrReversedRange, chain[first].Short(), chain[last].Short())
-	}
+	chain, commits, first, last := sp.Chain, sp.Commits, sp.First, sp.Last
 	texts := make(map[Hash]string)
 	items := make([]compress.Item, 0, last-first+1)
 	for _, h := range chain[first : last+1] {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/english"
@@ -156,4 +157,73 @@ func SummarizeRange(ctx context.Context, groups []Group, cfg Config, contents []
 		}
 	}
 	return summaries, nil
+}
+
+// Span is the range to compress on a branch's first-parent chain, as
+// FindSpan finds it.
+type Span struct {
+	// Chain is the branch's first-parent chain, oldest first, and
+	// Commits its commits by their hashes.
+	Chain   []dag.Hash
+	Commits map[dag.Hash]*dag.Commit
+	// First and Last are the indexes on Chain of the range's first and
+	// last commit.
+	First, Last int
+}
+
+// FindSpan reads with get the first-parent chain ending at tip, a
+// branch's, and finds on it the range from from to to (revisions, read
+// by resolve; inclusive): an empty from is the root, an empty to the
+// commit keepLast commits before tip. An end that resolve refuses, or
+// that is off the chain, is a *RangeEndError; a range that ends before
+// it starts wraps ErrReversedRange, and one that keepLast leaves empty
+// ErrEmptyRange.
+func FindSpan(get dag.Getter, tip dag.Hash, from, to string, keepLast int, resolve func(rev string) (dag.Hash, error)) (*Span, error) {
+	sp := &Span{Commits: make(map[dag.Hash]*dag.Commit)}
+	if err := dag.WalkFirstParent(get, tip, func(h dag.Hash, c *dag.Commit) error {
+		sp.Chain = append(sp.Chain, h)
+		sp.Commits[h] = c
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	chain := sp.Chain
+	slices.Reverse(chain)
+	pos := make(map[dag.Hash]int, len(chain))
+	for i, h := range chain {
+		pos[h] = i
+	}
+	locate := func(rev string, from bool) (int, error) {
+		h, err := resolve(rev)
+		if err != nil {
+			return 0, &RangeEndError{From: from, Rev: rev, Err: err}
+		}
+		i, ok := pos[h]
+		if !ok {
+			return 0, &RangeEndError{From: from, Rev: rev, Hash: h, Err: ErrNotOnChain}
+		}
+		return i, nil
+	}
+	var err error
+	sp.First, sp.Last = 0, len(chain)-1-keepLast
+	if from != "" {
+		if sp.First, err = locate(from, true); err != nil {
+			return nil, err
+		}
+	}
+	if to != "" {
+		if sp.Last, err = locate(to, false); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case keepLast < 0:
+		return nil, fmt.Errorf("KeepLast(%d): it must be 0 or more", keepLast)
+	case sp.Last < 0:
+		return nil, fmt.Errorf("%w: the chain has %s and %s kept out of the range", ErrEmptyRange,
+			english.Count(len(chain), "commit", "commits"), english.Count(keepLast, "is", "are"))
+	case sp.First > sp.Last:
+		return nil, fmt.Errorf("%w: its start %s is newer than its end %s", ErrReversedRange, chain[sp.First].Short(), chain[sp.Last].Short())
+	}
+	return sp, nil
 }
