@@ -10,7 +10,6 @@ import (
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/ingest"
 	"github.com/tractdag/tract/internal/blocks"
-	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/store"
 )
 
@@ -119,7 +118,7 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 			var out []part
 			for _, l := range links {
 				hd := l.Header
-				if role, ok := compiledRole(hd, cfg.includeNotes); ok {
+				if role, ok := dag.SentRole(hd.Kind, hd.Role, cfg.includeNotes); ok {
 					code, _ := role.Code() // a stored commit's role is valid
 					p := part{hd.Blob, code, hd.Shaped}
 					if hd.Shaped {
@@ -326,7 +325,7 @@ func (c cachedMessage) message() Message {
 // whose metadata may hold a shape in another.
 func compilePage(tx store.Tx, links []store.ChainLink, notes bool) (msgs []cachedMessage, sent []bool, err error) {
 	all, err := store.ChainCommits(tx, links, func(l store.ChainLink) bool {
-		_, ok := compiledRole(l.Header, notes)
+		_, ok := dag.SentRole(l.Header.Kind, l.Header.Role, notes)
 		return ok && l.Header.Shaped
 	})
 	if err != nil {
@@ -347,7 +346,7 @@ func compileWith(tx store.Tx, links []store.ChainLink, notes bool, shapes []*dag
 	sent = make([]bool, len(links))
 	blobs, owners := make([]Hash, 0, len(links)), make([]Hash, 0, len(links))
 	for i, l := range links {
-		if _, ok := compiledRole(l.Header, notes); ok {
+		if _, ok := dag.SentRole(l.Header.Kind, l.Header.Role, notes); ok {
 			sent[i] = true
 			blobs, owners = append(blobs, l.Header.Blob), append(owners, l.Hash)
 		}
@@ -362,13 +361,13 @@ func compileWith(tx store.Tx, links []store.ChainLink, notes bool, shapes []*dag
 			continue
 		}
 		text := texts[len(msgs)]
-		role, _ := compiledRole(l.Header, notes)
+		role, _ := dag.SentRole(l.Header.Kind, l.Header.Role, notes)
 		code, _ := role.Code() // a stored commit's role is valid
 		m := cachedMessage{content: text, role: code}
 		if l.Header.Shaped {
 			c := shapes[0]
 			shapes = shapes[1:]
-			sm, err := shapedMessageOf(c, role, text)
+			sm, err := ingest.CommitMessage(c, role, text)
 			if err != nil {
 				return nil, nil, fmt.Errorf("commit %s: %w", l.Hash.Short(), err)
 			}
@@ -389,31 +388,6 @@ func compileOne(tx store.Tx, h Hash, c *dag.Commit, notes bool) (cachedMessage, 
 		return cachedMessage{}, false, err
 	}
 	return msgs[0], true, nil
-}
-
-// shapedMessageOf returns the message of commit c, sent as role, whose
-// text is text, from the shape in its metadata (text as is when it has
-// none).
-func shapedMessageOf(c *dag.Commit, role Role, text string) (Message, error) {
-	shape, err := record.Shape(c.Meta)
-	if err != nil || shape == nil {
-		return Message{Role: string(role), Content: text}, err
-	}
-	return ingest.ShapedMessage(role, text, shape)
-}
-
-// compiledRole returns the role a commit is sent as; ok is false for
-// commits that are not sent to a model.
-func compiledRole(c dag.Header, notes bool) (role Role, ok bool) {
-	switch c.Kind {
-	case KindMessage, KindSummary:
-		return c.Role, true
-	case KindSteering:
-		return RoleUser, true
-	case KindNote:
-		return c.Role, notes
-	}
-	return "", false
 }
 
 // DropCaches forgets the compiled chain Compile keeps in memory, so the next

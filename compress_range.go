@@ -2,7 +2,6 @@ package tract
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -16,52 +15,30 @@ import (
 	"github.com/tractdag/tract/store"
 )
 
+// Errors and results of CompressRange (see package compress).
+type (
+	// RangeEndError is returned by PlanCompress and CompressRange when a
+	// revision given for an end of the range cannot end it.
+	RangeEndError = compress.RangeEndError
+	// GroupProgress describes one summarized group (OnGroup).
+	GroupProgress = compress.Progress
+	// CompressResult reports what CompressRange did.
+	CompressResult = compress.Result
+)
+
 // Errors of CompressRange, besides those of package compress
 // (compress.ErrEmptyRange, compress.ErrNothingToSummarize).
 var (
 	// ErrNotOnChain is returned when a range end is not on the current
 	// branch's first-parent chain.
-	ErrNotOnChain = errors.New("not on the current branch's first-parent chain")
+	ErrNotOnChain = compress.ErrNotOnChain
 	// ErrReversedRange is returned when from is newer than to.
-	ErrReversedRange = errors.New("reversed range")
+	ErrReversedRange = compress.ErrReversedRange
 	// ErrSummaryCount is returned, wrapped with the counts, by
 	// CompressRange when the summaries given (Summaries) are not one per
 	// summarized group (PlanCompress lists the groups).
-	ErrSummaryCount = errors.New("wrong number of summaries")
+	ErrSummaryCount = compress.ErrSummaryCount
 )
-
-// RangeEndError is returned by PlanCompress and CompressRange when a
-// revision given for an end of the range cannot end it: it names no
-// commit (Err wraps ErrUnknownRevision, ErrBadRevision, …) or a commit
-// off the current branch's first-parent chain (Err is ErrNotOnChain).
-type RangeEndError struct {
-	// From is true for the range's start (the from argument), false for
-	// its end (to).
-	From bool
-	// Rev is the revision as given.
-	Rev string
-	// Hash is the commit Rev names; zero when it names none.
-	Hash Hash
-	// Err is what is wrong with it.
-	Err error
-}
-
-// Error says which end is wrong and why: "range start: unknown revision
-// …", "range end side (1a2b3c4d): not on the current branch's
-// first-parent chain (is it on another branch?)".
-func (e *RangeEndError) Error() string {
-	end := "range end"
-	if e.From {
-		end = "range start"
-	}
-	if e.Hash.IsZero() {
-		return fmt.Sprintf("%s: %v", end, e.Err)
-	}
-	return fmt.Sprintf("%s %s (%s): %v (is it on another branch?)", end, e.Rev, e.Hash.Short(), e.Err)
-}
-
-// Unwrap returns Err.
-func (e *RangeEndError) Unwrap() error { return e.Err }
 
 // CompressOption configures CompressRange and PlanCompress.
 type CompressOption func(*compressConfig)
@@ -147,17 +124,6 @@ func OnGroup(fn func(GroupProgress)) CompressOption {
 	return func(c *compressConfig) { c.onGroup = fn }
 }
 
-// GroupProgress describes one summarized group.
-type GroupProgress struct {
-	// Index and Total count the summarized groups, 1-based.
-	Index, Total int
-	// Sources is the number of commits the group replaces.
-	Sources int
-	// Attempts and TokensBefore/After come from the accepted summary.
-	Attempts                  int
-	TokensBefore, TokensAfter int
-}
-
 // CompressPlan is what CompressRange would do, as PlanCompress reports it.
 type CompressPlan struct {
 	// Head is HEAD when the plan was made.
@@ -190,39 +156,6 @@ type PlanGroup struct {
 
 // Summarized returns the number of groups that become summaries.
 func (p *CompressPlan) Summarized() int { return p.plan.Summarized() }
-
-// CompressResult reports what CompressRange did.
-type CompressResult struct {
-	// Summaries are the new summary commits, in order.
-	Summaries []Hash `json:"summaries"`
-	// Sources are the commits the summaries replace.
-	Sources []Hash `json:"sources"`
-	// Dropped are the note and error commits left out of the new chain.
-	Dropped []Hash `json:"dropped"`
-	// Replayed is the number of commits after the range re-committed on the
-	// new chain.
-	Replayed int `json:"replayed"`
-	// OldHead and NewHead are the branch tip before and after.
-	OldHead Hash `json:"old_head"`
-	NewHead Hash `json:"new_head"`
-	// Kept are the pinned commits of the range, kept in place, by their
-	// hashes before the compress, as Sources are: replayed on the new
-	// chain after a summary, they have new hashes there.
-	Kept []Hash `json:"kept"`
-	// TokensBefore and TokensAfter are the range's estimated sizes before
-	// and after: the kept commits' TokensKept in both, plus the summarized
-	// commits before and the summaries after. (GroupProgress and each
-	// SummaryRecord count one group's commits and summary alone.)
-	TokensBefore int `json:"tokens_before"`
-	TokensAfter  int `json:"tokens_after"`
-	TokensKept   int `json:"tokens_kept"`
-	// TokensEstimated is true when the default estimate counted them.
-	TokensEstimated bool `json:"tokens_estimated"`
-	// Attempts is the total number of summary attempts.
-	Attempts int `json:"attempts"`
-	// Usage is the model usage of every attempt.
-	Usage llm.Usage `json:"usage"`
-}
 
 func (t *Tract) compressConfig(opts []CompressOption) *compressConfig {
 	cfg := &compressConfig{client: t.client, pinned: map[Hash]bool{}}
@@ -271,54 +204,11 @@ func (t *Tract) planCompress(tx store.Tx, from, to string, cfg *compressConfig) 
 	if cur.Hash.IsZero() {
 		return nil, fmt.Errorf("%w: nothing to compress", ErrUnbornBranch)
 	}
-	// The chain, oldest first, with each commit's position.
-	var chain []Hash
-	commits := make(map[Hash]*dag.Commit)
-	if err := dag.WalkFirstParent(tx.Commit, cur.Hash, func(h Hash, c *dag.Commit) error {
-		chain = append(chain, h)
-		commits[h] = c
-		return nil
-	}); err != nil {
+	sp, err := compress.FindSpan(tx.Commit, cur.Hash, from, to, cfg.keepLast, func(rev string) (Hash, error) { return t.resolve(tx, rev) })
+	if err != nil {
 		return nil, err
 	}
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
-	}
-	pos := make(map[Hash]int, len(chain))
-	for i, h := range chain {
-		pos[h] = i
-	}
-	locate := func(rev string, from bool) (int, error) {
-		h, err := t.resolve(tx, rev)
-		if err != nil {
-			return 0, &RangeEndError{From: from, Rev: rev, Err: err}
-		}
-		i, ok := pos[h]
-		if !ok {
-			return 0, &RangeEndError{From: from, Rev: rev, Hash: h, Err: ErrNotOnChain}
-		}
-		return i, nil
-	}
-	first, last := 0, len(chain)-1-cfg.keepLast
-	if from != "" {
-		if first, err = locate(from, true); err != nil {
-			return nil, err
-		}
-	}
-	if to != "" {
-		if last, err = locate(to, false); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case cfg.keepLast < 0:
-		return nil, fmt.Errorf("KeepLast(%d): it must be 0 or more", cfg.keepLast)
-	case last < 0:
-		return nil, fmt.Errorf("%w: the chain has %s and %s kept out of the range", compress.ErrEmptyRange,
-			english.Count(len(chain), "commit", "commits"), english.Count(cfg.keepLast, "is", "are"))
-	case first > last:
-		return nil, fmt.Errorf("%w: its start %s is newer than its end %s", ErrReversedRange, chain[first].Short(), chain[last].Short())
-	}
+	chain, commits, first, last := sp.Chain, sp.Commits, sp.First, sp.Last
 	texts := make(map[Hash]string)
 	items := make([]compress.Item, 0, last-first+1)
 	for _, h := range chain[first : last+1] {
@@ -409,43 +299,19 @@ func (t *Tract) CompressRange(ctx context.Context, from, to string, opts ...Comp
 	}
 	res := &CompressResult{OldHead: plan.Head, TokensBefore: plan.TokensBefore, TokensEstimated: cfg.tokenizer == nil,
 		Summaries: []Hash{}, Sources: []Hash{}, Dropped: []Hash{}, Kept: []Hash{}}
-	summaries := make([]*compress.Summary, len(plan.plan.Groups))
-	k := 0
-	for i, g := range plan.plan.Groups {
-		if g.Keep {
-			res.TokensAfter += plan.Groups[i].Tokens
-			res.TokensKept += plan.Groups[i].Tokens
-			res.Kept = append(res.Kept, g.Items[0].Hash)
-			continue
-		}
-		k++
-		scfg := compress.Config{
-			Client: cfg.client, Model: cfg.model, Schema: cfg.schema, TargetTokens: cfg.target, Tolerance: cfg.tolerance,
-			Instructions: cfg.instructions, MaxAttempts: cfg.maxAttempts, Tokenizer: cfg.tok(),
-		}
-		if len(cfg.validators) == 1 {
-			scfg.Validator = cfg.validators[0]
-		} else if len(cfg.validators) > 1 {
-			scfg.Validator = retry.All(cfg.validators...)
-		}
-		if cfg.contents != nil {
-			scfg.Content = cfg.contents[k-1]
-		}
-		s, err := compress.Summarize(ctx, g, scfg)
-		if err == nil {
-			err = t.limits.CheckText("the summary", s.Text)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("compress: group %d of %d (%s from %s): %w", k, n,
-				english.Count(len(g.Items), "commit", "commits"), g.Items[0].Hash.Short(), err)
-		}
-		summaries[i] = s
-		res.Attempts += s.Attempts
-		res.Usage = res.Usage.Add(s.Usage)
-		res.TokensAfter += s.TokensAfter
-		if cfg.onGroup != nil {
-			cfg.onGroup(GroupProgress{Index: k, Total: n, Sources: len(g.Items), Attempts: s.Attempts, TokensBefore: s.TokensBefore, TokensAfter: s.TokensAfter})
-		}
+	scfg := compress.Config{
+		Client: cfg.client, Model: cfg.model, Schema: cfg.schema, TargetTokens: cfg.target, Tolerance: cfg.tolerance,
+		Instructions: cfg.instructions, MaxAttempts: cfg.maxAttempts, Tokenizer: cfg.tok(),
+	}
+	if len(cfg.validators) == 1 {
+		scfg.Validator = cfg.validators[0]
+	} else if len(cfg.validators) > 1 {
+		scfg.Validator = retry.All(cfg.validators...)
+	}
+	check := func(text string) error { return t.limits.CheckText("the summary", text) }
+	summaries, err := compress.SummarizeRange(ctx, plan.plan.Groups, scfg, cfg.contents, check, cfg.onGroup, res)
+	if err != nil {
+		return nil, fmt.Errorf("compress: %w", err)
 	}
 	err = t.updateAdvancing(ctx, func(tx store.Tx) (*ConflictError, error) {
 		return t.writeCompressed(tx, plan, summaries, res)
@@ -467,19 +333,8 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	if err != nil {
 		return nil, err
 	}
-	// The commits read below, kept and replayed ones and each summary's
-	// last source, in one read (a page of round trips on a database, not
-	// one each).
-	var need []Hash
-	for i, g := range plan.plan.Groups {
-		if g.Keep {
-			need = append(need, g.Items[0].Hash)
-		} else {
-			need = append(need, summaries[i].Sources[len(summaries[i].Sources)-1])
-		}
-	}
-	need = append(need, plan.tail...)
-	read, err := store.ReadCommitsStored(tx, need)
+	need := compress.Needed(plan.plan.Groups, summaries, plan.tail)
+	read, err := store.ReadCommitsStored(tx, need) // in one read: a page of round trips on a database, not one each
 	if err != nil {
 		return nil, err
 	}
@@ -487,79 +342,28 @@ func (t *Tract) writeCompressed(tx store.Tx, plan *CompressPlan, summaries []*co
 	for i, h := range need {
 		commits[h] = read[i]
 	}
-	var batch []store.NewCommit
-	tip := plan.base
-	// replay re-commits c on the new tip; a commit whose parent is unchanged
-	// is reused as it is.
-	replay := func(h Hash) error {
-		c, ok := commits[h]
-		if !ok {
-			return fmt.Errorf("compress: commit %s was not read", h.Short())
-		}
-		if c.Parent() == tip {
-			tip = h
-			return nil
-		}
-		nc := *c
-		nc.Parents = c.Parents[min(1, len(c.Parents)):] // merge parents stay
-		if !tip.IsZero() {
-			nc.Parents = append([]Hash{tip}, nc.Parents...)
-		}
-		if tip, err = nc.Hash(); err != nil {
-			return err
-		}
-		batch = append(batch, store.NewCommit{Hash: tip, Commit: &nc})
-		return nil
+	ch, err := compress.Rebuild(plan.base, plan.plan.Groups, summaries, plan.tail, commits, res.TokensEstimated)
+	if err != nil {
+		return nil, err
 	}
-	var blobs []store.NewBlob
-	for i, g := range plan.plan.Groups {
-		if g.Keep {
-			if err := replay(g.Items[0].Hash); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		s := summaries[i]
-		record, err := json.Marshal(SummaryRecord{Sources: s.Sources, TokensBefore: s.TokensBefore, TokensAfter: s.TokensAfter,
-			TokensEstimated: res.TokensEstimated, Attempts: s.Attempts, Diagnoses: append([]string{}, s.History...),
-			Model: s.Model, Usage: s.Usage})
-		if err != nil {
-			return nil, err
-		}
-		meta, err := dag.CanonicalMeta(record)
-		if err != nil {
-			return nil, err
-		}
-		data := []byte(s.Text)
-		blob := dag.Sum(data)
-		blobs = append(blobs, store.NewBlob{Hash: blob, Data: data})
-		// A summary takes the time of the last commit it replaces, so the
-		// new chain keeps its order in time and compress is deterministic.
-		lastSource := commits[s.Sources[len(s.Sources)-1]]
-		c := &dag.Commit{Kind: KindSummary, Role: RoleSystem, Blob: blob, Meta: meta, Time: lastSource.Time}
-		if !tip.IsZero() {
-			c.Parents = []Hash{tip}
-		}
-		if tip, err = c.Hash(); err != nil {
-			return nil, err
-		}
-		batch = append(batch, store.NewCommit{Hash: tip, Commit: c})
-		res.Summaries = append(res.Summaries, tip)
-		res.Sources = append(res.Sources, s.Sources...)
+	batch := make([]store.NewCommit, 0, len(ch.Commits))
+	for _, c := range ch.Commits {
+		batch = append(batch, store.NewCommit{Hash: c.Hash, Commit: c.Commit})
 	}
-	for _, h := range plan.tail {
-		if err := replay(h); err != nil {
-			return nil, err
-		}
+	blobs := make([]store.NewBlob, 0, len(ch.Blobs))
+	for _, b := range ch.Blobs {
+		blobs = append(blobs, store.NewBlob{Hash: b.Hash, Data: b.Data})
 	}
+	res.Summaries = append(res.Summaries, ch.Summaries...)
+	res.Sources = append(res.Sources, ch.Sources...)
 	res.Replayed = len(plan.tail)
-	res.NewHead = tip
+	res.NewHead = ch.Tip
 	if err := store.PutChain(tx, t.now(), batch, blobs); err != nil {
 		return nil, err
 	}
 	msg := fmt.Sprintf("compress: %s into %s, %d replayed", english.Count(len(res.Sources), "commit", "commits"),
 		english.Count(len(res.Summaries), "summary", "summaries"), res.Replayed)
-	conflict, err := t.land(tx, cur, plan.Head, tip, refs.ActionCompress, msg, "compressed chain")
+	conflict, err := t.land(tx, cur, plan.Head, ch.Tip, refs.ActionCompress, msg, "compressed chain")
 	if conflict != nil || err != nil {
 		return conflict, err
 	}

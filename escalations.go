@@ -2,7 +2,6 @@ package tract
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -104,29 +103,14 @@ func EscalateWait(opts ...WaitOption) ChatOption {
 // Escalations lists the escalations that wait in the repository: pending,
 // or answered and not yet taken up by their turn; oldest first.
 func (t *Tract) Escalations(ctx context.Context) ([]PendingEscalation, error) {
-	out := []PendingEscalation{}
-	err := t.view(ctx, func(tx store.Tx) error {
-		all, err := tx.Refs()
-		if err != nil {
-			return err
-		}
-		for _, r := range all {
-			id, ok := escalation.IDOf(r.Name)
-			if !ok {
-				continue
-			}
-			e, err := escalation.Read(tx, id, r.Hash)
-			if err != nil {
-				return err
-			}
-			out = append(out, *e)
-		}
-		return nil
+	var out []PendingEscalation
+	err := t.view(ctx, func(tx store.Tx) (err error) {
+		out, err = escalation.List(tx)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("escalations: %w", err)
 	}
-	escalation.Sort(out)
 	return out, nil
 }
 
@@ -168,34 +152,8 @@ func (t *Tract) AnswerEscalation(ctx context.Context, id string, res Resolution)
 	}
 	a := record.EscalationAnswer{ID: id, Resolution: res.Action, Instruction: strings.TrimSpace(res.Instruction), By: by}
 	var out *PendingEscalation
-	err := t.update(ctx, func(tx store.Tx) error {
-		e, err := escalation.LookUp(tx, id)
-		var taken *escalation.TakenUpError
-		switch {
-		case errors.As(err, &taken):
-			return &AnsweredError{ID: id, Answer: taken.Answer, TakenUp: true}
-		case err != nil:
-			return err
-		case e.Answer != nil:
-			return &AnsweredError{ID: id, Answer: *e.Answer}
-		}
-		meta, err := escalation.Meta(e.Task, record.KeyEscalationAnswer, a)
-		if err != nil {
-			return err
-		}
-		h, err := t.putCommit(tx, e.Commit, KindNote, RoleUser, escalation.AnswerText(a), &commitConfig{rawMeta: meta, own: true})
-		if err != nil {
-			return err
-		}
-		name := escalation.Ref(id)
-		if err := tx.SetRef(refs.Ref{Name: name, Hash: h}); err != nil {
-			return err
-		}
-		if err := tx.AppendReflog(name, refs.Entry{Old: e.Commit, New: h, Time: t.now(), Action: refs.ActionEscalation,
-			Message: "escalation: " + escalation.AnswerText(a)}); err != nil {
-			return err
-		}
-		out, err = escalation.Read(tx, id, h)
+	err := t.update(ctx, func(tx store.Tx) (err error) {
+		out, err = escalation.Give(tx, a, t.now(), t.escalationNote)
 		return err
 	})
 	if err != nil {
@@ -284,26 +242,7 @@ func (r turnRepo) WaitEscalation(ctx context.Context, tip Hash, w record.Waiting
 			return err
 		}
 		w.Branch = cur.ref()
-		if w.ID, err = escalation.FreeID(tx); err != nil {
-			return err
-		}
-		meta, err := escalation.Meta(w.Task, record.KeyWaitingEscalation, w)
-		if err != nil {
-			return err
-		}
-		h, err := t.putCommit(tx, tip, KindNote, RoleSystem, escalation.Question(w), &commitConfig{rawMeta: meta, own: true})
-		if err != nil {
-			return err
-		}
-		name := escalation.Ref(w.ID)
-		if err := tx.SetRef(refs.Ref{Name: name, Hash: h}); err != nil {
-			return err
-		}
-		if err := tx.AppendReflog(name, refs.Entry{New: h, Time: t.now(), Action: refs.ActionEscalation,
-			Message: fmt.Sprintf("escalation: %s after %d attempts, waiting for an answer", w.Reason, w.TotalAttempts)}); err != nil {
-			return err
-		}
-		e, err = escalation.Read(tx, w.ID, h)
+		e, err = escalation.Record(tx, tip, w, t.now(), t.escalationNote)
 		return err
 	})
 	if err != nil {
@@ -319,31 +258,28 @@ func (r turnRepo) WaitEscalation(ctx context.Context, tip Hash, w record.Waiting
 }
 
 // waitForAnswer waits as how says for the pending escalation e to be
-// answered, and returns it answered. A wait that stops without an answer
-// is a *WaitingError (how.Exit at once). A look that finds the repository
-// locked by another process for longer than the lock timeout is no
-// failure: a wait may last the night, and the next look will do.
+// answered (escalation.Await), and returns it answered. A wait that
+// stops without an answer is a *WaitingError (how.Exit at once).
 func (t *Tract) waitForAnswer(ctx context.Context, e *PendingEscalation, how turn.Waiting) (*PendingEscalation, error) {
 	stopped := &WaitingError{ID: e.ID, Task: e.Task, Reason: e.Reason}
 	if how.Exit {
 		return nil, stopped
 	}
-	err := escalation.Wait(ctx, how.Poll, how.MaxPoll, func(ctx context.Context) (bool, error) {
-		got, err := t.EscalationByID(ctx, e.ID)
-		if locked := (*LockedError)(nil); errors.As(err, &locked) {
-			return false, nil // another process holds the repository for long: look again later
-		}
-		if err != nil {
-			return false, err
-		}
-		e = got
-		return e.Answer != nil, nil
-	})
+	e, err := escalation.Await(ctx, e, how.Poll, how.MaxPoll, t.view)
 	if ctx.Err() != nil {
 		stopped.Err = ctx.Err()
 		return nil, stopped
 	}
-	return e, err
+	if err != nil {
+		return nil, fmt.Errorf("escalation: %w", err)
+	}
+	return e, nil
+}
+
+// escalationNote writes an escalation's note or its answer (see
+// escalation.NoteFunc).
+func (t *Tract) escalationNote(tx store.Tx, parent Hash, role Role, text string, meta []byte) (Hash, error) {
+	return t.putCommit(tx, parent, KindNote, role, text, &commitConfig{rawMeta: meta, own: true})
 }
 
 // resolutionOf is the answer of the answered escalation e as a turn takes

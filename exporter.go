@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/tractdag/tract/dag"
@@ -21,16 +19,12 @@ import (
 type ExportOption func(*exportConfig)
 
 type exportConfig struct {
-	rev         string
-	all         bool
-	branches    []string
-	task        string
-	validator   string
-	since       time.Time
-	until       time.Time
-	minAttempts int
-	weights     export.Weights
-	progress    func(ExportProgress)
+	rev      string
+	all      bool
+	branches []string
+	filter   export.Filter
+	weights  export.Weights
+	progress func(ExportProgress)
 }
 
 // ExportRev exports the conversation ending at rev (default HEAD): in the
@@ -55,28 +49,30 @@ func ExportBranches(names ...string) ExportOption {
 
 // ExportTask keeps the validated turns with task id id; in the OpenAI
 // format, the conversations holding an accepted answer of such a turn.
-func ExportTask(id string) ExportOption { return func(c *exportConfig) { c.task = id } }
+func ExportTask(id string) ExportOption { return func(c *exportConfig) { c.filter.Task = id } }
 
 // ExportValidator keeps the validated turns whose validators (recorded
 // under MetaValidators) include spec: a spec as given ("cmd:go test
 // ./..."), or a validator kind alone ("cmd", "json"). In the OpenAI
 // format it keeps the conversations holding an accepted answer of such a
 // turn. Turns recorded before tract recorded validators match none.
-func ExportValidator(spec string) ExportOption { return func(c *exportConfig) { c.validator = spec } }
+func ExportValidator(spec string) ExportOption {
+	return func(c *exportConfig) { c.filter.Validator = spec }
+}
 
 // ExportSince and ExportUntil keep what falls in a time range (a zero time
 // leaves that end open): validated turns by the start of their first
 // attempt, conversations (the OpenAI format) by the time of their last
 // commit. Since is inclusive, until exclusive.
-func ExportSince(t time.Time) ExportOption { return func(c *exportConfig) { c.since = t } }
+func ExportSince(t time.Time) ExportOption { return func(c *exportConfig) { c.filter.Since = t } }
 
 // ExportUntil: see ExportSince.
-func ExportUntil(t time.Time) ExportOption { return func(c *exportConfig) { c.until = t } }
+func ExportUntil(t time.Time) ExportOption { return func(c *exportConfig) { c.filter.Until = t } }
 
 // ExportMinAttempts keeps the validated turns that took at least n
 // attempts; in the OpenAI format, the conversations holding an accepted
 // answer that took at least n.
-func ExportMinAttempts(n int) ExportOption { return func(c *exportConfig) { c.minAttempts = n } }
+func ExportMinAttempts(n int) ExportOption { return func(c *exportConfig) { c.filter.MinAttempts = n } }
 
 // ExportWeights sets which messages get a "weight" in the OpenAI format
 // (default export.WeightsRecorded).
@@ -194,7 +190,7 @@ func (ex *exporter) conversations() error {
 		if err != nil {
 			return err
 		}
-		if !ex.keepChain(ch) {
+		if !ex.cfg.filter.Conversation(ch.tipTime, ch.accepted) {
 			continue
 		}
 		if err := ex.w.Conversation(ex.t.exportMessages(ex.ctx, ch, ex.cfg.weights)); err != nil {
@@ -203,33 +199,6 @@ func (ex *exporter) conversations() error {
 		ex.done()
 	}
 	return nil
-}
-
-// keepChain applies the filters to a conversation.
-func (ex *exporter) keepChain(ch *exportChain) bool {
-	c := ex.cfg
-	if !c.since.IsZero() && ch.tipTime.Before(c.since) || !c.until.IsZero() && !ch.tipTime.Before(c.until) {
-		return false
-	}
-	if c.task == "" && c.validator == "" && c.minAttempts <= 0 {
-		return true
-	}
-	return slices.ContainsFunc(ch.accepted, func(a acceptedFact) bool {
-		return (c.task == "" || a.task == c.task) && (c.validator == "" || matchValidator(a.validators, c.validator)) &&
-			a.attempts >= c.minAttempts
-	})
-}
-
-// matchValidator reports whether one of specs is spec, or is of kind
-// spec (spec holding no ':').
-func matchValidator(specs []string, spec string) bool {
-	for _, s := range specs {
-		kind, _, _ := strings.Cut(s, ":")
-		if s == spec || !strings.Contains(spec, ":") && kind == spec {
-			return true
-		}
-	}
-	return false
 }
 
 // tips returns the tips of the conversations to export.
@@ -276,44 +245,21 @@ func branchTip(tx store.Tx, name string) (Hash, error) {
 // chains commit by commit) and walks the chains in memory.
 func (t *Tract) leafTips(ctx context.Context) ([]Hash, error) {
 	branches, err := t.Branches(ctx)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case len(branches) <= 1: // nothing to leave out
-		out := make([]Hash, len(branches))
-		for i, b := range branches {
-			out[i] = b.Hash
-		}
-		return out, nil
+	}
+	tips := make([]Hash, len(branches))
+	for i, b := range branches {
+		tips[i] = b.Hash
+	}
+	if len(tips) <= 1 {
+		return tips, nil // nothing to leave out
 	}
 	var g *dag.Graph
 	if err := t.view(ctx, func(tx store.Tx) (err error) { g, err = store.LoadGraph(tx); return err }); err != nil {
 		return nil, err
 	}
-	// walked[i]: 1 for a commit walked, 2 for one that is a parent of
-	// another walked one. A walk stops where an earlier one went.
-	walked := make([]uint8, g.Len())
-	for _, b := range branches {
-		i, ok := g.Index(b.Hash)
-		if !ok || walked[i] != 0 {
-			continue
-		}
-		walked[i] = 1
-		for p, ok := g.FirstParent(i); ok; p, ok = g.FirstParent(p) {
-			before := walked[p]
-			walked[p] = 2
-			if before != 0 {
-				break
-			}
-		}
-	}
-	var out []Hash
-	for _, b := range branches {
-		if i, ok := g.Index(b.Hash); ok && walked[i] == 1 && !slices.Contains(out, b.Hash) {
-			out = append(out, b.Hash)
-		}
-	}
-	return out, ctx.Err()
+	return g.Leaves(tips), ctx.Err()
 }
 
 // exportPart is what an exported message is made of: what compileOne
@@ -328,19 +274,12 @@ type exportPart struct {
 	last   bool // the conversation's last assistant message
 }
 
-// acceptedFact is what the filters need of an accepted answer.
-type acceptedFact struct {
-	task       string
-	validators []string
-	attempts   int
-}
-
 // exportChain is a conversation read back from its tip.
 type exportChain struct {
 	links    []store.ChainLink // a page of the walk, reused
 	parts    []exportPart      // newest first
 	tipTime  time.Time
-	accepted []acceptedFact
+	accepted []export.Accepted
 }
 
 // exportMeta is the metadata an export reads.
@@ -403,7 +342,7 @@ func (t *Tract) exportChain(ctx context.Context, tip Hash, facts bool, ch *expor
 			}
 			ch.parts = append(ch.parts, p)
 			if facts && m.Provenance != nil {
-				ch.accepted = append(ch.accepted, acceptedFact{task: m.Task, validators: m.Validators, attempts: m.Provenance.Attempts})
+				ch.accepted = append(ch.accepted, export.Accepted{Task: m.Task, Validators: m.Validators, Attempts: m.Provenance.Attempts})
 			}
 		}
 		if len(links) > 0 {
@@ -494,7 +433,7 @@ func (ex *exporter) turns() error {
 		}
 	}
 	for _, tn := range traces {
-		if on != nil && !on[tn.Restore] || !ex.keepTurn(tn) {
+		if on != nil && !on[tn.Restore] || !ex.cfg.filter.Turn(tn.Task, tn.Attempts(), tn.Start(), validatorsOf(tn)) {
 			continue
 		}
 		et, ok, err := ex.t.exportTurn(ex.ctx, tn)
@@ -512,45 +451,23 @@ func (ex *exporter) turns() error {
 	return nil
 }
 
-// keepTurn applies the filters to a validated turn.
-func (ex *exporter) keepTurn(tn *events.Trace) bool {
-	c := ex.cfg
-	start := tn.Start()
-	switch {
-	case c.task != "" && tn.Task != c.task,
-		c.minAttempts > 0 && tn.Attempts() < c.minAttempts,
-		!c.since.IsZero() && start.Before(c.since),
-		!c.until.IsZero() && !start.Before(c.until):
-		return false
-	case c.validator != "":
-		return slices.ContainsFunc(tn.Steps, func(s *events.Step) bool { return matchValidator(s.Meta.Validators, c.validator) })
+// validatorsOf yields the validators each step of tn recorded.
+func validatorsOf(tn *events.Trace) iter.Seq[[]string] {
+	return func(yield func([]string) bool) {
+		for _, s := range tn.Steps {
+			if !yield(s.Meta.Validators) {
+				return
+			}
+		}
 	}
-	return true
 }
 
 // exportTurn reads the answers of a validated turn; ok is false for a
 // turn no validator judged.
 func (t *Tract) exportTurn(ctx context.Context, tn *events.Trace) (et export.Turn, ok bool, err error) {
-	var accepted, clean Hash
-	var rejected []Hash
-	for _, s := range tn.Steps {
-		m := &s.Meta
-		switch {
-		case s.Kind == events.StepAccepted:
-			clean = s.Hash
-		case s.Kind != events.StepAttempt || m.Valid == nil:
-		case *m.Valid:
-			accepted = s.Hash
-		case m.Failure != nil: // not a validator that could not run
-			rejected = append(rejected, s.Hash)
-		}
-		ok = ok || m.Valid != nil
-	}
+	accepted, rejected, ok := tn.Answers()
 	if !ok {
 		return et, false, nil
-	}
-	if !clean.IsZero() {
-		accepted = clean // the copy on the branch; the same text
 	}
 	err = t.view(ctx, func(tx store.Tx) error {
 		text := func(h Hash) (Message, error) {

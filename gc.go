@@ -87,7 +87,7 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 	err := t.update(ctx, func(tx store.Tx) error {
 		cutoff := t.now().Add(-cfg.expiry)
 		expired := func(e refs.Entry) bool { return !e.Time.After(cutoff) }
-		sides, err := closeAbandonedSides(tx, t.now().Add(-sideAbandonedAfter), t.now())
+		sides, err := store.CloseAbandonedSides(tx, t.now().Add(-sideAbandonedAfter), t.now())
 		if err != nil {
 			return err
 		}

@@ -18,16 +18,7 @@ const ActionRetryLast = "retry-last"
 // ErrNoTurn is matched (errors.Is) by the error of LastTurn, and of
 // RetryLast, when the branch does not end in a turn of the shape asked
 // for; the error's message says what the branch ends in.
-var ErrNoTurn = errors.New("the branch does not end in a turn")
-
-// noTurnError is an error that matches ErrNoTurn and says only what the
-// branch ends in: "the branch does not end in a turn" would say it twice.
-type noTurnError struct{ msg string }
-
-func (e *noTurnError) Error() string        { return e.msg }
-func (e *noTurnError) Is(target error) bool { return target == ErrNoTurn }
-
-func noTurn(format string, args ...any) error { return &noTurnError{fmt.Sprintf(format, args...)} }
+var ErrNoTurn = turn.ErrNoTurn
 
 // The last turn of a branch (see package turn).
 type (
@@ -49,66 +40,26 @@ const (
 	TurnNotSent = turn.NotSent
 )
 
-// turnScan is how many commits LastTurn reads in its first look: a
-// turn's commits after its message are an error and a few notes at most.
-const turnScan = 8
-
 // LastTurn reads the branch's last turn (see Turn and TurnState). A
 // branch that ends otherwise (an assistant message with no user message
 // before it, a lone note, a system prompt) or has no commits gives an
 // error wrapping ErrNoTurn that says what the tip is. It reads the
-// commits of the turn and two more, not the branch.
+// commits of the turn and two more, not the branch (see turn.ReadLast).
 func (t *Tract) LastTurn(ctx context.Context) (*Turn, error) {
-	var cs []*CommitInfo
-	for limit := turnScan; ; limit *= 4 {
-		var err error
-		if cs, err = t.Log(ctx, LogLimit(limit)); err != nil {
+	return turn.ReadLast(func(limit int) ([]turn.LastCommit, error) {
+		cs, err := t.Log(ctx, LogLimit(limit))
+		if err != nil {
 			return nil, err
 		}
-		// Enough when the branch has no more, or when the commits read
-		// reach past the run of errors and notes at the tip by two (a
-		// message and the one before it).
-		if len(cs) < limit || skipToolSteps(cs, min(trailing(cs)+1, len(cs)))+1 <= len(cs) {
-			break
+		out := make([]turn.LastCommit, len(cs))
+		for i, c := range cs {
+			out[i] = turn.LastCommit{Hash: c.Hash, Kind: c.Kind, Role: c.Role, ToolStep: c.MetaValue(record.KeyToolStep) != nil}
+			if len(c.Parents) > 0 {
+				out[i].Parent = c.Parents[0]
+			}
 		}
-	}
-	if len(cs) == 0 {
-		return nil, noTurn("the branch has no commits yet")
-	}
-	last := &Turn{Tip: cs[0].Hash}
-	i := 0
-	for i < len(cs) && (cs[i].Kind == KindError || cs[i].Kind == KindNote) {
-		if cs[i].Kind == KindError {
-			last.Errors++
-		}
-		i++
-	}
-	i = skipToolSteps(cs, i) // a turn stopped amid its tool loop, without purify
-	isUser := func(i int) bool {
-		return i < len(cs) && cs[i].Kind == KindMessage && cs[i].Role == RoleUser
-	}
-	switch {
-	case isUser(i):
-		last.State = TurnUnanswered
-	case last.Errors > 0:
-		// A failure before the send: the turn is the errors (and the
-		// notes above them), down to the earliest of the run.
-		for i > 0 && cs[i-1].Kind != KindError {
-			i--
-		}
-		last.State, last.First, last.Commits = TurnNotSent, cs[i-1].Hash, i
-		last.Base = firstParent(cs[i-1])
-		return last, nil
-	case i < len(cs) && cs[i].Kind == KindMessage && cs[i].Role == RoleAssistant && isUser(skipToolSteps(cs, i+1)):
-		i = skipToolSteps(cs, i+1)
-		last.State = TurnAnswered
-	default:
-		return nil, noTurn("the branch ends in %s (%s), not in a user message, its answer or an error",
-			english.A(string(cs[0].Role)+" "+string(cs[0].Kind)), cs[0].Hash.Short())
-	}
-	last.User, last.First, last.Commits = cs[i].Hash, cs[i].Hash, i+1
-	last.Base = firstParent(cs[i])
-	return last, nil
+		return out, nil
+	})
 }
 
 // PendingTurn returns the branch's last turn when it is TurnUnanswered,
@@ -164,10 +115,10 @@ func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult,
 	}
 	switch last.State {
 	case TurnAnswered:
-		return nil, fmt.Errorf("retry last: nothing to retry: %w", noTurn("the branch's last message, %s, has its answer (%s)",
+		return nil, fmt.Errorf("retry last: nothing to retry: %w", turn.NoTurn("the branch's last message, %s, has its answer (%s)",
 			last.User.Short(), last.Tip.Short()))
 	case TurnNotSent:
-		return nil, fmt.Errorf("retry last: nothing to retry: %w", noTurn("the branch ends in an error (%s) with no message of yours before it",
+		return nil, fmt.Errorf("retry last: nothing to retry: %w", turn.NoTurn("the branch ends in an error (%s) with no message of yours before it",
 			last.First.Short()))
 	}
 	moveBack := func(ctx context.Context) (Hash, error) {
@@ -200,32 +151,4 @@ func (t *Tract) RetryLast(ctx context.Context, opts ...ChatOption) (*ChatResult,
 		res.User = last.User
 	}
 	return res, err
-}
-
-// trailing is how many of cs (newest first) are errors and notes before
-// the first commit of another kind.
-func trailing(cs []*CommitInfo) int {
-	for i, c := range cs {
-		if c.Kind != KindError && c.Kind != KindNote {
-			return i
-		}
-	}
-	return len(cs)
-}
-
-// skipToolSteps is the index of the first of cs (newest first) from i on
-// that is no commit of a turn's tool step (see turn.Tools).
-func skipToolSteps(cs []*CommitInfo, i int) int {
-	for i < len(cs) && cs[i].MetaValue(record.KeyToolStep) != nil {
-		i++
-	}
-	return i
-}
-
-// firstParent is c's first parent, zero for a root.
-func firstParent(c *CommitInfo) Hash {
-	if len(c.Parents) == 0 {
-		return Hash{}
-	}
-	return c.Parents[0]
 }

@@ -71,7 +71,7 @@ func (t *Tract) SideChain(ctx context.Context, base Hash, reason string) (*Tract
 
 // position is where the chain named name stands: its ref, or its base
 // before its first commit on a zero base. A chain whose ref is gone after
-// it moved was closed by GC (see closeAbandonedSides): ErrClosed.
+// it moved was closed by GC (see store.CloseAbandonedSides): ErrClosed.
 func (s *sideChain) position(tx store.Tx, name string) (head, error) {
 	r, err := tx.Ref(name)
 	switch {
@@ -96,43 +96,6 @@ func (s *sideChain) position(tx store.Tx, name string) (head, error) {
 // every few seconds or minutes, so one untouched for this long belongs to
 // a program that ended (crashed, killed) before closing it.
 const sideAbandonedAfter = time.Hour
-
-// closeAbandonedSides closes, as Close would, every side chain whose ref
-// last moved before cutoff: the ref is deleted and its reflog records
-// where the chain ended, so the chain is listed among the orphans and
-// protected for the expiry from now. It returns how many it closed.
-func closeAbandonedSides(tx store.Tx, cutoff, now time.Time) (int, error) {
-	all, err := tx.Refs()
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range all {
-		if !strings.HasPrefix(r.Name, refs.SidePrefix) {
-			continue
-		}
-		es, err := tx.Reflog(r.Name)
-		if err != nil {
-			return n, err
-		}
-		var moved time.Time
-		if len(es) > 0 {
-			moved = es[len(es)-1].Time
-		}
-		if moved.After(cutoff) {
-			continue
-		}
-		if err := tx.DeleteRef(r.Name); err != nil {
-			return n, err
-		}
-		msg := fmt.Sprintf("side: closed by gc, unmoved since %s (its program ended without closing it)", moved.UTC().Format(time.RFC3339))
-		if err := tx.AppendReflog(r.Name, refs.Entry{Old: r.Hash, Time: now, Action: refs.ActionSide, Message: msg}); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}
 
 // closeSide ends a side chain (see SideChain).
 func (t *Tract) closeSide() error {

@@ -2,8 +2,9 @@
 // compressed and produces the validated summaries that replace it. It knows
 // nothing of stores, refs or transactions: the caller (tract's
 // Tract.CompressRange) reads the range into Items, asks Plan for the new
-// layout, gets the summaries from Summarize or SummarizeAll and commits the
-// result, all or nothing.
+// layout, gets the summaries from Summarize or SummarizeAll, has
+// [Rebuild] build the new chain (the summaries' commits and the commits
+// replayed after them) and stores it, all or nothing.
 //
 // [Plan] turns a range, oldest first, into [Group]s: pinned items (system
 // messages by default; see [PinRoles] and [PinFunc]) are kept in place,

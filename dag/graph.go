@@ -484,3 +484,33 @@ func (g *Graph) OrphanChains(reachable []bool) []Chain {
 	}
 	return chains
 }
+
+// Leaves returns tips, in order, leaving out a tip that lies on another
+// tip's first-parent chain or repeats an earlier one, and tips that are
+// not in g. It walks each chain once.
+func (g *Graph) Leaves(tips []Hash) []Hash {
+	// walked[i]: 1 for a commit walked, 2 for one that is a parent of
+	// another walked one. A walk stops where an earlier one went.
+	walked := make([]uint8, g.Len())
+	for _, h := range tips {
+		i, ok := g.Index(h)
+		if !ok || walked[i] != 0 {
+			continue
+		}
+		walked[i] = 1
+		for p, ok := g.FirstParent(i); ok; p, ok = g.FirstParent(p) {
+			before := walked[p]
+			walked[p] = 2
+			if before != 0 {
+				break
+			}
+		}
+	}
+	var out []Hash
+	for _, h := range tips {
+		if i, ok := g.Index(h); ok && walked[i] == 1 && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}

@@ -51,6 +51,21 @@ func (k Kind) Compiled() bool {
 	return false
 }
 
+// SentRole returns the role Compile sends a commit of kind k and role r
+// to a model as: r for a message or a summary (and, with notes, a note),
+// user for steering; ok is false for a commit it does not send.
+func SentRole(k Kind, r Role, notes bool) (role Role, ok bool) {
+	switch k {
+	case KindMessage, KindSummary:
+		return r, true
+	case KindSteering:
+		return RoleUser, true
+	case KindNote:
+		return r, notes
+	}
+	return "", false
+}
+
 // ParseKind returns the kind named s, or an error listing the valid kinds.
 func ParseKind(s string) (Kind, error) {
 	if k := Kind(s); k.Valid() {

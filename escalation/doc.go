@@ -21,6 +21,7 @@
 //
 // While the ref exists gc keeps the escalation and the turn's attempts
 // (every ref is a root of gc). This package holds the ids, the listing
-// record (Escalation), the errors and the wait; package tract reads and
-// writes the repository.
+// record (Escalation), the errors, the wait, and the reads and writes of
+// an escalation's notes and ref in a transaction (Record, Give, TakeUp);
+// package tract runs the transactions and writes the commits (NoteFunc).
 package escalation

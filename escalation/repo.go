@@ -2,6 +2,7 @@ package escalation
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,4 +161,122 @@ func Sort(es []Escalation) {
 	slices.SortFunc(es, func(a, b Escalation) int {
 		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
 	})
+}
+
+// List reads the escalations of tx that wait: pending, or answered and
+// not yet taken up by their turn; oldest first.
+func List(tx store.Tx) ([]Escalation, error) {
+	all, err := tx.Refs()
+	if err != nil {
+		return nil, err
+	}
+	out := []Escalation{}
+	for _, r := range all {
+		id, ok := IDOf(r.Name)
+		if !ok {
+			continue
+		}
+		e, err := Read(tx, id, r.Hash)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	Sort(out)
+	return out, nil
+}
+
+// NoteFunc writes, in tx, a note on parent by role with text and the
+// metadata meta (tract's own, canonical or not), and returns its hash:
+// the repository's checks and limits are the caller's.
+type NoteFunc func(tx store.Tx, parent dag.Hash, role dag.Role, text string, meta []byte) (dag.Hash, error)
+
+// Record records, in tx, the escalation w of a turn whose last attempt
+// is tip: it gives w a free id, writes the escalation's note on tip
+// with note, and sets the ref refs/escalations/ID to it, its reflog
+// entry at now. It returns the escalation, pending.
+func Record(tx store.Tx, tip dag.Hash, w record.WaitingEscalation, now time.Time, note NoteFunc) (*Escalation, error) {
+	var err error
+	if w.ID, err = FreeID(tx); err != nil {
+		return nil, err
+	}
+	meta, err := Meta(w.Task, record.KeyWaitingEscalation, w)
+	if err != nil {
+		return nil, err
+	}
+	h, err := note(tx, tip, dag.RoleSystem, Question(w), meta)
+	if err != nil {
+		return nil, err
+	}
+	name := Ref(w.ID)
+	if err := tx.SetRef(refs.Ref{Name: name, Hash: h}); err != nil {
+		return nil, err
+	}
+	if err := tx.AppendReflog(name, refs.Entry{New: h, Time: now, Action: refs.ActionEscalation,
+		Message: fmt.Sprintf("escalation: %s after %d attempts, waiting for an answer", w.Reason, w.TotalAttempts)}); err != nil {
+		return nil, err
+	}
+	return Read(tx, w.ID, h)
+}
+
+// Give answers, in tx, the escalation a.ID with a: the answer is a note
+// (written with note) on the escalation's note, and the ref moves to it,
+// its reflog entry at now, only if the escalation is still pending. An
+// escalation answered already, taken up by its turn or not, is an
+// *AnsweredError naming the answer that won. It returns the escalation,
+// answered.
+func Give(tx store.Tx, a record.EscalationAnswer, now time.Time, note NoteFunc) (*Escalation, error) {
+	e, err := LookUp(tx, a.ID)
+	var taken *TakenUpError
+	switch {
+	case errors.As(err, &taken):
+		return nil, &AnsweredError{ID: a.ID, Answer: taken.Answer, TakenUp: true}
+	case err != nil:
+		return nil, err
+	case e.Answer != nil:
+		return nil, &AnsweredError{ID: a.ID, Answer: *e.Answer}
+	}
+	meta, err := Meta(e.Task, record.KeyEscalationAnswer, a)
+	if err != nil {
+		return nil, err
+	}
+	h, err := note(tx, e.Commit, dag.RoleUser, AnswerText(a), meta)
+	if err != nil {
+		return nil, err
+	}
+	name := Ref(a.ID)
+	if err := tx.SetRef(refs.Ref{Name: name, Hash: h}); err != nil {
+		return nil, err
+	}
+	if err := tx.AppendReflog(name, refs.Entry{Old: e.Commit, New: h, Time: now, Action: refs.ActionEscalation,
+		Message: "escalation: " + AnswerText(a)}); err != nil {
+		return nil, err
+	}
+	return Read(tx, a.ID, h)
+}
+
+// Await waits for the escalation e to be answered, reading it in a
+// transaction of view (LookUp) as Wait says, and returns it answered. A
+// read that finds the repository locked by another process for longer
+// than the lock timeout (a *store.LockedError) is no failure: a wait may
+// last the night, and the next read will do. When ctx ends first it
+// returns the escalation as last read and ctx's error.
+func Await(ctx context.Context, e *Escalation, first, most time.Duration,
+	view func(context.Context, func(store.Tx) error) error) (*Escalation, error) {
+	err := Wait(ctx, first, most, func(ctx context.Context) (bool, error) {
+		var got *Escalation
+		err := view(ctx, func(tx store.Tx) (err error) {
+			got, err = LookUp(tx, e.ID)
+			return err
+		})
+		if locked := (*store.LockedError)(nil); errors.As(err, &locked) {
+			return false, nil // another process holds the repository for long: look again later
+		}
+		if err != nil {
+			return false, err
+		}
+		e = got
+		return e.Answer != nil, nil
+	})
+	return e, err
 }

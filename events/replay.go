@@ -34,6 +34,33 @@ func (t *Trace) Resolution() string { return t.sum.resolution() }
 // Escalated reports a turn that escalated at least once.
 func (t *Trace) Escalated() bool { return t.sum.escalated() }
 
+// Answers are the turn's answers as its validators judged them:
+// accepted, the one they accepted (the clean copy purify committed on the
+// branch when there is one: the same text; zero when none was
+// accepted), and rejected, those they rejected, in order (an answer
+// whose validator could not run is neither). judged is false for a turn
+// no validator judged.
+func (t *Trace) Answers() (accepted dag.Hash, rejected []dag.Hash, judged bool) {
+	var clean dag.Hash
+	for _, s := range t.Steps {
+		m := &s.Meta
+		switch {
+		case s.Kind == StepAccepted:
+			clean = s.Hash
+		case s.Kind != StepAttempt || m.Valid == nil:
+		case *m.Valid:
+			accepted = s.Hash
+		case m.Failure != nil: // not a validator that could not run
+			rejected = append(rejected, s.Hash)
+		}
+		judged = judged || m.Valid != nil
+	}
+	if !clean.IsZero() {
+		accepted = clean
+	}
+	return accepted, rejected, judged
+}
+
 // Replay regenerates validated turns from their steps, given in any
 // order (a repository's commits, orphans included), ordered by the time
 // of their first event: the events of each are those Live reported while

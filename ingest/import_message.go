@@ -295,6 +295,17 @@ func (m *Message) Size() int {
 	return n
 }
 
+// CommitMessage returns the message of commit c, sent as role, whose
+// text is text: from the shape in its metadata (record.Shape), or text as
+// is when it has none.
+func CommitMessage(c *dag.Commit, role dag.Role, text string) (llm.Message, error) {
+	shape, err := record.Shape(c.Meta)
+	if err != nil || shape == nil {
+		return llm.Message{Role: string(role), Content: text}, err
+	}
+	return ShapedMessage(role, text, shape)
+}
+
 // ShapedMessage rebuilds the message of a commit of role whose text is
 // text and whose shape is shape (the value of record.KeyShape).
 func ShapedMessage(role dag.Role, text string, shape json.RawMessage) (llm.Message, error) {
