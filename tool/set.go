@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tractdag/tract/internal/jsonerr"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 )
@@ -198,12 +199,11 @@ func (s *Set) Call(ctx context.Context, c llm.ToolCall) Call {
 // checkArgs says what is wrong with args ("" when nothing is): not JSON,
 // not an object, or not matching the tool's schema.
 func (e entry) checkArgs(ctx context.Context, args string) string {
-	var v any
-	if err := json.Unmarshal([]byte(args), &v); err != nil {
+	if err := json.Unmarshal([]byte(args), new(json.RawMessage)); err != nil {
 		return "are not valid JSON (" + err.Error() + ")"
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return "are " + describeValue(v) + ", not a JSON object"
+	if kind := jsonerr.Kind([]byte(args)); kind != "an object" {
+		return "are " + kind + ", not a JSON object"
 	}
 	if e.check == nil {
 		return ""
@@ -216,22 +216,6 @@ func (e entry) checkArgs(ctx context.Context, args string) string {
 		return "do not match its schema: " + diagnosis
 	}
 	return ""
-}
-
-func describeValue(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return "a value"
 }
 
 // traceKey is the context key of Trace.
