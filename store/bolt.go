@@ -313,13 +313,10 @@ func (b *Bolt) update(s *session, fn func(Tx) error) (erased, checkpointed bool,
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.guard(&err)
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		if err := upgrade(tx); err != nil {
-			return fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaCounters, err)
-		}
-		if err := damaged(tx, b.path); err != nil {
+		btx, err := b.beginWrite(s, tx)
+		if err != nil {
 			return err
 		}
-		btx := b.tx(tx, &s.journal)
 		if err := fn(btx); err != nil {
 			return err
 		}
@@ -333,6 +330,19 @@ func (b *Bolt) update(s *session, fn func(Tx) error) (erased, checkpointed bool,
 		return nil
 	})
 	return erased && err == nil, checkpointed && err == nil, err
+}
+
+// beginWrite starts the work of a write transaction tx of session s: the
+// file's schema raised to the current one, a file marked damaged
+// refused, and tract's view of tx.
+func (b *Bolt) beginWrite(s *session, tx *bolt.Tx) (*boltTx, error) {
+	if err := upgrade(tx); err != nil {
+		return nil, fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaCounters, err)
+	}
+	if err := damaged(tx, b.path); err != nil {
+		return nil, err
+	}
+	return b.tx(tx, &s.journal), nil
 }
 
 // upgrade brings a file of an older schema to SchemaVersion inside the

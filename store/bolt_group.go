@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -205,13 +204,10 @@ func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall,
 	defer b.guard(&err)
 	var erased, fnErased, checkpointed bool
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		if err := upgrade(tx); err != nil {
-			return fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaCounters, err)
-		}
-		if err := damaged(tx, b.path); err != nil {
+		btx, err := b.beginWrite(s, tx)
+		if err != nil {
 			return err
 		}
-		btx := b.tx(tx, &s.journal)
 		for i := 0; i < len(*left) || g.join(left, taken); i++ {
 			c := (*left)[i]
 			// Each function's own erasures: its caller completes them.
