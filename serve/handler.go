@@ -566,13 +566,7 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 	if err != nil {
 		out.failure = err.Error()
 	}
-	rec, rerr := save()
-	copyResponseHeader(rw.Header(), resp.Header)
-	if rerr == nil {
-		setRecorded(rw, rec)
-	}
-	rw.WriteHeader(resp.StatusCode)
-	write(rw, data)
+	saveAndReply(rw, resp, data, save)
 }
 
 // cancelled is the failure of a call whose context ctx ended.
@@ -605,6 +599,13 @@ func (h *Handler) upstreamFailed(rw http.ResponseWriter, resp *http.Response, ke
 		what = http.StatusText(resp.StatusCode)
 	}
 	out.failure = fmt.Sprintf("the upstream answered %d: %s", resp.StatusCode, redact(what, key))
+	saveAndReply(rw, resp, data, save)
+}
+
+// saveAndReply records the call with save, then passes the upstream's
+// answer data on with its status and headers, and the record's branch
+// and commit when it was recorded.
+func saveAndReply(rw http.ResponseWriter, resp *http.Response, data []byte, save func() (recorded, error)) {
 	rec, err := save()
 	copyResponseHeader(rw.Header(), resp.Header)
 	if err == nil {
