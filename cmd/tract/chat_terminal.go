@@ -479,12 +479,18 @@ func (c crlfWriter) Write(p []byte) (int, error) {
 
 // answer waits, while a line runs (under watch), for one of the keys in
 // keys, or Enter (which answers ""); other keys are ignored. A Ctrl-C
-// interrupts the line, whose ctx then ends the wait.
-func (k *keyboard) answer(ctx context.Context, keys string) (string, error) {
+// interrupts the line, whose ctx then ends the wait. asked, when not nil,
+// is called once the question takes the keys typed: it shows the
+// question, so that a key typed as soon as it shows answers it rather
+// than going to the next line.
+func (k *keyboard) answer(ctx context.Context, keys string, asked func()) (string, error) {
 	q := make(chan []byte, 16)
 	k.mu.Lock()
 	k.question = q
 	k.mu.Unlock()
+	if asked != nil {
+		asked()
+	}
 	defer func() {
 		k.mu.Lock()
 		k.question = nil
@@ -511,8 +517,9 @@ func (k *keyboard) answer(ctx context.Context, keys string) (string, error) {
 // (--approve-tools): a key answers, y, n (or Enter) or a for always.
 func (r *terminalREPL) askTool(w io.Writer) func(ctx context.Context, name, args string) (string, error) {
 	return func(ctx context.Context, name, args string) (string, error) {
-		fmt.Fprintf(w, "run tool %s(%s)? [y]es, [N]o, [a]lways: ", name, args)
-		key, err := r.keys.answer(ctx, "yna")
+		key, err := r.keys.answer(ctx, "yna", func() {
+			fmt.Fprintf(w, "run tool %s(%s)? [y]es, [N]o, [a]lways: ", name, args)
+		})
 		if err != nil {
 			fmt.Fprintln(w)
 			return "", err

@@ -68,7 +68,7 @@ func TestKeyboard_AnswerDuringALine(t *testing.T) {
 	answered := make(chan string)
 	ask := func() {
 		go func() {
-			a, err := k.answer(t.Context(), "yna")
+			a, err := k.answer(t.Context(), "yna", nil)
 			assert.NoError(t, err)
 			answered <- a
 		}()
@@ -101,7 +101,7 @@ func TestKeyboard_AnswerDuringALine(t *testing.T) {
 	// A cancelled line ends the question.
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err = k.answer(ctx, "yna")
+	_, err = k.answer(ctx, "yna", nil)
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
