@@ -190,8 +190,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	base, stopCalls := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopCalls(nil)
+	// One listener, one route prefix per room: the proxy at /v1/.
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", h)
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,
