@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/tractdag/tract"
-	"github.com/tractdag/tract/internal/english"
 )
 
 // lanes draws a history as 'git log --graph' does: a column per line of
@@ -130,27 +128,6 @@ func renderGraphAll(ctx context.Context, w io.Writer, p palette, o *tract.Outlin
 
 // chainNote says, on the commit that ends an orphan chain, what orphaned
 // the chain ("" on any other commit).
-func chainNote(tc tract.TopoCommit) string {
-	if tc.Ends == nil {
-		return ""
-	}
-	note := orphanedBy(tc.Ends)
-	if tc.Ends.Fork.IsZero() {
-		note += " (no reachable ancestor)"
-	}
-	return note
-}
+func chainNote(tc tract.TopoCommit) string { return tc.Note() }
 
-func orphanedBy(oc *tract.OrphanOutline) string {
-	n := english.Count(len(oc.Commits), "commit", "commits")
-	switch {
-	case oc.Action == "conflict":
-		// "conflict: answer kept off main, which moved from … to …"
-		return fmt.Sprintf("stranded by a %s (%s)", oc.Reason, n)
-	case oc.Reason != "":
-		return fmt.Sprintf("orphaned by %s (%s)", oc.Reason, n)
-	case oc.Action != "":
-		return fmt.Sprintf("orphaned by %s (%s)", oc.Action, n)
-	}
-	return "orphaned (" + n + ")"
-}
+func orphanedBy(oc *tract.OrphanOutline) string { return oc.Description() }
