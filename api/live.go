@@ -167,6 +167,12 @@ func (h *hub) poll() {
 		}
 		evs = append(evs, newEvent("escalation", ev))
 	}
+	h.broadcast(evs)
+}
+
+// broadcast sends evs to every stream; a stream whose buffer is full is
+// ended (its channel closed), so one slow client holds no one back.
+func (h *hub) broadcast(evs []event) {
 	if len(evs) == 0 {
 		return
 	}
