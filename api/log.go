@@ -35,7 +35,7 @@ func hashCursor(r *http.Request) (tract.Hash, bool, error) {
 
 // staleCursor is the error of a cursor whose commit is gone.
 func staleCursor(h tract.Hash) *Error {
-	return badRequest(CodeBadCursor, "cursor %s: that commit is no longer in the history (removed by gc or reset --hard since the page before): start again without cursor", h.Short())
+	return badRequest(CodeBadCursor, "cursor %s: that commit is no longer in the history (deleted since the page before): start again without cursor", h.Short())
 }
 
 // log answers GET /api/log: 'tract log --json' (rev=REV, from HEAD by

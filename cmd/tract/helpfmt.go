@@ -52,7 +52,7 @@ func commandTopics() map[string][]string {
 		"stats":       {"tasks"},
 		"compress":    {"history"},
 		"models":      {"providers"},
-		"serve":       {"proxy", "providers"},
+		"serve":       {"proxy", "api", "providers"},
 		"import":      {"import-export"},
 		"export":      {"import-export"},
 		"fsck":        {"reliability"},

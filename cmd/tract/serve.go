@@ -198,7 +198,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	// JSON API at /api/. The guard checks every route: the token when
 	// there is one, else the Host (DNS rebinding); and state-changing
 	// requests' origin (CSRF).
-	guard := httpauth.New(token)
+	guard := httpauth.New(token, httpauth.WithLoginHint("--token or "+envServeToken+" of tract serve"))
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", guard.Wrap(h, httpauth.WithErrorWriter(func(w http.ResponseWriter, r *http.Request, e *httpauth.Error) {
 		serve.WriteError(w, r, e.Status, "proxy: "+e.Message)

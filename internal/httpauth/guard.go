@@ -45,6 +45,8 @@ type Guard struct {
 	token  string
 	cookie string // the cookie's value: derived from token
 	hosts  map[string]bool
+	// loginHint says on the login form where the token comes from.
+	loginHint string
 }
 
 // Option configures a Guard.
@@ -59,6 +61,11 @@ func WithHosts(names ...string) Option {
 		}
 	}
 }
+
+// WithLoginHint sets the words the login form says beside its field,
+// where the token comes from ("the --token the server was started
+// with").
+func WithLoginHint(hint string) Option { return func(g *Guard) { g.loginHint = hint } }
 
 // New returns the Guard of a listener: token "" for a loopback listener
 // open to every local client (the Host check), else the token every
@@ -81,7 +88,7 @@ func (g *Guard) HasToken() bool { return g.token != "" }
 // the cookie store of a browser does not hold the token itself.
 func cookieValue(token string) string {
 	m := hmac.New(sha256.New, []byte(token))
-	m.Write([]byte("tract serve login cookie v1"))
+	m.Write([]byte("tract login cookie v1"))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 

@@ -216,3 +216,9 @@ func TestAuthorized(t *testing.T) {
 	r.Header.Set("Authorization", "Bearer  t ")
 	assert.True(t, httpauth.Authorized(r, "t"))
 }
+
+func TestLogin_Hint(t *testing.T) {
+	w := do(httpauth.New("s3cret", httpauth.WithLoginHint("--token of the server")).Login(), req{path: "/login"})
+	assert.Contains(t, w.Body.String(), "Token (--token of the server)")
+	assert.NotContains(t, w.Body.String(), "s3cret")
+}

@@ -29,9 +29,9 @@ h1{font-size:1.2em;margin:0 0 1em}input[type=password]{width:100%;box-sizing:bor
 button{margin-top:1em;padding:.4em 1.2em;font:inherit}.err{color:#b00020}
 </style></head>
 <body><form method="post" action="{{.Action}}">
-<h1>tract serve</h1>
+<h1>tract</h1>
 {{if .Message}}<p class="err" role="alert">{{.Message}}</p>{{end}}
-<label for="token">Token (--token or TRACT_SERVE_TOKEN)</label>
+<label for="token">Token{{if .Hint}} ({{.Hint}}){{end}}</label>
 <input type="password" id="token" name="token" autocomplete="current-password" autofocus required>
 <input type="hidden" name="next" value="{{.Next}}">
 <button type="submit">Log in</button>
@@ -39,7 +39,7 @@ button{margin-top:1em;padding:.4em 1.2em;font:inherit}.err{color:#b00020}
 `))
 
 type loginData struct {
-	Action, Next, Message string
+	Action, Next, Message, Hint string
 }
 
 // Login returns the handler of LoginPath: GET shows a form that asks
@@ -130,7 +130,7 @@ func (g *Guard) form(w http.ResponseWriter, r *http.Request, status int, next, m
 	if r.Method == http.MethodHead {
 		return
 	}
-	_ = loginPage.Execute(w, loginData{Action: LoginPath, Next: next, Message: message})
+	_ = loginPage.Execute(w, loginData{Action: LoginPath, Next: next, Message: message, Hint: g.loginHint})
 }
 
 // localPath returns p when it is a path of this server, else "/": a
