@@ -169,3 +169,23 @@ func TestServeAPI_Token(t *testing.T) {
 	requireExit(t, r, exitOK)
 	assert.NotContains(t, r.Stderr+r.Stdout, "tok-secret-42")
 }
+
+// The proxy shares the guard: a Host that is not loopback, and a
+// cross-origin POST, are refused in the wire's own error shape, before
+// the upstream hears of them.
+func TestServe_GuardOnTheProxy(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t).withEnv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1", "OPENAI_API_KEY", "sk-u")
+	s.initRepo()
+	b, addr := startServe(t, s)
+	resp, body := postChat(t, addr, `{"messages":[{"role":"user","content":"hi"}]}`, "Origin", "http://attacker.example")
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Contains(t, body, `"type":"invalid_request_error"`)
+	assert.Contains(t, body, "attacker.example")
+	resp, body = apiGet(t, addr, "/v1/models", "Host", "attacker.example", "anthropic-version", "2023-06-01")
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Contains(t, body, `"type":"error"`, "Anthropic's shape")
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGTERM))
+	requireExit(t, b.wait(), exitOK)
+	assert.Empty(t, s.tract("log", "--all", "--oneline").Stdout, "nothing recorded")
+}

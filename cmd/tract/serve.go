@@ -200,7 +200,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	// requests' origin (CSRF).
 	guard := httpauth.New(token, httpauth.WithLoginHint("--token or "+envServeToken+" of tract serve"))
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", guard.Wrap(h, httpauth.WithErrorWriter(func(w http.ResponseWriter, r *http.Request, e *httpauth.Error) {
+	mux.Handle("/v1/", guard.Wrap(h, httpauth.HeadersOnly(), httpauth.WithErrorWriter(func(w http.ResponseWriter, r *http.Request, e *httpauth.Error) {
 		serve.WriteError(w, r, e.Status, "proxy: "+e.Message)
 	})))
 	apiServer := api.New(repo)

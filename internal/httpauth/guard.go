@@ -97,6 +97,7 @@ type CheckOption func(*checks)
 
 type checks struct {
 	requireJSON bool
+	noCookie    bool
 	errorWriter func(http.ResponseWriter, *http.Request, *Error)
 	loginPage   bool
 }
@@ -105,6 +106,11 @@ type checks struct {
 // "Content-Type: application/json" bodies (CSRF: no HTML form can send
 // one, and a cross-origin fetch that does needs a preflight).
 func RequireJSON() CheckOption { return func(c *checks) { c.requireJSON = true } }
+
+// HeadersOnly makes the route take the token in its headers only, not
+// as the login cookie: for routes no browser page calls (the proxy), so
+// that a browser's cookie reaches nothing but the web view and the API.
+func HeadersOnly() CheckOption { return func(c *checks) { c.noCookie = true } }
 
 // WithErrorWriter makes Wrap write its refusals with fn instead of as
 // JSON {"error":{"message","code"}}.
@@ -156,9 +162,13 @@ func (g *Guard) Check(r *http.Request, opts ...CheckOption) *Error {
 
 func (g *Guard) check(r *http.Request, c *checks) *Error {
 	if g.token != "" {
-		if !g.authorized(r) {
+		switch {
+		case c.noCookie && !Authorized(r, g.token):
 			return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
-				Message: "this server requires its token: send Authorization: Bearer TOKEN (or x-api-key: TOKEN), or log in at /login"}
+				Message: "this server requires its token: send Authorization: Bearer TOKEN (or x-api-key: TOKEN)"}
+		case !c.noCookie && !g.authorized(r):
+			return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
+				Message: "this server requires its token: send Authorization: Bearer TOKEN (or x-api-key: TOKEN), or log in at " + LoginPath}
 		}
 	} else if !g.hostAllowed(r.Host) {
 		return &Error{Status: http.StatusForbidden, Code: CodeForbiddenHost,

@@ -222,3 +222,14 @@ func TestLogin_Hint(t *testing.T) {
 	assert.Contains(t, w.Body.String(), "Token (--token of the server)")
 	assert.NotContains(t, w.Body.String(), "s3cret")
 }
+
+// A route that takes the token in its headers only refuses the login
+// cookie.
+func TestGuard_HeadersOnly(t *testing.T) {
+	g := httpauth.New("s3cret")
+	h := g.Wrap(ok, httpauth.HeadersOnly())
+	w := do(h, req{header: map[string]string{"Cookie": loginCookie(t, g).String()}})
+	assert.Equal(t, http.StatusUnauthorized, w.Code)
+	assert.NotContains(t, w.Body.String(), "/login")
+	assert.Equal(t, http.StatusNoContent, do(h, req{header: map[string]string{"Authorization": "Bearer s3cret"}}).Code)
+}
