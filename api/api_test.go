@@ -542,6 +542,15 @@ func TestLive(t *testing.T) {
 		assert.Equal(t, "answered", eev.State)
 		require.NotNil(t, eev.Answer)
 
+		// An escalation raised by a turn of this process (not through the
+		// API) is seen by the poller too.
+		_, err = f.t.Chat(context.Background(), "List three numbers as JSON, again.", tract.Validate(retry.JSON()),
+			tract.MaxAttempts(1), tract.EscalateWait(tract.ExitWhenEscalated()))
+		require.True(t, errors.Is(err, tract.ErrWaiting), "%v", err)
+		data = next(t, evs, "escalation", func(s string) bool { return strings.Contains(s, `"state":"pending"`) })
+		require.NoError(t, json.Unmarshal([]byte(data), &eev))
+		assert.NotEqual(t, f.esc, eev.ID)
+
 		f.srv.Config.Handler.(*api.Server).Close()
 		for range evs {
 			// drained: the stream ended

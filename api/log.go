@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -72,7 +73,7 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) error {
 	page := logPage{Commits: []*tract.CommitInfo{}, Orphans: []*tract.OrphanChain{}}
 	for c, err := range s.t.LogSeq(r.Context(), opts...) {
 		if err != nil {
-			if hasCursor && strings.Contains(err.Error(), "unknown revision") {
+			if hasCursor && errors.Is(err, tract.ErrUnknownRevision) {
 				return staleCursor(cursor)
 			}
 			return err
