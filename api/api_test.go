@@ -134,6 +134,10 @@ func TestRoutes(t *testing.T) {
 		require.NoError(t, err)
 		evs, err := tr.Events(ctx, tract.EventFilter{})
 		require.NoError(t, err)
+		nightly, err := tr.Events(ctx, tract.EventFilter{Task: "nightly-1"})
+		require.NoError(t, err)
+		require.NotEmpty(t, nightly)
+		require.Less(t, len(nightly), len(evs))
 		stats, err := tr.Stats(ctx, tract.StatsFilter{})
 		require.NoError(t, err)
 		escs, err := tr.Escalations(ctx)
@@ -157,6 +161,9 @@ func TestRoutes(t *testing.T) {
 			{name: "compile", path: "/api/compile", status: 200, want: msgs},
 			{name: "reflog", path: "/api/reflog?ref=main", status: 200, want: reflog},
 			{name: "events", path: "/api/events", status: 200, want: evs},
+			{name: "events of a task", path: "/api/events?task=nightly-1", status: 200, want: nightly},
+			{name: "events since a time", path: "/api/events?since=" + url.QueryEscape(evs[len(evs)-1].Timestamp.Format(time.RFC3339Nano)), status: 200,
+				want: lastEvents(evs)},
 			{name: "stats", path: "/api/stats", status: 200, want: stats},
 			{name: "escalations", path: "/api/escalations", status: 200, want: escs},
 			{name: "escalation", path: "/api/escalations/" + f.esc, status: 200, want: escs[0]},
@@ -556,4 +563,16 @@ func TestLive(t *testing.T) {
 			// drained: the stream ended
 		}
 	})
+}
+
+// lastEvents returns the events at the time of the last one.
+func lastEvents(evs []tract.Event) []tract.Event {
+	at := evs[len(evs)-1].Timestamp
+	var out []tract.Event
+	for _, e := range evs {
+		if !e.Timestamp.Before(at) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

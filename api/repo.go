@@ -1,11 +1,13 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tractdag/tract"
@@ -138,9 +140,21 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	evs, err := s.t.Events(r.Context(), tract.EventFilter{Task: r.URL.Query().Get("task"), Since: at})
+	all, err := s.allEvents(r.Context())
 	if err != nil {
 		return err
+	}
+	task := r.URL.Query().Get("task")
+	evs := all
+	if task != "" || !at.IsZero() {
+		// As tract.EventFilter keeps them: every event of a turn carries
+		// the turn's task id.
+		evs = nil
+		for _, e := range all {
+			if (task == "" || e.TaskID == task) && (at.IsZero() || !e.Timestamp.Before(at)) {
+				evs = append(evs, e)
+			}
+		}
 	}
 	page := []tract.Event{}
 	if from < len(evs) {
@@ -150,6 +164,35 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		setNext(w, r, strconv.Itoa(from+n))
 	}
 	return writeJSON(w, page)
+}
+
+// eventsCache keeps the events of every validated turn, regenerated
+// from the commits (tract.Events), until a ref moves: a page of events
+// then reads no commit.
+type eventsCache struct {
+	mu  sync.Mutex // guards key and evs; held while they are read
+	key string
+	evs []tract.Event
+}
+
+// allEvents returns every event, oldest first.
+func (s *Server) allEvents(ctx context.Context) ([]tract.Event, error) {
+	key, err := refsKey(ctx, s.t)
+	if err != nil {
+		return nil, err
+	}
+	c := &s.eventsCache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.evs != nil && c.key == key {
+		return c.evs, nil
+	}
+	evs, err := s.t.Events(ctx, tract.EventFilter{})
+	if err != nil {
+		return nil, err
+	}
+	c.key, c.evs = key, evs
+	return evs, nil
 }
 
 // stats answers GET /api/stats?task=PREFIX&since=S: 'tract stats --json'.

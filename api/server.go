@@ -62,6 +62,8 @@ type Server struct {
 	maxBody   int64
 	hub       *hub
 	outlines  outlineCache
+	// eventsCache keeps the events until a ref moves.
+	eventsCache eventsCache
 	// ctx ends with Close: the live streams and the poller stop.
 	ctx    context.Context
 	cancel context.CancelFunc
