@@ -73,10 +73,18 @@ func (h *hub) subscribe() chan event {
 	ch := make(chan event, streamBuffer)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.s.ctx.Err() != nil {
+		close(ch) // the Server is closed: no stream, no poller
+		return ch
+	}
 	h.subs[ch] = struct{}{}
 	if !h.running {
 		h.running = true
-		go h.run()
+		h.s.pollers.Add(1)
+		go func() {
+			defer h.s.pollers.Done()
+			h.run()
+		}()
 	}
 	return ch
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,7 +10,7 @@ import (
 // A stream that does not take its events is ended when its buffer is
 // full; the others get every event.
 func TestHub_DropsASlowStream(t *testing.T) {
-	h := newHub(&Server{})
+	h := newHub(&Server{ctx: context.Background()})
 	h.running = true // no poller: the test sends the events
 	slow := h.subscribe()
 	fast := h.subscribe()
@@ -29,4 +30,16 @@ func TestHub_DropsASlowStream(t *testing.T) {
 	assert.True(t, kept, "the fast stream is still open")
 	h.unsubscribe(fast)
 	h.unsubscribe(slow) // closing twice is harmless
+}
+
+// After Close, a stream ends at once and no poller starts.
+func TestServer_CloseEndsStreams(t *testing.T) {
+	s := New(nil)
+	s.Close()
+	_, open := <-s.hub.subscribe()
+	assert.False(t, open)
+	s.hub.mu.Lock()
+	assert.False(t, s.hub.running)
+	s.hub.mu.Unlock()
+	s.Close() // twice is harmless
 }

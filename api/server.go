@@ -68,6 +68,8 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	once   sync.Once
+	// pollers counts the poller goroutines, which Close waits for.
+	pollers sync.WaitGroup
 }
 
 // New returns the Server of the repository t.
@@ -116,9 +118,16 @@ func New(t *tract.Tract, opts ...Option) *Server {
 // ServeHTTP answers a request under /api/.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// Close ends the live streams and stops the poller. The other routes
-// keep answering.
-func (s *Server) Close() { s.once.Do(s.cancel) }
+// Close ends the live streams and stops the poller, and returns once
+// the poller has stopped reading the repository (so that the repository
+// may be closed next). The other routes keep answering.
+func (s *Server) Close() {
+	// Under the hub's lock, so that no poller starts after it.
+	s.hub.mu.Lock()
+	s.once.Do(s.cancel)
+	s.hub.mu.Unlock()
+	s.pollers.Wait()
+}
 
 // route checks the method (methods empty: any), then runs h and
 // answers with its error.
