@@ -2,8 +2,9 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
-	"strings"
+	"io"
 	"sync"
 
 	"github.com/tractdag/tract"
@@ -70,35 +71,30 @@ func (c *outlineCache) drop(sh *shape) {
 }
 
 // refsKey reads every ref and the last entry of the STRANDED reflog
-// (a conflict keeps its result off the branch without moving a ref) as
-// one string: equal keys, equal outlines.
+// (a conflict keeps its result off the branch without moving a ref),
+// and returns a digest of them: equal keys, equal outlines.
 func refsKey(ctx context.Context, t *tract.Tract) (string, error) {
-	var b strings.Builder
+	b := sha256.New()
 	err := t.Store().View(ctx, func(tx store.Tx) error {
 		all, err := tx.Refs()
 		if err != nil {
 			return err
 		}
 		for _, r := range all {
-			b.WriteString(r.Name)
-			b.WriteByte(' ')
-			if r.IsSymbolic() {
-				b.WriteString(r.Target)
-			} else {
-				b.WriteString(r.Hash.String())
-			}
-			b.WriteByte('\n')
+			io.WriteString(b, r.Name+"\x00"+r.Target+"\x00")
+			b.Write(r.Hash[:])
 		}
 		es, err := store.ReflogTail(tx, refs.Stranded, 1)
 		if err != nil {
 			return err
 		}
 		for _, e := range es {
-			b.WriteString(refs.Stranded + " " + e.New.String() + " " + e.Time.String())
+			io.WriteString(b, refs.Stranded+"\x00"+e.Time.String())
+			b.Write(e.New[:])
 		}
 		return nil
 	})
-	return b.String(), err
+	return string(b.Sum(nil)), err
 }
 
 // flatOrder returns log --all's order (see shape).
