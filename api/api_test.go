@@ -576,3 +576,30 @@ func lastEvents(evs []tract.Event) []tract.Event {
 	}
 	return out
 }
+
+// The outline kept for log --all and the graph is read again when a ref
+// moves, and when gc deleted commits of it (which moves no ref).
+func TestOutline_Refreshes(t *testing.T) {
+	f := newFixture(t, filepath.Join(t.TempDir(), "tract.db"))
+	ctx := context.Background()
+	total := func() int {
+		_, body := f.do(t, "GET", "/api/graph?limit=1000", "")
+		var page struct{ Total int }
+		require.NoError(t, json.Unmarshal(body, &page), "%s", body)
+		return page.Total
+	}
+	n := total()
+	_, err := f.t.User(ctx, "one more")
+	require.NoError(t, err)
+	assert.Equal(t, n+1, total())
+
+	removed, err := f.t.GC(ctx, tract.GCExpiry(0))
+	require.NoError(t, err)
+	require.Positive(t, removed.Commits)
+	resp, body := f.do(t, "GET", "/api/log?all=1&limit=1000", "")
+	require.Equal(t, 200, resp.StatusCode, "%s", body)
+	all, err := f.t.LogAll(ctx)
+	require.NoError(t, err)
+	same(t, all, body)
+	assert.Equal(t, n+1-removed.Commits, total())
+}
