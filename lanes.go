@@ -62,8 +62,22 @@ func (r *LaneRow) Drop() int {
 // Width returns the columns in use after the rows laid out so far.
 func (l *Lanes) Width() int { return len(l.cols) }
 
-// Next lays out the next commit, tc, as Outline.Topo gives it.
-func (l *Lanes) Next(tc TopoCommit) LaneRow {
+// Skip lays out the next commit as Next does, without describing its
+// row: for the rows above a page, which only the layout's state needs.
+func (l *Lanes) Skip(tc TopoCommit) {
+	col := l.place(tc)
+	l.cols[col] = tc.Parent
+	if join := l.index(tc.Parent, col); join >= 0 {
+		drop := max(join, col)
+		l.cols = append(l.cols[:drop], l.cols[drop+1:]...)
+	} else {
+		l.trim(col)
+	}
+}
+
+// place returns the column of tc, opening one (and one for its fork
+// point) when no line leads to it yet.
+func (l *Lanes) place(tc TopoCommit) int {
 	col := l.index(tc.Hash, -1)
 	if col < 0 {
 		// A new line of work. An orphan chain starts beside the line of
@@ -74,6 +88,23 @@ func (l *Lanes) Next(tc TopoCommit) LaneRow {
 		l.cols = append(l.cols, tc.Hash)
 		col = len(l.cols) - 1
 	}
+	return col
+}
+
+// trim ends column col when its line reached a root at the right edge,
+// and the empty columns left of it.
+func (l *Lanes) trim(col int) {
+	if l.cols[col].IsZero() && col == len(l.cols)-1 {
+		l.cols = l.cols[:col]
+		for len(l.cols) > 0 && l.cols[len(l.cols)-1].IsZero() {
+			l.cols = l.cols[:len(l.cols)-1]
+		}
+	}
+}
+
+// Next lays out the next commit, tc, as Outline.Topo gives it.
+func (l *Lanes) Next(tc TopoCommit) LaneRow {
+	col := l.place(tc)
 	row := LaneRow{Lane: col, Join: -1, Above: l.passing()}
 	l.cols[col] = tc.Parent
 	row.Below = l.passing()
@@ -96,14 +127,7 @@ func (l *Lanes) Next(tc TopoCommit) LaneRow {
 		}
 		l.cols = append(l.cols[:drop], l.cols[drop+1:]...)
 	default:
-		if l.cols[col].IsZero() && col == len(l.cols)-1 {
-			// A root at the right: the column ends, and the empty ones
-			// left of it.
-			l.cols = l.cols[:col]
-			for len(l.cols) > 0 && l.cols[len(l.cols)-1].IsZero() {
-				l.cols = l.cols[:len(l.cols)-1]
-			}
-		}
+		l.trim(col)
 		for i, on := range row.Below {
 			if on {
 				row.Edges = append(row.Edges, LaneEdge{i, i})

@@ -47,3 +47,37 @@ func TestLanes_TwoBranches(t *testing.T) {
 	assert.Equal(t, -1, rows[0].Keep())
 	assert.Zero(t, l.Width())
 }
+
+// Skipping rows leaves the layout where laying them out does: the rows
+// after are the same.
+func TestLanes_SkipIsNextWithoutTheRow(t *testing.T) {
+	h := func(name string) tract.Hash {
+		var x tract.Hash
+		copy(x[:], name)
+		return x
+	}
+	tcs := []tract.TopoCommit{
+		{Hash: h("M"), Parent: h("F")},
+		{Hash: h("A2"), Parent: h("A1"), Orphan: true, Fork: h("F")},
+		{Hash: h("B1"), Parent: h("A1"), Orphan: true, Fork: h("F")},
+		{Hash: h("A1"), Parent: h("F"), Orphan: true, Fork: h("F")},
+		{Hash: h("F"), Parent: h("R")},
+		{Hash: h("X"), Orphan: true},
+		{Hash: h("R")},
+	}
+	var all tract.Lanes
+	want := make([]tract.LaneRow, len(tcs))
+	for i, tc := range tcs {
+		want[i] = all.Next(tc)
+	}
+	for k := range tcs {
+		var l tract.Lanes
+		for _, tc := range tcs[:k] {
+			l.Skip(tc)
+		}
+		for i, tc := range tcs[k:] {
+			assert.Equal(t, want[k+i], l.Next(tc), "row %d after skipping %d", k+i, k)
+		}
+		assert.Zero(t, l.Width())
+	}
+}

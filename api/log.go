@@ -196,7 +196,7 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) error {
 		// (hashes only, no text read).
 		var l tract.Lanes
 		for _, tc := range topo[:start] {
-			l.Next(tc)
+			l.Skip(tc)
 		}
 		hs := make([]tract.Hash, end-start)
 		for i, tc := range topo[start:end] {
