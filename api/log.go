@@ -11,7 +11,7 @@ import (
 	"github.com/tractdag/tract/dag"
 )
 
-// logPage is 'tract log --json”s object (and log --all's), with the
+// logPage is the object of 'tract log --json' (and of log --all), with the
 // cursor of the next page.
 type logPage struct {
 	Commits []*tract.CommitInfo  `json:"commits"`
@@ -91,7 +91,8 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) error {
 // in log --all's order (the reachable ones, then each orphan chain's),
 // a chain cut by the page's end given on each page with its part.
 func (s *Server) logAll(w http.ResponseWriter, r *http.Request, n int, cursor tract.Hash, hasCursor bool) error {
-	return s.outlines.withShape(r.Context(), func(sh *shape) error {
+	var page logPage
+	err := s.outlines.withShape(r.Context(), func(sh *shape) error {
 		flat, chains, pos := sh.flatOrder()
 		start := 0
 		if hasCursor {
@@ -106,7 +107,7 @@ func (s *Server) logAll(w http.ResponseWriter, r *http.Request, n int, cursor tr
 		if err != nil {
 			return err
 		}
-		page := logPage{Commits: []*tract.CommitInfo{}, Orphans: []*tract.OrphanChain{}}
+		page = logPage{Commits: []*tract.CommitInfo{}, Orphans: []*tract.OrphanChain{}}
 		reach := len(sh.o.Commits)
 		if start < reach {
 			page.Commits = cs[:min(reach, end)-start]
@@ -123,8 +124,12 @@ func (s *Server) logAll(w http.ResponseWriter, r *http.Request, n int, cursor tr
 		if end < len(flat) {
 			page.Next = flat[end].String()
 		}
-		return writeJSON(w, page)
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, page)
 }
 
 // GraphRow is one row of /api/graph: a commit of 'tract log --all
@@ -181,7 +186,8 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.outlines.withShape(r.Context(), func(sh *shape) error {
+	var page graphPage
+	err = s.outlines.withShape(r.Context(), func(sh *shape) error {
 		topo, pos := sh.topoOrder()
 		start := 0
 		if hasCursor {
@@ -206,7 +212,7 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		page := graphPage{Rows: make([]GraphRow, len(cs)), Total: len(topo)}
+		page = graphPage{Rows: make([]GraphRow, len(cs)), Total: len(topo)}
 		for i, c := range cs {
 			tc := topo[start+i]
 			lr := l.Next(tc)
@@ -225,8 +231,12 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) error {
 		if end < len(topo) {
 			page.Next = topo[end].Hash.String()
 		}
-		return writeJSON(w, page)
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, page)
 }
 
 // failed reports a failed attempt: one with a failure record, or an

@@ -143,7 +143,8 @@ func (sh *shape) infos(ctx context.Context, hs []tract.Hash) ([]*tract.CommitInf
 }
 
 // withShape runs fn on the current outline, and once more on a fresh
-// one when fn fails on a stale one (a commit of it deleted since).
+// one when fn fails on a stale one (a commit of it deleted since). fn
+// reads; it writes nothing to the client, since it may run twice.
 func (c *outlineCache) withShape(ctx context.Context, fn func(*shape) error) error {
 	sh, err := c.get(ctx)
 	if err != nil {

@@ -208,7 +208,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, st)
 }
 
-// searchResult is 'tract search --json”s object.
+// searchResult is the object of 'tract search --json'.
 type searchResult struct {
 	Query   string              `json:"query"`
 	Commits []*tract.CommitInfo `json:"commits"`
