@@ -133,7 +133,8 @@ func (s *Server) logAll(w http.ResponseWriter, r *http.Request, n int, cursor tr
 }
 
 // GraphRow is one row of /api/graph: a commit of 'tract log --all
-// --graph' and its place in the drawing (docs/json.md, "graph").
+// --graph' and its place in the drawing (docs/json.md, "The HTTP
+// API").
 type GraphRow struct {
 	Hash    tract.Hash   `json:"hash"`
 	Parents []tract.Hash `json:"parents"`
