@@ -115,7 +115,7 @@ func TestServeAPI_EndToEnd(t *testing.T) {
 	}
 }
 
-// With a token, every route of the API requires it: as a bearer token,
+// With --token, every route of the API requires it: as a bearer token,
 // or as the cookie the login form sets; a cross-origin POST is refused
 // even with the cookie.
 func TestServeAPI_Token(t *testing.T) {
@@ -123,8 +123,7 @@ func TestServeAPI_Token(t *testing.T) {
 	s := newSandbox(t)
 	s.initRepo()
 	s.ok("commit", "--role", "user", "-m", "hello")
-	s = s.withEnv("TRACT_SERVE_TOKEN", "tok-secret-42")
-	b, addr := startServe(t, s)
+	b, addr := startServe(t, s, "--token", "tok-secret-42")
 
 	resp, body := apiGet(t, addr, "/api/status")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
