@@ -52,6 +52,8 @@ type ServeOptions struct {
 	// Grace is how long a stopping server lets the calls in flight
 	// finish (0: shutdownGrace).
 	Grace time.Duration
+	// MCPReadOnly is --mcp-read-only: /mcp offers only the reading tools.
+	MCPReadOnly bool
 }
 
 func newCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
@@ -104,6 +106,7 @@ the accepted answer alone (X-Tract-Attempts says how many it took), or a
 		"check the answer of each request without X-Tract-Validate with `SPEC` (repeatable): "+f.validators().Usages())
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "make at most `N` attempts per validated request")
 	addCmdTimeoutFlag(cmd, &cmdTimeout)
+	fl.BoolVar(&opts.MCPReadOnly, "mcp-read-only", false, "offer only the reading tools on the MCP server at /mcp")
 	return cmd
 }
 
@@ -193,6 +196,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	// One listener, one route prefix per room: the proxy at /v1/.
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", h)
+	mux.Handle("/mcp", mcpHandler(repo, token, opts.MCPReadOnly))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
