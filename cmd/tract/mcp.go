@@ -75,7 +75,9 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 		fmt.Fprintln(f.IO.ErrOut, "tract mcp: waiting for an MCP client's JSON-RPC on standard input; an agent starts this server itself\n"+
 			"(claude mcp add tract -- tract mcp), and 'tract serve' offers it over HTTP at /mcp")
 	}
-	err = mcpserver.Run(ctx, t, f.IO.In, f.IO.Out, mcpOptions(opts.ReadOnly)...)
+	// Each message goes out at once: standard output is buffered for the
+	// whole command otherwise.
+	err = mcpserver.Run(ctx, t, f.IO.In, flushingWriter{f.IO.Out}, mcpOptions(opts.ReadOnly)...)
 	if errors.Is(err, context.Canceled) {
 		return nil // Ctrl-C, or the agent stopping the server
 	}
@@ -108,11 +110,12 @@ func mcpOptions(readOnly bool) []mcpserver.Option {
 }
 
 // mcpHandler is the MCP server 'tract serve' mounts at /mcp: with a
-// token, every request must carry it, as the proxy's do.
-func mcpHandler(t *tract.Tract, token string, readOnly bool) http.Handler {
-	h := mcpserver.NewHandler(t, mcpOptions(readOnly)...)
+// token, every request must carry it, as the proxy's do. closeAll ends
+// its sessions, for the server's shutdown.
+func mcpHandler(t *tract.Tract, token string, readOnly bool) (h http.Handler, closeAll func()) {
+	m := mcpserver.NewHandler(t, mcpOptions(readOnly)...)
 	if token == "" {
-		return h
+		return m, m.Close
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -124,6 +127,6 @@ func mcpHandler(t *tract.Tract, token string, readOnly bool) http.Handler {
 			http.Error(w, "mcp: this server requires Authorization: Bearer with its token", http.StatusUnauthorized)
 			return
 		}
-		h.ServeHTTP(w, r)
-	})
+		m.ServeHTTP(w, r)
+	}), m.Close
 }
