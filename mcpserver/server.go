@@ -118,15 +118,33 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
+// Handler is the streamable HTTP handler of a server New builds.
+type Handler struct {
+	s *mcp.Server
+	h http.Handler
+}
+
 // NewHandler returns the streamable HTTP handler of the server New
 // builds, one server for every session. It answers at whatever path it
 // is mounted (tract serve: /mcp). It refuses cross-origin browser
 // requests (http.CrossOriginProtection), and, on a loopback listener, a
 // Host that is not loopback (DNS rebinding); authentication is the
 // caller's (see the package documentation).
-func NewHandler(t *tract.Tract, opts ...Option) http.Handler {
+func NewHandler(t *tract.Tract, opts ...Option) *Handler {
 	s := New(t, opts...)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{SessionTimeout: SessionTimeout})
-	return http.NewCrossOriginProtection().Handler(h)
+	return &Handler{s: s, h: http.NewCrossOriginProtection().Handler(h)}
+}
+
+// ServeHTTP answers one request of a session.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
+
+// Close ends every open session, as a server that shuts down calls it
+// (http.Server.RegisterOnShutdown): a client's stream of server events
+// would otherwise hold its connection open until the shutdown gives up.
+func (h *Handler) Close() {
+	for ss := range h.s.Sessions() {
+		ss.Close()
+	}
 }

@@ -196,7 +196,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	// One listener, one route prefix per room: the proxy at /v1/.
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", h)
-	mux.Handle("/mcp", mcpHandler(repo, token, opts.MCPReadOnly))
+	mcpH, closeMCP := mcpHandler(repo, token, opts.MCPReadOnly)
+	mux.Handle("/mcp", mcpH)
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -204,6 +205,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
+	srv.RegisterOnShutdown(closeMCP) // an MCP client's event stream would hold the shutdown
 	addr := ln.Addr().String()
 	fmt.Fprintf(errOut, "tract serve: recording into %s\n", repo.Path())
 	if token != "" {
