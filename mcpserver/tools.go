@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,17 +18,22 @@ const (
 )
 
 // addTool adds the tool name to s, with the input and output schemas of
-// In and Out. An error h returns becomes the tool's error result (see
-// explain).
-func addTool[In, Out any](s *mcp.Server, name, title, description string, kind toolKind, h func(context.Context, *mcp.CallToolRequest, In) (Out, error)) {
+// In and Out (the input's adjusted by each of adjust). An error h returns
+// becomes the tool's error result (see explain).
+func addTool[In, Out any](s *mcp.Server, name, title, description string, kind toolKind, h func(context.Context, *mcp.CallToolRequest, In) (Out, error),
+	adjust ...func(input *jsonschema.Schema)) {
 	no := false
 	ann := &mcp.ToolAnnotations{Title: title, ReadOnlyHint: kind == reads, OpenWorldHint: &no}
 	if kind == writes {
 		ann.DestructiveHint = &no // soft: what a write leaves behind stays in the store
 	}
+	input := schemaFor[In]()
+	for _, a := range adjust {
+		a(input)
+	}
 	tool := &mcp.Tool{
 		Name: name, Title: title, Description: description, Annotations: ann,
-		InputSchema: schemaFor[In](), OutputSchema: schemaFor[Out](),
+		InputSchema: input, OutputSchema: schemaFor[Out](),
 	}
 	mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		out, err := h(ctx, req, in)

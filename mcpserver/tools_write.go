@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tractdag/tract"
@@ -56,7 +57,9 @@ func addWriteTools(s *mcp.Server, r *repo) {
 	addTool(s, "answer_escalation", "Answer a waiting escalation",
 		"Answer an escalation escalations lists: retry, skip, abort, or fix with an instruction. The turn that waits goes on "+
 			"with the answer. One answer wins: a second is refused, naming the first.",
-		writes, r.answer)
+		writes, r.answer, func(in *jsonschema.Schema) {
+			in.Properties["action"].Enum = []any{"retry", "skip", "abort", "fix"}
+		})
 }
 
 func (r *repo) branch(ctx context.Context, _ *mcp.CallToolRequest, in BranchInput) (*tract.Branch, error) {
