@@ -1,5 +1,12 @@
 package tract
 
+import (
+	"fmt"
+
+	"github.com/tractdag/tract/internal/english"
+	"github.com/tractdag/tract/refs"
+)
+
 // TopoCommit is a commit in the order Outline.Topo gives, with what a
 // drawing of the history needs to know about it.
 type TopoCommit struct {
@@ -74,4 +81,36 @@ func (o *Outline) topo(include []bool) []TopoCommit {
 		out[k] = tc
 	}
 	return out
+}
+
+// Note says, on the commit that ends an orphan chain (Ends is set), what
+// orphaned the chain, as 'tract log --all' writes it beside the chain's
+// join: "orphaned by purify: hid 1 failed attempt (2 commits)". It is ""
+// on any other commit.
+func (tc TopoCommit) Note() string {
+	if tc.Ends == nil {
+		return ""
+	}
+	note := tc.Ends.Description()
+	if tc.Ends.Fork.IsZero() {
+		note += " (no reachable ancestor)"
+	}
+	return note
+}
+
+// Description says what orphaned the chain, and how long it is:
+// "orphaned by purify: hid 1 failed attempt (2 commits)", or "stranded by
+// a conflict: …" for a result a conflict kept off its branch.
+func (oc *OrphanOutline) Description() string {
+	n := english.Count(len(oc.Commits), "commit", "commits")
+	switch {
+	case oc.Action == refs.ActionConflict:
+		// "conflict: answer kept off main, which moved from … to …"
+		return fmt.Sprintf("stranded by a %s (%s)", oc.Reason, n)
+	case oc.Reason != "":
+		return fmt.Sprintf("orphaned by %s (%s)", oc.Reason, n)
+	case oc.Action != "":
+		return fmt.Sprintf("orphaned by %s (%s)", oc.Action, n)
+	}
+	return "orphaned (" + n + ")"
 }

@@ -3,9 +3,27 @@ package serve
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/tractdag/tract/llm"
 )
+
+// WriteError answers r with status and message in the error shape of
+// r's wire: Anthropic's for /v1/messages or a request with an
+// anthropic-version header, OpenAI's otherwise. It is for what stands in
+// front of a Handler (the guard of a listener's routes), so that a
+// client's SDK reads the refusal as its own wire's error.
+func WriteError(rw http.ResponseWriter, r *http.Request, status int, message string) {
+	writeError(rw, wireOf(r), status, message)
+}
+
+// wireOf returns the wire of a request.
+func wireOf(r *http.Request) wire {
+	if strings.HasPrefix(r.URL.Path, "/v1/messages") || r.Header.Get("anthropic-version") != "" {
+		return wireAnthropic
+	}
+	return wireOpenAI
+}
 
 // writeError answers with status and message in w's error shape.
 func writeError(rw http.ResponseWriter, w wire, status int, message string) {

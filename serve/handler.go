@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/httpauth"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/retry"
@@ -242,10 +242,7 @@ func (u upstream) endpoint(route, rawQuery string) string {
 // ServeHTTP routes a request: POST /v1/chat/completions and GET
 // /v1/models (OpenAI wire), POST /v1/messages (Anthropic wire).
 func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	w := wireOpenAI
-	if strings.HasPrefix(r.URL.Path, "/v1/messages") || r.Header.Get("anthropic-version") != "" {
-		w = wireAnthropic
-	}
+	w := wireOf(r)
 	if h.token != "" && !h.authorized(r) {
 		rw.Header().Set("WWW-Authenticate", `Bearer realm="tract"`)
 		writeError(rw, w, http.StatusUnauthorized, "proxy: this server requires Authorization: Bearer with its token")
@@ -276,14 +273,9 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 
 // authorized reports whether r carries the server's token: as
 // "Authorization: Bearer TOKEN", or as "x-api-key: TOKEN", where the
-// Anthropic SDKs put the API key they are given.
-func (h *Handler) authorized(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		got, ok = r.Header.Get("x-api-key"), r.Header.Get("x-api-key") != ""
-	}
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(h.token)) == 1
-}
+// Anthropic SDKs put the API key they are given (the check every route
+// of tract serve shares).
+func (h *Handler) authorized(r *http.Request) bool { return httpauth.Authorized(r, h.token) }
 
 // upstreamOf returns the upstream of a wire.
 func (h *Handler) upstreamOf(w wire) upstream {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -360,13 +361,20 @@ func TestMCP_ReadOnlyRefusesWrites(t *testing.T) {
 	}
 }
 
-// /mcp of tract serve requires the server's token, and refuses a Host
-// that is not loopback (DNS rebinding) and cross-origin browser requests.
+// /mcp of tract serve requires the server's token in a header (the web
+// view's login cookie is not an agent's), and refuses a Host that is not
+// loopback (DNS rebinding) and cross-origin browser requests.
 func TestMCP_ServeGuardsTheEndpoint(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	s.initRepo()
 	_, addr := startServe(t, s.withEnv("TRACT_SERVE_TOKEN", "guard-secret"))
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	login, err := noRedirect.PostForm("http://"+addr+"/login", url.Values{"token": {"guard-secret"}, "next": {"/"}})
+	require.NoError(t, err)
+	login.Body.Close()
+	require.Len(t, login.Cookies(), 1)
+	cookie := login.Cookies()[0]
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
 	post := func(header ...string) *http.Response {
 		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(initialize))
@@ -393,6 +401,8 @@ func TestMCP_ServeGuardsTheEndpoint(t *testing.T) {
 		{"no token", nil, http.StatusUnauthorized},
 		{"a wrong token", []string{"Authorization", "Bearer nope"}, http.StatusUnauthorized},
 		{"the token", []string{"Authorization", "Bearer guard-secret"}, http.StatusOK},
+		{"the token as x-api-key", []string{"x-api-key", "guard-secret"}, http.StatusOK},
+		{"the login cookie", []string{"Cookie", cookie.Name + "=" + cookie.Value}, http.StatusUnauthorized},
 		{"a foreign Host", []string{"Authorization", "Bearer guard-secret", "Host", "evil.example:80"}, http.StatusForbidden},
 		{"a cross-origin browser", []string{"Authorization", "Bearer guard-secret", "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"}, http.StatusForbidden},
 	}

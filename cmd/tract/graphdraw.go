@@ -3,38 +3,33 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/tractdag/tract"
-	"github.com/tractdag/tract/internal/english"
 )
 
 // lanes draws a history as 'git log --graph' does: a column per line of
 // work, '*' for a commit, '|' for a line passing by, '/' where a line
-// that forked ends in the one to its left. It takes the commits in the
-// order Outline.Topo gives (each line of work in one piece above its fork
-// point), in which a line only ever ends in the column just to its left,
-// so lines never cross.
+// that forked ends in the one to its left. The layout is tract.Lanes's
+// (the web view draws the same one); lanes writes it as text.
 type lanes struct {
-	w io.Writer
-	p palette
-	// cols holds, per column, the commit the column's line reaches next.
-	cols []tract.Hash
+	w      io.Writer
+	p      palette
+	layout tract.Lanes
 	// line is the row being written.
 	line []byte
 }
 
-// row writes one line: the columns as they stand, with '*' in column
-// star (-1: none), then text.
-func (l *lanes) row(star int, text string) error {
+// row writes one line: the columns cols, with '*' in column star (-1:
+// none), then text.
+func (l *lanes) row(cols []bool, star int, text string) error {
 	l.line = l.line[:0]
-	for i := range l.cols {
+	for i, on := range cols {
 		switch {
 		case i == star:
 			l.line = append(l.line, l.p.graph("*")...)
-		case l.cols[i].IsZero():
+		case !on:
 			l.line = append(l.line, ' ')
 		default:
 			l.line = append(l.line, l.p.graph("|")...)
@@ -54,60 +49,29 @@ func (l *lanes) row(star int, text string) error {
 // (what orphaned the chain the commit ends) beside where its line joins
 // the one it forked from.
 func (l *lanes) commit(tc tract.TopoCommit, body string, note string) error {
-	col := -1
-	for i, h := range l.cols {
-		if h == tc.Hash {
-			col = i
-			break
-		}
-	}
-	if col < 0 {
-		// A new line of work. An orphan chain starts beside the line of
-		// its fork point, even when nothing else leads there yet.
-		if tc.Orphan && !tc.Fork.IsZero() && !l.has(tc.Fork) {
-			l.cols = append(l.cols, tc.Fork)
-		}
-		l.cols = append(l.cols, tc.Hash)
-		col = len(l.cols) - 1
-	}
+	r := l.layout.Next(tc)
 	first, rest, more := strings.Cut(body, "\n")
-	if err := l.row(col, first); err != nil {
+	if err := l.row(r.Above, r.Lane, first); err != nil {
 		return err
 	}
-	l.cols[col] = tc.Parent
 	for more {
 		var line string
 		line, rest, more = strings.Cut(rest, "\n")
-		if err := l.row(-1, line); err != nil {
+		if err := l.row(r.Below, -1, line); err != nil {
 			return err
-		}
-	}
-	return l.settle(col, note)
-}
-
-// settle ends column col when its line has joined another (the commit
-// it reaches next is already another column's) or reached a root, and
-// writes note (what orphaned the chain that ended) beside the join.
-func (l *lanes) settle(col int, note string) error {
-	join := -1
-	for i, h := range l.cols {
-		if i != col && h == l.cols[col] && !h.IsZero() {
-			join = i
-			break
 		}
 	}
 	if note != "" {
 		note = "  " + l.p.dim(note)
 	}
 	switch {
-	case join >= 0:
+	case r.Join >= 0:
 		// Two columns lead to one commit: the right one ends in the left
-		// one, "|/", and each column to its right moves left too. (In
-		// Topo's order the column that ends is col, next to join.)
-		keep, drop := min(join, col), max(join, col)
+		// one, "|/", and each column to its right moves left too.
+		keep, drop := r.Keep(), r.Drop()
 		l.line = l.line[:0]
 		for i := range drop {
-			if i == keep || !l.cols[i].IsZero() {
+			if i == keep || r.Below[i] {
 				l.line = append(l.line, l.p.graph("|")...)
 			} else {
 				l.line = append(l.line, ' ')
@@ -117,38 +81,17 @@ func (l *lanes) settle(col int, note string) error {
 			}
 		}
 		l.line = append(l.line, l.p.graph("/")...)
-		for range l.cols[drop+1:] {
+		for range r.Below[drop+1:] {
 			l.line = append(l.line, ' ')
 			l.line = append(l.line, l.p.graph("/")...)
 		}
 		l.line = append(append(l.line, note...), '\n')
-		l.cols = append(l.cols[:drop], l.cols[drop+1:]...)
 		_, err := l.w.Write(l.line)
 		return err
-	case l.cols[col].IsZero():
-		// A root: the column ends.
-		if col == len(l.cols)-1 {
-			l.cols = l.cols[:col]
-			for len(l.cols) > 0 && l.cols[len(l.cols)-1].IsZero() {
-				l.cols = l.cols[:len(l.cols)-1]
-			}
-		}
-		if note != "" {
-			return l.row(-1, note)
-		}
 	case note != "":
-		return l.row(-1, note)
+		return l.row(r.After, -1, note)
 	}
 	return nil
-}
-
-func (l *lanes) has(h tract.Hash) bool {
-	for _, c := range l.cols {
-		if c == h {
-			return true
-		}
-	}
-	return false
 }
 
 // renderGraphAll draws every commit of o as 'git log --graph --all': the
@@ -185,27 +128,6 @@ func renderGraphAll(ctx context.Context, w io.Writer, p palette, o *tract.Outlin
 
 // chainNote says, on the commit that ends an orphan chain, what orphaned
 // the chain ("" on any other commit).
-func chainNote(tc tract.TopoCommit) string {
-	if tc.Ends == nil {
-		return ""
-	}
-	note := orphanedBy(tc.Ends)
-	if tc.Ends.Fork.IsZero() {
-		note += " (no reachable ancestor)"
-	}
-	return note
-}
+func chainNote(tc tract.TopoCommit) string { return tc.Note() }
 
-func orphanedBy(oc *tract.OrphanOutline) string {
-	n := english.Count(len(oc.Commits), "commit", "commits")
-	switch {
-	case oc.Action == "conflict":
-		// "conflict: answer kept off main, which moved from … to …"
-		return fmt.Sprintf("stranded by a %s (%s)", oc.Reason, n)
-	case oc.Reason != "":
-		return fmt.Sprintf("orphaned by %s (%s)", oc.Reason, n)
-	case oc.Action != "":
-		return fmt.Sprintf("orphaned by %s (%s)", oc.Action, n)
-	}
-	return "orphaned (" + n + ")"
-}
+func orphanedBy(oc *tract.OrphanOutline) string { return oc.Description() }

@@ -75,7 +75,7 @@ func TestLanes_Shapes(t *testing.T) {
 				require.NoError(t, l.commit(tcm, cm.name, chainNote(tcm)))
 			}
 			assert.Equal(t, tc.want, b.String(), "\n"+b.String())
-			assert.Empty(t, l.cols, "every column ended")
+			assert.Zero(t, l.layout.Width(), "every column ended")
 			assert.False(t, strings.Contains(b.String(), " \n"), "no trailing spaces")
 		})
 	}

@@ -52,7 +52,7 @@ func commandTopics() map[string][]string {
 		"stats":       {"tasks"},
 		"compress":    {"history"},
 		"models":      {"providers"},
-		"serve":       {"proxy", "providers", "mcp-server"},
+		"serve":       {"proxy", "api", "providers", "mcp-server"},
 		"mcp":         {"mcp-server"},
 		"import":      {"import-export"},
 		"export":      {"import-export"},

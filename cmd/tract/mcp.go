@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/httpauth"
 	"github.com/tractdag/tract/mcpserver"
 )
 
@@ -109,24 +108,11 @@ func mcpOptions(readOnly bool) []mcpserver.Option {
 	return opts
 }
 
-// mcpHandler is the MCP server 'tract serve' mounts at /mcp: with a
-// token, every request must carry it, as the proxy's do. closeAll ends
-// its sessions, for the server's shutdown.
-func mcpHandler(t *tract.Tract, token string, readOnly bool) (h http.Handler, closeAll func()) {
+// mcpHandler is the MCP server 'tract serve' mounts at /mcp, behind the
+// guard of every route: the token in a header (the login cookie is the
+// web view's, not an agent's), the Host, a browser's cross-origin
+// request. closeAll ends its sessions, for the server's shutdown.
+func mcpHandler(t *tract.Tract, guard *httpauth.Guard, readOnly bool) (h http.Handler, closeAll func()) {
 	m := mcpserver.NewHandler(t, mcpOptions(readOnly)...)
-	if token == "" {
-		return m, m.Close
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok {
-			got, ok = r.Header.Get("x-api-key"), r.Header.Get("x-api-key") != ""
-		}
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="tract"`)
-			http.Error(w, "mcp: this server requires Authorization: Bearer with its token", http.StatusUnauthorized)
-			return
-		}
-		m.ServeHTTP(w, r)
-	}), m.Close
+	return guard.Wrap(m, httpauth.HeadersOnly()), m.Close
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tractdag/tract/api"
+	"github.com/tractdag/tract/internal/httpauth"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/serve"
@@ -77,7 +79,9 @@ request when --validate is given, is answered by a validated turn: each
 answer is checked, a rejected one steered and retried, and the client gets
 the accepted answer alone (X-Tract-Attempts says how many it took), or a
 422 naming the diagnoses. A request may not name a cmd: validator;
---validate may.`,
+--validate may. The same listener serves the repository as JSON under
+/api/ (the shapes of --json, and live events at /api/live: see 'tract
+help api'); with a token, a browser logs in at /login.`,
 		Example: `  tract serve
   OPENAI_BASE_URL=http://127.0.0.1:7878/v1 python agent.py
   ANTHROPIC_BASE_URL=http://127.0.0.1:7878 node agent.js
@@ -193,10 +197,21 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	base, stopCalls := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopCalls(nil)
-	// One listener, one route prefix per room: the proxy at /v1/.
+	// One listener, one route prefix per room: the proxy at /v1/, the
+	// JSON API at /api/. The guard checks every route: the token when
+	// there is one, else the Host (DNS rebinding); and state-changing
+	// requests' origin (CSRF).
+	guard := httpauth.New(token, httpauth.WithLoginHint("--token or "+envServeToken+" of tract serve"))
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", h)
-	mcpH, closeMCP := mcpHandler(repo, token, opts.MCPReadOnly)
+	mux.Handle("/v1/", guard.Wrap(h, httpauth.HeadersOnly(), httpauth.WithErrorWriter(func(w http.ResponseWriter, r *http.Request, e *httpauth.Error) {
+		serve.WriteError(w, r, e.Status, "proxy: "+e.Message)
+	})))
+	apiServer := api.New(repo)
+	defer apiServer.Close()
+	mux.Handle("/api/", guard.Wrap(apiServer, httpauth.RequireJSON()))
+	mux.Handle(httpauth.LoginPath, guard.Login())
+	mux.Handle(httpauth.LogoutPath, guard.Logout())
+	mcpH, closeMCP := mcpHandler(repo, guard, opts.MCPReadOnly)
 	mux.Handle("/mcp", mcpH)
 	srv := &http.Server{
 		Handler:           mux,
@@ -205,7 +220,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
-	srv.RegisterOnShutdown(closeMCP) // an MCP client's event stream would hold the shutdown
+	// Shutdown waits for handlers to return: the live streams must end.
+	srv.RegisterOnShutdown(apiServer.Close)
+	srv.RegisterOnShutdown(closeMCP) // and so must an MCP client's stream of events
 	addr := ln.Addr().String()
 	fmt.Fprintf(errOut, "tract serve: recording into %s\n", repo.Path())
 	if token != "" {

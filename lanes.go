@@ -1,0 +1,138 @@
+package tract
+
+// Lanes lays out a history as columns, the way 'tract log --all --graph'
+// draws it (and 'git log --graph'): a column per line of work, a commit
+// on its line's column, and a line that forked ending in the column just
+// to its left. Fed the commits in the order Outline.Topo gives (each line
+// of work in one piece above its fork point), lines never cross. The zero
+// Lanes is ready to use; it holds one hash per column, so a layout of any
+// length takes memory for its widest row only.
+type Lanes struct {
+	// cols holds, per column, the commit the column's line reaches next
+	// (zero: an empty column).
+	cols []Hash
+}
+
+// LaneRow is one commit's row of a layout, from the top (the commit's
+// row) down to where the next commit's row starts.
+type LaneRow struct {
+	// Lane is the commit's column, from 0 at the left.
+	Lane int
+	// Above are the columns on the commit's row: true where a line
+	// passes (Lane's included), false for an empty column.
+	Above []bool
+	// Below are the columns just under the commit: Above, with the
+	// commit's line now leading to its parent (false when it has none).
+	Below []bool
+	// Join is the column the commit's line joins when it ends in another
+	// line (the line to its left leads to the same commit), else -1.
+	// Then Drop = max(Lane, Join) ends in Keep = min(Lane, Join), and
+	// every column right of Drop moves one to the left.
+	Join int
+	// After are the columns the next commit's row starts from.
+	After []bool
+	// Edges are the lines leaving the row downward: from a column of
+	// Below to a column of After, in order of From.
+	Edges []LaneEdge
+}
+
+// LaneEdge is a line from column From under one row to column To at the
+// top of the next: straight when they are equal, else a line moving left.
+type LaneEdge struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+// Keep and Drop are the columns of a join (see Join): -1 without one.
+func (r *LaneRow) Keep() int {
+	if r.Join < 0 {
+		return -1
+	}
+	return min(r.Join, r.Lane)
+}
+
+// Drop is the column that ends in Keep (-1 without a join).
+func (r *LaneRow) Drop() int {
+	if r.Join < 0 {
+		return -1
+	}
+	return max(r.Join, r.Lane)
+}
+
+// Width returns the columns in use after the rows laid out so far.
+func (l *Lanes) Width() int { return len(l.cols) }
+
+// Next lays out the next commit, tc, as Outline.Topo gives it.
+func (l *Lanes) Next(tc TopoCommit) LaneRow {
+	col := l.index(tc.Hash, -1)
+	if col < 0 {
+		// A new line of work. An orphan chain starts beside the line of
+		// its fork point, even when nothing else leads there yet.
+		if tc.Orphan && !tc.Fork.IsZero() && l.index(tc.Fork, -1) < 0 {
+			l.cols = append(l.cols, tc.Fork)
+		}
+		l.cols = append(l.cols, tc.Hash)
+		col = len(l.cols) - 1
+	}
+	row := LaneRow{Lane: col, Join: -1, Above: l.passing()}
+	l.cols[col] = tc.Parent
+	row.Below = l.passing()
+	row.Join = l.index(l.cols[col], col)
+	switch {
+	case row.Join >= 0:
+		// Two columns lead to one commit: the right one ends in the left
+		// one, and each column to its right moves left too. (In Topo's
+		// order the column that ends is col, next to Join.)
+		keep, drop := row.Keep(), row.Drop()
+		for i, on := range row.Below {
+			switch {
+			case i == drop:
+				row.Edges = append(row.Edges, LaneEdge{i, keep})
+			case on && i > drop:
+				row.Edges = append(row.Edges, LaneEdge{i, i - 1})
+			case on:
+				row.Edges = append(row.Edges, LaneEdge{i, i})
+			}
+		}
+		l.cols = append(l.cols[:drop], l.cols[drop+1:]...)
+	default:
+		if l.cols[col].IsZero() && col == len(l.cols)-1 {
+			// A root at the right: the column ends, and the empty ones
+			// left of it.
+			l.cols = l.cols[:col]
+			for len(l.cols) > 0 && l.cols[len(l.cols)-1].IsZero() {
+				l.cols = l.cols[:len(l.cols)-1]
+			}
+		}
+		for i, on := range row.Below {
+			if on {
+				row.Edges = append(row.Edges, LaneEdge{i, i})
+			}
+		}
+	}
+	row.After = l.passing()
+	return row
+}
+
+// index returns the column whose line reaches h next, other than skip,
+// or -1 (always -1 for a zero h).
+func (l *Lanes) index(h Hash, skip int) int {
+	if h.IsZero() {
+		return -1
+	}
+	for i, c := range l.cols {
+		if i != skip && c == h {
+			return i
+		}
+	}
+	return -1
+}
+
+// passing returns, per column, whether a line passes there.
+func (l *Lanes) passing() []bool {
+	out := make([]bool, len(l.cols))
+	for i, c := range l.cols {
+		out[i] = !c.IsZero()
+	}
+	return out
+}
