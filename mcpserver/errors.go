@@ -47,6 +47,8 @@ func adviceFor(err error) string {
 		return "Fix the argument and call again."
 	}
 	switch {
+	case errors.Is(err, tract.ErrUnbornBranch):
+		return "The branch has no commits yet."
 	case errors.Is(err, tract.ErrEscalationNotFound), errors.Is(err, tract.ErrBadEscalationID):
 		return "escalations lists the escalations that wait, with their ids."
 	case errors.Is(err, tract.ErrUnknownRevision), errors.Is(err, tract.ErrBadRevision):
@@ -58,8 +60,6 @@ func adviceFor(err error) string {
 		return "branches lists the branches; branch creates one."
 	case errors.Is(err, tract.ErrDetachedHead):
 		return "HEAD is detached: name a branch (branches lists them), or create one with branch."
-	case errors.Is(err, tract.ErrUnbornBranch):
-		return "The branch has no commits yet."
 	case errors.Is(err, tract.ErrReadOnly):
 		return "This server opened the repository read-only: it only reads."
 	}

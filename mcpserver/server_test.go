@@ -527,6 +527,26 @@ func TestServer_ReadOnly(t *testing.T) {
 	assert.Len(t, bs, 2, "nothing was created")
 }
 
+// A repository with no commits yet reads as empty, and show says there
+// is nothing to show.
+func TestServer_EmptyRepository(t *testing.T) {
+	tr, err := tract.Init(filepath.Join(t.TempDir(), "tract.db"))
+	require.NoError(t, err)
+	defer tr.Close()
+	cs := connect(t, mcpserver.New(tr))
+	for _, tool := range []string{"log", "status", "compile", "branches", "escalations", "stats", "search"} {
+		args := map[string]any{}
+		if tool == "search" {
+			args["query"] = "anything"
+		}
+		res := callRaw(t, cs, tool, args)
+		assert.False(t, res.IsError, "%s: %s", tool, text(res))
+	}
+	res := callRaw(t, cs, "show", nil)
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "no commits yet")
+}
+
 func TestServer_Resources(t *testing.T) {
 	f := newFixture(t)
 	cs := connect(t, mcpserver.New(f.t))
