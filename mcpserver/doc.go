@@ -46,8 +46,10 @@
 //   - Text is returned as stored, however long: a commit of megabytes is
 //     a result of megabytes.
 //   - The server carries no authentication of its own: over HTTP, put it
-//     behind a check of the caller (tract serve requires its token on
-//     /mcp). The SDK's handler refuses a request whose Host is not
-//     loopback on a loopback listener (DNS rebinding) and NewHandler adds
-//     Go's cross-origin protection.
+//     behind a check of the caller (tract serve's guard requires its
+//     token on /mcp). The SDK's handler refuses a request whose Host is
+//     not loopback on a loopback listener (DNS rebinding) and NewHandler
+//     adds Go's cross-origin protection. A client's open stream of server
+//     events holds its HTTP connection: a server shutting down calls
+//     Handler.Close first.
 package mcpserver

@@ -73,3 +73,10 @@ func shortOrNone(h tract.Hash) string {
 	}
 	return h.Short()
 }
+
+// errorsAs is errors.As, for the table of explain.
+func errorsAs[T error](err error) (T, bool) {
+	var target T
+	ok := errors.As(err, &target)
+	return target, ok
+}

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -189,10 +188,3 @@ type InputError struct {
 func (e *InputError) Error() string { return e.Field + " " + e.Problem }
 
 var _ error = (*InputError)(nil)
-
-// errorsAs is errors.As, for the table of explain.
-func errorsAs[T error](err error) (T, bool) {
-	var target T
-	ok := errors.As(err, &target)
-	return target, ok
-}
