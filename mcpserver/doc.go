@@ -33,9 +33,9 @@
 //
 // # Resources
 //
-// tract://commit/{hash} (a template: a full or abbreviated hash, or any
-// revision) reads one commit as show does; tract://branches lists the
-// branches.
+// tract://commit/{rev} (a template: a full or abbreviated hash, or any
+// revision) reads one commit as show does; tract://branch/{+name} a
+// branch's history as log does; tract://branches lists the branches.
 //
 // # Caveats
 //

@@ -22,6 +22,11 @@ const (
 	// needs it (HEAD%5E for HEAD^).
 	CommitURITemplate = "tract://commit/{rev}"
 	commitURIPrefix   = "tract://commit/"
+	// BranchURITemplate reads a branch's history, newest first (log
+	// --json's object, at most DefaultLimit commits): a name, slashes
+	// and all (tract://branch/feature/x).
+	BranchURITemplate = "tract://branch/{+name}"
+	branchURIPrefix   = "tract://branch/"
 )
 
 const jsonMIME = "application/json"
@@ -36,6 +41,11 @@ func addResources(s *mcp.Server, r *repo) {
 		Description: "One commit by its hash (4 or more hex digits) or any revision (main, HEAD~2): its text, kind, role, " +
 			"parents, refs and metadata, as the show tool returns it.",
 	}, r.readCommit)
+	s.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: BranchURITemplate, Name: "branch", Title: "A branch's history", MIMEType: jsonMIME,
+		Description: "A branch's first-parent history, newest first, as the log tool returns it (its newest 50 commits; " +
+			"truncated says when there are more).",
+	}, r.readBranch)
 }
 
 func (r *repo) readBranches(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -60,6 +70,22 @@ func (r *repo) readCommit(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 		return nil, explain(err)
 	}
 	return jsonContents(uri, c)
+}
+
+func (r *repo) readBranch(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	name, err := url.PathUnescape(strings.TrimPrefix(uri, branchURIPrefix))
+	if err != nil || name == "" || !strings.HasPrefix(uri, branchURIPrefix) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if _, err := r.t.Resolve(ctx, "refs/heads/"+name); err != nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	l, err := r.log(ctx, nil, LogInput{Rev: "refs/heads/" + name})
+	if err != nil {
+		return nil, explain(err)
+	}
+	return jsonContents(uri, l)
 }
 
 // jsonContents is the result of reading uri: v as JSON.

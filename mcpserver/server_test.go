@@ -557,8 +557,11 @@ func TestServer_Resources(t *testing.T) {
 	assert.Equal(t, mcpserver.BranchesURI, rs.Resources[0].URI)
 	ts, err := cs.ListResourceTemplates(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, ts.ResourceTemplates, 1)
-	assert.Equal(t, mcpserver.CommitURITemplate, ts.ResourceTemplates[0].URITemplate)
+	var templates []string
+	for _, rt := range ts.ResourceTemplates {
+		templates = append(templates, rt.URITemplate)
+	}
+	assert.ElementsMatch(t, []string{mcpserver.CommitURITemplate, mcpserver.BranchURITemplate}, templates)
 
 	read := func(uri string) (string, error) {
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
@@ -584,6 +587,26 @@ func TestServer_Resources(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(got), &c))
 		assert.NotEmpty(t, c.Hash, rev)
 	}
+	_, err = f.t.CreateBranch(ctx, "feature/x", f.user.String())
+	require.NoError(t, err)
+	for name, tip := range map[string]tract.Hash{"main": f.accepted, "feature/x": f.user} {
+		got, err := read("tract://branch/" + name)
+		require.NoError(t, err, name)
+		var l struct {
+			Commits []struct {
+				Hash string `json:"hash"`
+			} `json:"commits"`
+			Orphans []any `json:"orphans"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(got), &l))
+		require.NotEmpty(t, l.Commits, name)
+		assert.Equal(t, tip.String(), l.Commits[0].Hash, name)
+		assert.NotNil(t, l.Orphans)
+	}
+	_, err = read("tract://branch/nosuch")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not found")
+
 	_, err = read("tract://commit/" + strings.Repeat("ab", 32))
 	require.Error(t, err)
 	var rpc interface{ Error() string }

@@ -123,6 +123,8 @@ if (env.MCP_READ_ONLY === '1') {
 
   const commit = await client.readResource({ uri: 'tract://commit/' + env.FAILED });
   out.commitResource = JSON.parse(commit.contents[0].text);
+  const branchLog = await client.readResource({ uri: 'tract://branch/mcp-try' });
+  out.branchResource = JSON.parse(branchLog.contents[0].text);
   const branches = await client.readResource({ uri: 'tract://branches' });
   out.branchesResource = JSON.parse(branches.contents[0].text);
 }
@@ -179,8 +181,11 @@ type mcpSession struct {
 			By         string `json:"by"`
 		} `json:"answer"`
 	} `json:"answer"`
-	SecondAnswer     any               `json:"secondAnswer"`
-	CommitResource   commitInfo        `json:"commitResource"`
+	SecondAnswer   any        `json:"secondAnswer"`
+	CommitResource commitInfo `json:"commitResource"`
+	BranchResource struct {
+		Commits []commitInfo `json:"commits"`
+	} `json:"branchResource"`
 	BranchesResource []json.RawMessage `json:"branchesResource"`
 	ResetRefused     any               `json:"resetRefused"`
 }
@@ -295,6 +300,8 @@ func TestMCP_TypeScriptClientSession(t *testing.T) {
 			assert.Equal(t, got.Note.Hash, tip.Hash)
 			assert.Equal(t, "note", tip.Kind)
 			assert.Equal(t, []string{got.Branch.Hash}, tip.Parents)
+			require.NotEmpty(t, got.BranchResource.Commits)
+			assert.Equal(t, got.Note.Hash, got.BranchResource.Commits[0].Hash, "tract://branch/mcp-try reads the branch's history")
 
 			// The conflicting reset: a tool error naming the move; nothing moved.
 			assert.Nil(t, got.Conflict)

@@ -32,7 +32,8 @@ own history as tools: log (with the orphaned attempts a retry purified
 away), show, compile, status, search, stats, branches and escalations to
 read; branch, reset (soft only), note and answer_escalation to write, each
 a compare-and-swap that fails with a conflict rather than overwrite another
-writer. Resources: tract://commit/{rev} and tract://branches. --read-only
+writer. Resources: tract://commit/{rev}, tract://branch/{name} and
+tract://branches. --read-only
 offers only the reading tools and opens the repository read-only. The
 repository is found as for every command (--db, TRACT_DB, the nearest
 .tract/), from the directory the agent starts the server in. 'tract serve'
