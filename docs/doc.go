@@ -14,7 +14,7 @@ import (
 
 // pages holds the guides' Markdown, named TOPIC.md.
 //
-//go:embed commands.md validators.md tasks.md interactive-chat.md tools.md history.md import-export.md providers.md proxy.md api.md sharing.md go-api.md json.md performance.md reliability.md
+//go:embed commands.md validators.md tasks.md interactive-chat.md tools.md history.md import-export.md providers.md proxy.md api.md mcp-server.md sharing.md go-api.md json.md performance.md reliability.md
 var pages embed.FS
 
 // Guide is one user guide.
@@ -40,6 +40,7 @@ func Guides() []Guide {
 		{"providers", "Models and providers: OpenAI-compatible, Anthropic"},
 		{"proxy", "The recording proxy: any agent's calls as commits"},
 		{"api", "The JSON API under /api/: routes, pages, live events"},
+		{"mcp-server", "MCP: agents reading and steering their own history"},
 		{"sharing", "Sharing a repository, copying it, PostgreSQL"},
 		{"go-api", "The Go API: a guide to the library"},
 		{"json", "The JSON output of every command"},

@@ -175,6 +175,7 @@ func TestExitCodes_EveryCommandsErrorPaths(t *testing.T) {
 		{command: "models", name: "an argument", args: []string{"models", "x"}, class: "usage"},
 		{command: "serve", name: "a public address without a token", args: []string{"serve", "--addr", "0.0.0.0:0"}, class: "usage",
 			stderr: []string{"not a loopback address", "TRACT_SERVE_TOKEN"}},
+		{command: "mcp", name: "an argument", args: []string{"mcp", "x"}, class: "usage", stderr: []string{"(got 1 argument: x)"}},
 		{command: "graph", name: "unknown format", args: []string{"graph", "--format", "svg"}, class: "usage"},
 		{command: "graph", name: "unknown revision", args: []string{"graph", "nope"}, class: "not-found"},
 		{command: "log", name: "unknown placeholder", args: []string{"log", "--format", "%q"}, class: "usage"},

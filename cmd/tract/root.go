@@ -493,6 +493,7 @@ func subcommands() []subcommand {
 		{"compress", func(f *Factory) *cobra.Command { return newCmdCompress(f, nil) }},
 		{"models", func(f *Factory) *cobra.Command { return newCmdModels(f, nil) }},
 		{"serve", func(f *Factory) *cobra.Command { return newCmdServe(f, nil) }},
+		{"mcp", func(f *Factory) *cobra.Command { return newCmdMCP(f, nil) }},
 		{"import", func(f *Factory) *cobra.Command { return newCmdImport(f, nil) }},
 		{"export", func(f *Factory) *cobra.Command { return newCmdExport(f, nil) }},
 		{"fsck", func(f *Factory) *cobra.Command { return newCmdFsck(f, nil) }},

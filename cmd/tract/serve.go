@@ -54,6 +54,8 @@ type ServeOptions struct {
 	// Grace is how long a stopping server lets the calls in flight
 	// finish (0: shutdownGrace).
 	Grace time.Duration
+	// MCPReadOnly is --mcp-read-only: /mcp offers only the reading tools.
+	MCPReadOnly bool
 }
 
 func newCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
@@ -108,6 +110,7 @@ help api'); with a token, a browser logs in at /login.`,
 		"check the answer of each request without X-Tract-Validate with `SPEC` (repeatable): "+f.validators().Usages())
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", retry.DefaultMaxAttempts, "make at most `N` attempts per validated request")
 	addCmdTimeoutFlag(cmd, &cmdTimeout)
+	fl.BoolVar(&opts.MCPReadOnly, "mcp-read-only", false, "offer only the reading tools on the MCP server at /mcp")
 	return cmd
 }
 
@@ -208,6 +211,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	mux.Handle("/api/", guard.Wrap(apiServer, httpauth.RequireJSON()))
 	mux.Handle(httpauth.LoginPath, guard.Login())
 	mux.Handle(httpauth.LogoutPath, guard.Logout())
+	mcpH, closeMCP := mcpHandler(repo, guard, opts.MCPReadOnly)
+	mux.Handle("/mcp", mcpH)
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -217,6 +222,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	// Shutdown waits for handlers to return: the live streams must end.
 	srv.RegisterOnShutdown(apiServer.Close)
+	srv.RegisterOnShutdown(closeMCP) // and so must an MCP client's stream of events
 	addr := ln.Addr().String()
 	fmt.Fprintf(errOut, "tract serve: recording into %s\n", repo.Path())
 	if token != "" {
