@@ -18,6 +18,7 @@ import (
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/serve"
+	"github.com/tractdag/tract/web"
 )
 
 // The defaults of 'tract serve'.
@@ -208,6 +209,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	mux.Handle("/api/", guard.Wrap(apiServer, httpauth.RequireJSON()))
 	mux.Handle(httpauth.LoginPath, guard.Login())
 	mux.Handle(httpauth.LogoutPath, guard.Logout())
+	// The web view at /: the page and its assets (it reads /api/); a
+	// browser without the token is sent to the login form.
+	mux.Handle("/", guard.Wrap(web.Handler(), httpauth.RedirectToLogin()))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,0 +1,360 @@
+// tract's web view: the sidebar (branches, escalations), the graph, and
+// the detail pane (a commit, a failed attempt's diff, the statistics, an
+// escalation's form), kept up to date by the API's event stream.
+
+import { el, clear, short, label, when, get, post, q, ApiError } from './dom.js';
+import { Graph } from './graph.js';
+import { lineDiff } from './diff.js';
+
+const $ = (id) => document.getElementById(id);
+const detail = $('detail');
+let view = { kind: 'none' }; // what the detail pane shows, to refresh it
+
+// ---- errors ----------------------------------------------------------
+
+let errTimer = 0;
+function showError(err) {
+  if (err instanceof ApiError && err.status === 401) return; // on the way to the login form
+  const box = $('error');
+  box.textContent = String(err && err.message ? err.message : err);
+  box.hidden = false;
+  clearTimeout(errTimer);
+  errTimer = setTimeout(() => { box.hidden = true; }, 8000);
+}
+window.addEventListener('unhandledrejection', (e) => showError(e.reason));
+
+// ---- the graph -------------------------------------------------------
+
+const graph = new Graph({
+  scroller: $('graph'), spacer: $('graph-spacer'), win: $('graph-window'), status: $('graph-status'),
+  onSelect: (hash) => showCommit(hash).catch(showError),
+  onFirstDraw: () => {
+    performance.mark('tract-graph-drawn');
+    document.body.setAttribute('data-graph-drawn', String(Math.round(performance.now())));
+  },
+});
+
+// ---- header and sidebar ----------------------------------------------
+
+async function refreshStatus() {
+  const s = await get('api/status');
+  clear($('repo'), s.path || '');
+  clear($('head'),
+    s.detached ? el('span', { className: 'ref head' }, 'HEAD (detached)') : el('span', { className: 'ref head' }, 'HEAD -> ' + (s.branch || '')),
+    ' ', el('button', { className: 'link', onclick: () => showCommit(s.head).catch(showError) }, short(s.head)),
+    el('span', { className: 'dim' }, ` · ${s.length} commits · ~${s.tokens} tokens`));
+}
+
+async function refreshBranches() {
+  const branches = await get('api/branches');
+  clear($('branches'), branches.map((b) => el('li', { className: b.current ? 'current' : '' },
+    el('button', {
+      type: 'button', title: b.name, 'data-branch': b.name,
+      onclick: () => { if (!/^0+$/.test(b.hash)) showCommit(b.hash).catch(showError); },
+    }, el('span', { className: 'name' }, b.current ? '● ' + b.name : b.name), el('span', { className: 'hash' }, short(b.hash))))));
+}
+
+async function refreshEscalations() {
+  const list = await get('api/escalations');
+  const pending = list.filter((e) => e.state === 'pending');
+  $('esc-count').textContent = pending.length ? String(pending.length) : '';
+  $('esc-none').hidden = list.length > 0;
+  clear($('escalations'), list.map((e) => el('li', { className: e.state },
+    el('button', { type: 'button', 'data-escalation': e.id, title: e.question, onclick: () => showEscalation(e.id).catch(showError) },
+      el('span', { className: 'name' }, `${e.id} · ${e.task || e.branch}`),
+      el('span', { className: e.state === 'pending' ? 'bad' : 'dim' }, e.state)))));
+}
+
+// ---- a commit ----------------------------------------------------------
+
+function commitLink(hash) {
+  return el('button', { type: 'button', className: 'link', title: hash, onclick: () => showCommit(hash).catch(showError) }, short(hash));
+}
+
+function usageText(u) {
+  if (!u) return '';
+  return `${u.prompt_tokens ?? 0} prompt + ${u.completion_tokens ?? 0} completion = ${u.total_tokens ?? 0} tokens`;
+}
+
+function dl(pairs) {
+  const items = pairs.filter(([, v]) => v !== undefined && v !== null && v !== '');
+  if (!items.length) return null;
+  return el('dl', {}, items.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+}
+
+function diagnosisBox(f, fallback) {
+  if (f && typeof f === 'object') {
+    return el('div', { className: 'diagnosis' },
+      el('span', { className: 'type' }, f.failure_type || 'failed'), ': ', f.error || '',
+      f.details && f.details !== f.error ? el('div', { className: 'dim' }, f.details) : null);
+  }
+  return el('div', { className: 'diagnosis' }, fallback);
+}
+
+async function showCommit(hash) {
+  graph.select(hash, true);
+  history.replaceState(null, '', '#commit=' + hash);
+  const c = await get('api/commits/' + encodeURIComponent(hash));
+  if (graph.selected !== hash) return; // another click came first
+  view = { kind: 'commit', hash };
+  const m = c.meta || {};
+  const row = graph.row(c.hash);
+  const failed = !!m.failure || (c.role === 'assistant' && !!m.diagnosis && m.valid === false);
+  const p = m.provenance;
+  const parts = [
+    el('h3', {}, 'Commit'),
+    el('div', { className: 'title k-' + c.kind },
+      el('span', { className: 'label' }, label(c)),
+      el('span', { className: 'hash', title: c.hash }, short(c.hash)),
+      (c.refs || []).map((r) => el('span', { className: 'ref' }, r)),
+      row && row.orphan ? el('span', { className: 'dim' }, 'off every branch (orphan)') : null,
+      el('span', { className: 'dim' }, when(c.time))),
+    el('pre', { className: 'text', 'data-commit-text': c.hash }, c.text),
+  ];
+  if (failed || m.diagnosis) {
+    parts.push(el('h3', {}, c.kind === 'steering' ? 'Steering after' : 'Diagnosis'),
+      failed ? diagnosisBox(m.failure, m.diagnosis) : el('div', { className: 'diagnosis' }, m.diagnosis));
+  }
+  parts.push(el('h3', {}, 'Provenance'), dl([
+    ['model', m.model], ['task', m.task], ['attempt', m.attempt],
+    ['validators', Array.isArray(m.validators) ? m.validators.join(', ') : undefined],
+    ['valid', m.valid === undefined ? undefined : (m.valid ? 'yes' : 'no')],
+    ['duration', m.duration_ms !== undefined ? `${m.duration_ms} ms` : undefined],
+    ['usage', usageText(m.usage)],
+    ['parents', (c.parents || []).length ? c.parents.map((h) => [commitLink(h), ' ']) : 'none (a root)'],
+    ['committed', when(c.time)],
+  ]) || el('p', { className: 'dim' }, 'No provenance recorded.'));
+  if (p) {
+    parts.push(el('h3', {}, 'Turn'), dl([
+      ['attempts', p.attempts], ['model', p.model],
+      ['restore point', p.restore ? commitLink(p.restore) : undefined],
+      ['usage, all attempts', usageText(p.usage)],
+    ]));
+    if ((p.diagnoses || []).length) {
+      parts.push(el('p', { className: 'dim' }, 'Diagnoses of the attempts before it:'),
+        p.diagnoses.map((d) => el('div', { className: 'diagnosis' }, d)));
+    }
+  }
+  const diffBox = el('div', { className: 'diffbox' });
+  if (failed) parts.push(el('h3', {}, 'Beside the accepted answer'), diffBox);
+  if (c.meta) parts.push(el('details', {}, el('summary', {}, 'Metadata'), el('pre', {}, JSON.stringify(c.meta, null, 2))));
+  clear(detail, parts);
+  if (failed) {
+    diffBox.append(el('p', { className: 'dim' }, 'Looking for the accepted answer…'));
+    showDiff(c, diffBox).catch((err) => clear(diffBox, el('p', { className: 'msg-bad' }, err.message)));
+  }
+}
+
+// ---- a failed attempt beside the accepted answer ----------------------
+
+// forkOf finds the restore point of a failed attempt's turn: its nearest
+// ancestor that a branch reaches.
+async function forkOf(hash) {
+  let h = hash;
+  for (let n = 0; n < 256 && h; n++) {
+    const r = graph.row(h);
+    if (r && r.orphan && r.fork) return r.fork;
+    if (r && !r.orphan && h !== hash) return h;
+    const parents = r ? r.parents : (await get('api/commits/' + h)).parents;
+    h = (parents || [])[0];
+  }
+  return '';
+}
+
+// acceptedFor finds the answer the turn accepted: on the branch, the
+// assistant message after the restore point whose provenance names it
+// (after the tool steps it rested on, if any).
+async function acceptedFor(hash) {
+  const fork = await forkOf(hash);
+  if (!fork) return '';
+  let level = graph.childrenOf(fork).filter((r) => !r.orphan);
+  for (let depth = 0; depth < 8 && level.length; depth++) {
+    const next = [];
+    for (const r of level) {
+      if (r.role === 'assistant' && r.kind === 'message') {
+        const c = await get('api/commits/' + r.hash);
+        const m = c.meta || {};
+        if ((m.provenance && m.provenance.restore === fork) || m.valid === true) return r.hash;
+      }
+      next.push(...graph.childrenOf(r.hash).filter((x) => !x.orphan));
+    }
+    level = next;
+  }
+  // Not purified onto a branch: the accepted attempt in the chain itself.
+  for (const r of graph.rows) {
+    if (r.orphan && r.fork === fork && r.role === 'assistant' && r.kind === 'message' && !r.failure && r.hash !== hash) return r.hash;
+  }
+  return '';
+}
+
+async function showDiff(c, box) {
+  let d = null;
+  try {
+    d = await get('api/diff' + q({ a: c.hash }));
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+  }
+  if (!d || !d.b) {
+    const b = await acceptedFor(c.hash);
+    if (!b) {
+      clear(box, el('p', { className: 'dim' }, 'No accepted answer: the turn ended without one.'));
+      return;
+    }
+    d = await get('api/diff' + q({ a: c.hash, b }));
+  }
+  const a = d.a || c, b = d.b;
+  const lines = Array.isArray(d.lines) ? d.lines.map(normalizeLine) : lineDiff(a.text || '', b.text || '');
+  const left = [], right = [];
+  for (const l of lines) {
+    if (l.op !== 'add') left.push(el('span', { className: l.op === 'del' ? 'line del' : 'line' }, l.text));
+    if (l.op !== 'del') right.push(el('span', { className: l.op === 'add' ? 'line add' : 'line' }, l.text));
+  }
+  clear(box, el('div', { className: 'diff', 'data-diff': '' },
+    el('div', { className: 'col' }, el('h4', {}, el('span', { className: 'bad' }, 'failed attempt '), commitLink(a.hash)), el('pre', {}, left)),
+    el('div', { className: 'col' }, el('h4', {}, el('span', { className: 'good' }, 'accepted answer '), commitLink(b.hash)), el('pre', {}, right))));
+}
+
+function normalizeLine(l) {
+  const op = String(l.op || l.kind || l.type || '=');
+  if (['-', 'del', 'delete', 'deleted', 'remove', 'removed', 'a'].includes(op)) return { op: 'del', text: l.text ?? '' };
+  if (['+', 'add', 'added', 'insert', 'inserted', 'b'].includes(op)) return { op: 'add', text: l.text ?? '' };
+  return { op: 'same', text: l.text ?? '' };
+}
+
+// ---- statistics --------------------------------------------------------
+
+async function showStats() {
+  const s = await get('api/stats');
+  view = { kind: 'stats' };
+  graph.select('', false);
+  const fig = (k, v) => el('div', { className: 'figure' }, el('div', { className: 'v' }, String(v)), el('div', { className: 'k' }, k));
+  const table = (head, rows) => el('table', {}, el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { className: i ? 'num' : '' }, h)))),
+    el('tbody', {}, rows.map((r) => el('tr', {}, r.map((v, i) => el('td', { className: i && typeof v === 'number' ? 'num' : '' }, String(v)))))));
+  const parts = [
+    el('h3', {}, 'Task statistics'),
+    el('div', { className: 'figures', 'data-stats': '' },
+      fig('tasks', s.total_tasks), fig('first-attempt success', `${(s.first_attempt_success_pct ?? 0).toFixed(1)}%`),
+      fig('retried', s.retried), fig('retry successes', s.retry_successes), fig('fixes', s.fixes),
+      fig('escalations', s.escalations), fig('skipped', s.skipped), fig('aborted', s.aborted),
+      fig('mean attempts', (s.mean_attempts ?? 0).toFixed(2)),
+      fig('tokens on failed attempts', s.tokens_failed), fig('tokens on accepted', s.tokens_accepted)),
+  ];
+  const ft = Object.entries(s.failure_types || {}).sort((a, b) => b[1] - a[1]);
+  if (ft.length) parts.push(el('h3', {}, 'Failure types'), table(['type', 'count'], ft));
+  if ((s.top_diagnoses || []).length) {
+    parts.push(el('h3', {}, 'Common diagnoses'), table(['diagnosis', 'count'], s.top_diagnoses.map((d) => [d.diagnosis, d.count])));
+  }
+  const tasks = s.tasks || [];
+  if (tasks.length) {
+    const shown = tasks.slice(0, 500);
+    parts.push(el('h3', {}, 'Tasks'), table(['task', 'turns', 'attempts', 'result'],
+      shown.map((t) => [t.task_id || '(turns without a task id)', t.turns, t.attempts, t.result + (t.escalated ? ' (escalated)' : '')])));
+    if (tasks.length > shown.length) parts.push(el('p', { className: 'dim' }, `and ${tasks.length - shown.length} more (tract stats lists them all)`));
+  }
+  clear(detail, parts);
+}
+
+// ---- escalations ---------------------------------------------------------
+
+async function showEscalation(id) {
+  const e = await get('api/escalations/' + encodeURIComponent(id));
+  view = { kind: 'escalation', id };
+  graph.select(e.tip || '', true);
+  const parts = [
+    el('h3', {}, 'Escalation ' + e.id),
+    dl([['state', e.state], ['branch', e.branch], ['task', e.task], ['reason', e.reason],
+      ['round', e.round], ['attempts', `${e.attempts} of ${e.max_attempts} this round, ${e.total_attempts} in all`],
+      ['last attempt', e.tip ? commitLink(e.tip) : undefined], ['note', e.commit ? commitLink(e.commit) : undefined],
+      ['created', when(e.created)]]),
+    el('h3', {}, 'Question'), el('pre', {}, e.question || ''),
+  ];
+  if ((e.failures || []).length) parts.push(el('h3', {}, 'Failures'), e.failures.map((f) => diagnosisBox(f)));
+  if (e.last_answer) parts.push(el('h3', {}, 'Last answer'), el('pre', {}, e.last_answer));
+  parts.push(el('h3', {}, 'Answer'));
+  if (e.answer) {
+    parts.push(dl([['answer', e.answer.resolution], ['instruction', e.answer.instruction], ['by', e.answer.by], ['at', when(e.answer.at)]]));
+  } else {
+    parts.push(answerForm(e));
+  }
+  clear(detail, parts);
+}
+
+function answerForm(e) {
+  const action = el('select', { name: 'action' },
+    el('option', { value: 'retry' }, 'retry: a fresh round of attempts'),
+    el('option', { value: 'fix' }, 'fix: a fresh round with this guidance'),
+    el('option', { value: 'skip' }, 'skip: give the task up'),
+    el('option', { value: 'abort' }, 'abort: stop there'));
+  const text = el('textarea', { name: 'text', placeholder: 'the guidance for the model (fix)' });
+  const by = el('input', { name: 'by', type: 'text', placeholder: 'your name (optional)', value: localStorage.getItem('tract.by') || '' });
+  const msg = el('p', { className: 'msg', 'aria-live': 'polite' });
+  const submit = el('button', { type: 'submit' }, 'Answer');
+  const form = el('form', { className: 'answer', 'data-escalation-form': e.id },
+    el('label', {}, 'Answer', action), el('label', {}, 'Guidance', text), el('label', {}, 'Answered by', by), submit, msg);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (action.value === 'fix' && !text.value.trim()) {
+      clear(msg, el('span', { className: 'msg-bad' }, 'A fix needs its guidance: write what the model should do.'));
+      return;
+    }
+    submit.disabled = true;
+    localStorage.setItem('tract.by', by.value.trim());
+    try {
+      const body = { action: action.value, by: by.value.trim() };
+      if (action.value === 'fix') body.text = text.value;
+      await post('api/escalations/' + encodeURIComponent(e.id) + '/answer', body);
+      clear(msg, el('span', { className: 'msg-ok' }, `Answered: ${action.value}.`));
+      await refreshEscalations();
+      await showEscalation(e.id);
+    } catch (err) {
+      clear(msg, el('span', { className: 'msg-bad' }, err.message));
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
+// ---- live updates --------------------------------------------------------
+
+let pending = 0;
+let want = new Set();
+function refreshSoon(...what) {
+  for (const w of what) want.add(w);
+  clearTimeout(pending);
+  pending = setTimeout(async () => {
+    const todo = want;
+    want = new Set();
+    const jobs = [];
+    if (todo.has('graph')) jobs.push(graph.reload(), refreshStatus(), refreshBranches());
+    if (todo.has('escalations')) jobs.push(refreshEscalations());
+    if (view.kind === 'stats') jobs.push(showStats());
+    if (view.kind === 'escalation' && todo.has('escalations')) jobs.push(showEscalation(view.id));
+    for (const r of await Promise.allSettled(jobs)) if (r.status === 'rejected') showError(r.reason);
+  }, 150);
+}
+
+function connectLive() {
+  const badge = $('live');
+  const src = new EventSource('api/live');
+  src.addEventListener('open', () => { badge.textContent = 'live'; badge.className = 'live on'; });
+  src.addEventListener('error', () => { badge.textContent = 'reconnecting'; badge.className = 'live off'; });
+  src.addEventListener('ref', (ev) => {
+    let d = {};
+    try { d = JSON.parse(ev.data); } catch { /* a ref moved: enough */ }
+    refreshSoon('graph', String(d.ref || '').startsWith('refs/escalations/') ? 'escalations' : 'graph');
+  });
+  src.addEventListener('escalation', () => refreshSoon('escalations', 'graph'));
+}
+
+// ---- start -----------------------------------------------------------------
+
+$('show-stats').addEventListener('click', () => showStats().catch(showError));
+
+async function start() {
+  const jobs = [graph.more(), refreshStatus(), refreshBranches(), refreshEscalations()];
+  connectLive();
+  for (const r of await Promise.allSettled(jobs)) if (r.status === 'rejected') showError(r.reason);
+  const m = /^#commit=([0-9a-f]{4,64})$/.exec(location.hash);
+  if (m) showCommit(m[1]).catch(showError);
+}
+start();
