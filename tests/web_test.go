@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,13 +51,15 @@ func chromium(t *testing.T) string {
 // view test fails on any (a script error, a Content-Security-Policy
 // refusal, a failed request).
 type browser struct {
-	ctx    context.Context
-	mu     sync.Mutex // guards errors
-	errors []string
+	ctx     context.Context
+	mu      sync.Mutex // guards errors and allowed
+	errors  []string
+	allowed []string
 }
 
 // newBrowser starts Chromium for t, with a fresh profile, and stops it
-// when t ends.
+// when t ends. Start the server first: the browser stops before it,
+// and a stream the server cuts off would be an error in the page.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -104,7 +107,19 @@ func newBrowser(t *testing.T) *browser {
 func (b *browser) addError(s string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for _, a := range b.allowed {
+		if strings.Contains(s, a) {
+			return
+		}
+	}
 	b.errors = append(b.errors, s)
+}
+
+// allow makes the console errors that contain s expected ones.
+func (b *browser) allow(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.allowed = append(b.allowed, s)
 }
 
 // do runs steps in the page, failing t on an error.
@@ -204,9 +219,9 @@ func dotX(t *testing.T, b *browser, hash string) float64 {
 // shows its diagnosis and the diff beside the accepted answer.
 func TestWeb_FailedAttemptBesideTheBranch(t *testing.T) {
 	t.Parallel()
-	b := newBrowser(t)
 	w := newWebRepo(t, false)
 	_, addr := startServe(t, w.s)
+	b := newBrowser(t)
 	openView(t, b, "http://"+addr+"/")
 
 	failedX, acceptedX := dotX(t, b, w.failed), dotX(t, b, w.accepted)
@@ -236,9 +251,9 @@ func TestWeb_FailedAttemptBesideTheBranch(t *testing.T) {
 // reload; a commit's text is shown as text, never as markup.
 func TestWeb_LiveCommitFromAnotherProcess(t *testing.T) {
 	t.Parallel()
-	b := newBrowser(t)
 	w := newWebRepo(t, false)
 	_, addr := startServe(t, w.s)
+	b := newBrowser(t)
 	openView(t, b, "http://"+addr+"/")
 	b.do(t, "live", waitTrue(`document.getElementById('live').classList.contains('on')`))
 	eval[int](t, b, `window.tractTestMark = 1`)
@@ -259,17 +274,19 @@ func TestWeb_LiveCommitFromAnotherProcess(t *testing.T) {
 // live stream included.
 func TestWeb_LoginWithToken(t *testing.T) {
 	t.Parallel()
-	b := newBrowser(t)
 	w := newWebRepo(t, false)
 	_, addr := startServe(t, w.s, "--token", "web-token-5150")
+	b := newBrowser(t)
+	b.allow("status of 401 (Unauthorized) (http://" + addr + "/login)") // the wrong token's answer
 	b.do(t, "open the page", chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(css(`input[name=token]`)))
 	assert.Contains(t, value(t, b, "the login URL", chromedp.Location()), "/login")
 	b.do(t, "a wrong token", chromedp.SendKeys(css(`input[name=token]`), "wrong"),
-		chromedp.Submit(css(`input[name=token]`)),
-		waitTrue(`document.body.textContent.includes("not this server's token")`))
+		chromedp.Submit(css(`input[name=token]`)))
+	b.do(t, "the form again", chromedp.WaitVisible(css(`[role=alert]`)))
+	assert.Contains(t, value(t, b, "the message", chromedp.Text(css(`[role=alert]`))), "not this server's token")
 	b.do(t, "log in", chromedp.SetValue(css(`input[name=token]`), "web-token-5150"),
-		chromedp.Submit(css(`input[name=token]`)),
-		waitTrue(`document.body.hasAttribute('data-graph-drawn') && !!document.querySelector('#graph svg circle[data-hash="`+w.failed+`"]')`))
+		chromedp.Submit(css(`input[name=token]`)))
+	b.do(t, "the graph", chromedp.WaitVisible(css(`#graph svg circle[data-hash="%s"]`, w.failed)))
 	assert.Equal(t, "http://"+addr+"/", value(t, b, "the page's URL", chromedp.Location()))
 	b.do(t, "live", waitTrue(`document.getElementById('live').classList.contains('on')`))
 	hash := w.s.commit("user", "after the login")
@@ -280,9 +297,9 @@ func TestWeb_LoginWithToken(t *testing.T) {
 // form's answer is the one the repository records.
 func TestWeb_AnswerAnEscalation(t *testing.T) {
 	t.Parallel()
-	b := newBrowser(t)
 	w := newWebRepo(t, true)
 	_, addr := startServe(t, w.s)
+	b := newBrowser(t)
 	openView(t, b, "http://"+addr+"/")
 
 	sel := css(`#escalations [data-escalation="%s"]`, w.escID)
@@ -322,11 +339,11 @@ func TestWeb_AnswerAnEscalation(t *testing.T) {
 // their size only.
 func TestWeb_Screenshots(t *testing.T) {
 	t.Parallel()
-	b := newBrowser(t)
 	w := newWebRepo(t, false)
 	w.s.commit("user", "And three fruits?")
 	w.s.commit("assistant", `{"fruits": ["apple", "pear", "plum"]}`)
 	_, addr := startServe(t, w.s)
+	b := newBrowser(t)
 	b.do(t, "the viewport", chromedp.EmulateViewport(1100, 520))
 	openView(t, b, "http://"+addr+"/")
 	graph := value(t, b, "the graph's screenshot", chromedp.CaptureScreenshot())
@@ -348,9 +365,9 @@ func TestWeb_Screenshots(t *testing.T) {
 // drawn is logged (go test -v); the bound checked is loose, for a busy
 // machine, and catches a page that reads or draws the whole history.
 func TestWeb_FirstPaintAt100kCommits(t *testing.T) {
-	b := newBrowser(t)
 	w := newWebRepoAfter(t, false, 100_000)
 	_, addr := startServe(t, w.s)
+	b := newBrowser(t)
 	for i, what := range []string{"first visit (the server reads the history's shape)", "second visit"} {
 		openView(t, b, "http://"+addr+"/")
 		ms := eval[float64](t, b, `performance.getEntriesByName('tract-graph-drawn')[0].startTime`)
