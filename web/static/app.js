@@ -115,6 +115,8 @@ async function showCommit(hash) {
     parts.push(el('h3', {}, c.kind === 'steering' ? 'Steering after' : 'Diagnosis'),
       failed ? diagnosisBox(m.failure, m.diagnosis) : el('div', { className: 'diagnosis' }, m.diagnosis));
   }
+  const diffBox = el('div', { className: 'diffbox' });
+  if (failed) parts.push(el('h3', {}, 'Beside the accepted answer'), diffBox);
   parts.push(el('h3', {}, 'Provenance'), dl([
     ['model', m.model], ['task', m.task], ['attempt', m.attempt],
     ['validators', Array.isArray(m.validators) ? m.validators.join(', ') : undefined],
@@ -135,8 +137,6 @@ async function showCommit(hash) {
         p.diagnoses.map((d) => el('div', { className: 'diagnosis' }, d)));
     }
   }
-  const diffBox = el('div', { className: 'diffbox' });
-  if (failed) parts.push(el('h3', {}, 'Beside the accepted answer'), diffBox);
   if (c.meta) parts.push(el('details', {}, el('summary', {}, 'Metadata'), el('pre', {}, JSON.stringify(c.meta, null, 2))));
   clear(detail, parts);
   if (failed) {

@@ -172,9 +172,10 @@ export class Graph {
     const cls = ['row', 'k-' + r.kind];
     if (r.orphan) cls.push('orphan');
     if (r.failure) cls.push('failure');
+    if (r.note) cls.push('noted');
     if (r.hash === this.selected) cls.push('selected');
     const refs = (r.refs || []).map((ref) => el('span', { className: ref.startsWith('HEAD') ? 'ref head' : 'ref' }, ref));
-    const n = el('div', { className: cls.join(' '), 'data-hash': r.hash, title: r.hash },
+    const n = el('div', { className: cls.join(' '), 'data-hash': r.hash, title: r.note ? `${r.hash}\n${r.note}` : r.hash },
       el('span', { className: 'hash' }, short(r.hash)),
       refs,
       el('span', { className: 'label' }, label(r)), ': ',
