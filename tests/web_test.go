@@ -245,6 +245,13 @@ func TestWeb_FailedAttemptBesideTheBranch(t *testing.T) {
 	assert.Contains(t, diff, `"colours": ["red", "green", "blue"]`)
 	assert.Equal(t, 1, eval[int](t, b, `document.querySelectorAll('#detail [data-diff] .line.del').length`), "the failed attempt's one line")
 	assert.Equal(t, 3, eval[int](t, b, `document.querySelectorAll('#detail [data-diff] .line.add').length`), "the accepted answer's three lines")
+
+	// The task's statistics: one task, retried, one failure type.
+	b.do(t, "the statistics", chromedp.Click(css(`#show-stats`)), chromedp.WaitVisible(css(`#detail [data-stats]`)))
+	stats := value(t, b, "the statistics", chromedp.Text(css(`#detail`)))
+	for _, want := range []string{"tasks", "0.0%", "verification_failed", "colours-1", "success"} {
+		assert.Contains(t, stats, want)
+	}
 }
 
 // A commit made by another process appears in the open page, without a
@@ -377,10 +384,20 @@ func TestWeb_FirstPaintAt100kCommits(t *testing.T) {
 		assert.Less(t, rows, 200, "only the rows on screen are in the document")
 		assert.Equal(t, rows, eval[int](t, b, `document.querySelectorAll('#graph svg circle').length`))
 		if i == 0 {
-			// Scrolling far down reads the pages on the way and draws
-			// the rows there.
+			// Scrolling far down (row 5,000: the bulk's message 94,99x)
+			// reads the pages on the way and draws the rows there.
 			b.do(t, "scroll", chromedp.Evaluate[chromedp.Void](`document.getElementById('graph').scrollTop = 24 * 5000`),
-				waitTrue(`[...document.querySelectorAll('#graph .row .text')].some((e) => /message 9[0-9]{4} of the bulk/.test(e.textContent))`))
+				waitTrue(`[...document.querySelectorAll('#graph .row .text')].some((e) => /message 9(49|50)[0-9]{2} of the bulk/.test(e.textContent))`))
+			// A commit made meanwhile reads the history again, and the
+			// page stays where it was.
+			top := eval[float64](t, b, `document.getElementById('graph').scrollTop`)
+			status := eval[string](t, b, `document.getElementById('graph-status').textContent`)
+			hash := w.s.commit("user", "committed while the reader was far down")
+			b.do(t, "the new tip", waitTrue(fmt.Sprintf(
+				`[...document.querySelectorAll('#branches .hash')].some((e) => e.textContent === '%s')`, hash[:8])),
+				waitTrue(fmt.Sprintf(`document.getElementById('graph-status').textContent !== %q`, status)))
+			assert.Equal(t, top, eval[float64](t, b, `document.getElementById('graph').scrollTop`))
+			assert.True(t, eval[bool](t, b, `[...document.querySelectorAll('#graph .row .text')].some((e) => /message 9(49|50)[0-9]{2} of the bulk/.test(e.textContent))`))
 		}
 	}
 }

@@ -316,21 +316,32 @@ function answerForm(e) {
 
 // ---- live updates --------------------------------------------------------
 
-let pending = 0;
+// refreshSoon refreshes what the events named: at once when nothing is
+// being refreshed, else once the refresh under way is done (and at most
+// every REFRESH_GAP ms), so a burst of commits costs a few refreshes and
+// a steady stream of them never starves the page.
+const REFRESH_GAP = 300;
 let want = new Set();
+let refreshing = false;
+let timer = 0;
 function refreshSoon(...what) {
   for (const w of what) want.add(w);
-  clearTimeout(pending);
-  pending = setTimeout(async () => {
-    const todo = want;
-    want = new Set();
-    const jobs = [];
-    if (todo.has('graph')) jobs.push(graph.reload(), refreshStatus(), refreshBranches());
-    if (todo.has('escalations')) jobs.push(refreshEscalations());
-    if (view.kind === 'stats') jobs.push(showStats());
-    if (view.kind === 'escalation' && todo.has('escalations')) jobs.push(showEscalation(view.id));
-    for (const r of await Promise.allSettled(jobs)) if (r.status === 'rejected') showError(r.reason);
-  }, 150);
+  if (!refreshing && !timer) timer = setTimeout(refreshNow, 30);
+}
+
+async function refreshNow() {
+  timer = 0;
+  refreshing = true;
+  const todo = want;
+  want = new Set();
+  const jobs = [];
+  if (todo.has('graph')) jobs.push(graph.reload(), refreshStatus(), refreshBranches());
+  if (todo.has('escalations')) jobs.push(refreshEscalations());
+  if (view.kind === 'stats') jobs.push(showStats());
+  if (view.kind === 'escalation' && todo.has('escalations')) jobs.push(showEscalation(view.id));
+  for (const r of await Promise.allSettled(jobs)) if (r.status === 'rejected') showError(r.reason);
+  refreshing = false;
+  if (want.size) timer = setTimeout(refreshNow, REFRESH_GAP);
 }
 
 function connectLive() {

@@ -12,6 +12,53 @@ const PAD = 10;
 const PAGE = 500;     // rows per request
 const OVERSCAN = 20;  // rows drawn above and below the screen
 
+// newState is an empty list of rows, with what is derived from them.
+function newState() {
+  return {
+    rows: [],
+    index: new Map(),    // hash → row number
+    children: new Map(), // hash → row numbers of its children
+    colOrphan: [],       // per column: the line passing down it is an orphan chain's
+    next: '',            // the cursor of the next page
+    done: false,
+    total: 0,
+  };
+}
+
+// fetchPage reads the page of rows after st's into st.
+async function fetchPage(st) {
+  const page = await get('api/graph' + q({ limit: PAGE, cursor: st.next }));
+  if (page.next && page.next === st.next) throw new Error('the server gave the same page twice');
+  addRows(st, page.rows || []);
+  st.next = page.next || '';
+  st.done = !st.next;
+  st.total = st.done ? st.rows.length : Math.max(page.total || 0, st.rows.length);
+}
+
+function addRows(st, rows) {
+  for (const r of rows) {
+    const i = st.rows.length;
+    st.rows.push(r);
+    st.index.set(r.hash, i);
+    for (const p of r.parents || []) {
+      let c = st.children.get(p);
+      if (!c) st.children.set(p, (c = []));
+      c.push(i);
+    }
+    // A line is dashed when it is an orphan chain's: the commit's own
+    // line (from its column) when the commit is an orphan, a line
+    // passing by as it was on the row above.
+    const lanes = r.lanes || [];
+    const next = [];
+    r.edgeOrphan = lanes.map((e) => {
+      const o = e.from === r.lane ? !!r.orphan : !!st.colOrphan[e.from];
+      next[e.to] = next[e.to] === false ? false : o;
+      return o;
+    });
+    st.colOrphan = next;
+  }
+}
+
 export class Graph {
   // scroller is the scrolling element, spacer sets its height, win holds
   // the drawn rows; onSelect(hash) is called when a commit is clicked.
@@ -31,34 +78,38 @@ export class Graph {
   }
 
   reset() {
-    this.rows = [];
-    this.index = new Map();    // hash → row number
-    this.children = new Map(); // hash → row numbers of its children
-    this.colOrphan = [];       // per column: the line passing down it is an orphan chain's
-    this.next = '';
-    this.done = false;
-    this.total = 0;
+    this.st = newState();
     this.loading = null;
     this.generation++;
   }
 
-  // reload fetches the first page again (the history moved), keeping the
-  // scroll position and the selection.
+  get rows() { return this.st.rows; }
+  get done() { return this.st.done; }
+  get total() { return this.st.total; }
+
+  // reload reads the history again (a ref moved): the rows down to the
+  // screen's are read into a new state, which then replaces the old one
+  // at once, so the scroll position and the selection stay.
   async reload() {
-    const keep = this.rows.length;
-    this.reset();
-    await this.more();
-    while (!this.done && this.rows.length < Math.min(keep, this.wantRows())) await this.more();
+    const gen = ++this.generation;
+    const want = Math.max(1, Math.min(this.rows.length, this.wantRows()));
+    const st = newState();
+    do {
+      await fetchPage(st);
+    } while (!st.done && st.rows.length < want && gen === this.generation);
+    if (gen !== this.generation) return; // a newer reload or reset won
+    this.st = st;
+    this.loading = null;
     this.draw();
   }
 
   row(hash) {
-    const i = this.index.get(hash);
+    const i = this.st.index.get(hash);
     return i === undefined ? undefined : this.rows[i];
   }
 
   childrenOf(hash) {
-    return (this.children.get(hash) || []).map((i) => this.rows[i]);
+    return (this.st.children.get(hash) || []).map((i) => this.rows[i]);
   }
 
   // more fetches the next page of rows (one request at a time).
@@ -66,45 +117,19 @@ export class Graph {
     if (this.done) return Promise.resolve();
     if (this.loading) return this.loading;
     const gen = this.generation;
-    this.loading = get('api/graph' + q({ limit: PAGE, cursor: this.next }))
-      .then((page) => {
-        if (gen !== this.generation) return; // a reload started meanwhile
-        this.add(page.rows || []);
-        this.next = page.next || '';
-        this.done = !this.next;
-        this.total = this.done ? this.rows.length : Math.max(page.total || 0, this.rows.length);
-        this.loading = null;
-        this.schedule();
+    const st = this.st;
+    this.loading = fetchPage(st)
+      .then(() => {
+        if (gen === this.generation) {
+          this.loading = null;
+          this.schedule();
+        }
       })
       .catch((err) => {
         if (gen === this.generation) this.loading = null;
         throw err;
       });
     return this.loading;
-  }
-
-  add(rows) {
-    for (const r of rows) {
-      const i = this.rows.length;
-      this.rows.push(r);
-      this.index.set(r.hash, i);
-      for (const p of r.parents || []) {
-        let c = this.children.get(p);
-        if (!c) this.children.set(p, (c = []));
-        c.push(i);
-      }
-      // A line is dashed when it is an orphan chain's: the commit's own
-      // line (from its column) when the commit is an orphan, a line
-      // passing by as it was on the row above.
-      const lanes = r.lanes || [];
-      const next = [];
-      r.edgeOrphan = lanes.map((e) => {
-        const o = e.from === r.lane ? !!r.orphan : !!this.colOrphan[e.from];
-        next[e.to] = next[e.to] === false ? false : o;
-        return o;
-      });
-      this.colOrphan = next;
-    }
   }
 
   wantRows() {
@@ -191,7 +216,7 @@ export class Graph {
   // among the rows read.
   select(hash, scroll) {
     this.selected = hash;
-    const i = this.index.get(hash);
+    const i = this.st.index.get(hash);
     if (scroll && i !== undefined) {
       const top = i * ROW_H, s = this.scroller;
       if (top < s.scrollTop || top + ROW_H > s.scrollTop + s.clientHeight) {
@@ -206,7 +231,7 @@ export class Graph {
     const d = moves[e.key];
     if (!d || this.rows.length === 0) return;
     e.preventDefault();
-    const i = this.index.get(this.selected);
+    const i = this.st.index.get(this.selected);
     const to = Math.min(this.rows.length - 1, Math.max(0, i === undefined ? 0 : i + d));
     this.onSelect(this.rows[to].hash);
   }
