@@ -401,3 +401,20 @@ func TestWeb_FirstPaintAt100kCommits(t *testing.T) {
 		}
 	}
 }
+
+// A repository with no commits opens on an empty graph that says so, and
+// its first commit appears live.
+func TestWeb_EmptyRepository(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	_, addr := startServe(t, s)
+	b := newBrowser(t)
+	b.do(t, "open", chromedp.Navigate("http://"+addr+"/"),
+		waitTrue(`document.body.hasAttribute('data-graph-drawn') && document.getElementById('graph-status').textContent === 'No commits yet.'`),
+		waitTrue(`document.getElementById('head').textContent.includes('no commits yet')`),
+		waitTrue(`document.getElementById('live').classList.contains('on')`))
+	hash := s.commit("user", "the first message")
+	b.do(t, "the first commit", waitTrue(fmt.Sprintf(`!!document.querySelector('#graph svg circle[data-hash="%s"]')`, hash)),
+		waitTrue(`document.getElementById('graph-status').textContent === '1 commit'`))
+}

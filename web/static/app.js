@@ -36,13 +36,17 @@ const graph = new Graph({
 
 // ---- header and sidebar ----------------------------------------------
 
+const ZERO = /^0+$/;
+
 async function refreshStatus() {
   const s = await get('api/status');
   clear($('repo'), s.path || '');
-  clear($('head'),
-    s.detached ? el('span', { className: 'ref head' }, 'HEAD (detached)') : el('span', { className: 'ref head' }, 'HEAD -> ' + (s.branch || '')),
-    ' ', el('button', { className: 'link', onclick: () => showCommit(s.head).catch(showError) }, short(s.head)),
-    el('span', { className: 'dim' }, ` · ${s.length} commits · ~${s.tokens} tokens`));
+  const head = s.detached ? 'HEAD (detached)' : 'HEAD -> ' + (s.branch || '');
+  clear($('head'), el('span', { className: 'ref head' }, head), ' ',
+    ZERO.test(s.head || '0')
+      ? el('span', { className: 'dim' }, 'no commits yet')
+      : [el('button', { type: 'button', className: 'link', title: s.head, onclick: () => showCommit(s.head).catch(showError) }, short(s.head)),
+        el('span', { className: 'dim' }, ` · ${s.length} commits · ~${s.tokens} tokens`)]);
 }
 
 async function refreshBranches() {
@@ -50,7 +54,7 @@ async function refreshBranches() {
   clear($('branches'), branches.map((b) => el('li', { className: b.current ? 'current' : '' },
     el('button', {
       type: 'button', title: b.name, 'data-branch': b.name,
-      onclick: () => { if (!/^0+$/.test(b.hash)) showCommit(b.hash).catch(showError); },
+      onclick: () => { if (!ZERO.test(b.hash)) showCommit(b.hash).catch(showError); },
     }, el('span', { className: 'name' }, b.current ? '● ' + b.name : b.name), el('span', { className: 'hash' }, short(b.hash))))));
 }
 
@@ -107,7 +111,7 @@ async function showCommit(hash) {
       el('span', { className: 'label' }, label(c)),
       el('span', { className: 'hash', title: c.hash }, short(c.hash)),
       (c.refs || []).map((r) => el('span', { className: 'ref' }, r)),
-      row && row.orphan ? el('span', { className: 'dim' }, 'off every branch (orphan)') : null,
+      row && row.orphan ? el('span', { className: 'dim' }, chainNote(c.hash) || 'off every branch (orphan)') : null,
       el('span', { className: 'dim' }, when(c.time))),
     el('pre', { className: 'text', 'data-commit-text': c.hash }, c.text),
   ];
@@ -123,6 +127,8 @@ async function showCommit(hash) {
     ['valid', m.valid === undefined ? undefined : (m.valid ? 'yes' : 'no')],
     ['duration', m.duration_ms !== undefined ? `${m.duration_ms} ms` : undefined],
     ['usage', usageText(m.usage)],
+    ['summarizes', Array.isArray(m.sources) && m.sources.length ? m.sources.map((h) => [commitLink(h), ' ']) : undefined],
+    ['tokens', m.tokens_before !== undefined ? `${m.tokens_before} before, ${m.tokens_after} after${m.tokens_estimated ? ' (estimated)' : ''}` : undefined],
     ['parents', (c.parents || []).length ? c.parents.map((h) => [commitLink(h), ' ']) : 'none (a root)'],
     ['committed', when(c.time)],
   ]) || el('p', { className: 'dim' }, 'No provenance recorded.'));
@@ -143,6 +149,16 @@ async function showCommit(hash) {
     diffBox.append(el('p', { className: 'dim' }, 'Looking for the accepted answer…'));
     showDiff(c, diffBox).catch((err) => clear(diffBox, el('p', { className: 'msg-bad' }, err.message)));
   }
+}
+
+// chainNote says what orphaned the chain an orphan commit is on, as the
+// graph's row that ends the chain says it ('' when not read yet).
+function chainNote(hash) {
+  const rows = graph.rows;
+  for (let i = graph.indexOf(hash); i >= 0 && i < rows.length && rows[i].orphan; i++) {
+    if (rows[i].note) return rows[i].note;
+  }
+  return '';
 }
 
 // ---- a failed attempt beside the accepted answer ----------------------
@@ -344,11 +360,32 @@ async function refreshNow() {
   if (want.size) timer = setTimeout(refreshNow, REFRESH_GAP);
 }
 
+// connectLive follows /api/live. EventSource reconnects by itself after
+// a network error; after a refusal (the server restarted with another
+// token, the cookie expired) it gives up, and the page tries again a
+// little later, through a request that leads to the login form if need
+// be. A reconnection refreshes everything: events may have been missed.
 function connectLive() {
   const badge = $('live');
   const src = new EventSource('api/live');
-  src.addEventListener('open', () => { badge.textContent = 'live'; badge.className = 'live on'; });
-  src.addEventListener('error', () => { badge.textContent = 'reconnecting'; badge.className = 'live off'; });
+  let opened = false;
+  src.addEventListener('open', () => {
+    badge.textContent = 'live';
+    badge.className = 'live on';
+    if (opened) refreshSoon('graph', 'escalations');
+    opened = true;
+  });
+  src.addEventListener('error', () => {
+    badge.className = 'live off';
+    if (src.readyState !== EventSource.CLOSED) {
+      badge.textContent = 'reconnecting';
+      return;
+    }
+    badge.textContent = 'offline';
+    setTimeout(() => {
+      get('api/status').then(() => { connectLive(); refreshSoon('graph', 'escalations'); }, () => setTimeout(connectLive, 5000));
+    }, 3000);
+  });
   src.addEventListener('ref', (ev) => {
     let d = {};
     try { d = JSON.parse(ev.data); } catch { /* a ref moved: enough */ }

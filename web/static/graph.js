@@ -103,6 +103,11 @@ export class Graph {
     this.draw();
   }
 
+  indexOf(hash) {
+    const i = this.st.index.get(hash);
+    return i === undefined ? -1 : i;
+  }
+
   row(hash) {
     const i = this.st.index.get(hash);
     return i === undefined ? undefined : this.rows[i];
@@ -185,7 +190,7 @@ export class Graph {
     this.win.replaceChildren(graph, ...texts);
     this.status.textContent = this.rows.length === 0 && this.done
       ? 'No commits yet.'
-      : `${this.rows.length.toLocaleString()}${this.done ? '' : ' of ' + (this.total ? this.total.toLocaleString() : 'more')} commits`;
+      : `${this.rows.length.toLocaleString()}${this.done ? '' : ' of ' + (this.total ? this.total.toLocaleString() : 'more')} ${this.done && this.rows.length === 1 ? 'commit' : 'commits'}`;
     if (this.onFirstDraw && (this.rows.length > 0 || this.done)) {
       const f = this.onFirstDraw;
       this.onFirstDraw = null;
