@@ -372,6 +372,7 @@ func TestWeb_Screenshots(t *testing.T) {
 // drawn is logged (go test -v); the bound checked is loose, for a busy
 // machine, and catches a page that reads or draws the whole history.
 func TestWeb_FirstPaintAt100kCommits(t *testing.T) {
+	fileOnly(t, "the figure is the file repository's (the other tests show the view on PostgreSQL)")
 	w := newWebRepoAfter(t, false, 100_000)
 	_, addr := startServe(t, w.s)
 	b := newBrowser(t)

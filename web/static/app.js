@@ -244,7 +244,7 @@ async function showStats() {
   view = { kind: 'stats' };
   graph.select('', false);
   const fig = (k, v) => el('div', { className: 'figure' }, el('div', { className: 'v' }, String(v)), el('div', { className: 'k' }, k));
-  const table = (head, rows) => el('table', {}, el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { className: i ? 'num' : '' }, h)))),
+  const table = (head, rows) => el('table', {}, el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { className: rows.length && typeof rows[0][i] === 'number' ? 'num' : '' }, h)))),
     el('tbody', {}, rows.map((r) => el('tr', {}, r.map((v, i) => el('td', { className: i && typeof v === 'number' ? 'num' : '' }, String(v)))))));
   const parts = [
     el('h3', {}, 'Task statistics'),
