@@ -10,6 +10,7 @@ export const ROW_H = 24;
 const LANE_W = 14;
 const PAD = 10;
 const PAGE = 500;     // rows per request
+const BIG_PAGE = 1000; // rows per request while the rows on screen are further than a page away (the API's most)
 const OVERSCAN = 20;  // rows drawn above and below the screen
 
 // newState is an empty list of rows, with what is derived from them.
@@ -26,8 +27,8 @@ function newState() {
 }
 
 // fetchPage reads the page of rows after st's into st.
-async function fetchPage(st) {
-  const page = await get('api/graph' + q({ limit: PAGE, cursor: st.next }));
+async function fetchPage(st, limit = PAGE) {
+  const page = await get('api/graph' + q({ limit, cursor: st.next }));
   if (page.next && page.next === st.next) throw new Error('the server gave the same page twice');
   addRows(st, page.rows || []);
   st.next = page.next || '';
@@ -95,7 +96,7 @@ export class Graph {
     const want = Math.max(1, Math.min(this.rows.length, this.wantRows()));
     const st = newState();
     do {
-      await fetchPage(st);
+      await fetchPage(st, want - st.rows.length > PAGE ? BIG_PAGE : PAGE);
     } while (!st.done && st.rows.length < want && gen === this.generation);
     if (gen !== this.generation) return; // a newer reload or reset won
     this.st = st;
@@ -117,13 +118,14 @@ export class Graph {
     return (this.st.children.get(hash) || []).map((i) => this.rows[i]);
   }
 
-  // more fetches the next page of rows (one request at a time).
-  more() {
+  // more fetches the next page of rows (one request at a time), of
+  // limit rows.
+  more(limit = PAGE) {
     if (this.done) return Promise.resolve();
     if (this.loading) return this.loading;
     const gen = this.generation;
     const st = this.st;
-    this.loading = fetchPage(st)
+    this.loading = fetchPage(st, limit)
       .then(() => {
         if (gen === this.generation) {
           this.loading = null;
@@ -153,7 +155,8 @@ export class Graph {
     const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
     const last = Math.min(this.rows.length, Math.ceil((top + this.scroller.clientHeight) / ROW_H) + OVERSCAN);
     if (!this.done && last + OVERSCAN >= this.rows.length) {
-      this.more().catch((err) => this.fail(err));
+      const far = Math.floor(top / ROW_H) - this.rows.length > PAGE;
+      this.more(far ? BIG_PAGE : PAGE).catch((err) => this.fail(err));
     }
     this.win.style.top = first * ROW_H + 'px';
     let width = 1;
