@@ -419,3 +419,24 @@ func TestWeb_EmptyRepository(t *testing.T) {
 	b.do(t, "the first commit", waitTrue(fmt.Sprintf(`!!document.querySelector('#graph svg circle[data-hash="%s"]')`, hash)),
 		waitTrue(`document.getElementById('graph-status').textContent === '1 commit'`))
 }
+
+// A proxy makes a branch per conversation: past a dozen, the sidebar
+// offers a filter.
+func TestWeb_BranchFilter(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.initRepo()
+	s.commit("user", "hello")
+	for i := range 13 {
+		s.ok("branch", fmt.Sprintf("serve/agent-%02d", i))
+	}
+	s.ok("branch", "night-shift")
+	_, addr := startServe(t, s)
+	b := newBrowser(t)
+	openView(t, b, "http://"+addr+"/")
+	b.do(t, "the branches", waitTrue(`document.querySelectorAll('#branches li').length === 15`))
+	assert.Equal(t, "15", value(t, b, "the count", chromedp.Text(css(`#branch-count`))))
+	b.do(t, "filter", chromedp.SendKeys(css(`#branch-filter`), "night"),
+		waitTrue(`document.querySelectorAll('#branches li').length === 1`))
+	assert.Equal(t, "night-shift", value(t, b, "the branch", chromedp.Text(css(`#branches li .name`))))
+}

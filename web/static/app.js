@@ -49,14 +49,28 @@ async function refreshStatus() {
         el('span', { className: 'dim' }, ` · ${s.length} commits · ~${s.tokens} tokens`)]);
 }
 
+// FILTER_FROM is how many branches it takes for the sidebar to offer a
+// filter (a proxy names a branch per conversation: there may be many).
+const FILTER_FROM = 12;
+let branchList = [];
+
 async function refreshBranches() {
-  const branches = await get('api/branches');
-  clear($('branches'), branches.map((b) => el('li', { className: b.current ? 'current' : '' },
+  branchList = await get('api/branches');
+  $('branch-count').textContent = branchList.length > FILTER_FROM ? String(branchList.length) : '';
+  $('branch-filter').hidden = branchList.length <= FILTER_FROM;
+  drawBranches();
+}
+
+function drawBranches() {
+  const f = $('branch-filter').hidden ? '' : $('branch-filter').value.trim().toLowerCase();
+  const shown = f ? branchList.filter((b) => b.name.toLowerCase().includes(f)) : branchList;
+  clear($('branches'), shown.map((b) => el('li', { className: b.current ? 'current' : '' },
     el('button', {
       type: 'button', title: b.name, 'data-branch': b.name,
       onclick: () => { if (!ZERO.test(b.hash)) showCommit(b.hash).catch(showError); },
     }, el('span', { className: 'name' }, b.current ? '● ' + b.name : b.name), el('span', { className: 'hash' }, short(b.hash))))));
 }
+$('branch-filter').addEventListener('input', drawBranches);
 
 async function refreshEscalations() {
   const list = await get('api/escalations');
@@ -230,10 +244,12 @@ async function showDiff(c, box) {
     el('div', { className: 'col' }, el('h4', {}, el('span', { className: 'good' }, 'accepted answer '), commitLink(b.hash)), el('pre', {}, right))));
 }
 
+// normalizeLine reads a line of /api/diff: op "=" in both texts, "-"
+// only in a's, "+" only in b's.
 function normalizeLine(l) {
-  const op = String(l.op || l.kind || l.type || '=');
-  if (['-', 'del', 'delete', 'deleted', 'remove', 'removed', 'a'].includes(op)) return { op: 'del', text: l.text ?? '' };
-  if (['+', 'add', 'added', 'insert', 'inserted', 'b'].includes(op)) return { op: 'add', text: l.text ?? '' };
+  const op = String(l.op || '=');
+  if (op === '-') return { op: 'del', text: l.text ?? '' };
+  if (op === '+') return { op: 'add', text: l.text ?? '' };
   return { op: 'same', text: l.text ?? '' };
 }
 
