@@ -129,6 +129,9 @@ async function showCommit(hash) {
       el('span', { className: 'dim' }, when(c.time))),
     el('pre', { className: 'text', 'data-commit-text': c.hash }, c.text),
   ];
+  if (c.lost_parent) {
+    parts.push(el('p', { className: 'bad' }, `History lost before here: the salvage did not recover its parent ${short(c.lost_parent)}.`));
+  }
   if (failed || m.diagnosis) {
     parts.push(el('h3', {}, c.kind === 'steering' ? 'Steering after' : 'Diagnosis'),
       failed ? diagnosisBox(m.failure, m.diagnosis) : el('div', { className: 'diagnosis' }, m.diagnosis));
