@@ -4,7 +4,6 @@
 
 import { el, clear, short, label, when, get, post, q, ApiError } from './dom.js';
 import { Graph } from './graph.js';
-import { lineDiff } from './diff.js';
 
 const $ = (id) => document.getElementById(id);
 const detail = $('detail');
@@ -180,63 +179,19 @@ function chainNote(hash) {
 
 // ---- a failed attempt beside the accepted answer ----------------------
 
-// forkOf finds the restore point of a failed attempt's turn: its nearest
-// ancestor that a branch reaches.
-async function forkOf(hash) {
-  let h = hash;
-  for (let n = 0; n < 256 && h; n++) {
-    const r = graph.row(h);
-    if (r && r.orphan && r.fork) return r.fork;
-    if (r && !r.orphan && h !== hash) return h;
-    const parents = r ? r.parents : (await get('api/commits/' + h)).parents;
-    h = (parents || [])[0];
-  }
-  return '';
-}
-
-// acceptedFor finds the answer the turn accepted: on the branch, the
-// assistant message after the restore point whose provenance names it
-// (after the tool steps it rested on, if any).
-async function acceptedFor(hash) {
-  const fork = await forkOf(hash);
-  if (!fork) return '';
-  let level = graph.childrenOf(fork).filter((r) => !r.orphan);
-  for (let depth = 0; depth < 8 && level.length; depth++) {
-    const next = [];
-    for (const r of level) {
-      if (r.role === 'assistant' && r.kind === 'message') {
-        const c = await get('api/commits/' + r.hash);
-        const m = c.meta || {};
-        if ((m.provenance && m.provenance.restore === fork) || m.valid === true) return r.hash;
-      }
-      next.push(...graph.childrenOf(r.hash).filter((x) => !x.orphan));
-    }
-    level = next;
-  }
-  // Not purified onto a branch: the accepted attempt in the chain itself.
-  for (const r of graph.rows) {
-    if (r.orphan && r.fork === fork && r.role === 'assistant' && r.kind === 'message' && !r.failure && r.hash !== hash) return r.hash;
-  }
-  return '';
-}
-
+// showDiff puts a failed attempt beside the answer its turn accepted,
+// which /api/diff finds when given the attempt alone.
 async function showDiff(c, box) {
-  let d = null;
+  let d;
   try {
     d = await get('api/diff' + q({ a: c.hash }));
   } catch (err) {
     if (!(err instanceof ApiError) || err.status >= 500) throw err;
-  }
-  if (!d || !d.b) {
-    const b = await acceptedFor(c.hash);
-    if (!b) {
-      clear(box, el('p', { className: 'dim' }, 'No accepted answer: the turn ended without one.'));
-      return;
-    }
-    d = await get('api/diff' + q({ a: c.hash, b }));
+    clear(box, el('p', { className: 'dim' }, `No accepted answer beside it (${err.message}).`));
+    return;
   }
   const a = d.a || c, b = d.b;
-  const lines = Array.isArray(d.lines) ? d.lines.map(normalizeLine) : lineDiff(a.text || '', b.text || '');
+  const lines = (d.lines || []).map(normalizeLine);
   const left = [], right = [];
   for (const l of lines) {
     if (l.op !== 'add') left.push(el('span', { className: l.op === 'del' ? 'line del' : 'line' }, l.text));

@@ -18,7 +18,6 @@ function newState() {
   return {
     rows: [],
     index: new Map(),    // hash → row number
-    children: new Map(), // hash → row numbers of its children
     colOrphan: [],       // per column: the line passing down it is an orphan chain's
     next: '',            // the cursor of the next page
     done: false,
@@ -41,11 +40,6 @@ function addRows(st, rows) {
     const i = st.rows.length;
     st.rows.push(r);
     st.index.set(r.hash, i);
-    for (const p of r.parents || []) {
-      let c = st.children.get(p);
-      if (!c) st.children.set(p, (c = []));
-      c.push(i);
-    }
     // A line is dashed when it is an orphan chain's: the commit's own
     // line (from its column) when the commit is an orphan, a line
     // passing by as it was on the row above.
@@ -112,10 +106,6 @@ export class Graph {
   row(hash) {
     const i = this.st.index.get(hash);
     return i === undefined ? undefined : this.rows[i];
-  }
-
-  childrenOf(hash) {
-    return (this.st.children.get(hash) || []).map((i) => this.rows[i]);
   }
 
   // more fetches the next page of rows (one request at a time), of
