@@ -274,6 +274,13 @@ func TestWeb_LiveCommitFromAnotherProcess(t *testing.T) {
 	// The branch's tip in the sidebar moved too.
 	b.do(t, "the branch's tip", waitTrue(fmt.Sprintf(
 		`[...document.querySelectorAll('#branches .hash')].some((e) => e.textContent === '%s')`, hash[:8])))
+
+	// Search finds it, and opens it.
+	b.do(t, "search", chromedp.SendKeys(css(`#search-q`), "another process\r"),
+		chromedp.Click(css(`#detail [data-search] li[data-hash="%s"]`, hash)),
+		chromedp.WaitVisible(css(`#detail pre[data-commit-text="%s"]`, hash)))
+	assert.Equal(t, text, value(t, b, "the text", chromedp.Text(css(`#detail pre[data-commit-text="%s"]`, hash))))
+	assert.Equal(t, 1, eval[int](t, b, `window.tractTestMark`), "the page was not reloaded")
 }
 
 // With a token, the page sends a browser without the cookie to the login

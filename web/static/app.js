@@ -2,7 +2,7 @@
 // the detail pane (a commit, a failed attempt's diff, the statistics, an
 // escalation's form), kept up to date by the API's event stream.
 
-import { el, clear, short, label, when, get, post, q, ApiError } from './dom.js';
+import { el, clear, short, label, when, firstLine, get, post, q, ApiError } from './dom.js';
 import { Graph } from './graph.js';
 
 const $ = (id) => document.getElementById(id);
@@ -243,6 +243,32 @@ async function showStats() {
   }
   clear(detail, parts);
 }
+
+// ---- search ----------------------------------------------------------------
+
+const SEARCH_LIMIT = 200;
+
+// showSearch lists the commits whose texts hold the words of query
+// (tract search), newest first.
+async function showSearch(query) {
+  const res = await get('api/search' + q({ q: query, limit: SEARCH_LIMIT }));
+  view = { kind: 'search', query };
+  const commits = res.commits || [];
+  clear(detail,
+    el('h3', {}, `Search: ${res.query || query}`),
+    commits.length
+      ? el('ul', { className: 'results', 'data-search': '' }, commits.map((c) => el('li', {
+        'data-hash': c.hash, title: c.hash, onclick: () => showCommit(c.hash).catch(showError),
+      }, el('span', { className: 'hash' }, short(c.hash)), el('span', { className: 'label k-' + c.kind }, label(c) + ':'), firstLine(c.text, 200))))
+      : el('p', { className: 'dim' }, 'No commit holds these words.'),
+    commits.length >= SEARCH_LIMIT ? el('p', { className: 'dim' }, `The newest ${SEARCH_LIMIT} matches.`) : null);
+}
+
+$('search').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const query = $('search-q').value.trim();
+  if (query) showSearch(query).catch(showError);
+});
 
 // ---- escalations ---------------------------------------------------------
 
