@@ -161,6 +161,7 @@ func css(format string, args ...any) chromedp.CSS { return chromedp.CSS(fmt.Spri
 // in the repository for an answer.
 type webRepo struct {
 	s        *sandbox
+	srv      *llmtest.Server
 	failed   string // the failed attempt's commit
 	accepted string // the accepted answer's commit on the branch
 	escID    string // the escalation waiting (escalate only)
@@ -190,7 +191,7 @@ func newWebRepoAfter(t *testing.T, escalate bool, bulk int) *webRepo {
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res), r.String())
 	require.Len(t, res.FailedAttempts, 1, r.String())
-	w := &webRepo{s: s, failed: res.FailedAttempts[0], accepted: res.Commit}
+	w := &webRepo{s: s, srv: srv, failed: res.FailedAttempts[0], accepted: res.Commit}
 	if escalate {
 		srv.Reply(llmtest.Answer("no JSON today"))
 		requireExit(t, s.tract("chat", "--task", "numbers-1", "--validate", "json", "--max-attempts", "1",
@@ -354,12 +355,18 @@ func TestWeb_AnswerAnEscalation(t *testing.T) {
 func TestWeb_Screenshots(t *testing.T) {
 	t.Parallel()
 	w := newWebRepo(t, false)
-	w.s.commit("user", "And three fruits?")
-	w.s.commit("assistant", `{"fruits": ["apple", "pear", "plum"]}`)
+	w.s.ok("branch", "experiment")
+	w.s.ok("commit", "--branch", "experiment", "--role", "user", "-m", "Now as YAML.")
+	w.s.ok("commit", "--branch", "experiment", "--role", "assistant", "-m", "colours: [red, green, blue]")
+	w.srv.Reply(llmtest.Answer(`{"fruits": ["apple", "pear", "plum"`), llmtest.Answer(`{"fruits": ["apple", "pear", "plum"]}`))
+	w.s.ok("chat", "--task", "fruits-1", "--validate", "json", "And three fruits?")
 	_, addr := startServe(t, w.s)
 	b := newBrowser(t)
-	b.do(t, "the viewport", chromedp.EmulateViewport(1100, 520))
+	b.do(t, "the viewport", chromedp.EmulateViewport(1100, 480))
 	openView(t, b, "http://"+addr+"/")
+	// The test's temporary directory would date the pictures: the path
+	// as a user in the project's directory sees it.
+	eval[string](t, b, `document.getElementById('repo').textContent = '~/agent/.tract/tract.db'`)
 	graph := value(t, b, "the graph's screenshot", chromedp.CaptureScreenshot())
 	b.do(t, "the diff",
 		chromedp.Click(css(`#graph .row[data-hash="%s"]`, w.failed)),
