@@ -156,24 +156,21 @@ func css(format string, args ...any) chromedp.CSS { return chromedp.CSS(fmt.Spri
 
 // webRepo is a repository for the web view: a turn whose first answer
 // failed validation and whose second passed (purify hung the failed
-// attempt and its steering beside the branch), and, with escalate, a
-// second turn that exhausted its attempts and left an escalation waiting
-// in the repository for an answer.
+// attempt and its steering beside the branch).
 type webRepo struct {
 	s        *sandbox
 	srv      *llmtest.Server
 	failed   string // the failed attempt's commit
 	accepted string // the accepted answer's commit on the branch
-	escID    string // the escalation waiting (escalate only)
 }
 
-func newWebRepo(t *testing.T, escalate bool) *webRepo {
+func newWebRepo(t *testing.T) *webRepo {
 	t.Helper()
-	return newWebRepoAfter(t, escalate, 0)
+	return newWebRepoAfter(t, 0)
 }
 
 // newWebRepoAfter is newWebRepo after bulk imported messages.
-func newWebRepoAfter(t *testing.T, escalate bool, bulk int) *webRepo {
+func newWebRepoAfter(t *testing.T, bulk int) *webRepo {
 	t.Helper()
 	srv := llmtest.NewServer(t)
 	srv.Reply(llmtest.Answer("Sure! Here they are: {colours: [red, green, blue]}"),
@@ -192,12 +189,6 @@ func newWebRepoAfter(t *testing.T, escalate bool, bulk int) *webRepo {
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res), r.String())
 	require.Len(t, res.FailedAttempts, 1, r.String())
 	w := &webRepo{s: s, srv: srv, failed: res.FailedAttempts[0], accepted: res.Commit}
-	if escalate {
-		srv.Reply(llmtest.Answer("no JSON today"))
-		requireExit(t, s.tract("chat", "--task", "numbers-1", "--validate", "json", "--max-attempts", "1",
-			"--on-exhausted", "exit", "List three numbers as JSON."), exitWaiting)
-		w.escID = awaitEscalation(t, s).ID
-	}
 	return w
 }
 
@@ -220,7 +211,7 @@ func dotX(t *testing.T, b *browser, hash string) float64 {
 // shows its diagnosis and the diff beside the accepted answer.
 func TestWeb_FailedAttemptBesideTheBranch(t *testing.T) {
 	t.Parallel()
-	w := newWebRepo(t, false)
+	w := newWebRepo(t)
 	_, addr := startServe(t, w.s)
 	b := newBrowser(t)
 	openView(t, b, "http://"+addr+"/")
@@ -259,7 +250,7 @@ func TestWeb_FailedAttemptBesideTheBranch(t *testing.T) {
 // reload; a commit's text is shown as text, never as markup.
 func TestWeb_LiveCommitFromAnotherProcess(t *testing.T) {
 	t.Parallel()
-	w := newWebRepo(t, false)
+	w := newWebRepo(t)
 	_, addr := startServe(t, w.s)
 	b := newBrowser(t)
 	openView(t, b, "http://"+addr+"/")
@@ -289,7 +280,7 @@ func TestWeb_LiveCommitFromAnotherProcess(t *testing.T) {
 // live stream included.
 func TestWeb_LoginWithToken(t *testing.T) {
 	t.Parallel()
-	w := newWebRepo(t, false)
+	w := newWebRepo(t)
 	_, addr := startServe(t, w.s, "--token", "web-token-5150")
 	b := newBrowser(t)
 	b.allow("status of 401 (Unauthorized) (http://" + addr + "/login)") // the wrong token's answer
@@ -308,18 +299,23 @@ func TestWeb_LoginWithToken(t *testing.T) {
 	b.do(t, "a live commit", waitTrue(fmt.Sprintf(`!!document.querySelector('#graph .row[data-hash="%s"]')`, hash)))
 }
 
-// An escalation waiting in the repository is answered from the page: the
-// form's answer is the one the repository records.
+// An escalation raised by another process appears in the open page, and
+// is answered from it: the form's answer is the one the repository
+// records.
 func TestWeb_AnswerAnEscalation(t *testing.T) {
 	t.Parallel()
-	w := newWebRepo(t, true)
+	w := newWebRepo(t)
 	_, addr := startServe(t, w.s)
 	b := newBrowser(t)
 	openView(t, b, "http://"+addr+"/")
+	b.do(t, "live", waitTrue(`document.getElementById('live').classList.contains('on')`))
 
-	sel := css(`#escalations [data-escalation="%s"]`, w.escID)
-	b.do(t, "the escalation", chromedp.WaitVisible(sel))
-	assert.Equal(t, "1", value(t, b, "the count", chromedp.Text(css(`#esc-count`))))
+	w.srv.Reply(llmtest.Answer("no JSON today"))
+	requireExit(t, w.s.tract("chat", "--task", "numbers-1", "--validate", "json", "--max-attempts", "1",
+		"--on-exhausted", "exit", "List three numbers as JSON."), exitWaiting)
+	id := awaitEscalation(t, w.s).ID
+	sel := css(`#escalations [data-escalation="%s"]`, id)
+	b.do(t, "the escalation, live", chromedp.WaitVisible(sel), waitTrue(`document.getElementById('esc-count').textContent === '1'`))
 	b.do(t, "open it", chromedp.Click(sel), chromedp.WaitVisible(css(`form[data-escalation-form] select`)))
 	question := value(t, b, "the question", chromedp.Text(css(`#detail`)))
 	assert.Contains(t, question, "numbers-1")
@@ -354,7 +350,7 @@ func TestWeb_AnswerAnEscalation(t *testing.T) {
 // their size only.
 func TestWeb_Screenshots(t *testing.T) {
 	t.Parallel()
-	w := newWebRepo(t, false)
+	w := newWebRepo(t)
 	w.s.ok("branch", "experiment")
 	w.s.ok("commit", "--branch", "experiment", "--role", "user", "-m", "Now as YAML.")
 	w.s.ok("commit", "--branch", "experiment", "--role", "assistant", "-m", "colours: [red, green, blue]")
@@ -387,7 +383,7 @@ func TestWeb_Screenshots(t *testing.T) {
 // machine, and catches a page that reads or draws the whole history.
 func TestWeb_FirstPaintAt100kCommits(t *testing.T) {
 	fileOnly(t, "the figure is the file repository's (the other tests show the view on PostgreSQL)")
-	w := newWebRepoAfter(t, false, 100_000)
+	w := newWebRepoAfter(t, 100_000)
 	_, addr := startServe(t, w.s)
 	b := newBrowser(t)
 	for i, what := range []string{"first visit (the server reads the history's shape)", "second visit"} {
