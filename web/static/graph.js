@@ -12,6 +12,7 @@ const PAD = 10;
 const PAGE = 500;     // rows per request
 const BIG_PAGE = 1000; // rows per request while the rows on screen are further than a page away (the API's most)
 const OVERSCAN = 20;  // rows drawn above and below the screen
+const RETRY_MS = 3000; // after a page failed, how long scrolling waits to ask again
 
 // newState is an empty list of rows, with what is derived from them.
 function newState() {
@@ -61,6 +62,8 @@ export class Graph {
     Object.assign(this, { scroller, spacer, win, status, onSelect, onFirstDraw });
     this.selected = '';
     this.generation = 0;
+    this.failedAt = 0;    // when a page last failed
+    this.failure = null;  // and why
     this.reset();
     this.frame = 0;
     scroller.addEventListener('scroll', () => this.schedule(), { passive: true });
@@ -95,6 +98,7 @@ export class Graph {
     if (gen !== this.generation) return; // a newer reload or reset won
     this.st = st;
     this.loading = null;
+    this.failedAt = 0;
     this.draw();
   }
 
@@ -113,6 +117,7 @@ export class Graph {
   more(limit = PAGE) {
     if (this.done) return Promise.resolve();
     if (this.loading) return this.loading;
+    if (Date.now() - this.failedAt < RETRY_MS) return Promise.reject(this.failure);
     const gen = this.generation;
     const st = this.st;
     this.loading = fetchPage(st, limit)
@@ -123,7 +128,11 @@ export class Graph {
         }
       })
       .catch((err) => {
-        if (gen === this.generation) this.loading = null;
+        if (gen === this.generation) {
+          this.loading = null;
+          this.failedAt = Date.now();
+          this.failure = err;
+        }
         throw err;
       });
     return this.loading;
