@@ -48,6 +48,8 @@ func TestHandler_ServesThePageAndItsAssets(t *testing.T) {
 			assert.Equal(t, web.ContentSecurityPolicy, rec.Header().Get("Content-Security-Policy"))
 			assert.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"))
 			assert.Equal(t, "DENY", rec.Header().Get("X-Frame-Options"))
+			assert.Equal(t, "same-origin", rec.Header().Get("Cross-Origin-Resource-Policy"))
+			assert.Equal(t, "no-referrer", rec.Header().Get("Referrer-Policy"))
 			if tt.ctype != "" {
 				assert.Equal(t, tt.ctype, rec.Header().Get("Content-Type"))
 			}
