@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -449,4 +450,28 @@ func TestWeb_BranchFilter(t *testing.T) {
 	b.do(t, "filter", chromedp.SendKeys(css(`#branch-filter`), "night"),
 		waitTrue(`document.querySelectorAll('#branches li').length === 1`))
 	assert.Equal(t, "night-shift", value(t, b, "the branch", chromedp.Text(css(`#branches li .name`))))
+}
+
+// The page outlives its server: stopped and started again, the server
+// is found by the live stream's reconnection, and what was committed
+// meanwhile appears without a reload.
+func TestWeb_ServerRestarts(t *testing.T) {
+	t.Parallel()
+	w := newWebRepo(t)
+	first, addr := startServe(t, w.s)
+	b := newBrowser(t)
+	b.allow("/api/live") // the stream cut, then refused while no server listens
+	openView(t, b, "http://"+addr+"/")
+	b.do(t, "live", waitTrue(`document.getElementById('live').classList.contains('on')`))
+	eval[int](t, b, `window.tractTestMark = 1`)
+
+	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
+	requireExit(t, first.wait(), exitOK)
+	b.do(t, "offline", waitTrue(`!document.getElementById('live').classList.contains('on')`))
+	hash := w.s.commit("user", "committed while no server ran")
+	w.s.start("serve", "--addr", addr)
+	b.do(t, "the commit, after the reconnection",
+		waitTrue(`document.getElementById('live').classList.contains('on')`),
+		waitTrue(fmt.Sprintf(`!!document.querySelector('#graph .row[data-hash="%s"]')`, hash)))
+	assert.Equal(t, 1, eval[int](t, b, `window.tractTestMark`), "the page was not reloaded")
 }
