@@ -245,6 +245,14 @@ func TestWeb_FailedAttemptBesideTheBranch(t *testing.T) {
 	for _, want := range []string{"tasks", "0.0%", "verification_failed", "colours-1", "success"} {
 		assert.Contains(t, stats, want)
 	}
+	// One task's: a prefix no task has, then the task's row clicked.
+	b.do(t, "no such task", chromedp.SendKeys(css(`[data-stats-filter] input`), "nothing\r"),
+		waitTrue(`document.querySelector('#detail h3').textContent === 'Task statistics: nothing…'`))
+	assert.NotContains(t, value(t, b, "no task's statistics", chromedp.Text(css(`#detail`))), "colours-1")
+	b.do(t, "all tasks", chromedp.Click(css(`[data-stats-filter] button`)),
+		waitTrue(`document.querySelector('#detail h3').textContent === 'Task statistics'`),
+		chromedp.Click(css(`#detail tr.pick`)),
+		waitTrue(`document.querySelector('#detail h3').textContent === 'Task statistics: colours-1…'`))
 }
 
 // A commit made by another process appears in the open page, without a

@@ -213,15 +213,25 @@ function normalizeLine(l) {
 
 // ---- statistics --------------------------------------------------------
 
-async function showStats() {
-  const s = await get('api/stats');
-  view = { kind: 'stats' };
+// showStats shows tract stats: of every task, or of the tasks whose id
+// starts with task (tract stats --task PREFIX).
+async function showStats(task = '') {
+  const s = await get('api/stats' + q({ task }));
+  view = { kind: 'stats', task };
   graph.select('', false);
+  const filter = el('input', { type: 'search', name: 'task', value: task, placeholder: 'task id prefix', 'aria-label': 'tasks whose id starts with' });
+  const form = el('form', { className: 'stats-filter', 'data-stats-filter': '' }, filter,
+    task ? el('button', { type: 'button', className: 'link', onclick: () => showStats().catch(showError) }, 'all tasks') : null);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    showStats(filter.value.trim()).catch(showError);
+  });
   const fig = (k, v) => el('div', { className: 'figure' }, el('div', { className: 'v' }, String(v)), el('div', { className: 'k' }, k));
-  const table = (head, rows) => el('table', {}, el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { className: rows.length && typeof rows[0][i] === 'number' ? 'num' : '' }, h)))),
-    el('tbody', {}, rows.map((r) => el('tr', {}, r.map((v, i) => el('td', { className: i && typeof v === 'number' ? 'num' : '' }, String(v)))))));
+  const table = (head, rows, onRow) => el('table', {}, el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { className: rows.length && typeof rows[0][i] === 'number' ? 'num' : '' }, h)))),
+    el('tbody', {}, rows.map((r, k) => el('tr', { className: onRow ? 'pick' : '', onclick: onRow ? () => onRow(k) : null },
+      r.map((v, i) => el('td', { className: i && typeof v === 'number' ? 'num' : '' }, String(v)))))));
   const parts = [
-    el('h3', {}, 'Task statistics'),
+    el('h3', {}, task ? `Task statistics: ${task}…` : 'Task statistics'), form,
     el('div', { className: 'figures', 'data-stats': '' },
       fig('tasks', s.total_tasks), fig('first-attempt success', `${(s.first_attempt_success_pct ?? 0).toFixed(1)}%`),
       fig('retried', s.retried), fig('retry successes', s.retry_successes), fig('fixes', s.fixes),
@@ -238,7 +248,8 @@ async function showStats() {
   if (tasks.length) {
     const shown = tasks.slice(0, 500);
     parts.push(el('h3', {}, 'Tasks'), table(['task', 'turns', 'attempts', 'result'],
-      shown.map((t) => [t.task_id || '(turns without a task id)', t.turns, t.attempts, t.result + (t.escalated ? ' (escalated)' : '')])));
+      shown.map((t) => [t.task_id || '(turns without a task id)', t.turns, t.attempts, t.result + (t.escalated ? ' (escalated)' : '')]),
+      (k) => { if (shown[k].task_id) showStats(shown[k].task_id).catch(showError); }));
     if (tasks.length > shown.length) parts.push(el('p', { className: 'dim' }, `and ${tasks.length - shown.length} more (tract stats lists them all)`));
   }
   clear(detail, parts);
