@@ -468,7 +468,7 @@ func TestWeb_ServerRestarts(t *testing.T) {
 	w := newWebRepo(t)
 	first, addr := startServe(t, w.s)
 	b := newBrowser(t)
-	b.allow("/api/live") // the stream cut, then refused while no server listens
+	b.allow("http://" + addr + "/api/") // the stream cut, and requests refused or reset, while no server listens
 	openView(t, b, "http://"+addr+"/")
 	b.do(t, "live", waitTrue(`document.getElementById('live').classList.contains('on')`))
 	eval[int](t, b, `window.tractTestMark = 1`)

@@ -348,6 +348,9 @@ function answerForm(e) {
 // every REFRESH_GAP ms), so a burst of commits costs a few refreshes and
 // a steady stream of them never starves the page.
 const REFRESH_GAP = 300;
+const RETRY_GAP = 1500; // after a refresh failed
+const REFRESH_TRIES = 3; // failed refreshes tried again before the error is shown
+let failures = 0;
 let want = new Set();
 let refreshing = false;
 let timer = 0;
@@ -366,8 +369,17 @@ async function refreshNow() {
   if (todo.has('escalations')) jobs.push(refreshEscalations());
   if (view.kind === 'stats') jobs.push(showStats());
   if (view.kind === 'escalation' && todo.has('escalations')) jobs.push(showEscalation(view.id));
-  for (const r of await Promise.allSettled(jobs)) if (r.status === 'rejected') showError(r.reason);
+  const failed = (await Promise.allSettled(jobs)).filter((r) => r.status === 'rejected');
   refreshing = false;
+  if (failed.length && failures < REFRESH_TRIES) {
+    // The server may be restarting: try again, a little later.
+    failures++;
+    for (const w of todo) want.add(w);
+    timer = setTimeout(refreshNow, RETRY_GAP);
+    return;
+  }
+  failed.forEach((r) => showError(r.reason));
+  failures = 0;
   if (want.size) timer = setTimeout(refreshNow, REFRESH_GAP);
 }
 
