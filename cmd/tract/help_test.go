@@ -155,6 +155,7 @@ func TestHelp_RenderMarkdown(t *testing.T) {
 		{"a link outside docs", "See [the map](../ARCHITECTURE.md).\n", "See the map (ARCHITECTURE.md).\n"},
 		{"a web link", "See [jsonschema](https://example.com/x).\n", "See jsonschema (https://example.com/x).\n"},
 		{"an anchor", "See [below](#limits).\n", "See below.\n"},
+		{"a picture", "![The graph](web-graph.png)\n", "(picture: The graph, docs/web-graph.png)\n"},
 		{"a code block indented, the docs test's comment dropped", "<!-- docs-test: reply x -->\n\n```console\n$ tract log\n* 1234abcd user: hi\n```\n",
 			"    $ tract log\n    * 1234abcd user: hi\n"},
 		{"a table's escaped bar", "| `a \\| b` | c |\n", "| a | b | c |\n"},

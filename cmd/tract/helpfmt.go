@@ -285,6 +285,7 @@ var (
 	mdHeading    = regexp.MustCompile(`^(#{1,6}) (.*)$`)
 	mdFence      = regexp.MustCompile("^(\\s*)```")
 	mdLinkRef    = regexp.MustCompile(`\[([^\]]+)\]\(([^)\s]+)\)`)
+	mdImage      = regexp.MustCompile(`!\[([^\]]*)\]\(([^)\s]+)\)`)
 	mdBold       = regexp.MustCompile(`\*\*([^*]+)\*\*`)
 	mdItalic     = regexp.MustCompile(`(^|[\s(])\*([^*\s][^*]*)\*`)
 	mdComment    = regexp.MustCompile(`^<!--.*-->$`)
@@ -414,6 +415,12 @@ func fitParagraph(para []string, width int) []string {
 
 // renderInline renders the spans of one line of Markdown.
 func renderInline(l string, guides map[string]bool) string {
+	// A picture (a screenshot) is named, with its file: a terminal shows
+	// no picture.
+	l = mdImage.ReplaceAllStringFunc(l, func(s string) string {
+		m := mdImage.FindStringSubmatch(s)
+		return "(picture: " + m[1] + ", docs/" + strings.TrimPrefix(m[2], "docs/") + ")"
+	})
 	l = mdLinkRef.ReplaceAllStringFunc(l, func(s string) string {
 		m := mdLinkRef.FindStringSubmatch(s)
 		text, target := m[1], m[2]

@@ -18,6 +18,7 @@ import (
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/serve"
+	"github.com/tractdag/tract/web"
 )
 
 // The defaults of 'tract serve'.
@@ -81,7 +82,11 @@ the accepted answer alone (X-Tract-Attempts says how many it took), or a
 422 naming the diagnoses. A request may not name a cmd: validator;
 --validate may. The same listener serves the repository as JSON under
 /api/ (the shapes of --json, and live events at /api/live: see 'tract
-help api'); with a token, a browser logs in at /login.`,
+help api'); with a token, a browser logs in at /login. A browser at the
+server's address (http://127.0.0.1:7878/) shows the web view: the
+branches, the history as a graph with the failed attempts beside the
+branch, each commit's provenance and diagnosis, the statistics and the
+escalations waiting for an answer, updated live.`,
 		Example: `  tract serve
   OPENAI_BASE_URL=http://127.0.0.1:7878/v1 python agent.py
   ANTHROPIC_BASE_URL=http://127.0.0.1:7878 node agent.js
@@ -213,6 +218,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	mux.Handle(httpauth.LogoutPath, guard.Logout())
 	mcpH, closeMCP := mcpHandler(repo, guard, opts.MCPReadOnly)
 	mux.Handle("/mcp", mcpH)
+	// The web view at /: the page and its assets (it reads /api/); a
+	// browser without the token is sent to the login form.
+	mux.Handle("/", guard.Wrap(web.Handler(), httpauth.RedirectToLogin()))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -237,6 +245,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 			serve.HeaderValidate, strings.Join(opts.Validate, ", "), opts.MaxAttempts)
 	}
 	fmt.Fprintf(errOut, "tract serve: listening on http://%s (OPENAI_BASE_URL=http://%s/v1, ANTHROPIC_BASE_URL=http://%s)\n", addr, addr, addr)
+	fmt.Fprintf(errOut, "tract serve: the web view is at http://%s/\n", addr)
 	if opts.Ready != nil {
 		opts.Ready(addr)
 	}
