@@ -27,10 +27,17 @@ const (
 	// it went to.
 	HeaderBranch = "X-Tract-Branch"
 	// HeaderCommit is the commit that ends a request's record: the
-	// answer, or the error commit. A streamed response has none: its
-	// headers go before the answer is recorded.
+	// answer, or the error commit. A stream passed through is recorded
+	// when it ends, after its headers went: its response declares
+	// HeaderBranch and HeaderCommit as trailers (sent after the body) and
+	// names them in a comment line at the end of the event stream too
+	// (see streamComment).
 	HeaderCommit = "X-Tract-Commit"
 )
+
+// streamTrailers is the Trailer header of a stream passed through: the
+// record's branch and commit, known once the stream ended.
+const streamTrailers = HeaderBranch + ", " + HeaderCommit
 
 // ErrShutdown is the cause a server gives the contexts of the calls it
 // cancels when it shuts down (http.Server.BaseContext): such a call is
@@ -629,6 +636,7 @@ func (h *Handler) stream(ctx context.Context, cancel context.CancelCauseFunc, rw
 		sink = &anthropicStream{}
 	}
 	copyResponseHeader(rw.Header(), resp.Header)
+	rw.Header().Set("Trailer", streamTrailers)
 	rw.WriteHeader(resp.StatusCode)
 	flusher, _ := rw.(http.Flusher)
 	if flusher != nil {
@@ -638,6 +646,8 @@ func (h *Handler) stream(ctx context.Context, cancel context.CancelCauseFunc, rw
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	var readErr error
 	var clientGone bool
+	// endsLine is whether what the client got so far ends a line.
+	endsLine := true
 	for {
 		stop := h.bound(cancel)
 		line, err := br.ReadSlice('\n')
@@ -662,6 +672,7 @@ func (h *Handler) stream(ctx context.Context, cancel context.CancelCauseFunc, rw
 				} else if flusher != nil {
 					flusher.Flush()
 				}
+				endsLine = line[len(line)-1] == '\n'
 			}
 		}
 		if err != nil {
@@ -688,7 +699,24 @@ func (h *Handler) stream(ctx context.Context, cancel context.CancelCauseFunc, rw
 	default:
 		out.failure = err.Error()
 	}
-	save()
+	rec, err := save()
+	if err != nil || clientGone || r.Context().Err() != nil {
+		return
+	}
+	setRecorded(rw, rec)
+	end := streamComment(rec)
+	if !endsLine {
+		end = append([]byte("\n"), end...)
+	}
+	rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	rw.Write(end)
+}
+
+// streamComment is the end of an event stream that names the record's
+// branch and commit: comment lines, which a client's event parser skips
+// (the SDKs do), then the blank line that ends an event.
+func streamComment(rec recorded) []byte {
+	return []byte(": " + HeaderBranch + ": " + rec.Branch + "\n: " + HeaderCommit + ": " + rec.Commit.String() + "\n\n")
 }
 
 // checkLimits refuses a message the repository could not record, before

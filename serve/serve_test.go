@@ -204,6 +204,20 @@ func sse(t *testing.T, body []byte) []string {
 	return out
 }
 
+// streamRecord returns the branch and commit a streamed response names
+// at its end, once as trailers and once as comment lines after the last
+// event, failing the test unless both are there and agree.
+func streamRecord(t *testing.T, resp *http.Response, body []byte) (branch, commit string) {
+	t.Helper()
+	assert.Empty(t, resp.Header.Get(serve.HeaderCommit), "the commit is not known when the headers go")
+	branch, commit = resp.Trailer.Get(serve.HeaderBranch), resp.Trailer.Get(serve.HeaderCommit)
+	require.NotEmpty(t, branch, "trailers: %v", resp.Trailer)
+	require.Len(t, commit, 64)
+	assert.True(t, bytes.HasSuffix(body, []byte("\n\n: "+serve.HeaderBranch+": "+branch+"\n: "+serve.HeaderCommit+": "+commit+"\n\n")),
+		"the stream ends with the comment lines:\n%s", body)
+	return branch, commit
+}
+
 func TestProxy_StreamPassesChunksAndRecordsAnswer(t *testing.T) {
 	e := newEnv(t)
 	e.model.Reply(llmtest.Answer("one two three four"))
@@ -217,6 +231,11 @@ func TestProxy_StreamPassesChunksAndRecordsAnswer(t *testing.T) {
 	bs := e.branches()
 	require.Len(t, bs, 1)
 	assert.Equal(t, []string{"message user: Count.", "message assistant: one two three four"}, e.chain(bs[0]))
+	branch, commit := streamRecord(t, resp, body)
+	assert.Equal(t, bs[0], branch)
+	tip, err := e.repo.Resolve(context.Background(), branch)
+	require.NoError(t, err)
+	assert.Equal(t, tip.String(), commit)
 }
 
 func TestProxy_Anthropic(t *testing.T) {
@@ -231,6 +250,15 @@ func TestProxy_Anthropic(t *testing.T) {
 			require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
 			bs := e.branches()
 			require.Len(t, bs, 1)
+			commit := resp.Header.Get(serve.HeaderCommit)
+			if stream {
+				var branch string
+				branch, commit = streamRecord(t, resp, body)
+				assert.Equal(t, bs[0], branch)
+			}
+			tip, err := e.repo.Resolve(context.Background(), bs[0])
+			require.NoError(t, err)
+			assert.Equal(t, tip.String(), commit)
 			assert.Equal(t, []string{"message system: Be French.", "message user: Hello"}, e.chain(bs[0])[:2])
 			require.Len(t, e.chain(bs[0]), 3)
 			ci, err := e.repo.Show(context.Background(), bs[0])
@@ -676,6 +704,10 @@ func TestProxy_UpstreamStallingMidAnswer(t *testing.T) {
 			if stream {
 				assert.Equal(t, http.StatusOK, resp.StatusCode, "the stream had begun")
 				assert.Contains(t, string(body), "Hel")
+				_, commit := streamRecord(t, resp, body)
+				ci, err := e.repo.Show(context.Background(), commit)
+				require.NoError(t, err)
+				assert.Equal(t, tract.KindError, ci.Kind, "the trailer names the error commit")
 			} else {
 				assert.Equal(t, http.StatusGatewayTimeout, resp.StatusCode, string(body))
 			}
