@@ -187,7 +187,7 @@ func New(ctx context.Context, t *tract.Tract, opts ...Option) (*Handler, error) 
 		h.maxBody = t.Limits().WithDefaults().LineSize
 	}
 	if h.client == nil {
-		h.client = &http.Client{}
+		h.client = newUpstreamClient()
 	}
 	if h.timeout < 0 {
 		return nil, fmt.Errorf("serve: timeout %s: want 0 or more", h.timeout)
@@ -196,6 +196,22 @@ func New(ctx context.Context, t *tract.Tract, opts ...Option) (*Handler, error) 
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	return h, nil
+}
+
+// maxIdlePerHost is how many idle connections to one upstream the
+// Handler's own client keeps: as many as the calls that run at once in a
+// busy agent fleet, so that a call rarely waits to dial one (Go's default
+// keeps 2, and a proxy of 100 concurrent conversations would then dial
+// for nearly every call).
+const maxIdlePerHost = 256
+
+// newUpstreamClient returns the client of the upstream calls when
+// WithHTTPClient gives none: Go's default transport (proxy settings from
+// the environment, HTTP/2, its timeouts) keeping more idle connections.
+func newUpstreamClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2*maxIdlePerHost, maxIdlePerHost
+	return &http.Client{Transport: tr}
 }
 
 // BaseURLError is a base URL an upstream cannot have.
