@@ -143,6 +143,8 @@ type Handler struct {
 	now               func() time.Time
 	onRecordError     func(error)
 	idx               *index
+	// seen remembers the messages of the conversations it decoded.
+	seen *seen
 	// parser and specOpts parse validator specs; defaultSpecs and
 	// defaultAttempts validate a request that names none;
 	// headerCommands lets a request name "cmd:" validators.
@@ -167,7 +169,7 @@ func New(ctx context.Context, t *tract.Tract, opts ...Option) (*Handler, error) 
 		o(&cfg)
 	}
 	h := &Handler{t: t, token: cfg.token, maxBody: cfg.maxBody, client: cfg.client, timeout: cfg.timeout, now: cfg.now,
-		onRecordError: cfg.onRecordError, idx: newIndex(),
+		onRecordError: cfg.onRecordError, idx: newIndex(), seen: newSeen(),
 		parser: cfg.parser, specOpts: cfg.specOpts, defaultSpecs: cfg.defaultSpecs, defaultAttempts: cfg.defaultAttempts,
 		headerCommands: cfg.headerCommands}
 	if h.parser == nil {
@@ -488,12 +490,9 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 		parse = parseAnthropic
 	}
 	req, err := parse(body)
-	if err == nil {
-		err = h.checkLimits(req)
-	}
 	var ps []prefix
 	if err == nil {
-		ps, err = prefixes(req.Messages)
+		ps, err = h.conversation(req)
 	}
 	if err != nil {
 		status := http.StatusBadRequest
@@ -524,7 +523,7 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 	// records is whole.
 	save := func() (recorded, error) {
 		out.elapsed = h.now().Sub(started)
-		rec, err := h.record(context.WithoutCancel(r.Context()), w, named, req.Messages, ps, &out)
+		rec, err := h.record(context.WithoutCancel(r.Context()), w, named, req, ps, &out)
 		if err != nil && h.onRecordError != nil {
 			h.onRecordError(&RecordError{Route: r.URL.Path, Err: err})
 		}
@@ -733,20 +732,4 @@ func (h *Handler) stream(ctx context.Context, cancel context.CancelCauseFunc, rw
 // (the SDKs do), then the blank line that ends an event.
 func streamComment(rec recorded) []byte {
 	return []byte(": " + HeaderBranch + ": " + rec.Branch + "\n: " + HeaderCommit + ": " + rec.Commit.String() + "\n\n")
-}
-
-// checkLimits refuses a message the repository could not record, before
-// the upstream is asked.
-func (h *Handler) checkLimits(req *request) error {
-	l := h.t.Limits()
-	for i, m := range req.Messages {
-		text, _, err := m.Stored()
-		if err == nil {
-			err = l.CheckText(fmt.Sprintf("messages[%d]", i), text)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

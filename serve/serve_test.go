@@ -720,3 +720,50 @@ func TestProxy_UpstreamStallingMidAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A message resent in other bytes (members reordered, spaced, with
+// members of no weight) is the same message: the conversation extends its
+// branch, nothing stored twice.
+func TestProxy_ResentInOtherBytesIsTheSameMessage(t *testing.T) {
+	e := newEnv(t)
+	e.model.Reply(llmtest.Answer("A1"), llmtest.Answer("A2"), llmtest.Answer("A3"))
+	send := func(body string) *http.Response {
+		resp, err := http.Post(e.proxy.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(data))
+		return resp
+	}
+	branch := send(`{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"U1"}]}`).Header.Get(serve.HeaderBranch)
+	resp := send(`{"messages": [ {"content": "S", "role": "system"},
+		{"content":"U1",  "role":"user"},
+		{"role":"assistant","content":"A1","refusal":null},
+		{"role":"user","content":[{"type":"text","text":"U2"}]}], "model": "m"}`)
+	assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
+	resp = send(`{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"U1"},{"role":"assistant","content":"A1"},` +
+		`{"role":"user","content":[{"type":"text","text":"U2"}]},{"role":"assistant","content":"A2"},{"role":"user","content":"U3"}]}`)
+	assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
+	assert.Len(t, e.chain(branch), 7)
+	assert.Len(t, e.all(), 7, "no message stored twice")
+}
+
+// Messages the Handler knows by their bytes but the repository no longer
+// holds (erased by a hard reset) are decoded and recorded again.
+func TestProxy_KnownMessagesErasedAreRecordedAgain(t *testing.T) {
+	e := newEnv(t)
+	e.model.Reply(llmtest.Answer("A1"), llmtest.Answer("A2"), llmtest.Answer("A2 again"))
+	resp, _ := e.chat([]msg{{"system", "S"}, {"user", "U1"}})
+	branch := resp.Header.Get(serve.HeaderBranch)
+	conv := []msg{{"system", "S"}, {"user", "U1"}, {"assistant", "A1"}, {"user", "U2"}}
+	e.chat(conv)
+	require.Len(t, e.chain(branch), 5)
+	// Back to U1: A1, U2 and A2 are erased.
+	_, err := e.repo.OnBranch(branch).Reset(context.Background(), branch+"~3", tract.Hard)
+	require.NoError(t, err)
+	resp, body := e.chat(conv)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
+	assert.Equal(t, []string{"message system: S", "message user: U1", "message assistant: A1", "message user: U2",
+		"message assistant: A2 again"}, e.chain(branch))
+}

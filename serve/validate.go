@@ -260,7 +260,7 @@ func (h *Handler) validated(rw http.ResponseWriter, r *http.Request, w wire, nam
 		writeError(rw, w, http.StatusBadRequest, "proxy: a validated request cannot offer tools: the client runs them, and a validated turn answers with the accepted text alone; send it without "+HeaderValidate)
 		return
 	}
-	if len(req.Messages) == 0 {
+	if len(ps) == 0 {
 		writeError(rw, w, http.StatusBadRequest, "proxy: the request has no message to answer")
 		return
 	}
@@ -275,7 +275,7 @@ func (h *Handler) validated(rw http.ResponseWriter, r *http.Request, w wire, nam
 		return
 	}
 	ctx := r.Context()
-	rec, err := h.record(context.WithoutCancel(ctx), w, named, req.Messages, ps, nil)
+	rec, err := h.record(context.WithoutCancel(ctx), w, named, req, ps, nil)
 	if err != nil {
 		if h.onRecordError != nil {
 			h.onRecordError(&RecordError{Route: r.URL.Path, Err: err})

@@ -41,9 +41,88 @@ type request struct {
 	// IncludeUsage is an OpenAI stream's stream_options.include_usage:
 	// the client asks for a last chunk with the usage.
 	IncludeUsage bool
-	// Messages are the conversation as OpenAI messages, as they are
-	// recorded (see convert).
-	Messages []tract.ImportMessage
+	// elems are the conversation's members as the client sent them,
+	// decoded only when they must be (see Handler.conversation).
+	elems []element
+}
+
+// elementKind says how an element is decoded.
+type elementKind byte
+
+const (
+	elemOpenAI          elementKind = iota + 1 // an OpenAI message
+	elemAnthropic                              // an Anthropic message
+	elemAnthropicSystem                        // Anthropic's top-level system
+)
+
+// element is one member of a request's conversation as the client sent
+// it (an OpenAI message, an Anthropic message or system prompt), which
+// stands for zero or more recorded messages: an empty OpenAI message for
+// none, an Anthropic message with tool results for one per result and
+// one for the rest.
+type element struct {
+	kind elementKind
+	// pos is the element's index in the request's "messages" (-1: the
+	// system prompt), for errors.
+	pos int
+	raw json.RawMessage
+	// msgs are the messages it stands for, once decoded is set.
+	msgs    []tract.ImportMessage
+	decoded bool
+	// first is the index of its first message among the request's; ps
+	// the prefixes of the conversation up to each of its messages.
+	first int
+	ps    []prefix
+}
+
+// decode returns the messages e stands for, as they are recorded (see
+// convert), decoding them once.
+func (e *element) decode() ([]tract.ImportMessage, error) {
+	if e.decoded {
+		return e.msgs, nil
+	}
+	var msgs []tract.ImportMessage
+	var err error
+	switch e.kind {
+	case elemOpenAI:
+		msgs, err = openAIMessage(e.raw)
+	case elemAnthropic:
+		msgs, err = anthropicMessage(e.raw)
+	case elemAnthropicSystem:
+		var text string
+		if text, err = blocksText(e.raw); err != nil {
+			return nil, badRequest("system: %v", err)
+		}
+		if text != "" {
+			msgs = []tract.ImportMessage{{Role: tract.RoleSystem, Content: text}}
+		}
+	}
+	if err != nil {
+		return nil, badRequest("messages[%d]: %v", e.pos, err)
+	}
+	e.msgs, e.decoded = msgs, true
+	return msgs, nil
+}
+
+// messages returns the request's messages from the from-th on, as they
+// are recorded; Handler.conversation has run.
+func (r *request) messages(from int) ([]tract.ImportMessage, error) {
+	var out []tract.ImportMessage
+	for i := range r.elems {
+		e := &r.elems[i]
+		if e.first+len(e.ps) <= from {
+			continue
+		}
+		msgs, err := e.decode()
+		if err != nil {
+			return nil, err
+		}
+		if from > e.first {
+			msgs = msgs[from-e.first:]
+		}
+		out = append(out, msgs...)
+	}
+	return out, nil
 }
 
 // badRequestError is a request body the proxy cannot read.
@@ -55,7 +134,8 @@ func badRequest(format string, args ...any) error {
 	return &badRequestError{fmt.Sprintf(format, args...)}
 }
 
-// parseOpenAI reads a chat-completions request body.
+// parseOpenAI reads a chat-completions request body; its messages are
+// decoded later, when they must be (see Handler.conversation).
 func parseOpenAI(body []byte) (*request, error) {
 	var doc struct {
 		Model               string            `json:"model"`
@@ -76,24 +156,29 @@ func parseOpenAI(body []byte) (*request, error) {
 		return nil, badRequest("the request has no messages")
 	}
 	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: len(doc.Tools) > 0, Temperature: doc.Temperature,
-		MaxTokens: max(doc.MaxTokens, doc.MaxCompletionTokens), IncludeUsage: doc.StreamOptions.IncludeUsage}
+		MaxTokens: max(doc.MaxTokens, doc.MaxCompletionTokens), IncludeUsage: doc.StreamOptions.IncludeUsage,
+		elems: make([]element, len(doc.Messages))}
 	for i, raw := range doc.Messages {
-		var m llm.Message
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, badRequest("messages[%d]: %v", i, err)
-		}
-		if m.Role == "developer" {
-			m.Role = string(tract.RoleSystem) // recorded as the system message it is
-		}
-		im, ok, err := convert(m)
-		if err != nil {
-			return nil, badRequest("messages[%d]: %v", i, err)
-		}
-		if ok {
-			req.Messages = append(req.Messages, im)
-		}
+		req.elems[i] = element{kind: elemOpenAI, pos: i, raw: raw}
 	}
 	return req, nil
+}
+
+// openAIMessage decodes an OpenAI message: the message recorded for it,
+// or none when it has nothing to record.
+func openAIMessage(raw json.RawMessage) ([]tract.ImportMessage, error) {
+	var m llm.Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if m.Role == "developer" {
+		m.Role = string(tract.RoleSystem) // recorded as the system message it is
+	}
+	im, ok, err := convert(m)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return []tract.ImportMessage{im}, nil
 }
 
 // convert returns m as the message recorded for it; ok is false for a
@@ -161,7 +246,8 @@ type anthropicBlock struct {
 	} `json:"source"`
 }
 
-// parseAnthropic reads a Messages API request body.
+// parseAnthropic reads a Messages API request body; its messages are
+// decoded later, when they must be (see Handler.conversation).
 func parseAnthropic(body []byte) (*request, error) {
 	var doc struct {
 		Model       string            `json:"model"`
@@ -170,10 +256,7 @@ func parseAnthropic(body []byte) (*request, error) {
 		Temperature *float64          `json:"temperature"`
 		MaxTokens   int               `json:"max_tokens"`
 		System      json.RawMessage   `json:"system"`
-		Messages    []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
+		Messages    []json.RawMessage `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, badRequest("the request body is not a Messages API request: %v", err)
@@ -181,27 +264,31 @@ func parseAnthropic(body []byte) (*request, error) {
 	if len(doc.Messages) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: len(doc.Tools) > 0, Temperature: doc.Temperature, MaxTokens: doc.MaxTokens}
+	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: len(doc.Tools) > 0, Temperature: doc.Temperature, MaxTokens: doc.MaxTokens,
+		elems: make([]element, 0, len(doc.Messages)+1)}
 	if len(doc.System) > 0 && string(doc.System) != "null" {
-		text, err := blocksText(doc.System)
-		if err != nil {
-			return nil, badRequest("system: %v", err)
-		}
-		if text != "" {
-			req.Messages = append(req.Messages, tract.ImportMessage{Role: tract.RoleSystem, Content: text})
-		}
+		req.elems = append(req.elems, element{kind: elemAnthropicSystem, pos: -1, raw: doc.System})
 	}
-	for i, m := range doc.Messages {
-		if m.Role != "user" && m.Role != "assistant" {
-			return nil, badRequest("messages[%d]: role %q: want user or assistant", i, m.Role)
-		}
-		msgs, err := anthropicMessages(m.Role, m.Content)
-		if err != nil {
-			return nil, badRequest("messages[%d]: %v", i, err)
-		}
-		req.Messages = append(req.Messages, msgs...)
+	for i, raw := range doc.Messages {
+		req.elems = append(req.elems, element{kind: elemAnthropic, pos: i, raw: raw})
 	}
 	return req, nil
+}
+
+// anthropicMessage decodes an Anthropic message: the messages recorded
+// for it (see anthropicMessages).
+func anthropicMessage(raw json.RawMessage) ([]tract.ImportMessage, error) {
+	var m struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if m.Role != "user" && m.Role != "assistant" {
+		return nil, fmt.Errorf("role %q: want user or assistant", m.Role)
+	}
+	return anthropicMessages(m.Role, m.Content)
 }
 
 // anthropicMessages returns the OpenAI messages an Anthropic message
