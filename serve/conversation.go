@@ -30,11 +30,11 @@ type seen struct {
 
 func newSeen() *seen { return &seen{m: map[dag.Hash][]prefix{}} }
 
-// key is the key of element e after the conversation of prefix p.
-func (e *element) key(p prefix) dag.Hash {
-	b := make([]byte, 0, len(p)+1+len(e.raw))
-	b = append(append(append(b, p[:]...), byte(e.kind)), e.raw...)
-	return dag.Sum(b)
+// key is the key of element e after the conversation of prefix p; buf is
+// scratch space, returned for the next key.
+func (e *element) key(p prefix, buf []byte) (dag.Hash, []byte) {
+	buf = append(append(append(buf[:0], p[:]...), byte(e.kind)), e.raw...)
+	return dag.Sum(buf), buf
 }
 
 func (s *seen) get(k dag.Hash) ([]prefix, bool) {
@@ -61,12 +61,14 @@ func (s *seen) put(k dag.Hash, ps []prefix) {
 // decoding of the new ones.
 func (h *Handler) conversation(req *request) ([]prefix, error) {
 	l := h.t.Limits()
-	var ps []prefix
+	ps := make([]prefix, 0, len(req.elems))
 	var p prefix
+	var buf []byte
 	for i := range req.elems {
 		e := &req.elems[i]
 		e.first = len(ps)
-		k := e.key(p)
+		var k dag.Hash
+		k, buf = e.key(p, buf)
 		eps, ok := h.seen.get(k)
 		if !ok {
 			msgs, err := e.decode()

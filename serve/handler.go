@@ -476,7 +476,7 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 		writeError(rw, w, http.StatusBadRequest, "proxy: "+err.Error())
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, h.maxBody))
+	body, err := readBody(rw, r, h.maxBody)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -589,6 +589,19 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 		out.failure = err.Error()
 	}
 	saveAndReply(rw, resp, data, save)
+}
+
+// readBody reads a request's body, at most limit bytes (a
+// *http.MaxBytesError beyond), into a buffer of the size the request
+// announces when it does.
+func readBody(rw http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(rw, r.Body, limit)
+	if r.ContentLength <= 0 || r.ContentLength > limit {
+		return io.ReadAll(body)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength+1)) // +1: the EOF fits
+	_, err := buf.ReadFrom(body)
+	return buf.Bytes(), err
 }
 
 // cancelled is the failure of a call whose context ctx ended.
