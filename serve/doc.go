@@ -13,9 +13,11 @@
 // the request) map lookups, whatever the size of the repository: each
 // conversation prefix is identified by a chained hash of its messages,
 // and an index from those hashes to commits is read from the branches
-// when the Handler starts and kept up to date by its own writes. Every
-// write is one transaction whose ref move is a compare-and-swap; no
-// transaction or lock is held across an upstream call. docs/proxy.md
+// when the Handler starts and kept up to date by its own writes (a
+// message the client resends byte for byte is known by the hash of its
+// bytes, and not decoded again). Every write is one transaction whose
+// ref move is a compare-and-swap; no transaction or lock is held across
+// an upstream call. docs/proxy.md
 // gives the rules, the headers (X-Tract-Branch, X-Tract-Commit) and
 // trailers, and the security model.
 //
