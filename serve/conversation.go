@@ -8,7 +8,7 @@ import (
 )
 
 // maxSeen bounds how many elements the Handler remembers (see seen): about
-// 130 bytes each, so 32 MiB at most. When full, it is emptied: the
+// 150 bytes each, so about 40 MB at most. When full, it is emptied: the
 // conversations that go on are decoded once more, then remembered again.
 const maxSeen = 1 << 18
 
