@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/jsonerr"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -134,17 +135,109 @@ func badRequest(format string, args ...any) error {
 	return &badRequestError{fmt.Sprintf(format, args...)}
 }
 
+// rawValue is a JSON value kept as its bytes: a slice of the document it
+// was read from, not a copy (the document, a request's body, is not
+// reused while the request is served).
+type rawValue []byte
+
+func (v *rawValue) UnmarshalJSON(data []byte) error {
+	*v = data
+	return nil
+}
+
+// rawMessages is a request's "messages", kept as its elements' bytes,
+// slices of the document they were read from (see rawValue): they are
+// split without being copied, and decoded only when they must be.
+type rawMessages []json.RawMessage
+
+// UnmarshalJSON splits data, a JSON value encoding/json has checked
+// (it calls UnmarshalJSON with valid JSON alone), into the array's
+// elements; null is no array.
+func (a *rawMessages) UnmarshalJSON(data []byte) error {
+	switch {
+	case string(data) == "null":
+		*a = nil
+		return nil
+	case len(data) == 0 || data[0] != '[':
+		return fmt.Errorf("messages: want an array, not %s", jsonerr.Kind(data))
+	}
+	*a = splitArray(data)
+	return nil
+}
+
+// hasTools reports whether a request's "tools" offers any.
+func hasTools(tools rawValue) bool {
+	t := bytes.TrimSpace(tools)
+	if len(t) > 0 && t[0] == '[' {
+		t = bytes.TrimSpace(t[1:]) // an empty array: "]" is left
+	}
+	return len(t) > 0 && string(t) != "null" && string(t) != "]"
+}
+
+// splitArray returns the elements of data, a valid JSON array, without
+// the white space around them.
+func splitArray(data []byte) []json.RawMessage {
+	var out []json.RawMessage
+	start, depth, inString, escaped := -1, 0, false, false
+	for i := 1; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the array's end
+				if start >= 0 {
+					out = append(out, trimSpace(data[start:i]))
+				}
+				return out
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, trimSpace(data[start:i]))
+				start = -1
+				continue
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	return out
+}
+
+// trimSpace returns b without JSON's white space at its end (an element
+// of splitArray starts at its first byte).
+func trimSpace(b []byte) json.RawMessage {
+	return bytes.TrimRight(b, " \t\n\r")
+}
+
 // parseOpenAI reads a chat-completions request body; its messages are
 // decoded later, when they must be (see Handler.conversation).
 func parseOpenAI(body []byte) (*request, error) {
 	var doc struct {
-		Model               string            `json:"model"`
-		Stream              bool              `json:"stream"`
-		Messages            []json.RawMessage `json:"messages"`
-		Tools               []json.RawMessage `json:"tools"`
-		Temperature         *float64          `json:"temperature"`
-		MaxTokens           int               `json:"max_tokens"`
-		MaxCompletionTokens int               `json:"max_completion_tokens"`
+		Model               string      `json:"model"`
+		Stream              bool        `json:"stream"`
+		Messages            rawMessages `json:"messages"`
+		Tools               rawValue    `json:"tools"`
+		Temperature         *float64    `json:"temperature"`
+		MaxTokens           int         `json:"max_tokens"`
+		MaxCompletionTokens int         `json:"max_completion_tokens"`
 		StreamOptions       struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
@@ -155,7 +248,7 @@ func parseOpenAI(body []byte) (*request, error) {
 	if len(doc.Messages) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: len(doc.Tools) > 0, Temperature: doc.Temperature,
+	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: hasTools(doc.Tools), Temperature: doc.Temperature,
 		MaxTokens: max(doc.MaxTokens, doc.MaxCompletionTokens), IncludeUsage: doc.StreamOptions.IncludeUsage,
 		elems: make([]element, len(doc.Messages))}
 	for i, raw := range doc.Messages {
@@ -250,13 +343,13 @@ type anthropicBlock struct {
 // decoded later, when they must be (see Handler.conversation).
 func parseAnthropic(body []byte) (*request, error) {
 	var doc struct {
-		Model       string            `json:"model"`
-		Stream      bool              `json:"stream"`
-		Tools       []json.RawMessage `json:"tools"`
-		Temperature *float64          `json:"temperature"`
-		MaxTokens   int               `json:"max_tokens"`
-		System      json.RawMessage   `json:"system"`
-		Messages    []json.RawMessage `json:"messages"`
+		Model       string      `json:"model"`
+		Stream      bool        `json:"stream"`
+		Tools       rawValue    `json:"tools"`
+		Temperature *float64    `json:"temperature"`
+		MaxTokens   int         `json:"max_tokens"`
+		System      rawValue    `json:"system"`
+		Messages    rawMessages `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, badRequest("the request body is not a Messages API request: %v", err)
@@ -264,10 +357,10 @@ func parseAnthropic(body []byte) (*request, error) {
 	if len(doc.Messages) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: len(doc.Tools) > 0, Temperature: doc.Temperature, MaxTokens: doc.MaxTokens,
+	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: hasTools(doc.Tools), Temperature: doc.Temperature, MaxTokens: doc.MaxTokens,
 		elems: make([]element, 0, len(doc.Messages)+1)}
 	if len(doc.System) > 0 && string(doc.System) != "null" {
-		req.elems = append(req.elems, element{kind: elemAnthropicSystem, pos: -1, raw: doc.System})
+		req.elems = append(req.elems, element{kind: elemAnthropicSystem, pos: -1, raw: json.RawMessage(doc.System)})
 	}
 	for i, raw := range doc.Messages {
 		req.elems = append(req.elems, element{kind: elemAnthropic, pos: i, raw: raw})
