@@ -331,3 +331,33 @@ func BenchmarkNew_Index(b *testing.B) {
 		require.NoError(b, err)
 	}
 }
+
+// BenchmarkProxy_Call sends the calls of conversations of loadTurns calls
+// one after another through the proxy to the instant upstream, into a
+// file repository that does not sync: the proxy's own cost of a call
+// (allocs/op, B/op; ns/op includes the client's and the upstream's),
+// which a loaded machine changes less than BenchmarkProxy_Load's
+// latencies.
+func BenchmarkProxy_Call(b *testing.B) {
+	repo, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"), tract.WithNoSync())
+	require.NoError(b, err)
+	defer repo.Close()
+	up := instantUpstream()
+	defer up.Close()
+	h, err := serve.New(context.Background(), repo, serve.WithOpenAI(up.URL+"/v1", "k"))
+	require.NoError(b, err)
+	proxy := httptest.NewServer(h)
+	defer proxy.Close()
+	hc := loadClient()
+	defer hc.CloseIdleConnections()
+	var stats loadStats
+	c := &conversation{next: new(atomic.Int64)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if !stats.call(hc, proxy.URL+"/v1/chat/completions", c.body()) {
+			b.Fatal("a call failed")
+		}
+		c.answered()
+	}
+}
