@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -766,4 +768,58 @@ func TestProxy_KnownMessagesErasedAreRecordedAgain(t *testing.T) {
 	assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
 	assert.Equal(t, []string{"message system: S", "message user: U1", "message assistant: A1", "message user: U2",
 		"message assistant: A2 again"}, e.chain(branch))
+}
+
+// The Handler's own upstream client keeps its connections for calls that
+// run at once: a second round of concurrent calls dials none (Go's
+// default client keeps 2 a host, and would dial for most of them).
+func TestProxy_UpstreamConnectionsAreKept(t *testing.T) {
+	var dialed atomic.Int64
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}))
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialed.Add(1)
+		}
+	}
+	up.Start()
+	defer up.Close()
+	repo, err := tract.Init(filepath.Join(t.TempDir(), "tract.db"), tract.WithNoSync())
+	require.NoError(t, err)
+	defer repo.Close()
+	proxy := httptest.NewServer(mustHandler(t, repo, serve.WithOpenAI(up.URL+"/v1", "k")))
+	defer proxy.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	const n = 16
+	round := func(r int) {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				b, _ := json.Marshal(map[string]any{"model": "m", "messages": []msg{{"user", fmt.Sprintf("round %d, call %d", r, i)}}})
+				resp, err := hc.Post(proxy.URL+"/v1/chat/completions", "application/json", bytes.NewReader(b))
+				if assert.NoError(t, err) {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					assert.Equal(t, http.StatusOK, resp.StatusCode)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+	}
+	for r := range 3 {
+		round(r)
+	}
+	// At most n at once, each kept: about n dialed (a call may dial just
+	// before another's connection comes back: a few more).
+	assert.LessOrEqual(t, dialed.Load(), int64(n+n/4), "connections dialed for 3 rounds of %d calls at once", n)
 }
