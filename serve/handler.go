@@ -592,16 +592,18 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 }
 
 // readBody reads a request's body, at most limit bytes (a
-// *http.MaxBytesError beyond), into a buffer of the size the request
-// announces when it does.
+// *http.MaxBytesError beyond), into one buffer of the size the request
+// announces when it does (the server reads no more than that).
 func readBody(rw http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	body := http.MaxBytesReader(rw, r.Body, limit)
 	if r.ContentLength <= 0 || r.ContentLength > limit {
 		return io.ReadAll(body)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength+1)) // +1: the EOF fits
-	_, err := buf.ReadFrom(body)
-	return buf.Bytes(), err
+	buf := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }
 
 // cancelled is the failure of a call whose context ctx ended.
