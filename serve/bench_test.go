@@ -34,6 +34,10 @@ var loadFor = flag.Duration("load", 3*time.Second, "how long each phase of Bench
 // loadRate is the rate of BenchmarkProxy_Load's paced phase.
 var loadRate = flag.Int("load-rate", 1000, "requests a second, over all conversations, in BenchmarkProxy_Load's paced phase")
 
+// loadNoSync runs BenchmarkProxy_Load on a repository that does not sync
+// its writes: what the proxy adds but for waiting on the disk.
+var loadNoSync = flag.Bool("load-nosync", false, "BenchmarkProxy_Load's repository does not sync its writes")
+
 // loadConversations is how many conversations BenchmarkProxy_Load runs at
 // once; loadTurns how many calls one makes before a new one starts.
 const loadConversations, loadTurns = 100, 20
@@ -225,7 +229,7 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 // in use sampled during the phases (the clients' and the upstream's
 // included: they run in the same process).
 //
-//	go test ./serve -run '^$' -bench Load -load 30s
+//	go test ./serve -run '^$' -bench Load -load 30s [-load-rate 1000] [-load-nosync]
 func BenchmarkProxy_Load(b *testing.B) {
 	for range b.N {
 		loadOnce(b)
@@ -235,7 +239,11 @@ func BenchmarkProxy_Load(b *testing.B) {
 func loadOnce(b *testing.B) {
 	b.StopTimer()
 	ctx := context.Background()
-	repo, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"))
+	var opts []tract.Option
+	if *loadNoSync {
+		opts = append(opts, tract.WithNoSync())
+	}
+	repo, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"), opts...)
 	require.NoError(b, err)
 	defer repo.Close()
 	up := instantUpstream()

@@ -8,7 +8,7 @@ import (
 )
 
 // maxSeen bounds how many elements the Handler remembers (see seen): about
-// 150 bytes each, so about 40 MB at most. When full, it is emptied: the
+// 120 bytes each, so about 32 MB at most. When full, it is emptied: the
 // conversations that go on are decoded once more, then remembered again.
 const maxSeen = 1 << 18
 
@@ -23,12 +23,25 @@ const maxSeen = 1 << 18
 // message, spaced or ordered otherwise) is decoded, and gets the same
 // prefixes.
 type seen struct {
-	// mu guards m.
+	// mu guards the maps.
 	mu sync.Mutex
-	m  map[dag.Hash][]prefix
+	// one holds the elements of none or one message (nearly all: an
+	// OpenAI message is one, an Anthropic message is one unless it holds
+	// tool results), with no pointer for the collector to follow;
+	// several the others.
+	one     map[dag.Hash]seenOne
+	several map[dag.Hash][]prefix
 }
 
-func newSeen() *seen { return &seen{m: map[dag.Hash][]prefix{}} }
+// seenOne is an element of none or one message: the prefix after it.
+type seenOne struct {
+	p     prefix
+	empty bool
+}
+
+func newSeen() *seen {
+	return &seen{one: map[dag.Hash]seenOne{}, several: map[dag.Hash][]prefix{}}
+}
 
 // key is the key of element e after the conversation of prefix p; buf is
 // scratch space, returned for the next key.
@@ -37,20 +50,39 @@ func (e *element) key(p prefix, buf []byte) (dag.Hash, []byte) {
 	return dag.Sum(buf), buf
 }
 
-func (s *seen) get(k dag.Hash) ([]prefix, bool) {
+// appendKnown appends to ps the prefixes of the element of key k, when it
+// is known.
+func (s *seen) appendKnown(ps []prefix, k dag.Hash) ([]prefix, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ps, ok := s.m[k]
-	return ps, ok
+	if o, ok := s.one[k]; ok {
+		if !o.empty {
+			ps = append(ps, o.p)
+		}
+		return ps, true
+	}
+	if more, ok := s.several[k]; ok {
+		return append(ps, more...), true
+	}
+	return ps, false
 }
 
+// put remembers the prefixes ps of the element of key k.
 func (s *seen) put(k dag.Hash, ps []prefix) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.m) >= maxSeen {
-		clear(s.m)
+	if len(s.one)+len(s.several) >= maxSeen {
+		clear(s.one)
+		clear(s.several)
 	}
-	s.m[k] = ps
+	switch len(ps) {
+	case 0:
+		s.one[k] = seenOne{empty: true}
+	case 1:
+		s.one[k] = seenOne{p: ps[0]}
+	default:
+		s.several[k] = append([]prefix(nil), ps...)
+	}
 }
 
 // conversation returns the prefixes of the request's messages (ps[i] the
@@ -69,14 +101,12 @@ func (h *Handler) conversation(req *request) ([]prefix, error) {
 		e.first = len(ps)
 		var k dag.Hash
 		k, buf = e.key(p, buf)
-		eps, ok := h.seen.get(k)
-		if !ok {
+		var known bool
+		if ps, known = h.seen.appendKnown(ps, k); !known {
 			msgs, err := e.decode()
 			if err != nil {
 				return nil, err
 			}
-			eps = make([]prefix, len(msgs))
-			q := p
 			for j, m := range msgs {
 				text, _, err := m.Stored()
 				if err == nil {
@@ -89,15 +119,13 @@ func (h *Handler) conversation(req *request) ([]prefix, error) {
 				if err != nil {
 					return nil, fmt.Errorf("messages[%d]: %w", e.first+j, err)
 				}
-				q = next(q, id)
-				eps[j] = q
+				p = next(p, id)
+				ps = append(ps, p)
 			}
-			h.seen.put(k, eps)
+			h.seen.put(k, ps[e.first:])
 		}
-		e.ps = eps
-		ps = append(ps, eps...)
-		if len(eps) > 0 {
-			p = eps[len(eps)-1]
+		if e.n = len(ps) - e.first; e.n > 0 {
+			p = ps[len(ps)-1]
 		}
 	}
 	return ps, nil

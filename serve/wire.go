@@ -70,10 +70,9 @@ type element struct {
 	// msgs are the messages it stands for, once decoded is set.
 	msgs    []tract.ImportMessage
 	decoded bool
-	// first is the index of its first message among the request's; ps
-	// the prefixes of the conversation up to each of its messages.
-	first int
-	ps    []prefix
+	// first is the index of its first message among the request's, n
+	// how many it stands for.
+	first, n int
 }
 
 // decode returns the messages e stands for, as they are recorded (see
@@ -111,7 +110,7 @@ func (r *request) messages(from int) ([]tract.ImportMessage, error) {
 	var out []tract.ImportMessage
 	for i := range r.elems {
 		e := &r.elems[i]
-		if e.first+len(e.ps) <= from {
+		if e.first+e.n <= from {
 			continue
 		}
 		msgs, err := e.decode()
