@@ -211,21 +211,22 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 // BenchmarkProxy_Load runs 100 conversations at once through the proxy
 // (New's own upstream client, as 'tract serve' runs it) to an upstream
 // that answers at once, recording into a file repository that syncs each
-// write. Two phases of -load each:
+// write (-load-nosync: that does not). Phases of -load each:
 //
 //   - saturated: each conversation sends its next call as soon as the last
 //     is answered; requests/s is how many calls a second the proxy
-//     answered and recorded;
+//     answered and recorded, requests/cpu-s how many a second of the
+//     process's CPU time (its clients' and upstream's included): what it
+//     would do on one core of its own;
 //   - paced: the conversations send -load-rate calls a second in all
 //     through the proxy, then, for as long again, straight to the
 //     upstream; added-p50-ms and added-p99-ms are the proxy's latency
-//     quantiles less the direct calls'.
+//     quantiles less the direct calls', added-cpu-µs/call the process's
+//     CPU time a call through the proxy took less a direct call's (the
+//     proxy's own cost, which the machine's other work changes little).
 //
 // Then every commit a response named (X-Tract-Commit) is looked for on
-// the branches: lost-commits must be 0. added-cpu-µs/call is the CPU
-// time of the process a paced call through the proxy took, less a direct
-// call's: the proxy's own cost, which the machine's other work does not
-// change. peak-heap-MB is the highest heap
+// the branches: lost-commits must be 0. peak-heap-MB is the highest heap
 // in use sampled during the phases (the clients' and the upstream's
 // included: they run in the same process).
 //
@@ -260,13 +261,14 @@ func loadOnce(b *testing.B) {
 
 	b.StartTimer()
 	saturated := loadStats{proxied: true}
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	saturated.run(hc, proxy.URL+"/v1/chat/completions", loadConversations, start.Add(*loadFor), 0, &next)
 	rate := float64(len(saturated.latencies)) / time.Since(start).Seconds()
+	perCPU := float64(len(saturated.latencies)) / (cpuTime() - cpu).Seconds()
 
 	every := time.Duration(float64(time.Second) * loadConversations / float64(*loadRate))
 	proxied, direct := loadStats{proxied: true}, loadStats{}
-	cpu := cpuTime()
+	cpu = cpuTime()
 	proxied.run(hc, proxy.URL+"/v1/chat/completions", loadConversations, time.Now().Add(*loadFor), every, &next)
 	cpu, proxiedCPU := cpuTime(), cpuTime()-cpu
 	direct.run(hc, up.URL+"/v1/chat/completions", loadConversations, time.Now().Add(*loadFor), every, &next)
@@ -301,6 +303,7 @@ func loadOnce(b *testing.B) {
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(rate, "requests/s")
+	b.ReportMetric(perCPU, "requests/cpu-s")
 	b.ReportMetric(float64(len(proxied.latencies))/loadFor.Seconds(), "paced-requests/s")
 	b.ReportMetric(ms(proxied.quantile(0.5)-direct.quantile(0.5)), "added-p50-ms")
 	b.ReportMetric(ms(proxied.quantile(0.99)-direct.quantile(0.99)), "added-p99-ms")
