@@ -8,8 +8,9 @@ import (
 )
 
 // maxSeen bounds how many elements the Handler remembers (see seen): about
-// 120 bytes each, so about 32 MB at most. When full, it is emptied: the
-// conversations that go on are decoded once more, then remembered again.
+// 120 bytes each, so about 32 MB at most. When a shard is full, it is
+// emptied: the conversations that go on are decoded once more, then
+// remembered again.
 const maxSeen = 1 << 18
 
 // seen remembers the prefixes of the elements (messages as a client sent
@@ -21,8 +22,15 @@ const maxSeen = 1 << 18
 // decoding, checks and canonical hashing of a message cost tens of times
 // what hashing its bytes does. An element whose bytes differ (the same
 // message, spaced or ordered otherwise) is decoded, and gets the same
-// prefixes.
-type seen struct {
+// prefixes. The keys are spread over shards of their own lock, as each
+// request looks up each of its messages: under one lock, the calls of
+// many conversations at once waited for each other.
+type seen [seenShards]seenShard
+
+// seenShards is how many shards seen has; a key's first byte picks one.
+const seenShards = 32
+
+type seenShard struct {
 	// mu guards the maps.
 	mu sync.Mutex
 	// one holds the elements of none or one message (nearly all: an
@@ -40,8 +48,14 @@ type seenOne struct {
 }
 
 func newSeen() *seen {
-	return &seen{one: map[dag.Hash]seenOne{}, several: map[dag.Hash][]prefix{}}
+	s := new(seen)
+	for i := range s {
+		s[i].one, s[i].several = map[dag.Hash]seenOne{}, map[dag.Hash][]prefix{}
+	}
+	return s
 }
+
+func (s *seen) shard(k dag.Hash) *seenShard { return &s[int(k[0])%seenShards] }
 
 // key is the key of element e after the conversation of prefix p; buf is
 // scratch space, returned for the next key.
@@ -53,15 +67,16 @@ func (e *element) key(p prefix, buf []byte) (dag.Hash, []byte) {
 // appendKnown appends to ps the prefixes of the element of key k, when it
 // is known.
 func (s *seen) appendKnown(ps []prefix, k dag.Hash) ([]prefix, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if o, ok := s.one[k]; ok {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if o, ok := sh.one[k]; ok {
 		if !o.empty {
 			ps = append(ps, o.p)
 		}
 		return ps, true
 	}
-	if more, ok := s.several[k]; ok {
+	if more, ok := sh.several[k]; ok {
 		return append(ps, more...), true
 	}
 	return ps, false
@@ -69,19 +84,20 @@ func (s *seen) appendKnown(ps []prefix, k dag.Hash) ([]prefix, bool) {
 
 // put remembers the prefixes ps of the element of key k.
 func (s *seen) put(k dag.Hash, ps []prefix) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.one)+len(s.several) >= maxSeen {
-		clear(s.one)
-		clear(s.several)
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if len(sh.one)+len(sh.several) >= maxSeen/seenShards {
+		clear(sh.one)
+		clear(sh.several)
 	}
 	switch len(ps) {
 	case 0:
-		s.one[k] = seenOne{empty: true}
+		sh.one[k] = seenOne{empty: true}
 	case 1:
-		s.one[k] = seenOne{p: ps[0]}
+		sh.one[k] = seenOne{p: ps[0]}
 	default:
-		s.several[k] = append([]prefix(nil), ps...)
+		sh.several[k] = append([]prefix(nil), ps...)
 	}
 }
 
