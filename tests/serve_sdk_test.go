@@ -366,6 +366,8 @@ var sdkCases = []struct {
 	}},
 }
 
+// Each case on each SDK: its own repository, upstream and server, the
+// module run against it, the server stopped, then the repository read.
 func TestServe_SDKs(t *testing.T) {
 	t.Parallel()
 	nodeModules(t)
