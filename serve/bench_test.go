@@ -345,12 +345,23 @@ func BenchmarkNew_Index(b *testing.B) {
 
 // BenchmarkProxy_Call sends the calls of conversations of loadTurns calls
 // one after another through the proxy to the instant upstream, into a
-// file repository that does not sync: the proxy's own cost of a call
-// (allocs/op, B/op; ns/op includes the client's and the upstream's),
-// which a loaded machine changes less than BenchmarkProxy_Load's
-// latencies.
+// file repository that syncs its writes (sync) or not (nosync): a call's
+// latency alone, and the proxy's own cost of a call (allocs/op, B/op;
+// ns/op includes the client's and the upstream's), which a loaded
+// machine changes less than BenchmarkProxy_Load's latencies.
 func BenchmarkProxy_Call(b *testing.B) {
-	repo, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"), tract.WithNoSync())
+	for _, sync := range []bool{true, false} {
+		name := "sync"
+		var opts []tract.Option
+		if !sync {
+			name, opts = "nosync", append(opts, tract.WithNoSync())
+		}
+		b.Run(name, func(b *testing.B) { benchCalls(b, opts...) })
+	}
+}
+
+func benchCalls(b *testing.B, opts ...tract.Option) {
+	repo, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"), opts...)
 	require.NoError(b, err)
 	defer repo.Close()
 	up := instantUpstream()
