@@ -88,6 +88,13 @@ await run({
     return { calls: [{ text }], usage };
   },
   validated: async () => ({ calls: [await ask([user('An order as JSON.')], { headers: { 'X-Tract-Validate': 'json' } })] }),
+  validatedStream: async () => {
+    const { data: stream, response } = await client.chat.completions.create({ model, stream: true,
+      messages: [user('An order as JSON.')] }, { headers: { 'X-Tract-Validate': 'json' } }).withResponse();
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    return { calls: [{ text, ...headersOf(response) }] };
+  },
   exhausted: async () => {
     try {
       await ask([user('An order as JSON.')], { headers: { 'X-Tract-Validate': 'json', 'X-Tract-Max-Attempts': '2' } });
@@ -134,6 +141,13 @@ await run({
     return { calls: [{ text }], usage: final.usage };
   },
   validated: async () => ({ calls: [await ask([user('An order as JSON.')], { headers: { 'X-Tract-Validate': 'json' } })] }),
+  validatedStream: async () => {
+    const { data: stream, response } = await client.messages.create({ model, max_tokens: 256, stream: true,
+      messages: [user('An order as JSON.')] }, { headers: { 'X-Tract-Validate': 'json' } }).withResponse();
+    let text = '';
+    for await (const ev of stream) if (ev.type === 'content_block_delta') text += ev.delta.text ?? '';
+    return { calls: [{ text, ...headersOf(response) }] };
+  },
   exhausted: async () => {
     try {
       await ask([user('An order as JSON.')], { headers: { 'X-Tract-Validate': 'json', 'X-Tract-Max-Attempts': '2' } });
@@ -276,6 +290,15 @@ var sdkCases = []struct {
 		reqs := r.srv.Requests()
 		require.Len(t, reqs, 2)
 		assert.Contains(t, reqs[1].LastMessage(), "failed validation")
+	}},
+	{"validatedStream", func(srv *llmtest.Server) {
+		srv.Reply(llmtest.Answer(`Here it is: {"id": 7`), llmtest.Answer(`{"id": 7}`))
+	}, func(t *testing.T, r *sdkRun) {
+		c := r.out.Calls[0]
+		assert.Equal(t, `{"id": 7}`, c.Text, "the SDK's stream carries the accepted answer alone")
+		assert.Equal(t, "2", c.Attempts)
+		assert.Equal(t, r.tip(c.Branch), c.Commit, "a validated stream has its commit in its headers")
+		assert.Equal(t, []string{"An order as JSON.", `{"id": 7}`}, r.branch(c.Branch))
 	}},
 	{"exhausted", func(srv *llmtest.Server) { srv.Reply(llmtest.Answer("no"), llmtest.Answer("still no")) }, func(t *testing.T, r *sdkRun) {
 		e := r.out.Error
