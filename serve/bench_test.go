@@ -4,63 +4,317 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract"
-	"github.com/tractdag/tract/llm/llmtest"
 	"github.com/tractdag/tract/serve"
 )
 
-// BenchmarkProxy_Conversations sends requests from concurrent clients,
-// each a conversation that grows by a question and its answer per
-// request (20 requests, then a new one), through the proxy to a scripted
-// upstream that answers at once, into a file repository with fsync.
-func BenchmarkProxy_Conversations(b *testing.B) {
-	repo, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"))
+// loadFor is how long each phase of BenchmarkProxy_Load runs: short by
+// default, so that 'go test -bench .' stays quick; the figures in
+// docs/proxy.md come from -load 30s.
+var loadFor = flag.Duration("load", 3*time.Second, "how long each phase of BenchmarkProxy_Load runs (the documented figures: 30s)")
+
+// loadRate is the rate of BenchmarkProxy_Load's paced phase.
+var loadRate = flag.Int("load-rate", 1000, "requests a second, over all conversations, in BenchmarkProxy_Load's paced phase")
+
+// loadNoSync runs BenchmarkProxy_Load on a repository that does not sync
+// its writes: what the proxy adds but for waiting on the disk.
+var loadNoSync = flag.Bool("load-nosync", false, "BenchmarkProxy_Load's repository does not sync its writes")
+
+// loadConversations is how many conversations BenchmarkProxy_Load runs at
+// once; loadTurns how many calls one makes before a new one starts.
+const loadConversations, loadTurns = 100, 20
+
+// instantAnswer is the chat completion the instant upstream gives.
+var instantAnswer = []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,` +
+	`"message":{"role":"assistant","content":"Noted; go on.","refusal":null},"logprobs":null,"finish_reason":"stop"}],` +
+	`"usage":{"prompt_tokens":120,"completion_tokens":4,"total_tokens":124}}`)
+
+// instantUpstream answers every chat completion at once, with
+// instantAnswer, as a model that took no time would.
+func instantUpstream() *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(instantAnswer)
+	}))
+}
+
+// loadClient is a client of many conversations at once: connections kept
+// for each of them.
+func loadClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 4*loadConversations, 4*loadConversations
+	return &http.Client{Transport: tr}
+}
+
+// conversation is one client's conversation: it grows by a question and
+// the answer each call, and starts again after loadTurns calls. Its
+// messages are kept encoded, so that a call costs the client little.
+type conversation struct {
+	id, turn int
+	// msgs is the messages answered so far, encoded and joined by commas;
+	// asked the last question's encoding, not answered yet.
+	msgs, asked []byte
+	next        *atomic.Int64
+}
+
+// answer is the encoded answer of the instant upstream.
+var answer, _ = json.Marshal(msg{"assistant", "Noted; go on."})
+
+// body returns the next request's body.
+func (c *conversation) body() []byte {
+	if c.turn == 0 || c.turn >= loadTurns {
+		c.id, c.turn = int(c.next.Add(1)), 0
+		c.msgs, _ = json.Marshal(msg{"system", "You are a careful assistant. Answer briefly, and ask when something is unclear."})
+	}
+	c.asked, _ = json.Marshal(msg{"user", fmt.Sprintf("Conversation %d, question %d: what should the next step of the plan be, given what we said so far? %s",
+		c.id, c.turn, strings.Repeat("Some context. ", 8))})
+	b := make([]byte, 0, len(c.msgs)+len(c.asked)+64)
+	b = append(append(append(b, `{"model":"m","messages":[`...), c.msgs...), ',')
+	return append(append(b, c.asked...), "]}"...)
+}
+
+// answered takes the answer into the conversation.
+func (c *conversation) answered() {
+	c.msgs = append(append(append(append(c.msgs, ','), c.asked...), ','), answer...)
+	c.turn++
+}
+
+// loadStats gathers what the calls of a phase saw.
+type loadStats struct {
+	// proxied is set for calls through the proxy, whose answers name
+	// their commits.
+	proxied   bool
+	mu        sync.Mutex
+	latencies []time.Duration
+	commits   []string
+	failed    atomic.Int64
+}
+
+func (s *loadStats) add(d time.Duration, commit string) {
+	s.mu.Lock()
+	s.latencies = append(s.latencies, d)
+	if s.proxied {
+		s.commits = append(s.commits, commit)
+	}
+	s.mu.Unlock()
+}
+
+// quantile returns the q-quantile of the latencies.
+func (s *loadStats) quantile(q float64) time.Duration {
+	if len(s.latencies) == 0 {
+		return 0
+	}
+	slices.Sort(s.latencies)
+	return s.latencies[min(len(s.latencies)-1, int(q*float64(len(s.latencies))))]
+}
+
+// call sends body to url and records its latency and, from the proxy, the
+// commit it names.
+func (s *loadStats) call(hc *http.Client, url string, body []byte) bool {
+	start := time.Now()
+	resp, err := hc.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		s.failed.Add(1)
+		return false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		s.failed.Add(1)
+		return false
+	}
+	s.add(time.Since(start), resp.Header.Get(serve.HeaderCommit))
+	return true
+}
+
+// run runs n conversations against url until the deadline: each sends
+// its next call when the last is answered and, when every is given, the
+// interval has passed since it sent the last (paced).
+func (s *loadStats) run(hc *http.Client, url string, n int, until time.Time, every time.Duration, next *atomic.Int64) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &conversation{next: next}
+			var tick *time.Ticker
+			if every > 0 {
+				time.Sleep(rand.N(every)) // spread the conversations over the interval
+				tick = time.NewTicker(every)
+				defer tick.Stop()
+			}
+			for time.Now().Before(until) {
+				if s.call(hc, url, c.body()) {
+					c.answered()
+				}
+				if tick != nil {
+					<-tick.C
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// cpuTime returns the CPU time the process has used, in user and system
+// mode.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// heapPeak samples the heap in use until stop is closed and returns the
+// highest it saw.
+func heapPeak(stop <-chan struct{}) <-chan uint64 {
+	out := make(chan uint64, 1)
+	go func() {
+		var peak uint64
+		var ms runtime.MemStats
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
+}
+
+// BenchmarkProxy_Load runs 100 conversations at once through the proxy
+// (New's own upstream client, as 'tract serve' runs it) to an upstream
+// that answers at once, recording into a file repository that syncs each
+// write (-load-nosync: that does not). Phases of -load each:
+//
+//   - saturated: each conversation sends its next call as soon as the last
+//     is answered; requests/s is how many calls a second the proxy
+//     answered and recorded, requests/cpu-s how many a second of the
+//     process's CPU time (its clients' and upstream's included): what it
+//     would do on one core of its own;
+//   - paced: the conversations send -load-rate calls a second in all
+//     through the proxy, then, for as long again, straight to the
+//     upstream; added-p50-ms and added-p99-ms are the proxy's latency
+//     quantiles less the direct calls', added-cpu-µs/call the process's
+//     CPU time a call through the proxy took less a direct call's (the
+//     proxy's own cost, which the machine's other work changes little).
+//
+// Then every commit a response named (X-Tract-Commit) is looked for on
+// the branches: lost-commits must be 0. peak-heap-MB is the highest heap
+// in use sampled during the phases (the clients' and the upstream's
+// included: they run in the same process).
+//
+//	go test ./serve -run '^$' -bench Load -load 30s [-load-rate 1000] [-load-nosync]
+func BenchmarkProxy_Load(b *testing.B) {
+	for range b.N {
+		loadOnce(b)
+	}
+}
+
+func loadOnce(b *testing.B) {
+	b.StopTimer()
+	ctx := context.Background()
+	var opts []tract.Option
+	if *loadNoSync {
+		opts = append(opts, tract.WithNoSync())
+	}
+	repo, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"), opts...)
 	require.NoError(b, err)
 	defer repo.Close()
-	model := llmtest.New()
-	defer model.Close()
-	model.Otherwise(llmtest.Answer("ok"))
-	h, err := serve.New(context.Background(), repo, serve.WithOpenAI(model.URL(), "k"))
+	up := instantUpstream()
+	defer up.Close()
+	h, err := serve.New(ctx, repo, serve.WithOpenAI(up.URL+"/v1", "k"))
 	require.NoError(b, err)
 	proxy := httptest.NewServer(h)
 	defer proxy.Close()
-	var conv atomic.Int64
-	b.SetParallelism(8)
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		var msgs []msg
-		for pb.Next() {
-			if len(msgs) == 0 || len(msgs) > 40 {
-				msgs = []msg{{"user", fmt.Sprintf("conversation %d", conv.Add(1))}}
+	hc := loadClient()
+	defer hc.CloseIdleConnections()
+	var next atomic.Int64
+	stop := make(chan struct{})
+	peak := heapPeak(stop)
+
+	b.StartTimer()
+	saturated := loadStats{proxied: true}
+	start, cpu := time.Now(), cpuTime()
+	saturated.run(hc, proxy.URL+"/v1/chat/completions", loadConversations, start.Add(*loadFor), 0, &next)
+	rate := float64(len(saturated.latencies)) / time.Since(start).Seconds()
+	perCPU := float64(len(saturated.latencies)) / (cpuTime() - cpu).Seconds()
+
+	every := time.Duration(float64(time.Second) * loadConversations / float64(*loadRate))
+	proxied, direct := loadStats{proxied: true}, loadStats{}
+	cpu = cpuTime()
+	proxied.run(hc, proxy.URL+"/v1/chat/completions", loadConversations, time.Now().Add(*loadFor), every, &next)
+	cpu, proxiedCPU := cpuTime(), cpuTime()-cpu
+	direct.run(hc, up.URL+"/v1/chat/completions", loadConversations, time.Now().Add(*loadFor), every, &next)
+	directCPU := cpuTime() - cpu
+	b.StopTimer()
+	close(stop)
+
+	// Every answered call's commit is on a branch.
+	on := map[string]bool{}
+	bs, err := repo.Branches(ctx)
+	require.NoError(b, err)
+	for _, br := range bs {
+		for ci, err := range repo.LogSeq(ctx, tract.LogFrom(br.Name)) {
+			require.NoError(b, err)
+			if on[ci.Hash.String()] {
+				break // the rest of the chain is another branch's, counted
 			}
-			body, _ := json.Marshal(map[string]any{"model": "m", "messages": msgs})
-			resp, err := http.Post(proxy.URL+"/v1/chat/completions", "application/json", bytes.NewReader(body))
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				b.Errorf("status %d", resp.StatusCode)
-				return
-			}
-			msgs = append(msgs, msg{"assistant", "ok"}, msg{"user", "next"})
+			on[ci.Hash.String()] = true
 		}
-	})
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "requests/s")
+	}
+	lost := 0
+	for _, c := range append(saturated.commits, proxied.commits...) {
+		if c == "" || !on[c] {
+			lost++
+		}
+	}
+	if n := saturated.failed.Load() + proxied.failed.Load() + direct.failed.Load(); n > 0 {
+		b.Errorf("%d calls failed", n)
+	}
+	if lost > 0 {
+		b.Errorf("%d answered calls' commits are on no branch", lost)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(rate, "requests/s")
+	b.ReportMetric(perCPU, "requests/cpu-s")
+	b.ReportMetric(float64(len(proxied.latencies))/loadFor.Seconds(), "paced-requests/s")
+	b.ReportMetric(ms(proxied.quantile(0.5)-direct.quantile(0.5)), "added-p50-ms")
+	b.ReportMetric(ms(proxied.quantile(0.99)-direct.quantile(0.99)), "added-p99-ms")
+	b.ReportMetric(ms(direct.quantile(0.99)), "direct-p99-ms")
+	b.ReportMetric(float64(lost), "lost-commits")
+	b.ReportMetric(float64(<-peak)/(1<<20), "peak-heap-MB")
+	perCall := func(cpu time.Duration, s *loadStats) float64 {
+		return float64(cpu.Microseconds()) / float64(max(1, len(s.latencies)))
+	}
+	b.ReportMetric(perCall(proxiedCPU, &proxied)-perCall(directCPU, &direct), "added-cpu-µs/call")
+	b.ReportMetric(0, "ns/op")
 }
 
 // BenchmarkNew_Index measures the Handler's start on a repository of 100
@@ -86,5 +340,46 @@ func BenchmarkNew_Index(b *testing.B) {
 	for range b.N {
 		_, err := serve.New(ctx, repo)
 		require.NoError(b, err)
+	}
+}
+
+// BenchmarkProxy_Call sends the calls of conversations of loadTurns calls
+// one after another through the proxy to the instant upstream, into a
+// file repository that syncs its writes (sync) or not (nosync): a call's
+// latency alone, and the proxy's own cost of a call (allocs/op, B/op;
+// ns/op includes the client's and the upstream's), which a loaded
+// machine changes less than BenchmarkProxy_Load's latencies.
+func BenchmarkProxy_Call(b *testing.B) {
+	for _, sync := range []bool{true, false} {
+		name := "sync"
+		var opts []tract.Option
+		if !sync {
+			name, opts = "nosync", append(opts, tract.WithNoSync())
+		}
+		b.Run(name, func(b *testing.B) { benchCalls(b, opts...) })
+	}
+}
+
+func benchCalls(b *testing.B, opts ...tract.Option) {
+	repo, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"), opts...)
+	require.NoError(b, err)
+	defer repo.Close()
+	up := instantUpstream()
+	defer up.Close()
+	h, err := serve.New(context.Background(), repo, serve.WithOpenAI(up.URL+"/v1", "k"))
+	require.NoError(b, err)
+	proxy := httptest.NewServer(h)
+	defer proxy.Close()
+	hc := loadClient()
+	defer hc.CloseIdleConnections()
+	var stats loadStats
+	c := &conversation{next: new(atomic.Int64)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if !stats.call(hc, proxy.URL+"/v1/chat/completions", c.body()) {
+			b.Fatal("a call failed")
+		}
+		c.answered()
 	}
 }

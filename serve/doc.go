@@ -13,11 +13,13 @@
 // the request) map lookups, whatever the size of the repository: each
 // conversation prefix is identified by a chained hash of its messages,
 // and an index from those hashes to commits is read from the branches
-// when the Handler starts and kept up to date by its own writes. Every
-// write is one transaction whose ref move is a compare-and-swap; no
-// transaction or lock is held across an upstream call. docs/proxy.md
-// gives the rules, the headers (X-Tract-Branch, X-Tract-Commit) and the
-// security model.
+// when the Handler starts and kept up to date by its own writes (a
+// message the client resends byte for byte is known by the hash of its
+// bytes, and not decoded again). Every write is one transaction whose
+// ref move is a compare-and-swap; no transaction or lock is held across
+// an upstream call. docs/proxy.md
+// gives the rules, the headers (X-Tract-Branch, X-Tract-Commit) and
+// trailers, and the security model.
 //
 // A request with X-Tract-Validate (or any request, with
 // WithDefaultValidation) is answered by tract's validated turn instead
@@ -32,8 +34,11 @@
 //     conversations is noticed when a write meets the branch it moved
 //     (the Handler then reads that branch again), not before, so two
 //     servers on one repository may store a message twice, never lose one.
-//   - A streamed answer is recorded when its stream ends; its response
-//     carries no X-Tract-Commit header, which goes before the answer.
+//   - A stream passed through is recorded when it ends, after its
+//     headers went: its branch and commit come as HTTP trailers
+//     (declared in the Trailer header) and as comment lines at the end
+//     of the event stream, which clients that read headers alone (fetch,
+//     the SDKs) do not see. The end of the stream waits for the record.
 //   - Anthropic content blocks other than text, images, tool_use and
 //     tool_result (thinking, documents, …) reach the upstream but are not
 //     recorded.

@@ -27,10 +27,17 @@ const (
 	// it went to.
 	HeaderBranch = "X-Tract-Branch"
 	// HeaderCommit is the commit that ends a request's record: the
-	// answer, or the error commit. A streamed response has none: its
-	// headers go before the answer is recorded.
+	// answer, or the error commit. A stream passed through is recorded
+	// when it ends, after its headers went: its response declares
+	// HeaderBranch and HeaderCommit as trailers (sent after the body) and
+	// names them in a comment line at the end of the event stream too
+	// (see streamComment).
 	HeaderCommit = "X-Tract-Commit"
 )
+
+// streamTrailers is the Trailer header of a stream passed through: the
+// record's branch and commit, known once the stream ended.
+const streamTrailers = HeaderBranch + ", " + HeaderCommit
 
 // ErrShutdown is the cause a server gives the contexts of the calls it
 // cancels when it shuts down (http.Server.BaseContext): such a call is
@@ -136,6 +143,8 @@ type Handler struct {
 	now               func() time.Time
 	onRecordError     func(error)
 	idx               *index
+	// seen remembers the messages of the conversations it decoded.
+	seen *seen
 	// parser and specOpts parse validator specs; defaultSpecs and
 	// defaultAttempts validate a request that names none;
 	// headerCommands lets a request name "cmd:" validators.
@@ -160,7 +169,7 @@ func New(ctx context.Context, t *tract.Tract, opts ...Option) (*Handler, error) 
 		o(&cfg)
 	}
 	h := &Handler{t: t, token: cfg.token, maxBody: cfg.maxBody, client: cfg.client, timeout: cfg.timeout, now: cfg.now,
-		onRecordError: cfg.onRecordError, idx: newIndex(),
+		onRecordError: cfg.onRecordError, idx: newIndex(), seen: newSeen(),
 		parser: cfg.parser, specOpts: cfg.specOpts, defaultSpecs: cfg.defaultSpecs, defaultAttempts: cfg.defaultAttempts,
 		headerCommands: cfg.headerCommands}
 	if h.parser == nil {
@@ -180,7 +189,7 @@ func New(ctx context.Context, t *tract.Tract, opts ...Option) (*Handler, error) 
 		h.maxBody = t.Limits().WithDefaults().LineSize
 	}
 	if h.client == nil {
-		h.client = &http.Client{}
+		h.client = newUpstreamClient()
 	}
 	if h.timeout < 0 {
 		return nil, fmt.Errorf("serve: timeout %s: want 0 or more", h.timeout)
@@ -189,6 +198,22 @@ func New(ctx context.Context, t *tract.Tract, opts ...Option) (*Handler, error) 
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	return h, nil
+}
+
+// maxIdlePerHost is how many idle connections to one upstream the
+// Handler's own client keeps: as many as the calls that run at once in a
+// busy agent fleet, so that a call rarely waits to dial one (Go's default
+// keeps 2, and a proxy of 100 concurrent conversations would then dial
+// for nearly every call).
+const maxIdlePerHost = 256
+
+// newUpstreamClient returns the client of the upstream calls when
+// WithHTTPClient gives none: Go's default transport (proxy settings from
+// the environment, HTTP/2, its timeouts) keeping more idle connections.
+func newUpstreamClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2*maxIdlePerHost, maxIdlePerHost
+	return &http.Client{Transport: tr}
 }
 
 // BaseURLError is a base URL an upstream cannot have.
@@ -443,7 +468,7 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 		writeError(rw, w, http.StatusBadRequest, "proxy: "+err.Error())
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, h.maxBody))
+	body, err := readBody(rw, r, h.maxBody)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -457,12 +482,9 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 		parse = parseAnthropic
 	}
 	req, err := parse(body)
-	if err == nil {
-		err = h.checkLimits(req)
-	}
 	var ps []prefix
 	if err == nil {
-		ps, err = prefixes(req.Messages)
+		ps, err = h.conversation(req)
 	}
 	if err != nil {
 		status := http.StatusBadRequest
@@ -493,7 +515,7 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 	// records is whole.
 	save := func() (recorded, error) {
 		out.elapsed = h.now().Sub(started)
-		rec, err := h.record(context.WithoutCancel(r.Context()), w, named, req.Messages, ps, &out)
+		rec, err := h.record(context.WithoutCancel(r.Context()), w, named, req, ps, &out)
 		if err != nil && h.onRecordError != nil {
 			h.onRecordError(&RecordError{Route: r.URL.Path, Err: err})
 		}
@@ -561,6 +583,21 @@ func (h *Handler) proxy(rw http.ResponseWriter, r *http.Request, w wire) {
 	saveAndReply(rw, resp, data, save)
 }
 
+// readBody reads a request's body, at most limit bytes (a
+// *http.MaxBytesError beyond), into one buffer of the size the request
+// announces when it does (the server reads no more than that).
+func readBody(rw http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(rw, r.Body, limit)
+	if r.ContentLength <= 0 || r.ContentLength > limit {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
 // cancelled is the failure of a call whose context ctx ended.
 func cancelled(ctx context.Context) string {
 	if errors.Is(context.Cause(ctx), ErrShutdown) {
@@ -621,6 +658,7 @@ func (h *Handler) stream(ctx context.Context, cancel context.CancelCauseFunc, rw
 		sink = &anthropicStream{}
 	}
 	copyResponseHeader(rw.Header(), resp.Header)
+	rw.Header().Set("Trailer", streamTrailers)
 	rw.WriteHeader(resp.StatusCode)
 	flusher, _ := rw.(http.Flusher)
 	if flusher != nil {
@@ -630,6 +668,8 @@ func (h *Handler) stream(ctx context.Context, cancel context.CancelCauseFunc, rw
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	var readErr error
 	var clientGone bool
+	// endsLine is whether what the client got so far ends a line.
+	endsLine := true
 	for {
 		stop := h.bound(cancel)
 		line, err := br.ReadSlice('\n')
@@ -654,6 +694,7 @@ func (h *Handler) stream(ctx context.Context, cancel context.CancelCauseFunc, rw
 				} else if flusher != nil {
 					flusher.Flush()
 				}
+				endsLine = line[len(line)-1] == '\n'
 			}
 		}
 		if err != nil {
@@ -680,21 +721,22 @@ func (h *Handler) stream(ctx context.Context, cancel context.CancelCauseFunc, rw
 	default:
 		out.failure = err.Error()
 	}
-	save()
+	rec, err := save()
+	if err != nil || clientGone || r.Context().Err() != nil {
+		return
+	}
+	setRecorded(rw, rec)
+	end := streamComment(rec)
+	if !endsLine {
+		end = append([]byte("\n"), end...)
+	}
+	rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	rw.Write(end)
 }
 
-// checkLimits refuses a message the repository could not record, before
-// the upstream is asked.
-func (h *Handler) checkLimits(req *request) error {
-	l := h.t.Limits()
-	for i, m := range req.Messages {
-		text, _, err := m.Stored()
-		if err == nil {
-			err = l.CheckText(fmt.Sprintf("messages[%d]", i), text)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+// streamComment is the end of an event stream that names the record's
+// branch and commit: comment lines, which a client's event parser skips
+// (the SDKs do), then the blank line that ends an event.
+func streamComment(rec recorded) []byte {
+	return []byte(": " + HeaderBranch + ": " + rec.Branch + "\n: " + HeaderCommit + ": " + rec.Commit.String() + "\n\n")
 }

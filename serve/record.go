@@ -48,7 +48,7 @@ type recorded struct {
 // With out nil it commits the messages alone, for a validated turn to
 // answer: the record is then the branch and the commit of the request's
 // last message, a branch created there when none stands at it.
-func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract.ImportMessage, ps []prefix, out *outcome) (recorded, error) {
+func (h *Handler) record(ctx context.Context, w wire, named string, req *request, ps []prefix, out *outcome) (recorded, error) {
 	var final tract.ImportMessage
 	var finalPrefix *prefix
 	if out != nil {
@@ -83,7 +83,10 @@ func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract
 			x.done.Wait()
 			continue
 		}
-		chain := append(make([]tract.ImportMessage, 0, len(msgs)-p.From+1), msgs[p.From:]...)
+		chain, err := req.messages(p.From)
+		if err != nil {
+			return recorded{}, err
+		}
 		if out != nil {
 			chain = append(chain, final)
 		}
@@ -99,7 +102,6 @@ func (h *Handler) record(ctx context.Context, w wire, named string, msgs []tract
 			written = append(written, *finalPrefix)
 		}
 		var hs []dag.Hash
-		var err error
 		x.writeUnlocked(p.Branch, written, func() {
 			if len(chain) == 0 {
 				// Every message is recorded, but no branch ends there.
@@ -239,19 +241,4 @@ func (h *Handler) checkAnswer(m tract.ImportMessage) error {
 		return err
 	}
 	return l.CheckShape(shape)
-}
-
-// prefixes returns the prefix of each of msgs' leading runs.
-func prefixes(msgs []tract.ImportMessage) ([]prefix, error) {
-	ps := make([]prefix, len(msgs))
-	var p prefix
-	for i, m := range msgs {
-		id, err := identity(m)
-		if err != nil {
-			return nil, fmt.Errorf("messages[%d]: %w", i, err)
-		}
-		p = next(p, id)
-		ps[i] = p
-	}
-	return ps, nil
 }

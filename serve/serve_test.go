@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,6 +206,20 @@ func sse(t *testing.T, body []byte) []string {
 	return out
 }
 
+// streamRecord returns the branch and commit a streamed response names
+// at its end, once as trailers and once as comment lines after the last
+// event, failing the test unless both are there and agree.
+func streamRecord(t *testing.T, resp *http.Response, body []byte) (branch, commit string) {
+	t.Helper()
+	assert.Empty(t, resp.Header.Get(serve.HeaderCommit), "the commit is not known when the headers go")
+	branch, commit = resp.Trailer.Get(serve.HeaderBranch), resp.Trailer.Get(serve.HeaderCommit)
+	require.NotEmpty(t, branch, "trailers: %v", resp.Trailer)
+	require.Len(t, commit, 64)
+	assert.True(t, bytes.HasSuffix(body, []byte("\n\n: "+serve.HeaderBranch+": "+branch+"\n: "+serve.HeaderCommit+": "+commit+"\n\n")),
+		"the stream ends with the comment lines:\n%s", body)
+	return branch, commit
+}
+
 func TestProxy_StreamPassesChunksAndRecordsAnswer(t *testing.T) {
 	e := newEnv(t)
 	e.model.Reply(llmtest.Answer("one two three four"))
@@ -217,6 +233,11 @@ func TestProxy_StreamPassesChunksAndRecordsAnswer(t *testing.T) {
 	bs := e.branches()
 	require.Len(t, bs, 1)
 	assert.Equal(t, []string{"message user: Count.", "message assistant: one two three four"}, e.chain(bs[0]))
+	branch, commit := streamRecord(t, resp, body)
+	assert.Equal(t, bs[0], branch)
+	tip, err := e.repo.Resolve(context.Background(), branch)
+	require.NoError(t, err)
+	assert.Equal(t, tip.String(), commit)
 }
 
 func TestProxy_Anthropic(t *testing.T) {
@@ -231,6 +252,15 @@ func TestProxy_Anthropic(t *testing.T) {
 			require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
 			bs := e.branches()
 			require.Len(t, bs, 1)
+			commit := resp.Header.Get(serve.HeaderCommit)
+			if stream {
+				var branch string
+				branch, commit = streamRecord(t, resp, body)
+				assert.Equal(t, bs[0], branch)
+			}
+			tip, err := e.repo.Resolve(context.Background(), bs[0])
+			require.NoError(t, err)
+			assert.Equal(t, tip.String(), commit)
 			assert.Equal(t, []string{"message system: Be French.", "message user: Hello"}, e.chain(bs[0])[:2])
 			require.Len(t, e.chain(bs[0]), 3)
 			ci, err := e.repo.Show(context.Background(), bs[0])
@@ -676,6 +706,10 @@ func TestProxy_UpstreamStallingMidAnswer(t *testing.T) {
 			if stream {
 				assert.Equal(t, http.StatusOK, resp.StatusCode, "the stream had begun")
 				assert.Contains(t, string(body), "Hel")
+				_, commit := streamRecord(t, resp, body)
+				ci, err := e.repo.Show(context.Background(), commit)
+				require.NoError(t, err)
+				assert.Equal(t, tract.KindError, ci.Kind, "the trailer names the error commit")
 			} else {
 				assert.Equal(t, http.StatusGatewayTimeout, resp.StatusCode, string(body))
 			}
@@ -687,4 +721,105 @@ func TestProxy_UpstreamStallingMidAnswer(t *testing.T) {
 			assert.Contains(t, got[1], "20ms")
 		})
 	}
+}
+
+// A message resent in other bytes (members reordered, spaced, with
+// members of no weight) is the same message: the conversation extends its
+// branch, nothing stored twice.
+func TestProxy_ResentInOtherBytesIsTheSameMessage(t *testing.T) {
+	e := newEnv(t)
+	e.model.Reply(llmtest.Answer("A1"), llmtest.Answer("A2"), llmtest.Answer("A3"))
+	send := func(body string) *http.Response {
+		resp, err := http.Post(e.proxy.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(data))
+		return resp
+	}
+	branch := send(`{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"U1"}]}`).Header.Get(serve.HeaderBranch)
+	resp := send(`{"messages": [ {"content": "S", "role": "system"},
+		{"content":"U1",  "role":"user"},
+		{"role":"assistant","content":"A1","refusal":null},
+		{"role":"user","content":[{"type":"text","text":"U2"}]}], "model": "m"}`)
+	assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
+	resp = send(`{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"U1"},{"role":"assistant","content":"A1"},` +
+		`{"role":"user","content":[{"type":"text","text":"U2"}]},{"role":"assistant","content":"A2"},{"role":"user","content":"U3"}]}`)
+	assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
+	assert.Len(t, e.chain(branch), 7)
+	assert.Len(t, e.all(), 7, "no message stored twice")
+}
+
+// Messages the Handler knows by their bytes but the repository no longer
+// holds (erased by a hard reset) are decoded and recorded again.
+func TestProxy_KnownMessagesErasedAreRecordedAgain(t *testing.T) {
+	e := newEnv(t)
+	e.model.Reply(llmtest.Answer("A1"), llmtest.Answer("A2"), llmtest.Answer("A2 again"))
+	resp, _ := e.chat([]msg{{"system", "S"}, {"user", "U1"}})
+	branch := resp.Header.Get(serve.HeaderBranch)
+	conv := []msg{{"system", "S"}, {"user", "U1"}, {"assistant", "A1"}, {"user", "U2"}}
+	e.chat(conv)
+	require.Len(t, e.chain(branch), 5)
+	// Back to U1: A1, U2 and A2 are erased.
+	_, err := e.repo.OnBranch(branch).Reset(context.Background(), branch+"~3", tract.Hard)
+	require.NoError(t, err)
+	resp, body := e.chat(conv)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, branch, resp.Header.Get(serve.HeaderBranch))
+	assert.Equal(t, []string{"message system: S", "message user: U1", "message assistant: A1", "message user: U2",
+		"message assistant: A2 again"}, e.chain(branch))
+}
+
+// The Handler's own upstream client keeps its connections for calls that
+// run at once: a second round of concurrent calls dials none (Go's
+// default client keeps 2 a host, and would dial for most of them).
+func TestProxy_UpstreamConnectionsAreKept(t *testing.T) {
+	var dialed atomic.Int64
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}))
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialed.Add(1)
+		}
+	}
+	up.Start()
+	defer up.Close()
+	repo, err := tract.Init(filepath.Join(t.TempDir(), "tract.db"), tract.WithNoSync())
+	require.NoError(t, err)
+	defer repo.Close()
+	proxy := httptest.NewServer(mustHandler(t, repo, serve.WithOpenAI(up.URL+"/v1", "k")))
+	defer proxy.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	const n = 16
+	round := func(r int) {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				b, _ := json.Marshal(map[string]any{"model": "m", "messages": []msg{{"user", fmt.Sprintf("round %d, call %d", r, i)}}})
+				resp, err := hc.Post(proxy.URL+"/v1/chat/completions", "application/json", bytes.NewReader(b))
+				if assert.NoError(t, err) {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					assert.Equal(t, http.StatusOK, resp.StatusCode)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+	}
+	for r := range 3 {
+		round(r)
+	}
+	// At most n at once, each kept: about n dialed (a call may dial just
+	// before another's connection comes back: a few more).
+	assert.LessOrEqual(t, dialed.Load(), int64(n+n/4), "connections dialed for 3 rounds of %d calls at once", n)
 }

@@ -260,7 +260,7 @@ func (h *Handler) validated(rw http.ResponseWriter, r *http.Request, w wire, nam
 		writeError(rw, w, http.StatusBadRequest, "proxy: a validated request cannot offer tools: the client runs them, and a validated turn answers with the accepted text alone; send it without "+HeaderValidate)
 		return
 	}
-	if len(req.Messages) == 0 {
+	if len(ps) == 0 {
 		writeError(rw, w, http.StatusBadRequest, "proxy: the request has no message to answer")
 		return
 	}
@@ -275,7 +275,7 @@ func (h *Handler) validated(rw http.ResponseWriter, r *http.Request, w wire, nam
 		return
 	}
 	ctx := r.Context()
-	rec, err := h.record(context.WithoutCancel(ctx), w, named, req.Messages, ps, nil)
+	rec, err := h.record(context.WithoutCancel(ctx), w, named, req, ps, nil)
 	if err != nil {
 		if h.onRecordError != nil {
 			h.onRecordError(&RecordError{Route: r.URL.Path, Err: err})
@@ -300,7 +300,7 @@ func (h *Handler) validated(rw http.ResponseWriter, r *http.Request, w wire, nam
 	}
 	rw.Header().Set(HeaderCommit, res.Commit.String())
 	if req.Stream {
-		streamAccepted(rw, w, req, res, h.now())
+		streamAccepted(rw, w, req, res, recorded{Branch: rec.Branch, Commit: res.Commit}, h.now())
 		return
 	}
 	rw.Header().Set("Content-Type", "application/json")
@@ -422,8 +422,9 @@ func acceptedDoc(w wire, req *request, res *tract.ChatResult, now time.Time) any
 
 // streamAccepted sends a validated turn's accepted answer as w's event
 // stream: the whole text in one delta, between the events that open and
-// close a stream of that wire.
-func streamAccepted(rw http.ResponseWriter, w wire, req *request, res *tract.ChatResult, now time.Time) {
+// close a stream of that wire, and the comment lines that name the
+// branch and the commit, as at the end of a stream passed through.
+func streamAccepted(rw http.ResponseWriter, w wire, req *request, res *tract.ChatResult, rec recorded, now time.Time) {
 	rw.Header().Set("Content-Type", "text/event-stream")
 	rw.Header().Set("Cache-Control", "no-cache")
 	rw.WriteHeader(http.StatusOK)
@@ -475,5 +476,6 @@ func streamAccepted(rw http.ResponseWriter, w wire, req *request, res *tract.Cha
 		}
 		b.WriteString("data: [DONE]\n\n")
 	}
+	b.Write(streamComment(rec))
 	write(rw, []byte(b.String()))
 }

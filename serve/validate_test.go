@@ -237,6 +237,8 @@ func TestProxy_ValidatedStreamSendsTheAcceptedAnswer(t *testing.T) {
 		events := sse(t, body)
 		require.NotEmpty(t, events)
 		assert.Equal(t, "[DONE]", events[len(events)-1])
+		assert.True(t, strings.HasSuffix(string(body), "data: [DONE]\n\n: "+serve.HeaderBranch+": "+resp.Header.Get(serve.HeaderBranch)+
+			"\n: "+serve.HeaderCommit+": "+resp.Header.Get(serve.HeaderCommit)+"\n\n"), "the stream ends naming its commit, as one passed through:\n%s", body)
 		var text strings.Builder
 		var usage []int
 		for _, ev := range events[:len(events)-1] {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/jsonerr"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -41,9 +42,87 @@ type request struct {
 	// IncludeUsage is an OpenAI stream's stream_options.include_usage:
 	// the client asks for a last chunk with the usage.
 	IncludeUsage bool
-	// Messages are the conversation as OpenAI messages, as they are
-	// recorded (see convert).
-	Messages []tract.ImportMessage
+	// elems are the conversation's members as the client sent them,
+	// decoded only when they must be (see Handler.conversation).
+	elems []element
+}
+
+// elementKind says how an element is decoded.
+type elementKind byte
+
+const (
+	elemOpenAI          elementKind = iota + 1 // an OpenAI message
+	elemAnthropic                              // an Anthropic message
+	elemAnthropicSystem                        // Anthropic's top-level system
+)
+
+// element is one member of a request's conversation as the client sent
+// it (an OpenAI message, an Anthropic message or system prompt), which
+// stands for zero or more recorded messages: an empty OpenAI message for
+// none, an Anthropic message with tool results for one per result and
+// one for the rest.
+type element struct {
+	kind elementKind
+	// pos is the element's index in the request's "messages" (-1: the
+	// system prompt), for errors.
+	pos int
+	raw json.RawMessage
+	// msgs are the messages it stands for, once decoded is set.
+	msgs    []tract.ImportMessage
+	decoded bool
+	// first is the index of its first message among the request's, n
+	// how many it stands for.
+	first, n int
+}
+
+// decode returns the messages e stands for, as they are recorded (see
+// convert), decoding them once.
+func (e *element) decode() ([]tract.ImportMessage, error) {
+	if e.decoded {
+		return e.msgs, nil
+	}
+	var msgs []tract.ImportMessage
+	var err error
+	switch e.kind {
+	case elemOpenAI:
+		msgs, err = openAIMessage(e.raw)
+	case elemAnthropic:
+		msgs, err = anthropicMessage(e.raw)
+	case elemAnthropicSystem:
+		var text string
+		if text, err = blocksText(e.raw); err != nil {
+			return nil, badRequest("system: %v", err)
+		}
+		if text != "" {
+			msgs = []tract.ImportMessage{{Role: tract.RoleSystem, Content: text}}
+		}
+	}
+	if err != nil {
+		return nil, badRequest("messages[%d]: %v", e.pos, err)
+	}
+	e.msgs, e.decoded = msgs, true
+	return msgs, nil
+}
+
+// messages returns the request's messages from the from-th on, as they
+// are recorded; Handler.conversation has run.
+func (r *request) messages(from int) ([]tract.ImportMessage, error) {
+	var out []tract.ImportMessage
+	for i := range r.elems {
+		e := &r.elems[i]
+		if e.first+e.n <= from {
+			continue
+		}
+		msgs, err := e.decode()
+		if err != nil {
+			return nil, err
+		}
+		if from > e.first {
+			msgs = msgs[from-e.first:]
+		}
+		out = append(out, msgs...)
+	}
+	return out, nil
 }
 
 // badRequestError is a request body the proxy cannot read.
@@ -55,16 +134,109 @@ func badRequest(format string, args ...any) error {
 	return &badRequestError{fmt.Sprintf(format, args...)}
 }
 
-// parseOpenAI reads a chat-completions request body.
+// rawValue is a JSON value kept as its bytes: a slice of the document it
+// was read from, not a copy (the document, a request's body, is not
+// reused while the request is served).
+type rawValue []byte
+
+func (v *rawValue) UnmarshalJSON(data []byte) error {
+	*v = data
+	return nil
+}
+
+// rawMessages is a request's "messages", kept as its elements' bytes,
+// slices of the document they were read from (see rawValue): they are
+// split without being copied, and decoded only when they must be.
+type rawMessages []json.RawMessage
+
+// UnmarshalJSON splits data, a JSON value encoding/json has checked
+// (it calls UnmarshalJSON with valid JSON alone), into the array's
+// elements; null is no array.
+func (a *rawMessages) UnmarshalJSON(data []byte) error {
+	switch {
+	case string(data) == "null":
+		*a = nil
+		return nil
+	case len(data) == 0 || data[0] != '[':
+		return fmt.Errorf("messages: want an array, not %s", jsonerr.Kind(data))
+	}
+	*a = splitArray(data)
+	return nil
+}
+
+// hasTools reports whether a request's "tools" offers any.
+func hasTools(tools rawValue) bool {
+	t := bytes.TrimSpace(tools)
+	if len(t) > 0 && t[0] == '[' {
+		t = bytes.TrimSpace(t[1:]) // an empty array: "]" is left
+	}
+	return len(t) > 0 && string(t) != "null" && string(t) != "]"
+}
+
+// splitArray returns the elements of data, a valid JSON array, without
+// the white space around them.
+func splitArray(data []byte) []json.RawMessage {
+	var out []json.RawMessage
+	start, depth, inString, escaped := -1, 0, false, false
+	for i := 1; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the array's end
+				if start >= 0 {
+					out = append(out, trimSpace(data[start:i]))
+				}
+				return out
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, trimSpace(data[start:i]))
+				start = -1
+				continue
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	return out
+}
+
+// trimSpace returns b without JSON's white space at its end (an element
+// of splitArray starts at its first byte).
+func trimSpace(b []byte) json.RawMessage {
+	return bytes.TrimRight(b, " \t\n\r")
+}
+
+// parseOpenAI reads a chat-completions request body; its messages are
+// decoded later, when they must be (see Handler.conversation).
 func parseOpenAI(body []byte) (*request, error) {
 	var doc struct {
-		Model               string            `json:"model"`
-		Stream              bool              `json:"stream"`
-		Messages            []json.RawMessage `json:"messages"`
-		Tools               []json.RawMessage `json:"tools"`
-		Temperature         *float64          `json:"temperature"`
-		MaxTokens           int               `json:"max_tokens"`
-		MaxCompletionTokens int               `json:"max_completion_tokens"`
+		Model               string      `json:"model"`
+		Stream              bool        `json:"stream"`
+		Messages            rawMessages `json:"messages"`
+		Tools               rawValue    `json:"tools"`
+		Temperature         *float64    `json:"temperature"`
+		MaxTokens           int         `json:"max_tokens"`
+		MaxCompletionTokens int         `json:"max_completion_tokens"`
 		StreamOptions       struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
@@ -75,25 +247,30 @@ func parseOpenAI(body []byte) (*request, error) {
 	if len(doc.Messages) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: len(doc.Tools) > 0, Temperature: doc.Temperature,
-		MaxTokens: max(doc.MaxTokens, doc.MaxCompletionTokens), IncludeUsage: doc.StreamOptions.IncludeUsage}
+	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: hasTools(doc.Tools), Temperature: doc.Temperature,
+		MaxTokens: max(doc.MaxTokens, doc.MaxCompletionTokens), IncludeUsage: doc.StreamOptions.IncludeUsage,
+		elems: make([]element, len(doc.Messages))}
 	for i, raw := range doc.Messages {
-		var m llm.Message
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, badRequest("messages[%d]: %v", i, err)
-		}
-		if m.Role == "developer" {
-			m.Role = string(tract.RoleSystem) // recorded as the system message it is
-		}
-		im, ok, err := convert(m)
-		if err != nil {
-			return nil, badRequest("messages[%d]: %v", i, err)
-		}
-		if ok {
-			req.Messages = append(req.Messages, im)
-		}
+		req.elems[i] = element{kind: elemOpenAI, pos: i, raw: raw}
 	}
 	return req, nil
+}
+
+// openAIMessage decodes an OpenAI message: the message recorded for it,
+// or none when it has nothing to record.
+func openAIMessage(raw json.RawMessage) ([]tract.ImportMessage, error) {
+	var m llm.Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if m.Role == "developer" {
+		m.Role = string(tract.RoleSystem) // recorded as the system message it is
+	}
+	im, ok, err := convert(m)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return []tract.ImportMessage{im}, nil
 }
 
 // convert returns m as the message recorded for it; ok is false for a
@@ -161,19 +338,17 @@ type anthropicBlock struct {
 	} `json:"source"`
 }
 
-// parseAnthropic reads a Messages API request body.
+// parseAnthropic reads a Messages API request body; its messages are
+// decoded later, when they must be (see Handler.conversation).
 func parseAnthropic(body []byte) (*request, error) {
 	var doc struct {
-		Model       string            `json:"model"`
-		Stream      bool              `json:"stream"`
-		Tools       []json.RawMessage `json:"tools"`
-		Temperature *float64          `json:"temperature"`
-		MaxTokens   int               `json:"max_tokens"`
-		System      json.RawMessage   `json:"system"`
-		Messages    []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
+		Model       string      `json:"model"`
+		Stream      bool        `json:"stream"`
+		Tools       rawValue    `json:"tools"`
+		Temperature *float64    `json:"temperature"`
+		MaxTokens   int         `json:"max_tokens"`
+		System      rawValue    `json:"system"`
+		Messages    rawMessages `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, badRequest("the request body is not a Messages API request: %v", err)
@@ -181,27 +356,31 @@ func parseAnthropic(body []byte) (*request, error) {
 	if len(doc.Messages) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: len(doc.Tools) > 0, Temperature: doc.Temperature, MaxTokens: doc.MaxTokens}
+	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: hasTools(doc.Tools), Temperature: doc.Temperature, MaxTokens: doc.MaxTokens,
+		elems: make([]element, 0, len(doc.Messages)+1)}
 	if len(doc.System) > 0 && string(doc.System) != "null" {
-		text, err := blocksText(doc.System)
-		if err != nil {
-			return nil, badRequest("system: %v", err)
-		}
-		if text != "" {
-			req.Messages = append(req.Messages, tract.ImportMessage{Role: tract.RoleSystem, Content: text})
-		}
+		req.elems = append(req.elems, element{kind: elemAnthropicSystem, pos: -1, raw: json.RawMessage(doc.System)})
 	}
-	for i, m := range doc.Messages {
-		if m.Role != "user" && m.Role != "assistant" {
-			return nil, badRequest("messages[%d]: role %q: want user or assistant", i, m.Role)
-		}
-		msgs, err := anthropicMessages(m.Role, m.Content)
-		if err != nil {
-			return nil, badRequest("messages[%d]: %v", i, err)
-		}
-		req.Messages = append(req.Messages, msgs...)
+	for i, raw := range doc.Messages {
+		req.elems = append(req.elems, element{kind: elemAnthropic, pos: i, raw: raw})
 	}
 	return req, nil
+}
+
+// anthropicMessage decodes an Anthropic message: the messages recorded
+// for it (see anthropicMessages).
+func anthropicMessage(raw json.RawMessage) ([]tract.ImportMessage, error) {
+	var m struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if m.Role != "user" && m.Role != "assistant" {
+		return nil, fmt.Errorf("role %q: want user or assistant", m.Role)
+	}
+	return anthropicMessages(m.Role, m.Content)
 }
 
 // anthropicMessages returns the OpenAI messages an Anthropic message

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -126,21 +127,88 @@ func TestServe_TokenAndAddress(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(log, "\n"), "the refused call left nothing:\n%s", log)
 }
 
-// A body over the size limit is refused before the upstream hears of it.
-func TestServe_OversizedBody(t *testing.T) {
+// Bad requests through the binary: each is refused in its wire's error
+// shape, before the upstream hears of it, and leaves the repository as it
+// was (the same log --all, branches and status before and after).
+func TestServe_BadInputWritesNothing(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
-	s := newSandbox(t).withEnv("OPENAI_BASE_URL", srv.URL(), "OPENAI_API_KEY", "sk-u")
+	s := newSandbox(t).withEnv("OPENAI_BASE_URL", srv.URL(), "OPENAI_API_KEY", "sk-u",
+		"ANTHROPIC_BASE_URL", srv.AnthropicURL(), "ANTHROPIC_API_KEY", "sk-u")
 	s.initRepo()
-	b, addr := startServe(t, s.withEnv("TRACT_MAX_MESSAGE_SIZE", "1KiB"))
-	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 8<<10) + `"}]}`
-	resp, body := postChat(t, addr, big)
-	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, body)
+	s.commit("user", "Recorded before the server started.")
+	before := s.snapshot()
+	b, addr := startServe(t, s.withEnv("TRACT_MAX_MESSAGE_SIZE", "1KiB", "TRACT_SERVE_TOKEN", "tok-9"))
+
+	const chat, messages = "/v1/chat/completions", "/v1/messages"
+	ok := `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
+	cases := []struct {
+		name, method, path, body string
+		header                   []string
+		status                   int
+		want                     string
+	}{
+		{"malformed body", "POST", chat, `{"messages": [`, nil, 400, "the request body is not a chat-completions request"},
+		{"malformed body, anthropic", "POST", messages, `{"messages": "hi"}`, nil, 400, "not a Messages API request"},
+		{"unknown role", "POST", chat, `{"messages":[{"role":"wizard","content":"x"}]}`, nil, 400, `role \"wizard\"`},
+		{"unknown route", "POST", "/v1/embeddings", `{"input":"x"}`, nil, 404, "no route POST /v1/embeddings"},
+		{"wrong method", "GET", chat, "", nil, 405, "takes POST, not GET"},
+		{"oversized message", "POST", chat, `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 8<<10) + `"}]}`, nil, 413,
+			"messages[0] is 8 KiB, over the message size limit (1 KiB)"},
+		// The body's bound: 4 × the message size, plus the metadata's.
+		{"oversized body", "POST", messages, `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 1100<<10) + `"}]}`, nil, 413,
+			"the request body is larger than 1052672 bytes"},
+		{"wrong token", "POST", chat, ok, []string{"Authorization", "Bearer tok-8"}, 401, "requires Authorization: Bearer"},
+		{"wrong token, anthropic", "POST", messages, ok, []string{"x-api-key", "tok-8"}, 401, "requires Authorization: Bearer"},
+		{"invalid validator spec", "POST", chat, ok, []string{"X-Tract-Validate", "jsno"}, 400, "jsno"},
+		{"invalid validator spec, anthropic", "POST", messages, ok, []string{"X-Tract-Validate", "maxlen:lots"}, 400, "maxlen"},
+		{"command in a header", "POST", chat, ok, []string{"X-Tract-Validate", "cmd:touch pwned"}, 400, "may not name a cmd: validator"},
+		{"bad attempts", "POST", chat, ok, []string{"X-Tract-Validate", "json", "X-Tract-Max-Attempts", "99"}, 400, "from 1 to 20"},
+		{"bad branch name", "POST", messages, ok, []string{"X-Tract-Branch", "a..b"}, 400, "X-Tract-Branch"},
+	}
+	for _, c := range cases {
+		req, err := http.NewRequest(c.method, "http://"+addr+c.path, strings.NewReader(c.body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer tok-9")
+		if c.path == messages {
+			req.Header.Set("anthropic-version", "2023-06-01")
+		}
+		for i := 0; i+1 < len(c.header); i += 2 {
+			if c.header[i] == "x-api-key" {
+				req.Header.Del("Authorization")
+			}
+			req.Header.Set(c.header[i], c.header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err, c.name)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, c.status, resp.StatusCode, "%s: %s", c.name, body)
+		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"), c.name)
+		assert.Contains(t, string(body), c.want, c.name)
+		assert.Empty(t, resp.Header.Get("X-Tract-Commit"), c.name)
+		// The wire's error shape, which the SDKs read.
+		var doc struct {
+			Type  string `json:"type"`
+			Error struct {
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(body, &doc), "%s: %s", c.name, body)
+		assert.NotEmpty(t, doc.Error.Type, c.name)
+		assert.True(t, strings.HasPrefix(doc.Error.Message, "proxy: "), "%s: %s", c.name, body)
+		if c.path == messages {
+			assert.Equal(t, "error", doc.Type, "%s: Anthropic's shape: %s", c.name, body)
+		}
+	}
 	require.NoError(t, b.cmd.Process.Signal(syscall.SIGTERM))
 	requireExit(t, b.wait(), exitOK)
-	assert.Empty(t, srv.Requests())
-	assert.Empty(t, s.ok("log", "--all", "--oneline").Stdout)
-
+	assert.Empty(t, srv.Requests(), "the upstream heard of none")
+	assert.NoFileExists(t, filepath.Join(s.dir, "pwned"))
+	s.requireUnchanged(before)
 }
 
 func TestServe_AddressInUse(t *testing.T) {
