@@ -32,8 +32,10 @@ func TestTimeouts(t *testing.T) {
 			[]llm.Option{llm.WithIdleTimeout(50 * time.Millisecond)}, false, true, "no answer from test-model at "},
 		{"a stream that stalls", llmtest.Reply{Content: "one two", ChunkDelay: time.Hour},
 			[]llm.Option{llm.WithIdleTimeout(50 * time.Millisecond)}, true, true, " for 50ms"},
-		{"a slow stream that keeps coming", llmtest.Reply{Content: many, ChunkDelay: 10 * time.Millisecond},
-			[]llm.Option{llm.WithIdleTimeout(150 * time.Millisecond)}, true, false, ""},
+		// 30 pieces 20 ms apart: the stream outlasts the idle bound, each
+		// gap far inside it (on a loaded machine gaps of 150 ms were seen).
+		{"a slow stream that keeps coming", llmtest.Reply{Content: many, ChunkDelay: 20 * time.Millisecond},
+			[]llm.Option{llm.WithIdleTimeout(400 * time.Millisecond)}, true, false, ""},
 		{"a call that takes too long in all", llmtest.Reply{Content: many, ChunkDelay: 10 * time.Millisecond},
 			[]llm.Option{llm.WithIdleTimeout(0), llm.WithCallTimeout(100 * time.Millisecond)}, true, false, "no complete answer from test-model at "},
 	}
