@@ -14,6 +14,7 @@ import (
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/export"
+	"github.com/tractdag/tract/internal/compiled"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -154,7 +155,7 @@ type Tract struct {
 	branch string
 	// cache holds the last compiled first-parent chain of this view's
 	// branch (shared by the views of one branch).
-	cache *compileCache
+	cache *compiled.Cache
 	// viewClosed is set when a view (not the handle) is closed.
 	viewClosed atomic.Bool
 	// side is set on a view made by SideChain: branch is then the
@@ -172,7 +173,7 @@ type repo struct {
 
 	// cachesMu guards caches, the compile caches by view branch.
 	cachesMu sync.Mutex
-	caches   map[string]*compileCache
+	caches   map[string]*compiled.Cache
 
 	// mu guards closed.
 	mu     sync.RWMutex
@@ -305,11 +306,11 @@ func (r *repo) viewOf(branch string) *Tract {
 	r.cachesMu.Lock()
 	defer r.cachesMu.Unlock()
 	if r.caches == nil {
-		r.caches = make(map[string]*compileCache)
+		r.caches = make(map[string]*compiled.Cache)
 	}
 	c := r.caches[branch]
 	if c == nil {
-		c = &compileCache{}
+		c = &compiled.Cache{}
 		r.caches[branch] = c
 	}
 	return &Tract{repo: r, branch: branch, cache: c}
