@@ -28,6 +28,16 @@ func (t *boltTx) Context(h dag.Hash) ([]byte, error) {
 	return clone(b.Get(h[:])), nil
 }
 
+func (t *boltTx) HasContexts(hs []dag.Hash) ([]bool, error) {
+	has := make([]bool, len(hs))
+	if b := t.tx.Bucket(bucketContexts); b != nil {
+		for i, h := range hs {
+			has[i] = b.Get(h[:]) != nil
+		}
+	}
+	return has, nil
+}
+
 func (t *boltTx) PutContext(h dag.Hash, rec []byte, replaced []dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("put compiled context %s: %w", h.Short(), err)

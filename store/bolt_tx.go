@@ -189,11 +189,17 @@ func (t *boltTx) writable() error {
 	return nil
 }
 
+// clone returns a copy of b (nil for nil). Appending to a nil slice
+// allocates without zeroing what the copy overwrites at once: a text or
+// record of many pages is written once, not cleared and then written.
 func clone(b []byte) []byte {
 	if b == nil {
 		return nil
 	}
-	return append(make([]byte, 0, len(b)), b...)
+	if len(b) == 0 {
+		return []byte{}
+	}
+	return append([]byte(nil), b...)
 }
 
 func notFound(what string, h dag.Hash) error {

@@ -16,6 +16,9 @@ type ContextTx interface {
 	// Context returns the record stored under commit h, nil when there
 	// is none; the bytes are the caller's.
 	Context(h dag.Hash) ([]byte, error)
+	// HasContexts says, for each of hs, whether it has a record: one
+	// call for a page of a walk (one round trip on a database).
+	HasContexts(hs []dag.Hash) ([]bool, error)
 	// PutContext stores rec under commit h, and removes the records of
 	// replaced, whose messages rec holds (so their texts stay in the
 	// file, and removing them erases nothing). The store may keep rec:

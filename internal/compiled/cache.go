@@ -87,6 +87,35 @@ func (c *Cache) load(ctx context.Context, tx store.Tx, tip dag.Hash, notes bool)
 	return n, err
 }
 
+// chunk is messages a walk collected: a record's, oldest first, or a
+// page's, newest first.
+type chunk struct {
+	msgs        []Message
+	newestFirst bool
+}
+
+// oldestFirst returns the messages of chunks, collected newest chunk
+// first, in one slice of exact size, oldest first.
+func oldestFirst(chunks []chunk) []Message {
+	n := 0
+	for _, ch := range chunks {
+		n += len(ch.msgs)
+	}
+	out := make([]Message, n)
+	for _, ch := range chunks {
+		if !ch.newestFirst {
+			n -= len(ch.msgs)
+			copy(out[n:], ch.msgs)
+			continue
+		}
+		for _, m := range ch.msgs {
+			n--
+			out[n] = m
+		}
+	}
+	return out
+}
+
 // step is what one entry of a walk adds to the chain's messages: add
 // messages, and for a record, the total it says the chain has through
 // its commit (-1 for a commit).
@@ -96,12 +125,13 @@ type step struct{ add, total int32 }
 // the records did not add up, and the cache is then unchanged.
 //
 // The length of the walk is unknown until it ends, so it collects into
-// fixed-size blocks and copies once into exact-size slices: growing one
-// slice by appending would allocate (and leave as garbage) several times
-// its size on a cold compile of a long chain.
+// fixed-size blocks (the messages: the pages and records they come in)
+// and copies once into exact-size slices: growing one slice by appending
+// would allocate (and leave as garbage) several times its size on a cold
+// compile of a long chain.
 func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.ContextTx) (n int, ok bool, err error) {
 	var hashes blocks.List[dag.Hash]
-	var msgs blocks.List[Message]
+	var chunks []chunk         // the messages walked, the newest chunk first
 	var adds blocks.List[step] // what each walked commit (or record) adds
 	records := false
 	base := -1 // position in the cache where the walk stopped
@@ -135,9 +165,7 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 				ok = !has || cn.Messages == int64(r.total)
 			}
 			if ok {
-				for i := len(r.msgs) - 1; i >= 0; i-- {
-					msgs.Add(r.msgs[i])
-				}
+				chunks = append(chunks, chunk{msgs: r.msgs})
 				adds.Add(step{int32(len(r.msgs)), int32(r.total)})
 				hashes.Add(h)
 				records = true
@@ -156,10 +184,18 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 				links = links[:k+1]
 				break
 			}
-			if ct != nil {
-				if raw, err := ct.Context(l.Hash); err != nil {
-					return 0, false, err
-				} else if raw != nil { // the walk goes on from its record
+		}
+		if ct != nil && len(links) > 1 {
+			hs := make([]dag.Hash, len(links)-1)
+			for k, l := range links[1:] {
+				hs[k] = l.Hash
+			}
+			has, err := ct.HasContexts(hs)
+			if err != nil {
+				return 0, false, err
+			}
+			for k, ok := range has {
+				if ok { // the walk goes on from its record
 					links = links[:k+1]
 					break
 				}
@@ -169,9 +205,7 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 		if err != nil {
 			return 0, false, err
 		}
-		for _, m := range page {
-			msgs.Add(m)
-		}
+		chunks = append(chunks, chunk{msgs: page, newestFirst: true})
 		for i, l := range links {
 			s := step{total: -1}
 			if flags[i] {
@@ -205,12 +239,12 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 	}
 	c.chain, c.count, c.msgs = c.chain[:base+1], c.count[:base+1], c.msgs[:keep]
 	if len(c.chain) == 0 {
-		c.chain, c.msgs = fresh, msgs.Reversed()
+		c.chain, c.msgs = fresh, oldestFirst(chunks)
 		c.count = make([]int32, 0, len(fresh))
 		c.pos = make(map[dag.Hash]int32, len(fresh))
 	} else {
 		c.chain = append(c.chain, fresh...)
-		c.msgs = append(c.msgs, msgs.Reversed()...)
+		c.msgs = append(c.msgs, oldestFirst(chunks)...)
 	}
 	n = keep
 	for i, h := range fresh {

@@ -39,18 +39,18 @@ func (c *Cache) Save(ctx context.Context, tx store.Tx, tip dag.Hash) error {
 	var prev dag.Hash
 	from := 0
 	var prevRec []byte
-	for j := at - 1; j >= 0; j-- {
+	j, err := newestRecord(ct, c.chain[:at])
+	if err != nil {
+		return err
+	}
+	if j >= 0 {
 		raw, err := ct.Context(c.chain[j])
 		if err != nil {
 			return err
 		}
-		if raw == nil {
-			continue
-		}
 		if _, total, _, _, err := header(raw); err == nil && total == int(c.count[j]) {
 			prev, from, prevRec = c.chain[j], total, raw
 		}
-		break
 	}
 	size := 0
 	for _, m := range c.msgs[from:n] {
@@ -77,7 +77,7 @@ func (c *Cache) Save(ctx context.Context, tx store.Tx, tip dag.Hash) error {
 	}
 	// The run from message from (after prev) through tip, cut into
 	// records of about maxRecord at commits the cache knows.
-	j := sort.Search(at+1, func(j int) bool { return int(c.count[j]) > from })
+	j = sort.Search(at+1, func(j int) bool { return int(c.count[j]) > from })
 	start, last, bytes := from, from, 0
 	for ; j <= at; j++ {
 		end := int(c.count[j])
@@ -94,4 +94,24 @@ func (c *Cache) Save(ctx context.Context, tx store.Tx, tip dag.Hash) error {
 		prev, start, bytes, merged = c.chain[j], end, 0, nil
 	}
 	return nil
+}
+
+// newestRecord returns the position in chain of the newest commit with a
+// record, -1 when none has one; it asks about a page of commits at a
+// time.
+func newestRecord(ct store.ContextTx, chain []dag.Hash) (int, error) {
+	for hi := len(chain); hi > 0; {
+		lo := max(hi-256, 0)
+		has, err := ct.HasContexts(chain[lo:hi])
+		if err != nil {
+			return -1, err
+		}
+		for i := len(has) - 1; i >= 0; i-- {
+			if has[i] {
+				return lo + i, nil
+			}
+		}
+		hi = lo
+	}
+	return -1, nil
 }
