@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract"
@@ -182,4 +184,48 @@ func testRecordsMatch(t *testing.T, seed uint64) {
 	report, err := tr.Fsck(ctx)
 	require.NoError(t, err)
 	require.True(t, report.OK(), "%v", report.Problems)
+}
+
+// A hard reset erases a text from the compiled-context records too: turns
+// whose records hold a secret (merged, and replaced by longer records, as
+// turns go on) leave no copy of it in the file once the turns are reset
+// away.
+func TestReset_HardErasesTextsFromRecords(t *testing.T) {
+	ctx := context.Background()
+	const secret = "sk-secret-in-a-record-4242"
+	model := llm.NewScripted().When(secret, llm.Reply{Content: `{"ok":"` + secret + `"}`}).Otherwise(llm.Reply{Content: `{"ok":true}`})
+	tr := newTract(t, tract.WithClient(model))
+	_, err := tr.Import(ctx, chain(500, 200, "m"))
+	require.NoError(t, err)
+	_, err = tr.Chat(ctx, "a first turn", tract.Validate(retry.JSON()))
+	require.NoError(t, err)
+	_, base, err := tr.Head(ctx)
+	require.NoError(t, err)
+	_, err = tr.Chat(ctx, "remember "+secret, tract.Validate(retry.JSON()))
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err = tr.Chat(ctx, fmt.Sprintf("turn %d", i), tract.Validate(retry.JSON()))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tr.Store().View(ctx, func(tx store.Tx) error {
+		_, tip, err := tr.Head(ctx)
+		require.NoError(t, err)
+		rec, err := tx.(store.ContextTx).Context(tip)
+		require.NotNil(t, rec, "the last turn wrote a record")
+		return err
+	}))
+	path := tr.Path()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(data), secret, "precondition: the secret is in the file")
+
+	_, err = tr.Reset(ctx, base.String(), tract.Hard)
+	require.NoError(t, err)
+	got, err := tr.Compile(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 502, "the context before the secret")
+	require.NoError(t, tr.Close())
+	data, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), secret)
 }
