@@ -40,7 +40,9 @@ func IncludeNotes() CompileOption {
 //
 // Compile keeps the last compiled chain in memory: compiling again after new
 // commits reads only the commits added since, and compiling an ancestor
-// reads nothing. The returned slice is the caller's.
+// reads nothing. A new handle reads a chain that validated turns ran on
+// from the compiled-context records they wrote (see docs/storage.md),
+// which give the same messages. The returned slice is the caller's.
 func (t *Tract) Compile(ctx context.Context, opts ...CompileOption) ([]Message, error) {
 	var cfg compileConfig
 	for _, o := range opts {
@@ -180,7 +182,9 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 }
 
 // DropCaches forgets the compiled chain Compile keeps in memory, so the next
-// Compile reads the whole chain again (as a new process would).
+// Compile reads the whole chain again, as a new process would: from the
+// compiled-context records validated turns wrote, where the chain has
+// them, and from its commits elsewhere.
 func (t *Tract) DropCaches() {
 	t.cachesMu.Lock()
 	defer t.cachesMu.Unlock()

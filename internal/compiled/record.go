@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"unsafe"
 
 	"github.com/tractdag/tract/dag"
@@ -24,6 +25,10 @@ import (
 //	         the message has a shape
 //	text     uvarint length and the text; for a shaped message instead
 //	         the 32-byte hash of its commit, compiled again on reading
+//	check    4 bytes, big-endian: the CRC-32C of every byte before them
+//
+// The check catches a record damaged in the file (bbolt's pages carry no
+// checksum): its messages would otherwise go to the model as they are.
 //
 // A record is a pure function of the commits it covers, which are
 // immutable, so it never goes stale; it only goes when its commit does
@@ -70,9 +75,24 @@ func header(b []byte) (prev dag.Hash, total, n int, rest []byte, err error) {
 	return prev, int(vs[0]), int(vs[1]), rest, nil
 }
 
+// castagnoli is the CRC-32C table of the records' check.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checked is header of a record whose check is right.
+func checked(b []byte) (prev dag.Hash, total, n int, rest []byte, err error) {
+	if len(b) < 4 || crc32.Checksum(b[:len(b)-4], castagnoli) != binary.BigEndian.Uint32(b[len(b)-4:]) {
+		return prev, 0, 0, nil, errBadRecord
+	}
+	return header(b[:len(b)-4])
+}
+
 // decode decodes b, which the caller hands over: the texts are strings
 // over b's bytes.
 func decode(b []byte) (record, error) {
+	if len(b) < 4 || crc32.Checksum(b[:len(b)-4], castagnoli) != binary.BigEndian.Uint32(b[len(b)-4:]) {
+		return record{}, errBadRecord
+	}
+	b = b[:len(b)-4]
 	prev, total, n, rest, err := header(b)
 	if err != nil {
 		return record{}, err
@@ -143,7 +163,7 @@ func uvarintLen(v int) int {
 // encode returns the record of msgs, the last of the total messages
 // compiled through its commit, after prev's.
 func encode(prev dag.Hash, total int, msgs []Message) []byte {
-	size := 1 + dag.HashSize + 2*binary.MaxVarintLen32
+	size := 1 + dag.HashSize + 2*binary.MaxVarintLen32 + 4
 	for _, m := range msgs {
 		size += m.size()
 	}
@@ -159,7 +179,7 @@ func encode(prev dag.Hash, total int, msgs []Message) []byte {
 		b = binary.AppendUvarint(append(b, m.role), uint64(len(m.content)))
 		b = append(b, m.content...)
 	}
-	return b
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
 // read returns the record of commit h with its shaped messages compiled,

@@ -48,7 +48,7 @@ func (c *Cache) Save(ctx context.Context, tx store.Tx, tip dag.Hash) error {
 		if err != nil {
 			return err
 		}
-		if _, total, _, _, err := header(raw); err == nil && total == int(c.count[j]) {
+		if _, total, _, _, err := checked(raw); err == nil && total == int(c.count[j]) {
 			prev, from, prevRec = c.chain[j], total, raw
 		}
 	}
@@ -58,7 +58,7 @@ func (c *Cache) Save(ctx context.Context, tx store.Tx, tip dag.Hash) error {
 	}
 	var merged []dag.Hash
 	for prevRec != nil {
-		p, total, k, payload, err := header(prevRec)
+		p, total, k, payload, err := checked(prevRec)
 		if err != nil || total != from || len(payload) > size || len(payload)+size > maxRecord {
 			break
 		}

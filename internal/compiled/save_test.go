@@ -49,7 +49,7 @@ func records(t *testing.T, tx store.Tx, tip dag.Hash) []int {
 		raw, err := tx.(store.ContextTx).Context(h)
 		require.NoError(t, err)
 		require.NotNil(t, raw, "record %s", h.Short())
-		prev, _, _, _, err := header(raw)
+		prev, _, _, _, err := checked(raw)
 		require.NoError(t, err)
 		sizes = append(sizes, len(raw))
 		h = prev
@@ -146,10 +146,16 @@ func TestSave_CutsALongRun(t *testing.T) {
 func TestCompile_BadRecordsArePassedBy(t *testing.T) {
 	ctx := context.Background()
 	for name, damage := range map[string]func(rec []byte) []byte{
-		"truncated":     func(rec []byte) []byte { return rec[:len(rec)-3] },
-		"version":       func(rec []byte) []byte { rec[0] = 9; return rec },
-		"too few":       func(rec []byte) []byte { return encode(dag.Hash{}, 1, []Message{{content: "only"}}) },
-		"bad role code": func(rec []byte) []byte { rec[len(rec)-1-len("m 0 xxxxxxxxxx")-1] = 77; return rec },
+		"truncated": func(rec []byte) []byte { return rec[:len(rec)-3] },
+		"version":   func(rec []byte) []byte { rec[0] = 9; return rec },
+		"too few":   func(rec []byte) []byte { return encode(dag.Hash{}, 1, []Message{{content: "only"}}) },
+		"bad role code": func(rec []byte) []byte {
+			var r record
+			r, _ = decode(append([]byte(nil), rec...))
+			r.msgs[2].role = 77
+			return encode(r.prev, r.total, r.msgs)
+		},
+		"a text changed": func(rec []byte) []byte { rec[len(rec)-6] ^= 1; return rec },
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := newBolt(t)
@@ -189,8 +195,12 @@ func TestDecode(t *testing.T) {
 		_, err := decode(rec[:i])
 		assert.ErrorIs(t, err, errBadRecord, "cut at %d", i)
 	}
-	_, err = decode(append(append([]byte(nil), rec...), 0))
-	assert.ErrorIs(t, err, errBadRecord, "a trailing byte")
+	for i := range rec {
+		flipped := append([]byte(nil), rec...)
+		flipped[i] ^= 0x10
+		_, err := decode(flipped)
+		assert.ErrorIs(t, err, errBadRecord, "byte %d flipped", i)
+	}
 	_, err = decode(encode(dag.Hash{}, 10, msgs))
 	assert.ErrorIs(t, err, errBadRecord, "a first run whose total is not its own")
 }
