@@ -17,6 +17,7 @@ import (
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/retry"
 	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/postgres/pgtest"
 	"github.com/tractdag/tract/tool"
 )
 
@@ -62,18 +63,23 @@ func randomText(rng *rand.Rand) string {
 // purify, system prompts and tool steps, soft resets (edits: the branch
 // goes back and grows again), compressions into summaries, branches and
 // gc.
+// It runs on a file and, with TRACT_TEST_POSTGRES_URL, on PostgreSQL.
 func TestCompile_RecordsMatchTheCommits(t *testing.T) {
 	for seed := range uint64(6) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			testRecordsMatch(t, seed)
+		t.Run(fmt.Sprint("file/", seed), func(t *testing.T) {
+			testRecordsMatch(t, seed, filepath.Join(t.TempDir(), "tract.db"))
+		})
+	}
+	for seed := range uint64(2) {
+		t.Run(fmt.Sprint("postgres/", seed), func(t *testing.T) {
+			testRecordsMatch(t, seed, pgtest.RepositoryURL(t, pgtest.URL(t)))
 		})
 	}
 }
 
-func testRecordsMatch(t *testing.T, seed uint64) {
+func testRecordsMatch(t *testing.T, seed uint64, path string) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 35))
-	path := filepath.Join(t.TempDir(), "tract.db")
 	tr, err := tract.Init(path, tract.WithNoSync(), tract.WithClient(randomModel{rng}))
 	require.NoError(t, err)
 	defer tr.Close()
