@@ -28,3 +28,15 @@ type ContextTx interface {
 	// removing a missing one is not an error.
 	DeleteContext(h dag.Hash) error
 }
+
+// ContextChainReader is implemented by transactions that read a chain of
+// records in one call (the PostgreSQL store's: one recursive query
+// instead of a round trip per record). A record's bytes 1 to 32 name the
+// commit of the record before it on its chain (all zeros: none), which
+// is what the chain follows.
+type ContextChainReader interface {
+	// ContextChain returns the record of h and the records before it,
+	// newest first, at most n of them, with their commits; none when h
+	// has no record.
+	ContextChain(h dag.Hash, n int) (hs []dag.Hash, recs [][]byte, err error)
+}

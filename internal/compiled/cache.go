@@ -133,7 +133,7 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 	var hashes blocks.List[dag.Hash]
 	var chunks []chunk         // the messages walked, the newest chunk first
 	var adds blocks.List[step] // what each walked commit (or record) adds
-	records := false
+	hopped := false
 	base := -1 // position in the cache where the walk stopped
 	// The walk most often ends at the cached tip (a chain grown since):
 	// ReadChain stops there. It reads pages growing from one commit,
@@ -144,6 +144,7 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 		stop = c.chain[len(c.chain)-1]
 	}
 	var links []store.ChainLink // one buffer for every page
+	rs := &records{ct: ct}
 	for h, size := tip, 1; !h.IsZero(); size = min(4*size, 4096) {
 		if i, ok := c.pos[h]; ok {
 			base = int(i)
@@ -153,7 +154,7 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 			return 0, false, err
 		}
 		if ct != nil {
-			r, ok, err := read(tx, ct, h)
+			r, ok, err := read(tx, rs, h)
 			if err != nil {
 				return 0, false, err
 			}
@@ -168,7 +169,7 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 				chunks = append(chunks, chunk{msgs: r.msgs})
 				adds.Add(step{int32(len(r.msgs)), int32(r.total)})
 				hashes.Add(h)
-				records = true
+				hopped = true
 				h, size = r.prev, 1
 				continue
 			}
@@ -224,7 +225,7 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 		return keep, true, nil
 	}
 	fresh, added := hashes.Reversed(), adds.Reversed()
-	if records { // each record's total must be the messages through its commit
+	if hopped { // each record's total must be the messages through its commit
 		sum := keep
 		for _, a := range added {
 			sum += int(a.add)

@@ -182,10 +182,41 @@ func encode(prev dag.Hash, total int, msgs []Message) []byte {
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
+// records reads records for a walk: through ct, or, when ct reads
+// chains of records (store.ContextChainReader), a chain at a time, the
+// records before the one asked for kept for the walk's next steps.
+type records struct {
+	ct    store.ContextTx
+	ahead map[dag.Hash][]byte
+}
+
+// get returns the record of h, nil when it has none.
+func (rs *records) get(h dag.Hash) ([]byte, error) {
+	if rec, ok := rs.ahead[h]; ok {
+		delete(rs.ahead, h)
+		return rec, nil
+	}
+	cr, ok := rs.ct.(store.ContextChainReader)
+	if !ok {
+		return rs.ct.Context(h)
+	}
+	hs, recs, err := cr.ContextChain(h, 1024)
+	if err != nil || len(hs) == 0 || hs[0] != h {
+		return nil, err
+	}
+	if rs.ahead == nil {
+		rs.ahead = make(map[dag.Hash][]byte, len(hs))
+	}
+	for i, k := range hs[1:] {
+		rs.ahead[k] = recs[i+1]
+	}
+	return recs[0], nil
+}
+
 // read returns the record of commit h with its shaped messages compiled,
 // ok false when h has none or an unreadable one.
-func read(tx store.Tx, ct store.ContextTx, h dag.Hash) (r record, ok bool, err error) {
-	raw, err := ct.Context(h)
+func read(tx store.Tx, rs *records, h dag.Hash) (r record, ok bool, err error) {
+	raw, err := rs.get(h)
 	if err != nil || raw == nil {
 		return record{}, false, err
 	}

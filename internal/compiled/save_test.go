@@ -40,9 +40,9 @@ func grow(t *testing.T, tx store.Tx, tip dag.Hash, n, size int, tag string) dag.
 	return tip
 }
 
-// records returns the sizes of the records of the chain ending at tip,
+// recordSizes returns the sizes of the records of the chain ending at tip,
 // newest first, following prev.
-func records(t *testing.T, tx store.Tx, tip dag.Hash) []int {
+func recordSizes(t *testing.T, tx store.Tx, tip dag.Hash) []int {
 	t.Helper()
 	var sizes []int
 	for h := tip; !h.IsZero(); {
@@ -82,7 +82,7 @@ func TestSave_MergesAsABinaryCounter(t *testing.T) {
 		}))
 	}
 	require.NoError(t, b.View(ctx, func(tx store.Tx) error {
-		sizes := records(t, tx, tip)
+		sizes := recordSizes(t, tx, tip)
 		assert.LessOrEqual(t, len(sizes), 2*bits.Len(uint(turns)), "record sizes %v", sizes)
 		total := 0
 		for _, s := range sizes {
@@ -127,7 +127,7 @@ func TestSave_CutsALongRun(t *testing.T) {
 		return (&Cache{}).Save(ctx, tx, tip)
 	}))
 	require.NoError(t, b.View(ctx, func(tx store.Tx) error {
-		sizes := records(t, tx, tip)
+		sizes := recordSizes(t, tx, tip)
 		assert.Len(t, sizes, 5000*310/maxRecord+1)
 		for _, s := range sizes[1:] {
 			assert.InDelta(t, maxRecord, s, 400)

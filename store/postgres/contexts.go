@@ -14,7 +14,45 @@ import (
 // a row per record; a row holds texts, and a database keeps no copy of a
 // deleted row that a reader of the database could reach.
 
-var _ store.ContextTx = (*pgTx)(nil)
+var (
+	_ store.ContextTx          = (*pgTx)(nil)
+	_ store.ContextChainReader = (*pgTx)(nil)
+)
+
+// ContextChain follows the records' links on the server: each step is an
+// index lookup of the hash in bytes 2 to 33 of the record before.
+func (t *pgTx) ContextChain(h dag.Hash, n int) ([]dag.Hash, [][]byte, error) {
+	rows, err := t.query(`WITH RECURSIVE chain(n, hash, record) AS (
+	SELECT 1, hash, record FROM tract_contexts WHERE repository = $1 AND hash = $2
+	UNION ALL
+	SELECT chain.n + 1, c.hash, c.record FROM chain, LATERAL (
+		SELECT hash, record FROM tract_contexts
+		WHERE repository = $1 AND hash = substring(chain.record FROM 2 FOR 32)
+	) c WHERE chain.n < $3
+)
+SELECT hash, record FROM chain ORDER BY n`, t.s.repository, h[:], n)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compiled contexts from %s: %w", h.Short(), err)
+	}
+	defer rows.Close()
+	var hs []dag.Hash
+	var recs [][]byte
+	for rows.Next() {
+		var k, rec []byte
+		if err := rows.Scan(&k, &rec); err != nil {
+			return nil, nil, fmt.Errorf("compiled contexts from %s: %w", h.Short(), err)
+		}
+		kh, err := hashOf("compiled context", k)
+		if err != nil {
+			return nil, nil, err
+		}
+		hs, recs = append(hs, kh), append(recs, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("compiled contexts from %s: %w", h.Short(), err)
+	}
+	return hs, recs, nil
+}
 
 func (t *pgTx) Context(h dag.Hash) ([]byte, error) {
 	var rec []byte

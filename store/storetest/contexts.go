@@ -70,6 +70,37 @@ var contextTests = []subtest{
 			return err
 		})
 	}},
+	{"Chain", func(t *testing.T, s store.Store) {
+		hs := putChain(t, s, 3)
+		// A record names the one before it in its bytes 1 to 32.
+		rec := func(prev dag.Hash, text string) []byte {
+			return append(append([]byte{1}, prev[:]...), text...)
+		}
+		update(t, s, func(tx store.Tx) error {
+			ct, ok := tx.(store.ContextTx)
+			if !ok {
+				t.Skip("the store keeps no compiled-context records")
+			}
+			require.NoError(t, ct.PutContext(hs[0], rec(dag.Hash{}, "first"), nil))
+			return ct.PutContext(hs[2], rec(hs[0], "third"), nil)
+		})
+		view(t, s, func(tx store.Tx) error {
+			cr, ok := tx.(store.ContextChainReader)
+			if !ok {
+				t.Skip("the store reads no chains of records")
+			}
+			got, recs, err := cr.ContextChain(hs[2], 10)
+			require.NoError(t, err)
+			assert.Equal(t, []dag.Hash{hs[2], hs[0]}, got)
+			assert.Equal(t, [][]byte{rec(hs[0], "third"), rec(dag.Hash{}, "first")}, recs)
+			got, _, err = cr.ContextChain(hs[2], 1)
+			require.NoError(t, err)
+			assert.Equal(t, []dag.Hash{hs[2]}, got, "at most n")
+			got, _, err = cr.ContextChain(hs[1], 10)
+			assert.Empty(t, got, "no record")
+			return err
+		})
+	}},
 	{"DeleteCommitsDeletesTheirRecords", func(t *testing.T, s store.Store) {
 		hs := putChain(t, s, 3)
 		update(t, s, func(tx store.Tx) error {
