@@ -145,6 +145,10 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 	}
 	var links []store.ChainLink // one buffer for every page
 	rs := &records{ct: ct}
+	// A walk from a known chain most often ends within a few commits:
+	// it looks for records (a lookup more, a round trip on a database)
+	// only when the cache is empty or the walk goes on.
+	walked := 0
 	for h, size := tip, 1; !h.IsZero(); size = min(4*size, 4096) {
 		if i, ok := c.pos[h]; ok {
 			base = int(i)
@@ -153,7 +157,8 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 		if err := ctx.Err(); err != nil {
 			return 0, false, err
 		}
-		if ct != nil {
+		useRecords := ct != nil && (len(c.chain) == 0 || walked >= 16)
+		if useRecords {
 			r, ok, err := read(tx, rs, h)
 			if err != nil {
 				return 0, false, err
@@ -186,7 +191,7 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 				break
 			}
 		}
-		if ct != nil && len(links) > 1 {
+		if useRecords && len(links) > 1 {
 			hs := make([]dag.Hash, len(links)-1)
 			for k, l := range links[1:] {
 				hs[k] = l.Hash
@@ -207,6 +212,7 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 			return 0, false, err
 		}
 		chunks = append(chunks, chunk{msgs: page, newestFirst: true})
+		walked += len(links)
 		for i, l := range links {
 			s := step{total: -1}
 			if flags[i] {
