@@ -29,8 +29,9 @@ type boltTx struct {
 	// a key.
 	lastHit int
 	// erased is set by every write that drops stored text (objects,
-	// reflog entries, packs): the transaction then records a pending
-	// erasure, completed once it commits (see erase.go).
+	// reflog entries, packs, compiled-context records): the transaction
+	// then records a pending erasure, completed once it commits (see
+	// erase.go).
 	erased bool
 	// mergesDropped is set once the transaction has dropped the merges in
 	// progress (dropMerges).
