@@ -112,10 +112,10 @@ func benchChatCLI(b *testing.B, n int) {
 	model.take()
 
 	// What the request itself costs: the same messages, encoded and sent
-	// by the same client in a new process of their own.
-	var request, compile time.Duration
-	const requests = 3
-	for range requests {
+	// by the same client in a new process of their own, after each turn
+	// (so that the two see the same load).
+	worker := func() (compile, request time.Duration) {
+		b.Helper()
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(env, requestWorkerEnv+"=1", "TRACT_DB="+filepath.Join(dir, ".tract", "tract.db"))
 		var stderr bytes.Buffer
@@ -125,25 +125,29 @@ func benchChatCLI(b *testing.B, n int) {
 		var c, r int64
 		_, err = fmt.Sscan(string(out), &c, &r)
 		require.NoError(b, err, "request worker said %q", out)
-		compile, request = compile+time.Duration(c), request+time.Duration(r)
+		served, _ := model.take()
+		return time.Duration(c), time.Duration(r) - served
 	}
-	served, _ := model.take()
-	compile, request = compile/requests, (request-served)/requests
 
 	b.ResetTimer()
-	var wall time.Duration
+	var wall, served, request, compile time.Duration
 	for i := range b.N {
 		wall += run(nil, "chat", "-V", "json", fmt.Sprintf("question %d", i+1))
+		s, calls := model.take()
+		require.Equal(b, 1, calls, "one attempt a turn")
+		served += s
+		b.StopTimer()
+		c, r := worker()
+		compile, request = compile+c, request+r
+		b.StartTimer()
 	}
 	b.StopTimer()
-	served, calls := model.take()
-	require.Equal(b, b.N, calls, "one attempt a turn")
 	per := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
 	b.ReportMetric(per(wall), "wall-ms")
 	b.ReportMetric(per(served), "server-ms")
-	b.ReportMetric(float64(request)/1e6, "request-ms")
-	b.ReportMetric(float64(compile)/1e6, "compile-ms")
-	b.ReportMetric(per(wall-served)-float64(request)/1e6, "tract-ms")
+	b.ReportMetric(per(request), "request-ms")
+	b.ReportMetric(per(compile), "compile-ms")
+	b.ReportMetric(per(wall-served-request), "tract-ms")
 	b.ReportMetric(float64(first)/1e6, "first-ms")
 	b.ReportMetric(0, "ns/op")
 }
