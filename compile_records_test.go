@@ -80,7 +80,7 @@ func TestCompile_RecordsMatchTheCommits(t *testing.T) {
 func testRecordsMatch(t *testing.T, seed uint64, path string) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 35))
-	tr, err := tract.Init(path, tract.WithNoSync(), tract.WithClient(randomModel{rng}))
+	tr, err := tract.Init(path, tract.WithNoSync(), tract.WithClient(randomModel{rng}), tract.WithContextRecords(0))
 	require.NoError(t, err)
 	defer tr.Close()
 	runs := 0
@@ -200,7 +200,7 @@ func TestReset_HardErasesTextsFromRecords(t *testing.T) {
 	ctx := context.Background()
 	const secret = "sk-secret-in-a-record-4242"
 	model := llm.NewScripted().When(secret, llm.Reply{Content: `{"ok":"` + secret + `"}`}).Otherwise(llm.Reply{Content: `{"ok":true}`})
-	tr := newTract(t, tract.WithClient(model))
+	tr := newTract(t, tract.WithClient(model), tract.WithContextRecords(0))
 	_, err := tr.Import(ctx, chain(500, 200, "m"))
 	require.NoError(t, err)
 	_, err = tr.Chat(ctx, "a first turn", tract.Validate(retry.JSON()))
@@ -234,4 +234,41 @@ func TestReset_HardErasesTextsFromRecords(t *testing.T) {
 	data, err = os.ReadFile(path)
 	require.NoError(t, err)
 	assert.NotContains(t, string(data), secret)
+}
+
+// A short conversation keeps no records by default (its context compiles
+// from its commits in a few milliseconds, and records would store its
+// texts twice); past DefaultContextRecords bytes a turn writes them.
+func TestChat_ContextRecordsOnlyForLongContexts(t *testing.T) {
+	ctx := context.Background()
+	hasRecord := func(tr *tract.Tract) bool {
+		var rec []byte
+		_, tip, err := tr.Head(ctx)
+		require.NoError(t, err)
+		require.NoError(t, tr.Store().View(ctx, func(tx store.Tx) error {
+			rec, err = tx.(store.ContextTx).Context(tip)
+			return err
+		}))
+		return rec != nil
+	}
+	for _, tc := range []struct {
+		name     string
+		messages int
+		opts     []tract.Option
+		want     bool
+	}{
+		{"short", 100, nil, false},
+		{"long", 2 * tract.DefaultContextRecords / 200, nil, true},
+		{"short, every branch", 100, []tract.Option{tract.WithContextRecords(0)}, true},
+		{"long, none", 2 * tract.DefaultContextRecords / 200, []tract.Option{tract.WithContextRecords(-1)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTract(t, append([]tract.Option{tract.WithClient(llm.NewScripted().Otherwise(llm.Reply{Content: `{"ok":true}`}))}, tc.opts...)...)
+			_, err := tr.Import(ctx, chain(tc.messages, 200, "m"))
+			require.NoError(t, err)
+			_, err = tr.Chat(ctx, "one more", tract.Validate(retry.JSON()))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, hasRecord(tr))
+		})
+	}
 }

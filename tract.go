@@ -170,6 +170,8 @@ type repo struct {
 	clock  func() time.Time
 	path   string
 	limits Limits // with defaults filled in
+	// recordsMin is compiled.Cache.MinBytes for the views' caches.
+	recordsMin int
 
 	// cachesMu guards caches, the compile caches by view branch.
 	cachesMu sync.Mutex
@@ -191,6 +193,8 @@ type config struct {
 	store       store.Store
 	client      llm.Client
 	limits      Limits
+	// recordsMin is WithContextRecords' (compiled.Cache.MinBytes).
+	recordsMin int
 	// fsckProgress is FsckFile's WithFsckProgress.
 	fsckProgress ProgressFunc
 	// ctx is WithContext's (nil: none).
@@ -236,13 +240,29 @@ func WithStore(st store.Store) Option {
 	return func(c *config) { c.store = st }
 }
 
+// DefaultContextRecords is the size of a branch's compiled context from
+// which a validated turn keeps it as records (WithContextRecords).
+const DefaultContextRecords = 256 << 10
+
+// WithContextRecords sets the size, in bytes of compiled messages, from
+// which a validated turn keeps its branch's compiled context in the
+// repository as records, so that a new process reads a long context in a
+// few records instead of every commit and text (default
+// DefaultContextRecords). The records store the messages' texts a second
+// time: below the size, compiling from the commits costs a few
+// milliseconds and no record is written. 0 keeps records for every
+// branch; a negative size keeps none.
+func WithContextRecords(minBytes int) Option {
+	return func(c *config) { c.recordsMin = minBytes }
+}
+
 // WithClient sets the model client Chat and Generate use by default.
 func WithClient(c llm.Client) Option {
 	return func(cfg *config) { cfg.client = c }
 }
 
 func newConfig(opts []Option) config {
-	c := config{clock: time.Now, lockTimeout: store.DefaultLockTimeout}
+	c := config{clock: time.Now, lockTimeout: store.DefaultLockTimeout, recordsMin: DefaultContextRecords}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -297,7 +317,7 @@ func open(path string, create bool, opts []Option) (*Tract, error) {
 			return nil, err
 		}
 	}
-	r := &repo{st: st, clock: c.clock, path: Redact(path), client: c.client, limits: c.limits.WithDefaults()}
+	r := &repo{st: st, clock: c.clock, path: Redact(path), client: c.client, limits: c.limits.WithDefaults(), recordsMin: c.recordsMin}
 	return r.viewOf(""), nil
 }
 
@@ -310,7 +330,7 @@ func (r *repo) viewOf(branch string) *Tract {
 	}
 	c := r.caches[branch]
 	if c == nil {
-		c = &compiled.Cache{}
+		c = &compiled.Cache{MinBytes: r.recordsMin}
 		r.caches[branch] = c
 	}
 	return &Tract{repo: r, branch: branch, cache: c}

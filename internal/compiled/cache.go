@@ -26,6 +26,13 @@ import (
 // so a prefix of a cached chain stays valid forever. The zero value is an
 // empty cache.
 type Cache struct {
+	// MinBytes is the size of a chain's compiled messages below which
+	// Save writes no record: a chain that small compiles from its commits
+	// in a few milliseconds, and its records would only store its texts a
+	// second time. Zero keeps records for every chain; a negative value
+	// keeps none. Set it before the first use.
+	MinBytes int
+
 	mu sync.Mutex // guards every field below
 
 	notes bool // whether notes were compiled in

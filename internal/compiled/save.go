@@ -22,7 +22,7 @@ import (
 // is cut into records of about maxRecord.
 func (c *Cache) Save(ctx context.Context, tx store.Tx, tip dag.Hash) error {
 	ct, ok := tx.(store.ContextTx)
-	if !ok {
+	if !ok || c.MinBytes < 0 {
 		return nil
 	}
 	c.mu.Lock()
@@ -30,6 +30,9 @@ func (c *Cache) Save(ctx context.Context, tx store.Tx, tip dag.Hash) error {
 	n, err := c.load(ctx, tx, tip, false)
 	if err != nil {
 		return err
+	}
+	if !atLeast(c.msgs[:n], c.MinBytes) {
+		return nil
 	}
 	if raw, err := ct.Context(tip); err != nil || raw != nil {
 		return err
@@ -114,4 +117,17 @@ func newestRecord(ct store.ContextTx, chain []dag.Hash) (int, error) {
 		hi = lo
 	}
 	return -1, nil
+}
+
+// atLeast reports whether msgs take min bytes or more in a record; it
+// stops counting there.
+func atLeast(msgs []Message, min int) bool {
+	size := 0
+	for _, m := range msgs {
+		if size >= min {
+			return true
+		}
+		size += m.size()
+	}
+	return size >= min
 }
