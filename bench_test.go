@@ -16,6 +16,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/retry"
 )
 
 // benchTract opens a fresh repository; durable selects fsync after each
@@ -143,6 +144,32 @@ func BenchmarkCompileCold(b *testing.B) {
 		require.NoError(b, err)
 		defer tr.Close()
 		compileCold(b, tr, 10_000)
+	})
+}
+
+// BenchmarkCompileColdRecords is BenchmarkCompileCold on a chain whose
+// last commit a validated turn made, so that it has compiled-context
+// records: what a new `tract chat` process reads, at 10,000 and 100,000
+// messages of 200 bytes, on a file and on PostgreSQL.
+func BenchmarkCompileColdRecords(b *testing.B) {
+	onBackends(b, false, func(b *testing.B, be benchBackend) {
+		for _, n := range []int{10_000, 100_000} {
+			b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+				ctx := context.Background()
+				path := be.location(b)
+				tr, err := tract.Init(path, tract.WithNoSync(), tract.WithClient(chatConstClient(`{"ok":true}`)))
+				require.NoError(b, err)
+				_, err = tr.Import(ctx, chain(n-2, 200, "m"))
+				require.NoError(b, err)
+				_, err = tr.Chat(ctx, "one more", tract.Validate(retry.JSON()))
+				require.NoError(b, err)
+				require.NoError(b, tr.Close())
+				tr, err = tract.Open(path)
+				require.NoError(b, err)
+				defer tr.Close()
+				compileCold(b, tr, n)
+			})
+		}
 	})
 }
 

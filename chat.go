@@ -359,7 +359,7 @@ func (t *Tract) chatDeferred(ctx context.Context, text string, cfg *turn.Config)
 		}
 		base = cur.Hash
 		if !base.IsZero() {
-			if msgs, err = t.cache.compile(ctx, tx, base, false); err != nil {
+			if msgs, err = t.cache.Compile(ctx, tx, base, false); err != nil {
 				return err
 			}
 		}
@@ -532,7 +532,7 @@ func (t *Tract) runTurn(ctx context.Context, restore Hash, cfg *turn.Config) (*C
 func (t *Tract) ensureSystem(tx store.Tx, parent Hash, cfg *turn.Config) (Hash, error) {
 	system := cfg.System()
 	if !parent.IsZero() {
-		msgs, err := t.cache.compile(context.Background(), tx, parent, false)
+		msgs, err := t.cache.Compile(context.Background(), tx, parent, false)
 		if err != nil {
 			return Hash{}, err
 		}

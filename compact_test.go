@@ -3,6 +3,8 @@ package tract_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +40,39 @@ func TestCompact_ShrinksAfterHardReset(t *testing.T) {
 	require.NoError(t, err)
 	_, err = mem.Compact(ctx)
 	assert.ErrorIs(t, err, errors.ErrUnsupported)
+}
+
+// Compact never makes a file larger: a freshly imported file, its pages
+// already full, comes out no bigger (bbolt grows a file ahead of its
+// pages; the compacted file ends where its pages do), at sizes on both
+// sides of bbolt's 16 MiB allocation step, and compacting again changes
+// nothing.
+func TestCompact_FreshImportDoesNotGrow(t *testing.T) {
+	for _, n := range []int{3_000, 40_000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ctx := context.Background()
+			tr := newTract(t)
+			_, err := tr.Import(ctx, chain(n, 300, "m"))
+			require.NoError(t, err)
+			before, err := tr.LogAll(ctx)
+			require.NoError(t, err)
+
+			res, err := tr.Compact(ctx)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, res.After, res.Before, "%d -> %d bytes", res.Before, res.After)
+			st, err := os.Stat(tr.Path())
+			require.NoError(t, err)
+			assert.Equal(t, res.After, st.Size())
+			again, err := tr.Compact(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, res.After, again.Before)
+			assert.LessOrEqual(t, again.After, again.Before)
+
+			after, err := tr.LogAll(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, before, after)
+			_, err = tr.User(ctx, "and it goes on")
+			require.NoError(t, err)
+		})
+	}
 }

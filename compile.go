@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"sync"
-	"unsafe"
 
 	"github.com/tractdag/tract/dag"
-	"github.com/tractdag/tract/ingest"
 	"github.com/tractdag/tract/internal/blocks"
+	"github.com/tractdag/tract/internal/compiled"
 	"github.com/tractdag/tract/store"
 )
 
@@ -42,7 +40,9 @@ func IncludeNotes() CompileOption {
 //
 // Compile keeps the last compiled chain in memory: compiling again after new
 // commits reads only the commits added since, and compiling an ancestor
-// reads nothing. The returned slice is the caller's.
+// reads nothing. A new handle reads a chain that validated turns ran on
+// from the compiled-context records they wrote (see docs/storage.md),
+// which give the same messages. The returned slice is the caller's.
 func (t *Tract) Compile(ctx context.Context, opts ...CompileOption) ([]Message, error) {
 	var cfg compileConfig
 	for _, o := range opts {
@@ -70,7 +70,7 @@ func (t *Tract) Compile(ctx context.Context, opts ...CompileOption) ([]Message, 
 			return nil
 		}
 		var err error
-		out, err = t.cache.compile(ctx, tx, tip, cfg.includeNotes)
+		out, err = t.cache.Compile(ctx, tx, tip, cfg.includeNotes)
 		return err
 	})
 	if err != nil {
@@ -169,11 +169,11 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 				}
 				links[i] = store.ChainLink{Hash: p.hash, Header: hd}
 			}
-			cached, _, err := compileWith(tx, links, false, commits)
+			cached, _, err := compiled.With(tx, links, false, commits)
 			if err != nil {
 				return nil, false, err
 			}
-			return messagesOf(cached), len(ps) == pageSize, nil
+			return compiled.Messages(cached), len(ps) == pageSize, nil
 		}
 		if err := walkPages(ctx, t, forward, func(m Message) bool { return yield(m, nil) }); err != nil {
 			yield(Message{}, fmt.Errorf("compile: %w", err))
@@ -181,233 +181,14 @@ func (t *Tract) CompileSeq(ctx context.Context, opts ...CompileOption) iter.Seq2
 	}
 }
 
-// compileCache remembers one compiled first-parent chain. Commits are
-// immutable, so a prefix of a cached chain stays valid forever.
-type compileCache struct {
-	mu sync.Mutex // guards every field below
-
-	notes bool   // whether notes were compiled in
-	chain []Hash // first-parent chain, root first
-	pos   map[Hash]int32
-	count []int32 // count[i]: messages compiled from chain[:i+1]
-	msgs  []cachedMessage
-}
-
-// compile returns the messages of the chain ending at tip.
-//
-// It walks back from tip until a commit the cache knows (or the root),
-// compiling each commit on the way. The length of that walk is unknown until
-// it ends, so it collects into fixed-size blocks and copies once into
-// exact-size slices: growing one slice by appending would allocate (and leave
-// as garbage) several times its size on a cold compile of a long chain.
-func (c *compileCache) compile(ctx context.Context, tx store.Tx, tip Hash, notes bool) ([]Message, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.notes != notes {
-		c.reset(notes)
-	}
-	var hashes blocks.List[Hash]
-	var msgs blocks.List[cachedMessage]
-	var sent blocks.List[bool] // whether each walked commit compiled to a message
-	base := -1                 // position in the cache where the walk stopped
-	// The walk most often ends at the cached tip (a chain grown since):
-	// ReadChain stops there. It reads pages growing from one commit,
-	// so a walk of one new commit reads just that one, and
-	// a cold walk of a long chain a few round trips on a database.
-	var stop Hash
-	if len(c.chain) > 0 {
-		stop = c.chain[len(c.chain)-1]
-	}
-	var links []store.ChainLink // one buffer for every page
-	for h, size := tip, 1; !h.IsZero(); size = min(4*size, 4096) {
-		if i, ok := c.pos[h]; ok {
-			base = int(i)
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		var err error
-		if links, err = store.AppendChain(links[:0], tx, h, size, stop); err != nil {
-			return nil, err
-		}
-		if len(links) == 0 { // h is stop, which c.pos holds
-			return nil, fmt.Errorf("commit %s: the compile cache lost it", h.Short())
-		}
-		for k, l := range links[1:] {
-			if _, ok := c.pos[l.Hash]; ok { // an ancestor of the cached tip
-				links = links[:k+1]
-				break
-			}
-		}
-		page, flags, err := compilePage(tx, links, notes)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range page {
-			msgs.Add(m)
-		}
-		for i, l := range links {
-			sent.Add(flags[i])
-			hashes.Add(l.Hash)
-		}
-		h = links[len(links)-1].Header.Parent
-	}
-	keep := 0
-	if base >= 0 {
-		keep = int(c.count[base])
-	}
-	if hashes.Len() == 0 {
-		return messagesOf(c.msgs[:keep]), nil
-	}
-	// Truncate the cache to the shared prefix and append the walked commits.
-	for _, h := range c.chain[base+1:] {
-		delete(c.pos, h)
-	}
-	c.chain, c.count, c.msgs = c.chain[:base+1], c.count[:base+1], c.msgs[:keep]
-	fresh, flags := hashes.Reversed(), sent.Reversed()
-	if len(c.chain) == 0 {
-		c.chain, c.msgs = fresh, msgs.Reversed()
-		c.count = make([]int32, 0, len(fresh))
-		c.pos = make(map[Hash]int32, len(fresh))
-	} else {
-		c.chain = append(c.chain, fresh...)
-		c.msgs = append(c.msgs, msgs.Reversed()...)
-	}
-	n := int32(keep)
-	for i, h := range fresh {
-		c.pos[h] = int32(base + 1 + i)
-		if flags[i] {
-			n++
-		}
-		c.count = append(c.count, n)
-	}
-	return messagesOf(c.msgs), nil
-}
-
-// reset empties the cache; the caller holds c.mu.
-func (c *compileCache) reset(notes bool) {
-	c.notes, c.chain, c.pos, c.count, c.msgs = notes, nil, nil, nil, nil
-}
-
-// cachedMessage is a compiled message as the cache keeps it: as small as
-// a Message was before shapes (Message has grown fields that almost every
-// message leaves empty), so that a long chain's cache stays small.
-type cachedMessage struct {
-	content string
-	shaped  *Message // the whole message, for a commit with a shape
-	role    uint8    // Role.Code
-}
-
-// messagesOf returns the messages of cached, each the caller's (a shaped
-// one is copied deeply: changing it changes nothing in the cache), with
-// room for a few more: a turn's tool steps append theirs in place.
-func messagesOf(cached []cachedMessage) []Message {
-	out := make([]Message, len(cached), len(cached)+8)
-	for i, c := range cached {
-		out[i] = c.message()
-	}
-	return out
-}
-
-// message returns c as a message of the caller's (a shaped one copied
-// deeply).
-func (c cachedMessage) message() Message {
-	if c.shaped != nil {
-		return c.shaped.Clone()
-	}
-	return Message{Role: string(dag.RoleFromCode(c.role)), Content: c.content}
-}
-
-// compilePage turns the commits of links into messages: sent[i] says
-// whether links[i] is sent to a model, and msgs holds those messages, in
-// order. It reads their texts in one call, and the metadata of those
-// whose metadata may hold a shape in another.
-func compilePage(tx store.Tx, links []store.ChainLink, notes bool) (msgs []cachedMessage, sent []bool, err error) {
-	all, err := store.ChainCommits(tx, links, func(l store.ChainLink) bool {
-		_, ok := dag.SentRole(l.Header.Kind, l.Header.Role, notes)
-		return ok && l.Header.Shaped
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	var shapes []*dag.Commit
-	for _, c := range all {
-		if c != nil {
-			shapes = append(shapes, c)
-		}
-	}
-	return compileWith(tx, links, notes, shapes)
-}
-
-// compileWith is compilePage given the commits whose metadata may hold a
-// shape, in order.
-func compileWith(tx store.Tx, links []store.ChainLink, notes bool, shapes []*dag.Commit) (msgs []cachedMessage, sent []bool, err error) {
-	sent = make([]bool, len(links))
-	blobs, owners := make([]Hash, 0, len(links)), make([]Hash, 0, len(links))
-	for i, l := range links {
-		if _, ok := dag.SentRole(l.Header.Kind, l.Header.Role, notes); ok {
-			sent[i] = true
-			blobs, owners = append(blobs, l.Header.Blob), append(owners, l.Hash)
-		}
-	}
-	texts, err := store.ReadTexts(tx, blobs, owners)
-	if err != nil {
-		return nil, nil, err
-	}
-	msgs = make([]cachedMessage, 0, len(texts))
-	for i, l := range links {
-		if !sent[i] {
-			continue
-		}
-		text := texts[len(msgs)]
-		role, _ := dag.SentRole(l.Header.Kind, l.Header.Role, notes)
-		code, _ := role.Code() // a stored commit's role is valid
-		m := cachedMessage{content: text, role: code}
-		if l.Header.Shaped {
-			c := shapes[0]
-			shapes = shapes[1:]
-			sm, err := ingest.CommitMessage(c, role, text)
-			if err != nil {
-				return nil, nil, fmt.Errorf("commit %s: %w", l.Hash.Short(), err)
-			}
-			if sm.Parts != nil || sm.ToolCalls != nil || sm.Extra != nil || sm.Name != "" || sm.ToolCallID != "" {
-				m = cachedMessage{shaped: &sm, role: code}
-			}
-		}
-		msgs = append(msgs, m)
-	}
-	return msgs, sent, nil
-}
-
-// compileOne turns commit c, whose hash is h, into a message; ok is false
-// for commits that are not sent to a model.
-func compileOne(tx store.Tx, h Hash, c *dag.Commit, notes bool) (cachedMessage, bool, error) {
-	msgs, sent, err := compileWith(tx, []store.ChainLink{{Hash: h, Header: c.Header()}}, notes, []*dag.Commit{c})
-	if err != nil || !sent[0] {
-		return cachedMessage{}, false, err
-	}
-	return msgs[0], true, nil
-}
-
 // DropCaches forgets the compiled chain Compile keeps in memory, so the next
-// Compile reads the whole chain again (as a new process would).
+// Compile reads the whole chain again, as a new process would: from the
+// compiled-context records validated turns wrote, where the chain has
+// them, and from its commits elsewhere.
 func (t *Tract) DropCaches() {
 	t.cachesMu.Lock()
 	defer t.cachesMu.Unlock()
 	for _, c := range t.caches {
-		c.mu.Lock()
-		c.reset(false)
-		c.mu.Unlock()
+		c.Reset()
 	}
-}
-
-// bytesToString returns b as a string without copying. Blob returns a fresh
-// copy that nothing else references, so the string owns it from here on;
-// this halves Compile's allocations.
-func bytesToString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
 }

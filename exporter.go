@@ -11,6 +11,7 @@ import (
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/events"
 	"github.com/tractdag/tract/export"
+	"github.com/tractdag/tract/internal/compiled"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -262,7 +263,7 @@ func (t *Tract) leafTips(ctx context.Context) ([]Hash, error) {
 	return g.Leaves(tips), ctx.Err()
 }
 
-// exportPart is what an exported message is made of: what compileOne
+// exportPart is what an exported message is made of: what compiled.One
 // reads of its commit's header to make the message a model is sent.
 type exportPart struct {
 	hash   Hash
@@ -371,13 +372,13 @@ func (t *Tract) exportMessages(ctx context.Context, ch *exportChain, w export.We
 				links[i] = store.ChainLink{Hash: p.hash, Header: dag.Header{Kind: p.kind, Role: p.role, Blob: p.blob, Shaped: p.shaped}}
 			}
 			next -= n
-			msgs, _, err := compilePage(tx, links, false)
+			msgs, _, err := compiled.Page(tx, links, false)
 			if err != nil {
 				return nil, false, err
 			}
 			out := make([]export.Message, 0, n)
 			for i, p := range parts {
-				m := export.Message{Message: msgs[i].message()}
+				m := export.Message{Message: msgs[i].Message()}
 				switch {
 				case w == export.WeightsRecorded && p.weight >= 0:
 					m.Weight = weight(int(p.weight))
@@ -475,8 +476,8 @@ func (t *Tract) exportTurn(ctx context.Context, tn *events.Trace) (et export.Tur
 			if err != nil {
 				return Message{}, err // it names the commit
 			}
-			m, _, err := compileOne(tx, h, c, false)
-			return m.message(), err
+			m, _, err := compiled.One(tx, h, c, false)
+			return m.Message(), err
 		}
 		if !accepted.IsZero() {
 			m, err := text(accepted)

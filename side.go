@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tractdag/tract/internal/compiled"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
 )
@@ -66,7 +67,7 @@ func (t *Tract) SideChain(ctx context.Context, base Hash, reason string) (*Tract
 	if err != nil {
 		return nil, fmt.Errorf("side chain: %w", err)
 	}
-	return &Tract{repo: t.repo, branch: name, cache: &compileCache{}, side: &sideChain{reason: reason, base: base}}, nil
+	return &Tract{repo: t.repo, branch: name, cache: &compiled.Cache{MinBytes: t.recordsMin}, side: &sideChain{reason: reason, base: base}}, nil
 }
 
 // position is where the chain named name stands: its ref, or its base

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/export"
+	"github.com/tractdag/tract/internal/compiled"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/refs"
 	"github.com/tractdag/tract/store"
@@ -154,7 +155,7 @@ type Tract struct {
 	branch string
 	// cache holds the last compiled first-parent chain of this view's
 	// branch (shared by the views of one branch).
-	cache *compileCache
+	cache *compiled.Cache
 	// viewClosed is set when a view (not the handle) is closed.
 	viewClosed atomic.Bool
 	// side is set on a view made by SideChain: branch is then the
@@ -169,10 +170,12 @@ type repo struct {
 	clock  func() time.Time
 	path   string
 	limits Limits // with defaults filled in
+	// recordsMin is compiled.Cache.MinBytes for the views' caches.
+	recordsMin int
 
 	// cachesMu guards caches, the compile caches by view branch.
 	cachesMu sync.Mutex
-	caches   map[string]*compileCache
+	caches   map[string]*compiled.Cache
 
 	// mu guards closed.
 	mu     sync.RWMutex
@@ -190,6 +193,8 @@ type config struct {
 	store       store.Store
 	client      llm.Client
 	limits      Limits
+	// recordsMin is WithContextRecords' (compiled.Cache.MinBytes).
+	recordsMin int
 	// fsckProgress is FsckFile's WithFsckProgress.
 	fsckProgress ProgressFunc
 	// ctx is WithContext's (nil: none).
@@ -235,13 +240,29 @@ func WithStore(st store.Store) Option {
 	return func(c *config) { c.store = st }
 }
 
+// DefaultContextRecords is the size of a branch's compiled context from
+// which a validated turn keeps it as records (WithContextRecords).
+const DefaultContextRecords = 256 << 10
+
+// WithContextRecords sets the size, in bytes of compiled messages, from
+// which a validated turn keeps its branch's compiled context in the
+// repository as records, so that a new process reads a long context in a
+// few records instead of every commit and text (default
+// DefaultContextRecords). The records store the messages' texts a second
+// time: below the size, compiling from the commits costs a few
+// milliseconds and no record is written. 0 keeps records for every
+// branch; a negative size keeps none.
+func WithContextRecords(minBytes int) Option {
+	return func(c *config) { c.recordsMin = minBytes }
+}
+
 // WithClient sets the model client Chat and Generate use by default.
 func WithClient(c llm.Client) Option {
 	return func(cfg *config) { cfg.client = c }
 }
 
 func newConfig(opts []Option) config {
-	c := config{clock: time.Now, lockTimeout: store.DefaultLockTimeout}
+	c := config{clock: time.Now, lockTimeout: store.DefaultLockTimeout, recordsMin: DefaultContextRecords}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -296,7 +317,7 @@ func open(path string, create bool, opts []Option) (*Tract, error) {
 			return nil, err
 		}
 	}
-	r := &repo{st: st, clock: c.clock, path: Redact(path), client: c.client, limits: c.limits.WithDefaults()}
+	r := &repo{st: st, clock: c.clock, path: Redact(path), client: c.client, limits: c.limits.WithDefaults(), recordsMin: c.recordsMin}
 	return r.viewOf(""), nil
 }
 
@@ -305,11 +326,11 @@ func (r *repo) viewOf(branch string) *Tract {
 	r.cachesMu.Lock()
 	defer r.cachesMu.Unlock()
 	if r.caches == nil {
-		r.caches = make(map[string]*compileCache)
+		r.caches = make(map[string]*compiled.Cache)
 	}
 	c := r.caches[branch]
 	if c == nil {
-		c = &compileCache{}
+		c = &compiled.Cache{MinBytes: r.recordsMin}
 		r.caches[branch] = c
 	}
 	return &Tract{repo: r, branch: branch, cache: c}

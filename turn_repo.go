@@ -24,7 +24,7 @@ var _ turn.Repo = turnRepo{}
 func (r turnRepo) Compile(ctx context.Context, tip Hash) ([]Message, error) {
 	var out []Message
 	err := r.t.view(ctx, func(tx store.Tx) (err error) {
-		out, err = r.t.cache.compile(ctx, tx, tip, false)
+		out, err = r.t.cache.Compile(ctx, tx, tip, false)
 		return err
 	})
 	if err != nil {
@@ -61,6 +61,9 @@ func (r turnRepo) CommitOn(ctx context.Context, parent Hash, p turn.Pending) (Ha
 		if err == nil && conflict == nil {
 			err = t.takeUpEscalations(tx, []turn.Pending{p})
 		}
+		if err == nil && conflict == nil {
+			err = t.saveContext(ctx, tx, h)
+		}
 		return conflict, err
 	})
 	return h, err
@@ -85,6 +88,9 @@ func (r turnRepo) CommitChain(ctx context.Context, parent Hash, chain []turn.Pen
 		conflict, err := t.land(tx, cur, parent, hs[len(hs)-1], action, msg, chain[len(chain)-1].What)
 		if err == nil && conflict == nil {
 			err = t.takeUpEscalations(tx, chain)
+		}
+		if err == nil && conflict == nil {
+			err = t.saveContext(ctx, tx, hs[len(hs)-1])
 		}
 		return conflict, err
 	})
@@ -145,13 +151,16 @@ func (r turnRepo) Rewind(ctx context.Context, tip, restore Hash, msg string, the
 			return nil, err
 		}
 		if len(then) == 0 {
-			return nil, nil
+			return nil, t.saveContext(ctx, tx, restore)
 		}
 		var action, cmsg string
 		if hs, action, cmsg, err = t.putChain(tx, restore, then); err != nil {
 			return nil, err
 		}
-		return nil, t.move(tx, restore, hs[len(hs)-1], action, cmsg)
+		if err := t.move(tx, restore, hs[len(hs)-1], action, cmsg); err != nil {
+			return nil, err
+		}
+		return nil, t.saveContext(ctx, tx, hs[len(hs)-1])
 	})
 	return hs, err
 }
@@ -191,9 +200,24 @@ func (r turnRepo) Restart(ctx context.Context, tip, restore Hash, p turn.Pending
 				return nil, err
 			}
 		}
-		return t.land(tx, cur, tip, newTip, refs.ActionRetry, msg, p.What)
+		conflict, err := t.land(tx, cur, tip, newTip, refs.ActionRetry, msg, p.What)
+		if err == nil && conflict == nil {
+			err = t.saveContext(ctx, tx, newTip)
+		}
+		return conflict, err
 	})
 	return feedback, newTip, err
+}
+
+// saveContext writes the compiled-context records of the chain a turn
+// moved the branch to, tip (see compiled.Cache.Save), in the transaction
+// that moved it, so that the next process reads the chain's messages from
+// a few records. The turn compiled the chain already: it costs a record.
+func (t *Tract) saveContext(ctx context.Context, tx store.Tx, tip Hash) error {
+	if tip.IsZero() {
+		return nil
+	}
+	return t.cache.Save(context.WithoutCancel(ctx), tx, tip)
 }
 
 // Step reads commit h back as a step of a validated turn (nil when it is

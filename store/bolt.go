@@ -33,8 +33,9 @@ import (
 //	refs     full ref name → refs.Ref.Encode
 //	reflogs  full ref name → nested bucket: 8-byte big-endian sequence → refs.Entry.Encode
 //
-// Packs (staging, packs: bolt_pack.go), the journal (bolt_journal.go) and
-// refsets (refstaging, refsets: bolt_refsets.go) came later.
+// Packs (staging, packs: bolt_pack.go), the journal (bolt_journal.go),
+// refsets (refstaging, refsets: bolt_refsets.go) and compiled-context
+// records (contexts: bolt_contexts.go) came later.
 var (
 	bucketMeta    = []byte("meta")
 	bucketBlobs   = []byte("blobs")

@@ -29,8 +29,9 @@ type boltTx struct {
 	// a key.
 	lastHit int
 	// erased is set by every write that drops stored text (objects,
-	// reflog entries, packs): the transaction then records a pending
-	// erasure, completed once it commits (see erase.go).
+	// reflog entries, packs, compiled-context records): the transaction
+	// then records a pending erasure, completed once it commits (see
+	// erase.go).
 	erased bool
 	// mergesDropped is set once the transaction has dropped the merges in
 	// progress (dropMerges).
@@ -189,11 +190,17 @@ func (t *boltTx) writable() error {
 	return nil
 }
 
+// clone returns a copy of b (nil for nil). Appending to a nil slice
+// allocates without zeroing what the copy overwrites at once: a text or
+// record of many pages is written once, not cleared and then written.
 func clone(b []byte) []byte {
 	if b == nil {
 		return nil
 	}
-	return append(make([]byte, 0, len(b)), b...)
+	if len(b) == 0 {
+		return []byte{}
+	}
+	return append([]byte(nil), b...)
 }
 
 func notFound(what string, h dag.Hash) error {

@@ -15,9 +15,12 @@ import (
 // Compact rewrites the repository into a new file that holds only the pages
 // in use, packed full, and renames it over the old file: a repository
 // shrinks after gc or a hard reset, which leave freed pages behind (bbolt
-// reuses them but never gives them back). Published packs are merged into
-// the main buckets on the way, so lookups search one place again. It
-// returns the file's size before and after.
+// reuses them but never gives them back), and ends where its last page
+// does (bbolt grows a file ahead of its pages). Published packs are merged
+// into the main buckets on the way, so lookups search one place again.
+// It never makes the file larger: when the rewritten file would not be
+// smaller, the old one stays as it is. It returns the file's size before
+// and after.
 //
 // It is an exclusive operation: it holds the file's write lock from start
 // to rename, so other processes wait for it (up to their lock timeout).
@@ -67,11 +70,19 @@ func (b *Bolt) Compact(ctx context.Context) (before, after int64, err error) {
 			dst.Close()
 			return err
 		}
-		if err := dst.Sync(); err != nil {
+		var used int64
+		if err := dst.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil }); err != nil {
 			dst.Close()
 			return err
 		}
 		if err := dst.Close(); err != nil {
+			return err
+		}
+		if used >= before {
+			after = before // the old file is as small: it stays
+			return nil
+		}
+		if err := trimFile(name, used); err != nil {
 			return err
 		}
 		if err := os.Rename(name, b.path); err != nil {
@@ -91,6 +102,27 @@ func (b *Bolt) Compact(ctx context.Context) (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("compact %s: %w", b.path, b.sessionError(err))
 	}
 	return before, after, nil
+}
+
+// trimFile cuts the file at path to size, the end of its last page in
+// use, and syncs it. bbolt grows a file ahead of its pages, by up to its
+// allocation step (16 MiB) at a time, and never gives the room back; a
+// bbolt file may end where its pages do (it grows it again when it needs
+// more).
+func trimFile(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // syncDir makes a rename in dir durable.

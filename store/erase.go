@@ -19,12 +19,13 @@ import (
 // deletes a key writes a new copy of the key's page and frees the old one,
 // whose bytes (the deleted text) stay in the file until the page happens
 // to be reused. So that deleting means erasing, every transaction that
-// drops stored text (objects, reflog entries, packs) also records a
-// pending erasure in the meta bucket. Once it has committed, every free
-// page of the file is overwritten with zeros and synced, and then one more
-// transaction clears the record. A crash anywhere in between leaves the
-// record in the file, and the next session on it, opened by any process
-// for any purpose, completes the erasure before it runs anything else.
+// drops stored text (objects, reflog entries, packs, compiled-context
+// records) also records a pending erasure in the meta bucket. Once it has
+// committed, every free page of the file is overwritten with zeros and
+// synced, and then one more transaction clears the record. A crash
+// anywhere in between leaves the record in the file, and the next session
+// on it, opened by any process for any purpose, completes the erasure
+// before it runs anything else.
 //
 // Pages in use are never a hiding place: bbolt writes every page it
 // allocates in full, from a zeroed buffer. What this cannot reach is

@@ -130,6 +130,11 @@ func DeleteCommits(tx Tx, g *dag.Graph, dead []bool, dropEntry func(refs.Entry) 
 		if err := tx.DeleteCounters(h); err != nil {
 			return rm, err
 		}
+		if ct, ok := tx.(ContextTx); ok {
+			if err := ct.DeleteContext(h); err != nil {
+				return rm, err
+			}
+		}
 		rm.Commits++
 		if deleted != nil {
 			deleted()

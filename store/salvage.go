@@ -232,8 +232,10 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 			return
 		}
 		switch string(k) {
-		case string(bucketStaging), string(bucketRefStaging):
-			// Unfinished imports: walked only so that scanLoose skips them.
+		case string(bucketStaging), string(bucketRefStaging), string(bucketContexts):
+			// Unfinished imports, and compiled-context records (derived:
+			// the salvaged file does without): walked only so that
+			// scanLoose skips them.
 			f.each(*b, func([]byte, []byte, *rawBucket) {})
 		case string(bucketRefsets):
 			// Refs published with a pack, not yet folded into refs and

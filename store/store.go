@@ -20,8 +20,11 @@ import (
 // schema 4 by its first journal record, which is its first write of a
 // few objects. Schema 5 added refsets, the refs published with a pack
 // (see PackRefTx and bolt_refsets.go); a file is marked schema 5 by the
-// transaction that publishes its first.
-const SchemaVersion = 5
+// transaction that publishes its first. Schema 6 added compiled-context
+// records (see ContextTx and bolt_contexts.go); a file is marked schema 6
+// by the transaction that writes its first, so that a tract that does not
+// know them never deletes a commit and leaves its texts in a record.
+const SchemaVersion = 6
 
 // schemaCounters is the schema every write brings a file up to.
 const schemaCounters = 2

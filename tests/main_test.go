@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(runWorker())
 	}
+	if os.Getenv(requestWorkerEnv) != "" {
+		os.Exit(runRequestWorker())
+	}
 	os.Exit(buildAndRun(m))
 }
 

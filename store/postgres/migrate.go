@@ -14,7 +14,7 @@ import (
 
 // SchemaVersion is the version of the database schema this build creates
 // and needs. Migrate brings a database up to it.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrateLock is the key of the transaction-scoped advisory lock that
 // Migrate holds, so that two migrations never run at once ("tract" in
@@ -80,6 +80,16 @@ CREATE TABLE tract_pack_entries (
 	hash  bytea NOT NULL,
 	value bytea NOT NULL,
 	PRIMARY KEY (pack, ord)
+);
+`,
+	// 1 → 2: compiled-context records (see store.ContextTx), derived from
+	// the commits like the counters.
+	`
+CREATE TABLE tract_contexts (
+	repository text COLLATE "C" NOT NULL,
+	hash       bytea NOT NULL,
+	record     bytea NOT NULL,
+	PRIMARY KEY (repository, hash)
 );
 `,
 }
