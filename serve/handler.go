@@ -270,7 +270,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w := wireOf(r)
 	if h.token != "" && !h.authorized(r) {
 		rw.Header().Set("WWW-Authenticate", `Bearer realm="tract"`)
-		writeError(rw, w, http.StatusUnauthorized, "proxy: this server requires Authorization: Bearer with its token")
+		writeError(rw, w, http.StatusUnauthorized, "proxy: this server requires its token: send Authorization: Bearer TOKEN (or x-api-key: TOKEN)")
 		return
 	}
 	route, method := "", ""

@@ -500,7 +500,7 @@ func TestProxy_BadInputWritesNothing(t *testing.T) {
 		{"bad role", "/v1/chat/completions", `{"messages":[{"role":"wizard","content":"x"}]}`, nil, 400, `role \"wizard\"`},
 		{"malformed anthropic", "/v1/messages", `[]`, nil, 400, `"type":"invalid_request_error"`},
 		{"oversized", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 300) + `"}]}`, nil, 413, "larger than 200 bytes"},
-		{"wrong token", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, []string{"Authorization", "Bearer nope"}, 401, "requires Authorization"},
+		{"wrong token", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, []string{"Authorization", "Bearer nope"}, 401, "requires its token"},
 		{"no token", "/v1/messages", `{"messages":[{"role":"user","content":"x"}]}`, nil, 401, `"type":"authentication_error"`},
 		{"unknown route", "/v1/embeddings", `{}`, []string{"Authorization", "Bearer tok"}, 404, "no route POST /v1/embeddings"},
 	}

@@ -158,8 +158,8 @@ func TestServe_BadInputWritesNothing(t *testing.T) {
 		// The body's bound: 4 × the message size, plus the metadata's.
 		{"oversized body", "POST", messages, `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 1100<<10) + `"}]}`, nil, 413,
 			"the request body is larger than 1052672 bytes"},
-		{"wrong token", "POST", chat, ok, []string{"Authorization", "Bearer tok-8"}, 401, "requires Authorization: Bearer"},
-		{"wrong token, anthropic", "POST", messages, ok, []string{"x-api-key", "tok-8"}, 401, "requires Authorization: Bearer"},
+		{"wrong token", "POST", chat, ok, []string{"Authorization", "Bearer tok-8"}, 401, "requires its token: send Authorization: Bearer"},
+		{"wrong token, anthropic", "POST", messages, ok, []string{"x-api-key", "tok-8"}, 401, "requires its token: send Authorization: Bearer"},
 		{"invalid validator spec", "POST", chat, ok, []string{"X-Tract-Validate", "jsno"}, 400, "jsno"},
 		{"invalid validator spec, anthropic", "POST", messages, ok, []string{"X-Tract-Validate", "maxlen:lots"}, 400, "maxlen"},
 		{"command in a header", "POST", chat, ok, []string{"X-Tract-Validate", "cmd:touch pwned"}, 400, "may not name a cmd: validator"},
