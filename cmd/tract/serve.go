@@ -65,28 +65,23 @@ func newCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Record an agent's model calls, on the model's own wire",
-		Long: `Run a proxy on the OpenAI chat-completions API (/v1/chat/completions,
-/v1/models) and Anthropic's Messages API (/v1/messages) that forwards each
-call to the provider (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, with the key of
-OPENAI_API_KEY or ANTHROPIC_API_KEY, else the client's own) and records it
-as commits: the conversation's new messages, then the answer or an error.
-A conversation resent with more messages extends its branch; one that
-diverges forks a branch there. An address other than loopback needs a
-token (--token, TRACT_SERVE_TOKEN) that every request must carry as
-"Authorization: Bearer TOKEN". Ctrl-C or SIGTERM stops the server once the
-calls in flight are done. A request with an X-Tract-Validate: SPEC header
-(repeatable; with X-Tract-Max-Attempts: N and X-Tract-Task: ID), or any
-request when --validate is given, is answered by a validated turn: each
-answer is checked, a rejected one steered and retried, and the client gets
-the accepted answer alone (X-Tract-Attempts says how many it took), or a
-422 naming the diagnoses. A request may not name a cmd: validator;
---validate may. The same listener serves the repository as JSON under
-/api/ (the shapes of --json, and live events at /api/live: see 'tract
-help api'); with a token, a browser logs in at /login. A browser at the
-server's address (http://127.0.0.1:7878/) shows the web view: the
-branches, the history as a graph with the failed attempts beside the
-branch, each commit's provenance and diagnosis, the statistics and the
-escalations waiting for an answer, updated live.`,
+		Long: `Serve the repository to agents and browsers on one listener: a proxy that
+records each model call as commits (a conversation resent with more
+messages extends its branch, one that diverges forks), the repository as
+JSON, an MCP server and a web view. A request with X-Tract-Validate: SPEC
+(or every request, with --validate) is answered by a validated turn: the
+accepted answer alone, or a 422 naming the diagnoses. An address other
+than loopback needs a token (--token, TRACT_SERVE_TOKEN) on every route.
+Ctrl-C or SIGTERM stops once the calls in flight are done.
+
+Routes:
+  /v1/   OpenAI's chat completions and Anthropic's messages, forwarded to
+         OPENAI_BASE_URL / ANTHROPIC_BASE_URL ('tract help proxy')
+  /api/  the shapes of --json a page at a time, live events at /api/live
+         ('tract help api')
+  /mcp   the tools of 'tract mcp' over HTTP ('tract help mcp-server')
+  /      the web view: the history as a graph with the failed attempts
+         beside the branch, diffs, statistics, escalations, live`,
 		Example: `  tract serve
   OPENAI_BASE_URL=http://127.0.0.1:7878/v1 python agent.py
   ANTHROPIC_BASE_URL=http://127.0.0.1:7878 node agent.js
