@@ -265,7 +265,9 @@ func TestEscalation_WaitOutlastsALockedRepository(t *testing.T) {
 	release := storetest.HoldWrite(t, openAPI(t, db).Store())
 	time.Sleep(150 * time.Millisecond) // a few of the chat's looks find the repository locked
 	release()
-	s.ok("escalation", "answer", e.ID, "retry")
+	// The answer waits for the lock as long as it takes: its 20 ms were
+	// the chat's looks' to miss, and a loaded machine can take longer.
+	s.withEnv("TRACT_LOCK_TIMEOUT", "10s").ok("escalation", "answer", e.ID, "retry")
 	r := a.wait()
 	requireExit(t, r, exitOK)
 	assert.Equal(t, "[1, 2, 3]\n", r.Stdout)
