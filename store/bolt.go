@@ -320,6 +320,9 @@ func (b *Bolt) update(s *session, fn func(Tx) error) (erased, checkpointed bool,
 		if err := fn(btx); err != nil {
 			return err
 		}
+		if err := btx.finishWords(); err != nil {
+			return err
+		}
 		if err := btx.commitJournal(time.Now()); err != nil {
 			return err
 		}
@@ -342,7 +345,15 @@ func (b *Bolt) beginWrite(s *session, tx *bolt.Tx) (*boltTx, error) {
 	if err := damaged(tx, b.path); err != nil {
 		return nil, err
 	}
-	return b.tx(tx, &s.journal), nil
+	btx := b.tx(tx, &s.journal)
+	if tx.Bucket(bucketWords) == nil {
+		// A file of a tract older than the word index (or one a
+		// salvage wrote) gets it with its first write.
+		if err := btx.rebuildWords(); err != nil {
+			return nil, fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaWords, err)
+		}
+	}
+	return btx, nil
 }
 
 // upgrade brings a file of an older schema to SchemaVersion inside the

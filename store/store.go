@@ -21,7 +21,7 @@ import (
 // few objects. Schema 5 added refsets, the refs published with a pack
 // (see PackRefTx and bolt_refsets.go); a file is marked schema 5 by the
 // transaction that publishes its first.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // schemaCounters is the schema every write brings a file up to.
 const schemaCounters = 2
