@@ -16,8 +16,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract"
-	"github.com/tractdag/tract/search"
 	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/search"
 	"github.com/tractdag/tract/store"
 )
 
