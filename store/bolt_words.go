@@ -29,8 +29,9 @@ import (
 //	                     words, each after a 0 byte, then a 0 byte
 //	'd' block            documents block*256 to block*256+255: the latest
 //	                     commit time of every document up to the block's
-//	                     last (8), then each document's commit hash (32;
-//	                     zeros for one deleted)
+//	                     last (8), then the first 8 bytes of each
+//	                     document's commit hash (zeros for one deleted),
+//	                     which a seek in the commits completes
 //	'w' word 0 first     a posting block: documents holding word, from
 //	                     first (8, big-endian) on, ascending; the value
 //	                     is the differences of the ones after first
@@ -52,6 +53,12 @@ const (
 	// docsPerBlock is how many documents a block of the document table
 	// holds.
 	docsPerBlock = 256
+	// docBytes is how much of its commit's hash the document table keeps
+	// of a document: a seek in the commits finds the rest. Two commits
+	// whose hashes start alike are told apart by their words (see
+	// WordMatches) and by a rebuild of the index when one is deleted
+	// (see dropDocs).
+	docBytes = 8
 	// postingBlockBytes bounds a posting block's value: merging appends
 	// to the last block of a word until it is this long.
 	postingBlockBytes = 512
@@ -207,8 +214,12 @@ func (t *boltTx) finishWords() error {
 		return nil
 	}
 	if len(w.deleted) > 0 {
-		if err := dropDocs(b, w.deleted); err != nil {
+		rebuild, err := t.dropDocs(b, w.deleted)
+		if err != nil {
 			return fmt.Errorf("word index: %w", err)
+		}
+		if rebuild {
+			return t.rebuildWords()
 		}
 	}
 	added := w.added[:0:0]
@@ -294,6 +305,7 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash) error {
 		return bytes.Compare(a.h[:], b.h[:])
 	})
 	next := wordsCounter(b, keyWordsNext)
+	ps := newPostings()
 	for start := 0; start < len(order); start += buildChunk {
 		chunk := order[start:min(start+buildChunk, len(order))]
 		docs := make([]indexDoc, len(chunk))
@@ -305,10 +317,14 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash) error {
 			d.id = next
 			next++
 			docs[i] = d
+			ps.add(d)
 		}
-		if err := appendDocs(b, docs); err != nil {
+		if err := appendDocTable(b, docs); err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}
+	}
+	if err := ps.write(b); err != nil {
+		return fmt.Errorf("word index: %w", err)
 	}
 	return putWordsCounter(b, keyWordsNext, next)
 }
@@ -452,10 +468,22 @@ func mergePending(b *bolt.Bucket) error {
 // every document of the posting blocks, into the document table and the
 // posting blocks.
 func appendDocs(b *bolt.Bucket, docs []indexDoc) error {
+	if err := appendDocTable(b, docs); err != nil {
+		return err
+	}
+	ps := newPostings()
+	for _, d := range docs {
+		ps.add(d)
+	}
+	return ps.write(b)
+}
+
+// appendDocTable writes docs, in ascending order of their numbers, all
+// past every document of the table, into the document table.
+func appendDocTable(b *bolt.Bucket, docs []indexDoc) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	// The document table.
 	latest := int64(-1 << 63)
 	c := b.Cursor()
 	first := docs[0].id / docsPerBlock
@@ -469,15 +497,15 @@ func appendDocs(b *bolt.Bucket, docs []indexDoc) error {
 		key := docKey(prefixDocs, block)
 		v := clone(b.Get(key))
 		if len(v) < 8 {
-			v = make([]byte, 8, 8+32*docsPerBlock)
+			v = make([]byte, 8, 8+docBytes*docsPerBlock)
 		}
 		for ; i < len(docs) && docs[i].id/docsPerBlock == block; i++ {
 			d := docs[i]
-			at := 8 + 32*int(d.id%docsPerBlock)
-			if len(v) < at+32 {
-				v = append(v, make([]byte, at+32-len(v))...)
+			at := 8 + docBytes*int(d.id%docsPerBlock)
+			if len(v) < at+docBytes {
+				v = append(v, make([]byte, at+docBytes-len(v))...)
 			}
-			copy(v[at:], d.hash[:])
+			copy(v[at:at+docBytes], d.hash[:])
 			latest = max(latest, d.time)
 		}
 		binary.BigEndian.PutUint64(v, uint64(latest))
@@ -485,21 +513,85 @@ func appendDocs(b *bolt.Bucket, docs []indexDoc) error {
 			return err
 		}
 	}
-	// The posting blocks, word by word.
-	postings := make(map[string][]uint64)
-	for _, d := range docs {
-		for _, w := range d.words {
-			postings[w] = append(postings[w], d.id)
+	return nil
+}
+
+// postings gathers the posting lists of documents numbered in ascending
+// order, encoded as posting blocks are: memory in proportion to the
+// index they make, not to the documents' words.
+type postings map[string]*postingList
+
+// postingList is one word's: blocks starting at firsts, the last at
+// last.
+type postingList struct {
+	firsts []uint64
+	blocks [][]byte
+	last   uint64
+}
+
+func newPostings() postings { return make(postings) }
+
+// add adds document d, numbered after every document added before, to
+// the lists of its words.
+func (ps postings) add(d indexDoc) {
+	for _, w := range d.words {
+		p := ps[w]
+		if p == nil {
+			p = &postingList{}
+			ps[w] = p
 		}
+		n := len(p.blocks)
+		switch {
+		case n > 0 && d.id <= p.last:
+			continue
+		case n == 0 || len(p.blocks[n-1]) >= postingBlockBytes:
+			p.firsts = append(p.firsts, d.id)
+			p.blocks = append(p.blocks, []byte{})
+		default:
+			p.blocks[n-1] = binary.AppendUvarint(p.blocks[n-1], d.id-p.last)
+		}
+		p.last = d.id
 	}
-	ws := make([]string, 0, len(postings))
-	for w := range postings {
+}
+
+// ids returns the documents of p, ascending.
+func (p *postingList) ids() []uint64 {
+	var out []uint64
+	for i, bl := range p.blocks {
+		_ = eachPosting(p.firsts[i], bl, func(id uint64) { out = append(out, id) })
+	}
+	return out
+}
+
+// write appends the lists to the posting blocks of b, word by word in
+// key order: the blocks of a word that has none yet go in as they are,
+// the others top its last block up first (see appendPostings). When b
+// has no posting block yet, every key goes in in ascending order, and
+// the transaction fills its pages.
+func (ps postings) write(b *bolt.Bucket) error {
+	ws := make([]string, 0, len(ps))
+	for w := range ps {
 		ws = append(ws, w)
 	}
 	slices.Sort(ws)
+	c := b.Cursor()
+	if k, _ := c.Seek([]byte{prefixWord}); k == nil {
+		b.FillPercent = 1.0 // bbolt reads it as the transaction commits
+	}
 	for _, w := range ws {
-		if err := appendPostings(b, w, postings[w]); err != nil {
-			return err
+		p := ps[w]
+		prefix := postingPrefix(w)
+		k, _ := c.Seek(prefix)
+		if k != nil && bytes.HasPrefix(k, prefix) {
+			if err := appendPostings(b, w, p.ids()); err != nil {
+				return err
+			}
+			continue
+		}
+		for i, bl := range p.blocks {
+			if err := b.Put(binary.BigEndian.AppendUint64(clone(prefix), p.firsts[i]), bl); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -589,8 +681,21 @@ func encodePostings(ids []uint64) []byte {
 }
 
 // dropDocs removes the documents of the commits deleted (with their
-// words; nil when unknown) from the index.
-func dropDocs(b *bolt.Bucket, deleted map[dag.Hash][]string) error {
+// words; nil when unknown) from the index. The document table keeps the
+// start of each commit's hash: a deleted commit whose hash starts as a
+// stored one's does leaves the document it finds ambiguous, and the
+// index is rebuilt instead (rebuild is set), an event of odds 2^-64 a
+// pair of commits.
+func (t *boltTx) dropDocs(b *bolt.Bucket, deleted map[dag.Hash][]string) (rebuild bool, err error) {
+	byPrefix := make(map[[docBytes]byte]dag.Hash, len(deleted))
+	commits := t.cursor(true)
+	for h := range deleted {
+		p := [docBytes]byte(h[:docBytes])
+		if len(t.commitsStarting(commits, p[:])) > 0 {
+			return true, nil
+		}
+		byPrefix[p] = h
+	}
 	byWord := make(map[string][]uint64)
 	var unknown []uint64
 	var pendingKeys [][]byte
@@ -609,16 +714,17 @@ func dropDocs(b *bolt.Bucket, deleted map[dag.Hash][]string) error {
 			continue
 		}
 		var nv []byte
-		for at := 8; at+32 <= len(v); at += 32 {
-			ws, del := deleted[dag.Hash(v[at:at+32])]
+		for at := 8; at+docBytes <= len(v); at += docBytes {
+			h, del := byPrefix[[docBytes]byte(v[at:at+docBytes])]
 			if !del {
 				continue
 			}
+			ws := deleted[h]
 			if nv == nil {
 				nv = clone(v)
 			}
-			clear(nv[at : at+32])
-			id := binary.BigEndian.Uint64(k[1:])*docsPerBlock + uint64(at-8)/32
+			clear(nv[at : at+docBytes])
+			id := binary.BigEndian.Uint64(k[1:])*docsPerBlock + uint64(at-8)/docBytes
 			if ws == nil {
 				unknown = append(unknown, id)
 			}
@@ -632,29 +738,29 @@ func dropDocs(b *bolt.Bucket, deleted map[dag.Hash][]string) error {
 	}
 	for _, k := range pendingKeys {
 		if err := b.Delete(k); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if len(pendingKeys) > 0 {
 		n := wordsCounter(b, keyWordsPending)
 		if err := putWordsCounter(b, keyWordsPending, n-min(n, uint64(len(pendingKeys)))); err != nil {
-			return err
+			return false, err
 		}
 	}
 	for _, r := range blocks {
 		if err := b.Put(r.k, r.v); err != nil {
-			return err
+			return false, err
 		}
 	}
 	for w, ids := range byWord {
 		if err := removePostings(b, postingPrefix(w), ids); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if len(unknown) > 0 {
-		return removeEverywhere(b, unknown)
+		return false, removeEverywhere(b, unknown)
 	}
-	return nil
+	return false, nil
 }
 
 // removePostings removes ids from the posting blocks whose keys start
@@ -805,6 +911,7 @@ func (t *boltTx) WordMatches(terms []WordTerm, fn func(h dag.Hash, bound time.Ti
 		}
 	}
 	block, bv := ^uint64(0), []byte(nil)
+	var commits *mergedCursor
 	for wi := len(set) - 1; wi >= 0; wi-- {
 		for word := set[wi]; word != 0; {
 			bit := 63 - bits.LeadingZeros64(word)
@@ -814,16 +921,27 @@ func (t *boltTx) WordMatches(terms []WordTerm, fn func(h dag.Hash, bound time.Ti
 				block = id / docsPerBlock
 				bv = b.Get(docKey(prefixDocs, block))
 			}
-			at := 8 + 32*int(id%docsPerBlock)
-			if len(bv) < at+32 {
+			at := 8 + docBytes*int(id%docsPerBlock)
+			if len(bv) < at+docBytes {
 				continue
 			}
-			h := dag.Hash(bv[at : at+32])
-			if h.IsZero() {
-				continue
+			p := bv[at : at+docBytes]
+			if bytes.Equal(p, make([]byte, docBytes)) {
+				continue // deleted
 			}
-			if more, err := fn(h, time.Unix(0, int64(binary.BigEndian.Uint64(bv)))); err != nil || !more {
-				return true, err
+			if commits == nil {
+				commits = t.cursor(true)
+			}
+			hs := t.commitsStarting(commits, p)
+			if len(hs) > 1 {
+				// Hashes that start alike: the commits whose words
+				// match are (at least) this document's.
+				hs = slices.DeleteFunc(hs, func(h dag.Hash) bool { return !t.commitMatches(h, terms) })
+			}
+			for _, h := range hs {
+				if more, err := fn(h, time.Unix(0, int64(binary.BigEndian.Uint64(bv)))); err != nil || !more {
+					return true, err
+				}
 			}
 		}
 	}
@@ -876,4 +994,34 @@ func (t *boltTx) notePackCommits(id uint64) error {
 		}
 		return nil
 	})
+}
+
+// commitsStarting returns the stored commits whose hashes start with p,
+// through c (a cursor over the commits, which a caller that seeks often
+// keeps; nil: a new one).
+func (t *boltTx) commitsStarting(c *mergedCursor, p []byte) []dag.Hash {
+	if c == nil {
+		c = t.cursor(true)
+	}
+	var out []dag.Hash
+	for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
+		if len(k) == dag.HashSize {
+			out = append(out, dag.Hash(k))
+		}
+	}
+	return out
+}
+
+// commitMatches reports whether the words of commit h hold every term.
+func (t *boltTx) commitMatches(h dag.Hash, terms []WordTerm) bool {
+	d, err := t.readDoc(h)
+	if err != nil {
+		return false
+	}
+	for _, term := range terms {
+		if !termMatches(term, d.words) {
+			return false
+		}
+	}
+	return true
 }

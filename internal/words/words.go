@@ -24,19 +24,26 @@ func IsWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 // until fn returns false.
 func Spans(text string, fn func(word string, start, end int) bool) {
 	start := -1
-	for i, r := range text {
-		if IsWordRune(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
+	for i := 0; i < len(text); {
+		c, n := text[i], 1
+		var in bool
+		if c < utf8.RuneSelf {
+			in = asciiWord[c] // a table instead of the unicode package's lookups
+		} else {
+			var r rune
+			r, n = utf8.DecodeRuneInString(text[i:])
+			in = IsWordRune(r)
 		}
-		if start >= 0 {
+		switch {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
 			if !fn(Normalise(text[start:i]), start, i) {
 				return
 			}
 			start = -1
 		}
+		i += n
 	}
 	if start >= 0 {
 		fn(Normalise(text[start:]), start, len(text))
@@ -46,7 +53,13 @@ func Spans(text string, fn func(word string, start, end int) bool) {
 // Normalise lower-cases a run of letters and digits and cuts it to
 // MaxLen bytes at a character boundary.
 func Normalise(run string) string {
-	w := strings.ToLower(run)
+	w := run
+	for i := 0; i < len(run); i++ {
+		if c := run[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			w = strings.ToLower(run)
+			break
+		}
+	}
 	if len(w) <= MaxLen {
 		return w
 	}
@@ -56,6 +69,14 @@ func Normalise(run string) string {
 	}
 	return w[:cut]
 }
+
+// asciiWord says which ASCII bytes are letters or digits.
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	return t
+}()
 
 // Set returns the distinct words of texts, taken together, sorted.
 func Set(texts ...string) []string {
