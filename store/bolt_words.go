@@ -415,6 +415,9 @@ func decodePending(v []byte) (h dag.Hash, t int64, words []byte, ok bool) {
 
 // pendingWords splits the words of a pending document.
 func pendingWords(ws []byte) []string {
+	if len(ws) < 2 {
+		return nil
+	}
 	var out []string
 	for _, w := range bytes.Split(ws[1:len(ws)-1], []byte{0}) {
 		if len(w) > 0 {
