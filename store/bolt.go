@@ -123,6 +123,9 @@ type Bolt struct {
 	journal journalPolicy
 	// writeLimit is sessionWriteLimit, or a smaller one in tests.
 	writeLimit int64
+	// words says when the word index merges its pending documents:
+	// defaultWordsPolicy, or a smaller one in tests.
+	words wordsPolicy
 }
 
 var _ Store = (*Bolt)(nil)
@@ -162,7 +165,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy()}
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -271,7 +274,7 @@ func (b *Bolt) view(db *bolt.DB, jidx *journalIndexes, fn func(Tx) error) (err e
 
 // tx returns the Tx of bbolt transaction tx.
 func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
-	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx}
+	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words}
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns

@@ -42,8 +42,10 @@ type boltTx struct {
 	// (see bolt_refsets.go): the writes of refs look no further.
 	noRefsets bool
 	// words is what the transaction wrote that the word index must
-	// follow when it ends (see bolt_words.go).
-	words *wordsTx
+	// follow when it ends (see bolt_words.go); wpolicy says when it
+	// merges.
+	words   *wordsTx
+	wpolicy wordsPolicy
 
 	// The journal (see bolt_journal.go): jpolicy bounds it; jidx is the
 	// session's index of it (nil: the transaction builds its own); jv is

@@ -62,15 +62,25 @@ const (
 	// postingBlockBytes bounds a posting block's value: merging appends
 	// to the last block of a word until it is this long.
 	postingBlockBytes = 512
-	// pendingMerge is how many pending documents the transaction that
-	// adds the last merges into the posting blocks.
-	pendingMerge = 2048
-	// pendingDirect is the most commits a transaction adds as pending
-	// documents; more are merged straight into the posting blocks.
-	pendingDirect = 256
 	// buildChunk is how many documents a bulk merge tokenises at once.
 	buildChunk = 65536
 )
+
+// wordsPolicy says when pending documents are merged.
+type wordsPolicy struct {
+	// merge is how many pending documents the transaction that adds the
+	// last merges into the posting blocks.
+	merge uint64
+	// direct is the most commits a transaction adds as pending
+	// documents; with more, it merges them (and the pending ones)
+	// straight into the posting blocks.
+	direct int
+}
+
+// defaultWordsPolicy merges the pending documents about every 2,048
+// commits: what a search reads besides the posting blocks stays under a
+// megabyte, and a merge rewrites the last block of a few thousand words.
+func defaultWordsPolicy() wordsPolicy { return wordsPolicy{merge: 2048, direct: 256} }
 
 var (
 	keyWordsNext    = []byte("n")
@@ -233,7 +243,7 @@ func (t *boltTx) finishWords() error {
 	if len(added) == 0 {
 		return nil
 	}
-	if len(added) > pendingDirect {
+	if len(added) > t.wpolicy.direct {
 		if err := mergePending(b); err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}
@@ -257,7 +267,7 @@ func (t *boltTx) finishWords() error {
 	if err := putWordsCounter(b, keyWordsPending, pending); err != nil {
 		return fmt.Errorf("word index: %w", err)
 	}
-	if pending >= pendingMerge {
+	if pending >= t.wpolicy.merge {
 		if err := mergePending(b); err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}

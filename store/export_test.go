@@ -9,3 +9,10 @@ func WithoutJournal(b *Bolt) { b.journal.recordBytes = 0 }
 func SetJournalPolicy(b *Bolt, records, bytes, recordBytes int) {
 	b.journal = journalPolicy{records: records, bytes: bytes, recordBytes: recordBytes}
 }
+
+// SetWordsPolicy makes b's word index merge its pending documents once
+// merge are pending, and a transaction of more than direct new commits
+// merge them at once.
+func SetWordsPolicy(b *Bolt, merge uint64, direct int) {
+	b.words = wordsPolicy{merge: merge, direct: direct}
+}

@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Fsck", fsckTests},
 		{"Packs", packTests},
 		{"Batch", batchTests},
+		{"Search", searchTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, st := range group.tests {
