@@ -158,6 +158,15 @@ var searchTests = []subtest{
 			return tx.DeleteCommit(h)
 		})
 		assert.Empty(t, found(t, s, "fleeting", 0))
+
+		// A commit whose text goes in the transaction that puts it.
+		update(t, s, func(tx store.Tx) error {
+			if _, err := putText(tx, 2, "ghostly", ""); err != nil {
+				return err
+			}
+			return tx.DeleteBlob(dag.Sum([]byte("ghostly")))
+		})
+		assert.Empty(t, found(t, s, "ghostly", 0))
 	}},
 	{"a pack's commits are found once it is published", func(t *testing.T, s store.Store) {
 		p, ok := s.(interface {
