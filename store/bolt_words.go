@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/words"
 )
 
 // The word index in the bbolt file (schema 6): one top-level bucket,
@@ -175,7 +177,7 @@ func (t *boltTx) noteCommitDeleted(h dag.Hash) {
 	}
 	var ws []string
 	if c, err := dag.Decode(raw); err == nil {
-		if text, ok := t.textOf(c); ok {
+		if text, ok := t.textOrDeleted(c, true); ok {
 			ws = CommitWords(c, text)
 			if ws == nil {
 				ws = []string{}
@@ -186,13 +188,16 @@ func (t *boltTx) noteCommitDeleted(h dag.Hash) {
 }
 
 // textOf returns the text of commit c as the index reads it: its blob,
-// one deleted in this transaction, or a salvage's LostText; ok is false
-// when it has none of them.
-func (t *boltTx) textOf(c *dag.Commit) (string, bool) {
+// or a salvage's LostText; ok is false when it has neither.
+func (t *boltTx) textOf(c *dag.Commit) (string, bool) { return t.textOrDeleted(c, false) }
+
+// textOrDeleted is textOf that, with deleted set, also reads a text
+// deleted in this transaction: what a commit deleted after its text had.
+func (t *boltTx) textOrDeleted(c *dag.Commit, deleted bool) (string, bool) {
 	if v := t.getBlob(c.Blob); v != nil {
 		return string(v), true
 	}
-	if t.words != nil {
+	if deleted && t.words != nil {
 		if s, ok := t.words.deletedBlobs[c.Blob]; ok {
 			return s, true
 		}
@@ -290,11 +295,13 @@ func (t *boltTx) readDoc(h dag.Hash) (indexDoc, error) {
 }
 
 // indexBulk numbers the commits hs (stored, not indexed) by commit time
-// and merges them into the posting blocks, a chunk at a time.
+// and merges them into the posting blocks, reading their texts a chunk
+// at a time.
 func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash) error {
 	type timed struct {
-		h dag.Hash
-		t int64
+		h, blob   dag.Hash
+		t         int64
+		diagnosis string
 	}
 	order := make([]timed, len(hs))
 	for i, h := range hs {
@@ -306,7 +313,7 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash) error {
 		if err != nil {
 			return fmt.Errorf("word index: commit %s: %w", h.Short(), err)
 		}
-		order[i] = timed{h, c.Time.UnixNano()}
+		order[i] = timed{h: h, blob: c.Blob, t: c.Time.UnixNano(), diagnosis: diagnosisOf(c)}
 	}
 	slices.SortFunc(order, func(a, b timed) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
@@ -316,18 +323,20 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash) error {
 	})
 	next := wordsCounter(b, keyWordsNext)
 	ps := newPostings()
+	var tokens []string
 	for start := 0; start < len(order); start += buildChunk {
 		chunk := order[start:min(start+buildChunk, len(order))]
 		docs := make([]indexDoc, len(chunk))
 		for i, o := range chunk {
-			d, err := t.readDoc(o.h)
-			if err != nil {
-				return fmt.Errorf("word index: %w", err)
-			}
-			d.id = next
+			// The words as they come, repeats and all: postings.add
+			// takes a document once a word.
+			text, _ := t.textOf(&dag.Commit{Blob: o.blob})
+			tokens = words.Append(tokens[:0], text)
+			tokens = words.Append(tokens, o.diagnosis)
+			docs[i] = indexDoc{id: next, hash: o.h, time: o.t, words: tokens}
+			ps.add(docs[i])
+			docs[i].words = nil
 			next++
-			docs[i] = d
-			ps.add(d)
 		}
 		if err := appendDocTable(b, docs); err != nil {
 			return fmt.Errorf("word index: %w", err)
@@ -551,7 +560,7 @@ func (ps postings) add(d indexDoc) {
 		p := ps[w]
 		if p == nil {
 			p = &postingList{}
-			ps[w] = p
+			ps[strings.Clone(w)] = p // not a piece of the text, which would stay with it
 		}
 		n := len(p.blocks)
 		switch {

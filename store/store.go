@@ -20,7 +20,9 @@ import (
 // schema 4 by its first journal record, which is its first write of a
 // few objects. Schema 5 added refsets, the refs published with a pack
 // (see PackRefTx and bolt_refsets.go); a file is marked schema 5 by the
-// transaction that publishes its first.
+// transaction that publishes its first. Schema 6 added the word index
+// (see WordIndexTx and bolt_words.go), which the first write transaction
+// of a file builds.
 const SchemaVersion = 6
 
 // schemaCounters is the schema every write brings a file up to.

@@ -2,11 +2,11 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"time"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/words"
-	"github.com/tractdag/tract/record"
 )
 
 // WordTerm is one term of a word search: a word as words.Spans makes
@@ -32,21 +32,34 @@ type WordIndexTx interface {
 	WordMatches(terms []WordTerm, fn func(h dag.Hash, bound time.Time) (more bool, err error)) (ok bool, err error)
 }
 
-// diagnosisKey, quoted as JSON writes it: a commit's metadata without it
-// has no diagnosis, and need not be decoded.
-var diagnosisKey = []byte(`"` + record.KeyDiagnosis + `"`)
+// diagnosisKey is the metadata key of a failed attempt's diagnosis
+// (record.KeyDiagnosis, which package store does not import; a test of
+// package search holds them equal), quoted as JSON writes it: metadata
+// without it has no diagnosis, and need not be decoded.
+var diagnosisKey = []byte(`"diagnosis"`)
 
 // CommitWords returns the words of commit c, whose text is text: the
-// distinct words of its text and of its diagnosis (record.KeyDiagnosis),
-// sorted. These are what the word index holds for c, and what a word
-// search matches.
+// distinct words of its text and of its diagnosis (the string under
+// record.KeyDiagnosis in its metadata), sorted. These are what the word
+// index holds for c, and what a word search matches.
 func CommitWords(c *dag.Commit, text string) []string {
-	if len(c.Meta) > 0 && bytes.Contains(c.Meta, diagnosisKey) {
-		if d, _ := record.Field[string](c.Meta, record.KeyDiagnosis); d != "" {
-			return words.Set(text, d)
-		}
+	if d := diagnosisOf(c); d != "" {
+		return words.Set(text, d)
 	}
 	return words.Set(text)
+}
+
+// diagnosisOf returns the diagnosis of commit c ("" for none).
+func diagnosisOf(c *dag.Commit) string {
+	if len(c.Meta) == 0 || !bytes.Contains(c.Meta, diagnosisKey) {
+		return ""
+	}
+	var m map[string]json.RawMessage // a key's exact spelling, as record.Field reads it
+	var d string
+	if json.Unmarshal(c.Meta, &m) != nil || json.Unmarshal(m["diagnosis"], &d) != nil {
+		return ""
+	}
+	return d
 }
 
 // termMatches reports whether the sorted, distinct ws hold a word that t

@@ -78,6 +78,16 @@ var asciiWord = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+// Append appends the words of text to ws, in order, repeats included,
+// and returns the extended slice.
+func Append(ws []string, text string) []string {
+	Spans(text, func(w string, _, _ int) bool {
+		ws = append(ws, w)
+		return true
+	})
+	return ws
+}
+
 // Set returns the distinct words of texts, taken together, sorted.
 func Set(texts ...string) []string {
 	var out []string
