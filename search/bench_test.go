@@ -154,3 +154,27 @@ func fileBytes(b *testing.B, path string) (used, index int64) {
 
 // benchSizes are the repository sizes BenchmarkIndex measures.
 var benchSizes = []int{100_000, 1_000_000}
+
+// BenchmarkIndexIncremental commits 100,000 messages one transaction each
+// (as a chat does), and logs the time and the file's size, the word
+// index's share of it: the index's pending documents merged in batches
+// into posting blocks that grow where they are.
+func BenchmarkIndexIncremental(b *testing.B) {
+	const n = 100_000
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "tract.db")
+	tr, err := tract.Init(path, tract.WithNoSync())
+	require.NoError(b, err)
+	start := time.Now()
+	for _, m := range benchMessages(n) {
+		_, err := tr.User(ctx, m.Content)
+		require.NoError(b, err)
+	}
+	took := time.Since(start)
+	require.NoError(b, tr.Close())
+	used, index := fileBytes(b, path)
+	b.Logf("%d commits, one a transaction: %s; %d bytes up to the file's last page in use, the word index's pages %d (%.1f%% of those)",
+		n, took.Round(time.Millisecond), used, index, 100*float64(index)/float64(used))
+	for b.Loop() {
+	}
+}
