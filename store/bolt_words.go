@@ -26,6 +26,8 @@ import (
 //
 //	"n"                  the next document number (uvarint)
 //	"c"                  how many documents are pending (uvarint)
+//	"m"                  how many documents the recent posting blocks
+//	                     took since they last moved (uvarint)
 //	'p' doc              a pending document: its commit's hash (32), its
 //	                     time (8: Unix nanoseconds, big-endian), and its
 //	                     words, each after a 0 byte, then a 0 byte
@@ -34,17 +36,22 @@ import (
 //	                     last (8), then the first 8 bytes of each
 //	                     document's commit hash (zeros for one deleted),
 //	                     which a seek in the commits completes
-//	'w' word 0 first     a posting block: documents holding word, from
-//	                     first (8, big-endian) on, ascending; the value
-//	                     is the differences of the ones after first
+//	'r' word 0 first     a recent posting block: documents holding word,
+//	                     from first (8, big-endian) on, ascending; the
+//	                     value is the differences of the ones after first
 //	                     (uvarints), at most postingBlockBytes of them
+//	'w' word 0 first     a main posting block, the same: every document
+//	                     of the main blocks is older than every one of
+//	                     the recent blocks, and those than the pending
 //
 // doc and block are 8 bytes, big-endian. A transaction that writes a few
 // commits adds them as pending documents: one key each, appended. Once
-// pendingMerge are pending, the transaction that adds the last merges
-// them into the posting blocks, a block appended to per word. A
-// transaction that writes many (a pack, a batch) merges the pending ones
-// and then its own at once.
+// 2,048 are pending, the transaction that adds the last merges them into
+// the recent posting blocks, a block appended to per word; once those
+// took 65,536, it moves them into the main blocks. A merge rewrites the
+// last block of most words of its level, so the recent level keeps the
+// frequent merges small. A transaction that writes many (a pack, a
+// batch) merges the pending ones and then its own at once.
 var bucketWords = []byte("words")
 
 // schemaWords is the schema of a file with a word index: a tract that
@@ -77,23 +84,38 @@ type wordsPolicy struct {
 	// documents; with more, it merges them (and the pending ones)
 	// straight into the posting blocks.
 	direct int
+	// recent is how many documents the recent posting blocks take
+	// before the transaction that merges the last moves them into the
+	// main ones.
+	recent uint64
 }
 
 // defaultWordsPolicy merges the pending documents about every 2,048
-// commits: what a search reads besides the posting blocks stays under a
-// megabyte, and a merge rewrites the last block of a few thousand words.
-func defaultWordsPolicy() wordsPolicy { return wordsPolicy{merge: 2048, direct: 256} }
+// commits, into the recent blocks, and those into the main ones about
+// every 65,536: what a search reads besides the posting blocks stays
+// under a megabyte, a merge of pending documents rewrites the last
+// recent block of a few thousand words (a few megabytes of pages at
+// most), and the main blocks, which every merge into them touches
+// nearly all of, are rewritten once every 65,536 commits.
+func defaultWordsPolicy() wordsPolicy { return wordsPolicy{merge: 2048, direct: 256, recent: 65536} }
 
 var (
 	keyWordsNext    = []byte("n")
 	keyWordsPending = []byte("c")
+	keyWordsRecent  = []byte("m")
 )
 
 const (
 	prefixPending = 'p'
 	prefixDocs    = 'd'
+	prefixRecent  = 'r'
 	prefixWord    = 'w'
 )
+
+// levels are the prefixes of the two sets of posting blocks: those of
+// the documents merged since the last merge into the main ones, and the
+// main ones.
+var levels = [2]byte{prefixRecent, prefixWord}
 
 // wordsTx is what a write transaction did that the word index must
 // follow: commits added and deleted.
@@ -249,10 +271,17 @@ func (t *boltTx) finishWords() error {
 		return nil
 	}
 	if len(added) > t.wpolicy.direct {
-		if err := mergePending(b); err != nil {
+		if err := t.mergePending(b); err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}
-		return t.indexBulk(b, added)
+		level := byte(prefixRecent)
+		if wordsCounter(b, keyWordsRecent)+uint64(len(added)) >= t.wpolicy.recent {
+			if err := mergeRecent(b); err != nil {
+				return fmt.Errorf("word index: %w", err)
+			}
+			level = prefixWord
+		}
+		return t.indexBulk(b, added, level)
 	}
 	next, pending := wordsCounter(b, keyWordsNext), wordsCounter(b, keyWordsPending)
 	for _, h := range added {
@@ -273,7 +302,7 @@ func (t *boltTx) finishWords() error {
 		return fmt.Errorf("word index: %w", err)
 	}
 	if pending >= t.wpolicy.merge {
-		if err := mergePending(b); err != nil {
+		if err := t.mergePending(b); err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}
 	}
@@ -295,9 +324,10 @@ func (t *boltTx) readDoc(h dag.Hash) (indexDoc, error) {
 }
 
 // indexBulk numbers the commits hs (stored, not indexed) by commit time
-// and merges them into the posting blocks, reading their texts a chunk
-// at a time.
-func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash) error {
+// and merges them into the posting blocks of level (prefixRecent, or
+// prefixWord when the recent ones are empty), reading their texts a
+// chunk at a time.
+func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 	type timed struct {
 		h, blob   dag.Hash
 		t         int64
@@ -342,8 +372,13 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash) error {
 			return fmt.Errorf("word index: %w", err)
 		}
 	}
-	if err := ps.write(b); err != nil {
+	if err := ps.write(b, level); err != nil {
 		return fmt.Errorf("word index: %w", err)
+	}
+	if level == prefixRecent {
+		if err := putWordsCounter(b, keyWordsRecent, wordsCounter(b, keyWordsRecent)+uint64(len(hs))); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
 	}
 	return putWordsCounter(b, keyWordsNext, next)
 }
@@ -375,7 +410,7 @@ func (t *boltTx) rebuildWords() error {
 	if err := putWordsCounter(b, keyWordsNext, 0); err != nil {
 		return fmt.Errorf("word index: %w", err)
 	}
-	if err := t.indexBulk(b, hs); err != nil {
+	if err := t.indexBulk(b, hs, prefixWord); err != nil {
 		return err
 	}
 	return raiseSchema(t.tx, schemaWords)
@@ -398,10 +433,11 @@ func putWordsCounter(b *bolt.Bucket, key []byte, v uint64) error {
 // docKey is the key of document (or block) n under prefix p.
 func docKey(p byte, n uint64) []byte { return binary.BigEndian.AppendUint64([]byte{p}, n) }
 
-// postingPrefix is what the keys of word's posting blocks start with.
-func postingPrefix(word string) []byte {
+// postingPrefix is what the keys of word's posting blocks of level
+// (prefixRecent or prefixWord) start with.
+func postingPrefix(level byte, word string) []byte {
 	k := make([]byte, 0, len(word)+10)
-	k = append(k, prefixWord)
+	k = append(k, level)
 	k = append(k, word...)
 	return append(k, 0)
 }
@@ -462,8 +498,9 @@ func pendingMatch(ws []byte, terms []WordTerm) bool {
 	return true
 }
 
-// mergePending merges the pending documents into the posting blocks.
-func mergePending(b *bolt.Bucket) error {
+// mergePending merges the pending documents into the recent posting
+// blocks, and those into the main ones when they have enough.
+func (t *boltTx) mergePending(b *bolt.Bucket) error {
 	var docs []indexDoc
 	var keys [][]byte
 	c := b.Cursor()
@@ -483,13 +520,64 @@ func mergePending(b *bolt.Bucket) error {
 	if err := putWordsCounter(b, keyWordsPending, 0); err != nil {
 		return err
 	}
-	return appendDocs(b, docs)
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := appendDocs(b, docs, prefixRecent); err != nil {
+		return err
+	}
+	recent := wordsCounter(b, keyWordsRecent) + uint64(len(docs))
+	if recent >= t.wpolicy.recent {
+		return mergeRecent(b)
+	}
+	return putWordsCounter(b, keyWordsRecent, recent)
+}
+
+// mergeRecent moves the recent posting blocks into the main ones: it
+// appends each word's recent documents to its main blocks.
+func mergeRecent(b *bolt.Bucket) error {
+	type list struct {
+		word string
+		ids  []uint64
+	}
+	var lists []list
+	var keys [][]byte
+	c := b.Cursor()
+	for k, v := c.Seek([]byte{prefixRecent}); k != nil && k[0] == prefixRecent; k, v = c.Next() {
+		keys = append(keys, clone(k))
+		if len(k) < 10 || k[len(k)-9] != 0 {
+			continue // fsck reports it
+		}
+		w := string(k[1 : len(k)-9])
+		if len(lists) == 0 || lists[len(lists)-1].word != w {
+			lists = append(lists, list{word: w})
+		}
+		l := &lists[len(lists)-1]
+		if err := eachPosting(binary.BigEndian.Uint64(k[len(k)-8:]), v, func(id uint64) { l.ids = append(l.ids, id) }); err != nil {
+			return fmt.Errorf("posting block %q: %w", k, err)
+		}
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	// The merge grows the last block of nearly every word: the
+	// transaction rewrites nearly every page of the main blocks, and
+	// packs them full as it commits.
+	b.FillPercent = 1.0
+	for _, l := range lists {
+		if err := appendPostings(b, prefixWord, l.word, l.ids); err != nil {
+			return err
+		}
+	}
+	return putWordsCounter(b, keyWordsRecent, 0)
 }
 
 // appendDocs writes docs, in ascending order of their numbers, all past
 // every document of the posting blocks, into the document table and the
-// posting blocks.
-func appendDocs(b *bolt.Bucket, docs []indexDoc) error {
+// posting blocks of level.
+func appendDocs(b *bolt.Bucket, docs []indexDoc, level byte) error {
 	if err := appendDocTable(b, docs); err != nil {
 		return err
 	}
@@ -497,7 +585,7 @@ func appendDocs(b *bolt.Bucket, docs []indexDoc) error {
 	for _, d := range docs {
 		ps.add(d)
 	}
-	return ps.write(b)
+	return ps.write(b, level)
 }
 
 // appendDocTable writes docs, in ascending order of their numbers, all
@@ -585,27 +673,27 @@ func (p *postingList) ids() []uint64 {
 	return out
 }
 
-// write appends the lists to the posting blocks of b, word by word in
-// key order: the blocks of a word that has none yet go in as they are,
-// the others top its last block up first (see appendPostings). When b
-// has no posting block yet, every key goes in in ascending order, and
+// write appends the lists to the posting blocks of level in b, word by
+// word in key order: the blocks of a word that has none yet go in as they
+// are, the others top its last block up first (see appendPostings). When
+// b has no posting block yet, every key goes in in ascending order, and
 // the transaction fills its pages.
-func (ps postings) write(b *bolt.Bucket) error {
+func (ps postings) write(b *bolt.Bucket, level byte) error {
 	ws := make([]string, 0, len(ps))
 	for w := range ps {
 		ws = append(ws, w)
 	}
 	slices.Sort(ws)
 	c := b.Cursor()
-	if k, _ := c.Seek([]byte{prefixWord}); k == nil {
+	if k, _ := c.Seek([]byte{prefixRecent}); k == nil {
 		b.FillPercent = 1.0 // bbolt reads it as the transaction commits
 	}
 	for _, w := range ws {
 		p := ps[w]
-		prefix := postingPrefix(w)
+		prefix := postingPrefix(level, w)
 		k, _ := c.Seek(prefix)
 		if k != nil && bytes.HasPrefix(k, prefix) {
-			if err := appendPostings(b, w, p.ids()); err != nil {
+			if err := appendPostings(b, level, w, p.ids()); err != nil {
 				return err
 			}
 			continue
@@ -628,10 +716,10 @@ func prevKey(c *bolt.Cursor, k []byte) ([]byte, []byte) {
 }
 
 // appendPostings appends ids, ascending and past every document in the
-// posting blocks of word, to them: to the last block while it has room,
-// then to new ones.
-func appendPostings(b *bolt.Bucket, word string, ids []uint64) error {
-	prefix := postingPrefix(word)
+// posting blocks of word in level, to them: to the last block while it
+// has room, then to new ones.
+func appendPostings(b *bolt.Bucket, level byte, word string, ids []uint64) error {
+	prefix := postingPrefix(level, word)
 	c := b.Cursor()
 	end := append(clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
 	k, _ := c.Seek(end)
@@ -775,8 +863,10 @@ func (t *boltTx) dropDocs(b *bolt.Bucket, deleted map[dag.Hash][]string) (rebuil
 		}
 	}
 	for w, ids := range byWord {
-		if err := removePostings(b, postingPrefix(w), ids); err != nil {
-			return false, err
+		for _, level := range levels {
+			if err := removePostings(b, postingPrefix(level, w), ids); err != nil {
+				return false, err
+			}
 		}
 	}
 	if len(unknown) > 0 {
@@ -853,7 +943,7 @@ func removeEverywhere(b *bolt.Bucket, ids []uint64) error {
 	type block struct{ prefix, k, v []byte }
 	var hit []block
 	c := b.Cursor()
-	for k, v := c.Seek([]byte{prefixWord}); k != nil && k[0] == prefixWord; k, v = c.Next() {
+	for k, v := c.Seek([]byte{prefixRecent}); k != nil && (k[0] == prefixRecent || k[0] == prefixWord); k, v = c.Next() {
 		if len(k) < 10 {
 			continue
 		}
@@ -974,23 +1064,25 @@ func (t *boltTx) WordMatches(terms []WordTerm, fn func(h dag.Hash, bound time.Ti
 // as a bit set of next bits.
 func postingSet(b *bolt.Bucket, term WordTerm, next uint64) ([]uint64, error) {
 	set := make([]uint64, (next+63)/64)
-	prefix := []byte{prefixWord}
-	prefix = append(prefix, term.Word...)
-	if !term.Prefix {
-		prefix = append(prefix, 0)
-	}
 	c := b.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if len(k) < 10 || k[len(k)-9] != 0 {
-			continue
+	for _, level := range levels {
+		prefix := []byte{level}
+		prefix = append(prefix, term.Word...)
+		if !term.Prefix {
+			prefix = append(prefix, 0)
 		}
-		err := eachPosting(binary.BigEndian.Uint64(k[len(k)-8:]), v, func(id uint64) {
-			if id < next {
-				set[id/64] |= 1 << (id % 64)
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) < 10 || k[len(k)-9] != 0 {
+				continue
 			}
-		})
-		if err != nil {
-			return nil, fmt.Errorf("word index: posting block %q: %w", k, err)
+			err := eachPosting(binary.BigEndian.Uint64(k[len(k)-8:]), v, func(id uint64) {
+				if id < next {
+					set[id/64] |= 1 << (id % 64)
+				}
+			})
+			if err != nil {
+				return nil, fmt.Errorf("word index: posting block %q: %w", k, err)
+			}
 		}
 	}
 	return set, nil

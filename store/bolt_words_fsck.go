@@ -95,7 +95,7 @@ func checkWords(t *boltTx) (problem string, present bool) {
 	if n := wordsCounter(b, keyWordsPending); n != pending {
 		return fmt.Sprintf("it counts %d pending documents and holds %d", n, pending), true
 	}
-	for k, v := c.Seek([]byte{prefixWord}); k != nil && k[0] == prefixWord; k, v = c.Next() {
+	for k, v := c.Seek([]byte{prefixRecent}); k != nil && (k[0] == prefixRecent || k[0] == prefixWord); k, v = c.Next() {
 		if len(k) < 11 || k[len(k)-9] != 0 || bytes.IndexByte(k[1:len(k)-9], 0) >= 0 {
 			return fmt.Sprintf("posting key %q is malformed", k), true
 		}

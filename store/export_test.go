@@ -11,8 +11,9 @@ func SetJournalPolicy(b *Bolt, records, bytes, recordBytes int) {
 }
 
 // SetWordsPolicy makes b's word index merge its pending documents once
-// merge are pending, and a transaction of more than direct new commits
-// merge them at once.
-func SetWordsPolicy(b *Bolt, merge uint64, direct int) {
-	b.words = wordsPolicy{merge: merge, direct: direct}
+// merge are pending, a transaction of more than direct new commits merge
+// them at once, and the recent posting blocks move into the main ones
+// once they hold recent documents.
+func SetWordsPolicy(b *Bolt, merge uint64, direct int, recent uint64) {
+	b.words = wordsPolicy{merge: merge, direct: direct, recent: recent}
 }

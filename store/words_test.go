@@ -77,7 +77,7 @@ func scanBoth(t *testing.T, s store.Store, query string, limit int) []search.Hit
 // (merged at once), commit times out of order, and deletions.
 func TestWordIndex_AnswersAsAScanDoes(t *testing.T) {
 	b := storetest.NewBolt(t)
-	store.SetWordsPolicy(b, 16, 8)
+	store.SetWordsPolicy(b, 16, 8, 40)
 	r := rand.New(rand.NewPCG(3, 4))
 	vocab := []string{"alpha", "beta", "gamma", "delta", "alphabet", "gam", "omega", "Δέλτα", "x1", "x12"}
 	text := func() string {
@@ -122,15 +122,20 @@ func TestWordIndex_AnswersAsAScanDoes(t *testing.T) {
 // An erased commit's words leave the file: from its pending document
 // and from the posting blocks alike; the other commits' stay found.
 func TestWordIndex_ErasedWordsLeaveTheFile(t *testing.T) {
-	for _, merged := range []bool{false, true} {
-		t.Run(fmt.Sprintf("merged=%v", merged), func(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		merge, recent uint64
+	}{
+		{"pending", 2048, 65536},
+		{"recent blocks", 1, 65536}, // every commit merged into the recent blocks
+		{"main blocks", 1, 1},       // and those into the main ones
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "tract.db")
 			b, err := store.OpenBolt(path, store.BoltOptions{Create: true})
 			require.NoError(t, err)
 			defer b.Close()
-			if merged {
-				store.SetWordsPolicy(b, 1, 0) // every commit goes into the posting blocks
-			}
+			store.SetWordsPolicy(b, tc.merge, 0, tc.recent)
 			secret := "xylophonequartz"
 			var gone dag.Hash
 			var blob dag.Hash
@@ -227,7 +232,7 @@ func TestWordIndex_FsckRebuildsAWrongIndex(t *testing.T) {
 			b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
 			require.NoError(t, err)
 			defer b.Close()
-			store.SetWordsPolicy(b, 1, 0)
+			store.SetWordsPolicy(b, 1, 0, 1)
 			require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
 				for i, text := range []string{"alpha delta", "beta delta", "gamma"} {
 					if _, err := putWords(tx, i, text); err != nil {
