@@ -56,7 +56,7 @@ type FsckReport struct {
 	// empty for a store without one, or a check that damage stopped.
 	// WordIndexProblem says what was wrong with one rebuilt or wrong.
 	WordIndex        string    `json:"word_index,omitempty"`
-	WordIndexProblem string    `json:"word_index_problem,omitempty"`
+	WordIndexProblem string    `json:"word_index_problem"`
 	Problems         []Problem `json:"problems"`
 }
 
