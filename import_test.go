@@ -17,6 +17,7 @@ import (
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/refs"
+	"github.com/tractdag/tract/search"
 	"github.com/tractdag/tract/store"
 )
 
@@ -294,10 +295,27 @@ func TestImport_UpgradesASchema2File(t *testing.T) {
 	assert.Equal(t, "And Babbage?", all.Orphans[0].Commits[0].Text)
 	requireStatusMatchesCompile(t, tr)
 
+	babbage, err := search.ParseQuery("babbage")
+	require.NoError(t, err)
+	searchFinds := func(want ...string) {
+		t.Helper()
+		got := []string{}
+		for c, err := range tr.Search(ctx, babbage) {
+			require.NoError(t, err)
+			got = append(got, c.Text)
+		}
+		assert.Equal(t, want, got)
+	}
+	searchFinds("And Babbage?") // read without an index, before the first write
+
 	_, err = tr.User(ctx, "an ordinary write")
 	require.NoError(t, err)
+	searchFinds("And Babbage?") // through the index the first write built
+	_, err = tr.User(ctx, "Babbage again")
+	require.NoError(t, err)
+	searchFinds("Babbage again", "And Babbage?")
 	require.NoError(t, tr.Close())
-	assert.Equal(t, byte(4), schema(), "the first write is a journal record")
+	assert.Equal(t, byte(7), schema(), "the first write builds the word index (schema 7), beside its journal record (4)")
 
 	tr, err = tract.Open(path, tract.WithNoSync())
 	require.NoError(t, err)
@@ -308,7 +326,7 @@ func TestImport_UpgradesASchema2File(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 	require.NoError(t, tr.Close())
-	assert.Equal(t, byte(4), schema())
+	assert.Equal(t, byte(7), schema())
 
 	// Conversations imported through a pack publish their branches as a
 	// refset (schema 5); the file's reflogs of the older layout read as
@@ -331,7 +349,7 @@ func TestImport_UpgradesASchema2File(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
 	require.NoError(t, tr.Close())
-	assert.Equal(t, byte(5), schema(), "the import published a refset")
+	assert.Equal(t, byte(7), schema(), "a refset (schema 5) leaves the word index's schema")
 }
 
 func textsOf(cs []*tract.CommitInfo) []string {

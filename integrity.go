@@ -12,12 +12,23 @@ import (
 // FsckReport is the result of Fsck: counts and every problem found.
 type FsckReport = store.FsckReport
 
+// The states of a repository file's word index in FsckReport.WordIndex:
+// see store.WordIndexOK and the others.
+const (
+	WordIndexOK      = store.WordIndexOK
+	WordIndexAbsent  = store.WordIndexAbsent
+	WordIndexRebuilt = store.WordIndexRebuilt
+	WordIndexWrong   = store.WordIndexWrong
+)
+
 // SalvageReport is the result of Salvage: what was copied, and what was
 // lost and why.
 type SalvageReport = store.SalvageReport
 
 // Fsck re-derives the hash of every object, decodes every commit, ref and
-// reflog entry, and checks every parent, blob and ref reference. Damage is
+// reflog entry, and checks every parent, blob and ref reference, and a
+// file's word index against the commits' words: one that does not match
+// is rebuilt (FsckReport.WordIndex says so). Damage is
 // reported in the result, not as a panic; the error is non-nil only when the
 // repository cannot be read at all. A repository found damaged is marked
 // so and refuses writes (a *DamagedError) until a check finds it clean;

@@ -21,9 +21,11 @@ func SearchLimit(n int) SearchOption { return func(c *searchConfig) { c.limit = 
 // Search returns the commits of the whole repository (every branch,
 // orphaned attempts and chains included) whose text and diagnosis,
 // taken together, hold every term of q (see search.ParseQuery), newest
-// first (by commit time; equal times by hash). It reads every commit in
-// one read transaction, holding only the matches' hashes (or, with
-// SearchLimit, the n newest), then yields their texts a page at a time.
+// first (by commit time; equal times by hash). It finds them in one read
+// transaction, through the word index of a repository file (see
+// search.Scan), by reading every commit otherwise, holding only the
+// matches' hashes (or, with SearchLimit, the n newest), then yields their
+// texts a page at a time.
 func (t *Tract) Search(ctx context.Context, q search.Query, opts ...SearchOption) iter.Seq2[*CommitInfo, error] {
 	var cfg searchConfig
 	for _, o := range opts {

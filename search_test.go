@@ -2,6 +2,7 @@ package tract_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -79,6 +80,12 @@ func testSearchNewestFirst(t *testing.T, tr *tract.Tract) {
 	_, err = tr.Reset(ctx, "HEAD~1", tract.Hard)
 	require.NoError(t, err)
 	assert.Empty(t, searchTexts(t, tr, "zanzibar"))
+	if path := tr.Path(); !tract.IsDatabaseURL(path) {
+		// Nor does the word index keep the erased text's word.
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.NotContains(t, string(raw), "zanzibar")
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	cancel()

@@ -45,12 +45,81 @@ func (h *hitHeap) Pop() any {
 // Scan returns the commits of tx (every one it holds, reachable or not)
 // whose text and diagnosis, taken together, hold every term of q, newest
 // first (by commit time; equal times by hash): at most limit when limit >
-// 0. It reads the texts in their storage order first (a sequential read,
-// where looking each commit's text up would seek), keeping the hashes of
-// those that match alone, in key order; then the commits, of which it
-// reads again only the texts of those with a diagnosis that did not. It
-// holds only the matches' hashes (or, with a limit, the newest limit).
+// 0.
+//
+// When tx keeps a word index (store.WordIndexTx), Scan reads the index:
+// the matches come roughly newest first, each with a bound on the time
+// of those after it, so that with a limit it reads the commits of the
+// newest matches only and stops once no later match can be newer. Else
+// it reads every text and commit (see scanAll).
 func Scan(ctx context.Context, tx store.Tx, q Query, limit int) ([]Hit, error) {
+	if ix, ok := tx.(store.WordIndexTx); ok {
+		hits, indexed, err := lookup(ctx, tx, ix, q, limit)
+		if indexed || err != nil {
+			return hits, err
+		}
+	}
+	return scanAll(ctx, tx, q, limit)
+}
+
+// lookup is Scan through the word index ix of tx; indexed is false when
+// tx has none.
+func lookup(ctx context.Context, tx store.Tx, ix store.WordIndexTx, q Query, limit int) (hits []Hit, indexed bool, err error) {
+	terms := make([]store.WordTerm, len(q.terms))
+	for i, t := range q.terms {
+		terms[i] = store.WordTerm{Word: t.word, Prefix: t.prefix}
+	}
+	var heapOf hitHeap
+	seen := make(map[dag.Hash]bool)
+	n := 0
+	indexed, err = ix.WordMatches(terms, func(h dag.Hash, bound time.Time) (bool, error) {
+		if n++; n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+		}
+		full := limit > 0 && len(heapOf) >= limit
+		if full {
+			oldest := heapOf[0]
+			if bound.Before(oldest.Time) {
+				return false, nil // no match from here on is newer
+			}
+			if bound.Equal(oldest.Time) && bytes.Compare(h[:], oldest.Hash[:]) > 0 {
+				return true, nil // at best as old, and after it by hash
+			}
+		}
+		if seen[h] {
+			return true, nil
+		}
+		seen[h] = true
+		c, err := tx.Commit(h)
+		if err != nil {
+			return false, err
+		}
+		hit := Hit{Time: c.Time, Hash: h}
+		switch {
+		case !full:
+			heap.Push(&heapOf, hit)
+		case newer(hit, heapOf[0]) < 0:
+			heapOf[0] = hit
+			heap.Fix(&heapOf, 0)
+		}
+		return true, nil
+	})
+	if err != nil || !indexed {
+		return nil, indexed, err
+	}
+	slices.SortFunc(heapOf, newer)
+	return heapOf, true, nil
+}
+
+// scanAll is Scan without an index. It reads the texts in their storage
+// order first (a sequential read, where looking each commit's text up
+// would seek), keeping the hashes of those that match alone, in key
+// order; then the commits, of which it reads again only the texts of
+// those with a diagnosis that did not. It holds only the matches' hashes
+// (or, with a limit, the newest limit).
+func scanAll(ctx context.Context, tx store.Tx, q Query, limit int) ([]Hit, error) {
 	var hits hitHeap
 	n := 0
 	tick := func() error {

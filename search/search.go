@@ -13,13 +13,14 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/tractdag/tract/internal/words"
 )
 
 // MaxWordLen is the longest word, in bytes, that Words returns: a longer
 // run of letters and digits is cut to its first MaxWordLen bytes.
-const MaxWordLen = 64
+const MaxWordLen = words.MaxLen
 
 // MaxTerms is the most terms a query may have.
 const MaxTerms = 8
@@ -32,8 +33,6 @@ var (
 	ErrTooManyTerms = fmt.Errorf("the query has more than %d terms", MaxTerms)
 )
 
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
-
 // Span is a word's place in a text: the bytes text[Start:End].
 type Span struct {
 	Start, End int
@@ -42,38 +41,7 @@ type Span struct {
 // wordSpans calls fn with each word of text, lower-cased and cut to
 // MaxWordLen, and its span in text (the whole run, uncut).
 func wordSpans(text string, fn func(word string, s Span) bool) {
-	start := -1
-	for i, r := range text {
-		if isWordRune(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 {
-			if !fn(normalise(text[start:i]), Span{start, i}) {
-				return
-			}
-			start = -1
-		}
-	}
-	if start >= 0 {
-		fn(normalise(text[start:]), Span{start, len(text)})
-	}
-}
-
-// normalise lower-cases a run of letters and digits and cuts it to
-// MaxWordLen bytes at a character boundary.
-func normalise(run string) string {
-	w := strings.ToLower(run)
-	if len(w) <= MaxWordLen {
-		return w
-	}
-	cut := MaxWordLen
-	for cut > 0 && !utf8.RuneStart(w[cut]) {
-		cut--
-	}
-	return w[:cut]
+	words.Spans(text, func(w string, start, end int) bool { return fn(w, Span{start, end}) })
 }
 
 // Words returns the distinct words of text, in the order they first

@@ -1,13 +1,17 @@
 package search_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/record"
 	"github.com/tractdag/tract/search"
+	"github.com/tractdag/tract/store"
 )
 
 func TestWords(t *testing.T) {
@@ -102,4 +106,14 @@ func TestGrep(t *testing.T) {
 			assert.Equal(t, tt.want, g.Match(tt.texts...))
 		})
 	}
+}
+
+// The word index reads a commit's diagnosis under the key package record
+// writes it.
+func TestCommitWords_ReadTheDiagnosis(t *testing.T) {
+	meta, err := json.Marshal(map[string]string{record.KeyDiagnosis: "Unexpected EOF", "Diagnosis": "not this"})
+	require.NoError(t, err)
+	c := &dag.Commit{Kind: dag.KindMessage, Meta: meta}
+	assert.Equal(t, []string{"eof", "text", "the", "unexpected"}, store.CommitWords(c, "the text"))
+	assert.Equal(t, []string{"text", "the"}, store.CommitWords(&dag.Commit{Kind: dag.KindMessage}, "the text"))
 }

@@ -124,6 +124,9 @@ type Bolt struct {
 	journal journalPolicy
 	// writeLimit is sessionWriteLimit, or a smaller one in tests.
 	writeLimit int64
+	// words says when the word index merges its pending documents:
+	// defaultWordsPolicy, or a smaller one in tests.
+	words wordsPolicy
 }
 
 var _ Store = (*Bolt)(nil)
@@ -163,7 +166,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy()}
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -272,7 +275,7 @@ func (b *Bolt) view(db *bolt.DB, jidx *journalIndexes, fn func(Tx) error) (err e
 
 // tx returns the Tx of bbolt transaction tx.
 func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
-	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx}
+	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words}
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns
@@ -321,6 +324,9 @@ func (b *Bolt) update(s *session, fn func(Tx) error) (erased, checkpointed bool,
 		if err := fn(btx); err != nil {
 			return err
 		}
+		if err := btx.finishWords(); err != nil {
+			return err
+		}
 		if err := btx.commitJournal(time.Now()); err != nil {
 			return err
 		}
@@ -343,7 +349,15 @@ func (b *Bolt) beginWrite(s *session, tx *bolt.Tx) (*boltTx, error) {
 	if err := damaged(tx, b.path); err != nil {
 		return nil, err
 	}
-	return b.tx(tx, &s.journal), nil
+	btx := b.tx(tx, &s.journal)
+	if tx.Bucket(bucketWords) == nil {
+		// A file of a tract older than the word index (or one a
+		// salvage wrote) gets it with its first write.
+		if err := btx.rebuildWords(); err != nil {
+			return nil, fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaWords, err)
+		}
+	}
+	return btx, nil
 }
 
 // upgrade brings a file of an older schema to SchemaVersion inside the

@@ -221,6 +221,9 @@ func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall,
 			fnErased = fnErased || btx.erased
 			btx.erased = before || btx.erased
 		}
+		if err := btx.finishWords(); err != nil {
+			return err
+		}
 		if err := btx.commitJournal(time.Now()); err != nil {
 			return err
 		}

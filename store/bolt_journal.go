@@ -605,7 +605,7 @@ func (t *boltTx) checkpoint(now time.Time) error {
 	if len(objects) == 0 {
 		return nil
 	}
-	if err := t.WritePack(now, objects); err != nil {
+	if err := t.writePack(now, objects); err != nil {
 		return fmt.Errorf("checkpoint the journal: %w", err)
 	}
 	return nil

@@ -328,6 +328,9 @@ func (t *boltTx) PublishPack(id uint64) error {
 		// transaction wrote to it would be lost.
 		return fmt.Errorf("publish pack %d: %w", id, ErrPackWrittenInTx)
 	}
+	if err := t.notePackCommits(id); err != nil {
+		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
 	packs, err := t.tx.CreateBucketIfNotExists(bucketPacks)
 	if err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)

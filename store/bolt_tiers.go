@@ -56,6 +56,19 @@ func (t *boltTx) WritePack(now time.Time, entries []PackEntry) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
+	if t.indexing() {
+		for _, e := range entries {
+			if e.Kind == PackCommit && t.getCommit(e.Hash) == nil {
+				t.noteAdded(e.Hash)
+			}
+		}
+	}
+	return t.writePack(now, entries)
+}
+
+// writePack is WritePack of objects the word index has seen already
+// (the journal's, at its checkpoint).
+func (t *boltTx) writePack(now time.Time, entries []PackEntry) error {
 	pb, id, err := t.newPack(bucketPacks, now)
 	if err != nil {
 		return fmt.Errorf("write pack: %w", err)

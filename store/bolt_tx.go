@@ -42,6 +42,11 @@ type boltTx struct {
 	// noRefsets is set once the transaction found no refsets bucket
 	// (see bolt_refsets.go): the writes of refs look no further.
 	noRefsets bool
+	// words is what the transaction wrote that the word index must
+	// follow when it ends (see bolt_words.go); wpolicy says when it
+	// merges.
+	words   *wordsTx
+	wpolicy wordsPolicy
 
 	// The journal (see bolt_journal.go): jpolicy bounds it; jidx is the
 	// session's index of it (nil: the transaction builds its own); jv is
@@ -241,6 +246,7 @@ func (t *boltTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("put commit %s: %w", h.Short(), err)
 	}
+	t.noteCommitPut(h)
 	if err := t.put(spaceCommits, h[:], raw); err != nil {
 		return fmt.Errorf("put commit %s: %w", h.Short(), err)
 	}
@@ -251,7 +257,12 @@ func (t *boltTx) HasBlob(h dag.Hash) (bool, error) {
 	return t.getBlob(h) != nil, nil
 }
 
-func (t *boltTx) DeleteBlob(h dag.Hash) error { return t.remove("blob", false, h, h[:]) }
+func (t *boltTx) DeleteBlob(h dag.Hash) error {
+	if t.tx.Writable() {
+		t.noteBlobDeleted(h)
+	}
+	return t.remove("blob", false, h, h[:])
+}
 
 // remove deletes key, which belongs to object h of kind what, from the
 // commits (or blobs) bucket of every layer.
@@ -312,7 +323,12 @@ func (t *boltTx) HasCommit(h dag.Hash) (bool, error) {
 	return t.getCommit(h) != nil, nil
 }
 
-func (t *boltTx) DeleteCommit(h dag.Hash) error { return t.remove("commit", true, h, h[:]) }
+func (t *boltTx) DeleteCommit(h dag.Hash) error {
+	if t.tx.Writable() {
+		t.noteCommitDeleted(h)
+	}
+	return t.remove("commit", true, h, h[:])
+}
 
 func (t *boltTx) ForEachCommit(fn func(dag.Hash, []byte) error) error {
 	return t.forEach(true, func(k, v []byte) error {

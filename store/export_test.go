@@ -9,3 +9,11 @@ func WithoutJournal(b *Bolt) { b.journal.recordBytes = 0 }
 func SetJournalPolicy(b *Bolt, records, bytes, recordBytes int) {
 	b.journal = journalPolicy{records: records, bytes: bytes, recordBytes: recordBytes}
 }
+
+// SetWordsPolicy makes b's word index merge its pending documents once
+// merge are pending, a transaction of more than direct new commits merge
+// them at once, and the recent posting blocks move into the main ones
+// once they hold recent documents.
+func SetWordsPolicy(b *Bolt, merge uint64, direct int, recent uint64) {
+	b.words = wordsPolicy{merge: merge, direct: direct, recent: recent}
+}

@@ -49,9 +49,15 @@ type FsckReport struct {
 	// the repository was salvaged (see SalvageRecord): the roots of the
 	// chains that survived. LostTexts counts the commits whose text was.
 	// Neither is a problem: the salvage reported those losses.
-	SalvageBoundaries int       `json:"salvage_boundaries"`
-	LostTexts         int       `json:"lost_texts"`
-	Problems          []Problem `json:"problems"`
+	SalvageBoundaries int `json:"salvage_boundaries"`
+	LostTexts         int `json:"lost_texts"`
+	// WordIndex is the state of a file's word index (see bolt_words.go):
+	// WordIndexOK, WordIndexAbsent, WordIndexRebuilt or WordIndexWrong;
+	// empty for a store without one, or a check that damage stopped.
+	// WordIndexProblem says what was wrong with one rebuilt or wrong.
+	WordIndex        string    `json:"word_index,omitempty"`
+	WordIndexProblem string    `json:"word_index_problem"`
+	Problems         []Problem `json:"problems"`
 }
 
 // newFsckReport returns an empty report: no problems, an empty list.
@@ -96,6 +102,7 @@ func Fsck(ctx context.Context, s Store, opts ...FsckOption) (*FsckReport, error)
 		return r, err
 	}
 	var r *FsckReport
+	rebuilt := false
 	run := func(pages bool) func(db *bolt.DB) error {
 		return func(db *bolt.DB) (err error) {
 			r = newFsckReport()
@@ -128,6 +135,12 @@ func Fsck(ctx context.Context, s Store, opts ...FsckOption) (*FsckReport, error)
 			if pages && metaOK && structureOK && ok {
 				checkBoltPages(db, r)
 			}
+			if structureOK && ok {
+				var err error
+				if rebuilt, err = b.fsckWords(db, r, pages); err != nil {
+					return err
+				}
+			}
 			if pages {
 				sortProblems(r) // the mark counts the problems as the report does
 				recordDamage(db, r, time.Now())
@@ -153,7 +166,74 @@ func Fsck(ctx context.Context, s Store, opts ...FsckOption) (*FsckReport, error)
 	if r != nil {
 		sortProblems(r)
 	}
+	if err == nil && rebuilt {
+		// The index replaced may hold words of texts erased since.
+		err = b.completeErasure()
+	}
 	return r, err
+}
+
+// fsckWords checks the word index of db against its commits (see
+// checkWords) and, when it is wrong and nothing else is, rebuilds it if
+// rebuild is set (Fsck holds the file for writing). It reports whether it
+// rebuilt the index.
+func (b *Bolt) fsckWords(db *bolt.DB, r *FsckReport, rebuild bool) (rebuilt bool, err error) {
+	var problem string
+	present := false
+	err = b.view(db, nil, func(tx Tx) error {
+		problem, present = checkWords(tx.(*boltTx))
+		return nil
+	})
+	switch {
+	case errors.Is(err, ErrCorrupt):
+		r.add("word index", "%v", err)
+		return false, nil
+	case err != nil:
+		return false, err
+	case !present:
+		r.WordIndex = WordIndexAbsent
+		return false, nil
+	case problem == "":
+		r.WordIndex = WordIndexOK
+		return false, nil
+	}
+	r.WordIndexProblem = problem
+	switch {
+	case len(r.Problems) > 0:
+		// Damage elsewhere: the index may well be right about what
+		// the file held; a salvage builds a new one.
+		r.WordIndex = WordIndexWrong
+		return false, nil
+	case !rebuild:
+		r.WordIndex = WordIndexWrong
+		r.add("word index", "%s (a check with write access rebuilds it)", problem)
+		return false, nil
+	}
+	err = b.update0(db, func(t *boltTx) error { return t.rebuildWords() })
+	if err != nil {
+		return false, fmt.Errorf("rebuild the word index: %w", err)
+	}
+	r.WordIndex = WordIndexRebuilt
+	return true, nil
+}
+
+// update0 runs fn in a write transaction of db, which the caller holds
+// alone (see Exclusive), outside the journal and the write groups: for
+// fsck's repairs. A transaction that erased records the erasure; the
+// caller completes it.
+func (b *Bolt) update0(db *bolt.DB, fn func(t *boltTx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.guard(&err)
+	return db.Update(func(tx *bolt.Tx) error {
+		t := b.tx(tx, nil)
+		if err := fn(t); err != nil {
+			return err
+		}
+		if t.erased {
+			return markErasure(tx)
+		}
+		return nil
+	})
 }
 
 // FsckOption configures Fsck.

@@ -73,7 +73,7 @@ func TestFsck_CleanRepositoryIsOK(t *testing.T) {
 	report, err := store.Fsck(context.Background(), r.b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
-	assert.Equal(t, store.FsckReport{Commits: 2, Blobs: 2, Refs: 2, ReflogEntries: 2, Problems: []store.Problem{}}, *report, "no problems is an empty list, [] in JSON")
+	assert.Equal(t, store.FsckReport{Commits: 2, Blobs: 2, Refs: 2, ReflogEntries: 2, WordIndex: store.WordIndexOK, Problems: []store.Problem{}}, *report, "no problems is an empty list, [] in JSON")
 }
 
 func TestFsck_ReportsDamage(t *testing.T) {

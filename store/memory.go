@@ -46,6 +46,8 @@ type Memory struct {
 	// staged holds unpublished packs; packSeq is the last pack id given.
 	staged  map[uint64]*memPack
 	packSeq uint64
+	// words is the word index of the commits (see memory_words.go).
+	words memWords
 }
 
 var _ Store = (*Memory)(nil)
@@ -61,6 +63,7 @@ func NewMemory() *Memory {
 		reflogs: make(map[string][]refs.Entry),
 		derived: make(map[dag.Hash]Counters),
 		staged:  make(map[uint64]*memPack),
+		words:   newMemWords(),
 	}
 }
 
@@ -125,8 +128,10 @@ func (m *Memory) Update(ctx context.Context, fn func(Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
+	added, deleted := tx.wordChanges()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.words.apply(added, deleted)
 	tx.blobs.apply(m.blobs)
 	tx.commits.apply(m.commits)
 	tx.refs.apply(m.refs)

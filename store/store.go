@@ -24,7 +24,10 @@ import (
 // records (see ContextTx and bolt_contexts.go); a file is marked schema 6
 // by the transaction that writes its first, so that a tract that does not
 // know them never deletes a commit and leaves its texts in a record.
-const SchemaVersion = 6
+// transaction that publishes its first. Schema 7 added the word index
+// (see WordIndexTx and bolt_words.go), which the first write transaction
+// of a file builds.
+const SchemaVersion = 7
 
 // schemaCounters is the schema every write brings a file up to.
 const schemaCounters = 2

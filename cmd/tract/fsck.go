@@ -105,6 +105,12 @@ func printFsck(f *Factory, r *tract.FsckReport, database bool) {
 		fmt.Fprintf(f.IO.Out, "note: salvaged from a damaged file: %s where history was lost, %s lost ('tract log' says where)\n",
 			english.Count(r.SalvageBoundaries, "chain starts", "chains start"), english.Count(r.LostTexts, "text", "texts"))
 	}
+	switch r.WordIndex {
+	case tract.WordIndexRebuilt:
+		fmt.Fprintf(f.IO.Out, "note: the word index did not match the commits (%s): rebuilt\n", r.WordIndexProblem)
+	case tract.WordIndexAbsent:
+		fmt.Fprintln(f.IO.Out, "note: no word index yet: the next write builds it ('tract search' reads every text until then)")
+	}
 	packs := ""
 	if r.Packs > 0 {
 		packs = fmt.Sprintf(" (in %s; 'tract compact' merges them)", english.Count(r.Packs+1, "part", "parts"))

@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Packs", packTests},
 		{"Batch", batchTests},
 		{"Contexts", contextTests},
+		{"Search", searchTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, st := range group.tests {

@@ -48,7 +48,8 @@ func NewMemory(t testing.TB) *store.Memory {
 }
 
 // CheckOnCleanup registers a cleanup that runs store.Fsck on s, reports
-// every problem as a test error, and closes s.
+// every problem as a test error (and a word index that Fsck had to
+// rebuild), and closes s.
 func CheckOnCleanup(t testing.TB, s store.Store) {
 	t.Helper()
 	t.Cleanup(func() {
@@ -60,6 +61,9 @@ func CheckOnCleanup(t testing.TB, s store.Store) {
 		}
 		for _, p := range r.Problems {
 			t.Errorf("fsck %s: %s", s.Path(), p)
+		}
+		if r.WordIndex == store.WordIndexRebuilt {
+			t.Errorf("fsck %s: the word index did not match the commits (%s)", s.Path(), r.WordIndexProblem)
 		}
 	})
 }

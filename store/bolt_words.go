@@ -1,0 +1,1141 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/words"
+)
+
+// The word index in the bbolt file (schema 7): one top-level bucket,
+// "words", built by the first write transaction of a tract that knows
+// it (see upgrade) and kept by every write transaction after: it indexes
+// the commits the transaction writes, and drops those it deletes, as it
+// ends. Every commit is a document, numbered in the order it was
+// indexed (a bulk write and a rebuild number theirs by commit time).
+// Keys begin with a byte that says what they hold:
+//
+//	"n"                  the next document number (uvarint)
+//	"c"                  how many documents are pending (uvarint)
+//	"m"                  how many documents the recent posting blocks
+//	                     took since they last moved (uvarint)
+//	'p' doc              a pending document: its commit's hash (32), its
+//	                     time (8: Unix nanoseconds, big-endian), and its
+//	                     words, each after a 0 byte, then a 0 byte
+//	'd' block            documents block*256 to block*256+255: the latest
+//	                     commit time of every document up to the block's
+//	                     last (8), then the first 8 bytes of each
+//	                     document's commit hash (zeros for one deleted),
+//	                     which a seek in the commits completes
+//	'r' word 0 first     a recent posting block: documents holding word,
+//	                     from first (8, big-endian) on, ascending; the
+//	                     value is the differences of the ones after first
+//	                     (uvarints), at most postingBlockBytes of them
+//	'w' word 0 first     a main posting block, the same: every document
+//	                     of the main blocks is older than every one of
+//	                     the recent blocks, and those than the pending
+//
+// doc and block are 8 bytes, big-endian. A transaction that writes a few
+// commits adds them as pending documents: one key each, appended. Once
+// 2,048 are pending, the transaction that adds the last merges them into
+// the recent posting blocks, a block appended to per word; once those
+// took 65,536, it moves them into the main blocks. A merge rewrites the
+// last block of most words of its level, so the recent level keeps the
+// frequent merges small. A transaction that writes many (a pack, a
+// batch) merges the pending ones and then its own at once.
+var bucketWords = []byte("words")
+
+// schemaWords is the schema of a file with a word index: a tract that
+// does not know it would write commits the index lacks.
+const schemaWords = 7
+
+const (
+	// docsPerBlock is how many documents a block of the document table
+	// holds.
+	docsPerBlock = 256
+	// docBytes is how much of its commit's hash the document table keeps
+	// of a document: a seek in the commits finds the rest. Two commits
+	// whose hashes start alike are told apart by their words (see
+	// WordMatches) and by a rebuild of the index when one is deleted
+	// (see dropDocs).
+	docBytes = 8
+	// postingBlockBytes bounds a posting block's value: merging appends
+	// to the last block of a word until it is this long.
+	postingBlockBytes = 512
+	// buildChunk is how many documents a bulk merge tokenises at once.
+	buildChunk = 65536
+)
+
+// wordsPolicy says when pending documents are merged.
+type wordsPolicy struct {
+	// merge is how many pending documents the transaction that adds the
+	// last merges into the posting blocks.
+	merge uint64
+	// direct is the most commits a transaction adds as pending
+	// documents; with more, it merges them (and the pending ones)
+	// straight into the posting blocks.
+	direct int
+	// recent is how many documents the recent posting blocks take
+	// before the transaction that merges the last moves them into the
+	// main ones.
+	recent uint64
+}
+
+// defaultWordsPolicy merges the pending documents about every 2,048
+// commits, into the recent blocks, and those into the main ones about
+// every 65,536: what a search reads besides the posting blocks stays
+// under a megabyte, a merge of pending documents rewrites the last
+// recent block of a few thousand words (a few megabytes of pages at
+// most), and the main blocks, which every merge into them touches
+// nearly all of, are rewritten once every 65,536 commits.
+func defaultWordsPolicy() wordsPolicy { return wordsPolicy{merge: 2048, direct: 256, recent: 65536} }
+
+var (
+	keyWordsNext    = []byte("n")
+	keyWordsPending = []byte("c")
+	keyWordsRecent  = []byte("m")
+)
+
+const (
+	prefixPending = 'p'
+	prefixDocs    = 'd'
+	prefixRecent  = 'r'
+	prefixWord    = 'w'
+)
+
+// levels are the prefixes of the two sets of posting blocks: those of
+// the documents merged since the last merge into the main ones, and the
+// main ones.
+var levels = [2]byte{prefixRecent, prefixWord}
+
+// wordsTx is what a write transaction did that the word index must
+// follow: commits added and deleted.
+type wordsTx struct {
+	// added holds the commits put that were not stored before, in order.
+	added []dag.Hash
+	// dropped holds the commits of added deleted again in the
+	// transaction.
+	dropped map[dag.Hash]bool
+	// deleted holds the stored commits deleted, with their words (nil
+	// when their text could not be read: the index is searched for
+	// them).
+	deleted map[dag.Hash][]string
+	// deletedBlobs holds the texts of the blobs deleted, for the
+	// commits deleted after them.
+	deletedBlobs map[dag.Hash]string
+}
+
+// indexing reports whether the file has a word index to keep.
+func (t *boltTx) indexing() bool {
+	return t.tx.Writable() && t.tx.Bucket(bucketWords) != nil
+}
+
+func (t *boltTx) wordsState() *wordsTx {
+	if t.words == nil {
+		t.words = &wordsTx{}
+	}
+	return t.words
+}
+
+// noteAdded records that commit h, not stored before, is being put.
+func (t *boltTx) noteAdded(h dag.Hash) {
+	w := t.wordsState()
+	w.added = append(w.added, h)
+	delete(w.dropped, h)
+}
+
+// noteCommitPut records commit h for the index when it is not stored
+// yet. It is called before the put.
+func (t *boltTx) noteCommitPut(h dag.Hash) {
+	if t.indexing() && t.getCommit(h) == nil {
+		t.noteAdded(h)
+	}
+}
+
+// noteBlobDeleted keeps the text of blob h, about to be deleted, for a
+// commit deleted after it.
+func (t *boltTx) noteBlobDeleted(h dag.Hash) {
+	if !t.indexing() {
+		return
+	}
+	if v := t.getBlob(h); v != nil {
+		w := t.wordsState()
+		if w.deletedBlobs == nil {
+			w.deletedBlobs = map[dag.Hash]string{}
+		}
+		w.deletedBlobs[h] = string(v)
+	}
+}
+
+// noteCommitDeleted records that commit h is about to be deleted, with
+// its words.
+func (t *boltTx) noteCommitDeleted(h dag.Hash) {
+	if !t.indexing() {
+		return
+	}
+	raw := t.getCommit(h)
+	if raw == nil {
+		return
+	}
+	w := t.wordsState()
+	if slices.Contains(w.added, h) && !w.dropped[h] {
+		if w.dropped == nil {
+			w.dropped = map[dag.Hash]bool{}
+		}
+		w.dropped[h] = true
+		return
+	}
+	if w.deleted == nil {
+		w.deleted = map[dag.Hash][]string{}
+	}
+	var ws []string
+	if c, err := dag.Decode(raw); err == nil {
+		if text, ok := t.textOrDeleted(c, true); ok {
+			ws = CommitWords(c, text)
+			if ws == nil {
+				ws = []string{}
+			}
+		}
+	}
+	w.deleted[h] = ws
+}
+
+// textOf returns the text of commit c as the index reads it: its blob,
+// or a salvage's LostText; ok is false when it has neither.
+func (t *boltTx) textOf(c *dag.Commit) (string, bool) { return t.textOrDeleted(c, false) }
+
+// textOrDeleted is textOf that, with deleted set, also reads a text
+// deleted in this transaction: what a commit deleted after its text had.
+func (t *boltTx) textOrDeleted(c *dag.Commit, deleted bool) (string, bool) {
+	if v := t.getBlob(c.Blob); v != nil {
+		return string(v), true
+	}
+	if deleted && t.words != nil {
+		if s, ok := t.words.deletedBlobs[c.Blob]; ok {
+			return s, true
+		}
+	}
+	if lostOf(t).blob(c.Blob) {
+		return LostText(c.Blob), true
+	}
+	return "", false
+}
+
+// indexDoc is one document on its way into the index.
+type indexDoc struct {
+	id    uint64
+	hash  dag.Hash
+	time  int64
+	words []string
+}
+
+// finishWords brings the word index up to date with what the
+// transaction wrote, as it ends.
+func (t *boltTx) finishWords() error {
+	w := t.words
+	t.words = nil
+	if w == nil {
+		return nil
+	}
+	b := t.tx.Bucket(bucketWords)
+	if b == nil {
+		return nil
+	}
+	if len(w.deleted) > 0 {
+		rebuild, err := t.dropDocs(b, w.deleted)
+		if err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+		if rebuild {
+			return t.rebuildWords()
+		}
+	}
+	added := w.added[:0:0]
+	seen := make(map[dag.Hash]bool, len(w.added))
+	for _, h := range w.added {
+		if !w.dropped[h] && !seen[h] {
+			seen[h] = true
+			added = append(added, h)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	if len(added) > t.wpolicy.direct {
+		if err := t.mergePending(b); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+		level := byte(prefixRecent)
+		if wordsCounter(b, keyWordsRecent)+uint64(len(added)) >= t.wpolicy.recent {
+			if err := mergeRecent(b); err != nil {
+				return fmt.Errorf("word index: %w", err)
+			}
+			level = prefixWord
+		}
+		return t.indexBulk(b, added, level)
+	}
+	next, pending := wordsCounter(b, keyWordsNext), wordsCounter(b, keyWordsPending)
+	for _, h := range added {
+		d, err := t.readDoc(h)
+		if err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+		if err := b.Put(docKey(prefixPending, next), encodePending(d)); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+		next++
+		pending++
+	}
+	if err := putWordsCounter(b, keyWordsNext, next); err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
+	if err := putWordsCounter(b, keyWordsPending, pending); err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
+	if pending >= t.wpolicy.merge {
+		if err := t.mergePending(b); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+	}
+	return nil
+}
+
+// readDoc reads commit h's time and words.
+func (t *boltTx) readDoc(h dag.Hash) (indexDoc, error) {
+	raw := t.getCommit(h)
+	if raw == nil {
+		return indexDoc{}, notFound("commit", h)
+	}
+	c, err := dag.Decode(raw)
+	if err != nil {
+		return indexDoc{}, fmt.Errorf("commit %s: %w", h.Short(), err)
+	}
+	text, _ := t.textOf(c) // a commit without its text is found by its diagnosis, as a scan finds it
+	return indexDoc{hash: h, time: c.Time.UnixNano(), words: CommitWords(c, text)}, nil
+}
+
+// indexBulk numbers the commits hs (stored, not indexed) by commit time
+// and merges them into the posting blocks of level (prefixRecent, or
+// prefixWord when the recent ones are empty), reading their texts a
+// chunk at a time.
+func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
+	type timed struct {
+		h, blob   dag.Hash
+		t         int64
+		diagnosis string
+	}
+	order := make([]timed, len(hs))
+	for i, h := range hs {
+		raw := t.getCommit(h)
+		if raw == nil {
+			return fmt.Errorf("word index: %w", notFound("commit", h))
+		}
+		c, err := dag.Decode(raw)
+		if err != nil {
+			return fmt.Errorf("word index: commit %s: %w", h.Short(), err)
+		}
+		order[i] = timed{h: h, blob: c.Blob, t: c.Time.UnixNano(), diagnosis: diagnosisOf(c)}
+	}
+	slices.SortFunc(order, func(a, b timed) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.h[:], b.h[:])
+	})
+	next := wordsCounter(b, keyWordsNext)
+	ps := newPostings()
+	var tokens []string
+	for start := 0; start < len(order); start += buildChunk {
+		chunk := order[start:min(start+buildChunk, len(order))]
+		docs := make([]indexDoc, len(chunk))
+		for i, o := range chunk {
+			// The words as they come, repeats and all: postings.add
+			// takes a document once a word.
+			text, _ := t.textOf(&dag.Commit{Blob: o.blob})
+			tokens = words.Append(tokens[:0], text)
+			tokens = words.Append(tokens, o.diagnosis)
+			docs[i] = indexDoc{id: next, hash: o.h, time: o.t, words: tokens}
+			ps.add(docs[i])
+			docs[i].words = nil
+			next++
+		}
+		if err := appendDocTable(b, docs); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+	}
+	if err := ps.write(b, level); err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
+	if level == prefixRecent {
+		if err := putWordsCounter(b, keyWordsRecent, wordsCounter(b, keyWordsRecent)+uint64(len(hs))); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+	}
+	return putWordsCounter(b, keyWordsNext, next)
+}
+
+// rebuildWords builds the word index afresh from every commit the
+// transaction sees, replacing the one the file has, and marks the file
+// schema 7.
+func (t *boltTx) rebuildWords() error {
+	if t.tx.Bucket(bucketWords) != nil {
+		// The old index may hold the words of texts erased since (it
+		// is being rebuilt because it is wrong): wipe its pages.
+		t.erased = true
+		if err := t.tx.DeleteBucket(bucketWords); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+	}
+	b, err := t.tx.CreateBucket(bucketWords)
+	if err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
+	var hs []dag.Hash
+	err = t.ForEachCommit(func(h dag.Hash, _ []byte) error {
+		hs = append(hs, h)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
+	if err := putWordsCounter(b, keyWordsNext, 0); err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
+	if err := t.indexBulk(b, hs, prefixWord); err != nil {
+		return err
+	}
+	return raiseSchema(t.tx, schemaWords)
+}
+
+// wordsCounter reads counter key of the index (0 when missing or bad:
+// fsck checks it).
+func wordsCounter(b *bolt.Bucket, key []byte) uint64 {
+	v, n := binary.Uvarint(b.Get(key))
+	if n <= 0 {
+		return 0
+	}
+	return v
+}
+
+func putWordsCounter(b *bolt.Bucket, key []byte, v uint64) error {
+	return b.Put(key, binary.AppendUvarint(nil, v))
+}
+
+// docKey is the key of document (or block) n under prefix p.
+func docKey(p byte, n uint64) []byte { return binary.BigEndian.AppendUint64([]byte{p}, n) }
+
+// postingPrefix is what the keys of word's posting blocks of level
+// (prefixRecent or prefixWord) start with.
+func postingPrefix(level byte, word string) []byte {
+	k := make([]byte, 0, len(word)+10)
+	k = append(k, level)
+	k = append(k, word...)
+	return append(k, 0)
+}
+
+// encodePending encodes a pending document.
+func encodePending(d indexDoc) []byte {
+	n := 32 + 8 + 1
+	for _, w := range d.words {
+		n += len(w) + 1
+	}
+	v := make([]byte, 0, n)
+	v = append(v, d.hash[:]...)
+	v = binary.BigEndian.AppendUint64(v, uint64(d.time))
+	for _, w := range d.words {
+		v = append(v, 0)
+		v = append(v, w...)
+	}
+	return append(v, 0)
+}
+
+// decodePending decodes a pending document's value: its hash, time, and
+// words, each after a 0 byte and the last followed by one. ok is false
+// for a value too short.
+func decodePending(v []byte) (h dag.Hash, t int64, words []byte, ok bool) {
+	if len(v) < 41 || v[40] != 0 || v[len(v)-1] != 0 {
+		return h, 0, nil, false
+	}
+	return dag.Hash(v[:32]), int64(binary.BigEndian.Uint64(v[32:40])), v[40:], true
+}
+
+// pendingWords splits the words of a pending document.
+func pendingWords(ws []byte) []string {
+	if len(ws) < 2 {
+		return nil
+	}
+	var out []string
+	for _, w := range bytes.Split(ws[1:len(ws)-1], []byte{0}) {
+		if len(w) > 0 {
+			out = append(out, string(w))
+		}
+	}
+	return out
+}
+
+// pendingMatch reports whether the words of a pending document hold
+// every term.
+func pendingMatch(ws []byte, terms []WordTerm) bool {
+	for _, t := range terms {
+		needle := make([]byte, 0, len(t.Word)+2)
+		needle = append(append(needle, 0), t.Word...)
+		if !t.Prefix {
+			needle = append(needle, 0)
+		}
+		if !bytes.Contains(ws, needle) {
+			return false
+		}
+	}
+	return true
+}
+
+// mergePending merges the pending documents into the recent posting
+// blocks, and those into the main ones when they have enough.
+func (t *boltTx) mergePending(b *bolt.Bucket) error {
+	var docs []indexDoc
+	var keys [][]byte
+	c := b.Cursor()
+	for k, v := c.Seek([]byte{prefixPending}); k != nil && k[0] == prefixPending; k, v = c.Next() {
+		keys = append(keys, clone(k))
+		h, tm, ws, ok := decodePending(v)
+		if len(k) != 9 || !ok {
+			continue // fsck reports it
+		}
+		docs = append(docs, indexDoc{id: binary.BigEndian.Uint64(k[1:]), hash: h, time: tm, words: pendingWords(ws)})
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	if err := putWordsCounter(b, keyWordsPending, 0); err != nil {
+		return err
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := appendDocs(b, docs, prefixRecent); err != nil {
+		return err
+	}
+	recent := wordsCounter(b, keyWordsRecent) + uint64(len(docs))
+	if recent >= t.wpolicy.recent {
+		return mergeRecent(b)
+	}
+	return putWordsCounter(b, keyWordsRecent, recent)
+}
+
+// mergeRecent moves the recent posting blocks into the main ones: it
+// appends each word's recent documents to its main blocks.
+func mergeRecent(b *bolt.Bucket) error {
+	type list struct {
+		word string
+		ids  []uint64
+	}
+	var lists []list
+	var keys [][]byte
+	c := b.Cursor()
+	for k, v := c.Seek([]byte{prefixRecent}); k != nil && k[0] == prefixRecent; k, v = c.Next() {
+		keys = append(keys, clone(k))
+		if len(k) < 10 || k[len(k)-9] != 0 {
+			continue // fsck reports it
+		}
+		w := string(k[1 : len(k)-9])
+		if len(lists) == 0 || lists[len(lists)-1].word != w {
+			lists = append(lists, list{word: w})
+		}
+		l := &lists[len(lists)-1]
+		if err := eachPosting(binary.BigEndian.Uint64(k[len(k)-8:]), v, func(id uint64) { l.ids = append(l.ids, id) }); err != nil {
+			return fmt.Errorf("posting block %q: %w", k, err)
+		}
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	// The merge grows the last block of nearly every word: the
+	// transaction rewrites nearly every page of the main blocks, and
+	// packs them full as it commits.
+	b.FillPercent = 1.0
+	for _, l := range lists {
+		if err := appendPostings(b, prefixWord, l.word, l.ids); err != nil {
+			return err
+		}
+	}
+	return putWordsCounter(b, keyWordsRecent, 0)
+}
+
+// appendDocs writes docs, in ascending order of their numbers, all past
+// every document of the posting blocks, into the document table and the
+// posting blocks of level.
+func appendDocs(b *bolt.Bucket, docs []indexDoc, level byte) error {
+	if err := appendDocTable(b, docs); err != nil {
+		return err
+	}
+	ps := newPostings()
+	for _, d := range docs {
+		ps.add(d)
+	}
+	return ps.write(b, level)
+}
+
+// appendDocTable writes docs, in ascending order of their numbers, all
+// past every document of the table, into the document table.
+func appendDocTable(b *bolt.Bucket, docs []indexDoc) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	latest := int64(-1 << 63)
+	c := b.Cursor()
+	first := docs[0].id / docsPerBlock
+	if k, v := c.Seek(docKey(prefixDocs, first)); k != nil && bytes.Equal(k, docKey(prefixDocs, first)) && len(v) >= 8 {
+		latest = int64(binary.BigEndian.Uint64(v))
+	} else if k, v := prevKey(c, k); k != nil && k[0] == prefixDocs && len(v) >= 8 {
+		latest = int64(binary.BigEndian.Uint64(v))
+	}
+	for i := 0; i < len(docs); {
+		block := docs[i].id / docsPerBlock
+		key := docKey(prefixDocs, block)
+		v := clone(b.Get(key))
+		if len(v) < 8 {
+			v = make([]byte, 8, 8+docBytes*docsPerBlock)
+		}
+		for ; i < len(docs) && docs[i].id/docsPerBlock == block; i++ {
+			d := docs[i]
+			at := 8 + docBytes*int(d.id%docsPerBlock)
+			if len(v) < at+docBytes {
+				v = append(v, make([]byte, at+docBytes-len(v))...)
+			}
+			copy(v[at:at+docBytes], d.hash[:])
+			latest = max(latest, d.time)
+		}
+		binary.BigEndian.PutUint64(v, uint64(latest))
+		if err := b.Put(key, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// postings gathers the posting lists of documents numbered in ascending
+// order, encoded as posting blocks are: memory in proportion to the
+// index they make, not to the documents' words.
+type postings map[string]*postingList
+
+// postingList is one word's: blocks starting at firsts, the last at
+// last.
+type postingList struct {
+	firsts []uint64
+	blocks [][]byte
+	last   uint64
+}
+
+func newPostings() postings { return make(postings) }
+
+// add adds document d, numbered after every document added before, to
+// the lists of its words.
+func (ps postings) add(d indexDoc) {
+	for _, w := range d.words {
+		p := ps[w]
+		if p == nil {
+			p = &postingList{}
+			ps[strings.Clone(w)] = p // not a piece of the text, which would stay with it
+		}
+		n := len(p.blocks)
+		switch {
+		case n > 0 && d.id <= p.last:
+			continue
+		case n == 0 || len(p.blocks[n-1]) >= postingBlockBytes:
+			p.firsts = append(p.firsts, d.id)
+			p.blocks = append(p.blocks, []byte{})
+		default:
+			p.blocks[n-1] = binary.AppendUvarint(p.blocks[n-1], d.id-p.last)
+		}
+		p.last = d.id
+	}
+}
+
+// ids returns the documents of p, ascending.
+func (p *postingList) ids() []uint64 {
+	var out []uint64
+	for i, bl := range p.blocks {
+		_ = eachPosting(p.firsts[i], bl, func(id uint64) { out = append(out, id) })
+	}
+	return out
+}
+
+// write appends the lists to the posting blocks of level in b, word by
+// word in key order: the blocks of a word that has none yet go in as they
+// are, the others top its last block up first (see appendPostings). When
+// b has no posting block yet, every key goes in in ascending order, and
+// the transaction fills its pages.
+func (ps postings) write(b *bolt.Bucket, level byte) error {
+	ws := make([]string, 0, len(ps))
+	for w := range ps {
+		ws = append(ws, w)
+	}
+	slices.Sort(ws)
+	c := b.Cursor()
+	if k, _ := c.Seek([]byte{prefixRecent}); k == nil {
+		b.FillPercent = 1.0 // bbolt reads it as the transaction commits
+	}
+	for _, w := range ws {
+		p := ps[w]
+		prefix := postingPrefix(level, w)
+		k, _ := c.Seek(prefix)
+		if k != nil && bytes.HasPrefix(k, prefix) {
+			if err := appendPostings(b, level, w, p.ids()); err != nil {
+				return err
+			}
+			continue
+		}
+		for i, bl := range p.blocks {
+			if err := b.Put(binary.BigEndian.AppendUint64(clone(prefix), p.firsts[i]), bl); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// prevKey steps back from where a Seek left c (k nil: past the end).
+func prevKey(c *bolt.Cursor, k []byte) ([]byte, []byte) {
+	if k == nil {
+		return c.Last()
+	}
+	return c.Prev()
+}
+
+// appendPostings appends ids, ascending and past every document in the
+// posting blocks of word in level, to them: to the last block while it
+// has room, then to new ones.
+func appendPostings(b *bolt.Bucket, level byte, word string, ids []uint64) error {
+	prefix := postingPrefix(level, word)
+	c := b.Cursor()
+	end := append(clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+	k, _ := c.Seek(end)
+	k, v := prevKey(c, k)
+	var first, last uint64
+	var val []byte
+	have := false
+	if k != nil && len(k) == len(prefix)+8 && bytes.HasPrefix(k, prefix) {
+		first = binary.BigEndian.Uint64(k[len(prefix):])
+		val = clone(v)
+		last = first
+		if err := eachPosting(first, val, func(id uint64) { last = id }); err != nil {
+			return fmt.Errorf("posting block of %q: %w", word, err)
+		}
+		have = true
+	}
+	put := func() error {
+		return b.Put(binary.BigEndian.AppendUint64(clone(prefix), first), val)
+	}
+	for _, id := range ids {
+		switch {
+		case have && id <= last:
+			continue // indexed already
+		case have && len(val) < postingBlockBytes:
+			val = binary.AppendUvarint(val, id-last)
+			last = id
+			continue
+		case have:
+			if err := put(); err != nil {
+				return err
+			}
+		}
+		first, last, val, have = id, id, []byte{}, true
+	}
+	if have {
+		return put()
+	}
+	return nil
+}
+
+// eachPosting calls fn with each document of a posting block that starts
+// at first, in order.
+func eachPosting(first uint64, val []byte, fn func(uint64)) error {
+	id := first
+	fn(id)
+	for len(val) > 0 {
+		d, n := binary.Uvarint(val)
+		if n <= 0 || d == 0 {
+			return fmt.Errorf("bad posting: %w", dag.ErrBadEncoding)
+		}
+		id += d
+		fn(id)
+		val = val[n:]
+	}
+	return nil
+}
+
+// encodePostings is a posting block's value for ids (ascending, at
+// least one).
+func encodePostings(ids []uint64) []byte {
+	var v []byte
+	for i := 1; i < len(ids); i++ {
+		v = binary.AppendUvarint(v, ids[i]-ids[i-1])
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v
+}
+
+// dropDocs removes the documents of the commits deleted (with their
+// words; nil when unknown) from the index. The document table keeps the
+// start of each commit's hash: a deleted commit whose hash starts as a
+// stored one's does leaves the document it finds ambiguous, and the
+// index is rebuilt instead (rebuild is set), an event of odds 2^-64 a
+// pair of commits.
+func (t *boltTx) dropDocs(b *bolt.Bucket, deleted map[dag.Hash][]string) (rebuild bool, err error) {
+	byPrefix := make(map[[docBytes]byte]dag.Hash, len(deleted))
+	commits := t.cursor(true)
+	for h := range deleted {
+		p := [docBytes]byte(h[:docBytes])
+		if len(t.commitsStarting(commits, p[:])) > 0 {
+			return true, nil
+		}
+		byPrefix[p] = h
+	}
+	byWord := make(map[string][]uint64)
+	var unknown []uint64
+	var pendingKeys [][]byte
+	c := b.Cursor()
+	for k, v := c.Seek([]byte{prefixPending}); k != nil && k[0] == prefixPending; k, v = c.Next() {
+		if h, _, _, ok := decodePending(v); ok {
+			if _, del := deleted[h]; del {
+				pendingKeys = append(pendingKeys, clone(k))
+			}
+		}
+	}
+	type rewrite struct{ k, v []byte }
+	var blocks []rewrite
+	for k, v := c.Seek([]byte{prefixDocs}); k != nil && k[0] == prefixDocs; k, v = c.Next() {
+		if len(k) != 9 || len(v) < 8 {
+			continue
+		}
+		var nv []byte
+		for at := 8; at+docBytes <= len(v); at += docBytes {
+			h, del := byPrefix[[docBytes]byte(v[at:at+docBytes])]
+			if !del {
+				continue
+			}
+			ws := deleted[h]
+			if nv == nil {
+				nv = clone(v)
+			}
+			clear(nv[at : at+docBytes])
+			id := binary.BigEndian.Uint64(k[1:])*docsPerBlock + uint64(at-8)/docBytes
+			if ws == nil {
+				unknown = append(unknown, id)
+			}
+			for _, w := range ws {
+				byWord[w] = append(byWord[w], id)
+			}
+		}
+		if nv != nil {
+			blocks = append(blocks, rewrite{clone(k), nv})
+		}
+	}
+	for _, k := range pendingKeys {
+		if err := b.Delete(k); err != nil {
+			return false, err
+		}
+	}
+	if len(pendingKeys) > 0 {
+		n := wordsCounter(b, keyWordsPending)
+		if err := putWordsCounter(b, keyWordsPending, n-min(n, uint64(len(pendingKeys)))); err != nil {
+			return false, err
+		}
+	}
+	for _, r := range blocks {
+		if err := b.Put(r.k, r.v); err != nil {
+			return false, err
+		}
+	}
+	for w, ids := range byWord {
+		for _, level := range levels {
+			if err := removePostings(b, postingPrefix(level, w), ids); err != nil {
+				return false, err
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		return false, removeEverywhere(b, unknown)
+	}
+	return false, nil
+}
+
+// removePostings removes ids from the posting blocks whose keys start
+// with prefix (one word's).
+func removePostings(b *bolt.Bucket, prefix []byte, ids []uint64) error {
+	slices.Sort(ids)
+	drop := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		drop[id] = true
+	}
+	type block struct{ k, v []byte }
+	var found []block
+	c := b.Cursor()
+	for _, id := range ids {
+		key := binary.BigEndian.AppendUint64(clone(prefix), id)
+		k, v := c.Seek(key)
+		if !bytes.Equal(k, key) {
+			k, v = prevKey(c, k)
+		}
+		if k == nil || len(k) != len(prefix)+8 || !bytes.HasPrefix(k, prefix) {
+			continue
+		}
+		if len(found) > 0 && bytes.Equal(found[len(found)-1].k, k) {
+			continue
+		}
+		found = append(found, block{clone(k), clone(v)})
+	}
+	for _, bl := range found {
+		if err := rewriteBlock(b, prefix, bl.k, bl.v, drop); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rewriteBlock writes the posting block k (value v) again without the
+// documents of drop: under the key of its new first document, or not at
+// all when none is left.
+func rewriteBlock(b *bolt.Bucket, prefix, k, v []byte, drop map[uint64]bool) error {
+	var kept []uint64
+	changed := false
+	err := eachPosting(binary.BigEndian.Uint64(k[len(prefix):]), v, func(id uint64) {
+		if drop[id] {
+			changed = true
+		} else {
+			kept = append(kept, id)
+		}
+	})
+	if err != nil || !changed {
+		return err
+	}
+	if err := b.Delete(k); err != nil {
+		return err
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return b.Put(binary.BigEndian.AppendUint64(clone(prefix), kept[0]), encodePostings(kept))
+}
+
+// removeEverywhere removes ids from every posting block: for documents
+// whose words are not known.
+func removeEverywhere(b *bolt.Bucket, ids []uint64) error {
+	drop := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		drop[id] = true
+	}
+	type block struct{ prefix, k, v []byte }
+	var hit []block
+	c := b.Cursor()
+	for k, v := c.Seek([]byte{prefixRecent}); k != nil && (k[0] == prefixRecent || k[0] == prefixWord); k, v = c.Next() {
+		if len(k) < 10 {
+			continue
+		}
+		prefix := k[:len(k)-8]
+		has := false
+		_ = eachPosting(binary.BigEndian.Uint64(k[len(prefix):]), v, func(id uint64) { has = has || drop[id] })
+		if has {
+			hit = append(hit, block{clone(prefix), clone(k), clone(v)})
+		}
+	}
+	for _, bl := range hit {
+		if err := rewriteBlock(b, bl.prefix, bl.k, bl.v, drop); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var _ WordIndexTx = (*boltTx)(nil)
+
+// WordMatches reads the pending documents, newest first, then the
+// posting blocks of each term into a bit set, intersects them, and
+// reads the document table from the newest match down.
+func (t *boltTx) WordMatches(terms []WordTerm, fn func(h dag.Hash, bound time.Time) (bool, error)) (bool, error) {
+	b := t.tx.Bucket(bucketWords)
+	if b == nil || len(terms) == 0 {
+		return false, nil
+	}
+	if t.words != nil && (len(t.words.added) > 0 || len(t.words.deleted) > 0) {
+		return false, nil // the index follows this transaction's writes only as it ends
+	}
+	next := wordsCounter(b, keyWordsNext)
+	// The newest time of the merged documents: the last block's.
+	latest := int64(-1 << 63)
+	c := b.Cursor()
+	k, _ := c.Seek([]byte{prefixDocs + 1})
+	if k, v := prevKey(c, k); k != nil && k[0] == prefixDocs && len(v) >= 8 {
+		latest = int64(binary.BigEndian.Uint64(v))
+	}
+	type match struct {
+		h     dag.Hash
+		bound int64
+	}
+	var pend []match
+	for k, v := c.Seek([]byte{prefixPending}); k != nil && k[0] == prefixPending; k, v = c.Next() {
+		h, tm, ws, ok := decodePending(v)
+		if !ok {
+			continue
+		}
+		latest = max(latest, tm)
+		if pendingMatch(ws, terms) {
+			pend = append(pend, match{h, latest})
+		}
+	}
+	for i := len(pend) - 1; i >= 0; i-- {
+		if more, err := fn(pend[i].h, time.Unix(0, pend[i].bound)); err != nil || !more {
+			return true, err
+		}
+	}
+	var set []uint64
+	for i, term := range terms {
+		s, err := postingSet(b, term, next)
+		if err != nil {
+			return true, err
+		}
+		if i == 0 {
+			set = s
+			continue
+		}
+		left := uint64(0)
+		for j := range set {
+			set[j] &= s[j]
+			left |= set[j]
+		}
+		if left == 0 {
+			return true, nil
+		}
+	}
+	block, bv := ^uint64(0), []byte(nil)
+	var commits *mergedCursor
+	for wi := len(set) - 1; wi >= 0; wi-- {
+		for word := set[wi]; word != 0; {
+			bit := 63 - bits.LeadingZeros64(word)
+			word &^= 1 << bit
+			id := uint64(wi)*64 + uint64(bit)
+			if id/docsPerBlock != block {
+				block = id / docsPerBlock
+				bv = b.Get(docKey(prefixDocs, block))
+			}
+			at := 8 + docBytes*int(id%docsPerBlock)
+			if len(bv) < at+docBytes {
+				continue
+			}
+			p := bv[at : at+docBytes]
+			if bytes.Equal(p, make([]byte, docBytes)) {
+				continue // deleted
+			}
+			if commits == nil {
+				commits = t.cursor(true)
+			}
+			hs := t.commitsStarting(commits, p)
+			if len(hs) > 1 {
+				// Hashes that start alike: the commits whose words
+				// match are (at least) this document's.
+				hs = slices.DeleteFunc(hs, func(h dag.Hash) bool { return !t.commitMatches(h, terms) })
+			}
+			for _, h := range hs {
+				if more, err := fn(h, time.Unix(0, int64(binary.BigEndian.Uint64(bv)))); err != nil || !more {
+					return true, err
+				}
+			}
+		}
+	}
+	return true, nil
+}
+
+// postingSet returns the documents of the posting blocks term matches,
+// as a bit set of next bits.
+func postingSet(b *bolt.Bucket, term WordTerm, next uint64) ([]uint64, error) {
+	set := make([]uint64, (next+63)/64)
+	c := b.Cursor()
+	for _, level := range levels {
+		prefix := []byte{level}
+		prefix = append(prefix, term.Word...)
+		if !term.Prefix {
+			prefix = append(prefix, 0)
+		}
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) < 10 || k[len(k)-9] != 0 {
+				continue
+			}
+			err := eachPosting(binary.BigEndian.Uint64(k[len(k)-8:]), v, func(id uint64) {
+				if id < next {
+					set[id/64] |= 1 << (id % 64)
+				}
+			})
+			if err != nil {
+				return nil, fmt.Errorf("word index: posting block %q: %w", k, err)
+			}
+		}
+	}
+	return set, nil
+}
+
+// notePackCommits records for the index the commits of unpublished pack
+// id that are not stored elsewhere: PublishPack makes them visible.
+func (t *boltTx) notePackCommits(id uint64) error {
+	if !t.indexing() {
+		return nil
+	}
+	pb, err := t.stagingPack(id)
+	if err != nil {
+		return err
+	}
+	cb := pb.Bucket(bucketCommits)
+	if cb == nil {
+		return nil
+	}
+	return cb.ForEach(func(k, _ []byte) error {
+		if len(k) == dag.HashSize && t.getCommit(dag.Hash(k)) == nil {
+			t.noteAdded(dag.Hash(k))
+		}
+		return nil
+	})
+}
+
+// commitsStarting returns the stored commits whose hashes start with p,
+// through c (a cursor over the commits, which a caller that seeks often
+// keeps; nil: a new one).
+func (t *boltTx) commitsStarting(c *mergedCursor, p []byte) []dag.Hash {
+	if c == nil {
+		c = t.cursor(true)
+	}
+	var out []dag.Hash
+	for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
+		if len(k) == dag.HashSize {
+			out = append(out, dag.Hash(k))
+		}
+	}
+	return out
+}
+
+// commitMatches reports whether the words of commit h hold every term.
+func (t *boltTx) commitMatches(h dag.Hash, terms []WordTerm) bool {
+	d, err := t.readDoc(h)
+	if err != nil {
+		return false
+	}
+	for _, term := range terms {
+		if !termMatches(term, d.words) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,270 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/search"
+	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/storetest"
+)
+
+var wordsT0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// putWords stores a commit of text at wordsT0 plus n seconds.
+func putWords(tx store.Tx, n int, text string) (dag.Hash, error) {
+	blob, err := tx.PutBlob([]byte(text))
+	if err != nil {
+		return dag.Hash{}, err
+	}
+	return tx.PutCommit(&dag.Commit{Kind: dag.KindMessage, Role: dag.RoleUser, Blob: blob, Time: wordsT0.Add(time.Duration(n) * time.Second)})
+}
+
+// indexed returns the commits b's word index holds for query, in its
+// order; ok is false when b has no index.
+func indexed(t *testing.T, b *store.Bolt, query string) (hs []dag.Hash, ok bool) {
+	t.Helper()
+	q, err := search.ParseQuery(query)
+	require.NoError(t, err)
+	var terms []store.WordTerm
+	for _, w := range q.Terms() {
+		terms = append(terms, store.WordTerm{Word: strings.TrimSuffix(w, "*"), Prefix: strings.HasSuffix(w, "*")})
+	}
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) (err error) {
+		ok, err = tx.(store.WordIndexTx).WordMatches(terms, func(h dag.Hash, _ time.Time) (bool, error) {
+			hs = append(hs, h)
+			return true, nil
+		})
+		return err
+	}))
+	return hs, ok
+}
+
+// noIndex hides a transaction's word index: search.Scan reads every text.
+type noIndex struct{ store.Tx }
+
+// scanBoth runs query with limit through the index and by reading every
+// text, and requires the same answer.
+func scanBoth(t *testing.T, s store.Store, query string, limit int) []search.Hit {
+	t.Helper()
+	q, err := search.ParseQuery(query)
+	require.NoError(t, err)
+	var withIndex, without []search.Hit
+	require.NoError(t, s.View(context.Background(), func(tx store.Tx) (err error) {
+		if withIndex, err = search.Scan(context.Background(), tx, q, limit); err != nil {
+			return err
+		}
+		without, err = search.Scan(context.Background(), noIndex{tx}, q, limit)
+		return err
+	}))
+	require.Equal(t, without, withIndex, "query %q, limit %d", query, limit)
+	return withIndex
+}
+
+// The index answers every query as reading every text does, through
+// small writes (pending documents, merged in batches), large ones
+// (merged at once), commit times out of order, and deletions.
+func TestWordIndex_AnswersAsAScanDoes(t *testing.T) {
+	b := storetest.NewBolt(t)
+	store.SetWordsPolicy(b, 16, 8, 40)
+	r := rand.New(rand.NewPCG(3, 4))
+	vocab := []string{"alpha", "beta", "gamma", "delta", "alphabet", "gam", "omega", "Δέλτα", "x1", "x12"}
+	text := func() string {
+		var ws []string
+		for range 1 + r.IntN(6) {
+			ws = append(ws, vocab[r.IntN(len(vocab))])
+		}
+		return strings.Join(ws, " ")
+	}
+	var all []dag.Hash
+	queries := []string{"alpha", "alpha*", "gam*", "gamma beta", "x1*", "δέλτα", "omega alpha* x12", "nothing"}
+	for round := range 40 {
+		n := 1 + r.IntN(3)
+		if round%7 == 3 {
+			n = 30 // merged at once
+		}
+		require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+			for range n {
+				// Times mostly rise, some go back.
+				h, err := putWords(tx, round*10+r.IntN(15), text())
+				if err != nil {
+					return err
+				}
+				all = append(all, h)
+			}
+			return nil
+		}))
+		if round%5 == 4 {
+			i := r.IntN(len(all))
+			require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error { return tx.DeleteCommit(all[i]) }))
+			all = append(all[:i], all[i+1:]...)
+		}
+		for _, q := range queries {
+			scanBoth(t, b, q, 0)
+			scanBoth(t, b, q, 3)
+		}
+	}
+	_, ok := indexed(t, b, "alpha")
+	assert.True(t, ok, "the file keeps an index")
+}
+
+// An erased commit's words leave the file: from its pending document
+// and from the posting blocks alike; the other commits' stay found.
+func TestWordIndex_ErasedWordsLeaveTheFile(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		merge, recent uint64
+	}{
+		{"pending", 2048, 65536},
+		{"recent blocks", 1, 65536}, // every commit merged into the recent blocks
+		{"main blocks", 1, 1},       // and those into the main ones
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tract.db")
+			b, err := store.OpenBolt(path, store.BoltOptions{Create: true})
+			require.NoError(t, err)
+			defer b.Close()
+			store.SetWordsPolicy(b, tc.merge, 0, tc.recent)
+			secret := "xylophonequartz"
+			var gone dag.Hash
+			var blob dag.Hash
+			require.NoError(t, b.Update(context.Background(), func(tx store.Tx) (err error) {
+				if _, err = putWords(tx, 1, "kept words here"); err != nil {
+					return err
+				}
+				gone, err = putWords(tx, 2, "kept and "+secret)
+				blob = dag.Sum([]byte("kept and " + secret))
+				return err
+			}))
+			for i := range 3 { // later versions of the index's pages
+				require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+					_, err := putWords(tx, 3+i, fmt.Sprintf("filler %d kept", i))
+					return err
+				}))
+			}
+			require.True(t, fileHas(t, path, []byte(secret)), "precondition: the word is in the file")
+			hs, ok := indexed(t, b, secret)
+			require.True(t, ok)
+			require.Equal(t, []dag.Hash{gone}, hs)
+
+			require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+				if err := tx.DeleteCommit(gone); err != nil {
+					return err
+				}
+				return tx.DeleteBlob(blob)
+			}))
+			assert.False(t, fileHas(t, path, []byte(secret)), "the erased commit's word is still in the file")
+			hs, _ = indexed(t, b, secret)
+			assert.Empty(t, hs)
+			hs, _ = indexed(t, b, "kept")
+			assert.Len(t, hs, 4)
+			r, err := store.Fsck(context.Background(), b)
+			require.NoError(t, err)
+			assert.Equal(t, store.WordIndexOK, r.WordIndex, r.WordIndexProblem)
+		})
+	}
+}
+
+// A file without an index (a tract's older than it) is read by a scan
+// until its first write, which builds the index of every commit.
+func TestWordIndex_FirstWriteBuildsIt(t *testing.T) {
+	b := storetest.NewBolt(t)
+	var old dag.Hash
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) (err error) {
+		old, err = putWords(tx, 1, "an older text")
+		return err
+	}))
+	require.NoError(t, raw(b).Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("words")) }))
+	_, ok := indexed(t, b, "older")
+	assert.False(t, ok, "no index: the caller reads every text")
+	r, err := store.Fsck(context.Background(), b)
+	require.NoError(t, err)
+	assert.Equal(t, store.WordIndexAbsent, r.WordIndex)
+	assert.Equal(t, []search.Hit{{Time: wordsT0.Add(time.Second), Hash: old}}, scanBoth(t, b, "older", 0))
+
+	var newer dag.Hash
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) (err error) {
+		newer, err = putWords(tx, 2, "a newer text")
+		return err
+	}))
+	hs, ok := indexed(t, b, "text")
+	assert.True(t, ok)
+	assert.Equal(t, []dag.Hash{newer, old}, hs)
+}
+
+// Fsck finds an index that does not match the commits, whatever is
+// wrong with it, and builds it again; a read-only check reports it.
+func TestWordIndex_FsckRebuildsAWrongIndex(t *testing.T) {
+	cases := []struct {
+		name    string
+		damage  func(b *bolt.Bucket) error
+		problem string
+	}{
+		{"a posting block lost", func(b *bolt.Bucket) error {
+			return b.Delete(append([]byte("wdelta\x00"), make([]byte, 8)...))
+		}, "words of commits"},
+		{"a word added", func(b *bolt.Bucket) error {
+			return b.Put(append([]byte("wintruder\x00"), make([]byte, 8)...), nil)
+		}, "words of commits"},
+		{"a document lost", func(b *bolt.Bucket) error {
+			v := bytes.Clone(b.Get(append([]byte{'d'}, make([]byte, 8)...)))
+			clear(v[8:16])
+			return b.Put(append([]byte{'d'}, make([]byte, 8)...), v)
+		}, "which it does not hold"},
+		{"a malformed posting", func(b *bolt.Bucket) error {
+			return b.Put(append([]byte("walpha\x00"), make([]byte, 8)...), []byte{0x80})
+		}, "postings of \"alpha\""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tract.db")
+			b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+			require.NoError(t, err)
+			defer b.Close()
+			store.SetWordsPolicy(b, 1, 0, 1)
+			require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+				for i, text := range []string{"alpha delta", "beta delta", "gamma"} {
+					if _, err := putWords(tx, i, text); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+			require.NoError(t, raw(b).Update(func(tx *bolt.Tx) error { return tc.damage(tx.Bucket([]byte("words"))) }))
+
+			ro, err := store.OpenBolt(path, store.BoltOptions{ReadOnly: true})
+			require.NoError(t, err)
+			r, err := store.Fsck(context.Background(), ro)
+			require.NoError(t, err)
+			require.NoError(t, ro.Close())
+			assert.Equal(t, store.WordIndexWrong, r.WordIndex)
+			assert.Contains(t, r.WordIndexProblem, tc.problem)
+			require.Len(t, r.Problems, 1)
+			assert.Equal(t, "word index", r.Problems[0].Object)
+
+			r, err = store.Fsck(context.Background(), b)
+			require.NoError(t, err)
+			assert.True(t, r.OK(), "%v", r.Problems)
+			assert.Equal(t, store.WordIndexRebuilt, r.WordIndex)
+			assert.Contains(t, r.WordIndexProblem, tc.problem)
+			r, err = store.Fsck(context.Background(), b)
+			require.NoError(t, err)
+			assert.Equal(t, store.WordIndexOK, r.WordIndex, r.WordIndexProblem)
+			scanBoth(t, b, "delta", 0)
+			scanBoth(t, b, "intruder", 0)
+			hs, _ := indexed(t, b, "delta")
+			assert.Len(t, hs, 2)
+		})
+	}
+}
