@@ -127,7 +127,7 @@ func TestDatabaseURL_LostConnectionNamesTheCommitOnce(t *testing.T) {
 		// for (what a transaction wrote itself, it does not ask).
 		at string
 	}{
-		{"commit", func(r *tract.Tract) error { _, err := r.User(ctx, "third"); return err }, `^commit: (commit|counters) [0-9a-f]{8}: (write: )?lost the connection`,
+		{"commit", func(r *tract.Tract) error { _, err := r.User(ctx, "third"); return err }, `^commit: ((commit|counters) [0-9a-f]{8}: (write: )?|postgres://[^ ]+: commit: )lost the connection`,
 			"FROM tract_counters WHERE repository = $1 AND hash = $2"},
 		{"reset", func(r *tract.Tract) error { _, err := r.Reset(ctx, first.String(), tract.Soft); return err }, `^reset: (commit|counters) [0-9a-f]{8}: lost the connection`,
 			"SELECT raw FROM tract_commits"},
@@ -148,7 +148,12 @@ func TestDatabaseURL_LostConnectionNamesTheCommitOnce(t *testing.T) {
 				p.Thaw()
 			}()
 			err = op.do(r)
-			require.ErrorIs(t, err, postgres.ErrConnectionLost)
+			// The read may travel with the transaction's COMMIT (queued
+			// work goes with the next round trip), and a connection lost
+			// there leaves the commit's outcome unknown.
+			if !errors.Is(err, postgres.ErrCommitUnknown) {
+				require.ErrorIs(t, err, postgres.ErrConnectionLost)
+			}
 			assert.ErrorContains(t, err, "lost the connection")
 			assert.NotRegexp(t, repeated, err.Error())
 			assert.Regexp(t, op.named, err.Error())
