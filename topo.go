@@ -3,29 +3,34 @@ package tract
 import (
 	"fmt"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/refs"
 )
 
 // TopoCommit is a commit in the order Outline.Topo gives, with what a
-// drawing of the history needs to know about it.
+// drawing of the history needs to know about it: its place in the
+// layout (LaneCommit) and the orphan chain it ends.
 type TopoCommit struct {
-	Hash Hash
-	// Parent is the commit's first parent: zero for a root, and for a
-	// parent missing from the repository. Merge commits are drawn along
-	// their first parent.
-	Parent Hash
-	// Orphan says that no branch or HEAD reaches the commit.
-	Orphan bool
-	// Fork is, for an orphan, the reachable commit its line of orphans
-	// forked from: its nearest reachable ancestor along first parents
-	// (zero when it has none).
-	Fork Hash
+	LaneCommit
 	// Ends is set on the oldest commit of an orphan chain (see
 	// Outline.Orphans), the one whose parent is the chain's fork point: it
 	// is that chain, with the reflog entry that orphaned it.
 	Ends *OrphanOutline
 }
+
+// Lanes lays out a history as columns, as 'tract log --all --graph'
+// draws it: see dag.Lanes. Feed it Outline.Topo's commits.
+type Lanes = dag.Lanes
+
+// LaneCommit is what Lanes needs to know of a commit.
+type LaneCommit = dag.LaneCommit
+
+// LaneRow is one commit's row of a Lanes layout.
+type LaneRow = dag.LaneRow
+
+// LaneEdge is a line from one row of a Lanes layout to the next.
+type LaneEdge = dag.LaneEdge
 
 // Topo returns every commit of the outline in the order
 // 'tract log --all' draws them: newest first, and each line of work —
@@ -56,29 +61,13 @@ func (o *Outline) topo(include []bool) []TopoCommit {
 			ends[cs[len(cs)-1]] = &o.Orphans[k]
 		}
 	}
-	out := make([]TopoCommit, len(order))
-	// Backwards, every parent comes before its children.
-	fork := make(map[int32]Hash)
-	for k := len(order) - 1; k >= 0; k-- {
-		i := order[k]
-		tc := TopoCommit{Hash: g.Hash(int(i)), Orphan: !o.reach[i]}
-		p, ok := g.FirstParent(int(i))
-		ok = ok && (include == nil || include[p])
-		if ok {
-			tc.Parent = g.Hash(p)
+	lcs := g.LaneCommits(order, include, o.reach)
+	out := make([]TopoCommit, len(lcs))
+	for k, lc := range lcs {
+		out[k].LaneCommit = lc
+		if lc.Orphan {
+			out[k].Ends = ends[lc.Hash]
 		}
-		if tc.Orphan {
-			tc.Ends = ends[tc.Hash]
-			switch {
-			case !ok:
-			case o.reach[p]:
-				tc.Fork = tc.Parent
-			default:
-				tc.Fork = fork[int32(p)]
-			}
-			fork[i] = tc.Fork
-		}
-		out[k] = tc
 	}
 	return out
 }

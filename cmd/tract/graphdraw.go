@@ -49,7 +49,7 @@ func (l *lanes) row(cols []bool, star int, text string) error {
 // (what orphaned the chain the commit ends) beside where its line joins
 // the one it forked from.
 func (l *lanes) commit(tc tract.TopoCommit, body string, note string) error {
-	r := l.layout.Next(tc)
+	r := l.layout.Next(tc.LaneCommit)
 	first, rest, more := strings.Cut(body, "\n")
 	if err := l.row(r.Above, r.Lane, first); err != nil {
 		return err
