@@ -123,6 +123,8 @@ type Bolt struct {
 	journal journalPolicy
 	// writeLimit is sessionWriteLimit, or a smaller one in tests.
 	writeLimit int64
+	// res bounds how much of the file reads keep resident (resident.go).
+	res residency
 }
 
 var _ Store = (*Bolt)(nil)
@@ -271,7 +273,7 @@ func (b *Bolt) view(db *bolt.DB, jidx *journalIndexes, fn func(Tx) error) (err e
 
 // tx returns the Tx of bbolt transaction tx.
 func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
-	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx}
+	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx, res: &b.res}
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns

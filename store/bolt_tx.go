@@ -53,6 +53,9 @@ type boltTx struct {
 	jv                   *journalView
 	pend                 *pending
 	direct, checkpointed bool
+	// res counts what the transaction's reads touch of the file's map
+	// (nil: nothing counts); see resident.go.
+	res *residency
 }
 
 // layer is one place objects are kept: the top-level buckets or a pack.
@@ -120,6 +123,7 @@ func (t *boltTx) lookup(commits bool, key []byte) []byte {
 	if t.lastHit >= len(ls) {
 		t.lastHit = 0
 	}
+	t.res.add(t.tx, lookupCost)
 	if v := ls[t.lastHit].get(w, commits, key); v != nil {
 		return v
 	}

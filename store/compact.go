@@ -113,7 +113,7 @@ func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 	w := &copyWriter{db: dst, max: txMaxSize}
 	defer w.rollback()
 	err := src.View(func(stx *bolt.Tx) error {
-		objects := &boltTx{tx: stx}
+		objects := &boltTx{tx: stx, res: &residency{}}
 		err := stx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			switch {
 			case bytes.Equal(name, bucketPacks), bytes.Equal(name, bucketJournal):
@@ -124,6 +124,7 @@ func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 				}
 				c := objects.cursor(bytes.Equal(name, bucketCommits))
 				for k, v := c.First(); k != nil; k, v = c.Next() {
+					objects.res.add(stx, len(k)+len(v))
 					if err := w.put([][]byte{name}, k, v); err != nil {
 						return err
 					}

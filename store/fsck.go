@@ -247,17 +247,19 @@ func walkBolt(path string, db *bolt.DB, r *FsckReport) (ok bool) {
 		}
 	}()
 	var sink byte
-	var walk func(bk *bolt.Bucket)
-	walk = func(bk *bolt.Bucket) {
+	var res residency // the walk touches every page: keep few resident
+	var walk func(tx *bolt.Tx, bk *bolt.Bucket)
+	walk = func(tx *bolt.Tx, bk *bolt.Bucket) {
 		c := bk.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
+			res.add(tx, len(k)+len(v))
 			if len(k) > 0 {
 				sink ^= k[0] ^ k[len(k)-1]
 			}
 			switch {
 			case v == nil:
 				if child := bk.Bucket(k); child != nil {
-					walk(child)
+					walk(tx, child)
 				}
 			case len(v) > 0:
 				sink ^= v[0] ^ v[len(v)-1]
@@ -270,7 +272,7 @@ func walkBolt(path string, db *bolt.DB, r *FsckReport) (ok bool) {
 			return nil
 		}
 		_ = tx.ForEach(func(_ []byte, bk *bolt.Bucket) error {
-			walk(bk)
+			walk(tx, bk)
 			return nil
 		})
 		ok = true
@@ -294,17 +296,22 @@ func checkBoltPages(db *bolt.DB, r *FsckReport) {
 		}
 	}()
 	_ = db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			// bbolt's check reports a panic it recovered as an error
-			// "panic: assertion failed: …": say what it found instead.
-			if msg, ok := strings.CutPrefix(err.Error(), "panic: "); ok {
-				r.add("file", "page structure check stopped on damaged data: %s", rephraseAssertion(msg))
-				continue
-			}
-			r.add("file", "page structure: %v", err)
-		}
+		whileReleasing(tx, func() { checkTx(tx, r) })
 		return nil
 	})
+}
+
+// checkTx runs bbolt's check of every page in tx.
+func checkTx(tx *bolt.Tx, r *FsckReport) {
+	for err := range tx.Check() {
+		// bbolt's check reports a panic it recovered as an error
+		// "panic: assertion failed: …": say what it found instead.
+		if msg, ok := strings.CutPrefix(err.Error(), "panic: "); ok {
+			r.add("file", "page structure check stopped on damaged data: %s", rephraseAssertion(msg))
+			continue
+		}
+		r.add("file", "page structure: %v", err)
+	}
 }
 
 // checkObjects re-hashes every blob and commit and checks that every
