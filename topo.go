@@ -61,14 +61,13 @@ func (o *Outline) topo(include []bool) []TopoCommit {
 			ends[cs[len(cs)-1]] = &o.Orphans[k]
 		}
 	}
-	lcs := g.LaneCommits(order, include, o.reach)
-	out := make([]TopoCommit, len(lcs))
-	for k, lc := range lcs {
+	out := make([]TopoCommit, len(order))
+	g.LaneCommits(order, include, o.reach, func(k int, lc LaneCommit) {
 		out[k].LaneCommit = lc
 		if lc.Orphan {
 			out[k].Ends = ends[lc.Hash]
 		}
-	}
+	})
 	return out
 }
 

@@ -176,14 +176,14 @@ func (l *Lanes) passing() []bool {
 	return out
 }
 
-// LaneCommits returns the commits of order, as DrawOrder gave it for
-// include and reachable, in the form Lanes takes them: each with its
-// first parent (zero when that is not included), and, for an orphan (a
-// commit reachable does not mark; reachable nil marks every commit), the
-// commit its line of orphans forked from.
-func (g *Graph) LaneCommits(order []int32, include, reachable []bool) []LaneCommit {
+// LaneCommits calls fn with each commit of order, as DrawOrder gave it
+// for include and reachable, in the form Lanes takes them, and its index
+// k in order, from the last to the first: each with its first parent
+// (zero when that is not included), and, for an orphan (a commit
+// reachable does not mark; reachable nil marks every commit), the commit
+// its line of orphans forked from. The caller keeps what it needs.
+func (g *Graph) LaneCommits(order []int32, include, reachable []bool, fn func(k int, lc LaneCommit)) {
 	reached := func(i int) bool { return reachable == nil || reachable[i] }
-	out := make([]LaneCommit, len(order))
 	// Backwards, every parent comes before its children.
 	fork := make(map[int32]Hash)
 	for k := len(order) - 1; k >= 0; k-- {
@@ -204,7 +204,6 @@ func (g *Graph) LaneCommits(order []int32, include, reachable []bool) []LaneComm
 			}
 			fork[i] = lc.Fork
 		}
-		out[k] = lc
+		fn(k, lc)
 	}
-	return out
 }

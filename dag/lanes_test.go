@@ -97,7 +97,7 @@ func TestGraph_LaneCommits(t *testing.T) {
 	reach, err := gr.Reachable(g.hash["b"])
 	require.NoError(t, err)
 	order := gr.DrawOrder(nil, reach, -1)
-	lcs := gr.LaneCommits(order, nil, reach)
+	lcs := laneCommits(gr, order, nil, reach)
 	require.Len(t, lcs, len(order))
 	byName := map[string]dag.LaneCommit{}
 	for k, lc := range lcs {
@@ -117,8 +117,15 @@ func TestGraph_LaneCommits(t *testing.T) {
 		i, _ := gr.Index(g.hash[n])
 		include[i] = true
 	}
-	lcs = gr.LaneCommits(gr.DrawOrder(include, reach, -1), include, reach)
+	lcs = laneCommits(gr, gr.DrawOrder(include, reach, -1), include, reach)
 	require.Len(t, lcs, 3)
 	assert.Equal(t, dag.LaneCommit{Hash: g.hash["x1"], Orphan: true}, lcs[2])
 	assert.Equal(t, dag.LaneCommit{Hash: g.hash["x3"], Parent: g.hash["x2"], Orphan: true}, lcs[0])
+}
+
+// laneCommits collects what LaneCommits gives, by index in order.
+func laneCommits(g *dag.Graph, order []int32, include, reachable []bool) []dag.LaneCommit {
+	out := make([]dag.LaneCommit, len(order))
+	g.LaneCommits(order, include, reachable, func(k int, lc dag.LaneCommit) { out[k] = lc })
+	return out
 }
