@@ -123,7 +123,6 @@ func (t *boltTx) lookup(commits bool, key []byte) []byte {
 	if t.lastHit >= len(ls) {
 		t.lastHit = 0
 	}
-	t.res.add(t.tx, lookupCost)
 	if v := ls[t.lastHit].get(w, commits, key); v != nil {
 		return v
 	}
