@@ -2,6 +2,8 @@ package tract
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/english"
@@ -41,34 +43,35 @@ type LaneEdge = dag.LaneEdge
 // newest first; separate histories (several roots) follow one another
 // in the same order.
 func (o *Outline) Topo() []TopoCommit {
-	return o.topo(nil)
+	return slices.AppendSeq(make([]TopoCommit, 0, o.g.Len()), o.TopoSeq())
 }
 
-// topo is Topo restricted to the commits marked in include (nil: all).
-// Every included commit's first parent must be included too, or be a
-// root of the drawing.
-func (o *Outline) topo(include []bool) []TopoCommit {
+// TopoSeq yields Topo's commits one at a time, holding a position per
+// commit (4 bytes) instead of a TopoCommit: for drawing a large history.
+func (o *Outline) TopoSeq() iter.Seq[TopoCommit] {
 	g := o.g
 	head := -1
 	if i, ok := g.Index(o.head); ok && !o.head.IsZero() {
 		head = i
 	}
-	order := g.DrawOrder(include, o.reach, head)
-
+	order := g.DrawOrder(nil, o.reach, head)
 	ends := make(map[Hash]*OrphanOutline, len(o.Orphans))
 	for k := range o.Orphans {
 		if cs := o.Orphans[k].Commits; len(cs) > 0 {
 			ends[cs[len(cs)-1]] = &o.Orphans[k]
 		}
 	}
-	out := make([]TopoCommit, len(order))
-	g.LaneCommits(order, include, o.reach, func(k int, lc LaneCommit) {
-		out[k].LaneCommit = lc
-		if lc.Orphan {
-			out[k].Ends = ends[lc.Hash]
+	return func(yield func(TopoCommit) bool) {
+		for _, lc := range g.LaneCommits(order, nil, o.reach) {
+			tc := TopoCommit{LaneCommit: lc}
+			if lc.Orphan {
+				tc.Ends = ends[lc.Hash]
+			}
+			if !yield(tc) {
+				return
+			}
 		}
-	})
-	return out
+	}
 }
 
 // Note says, on the commit that ends an orphan chain (Ends is set), what

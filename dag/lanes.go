@@ -1,5 +1,7 @@
 package dag
 
+import "iter"
+
 // LaneCommit is what a layout (Lanes) needs to know of a commit.
 type LaneCommit struct {
 	Hash Hash
@@ -176,34 +178,60 @@ func (l *Lanes) passing() []bool {
 	return out
 }
 
-// LaneCommits calls fn with each commit of order, as DrawOrder gave it
-// for include and reachable, in the form Lanes takes them, and its index
-// k in order, from the last to the first: each with its first parent
-// (zero when that is not included), and, for an orphan (a commit
-// reachable does not mark; reachable nil marks every commit), the commit
-// its line of orphans forked from. The caller keeps what it needs.
-func (g *Graph) LaneCommits(order []int32, include, reachable []bool, fn func(k int, lc LaneCommit)) {
+// LaneCommits yields each commit of order, as DrawOrder gave it for
+// include and reachable, with its index in order, in the form Lanes
+// takes them: each with its first parent (zero when that is not
+// included), and, for an orphan (a commit reachable does not mark;
+// reachable nil marks every commit), the commit its line of orphans
+// forked from. It holds only the fork points of the orphans it met.
+func (g *Graph) LaneCommits(order []int32, include, reachable []bool) iter.Seq2[int, LaneCommit] {
 	reached := func(i int) bool { return reachable == nil || reachable[i] }
-	// Backwards, every parent comes before its children.
-	fork := make(map[int32]Hash)
-	for k := len(order) - 1; k >= 0; k-- {
-		i := order[k]
-		lc := LaneCommit{Hash: g.Hash(int(i)), Orphan: !reached(int(i))}
-		p, ok := g.FirstParent(int(i))
-		ok = ok && (include == nil || include[p])
-		if ok {
-			lc.Parent = g.Hash(p)
-		}
-		if lc.Orphan {
-			switch {
-			case !ok:
-			case reached(p):
-				lc.Fork = lc.Parent
-			default:
-				lc.Fork = fork[int32(p)]
+	parent := func(i int) (int, bool) {
+		p, ok := g.FirstParent(i)
+		return p, ok && (include == nil || include[p])
+	}
+	// fork holds, by position, the fork point of each orphan met (-1:
+	// none). An orphan's fork point is its parent's, or its parent when
+	// that is reachable: walk up to the first one known.
+	fork := make(map[int32]int32)
+	forkOf := func(i int) int32 {
+		var path []int32
+		f := int32(-1)
+		for {
+			if known, ok := fork[int32(i)]; ok {
+				f = known
+				break
 			}
-			fork[i] = lc.Fork
+			path = append(path, int32(i))
+			p, ok := parent(i)
+			if !ok {
+				break
+			}
+			if reached(p) {
+				f = int32(p)
+				break
+			}
+			i = p
 		}
-		fn(k, lc)
+		for _, j := range path {
+			fork[j] = f
+		}
+		return f
+	}
+	return func(yield func(int, LaneCommit) bool) {
+		for k, i := range order {
+			lc := LaneCommit{Hash: g.Hash(int(i)), Orphan: !reached(int(i))}
+			if p, ok := parent(int(i)); ok {
+				lc.Parent = g.Hash(p)
+			}
+			if lc.Orphan {
+				if f := forkOf(int(i)); f >= 0 {
+					lc.Fork = g.Hash(int(f))
+				}
+			}
+			if !yield(k, lc) {
+				return
+			}
+		}
 	}
 }

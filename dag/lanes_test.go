@@ -126,6 +126,8 @@ func TestGraph_LaneCommits(t *testing.T) {
 // laneCommits collects what LaneCommits gives, by index in order.
 func laneCommits(g *dag.Graph, order []int32, include, reachable []bool) []dag.LaneCommit {
 	out := make([]dag.LaneCommit, len(order))
-	g.LaneCommits(order, include, reachable, func(k int, lc dag.LaneCommit) { out[k] = lc })
+	for k, lc := range g.LaneCommits(order, include, reachable) {
+		out[k] = lc
+	}
 	return out
 }
