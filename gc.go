@@ -91,11 +91,7 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		if err != nil {
 			return err
 		}
-		g, err := store.LoadGraph(tx)
-		if err != nil {
-			return err
-		}
-		dead, n, err := store.Garbage(tx, g, expired)
+		g, dead, n, err := store.Garbage(tx, expired)
 		if err != nil {
 			return err
 		}

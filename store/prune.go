@@ -192,8 +192,12 @@ func DropAbandonedPacks(tx Tx, cutoff time.Time) (int, error) {
 	return n, nil
 }
 
-// Dead reports whether h is marked in dead (by position in g).
+// Dead reports whether h is marked in dead (by position in g; dead nil:
+// nothing is).
 func Dead(g *dag.Graph, dead []bool, h dag.Hash) bool {
+	if dead == nil {
+		return false
+	}
 	i, ok := g.Index(h)
 	return ok && dead[i]
 }
