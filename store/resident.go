@@ -32,7 +32,6 @@ type residency struct {
 // map's page table, well under a millisecond for a gigabyte's.
 const releaseEvery = 8 << 20
 
-
 // add counts n bytes read in tx, and releases the pages of tx's map
 // once releaseEvery bytes were read since the last release. r may be nil.
 func (r *residency) add(tx *bolt.Tx, n int) {
