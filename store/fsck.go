@@ -318,18 +318,6 @@ func checkTx(tx *bolt.Tx, r *FsckReport) {
 // commit's parents and blob exist. It returns the graph of the commits
 // that decode, for checkCounters.
 func checkObjects(tx Tx, r *FsckReport, p *progress.Counter) *dag.Graph {
-	var blobs []dag.Hash // in key order, for binary search
-	if err := tx.ForEachBlob(func(h dag.Hash, data []byte) error {
-		r.Blobs++
-		p.Add(1)
-		blobs = append(blobs, h)
-		if got := dag.Sum(data); got != h {
-			r.add("blob "+h.Short(), "content hashes to %s, not to its key", got.Short())
-		}
-		return nil
-	}); err != nil {
-		r.add("blobs", "cannot iterate: %v", err)
-	}
 	g := &dag.Graph{}
 	if err := tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
 		r.Commits++
@@ -368,15 +356,42 @@ func checkObjects(tx Tx, r *FsckReport, p *progress.Counter) *dag.Graph {
 		}
 		r.add("commit "+m.Commit.Short(), "parent %s is missing", m.Parent.Short())
 	}
-	for i := range g.Len() {
-		b := g.Blob(i)
-		if _, ok := slices.BinarySearchFunc(blobs, b, hashCompare); !ok {
-			if lost.blob(b) {
-				r.LostTexts++
-				continue
-			}
-			r.add("commit "+g.Hash(i).Short(), "blob %s is missing", b.Short())
+	// The blobs, in key order, against the commits ordered by the blob
+	// they name: a position per commit (4 bytes) instead of a list of
+	// every blob's hash.
+	byBlob := make([]int32, g.Len())
+	for i := range byBlob {
+		byBlob[i] = int32(i)
+	}
+	slices.SortFunc(byBlob, func(a, b int32) int { return hashCompare(g.Blob(int(a)), g.Blob(int(b))) })
+	missing := func(i int32) {
+		b := g.Blob(int(i))
+		if lost.blob(b) {
+			r.LostTexts++
+			return
 		}
+		r.add("commit "+g.Hash(int(i)).Short(), "blob %s is missing", b.Short())
+	}
+	next := byBlob
+	if err := tx.ForEachBlob(func(h dag.Hash, data []byte) error {
+		r.Blobs++
+		p.Add(1)
+		if got := dag.Sum(data); got != h {
+			r.add("blob "+h.Short(), "content hashes to %s, not to its key", got.Short())
+		}
+		for len(next) > 0 && hashCompare(g.Blob(int(next[0])), h) < 0 {
+			missing(next[0])
+			next = next[1:]
+		}
+		for len(next) > 0 && g.Blob(int(next[0])) == h {
+			next = next[1:]
+		}
+		return nil
+	}); err != nil {
+		r.add("blobs", "cannot iterate: %v", err)
+	}
+	for _, i := range next {
+		missing(i)
 	}
 	if sr, ok := tx.(SalvageRecorder); ok {
 		if _, err := sr.SalvageRecord(); err != nil {
