@@ -63,7 +63,7 @@ func (b *Bolt) Compact(ctx context.Context) (before, after int64, err error) {
 		if err != nil {
 			return err
 		}
-		if err := compactInto(dst, s.db, 8<<20); err != nil {
+		if err := compactInto(dst, s.db, 2<<20); err != nil {
 			dst.Close()
 			return err
 		}
