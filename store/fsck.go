@@ -319,6 +319,10 @@ func checkTx(tx *bolt.Tx, r *FsckReport) {
 // that decode, for checkCounters.
 func checkObjects(tx Tx, r *FsckReport, p *progress.Counter) *dag.Graph {
 	g := &dag.Graph{}
+	n := 0
+	if err := tx.ForEachCommit(func(dag.Hash, []byte) error { n++; return nil }); err == nil {
+		g.Grow(n) // the arrays made once, at their size
+	}
 	if err := tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
 		r.Commits++
 		p.Add(1)

@@ -79,9 +79,16 @@ func RefTipsBut(tx Tx, skip func(refs.Ref) bool) ([]dag.Hash, error) {
 	return tips, nil
 }
 
-// LoadGraph reads the shape of every commit of the repository.
+// LoadGraph reads the shape of every commit of the repository. It
+// counts them first (a read of the commits without decoding them), so
+// that the graph's arrays are made once, at their size.
 func LoadGraph(tx Tx) (*dag.Graph, error) {
 	g := &dag.Graph{}
+	n := 0
+	if err := tx.ForEachCommit(func(dag.Hash, []byte) error { n++; return nil }); err != nil {
+		return nil, err
+	}
+	g.Grow(n)
 	if err := tx.ForEachCommit(g.Add); err != nil {
 		return nil, err
 	}
