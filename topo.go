@@ -48,6 +48,8 @@ func (o *Outline) Topo() []TopoCommit {
 
 // TopoSeq yields Topo's commits one at a time, holding a position per
 // commit (4 bytes) instead of a TopoCommit: for drawing a large history.
+// While it is iterated the repository file stays open, so that the pages
+// of Infos read along the way share one opening (and its mapped pages).
 func (o *Outline) TopoSeq() iter.Seq[TopoCommit] {
 	g := o.g
 	head := -1
@@ -62,6 +64,7 @@ func (o *Outline) TopoSeq() iter.Seq[TopoCommit] {
 		}
 	}
 	return func(yield func(TopoCommit) bool) {
+		defer o.t.linger()()
 		for _, lc := range g.LaneCommits(order, nil, o.reach) {
 			tc := TopoCommit{LaneCommit: lc}
 			if lc.Orphan {
