@@ -91,48 +91,9 @@ func (t *Tract) GC(ctx context.Context, opts ...GCOption) (Removed, error) {
 		if err != nil {
 			return err
 		}
-		g, err := store.LoadGraph(tx)
+		g, dead, n, err := store.Garbage(tx, expired)
 		if err != nil {
 			return err
-		}
-		live, err := store.Reachable(tx, g)
-		if err != nil {
-			return err
-		}
-		var protect []Hash
-		names, err := tx.ReflogNames()
-		if err != nil {
-			return err
-		}
-		for _, name := range names {
-			es, err := tx.Reflog(name)
-			if err != nil {
-				return err
-			}
-			for _, e := range es {
-				if expired(e) {
-					continue
-				}
-				for _, h := range []Hash{e.Old, e.New} {
-					if _, ok := g.Index(h); ok {
-						protect = append(protect, h)
-					}
-				}
-			}
-		}
-		kept, err := g.Reachable(protect...)
-		if err != nil {
-			return err
-		}
-		dead := make([]bool, g.Len())
-		for i := range dead {
-			dead[i] = !live[i] && !kept[i]
-		}
-		n := 0
-		for _, d := range dead {
-			if d {
-				n++
-			}
 		}
 		p.SetTotal(int64(n))
 		d, err := store.DeleteCommits(tx, g, dead, expired, func() { p.Add(1) })

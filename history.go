@@ -114,14 +114,12 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := &Outline{t: t, g: &dag.Graph{}}
+	out := &Outline{t: t}
 	err := t.view(ctx, func(tx store.Tx) error {
-		if err := tx.ForEachCommit(out.g.Add); err != nil {
+		var err error
+		if out.g, err = store.LoadGraph(tx); err != nil {
 			return err
 		}
-		out.g.Link()
-		store.EndAtLoss(tx, out.g)
-		var err error
 		if out.names, err = refNames(tx); err != nil {
 			return err
 		}

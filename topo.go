@@ -2,30 +2,37 @@ package tract
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/refs"
 )
 
 // TopoCommit is a commit in the order Outline.Topo gives, with what a
-// drawing of the history needs to know about it.
+// drawing of the history needs to know about it: its place in the
+// layout (LaneCommit) and the orphan chain it ends.
 type TopoCommit struct {
-	Hash Hash
-	// Parent is the commit's first parent: zero for a root, and for a
-	// parent missing from the repository. Merge commits are drawn along
-	// their first parent.
-	Parent Hash
-	// Orphan says that no branch or HEAD reaches the commit.
-	Orphan bool
-	// Fork is, for an orphan, the reachable commit its line of orphans
-	// forked from: its nearest reachable ancestor along first parents
-	// (zero when it has none).
-	Fork Hash
+	LaneCommit
 	// Ends is set on the oldest commit of an orphan chain (see
 	// Outline.Orphans), the one whose parent is the chain's fork point: it
 	// is that chain, with the reflog entry that orphaned it.
 	Ends *OrphanOutline
 }
+
+// Lanes lays out a history as columns, as 'tract log --all --graph'
+// draws it: see dag.Lanes. Feed it Outline.Topo's commits.
+type Lanes = dag.Lanes
+
+// LaneCommit is what Lanes needs to know of a commit.
+type LaneCommit = dag.LaneCommit
+
+// LaneRow is one commit's row of a Lanes layout.
+type LaneRow = dag.LaneRow
+
+// LaneEdge is a line from one row of a Lanes layout to the next.
+type LaneEdge = dag.LaneEdge
 
 // Topo returns every commit of the outline in the order
 // 'tract log --all' draws them: newest first, and each line of work —
@@ -36,51 +43,38 @@ type TopoCommit struct {
 // newest first; separate histories (several roots) follow one another
 // in the same order.
 func (o *Outline) Topo() []TopoCommit {
-	return o.topo(nil)
+	return slices.AppendSeq(make([]TopoCommit, 0, o.g.Len()), o.TopoSeq())
 }
 
-// topo is Topo restricted to the commits marked in include (nil: all).
-// Every included commit's first parent must be included too, or be a
-// root of the drawing.
-func (o *Outline) topo(include []bool) []TopoCommit {
+// TopoSeq yields Topo's commits one at a time, holding a position per
+// commit (4 bytes) instead of a TopoCommit: for drawing a large history.
+// While it is iterated the repository file stays open, so that the pages
+// of Infos read along the way share one opening (and its mapped pages).
+func (o *Outline) TopoSeq() iter.Seq[TopoCommit] {
 	g := o.g
 	head := -1
 	if i, ok := g.Index(o.head); ok && !o.head.IsZero() {
 		head = i
 	}
-	order := g.DrawOrder(include, o.reach, head)
-
+	order := g.DrawOrder(nil, o.reach, head)
 	ends := make(map[Hash]*OrphanOutline, len(o.Orphans))
 	for k := range o.Orphans {
 		if cs := o.Orphans[k].Commits; len(cs) > 0 {
 			ends[cs[len(cs)-1]] = &o.Orphans[k]
 		}
 	}
-	out := make([]TopoCommit, len(order))
-	// Backwards, every parent comes before its children.
-	fork := make(map[int32]Hash)
-	for k := len(order) - 1; k >= 0; k-- {
-		i := order[k]
-		tc := TopoCommit{Hash: g.Hash(int(i)), Orphan: !o.reach[i]}
-		p, ok := g.FirstParent(int(i))
-		ok = ok && (include == nil || include[p])
-		if ok {
-			tc.Parent = g.Hash(p)
-		}
-		if tc.Orphan {
-			tc.Ends = ends[tc.Hash]
-			switch {
-			case !ok:
-			case o.reach[p]:
-				tc.Fork = tc.Parent
-			default:
-				tc.Fork = fork[int32(p)]
+	return func(yield func(TopoCommit) bool) {
+		defer o.t.linger()()
+		for _, lc := range g.LaneCommits(order, nil, o.reach) {
+			tc := TopoCommit{LaneCommit: lc}
+			if lc.Orphan {
+				tc.Ends = ends[lc.Hash]
 			}
-			fork[i] = tc.Fork
+			if !yield(tc) {
+				return
+			}
 		}
-		out[k] = tc
 	}
-	return out
 }
 
 // Note says, on the commit that ends an orphan chain (Ends is set), what

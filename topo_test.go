@@ -2,6 +2,7 @@ package tract_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,6 +43,7 @@ func TestOutline_TopoDivergingBranchesAndOrphans(t *testing.T) {
 	}
 	assert.Equal(t, []tract.Hash{more, good, side2, side1, steer, bad, q, sys}, order,
 		"HEAD's line, then side, then the orphans, above their fork")
+	assert.Equal(t, topo, slices.Collect(o.TopoSeq()), "TopoSeq yields Topo's commits")
 
 	byHash := map[tract.Hash]tract.TopoCommit{}
 	for _, tc := range topo {

@@ -378,7 +378,7 @@ func TestPagination(t *testing.T) {
 		require.Len(t, rows, len(topo))
 		var l tract.Lanes
 		for i, tc := range topo {
-			lr := l.Next(tc)
+			lr := l.Next(tc.LaneCommit)
 			assert.Equal(t, tc.Hash, rows[i].Hash)
 			assert.Equal(t, lr.Lane, rows[i].Lane, "row %d", i)
 			assert.Equal(t, lr.Above, rows[i].Columns, "row %d", i)

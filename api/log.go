@@ -162,7 +162,7 @@ type GraphRow struct {
 	Columns []bool `json:"columns"`
 	// Lanes are the lines leaving the row downward, from a column under
 	// this row to a column of the next.
-	Lanes []tract.LaneEdge `json:"lanes"`
+	Lanes []dag.LaneEdge `json:"lanes"`
 }
 
 // graphPage is /api/graph's object.
@@ -177,7 +177,7 @@ type graphPage struct {
 const maxRowText = 200
 
 // graph answers GET /api/graph?limit=N&cursor=C: the rows of 'tract log
-// --all --graph', laid out by tract.Lanes, a page at a time.
+// --all --graph', laid out by dag.Lanes, a page at a time.
 func (s *Server) graph(w http.ResponseWriter, r *http.Request) error {
 	n, err := limit(r)
 	if err != nil {
@@ -201,9 +201,9 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) error {
 		end := min(start+n, len(topo))
 		// The layout of a row depends on the rows above it: lay them out
 		// (hashes only, no text read).
-		var l tract.Lanes
+		var l dag.Lanes
 		for _, tc := range topo[:start] {
-			l.Skip(tc)
+			l.Skip(tc.LaneCommit)
 		}
 		hs := make([]tract.Hash, end-start)
 		for i, tc := range topo[start:end] {
@@ -216,13 +216,13 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) error {
 		page = graphPage{Rows: make([]GraphRow, len(cs)), Total: len(topo)}
 		for i, c := range cs {
 			tc := topo[start+i]
-			lr := l.Next(tc)
+			lr := l.Next(tc.LaneCommit)
 			row := GraphRow{Hash: c.Hash, Parents: c.Parents, Kind: c.Kind, Role: c.Role, Text: firstLine(c.Text, maxRowText),
 				Time: c.Time.UTC().Format(time.RFC3339Nano), Refs: c.Refs, Orphan: tc.Orphan,
 				Failure: failed(c), Diagnosis: c.Diagnosis(), Note: tc.Note(),
 				Lane: lr.Lane, Width: len(lr.Above), Columns: lr.Above, Lanes: lr.Edges}
 			if row.Lanes == nil {
-				row.Lanes = []tract.LaneEdge{}
+				row.Lanes = []dag.LaneEdge{}
 			}
 			if tc.Orphan && !tc.Fork.IsZero() {
 				row.Fork = tc.Fork.String()

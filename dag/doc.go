@@ -27,7 +27,7 @@
 // [WalkFirstParent] follows first parents from a tip; a [Graph] holds the
 // shape of a whole repository compactly for reachability, orphan chains,
 // time order, descendants and the order to draw it in columns
-// ([Graph.DrawOrder]).
+// ([Graph.DrawOrder]), which [Lanes] lays out a row at a time.
 //
 // The byte format, canonical metadata, message shapes and what the walks
 // promise are documented in docs/encoding.md.

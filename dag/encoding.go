@@ -261,6 +261,27 @@ type Header struct {
 	Shaped bool
 }
 
+// DecodeParents calls fn with each parent a commit encoding names, in
+// order, without decoding the rest or allocating: for walks that need
+// only the shape of a history.
+func DecodeParents(b []byte, fn func(Hash)) error {
+	d := decoder{b: b}
+	if v := d.byte(); d.err == nil && v != EncodingVersion {
+		return fmt.Errorf("%w: unknown version %d", ErrBadEncoding, v)
+	}
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(b))/HashSize {
+		return fmt.Errorf("%w: %d parents cannot fit", ErrBadEncoding, n)
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		var p Hash
+		if d.hash(&p); d.err == nil {
+			fn(p)
+		}
+	}
+	return d.err
+}
+
 // DecodeHeader reads a commit encoding's header without allocating (kinds
 // and roles are the package's constants). It checks less than Decode: the
 // fields after the blob are not read.

@@ -375,3 +375,21 @@ func FuzzDecodeHeader(f *testing.F) {
 		}
 	})
 }
+
+// DecodeParents gives the parents Decode gives, and refuses what Decode
+// refuses before them.
+func TestDecodeParents(t *testing.T) {
+	var p1, p2 dag.Hash
+	p1[0], p2[0] = 1, 2
+	for _, parents := range [][]dag.Hash{nil, {p1}, {p1, p2}} {
+		raw, err := dag.Encode(&dag.Commit{Kind: dag.KindMessage, Role: dag.RoleUser, Parents: parents, Time: time.Unix(1, 0)})
+		require.NoError(t, err)
+		var got []dag.Hash
+		require.NoError(t, dag.DecodeParents(raw, func(h dag.Hash) { got = append(got, h) }))
+		assert.Equal(t, parents, got)
+		if len(parents) > 0 {
+			assert.Error(t, dag.DecodeParents(raw[:2+dag.HashSize/2], func(dag.Hash) {}), "cut short")
+		}
+	}
+	assert.ErrorIs(t, dag.DecodeParents([]byte{99, 0}, func(dag.Hash) {}), dag.ErrBadEncoding)
+}

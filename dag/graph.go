@@ -106,6 +106,16 @@ func (g *Graph) Add(h Hash, raw []byte) error {
 	return nil
 }
 
+// Grow makes room for n more commits, so that adding them does not
+// copy the arrays as they fill: a caller that knows how many commits it
+// will add saves the copies, and the memory of the old arrays while they
+// are copied (about half the graph again, at the last doubling).
+func (g *Graph) Grow(n int) {
+	g.hashes = slices.Grow(g.hashes, n)
+	g.nodes = slices.Grow(g.nodes, n)
+	g.first = slices.Grow(g.first, n)
+}
+
 // grow appends v, doubling the capacity when it is full: append grows
 // large slices by a quarter, which for a million commits copies the
 // arrays several times over.

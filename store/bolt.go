@@ -127,6 +127,8 @@ type Bolt struct {
 	// words says when the word index merges its pending documents:
 	// defaultWordsPolicy, or a smaller one in tests.
 	words wordsPolicy
+	// res bounds how much of the file reads keep resident (resident.go).
+	res residency
 }
 
 var _ Store = (*Bolt)(nil)
@@ -275,7 +277,7 @@ func (b *Bolt) view(db *bolt.DB, jidx *journalIndexes, fn func(Tx) error) (err e
 
 // tx returns the Tx of bbolt transaction tx.
 func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
-	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words}
+	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words, res: &b.res}
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns

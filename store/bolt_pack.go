@@ -125,10 +125,14 @@ func newMergedCursor(cs []kvCursor) *mergedCursor {
 // layers, in key order, once per key.
 func (t *boltTx) forEach(commits bool, fn func(k, v []byte) error) error {
 	if ls := t.layers(); len(ls) == 1 && t.pend == nil && t.journal().idx == nil {
-		return ls[0].bucket(commits).ForEach(fn)
+		return ls[0].bucket(commits).ForEach(func(k, v []byte) error {
+			t.res.add(t.tx, len(k)+len(v))
+			return fn(k, v)
+		})
 	}
 	c := t.cursor(commits)
 	for k, v := c.First(); k != nil; k, v = c.Next() {
+		t.res.add(t.tx, len(k)+len(v))
 		if err := fn(k, v); err != nil {
 			return err
 		}

@@ -59,6 +59,9 @@ type boltTx struct {
 	jv                   *journalView
 	pend                 *pending
 	direct, checkpointed bool
+	// res counts what the transaction's reads touch of the file's map
+	// (nil: nothing counts); see resident.go.
+	res *residency
 }
 
 // layer is one place objects are kept: the top-level buckets or a pack.

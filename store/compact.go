@@ -66,7 +66,7 @@ func (b *Bolt) Compact(ctx context.Context) (before, after int64, err error) {
 		if err != nil {
 			return err
 		}
-		if err := compactInto(dst, s.db, 64<<20); err != nil {
+		if err := compactInto(dst, s.db, 2<<20); err != nil {
 			dst.Close()
 			return err
 		}
@@ -145,7 +145,7 @@ func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 	w := &copyWriter{db: dst, max: txMaxSize}
 	defer w.rollback()
 	err := src.View(func(stx *bolt.Tx) error {
-		objects := &boltTx{tx: stx}
+		objects := &boltTx{tx: stx, res: &residency{}}
 		err := stx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			switch {
 			case bytes.Equal(name, bucketPacks), bytes.Equal(name, bucketJournal):
@@ -156,6 +156,7 @@ func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 				}
 				c := objects.cursor(bytes.Equal(name, bucketCommits))
 				for k, v := c.First(); k != nil; k, v = c.Next() {
+					objects.res.add(stx, len(k)+len(v))
 					if err := w.put([][]byte{name}, k, v); err != nil {
 						return err
 					}

@@ -327,17 +327,19 @@ func walkBolt(path string, db *bolt.DB, r *FsckReport) (ok bool) {
 		}
 	}()
 	var sink byte
-	var walk func(bk *bolt.Bucket)
-	walk = func(bk *bolt.Bucket) {
+	var res residency // the walk touches every page: keep few resident
+	var walk func(tx *bolt.Tx, bk *bolt.Bucket)
+	walk = func(tx *bolt.Tx, bk *bolt.Bucket) {
 		c := bk.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
+			res.add(tx, len(k)+len(v))
 			if len(k) > 0 {
 				sink ^= k[0] ^ k[len(k)-1]
 			}
 			switch {
 			case v == nil:
 				if child := bk.Bucket(k); child != nil {
-					walk(child)
+					walk(tx, child)
 				}
 			case len(v) > 0:
 				sink ^= v[0] ^ v[len(v)-1]
@@ -350,7 +352,7 @@ func walkBolt(path string, db *bolt.DB, r *FsckReport) (ok bool) {
 			return nil
 		}
 		_ = tx.ForEach(func(_ []byte, bk *bolt.Bucket) error {
-			walk(bk)
+			walk(tx, bk)
 			return nil
 		})
 		ok = true
@@ -374,36 +376,33 @@ func checkBoltPages(db *bolt.DB, r *FsckReport) {
 		}
 	}()
 	_ = db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			// bbolt's check reports a panic it recovered as an error
-			// "panic: assertion failed: …": say what it found instead.
-			if msg, ok := strings.CutPrefix(err.Error(), "panic: "); ok {
-				r.add("file", "page structure check stopped on damaged data: %s", rephraseAssertion(msg))
-				continue
-			}
-			r.add("file", "page structure: %v", err)
-		}
+		whileReleasing(tx, func() { checkTx(tx, r) })
 		return nil
 	})
+}
+
+// checkTx runs bbolt's check of every page in tx.
+func checkTx(tx *bolt.Tx, r *FsckReport) {
+	for err := range tx.Check() {
+		// bbolt's check reports a panic it recovered as an error
+		// "panic: assertion failed: …": say what it found instead.
+		if msg, ok := strings.CutPrefix(err.Error(), "panic: "); ok {
+			r.add("file", "page structure check stopped on damaged data: %s", rephraseAssertion(msg))
+			continue
+		}
+		r.add("file", "page structure: %v", err)
+	}
 }
 
 // checkObjects re-hashes every blob and commit and checks that every
 // commit's parents and blob exist. It returns the graph of the commits
 // that decode, for checkCounters.
 func checkObjects(tx Tx, r *FsckReport, p *progress.Counter) *dag.Graph {
-	var blobs []dag.Hash // in key order, for binary search
-	if err := tx.ForEachBlob(func(h dag.Hash, data []byte) error {
-		r.Blobs++
-		p.Add(1)
-		blobs = append(blobs, h)
-		if got := dag.Sum(data); got != h {
-			r.add("blob "+h.Short(), "content hashes to %s, not to its key", got.Short())
-		}
-		return nil
-	}); err != nil {
-		r.add("blobs", "cannot iterate: %v", err)
-	}
 	g := &dag.Graph{}
+	n := 0
+	if err := tx.ForEachCommit(func(dag.Hash, []byte) error { n++; return nil }); err == nil {
+		g.Grow(n) // the arrays made once, at their size
+	}
 	if err := tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
 		r.Commits++
 		p.Add(1)
@@ -441,15 +440,42 @@ func checkObjects(tx Tx, r *FsckReport, p *progress.Counter) *dag.Graph {
 		}
 		r.add("commit "+m.Commit.Short(), "parent %s is missing", m.Parent.Short())
 	}
-	for i := range g.Len() {
-		b := g.Blob(i)
-		if _, ok := slices.BinarySearchFunc(blobs, b, hashCompare); !ok {
-			if lost.blob(b) {
-				r.LostTexts++
-				continue
-			}
-			r.add("commit "+g.Hash(i).Short(), "blob %s is missing", b.Short())
+	// The blobs, in key order, against the commits ordered by the blob
+	// they name: a position per commit (4 bytes) instead of a list of
+	// every blob's hash.
+	byBlob := make([]int32, g.Len())
+	for i := range byBlob {
+		byBlob[i] = int32(i)
+	}
+	slices.SortFunc(byBlob, func(a, b int32) int { return hashCompare(g.Blob(int(a)), g.Blob(int(b))) })
+	missing := func(i int32) {
+		b := g.Blob(int(i))
+		if lost.blob(b) {
+			r.LostTexts++
+			return
 		}
+		r.add("commit "+g.Hash(int(i)).Short(), "blob %s is missing", b.Short())
+	}
+	next := byBlob
+	if err := tx.ForEachBlob(func(h dag.Hash, data []byte) error {
+		r.Blobs++
+		p.Add(1)
+		if got := dag.Sum(data); got != h {
+			r.add("blob "+h.Short(), "content hashes to %s, not to its key", got.Short())
+		}
+		for len(next) > 0 && hashCompare(g.Blob(int(next[0])), h) < 0 {
+			missing(next[0])
+			next = next[1:]
+		}
+		for len(next) > 0 && g.Blob(int(next[0])) == h {
+			next = next[1:]
+		}
+		return nil
+	}); err != nil {
+		r.add("blobs", "cannot iterate: %v", err)
+	}
+	for _, i := range next {
+		missing(i)
 	}
 	if sr, ok := tx.(SalvageRecorder); ok {
 		if _, err := sr.SalvageRecord(); err != nil {

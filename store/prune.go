@@ -79,9 +79,16 @@ func RefTipsBut(tx Tx, skip func(refs.Ref) bool) ([]dag.Hash, error) {
 	return tips, nil
 }
 
-// LoadGraph reads the shape of every commit of the repository.
+// LoadGraph reads the shape of every commit of the repository. It
+// counts them first (a read of the commits without decoding them), so
+// that the graph's arrays are made once, at their size.
 func LoadGraph(tx Tx) (*dag.Graph, error) {
 	g := &dag.Graph{}
+	n := 0
+	if err := tx.ForEachCommit(func(dag.Hash, []byte) error { n++; return nil }); err != nil {
+		return nil, err
+	}
+	g.Grow(n)
 	if err := tx.ForEachCommit(g.Add); err != nil {
 		return nil, err
 	}
@@ -197,8 +204,12 @@ func DropAbandonedPacks(tx Tx, cutoff time.Time) (int, error) {
 	return n, nil
 }
 
-// Dead reports whether h is marked in dead (by position in g).
+// Dead reports whether h is marked in dead (by position in g; dead nil:
+// nothing is).
 func Dead(g *dag.Graph, dead []bool, h dag.Hash) bool {
+	if dead == nil {
+		return false
+	}
 	i, ok := g.Index(h)
 	return ok && dead[i]
 }

@@ -49,7 +49,7 @@ func (l *lanes) row(cols []bool, star int, text string) error {
 // (what orphaned the chain the commit ends) beside where its line joins
 // the one it forked from.
 func (l *lanes) commit(tc tract.TopoCommit, body string, note string) error {
-	r := l.layout.Next(tc)
+	r := l.layout.Next(tc.LaneCommit)
 	first, rest, more := strings.Cut(body, "\n")
 	if err := l.row(r.Above, r.Lane, first); err != nil {
 		return err
@@ -100,31 +100,47 @@ func (l *lanes) commit(tc tract.TopoCommit, body string, note string) error {
 // it stops after that many commits. It reads the commits' texts a page at
 // a time as it draws; line renders one commit (one or more lines).
 func renderGraphAll(ctx context.Context, w io.Writer, p palette, o *tract.Outline, limit int, line func(*tract.CommitInfo) string) error {
-	topo := o.Topo()
-	if len(topo) == 0 {
-		return nil // the caller says so, on stderr
-	}
-	if limit > 0 && len(topo) > limit {
-		topo = topo[:limit]
-	}
-	hs := make([]tract.Hash, len(topo))
-	for i, tc := range topo {
-		hs[i] = tc.Hash
-	}
 	l := &lanes{w: w, p: p}
-	k := 0
-	for c, err := range o.Infos(ctx, hs) {
-		if err != nil {
-			return err
+	// A chunk of commits at a time: the outline's order holds a position
+	// per commit, the chunk the rest.
+	var chunk []tract.TopoCommit
+	var hs []tract.Hash
+	draw := func() error {
+		hs = hs[:0]
+		for _, tc := range chunk {
+			hs = append(hs, tc.Hash)
 		}
-		tc := topo[k]
-		k++
-		if err := l.commit(tc, line(c), chainNote(tc)); err != nil {
-			return err
+		k := 0
+		for c, err := range o.Infos(ctx, hs) {
+			if err != nil {
+				return err
+			}
+			tc := chunk[k]
+			k++
+			if err := l.commit(tc, line(c), chainNote(tc)); err != nil {
+				return err
+			}
+		}
+		chunk = chunk[:0]
+		return nil
+	}
+	n := 0
+	for tc := range o.TopoSeq() {
+		if limit > 0 && n >= limit {
+			break
+		}
+		n++
+		if chunk = append(chunk, tc); len(chunk) == graphChunk {
+			if err := draw(); err != nil {
+				return err
+			}
 		}
 	}
-	return nil
+	return draw()
 }
+
+// graphChunk is how many commits renderGraphAll reads at a time.
+const graphChunk = 4096
 
 // chainNote says, on the commit that ends an orphan chain, what orphaned
 // the chain ("" on any other commit).

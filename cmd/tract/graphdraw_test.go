@@ -65,7 +65,7 @@ func TestLanes_Shapes(t *testing.T) {
 			var b bytes.Buffer
 			l := &lanes{w: &b}
 			for _, cm := range tc.commits {
-				tcm := tract.TopoCommit{Hash: h(cm.name), Orphan: cm.orphan, Ends: cm.ends}
+				tcm := tract.TopoCommit{LaneCommit: tract.LaneCommit{Hash: h(cm.name), Orphan: cm.orphan}, Ends: cm.ends}
 				if cm.parent != "" {
 					tcm.Parent = h(cm.parent)
 				}

@@ -211,7 +211,7 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 				}
 				switch {
 				case opts.Graph:
-					tc := tract.TopoCommit{Hash: c.Hash}
+					tc := tract.TopoCommit{LaneCommit: tract.LaneCommit{Hash: c.Hash}}
 					if len(c.Parents) > 0 {
 						tc.Parent = c.Parents[0]
 					}

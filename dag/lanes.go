@@ -1,10 +1,27 @@
-package tract
+package dag
+
+import "iter"
+
+// LaneCommit is what a layout (Lanes) needs to know of a commit.
+type LaneCommit struct {
+	Hash Hash
+	// Parent is the commit's first parent: zero for a root, and for a
+	// parent missing from the history drawn. Merge commits are drawn
+	// along their first parent.
+	Parent Hash
+	// Orphan says that no branch or HEAD reaches the commit.
+	Orphan bool
+	// Fork is, for an orphan, the reachable commit its line of orphans
+	// forked from: its nearest reachable ancestor along first parents
+	// (zero when it has none).
+	Fork Hash
+}
 
 // Lanes lays out a history as columns, the way 'tract log --all --graph'
 // draws it (and 'git log --graph'): a column per line of work, a commit
 // on its line's column, and a line that forked ending in the column just
-// to its left. Fed the commits in the order Outline.Topo gives (each line
-// of work in one piece above its fork point), lines never cross. The zero
+// to its left. Fed the commits in the order [Graph.DrawOrder] gives (each
+// line of work in one piece above its fork point), lines never cross. The zero
 // Lanes is ready to use; it holds one hash per column, so a layout of any
 // length takes memory for its widest row only.
 type Lanes struct {
@@ -64,7 +81,7 @@ func (l *Lanes) Width() int { return len(l.cols) }
 
 // Skip lays out the next commit as Next does, without describing its
 // row: for the rows above a page, which only the layout's state needs.
-func (l *Lanes) Skip(tc TopoCommit) {
+func (l *Lanes) Skip(tc LaneCommit) {
 	col := l.place(tc)
 	l.cols[col] = tc.Parent
 	if join := l.index(tc.Parent, col); join >= 0 {
@@ -77,7 +94,7 @@ func (l *Lanes) Skip(tc TopoCommit) {
 
 // place returns the column of tc, opening one (and one for its fork
 // point) when no line leads to it yet.
-func (l *Lanes) place(tc TopoCommit) int {
+func (l *Lanes) place(tc LaneCommit) int {
 	col := l.index(tc.Hash, -1)
 	if col < 0 {
 		// A new line of work. An orphan chain starts beside the line of
@@ -102,8 +119,8 @@ func (l *Lanes) trim(col int) {
 	}
 }
 
-// Next lays out the next commit, tc, as Outline.Topo gives it.
-func (l *Lanes) Next(tc TopoCommit) LaneRow {
+// Next lays out the next commit, tc, in the order DrawOrder gives.
+func (l *Lanes) Next(tc LaneCommit) LaneRow {
 	col := l.place(tc)
 	row := LaneRow{Lane: col, Join: -1, Above: l.passing()}
 	l.cols[col] = tc.Parent
@@ -159,4 +176,62 @@ func (l *Lanes) passing() []bool {
 		out[i] = !c.IsZero()
 	}
 	return out
+}
+
+// LaneCommits yields each commit of order, as DrawOrder gave it for
+// include and reachable, with its index in order, in the form Lanes
+// takes them: each with its first parent (zero when that is not
+// included), and, for an orphan (a commit reachable does not mark;
+// reachable nil marks every commit), the commit its line of orphans
+// forked from. It holds only the fork points of the orphans it met.
+func (g *Graph) LaneCommits(order []int32, include, reachable []bool) iter.Seq2[int, LaneCommit] {
+	reached := func(i int) bool { return reachable == nil || reachable[i] }
+	parent := func(i int) (int, bool) {
+		p, ok := g.FirstParent(i)
+		return p, ok && (include == nil || include[p])
+	}
+	// fork holds, by position, the fork point of each orphan met (-1:
+	// none). An orphan's fork point is its parent's, or its parent when
+	// that is reachable: walk up to the first one known.
+	fork := make(map[int32]int32)
+	forkOf := func(i int) int32 {
+		var path []int32
+		f := int32(-1)
+		for {
+			if known, ok := fork[int32(i)]; ok {
+				f = known
+				break
+			}
+			path = append(path, int32(i))
+			p, ok := parent(i)
+			if !ok {
+				break
+			}
+			if reached(p) {
+				f = int32(p)
+				break
+			}
+			i = p
+		}
+		for _, j := range path {
+			fork[j] = f
+		}
+		return f
+	}
+	return func(yield func(int, LaneCommit) bool) {
+		for k, i := range order {
+			lc := LaneCommit{Hash: g.Hash(int(i)), Orphan: !reached(int(i))}
+			if p, ok := parent(int(i)); ok {
+				lc.Parent = g.Hash(p)
+			}
+			if lc.Orphan {
+				if f := forkOf(int(i)); f >= 0 {
+					lc.Fork = g.Hash(int(f))
+				}
+			}
+			if !yield(k, lc) {
+				return
+			}
+		}
+	}
 }
