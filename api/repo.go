@@ -74,11 +74,7 @@ func (s *Server) compile(w http.ResponseWriter, r *http.Request) error {
 // 'tract reflog --json REF' prints, newest first, a page at a time (see
 // HeaderNext); the cursor is the index (REF@{N}) the next page starts at.
 func (s *Server) reflog(w http.ResponseWriter, r *http.Request) error {
-	n, err := limit(r)
-	if err != nil {
-		return err
-	}
-	from, err := offsetCursor(r)
+	n, from, err := offsetPage(r)
 	if err != nil {
 		return err
 	}
@@ -111,6 +107,16 @@ func setNext(w http.ResponseWriter, r *http.Request, cursor string) {
 	w.Header().Set("Link", "<"+u.RequestURI()+">; rel=\"next\"")
 }
 
+// offsetPage reads the limit and the cursor of a route whose cursor is
+// a position (reflog, events).
+func offsetPage(r *http.Request) (n, from int, err error) {
+	if n, err = limit(r); err != nil {
+		return 0, 0, err
+	}
+	from, err = offsetCursor(r)
+	return n, from, err
+}
+
 // offsetCursor reads a cursor that is a position: a whole number.
 func offsetCursor(r *http.Request) (int, error) {
 	v := r.URL.Query().Get("cursor")
@@ -128,11 +134,7 @@ func offsetCursor(r *http.Request) (int, error) {
 // objects 'tract events --json' prints, as an array, oldest first, a
 // page at a time (see HeaderNext).
 func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
-	n, err := limit(r)
-	if err != nil {
-		return err
-	}
-	from, err := offsetCursor(r)
+	n, from, err := offsetPage(r)
 	if err != nil {
 		return err
 	}
