@@ -263,12 +263,21 @@ func (t *boltTx) finishWords() error {
 			return t.rebuildWords()
 		}
 	}
-	added := w.added[:0:0]
-	seen := make(map[dag.Hash]bool, len(w.added))
-	for _, h := range w.added {
-		if !w.dropped[h] && !seen[h] {
-			seen[h] = true
-			added = append(added, h)
+	added := w.added
+	if len(added) > t.wpolicy.direct {
+		// indexBulk orders them by time: drop the repeats in place, by
+		// hash, without a set of them.
+		slices.SortFunc(added, func(a, b dag.Hash) int { return bytes.Compare(a[:], b[:]) })
+		added = slices.Compact(added)
+		added = slices.DeleteFunc(added, func(h dag.Hash) bool { return w.dropped[h] })
+	} else {
+		added = added[:0:0]
+		seen := make(map[dag.Hash]bool, len(w.added))
+		for _, h := range w.added {
+			if !w.dropped[h] && !seen[h] {
+				seen[h] = true
+				added = append(added, h)
+			}
 		}
 	}
 	if len(added) == 0 {
@@ -760,7 +769,7 @@ func (ps *postings) write(b *bolt.Bucket, level byte) error {
 			continue
 		}
 		err := p.blocks(func(first uint64, val []byte) error {
-			return b.Put(binary.BigEndian.AppendUint64(clone(prefix), first), val)
+			return b.Put(binary.BigEndian.AppendUint64(prefix, first), val) // Put copies the key
 		})
 		if err != nil {
 			return err
