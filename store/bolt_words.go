@@ -72,14 +72,14 @@ const (
 	// to the last block of a word until it is this long.
 	postingBlockBytes = 512
 	// buildChunk is how many documents a bulk merge tokenises before it
-	// writes them into the document table.
+	// writes them into the document table and gives back the pages of
+	// the file's map it read (see mapRelease). The texts are read in
+	// commit time order, all over the file, and the system maps the
+	// pages around each page read: fewer would keep fewer resident (at
+	// 100,000 texts, 512 kept about 20 MB of the map where 4,096 keep
+	// 35) but fault them in again more often (twice the page faults, a
+	// quarter more time).
 	buildChunk = 4096
-	// releaseEvery is how many texts a bulk merge reads between two
-	// releases of the pages of the file's map (see mapRelease): fewer
-	// keep fewer pages resident but fault them in again more often (at
-	// 100,000 texts, 512 keeps about 20 MB of the map where 4,096 kept
-	// 35, for twice the page faults).
-	releaseEvery = 512
 )
 
 // wordsPolicy says when pending documents are merged.
@@ -343,8 +343,8 @@ func (t *boltTx) readDoc(h dag.Hash) (indexDoc, error) {
 // and merges them into the posting blocks of level (prefixRecent, or
 // prefixWord when the recent ones are empty), reading their texts a
 // chunk at a time. It holds the posting lists it builds, encoded, and
-// a few words per commit; the pages of the file it reads are given back
-// a chunk at a time (see mapRelease).
+// a time and two hashes a commit; the pages of the file it reads are
+// given back a chunk at a time (see mapRelease).
 func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 	type timed struct {
 		h, blob   dag.Hash
@@ -364,11 +364,11 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 			return fmt.Errorf("word index: commit %s: %w", h.Short(), err)
 		}
 		order[i] = timed{h: h, blob: c.Blob, t: c.Time.UnixNano(), diagnosis: diagnosisOf(c)}
-		if (i+1)%releaseEvery == 0 {
+		if (i+1)%buildChunk == 0 {
 			rel.release()
 		}
 	}
-	rel.releaseAll()
+	rel.release()
 	slices.SortFunc(order, func(a, b timed) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
@@ -396,13 +396,8 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 			}
 			docs = append(docs, indexDoc{id: id, hash: o.h, time: o.t})
 			next++
-			if next%releaseEvery == 0 {
-				// Texts are read in commit time order, all over the
-				// file, and the system maps the pages around each.
-				rel.release()
-			}
 		}
-		rel.releaseAll()
+		rel.release()
 		if err := appendDocTable(b, docs); err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}
