@@ -268,3 +268,63 @@ func TestWordIndex_FsckRebuildsAWrongIndex(t *testing.T) {
 		})
 	}
 }
+
+// A bulk write builds the index that the same commits written one a
+// transaction build, key for key and byte for byte: posting lists long
+// enough for several blocks, words beyond ASCII, upper case, and runs
+// longer than a word.
+func TestWordIndex_BulkBuildsWhatCommitsOneByOneBuild(t *testing.T) {
+	const n = 1500
+	long := strings.Repeat("Ab", 40)
+	text := func(i int) string {
+		s := fmt.Sprintf("Message %d common", i)
+		if i%3 == 0 {
+			s += " Third ÉTÉ"
+		}
+		if i%7 == 0 {
+			s += " " + long + " Δέλτα-x" + fmt.Sprint(i%11)
+		}
+		return s
+	}
+	dump := func(b *store.Bolt) map[string]string {
+		out := map[string]string{}
+		require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("words")).ForEach(func(k, v []byte) error {
+				out[string(k)] = string(v)
+				return nil
+			})
+		}))
+		return out
+	}
+
+	oneByOne := storetest.NewBolt(t)
+	store.SetWordsPolicy(oneByOne, 1, 1, 1<<40) // each commit merged into the recent blocks as it comes
+	for i := range n {
+		require.NoError(t, oneByOne.Update(context.Background(), func(tx store.Tx) error {
+			_, err := putWords(tx, i, text(i))
+			return err
+		}))
+	}
+	bulk := storetest.NewBolt(t)
+	store.SetWordsPolicy(bulk, 1, 1, 1<<40)
+	require.NoError(t, bulk.Update(context.Background(), func(tx store.Tx) error {
+		for i := n - 1; i >= 0; i-- { // numbered by time all the same
+			if _, err := putWords(tx, i, text(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+
+	want, got := dump(oneByOne), dump(bulk)
+	blocks := 0
+	for k := range want {
+		if strings.HasPrefix(k, "rcommon\x00") {
+			blocks++
+		}
+	}
+	require.Greater(t, blocks, 1, "the common word takes several posting blocks")
+	assert.Equal(t, want, got)
+	scanBoth(t, bulk, "common third", 0)
+	scanBoth(t, bulk, "δέλτα x3", 5)
+}

@@ -100,3 +100,55 @@ func Set(texts ...string) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// AppendBytes calls fn with each word of text, as Spans finds them, in
+// order, repeats included; the word is in buf (returned for the next
+// call, to reuse) and valid until fn returns. Only a word with a
+// character beyond ASCII costs an allocation.
+func AppendBytes(buf, text []byte, fn func(word []byte)) []byte {
+	start := -1
+	ascii := true
+	emit := func(run []byte) {
+		if ascii {
+			buf = buf[:0]
+			for _, c := range run[:min(len(run), MaxLen)] {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				buf = append(buf, c)
+			}
+		} else {
+			buf = append(buf[:0], Normalise(string(run))...)
+		}
+		fn(buf)
+	}
+	for i := 0; i < len(text); {
+		c, n := text[i], 1
+		var in bool
+		if c < utf8.RuneSelf {
+			in = asciiWord[c]
+		} else {
+			var r rune
+			r, n = utf8.DecodeRune(text[i:])
+			in = IsWordRune(r)
+			if in {
+				ascii = false
+			}
+		}
+		switch {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
+			emit(text[start:i])
+			start, ascii = -1, true
+		}
+		if !in {
+			ascii = true
+		}
+		i += n
+	}
+	if start >= 0 {
+		emit(text[start:])
+	}
+	return buf
+}
