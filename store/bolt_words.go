@@ -73,7 +73,7 @@ const (
 	postingBlockBytes = 512
 	// buildChunk is how many documents a bulk merge tokenises before it
 	// writes them into the document table and gives back the pages of
-	// the file's map it read (see mapRelease). The texts are read in
+	// the file's map it read (see dropMapped). The texts are read in
 	// commit time order, all over the file, and the system maps the
 	// pages around each page read: fewer would keep fewer resident (at
 	// 100,000 texts, 512 kept about 20 MB of the map where 4,096 keep
@@ -344,31 +344,29 @@ func (t *boltTx) readDoc(h dag.Hash) (indexDoc, error) {
 // prefixWord when the recent ones are empty), reading their texts a
 // chunk at a time. It holds the posting lists it builds, encoded, and
 // a time and two hashes a commit; the pages of the file it reads are
-// given back a chunk at a time (see mapRelease).
+// given back a chunk at a time (see dropMapped).
 func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 	type timed struct {
 		h, blob   dag.Hash
 		t         int64
 		diagnosis string
 	}
-	rel := mapRelease{tx: t.tx}
 	order := make([]timed, len(hs))
 	for i, h := range hs {
 		raw := t.getCommit(h)
 		if raw == nil {
 			return fmt.Errorf("word index: %w", notFound("commit", h))
 		}
-		rel.note(raw)
 		c, err := dag.Decode(raw)
 		if err != nil {
 			return fmt.Errorf("word index: commit %s: %w", h.Short(), err)
 		}
 		order[i] = timed{h: h, blob: c.Blob, t: c.Time.UnixNano(), diagnosis: diagnosisOf(c)}
 		if (i+1)%buildChunk == 0 {
-			rel.release()
+			dropMapped(t.tx)
 		}
 	}
-	rel.release()
+	dropMapped(t.tx)
 	slices.SortFunc(order, func(a, b timed) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
@@ -386,7 +384,6 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 			id := next
 			add := func(w []byte) { ps.addBytes(id, w) } // a document once a word: see add
 			if v := t.getBlob(o.blob); v != nil {
-				rel.note(v)
 				buf = words.AppendBytes(buf, v, add)
 			} else if text, ok := t.textOf(&dag.Commit{Blob: o.blob}); ok {
 				buf = words.AppendBytes(buf, []byte(text), add)
@@ -397,7 +394,7 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 			docs = append(docs, indexDoc{id: id, hash: o.h, time: o.t})
 			next++
 		}
-		rel.release()
+		dropMapped(t.tx)
 		if err := appendDocTable(b, docs); err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}
