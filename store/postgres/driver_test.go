@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,8 +47,16 @@ func TestDriver_OpensThroughTheRegistry(t *testing.T) {
 					return err
 				}
 				cancel()
-				_, err := tx.Refs()
-				return err
+				// The store's context reaches the transaction's through
+				// context.AfterFunc, in a goroutine of its own: a read may
+				// still get through before it does.
+				for range 1000 {
+					if _, err := tx.Refs(); err != nil {
+						return err
+					}
+					time.Sleep(time.Millisecond)
+				}
+				return nil
 			})
 			require.ErrorIs(t, err, context.Canceled, "the store is bound to the context")
 
