@@ -758,19 +758,19 @@ func mustRead(t *testing.T, path string) []byte {
 	return b
 }
 
-// A page of commits zeroed, salvage keeps every other commit: log ends
-// each surviving chain where its history was lost and says so, log --all
-// shows the chains under refs/salvaged/, and fsck finds the new repository
-// clean with a note of the boundaries.
-func TestSalvage_LogSaysWhereHistoryWasLost(t *testing.T) {
-	fileOnly(t, "it damages a file's pages")
-	t.Parallel()
-	s := newSandbox(t)
+// zeroAPageOfCommits imports 1,000 messages into s's repository and
+// writes a copy of its file at path with one page of commits zeroed: the
+// page holding the most commits but not the branch's tip (a lost tip
+// leaves the branch to a guess among the surviving chains), so the chain
+// below it has no branch. It returns the stored commits and the file's
+// bytes before and after.
+func zeroAPageOfCommits(t *testing.T, s *sandbox) (path string, commits []storedCommit, data, damaged []byte) {
+	t.Helper()
 	db := s.initRepo()
 	s.importMessages(1000, func(i int) string { return fmt.Sprintf("message %d", i) })
 	tip := strings.TrimSpace(s.ok("log", "-1", "--format", "%H").Stdout)
-	data := mustRead(t, db)
-	commits := storedCommits(t, db)
+	data = mustRead(t, db)
+	commits = storedCommits(t, db)
 	const page = 4096
 	count := map[int]int{}
 	tipPage := -1
@@ -782,20 +782,28 @@ func TestSalvage_LogSaysWhereHistoryWasLost(t *testing.T) {
 		}
 	}
 	require.NotEqual(t, -1, tipPage, "the branch's tip is among the stored commits")
-	// The page holding the most commits, but not the branch's tip: a lost
-	// tip leaves the branch to a guess among the surviving chains, which
-	// this test is not about.
 	zero := -1
 	for p, n := range count {
 		if p != tipPage && (zero < 0 || n > count[zero] || n == count[zero] && p < zero) {
 			zero = p
 		}
 	}
-	damaged := bytes.Clone(data)
+	damaged = bytes.Clone(data)
 	clear(damaged[zero*page : (zero+1)*page])
-	path := filepath.Join(s.dir, "damaged.db")
+	path = filepath.Join(s.dir, "damaged.db")
 	require.NoError(t, os.WriteFile(path, damaged, 0o600))
+	return path, commits, data, damaged
+}
 
+// A page of commits zeroed, salvage keeps every other commit: log ends
+// each surviving chain where its history was lost and says so, log --all
+// shows the chains under refs/salvaged/, and fsck finds the new repository
+// clean with a note of the boundaries.
+func TestSalvage_LogSaysWhereHistoryWasLost(t *testing.T) {
+	fileOnly(t, "it damages a file's pages")
+	t.Parallel()
+	s := newSandbox(t)
+	path, commits, data, damaged := zeroAPageOfCommits(t, s)
 	out := filepath.Join(s.dir, "salvaged.db")
 	r := s.ok("--db", path, "fsck", "--salvage", out)
 	assert.Contains(t, r.Stdout, fmt.Sprintf("salvaged %d commits", len(commits)-onDamagedPages(commits, data, damaged)), r.String())
@@ -819,33 +827,7 @@ func TestSalvage_SalvagedRefIsDeletedWithBranchD(t *testing.T) {
 	fileOnly(t, "it damages a file's pages")
 	t.Parallel()
 	s := newSandbox(t)
-	db := s.initRepo()
-	s.importMessages(1000, func(i int) string { return fmt.Sprintf("message %d", i) })
-	tip := strings.TrimSpace(s.ok("log", "-1", "--format", "%H").Stdout)
-	data := mustRead(t, db)
-	commits := storedCommits(t, db)
-	const page = 4096
-	count := map[int]int{}
-	tipPage := -1
-	for _, c := range commits {
-		p := bytes.Index(data, append(c.hash[:len(c.hash):len(c.hash)], c.raw...)) / page
-		count[p]++
-		if c.hash.String() == tip {
-			tipPage = p
-		}
-	}
-	// A page of commits in the middle of the chain, not the tip's: the
-	// chain below it has no branch, and gets a ref of its own.
-	zero := -1
-	for p, n := range count {
-		if p != tipPage && (zero < 0 || n > count[zero] || n == count[zero] && p < zero) {
-			zero = p
-		}
-	}
-	damaged := bytes.Clone(data)
-	clear(damaged[zero*page : (zero+1)*page])
-	path := filepath.Join(s.dir, "damaged.db")
-	require.NoError(t, os.WriteFile(path, damaged, 0o600))
+	path, _, _, _ := zeroAPageOfCommits(t, s)
 	out := filepath.Join(s.dir, "salvaged.db")
 	r := s.ok("--db", path, "fsck", "--salvage", out)
 	ref := regexp.MustCompile(`refs/salvaged/[0-9a-f]+`).FindString(r.Stdout)
