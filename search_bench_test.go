@@ -2,41 +2,14 @@ package tract_test
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/testinput"
 	"github.com/tractdag/tract/search"
 )
-
-// wordsChain returns n import messages of about 300 bytes of words drawn
-// from a vocabulary of 5,000 (Zipf-distributed, as in prose), with the
-// word "needle" in one message of 1,000.
-func wordsChain(n int) []tract.ImportMessage {
-	r := rand.New(rand.NewPCG(1, 2))
-	z := rand.NewZipf(r, 1.1, 1, 4999)
-	msgs := make([]tract.ImportMessage, n)
-	var b strings.Builder
-	for i := range msgs {
-		b.Reset()
-		if i%1000 == 0 {
-			b.WriteString("needle ")
-		}
-		for b.Len() < 300 {
-			fmt.Fprintf(&b, "w%d ", z.Uint64())
-		}
-		role := tract.RoleUser
-		if i%2 == 1 {
-			role = tract.RoleAssistant
-		}
-		msgs[i] = tract.ImportMessage{Role: role, Content: b.String()}
-	}
-	return msgs
-}
 
 // BenchmarkSearch measures a search of 100,000 messages: a rare word
 // (one message in 1,000), the ten newest of a common one, and two words
@@ -44,7 +17,7 @@ func wordsChain(n int) []tract.ImportMessage {
 func BenchmarkSearch(b *testing.B) {
 	tr := benchTract(b, false)
 	ctx := context.Background()
-	_, err := tr.Import(ctx, wordsChain(100_000))
+	_, err := tr.Import(ctx, testinput.WordMessages(100_000))
 	require.NoError(b, err)
 	for _, tc := range []struct {
 		name, query string
@@ -79,7 +52,7 @@ func BenchmarkLogGrep(b *testing.B) {
 	const n = 100_000
 	tr := benchTract(b, false)
 	ctx := context.Background()
-	_, err := tr.Import(ctx, wordsChain(n))
+	_, err := tr.Import(ctx, testinput.WordMessages(n))
 	require.NoError(b, err)
 	g, err := search.NewGrep([]string{`needle w[0-9]+ w1\b`}, search.IgnoreCase())
 	require.NoError(b, err)

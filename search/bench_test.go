@@ -3,10 +3,8 @@ package search_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,35 +12,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/testinput"
 	"github.com/tractdag/tract/search"
 	"github.com/tractdag/tract/store"
 )
-
-// benchMessages returns n import messages of about 300 bytes of words
-// drawn from a vocabulary of 5,000 (Zipf-distributed, as in prose), with
-// the word "needle" in one message of 1,000 (as the root package's
-// search benchmarks).
-func benchMessages(n int) []tract.ImportMessage {
-	r := rand.New(rand.NewPCG(1, 2))
-	z := rand.NewZipf(r, 1.1, 1, 4999)
-	msgs := make([]tract.ImportMessage, n)
-	var b strings.Builder
-	for i := range msgs {
-		b.Reset()
-		if i%1000 == 0 {
-			b.WriteString("needle ")
-		}
-		for b.Len() < 300 {
-			fmt.Fprintf(&b, "w%d ", z.Uint64())
-		}
-		role := tract.RoleUser
-		if i%2 == 1 {
-			role = tract.RoleAssistant
-		}
-		msgs[i] = tract.ImportMessage{Role: role, Content: b.String()}
-	}
-	return msgs
-}
 
 // noIndex hides a transaction's word index: Scan reads every text.
 type noIndex struct{ store.Tx }
@@ -59,7 +32,7 @@ func BenchmarkIndex(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "tract.db")
 			tr, err := tract.Init(path, tract.WithNoSync())
 			require.NoError(b, err)
-			msgs := benchMessages(n)
+			msgs := testinput.WordMessages(n)
 			start := time.Now()
 			_, err = tr.Import(ctx, msgs)
 			require.NoError(b, err)
@@ -166,7 +139,7 @@ func BenchmarkIndexIncremental(b *testing.B) {
 	tr, err := tract.Init(path, tract.WithNoSync())
 	require.NoError(b, err)
 	start := time.Now()
-	for _, m := range benchMessages(n) {
+	for _, m := range testinput.WordMessages(n) {
 		_, err := tr.User(ctx, m.Content)
 		require.NoError(b, err)
 	}

@@ -3,12 +3,16 @@
 package testinput
 
 import (
+	"fmt"
 	"io"
 	"iter"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/ingest"
 )
 
@@ -76,4 +80,30 @@ func Collect(seq iter.Seq2[ingest.Message, error]) ([]ingest.Message, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// WordMessages returns n messages, user and assistant in turn, of about
+// 300 bytes of words drawn from a vocabulary of 5,000 (Zipf-distributed,
+// as in prose: w1 is the commonest), with the word "needle" in one
+// message of 1,000: the same history every call, for search benchmarks.
+func WordMessages(n int) []ingest.Message {
+	r := rand.New(rand.NewPCG(1, 2))
+	z := rand.NewZipf(r, 1.1, 1, 4999)
+	msgs := make([]ingest.Message, n)
+	var b strings.Builder
+	for i := range msgs {
+		b.Reset()
+		if i%1000 == 0 {
+			b.WriteString("needle ")
+		}
+		for b.Len() < 300 {
+			fmt.Fprintf(&b, "w%d ", z.Uint64())
+		}
+		role := dag.RoleUser
+		if i%2 == 1 {
+			role = dag.RoleAssistant
+		}
+		msgs[i] = ingest.Message{Role: role, Content: b.String()}
+	}
+	return msgs
 }
