@@ -37,6 +37,20 @@ func TestNewCmdServe_Flags(t *testing.T) {
 	checkParse(t, newCmdServe, []string{"extra"}, ServeOptions{}, "no arguments")
 }
 
+// serveFactory returns a Factory with env whose repository is a new
+// file, and the buffer its standard error goes to.
+func serveFactory(t *testing.T, env map[string]string) (*Factory, *lockedBuffer) {
+	t.Helper()
+	f, _, _ := testFactory(t, env)
+	errOut := &lockedBuffer{}
+	f.IO.ErrOut = errOut
+	f.DBFlag = filepath.Join(t.TempDir(), "tract.db")
+	repo, err := tract.Init(f.DBFlag)
+	require.NoError(t, err)
+	require.NoError(t, repo.Close())
+	return f, errOut
+}
+
 // serveInBackground runs serveRun with opts until the test ends and
 // returns the address it listens on.
 func serveInBackground(t *testing.T, opts *ServeOptions) string {
@@ -64,12 +78,7 @@ func serveInBackground(t *testing.T, opts *ServeOptions) string {
 func TestServeRun_DefaultValidation(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.Reply(llmtest.Answer("prose"), llmtest.Answer(`{"ok": true}`))
-	f, _, _ := testFactory(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-u"})
-	f.IO.ErrOut = &lockedBuffer{}
-	f.DBFlag = filepath.Join(t.TempDir(), "tract.db")
-	repo, err := tract.Init(f.DBFlag)
-	require.NoError(t, err)
-	require.NoError(t, repo.Close())
+	f, _ := serveFactory(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-u"})
 
 	addr := serveInBackground(t, &ServeOptions{Factory: f, Validate: []string{"json"}, MaxAttempts: 2})
 	resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
@@ -85,12 +94,8 @@ func TestServeRun_DefaultValidation(t *testing.T) {
 }
 
 func TestServeRun_BadDefaultValidatorIsAUsageError(t *testing.T) {
-	f, _, _ := testFactory(t, map[string]string{"OPENAI_API_KEY": "sk-u"})
-	f.DBFlag = filepath.Join(t.TempDir(), "tract.db")
-	repo, err := tract.Init(f.DBFlag)
-	require.NoError(t, err)
-	require.NoError(t, repo.Close())
-	err = serveRun(context.Background(), &ServeOptions{Factory: f, Addr: "127.0.0.1:0", Validate: []string{"jsno"}, MaxAttempts: 3})
+	f, _ := serveFactory(t, map[string]string{"OPENAI_API_KEY": "sk-u"})
+	err := serveRun(context.Background(), &ServeOptions{Factory: f, Addr: "127.0.0.1:0", Validate: []string{"jsno"}, MaxAttempts: 3})
 	require.ErrorContains(t, err, "--validate")
 	require.ErrorContains(t, err, "jsno")
 	assert.Equal(t, exitUsage, exitCode(err))
@@ -132,13 +137,7 @@ func TestServeRun_StopsAfterTheCallInFlight(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	hold := make(chan struct{})
 	srv.Reply(llmtest.Reply{Content: "late answer", Hold: hold})
-	f, _, _ := testFactory(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-u"})
-	errOut := &lockedBuffer{}
-	f.IO.ErrOut = errOut
-	f.DBFlag = filepath.Join(t.TempDir(), "tract.db")
-	repo, err := tract.Init(f.DBFlag)
-	require.NoError(t, err)
-	require.NoError(t, repo.Close())
+	f, errOut := serveFactory(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-u"})
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -168,7 +167,7 @@ func TestServeRun_StopsAfterTheCallInFlight(t *testing.T) {
 	require.NoError(t, <-done)
 	assert.Contains(t, errOut.String(), "tract serve: stopped")
 
-	repo, err = tract.Open(f.DBFlag)
+	repo, err := tract.Open(f.DBFlag)
 	require.NoError(t, err)
 	defer repo.Close()
 	h, err := repo.LogAll(context.Background())
@@ -184,13 +183,7 @@ func TestServeRun_CancelsACallPastTheGrace(t *testing.T) {
 	hold := make(chan struct{})
 	defer close(hold)
 	srv.Reply(llmtest.Reply{Content: "never", Hold: hold})
-	f, _, _ := testFactory(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-u"})
-	errOut := &lockedBuffer{}
-	f.IO.ErrOut = errOut
-	f.DBFlag = filepath.Join(t.TempDir(), "tract.db")
-	repo, err := tract.Init(f.DBFlag)
-	require.NoError(t, err)
-	require.NoError(t, repo.Close())
+	f, _ := serveFactory(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-u"})
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -217,7 +210,7 @@ func TestServeRun_CancelsACallPastTheGrace(t *testing.T) {
 	require.NoError(t, <-done)
 	<-answered
 
-	repo, err = tract.Open(f.DBFlag)
+	repo, err := tract.Open(f.DBFlag)
 	require.NoError(t, err)
 	defer repo.Close()
 	h, err := repo.LogAll(context.Background())
