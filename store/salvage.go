@@ -232,9 +232,10 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 			return
 		}
 		switch string(k) {
-		case string(bucketStaging), string(bucketRefStaging), string(bucketContexts):
-			// Unfinished imports, and compiled-context records (derived:
-			// the salvaged file does without): walked only so that
+		case string(bucketStaging), string(bucketRefStaging), string(bucketContexts), string(bucketWords):
+			// Unfinished imports, compiled-context records and the word
+			// index (derived: the salvaged file does without, and its
+			// first write builds the index): walked only so that
 			// scanLoose skips them.
 			f.each(*b, func([]byte, []byte, *rawBucket) {})
 		case string(bucketRefsets):
