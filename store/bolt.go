@@ -326,19 +326,29 @@ func (b *Bolt) update(s *session, fn func(Tx) error) (erased, checkpointed bool,
 		if err := fn(btx); err != nil {
 			return err
 		}
-		if err := btx.finishWords(); err != nil {
-			return err
-		}
-		if err := btx.commitJournal(time.Now()); err != nil {
-			return err
-		}
+		err = btx.finishWrite()
 		erased, checkpointed = btx.erased, btx.checkpointed
-		if erased {
-			return markErasure(tx)
-		}
-		return nil
+		return err
 	})
 	return erased && err == nil, checkpointed && err == nil, err
+}
+
+// finishWrite ends the work of a write transaction whose functions ran:
+// the word index's pending documents, the journal's record (which may
+// checkpoint it: t.checkpointed), and the erasure mark when the
+// transaction deleted stored text (t.erased). The single and the grouped
+// update share it, as they share beginWrite.
+func (t *boltTx) finishWrite() error {
+	if err := t.finishWords(); err != nil {
+		return err
+	}
+	if err := t.commitJournal(time.Now()); err != nil {
+		return err
+	}
+	if t.erased {
+		return markErasure(t.tx)
+	}
+	return nil
 }
 
 // beginWrite starts the work of a write transaction tx of session s: the

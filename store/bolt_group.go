@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -221,17 +220,9 @@ func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall,
 			fnErased = fnErased || btx.erased
 			btx.erased = before || btx.erased
 		}
-		if err := btx.finishWords(); err != nil {
-			return err
-		}
-		if err := btx.commitJournal(time.Now()); err != nil {
-			return err
-		}
+		err = btx.finishWrite()
 		erased, checkpointed = btx.erased, btx.checkpointed
-		if erased {
-			return markErasure(tx)
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		for _, c := range *left {
