@@ -39,6 +39,19 @@ func staleCursor(h tract.Hash) *Error {
 	return badRequest(CodeBadCursor, "cursor %s: that commit is no longer in the history (deleted since the page before): start again without cursor", h.Short())
 }
 
+// cursorStart returns where a page of an order starts: 0 without a
+// cursor, else the cursor commit's position in the order (pos).
+func cursorStart(pos map[tract.Hash]int, cursor tract.Hash, hasCursor bool) (int, error) {
+	if !hasCursor {
+		return 0, nil
+	}
+	p, ok := pos[cursor]
+	if !ok {
+		return 0, staleCursor(cursor)
+	}
+	return p, nil
+}
+
 // log answers GET /api/log: 'tract log --json' (rev=REV, from HEAD by
 // default) or, with all=1, 'tract log --all --json', a page of limit
 // commits at a time.
@@ -94,13 +107,9 @@ func (s *Server) logAll(w http.ResponseWriter, r *http.Request, n int, cursor tr
 	var page logPage
 	err := s.outlines.withShape(r.Context(), func(sh *shape) error {
 		flat, chains, pos := sh.flatOrder()
-		start := 0
-		if hasCursor {
-			p, ok := pos[cursor]
-			if !ok {
-				return staleCursor(cursor)
-			}
-			start = p
+		start, err := cursorStart(pos, cursor, hasCursor)
+		if err != nil {
+			return err
 		}
 		end := min(start+n, len(flat))
 		cs, err := sh.infos(r.Context(), flat[start:end])
@@ -190,13 +199,9 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) error {
 	var page graphPage
 	err = s.outlines.withShape(r.Context(), func(sh *shape) error {
 		topo, pos := sh.topoOrder()
-		start := 0
-		if hasCursor {
-			p, ok := pos[cursor]
-			if !ok {
-				return staleCursor(cursor)
-			}
-			start = p
+		start, err := cursorStart(pos, cursor, hasCursor)
+		if err != nil {
+			return err
 		}
 		end := min(start+n, len(topo))
 		// The layout of a row depends on the rows above it: lay them out
