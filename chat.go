@@ -232,6 +232,15 @@ func OnEscalation(fn EscalationFunc) ChatOption { return turn.OnEscalation(fn) }
 // "skip", "abort" or "fix: INSTRUCTION".
 func ParseResolution(s string) (Resolution, error) { return turn.ParseResolution(s) }
 
+// ResolutionOf builds an answer to an escalation from an action and,
+// for fix, its instruction, given apart (turn.ResolutionOf).
+func ResolutionOf(action, instruction string) (Resolution, error) {
+	return turn.ResolutionOf(action, instruction)
+}
+
+// ResolutionPartError is ResolutionOf's error.
+type ResolutionPartError = turn.ResolutionPartError
+
 // Judge returns a retry.JudgeFunc that asks client (with model, or the
 // client's default) for the "llm:" validator's verdict.
 func Judge(client llm.Client, model string) retry.JudgeFunc { return turn.Judge(client, model) }

@@ -65,20 +65,19 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) error {
 	if dec.More() {
 		return badRequest(CodeBadRequest, "the body holds more than one JSON value: send one answer object")
 	}
-	action := strings.ToLower(strings.TrimSpace(req.Action))
-	text := strings.TrimSpace(req.Text)
-	spec := action
-	switch {
-	case action == "fix" && text == "":
-		return badRequest(CodeBadRequest, "action \"fix\" needs the instruction in \"text\"")
-	case action == "fix":
-		spec = "fix: " + text
-	case text != "":
+	res, err := tract.ResolutionOf(req.Action, req.Text)
+	var pe *tract.ResolutionPartError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Part == "action":
+			return badRequest(CodeBadRequest, "action %q: give retry, skip, abort or fix (with \"text\")", req.Action)
+		case pe.Missing:
+			return badRequest(CodeBadRequest, "action \"fix\" needs the instruction in \"text\"")
+		}
 		return badRequest(CodeBadRequest, "\"text\" goes with action \"fix\" only, not %q", req.Action)
 	}
-	res, err := tract.ParseResolution(spec)
-	if err != nil || strings.Contains(action, ":") {
-		return badRequest(CodeBadRequest, "action %q: give retry, skip, abort or fix (with \"text\")", req.Action)
+	if err != nil {
+		return err
 	}
 	res.By = strings.TrimSpace(req.By)
 	e, err := s.t.AnswerEscalation(r.Context(), r.PathValue("id"), res)

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -136,20 +137,19 @@ func (r *repo) note(ctx context.Context, _ *mcp.CallToolRequest, in NoteInput) (
 }
 
 func (r *repo) answer(ctx context.Context, req *mcp.CallToolRequest, in AnswerInput) (*tract.PendingEscalation, error) {
-	action := strings.ToLower(strings.TrimSpace(in.Action))
-	instruction := strings.TrimSpace(in.Instruction)
-	text := action
-	switch {
-	case action == string(tract.ResolveFix) && instruction == "":
-		return nil, &InputError{Field: "instruction", Problem: "is empty: fix needs the guidance to give the model"}
-	case action == string(tract.ResolveFix):
-		text = "fix: " + instruction
-	case instruction != "":
+	res, err := tract.ResolutionOf(in.Action, in.Instruction)
+	var pe *tract.ResolutionPartError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Part == "action":
+			return nil, &InputError{Field: "action", Problem: fmt.Sprintf("%q: give retry, skip, abort or fix", in.Action)}
+		case pe.Missing:
+			return nil, &InputError{Field: "instruction", Problem: "is empty: fix needs the guidance to give the model"}
+		}
 		return nil, &InputError{Field: "instruction", Problem: fmt.Sprintf("goes with fix only, not with %q", in.Action)}
 	}
-	res, err := tract.ParseResolution(text)
-	if err != nil || strings.Contains(action, ":") {
-		return nil, &InputError{Field: "action", Problem: fmt.Sprintf("%q: give retry, skip, abort or fix", in.Action)}
+	if err != nil {
+		return nil, err
 	}
 	res.By = strings.TrimSpace(in.By)
 	if res.By == "" {

@@ -93,6 +93,50 @@ func ParseResolution(s string) (Resolution, error) {
 	return Resolution{}, fmt.Errorf("%q is no answer to an escalation: give retry, skip, abort or fix: INSTRUCTION", s)
 }
 
+// ResolutionOf builds the answer to an escalation from its parts, as a
+// form or a tool gives them apart: action, one of retry, skip, abort and
+// fix (case and surrounding space do not matter), and instruction, which
+// goes with fix and fix alone. Its error is a *ResolutionPartError.
+func ResolutionOf(action, instruction string) (Resolution, error) {
+	a := strings.ToLower(strings.TrimSpace(action))
+	instruction = strings.TrimSpace(instruction)
+	spec := a
+	switch {
+	case a == string(record.ResolveFix) && instruction == "":
+		return Resolution{}, &ResolutionPartError{Part: "instruction", Action: action, Missing: true}
+	case a == string(record.ResolveFix):
+		spec = "fix: " + instruction
+	case instruction != "":
+		return Resolution{}, &ResolutionPartError{Part: "instruction", Action: action}
+	}
+	r, err := ParseResolution(spec)
+	if err != nil || strings.Contains(a, ":") {
+		return Resolution{}, &ResolutionPartError{Part: "action", Action: action}
+	}
+	return r, nil
+}
+
+// ResolutionPartError is ResolutionOf's error: which part was wrong.
+type ResolutionPartError struct {
+	// Part is "action" (not one of the four) or "instruction" (missing
+	// with fix, or given with another action).
+	Part string
+	// Action is the action as given.
+	Action string
+	// Missing is set when fix came without an instruction.
+	Missing bool
+}
+
+func (e *ResolutionPartError) Error() string {
+	switch {
+	case e.Part == "action":
+		return fmt.Sprintf("action %q: give retry, skip, abort or fix", e.Action)
+	case e.Missing:
+		return "fix needs an instruction"
+	}
+	return fmt.Sprintf("an instruction goes with fix only, not with %q", e.Action)
+}
+
 // check refuses a resolution the turn cannot act on.
 func (r Resolution) check() error {
 	switch r.Action {
