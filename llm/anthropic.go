@@ -109,15 +109,25 @@ func (c *Anthropic) Complete(ctx context.Context, req Request) (*Response, error
 // top-level system field, the others merged so that roles alternate, the
 // tools, and a schema of an object as a tool (see anthropicTools).
 func (c *Anthropic) encode(req Request) (body []byte, schemaSent bool, err error) {
+	wire, schemaSent, err := c.wire(req)
+	if err != nil {
+		return nil, false, err
+	}
+	b, err := encodeBody(&wire)
+	return b, schemaSent, err
+}
+
+// wire returns the request body of req, to be encoded.
+func (c *Anthropic) wire(req Request) (wire anthropicRequest, schemaSent bool, err error) {
 	model := req.Model
 	if model == "" {
 		model = c.model
 	}
 	system, msgs, err := anthropicMessages(req.Messages)
 	if err != nil {
-		return nil, false, fmt.Errorf("anthropic: %w", err)
+		return wire, false, fmt.Errorf("anthropic: %w", err)
 	}
-	wire := anthropicRequest{
+	wire = anthropicRequest{
 		Model:       model,
 		MaxTokens:   c.maxTokens,
 		System:      system,
@@ -126,8 +136,7 @@ func (c *Anthropic) encode(req Request) (body []byte, schemaSent bool, err error
 		Stream:      req.OnDelta != nil,
 	}
 	wire.Tools, wire.ToolChoice, schemaSent = anthropicTools(req)
-	b, err := encodeRequest(wire)
-	return b, schemaSent, err
+	return wire, schemaSent, nil
 }
 
 // anthropicTools maps a Request's tools, tool choice and schema (checked

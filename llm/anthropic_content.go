@@ -29,6 +29,42 @@ func (m anthropicMessage) MarshalJSON() ([]byte, error) {
 	}{m.Role, content})
 }
 
+// appendJSON appends m as MarshalJSON writes it (json.Marshal escapes
+// HTML: "<" goes as \u003c).
+func (m *anthropicMessage) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"role":`...)
+	b = appendString(b, m.Role, true)
+	b = append(b, `,"content":`...)
+	if m.Blocks == nil {
+		b = appendString(b, m.Text, true)
+		return append(b, '}'), nil
+	}
+	b = append(b, '[')
+	for i := range m.Blocks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = m.Blocks[i].appendJSON(b); err != nil {
+			return b, err
+		}
+	}
+	return append(b, "]}"...), nil
+}
+
+// sizeHint is about the bytes of m's JSON.
+func (m *anthropicMessage) sizeHint() int {
+	n := 30 + len(m.Role) + len(m.Text)
+	for i := range m.Blocks {
+		c := &m.Blocks[i]
+		n += 120 + len(c.Type) + len(c.Text) + len(c.ID) + len(c.Name) + len(c.Input) + len(c.ToolUseID) + len(c.Content)
+		if c.Source != nil {
+			n += 60 + len(c.Source.Type) + len(c.Source.MediaType) + len(c.Source.Data) + len(c.Source.URL)
+		}
+	}
+	return n
+}
+
 // blocks returns m's content as blocks: its text as a text block when it
 // has no blocks (none for no text).
 func (m anthropicMessage) blocks() []anthropicContent {
@@ -53,6 +89,40 @@ type anthropicContent struct {
 	Input     json.RawMessage  `json:"input,omitempty"`
 	ToolUseID string           `json:"tool_use_id,omitempty"`
 	Content   string           `json:"content,omitempty"`
+}
+
+// appendJSON appends c as json.Marshal writes it: HTML escaped, the
+// empty members left out.
+func (c *anthropicContent) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"type":`...)
+	b = appendString(b, c.Type, true)
+	str := func(key, v string) {
+		if v != "" {
+			b = appendKey(b, key, false)
+			b = appendString(b, v, true)
+		}
+	}
+	str("text", c.Text)
+	if s := c.Source; s != nil {
+		b = append(b, `,"source":{"type":`...)
+		b = appendString(b, s.Type, true)
+		str("media_type", s.MediaType)
+		str("data", s.Data)
+		str("url", s.URL)
+		b = append(b, '}')
+	}
+	str("id", c.ID)
+	str("name", c.Name)
+	if len(c.Input) > 0 {
+		b = append(b, `,"input":`...)
+		var err error
+		if b, err = appendCompact(b, c.Input, true); err != nil {
+			return b, err
+		}
+	}
+	str("tool_use_id", c.ToolUseID)
+	str("content", c.Content)
+	return append(b, '}'), nil
 }
 
 // anthropicSource is where an image or a document block's data is: inline

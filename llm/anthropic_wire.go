@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/tractdag/tract/internal/jsonerr"
@@ -25,6 +26,68 @@ type anthropicRequest struct {
 	Stream      bool                 `json:"stream,omitempty"`
 	Tools       []anthropicTool      `json:"tools,omitempty"`
 	ToolChoice  *anthropicToolChoice `json:"tool_choice,omitempty"`
+}
+
+// sizeHint is about the bytes of r's JSON.
+func (r *anthropicRequest) sizeHint() int {
+	n := 200 + len(r.Model) + len(r.System)
+	for i := range r.Messages {
+		n += r.Messages[i].sizeHint()
+	}
+	return n
+}
+
+// appendJSON appends r as encoding/json writes it: the messages by hand
+// (HTML escaped, as their MarshalJSON escapes it), the members around
+// them by encoding/json (not escaped).
+func (r *anthropicRequest) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"model":`...)
+	b = appendString(b, r.Model, false)
+	b = append(b, `,"max_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.MaxTokens), 10)
+	if r.System != "" {
+		b = append(b, `,"system":`...)
+		b = appendString(b, r.System, false)
+	}
+	b = append(b, `,"messages":`...)
+	if r.Messages == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = r.Messages[i].appendJSON(b); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	}
+	var err error
+	if r.Temperature != nil {
+		b = append(b, `,"temperature":`...)
+		if b, err = appendValue(b, *r.Temperature); err != nil {
+			return b, err
+		}
+	}
+	if r.Stream {
+		b = append(b, `,"stream":true`...)
+	}
+	if len(r.Tools) > 0 {
+		b = append(b, `,"tools":`...)
+		if b, err = appendValue(b, r.Tools); err != nil {
+			return b, err
+		}
+	}
+	if r.ToolChoice != nil {
+		b = append(b, `,"tool_choice":`...)
+		if b, err = appendValue(b, r.ToolChoice); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
 }
 
 type anthropicTool struct {

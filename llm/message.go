@@ -235,133 +235,192 @@ func sizeOf(n int) string {
 // Extra member named like a field or holding invalid JSON. It does not
 // check what a server would (a tool call's id, say): UnmarshalJSON does.
 func (m Message) MarshalJSON() ([]byte, error) {
-	if m.Parts != nil && m.Content != "" {
-		return nil, fieldError("content", "is set both as text and as parts")
+	b, err := m.appendJSON(make([]byte, 0, m.sizeHint()), false)
+	if err != nil {
+		return nil, err
 	}
-	if m.Parts != nil && len(m.Parts) == 0 {
-		return nil, fieldError("content", "is an empty array: give at least one part")
-	}
-	var b bytes.Buffer
-	b.WriteString(`{"role":`)
-	writeString(&b, m.Role)
-	b.WriteString(`,"content":`)
-	switch {
-	case m.Parts != nil:
-		b.WriteByte('[')
-		for i, p := range m.Parts {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := p.write(&b, fmt.Sprintf("content[%d]", i)); err != nil {
-				return nil, err
-			}
-		}
-		b.WriteByte(']')
-	case m.NullContent():
-		b.WriteString("null")
-	default:
-		writeString(&b, m.Content)
-	}
-	if m.Name != "" {
-		b.WriteString(`,"name":`)
-		writeString(&b, m.Name)
-	}
-	if len(m.ToolCalls) > 0 {
-		b.WriteString(`,"tool_calls":`)
-		if err := writeValue(&b, m.ToolCalls); err != nil {
-			return nil, err
-		}
-	}
-	if m.ToolCallID != "" {
-		b.WriteString(`,"tool_call_id":`)
-		writeString(&b, m.ToolCallID)
-	}
-	keys := make([]string, 0, len(m.Extra))
-	for k := range m.Extra {
-		if slices.Contains(known, k) {
-			return nil, fieldError(k, "is a field of the message and cannot be an extra member")
-		}
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		v := m.Extra[k]
-		if !json.Valid(v) {
-			return nil, fieldError(k, "is not valid JSON")
-		}
-		b.WriteByte(',')
-		writeString(&b, k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return b, nil
 }
 
-// write writes p as a content part: "type", then the member the type
-// names.
-func (p Part) write(b *bytes.Buffer, field string) error {
-	b.WriteString(`{"type":`)
-	writeString(b, p.Type)
-	var v any // the member the type names; nil when it is missing
+// appendJSON appends m as MarshalJSON writes it, strings unescaped for
+// HTML: whoever encodes the message as a whole decides that (json.Marshal
+// escapes it, an Encoder with SetEscapeHTML(false) does not). With
+// compact, the Extra members are written without insignificant white
+// space, as encoding/json writes a MarshalJSON's output.
+func (m *Message) appendJSON(b []byte, compact bool) ([]byte, error) {
+	if m.Parts != nil && m.Content != "" {
+		return b, fieldError("content", "is set both as text and as parts")
+	}
+	if m.Parts != nil && len(m.Parts) == 0 {
+		return b, fieldError("content", "is an empty array: give at least one part")
+	}
+	b = append(b, `{"role":`...)
+	b = appendString(b, m.Role, false)
+	b = append(b, `,"content":`...)
+	switch {
+	case m.Parts != nil:
+		b = append(b, '[')
+		for i := range m.Parts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = m.Parts[i].appendJSON(b, i); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	case m.NullContent():
+		b = append(b, "null"...)
+	default:
+		b = appendString(b, m.Content, false)
+	}
+	if m.Name != "" {
+		b = append(b, `,"name":`...)
+		b = appendString(b, m.Name, false)
+	}
+	if len(m.ToolCalls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i, c := range m.ToolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = appendString(b, c.ID, false)
+			b = append(b, `,"type":`...)
+			b = appendString(b, c.Type, false)
+			b = append(b, `,"function":{"name":`...)
+			b = appendString(b, c.Function.Name, false)
+			b = append(b, `,"arguments":`...)
+			b = appendString(b, c.Function.Arguments, false)
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	if m.ToolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		b = appendString(b, m.ToolCallID, false)
+	}
+	if len(m.Extra) > 0 {
+		keys := make([]string, 0, len(m.Extra))
+		for k := range m.Extra {
+			if slices.Contains(known, k) {
+				return b, fieldError(k, "is a field of the message and cannot be an extra member")
+			}
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			v := m.Extra[k]
+			if !json.Valid(v) {
+				return b, fieldError(k, "is not valid JSON")
+			}
+			b = append(b, ',')
+			b = appendString(b, k, false)
+			b = append(b, ':')
+			if compact {
+				b, _ = appendCompact(b, v, false) // valid: checked above
+			} else {
+				b = append(b, v...)
+			}
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// sizeHint is about the bytes of m's JSON when its strings need no
+// escapes.
+func (m *Message) sizeHint() int {
+	n := 40 + len(m.Role) + len(m.Content) + len(m.Name) + len(m.ToolCallID)
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		n += 40 + len(p.Type) + len(p.Text)
+		if p.ImageURL != nil {
+			n += 30 + len(p.ImageURL.URL) + len(p.ImageURL.Detail)
+		}
+		if p.InputAudio != nil {
+			n += 30 + len(p.InputAudio.Data) + len(p.InputAudio.Format)
+		}
+		if p.File != nil {
+			n += 50 + len(p.File.Filename) + len(p.File.FileData) + len(p.File.FileID)
+		}
+	}
+	for _, c := range m.ToolCalls {
+		n += 70 + len(c.ID) + len(c.Type) + len(c.Function.Name) + len(c.Function.Arguments)
+	}
+	for k, v := range m.Extra {
+		n += 4 + len(k) + len(v)
+	}
+	return n
+}
+
+// appendJSON appends p, the content part at index i (an error names it
+// content[i]; "part" when i is negative), as a content part object:
+// "type", then the member the type names.
+func (p *Part) appendJSON(b []byte, i int) ([]byte, error) {
+	field := func() string {
+		if i < 0 {
+			return "part"
+		}
+		return fmt.Sprintf("content[%d]", i)
+	}
+	b = append(b, `{"type":`...)
+	b = appendString(b, p.Type, false)
+	missing := false
 	switch p.Type {
 	case PartText:
-		b.WriteString(`,"text":`)
-		writeString(b, p.Text)
-		b.WriteByte('}')
-		return nil
+		b = append(b, `,"text":`...)
+		b = appendString(b, p.Text, false)
 	case PartImageURL:
-		if p.ImageURL != nil {
-			v = p.ImageURL
+		if missing = p.ImageURL == nil; !missing {
+			b = append(b, `,"image_url":{"url":`...)
+			b = appendString(b, p.ImageURL.URL, false)
+			if p.ImageURL.Detail != "" {
+				b = append(b, `,"detail":`...)
+				b = appendString(b, p.ImageURL.Detail, false)
+			}
+			b = append(b, '}')
 		}
 	case PartInputAudio:
-		if p.InputAudio != nil {
-			v = p.InputAudio
+		if missing = p.InputAudio == nil; !missing {
+			b = append(b, `,"input_audio":{"data":`...)
+			b = appendString(b, p.InputAudio.Data, false)
+			b = append(b, `,"format":`...)
+			b = appendString(b, p.InputAudio.Format, false)
+			b = append(b, '}')
 		}
 	case PartFile:
-		if p.File != nil {
-			v = p.File
+		if missing = p.File == nil; !missing {
+			b = append(b, `,"file":{`...)
+			first := true
+			for _, kv := range [...]struct{ k, v string }{
+				{"filename", p.File.Filename}, {"file_data", p.File.FileData}, {"file_id", p.File.FileID},
+			} {
+				if kv.v != "" {
+					b = appendKey(b, kv.k, first)
+					b = appendString(b, kv.v, false)
+					first = false
+				}
+			}
+			b = append(b, '}')
 		}
 	default:
-		return unsupported(field+".type", "%q is not supported (supported: %s)", p.Type, strings.Join(PartTypes, ", "))
+		return b, unsupported(field()+".type", "%q is not supported (supported: %s)", p.Type, strings.Join(PartTypes, ", "))
 	}
-	if v == nil {
-		return fieldError(field+"."+p.Type, "is missing")
+	if missing {
+		return b, fieldError(field()+"."+p.Type, "is missing")
 	}
-	b.WriteString(`,"` + p.Type + `":`)
-	if err := writeValue(b, v); err != nil {
-		return err
-	}
-	b.WriteByte('}')
-	return nil
+	return append(b, '}'), nil
 }
 
 // MarshalJSON writes p as a content part object: "type", then the member
 // the type names.
 func (p Part) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	if err := p.write(&b, "part"); err != nil {
+	b, err := p.appendJSON(nil, -1)
+	if err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
-}
-
-// writeString writes s as a JSON string, without escaping HTML: whoever
-// encodes the message as a whole decides that (json.Marshal escapes it,
-// an Encoder with SetEscapeHTML(false) does not).
-func writeString(b *bytes.Buffer, s string) {
-	_ = writeValue(b, s) // a string always encodes
-}
-
-// writeValue writes v's JSON, without escaping HTML.
-func writeValue(b *bytes.Buffer, v any) error {
-	e := json.NewEncoder(b)
-	e.SetEscapeHTML(false)
-	if err := e.Encode(v); err != nil {
-		return err
-	}
-	b.Truncate(b.Len() - 1) // Encode's newline
-	return nil
+	return b, nil
 }
 
 // UnmarshalJSON reads an OpenAI message object. It is strict about what

@@ -142,6 +142,13 @@ func (c *OpenAI) Complete(ctx context.Context, req Request) (*Response, error) {
 // encode builds the JSON body of req; schemaSent says whether it carries
 // req.Schema.
 func (c *OpenAI) encode(req Request) (body []byte, schemaSent bool, err error) {
+	wire := c.wire(req)
+	b, err := encodeBody(&wire)
+	return b, req.Schema != nil, err
+}
+
+// wire returns the request body of req, to be encoded.
+func (c *OpenAI) wire(req Request) chatRequest {
 	model := req.Model
 	if model == "" {
 		model = c.model
@@ -164,8 +171,7 @@ func (c *OpenAI) encode(req Request) (body []byte, schemaSent bool, err error) {
 		}}
 	}
 	wire.Tools, wire.ToolChoice = openAITools(req.Tools, req.ToolChoice)
-	b, err := encodeRequest(wire)
-	return b, req.Schema != nil, err
+	return wire
 }
 
 // openAITools maps a Request's tools and tool choice (checked by
@@ -192,9 +198,11 @@ func openAITools(tools []ToolDef, choice ToolChoice) ([]openAITool, any) {
 	return out, nil
 }
 
-// encodeRequest encodes the body of a request to either provider without
-// HTML escaping: the messages go out as they were written ("<" stays
-// "<"), as Compile's JSON prints them.
+// encodeRequest encodes the body of a request to either provider with
+// encoding/json, without HTML escaping: the messages go out as they were
+// written ("<" stays "<"), as Compile's JSON prints them. encodeBody
+// writes the same bytes faster; this is its reference, and gives the
+// error of a request it cannot write.
 func encodeRequest(wire any) ([]byte, error) {
 	var b bytes.Buffer
 	e := json.NewEncoder(&b)

@@ -48,6 +48,71 @@ type chatRequest struct {
 	ToolChoice any `json:"tool_choice,omitempty"`
 }
 
+// sizeHint is about the bytes of r's JSON.
+func (r *chatRequest) sizeHint() int {
+	n := 200 + len(r.Model)
+	for i := range r.Messages {
+		n += r.Messages[i].sizeHint()
+	}
+	return n
+}
+
+// appendJSON appends r as encoding/json writes it (without escaping
+// HTML): the messages by hand, the small members around them by
+// encoding/json.
+func (r *chatRequest) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"model":`...)
+	b = appendString(b, r.Model, false)
+	b = append(b, `,"messages":`...)
+	if r.Messages == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = r.Messages[i].appendJSON(b, true); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	}
+	var err error
+	if r.Temperature != nil {
+		b = append(b, `,"temperature":`...)
+		if b, err = appendValue(b, *r.Temperature); err != nil {
+			return b, err
+		}
+	}
+	if r.MaxTokens != 0 {
+		b = append(b, `,"max_tokens":`...)
+		b = strconv.AppendInt(b, int64(r.MaxTokens), 10)
+	}
+	b = append(b, `,"stream":`...)
+	b = strconv.AppendBool(b, r.Stream)
+	for _, m := range [...]struct {
+		key  string
+		v    any
+		omit bool
+	}{
+		{"stream_options", r.StreamOptions, r.StreamOptions == nil},
+		{"response_format", r.ResponseFormat, r.ResponseFormat == nil},
+		{"tools", r.Tools, len(r.Tools) == 0},
+		{"tool_choice", r.ToolChoice, r.ToolChoice == nil},
+	} {
+		if m.omit {
+			continue
+		}
+		b = appendKey(b, m.key, false)
+		if b, err = appendValue(b, m.v); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
 // openAITool is a tool of a request: {"type": "function", "function":
 // {"name", "description", "parameters"}}.
 type openAITool struct {
