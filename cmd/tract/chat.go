@@ -251,6 +251,9 @@ func newChatRecord(res *tract.ChatResult, err error) chatRecord {
 func chatRun(cmd *cobra.Command, opts *ChatOptions) (retErr error) {
 	f := opts.Factory
 	ctx := cmd.Context()
+	if f.IO.OneTurn != nil {
+		f.IO.OneTurn(f.Getenv)
+	}
 	text, err := chatText(f, opts)
 	if err != nil {
 		return err

@@ -37,6 +37,11 @@ type IOStreams struct {
 	// command registered with it; nil (a test's run) leaves the second
 	// Ctrl-C to the command.
 	Interrupts *interrupts
+	// OneTurn, when set, is called by a command that runs one turn and
+	// exits ('tract chat' without the REPL): main sets it to
+	// oneTurnMemory, which leaves the heap to grow without collections
+	// up to a bound; nil (a test's run) leaves the collector alone.
+	OneTurn func(getenv func(string) string)
 }
 
 // isTerminal reports whether f is a terminal (not merely a character

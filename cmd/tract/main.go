@@ -16,6 +16,7 @@ func main() {
 	// The first Ctrl-C cancels the command; a second exits at once (see
 	// interrupts).
 	io.Interrupts = newInterrupts(os.Stderr, os.Exit)
+	io.OneTurn = oneTurnMemory
 	ctx, stop := io.Interrupts.notify(context.Background())
 	code := run(ctx, os.Args[1:], io, os.Getenv)
 	stop()
