@@ -199,8 +199,9 @@ func openAITools(tools []ToolDef, choice ToolChoice) ([]openAITool, any) {
 }
 
 // encodeRequest encodes the body of a request to either provider with
-// encoding/json, without HTML escaping: the messages go out as they were
-// written ("<" stays "<"), as Compile's JSON prints them. encodeBody
+// encoding/json, without HTML escaping: OpenAI's messages go out as they
+// were written ("<" stays "<"), as Compile's JSON prints them
+// (Anthropic's messages escape it: their MarshalJSON does). encodeBody
 // writes the same bytes faster; this is its reference, and gives the
 // error of a request it cannot write.
 func encodeRequest(wire any) ([]byte, error) {
