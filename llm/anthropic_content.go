@@ -150,6 +150,21 @@ type anthropicSource struct {
 // are not sent.
 func anthropicMessages(in []Message) (system string, out []anthropicMessage, err error) {
 	var sys []string
+	// A run of messages of one role is merged when it ends, once: its
+	// texts joined while none has blocks, else its blocks reordered (a
+	// merge at each message copied the run again, and took minutes for
+	// a run of 100,000).
+	var texts []string // the run's texts, while it has no blocks
+	merged := false    // the run has blocks of more than one message
+	end := func() {
+		if n := len(out); n > 0 && out[n-1].Blocks == nil && len(texts) > 1 {
+			out[n-1].Text = strings.Join(texts, "\n\n")
+		}
+		if merged {
+			out[len(out)-1].Blocks = toolResultsFirst(out[len(out)-1].Blocks)
+		}
+		texts, merged = texts[:0], false
+	}
 	for i, m := range in {
 		if m.Role == "system" || m.Role == "developer" {
 			sys = append(sys, m.Text())
@@ -162,13 +177,22 @@ func anthropicMessages(in []Message) (system string, out []anthropicMessage, err
 		n := len(out)
 		switch {
 		case n == 0 || out[n-1].Role != am.Role:
+			end()
 			out = append(out, am)
+			if am.Blocks == nil {
+				texts = append(texts, am.Text)
+			}
 		case out[n-1].Blocks == nil && am.Blocks == nil:
-			out[n-1].Text += "\n\n" + am.Text
+			texts = append(texts, am.Text)
 		default:
-			out[n-1].Blocks = toolResultsFirst(append(out[n-1].blocks(), am.blocks()...))
+			if out[n-1].Blocks == nil {
+				out[n-1].Text = strings.Join(texts, "\n\n")
+			}
+			out[n-1].Blocks = append(out[n-1].blocks(), am.blocks()...)
+			merged = true
 		}
 	}
+	end()
 	return strings.Join(sys, "\n\n"), out, nil
 }
 

@@ -439,3 +439,64 @@ func FuzzRequestBody(f *testing.F) {
 		require.Equal(t, referenceBody(t, &aw), string(got))
 	})
 }
+
+// refAnthropicMessages is anthropicMessages as it merged a run of one
+// role before: at each message, the run so far copied again.
+func refAnthropicMessages(in []Message) (system string, out []anthropicMessage, err error) {
+	var sys []string
+	for i, m := range in {
+		if m.Role == "system" || m.Role == "developer" {
+			sys = append(sys, m.Text())
+			continue
+		}
+		am, err := anthropicMessageOf(m)
+		if err != nil {
+			return "", nil, fmt.Errorf("message %d (%s): %w", i+1, m.Role, err)
+		}
+		n := len(out)
+		switch {
+		case n == 0 || out[n-1].Role != am.Role:
+			out = append(out, am)
+		case out[n-1].Blocks == nil && am.Blocks == nil:
+			out[n-1].Text += "\n\n" + am.Text
+		default:
+			out[n-1].Blocks = toolResultsFirst(append(out[n-1].blocks(), am.blocks()...))
+		}
+	}
+	return strings.Join(sys, "\n\n"), out, nil
+}
+
+// Runs of one role merge as they did, whatever the shapes in them.
+func TestAnthropicMessages_RunsMergeAsBefore(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 4))
+	for range 2000 {
+		var msgs []Message
+		for range r.IntN(12) {
+			m := randMessage(r, true)
+			if r.IntN(3) == 0 {
+				m = Message{Role: []string{"user", "assistant", "tool"}[r.IntN(3)], Content: []string{"", "a", "b<"}[r.IntN(3)]}
+			}
+			msgs = append(msgs, m)
+		}
+		wantSys, want, wantErr := refAnthropicMessages(msgs)
+		sys, got, err := anthropicMessages(msgs)
+		require.Equal(t, wantErr, err)
+		require.Equal(t, wantSys, sys)
+		require.Equal(t, want, got)
+	}
+}
+
+// A long run of one role is merged once: 100,000 user messages in a row
+// (an import of notes, say) took minutes when each merge copied the run.
+func TestAnthropicMessages_LongRunOfOneRole(t *testing.T) {
+	msgs := make([]Message, 100_000)
+	texts := make([]string, len(msgs))
+	for i := range msgs {
+		texts[i] = fmt.Sprintf("note %d", i)
+		msgs[i] = Message{Role: "user", Content: texts[i]}
+	}
+	_, out, err := anthropicMessages(msgs)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	assert.Equal(t, strings.Join(texts, "\n\n"), out[0].Text)
+}
