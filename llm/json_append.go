@@ -100,7 +100,9 @@ func plainWord(w uint64, escapeHTML bool) bool {
 	special |= hasZero(w ^ '"'*lows)
 	special |= hasZero(w ^ '\\'*lows)
 	if escapeHTML {
-		special |= hasZero(w^'<'*lows) | hasZero(w^'>'*lows) | hasZero(w^'&'*lows)
+		// '<' and '>' (0x3c, 0x3e) differ in one bit, which one test
+		// leaves out.
+		special |= hasZero((w^'<'*lows)&^(2*lows)) | hasZero(w^'&'*lows)
 	}
 	return special&highs == 0
 }
