@@ -14,6 +14,7 @@ package compiled
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/tractdag/tract/dag"
@@ -102,13 +103,13 @@ type chunk struct {
 }
 
 // oldestFirst returns the messages of chunks, collected newest chunk
-// first, in one slice of exact size, oldest first.
-func oldestFirst(chunks []chunk) []Message {
+// first, in one slice, oldest first, with room for spare more.
+func oldestFirst(chunks []chunk, spare int) []Message {
 	n := 0
 	for _, ch := range chunks {
 		n += len(ch.msgs)
 	}
-	out := make([]Message, n)
+	out := make([]Message, n, n+spare)
 	for _, ch := range chunks {
 		if !ch.newestFirst {
 			n -= len(ch.msgs)
@@ -122,6 +123,10 @@ func oldestFirst(chunks []chunk) []Message {
 	}
 	return out
 }
+
+// spareCommits is the room a cold walk leaves in the cache's slices for
+// the commits that follow.
+const spareCommits = 64
 
 // step is what one entry of a walk adds to the chain's messages: add
 // messages, and for a record, the total it says the chain has through
@@ -237,7 +242,16 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 	if hashes.Len() == 0 {
 		return keep, true, nil
 	}
-	fresh, added := hashes.Reversed(), adds.Reversed()
+	// A walk that starts the cache leaves room for the commits of a few
+	// turns: a new process compiles a long chain once and then adds its
+	// turn's commits, each of which would otherwise copy the chain's
+	// messages into a slice twice their size.
+	spare := 0
+	if base < 0 {
+		spare = spareCommits
+	}
+	fresh := slices.AppendSeq(make([]dag.Hash, 0, hashes.Len()+spare), hashes.Backward())
+	added := adds.Reversed()
 	if hopped { // each record's total must be the messages through its commit
 		sum := keep
 		for _, a := range added {
@@ -253,12 +267,12 @@ func (c *Cache) walk(ctx context.Context, tx store.Tx, tip dag.Hash, ct store.Co
 	}
 	c.chain, c.count, c.msgs = c.chain[:base+1], c.count[:base+1], c.msgs[:keep]
 	if len(c.chain) == 0 {
-		c.chain, c.msgs = fresh, oldestFirst(chunks)
-		c.count = make([]int32, 0, len(fresh))
+		c.chain, c.msgs = fresh, oldestFirst(chunks, spare)
+		c.count = make([]int32, 0, len(fresh)+spare)
 		c.pos = make(map[dag.Hash]int32, len(fresh))
 	} else {
 		c.chain = append(c.chain, fresh...)
-		c.msgs = append(c.msgs, oldestFirst(chunks)...)
+		c.msgs = append(c.msgs, oldestFirst(chunks, 0)...)
 	}
 	n = keep
 	for i, h := range fresh {
