@@ -168,16 +168,25 @@ func (s *loadStats) call(hc *http.Client, url string, body []byte) bool {
 	return true
 }
 
-// run runs n conversations against url until the deadline: each sends
-// its next call when the last is answered and, when every is given, the
-// interval has passed since it sent the last (paced).
-func (s *loadStats) run(hc *http.Client, url string, n int, until time.Time, every time.Duration, next *atomic.Int64) {
+// newConversations returns n conversations, numbered from next.
+func newConversations(n int, next *atomic.Int64) []*conversation {
+	cs := make([]*conversation, n)
+	for i := range cs {
+		cs[i] = &conversation{next: next}
+	}
+	return cs
+}
+
+// run runs the conversations cs against url, each in a goroutine, until
+// the deadline: each sends its next call when the last is answered and,
+// when every is given, the interval has passed since it sent the last
+// (paced).
+func (s *loadStats) run(hc *http.Client, url string, cs []*conversation, until time.Time, every time.Duration) {
 	var wg sync.WaitGroup
-	for range n {
+	for _, c := range cs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &conversation{next: next}
 			var tick *time.Ticker
 			if every > 0 {
 				time.Sleep(rand.N(every)) // spread the conversations over the interval
@@ -244,9 +253,10 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 //     process's CPU time (its clients' and upstream's included; with
 //     -load-apart the proxy's process alone): what it would do on one
 //     core of its own;
-//   - paced: the conversations send -load-rate calls a second in all
-//     through the proxy, then, for as long again, straight to the
-//     upstream; added-p50-ms and added-p99-ms are the proxy's latency
+//   - paced: the conversations send -load-rate calls a second in all,
+//     through the proxy and straight to the upstream in turns of a second
+//     (loadWindow), -load of each, so that the machine's other work falls
+//     on both alike; added-p50-ms and added-p99-ms are the proxy's latency
 //     quantiles less the direct calls', added-cpu-µs/call the process's
 //     CPU time a call through the proxy took less a direct call's (with
 //     -load-apart: the proxy process's CPU time a call, all of it the
@@ -288,24 +298,37 @@ func (p loadPhase) stats() *loadStats {
 	return s
 }
 
-// loadPhases runs the three phases against the proxy at proxyURL and the
-// upstream at upURL, calling mark before each phase and once after the
-// last.
+// loadWindow is how long the paced calls go through the proxy, or
+// straight to the upstream, before they switch: the two take turns, so
+// that the machine's other work, which comes and goes, falls on both
+// alike.
+const loadWindow = time.Second
+
+// loadPhases runs the phases against the proxy at proxyURL and the
+// upstream at upURL: saturated, then the paced calls through the proxy
+// and straight to the upstream in turns of loadWindow, length in all for
+// each. It calls mark with "saturated", "paced" or "direct" as each
+// phase or turn starts, and "end" after the last.
 func loadPhases(hc *http.Client, proxyURL, upURL string, length time.Duration, rate int, mark func(phase string)) (saturated, proxied, direct loadPhase) {
 	var next atomic.Int64
-	run := func(name, url string, every time.Duration) loadPhase {
-		s := loadStats{proxied: url == proxyURL}
-		mark(name)
-		start := time.Now()
-		s.run(hc, url+"/v1/chat/completions", loadConversations, start.Add(length), every, &next)
-		return s.phase(time.Since(start))
-	}
-	saturated = run("saturated", proxyURL, 0)
+	sat := loadStats{proxied: true}
+	mark("saturated")
+	start := time.Now()
+	sat.run(hc, proxyURL+"/v1/chat/completions", newConversations(loadConversations, &next), start.Add(length), 0)
+	saturated = sat.phase(time.Since(start))
+
 	every := time.Duration(float64(time.Second) * loadConversations / float64(rate))
-	proxied = run("paced", proxyURL, every)
-	direct = run("direct", upURL, every)
+	p, d := loadStats{proxied: true}, loadStats{}
+	pcs, dcs := newConversations(loadConversations, &next), newConversations(loadConversations, &next)
+	for done := time.Duration(0); done < length; done += loadWindow {
+		w := min(loadWindow, length-done)
+		mark("paced")
+		p.run(hc, proxyURL+"/v1/chat/completions", pcs, time.Now().Add(w), every)
+		mark("direct")
+		d.run(hc, upURL+"/v1/chat/completions", dcs, time.Now().Add(w), every)
+	}
 	mark("end")
-	return saturated, proxied, direct
+	return saturated, p.phase(length), d.phase(length)
 }
 
 // loadClients is the process of the clients and the upstream under
@@ -420,10 +443,18 @@ func loadOnce(b *testing.B) {
 	stop := make(chan struct{})
 	peak := heapPeak(stop)
 
-	// cpu is the process's CPU time at the start of each phase, and at
-	// the end of the last.
+	// cpu is the process's CPU time in each phase ("paced" and "direct":
+	// over all their turns).
 	cpu := map[string]time.Duration{}
-	mark := func(phase string) { cpu[phase] = cpuTime() }
+	var last string
+	var lastCPU time.Duration
+	mark := func(phase string) {
+		now := cpuTime()
+		if last != "" {
+			cpu[last] += now - lastCPU
+		}
+		last, lastCPU = phase, now
+	}
 	var phases [3]loadPhase
 	b.StartTimer()
 	if *loadApart {
@@ -445,7 +476,7 @@ func loadOnce(b *testing.B) {
 	}
 	b.StopTimer()
 	close(stop)
-	require.Len(b, cpu, 4, "the phases' starts and end")
+	require.Equal(b, "end", last, "the phases' end")
 	saturated, proxied, direct := phases[0].stats(), phases[1].stats(), phases[2].stats()
 
 	// Every answered call's commit is on a branch.
@@ -475,7 +506,7 @@ func loadOnce(b *testing.B) {
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(float64(len(saturated.latencies))/phases[0].Seconds, "requests/s")
-	b.ReportMetric(float64(len(saturated.latencies))/(cpu["paced"]-cpu["saturated"]).Seconds(), "requests/cpu-s")
+	b.ReportMetric(float64(len(saturated.latencies))/cpu["saturated"].Seconds(), "requests/cpu-s")
 	b.ReportMetric(float64(len(proxied.latencies))/loadFor.Seconds(), "paced-requests/s")
 	b.ReportMetric(ms(proxied.quantile(0.5)-direct.quantile(0.5)), "added-p50-ms")
 	b.ReportMetric(ms(proxied.quantile(0.99)-direct.quantile(0.99)), "added-p99-ms")
@@ -488,9 +519,9 @@ func loadOnce(b *testing.B) {
 	perCall := func(cpu time.Duration, s *loadStats) float64 {
 		return float64(cpu.Microseconds()) / float64(max(1, len(s.latencies)))
 	}
-	added := perCall(cpu["direct"]-cpu["paced"], proxied)
+	added := perCall(cpu["paced"], proxied)
 	if !*loadApart {
-		added -= perCall(cpu["end"]-cpu["direct"], direct)
+		added -= perCall(cpu["direct"], direct)
 	}
 	b.ReportMetric(added, "added-cpu-µs/call")
 	b.ReportMetric(0, "ns/op")
