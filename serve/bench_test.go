@@ -378,14 +378,19 @@ func startClients(b *testing.B) (upURL string, in io.Writer, out *bufio.Scanner,
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(b, err)
 	require.NoError(b, cmd.Start())
+	waited := false
+	b.Cleanup(func() {
+		if !waited { // the benchmark failed first
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
 	out = bufio.NewScanner(stdout)
 	out.Buffer(nil, 1<<30)
 	if !out.Scan() {
-		cmd.Process.Kill()
-		cmd.Wait()
 		b.Fatalf("the clients' process printed no upstream URL: %v", out.Err())
 	}
-	return out.Text(), stdin, out, func() error { stdin.Close(); return cmd.Wait() }
+	return out.Text(), stdin, out, func() error { stdin.Close(); waited = true; return cmd.Wait() }
 }
 
 // diskSyncP99 returns the 99th percentile of a page written and synced
