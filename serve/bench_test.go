@@ -268,8 +268,8 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 // in use sampled during the phases (the clients' and the upstream's
 // included, but with -load-apart). Before the phases of a repository that
 // syncs, disk-sync-p99-ms measures the disk alone: the 99th percentile of
-// a page written and synced twice (fdatasync), as a durable bbolt commit
-// does, which no durable answer can beat.
+// a page written and synced twice (fdatasync on Linux), as a durable
+// bbolt commit does, which no durable answer can beat.
 //
 //	go test ./serve -run '^$' -bench Load -load 30s [-load-rate 1000] [-load-nosync] [-load-apart]
 func BenchmarkProxy_Load(b *testing.B) {
@@ -394,7 +394,7 @@ func startClients(b *testing.B) (upURL string, in io.Writer, out *bufio.Scanner,
 }
 
 // diskSyncP99 returns the 99th percentile of a page written and synced
-// with fdatasync twice, as a durable bbolt commit does (its pages, then
+// twice (dataSync), as a durable bbolt commit does (its pages, then
 // its meta page), in dir, measured for d.
 func diskSyncP99(b *testing.B, dir string, d time.Duration) time.Duration {
 	f, err := os.Create(filepath.Join(dir, "sync-probe"))
@@ -407,7 +407,7 @@ func diskSyncP99(b *testing.B, dir string, d time.Duration) time.Duration {
 		for range 2 {
 			_, err := f.WriteAt(page, 0)
 			require.NoError(b, err)
-			require.NoError(b, syscall.Fdatasync(int(f.Fd())))
+			require.NoError(b, dataSync(f))
 		}
 		s.latencies = append(s.latencies, time.Since(start))
 		time.Sleep(time.Millisecond)
