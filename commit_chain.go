@@ -3,6 +3,7 @@ package tract
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/refs"
@@ -47,8 +48,19 @@ func (t *Tract) CommitChainOn(ctx context.Context, name string, at Hash, msgs []
 		msg = action + ": " + english.Count(len(msgs), "commit", "commits")
 	}
 	full := refs.BranchRef(name)
-	var out []Hash
-	err := t.update(ctx, func(tx store.Tx) error {
+	// The chain depends on at and msgs alone: built before the
+	// transaction, its encoding and hashing hold no other writer of the
+	// file (the writes of concurrent calls are grouped into one
+	// transaction, which runs their functions one after another).
+	commits, blobs, err := t.buildChain(ctx, at, msgs, t.now())
+	if err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	out := make([]Hash, len(commits))
+	for i, c := range commits {
+		out[i] = c.Hash
+	}
+	err = t.update(ctx, func(tx store.Tx) error {
 		cur := head{Branch: full}
 		r, err := tx.Ref(full)
 		switch {
@@ -66,15 +78,10 @@ func (t *Tract) CommitChainOn(ctx context.Context, name string, at Hash, msgs []
 				return fmt.Errorf("%w: commit %s is not in the repository", ErrUnknownRevision, at.Short())
 			}
 		}
-		commits, blobs, err := t.buildChain(ctx, at, msgs, t.now())
-		if err != nil {
-			return err
-		}
-		out = make([]Hash, len(commits))
-		for i, c := range commits {
-			out[i] = c.Hash
-		}
-		if err := store.PutChain(tx, t.now(), commits, blobs); err != nil {
+		// PutChain sorts and fills in what it is given, and this function
+		// may run again (grouped with others, see store.Store.Update):
+		// each run gets the chain as built.
+		if err := store.PutChain(tx, t.now(), slices.Clone(commits), slices.Clone(blobs)); err != nil {
 			return err
 		}
 		return t.moveFrom(tx, cur, out[len(out)-1], action, msg)

@@ -3,6 +3,8 @@ package tract_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,4 +66,54 @@ func TestCommitChainOn_CreatesExtendsForksAndRefusesAMovedBranch(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, entries)
 	assert.Equal(t, "serve: 2 commits", entries[len(entries)-1].Message)
+}
+
+// Concurrent calls share transactions (group commit), and a group runs
+// its calls' functions again without one that failed: a call that
+// succeeds beside conflicting ones has its chain, as it returned it, on
+// its branch.
+func TestCommitChainOn_ConcurrentCallsBesideConflicts(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	base, err := tr.CommitChainOn(ctx, "base", tract.Hash{}, []tract.ImportMessage{{Role: tract.RoleSystem, Content: "root"}})
+	require.NoError(t, err)
+	const n = 32
+	hs, errs := make([][]tract.Hash, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name, at := fmt.Sprintf("c%d", i), base[0]
+			if i%2 == 1 {
+				name, at = "base", tract.Hash{} // base stands elsewhere: a conflict
+			}
+			hs[i], errs[i] = tr.CommitChainOn(ctx, name, at, []tract.ImportMessage{
+				{Role: tract.RoleUser, Content: fmt.Sprintf("question %d", i)},
+				{Role: tract.RoleAssistant, Content: fmt.Sprintf("answer %d", i)},
+			})
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if i%2 == 1 {
+			var conflict *tract.ConflictError
+			assert.ErrorAs(t, errs[i], &conflict, "call %d", i)
+			continue
+		}
+		require.NoError(t, errs[i], "call %d", i)
+		log, err := tr.Log(ctx, tract.LogFrom(fmt.Sprintf("c%d", i)))
+		require.NoError(t, err)
+		require.Len(t, log, 3, "call %d", i)
+		for j, want := range []string{fmt.Sprintf("answer %d", i), fmt.Sprintf("question %d", i)} {
+			assert.Equal(t, hs[i][1-j], log[j].Hash, "call %d", i)
+			m, err := log[j].Message()
+			require.NoError(t, err)
+			assert.Equal(t, want, m.Content, "call %d", i)
+		}
+		assert.Equal(t, base[0], log[2].Hash)
+	}
+	tip, err := tr.Resolve(ctx, "base")
+	require.NoError(t, err)
+	assert.Equal(t, base[0], tip)
 }

@@ -202,7 +202,8 @@ type config struct {
 }
 
 // WithClock makes the repository take commit and reflog times from clock
-// instead of time.Now, so tests get reproducible hashes.
+// instead of time.Now, so tests get reproducible hashes. A Tract used
+// from several goroutines may call clock from them at once.
 func WithClock(clock func() time.Time) Option {
 	return func(c *config) { c.clock = clock }
 }

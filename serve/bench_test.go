@@ -1,18 +1,23 @@
 package serve_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +42,23 @@ var loadRate = flag.Int("load-rate", 1000, "requests a second, over all conversa
 // loadNoSync runs BenchmarkProxy_Load on a repository that does not sync
 // its writes: what the proxy adds but for waiting on the disk.
 var loadNoSync = flag.Bool("load-nosync", false, "BenchmarkProxy_Load's repository does not sync its writes")
+
+// loadApart runs BenchmarkProxy_Load's clients and upstream in a process
+// of their own: the test binary run again, as loadClientsEnv says.
+var loadApart = flag.Bool("load-apart", false, "BenchmarkProxy_Load's clients and upstream run in a process of their own, as in a deployment")
+
+// loadClientsEnv, when set, makes the test binary the process of
+// BenchmarkProxy_Load's clients and upstream under -load-apart (see
+// loadClients); its value is "DURATION RATE", the phases' length and the
+// paced rate.
+const loadClientsEnv = "TRACT_LOAD_CLIENTS"
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(loadClientsEnv); v != "" {
+		os.Exit(loadClients(v))
+	}
+	os.Exit(m.Run())
+}
 
 // loadConversations is how many conversations BenchmarkProxy_Load runs at
 // once; loadTurns how many calls one makes before a new one starts.
@@ -146,16 +168,25 @@ func (s *loadStats) call(hc *http.Client, url string, body []byte) bool {
 	return true
 }
 
-// run runs n conversations against url until the deadline: each sends
-// its next call when the last is answered and, when every is given, the
-// interval has passed since it sent the last (paced).
-func (s *loadStats) run(hc *http.Client, url string, n int, until time.Time, every time.Duration, next *atomic.Int64) {
+// newConversations returns n conversations, numbered from next.
+func newConversations(n int, next *atomic.Int64) []*conversation {
+	cs := make([]*conversation, n)
+	for i := range cs {
+		cs[i] = &conversation{next: next}
+	}
+	return cs
+}
+
+// run runs the conversations cs against url, each in a goroutine, until
+// the deadline: each sends its next call when the last is answered and,
+// when every is given, the interval has passed since it sent the last
+// (paced).
+func (s *loadStats) run(hc *http.Client, url string, cs []*conversation, until time.Time, every time.Duration) {
 	var wg sync.WaitGroup
-	for range n {
+	for _, c := range cs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &conversation{next: next}
 			var tick *time.Ticker
 			if every > 0 {
 				time.Sleep(rand.N(every)) // spread the conversations over the interval
@@ -211,30 +242,177 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 // BenchmarkProxy_Load runs 100 conversations at once through the proxy
 // (New's own upstream client, as 'tract serve' runs it) to an upstream
 // that answers at once, recording into a file repository that syncs each
-// write (-load-nosync: that does not). Phases of -load each:
+// write (-load-nosync: that does not). The clients and the upstream run
+// in the benchmark's process, on the same cores as the proxy, or, with
+// -load-apart, in a process of their own (the test binary run again), as
+// agents and a model server do in a deployment. Phases of -load each:
 //
 //   - saturated: each conversation sends its next call as soon as the last
 //     is answered; requests/s is how many calls a second the proxy
 //     answered and recorded, requests/cpu-s how many a second of the
-//     process's CPU time (its clients' and upstream's included): what it
-//     would do on one core of its own;
-//   - paced: the conversations send -load-rate calls a second in all
-//     through the proxy, then, for as long again, straight to the
-//     upstream; added-p50-ms and added-p99-ms are the proxy's latency
+//     process's CPU time (its clients' and upstream's included; with
+//     -load-apart the proxy's process alone): what it would do on one
+//     core of its own;
+//   - paced: the conversations send -load-rate calls a second in all,
+//     through the proxy and straight to the upstream in turns of a second
+//     (loadWindow), -load of each, so that the machine's other work falls
+//     on both alike; added-p50-ms and added-p99-ms are the proxy's latency
 //     quantiles less the direct calls', added-cpu-µs/call the process's
-//     CPU time a call through the proxy took less a direct call's (the
-//     proxy's own cost, which the machine's other work changes little).
+//     CPU time a call through the proxy took less a direct call's (with
+//     -load-apart: the proxy process's CPU time a call, all of it the
+//     proxy's), the proxy's own cost, which the machine's other work
+//     changes little.
 //
 // Then every commit a response named (X-Tract-Commit) is looked for on
 // the branches: lost-commits must be 0. peak-heap-MB is the highest heap
 // in use sampled during the phases (the clients' and the upstream's
-// included: they run in the same process).
+// included, but with -load-apart). Before the phases of a repository that
+// syncs, disk-sync-p99-ms measures the disk alone: the 99th percentile of
+// a page written and synced twice (fdatasync on Linux), as a durable
+// bbolt commit does, which no durable answer can beat.
 //
-//	go test ./serve -run '^$' -bench Load -load 30s [-load-rate 1000] [-load-nosync]
+//	go test ./serve -run '^$' -bench Load -load 30s [-load-rate 1000] [-load-nosync] [-load-apart]
 func BenchmarkProxy_Load(b *testing.B) {
 	for range b.N {
 		loadOnce(b)
 	}
+}
+
+// loadPhase is what the calls of one phase saw, as the clients' process
+// reports it under -load-apart.
+type loadPhase struct {
+	Latencies []time.Duration `json:"latencies"`
+	Commits   []string        `json:"commits"`
+	Failed    int64           `json:"failed"`
+	// Seconds is how long the phase ran.
+	Seconds float64 `json:"seconds"`
+}
+
+func (s *loadStats) phase(d time.Duration) loadPhase {
+	return loadPhase{Latencies: s.latencies, Commits: s.commits, Failed: s.failed.Load(), Seconds: d.Seconds()}
+}
+
+func (p loadPhase) stats() *loadStats {
+	s := &loadStats{latencies: p.Latencies, commits: p.Commits}
+	s.failed.Store(p.Failed)
+	return s
+}
+
+// loadWindow is how long the paced calls go through the proxy, or
+// straight to the upstream, before they switch: the two take turns, so
+// that the machine's other work, which comes and goes, falls on both
+// alike.
+const loadWindow = time.Second
+
+// loadPhases runs the phases against the proxy at proxyURL and the
+// upstream at upURL: saturated, then the paced calls through the proxy
+// and straight to the upstream in turns of loadWindow, length in all for
+// each. It calls mark with "saturated", "paced" or "direct" as each
+// phase or turn starts, and "end" after the last.
+func loadPhases(hc *http.Client, proxyURL, upURL string, length time.Duration, rate int, mark func(phase string)) (saturated, proxied, direct loadPhase) {
+	var next atomic.Int64
+	sat := loadStats{proxied: true}
+	mark("saturated")
+	start := time.Now()
+	sat.run(hc, proxyURL+"/v1/chat/completions", newConversations(loadConversations, &next), start.Add(length), 0)
+	saturated = sat.phase(time.Since(start))
+
+	every := time.Duration(float64(time.Second) * loadConversations / float64(rate))
+	p, d := loadStats{proxied: true}, loadStats{}
+	pcs, dcs := newConversations(loadConversations, &next), newConversations(loadConversations, &next)
+	for done := time.Duration(0); done < length; done += loadWindow {
+		w := min(loadWindow, length-done)
+		mark("paced")
+		p.run(hc, proxyURL+"/v1/chat/completions", pcs, time.Now().Add(w), every)
+		mark("direct")
+		d.run(hc, upURL+"/v1/chat/completions", dcs, time.Now().Add(w), every)
+	}
+	mark("end")
+	return saturated, p.phase(length), d.phase(length)
+}
+
+// loadClients is the process of the clients and the upstream under
+// -load-apart: it starts the upstream and prints its URL, reads the
+// proxy's URL from its standard input, prints each phase's name as it
+// starts (and "end"), then what the phases saw, as one JSON line.
+func loadClients(arg string) int {
+	f := strings.Fields(arg)
+	var length time.Duration
+	rate, err := 0, errors.New("want two fields")
+	if len(f) == 2 {
+		if length, err = time.ParseDuration(f[0]); err == nil {
+			rate, err = strconv.Atoi(f[1])
+		}
+	}
+	if err != nil || length <= 0 || rate <= 0 {
+		fmt.Fprintf(os.Stderr, "%s=%q: want a duration and a rate\n", loadClientsEnv, arg)
+		return 2
+	}
+	up := instantUpstream()
+	defer up.Close()
+	fmt.Println(up.URL)
+	in := bufio.NewScanner(os.Stdin)
+	if !in.Scan() {
+		fmt.Fprintln(os.Stderr, "no proxy URL on standard input")
+		return 2
+	}
+	hc := loadClient()
+	defer hc.CloseIdleConnections()
+	saturated, proxied, direct := loadPhases(hc, strings.TrimSpace(in.Text()), up.URL, length, rate, func(phase string) { fmt.Println(phase) })
+	if err := json.NewEncoder(os.Stdout).Encode([]loadPhase{saturated, proxied, direct}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// startClients starts the process of the clients and the upstream
+// (loadClients) and returns the upstream's URL, and its output to read
+// on from.
+func startClients(b *testing.B) (upURL string, in io.Writer, out *bufio.Scanner, wait func() error) {
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", loadClientsEnv, *loadFor, *loadRate))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	require.NoError(b, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	waited := false
+	b.Cleanup(func() {
+		if !waited { // the benchmark failed first
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	out = bufio.NewScanner(stdout)
+	out.Buffer(nil, 1<<30)
+	if !out.Scan() {
+		b.Fatalf("the clients' process printed no upstream URL: %v", out.Err())
+	}
+	return out.Text(), stdin, out, func() error { stdin.Close(); waited = true; return cmd.Wait() }
+}
+
+// diskSyncP99 returns the 99th percentile of a page written and synced
+// twice (dataSync), as a durable bbolt commit does (its pages, then
+// its meta page), in dir, measured for d.
+func diskSyncP99(b *testing.B, dir string, d time.Duration) time.Duration {
+	f, err := os.Create(filepath.Join(dir, "sync-probe"))
+	require.NoError(b, err)
+	defer f.Close()
+	page := make([]byte, 4096)
+	var s loadStats
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		start := time.Now()
+		for range 2 {
+			_, err := f.WriteAt(page, 0)
+			require.NoError(b, err)
+			require.NoError(b, dataSync(f))
+		}
+		s.latencies = append(s.latencies, time.Since(start))
+		time.Sleep(time.Millisecond)
+	}
+	return s.quantile(0.99)
 }
 
 func loadOnce(b *testing.B) {
@@ -244,37 +422,67 @@ func loadOnce(b *testing.B) {
 	if *loadNoSync {
 		opts = append(opts, tract.WithNoSync())
 	}
-	repo, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"), opts...)
+	dir := b.TempDir()
+	var diskP99 time.Duration
+	if !*loadNoSync {
+		diskP99 = diskSyncP99(b, dir, min(*loadFor, 3*time.Second))
+	}
+	repo, err := tract.Init(filepath.Join(dir, "tract.db"), opts...)
 	require.NoError(b, err)
 	defer repo.Close()
-	up := instantUpstream()
-	defer up.Close()
-	h, err := serve.New(ctx, repo, serve.WithOpenAI(up.URL+"/v1", "k"))
+	var upURL string
+	var toClients io.Writer
+	var fromClients *bufio.Scanner
+	var waitClients func() error
+	if *loadApart {
+		upURL, toClients, fromClients, waitClients = startClients(b)
+	} else {
+		up := instantUpstream()
+		defer up.Close()
+		upURL = up.URL
+	}
+	h, err := serve.New(ctx, repo, serve.WithOpenAI(upURL+"/v1", "k"))
 	require.NoError(b, err)
 	proxy := httptest.NewServer(h)
 	defer proxy.Close()
-	hc := loadClient()
-	defer hc.CloseIdleConnections()
-	var next atomic.Int64
 	stop := make(chan struct{})
 	peak := heapPeak(stop)
 
+	// cpu is the process's CPU time in each phase ("paced" and "direct":
+	// over all their turns).
+	cpu := map[string]time.Duration{}
+	var last string
+	var lastCPU time.Duration
+	mark := func(phase string) {
+		now := cpuTime()
+		if last != "" {
+			cpu[last] += now - lastCPU
+		}
+		last, lastCPU = phase, now
+	}
+	var phases [3]loadPhase
 	b.StartTimer()
-	saturated := loadStats{proxied: true}
-	start, cpu := time.Now(), cpuTime()
-	saturated.run(hc, proxy.URL+"/v1/chat/completions", loadConversations, start.Add(*loadFor), 0, &next)
-	rate := float64(len(saturated.latencies)) / time.Since(start).Seconds()
-	perCPU := float64(len(saturated.latencies)) / (cpuTime() - cpu).Seconds()
-
-	every := time.Duration(float64(time.Second) * loadConversations / float64(*loadRate))
-	proxied, direct := loadStats{proxied: true}, loadStats{}
-	cpu = cpuTime()
-	proxied.run(hc, proxy.URL+"/v1/chat/completions", loadConversations, time.Now().Add(*loadFor), every, &next)
-	cpu, proxiedCPU := cpuTime(), cpuTime()-cpu
-	direct.run(hc, up.URL+"/v1/chat/completions", loadConversations, time.Now().Add(*loadFor), every, &next)
-	directCPU := cpuTime() - cpu
+	if *loadApart {
+		_, err := fmt.Fprintln(toClients, proxy.URL)
+		require.NoError(b, err)
+		for fromClients.Scan() {
+			line := fromClients.Text()
+			if strings.HasPrefix(line, "[") {
+				require.NoError(b, json.Unmarshal([]byte(line), &phases))
+				break
+			}
+			mark(line)
+		}
+		require.NoError(b, waitClients())
+	} else {
+		hc := loadClient()
+		defer hc.CloseIdleConnections()
+		phases[0], phases[1], phases[2] = loadPhases(hc, proxy.URL, upURL, *loadFor, *loadRate, mark)
+	}
 	b.StopTimer()
 	close(stop)
+	require.Equal(b, "end", last, "the phases' end")
+	saturated, proxied, direct := phases[0].stats(), phases[1].stats(), phases[2].stats()
 
 	// Every answered call's commit is on a branch.
 	on := map[string]bool{}
@@ -302,18 +510,25 @@ func loadOnce(b *testing.B) {
 		b.Errorf("%d answered calls' commits are on no branch", lost)
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	b.ReportMetric(rate, "requests/s")
-	b.ReportMetric(perCPU, "requests/cpu-s")
+	b.ReportMetric(float64(len(saturated.latencies))/phases[0].Seconds, "requests/s")
+	b.ReportMetric(float64(len(saturated.latencies))/cpu["saturated"].Seconds(), "requests/cpu-s")
 	b.ReportMetric(float64(len(proxied.latencies))/loadFor.Seconds(), "paced-requests/s")
 	b.ReportMetric(ms(proxied.quantile(0.5)-direct.quantile(0.5)), "added-p50-ms")
 	b.ReportMetric(ms(proxied.quantile(0.99)-direct.quantile(0.99)), "added-p99-ms")
 	b.ReportMetric(ms(direct.quantile(0.99)), "direct-p99-ms")
+	if !*loadNoSync {
+		b.ReportMetric(ms(diskP99), "disk-sync-p99-ms")
+	}
 	b.ReportMetric(float64(lost), "lost-commits")
 	b.ReportMetric(float64(<-peak)/(1<<20), "peak-heap-MB")
 	perCall := func(cpu time.Duration, s *loadStats) float64 {
 		return float64(cpu.Microseconds()) / float64(max(1, len(s.latencies)))
 	}
-	b.ReportMetric(perCall(proxiedCPU, &proxied)-perCall(directCPU, &direct), "added-cpu-µs/call")
+	added := perCall(cpu["paced"], proxied)
+	if !*loadApart {
+		added -= perCall(cpu["direct"], direct)
+	}
+	b.ReportMetric(added, "added-cpu-µs/call")
 	b.ReportMetric(0, "ns/op")
 }
 
