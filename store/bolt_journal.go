@@ -196,8 +196,10 @@ func newJournalIndex(first uint64) *journalIndex {
 // add indexes record seq.
 func (x *journalIndex) add(seq uint64, rec []byte) {
 	x.last, x.records, x.bytes = seq, x.records+1, x.bytes+len(rec)
-	var found []jpos
-	var keys []journalEntry
+	// A small write's record has a few entries: room for them without
+	// growing (on the stack, as they do not outlive the call).
+	found := make([]jpos, 0, 8)
+	keys := make([]journalEntry, 0, 8)
 	err := decodeJournalRecord(rec, func(e journalEntry, off int) error {
 		found = append(found, jpos{seq: seq, off: uint32(off), n: uint32(len(e.value))})
 		keys = append(keys, e)
@@ -521,7 +523,9 @@ func (t *boltTx) put(space byte, key, value []byte) error {
 		return t.putDirect(journalEntry{space, key, value})
 	}
 	if t.pend == nil {
-		t.pend = &pending{objects: [2]map[string][]byte{{}, {}}}
+		// A commit adds its blob, commit, counters, word-index
+		// document and two reflog entries.
+		t.pend = &pending{objects: [2]map[string][]byte{{}, {}}, entries: make([]journalEntry, 0, 8)}
 	}
 	t.pend.entries = append(t.pend.entries, journalEntry{space, key, value})
 	t.pend.bytes += len(key) + len(value) + 2*binary.MaxVarintLen32 + 1
@@ -596,7 +600,7 @@ func (t *boltTx) commitJournal(now time.Time) error {
 	if t.pend == nil || len(t.pend.entries) == 0 {
 		return nil
 	}
-	var rec []byte
+	rec := make([]byte, 0, t.pend.bytes) // bytes bounds the record's length
 	words := false
 	for _, e := range t.pend.entries {
 		rec = appendJournalEntry(rec, e)
