@@ -152,9 +152,9 @@ func TestCounters_UpgradeFromAFileWithoutTheIndex(t *testing.T) {
 	assert.Equal(t, 301, report.Counters)
 	require.NoError(t, tr.Close())
 	rawFile(t, path, func(tx *bolt.Tx) error {
-		// Schema 2 (counters) and on to 4: the first write's commit is a
-		// journal record.
-		assert.Equal(t, []byte{4}, tx.Bucket([]byte("meta")).Get([]byte("schema")), "upgraded with the first write")
+		// Schema 2 (counters) and on to 8: the first write's commit is a
+		// journal record, with its word-index document.
+		assert.Equal(t, []byte{8}, tx.Bucket([]byte("meta")).Get([]byte("schema")), "upgraded with the first write")
 		return nil
 	})
 }

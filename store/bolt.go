@@ -264,7 +264,12 @@ func (b *Bolt) Close() error { return b.ss.close() }
 // the lock (as the lock timeout does); fn runs in memory and is not
 // interrupted by it.
 func (b *Bolt) View(ctx context.Context, fn func(Tx) error) error {
-	return b.inSession(ctx, false, func(s *session) error { return b.view(s.db, &s.journal, fn) })
+	return b.inSession(ctx, false, func(s *session) error {
+		return b.view(s.db, &s.journal, func(tx Tx) error {
+			tx.(*boltTx).pmeta = &s.packs
+			return fn(tx)
+		})
+	})
 }
 
 // view runs fn in a read-only transaction of db, whose journal is indexed
@@ -362,6 +367,7 @@ func (b *Bolt) beginWrite(s *session, tx *bolt.Tx) (*boltTx, error) {
 		return nil, err
 	}
 	btx := b.tx(tx, &s.journal)
+	btx.pmeta = &s.packs
 	if tx.Bucket(bucketWords) == nil {
 		// A file of a tract older than the word index (or one a
 		// salvage wrote) gets it with its first write.
@@ -405,7 +411,11 @@ func (b *Bolt) Exclusive(ctx context.Context, fn func(db *bolt.DB) error) error 
 	if b.readOnly {
 		return b.errReadOnly()
 	}
-	err := b.ss.sole(ctx, func(s *session) error { return fn(s.db) })
+	err := b.ss.sole(ctx, func(s *session) error {
+		// fn may write packs as no transaction of tract's does.
+		defer s.packs.reset()
+		return fn(s.db)
+	})
 	return b.sessionError(err)
 }
 

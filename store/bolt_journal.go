@@ -37,14 +37,30 @@ import (
 //
 // A record is a sequence of entries, each
 //
-//	space byte (0 blob, 1 commit or counters, 2 reflog entry)
+//	space byte (0 blob, 1 commit or counters, 2 reflog entry,
+//	           3 word-index document)
 //	uvarint key length, key   (the key the entry has in its bucket:
-//	                           a hash, countersKey, or a ref name)
+//	                           a hash, countersKey, or a ref name; a
+//	                           document's commit hash)
 //	uvarint value length, value
+//
+// A word-index document (schema 8) is a commit's entry in the word
+// index, pending: the value a pending document has in the words bucket
+// (see bolt_words.go). A transaction that writes a few commits puts their
+// documents in its record rather than in the words bucket, whose pages
+// (a leaf of pending documents, the leaves of its two counters, and
+// their parent) it would otherwise rewrite for every commit; a
+// checkpoint moves them to the words bucket, numbered in journal order,
+// after the pending documents there.
 var bucketJournal = []byte("journal")
 
 // schemaJournal is the schema of a file whose journal has been written.
 const schemaJournal = 4
+
+// schemaJournalWords is the schema of a file whose journal has held
+// word-index documents: a tract that does not know them would refuse
+// its records, or check them in.
+const schemaJournalWords = 8
 
 // spaceOf returns the space of the commits (or blobs) bucket.
 func spaceOf(commits bool) int {
@@ -59,6 +75,7 @@ const (
 	spaceBlobs   = 0
 	spaceCommits = 1
 	spaceReflogs = 2
+	spaceWords   = 3
 )
 
 // journalPolicy says how large the journal and its records grow.
@@ -94,7 +111,7 @@ func appendJournalEntry(rec []byte, e journalEntry) []byte {
 func decodeJournalRecord(rec []byte, fn func(e journalEntry, off int) error) error {
 	for i := 0; i < len(rec); {
 		space := rec[i]
-		if space > spaceReflogs {
+		if space > spaceWords {
 			return fmt.Errorf("entry at byte %d: unknown space %d: %w", i, space, dag.ErrBadEncoding)
 		}
 		i++
@@ -126,6 +143,8 @@ func journalKeyOK(space byte, key []byte) bool {
 		return len(key) == dag.HashSize
 	case spaceCommits:
 		return len(key) == dag.HashSize || isCountersKey(key)
+	case spaceWords:
+		return len(key) == dag.HashSize
 	}
 	return len(key) > 0
 }
@@ -157,6 +176,7 @@ type journalIndex struct {
 	objects     [2]map[string]jpos
 	older       [2]map[string][]jpos
 	reflogs     map[string][]jpos
+	words       []jpos // the word-index documents, in journal order
 	bytes       int
 	records     int
 	bad         []string // records that do not decode, named (Fsck reports them)
@@ -176,8 +196,10 @@ func newJournalIndex(first uint64) *journalIndex {
 // add indexes record seq.
 func (x *journalIndex) add(seq uint64, rec []byte) {
 	x.last, x.records, x.bytes = seq, x.records+1, x.bytes+len(rec)
-	var found []jpos
-	var keys []journalEntry
+	// A small write's record has a few entries: room for them without
+	// growing (on the stack, as they do not outlive the call).
+	found := make([]jpos, 0, 8)
+	keys := make([]journalEntry, 0, 8)
 	err := decodeJournalRecord(rec, func(e journalEntry, off int) error {
 		found = append(found, jpos{seq: seq, off: uint32(off), n: uint32(len(e.value))})
 		keys = append(keys, e)
@@ -189,6 +211,10 @@ func (x *journalIndex) add(seq uint64, rec []byte) {
 	}
 	for i, e := range keys {
 		p := found[i]
+		if e.space == spaceWords {
+			x.words = append(x.words, p)
+			continue
+		}
 		if e.space == spaceReflogs {
 			x.reflogs[string(e.key)] = append(x.reflogs[string(e.key)], p)
 			continue
@@ -411,6 +437,41 @@ func (v *journalView) reflogNames() []string {
 	return out
 }
 
+// wordDocs returns the values of the word-index documents the
+// transaction sees, in journal order.
+func (v *journalView) wordDocs() [][]byte {
+	if v.idx == nil {
+		return nil
+	}
+	v.idx.mu.RLock()
+	ps := slices.Clone(v.idx.words)
+	v.idx.mu.RUnlock()
+	var out [][]byte
+	for _, p := range ps {
+		if raw := v.value(p); raw != nil {
+			out = append(out, raw)
+		}
+	}
+	return out
+}
+
+// wordDocCount returns how many word-index documents the transaction
+// sees in the journal.
+func (v *journalView) wordDocCount() int {
+	if v.idx == nil {
+		return 0
+	}
+	v.idx.mu.RLock()
+	defer v.idx.mu.RUnlock()
+	n := 0
+	for _, p := range v.idx.words {
+		if p.seq >= v.first && p.seq <= v.last {
+			n++
+		}
+	}
+	return n
+}
+
 // size reports how many records and bytes the transaction sees.
 func (v *journalView) size() (records, bytes int) {
 	if v.idx == nil {
@@ -462,11 +523,13 @@ func (t *boltTx) put(space byte, key, value []byte) error {
 		return t.putDirect(journalEntry{space, key, value})
 	}
 	if t.pend == nil {
-		t.pend = &pending{objects: [2]map[string][]byte{{}, {}}}
+		// A commit adds its blob, commit, counters, word-index
+		// document and two reflog entries.
+		t.pend = &pending{objects: [2]map[string][]byte{{}, {}}, entries: make([]journalEntry, 0, 8)}
 	}
 	t.pend.entries = append(t.pend.entries, journalEntry{space, key, value})
 	t.pend.bytes += len(key) + len(value) + 2*binary.MaxVarintLen32 + 1
-	if space != spaceReflogs {
+	if space == spaceBlobs || space == spaceCommits {
 		t.pend.objects[space][string(key)] = value
 	}
 	if t.pend.bytes > t.jpolicy.recordBytes {
@@ -482,6 +545,8 @@ func (t *boltTx) putDirect(e journalEntry) error {
 		return t.blobBucket().Put(e.key, e.value)
 	case spaceCommits:
 		return t.commitBucket().Put(e.key, e.value)
+	case spaceWords:
+		return t.addPendingDocs([][]byte{e.value})
 	}
 	return appendNext(t.bucket(bucketReflogs), e.key, e.value)
 }
@@ -535,9 +600,11 @@ func (t *boltTx) commitJournal(now time.Time) error {
 	if t.pend == nil || len(t.pend.entries) == 0 {
 		return nil
 	}
-	var rec []byte
+	rec := make([]byte, 0, t.pend.bytes) // bytes bounds the record's length
+	words := false
 	for _, e := range t.pend.entries {
 		rec = appendJournalEntry(rec, e)
+		words = words || e.space == spaceWords
 	}
 	records, size := t.journal().size()
 	b, err := t.tx.CreateBucketIfNotExists(bucketJournal)
@@ -553,7 +620,11 @@ func (t *boltTx) commitJournal(now time.Time) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	// A tract that does not know the journal would not find these.
-	if err := raiseSchema(t.tx, schemaJournal); err != nil {
+	schema := uint64(schemaJournal)
+	if words {
+		schema = schemaJournalWords
+	}
+	if err := raiseSchema(t.tx, schema); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	t.pend = nil
@@ -565,8 +636,8 @@ func (t *boltTx) commitJournal(now time.Time) error {
 	return t.checkpoint(now)
 }
 
-// checkpoint moves every record of the journal to a pack and the reflogs
-// bucket, and deletes them.
+// checkpoint moves every record of the journal to a pack, the reflogs
+// bucket and the word index's pending documents, and deletes them.
 func (t *boltTx) checkpoint(now time.Time) error {
 	v := t.journal()
 	if v.idx == nil {
@@ -574,15 +645,18 @@ func (t *boltTx) checkpoint(now time.Time) error {
 	}
 	var objects []PackEntry
 	var reflogs []journalEntry
+	var docs [][]byte
 	c := v.b.Cursor()
 	for k, rec := c.First(); k != nil; k, rec = c.Next() {
 		err := decodeJournalRecord(rec, func(e journalEntry, _ int) error {
 			// bbolt's slices die with the deletes below: copy.
-			e = journalEntry{e.space, clone(e.key), clone(e.value)}
-			if e.space == spaceReflogs {
-				reflogs = append(reflogs, e)
-			} else {
-				objects = append(objects, packEntryAt(int(e.space), e.key, e.value))
+			switch e.space {
+			case spaceWords:
+				docs = append(docs, clone(e.value))
+			case spaceReflogs:
+				reflogs = append(reflogs, journalEntry{e.space, clone(e.key), clone(e.value)})
+			default:
+				objects = append(objects, packEntryAt(int(e.space), clone(e.key), clone(e.value)))
 			}
 			return nil
 		})
@@ -600,6 +674,9 @@ func (t *boltTx) checkpoint(now time.Time) error {
 		if err := t.putDirect(e); err != nil {
 			return fmt.Errorf("checkpoint the journal: %w", err)
 		}
+	}
+	if err := t.addPendingDocs(docs); err != nil {
+		return fmt.Errorf("checkpoint the journal: %w", err)
 	}
 	objects = SortPackEntries(objects)
 	if len(objects) == 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -40,6 +41,10 @@ func packKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
 // layers returns every layer: the top-level buckets, then the published
 // packs, largest first (a lookup finds most objects in the largest; a
 // copy of an object in another is equal to it).
+//
+// What it reads of a pack besides its objects (its size, its filter) the
+// session keeps (packMetas): a transaction then opens a pack's bucket
+// only when a lookup's key passes the pack's filter.
 func (t *boltTx) layers() []*layer {
 	if t.all != nil {
 		return t.all
@@ -59,12 +64,17 @@ func (t *boltTx) layers() []*layer {
 		if v != nil {
 			continue
 		}
+		if m, ok := t.pmeta.get(k); ok {
+			packs = append(packs, sized{&layer{parent: pb, id: m.id, filter: m.filter}, m.entries})
+			continue
+		}
 		b := pb.Bucket(k)
 		info, _ := decodePackInfo(0, b.Get(keyPackInfo)) // a bad info sorts last; fsck reports it
 		l := &layer{pack: b}
 		if v := b.Get(keyPackFilter); v != nil {
 			l.filter, _ = decodePackFilter(v) // a bad filter is none; fsck reports it
 		}
+		t.notePackMeta(k, info.Entries, l.filter)
 		packs = append(packs, sized{l, info.Entries})
 	}
 	slices.SortStableFunc(packs, func(a, b sized) int { return cmp.Compare(b.n, a.n) })
@@ -72,6 +82,75 @@ func (t *boltTx) layers() []*layer {
 		t.all = append(t.all, p.l)
 	}
 	return t.all
+}
+
+// packMetas keeps, for a session, what layers reads of each published
+// pack besides its objects: its entry count and its filter (a copy). A
+// published pack's are written by the transaction that creates or
+// publishes it and never change after (a merge writes new packs; a
+// delete leaves the filter a superset, as a filter may be), no id is
+// used twice in a file, and the session holds the file's lock, so no
+// compaction replaces the file under it. What a write transaction read
+// is kept only once it has committed: a pack that a transaction rolled
+// back wrote may come back under the same id with other contents.
+type packMetas struct {
+	mu sync.Mutex
+	m  map[string]packMeta // by the pack's key in the packs bucket
+}
+
+// packMeta is what packMetas keeps of a pack.
+type packMeta struct {
+	id      []byte // the pack's key
+	entries int64
+	filter  packFilter
+}
+
+// get returns what p keeps of the pack of key. p may be nil.
+func (p *packMetas) get(key []byte) (packMeta, bool) {
+	if p == nil {
+		return packMeta{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, ok := p.m[string(key)]
+	return m, ok
+}
+
+// add keeps ms.
+func (p *packMetas) add(ms []packMeta) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = make(map[string]packMeta, len(ms))
+	}
+	for _, m := range ms {
+		p.m[string(m.id)] = m
+	}
+}
+
+// reset forgets everything p keeps.
+func (p *packMetas) reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m = nil
+}
+
+// notePackMeta keeps what layers read of the pack of key, in the
+// session's packMetas: at once in a read-only transaction (it reads
+// committed packs), once it commits in a write transaction.
+func (t *boltTx) notePackMeta(key []byte, entries int64, f packFilter) {
+	if t.pmeta == nil {
+		return
+	}
+	m := packMeta{id: clone(key), entries: entries, filter: packFilter(clone(f))}
+	if !t.tx.Writable() {
+		t.pmeta.add([]packMeta{m})
+		return
+	}
+	if t.pmetaRead == nil {
+		t.tx.OnCommit(func() { t.pmeta.add(t.pmetaRead) })
+	}
+	t.pmetaRead = append(t.pmetaRead, m)
 }
 
 // deleteEverywhere deletes key from the commits (or blobs) bucket of every

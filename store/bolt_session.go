@@ -65,6 +65,9 @@ type session struct {
 	write bool
 	// journal indexes the file's journal for the session's transactions.
 	journal journalIndexes
+	// packs keeps what transactions read of the published packs (see
+	// packMetas).
+	packs packMetas
 	// group groups the session's concurrent write transactions into one
 	// (see bolt_group.go).
 	group writeGroup

@@ -25,6 +25,10 @@ type boltTx struct {
 	// loaded on first use; a lookup tries them in that order.
 	main layer
 	all  []*layer
+	// pmeta is the session's packMetas (nil: none); pmetaRead is what
+	// the transaction read that pmeta lacked, kept once it commits.
+	pmeta     *packMetas
+	pmetaRead []packMeta
 	// lastHit is the index in all of the layer where lookup last found
 	// a key.
 	lastHit int
@@ -71,8 +75,12 @@ type boltTx struct {
 type layer struct {
 	// pack is a pack's bucket (nil for the top-level buckets, which
 	// mainLayer sets); opened says a pack's blobs and commits are set
-	// (either may be nil in a damaged pack).
+	// (either may be nil in a damaged pack). A pack whose size and
+	// filter the session kept has parent, the packs bucket, and id, its
+	// key there, instead, until a lookup needs its bucket.
 	pack           *bolt.Bucket
+	parent         *bolt.Bucket
+	id             []byte
 	opened         bool
 	blobs, commits *bolt.Bucket
 	// filter is the pack's filter (see packfilter.go); nil: none.
@@ -147,6 +155,12 @@ func (t *boltTx) lookup(commits bool, key []byte) []byte {
 // bucket returns the layer's commits (or blobs) bucket, opening a pack's
 // on first use; nil when a damaged pack lacks it.
 func (l *layer) bucket(commits bool) *bolt.Bucket {
+	if l.pack == nil && l.parent != nil {
+		l.pack, l.parent = l.parent.Bucket(l.id), nil
+		if l.pack == nil {
+			l.opened = true // gone: nothing to find
+		}
+	}
 	if l.pack != nil && !l.opened {
 		l.opened = true
 		l.blobs, l.commits = l.pack.Bucket(bucketBlobs), l.pack.Bucket(bucketCommits)

@@ -45,7 +45,10 @@ import (
 //	                     the recent blocks, and those than the pending
 //
 // doc and block are 8 bytes, big-endian. A transaction that writes a few
-// commits adds them as pending documents: one key each, appended. Once
+// commits adds them as pending documents: entries of its journal record
+// (see bolt_journal.go), which the journal's checkpoint appends here,
+// one key each (or, when the transaction writes to the buckets, here at
+// once). Once
 // 2,048 are pending, the transaction that adds the last merges them into
 // the recent posting blocks, a block appended to per word; once those
 // took 65,536, it moves them into the main blocks. A merge rewrites the
@@ -258,6 +261,11 @@ func (t *boltTx) finishWords() error {
 		return nil
 	}
 	if len(w.deleted) > 0 {
+		// A transaction that deletes checkpointed the journal first
+		// (writeDirect); this is for one that did not.
+		if err := t.checkpointWordDocs(); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
 		rebuild, err := t.dropDocs(b, w.deleted)
 		if err != nil {
 			return fmt.Errorf("word index: %w", err)
@@ -287,6 +295,10 @@ func (t *boltTx) finishWords() error {
 		return nil
 	}
 	if len(added) > t.wpolicy.direct {
+		// The journal's documents, if any, stay there: numbered when it
+		// is checkpointed, after these, they are still the pending ones
+		// (a search's bounds hold whatever order documents are numbered
+		// in).
 		if err := t.mergePending(b); err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}
@@ -299,30 +311,75 @@ func (t *boltTx) finishWords() error {
 		}
 		return t.indexBulk(b, added, level)
 	}
-	next, pending := wordsCounter(b, keyWordsNext), wordsCounter(b, keyWordsPending)
+	// A few documents: in the transaction's journal record (see
+	// bolt_journal.go), unless it writes to the buckets or they make
+	// enough pending documents to merge.
+	journal := t.journal()
+	toJournal := !t.direct && wordsCounter(b, keyWordsPending)+uint64(journal.wordDocCount()+len(added)) < t.wpolicy.merge
+	if !toJournal {
+		if err := t.checkpointWordDocs(); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+	}
+	docs := make([][]byte, 0, len(added))
 	for _, h := range added {
 		d, err := t.readDoc(h)
 		if err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}
-		if err := b.Put(docKey(prefixPending, next), encodePending(d)); err != nil {
+		if toJournal && !t.direct {
+			err = t.put(spaceWords, h[:], encodePending(d))
+		} else {
+			docs = append(docs, encodePending(d))
+		}
+		if err != nil {
 			return fmt.Errorf("word index: %w", err)
+		}
+	}
+	if err := t.addPendingDocs(docs); err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
+	return nil
+}
+
+// addPendingDocs appends docs, encoded pending documents, to the pending
+// documents of the words bucket, numbered from its counter on, and
+// merges the pending ones into the posting blocks once there are enough.
+// A file without the bucket drops them: its next write builds the index
+// from every commit.
+func (t *boltTx) addPendingDocs(docs [][]byte) error {
+	b := t.tx.Bucket(bucketWords)
+	if b == nil || len(docs) == 0 {
+		return nil
+	}
+	next, pending := wordsCounter(b, keyWordsNext), wordsCounter(b, keyWordsPending)
+	for _, d := range docs {
+		if err := b.Put(docKey(prefixPending, next), d); err != nil {
+			return err
 		}
 		next++
 		pending++
 	}
 	if err := putWordsCounter(b, keyWordsNext, next); err != nil {
-		return fmt.Errorf("word index: %w", err)
+		return err
 	}
 	if err := putWordsCounter(b, keyWordsPending, pending); err != nil {
-		return fmt.Errorf("word index: %w", err)
+		return err
 	}
 	if pending >= t.wpolicy.merge {
-		if err := t.mergePending(b); err != nil {
-			return fmt.Errorf("word index: %w", err)
-		}
+		return t.mergePending(b)
 	}
 	return nil
+}
+
+// checkpointWordDocs checkpoints the journal when it holds word-index
+// documents: for the work on the words bucket that must see every
+// pending document there (deletes, a rebuild, enough to merge).
+func (t *boltTx) checkpointWordDocs() error {
+	if t.journal().wordDocCount() == 0 {
+		return nil
+	}
+	return t.checkpoint(time.Now())
 }
 
 // readDoc reads commit h's time and words.
@@ -414,6 +471,11 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 // transaction sees, replacing the one the file has, and marks the file
 // schema 7.
 func (t *boltTx) rebuildWords() error {
+	// The journal's documents would be indexed again when it is
+	// checkpointed: move them out first (with no bucket, it drops them).
+	if err := t.checkpointWordDocs(); err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
 	if t.tx.Bucket(bucketWords) != nil {
 		// The old index may hold the words of texts erased since (it
 		// is being rebuilt because it is wrong): wipe its pages.
@@ -1054,15 +1116,22 @@ func (t *boltTx) WordMatches(terms []WordTerm, fn func(h dag.Hash, bound time.Ti
 		bound int64
 	}
 	var pend []match
-	for k, v := c.Seek([]byte{prefixPending}); k != nil && k[0] == prefixPending; k, v = c.Next() {
+	pendingDoc := func(v []byte) {
 		h, tm, ws, ok := decodePending(v)
 		if !ok {
-			continue
+			return
 		}
 		latest = max(latest, tm)
 		if pendingMatch(ws, terms) {
 			pend = append(pend, match{h, latest})
 		}
+	}
+	for k, v := c.Seek([]byte{prefixPending}); k != nil && k[0] == prefixPending; k, v = c.Next() {
+		pendingDoc(v)
+	}
+	// The journal's documents come after the bucket's.
+	for _, v := range t.journal().wordDocs() {
+		pendingDoc(v)
 	}
 	for i := len(pend) - 1; i >= 0; i-- {
 		if more, err := fn(pend[i].h, time.Unix(0, pend[i].bound)); err != nil || !more {

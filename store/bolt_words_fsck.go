@@ -95,6 +95,20 @@ func checkWords(t *boltTx) (problem string, present bool) {
 	if n := wordsCounter(b, keyWordsPending); n != pending {
 		return fmt.Sprintf("it counts %d pending documents and holds %d", n, pending), true
 	}
+	// The journal's documents, numbered when it is checkpointed.
+	for _, v := range t.journal().wordDocs() {
+		h, _, ws, ok := decodePending(v)
+		if !ok {
+			return fmt.Sprintf("a pending document in the journal (%x) is malformed", v[:min(len(v), dag.HashSize)]), true
+		}
+		p := binary.BigEndian.Uint64(h[:docBytes])
+		indexed.docs++
+		indexed.docSum += mix64(p)
+		for _, w := range pendingWords(ws) {
+			indexed.pairs++
+			indexed.pairSum += pair(w, p)
+		}
+	}
 	for k, v := c.Seek([]byte{prefixRecent}); k != nil && (k[0] == prefixRecent || k[0] == prefixWord); k, v = c.Next() {
 		if len(k) < 11 || k[len(k)-9] != 0 || bytes.IndexByte(k[1:len(k)-9], 0) >= 0 {
 			return fmt.Sprintf("posting key %q is malformed", k), true

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -138,9 +139,10 @@ func syncDir(dir string) error {
 // compactInto copies src into dst, committing every txMaxSize bytes: every
 // bucket as it is (with its sequence), except that the objects of
 // published packs and of the journal are merged, in key order, into the
-// top-level blobs and commits buckets, and the journal's reflog entries
-// are appended to the reflogs bucket's. Every page is filled: keys arrive
-// in order.
+// top-level blobs and commits buckets, the journal's reflog entries
+// are appended to the reflogs bucket's, and its word-index documents to
+// the pending ones of the words bucket (as its checkpoint does). Every
+// page is filled: keys arrive in order.
 func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 	w := &copyWriter{db: dst, max: txMaxSize}
 	defer w.rollback()
@@ -176,7 +178,7 @@ func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 				}
 			}
 		}
-		return nil
+		return w.appendPendingDocs(stx.Bucket(bucketWords), j.wordDocs())
 	})
 	if err != nil {
 		return err
@@ -252,6 +254,27 @@ func (w *copyWriter) appendNext(parent, name, v []byte) error {
 		return err
 	}
 	return appendNext(p, name, v)
+}
+
+// appendPendingDocs appends docs, encoded pending documents, to the
+// pending documents of the words bucket copied from src (nothing when src
+// has none: the file's first write builds the index).
+func (w *copyWriter) appendPendingDocs(src *bolt.Bucket, docs [][]byte) error {
+	if src == nil || len(docs) == 0 {
+		return nil
+	}
+	path := [][]byte{bucketWords}
+	next, pending := wordsCounter(src, keyWordsNext), wordsCounter(src, keyWordsPending)
+	for _, d := range docs {
+		if err := w.put(path, docKey(prefixPending, next), d); err != nil {
+			return err
+		}
+		next, pending = next+1, pending+1
+	}
+	if err := w.put(path, keyWordsNext, binary.AppendUvarint(nil, next)); err != nil {
+		return err
+	}
+	return w.put(path, keyWordsPending, binary.AppendUvarint(nil, pending))
 }
 
 // room commits the current transaction unless n more bytes fit in it, and

@@ -72,6 +72,21 @@ func journalRecords(t *testing.T, b *store.Bolt) []uint64 {
 	return seqs
 }
 
+// pendingWordDocs returns how many pending documents b's words bucket
+// holds.
+func pendingWordDocs(t *testing.T, b *store.Bolt) int {
+	t.Helper()
+	n := 0
+	require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
+		c := tx.Bucket([]byte("words")).Cursor()
+		for k, _ := c.Seek([]byte("p")); k != nil && k[0] == 'p'; k, _ = c.Next() {
+			n++
+		}
+		return nil
+	}))
+	return n
+}
+
 // requireReadable checks that b reads commits 0..n-1 as journalCommit
 // wrote them, by key and in listings, with their reflog entries in order.
 func requireReadable(t *testing.T, b store.Store, n int) {
@@ -121,19 +136,32 @@ func TestJournal_RecordsAndCheckpoints(t *testing.T) {
 	require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
 		assert.Nil(t, tx.Bucket([]byte("blobs")).Get(blob[:]), "the blob is in the journal, not the bucket")
 		assert.Nil(t, tx.Bucket([]byte("reflogs")).Bucket([]byte("HEAD")))
-		assert.Equal(t, []byte{7}, tx.Bucket([]byte("meta")).Get([]byte("schema")), "schema 4 for the journal, and 7 for the word index every write keeps")
+		assert.Equal(t, []byte{8}, tx.Bucket([]byte("meta")).Get([]byte("schema")), "schema 8 for the word index's documents in the record")
 		return nil
 	}))
+	assert.Zero(t, pendingWordDocs(t, b), "the commit's word-index document is in the record, not the words bucket")
 	requireReadable(t, b, 1)
 
+	var commits []dag.Hash
 	for i := 1; i < 3; i++ {
-		journalCommit(t, b, i)
+		_, c := journalCommit(t, b, i)
+		commits = append(commits, c)
 	}
 	assert.Equal(t, []uint64{1, 2, 3}, journalRecords(t, b))
 	requireReadable(t, b, 3)
+	hs, ok := indexed(t, b, "message 2")
+	require.True(t, ok)
+	assert.Equal(t, []dag.Hash{commits[1]}, hs, "the index finds a document of the journal")
+	report, err := store.Fsck(context.Background(), b)
+	require.NoError(t, err)
+	assert.Equal(t, store.WordIndexOK, report.WordIndex, "%s", report.WordIndexProblem)
 
-	journalCommit(t, b, 3) // the fourth record: a checkpoint
+	_, last := journalCommit(t, b, 3) // the fourth record: a checkpoint
 	assert.Empty(t, journalRecords(t, b))
+	assert.Equal(t, 4, pendingWordDocs(t, b), "the checkpoint moved the documents to the words bucket")
+	hs, ok = indexed(t, b, "message")
+	require.True(t, ok)
+	assert.Equal(t, []dag.Hash{last, commits[1], commits[0]}, hs[:3], "newest first")
 	packs := 0
 	require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
 		assert.Equal(t, 4, tx.Bucket([]byte("reflogs")).Bucket([]byte("HEAD")).Stats().KeyN)
@@ -146,9 +174,10 @@ func TestJournal_RecordsAndCheckpoints(t *testing.T) {
 	assert.Equal(t, []uint64{5}, journalRecords(t, b))
 	requireReadable(t, b, 5)
 
-	report, err := store.Fsck(context.Background(), b)
+	report, err = store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
+	assert.Equal(t, store.WordIndexOK, report.WordIndex, "%s", report.WordIndexProblem)
 	assert.Equal(t, 5, report.Commits)
 	assert.Equal(t, 10, report.ReflogEntries)
 }
@@ -319,13 +348,25 @@ func TestJournal_CompactMergesIt(t *testing.T) {
 		journalCommit(t, b, i)
 	}
 	require.Len(t, journalRecords(t, b), 2)
+	before, ok := indexed(t, b, "message")
+	require.True(t, ok)
+	require.Len(t, before, 5)
 	_, _, err := b.Compact(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, journalRecords(t, b))
+	assert.Equal(t, 5, pendingWordDocs(t, b), "the records' word-index documents are pending in the words bucket")
 	requireReadable(t, b, 5)
 	report, err := store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.True(t, report.OK(), "%v", report.Problems)
+	assert.Equal(t, store.WordIndexOK, report.WordIndex, "%s", report.WordIndexProblem)
+	after, ok := indexed(t, b, "message")
+	require.True(t, ok)
+	assert.Equal(t, before, after)
+	journalCommit(t, b, 5) // numbered after them
+	report, err = store.Fsck(context.Background(), b)
+	require.NoError(t, err)
+	assert.Equal(t, store.WordIndexOK, report.WordIndex, "%s", report.WordIndexProblem)
 }
 
 // A journal record that does not decode is a problem fsck names; salvage

@@ -205,6 +205,13 @@ func setFilter(t *testing.T, b *Bolt, id uint64, v []byte) {
 		}
 		return pb.Put(keyPackFilter, v)
 	}))
+	// No transaction of tract's changes a published pack's filter: the
+	// session's copy must be forgotten, as it is after Exclusive.
+	b.ss.mu.Lock()
+	if s := b.ss.cur; s != nil {
+		s.packs.reset()
+	}
+	b.ss.mu.Unlock()
 }
 
 // A pack without a filter (published before filters) or with one that
@@ -286,6 +293,47 @@ func TestPackFilter_DeleteIgnoresTheFilter(t *testing.T) {
 		assert.ErrorIs(t, err, ErrNotFound, "deleted from the pack")
 		_, err = tx.Blob(hs[1])
 		assert.NoError(t, err)
+		return nil
+	}))
+}
+
+// A session keeps what it read of each published pack (its size and
+// filter) only once the transaction that read it committed: a pack a
+// rolled-back transaction wrote, read there, comes back under the same
+// id with other objects, and lookups find those.
+func TestPackFilter_KeptOnlyFromCommittedPacks(t *testing.T) {
+	b := tieredBolt(t, defaultPackPolicy())
+	first := writeBlobPack(t, b, "first", 3)
+	pack := func(tag string) ([]PackEntry, []dag.Hash) {
+		var es []PackEntry
+		var hs []dag.Hash
+		for i := range 3 {
+			data := []byte(fmt.Sprintf("%s %d", tag, i))
+			hs = append(hs, dag.Sum(data))
+			es = append(es, PackEntry{Kind: PackBlob, Hash: dag.Sum(data), Value: data})
+		}
+		slices.SortFunc(es, PackEntry.Compare)
+		return es, hs
+	}
+	rolledBack, lost := pack("rolled back")
+	errUndo := errors.New("undo")
+	err := b.Update(context.Background(), func(tx Tx) error {
+		if err := tx.(PackWriter).WritePack(time.Now(), rolledBack); err != nil {
+			return err
+		}
+		ok, err := tx.HasBlob(lost[0]) // its filter and size read here
+		require.NoError(t, err)
+		require.True(t, ok)
+		return errUndo
+	})
+	require.ErrorIs(t, err, errUndo)
+	kept, hs := pack("kept")
+	require.NoError(t, b.Update(context.Background(), func(tx Tx) error { return tx.(PackWriter).WritePack(time.Now(), kept) }))
+	requireBlobs(t, b, append(first, hs...))
+	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
+		ok, err := tx.HasBlob(lost[0])
+		require.NoError(t, err)
+		assert.False(t, ok)
 		return nil
 	}))
 }

@@ -283,6 +283,9 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 					return
 				}
 				err := decodeJournalRecord(rec, func(e journalEntry, _ int) error {
+					if e.space == spaceWords {
+						return nil // the salvaged file's first write indexes every commit
+					}
 					if e.space != spaceReflogs {
 						object(e.key, e.value, e.space == spaceCommits)
 						return nil
@@ -394,7 +397,7 @@ func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 			// Perhaps a journal record (see bolt_journal.go): its entries
 			// say which objects are blobs and which commits.
 			_ = decodeJournalRecord(v, func(e journalEntry, _ int) error {
-				if len(e.key) != dag.HashSize || e.space == spaceReflogs || dag.Sum(e.value) != dag.Hash(e.key) {
+				if len(e.key) != dag.HashSize || e.space > spaceCommits || dag.Sum(e.value) != dag.Hash(e.key) {
 					return nil
 				}
 				h := dag.Hash(e.key)

@@ -26,8 +26,10 @@ import (
 // know them never deletes a commit and leaves its texts in a record.
 // transaction that publishes its first. Schema 7 added the word index
 // (see WordIndexTx and bolt_words.go), which the first write transaction
-// of a file builds.
-const SchemaVersion = 7
+// of a file builds. Schema 8 put the word index's pending documents of
+// small writes in the journal's records (see bolt_journal.go); a file is
+// marked schema 8 by the first record that holds one.
+const SchemaVersion = 8
 
 // schemaCounters is the schema every write brings a file up to.
 const schemaCounters = 2

@@ -53,6 +53,7 @@ func runFsck(ctx context.Context, opts *FsckOptions) error {
 	if err != nil {
 		return err
 	}
+	collectForWalk()
 	line := f.progressLine("fsck")
 	r, err := tract.FsckFile(ctx, path, append(lockOpts, tract.WithFsckProgress(line.tract()))...)
 	line.clear()

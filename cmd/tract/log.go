@@ -157,6 +157,9 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 			}
 			return oneLine(p, c, 72, names)
 		}
+		if opts.All {
+			collectForWalk()
+		}
 		if opts.All && grep != nil {
 			return logGrepAll(ctx, f, opts, t, grep, line)
 		}
@@ -173,6 +176,9 @@ func logRun(cmd *cobra.Command, opts *LogOptions) error {
 				if opts.JSON {
 					return writeOutlineJSON(ctx, f.IO.Out, o)
 				}
+				// The drawing takes its order from TopoSeq: the list of
+				// reachable commits (32 bytes a commit) can go.
+				o.Commits = nil
 				// A graph line never wraps: the terminal would break its columns.
 				w, done := fitOut(f)
 				if err := renderGraphAll(ctx, w, p, o, opts.Limit, line); err != nil {
