@@ -80,19 +80,14 @@ func topicsOf(c *cobra.Command) []string {
 	return nil
 }
 
-// newGuideTopics returns a help topic (a command with no Run) for each
-// guide of docs/, which 'tract --help' lists and 'tract help TOPIC'
-// prints.
-func newGuideTopics() []*cobra.Command {
-	var topics []*cobra.Command
-	for _, g := range docs.Guides() {
-		topics = append(topics, &cobra.Command{
-			Use:         g.Topic,
-			Short:       g.Summary,
-			Annotations: map[string]string{guideAnnotation: g.Topic},
-		})
+// newGuideTopic returns the help topic (a command with no Run) of guide
+// g of docs/, which 'tract --help' lists and 'tract help TOPIC' prints.
+func newGuideTopic(g docs.Guide) *cobra.Command {
+	return &cobra.Command{
+		Use:         g.Topic,
+		Short:       g.Summary,
+		Annotations: map[string]string{guideAnnotation: g.Topic},
 	}
-	return topics
 }
 
 // isHelpTopic reports a help topic: a command that runs nothing and has
