@@ -8,6 +8,7 @@
 //	go run ./bench -n 1000 -generate DIR   # only write the history files
 //	go run ./bench -db 'postgres://user@host/db'   # tract's repositories in PostgreSQL
 //	go run ./bench -db 'postgres://user@host/db' -vs-file   # PostgreSQL against the file
+//	go run ./bench -floor          # only the short commands, 51–101 rounds
 //
 // It generates n messages of about 300 bytes (a system prompt, then user and
 // assistant turns), writes them once as JSON lines for 'tract import' and
@@ -27,6 +28,11 @@
 // well, it measures tract in the database against tract in a file
 // instead, both on the same history, alternating (the ratios the
 // PostgreSQL backend's targets are stated in); git is not run.
+//
+// With -floor, it imports once and times only the short commands
+// (status, log -n 10, the floor), at least 51 rounds (101 for the floor):
+// their few milliseconds are mostly the start of a process, which a
+// busy machine blurs more than it does a walk's seconds.
 package main
 
 import (
@@ -58,6 +64,7 @@ func main() {
 	gen := flag.String("generate", "", "only write the history to `DIR` (history.jsonl, history.fi) and exit")
 	db := flag.String("db", "", "keep tract's repositories in the PostgreSQL database of `URL` instead of files")
 	vsFile := flag.Bool("vs-file", false, "with -db, measure tract in the database against tract in a file instead of against git")
+	floor := flag.Bool("floor", false, "import once and time only the short commands (status, log -n 10, the floor), in more rounds")
 	flag.Parse()
 	if *gen != "" {
 		err := os.MkdirAll(*gen, 0o755)
@@ -70,15 +77,23 @@ func main() {
 		}
 		return
 	}
-	run := run
 	if *vsFile {
 		if *db == "" {
 			fmt.Fprintln(os.Stderr, "bench: -vs-file needs -db URL")
 			os.Exit(2)
 		}
-		run = runVsFile
+		if *floor {
+			fmt.Fprintln(os.Stderr, "bench: -floor measures against git; leave out -vs-file")
+			os.Exit(2)
+		}
 	}
-	if err := run(*n, *rounds, *keep, *db); err != nil {
+	var err error
+	if *vsFile {
+		err = runVsFile(*n, *rounds, *keep, *db)
+	} else {
+		err = run(*n, *rounds, *keep, *db, *floor)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -96,7 +111,7 @@ type measure struct {
 	ok bool
 }
 
-func run(n, rounds int, keep bool, db string) error {
+func run(n, rounds int, keep bool, db string, floor bool) error {
 	if _, err := exec.LookPath("git"); err != nil {
 		return fmt.Errorf("git is needed to compare with: %w", err)
 	}
@@ -126,8 +141,12 @@ func run(n, rounds int, keep bool, db string) error {
 	}
 
 	var imp, gimp []sample
-	for r := 0; r < rounds; r++ {
-		fmt.Fprintf(os.Stderr, "round %d/%d: importing…\n", r+1, rounds)
+	importRounds := rounds
+	if floor {
+		importRounds = 1
+	}
+	for r := 0; r < importRounds; r++ {
+		fmt.Fprintf(os.Stderr, "round %d/%d: importing…\n", r+1, importRounds)
 		td, gd := filepath.Join(dir, "t"), filepath.Join(dir, "g")
 		os.RemoveAll(td)
 		os.RemoveAll(gd)
@@ -186,18 +205,34 @@ func run(n, rounds int, keep bool, db string) error {
 		return err
 	}
 
+	// The short commands: the fixed cost of starting a command, opening
+	// the repository and reading a few commits.
 	floorRounds := max(rounds, 21)
-	rows := []row{
-		{fmt.Sprintf("import %s (`tract import` / `git fast-import`)", count(n)), median(imp), median(gimp)},
-		b.pair(rounds, "`log --all --oneline`", td, gd, []string{"log", "--all", "--oneline"}, []string{"log", "--all", "--oneline"}),
-		b.pair(rounds, "`log --all` / `git log --graph --all --oneline`", td, gd, []string{"log", "--all"}, []string{"log", "--graph", "--all", "--oneline"}),
+	if floor {
+		rounds, floorRounds = max(rounds, 51), max(rounds, 101)
+	}
+	short := []row{
 		b.pair(max(rounds, 11), "`status` / `git log -n 10`", td, gd, []string{"status"}, []string{"log", "-n", "10"}),
+		b.pair(max(rounds, 11), "`status` / `git status`", td, gd, []string{"status"}, []string{"status"}),
+		b.pair(max(rounds, 11), "`log -n 10` / `git log -n 10`", td, gd, []string{"log", "-n", "10"}, []string{"log", "-n", "10"}),
 		b.pair(floorRounds, "CLI floor: `log -n 1` on a one-commit repository", tt, gt, []string{"log", "-n", "1"}, []string{"log", "-1"}),
-		b.pair(rounds, "`log --json` / `git log --format=raw`", td, gd, []string{"log", "--json"}, []string{"log", "--format=raw"}),
-		b.pair(rounds, "`log --all --json`", td, gd, []string{"log", "--all", "--json"}, nil),
-		b.pair(rounds, "`compile --json`", td, gd, []string{"compile", "--json"}, nil),
-		b.pair(rounds, "`fsck` / `git fsck`", td, gd, []string{"fsck"}, []string{"fsck", "--no-dangling"}),
-		b.pair(rounds, "`gc` / `git gc`", td, gd, []string{"gc"}, []string{"gc", "-q"}),
+	}
+	var rows []row
+	if floor {
+		rows = short
+	} else {
+		rows = append([]row{
+			{fmt.Sprintf("import %s (`tract import` / `git fast-import`)", count(n)), median(imp), median(gimp)},
+			b.pair(rounds, "`log --all --oneline`", td, gd, []string{"log", "--all", "--oneline"}, []string{"log", "--all", "--oneline"}),
+			b.pair(rounds, "`log --all` / `git log --graph --all --oneline`", td, gd, []string{"log", "--all"}, []string{"log", "--graph", "--all", "--oneline"}),
+		}, short...)
+		rows = append(rows,
+			b.pair(rounds, "`log --json` / `git log --format=raw`", td, gd, []string{"log", "--json"}, []string{"log", "--format=raw"}),
+			b.pair(rounds, "`log --all --json`", td, gd, []string{"log", "--all", "--json"}, nil),
+			b.pair(rounds, "`compile --json`", td, gd, []string{"compile", "--json"}, nil),
+			b.pair(rounds, "`fsck` / `git fsck`", td, gd, []string{"fsck"}, []string{"fsck", "--no-dangling"}),
+			b.pair(rounds, "`gc` / `git gc`", td, gd, []string{"gc"}, []string{"gc", "-q"}),
+		)
 	}
 
 	where := "tract in files"

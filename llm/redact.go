@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 const (
@@ -253,22 +254,33 @@ func unhex(c byte) int {
 // itself.
 func RedactURLs(s string) string { return redactURLs(s) }
 
-var (
+// urlPatterns are the regular expressions of redactURLs.
+type urlPatterns struct {
 	// queryParam matches what starts a query parameter's value: its
 	// separator, name and "=", as is, percent-encoded or JSON-escaped.
-	queryParam = regexp.MustCompile(`(?i)(?:[?&;]|%3f|%26|%3b|\\u0026|\\u003f)([a-z0-9_.~\-]+)(?:=|%3d|\\u003d)`)
+	queryParam *regexp.Regexp
 	// userinfo matches a URL's scheme and userinfo, up to the "@".
-	userinfo = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://([^/?#@\s"'<>\\]+)@`)
-)
+	userinfo *regexp.Regexp
+}
+
+// redactPatterns returns the patterns, compiled the first time a text
+// may hold a URL rather than as every program importing llm starts.
+var redactPatterns = sync.OnceValue(func() urlPatterns {
+	return urlPatterns{
+		queryParam: regexp.MustCompile(`(?i)(?:[?&;]|%3f|%26|%3b|\\u0026|\\u003f)([a-z0-9_.~\-]+)(?:=|%3d|\\u003d)`),
+		userinfo:   regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://([^/?#@\s"'<>\\]+)@`),
+	}
+})
 
 // redactURLs is RedactURLs.
 func redactURLs(s string) string {
 	if !strings.ContainsAny(s, "=@") && !strings.Contains(s, "%3") && !strings.Contains(s, "u003") {
 		return s // no parameter, no userinfo: most texts
 	}
+	pat := redactPatterns()
 	var b strings.Builder
 	done := 0 // s[:done] is in b
-	for _, m := range queryParam.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range pat.queryParam.FindAllStringSubmatchIndex(s, -1) {
 		if m[0] < done || !isSecretParam(s[m[2]:m[3]]) {
 			continue
 		}
@@ -284,7 +296,7 @@ func redactURLs(s string) string {
 		b.WriteString(s[done:])
 		s = b.String()
 	}
-	return userinfo.ReplaceAllStringFunc(s, func(m string) string {
+	return pat.userinfo.ReplaceAllStringFunc(s, func(m string) string {
 		at := strings.Index(m, "://") + len("://")
 		if m[at:len(m)-1] == redactedKey {
 			return m

@@ -95,7 +95,7 @@ func (e *CommandError) Error() string {
 // CheckName reports an error when name is not a tool name the providers
 // accept: 1 to 64 letters, digits, "_" and "-".
 func CheckName(name string) error {
-	if !validName.MatchString(name) {
+	if !validName(name) {
 		return fmt.Errorf("tool name %q: a tool's name is 1 to 64 letters, digits, \"_\" and \"-\"", name)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -79,19 +80,14 @@ func topicsOf(c *cobra.Command) []string {
 	return nil
 }
 
-// newGuideTopics returns a help topic (a command with no Run) for each
-// guide of docs/, which 'tract --help' lists and 'tract help TOPIC'
-// prints.
-func newGuideTopics() []*cobra.Command {
-	var topics []*cobra.Command
-	for _, g := range docs.Guides() {
-		topics = append(topics, &cobra.Command{
-			Use:         g.Topic,
-			Short:       g.Summary,
-			Annotations: map[string]string{guideAnnotation: g.Topic},
-		})
+// newGuideTopic returns the help topic (a command with no Run) of guide
+// g of docs/, which 'tract --help' lists and 'tract help TOPIC' prints.
+func newGuideTopic(g docs.Guide) *cobra.Command {
+	return &cobra.Command{
+		Use:         g.Topic,
+		Short:       g.Summary,
+		Annotations: map[string]string{guideAnnotation: g.Topic},
 	}
-	return topics
 }
 
 // isHelpTopic reports a help topic: a command that runs nothing and has
@@ -281,17 +277,30 @@ func flagNames(fs *pflag.FlagSet) []string {
 	return names
 }
 
-var (
-	mdHeading    = regexp.MustCompile(`^(#{1,6}) (.*)$`)
-	mdFence      = regexp.MustCompile("^(\\s*)```")
-	mdLinkRef    = regexp.MustCompile(`\[([^\]]+)\]\(([^)\s]+)\)`)
-	mdImage      = regexp.MustCompile(`!\[([^\]]*)\]\(([^)\s]+)\)`)
-	mdBold       = regexp.MustCompile(`\*\*([^*]+)\*\*`)
-	mdItalic     = regexp.MustCompile(`(^|[\s(])\*([^*\s][^*]*)\*`)
-	mdComment    = regexp.MustCompile(`^<!--.*-->$`)
-	mdCodeSpan   = regexp.MustCompile("`([^`]*)`")
-	mdGuidePages = regexp.MustCompile(`^([a-z-]+)\.md(#.*)?$`)
-)
+// mdPatterns are the regular expressions that render a guide's Markdown.
+type mdPatterns struct {
+	heading, fence, linkRef, image, bold, italic, comment, codeSpan, guidePages, listItem, blankRun *regexp.Regexp
+}
+
+// markdown returns the patterns, compiled the first time a guide is
+// rendered rather than as every command starts (they were a sixth of the
+// main package's start-up).
+var markdown = sync.OnceValue(func() *mdPatterns {
+	return &mdPatterns{
+		heading:    regexp.MustCompile(`^(#{1,6}) (.*)$`),
+		fence:      regexp.MustCompile("^(\\s*)```"),
+		linkRef:    regexp.MustCompile(`\[([^\]]+)\]\(([^)\s]+)\)`),
+		image:      regexp.MustCompile(`!\[([^\]]*)\]\(([^)\s]+)\)`),
+		bold:       regexp.MustCompile(`\*\*([^*]+)\*\*`),
+		italic:     regexp.MustCompile(`(^|[\s(])\*([^*\s][^*]*)\*`),
+		comment:    regexp.MustCompile(`^<!--.*-->$`),
+		codeSpan:   regexp.MustCompile("`([^`]*)`"),
+		guidePages: regexp.MustCompile(`^([a-z-]+)\.md(#.*)?$`),
+		// The start of a list item, its marker and the space after.
+		listItem: regexp.MustCompile(`^\s*(?:[-*]|\d+\.) `),
+		blankRun: regexp.MustCompile(`\n{3,}`),
+	}
+})
 
 // renderMarkdown turns a guide's Markdown into text for a terminal:
 // headings in capitals (or underlined), code blocks indented, code spans,
@@ -300,6 +309,7 @@ var (
 // terminal width columns wide (0: not a terminal), a paragraph with a
 // line wider than that is wrapped to fit it (see fitParagraphs).
 func renderMarkdown(md string, width int) string {
+	pat := markdown()
 	guides := map[string]bool{"exit-codes": true}
 	for _, g := range docs.Guides() {
 		guides[g.Topic] = true
@@ -314,7 +324,7 @@ func renderMarkdown(md string, width int) string {
 	inCode := false
 	codeIndent := ""
 	for _, l := range strings.Split(strings.TrimRight(md, "\n"), "\n") {
-		if m := mdFence.FindStringSubmatch(l); m != nil {
+		if m := pat.fence.FindStringSubmatch(l); m != nil {
 			flushText()
 			inCode = !inCode
 			codeIndent = m[1]
@@ -328,10 +338,10 @@ func renderMarkdown(md string, width int) string {
 			b.WriteString("    " + strings.TrimPrefix(l, codeIndent) + "\n")
 			continue
 		}
-		if mdComment.MatchString(strings.TrimSpace(l)) {
+		if pat.comment.MatchString(strings.TrimSpace(l)) {
 			continue
 		}
-		if m := mdHeading.FindStringSubmatch(l); m != nil {
+		if m := pat.heading.FindStringSubmatch(l); m != nil {
 			flushText()
 			h := renderInline(m[2], guides)
 			if len(m[1]) <= 2 {
@@ -345,12 +355,9 @@ func renderMarkdown(md string, width int) string {
 	}
 	flushText()
 	// Comments dropped leave runs of blank lines.
-	out := regexp.MustCompile(`\n{3,}`).ReplaceAllString(b.String(), "\n\n")
+	out := pat.blankRun.ReplaceAllString(b.String(), "\n\n")
 	return strings.TrimLeft(out, "\n")
 }
-
-// mdListItem is the start of a list item, its marker and the space after.
-var mdListItem = regexp.MustCompile(`^\s*(?:[-*]|\d+\.) `)
 
 // fitParagraphs wraps to width columns each paragraph of rendered prose
 // (its lines between blank lines) that has a line wider than that, a
@@ -389,6 +396,7 @@ func fitParagraph(para []string, width int) []string {
 	if !wide {
 		return para
 	}
+	pat := markdown()
 	var out, words []string
 	indent := ""
 	flush := func() {
@@ -398,7 +406,7 @@ func fitParagraph(para []string, width int) []string {
 		words = nil
 	}
 	for _, l := range para {
-		if m := mdListItem.FindString(l); m != "" {
+		if m := pat.listItem.FindString(l); m != "" {
 			flush()
 			indent = m
 			words = strings.Fields(l[len(m):])
@@ -415,16 +423,17 @@ func fitParagraph(para []string, width int) []string {
 
 // renderInline renders the spans of one line of Markdown.
 func renderInline(l string, guides map[string]bool) string {
+	pat := markdown()
 	// A picture (a screenshot) is named, with its file: a terminal shows
 	// no picture.
-	l = mdImage.ReplaceAllStringFunc(l, func(s string) string {
-		m := mdImage.FindStringSubmatch(s)
+	l = pat.image.ReplaceAllStringFunc(l, func(s string) string {
+		m := pat.image.FindStringSubmatch(s)
 		return "(picture: " + m[1] + ", docs/" + strings.TrimPrefix(m[2], "docs/") + ")"
 	})
-	l = mdLinkRef.ReplaceAllStringFunc(l, func(s string) string {
-		m := mdLinkRef.FindStringSubmatch(s)
+	l = pat.linkRef.ReplaceAllStringFunc(l, func(s string) string {
+		m := pat.linkRef.FindStringSubmatch(s)
 		text, target := m[1], m[2]
-		switch g := mdGuidePages.FindStringSubmatch(target); {
+		switch g := pat.guidePages.FindStringSubmatch(target); {
 		case strings.Contains(target, "://"):
 			return text + " (" + target + ")"
 		case g != nil && guides[g[1]]:
@@ -437,8 +446,8 @@ func renderInline(l string, guides map[string]bool) string {
 			return text + " (docs/" + target + ")"
 		}
 	})
-	l = mdBold.ReplaceAllString(l, "$1")
-	l = mdItalic.ReplaceAllString(l, "$1$2")
-	l = mdCodeSpan.ReplaceAllString(l, "$1")
+	l = pat.bold.ReplaceAllString(l, "$1")
+	l = pat.italic.ReplaceAllString(l, "$1$2")
+	l = pat.codeSpan.ReplaceAllString(l, "$1")
 	return strings.ReplaceAll(l, `\|`, "|")
 }

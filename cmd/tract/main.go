@@ -17,8 +17,6 @@ func main() {
 	// interrupts).
 	io.Interrupts = newInterrupts(os.Stderr, os.Exit)
 	io.OneTurn = oneTurnMemory
-	ctx, stop := io.Interrupts.notify(context.Background())
-	code := run(ctx, os.Args[1:], io, os.Getenv)
-	stop()
-	os.Exit(code)
+	ctx := io.Interrupts.notify(context.Background())
+	os.Exit(run(ctx, os.Args[1:], io, os.Getenv))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/compress"
+	"github.com/tractdag/tract/docs"
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/llm"
 	"github.com/tractdag/tract/repl"
@@ -505,8 +506,9 @@ func subcommands() []subcommand {
 		{"version", newCmdVersion},
 		{"exit-codes", func(*Factory) *cobra.Command { return newExitCodesTopic() }},
 	}
-	for _, topic := range newGuideTopics() {
-		commands = append(commands, subcommand{topic.Name(), func(*Factory) *cobra.Command { return topic }})
+	// A guide's topic is built, as a command is, only when it is needed.
+	for _, g := range docs.Guides() {
+		commands = append(commands, subcommand{g.Topic, func(*Factory) *cobra.Command { return newGuideTopic(g) }})
 	}
 	return commands
 }

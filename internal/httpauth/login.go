@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // LoginPath and LogoutPath are where Login and Logout are meant to be
@@ -19,7 +20,10 @@ const maxLoginForm = 64 << 10
 // cookieMaxAge is how long a browser keeps the login cookie, in seconds.
 const cookieMaxAge = 30 * 24 * 60 * 60
 
-var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
+// loginPage returns the login form's template, parsed when a form is
+// first shown rather than as every command of the CLI starts.
+var loginPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>tract · log in</title>
 <style>
@@ -37,6 +41,7 @@ button{margin-top:1em;padding:.4em 1.2em;font:inherit}.err{color:#b00020}
 <button type="submit">Log in</button>
 </form></body></html>
 `))
+})
 
 type loginData struct {
 	Action, Next, Message, Hint string
@@ -130,7 +135,7 @@ func (g *Guard) form(w http.ResponseWriter, r *http.Request, status int, next, m
 	if r.Method == http.MethodHead {
 		return
 	}
-	_ = loginPage.Execute(w, loginData{Action: LoginPath, Next: next, Message: message, Hint: g.loginHint})
+	_ = loginPage().Execute(w, loginData{Action: LoginPath, Next: next, Message: message, Hint: g.loginHint})
 }
 
 // localPath returns p when it is a path of this server, else "/": a
