@@ -311,6 +311,9 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		done = true
 		return ptx.rollback()
 	}
+	if err := ptx.finishWords(); err != nil {
+		return fmt.Errorf("%s: %w", s.display, err)
+	}
 	done = true
 	if err := ptx.commit(); err != nil {
 		return fmt.Errorf("%s: %w", s.display, err)
