@@ -47,12 +47,10 @@ const maxVectorBytes = 1<<20 - 1
 // a transaction that indexes many reads at a time.
 const indexChunk = 2000
 
-// docWindow is how many document numbers the first query of a search
-// covers; each next one covers windowGrowth times as many.
-const (
-	docWindow    = 1024
-	windowGrowth = 4
-)
+// defaultWindows are how many document numbers the first queries of a
+// search cover, from the newest down (Store.windows); the next one covers
+// the rest.
+func defaultWindows() []int64 { return []int64{1024, 8192} }
 
 // pendingDoc is a commit on its way into the index.
 type pendingDoc struct {
@@ -268,13 +266,26 @@ func tsQuery(terms []store.WordTerm) (q string, ok bool) {
 // wordWindowQuery reads the documents numbered $2 to $3 - 1 whose words
 // match the tsquery $4, newest first (equal times by hash), with the
 // bound of the document before $2 (the latest time of every document
-// numbered lower; NULL when there is none). The range keeps what a
-// search reads of a frequent word's documents to the newest; the GIN
-// index finds a rare word's in a wide one.
+// numbered lower; NULL when there is none). Over a window of the newest
+// few thousand numbers the planner reads a frequent word's documents by
+// their numbers, and a rare word's from the GIN index once it has
+// statistics of the words.
 const wordWindowQuery = `SELECT w.hash, w.time_ns, (SELECT bound_ns FROM tract_words
 	WHERE repository = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1)
 FROM tract_words w
 WHERE w.repository = $1 AND w.seq >= $2 AND w.seq < $3 AND w.words @@ $4::tsquery
+ORDER BY w.time_ns DESC, w.hash`
+
+// wordRestQuery reads the documents numbered below $3 whose words match
+// $4, as wordWindowQuery does ($2 is unused). The number is compared as
+// seq + 0, which no index orders: the planner cannot read the documents
+// by their numbers, as it would with no statistics (a repository just
+// imported, the table not yet analysed) however many there are, and
+// reads the GIN index (or, for a word it knows most documents hold,
+// every row).
+const wordRestQuery = `SELECT w.hash, w.time_ns, NULL::bigint
+FROM tract_words w
+WHERE w.repository = $1 AND $2::bigint IS NOT NULL AND w.seq + 0 < $3 AND w.words @@ $4::tsquery
 ORDER BY w.time_ns DESC, w.hash`
 
 // unindexedQuery reads the documents without words (texts with too many
@@ -290,8 +301,7 @@ type wordHit struct {
 }
 
 // WordMatches walks the documents from the newest number down, a window
-// of numbers at a time (docWindow, then windowGrowth times wider each
-// time), each window's matches newest first, each with the bound of the
+// of numbers at a time (see windows), each window's matches newest first, each with the bound of the
 // documents after it: its own time, or the latest of the documents
 // numbered below the window, whichever is later. The commits of the
 // matches it yields are read a few at a time ahead of fn into the
@@ -315,12 +325,15 @@ func (t *pgTx) WordMatches(terms []store.WordTerm, fn func(h dag.Hash, bound tim
 	if err != nil {
 		return true, fmt.Errorf("word index: %w", err)
 	}
-	hi, width := top+1, int64(docWindow)
-	for hi > 1 {
-		lo := max(hi-width, 1)
+	hi := top + 1
+	for i := 0; hi > 1; i++ {
+		lo, sql := int64(1), wordRestQuery
+		if i < len(t.s.windows) {
+			lo, sql = max(hi-t.s.windows[i], 1), wordWindowQuery
+		}
 		var hits []wordHit
 		below := int64(math.MinInt64)
-		err := t.binaryQuery(wordWindowQuery, []param{textParam(t.s.repository), int8Param(lo), int8Param(hi), textParam(query)},
+		err := t.binaryQuery(sql, []param{textParam(t.s.repository), int8Param(lo), int8Param(hi), textParam(query)},
 			func(cols [][]byte) error {
 				h, err := hashOf("tract_words", cols[0])
 				if err != nil {
@@ -362,7 +375,7 @@ func (t *pgTx) WordMatches(terms []store.WordTerm, fn func(h dag.Hash, bound tim
 		if err != nil || !more {
 			return true, err
 		}
-		hi, width = lo, width*windowGrowth
+		hi = lo
 	}
 	return true, nil
 }

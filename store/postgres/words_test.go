@@ -16,6 +16,7 @@ import (
 	"github.com/tractdag/tract/store"
 	"github.com/tractdag/tract/store/postgres"
 	"github.com/tractdag/tract/store/postgres/pgtest"
+	"github.com/tractdag/tract/store/storetest"
 )
 
 // putTexts stores a commit of each text, the i-th made i seconds after
@@ -191,4 +192,18 @@ func TestWordIndex_ErasedCommitsLeaveNoWords(t *testing.T) {
 	assert.Equal(t, 0, holding)
 	got, _ := searchIndex(t, s, "words")
 	assert.Equal(t, []dag.Hash{hs[0]}, got)
+}
+
+// The suite's searches with windows of a few documents: a search reads
+// most documents through the query of the rest, and crosses the bounds
+// of several windows.
+func TestConformance_SearchInSmallWindows(t *testing.T) {
+	base := pgtest.URL(t)
+	for _, ws := range [][]int64{{2, 5}, {1}, {}} {
+		t.Run(fmt.Sprint(ws), func(t *testing.T) {
+			storetest.RunSearch(t, func(t *testing.T) store.Store {
+				return pgtest.NewUnchecked(t, base, postgres.WithSearchWindows(ws...))
+			})
+		})
+	}
 }
