@@ -49,8 +49,11 @@ const indexChunk = 2000
 
 // defaultWindows are how many document numbers the first queries of a
 // search cover, from the newest down (Store.windows); the next one covers
-// the rest.
-func defaultWindows() []int64 { return []int64{1024, 8192} }
+// the rest. One window of the newest 1,024 answers the newest few of a
+// frequent word; a second, read row by row as the first is while the
+// table has no statistics, cost a rare word more than the GIN index's
+// answer for the rest.
+func defaultWindows() []int64 { return []int64{1024} }
 
 // pendingDoc is a commit on its way into the index.
 type pendingDoc struct {
@@ -278,20 +281,23 @@ ORDER BY w.time_ns DESC, w.hash`
 
 // wordRestQuery reads the documents numbered below $3 whose words match
 // $4, as wordWindowQuery does ($2 is unused). The number is compared as
-// seq + 0, which no index orders: the planner cannot read the documents
-// by their numbers, as it would with no statistics (a repository just
-// imported, the table not yet analysed) however many there are, and
-// reads the GIN index (or, for a word it knows most documents hold,
-// every row).
+// seq + 0 and the repository as repository || ”, which no index
+// orders: the planner can neither read the documents by their numbers,
+// as it would with no statistics (a repository just imported, the table
+// not yet analysed) however many there are, nor intersect the GIN
+// index's matches with every row of the repository; it reads the GIN
+// index (or, for a word it knows most documents hold, every row).
 const wordRestQuery = `SELECT w.hash, w.time_ns, NULL::bigint
 FROM tract_words w
-WHERE w.repository = $1 AND $2::bigint IS NOT NULL AND w.seq + 0 < $3 AND w.words @@ $4::tsquery
+WHERE w.repository || '' = $1 AND $2::bigint IS NOT NULL AND w.seq + 0 < $3 AND w.words @@ $4::tsquery
 ORDER BY w.time_ns DESC, w.hash`
 
-// unindexedQuery reads the documents without words (texts with too many
-// for a tsvector), with their numbers, newest number first.
-const unindexedQuery = `SELECT seq, hash, time_ns FROM tract_words
-WHERE repository = $1 AND words IS NULL ORDER BY seq DESC`
+// unindexedQuery reads the repository's last document number (in a row
+// without a hash), and the documents without words (texts with too many
+// for a tsvector), with their numbers.
+const unindexedQuery = `SELECT coalesce((SELECT max(seq) FROM tract_words WHERE repository = $1), 0), NULL::bytea, NULL::bigint
+UNION ALL
+SELECT seq, hash, time_ns FROM tract_words WHERE repository = $1 AND words IS NULL`
 
 // wordHit is a document a search matched.
 type wordHit struct {
@@ -301,7 +307,8 @@ type wordHit struct {
 }
 
 // WordMatches walks the documents from the newest number down, a window
-// of numbers at a time (see windows), each window's matches newest first, each with the bound of the
+// of numbers at a time (see defaultWindows), each window's matches newest
+// first, each with the bound of the
 // documents after it: its own time, or the latest of the documents
 // numbered below the window, whichever is later. The commits of the
 // matches it yields are read a few at a time ahead of fn into the
@@ -316,12 +323,7 @@ func (t *pgTx) WordMatches(terms []store.WordTerm, fn func(h dag.Hash, bound tim
 	if !ok {
 		return false, nil
 	}
-	var top int64
-	err := t.queryRow(`SELECT coalesce(max(seq), 0) FROM tract_words WHERE repository = $1`, t.s.repository).Scan(&top)
-	if err != nil {
-		return true, fmt.Errorf("word index: %w", err)
-	}
-	unindexed, err := t.unindexedMatches(terms)
+	top, unindexed, err := t.unindexedMatches(terms)
 	if err != nil {
 		return true, fmt.Errorf("word index: %w", err)
 	}
@@ -420,14 +422,19 @@ func (t *pgTx) yieldHits(hits []wordHit, below int64, fn func(dag.Hash, time.Tim
 	return true, nil
 }
 
-// unindexedMatches returns the documents without words whose commits'
-// words hold every term, newest number first: their texts are read.
-func (t *pgTx) unindexedMatches(terms []store.WordTerm) ([]wordHit, error) {
+// unindexedMatches returns the repository's last document number and the
+// documents without words whose commits' words hold every term, newest
+// number first: their texts are read.
+func (t *pgTx) unindexedMatches(terms []store.WordTerm) (top int64, _ []wordHit, _ error) {
 	var docs []wordHit
 	err := t.binaryQuery(unindexedQuery, []param{textParam(t.s.repository)}, func(cols [][]byte) error {
 		seq, err := int8Col("tract_words", cols[0])
 		if err != nil {
 			return err
+		}
+		if cols[1] == nil {
+			top = seq
+			return nil
 		}
 		h, err := hashOf("tract_words", cols[1])
 		if err != nil {
@@ -441,8 +448,9 @@ func (t *pgTx) unindexedMatches(terms []store.WordTerm) ([]wordHit, error) {
 		return nil
 	})
 	if err != nil || len(docs) == 0 {
-		return nil, err
+		return top, nil, err
 	}
+	slices.SortFunc(docs, func(a, b wordHit) int { return cmp.Compare(b.seq, a.seq) })
 	out := docs[:0]
 	for _, d := range docs {
 		c, err := t.Commit(d.h)
@@ -458,7 +466,7 @@ func (t *pgTx) unindexedMatches(terms []store.WordTerm) ([]wordHit, error) {
 			out = append(out, d)
 		}
 	}
-	return out, nil
+	return top, out, nil
 }
 
 // allTermsIn reports whether the sorted, distinct ws hold a word each
