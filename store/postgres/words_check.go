@@ -64,11 +64,16 @@ func indexAllRepositories(ctx context.Context, tx pgx.Tx, s *Store) error {
 	return err
 }
 
-// createWordsGIN creates the GIN index of the documents' words. Without
-// fastupdate a document's words go straight into the index, rather than
-// into a pending list that every search reads and that a commit now and
-// then has to merge, which would make that commit slow.
-const createWordsGIN = `CREATE INDEX tract_words_words ON tract_words USING gin (words) WITH (fastupdate = off)`
+// createWordsGIN creates the GIN index of the documents' words. With
+// fastupdate, a document's words go into a pending list, which the
+// insert that takes it past gin_pending_list_limit (here 1 MB, a
+// thousand documents or so; the default is 4 MB) merges into the index
+// in key order, as VACUUM does: 100,000 documents went in 6 times as
+// fast as one key at a time (15 s against 92, on a loaded machine). A
+// search reads the pending list whole: a full one cost a rare word's
+// query 0.6 ms more (0.9 ms against 0.3).
+const createWordsGIN = `CREATE INDEX tract_words_words ON tract_words USING gin (words)
+WITH (fastupdate = on, gin_pending_list_limit = 1024)`
 
 // RebuildWordIndex builds the repository's word index afresh from its
 // commits, in one transaction (store.WordIndexChecker). A database the
