@@ -24,7 +24,9 @@ import (
 // repository's: it logs the import's time, the word index's share of
 // the tables' size, and the time Migrate takes to build the index of a
 // database without one; then it measures the queries through the index
-// and by reading every text.
+// and by reading every text. Its log needs -v:
+//
+//	scripts/postgres -- go test -v -run - -bench 'BenchmarkIndexPostgres/n=100000$' ./search/
 func BenchmarkIndexPostgres(b *testing.B) {
 	base := os.Getenv("TRACT_TEST_POSTGRES_URL")
 	if base == "" {
