@@ -120,6 +120,10 @@ func benchSchema(b *testing.B, base string) string {
 	require.NoError(b, err)
 	q := u.Query()
 	q.Set("search_path", name)
+	// The publication of a million messages copies millions of rows in
+	// statements that outlive the default reply timeout on a busy
+	// machine.
+	q.Set("reply_timeout", "0")
 	u.RawQuery = q.Encode()
 	return u.String()
 }

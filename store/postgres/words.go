@@ -18,7 +18,8 @@ import (
 // for every commit of the repository, with its commit's hash and time and
 // its words (store.CommitWords) as a tsvector built from them as they are
 // (array_to_tsvector: no parser, no dictionary, so the words are exactly
-// those of package internal/words), under a GIN index that intersects the
+// those of package internal/words, each byte beyond ASCII written %XX:
+// see appendLexeme), under a GIN index that intersects the
 // terms of a search and answers a prefix ('valid':*) by a range of its
 // keys. Documents are numbered (seq) per repository in the order they
 // were indexed, one transaction's by commit time, and each keeps bound:
@@ -196,15 +197,14 @@ func (t *pgTx) indexDocs(docs []pendingDoc) error {
 		}
 		ws := docWords(text, d.diagnosis)
 		hashes[i], times[i] = d.h[:], d.t
-		if n := wordBytes(ws); n <= maxVectorBytes {
-			sb.Reset()
-			sb.Grow(n + len(ws))
-			for j, w := range ws {
-				if j > 0 {
-					sb.WriteByte(' ')
-				}
-				sb.WriteString(w)
+		sb.Reset()
+		for j, w := range ws {
+			if j > 0 {
+				sb.WriteByte(' ')
 			}
+			appendLexeme(&sb, w)
+		}
+		if sb.Len()-len(ws)+1 <= maxVectorBytes {
 			s := sb.String()
 			vectors[i] = &s
 		}
@@ -224,20 +224,48 @@ func docWords(text []byte, diagnosis []string) []string {
 	return slices.Compact(ws)
 }
 
-// wordBytes is the bytes of ws together.
-func wordBytes(ws []string) int {
-	n := 0
-	for _, w := range ws {
-		n += len(w)
+// appendLexeme appends the lexeme of word w to b: w with every byte but
+// an ASCII letter or digit written %XX (two upper-case hex digits), so
+// that a tsvector holds ASCII alone, which a database of any encoding
+// takes as it is (a word beyond ASCII, in a LATIN1 database, would not
+// convert). The encoding keeps prefixes: a word's prefix's lexeme is a
+// prefix of the word's, and two words never share a lexeme ('%' is in no
+// word).
+func appendLexeme(b *strings.Builder, w string) {
+	const hexDigits = "0123456789ABCDEF"
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
 	}
-	return n
+}
+
+// lexemes returns the lexemes of ws (see appendLexeme), sorted, and the
+// bytes they take together.
+func lexemes(ws []string) ([]string, int) {
+	out := make([]string, len(ws))
+	n := 0
+	var b strings.Builder
+	for i, w := range ws {
+		b.Reset()
+		appendLexeme(&b, w)
+		out[i] = b.String()
+		n += len(out[i])
+	}
+	slices.Sort(out)
+	return out, n
 }
 
 var _ store.WordIndexTx = (*pgTx)(nil)
 
-// tsQuery returns the tsquery of terms, ANDed: each word quoted, as the
-// input of type tsquery reads it (a quote doubled, a backslash escaped),
-// a prefix with :*. ok is false for a term without a word.
+// tsQuery returns the tsquery of terms, ANDed: each word's lexeme (see
+// appendLexeme) quoted, a prefix with :*. ok is false for a term without
+// a word.
 func tsQuery(terms []store.WordTerm) (q string, ok bool) {
 	var b strings.Builder
 	for i, term := range terms {
@@ -248,16 +276,7 @@ func tsQuery(terms []store.WordTerm) (q string, ok bool) {
 			b.WriteString(" & ")
 		}
 		b.WriteByte('\'')
-		for _, r := range term.Word {
-			switch r {
-			case '\'':
-				b.WriteString("''")
-			case '\\':
-				b.WriteString(`\\`)
-			default:
-				b.WriteRune(r)
-			}
-		}
+		appendLexeme(&b, term.Word)
 		b.WriteByte('\'')
 		if term.Prefix {
 			b.WriteString(":*")

@@ -193,13 +193,13 @@ WHERE c.repository = $1 AND c.hash > $2 ORDER BY c.hash LIMIT $3`
 			text := texts[at]
 			at++
 			msg := ""
-			want := docWords(text, store.CommitWords(&dag.Commit{Meta: r.c.Meta}, ""))
+			want, size := lexemes(docWords(text, store.CommitWords(&dag.Commit{Meta: r.c.Meta}, "")))
 			switch {
 			case !r.indexed:
 				msg = "has no document"
 			case r.t != r.c.Time.UnixNano():
 				msg = "has a document of another time"
-			case !r.whole && wordBytes(want) <= maxVectorBytes:
+			case !r.whole && size <= maxVectorBytes:
 				msg = "has a document without words"
 			case r.whole:
 				slices.Sort(r.words)

@@ -116,7 +116,7 @@ var searchTests = []subtest{
 				return nil
 			})
 		}
-		for _, q := range []string{"alpha", "beta gamma", "alpha*", "gam* del*", "epsilon", "epsilon beta", "élan",
+		for _, q := range []string{"alpha", "beta gamma", "alpha*", "gam* del*", "epsilon", "epsilon beta", "élan", "éla*", "naï*",
 			"naive", "round1", "round*", "delta round2", "zeta", "a*"} {
 			for _, limit := range []int{0, 1, 3} {
 				assert.Equal(t, scanned(t, s, q, limit), found(t, s, q, limit), "%q, limit %d", q, limit)
