@@ -87,6 +87,10 @@ func (r *FsckReport) add(object, format string, args ...any) {
 // file. A file this process may only read is checked under a shared lock,
 // without bbolt's page check (see checkBoltPages).
 //
+// A store that keeps a word index Fsck checks (the bbolt file, a
+// WordIndexChecker) has it compared with its commits, and rebuilt when it
+// does not match them and nothing else is wrong (FsckReport.WordIndex).
+//
 // ctx bounds the waits for the file's lock or the server's replies.
 func Fsck(ctx context.Context, s Store, opts ...FsckOption) (*FsckReport, error) {
 	var cfg fsckConfig
