@@ -207,3 +207,22 @@ func TestConformance_SearchInSmallWindows(t *testing.T) {
 		})
 	}
 }
+
+// Dropping a repository drops its word index with the rest.
+func TestDrop_DropsTheWordIndex(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.URL(t)
+	u := pgtest.RepositoryURL(t, base)
+	s, err := postgres.Create(ctx, u)
+	require.NoError(t, err)
+	putTexts(t, s, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "gone soon", "also gone")
+	name := s.Repository()
+	s.Close()
+	require.NoError(t, postgres.Drop(ctx, u))
+	conn, err := pgx.Connect(ctx, base)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var n int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM tract_words WHERE repository = $1`, name).Scan(&n))
+	assert.Zero(t, n)
+}
