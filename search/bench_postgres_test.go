@@ -35,7 +35,7 @@ func BenchmarkIndexPostgres(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			db := benchSchema(b, base)
+			db, sqlURL := benchSchema(b, base)
 			_, err := postgres.Migrate(ctx, db)
 			require.NoError(b, err)
 			tr, err := tract.Init(db)
@@ -45,7 +45,7 @@ func BenchmarkIndexPostgres(b *testing.B) {
 			require.NoError(b, err)
 			took := time.Since(start)
 			require.NoError(b, tr.Close())
-			conn, err := pgx.Connect(ctx, db)
+			conn, err := pgx.Connect(ctx, sqlURL)
 			require.NoError(b, err)
 			defer conn.Close(ctx)
 			var words, wordsGIN, total int64
@@ -100,8 +100,9 @@ func BenchmarkIndexPostgres(b *testing.B) {
 }
 
 // benchSchema creates a schema of its own in the database base names,
-// dropped when b ends, and returns base's URL with it as the search path.
-func benchSchema(b *testing.B, base string) string {
+// dropped when b ends, and returns base's URL with it as the search path,
+// for tract (db) and for pgx (sqlURL, without tract's parameters).
+func benchSchema(b *testing.B, base string) (db, sqlURL string) {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, base)
 	require.NoError(b, err)
@@ -120,10 +121,12 @@ func benchSchema(b *testing.B, base string) string {
 	require.NoError(b, err)
 	q := u.Query()
 	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	sqlURL = u.String()
 	// The publication of a million messages copies millions of rows in
 	// statements that outlive the default reply timeout on a busy
 	// machine.
 	q.Set("reply_timeout", "0")
 	u.RawQuery = q.Encode()
-	return u.String()
+	return u.String(), sqlURL
 }
