@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tractdag/tract/dag"
-	"github.com/tractdag/tract/internal/words"
 	"github.com/tractdag/tract/store"
 )
 
@@ -18,7 +17,7 @@ import (
 // for every commit of the repository, with its commit's hash and time and
 // its words (store.CommitWords) as a tsvector built from them as they are
 // (array_to_tsvector: no parser, no dictionary, so the words are exactly
-// those of package internal/words, each byte beyond ASCII written %XX:
+// those of package store's tokeniser, each byte beyond ASCII written %XX:
 // see appendLexeme), under a GIN index that intersects the
 // terms of a search and answers a prefix ('valid':*) by a range of its
 // keys. Documents are numbered (seq) per repository in the order they
@@ -215,10 +214,10 @@ func (t *pgTx) indexDocs(docs []pendingDoc) error {
 // docWords returns the distinct words of text and diagnosis (already
 // words), sorted: store.CommitWords, from a commit's parts.
 func docWords(text []byte, diagnosis []string) []string {
-	var ws []string
-	var buf []byte
-	buf = words.AppendBytes(buf, text, func(w []byte) { ws = append(ws, string(w)) })
-	_ = buf
+	ws := store.CommitWords(&dag.Commit{}, string(text))
+	if len(diagnosis) == 0 {
+		return ws
+	}
 	ws = append(ws, diagnosis...)
 	slices.Sort(ws)
 	return slices.Compact(ws)
