@@ -119,8 +119,9 @@ func (s *Store) CheckWordIndex(ctx context.Context) (problem string, present boo
 func (t *pgTx) checkWords() (string, error) {
 	var orphans, unbound int64
 	err := t.queryRow(`SELECT
-	(SELECT count(*) FROM tract_words w WHERE w.repository = $1 AND NOT EXISTS (
-		SELECT 1 FROM tract_commits c WHERE c.repository = $1 AND c.hash = w.hash)),
+	(SELECT count(*) FROM tract_words w LEFT JOIN LATERAL (
+		SELECT 1 AS found FROM tract_commits c WHERE c.repository = $1 AND c.hash = w.hash LIMIT 1) c ON true
+	WHERE w.repository = $1 AND c.found IS NULL),
 	(SELECT count(*) FROM (SELECT bound_ns, max(time_ns) OVER (ORDER BY seq) AS latest
 		FROM tract_words WHERE repository = $1) b WHERE bound_ns < latest)`, t.s.repository).Scan(&orphans, &unbound)
 	if err != nil {
@@ -140,8 +141,14 @@ func (t *pgTx) checkWords() (string, error) {
 		whole   bool
 		words   []string
 	}
-	const query = `SELECT c.hash, c.raw, w.time_ns, w.words IS NOT NULL, array_to_string(tsvector_to_array(w.words), ' ')
-FROM tract_commits c LEFT JOIN tract_words w ON w.repository = c.repository AND w.hash = c.hash
+	// Each lookup is a LATERAL one with LIMIT 1, which the planner can
+	// only run as an index lookup (see manyQuery): as a plain join, with
+	// the statistics of a table before an import, it scanned every
+	// document for each commit.
+	const query = `SELECT c.hash, c.raw, w.time_ns, w.whole, w.words
+FROM tract_commits c LEFT JOIN LATERAL (
+	SELECT time_ns, words IS NOT NULL AS whole, array_to_string(tsvector_to_array(words), ' ') AS words
+	FROM tract_words WHERE repository = $1 AND hash = c.hash LIMIT 1) w ON true
 WHERE c.repository = $1 AND c.hash > $2 ORDER BY c.hash LIMIT $3`
 	wrong, first := 0, ""
 	after := []byte{}
