@@ -146,8 +146,22 @@ func (t *pgTx) finishWords() error {
 			return fmt.Errorf("word index: %w", err)
 		}
 	}
+	if len(docs) > directDocs {
+		// A bulk write sends its documents before COMMIT: the server
+		// runs the round trip of COMMIT to its end even when the client
+		// that sent it is gone, and a long one kept a killed copy's
+		// repository looking untouched for a while before its commit
+		// showed (a retried copy then found it not empty).
+		if err := t.flush(); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+	}
 	return nil
 }
+
+// directDocs is the most documents a transaction sends with its COMMIT:
+// a commit's, or a few.
+const directDocs = 256
 
 // insertDocs is the INSERT of a chunk of documents, in the order of
 // their numbers: $2 their hashes, $3 their times, $4 their words joined
