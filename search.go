@@ -22,8 +22,9 @@ func SearchLimit(n int) SearchOption { return func(c *searchConfig) { c.limit = 
 // orphaned attempts and chains included) whose text and diagnosis,
 // taken together, hold every term of q (see search.ParseQuery), newest
 // first (by commit time; equal times by hash). It finds them in one read
-// transaction, through the word index of a repository file (see
-// search.Scan), by reading every commit otherwise, holding only the
+// transaction, through the repository's word index (see search.Scan;
+// a file's, or a database's), by reading every commit in a file an older
+// tract wrote, until its first write builds the index, holding only the
 // matches' hashes (or, with SearchLimit, the n newest), then yields their
 // texts a page at a time.
 func (t *Tract) Search(ctx context.Context, q search.Query, opts ...SearchOption) iter.Seq2[*CommitInfo, error] {

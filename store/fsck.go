@@ -51,7 +51,7 @@ type FsckReport struct {
 	// Neither is a problem: the salvage reported those losses.
 	SalvageBoundaries int `json:"salvage_boundaries"`
 	LostTexts         int `json:"lost_texts"`
-	// WordIndex is the state of a file's word index (see bolt_words.go):
+	// WordIndex is the state of the word index (a file's: see bolt_words.go; another store's: WordIndexChecker):
 	// WordIndexOK, WordIndexAbsent, WordIndexRebuilt or WordIndexWrong;
 	// empty for a store without one, or a check that damage stopped.
 	// WordIndexProblem says what was wrong with one rebuilt or wrong.
@@ -87,6 +87,10 @@ func (r *FsckReport) add(object, format string, args ...any) {
 // file. A file this process may only read is checked under a shared lock,
 // without bbolt's page check (see checkBoltPages).
 //
+// A store that keeps a word index Fsck checks (the bbolt file, a
+// WordIndexChecker) has it compared with its commits, and rebuilt when it
+// does not match them and nothing else is wrong (FsckReport.WordIndex).
+//
 // ctx bounds the waits for the file's lock or the server's replies.
 func Fsck(ctx context.Context, s Store, opts ...FsckOption) (*FsckReport, error) {
 	var cfg fsckConfig
@@ -98,7 +102,10 @@ func Fsck(ctx context.Context, s Store, opts ...FsckOption) (*FsckReport, error)
 	b, ok := s.(*Bolt)
 	if !ok {
 		r := newFsckReport()
-		_, err := checkStore(func(fn func(Tx) error) error { return s.View(ctx, fn) }, r, p)
+		ok, err := checkStore(func(fn func(Tx) error) error { return s.View(ctx, fn) }, r, p)
+		if err == nil && ok {
+			err = fsckWordIndex(ctx, s, r)
+		}
 		return r, err
 	}
 	var r *FsckReport

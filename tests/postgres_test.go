@@ -52,7 +52,7 @@ func TestPostgres_CLIEndToEnd(t *testing.T) {
 		return r
 	}
 
-	assert.Contains(t, run("migrate").Stdout, "The tract schema is up to date (version 2)")
+	assert.Contains(t, run("migrate").Stdout, "The tract schema is up to date (version 3)")
 	r := run("init")
 	assert.Contains(t, r.Stderr, "Initialized empty tract repository in postgres://tract:xxxxx@")
 	r = run("init")

@@ -34,6 +34,11 @@
 // matches one sentinel ([ErrUnreachable], [ErrTimeout], [ErrConnectionLost],
 // [ErrCommitUnknown], [ErrTooManyConnections], [ErrAuthFailed]).
 //
+// A word index (the table tract_words, schema 3) answers word searches
+// (store.WordIndexTx): each transaction that writes or deletes commits
+// keeps it, in the round trip that commits, and store.Fsck checks and
+// rebuilds it (store.WordIndexChecker).
+//
 // The tables, the transaction and locking rules, timeouts and the error
 // classification are documented in docs/postgres.md.
 //

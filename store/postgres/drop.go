@@ -31,7 +31,7 @@ func Drop(ctx context.Context, url string) error {
 		if err := lockRepository(ctx, tx, loc.repository); err != nil {
 			return err
 		}
-		for _, table := range []string{"tract_blobs", "tract_commits", "tract_counters", "tract_contexts", "tract_refs", "tract_reflog", "tract_packs"} {
+		for _, table := range []string{"tract_blobs", "tract_commits", "tract_counters", "tract_contexts", "tract_words", "tract_refs", "tract_reflog", "tract_packs"} {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE repository = $1`, loc.repository); err != nil {
 				return err
 			}

@@ -16,3 +16,8 @@ func Abort(tx store.Tx, code string) error {
 	}
 	return t.flush()
 }
+
+// WithSearchWindows sets the numbers of documents the first queries of a
+// word search cover, so that a test of a few documents reaches the query
+// of the rest.
+func WithSearchWindows(ws ...int64) Option { return func(s *Store) { s.windows = ws } }

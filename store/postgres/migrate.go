@@ -14,7 +14,7 @@ import (
 
 // SchemaVersion is the version of the database schema this build creates
 // and needs. Migrate brings a database up to it.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrateLock is the key of the transaction-scoped advisory lock that
 // Migrate holds, so that two migrations never run at once ("tract" in
@@ -92,6 +92,33 @@ CREATE TABLE tract_contexts (
 	PRIMARY KEY (repository, hash)
 );
 `,
+	// 2 → 3: the word index (see words.go), a document a commit; the
+	// migration then indexes every repository's commits and builds the
+	// GIN index over them (see afterMigration).
+	`
+CREATE TABLE tract_words (
+	repository text COLLATE "C" NOT NULL,
+	seq        bigint NOT NULL,
+	hash       bytea NOT NULL,
+	time_ns    bigint NOT NULL,
+	bound_ns   bigint NOT NULL,
+	words      tsvector,
+	PRIMARY KEY (repository, seq)
+);
+CREATE UNIQUE INDEX tract_words_hash ON tract_words (repository, hash);
+CREATE INDEX tract_words_unindexed ON tract_words (repository, seq) WHERE words IS NULL;
+`,
+}
+
+// afterMigration returns what brings the data up to schema version v+1
+// once migrations[v] has changed the tables (nil: nothing): it runs in
+// the migration's transaction, and the repository and reply timeout of
+// s play no part.
+func afterMigration(v int) func(ctx context.Context, tx pgx.Tx, s *Store) error {
+	if v == 2 {
+		return indexAllRepositories
+	}
+	return nil
 }
 
 // Sentinel errors of package postgres.
@@ -153,7 +180,8 @@ func Migrate(ctx context.Context, url string, opts ...Option) (*MigrateResult, e
 	if err != nil {
 		return nil, err
 	}
-	sv := &newStore(loc, opts).server
+	st := newStore(loc, opts)
+	sv := &st.server
 	pool, err := pgxpool.NewWithConfig(ctx, loc.pool)
 	if err != nil {
 		return nil, redact(fmt.Errorf("connect to %s: %w", loc.display, err), loc.secrets)
@@ -180,6 +208,11 @@ func Migrate(ctx context.Context, url string, opts ...Option) (*MigrateResult, e
 		for v := res.From; v < SchemaVersion; v++ {
 			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
 				return fmt.Errorf("schema version %d to %d: %w", v, v+1, err)
+			}
+			if after := afterMigration(v); after != nil {
+				if err := after(ctx, tx, st); err != nil {
+					return fmt.Errorf("schema version %d to %d: %w", v, v+1, err)
+				}
 			}
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO tract_schema (version) VALUES ($1)

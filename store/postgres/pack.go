@@ -197,6 +197,9 @@ ORDER BY ord LIMIT $3`, int64(id), after, pageSize)
 			break
 		}
 	}
+	if err := t.notePackCommits(id); err != nil {
+		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
 	if err := t.exec(`DELETE FROM tract_packs WHERE id = $1`, int64(id)); err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)
 	}
@@ -236,3 +239,39 @@ func (t *pgTx) UnpublishedPacks() ([]store.PackInfo, error) {
 // PublishedPacks is always 0: publishing a pack merges it into the object
 // tables.
 func (t *pgTx) PublishedPacks() (int, error) { return 0, nil }
+
+// notePackCommits records the commits of pack id for the word index (see
+// finishWords), reading them in pages of the pack's order.
+func (t *pgTx) notePackCommits(id uint64) error {
+	after := int64(-1)
+	for {
+		n := 0
+		err := t.binaryQuery(`SELECT ord, hash, value FROM tract_pack_entries WHERE pack = $1 AND kind = 2 AND ord > $2
+ORDER BY ord LIMIT $3`, []param{int8Param(int64(id)), int8Param(after), int8Param(packPage)}, func(cols [][]byte) error {
+			n++
+			ord, err := int8Col("tract_pack_entries", cols[0])
+			if err != nil {
+				return err
+			}
+			h, err := hashOf("pack entry", cols[1])
+			if err != nil {
+				return err
+			}
+			after = ord
+			if c, err := dag.Decode(cols[2]); err == nil { // one that does not decode: fsck reports it
+				t.words.added = append(t.words.added, docOf(h, c))
+				delete(t.words.dropped, h)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n < packPage {
+			return nil
+		}
+	}
+}
+
+// packPage is how many commits of a pack notePackCommits reads a query.
+const packPage = 5000

@@ -35,6 +35,9 @@ type Store struct {
 	ctx context.Context
 	// broken is set when a transaction's connection broke (see Close).
 	broken atomic.Bool
+	// windows are the numbers of documents the first queries of a word
+	// search cover (see WordMatches).
+	windows []int64
 }
 
 var (
@@ -108,7 +111,7 @@ func newStore(loc *location, opts []Option) *Store {
 	addr, several := serversAddr(&cc.Config)
 	s := &Store{repository: loc.repository, display: loc.display, secrets: loc.secrets,
 		attempts: 10, backoff: 5 * time.Millisecond, sleep: time.Sleep, ctx: context.Background(),
-		idleTimeout: DefaultIdleTimeout,
+		idleTimeout: DefaultIdleTimeout, windows: defaultWindows(),
 		server: server{addr: addr, several: several, database: cc.Database, user: cc.User,
 			connectTimeout: DefaultConnectTimeout, replyTimeout: DefaultReplyTimeout}}
 	for _, o := range opts {
@@ -310,6 +313,9 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 	if !write {
 		done = true
 		return ptx.rollback()
+	}
+	if err := ptx.finishWords(); err != nil {
+		return fmt.Errorf("%s: %w", s.display, err)
 	}
 	done = true
 	if err := ptx.commit(); err != nil {

@@ -50,6 +50,8 @@ type pgTx struct {
 	pending pgx.Batch
 	// seen is what the transaction knows without asking (see overlay).
 	seen *overlay
+	// words is what the word index must follow (see finishWords).
+	words wordsTx
 }
 
 // maxOverlay bounds the objects an overlay remembers: past it, it forgets
@@ -382,6 +384,7 @@ func (t *pgTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
 	}
 	t.seen.room()
 	t.seen.commits[h] = raw
+	t.noteCommitPut(h, raw)
 	return nil
 }
 
@@ -404,6 +407,7 @@ func (t *pgTx) DeleteCommit(h dag.Hash) error {
 		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
 	}
 	delete(t.seen.commits, h)
+	t.noteCommitDeleted(h)
 	return nil
 }
 

@@ -23,17 +23,7 @@ import (
 // Run runs the conformance suite against stores made by newStore. Each
 // subtest gets a new store and closes it when done.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
-	open := func(t *testing.T) store.Store {
-		t.Helper()
-		s := newStore(t)
-		require.NotNil(t, s)
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	for _, group := range []struct {
-		name  string
-		tests []subtest
-	}{
+	run(t, newStore, []group{
 		{"NewStore", newStoreTests},
 		{"Blobs", blobTests},
 		{"Commits", commitTests},
@@ -49,9 +39,33 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Batch", batchTests},
 		{"Contexts", contextTests},
 		{"Search", searchTests},
-	} {
-		t.Run(group.name, func(t *testing.T) {
-			for _, st := range group.tests {
+	})
+}
+
+// RunSearch runs the suite's searches alone, for a backend's test of a
+// configuration that changes only how it searches.
+func RunSearch(t *testing.T, newStore func(t *testing.T) store.Store) {
+	run(t, newStore, []group{{"Search", searchTests}})
+}
+
+// group is a named set of subtests.
+type group struct {
+	name  string
+	tests []subtest
+}
+
+// run runs groups, each subtest on a new store that it closes when done.
+func run(t *testing.T, newStore func(t *testing.T) store.Store, groups []group) {
+	open := func(t *testing.T) store.Store {
+		t.Helper()
+		s := newStore(t)
+		require.NotNil(t, s)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) {
+			for _, st := range g.tests {
 				t.Run(st.name, func(t *testing.T) { st.fn(t, open(t)) })
 			}
 		})

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,46 @@ func putText(tx store.Tx, n int, text, diagnosis string) (dag.Hash, error) {
 	return tx.PutCommit(c)
 }
 
+// scanned returns what found does, reading every text instead of the
+// word index.
+func scanned(t *testing.T, s store.Store, query string, limit int) []dag.Hash {
+	t.Helper()
+	q, err := search.ParseQuery(query)
+	require.NoError(t, err)
+	var hs []dag.Hash
+	view(t, s, func(tx store.Tx) error {
+		hits, err := search.Scan(context.Background(), struct{ store.Tx }{tx}, q, limit)
+		for _, h := range hits {
+			hs = append(hs, h.Hash)
+		}
+		return err
+	})
+	return hs
+}
+
+// indexAnswers fails t unless a store whose transactions keep a word
+// index answers query from it (rather than reporting none, which makes
+// search.Scan read every text).
+func indexAnswers(t *testing.T, s store.Store, query string) {
+	t.Helper()
+	q, err := search.ParseQuery(query)
+	require.NoError(t, err)
+	var terms []store.WordTerm
+	for _, term := range q.Terms() {
+		w, prefix := strings.CutSuffix(term, "*")
+		terms = append(terms, store.WordTerm{Word: w, Prefix: prefix})
+	}
+	view(t, s, func(tx store.Tx) error {
+		ix, ok := tx.(store.WordIndexTx)
+		if !ok {
+			return nil
+		}
+		indexed, err := ix.WordMatches(terms, func(dag.Hash, time.Time) (bool, error) { return false, nil })
+		assert.True(t, indexed, "the store keeps a word index, and a new repository has one: %q is answered from it", query)
+		return err
+	})
+}
+
 func reversed(hs []dag.Hash) []dag.Hash {
 	out := make([]dag.Hash, len(hs))
 	for i, h := range hs {
@@ -55,6 +96,89 @@ func reversed(hs []dag.Hash) []dag.Hash {
 }
 
 var searchTests = []subtest{
+	{"the index answers as reading every text does", func(t *testing.T, s store.Store) {
+		// Times out of order, in transactions of several sizes, some
+		// commits equal in time, a diagnosis, a text shared by two
+		// commits, an empty text, words beyond ASCII.
+		texts := []string{"alpha beta", "beta gamma", "Gamma DELTA alpha", "", "ÉLAN élan naïve", "alphabet soup",
+			"beta", "delta delta delta", "alpha beta gamma delta", "alpha beta"}
+		for round := range 3 {
+			update(t, s, func(tx store.Tx) error {
+				for i, text := range texts[:3+3*round] {
+					diagnosis := ""
+					if i%4 == 1 {
+						diagnosis = "epsilon went wrong"
+					}
+					if _, err := putText(tx, (i*7+round*5)%11, fmt.Sprintf("%s round%d", text, round), diagnosis); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		for _, q := range []string{"alpha", "beta gamma", "alpha*", "gam* del*", "epsilon", "epsilon beta", "élan", "éla*", "naï*",
+			"naive", "round1", "round*", "delta round2", "zeta", "a*"} {
+			for _, limit := range []int{0, 1, 3} {
+				assert.Equal(t, scanned(t, s, q, limit), found(t, s, q, limit), "%q, limit %d", q, limit)
+			}
+			indexAnswers(t, s, q)
+		}
+	}},
+	{"thousands of commits, newer ones written before older ones, are found newest first", func(t *testing.T, s store.Store) {
+		// Each transaction writes older commits than the one before, so
+		// the newest are among the first written: a search that reads
+		// the last written first must not stop before it reaches them.
+		for tx := range 3 {
+			update(t, s, func(txn store.Tx) error {
+				for i := range 1200 {
+					n := 100000 - tx*10000 - i*3
+					text := fmt.Sprintf("doc%d w%d tx%d", i, i%10, tx)
+					if i%500 == 7 {
+						text += " rare"
+					}
+					if _, err := putText(txn, n, text, ""); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		update(t, s, func(txn store.Tx) error { _, err := putText(txn, 1, "w3 rare oldest", ""); return err })
+		for _, q := range []string{"rare", "w3", "w3 rare", "tx2 w1", "doc11*", "oldest"} {
+			for _, limit := range []int{0, 1, 7, 100} {
+				assert.Equal(t, scanned(t, s, q, limit), found(t, s, q, limit), "%q, limit %d", q, limit)
+			}
+			indexAnswers(t, s, q)
+		}
+	}},
+	{"a text of more words than an index entry holds is found", func(t *testing.T, s store.Store) {
+		var b strings.Builder
+		for i := range 80000 { // 1.1 MB of distinct words
+			fmt.Fprintf(&b, "longword%06d ", i)
+		}
+		b.WriteString("needle")
+		var big, small, later dag.Hash
+		update(t, s, func(tx store.Tx) (err error) {
+			if small, err = putText(tx, 1, "a needle", ""); err != nil {
+				return err
+			}
+			if big, err = putText(tx, 2, b.String(), "longword000001 needed"); err != nil {
+				return err
+			}
+			later, err = putText(tx, 3, "needle longword000042", "")
+			return err
+		})
+		assert.Equal(t, []dag.Hash{later, big, small}, found(t, s, "needle", 0))
+		assert.Equal(t, []dag.Hash{later, big}, found(t, s, "needle", 2))
+		assert.Equal(t, []dag.Hash{later, big}, found(t, s, "longword000042", 0))
+		assert.Equal(t, []dag.Hash{big}, found(t, s, "longword07999* needed", 0))
+		assert.Equal(t, []dag.Hash{later, big}, found(t, s, "longword00004* needle", 0))
+		assert.Empty(t, found(t, s, "longword080000", 0))
+		indexAnswers(t, s, "needle")
+		update(t, s, func(tx store.Tx) error { return tx.DeleteCommit(big) })
+		assert.Equal(t, []dag.Hash{later, small}, found(t, s, "needle", 0))
+		assert.Empty(t, found(t, s, "needed", 0))
+	}},
 	{"commits are found by the words of their texts and diagnoses, newest first", func(t *testing.T, s store.Store) {
 		var red, fox, sky dag.Hash
 		update(t, s, func(tx store.Tx) (err error) {
