@@ -16,7 +16,7 @@ import (
 	"github.com/tractdag/tract/internal/words"
 )
 
-// The word index in the bbolt file (schema 7): one top-level bucket,
+// The word index in the bbolt file (schema 8): one top-level bucket,
 // "words", built by the first write transaction of a tract that knows
 // it (see upgrade) and kept by every write transaction after: it indexes
 // the commits the transaction writes, and drops those it deletes, as it
@@ -38,8 +38,8 @@ import (
 //	                     which a seek in the commits completes
 //	'r' word 0 first     a recent posting block: documents holding word,
 //	                     from first (8, big-endian) on, ascending; the
-//	                     value is the differences of the ones after first
-//	                     (uvarints), at most postingBlockBytes of them
+//	                     value codes the ones after first (see
+//	                     bolt_words_rice.go) in about postingBlockBytes
 //	'w' word 0 first     a main posting block, the same: every document
 //	                     of the main blocks is older than every one of
 //	                     the recent blocks, and those than the pending
@@ -53,10 +53,6 @@ import (
 // frequent merges small. A transaction that writes many (a pack, a
 // batch) merges the pending ones and then its own at once.
 var bucketWords = []byte("words")
-
-// schemaWords is the schema of a file with a word index: a tract that
-// does not know it would write commits the index lacks.
-const schemaWords = 7
 
 const (
 	// docsPerBlock is how many documents a block of the document table
@@ -143,7 +139,7 @@ type wordsTx struct {
 
 // indexing reports whether the file has a word index to keep.
 func (t *boltTx) indexing() bool {
-	return t.tx.Writable() && t.tx.Bucket(bucketWords) != nil
+	return t.tx.Writable() && wordIndexCurrent(t.tx)
 }
 
 func (t *boltTx) wordsState() *wordsTx {
@@ -398,6 +394,14 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 		if err := appendDocTable(b, docs); err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}
+		if w := t.wbuild; w != nil {
+			counted := len(chunk)
+			if start+buildChunk >= len(order) {
+				counted-- // the last counts once its transaction committed (see Bolt.endBuild)
+				w.held.Store(true)
+			}
+			w.count.Add(int64(counted))
+		}
 	}
 	if err := ps.write(b, level); err != nil {
 		return fmt.Errorf("word index: %w", err)
@@ -412,7 +416,7 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 
 // rebuildWords builds the word index afresh from every commit the
 // transaction sees, replacing the one the file has, and marks the file
-// schema 7.
+// schema 8 (schemaWords).
 func (t *boltTx) rebuildWords() error {
 	if t.tx.Bucket(bucketWords) != nil {
 		// The old index may hold the words of texts erased since (it
@@ -433,6 +437,9 @@ func (t *boltTx) rebuildWords() error {
 	})
 	if err != nil {
 		return fmt.Errorf("word index: %w", err)
+	}
+	if t.wbuild != nil {
+		t.wbuild.count.SetTotal(int64(len(hs)))
 	}
 	if err := putWordsCounter(b, keyWordsNext, 0); err != nil {
 		return fmt.Errorf("word index: %w", err)
@@ -709,35 +716,45 @@ func (p *postingList) add(id uint64) {
 	p.last = id
 }
 
-// blocks calls fn with each posting block of p, in order: a block takes
-// the documents after its first until its value holds postingBlockBytes
-// or more, and the next document starts the next block. The values are
-// pieces of p.deltas.
+// blocks calls fn with each posting block of p, in order, coded with
+// the parameter that suits p's differences (see cutBlocks).
 func (p *postingList) blocks(fn func(first uint64, val []byte) error) error {
-	first, id := p.first, p.first
-	start := 0
+	var n, sum uint64
 	for at := 0; at < len(p.deltas); {
-		d, n := binary.Uvarint(p.deltas[at:])
-		if at-start >= postingBlockBytes {
-			if err := fn(first, p.deltas[start:at]); err != nil {
-				return err
-			}
-			first, start = id+d, at+n
-		}
-		id += d
-		at += n
+		d, m := binary.Uvarint(p.deltas[at:])
+		n, sum, at = n+1, sum+d-1, at+m
 	}
-	return fn(first, p.deltas[start:len(p.deltas):len(p.deltas)])
+	k := riceK(n, sum, func(k uint) uint64 {
+		c := n * uint64(k+1)
+		for at := 0; at < len(p.deltas); {
+			d, m := binary.Uvarint(p.deltas[at:])
+			c, at = c+(d-1)>>k, at+m
+		}
+		return c
+	})
+	id, at := p.first, -1
+	return cutRun(k, func() (uint64, bool) {
+		if at < 0 {
+			at = 0
+			return id, true
+		}
+		if at == len(p.deltas) {
+			return 0, false
+		}
+		d, m := binary.Uvarint(p.deltas[at:])
+		id, at = id+d, at+m
+		return id, true
+	}, fn)
 }
 
 // ids returns the documents of p, ascending.
 func (p *postingList) ids() []uint64 {
 	out := []uint64{p.first}
-	_ = eachPosting(p.first, p.deltas, func(id uint64) {
-		if id != p.first {
-			out = append(out, id)
-		}
-	})
+	for at, id := 0, p.first; at < len(p.deltas); {
+		d, n := binary.Uvarint(p.deltas[at:])
+		id, at = id+d, at+n
+		out = append(out, id)
+	}
 	return out
 }
 
@@ -757,15 +774,14 @@ func (ps *postings) write(b *bolt.Bucket, level byte) error {
 		p := &ps.lists[i]
 		prefix := postingPrefix(level, p.word)
 		k, _ := c.Seek(prefix)
+		var err error
 		if k != nil && bytes.HasPrefix(k, prefix) {
-			if err := appendPostings(b, level, p.word, p.ids()); err != nil {
-				return err
-			}
-			continue
+			err = appendPostings(b, level, p.word, p.ids())
+		} else {
+			err = p.blocks(func(first uint64, val []byte) error {
+				return b.Put(binary.BigEndian.AppendUint64(prefix, first), val) // Put copies the key
+			})
 		}
-		err := p.blocks(func(first uint64, val []byte) error {
-			return b.Put(binary.BigEndian.AppendUint64(prefix, first), val) // Put copies the key
-		})
 		if err != nil {
 			return err
 		}
@@ -790,70 +806,26 @@ func appendPostings(b *bolt.Bucket, level byte, word string, ids []uint64) error
 	end := append(clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
 	k, _ := c.Seek(end)
 	k, v := prevKey(c, k)
-	var first, last uint64
-	var val []byte
-	have := false
+	var all []uint64
 	if k != nil && len(k) == len(prefix)+8 && bytes.HasPrefix(k, prefix) {
-		first = binary.BigEndian.Uint64(k[len(prefix):])
-		val = clone(v)
-		last = first
-		if err := eachPosting(first, val, func(id uint64) { last = id }); err != nil {
+		err := eachPosting(binary.BigEndian.Uint64(k[len(prefix):]), v, func(id uint64) { all = append(all, id) })
+		if err != nil {
 			return fmt.Errorf("posting block of %q: %w", word, err)
 		}
-		have = true
-	}
-	put := func() error {
-		return b.Put(binary.BigEndian.AppendUint64(clone(prefix), first), val)
 	}
 	for _, id := range ids {
-		switch {
-		case have && id <= last:
-			continue // indexed already
-		case have && len(val) < postingBlockBytes:
-			val = binary.AppendUvarint(val, id-last)
-			last = id
-			continue
-		case have:
-			if err := put(); err != nil {
-				return err
-			}
+		if len(all) == 0 || id > all[len(all)-1] { // else indexed already
+			all = append(all, id)
 		}
-		first, last, val, have = id, id, []byte{}, true
 	}
-	if have {
-		return put()
+	if len(all) == 0 {
+		return nil
 	}
-	return nil
-}
-
-// eachPosting calls fn with each document of a posting block that starts
-// at first, in order.
-func eachPosting(first uint64, val []byte, fn func(uint64)) error {
-	id := first
-	fn(id)
-	for len(val) > 0 {
-		d, n := binary.Uvarint(val)
-		if n <= 0 || d == 0 {
-			return fmt.Errorf("bad posting: %w", dag.ErrBadEncoding)
-		}
-		id += d
-		fn(id)
-		val = val[n:]
-	}
-	return nil
-}
-
-// encodePostings is a posting block's value for ids (ascending, at
-// least one).
-func encodePostings(ids []uint64) []byte {
-	var v []byte
-	for i := 1; i < len(ids); i++ {
-		v = binary.AppendUvarint(v, ids[i]-ids[i-1])
-	}
-	if v == nil {
-		v = []byte{}
-	}
-	return v
+	// The last block goes in again under its key, topped up, and the
+	// blocks after it under theirs.
+	return cutBlocks(all, func(first uint64, val []byte) error {
+		return b.Put(binary.BigEndian.AppendUint64(clone(prefix), first), val)
+	})
 }
 
 // dropDocs removes the documents of the commits deleted (with their
@@ -1034,10 +1006,10 @@ var _ WordIndexTx = (*boltTx)(nil)
 // posting blocks of each term into a bit set, intersects them, and
 // reads the document table from the newest match down.
 func (t *boltTx) WordMatches(terms []WordTerm, fn func(h dag.Hash, bound time.Time) (bool, error)) (bool, error) {
-	b := t.tx.Bucket(bucketWords)
-	if b == nil || len(terms) == 0 {
-		return false, nil
+	if !wordIndexCurrent(t.tx) || len(terms) == 0 {
+		return false, nil // none, or one of schema 7, which the next write builds again
 	}
+	b := t.tx.Bucket(bucketWords)
 	if t.words != nil && (len(t.words.added) > 0 || len(t.words.deleted) > 0) {
 		return false, nil // the index follows this transaction's writes only as it ends
 	}
