@@ -31,7 +31,7 @@ import (
 //	'p' doc              a pending document: its commit's hash (32), its
 //	                     time (8: Unix nanoseconds, big-endian), and its
 //	                     words, each after a 0 byte, then a 0 byte
-//	'd' block            documents block*256 to block*256+255: the latest
+//	'd' block            documents block*248 to block*248+247: the latest
 //	                     commit time of every document up to the block's
 //	                     last (8), then the first 8 bytes of each
 //	                     document's commit hash (zeros for one deleted),
@@ -56,8 +56,11 @@ var bucketWords = []byte("words")
 
 const (
 	// docsPerBlock is how many documents a block of the document table
-	// holds.
-	docsPerBlock = 256
+	// holds: two blocks fill a page of 4 KiB (bbolt's page and element
+	// headers, 16 bytes each, a 9-byte key, 8 bytes of time and 8 a
+	// document: 4,050 bytes), where two of 256 documents took a page
+	// each, half of it empty.
+	docsPerBlock = 248
 	// docBytes is how much of its commit's hash the document table keeps
 	// of a document: a seek in the commits finds the rest. Two commits
 	// whose hashes start alike are told apart by their words (see
@@ -342,12 +345,15 @@ func (t *boltTx) readDoc(h dag.Hash) (indexDoc, error) {
 // a time and two hashes a commit; the pages of the file it reads are
 // given back a chunk at a time (see dropMapped).
 func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
+	// A commit on its way: 48 bytes, of which the document table keeps
+	// the start of its hash; the few diagnoses are kept apart.
 	type timed struct {
-		h, blob   dag.Hash
-		t         int64
-		diagnosis string
+		t    int64
+		h    [docBytes]byte
+		blob dag.Hash
 	}
 	order := make([]timed, len(hs))
+	diagnoses := map[timed]string{}
 	for i, h := range hs {
 		raw := t.getCommit(h)
 		if raw == nil {
@@ -357,7 +363,10 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 		if err != nil {
 			return fmt.Errorf("word index: commit %s: %w", h.Short(), err)
 		}
-		order[i] = timed{h: h, blob: c.Blob, t: c.Time.UnixNano(), diagnosis: diagnosisOf(c)}
+		order[i] = timed{h: [docBytes]byte(h[:docBytes]), blob: c.Blob, t: c.Time.UnixNano()}
+		if d := diagnosisOf(c); d != "" {
+			diagnoses[order[i]] = d
+		}
 		if (i+1)%buildChunk == 0 {
 			dropMapped(t.tx)
 		}
@@ -367,7 +376,10 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
-		return bytes.Compare(a.h[:], b.h[:])
+		if c := bytes.Compare(a.h[:], b.h[:]); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.blob[:], b.blob[:])
 	})
 	next := wordsCounter(b, keyWordsNext)
 	ps := newPostings()
@@ -384,10 +396,12 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 			} else if text, ok := t.textOf(&dag.Commit{Blob: o.blob}); ok {
 				buf = words.AppendBytes(buf, []byte(text), add)
 			}
-			if o.diagnosis != "" {
-				buf = words.AppendBytes(buf, []byte(o.diagnosis), add)
+			if d, ok := diagnoses[o]; ok {
+				buf = words.AppendBytes(buf, []byte(d), add)
 			}
-			docs = append(docs, indexDoc{id: id, hash: o.h, time: o.t})
+			var h dag.Hash // the table keeps its first docBytes
+			copy(h[:], o.h[:])
+			docs = append(docs, indexDoc{id: id, hash: h, time: o.t})
 			next++
 		}
 		dropMapped(t.tx)
@@ -785,7 +799,12 @@ func (ps *postings) write(b *bolt.Bucket, level byte) error {
 		if err != nil {
 			return err
 		}
+		// Its blocks are values of their own: the list goes, and the
+		// memory the transaction holds as it commits is the index's
+		// pages, not the lists too.
+		*p = postingList{}
 	}
+	ps.lists = nil
 	return nil
 }
 
