@@ -676,10 +676,14 @@ func appendDocTable(b *bolt.Bucket, docs []indexDoc) error {
 
 // postings gathers the posting lists of documents numbered in ascending
 // order, encoded as posting blocks are: memory in proportion to the
-// index they make, not to the documents' words.
+// index they make, not to the documents' words. A word of one document
+// (most of a history's distinct words: names, numbers, typos) costs its
+// entry in index, and a list is made for a word once a second document
+// has it.
 type postings struct {
-	// index finds a word's list in lists.
-	index map[string]int32
+	// index finds a word's list in lists (a value of 0 or more), or
+	// the one document that has it so far (-1-id).
+	index map[string]int64
 	lists []postingList
 }
 
@@ -687,38 +691,51 @@ type postings struct {
 // differences of those after first as uvarints in deltas. write cuts it
 // into posting blocks.
 type postingList struct {
-	word        string
 	first, last uint64
 	deltas      []byte
 }
 
-func newPostings() *postings { return &postings{index: make(map[string]int32)} }
+func newPostings() *postings { return &postings{index: make(map[string]int64)} }
 
 // add adds document d, numbered after every document added before, to
 // the lists of its words.
 func (ps *postings) add(d indexDoc) {
 	for _, w := range d.words {
-		if i, ok := ps.index[w]; ok {
-			ps.lists[i].add(d.id)
+		if v, ok := ps.index[w]; ok {
+			ps.addTo(v, w, d.id)
 			continue
 		}
-		ps.insert(strings.Clone(w), d.id) // not a piece of the text, which would stay with it
+		ps.index[strings.Clone(w)] = -1 - int64(d.id) // not a piece of the text, which would stay with it
 	}
 }
 
 // addBytes adds document id, numbered after every document added
 // before and in order with those added with it, to the list of word w.
 func (ps *postings) addBytes(id uint64, w []byte) {
-	if i, ok := ps.index[string(w)]; ok { // looked up without a copy
-		ps.lists[i].add(id)
+	if v, ok := ps.index[string(w)]; ok { // looked up without a copy
+		if v < 0 && uint64(-1-v) < id {
+			ps.addTo(v, string(w), id) // a second document: a list, and a copy of the word
+		} else if v >= 0 {
+			ps.lists[v].add(id)
+		}
 		return
 	}
-	ps.insert(string(w), id)
+	ps.index[string(w)] = -1 - int64(id)
 }
 
-func (ps *postings) insert(w string, id uint64) {
-	ps.index[w] = int32(len(ps.lists))
-	ps.lists = append(ps.lists, postingList{word: w, first: id, last: id})
+// addTo adds document id to word w, whose entry in index is v.
+func (ps *postings) addTo(v int64, w string, id uint64) {
+	if v >= 0 {
+		ps.lists[v].add(id)
+		return
+	}
+	first := uint64(-1 - v)
+	if id <= first {
+		return // a document once a word
+	}
+	ps.index[w] = int64(len(ps.lists))
+	ps.lists = append(ps.lists, postingList{first: first, last: first})
+	ps.lists[len(ps.lists)-1].add(id)
 }
 
 // add adds document id to p unless p has it: a document once a word.
@@ -778,19 +795,30 @@ func (p *postingList) ids() []uint64 {
 // b has no posting block yet, every key goes in in ascending order, and
 // the transaction fills its pages.
 func (ps *postings) write(b *bolt.Bucket, level byte) error {
-	slices.SortFunc(ps.lists, func(a, b postingList) int { return strings.Compare(a.word, b.word) })
+	type entry struct {
+		word string
+		v    int64
+	}
+	entries := make([]entry, 0, len(ps.index))
+	for w, v := range ps.index {
+		entries = append(entries, entry{w, v})
+	}
 	ps.index = nil
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.word, b.word) })
 	c := b.Cursor()
 	if k, _ := c.Seek([]byte{prefixRecent}); k == nil {
 		b.FillPercent = 1.0 // bbolt reads it as the transaction commits
 	}
-	for i := range ps.lists {
-		p := &ps.lists[i]
-		prefix := postingPrefix(level, p.word)
+	for _, e := range entries {
+		p := &postingList{first: uint64(-1 - e.v)}
+		if e.v >= 0 {
+			p = &ps.lists[e.v]
+		}
+		prefix := postingPrefix(level, e.word)
 		k, _ := c.Seek(prefix)
 		var err error
 		if k != nil && bytes.HasPrefix(k, prefix) {
-			err = appendPostings(b, level, p.word, p.ids())
+			err = appendPostings(b, level, e.word, p.ids())
 		} else {
 			err = p.blocks(func(first uint64, val []byte) error {
 				return b.Put(binary.BigEndian.AppendUint64(prefix, first), val) // Put copies the key
