@@ -132,19 +132,16 @@ func eachPosting(first uint64, val []byte, fn func(uint64)) error {
 	val = val[1:]
 	var acc uint64 // unread bits, from the top
 	var n uint     // how many
-	fill := func() {
-		for n <= 56 && len(val) > 0 {
-			acc |= uint64(val[0]) << (56 - n)
-			val = val[1:]
-			n += 8
-		}
-	}
 	id := first
 	for {
 		var q uint64
 		start := true
 		for {
-			fill()
+			for n <= 56 && len(val) > 0 { // refilled here, not in a closure: acc and n stay in registers
+				acc |= uint64(val[0]) << (56 - n)
+				val = val[1:]
+				n += 8
+			}
 			ones := uint(bits.LeadingZeros64(^acc))
 			if ones < n {
 				q += uint64(ones)
@@ -163,9 +160,15 @@ func eachPosting(first uint64, val []byte, fn func(uint64)) error {
 			q += uint64(n)
 			acc, n, start = 0, 0, false
 		}
-		fill()
 		if n < k {
-			return fmt.Errorf("bad posting block: a code runs past its end: %w", dag.ErrBadEncoding)
+			for n <= 56 && len(val) > 0 {
+				acc |= uint64(val[0]) << (56 - n)
+				val = val[1:]
+				n += 8
+			}
+			if n < k {
+				return fmt.Errorf("bad posting block: a code runs past its end: %w", dag.ErrBadEncoding)
+			}
 		}
 		low := uint64(0)
 		if k > 0 {
