@@ -45,3 +45,15 @@ func (fn ProgressFunc) report(unit string) func(done, total int64) {
 // FsckProgress does for Fsck. It is an option of FsckFile, which opens
 // the file itself; Open ignores it.
 func WithFsckProgress(fn ProgressFunc) Option { return func(c *config) { c.fsckProgress = fn } }
+
+// WithIndexProgress reports to fn the build of the word index of a
+// repository file that has none this tract reads: one written by a tract
+// older than the index, or than its format, or by a salvage. Reads work
+// without it (a search reads every text); the first write transaction
+// builds it, from every commit the file holds, before its own work: a
+// few seconds at a million commits. fn hears the commits indexed (Unit
+// "commits"; Total is 0 until they are counted) as Progress says, the
+// last report once that transaction ended (Done equal to Total), and
+// nothing when no build happens. A database has no word index, and
+// ignores it.
+func WithIndexProgress(fn ProgressFunc) Option { return func(c *config) { c.indexProgress = fn } }

@@ -197,6 +197,8 @@ type config struct {
 	recordsMin int
 	// fsckProgress is FsckFile's WithFsckProgress.
 	fsckProgress ProgressFunc
+	// indexProgress is WithIndexProgress's.
+	indexProgress ProgressFunc
 	// ctx is WithContext's (nil: none).
 	ctx context.Context
 }

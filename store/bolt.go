@@ -13,10 +13,13 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/tractdag/tract/internal/progress"
 	"github.com/tractdag/tract/refs"
 )
 
@@ -106,6 +109,17 @@ type BoltOptions struct {
 	// lock (it reads the file's metadata), as a transaction's context
 	// does; the transactions afterwards take their own.
 	Context context.Context
+	// IndexProgress, when not nil, is told how far the build of the word
+	// index goes when a write transaction finds the file without a
+	// current one (a file of an older tract, or one a salvage wrote) and
+	// builds it before its own work: done of total commits, about ten
+	// times a second from a goroutine of its own (total is 0 until the
+	// commits are counted), never waited on by the transaction, and a
+	// last time once the transaction ended, with done equal to total;
+	// only that last report has them equal, and only when the
+	// transaction committed does its total equal the earlier ones'. It
+	// is not called when no build happens.
+	IndexProgress func(done, total int64)
 }
 
 // Bolt is the bbolt implementation of Store. It holds the file open and
@@ -129,6 +143,20 @@ type Bolt struct {
 	words wordsPolicy
 	// res bounds how much of the file reads keep resident (resident.go).
 	res residency
+	// indexProgress is BoltOptions.IndexProgress; building counts the
+	// commits of the word index a write transaction of this handle is
+	// building, or built, until endBuild stops it (guarded by buildMu).
+	indexProgress func(done, total int64)
+	buildMu       sync.Mutex
+	building      *indexBuild
+}
+
+// indexBuild counts the commits of a build of the whole word index.
+type indexBuild struct {
+	count *progress.Counter
+	// held is set when the build counted all its commits but the last,
+	// which endBuild counts once the transaction committed.
+	held atomic.Bool
 }
 
 var _ Store = (*Bolt)(nil)
@@ -168,7 +196,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy()}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy(), indexProgress: opts.IndexProgress}
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -302,6 +330,7 @@ func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 		}
 		return err
 	})
+	b.endBuild(err == nil)
 	if err != nil {
 		return err
 	}
@@ -358,7 +387,10 @@ func (t *boltTx) finishWrite() error {
 
 // beginWrite starts the work of a write transaction tx of session s: the
 // file's schema raised to the current one, a file marked damaged
-// refused, and tract's view of tx.
+// refused, the word index built when the file has none it reads, and
+// tract's view of tx. A build counts its commits in a counter Update
+// stops once the transaction ended and the session is released, so
+// that its last report is made outside them (see endBuild).
 func (b *Bolt) beginWrite(s *session, tx *bolt.Tx) (*boltTx, error) {
 	if err := upgrade(tx); err != nil {
 		return nil, fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaCounters, err)
@@ -368,14 +400,56 @@ func (b *Bolt) beginWrite(s *session, tx *bolt.Tx) (*boltTx, error) {
 	}
 	btx := b.tx(tx, &s.journal)
 	btx.pmeta = &s.packs
-	if tx.Bucket(bucketWords) == nil {
-		// A file of a tract older than the word index (or one a
-		// salvage wrote) gets it with its first write.
-		if err := btx.rebuildWords(); err != nil {
+	if !wordIndexCurrent(tx) {
+		// A file of a tract older than the word index, or than its
+		// format (or one a salvage wrote), gets it with its first write.
+		btx.wbuild = b.startBuild()
+		err := btx.rebuildWords()
+		btx.wbuild = nil
+		if err != nil {
 			return nil, fmt.Errorf("upgrade %s to schema %d: %w", b.path, schemaWords, err)
 		}
 	}
 	return btx, nil
+}
+
+// startBuild returns the count of a word index build, reporting to
+// BoltOptions.IndexProgress (nil when it is nil), and keeps it for
+// endBuild. The count of an earlier build not ended yet (a transaction
+// that rolled back and was run again) is stopped first.
+func (b *Bolt) startBuild() *indexBuild {
+	if b.indexProgress == nil {
+		return nil
+	}
+	c := &indexBuild{count: progress.Start(b.indexProgress, 0)}
+	b.buildMu.Lock()
+	old := b.building
+	b.building = c
+	b.buildMu.Unlock()
+	if old != nil {
+		old.count.Stop()
+	}
+	return c
+}
+
+// endBuild stops the count of the word index build of a transaction
+// that ended, if there was one, with its last report. The build counts
+// its last commit here, when the transaction committed: until then no
+// report has done equal to total, so that a reader of the reports can
+// tell the end of a build from its last commit read (the postings are
+// written, and the transaction committed, after that).
+func (b *Bolt) endBuild(committed bool) {
+	b.buildMu.Lock()
+	c := b.building
+	b.building = nil
+	b.buildMu.Unlock()
+	if c == nil {
+		return
+	}
+	if committed && c.held.Load() {
+		c.count.Add(1)
+	}
+	c.count.Stop()
 }
 
 // upgrade brings a file of an older schema to SchemaVersion inside the

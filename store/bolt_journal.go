@@ -59,8 +59,9 @@ const schemaJournal = 4
 
 // schemaJournalWords is the schema of a file whose journal has held
 // word-index documents: a tract that does not know them would refuse
-// its records, or check them in.
-const schemaJournalWords = 8
+// its records, or check them in. It is the word index's own schema
+// (Rice-coded postings came with it), which every write already keeps.
+const schemaJournalWords = schemaWords
 
 // spaceOf returns the space of the commits (or blobs) bucket.
 func spaceOf(commits bool) int {

@@ -51,6 +51,9 @@ type boltTx struct {
 	// merges.
 	words   *wordsTx
 	wpolicy wordsPolicy
+	// wbuild counts the commits of a build of the whole index (nil:
+	// nobody asked; see Bolt.startBuild).
+	wbuild *indexBuild
 
 	// The journal (see bolt_journal.go): jpolicy bounds it; jidx is the
 	// session's index of it (nil: the transaction builds its own); jv is

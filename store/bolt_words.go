@@ -16,7 +16,7 @@ import (
 	"github.com/tractdag/tract/internal/words"
 )
 
-// The word index in the bbolt file (schema 7): one top-level bucket,
+// The word index in the bbolt file (schema 8): one top-level bucket,
 // "words", built by the first write transaction of a tract that knows
 // it (see upgrade) and kept by every write transaction after: it indexes
 // the commits the transaction writes, and drops those it deletes, as it
@@ -31,15 +31,15 @@ import (
 //	'p' doc              a pending document: its commit's hash (32), its
 //	                     time (8: Unix nanoseconds, big-endian), and its
 //	                     words, each after a 0 byte, then a 0 byte
-//	'd' block            documents block*256 to block*256+255: the latest
+//	'd' block            documents block*248 to block*248+247: the latest
 //	                     commit time of every document up to the block's
 //	                     last (8), then the first 8 bytes of each
 //	                     document's commit hash (zeros for one deleted),
 //	                     which a seek in the commits completes
 //	'r' word 0 first     a recent posting block: documents holding word,
 //	                     from first (8, big-endian) on, ascending; the
-//	                     value is the differences of the ones after first
-//	                     (uvarints), at most postingBlockBytes of them
+//	                     value codes the ones after first (see
+//	                     bolt_words_rice.go) in about postingBlockBytes
 //	'w' word 0 first     a main posting block, the same: every document
 //	                     of the main blocks is older than every one of
 //	                     the recent blocks, and those than the pending
@@ -57,14 +57,13 @@ import (
 // batch) merges the pending ones and then its own at once.
 var bucketWords = []byte("words")
 
-// schemaWords is the schema of a file with a word index: a tract that
-// does not know it would write commits the index lacks.
-const schemaWords = 7
-
 const (
 	// docsPerBlock is how many documents a block of the document table
-	// holds.
-	docsPerBlock = 256
+	// holds: two blocks fill a page of 4 KiB (bbolt's page and element
+	// headers, 16 bytes each, a 9-byte key, 8 bytes of time and 8 a
+	// document: 4,050 bytes), where two of 256 documents took a page
+	// each, half of it empty.
+	docsPerBlock = 248
 	// docBytes is how much of its commit's hash the document table keeps
 	// of a document: a seek in the commits finds the rest. Two commits
 	// whose hashes start alike are told apart by their words (see
@@ -146,7 +145,7 @@ type wordsTx struct {
 
 // indexing reports whether the file has a word index to keep.
 func (t *boltTx) indexing() bool {
-	return t.tx.Writable() && t.tx.Bucket(bucketWords) != nil
+	return t.tx.Writable() && wordIndexCurrent(t.tx)
 }
 
 func (t *boltTx) wordsState() *wordsTx {
@@ -403,12 +402,15 @@ func (t *boltTx) readDoc(h dag.Hash) (indexDoc, error) {
 // a time and two hashes a commit; the pages of the file it reads are
 // given back a chunk at a time (see dropMapped).
 func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
+	// A commit on its way: 48 bytes, of which the document table keeps
+	// the start of its hash; the few diagnoses are kept apart.
 	type timed struct {
-		h, blob   dag.Hash
-		t         int64
-		diagnosis string
+		t    int64
+		h    [docBytes]byte
+		blob dag.Hash
 	}
 	order := make([]timed, len(hs))
+	diagnoses := map[timed]string{}
 	for i, h := range hs {
 		raw := t.getCommit(h)
 		if raw == nil {
@@ -418,7 +420,10 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 		if err != nil {
 			return fmt.Errorf("word index: commit %s: %w", h.Short(), err)
 		}
-		order[i] = timed{h: h, blob: c.Blob, t: c.Time.UnixNano(), diagnosis: diagnosisOf(c)}
+		order[i] = timed{h: [docBytes]byte(h[:docBytes]), blob: c.Blob, t: c.Time.UnixNano()}
+		if d := diagnosisOf(c); d != "" {
+			diagnoses[order[i]] = d
+		}
 		if (i+1)%buildChunk == 0 {
 			dropMapped(t.tx)
 		}
@@ -428,7 +433,10 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
-		return bytes.Compare(a.h[:], b.h[:])
+		if c := bytes.Compare(a.h[:], b.h[:]); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.blob[:], b.blob[:])
 	})
 	next := wordsCounter(b, keyWordsNext)
 	ps := newPostings()
@@ -445,15 +453,25 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 			} else if text, ok := t.textOf(&dag.Commit{Blob: o.blob}); ok {
 				buf = words.AppendBytes(buf, []byte(text), add)
 			}
-			if o.diagnosis != "" {
-				buf = words.AppendBytes(buf, []byte(o.diagnosis), add)
+			if d, ok := diagnoses[o]; ok {
+				buf = words.AppendBytes(buf, []byte(d), add)
 			}
-			docs = append(docs, indexDoc{id: id, hash: o.h, time: o.t})
+			var h dag.Hash // the table keeps its first docBytes
+			copy(h[:], o.h[:])
+			docs = append(docs, indexDoc{id: id, hash: h, time: o.t})
 			next++
 		}
 		dropMapped(t.tx)
 		if err := appendDocTable(b, docs); err != nil {
 			return fmt.Errorf("word index: %w", err)
+		}
+		if w := t.wbuild; w != nil {
+			counted := len(chunk)
+			if start+buildChunk >= len(order) {
+				counted-- // the last counts once its transaction committed (see Bolt.endBuild)
+				w.held.Store(true)
+			}
+			w.count.Add(int64(counted))
 		}
 	}
 	if err := ps.write(b, level); err != nil {
@@ -469,7 +487,7 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 
 // rebuildWords builds the word index afresh from every commit the
 // transaction sees, replacing the one the file has, and marks the file
-// schema 7.
+// schema 8 (schemaWords).
 func (t *boltTx) rebuildWords() error {
 	// The journal's documents would be indexed again when it is
 	// checkpointed: move them out first (with no bucket, it drops them).
@@ -495,6 +513,9 @@ func (t *boltTx) rebuildWords() error {
 	})
 	if err != nil {
 		return fmt.Errorf("word index: %w", err)
+	}
+	if t.wbuild != nil {
+		t.wbuild.count.SetTotal(int64(len(hs)))
 	}
 	if err := putWordsCounter(b, keyWordsNext, 0); err != nil {
 		return fmt.Errorf("word index: %w", err)
@@ -717,10 +738,14 @@ func appendDocTable(b *bolt.Bucket, docs []indexDoc) error {
 
 // postings gathers the posting lists of documents numbered in ascending
 // order, encoded as posting blocks are: memory in proportion to the
-// index they make, not to the documents' words.
+// index they make, not to the documents' words. A word of one document
+// (most of a history's distinct words: names, numbers, typos) costs its
+// entry in index, and a list is made for a word once a second document
+// has it.
 type postings struct {
-	// index finds a word's list in lists.
-	index map[string]int32
+	// index finds a word's list in lists (a value of 0 or more), or
+	// the one document that has it so far (-1-id).
+	index map[string]int64
 	lists []postingList
 }
 
@@ -728,38 +753,51 @@ type postings struct {
 // differences of those after first as uvarints in deltas. write cuts it
 // into posting blocks.
 type postingList struct {
-	word        string
 	first, last uint64
 	deltas      []byte
 }
 
-func newPostings() *postings { return &postings{index: make(map[string]int32)} }
+func newPostings() *postings { return &postings{index: make(map[string]int64)} }
 
 // add adds document d, numbered after every document added before, to
 // the lists of its words.
 func (ps *postings) add(d indexDoc) {
 	for _, w := range d.words {
-		if i, ok := ps.index[w]; ok {
-			ps.lists[i].add(d.id)
+		if v, ok := ps.index[w]; ok {
+			ps.addTo(v, w, d.id)
 			continue
 		}
-		ps.insert(strings.Clone(w), d.id) // not a piece of the text, which would stay with it
+		ps.index[strings.Clone(w)] = -1 - int64(d.id) // not a piece of the text, which would stay with it
 	}
 }
 
 // addBytes adds document id, numbered after every document added
 // before and in order with those added with it, to the list of word w.
 func (ps *postings) addBytes(id uint64, w []byte) {
-	if i, ok := ps.index[string(w)]; ok { // looked up without a copy
-		ps.lists[i].add(id)
+	if v, ok := ps.index[string(w)]; ok { // looked up without a copy
+		if v < 0 && uint64(-1-v) < id {
+			ps.addTo(v, string(w), id) // a second document: a list, and a copy of the word
+		} else if v >= 0 {
+			ps.lists[v].add(id)
+		}
 		return
 	}
-	ps.insert(string(w), id)
+	ps.index[string(w)] = -1 - int64(id)
 }
 
-func (ps *postings) insert(w string, id uint64) {
-	ps.index[w] = int32(len(ps.lists))
-	ps.lists = append(ps.lists, postingList{word: w, first: id, last: id})
+// addTo adds document id to word w, whose entry in index is v.
+func (ps *postings) addTo(v int64, w string, id uint64) {
+	if v >= 0 {
+		ps.lists[v].add(id)
+		return
+	}
+	first := uint64(-1 - v)
+	if id <= first {
+		return // a document once a word
+	}
+	ps.index[w] = int64(len(ps.lists))
+	ps.lists = append(ps.lists, postingList{first: first, last: first})
+	ps.lists[len(ps.lists)-1].add(id)
 }
 
 // add adds document id to p unless p has it: a document once a word.
@@ -771,35 +809,45 @@ func (p *postingList) add(id uint64) {
 	p.last = id
 }
 
-// blocks calls fn with each posting block of p, in order: a block takes
-// the documents after its first until its value holds postingBlockBytes
-// or more, and the next document starts the next block. The values are
-// pieces of p.deltas.
+// blocks calls fn with each posting block of p, in order, coded with
+// the parameter that suits p's differences (see cutBlocks).
 func (p *postingList) blocks(fn func(first uint64, val []byte) error) error {
-	first, id := p.first, p.first
-	start := 0
+	var n, sum uint64
 	for at := 0; at < len(p.deltas); {
-		d, n := binary.Uvarint(p.deltas[at:])
-		if at-start >= postingBlockBytes {
-			if err := fn(first, p.deltas[start:at]); err != nil {
-				return err
-			}
-			first, start = id+d, at+n
-		}
-		id += d
-		at += n
+		d, m := binary.Uvarint(p.deltas[at:])
+		n, sum, at = n+1, sum+d-1, at+m
 	}
-	return fn(first, p.deltas[start:len(p.deltas):len(p.deltas)])
+	k := riceK(n, sum, func(k uint) uint64 {
+		c := n * uint64(k+1)
+		for at := 0; at < len(p.deltas); {
+			d, m := binary.Uvarint(p.deltas[at:])
+			c, at = c+(d-1)>>k, at+m
+		}
+		return c
+	})
+	id, at := p.first, -1
+	return cutRun(k, func() (uint64, bool) {
+		if at < 0 {
+			at = 0
+			return id, true
+		}
+		if at == len(p.deltas) {
+			return 0, false
+		}
+		d, m := binary.Uvarint(p.deltas[at:])
+		id, at = id+d, at+m
+		return id, true
+	}, fn)
 }
 
 // ids returns the documents of p, ascending.
 func (p *postingList) ids() []uint64 {
 	out := []uint64{p.first}
-	_ = eachPosting(p.first, p.deltas, func(id uint64) {
-		if id != p.first {
-			out = append(out, id)
-		}
-	})
+	for at, id := 0, p.first; at < len(p.deltas); {
+		d, n := binary.Uvarint(p.deltas[at:])
+		id, at = id+d, at+n
+		out = append(out, id)
+	}
 	return out
 }
 
@@ -809,29 +857,44 @@ func (p *postingList) ids() []uint64 {
 // b has no posting block yet, every key goes in in ascending order, and
 // the transaction fills its pages.
 func (ps *postings) write(b *bolt.Bucket, level byte) error {
-	slices.SortFunc(ps.lists, func(a, b postingList) int { return strings.Compare(a.word, b.word) })
+	type entry struct {
+		word string
+		v    int64
+	}
+	entries := make([]entry, 0, len(ps.index))
+	for w, v := range ps.index {
+		entries = append(entries, entry{w, v})
+	}
 	ps.index = nil
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.word, b.word) })
 	c := b.Cursor()
 	if k, _ := c.Seek([]byte{prefixRecent}); k == nil {
 		b.FillPercent = 1.0 // bbolt reads it as the transaction commits
 	}
-	for i := range ps.lists {
-		p := &ps.lists[i]
-		prefix := postingPrefix(level, p.word)
-		k, _ := c.Seek(prefix)
-		if k != nil && bytes.HasPrefix(k, prefix) {
-			if err := appendPostings(b, level, p.word, p.ids()); err != nil {
-				return err
-			}
-			continue
+	for _, e := range entries {
+		p := &postingList{first: uint64(-1 - e.v)}
+		if e.v >= 0 {
+			p = &ps.lists[e.v]
 		}
-		err := p.blocks(func(first uint64, val []byte) error {
-			return b.Put(binary.BigEndian.AppendUint64(prefix, first), val) // Put copies the key
-		})
+		prefix := postingPrefix(level, e.word)
+		k, _ := c.Seek(prefix)
+		var err error
+		if k != nil && bytes.HasPrefix(k, prefix) {
+			err = appendPostings(b, level, e.word, p.ids())
+		} else {
+			err = p.blocks(func(first uint64, val []byte) error {
+				return b.Put(binary.BigEndian.AppendUint64(prefix, first), val) // Put copies the key
+			})
+		}
 		if err != nil {
 			return err
 		}
+		// Its blocks are values of their own: the list goes, and the
+		// memory the transaction holds as it commits is the index's
+		// pages, not the lists too.
+		*p = postingList{}
 	}
+	ps.lists = nil
 	return nil
 }
 
@@ -852,70 +915,26 @@ func appendPostings(b *bolt.Bucket, level byte, word string, ids []uint64) error
 	end := append(clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
 	k, _ := c.Seek(end)
 	k, v := prevKey(c, k)
-	var first, last uint64
-	var val []byte
-	have := false
+	var all []uint64
 	if k != nil && len(k) == len(prefix)+8 && bytes.HasPrefix(k, prefix) {
-		first = binary.BigEndian.Uint64(k[len(prefix):])
-		val = clone(v)
-		last = first
-		if err := eachPosting(first, val, func(id uint64) { last = id }); err != nil {
+		err := eachPosting(binary.BigEndian.Uint64(k[len(prefix):]), v, func(id uint64) { all = append(all, id) })
+		if err != nil {
 			return fmt.Errorf("posting block of %q: %w", word, err)
 		}
-		have = true
-	}
-	put := func() error {
-		return b.Put(binary.BigEndian.AppendUint64(clone(prefix), first), val)
 	}
 	for _, id := range ids {
-		switch {
-		case have && id <= last:
-			continue // indexed already
-		case have && len(val) < postingBlockBytes:
-			val = binary.AppendUvarint(val, id-last)
-			last = id
-			continue
-		case have:
-			if err := put(); err != nil {
-				return err
-			}
+		if len(all) == 0 || id > all[len(all)-1] { // else indexed already
+			all = append(all, id)
 		}
-		first, last, val, have = id, id, []byte{}, true
 	}
-	if have {
-		return put()
+	if len(all) == 0 {
+		return nil
 	}
-	return nil
-}
-
-// eachPosting calls fn with each document of a posting block that starts
-// at first, in order.
-func eachPosting(first uint64, val []byte, fn func(uint64)) error {
-	id := first
-	fn(id)
-	for len(val) > 0 {
-		d, n := binary.Uvarint(val)
-		if n <= 0 || d == 0 {
-			return fmt.Errorf("bad posting: %w", dag.ErrBadEncoding)
-		}
-		id += d
-		fn(id)
-		val = val[n:]
-	}
-	return nil
-}
-
-// encodePostings is a posting block's value for ids (ascending, at
-// least one).
-func encodePostings(ids []uint64) []byte {
-	var v []byte
-	for i := 1; i < len(ids); i++ {
-		v = binary.AppendUvarint(v, ids[i]-ids[i-1])
-	}
-	if v == nil {
-		v = []byte{}
-	}
-	return v
+	// The last block goes in again under its key, topped up, and the
+	// blocks after it under theirs.
+	return cutBlocks(all, func(first uint64, val []byte) error {
+		return b.Put(binary.BigEndian.AppendUint64(clone(prefix), first), val)
+	})
 }
 
 // dropDocs removes the documents of the commits deleted (with their
@@ -1096,10 +1115,10 @@ var _ WordIndexTx = (*boltTx)(nil)
 // posting blocks of each term into a bit set, intersects them, and
 // reads the document table from the newest match down.
 func (t *boltTx) WordMatches(terms []WordTerm, fn func(h dag.Hash, bound time.Time) (bool, error)) (bool, error) {
-	b := t.tx.Bucket(bucketWords)
-	if b == nil || len(terms) == 0 {
-		return false, nil
+	if !wordIndexCurrent(t.tx) || len(terms) == 0 {
+		return false, nil // none, or one of schema 7, which the next write builds again
 	}
+	b := t.tx.Bucket(bucketWords)
 	if t.words != nil && (len(t.words.added) > 0 || len(t.words.deleted) > 0) {
 		return false, nil // the index follows this transaction's writes only as it ends
 	}

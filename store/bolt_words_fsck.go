@@ -35,10 +35,10 @@ const (
 // of 2^-64). It returns what is wrong, "" when nothing is, and whether
 // the file has an index at all.
 func checkWords(t *boltTx) (problem string, present bool) {
-	b := t.tx.Bucket(bucketWords)
-	if b == nil {
-		return "", false
+	if !wordIndexCurrent(t.tx) {
+		return "", false // none, or one of schema 7: the next write builds it
 	}
+	b := t.tx.Bucket(bucketWords)
 	seed := maphash.MakeSeed()
 	pair := func(w string, doc uint64) uint64 { return mix64(maphash.String(seed, w) ^ mix64(doc)) }
 	next := wordsCounter(b, keyWordsNext)

@@ -17,3 +17,11 @@ func SetJournalPolicy(b *Bolt, records, bytes, recordBytes int) {
 func SetWordsPolicy(b *Bolt, merge uint64, direct int, recent uint64) {
 	b.words = wordsPolicy{merge: merge, direct: direct, recent: recent}
 }
+
+// PostingIDs decodes a posting block of the word index that starts at
+// first.
+func PostingIDs(first uint64, val []byte) ([]uint64, error) {
+	var ids []uint64
+	err := eachPosting(first, val, func(id uint64) { ids = append(ids, id) })
+	return ids, err
+}

@@ -24,11 +24,13 @@ import (
 // records (see ContextTx and bolt_contexts.go); a file is marked schema 6
 // by the transaction that writes its first, so that a tract that does not
 // know them never deletes a commit and leaves its texts in a record.
-// transaction that publishes its first. Schema 7 added the word index
-// (see WordIndexTx and bolt_words.go), which the first write transaction
-// of a file builds. Schema 8 put the word index's pending documents of
-// small writes in the journal's records (see bolt_journal.go); a file is
-// marked schema 8 by the first record that holds one.
+// Schema 7 added the word index (see WordIndexTx and bolt_words.go),
+// which the first write transaction of a file builds. Schema 8 codes its
+// posting blocks in fewer bytes (bolt_words_rice.go): the first write of
+// a schema 7 file builds its index again, and until then its searches
+// read every text, as those of a file without an index do.
+// The same schema put the pending documents of small writes in the
+// journal's records (see bolt_journal.go).
 const SchemaVersion = 8
 
 // schemaCounters is the schema every write brings a file up to.

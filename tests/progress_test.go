@@ -84,3 +84,15 @@ func TestCopy_ProgressOnATerminal(t *testing.T) {
 	out := ptyOutput(t, s.startPTY("copy", src, filepath.Join(s.dir, "copy.db")), regexp.MustCompile(`Copied`))
 	assert.Regexp(t, regexp.MustCompile(`\r\x1b\[Kcopy: [\d,]+ (of [\d,]+ )?objects( \(\d+%\))?\r\x1b\[KCopied`), out)
 }
+
+// On a terminal, the first write to a file of an older tract shows the
+// build of its word index on a line it redraws and ends with "done",
+// before the command's own output.
+func TestProgress_IndexBuildOnATerminal(t *testing.T) {
+	t.Parallel()
+	fileOnly(t, "the word index of a repository file")
+	s := newSandbox(t)
+	olderFile(t, s, true)
+	out := ptyOutput(t, s.startPTY("commit", "--role", "user", "-m", "hello"), regexp.MustCompile(`user: hello`))
+	assert.Regexp(t, regexp.MustCompile(`^(\r\x1b\[Kbuilding the search index of 303 commits… \d+%)*\r\x1b\[Kbuilding the search index of 303 commits… done\r?\n\[main [0-9a-f]+\] user: hello`), out)
+}

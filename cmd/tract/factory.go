@@ -148,7 +148,7 @@ func (f *Factory) options() ([]tract.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []tract.Option{tract.WithLockTimeout(timeout), tract.WithLimits(limits)}
+	opts := []tract.Option{tract.WithLockTimeout(timeout), tract.WithLimits(limits), tract.WithIndexProgress(f.indexNote())}
 	if f.Context != nil {
 		opts = append(opts, tract.WithContext(f.Context))
 	}

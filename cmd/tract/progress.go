@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tractdag/tract"
@@ -69,6 +70,68 @@ func (l *progressLine) importProgress(read *atomic.Int64, size int64) tract.Prog
 			text += fmt.Sprintf(" of %s (%d%%)", english.Bytes(size), min(read.Load()*100/size, 100))
 		}
 		l.line.Set(text)
+	}
+}
+
+// indexNote returns the report of the word index's build, which the
+// first write to a file of an older tract (or one a salvage wrote) does
+// before its own work: a note on standard error, "building the search
+// index of 1,000,000 commits…" and then "done". On a terminal the note
+// shows how far the build is, redrawn in place; elsewhere it is written
+// once, and "done" ends its line. Nil with --quiet.
+func (f *Factory) indexNote() tract.ProgressFunc {
+	if f.Quiet {
+		return nil
+	}
+	w, tty := f.IO.ErrOut, f.IO.ErrTTY
+	var mu sync.Mutex
+	var total int64 // the build's, once known
+	shown, ended := false, false
+	head := func() string {
+		return "building the search index of " + prog.Count(total, 0, "commits") + "…"
+	}
+	return func(p tract.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			return
+		}
+		final := p.Done == p.Total // only the last report, once the transaction ended
+		if !final {
+			total = max(total, p.Total)
+			if total == 0 {
+				return // still counting the commits
+			}
+			switch {
+			case tty:
+				fmt.Fprintf(w, "\r\x1b[K%s %d%%", head(), p.Done*100/total)
+			case !shown:
+				fmt.Fprint(w, head())
+			}
+			shown = true
+			return
+		}
+		ended = true
+		if total == 0 {
+			total = p.Total
+		}
+		switch {
+		case total == 0:
+			// A file without commits: nothing was built.
+		case p.Total < total:
+			// The transaction failed: its error follows.
+			if tty {
+				fmt.Fprint(w, "\r\x1b[K")
+			} else {
+				fmt.Fprintln(w, " stopped")
+			}
+		case tty:
+			fmt.Fprintf(w, "\r\x1b[K%s done\n", head())
+		case shown:
+			fmt.Fprintln(w, " done")
+		default:
+			fmt.Fprintln(w, head()+" done")
+		}
 	}
 }
 
