@@ -58,6 +58,22 @@ func (in *interrupts) notify(parent context.Context) context.Context {
 	return ctx
 }
 
+// exitWith ends the process with the command's exit code, unless a
+// second interrupt's hardExit is under way: a command that returns
+// because hardExit stopped what it waited on (a pager) must not exit
+// before hardExit has said why, with its own code. A signal that comes
+// after finds the process exiting and does nothing.
+func (in *interrupts) exitWith(code int) {
+	in.mu.Lock()
+	if in.exiting {
+		in.mu.Unlock()
+		select {} // hardExit exits
+	}
+	in.exiting = true
+	in.mu.Unlock()
+	in.exit(code)
+}
+
 // onHardExit registers fn to run before hardExit exits (a terminal's
 // mode to restore); remove unregisters it, once the command undid the
 // change itself. On a nil *interrupts (a test's run) it does nothing.

@@ -5,7 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,6 +32,49 @@ func TestInterrupts_HardExitRestoresThenExits(t *testing.T) {
 	var none *interrupts
 	none.onHardExit(func() { t.Error("a nil *interrupts runs nothing") })()
 	none.hardExit()
+}
+
+// A command that returns while a second Ctrl-C's hardExit runs (its
+// restore stopped the pager the command waited on) does not exit before
+// hardExit has said why, with 130; a Ctrl-C after the command's own exit
+// began does nothing.
+func TestInterrupts_ExitWithWaitsForAHardExitUnderWay(t *testing.T) {
+	var mu sync.Mutex
+	var errOut bytes.Buffer
+	var codes []int
+	exited := make(chan struct{}, 2)
+	exit := func(code int) {
+		mu.Lock()
+		codes = append(codes, code)
+		mu.Unlock()
+		exited <- struct{}{}
+	}
+	in := newInterrupts(&errOut, exit)
+	restoring, release := make(chan struct{}), make(chan struct{})
+	in.onHardExit(func() { close(restoring); <-release })
+	go in.hardExit()
+	<-restoring
+	go in.exitWith(0) // the command returned: its pager was stopped
+	close(release)
+	<-exited
+	select {
+	case <-exited:
+		t.Fatal("the process exited twice")
+	case <-time.After(50 * time.Millisecond):
+	}
+	mu.Lock()
+	assert.Equal(t, []int{exitInterrupt}, codes)
+	mu.Unlock()
+	assert.Contains(t, errOut.String(), "interrupted again")
+
+	errOut.Reset()
+	codes = nil
+	in = newInterrupts(&errOut, exit)
+	in.exitWith(3)
+	in.hardExit()
+	<-exited
+	assert.Equal(t, []int{3}, codes)
+	assert.Empty(t, errOut.String())
 }
 
 // A second Ctrl-C while -o's file is being written removes its temporary

@@ -18,5 +18,5 @@ func main() {
 	io.Interrupts = newInterrupts(os.Stderr, os.Exit)
 	io.OneTurn = oneTurnMemory
 	ctx := io.Interrupts.notify(context.Background())
-	os.Exit(run(ctx, os.Args[1:], io, os.Getenv))
+	io.Interrupts.exitWith(run(ctx, os.Args[1:], io, os.Getenv))
 }
