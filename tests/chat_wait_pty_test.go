@@ -33,7 +33,7 @@ func TestChat_WaitingLineOnTheTerminal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := llmtest.NewServer(t)
-			srv.Reply(llmtest.Reply{Content: tc.answer, Delay: 1500 * time.Millisecond})
+			srv.Reply(llmtest.Reply{Content: tc.answer, Delay: 3 * time.Second}) // long enough for redraws on a loaded machine
 			s := chatEnv(newSandbox(t).forTest(t), srv)
 			s.initRepo()
 
