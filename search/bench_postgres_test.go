@@ -13,8 +13,6 @@ import (
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/internal/testinput"
-	"github.com/tractdag/tract/search"
-	"github.com/tractdag/tract/store"
 	"github.com/tractdag/tract/store/postgres"
 )
 
@@ -66,35 +64,7 @@ func BenchmarkIndexPostgres(b *testing.B) {
 			s, err := postgres.Open(ctx, db)
 			require.NoError(b, err)
 			b.Cleanup(func() { s.Close() })
-			for _, tc := range []struct {
-				name, query string
-				limit       int
-			}{
-				{"rare", "needle", 0},
-				{"two-words", "needle w2", 0},
-				{"common-10", "w1", 10},
-				{"prefix-10", "w12*", 10},
-			} {
-				q, err := search.ParseQuery(tc.query)
-				require.NoError(b, err)
-				for _, how := range []string{"index", "scan"} {
-					b.Run(tc.name+"/"+how, func(b *testing.B) {
-						for b.Loop() {
-							err := s.View(ctx, func(tx store.Tx) error {
-								if how == "scan" {
-									tx = noIndex{tx}
-								}
-								hits, err := search.Scan(ctx, tx, q, tc.limit)
-								if err == nil && len(hits) == 0 {
-									err = fmt.Errorf("no match")
-								}
-								return err
-							})
-							require.NoError(b, err)
-						}
-					})
-				}
-			}
+			benchQueries(b, s)
 		})
 	}
 }
