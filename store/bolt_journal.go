@@ -410,6 +410,12 @@ func (v *journalView) reflog(name string) [][]byte {
 	v.idx.mu.RLock()
 	ps := slices.Clone(v.idx.reflogs[name])
 	v.idx.mu.RUnlock()
+	return v.values(ps)
+}
+
+// values returns the values at ps (a copy taken under the index's lock)
+// that the transaction sees, in their order.
+func (v *journalView) values(ps []jpos) [][]byte {
 	var out [][]byte
 	for _, p := range ps {
 		if raw := v.value(p); raw != nil {
@@ -447,13 +453,7 @@ func (v *journalView) wordDocs() [][]byte {
 	v.idx.mu.RLock()
 	ps := slices.Clone(v.idx.words)
 	v.idx.mu.RUnlock()
-	var out [][]byte
-	for _, p := range ps {
-		if raw := v.value(p); raw != nil {
-			out = append(out, raw)
-		}
-	}
-	return out
+	return v.values(ps)
 }
 
 // wordDocCount returns how many word-index documents the transaction

@@ -195,14 +195,7 @@ func eachPosting(first uint64, val []byte, fn func(uint64)) error {
 // starts the next block. Each value is a new slice (bbolt keeps the
 // values put until the transaction commits).
 func cutBlocks(ids []uint64, fn func(first uint64, val []byte) error) error {
-	n := uint64(len(ids) - 1)
-	k := riceK(n, ids[len(ids)-1]-ids[0]-n, func(k uint) uint64 {
-		c := n * uint64(k+1)
-		for i := 1; i < len(ids); i++ {
-			c += (ids[i] - ids[i-1] - 1) >> k
-		}
-		return c
-	})
+	k := idsRiceK(ids)
 	i := 0
 	return cutRun(k, func() (uint64, bool) {
 		if i == len(ids) {
@@ -211,6 +204,19 @@ func cutBlocks(ids []uint64, fn func(first uint64, val []byte) error) error {
 		i++
 		return ids[i-1], true
 	}, fn)
+}
+
+// idsRiceK returns the Rice parameter that codes the gaps of ids
+// (ascending, at least one) in the fewest bits.
+func idsRiceK(ids []uint64) uint {
+	n := uint64(len(ids) - 1)
+	return riceK(n, ids[len(ids)-1]-ids[0]-n, func(k uint) uint64 {
+		c := n * uint64(k+1)
+		for i := 1; i < len(ids); i++ {
+			c += (ids[i] - ids[i-1] - 1) >> k
+		}
+		return c
+	})
 }
 
 // cutRun is cutBlocks for the documents next yields, with parameter k.
@@ -250,14 +256,7 @@ func encodePostings(ids []uint64) []byte {
 	if len(ids) == 1 {
 		return []byte{}
 	}
-	n := uint64(len(ids) - 1)
-	k := riceK(n, ids[len(ids)-1]-ids[0]-n, func(k uint) uint64 {
-		c := n * uint64(k+1)
-		for i := 1; i < len(ids); i++ {
-			c += (ids[i] - ids[i-1] - 1) >> k
-		}
-		return c
-	})
+	k := idsRiceK(ids)
 	var w riceWriter
 	w.start(nil, k)
 	for i := 1; i < len(ids); i++ {
