@@ -54,6 +54,6 @@ func WithFsckProgress(fn ProgressFunc) Option { return func(c *config) { c.fsckP
 // few seconds at a million commits. fn hears the commits indexed (Unit
 // "commits"; Total is 0 until they are counted) as Progress says, the
 // last report once that transaction ended (Done equal to Total), and
-// nothing when no build happens. A database has no word index, and
-// ignores it.
+// nothing when no build happens. A database builds its word index when
+// Migrate brings it to the index's schema, and ignores it.
 func WithIndexProgress(fn ProgressFunc) Option { return func(c *config) { c.indexProgress = fn } }
