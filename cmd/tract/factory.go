@@ -214,8 +214,9 @@ func (f *Factory) size(flag, value string, set bool, env string) (int64, error) 
 	return 0, nil
 }
 
-// Open opens the repository for a command.
-func (f *Factory) Open() (*tract.Tract, error) {
+// Open opens the repository for a command, with extra options after the
+// command line's and the environment's (tract.WithReadOnly, say).
+func (f *Factory) Open(extra ...tract.Option) (*tract.Tract, error) {
 	opts, err := f.options()
 	if err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ func (f *Factory) Open() (*tract.Tract, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tract.Open(p, opts...)
+	return tract.Open(p, append(opts, extra...)...)
 }
 
 // readText returns text from a -m value, or from stdin when the value is

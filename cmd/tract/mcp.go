@@ -89,15 +89,7 @@ func openForMCP(f *Factory, readOnly bool) (*tract.Tract, error) {
 	if !readOnly {
 		return f.Open()
 	}
-	opts, err := f.options()
-	if err != nil {
-		return nil, err
-	}
-	p, err := f.RepoPath(false)
-	if err != nil {
-		return nil, err
-	}
-	return tract.Open(p, append(opts, tract.WithReadOnly())...)
+	return f.Open(tract.WithReadOnly())
 }
 
 // mcpOptions are the server's options: the version, and read-only.
