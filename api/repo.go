@@ -82,14 +82,7 @@ func (s *Server) reflog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := []tract.ReflogEntry{}
-	if from < len(es) {
-		page = es[from:min(from+n, len(es))]
-	}
-	if len(es) > from+n {
-		setNext(w, r, strconv.Itoa(from+n))
-	}
-	return writeJSON(w, page)
+	return writePage(w, r, es, from, n)
 }
 
 // HeaderNext carries the cursor of the next page of a route whose body
@@ -158,11 +151,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	page := []tract.Event{}
-	if from < len(evs) {
-		page = evs[from:min(from+n, len(evs))]
+	return writePage(w, r, evs, from, n)
+}
+
+// writePage answers the n items of all from position from (an empty
+// array past the end), with the next page's cursor in HeaderNext when
+// all holds more.
+func writePage[T any](w http.ResponseWriter, r *http.Request, all []T, from, n int) error {
+	page := []T{}
+	if from < len(all) {
+		page = all[from:min(from+n, len(all))]
 	}
-	if len(evs) > from+n {
+	if len(all) > from+n {
 		setNext(w, r, strconv.Itoa(from+n))
 	}
 	return writeJSON(w, page)
