@@ -198,10 +198,7 @@ func (s *session) accepts(write bool, writers int) bool {
 }
 
 // atPath reports whether path still names the file s holds.
-func (s *session) atPath(path string) bool {
-	now, err := os.Stat(path)
-	return err == nil && os.SameFile(s.held, now)
-}
+func (s *session) atPath(path string) bool { return namesFile(path, s.held) }
 
 // yields reports whether s should hand the file over to a queued process:
 // to a reader at once, to a writer after the writer quantum.
