@@ -73,12 +73,20 @@ type session struct {
 	group writeGroup
 
 	// The fields below are guarded by sessions.mu.
-	users    int         // transactions running in the session
-	served   int         // transactions the session has run
-	opened   time.Time   // when the session got the lock
-	draining bool        // takes no new transaction; closes when users reaches 0
-	sole     bool        // an exclusive operation runs: no other transaction joins
-	idle     *time.Timer // closes the session after the idle grace
+	users    int       // transactions running in the session
+	served   int       // transactions the session has run
+	opened   time.Time // when the session got the lock
+	draining bool      // takes no new transaction; closes when users reaches 0
+	sole     bool      // an exclusive operation runs: no other transaction joins
+	// idle closes the session once no transaction has run for the idle
+	// grace (see idleCheck). It is armed when a transaction ends and it
+	// is not armed already, and left running while transactions come
+	// and go: arming a timer for each transaction woke the runtime's
+	// poller, another thread, at every commit.
+	idle      *time.Timer
+	armed     bool      // idle will fire
+	ended     time.Time // when the last transaction ended
+	lingering bool      // a Linger was active when it ended
 }
 
 // sessions opens the file when a transaction needs it and closes it once no
@@ -172,10 +180,6 @@ func (ss *sessions) acquire(ctx context.Context, write bool) (*session, error) {
 				continue
 			}
 			s.users++
-			if s.idle != nil {
-				s.idle.Stop()
-				s.idle = nil
-			}
 			return s, nil
 		case s.users == 0:
 			ss.closeLocked(s)
@@ -235,17 +239,24 @@ func (ss *sessions) release(s *session) {
 		ss.closeLocked(s)
 		return
 	}
-	if ss.lingers > 0 {
-		ss.lingerLocked(s, time.Now())
-		return
+	s.ended, s.lingering = time.Now(), ss.lingers > 0
+	ss.armIdle(s, ss.idleTick())
+}
+
+// idleTick is how often an idle session looks at the clock (and, while
+// lingering, at the queue): the idle grace, at least a millisecond.
+func (ss *sessions) idleTick() time.Duration { return max(ss.opts.IdleGrace, time.Millisecond) }
+
+// armIdle makes s's idle timer fire in d, unless it is armed already.
+func (ss *sessions) armIdle(s *session, d time.Duration) {
+	switch {
+	case s.armed:
+	case s.idle == nil:
+		s.idle = time.AfterFunc(d, func() { ss.idleCheck(s) })
+	default:
+		s.idle.Reset(d)
 	}
-	s.idle = time.AfterFunc(ss.opts.IdleGrace, func() {
-		ss.mu.Lock()
-		defer ss.mu.Unlock()
-		if ss.cur == s && s.users == 0 {
-			ss.closeLocked(s)
-		}
-	})
+	s.armed = true
 }
 
 // maxLinger bounds how long a lingering session stays open without a
@@ -253,22 +264,31 @@ func (ss *sessions) release(s *session) {
 // a pager, say) lets the file go.
 const maxLinger = 100 * time.Millisecond
 
-// lingerLocked keeps the idle session s open while a Linger is active,
-// for up to maxLinger since since, checking every idle grace whether
-// another process queued for the file (and closing at once if so).
-func (ss *sessions) lingerLocked(s *session, since time.Time) {
-	s.idle = time.AfterFunc(max(ss.opts.IdleGrace, time.Millisecond), func() {
-		ss.mu.Lock()
-		defer ss.mu.Unlock()
-		if ss.cur != s || s.users > 0 {
+// idleCheck runs when s's idle timer fires. A session in use is left
+// alone (the end of its last transaction arms the timer again). An idle
+// one closes once no transaction has run for the idle grace; while a
+// Linger is active it stays open for up to maxLinger since its last
+// transaction, looking every idle tick whether another process queued
+// for the file (and closing at once if so).
+func (ss *sessions) idleCheck(s *session) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s.armed = false
+	if ss.cur != s || s.users > 0 {
+		return
+	}
+	idle := time.Since(s.ended)
+	switch {
+	case s.lingering:
+		if ss.lingers > 0 && idle < maxLinger && queued(s.file) == noWaiter {
+			ss.armIdle(s, ss.idleTick())
 			return
 		}
-		if ss.lingers == 0 || time.Since(since) >= maxLinger || queued(s.file) != noWaiter {
-			ss.closeLocked(s)
-			return
-		}
-		ss.lingerLocked(s, since)
-	})
+	case idle < ss.opts.IdleGrace:
+		ss.armIdle(s, ss.opts.IdleGrace-idle)
+		return
+	}
+	ss.closeLocked(s)
 }
 
 // linger asks idle sessions to stay open until done is called: for a walk
@@ -330,7 +350,7 @@ func (ss *sessions) close() error {
 func (ss *sessions) closeLocked(s *session) error {
 	if s.idle != nil {
 		s.idle.Stop()
-		s.idle = nil
+		s.armed = false
 	}
 	ss.cur = nil
 	ss.changed.Broadcast()

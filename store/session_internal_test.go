@@ -5,6 +5,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,4 +51,43 @@ func TestSession_ClosesAfterTheWriteLimit(t *testing.T) {
 		assert.Equal(t, 4, n)
 		return err
 	}))
+}
+
+// The idle timer is armed once and left running while transactions come
+// and go: a session that keeps serving transactions stays open past the
+// grace counted from its first one, and closes one grace after its last.
+func TestSession_IdleGraceCountsFromTheLastTransaction(t *testing.T) {
+	const grace = 50 * time.Millisecond
+	b, err := OpenBolt(filepath.Join(t.TempDir(), "tract.db"), BoltOptions{Create: true, NoSync: true, IdleGrace: grace})
+	require.NoError(t, err)
+	defer b.Close()
+	current := func() *session {
+		b.ss.mu.Lock()
+		defer b.ss.mu.Unlock()
+		return b.ss.cur
+	}
+	view := func() time.Time {
+		require.NoError(t, b.View(context.Background(), func(Tx) error { return nil }))
+		return time.Now()
+	}
+	last := view()
+	first := current()
+	require.NotNil(t, first)
+	for start := time.Now(); time.Since(start) < 3*grace; {
+		time.Sleep(time.Millisecond)
+		// A stall of half the grace (a busy machine) may let the
+		// session close as it should: only a shorter wait must find
+		// the same one.
+		if time.Since(last) < grace/2 {
+			require.Same(t, first, current(), "closed %s after the last transaction", time.Since(last))
+		} else {
+			first = nil
+		}
+		last = view()
+		if first == nil {
+			first = current()
+		}
+	}
+	require.Eventually(t, func() bool { return current() == nil }, 5*time.Second, time.Millisecond)
+	assert.GreaterOrEqual(t, time.Since(last), grace, "closed one grace after the last transaction")
 }
