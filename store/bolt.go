@@ -95,7 +95,9 @@ type BoltOptions struct {
 	// 0 means DefaultLockTimeout, a negative value not to wait at all.
 	LockTimeout time.Duration
 	// IdleGrace is how long the file stays open and locked after the last
-	// transaction: 0 means DefaultIdleGrace, a negative value none.
+	// transaction: 0 means DefaultIdleGrace, a negative value none. On
+	// Linux a process that queues for the file meanwhile is let in
+	// within about a millisecond.
 	IdleGrace time.Duration
 	// ReadOnly refuses every write: Update fails with ErrReadOnly. Reads
 	// take a shared lock whether or not it is set. The one write a

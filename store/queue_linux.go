@@ -113,6 +113,9 @@ func queueLock(ctx context.Context, f *os.File, exclusive bool, deadline time.Ti
 	return nil
 }
 
+// defaultIdleGrace is DefaultIdleGrace here (see there).
+const defaultIdleGrace = 10 * time.Millisecond
+
 // queued reports who, if anyone, holds the gate through another open file
 // (of this or another process): who waits for the data lock f holds. A
 // writer holds the gate exclusively, readers share it, so the gate's lock

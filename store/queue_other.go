@@ -22,6 +22,9 @@ func queueLock(ctx context.Context, f *os.File, exclusive bool, deadline time.Ti
 	return nil
 }
 
+// defaultIdleGrace is DefaultIdleGrace here (see there).
+const defaultIdleGrace = time.Millisecond
+
 func queued(f *os.File) waiter { return noWaiter }
 
 func unlockQueue(f *os.File) {}
