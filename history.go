@@ -170,11 +170,12 @@ func (t *Tract) Outline(ctx context.Context) (*Outline, error) {
 
 // Infos returns the commits hs names, in that order, with their texts and
 // refs (as they were when the outline was read), reading a page of them
-// per short read transaction.
+// per short read transaction, the next page while the caller takes the
+// commits of the one before (see walkPagesAhead).
 func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, error] {
 	return func(yield func(*CommitInfo, error) bool) {
 		page := func(tx store.Tx) ([]*CommitInfo, bool, error) {
-			n := min(pageSize, len(hs))
+			n := min(infosPage, len(hs))
 			cs, err := o.commits(tx, hs[:n])
 			if err != nil {
 				return nil, false, err
@@ -186,11 +187,17 @@ func (o *Outline) Infos(ctx context.Context, hs []Hash) iter.Seq2[*CommitInfo, e
 			hs = hs[n:]
 			return out, len(hs) > 0, nil
 		}
-		if err := walkPages(ctx, o.t, page, func(ci *CommitInfo) bool { return yield(ci, nil) }); err != nil {
+		if err := walkPagesAhead(ctx, o.t, page, func(ci *CommitInfo) bool { return yield(ci, nil) }); err != nil {
 			yield(nil, fmt.Errorf("read commits: %w", err))
 		}
 	}
 }
+
+// infosPage is how many commits Infos reads per read transaction: four
+// pages of a walk, since it reads little more than their texts, which a
+// database looks up one by one, and a transaction's fixed cost (BEGIN
+// and ROLLBACK's round trips) is best spread over many.
+const infosPage = 4 * pageSize
 
 // commits returns commits hs: from the outline's graph unless one has
 // metadata (which the graph does not keep) or is not in it; those are

@@ -64,7 +64,9 @@ type ImportResult struct {
 	// Messages is the number of commits appended.
 	Messages int
 	// Batches is the number of transactions that wrote them, besides the
-	// one that moved the branch.
+	// one that moved the branch: 0 when that one wrote them all (a
+	// store that takes an import whole in one transaction, as a
+	// database does).
 	Batches int
 }
 
@@ -137,6 +139,7 @@ type importer struct {
 	tip      Hash           // the last commit built
 	counters store.Counters // tip's
 	sorter   *store.PackSorter
+	docs     *store.DocSpool    // the commits' documents, for a store that takes the import whole (see stream)
 	pw       *store.PackBuilder // writes the pack, once the input is sorted
 	batches  int
 }
@@ -198,6 +201,11 @@ func (im *importer) sort() error {
 				return err
 			}
 			im.start, im.tip, im.at = cur.Hash, cur.Hash, im.t.now()
+			if _, ok := tx.(store.PackStreamer); ok {
+				// The store takes the import whole (see stream), with
+				// the documents of its commits.
+				im.docs = store.NewDocSpool(im.t.sortDir())
+			}
 			if im.counters, err = store.CountersOf(im.ctx, tx, cur.Hash, false); err != nil {
 				return err
 			}
@@ -216,6 +224,14 @@ func (im *importer) sort() error {
 	if im.counters, err = im.sorter.AddChain(im.counters, commits, blobs); err != nil {
 		return err
 	}
+	if im.docs != nil {
+		for i, c := range commits {
+			d := store.WordDoc{Commit: c.Hash, Time: c.Commit.Time.UnixNano(), Words: store.CommitWords(c.Commit, string(blobs[i].Data))}
+			if err := im.docs.Add(d); err != nil {
+				return err
+			}
+		}
+	}
 	im.tip = commits[len(commits)-1].Hash
 	clear(im.batch) // the texts are the sorter's now
 	im.batch, im.size = im.batch[:0], 0
@@ -226,6 +242,9 @@ func (im *importer) sort() error {
 // publishes it in the transaction that moves the branch from start to the
 // import's tip.
 func (im *importer) write() error {
+	if done, err := im.stream(); done {
+		return err
+	}
 	im.pw = im.t.newPackWriter(im.cfg.batchBytes)
 	if err := im.pw.Write(im.ctx, im.sorter); err != nil {
 		return err
@@ -249,6 +268,39 @@ func (im *importer) write() error {
 	return err
 }
 
+// errNoStream rolls back the transaction that found the store cannot
+// take the import's pack whole (see stream).
+var errNoStream = errors.New("rolled back: the store takes no pack in one transaction")
+
+// stream writes the sorted entries and moves the branch in one
+// transaction, on a store whose transactions take a pack of any size
+// (store.PackStreamer: a database): each object is written once, where
+// it is read, and a process killed midway leaves nothing. done is false
+// when the store cannot, and write goes through a pack.
+func (im *importer) stream() (done bool, err error) {
+	if im.docs == nil {
+		return false, nil
+	}
+	err = im.t.updateAdvancing(im.ctx, func(tx store.Tx) (*ConflictError, error) {
+		ps, ok := tx.(store.PackStreamer)
+		if !ok {
+			return nil, errNoStream
+		}
+		cur, err := im.t.requireBranch(tx)
+		if err != nil {
+			return nil, err
+		}
+		if err := ps.StreamPack(im.sorter.Sorted(), im.docs.Docs()); err != nil {
+			return nil, err
+		}
+		return im.t.land(tx, cur, im.start, im.tip, refs.ActionImport, "import: "+english.Count(im.n, "commit", "commits"), "import of "+english.Count(im.n, "message", "messages"))
+	})
+	if errors.Is(err, errNoStream) {
+		return false, nil
+	}
+	return true, err
+}
+
 // close drops the pack of an import that did not publish it and removes
 // the sorter's files.
 func (im *importer) close() {
@@ -257,6 +309,9 @@ func (im *importer) close() {
 	}
 	if im.sorter != nil {
 		_ = im.sorter.Close()
+	}
+	if im.docs != nil {
+		_ = im.docs.Close()
 	}
 }
 

@@ -117,6 +117,53 @@ func walkPages[T any](ctx context.Context, t *Tract, next func(tx store.Tx) (pag
 	return nil
 }
 
+// walkPagesAhead is walkPages reading one page ahead: the next page's
+// read transaction runs in a goroutine of its own while each takes the
+// values of the page before, so that the time a page takes to arrive (a
+// database's round trips and lookups) overlaps the caller's work instead
+// of adding to it. next must not depend on anything each does; the walk
+// waits for the page it reads ahead before it returns.
+func walkPagesAhead[T any](ctx context.Context, t *Tract, next func(tx store.Tx) (page []T, more bool, err error), each func(T) bool) error {
+	defer t.linger()()
+	type result struct {
+		page []T
+		more bool
+		err  error
+	}
+	fetch := func() (r result) {
+		if r.err = ctx.Err(); r.err != nil {
+			return r
+		}
+		r.err = t.view(ctx, func(tx store.Tx) (err error) {
+			r.page, r.more, err = next(tx)
+			return err
+		})
+		return r
+	}
+	for r := fetch(); ; {
+		if r.err != nil {
+			return r.err
+		}
+		var ahead chan result
+		if r.more {
+			ahead = make(chan result, 1)
+			go func() { ahead <- fetch() }()
+		}
+		for _, v := range r.page {
+			if !each(v) {
+				if ahead != nil {
+					<-ahead // no transaction outlives the walk
+				}
+				return nil
+			}
+		}
+		if ahead == nil {
+			return nil
+		}
+		r = <-ahead
+	}
+}
+
 // LogSeq is Log as a sequence: it reads the history a page of commits at a
 // time (see walkPages), so a long history neither sits in memory nor keeps
 // writers waiting while the caller prints. Only a commit deleted meanwhile

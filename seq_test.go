@@ -135,3 +135,38 @@ func TestOutline_SameAsLogAll(t *testing.T) {
 	}
 	assert.Equal(t, len(all.Commits), n)
 }
+
+// Infos reads a page ahead while the caller takes the one before: over
+// several pages it gives what LogAll gives, in order, and a caller that
+// stops midway leaves no read running (the handle then closes at once).
+func TestOutline_InfosReadsAheadInOrder(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	longHistory(t, tr, 2600) // three pages of Infos
+	all, err := tr.LogAll(ctx)
+	require.NoError(t, err)
+	o, err := tr.Outline(ctx)
+	require.NoError(t, err)
+	n := 0
+	for ci, err := range o.Infos(ctx, o.Commits) {
+		require.NoError(t, err)
+		require.Equal(t, all.Commits[n].Hash, ci.Hash)
+		n++
+	}
+	assert.Equal(t, len(all.Commits), n)
+
+	n = 0
+	for _, err := range o.Infos(ctx, o.Commits) {
+		require.NoError(t, err)
+		if n++; n == 1500 {
+			break
+		}
+	}
+	require.NoError(t, tr.Close())
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, err := range o.Infos(cancelled, o.Commits) {
+		assert.ErrorIs(t, err, context.Canceled)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
@@ -138,6 +139,28 @@ type PackWriter interface {
 	// as a published pack, in this transaction. The store keeps their
 	// slices until the transaction ends.
 	WritePack(now time.Time, entries []PackEntry) error
+}
+
+// PackStreamer is implemented by transactions of stores that take a pack
+// of any size in one transaction (a database server, whose transaction
+// holds what it writes on the server's disk, not in the client's memory):
+// an import writes its objects once, straight where they are read, in
+// the transaction that moves its branch, instead of as an unpublished
+// pack over several transactions that a last one publishes by copying
+// it. The transaction keeps it all or nothing: a writer killed midway
+// leaves nothing behind.
+//
+// The word index's documents of the pack's commits come with it, in the
+// order the index numbers them (by commit time, as an import makes its
+// commits): the store reads no text back to index them.
+type PackStreamer interface {
+	// StreamPack stores entries, which come in ascending Compare order,
+	// each once, in this transaction, as PublishPack stores a published
+	// pack's: an object already stored is kept, and counters replace any
+	// stored. docs holds the document of every commit of entries, each
+	// once, by commit time; a commit indexed already keeps its document.
+	// It reads entries, then docs, once each; their errors are returned.
+	StreamPack(entries iter.Seq2[PackEntry, error], docs iter.Seq2[WordDoc, error]) error
 }
 
 // PackRefTx is implemented by transactions of stores where publishing

@@ -178,13 +178,15 @@ func osReason(err error) error {
 func (s *PackSorter) Runs() int { return len(s.runs) }
 
 // Sorted returns the entries added, in Compare order, each (kind, hash)
-// once. Values are the caller's to keep. It must be called once, after the
-// last Add.
+// once. Values are the caller's to keep. It is called after the last Add,
+// and may be iterated again (a transaction that a store runs a second
+// time reads them again).
 func (s *PackSorter) Sorted() iter.Seq2[PackEntry, error] {
 	return func(yield func(PackEntry, error) bool) {
 		if len(s.runs) == 0 {
 			// Everything fits in memory.
-			for _, e := range SortPackEntries(s.buf) {
+			s.buf = SortPackEntries(s.buf)
+			for _, e := range s.buf {
 				if !yield(e, nil) {
 					return
 				}

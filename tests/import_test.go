@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/store"
+	"github.com/tractdag/tract/store/postgres/pgtest"
 	"github.com/tractdag/tract/store/storetest"
 )
 
@@ -70,6 +73,7 @@ func TestImport_LargeInputThroughAPack(t *testing.T) {
 // alone while it may be running (an hour, even with --expire now), and
 // drops it after.
 func TestImport_KilledMidway(t *testing.T) {
+	fileOnly(t, "a database takes an import in one transaction (TestImport_KilledMidwayOnADatabase)")
 	s := newSandbox(t)
 	db := s.initRepo()
 	s.commit("user", "before the import")
@@ -118,6 +122,42 @@ func TestImport_KilledMidway(t *testing.T) {
 	runs, err := filepath.Glob(filepath.Join(filepath.Dir(db), "tract-sort-*"))
 	require.NoError(t, err)
 	assert.Empty(t, runs, "a killed import leaves no sort files: they are unlinked at once")
+}
+
+// On a database an import lands in one transaction, its rows copied
+// straight into their tables: killed while it copies the word index's
+// documents (after every object), it leaves nothing, not even an
+// unfinished import for gc to drop, and the same import then lands.
+func TestImport_KilledMidwayOnADatabase(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("database backend only: a file takes a large import as a pack (TestImport_KilledMidway)")
+	}
+	s := newSandbox(t)
+	db := s.initRepo()
+	s.commit("user", "before the import")
+	before := s.ok("log", "--all", "--json").Stdout
+	s.writeLines("big.jsonl", 40_000, 250) // about 11 MB: more than one batch
+
+	app := fmt.Sprintf("tract-import-kill-%x", rand.Uint64())
+	imp := s.withEnv("TRACT_DB", pgtest.WithQuery(t, db, "application_name", app)).start("import", "big.jsonl")
+	pgtest.WaitForQuery(t, pgtest.URL(t), app, `copy "tract_words"`)
+	require.NoError(t, imp.cmd.Process.Kill())
+	_ = imp.cmd.Wait()
+
+	assert.Equal(t, before, s.ok("log", "--all", "--json").Stdout, "the branch and history are as they were")
+	fsck := s.ok("fsck").Stdout
+	assert.Contains(t, fsck, ": ok")
+	assert.NotContains(t, fsck, "unfinished")
+	assert.NotContains(t, s.tract("search", "yyyy*").Stdout, "message")
+	var blobs int
+	require.NoError(t, openAPI(t, db).Store().View(context.Background(), func(tx store.Tx) error {
+		return tx.ForEachBlob(func(dag.Hash, []byte) error { blobs++; return nil })
+	}))
+	assert.Equal(t, 1, blobs, "no text of the import is stored")
+
+	s.ok("import", "big.jsonl")
+	assert.Contains(t, s.ok("status").Stdout, "40001 commits on the chain")
+	s.fsckOK()
 }
 
 // Four processes each import two files of the same 3,000 messages at

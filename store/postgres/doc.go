@@ -50,7 +50,10 @@
 //     mode (PgBouncer) works.
 //   - The methods of a Tx take no context: its statements run with the
 //     context of the View or Update that began it (and [WithContext]'s).
-//     Packs are never published as packs (PublishedPacks is always 0).
+//     Packs are never published as packs (PublishedPacks is always 0),
+//     and an import does not go through one: a Tx is a
+//     store.PackStreamer, which copies it straight into the tables in the
+//     transaction that lands it.
 //   - Only PostgreSQL 15 is tested; CockroachDB and YugabyteDB speak the
 //     protocol and abort more transactions under contention, which are
 //     retried.

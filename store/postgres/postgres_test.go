@@ -468,3 +468,57 @@ func TestServerURL(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "secret")
 }
+
+// A walk reads pages that grow while its rows are small and stay a few
+// MiB when they are large: every row comes once, in key order, however
+// the pages are cut.
+func TestForEach_PagesOfSmallAndLargeRows(t *testing.T) {
+	s := pgtest.New(t, pgtest.URL(t))
+	var want []dag.Hash
+	big := strings.Repeat("x", 40<<10)
+	require.NoError(t, s.Update(context.Background(), func(tx store.Tx) error {
+		for i := range 3000 {
+			text := fmt.Sprint("small ", i)
+			if i%10 == 0 {
+				text = big + text // 300 texts of 40 KiB: 12 MiB of pages of blobs
+			}
+			h, err := tx.PutBlob([]byte(text))
+			if err != nil {
+				return err
+			}
+			c := &dag.Commit{Kind: dag.KindMessage, Role: dag.RoleUser, Blob: h, Time: time.Unix(int64(i), 0)}
+			ch, err := tx.PutCommit(c)
+			if err != nil {
+				return err
+			}
+			want = append(want, ch)
+		}
+		return nil
+	}))
+	require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
+		var commits []dag.Hash
+		require.NoError(t, tx.ForEachCommit(func(h dag.Hash, _ []byte) error {
+			commits = append(commits, h)
+			return nil
+		}))
+		assert.ElementsMatch(t, want, commits)
+		assert.IsIncreasing(t, hexes(commits))
+		var blobs []dag.Hash
+		require.NoError(t, tx.ForEachBlob(func(h dag.Hash, data []byte) error {
+			blobs = append(blobs, h)
+			assert.Equal(t, h, dag.Sum(data))
+			return nil
+		}))
+		assert.Len(t, blobs, 3000)
+		assert.IsIncreasing(t, hexes(blobs))
+		return nil
+	}))
+}
+
+func hexes(hs []dag.Hash) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.String()
+	}
+	return out
+}

@@ -15,7 +15,8 @@ import (
 	"github.com/tractdag/tract/store"
 )
 
-// pageSize is how many rows a ForEach reads per query. It reads in pages,
+// pageSize is how many rows a ForEach reads in its first query (see
+// forEach for the next ones), and a page of a pack. It reads in pages,
 // by key, rather than through one open cursor, so that its callback may
 // run other queries of the transaction, and memory stays bounded.
 const pageSize = 500
@@ -279,7 +280,11 @@ func (t *pgTx) DeleteBlob(h dag.Hash) error {
 // forEach pages through table's rows of the repository in key order,
 // selecting cols after the hash, and calls fn with each row's hash and
 // what scan decoded from the row's other columns (in binary: see
-// binaryQuery; scan copies what it keeps).
+// binaryQuery; scan copies what it keeps). The first page is pageSize
+// rows; each next one as many as the rows of the page before would fit
+// in pageBytes, between pageSize and maxPage: a walk of small rows (the
+// commits of log --all's outline, counters) takes few round trips, one
+// of large texts keeps its pages to a few MiB.
 func forEach[T any](t *pgTx, table, cols string, scan func(cols [][]byte) (T, error), fn func(dag.Hash, T) error) error {
 	type row struct {
 		h dag.Hash
@@ -288,9 +293,11 @@ func forEach[T any](t *pgTx, table, cols string, scan func(cols [][]byte) (T, er
 	query := `SELECT hash, ` + cols + ` FROM ` + table +
 		` WHERE repository = $1 AND hash > $2 ORDER BY hash LIMIT $3`
 	after := []byte{} // sorts before every hash
+	limit := pageSize
 	for {
 		var page []row
-		err := t.binaryQuery(query, []param{textParam(t.s.repository), byteaParam(after), int8Param(pageSize)}, func(cols [][]byte) error {
+		size := 0
+		err := t.binaryQuery(query, []param{textParam(t.s.repository), byteaParam(after), int8Param(int64(limit))}, func(cols [][]byte) error {
 			h, err := hashOf(table, cols[0])
 			if err != nil {
 				return err
@@ -298,6 +305,9 @@ func forEach[T any](t *pgTx, table, cols string, scan func(cols [][]byte) (T, er
 			v, err := scan(cols[1:])
 			if err != nil {
 				return err
+			}
+			for _, c := range cols {
+				size += len(c)
 			}
 			page = append(page, row{h, v})
 			return nil
@@ -313,11 +323,19 @@ func forEach[T any](t *pgTx, table, cols string, scan func(cols [][]byte) (T, er
 			}
 			after = h[:]
 		}
-		if len(page) < pageSize {
+		if len(page) < limit {
 			return nil
 		}
+		limit = min(maxPage, max(pageSize, pageBytes/max(1, size/len(page))))
 	}
 }
+
+// pageBytes is about how many bytes forEach reads per page, and maxPage
+// the most rows.
+const (
+	pageBytes = 4 << 20
+	maxPage   = 8192
+)
 
 func (t *pgTx) ForEachBlob(fn func(h dag.Hash, data []byte) error) error {
 	return forEach(t, "tract_blobs", "data", func(cols [][]byte) ([]byte, error) {

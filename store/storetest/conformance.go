@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Copies", copyTests},
 		{"Fsck", fsckTests},
 		{"Packs", packTests},
+		{"Streams", streamTests},
 		{"Batch", batchTests},
 		{"Contexts", contextTests},
 		{"Search", searchTests},

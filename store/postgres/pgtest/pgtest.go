@@ -16,7 +16,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract/store/postgres"
@@ -119,3 +121,29 @@ func randomName() string {
 // reads '+' in a URL's query as a plus sign. (Encode writes a plus sign
 // as %2B, so every '+' it writes is a space.)
 func encode(q url.Values) string { return strings.ReplaceAll(q.Encode(), "+", "%20") }
+
+// WaitForQuery waits, up to a minute, until a server process serving a
+// connection whose application_name is app runs a statement that starts
+// with prefix (pg_stat_activity's query, compared case-insensitively),
+// and fails t when none does. base is the URL of URL.
+func WaitForQuery(t testing.TB, base, app, prefix string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	for {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = $1 AND state = 'active' AND lower(query) LIKE lower($2) || '%'`, app, prefix).Scan(&n)
+		if ctx.Err() != nil {
+			t.Fatalf("no statement starting %q of application %q within a minute", prefix, app)
+		}
+		require.NoError(t, err)
+		if n > 0 {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
