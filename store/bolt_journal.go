@@ -632,6 +632,11 @@ func (t *boltTx) commitJournal(now time.Time) error {
 	if records+1 < t.jpolicy.records && size+len(rec) < t.jpolicy.bytes {
 		return nil
 	}
+	if t.wordsMerged && records+1 < 2*t.jpolicy.records && size+len(rec) < 2*t.jpolicy.bytes {
+		// The transaction merged the word index's pending documents:
+		// the next one checkpoints, so that no write waits for both.
+		return nil
+	}
 	t.jv = nil // the view is rebuilt with the new record
 	t.checkpointed = true
 	return t.checkpoint(now)

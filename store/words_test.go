@@ -338,3 +338,76 @@ func TestWordIndex_BulkBuildsWhatCommitsOneByOneBuild(t *testing.T) {
 	scanBoth(t, bulk, "common third", 0)
 	scanBoth(t, bulk, "δέλτα x3", 5)
 }
+
+// The recent posting blocks move into the main ones a few words a write
+// transaction: every search answers as a scan does before, during and
+// after the move, a move cut short by the process's end (the file
+// closed half-way, as a kill leaves it: each step is its own part of a
+// committed transaction) goes on with the next write of the next
+// process, and fsck finds the index whole throughout.
+func TestWordIndex_RecentBlocksMoveInSteps(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	created := false
+	open := func() *store.Bolt {
+		b, err := store.OpenBolt(path, store.BoltOptions{Create: !created, NoSync: true})
+		created = true
+		require.NoError(t, err)
+		store.SetJournalPolicy(b, 3, 1<<20, 64<<10) // a checkpoint every third record
+		store.SetWordsPolicy(b, 4, 8, 24)           // merged into the recent blocks every 4 documents, moved every 24
+		store.SetRecentStep(b, 2)
+		return b
+	}
+	b := open()
+	defer func() { b.Close() }()
+	vocab := []string{"alpha", "beta", "gamma", "delta", "alphabet", "gam", "omega", "Δέλτα", "x1", "x12", "zeta", "eta"}
+	queries := []string{"alpha", "alpha*", "gam*", "gamma beta", "x1*", "δέλτα", "omega alpha* x12", "zeta eta", "nothing"}
+	r := rand.New(rand.NewPCG(5, 6))
+	var moves, movingRounds int
+	reopened := false
+	wasMoving := false
+	for round := range 120 {
+		require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+			for range 1 + r.IntN(2) {
+				var ws []string
+				for range 1 + r.IntN(5) {
+					ws = append(ws, vocab[r.IntN(len(vocab))])
+				}
+				if _, err := putWords(tx, round, strings.Join(ws, " ")); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		moving, err := store.MovingRecent(b)
+		require.NoError(t, err)
+		if moving {
+			movingRounds++
+			if !wasMoving {
+				moves++
+			}
+			if !reopened {
+				// The process ends half-way through a move: the next
+				// one's writes go on with it.
+				require.NoError(t, b.Close())
+				b = open()
+				reopened = true
+				moving, err = store.MovingRecent(b)
+				require.NoError(t, err)
+				require.True(t, moving, "the move under way is in the file")
+			}
+		}
+		wasMoving = moving
+		for _, q := range queries {
+			scanBoth(t, b, q, 0)
+			scanBoth(t, b, q, 2)
+		}
+		if round%10 == 0 || moving {
+			rep, err := store.Fsck(context.Background(), b)
+			require.NoError(t, err)
+			require.Equal(t, store.WordIndexOK, rep.WordIndex, "round %d: %s", round, rep.WordIndexProblem)
+		}
+	}
+	assert.GreaterOrEqual(t, moves, 3, "moves started")
+	assert.Greater(t, movingRounds, 2*moves, "a move takes several transactions")
+	assert.True(t, reopened)
+}
