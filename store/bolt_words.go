@@ -98,8 +98,9 @@ type wordsPolicy struct {
 	recent uint64
 	// step is how many words' recent blocks one write transaction moves
 	// into the main ones while a move is under way (see stepRecent); 0
-	// means defaultRecentStep.
-	step int
+	// means defaultRecentStep. stepPostings bounds the postings a step
+	// moves (0: recentStepPostings).
+	step, stepPostings int
 }
 
 // defaultRecentStep bounds the share of a move of the recent posting
@@ -109,6 +110,13 @@ type wordsPolicy struct {
 // whole, which nearly every main page takes part in, held a
 // transaction (and every write queued behind it) 35–40 ms.
 const defaultRecentStep = 256
+
+// recentStepPostings bounds the postings one step of a move of the
+// recent blocks takes, whatever their words: a word of nearly every
+// document has 65,536 in the recent blocks, coded in about a bit each,
+// and nine such words, one step of 256 words, took 46 ms to decode and
+// code again; 8,192 take about a millisecond.
+const recentStepPostings = 8192
 
 // defaultWordsPolicy merges the pending documents about every 512
 // commits, into the recent blocks, and those into the main ones about
@@ -128,8 +136,9 @@ var (
 	keyWordsPending = []byte("c")
 	keyWordsRecent  = []byte("m")
 	// keyWordsMoving is there while the recent posting blocks move into
-	// the main ones a step at a time: its value is the word the next step
-	// starts at (see stepRecent).
+	// the main ones a step at a time: its value is the key, less its
+	// prefix, of the recent block the next step starts at (see
+	// stepRecent).
 	keyWordsMoving = []byte("g")
 )
 
@@ -680,23 +689,30 @@ func (t *boltTx) mergePending(b *bolt.Bucket) error {
 }
 
 // stepRecent carries the next step of a move of the recent posting
-// blocks into the main ones, when one is under way: the blocks of the
-// next policy.step words, from the word keyWordsMoving names on, in key
-// order. Each step is a part of the write transaction that carries it,
-// all or nothing, and leaves every word's documents in one level or the
-// other, which searches read both of: a move cut short (a killed
-// process, a write that failed) is invisible to them, and the next write
-// goes on with it. A word whose recent blocks moved may get new ones
-// before the move ends: they wait for the next move, as the documents
-// merged after it would.
+// blocks into the main ones, when one is under way: the recent blocks
+// from the key keyWordsMoving names on, in key order, up to policy.step
+// words or policy.stepPostings postings, whichever comes first. A word of
+// many documents (a word of nearly every message has as many blocks as
+// a thousand rare ones together) may be cut between two steps: its first
+// blocks move, and its others, of later documents, stay recent until
+// the next step. Each step is a part of the write transaction that
+// carries it, all or nothing, and leaves each document of a word in one
+// level or the other, which searches read both of: a move cut short (a
+// killed process, a write that failed) is invisible to them, and the
+// next write goes on with it. A word whose recent blocks moved may get
+// new ones before the move ends: they wait for the next move, as the
+// documents merged after it would.
 func (t *boltTx) stepRecent(b *bolt.Bucket) error {
 	from := b.Get(keyWordsMoving)
 	if from == nil {
 		return nil
 	}
-	step := t.wpolicy.step
+	step, stepPostings := t.wpolicy.step, t.wpolicy.stepPostings
 	if step <= 0 {
 		step = defaultRecentStep
+	}
+	if stepPostings <= 0 {
+		stepPostings = recentStepPostings
 	}
 	type list struct {
 		word string
@@ -704,6 +720,7 @@ func (t *boltTx) stepRecent(b *bolt.Bucket) error {
 	}
 	var lists []list
 	var keys [][]byte
+	postings := 0
 	c := b.Cursor()
 	k, v := c.Seek(append([]byte{prefixRecent}, from...))
 	for ; k != nil && k[0] == prefixRecent; k, v = c.Next() {
@@ -712,6 +729,9 @@ func (t *boltTx) stepRecent(b *bolt.Bucket) error {
 			continue
 		}
 		w := string(k[1 : len(k)-9])
+		if postings >= stepPostings {
+			break
+		}
 		if len(lists) == 0 || lists[len(lists)-1].word != w {
 			if len(lists) == step {
 				break
@@ -720,13 +740,13 @@ func (t *boltTx) stepRecent(b *bolt.Bucket) error {
 		}
 		keys = append(keys, clone(k))
 		l := &lists[len(lists)-1]
-		if err := eachPosting(binary.BigEndian.Uint64(k[len(k)-8:]), v, func(id uint64) { l.ids = append(l.ids, id) }); err != nil {
+		if err := eachPosting(binary.BigEndian.Uint64(k[len(k)-8:]), v, func(id uint64) { l.ids = append(l.ids, id); postings++ }); err != nil {
 			return fmt.Errorf("posting block %q: %w", k, err)
 		}
 	}
 	var next []byte
 	if k != nil && k[0] == prefixRecent {
-		next = clone(k[1 : len(k)-9])
+		next = clone(k[1:])
 	}
 	for _, k := range keys {
 		if err := b.Delete(k); err != nil {

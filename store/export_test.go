@@ -17,13 +17,13 @@ func SetJournalPolicy(b *Bolt, records, bytes, recordBytes int) {
 // them at once, and the recent posting blocks move into the main ones
 // once they hold recent documents.
 func SetWordsPolicy(b *Bolt, merge uint64, direct int, recent uint64) {
-	b.words = wordsPolicy{merge: merge, direct: direct, recent: recent, step: b.words.step}
+	b.words = wordsPolicy{merge: merge, direct: direct, recent: recent, step: b.words.step, stepPostings: b.words.stepPostings}
 }
 
 // SetRecentStep makes each write transaction of b move the recent
-// posting blocks of step words into the main ones while a move is under
-// way.
-func SetRecentStep(b *Bolt, step int) { b.words.step = step }
+// posting blocks of step words, and of about postings postings at most,
+// into the main ones while a move is under way.
+func SetRecentStep(b *Bolt, step, postings int) { b.words.step, b.words.stepPostings = step, postings }
 
 // MovingRecent reports whether b's file has a move of the recent posting
 // blocks into the main ones under way.
