@@ -114,7 +114,7 @@ func (t *Tract) ImportSeq(ctx context.Context, msgs iter.Seq2[ImportMessage, err
 	im := &importer{t: t, ctx: ctx, cfg: cfg, progress: cfg.progress.start("messages", 0)}
 	defer im.progress.Stop()
 	defer im.close()
-	defer t.linger()()
+	defer t.Linger()()
 	res, err := im.run(msgs)
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("import: %w", err)

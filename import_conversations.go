@@ -56,7 +56,7 @@ func (t *Tract) ImportConversations(ctx context.Context, name string, convs iter
 	defer prog.Stop()
 	ci := store.NewChainImport(t.update, t.now, t.sortDir(), cfg.batchMessages, cfg.batchBytes)
 	defer ci.Close(ctx)
-	defer t.linger()()
+	defer t.Linger()()
 	at, messages := t.now(), 0
 	for conv, err := range convs {
 		if err == nil {

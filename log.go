@@ -95,7 +95,7 @@ const pageSize = 256
 // the caller works. Commits are immutable, so the pages join up. It stops
 // at the first error (the context's included) or when each returns false.
 func walkPages[T any](ctx context.Context, t *Tract, next func(tx store.Tx) (page []T, more bool, err error), each func(T) bool) error {
-	defer t.linger()()
+	defer t.Linger()()
 	for more := true; more; {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -64,7 +64,7 @@ func (o *Outline) TopoSeq() iter.Seq[TopoCommit] {
 		}
 	}
 	return func(yield func(TopoCommit) bool) {
-		defer o.t.linger()()
+		defer o.t.Linger()()
 		for _, lc := range g.LaneCommits(order, nil, o.reach) {
 			tc := TopoCommit{LaneCommit: lc}
 			if lc.Orphan {

@@ -421,9 +421,19 @@ func (t *Tract) isClosed() bool {
 	return t.withStore(func(store.Store) error { return nil }) != nil
 }
 
-// linger keeps the store's file open across the many short transactions
-// of a walk or a long import (see store.Lingerer); call done when it ends.
-func (t *Tract) linger() (done func()) {
+// Linger keeps the repository's file open between this handle's
+// transactions until done is called: for a long-running program that
+// writes or reads often, such as a server, whose transactions would
+// otherwise each open, map and close the file again (a handle lets the
+// file go about a millisecond after its last transaction). While Linger
+// is in force the file stays open, and locked, until no transaction has
+// run for 100 ms; another process that queues for the file (a command
+// line, another program) still gets it within about a millisecond, once
+// the transactions running end, and this handle opens it again on its
+// next transaction. Calls nest: the file lingers until every done is
+// called. done may be called more than once. A repository in PostgreSQL
+// or in memory has no file to keep, and Linger does nothing there.
+func (t *Tract) Linger() (done func()) {
 	if l, ok := t.st.(store.Lingerer); ok {
 		return l.Linger()
 	}

@@ -430,6 +430,7 @@ func loadOnce(b *testing.B) {
 	repo, err := tract.Init(filepath.Join(dir, "tract.db"), opts...)
 	require.NoError(b, err)
 	defer repo.Close()
+	defer repo.Linger()() // as tract serve does
 	var upURL string
 	var toClients io.Writer
 	var fromClients *bufio.Scanner
@@ -579,6 +580,7 @@ func benchCalls(b *testing.B, opts ...tract.Option) {
 	repo, err := tract.Init(filepath.Join(b.TempDir(), "tract.db"), opts...)
 	require.NoError(b, err)
 	defer repo.Close()
+	defer repo.Linger()() // as tract serve does
 	up := instantUpstream()
 	defer up.Close()
 	h, err := serve.New(context.Background(), repo, serve.WithOpenAI(up.URL+"/v1", "k"))

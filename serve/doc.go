@@ -28,6 +28,12 @@
 // the client gets the accepted answer alone in its wire's shape, or a
 // StatusExhausted error naming the diagnoses.
 //
+// A program that serves the Handler for long should call
+// tract.Tract.Linger for as long as it serves (`tract serve` does): the
+// repository's file then stays open between calls instead of being
+// opened again for each, and another process still gets it within about
+// a millisecond when it asks.
+//
 // # Caveats
 //
 //   - The index is the Handler's: a second process writing the same

@@ -151,6 +151,19 @@ type Bolt struct {
 	indexProgress func(done, total int64)
 	buildMu       sync.Mutex
 	building      *indexBuild
+	// merges runs MergePacks after a write that checkpointed the journal
+	// (see mergeLater).
+	merges backgroundMerges
+}
+
+// backgroundMerges runs Bolt.MergePacks in a goroutine of its own, one at
+// a time, and lets Close wait for it.
+type backgroundMerges struct {
+	mu      sync.Mutex
+	running bool // a goroutine runs MergePacks
+	again   bool // and runs it once more when done: a checkpoint came meanwhile
+	closed  bool // Close waits for the goroutine: no new one starts
+	done    sync.WaitGroup
 }
 
 // indexBuild counts the commits of a build of the whole word index.
@@ -287,7 +300,49 @@ func (b *Bolt) Path() string { return b.path }
 
 // Close waits for running transactions, then closes the file if it is
 // open. Transactions started afterwards fail.
-func (b *Bolt) Close() error { return b.ss.close() }
+func (b *Bolt) Close() error {
+	b.merges.mu.Lock()
+	b.merges.closed = true
+	b.merges.mu.Unlock()
+	b.merges.done.Wait()
+	return b.ss.close()
+}
+
+// mergeLater runs MergePacks in a goroutine, after the write that
+// checkpointed the journal returned: the write is done and durable, and
+// its caller does not wait for the merge's transactions (the steps of a
+// merge of eight checkpoints' packs, several milliseconds each with
+// their syncs). One merge runs at a time: a checkpoint made meanwhile
+// has it run once more. A merge that fails is tried again after the
+// next checkpoint; Close waits for the one running.
+func (b *Bolt) mergeLater() {
+	m := &b.merges
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.closed:
+		return
+	case m.running:
+		m.again = true
+		return
+	}
+	m.running = true
+	m.done.Add(1)
+	go func() {
+		defer m.done.Done()
+		for {
+			_ = b.MergePacks(context.Background())
+			m.mu.Lock()
+			if !m.again {
+				m.running = false
+				m.mu.Unlock()
+				return
+			}
+			m.again = false
+			m.mu.Unlock()
+		}
+	}()
+}
 
 // View runs fn in a read-only transaction, under a shared lock on the file
 // unless this handle already holds it for writing. ctx bounds the wait for
@@ -338,9 +393,8 @@ func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 	}
 	if checkpointed {
 		// The journal became a pack: merge the packs it completed a
-		// tier of, if that is too large for one transaction. The write
-		// is done and durable; a merge that fails is tried again later.
-		_ = b.MergePacks(context.Background())
+		// tier of, if that is too large for one transaction.
+		b.mergeLater()
 	}
 	if !erased {
 		return nil

@@ -41,11 +41,11 @@ type packPolicy struct {
 // defaultPackPolicy rewrites each object about three times on its way from
 // a pack of 3,000 entries (a CommitMany of 1,000 messages) to one of
 // 2,000,000, and keeps a merge's work in one transaction (an inline merge,
-// or a step of a larger one) to 4,096 entries, a few milliseconds: every
-// other writer of the file waits for that transaction, and a merge of
-// eight journal checkpoints (15,000 entries) run inline held them 15–60
-// ms.
-func defaultPackPolicy() packPolicy { return packPolicy{fanIn: 8, inline: 1 << 12, max: 1 << 22} }
+// or a step of a larger one) to 1,024 entries, a millisecond or two: every
+// other writer of the file waits for that transaction (a merge of eight
+// journal checkpoints, 15,000 entries, run inline held them 15–60 ms; steps
+// of 4,096 entries about 6 ms).
+func defaultPackPolicy() packPolicy { return packPolicy{fanIn: 8, inline: 1 << 10, max: 1 << 22} }
 
 // keyPackMerging marks an unpublished pack as a merge in progress; its
 // value is the 8-byte big-endian ids of the published packs it merges.

@@ -51,6 +51,10 @@ type boltTx struct {
 	// merges.
 	words   *wordsTx
 	wpolicy wordsPolicy
+	// wordsMerged is set when the transaction merged the pending
+	// documents: its journal record does not checkpoint the journal
+	// too, unless it outgrew twice its bounds (see commitJournal).
+	wordsMerged bool
 	// wbuild counts the commits of a build of the whole index (nil:
 	// nobody asked; see Bolt.startBuild).
 	wbuild *indexBuild

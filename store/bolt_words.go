@@ -94,24 +94,52 @@ type wordsPolicy struct {
 	// straight into the posting blocks.
 	direct int
 	// recent is how many documents the recent posting blocks take
-	// before the transaction that merges the last moves them into the
-	// main ones.
+	// before they move into the main ones.
 	recent uint64
+	// step is how many words' recent blocks one write transaction moves
+	// into the main ones while a move is under way (see stepRecent); 0
+	// means defaultRecentStep. stepPostings bounds the postings a step
+	// moves (0: recentStepPostings).
+	step, stepPostings int
 }
 
-// defaultWordsPolicy merges the pending documents about every 2,048
+// defaultRecentStep bounds the share of a move of the recent posting
+// blocks into the main ones that one write transaction carries: 256
+// words' blocks, neighbours in key order, so a few dozen pages of each
+// level, well under a millisecond; the move of 65,536 documents' blocks
+// whole, which nearly every main page takes part in, held a
+// transaction (and every write queued behind it) 35–40 ms.
+const defaultRecentStep = 256
+
+// recentStepPostings bounds the postings one step of a move of the
+// recent blocks takes, whatever their words: a word of nearly every
+// document has 65,536 in the recent blocks, coded in about a bit each,
+// and nine such words, one step of 256 words, took 46 ms to decode and
+// code again; 8,192 take about a millisecond.
+const recentStepPostings = 8192
+
+// defaultWordsPolicy merges the pending documents about every 512
 // commits, into the recent blocks, and those into the main ones about
 // every 65,536: what a search reads besides the posting blocks stays
-// under a megabyte, a merge of pending documents rewrites the last
-// recent block of a few thousand words (a few megabytes of pages at
-// most), and the main blocks, which every merge into them touches
-// nearly all of, are rewritten once every 65,536 commits.
-func defaultWordsPolicy() wordsPolicy { return wordsPolicy{merge: 2048, direct: 256, recent: 65536} }
+// small, a merge of pending documents rewrites the last recent block of
+// the words of 512 documents (a transaction of a few milliseconds at
+// most: 2,048 took 4–7, sometimes 18, and every write queued behind it
+// waited as long), and the main blocks, which every move into them
+// touches nearly all of, are rewritten once every 65,536 commits, a
+// step of defaultRecentStep words a transaction.
+func defaultWordsPolicy() wordsPolicy {
+	return wordsPolicy{merge: 512, direct: 256, recent: 65536, step: defaultRecentStep}
+}
 
 var (
 	keyWordsNext    = []byte("n")
 	keyWordsPending = []byte("c")
 	keyWordsRecent  = []byte("m")
+	// keyWordsMoving is there while the recent posting blocks move into
+	// the main ones a step at a time: its value is the key, less its
+	// prefix, of the recent block the next step starts at (see
+	// stepRecent).
+	keyWordsMoving = []byte("g")
 )
 
 const (
@@ -303,6 +331,8 @@ func (t *boltTx) finishWords() error {
 		}
 		level := byte(prefixRecent)
 		if wordsCounter(b, keyWordsRecent)+uint64(len(added)) >= t.wpolicy.recent {
+			// A bulk write rewrites the main blocks anyway: the recent
+			// ones go with it, at once, a move under way too.
 			if err := mergeRecent(b); err != nil {
 				return fmt.Errorf("word index: %w", err)
 			}
@@ -312,21 +342,19 @@ func (t *boltTx) finishWords() error {
 	}
 	// A few documents: in the transaction's journal record (see
 	// bolt_journal.go), unless it writes to the buckets or they make
-	// enough pending documents to merge.
-	journal := t.journal()
-	toJournal := !t.direct && wordsCounter(b, keyWordsPending)+uint64(journal.wordDocCount()+len(added)) < t.wpolicy.merge
-	if !toJournal {
-		if err := t.checkpointWordDocs(); err != nil {
-			return fmt.Errorf("word index: %w", err)
-		}
-	}
+	// enough pending documents in the words bucket to merge. The
+	// journal's own documents stay there: numbered when it is
+	// checkpointed, after these, they are still pending documents (a
+	// search's bounds hold whatever order documents are numbered in),
+	// and the journal's bounds bound them.
+	toJournal := !t.direct && wordsCounter(b, keyWordsPending)+uint64(len(added)) < t.wpolicy.merge
 	docs := make([][]byte, 0, len(added))
 	for _, h := range added {
 		d, err := t.readDoc(h)
 		if err != nil {
 			return fmt.Errorf("word index: %w", err)
 		}
-		if toJournal && !t.direct {
+		if toJournal {
 			err = t.put(spaceWords, h[:], encodePending(d))
 		} else {
 			docs = append(docs, encodePending(d))
@@ -338,14 +366,29 @@ func (t *boltTx) finishWords() error {
 	if err := t.addPendingDocs(docs); err != nil {
 		return fmt.Errorf("word index: %w", err)
 	}
+	// The upkeep of the index is a bounded share of the transaction's
+	// work: the pending documents merged once there are enough (a
+	// checkpoint, which moves the journal's there, is left to the next
+	// transaction then: see commitJournal), else a step of a move of the
+	// recent blocks.
+	if wordsCounter(b, keyWordsPending) >= t.wpolicy.merge {
+		t.wordsMerged = true
+		if err := t.mergePending(b); err != nil {
+			return fmt.Errorf("word index: %w", err)
+		}
+		return nil
+	}
+	if err := t.stepRecent(b); err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
 	return nil
 }
 
 // addPendingDocs appends docs, encoded pending documents, to the pending
-// documents of the words bucket, numbered from its counter on, and
-// merges the pending ones into the posting blocks once there are enough.
-// A file without the bucket drops them: its next write builds the index
-// from every commit.
+// documents of the words bucket, numbered from its counter on; the next
+// transaction that indexes a commit merges them into the posting blocks
+// once there are enough (see finishWords). A file without the bucket
+// drops them: its next write builds the index from every commit.
 func (t *boltTx) addPendingDocs(docs [][]byte) error {
 	b := t.tx.Bucket(bucketWords)
 	if b == nil || len(docs) == 0 {
@@ -362,18 +405,12 @@ func (t *boltTx) addPendingDocs(docs [][]byte) error {
 	if err := putWordsCounter(b, keyWordsNext, next); err != nil {
 		return err
 	}
-	if err := putWordsCounter(b, keyWordsPending, pending); err != nil {
-		return err
-	}
-	if pending >= t.wpolicy.merge {
-		return t.mergePending(b)
-	}
-	return nil
+	return putWordsCounter(b, keyWordsPending, pending)
 }
 
 // checkpointWordDocs checkpoints the journal when it holds word-index
 // documents: for the work on the words bucket that must see every
-// pending document there (deletes, a rebuild, enough to merge).
+// pending document there (deletes, a rebuild).
 func (t *boltTx) checkpointWordDocs() error {
 	if t.journal().wordDocCount() == 0 {
 		return nil
@@ -637,10 +674,94 @@ func (t *boltTx) mergePending(b *bolt.Bucket) error {
 		return err
 	}
 	recent := wordsCounter(b, keyWordsRecent) + uint64(len(docs))
-	if recent >= t.wpolicy.recent {
-		return mergeRecent(b)
+	if recent >= t.wpolicy.recent && b.Get(keyWordsMoving) == nil {
+		// The move starts: the write transactions from this one on each
+		// carry a step of it (stepRecent). The recent blocks count the
+		// documents merged into them from now on; those of the words
+		// still to move are counted again (a move then comes a little
+		// early), never lost.
+		if err := b.Put(keyWordsMoving, []byte{}); err != nil {
+			return err
+		}
+		recent = 0
 	}
 	return putWordsCounter(b, keyWordsRecent, recent)
+}
+
+// stepRecent carries the next step of a move of the recent posting
+// blocks into the main ones, when one is under way: the recent blocks
+// from the key keyWordsMoving names on, in key order, up to policy.step
+// words or policy.stepPostings postings, whichever comes first. A word of
+// many documents (a word of nearly every message has as many blocks as
+// a thousand rare ones together) may be cut between two steps: its first
+// blocks move, and its others, of later documents, stay recent until
+// the next step. Each step is a part of the write transaction that
+// carries it, all or nothing, and leaves each document of a word in one
+// level or the other, which searches read both of: a move cut short (a
+// killed process, a write that failed) is invisible to them, and the
+// next write goes on with it. A word whose recent blocks moved may get
+// new ones before the move ends: they wait for the next move, as the
+// documents merged after it would.
+func (t *boltTx) stepRecent(b *bolt.Bucket) error {
+	from := b.Get(keyWordsMoving)
+	if from == nil {
+		return nil
+	}
+	step, stepPostings := t.wpolicy.step, t.wpolicy.stepPostings
+	if step <= 0 {
+		step = defaultRecentStep
+	}
+	if stepPostings <= 0 {
+		stepPostings = recentStepPostings
+	}
+	type list struct {
+		word string
+		ids  []uint64
+	}
+	var lists []list
+	var keys [][]byte
+	postings := 0
+	c := b.Cursor()
+	k, v := c.Seek(append([]byte{prefixRecent}, from...))
+	for ; k != nil && k[0] == prefixRecent; k, v = c.Next() {
+		if len(k) < 10 || k[len(k)-9] != 0 {
+			keys = append(keys, clone(k)) // fsck reports it
+			continue
+		}
+		w := string(k[1 : len(k)-9])
+		if postings >= stepPostings {
+			break
+		}
+		if len(lists) == 0 || lists[len(lists)-1].word != w {
+			if len(lists) == step {
+				break
+			}
+			lists = append(lists, list{word: w})
+		}
+		keys = append(keys, clone(k))
+		l := &lists[len(lists)-1]
+		if err := eachPosting(binary.BigEndian.Uint64(k[len(k)-8:]), v, func(id uint64) { l.ids = append(l.ids, id); postings++ }); err != nil {
+			return fmt.Errorf("posting block %q: %w", k, err)
+		}
+	}
+	var next []byte
+	if k != nil && k[0] == prefixRecent {
+		next = clone(k[1:])
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	for _, l := range lists {
+		if err := appendPostings(b, prefixWord, l.word, l.ids); err != nil {
+			return err
+		}
+	}
+	if next == nil {
+		return b.Delete(keyWordsMoving)
+	}
+	return b.Put(keyWordsMoving, next)
 }
 
 // mergeRecent moves the recent posting blocks into the main ones: it
@@ -680,6 +801,9 @@ func mergeRecent(b *bolt.Bucket) error {
 		if err := appendPostings(b, prefixWord, l.word, l.ids); err != nil {
 			return err
 		}
+	}
+	if err := b.Delete(keyWordsMoving); err != nil {
+		return err
 	}
 	return putWordsCounter(b, keyWordsRecent, 0)
 }

@@ -1,5 +1,7 @@
 package store
 
+import "context"
+
 // WithoutJournal makes b's transactions write to the buckets directly, as
 // before the journal, for tests that plant damage in those buckets.
 func WithoutJournal(b *Bolt) { b.journal.recordBytes = 0 }
@@ -15,7 +17,24 @@ func SetJournalPolicy(b *Bolt, records, bytes, recordBytes int) {
 // them at once, and the recent posting blocks move into the main ones
 // once they hold recent documents.
 func SetWordsPolicy(b *Bolt, merge uint64, direct int, recent uint64) {
-	b.words = wordsPolicy{merge: merge, direct: direct, recent: recent}
+	b.words = wordsPolicy{merge: merge, direct: direct, recent: recent, step: b.words.step, stepPostings: b.words.stepPostings}
+}
+
+// SetRecentStep makes each write transaction of b move the recent
+// posting blocks of step words, and of about postings postings at most,
+// into the main ones while a move is under way.
+func SetRecentStep(b *Bolt, step, postings int) { b.words.step, b.words.stepPostings = step, postings }
+
+// MovingRecent reports whether b's file has a move of the recent posting
+// blocks into the main ones under way.
+func MovingRecent(b *Bolt) (moving bool, err error) {
+	err = b.View(context.Background(), func(tx Tx) error {
+		if w := tx.(*boltTx).tx.Bucket(bucketWords); w != nil {
+			moving = w.Get(keyWordsMoving) != nil
+		}
+		return nil
+	})
+	return moving, err
 }
 
 // PostingIDs decodes a posting block of the word index that starts at

@@ -338,3 +338,105 @@ func TestWordIndex_BulkBuildsWhatCommitsOneByOneBuild(t *testing.T) {
 	scanBoth(t, bulk, "common third", 0)
 	scanBoth(t, bulk, "δέλτα x3", 5)
 }
+
+// The recent posting blocks move into the main ones a few words a write
+// transaction: every search answers as a scan does before, during and
+// after the move, a move cut short by the process's end (the file closed
+// half-way, as a kill leaves it: each step is its own part of a
+// committed transaction) goes on with the next write of the next
+// process, and fsck finds the index whole throughout.
+func TestWordIndex_RecentBlocksMoveInSteps(t *testing.T) {
+	for _, tc := range []recentMove{
+		{name: "two words a step", words: 2, postings: 1 << 20, recent: 24, rounds: 150, moves: 3, check: 1},
+		// The word of every document takes two posting blocks by the
+		// time its recent ones move, which steps of a block each cut.
+		{name: "a block a step", words: 1 << 10, postings: 1, recent: 4500, rounds: 2400, moves: 1, check: 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testRecentMove(t, tc) })
+	}
+}
+
+// recentMove is a case of TestWordIndex_RecentBlocksMoveInSteps: the
+// words and the postings a step moves, the recent documents that start a
+// move, the rounds of writes, the moves they make at least, and how often
+// searches and fsck check the index (every check rounds, and every round
+// of a move).
+type recentMove struct {
+	name                 string
+	words, postings      int
+	recent               uint64
+	rounds, moves, check int
+}
+
+func testRecentMove(t *testing.T, tc recentMove) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	created := false
+	open := func() *store.Bolt {
+		b, err := store.OpenBolt(path, store.BoltOptions{Create: !created, NoSync: true})
+		created = true
+		require.NoError(t, err)
+		store.SetJournalPolicy(b, 3, 1<<20, 64<<10) // a checkpoint every third record
+		store.SetWordsPolicy(b, 4, 8, tc.recent)    // merged into the recent blocks every 4 documents
+		store.SetRecentStep(b, tc.words, tc.postings)
+		return b
+	}
+	b := open()
+	defer func() { b.Close() }()
+	// Frequent words, rare ones, and one of every document, which the
+	// posting blocks of 300 documents take several blocks of.
+	vocab := []string{"alpha", "beta", "gamma", "delta", "alphabet", "gam", "omega", "Δέλτα", "x1", "x12", "zeta", "eta"}
+	queries := []string{"alpha", "alpha*", "gam*", "gamma beta", "x1*", "δέλτα", "omega alpha* x12", "zeta eta", "every", "every alpha", "nothing"}
+	r := rand.New(rand.NewPCG(5, 6))
+	var moves, movingRounds int
+	reopened := false
+	wasMoving := false
+	for round := range tc.rounds {
+		n := 1 + r.IntN(3)
+		require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+			for range n {
+				ws := []string{"every"}
+				for range 1 + r.IntN(5) {
+					ws = append(ws, vocab[r.IntN(len(vocab))])
+				}
+				if _, err := putWords(tx, round, strings.Join(ws, " ")); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		moving, err := store.MovingRecent(b)
+		require.NoError(t, err)
+		if moving {
+			movingRounds++
+			if !wasMoving {
+				moves++
+			}
+			if !reopened && moves >= min(2, tc.moves) {
+				// The process ends half-way through a move: the next
+				// one's writes go on with it.
+				require.NoError(t, b.Close())
+				b = open()
+				reopened = true
+				moving, err = store.MovingRecent(b)
+				require.NoError(t, err)
+				require.True(t, moving, "the move under way is in the file")
+			}
+		}
+		wasMoving = moving
+		if round%tc.check != 0 && !moving {
+			continue
+		}
+		for _, q := range queries {
+			scanBoth(t, b, q, 0)
+			scanBoth(t, b, q, 2)
+		}
+		if round%10 == 0 || moving {
+			rep, err := store.Fsck(context.Background(), b)
+			require.NoError(t, err)
+			require.Equal(t, store.WordIndexOK, rep.WordIndex, "round %d: %s", round, rep.WordIndexProblem)
+		}
+	}
+	assert.GreaterOrEqual(t, moves, tc.moves, "moves started")
+	assert.Greater(t, movingRounds, 2*moves, "a move takes several transactions")
+	assert.True(t, reopened)
+}

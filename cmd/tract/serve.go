@@ -161,6 +161,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return err
 	}
 	defer repo.Close()
+	// A busy server keeps the file open between its calls instead of
+	// opening it again for each; a command run meanwhile still gets it
+	// within about a millisecond.
+	defer repo.Linger()()
 	openAIKey, anthropicKey := strings.TrimSpace(f.Getenv(llm.EnvAPIKey)), strings.TrimSpace(f.Getenv(llm.EnvAnthropicAPIKey))
 	errOut := &syncWriter{w: f.IO.ErrOut} // the calls report from their goroutines
 	wd, err := f.Getwd()
