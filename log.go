@@ -124,7 +124,7 @@ func walkPages[T any](ctx context.Context, t *Tract, next func(tx store.Tx) (pag
 // of adding to it. next must not depend on anything each does; the walk
 // waits for the page it reads ahead before it returns.
 func walkPagesAhead[T any](ctx context.Context, t *Tract, next func(tx store.Tx) (page []T, more bool, err error), each func(T) bool) error {
-	defer t.linger()()
+	defer t.Linger()()
 	type result struct {
 		page []T
 		more bool
