@@ -425,12 +425,13 @@ func (t *Tract) isClosed() bool {
 // transactions until done is called: for a long-running program that
 // writes or reads often, such as a server, whose transactions would
 // otherwise each open, map and close the file again (a handle lets the
-// file go about a millisecond after its last transaction). While Linger
-// is in force the file stays open, and locked, until no transaction has
-// run for 100 ms; another process that queues for the file (a command
-// line, another program) still gets it within about a millisecond, once
-// the transactions running end, and this handle opens it again on its
-// next transaction. Calls nest: the file lingers until every done is
+// file go store.DefaultIdleGrace after its last transaction). While
+// Linger is in force the file stays open, and locked, until no
+// transaction has run for 100 ms; on Linux another process that queues
+// for the file (a command line, another program) still gets it within
+// about a millisecond, once the transactions running end, and this
+// handle opens it again on its next transaction (elsewhere the holder
+// cannot see who waits, and the other process waits out the 100 ms). Calls nest: the file lingers until every done is
 // called. done may be called more than once. A repository in PostgreSQL
 // or in memory has no file to keep, and Linger does nothing there.
 func (t *Tract) Linger() (done func()) {
