@@ -129,6 +129,8 @@ type Bolt struct {
 	words wordsPolicy
 	// res bounds how much of the file reads keep resident (resident.go).
 	res residency
+	// codec keeps the decoder and encoder of stored texts (blobcodec.go).
+	codec *blobCodec
 }
 
 var _ Store = (*Bolt)(nil)
@@ -168,7 +170,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy()}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy(), codec: &blobCodec{}}
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -227,6 +229,11 @@ func (b *Bolt) checkOrInitDB(db *bolt.DB, create bool) (err error) {
 			if err := m.Put(keySchema, binary.AppendUvarint(nil, schemaCounters)); err != nil {
 				return err
 			}
+			// A new file keeps its texts in their stored forms from the
+			// start.
+			if err := markForms(tx); err != nil {
+				return err
+			}
 			head := refs.Ref{Name: refs.HEAD, Target: refs.BranchRef(refs.DefaultBranch)}
 			return tx.Bucket(bucketRefs).Put([]byte(head.Name), head.Encode())
 		})
@@ -257,7 +264,11 @@ func (b *Bolt) Path() string { return b.path }
 
 // Close waits for running transactions, then closes the file if it is
 // open. Transactions started afterwards fail.
-func (b *Bolt) Close() error { return b.ss.close() }
+func (b *Bolt) Close() error {
+	err := b.ss.close()
+	b.codec.close()
+	return err
+}
 
 // View runs fn in a read-only transaction, under a shared lock on the file
 // unless this handle already holds it for writing. ctx bounds the wait for
@@ -277,7 +288,7 @@ func (b *Bolt) view(db *bolt.DB, jidx *journalIndexes, fn func(Tx) error) (err e
 
 // tx returns the Tx of bbolt transaction tx.
 func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
-	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words, res: &b.res}
+	return &boltTx{tx: tx, texts: textForms{codec: b.codec}, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words, res: &b.res}
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns

@@ -143,7 +143,7 @@ func TestChainImport_RefsetIsPublishedThenFolded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, bucketKeys(t, b, "refsets"), 1, "the refs were published as one refset")
 	assert.Empty(t, bucketKeys(t, b, "refstaging"))
-	assert.Equal(t, uint64(7), schemaOf(t, b), "schema 5 for the refset, and 7 for the word index every write keeps")
+	assert.Equal(t, uint64(8), schemaOf(t, b), "schema 5 for the refset, and 8 for the stored forms of texts a new file has")
 	requireImported(t, b, tips)
 
 	require.NoError(t, b.MergePacks(context.Background()))

@@ -26,8 +26,9 @@ import (
 // know them never deletes a commit and leaves its texts in a record.
 // transaction that publishes its first. Schema 7 added the word index
 // (see WordIndexTx and bolt_words.go), which the first write transaction
-// of a file builds.
-const SchemaVersion = 7
+// of a file builds. Schema 8 keeps texts in stored forms, compressed
+// with zstd (see blobcodec.go): files this tract creates or compacts.
+const SchemaVersion = 8
 
 // schemaCounters is the schema every write brings a file up to.
 const schemaCounters = 2
