@@ -39,6 +39,9 @@ var (
 	// keyDict in the meta bucket names (4 bytes, big-endian) the
 	// dictionary new texts are compressed with.
 	keyDict = []byte("dict")
+	// keyDictSeq in the meta bucket holds the last dictionary id the
+	// file gave (4 bytes, big-endian), which compaction keeps.
+	keyDictSeq = []byte("dict-seq")
 	// bucketDicts holds the file's zstd dictionaries: 4-byte big-endian
 	// id → the dictionary in zstd's format (its id inside it).
 	bucketDicts = []byte("dicts")

@@ -192,15 +192,23 @@ func storeDict(tx *bolt.Tx, d []byte, id uint32) error {
 	if err := b.Put(key, d); err != nil {
 		return err
 	}
+	if err := tx.Bucket(bucketMeta).Put(keyDictSeq, key); err != nil {
+		return err
+	}
 	return tx.Bucket(bucketMeta).Put(keyDict, key)
 }
 
-// nextDictID returns the id the next dictionary of tx's file gets.
+// nextDictID returns the id the next dictionary of tx's file gets: one
+// the file never had, even before a compaction dropped its dictionaries,
+// since a handle may keep the dictionaries it read by id.
 func nextDictID(tx *bolt.Tx) uint32 {
 	var id uint32
+	if v := tx.Bucket(bucketMeta).Get(keyDictSeq); len(v) == 4 {
+		id = binary.BigEndian.Uint32(v)
+	}
 	if b := tx.Bucket(bucketDicts); b != nil {
 		if k, _ := b.Cursor().Last(); len(k) == 4 {
-			id = binary.BigEndian.Uint32(k)
+			id = max(id, binary.BigEndian.Uint32(k))
 		}
 	}
 	return id + 1

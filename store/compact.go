@@ -149,7 +149,7 @@ func compactInto(dst, src *bolt.DB, codec *blobCodec, txMaxSize int64) error {
 	defer w.rollback()
 	err := src.View(func(stx *bolt.Tx) error {
 		objects := &boltTx{tx: stx, texts: textForms{codec: codec}, res: &residency{}}
-		enc, dict, err := compactDict(objects)
+		enc, dict, id, err := compactDict(objects)
 		if err != nil {
 			return err
 		}
@@ -191,7 +191,7 @@ func compactInto(dst, src *bolt.DB, codec *blobCodec, txMaxSize int64) error {
 				}
 			}
 		}
-		return w.finishForms(dict)
+		return w.finishForms(dict, id)
 	})
 	if err != nil {
 		return err
@@ -202,15 +202,18 @@ func compactInto(dst, src *bolt.DB, codec *blobCodec, txMaxSize int64) error {
 // compactDict trains the dictionary of a compacted file on the texts of
 // t's (the first trainSampleBytes of them in hash order, which is no
 // order of theirs) and returns its encoder, or the encoder without one
-// when the file holds too few texts.
-func compactDict(t *boltTx) (*zstd.Encoder, []byte, error) {
+// when the file holds too few texts, the dictionary and its id. The id
+// is one t's file never used: a handle that read the old file (in this
+// process or another) may keep its dictionaries by id, and must not take
+// the new one for one of those.
+func compactDict(t *boltTx) (*zstd.Encoder, []byte, uint32, error) {
 	var texts [][]byte
 	var size int
 	c := t.cursor(false)
 	for k, v := c.First(); k != nil && size < trainSampleBytes; k, v = c.Next() {
 		text, err := t.text(v)
 		if err != nil {
-			return nil, nil, fmt.Errorf("blob %x: %w", k, err)
+			return nil, nil, 0, fmt.Errorf("blob %x: %w", k, err)
 		}
 		if len(text) >= minCompress {
 			texts = append(texts, bytes.Clone(text))
@@ -218,19 +221,20 @@ func compactDict(t *boltTx) (*zstd.Encoder, []byte, error) {
 		}
 	}
 	var d []byte
+	id := nextDictID(t.tx)
 	if size >= trainSampleBytes {
 		var err error
-		if d, err = trainDict(trainSample(texts), 1); err != nil {
-			return nil, nil, err
+		if d, err = trainDict(trainSample(texts), id); err != nil {
+			return nil, nil, 0, err
 		}
 	}
 	enc, err := newEncoder(d)
-	return enc, d, err
+	return enc, d, id, err
 }
 
 // finishForms marks the copied file as one whose texts carry their forms,
-// with dictionary d (nil: none) as its only one.
-func (w *copyWriter) finishForms(d []byte) error {
+// with dictionary d (nil: none), of id, as its only one.
+func (w *copyWriter) finishForms(d []byte, id uint32) error {
 	if err := w.commit(); err != nil {
 		return err
 	}
@@ -241,7 +245,7 @@ func (w *copyWriter) finishForms(d []byte) error {
 		return err
 	}
 	if d != nil {
-		if err := storeDict(w.tx, d, 1); err != nil {
+		if err := storeDict(w.tx, d, id); err != nil {
 			return err
 		}
 	}
