@@ -54,8 +54,9 @@ func Migrate(ctx context.Context, url string) (*MigrateResult, error) {
 // create, as Init does), without a Tract around it: a bbolt file for a
 // path, a repository in a database for a URL (see IsDatabaseURL). It is
 // for tools that work on the storage of either kind, such as copying a
-// repository between them. Of opts, WithLockTimeout, WithNoSync and
-// WithReadOnly apply to a file; WithContext to a database. ctx bounds
+// repository between them. Of opts, WithLockTimeout, WithNoSync,
+// WithReadOnly and WithUncompressedTexts apply to a file; WithContext to
+// a database. ctx bounds
 // the opening (of a file, its wait for the file's lock too).
 func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option) (store.Store, error) {
 	if err := ctx.Err(); err != nil {
@@ -66,11 +67,12 @@ func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option
 		return store.OpenURL(ctx, dbOrPath, store.OpenOptions{Create: create, Context: c.ctx})
 	}
 	return store.OpenBolt(dbOrPath, store.BoltOptions{
-		Context:     ctx,
-		Create:      create,
-		LockTimeout: c.lockTimeout,
-		NoSync:      c.noSync,
-		ReadOnly:    c.readOnly && !create,
+		Context:      ctx,
+		Create:       create,
+		LockTimeout:  c.lockTimeout,
+		NoSync:       c.noSync,
+		ReadOnly:     c.readOnly && !create,
+		Uncompressed: c.uncompressed,
 	})
 }
 

@@ -320,6 +320,8 @@ func (c *blobCodec) close() {
 // textForms is a transaction's view of how its file keeps texts.
 type textForms struct {
 	codec *blobCodec
+	// uncompressed keeps new texts as they are (BoltOptions.Uncompressed).
+	uncompressed bool
 	// known is set once forms and dict are read from the file.
 	known bool
 	forms bool   // the file's blob values carry a form byte
@@ -364,9 +366,13 @@ func (t *boltTx) stored(text []byte) ([]byte, error) {
 	return encodeWith(enc, text), nil
 }
 
-// textEncoder returns the encoder of the dictionary new texts use.
+// textEncoder returns the encoder of the dictionary new texts use, nil
+// when they are kept uncompressed.
 func (t *boltTx) textEncoder() (*zstd.Encoder, error) {
 	f := t.load()
+	if f.uncompressed {
+		return nil, nil
+	}
 	if f.trainedEnc != nil {
 		return f.trainedEnc, nil
 	}
@@ -390,7 +396,7 @@ func (t *boltTx) storedEntries(entries []PackEntry) ([]PackEntry, error) {
 	if len(texts) == 0 {
 		return entries, nil
 	}
-	if f.dict == 0 && len(texts) >= trainMinTexts {
+	if f.dict == 0 && !f.uncompressed && len(texts) >= trainMinTexts {
 		if err := t.trainFrom(texts); err != nil {
 			return nil, err
 		}

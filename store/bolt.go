@@ -99,6 +99,11 @@ type BoltOptions struct {
 	// read-only handle makes is completing an erasure a crash interrupted
 	// (see erase.go), when the file is writable for this process.
 	ReadOnly bool
+	// Uncompressed keeps the texts this handle writes (and a compaction
+	// through it) as they are, not compressed: for a file whose texts a
+	// search of its raw bytes must find, as the crash tests search it.
+	// Texts other handles compressed read as ever.
+	Uncompressed bool
 	// NoSync skips fsync after each transaction. It is for throwaway
 	// repositories in tests; a crash can then lose committed data.
 	NoSync bool
@@ -129,8 +134,10 @@ type Bolt struct {
 	words wordsPolicy
 	// res bounds how much of the file reads keep resident (resident.go).
 	res residency
-	// codec keeps the decoder and encoder of stored texts (blobcodec.go).
-	codec *blobCodec
+	// codec keeps the decoder and encoder of stored texts (blobcodec.go);
+	// uncompressed is BoltOptions.Uncompressed.
+	codec        *blobCodec
+	uncompressed bool
 }
 
 var _ Store = (*Bolt)(nil)
@@ -170,7 +177,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy(), codec: &blobCodec{}}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy(), codec: &blobCodec{}, uncompressed: opts.Uncompressed}
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -288,7 +295,7 @@ func (b *Bolt) view(db *bolt.DB, jidx *journalIndexes, fn func(Tx) error) (err e
 
 // tx returns the Tx of bbolt transaction tx.
 func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
-	return &boltTx{tx: tx, texts: textForms{codec: b.codec}, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words, res: &b.res}
+	return &boltTx{tx: tx, texts: textForms{codec: b.codec, uncompressed: b.uncompressed}, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words, res: &b.res}
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns

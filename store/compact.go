@@ -67,7 +67,7 @@ func (b *Bolt) Compact(ctx context.Context) (before, after int64, err error) {
 		if err != nil {
 			return err
 		}
-		if err := compactInto(dst, s.db, b.codec, 2<<20); err != nil {
+		if err := compactInto(dst, s.db, textForms{codec: b.codec, uncompressed: b.uncompressed}, 2<<20); err != nil {
 			dst.Close()
 			return err
 		}
@@ -144,11 +144,11 @@ func syncDir(dir string) error {
 // in order. Texts are written anew in their stored forms (blobcodec.go),
 // compressed with one dictionary trained on the file's texts, which
 // replaces src's: a file an older tract wrote gets its forms so.
-func compactInto(dst, src *bolt.DB, codec *blobCodec, txMaxSize int64) error {
+func compactInto(dst, src *bolt.DB, forms textForms, txMaxSize int64) error {
 	w := &copyWriter{db: dst, max: txMaxSize}
 	defer w.rollback()
 	err := src.View(func(stx *bolt.Tx) error {
-		objects := &boltTx{tx: stx, texts: textForms{codec: codec}, res: &residency{}}
+		objects := &boltTx{tx: stx, texts: forms, res: &residency{}}
 		enc, dict, id, err := compactDict(objects)
 		if err != nil {
 			return err
@@ -202,11 +202,16 @@ func compactInto(dst, src *bolt.DB, codec *blobCodec, txMaxSize int64) error {
 // compactDict trains the dictionary of a compacted file on the texts of
 // t's (the first trainSampleBytes of them in hash order, which is no
 // order of theirs) and returns its encoder, or the encoder without one
-// when the file holds too few texts, the dictionary and its id. The id
+// when the file holds too few texts (nil: texts kept uncompressed), the
+// dictionary and its id. The id
 // is one t's file never used: a handle that read the old file (in this
 // process or another) may keep its dictionaries by id, and must not take
 // the new one for one of those.
 func compactDict(t *boltTx) (*zstd.Encoder, []byte, uint32, error) {
+	id := nextDictID(t.tx)
+	if t.texts.uncompressed {
+		return nil, nil, id, nil
+	}
 	var texts [][]byte
 	var size int
 	c := t.cursor(false)
@@ -221,7 +226,6 @@ func compactDict(t *boltTx) (*zstd.Encoder, []byte, uint32, error) {
 		}
 	}
 	var d []byte
-	id := nextDictID(t.tx)
 	if size >= trainSampleBytes {
 		var err error
 		if d, err = trainDict(trainSample(texts), id); err != nil {
