@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -55,6 +57,10 @@ const schemaForms = 8
 // zstdMagic is the magic number every zstd frame starts with, which the
 // stored form leaves out.
 var zstdMagic = [4]byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// encoderConcurrency is how many texts an encoder compresses at once: a
+// large batch is split over that many goroutines.
+func encoderConcurrency() int { return min(runtime.GOMAXPROCS(0), 4) }
 
 // minCompress is the smallest text compressed: below it the frame's
 // header takes what compression would save.
@@ -127,7 +133,7 @@ func newDecoder(dicts ...[]byte) (*zstd.Decoder, error) {
 
 // newEncoder returns an encoder for dictionary dict (nil: none).
 func newEncoder(dict []byte) (*zstd.Encoder, error) {
-	opts := []zstd.EOption{zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true),
+	opts := []zstd.EOption{zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(encoderConcurrency()), zstd.WithLowerEncoderMem(true),
 		zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1 << 20)}
 	if dict != nil {
 		opts = append(opts, zstd.WithEncoderDict(dict))
@@ -405,13 +411,25 @@ func (t *boltTx) storedEntries(entries []PackEntry) ([]PackEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]PackEntry, len(entries))
-	for i, e := range entries {
-		if e.Kind == PackBlob {
-			e.Value = encodeWith(enc, e.Value)
-		}
-		out[i] = e
+	out := slices.Clone(entries)
+	// A large batch is compressed on every processor: the encoder runs
+	// that many calls at once.
+	parts := 1
+	if len(texts) >= 1024 {
+		parts = encoderConcurrency()
 	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			part := out[p*len(out)/parts : (p+1)*len(out)/parts]
+			for i, e := range part {
+				if e.Kind == PackBlob {
+					part[i].Value = encodeWith(enc, e.Value)
+				}
+			}
+		})
+	}
+	wg.Wait()
 	return out, nil
 }
 

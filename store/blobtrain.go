@@ -174,7 +174,7 @@ func trainDict(sample [][]byte, id uint32) ([]byte, error) {
 	if len(content) < 8 {
 		return nil, nil
 	}
-	d, err := zstd.BuildDict(zstd.BuildDictOptions{ID: id, Contents: sample, History: content, Offsets: [3]int{1, 4, 8}, Level: zstd.SpeedDefault})
+	d, err := zstd.BuildDict(zstd.BuildDictOptions{ID: id, Contents: sample, History: content, Offsets: [3]int{1, 4, 8}, Level: zstd.SpeedFastest})
 	if err != nil {
 		return nil, fmt.Errorf("train a dictionary: %w", err)
 	}
