@@ -274,3 +274,40 @@ func TestCodec_CompactTrainsANewDictionaryUnderANewID(t *testing.T) {
 	// small: its dictionary is the first compaction's.
 	assert.Equal(t, []string{"00000002"}, ids, "the compacted file keeps its one dictionary, of a new id")
 }
+
+// A compiled-context record holds the texts of its run: it is kept
+// compressed as they are, reads back whole, and compact keeps it so.
+func TestCodec_ContextRecordsAreCompressed(t *testing.T) {
+	b := createBolt(t)
+	var rec []byte
+	for _, text := range wordTexts(500, 9, nil) {
+		rec = append(rec, text...)
+	}
+	h := dag.Sum([]byte("tip"))
+	put := func() {
+		require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+			return tx.(store.ContextTx).PutContext(h, rec, nil)
+		}))
+	}
+	stored := func() int {
+		var n int
+		require.NoError(t, raw(b).View(func(tx *bolt.Tx) error { n = len(tx.Bucket([]byte("contexts")).Get(h[:])); return nil }))
+		return n
+	}
+	read := func() {
+		require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
+			got, err := tx.(store.ContextTx).Context(h)
+			require.NoError(t, err)
+			assert.Equal(t, rec, got)
+			return nil
+		}))
+	}
+	put()
+	read()
+	assert.Less(t, stored(), len(rec)/2)
+	writePack(t, b, wordTexts(3000, 10, nil))
+	_, _, err := b.Compact(context.Background())
+	require.NoError(t, err)
+	read()
+	assert.Less(t, stored(), len(rec)/2)
+}

@@ -157,6 +157,20 @@ func compactInto(dst, src *bolt.DB, forms textForms, txMaxSize int64) error {
 			switch {
 			case bytes.Equal(name, bucketPacks), bytes.Equal(name, bucketJournal), bytes.Equal(name, bucketDicts):
 				return nil // merged below, or replaced
+			case bytes.Equal(name, bucketContexts):
+				// Records hold texts: written anew in their forms. One
+				// that does not decode is left out (a cache: the
+				// commits it covers are read instead).
+				if err := w.create(nil, name, b.Sequence()); err != nil {
+					return err
+				}
+				return b.ForEach(func(k, v []byte) error {
+					rec, err := objects.text(v)
+					if err != nil {
+						return nil
+					}
+					return w.put([][]byte{name}, k, encodeWith(enc, rec))
+				})
 			case bytes.Equal(name, bucketBlobs), bytes.Equal(name, bucketCommits):
 				blobs := bytes.Equal(name, bucketBlobs)
 				if err := w.create(nil, name, b.Sequence()); err != nil {
