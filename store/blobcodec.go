@@ -66,6 +66,11 @@ func encoderConcurrency() int { return min(runtime.GOMAXPROCS(0), 4) }
 // header takes what compression would save.
 const minCompress = 24
 
+// maxCompress is the largest text compressed, and so the most a frame
+// may decode to: a damaged frame header cannot make a read allocate
+// more.
+const maxCompress = 256 << 20
+
 // blobCodec turns texts into their stored form and back for the
 // transactions of one handle. It keeps one decoder, which knows every
 // dictionary of the file it has seen, and one encoder, for the dictionary
@@ -128,7 +133,7 @@ func (c *blobCodec) decoder(tx *bolt.Tx, skip uint32, reload bool) (*zstd.Decode
 
 // newDecoder returns a decoder that knows dicts.
 func newDecoder(dicts ...[]byte) (*zstd.Decoder, error) {
-	return zstd.NewReader(nil, zstd.WithDecoderDicts(dicts...), zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<32))
+	return zstd.NewReader(nil, zstd.WithDecoderDicts(dicts...), zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxCompress))
 }
 
 // newEncoder returns an encoder for dictionary dict (nil: none).
@@ -207,7 +212,7 @@ func markForms(tx *bolt.Tx) error {
 // compressed): compressed when that is smaller, else the text behind
 // formRaw. The result never shares memory with text.
 func encodeWith(enc *zstd.Encoder, text []byte) []byte {
-	if enc != nil && len(text) >= minCompress {
+	if enc != nil && len(text) >= minCompress && len(text) <= maxCompress {
 		// The frame is written 3 bytes in, so that its magic number's
 		// last byte can become the form byte without a copy.
 		buf := enc.EncodeAll(text, make([]byte, 3, 3+len(text)/2+32))
