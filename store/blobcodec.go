@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -44,6 +45,10 @@ var (
 	// keyDictSeq in the meta bucket holds the last dictionary id the
 	// file gave (4 bytes, big-endian), which compaction keeps.
 	keyDictSeq = []byte("dict-seq")
+	// keyDictLineage in the meta bucket is 16 random bytes given to a
+	// file when it gets its forms, which compaction keeps: dictionary
+	// ids are unique among the files that share it.
+	keyDictLineage = []byte("dict-lineage")
 	// bucketDicts holds the file's zstd dictionaries: 4-byte big-endian
 	// id → the dictionary in zstd's format (its id inside it).
 	bucketDicts = []byte("dicts")
@@ -79,12 +84,16 @@ const maxCompress = 256 << 20
 // naming one it has not loaded (another process trained it) loads the
 // file's dictionaries again.
 type blobCodec struct {
-	mu    sync.Mutex
-	dicts map[uint32][]byte
-	dec   *zstd.Decoder
-	encID uint32
-	enc   *zstd.Encoder
-	bufs  sync.Pool
+	mu sync.Mutex
+	// lineage is the "dict-lineage" of the file the codec's dictionaries
+	// came from: ids are unique within a lineage only (a file put over
+	// the path that is not a compaction of the old one has its own).
+	lineage string
+	dicts   map[uint32][]byte
+	dec     *zstd.Decoder
+	encID   uint32
+	enc     *zstd.Encoder
+	bufs    sync.Pool
 }
 
 // ErrBadBlobForm is wrapped by the error of a stored text that does not
@@ -96,9 +105,10 @@ var ErrBadBlobForm = errors.New("stored text does not decode")
 // of tx when reload is set or there is none yet. It leaves out dictionary
 // skip: one the transaction itself wrote, which a rollback could undo
 // (and a later dictionary take its id), so the codec never keeps it.
-func (c *blobCodec) decoder(tx *bolt.Tx, skip uint32, reload bool) (*zstd.Decoder, error) {
+func (c *blobCodec) decoder(tx *bolt.Tx, lineage string, skip uint32, reload bool) (*zstd.Decoder, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.sameLineage(lineage)
 	if c.dec != nil && !reload {
 		return c.dec, nil
 	}
@@ -124,9 +134,8 @@ func (c *blobCodec) decoder(tx *bolt.Tx, skip uint32, reload bool) (*zstd.Decode
 	if err != nil {
 		return nil, fmt.Errorf("the file's dictionaries: %w: %w", ErrBadBlobForm, err)
 	}
-	if c.dec != nil {
-		c.dec.Close()
-	}
+	// The decoder replaced is left to the collector, not closed: another
+	// transaction may be decoding with it (it holds no goroutine).
 	c.dicts, c.dec = dicts, dec
 	return dec, nil
 }
@@ -152,9 +161,10 @@ func newEncoder(dict []byte) (*zstd.Encoder, error) {
 
 // encoder returns an encoder for dictionary id (0: none) of tx's file,
 // loading it when it is not the one the codec holds.
-func (c *blobCodec) encoder(tx *bolt.Tx, id uint32) (*zstd.Encoder, error) {
+func (c *blobCodec) encoder(tx *bolt.Tx, lineage string, id uint32) (*zstd.Encoder, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.sameLineage(lineage)
 	if c.enc != nil && c.encID == id {
 		return c.enc, nil
 	}
@@ -169,9 +179,7 @@ func (c *blobCodec) encoder(tx *bolt.Tx, id uint32) (*zstd.Encoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dictionary %d: %w", id, err)
 	}
-	if c.enc != nil {
-		_ = c.enc.Close()
-	}
+	// The encoder replaced is left to the collector, as a decoder is.
 	c.enc, c.encID = enc, id
 	return enc, nil
 }
@@ -202,10 +210,26 @@ func hasForms(tx *bolt.Tx) bool { return tx.Bucket(bucketMeta).Get(keyBlobForms)
 // and raises its schema so that an older tract refuses it. Only an empty
 // file, or one whose every blob value is written in a form, may be marked.
 func markForms(tx *bolt.Tx) error {
-	if err := tx.Bucket(bucketMeta).Put(keyBlobForms, []byte{1}); err != nil {
+	m := tx.Bucket(bucketMeta)
+	if err := m.Put(keyBlobForms, []byte{1}); err != nil {
 		return err
 	}
+	if m.Get(keyDictLineage) == nil {
+		id := make([]byte, 16)
+		_, _ = rand.Read(id)
+		if err := m.Put(keyDictLineage, id); err != nil {
+			return err
+		}
+	}
 	return raiseSchema(tx, schemaForms)
+}
+
+// sameLineage forgets what the codec keeps when the file, of lineage l,
+// is not of the lineage it came from. The caller holds c.mu.
+func (c *blobCodec) sameLineage(l string) {
+	if l != c.lineage {
+		c.lineage, c.dicts, c.dec, c.enc, c.encID = l, nil, nil, nil, 0
+	}
 }
 
 // encodeWith returns the stored form of text with enc (nil: never
@@ -231,7 +255,7 @@ func encodeWith(enc *zstd.Encoder, text []byte) []byte {
 // local (nil: none) the decoder of a dictionary the transaction wrote
 // itself, with id skip. A raw text is returned as a slice of v; a
 // compressed one in new memory.
-func (c *blobCodec) decode(tx *bolt.Tx, local *zstd.Decoder, skip uint32, v []byte) ([]byte, error) {
+func (c *blobCodec) decode(tx *bolt.Tx, lineage string, local *zstd.Decoder, skip uint32, v []byte) ([]byte, error) {
 	if len(v) == 0 {
 		return nil, fmt.Errorf("%w: an empty value", ErrBadBlobForm)
 	}
@@ -251,13 +275,13 @@ func (c *blobCodec) decode(tx *bolt.Tx, local *zstd.Decoder, skip uint32, v []by
 		}
 		return nonNil(text), nil
 	}
-	dec, err := c.decoder(tx, skip, false)
+	dec, err := c.decoder(tx, lineage, skip, false)
 	if err != nil {
 		return nil, err
 	}
 	text, err := dec.DecodeAll(*frame, nil)
 	if errors.Is(err, zstd.ErrUnknownDictionary) {
-		if dec, err = c.decoder(tx, skip, true); err != nil {
+		if dec, err = c.decoder(tx, lineage, skip, true); err != nil {
 			return nil, err
 		}
 		text, err = dec.DecodeAll(*frame, nil)
@@ -334,9 +358,10 @@ type textForms struct {
 	// uncompressed keeps new texts as they are (BoltOptions.Uncompressed).
 	uncompressed bool
 	// known is set once forms and dict are read from the file.
-	known bool
-	forms bool   // the file's blob values carry a form byte
-	dict  uint32 // the dictionary new texts are compressed with
+	known   bool
+	forms   bool   // the file's blob values carry a form byte
+	dict    uint32 // the dictionary new texts are compressed with
+	lineage string // the file's "dict-lineage"
 	// trained is a dictionary this transaction wrote, with its encoder
 	// and decoder: the codec keeps none of it (see decoder).
 	trained    uint32
@@ -349,6 +374,7 @@ func (t *boltTx) load() *textForms {
 	f := &t.texts
 	if !f.known {
 		f.known, f.forms, f.dict = true, hasForms(t.tx), currentDict(t.tx)
+		f.lineage = string(t.tx.Bucket(bucketMeta).Get(keyDictLineage))
 	}
 	return f
 }
@@ -360,7 +386,7 @@ func (t *boltTx) text(v []byte) ([]byte, error) {
 	if !f.forms {
 		return v, nil
 	}
-	return f.codec.decode(t.tx, f.trainedDec, f.trained, v)
+	return f.codec.decode(t.tx, f.lineage, f.trainedDec, f.trained, v)
 }
 
 // stored returns the value a blob of content text is stored as, in new
@@ -387,7 +413,7 @@ func (t *boltTx) textEncoder() (*zstd.Encoder, error) {
 	if f.trainedEnc != nil {
 		return f.trainedEnc, nil
 	}
-	return f.codec.encoder(t.tx, f.dict)
+	return f.codec.encoder(t.tx, f.lineage, f.dict)
 }
 
 // storedEntries returns entries with the content of every blob in its

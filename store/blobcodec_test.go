@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -310,4 +311,31 @@ func TestCodec_ContextRecordsAreCompressed(t *testing.T) {
 	require.NoError(t, err)
 	read()
 	assert.Less(t, stored(), len(rec)/2)
+}
+
+// A handle that read texts with a file's dictionary reads right a file of
+// another lineage put over its path, whose dictionary has the same id.
+func TestCodec_AnotherFileOverThePathIsReadWithItsOwnDictionary(t *testing.T) {
+	b := createBolt(t)
+	first := wordTexts(1500, 11, func(int) string { return "first file: alpha beta gamma delta. " })
+	writePack(t, b, first)
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
+		_, err := tx.Blob(dag.Sum(first[0]))
+		return err
+	}))
+	otherPath := filepath.Join(t.TempDir(), "other.db")
+	other, err := store.OpenBolt(otherPath, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	second := wordTexts(1500, 12, func(int) string { return "second file: omega sigma kappa tau. " })
+	writePack(t, other, second)
+	require.NoError(t, other.Close())
+	require.NoError(t, os.Rename(otherPath, b.Path()))
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
+		for _, text := range second[:100] {
+			got, err := tx.Blob(dag.Sum(text))
+			require.NoError(t, err)
+			require.Equal(t, text, got)
+		}
+		return nil
+	}))
 }
