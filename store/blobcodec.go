@@ -390,11 +390,17 @@ func (t *boltTx) text(v []byte) ([]byte, error) {
 }
 
 // stored returns the value a blob of content text is stored as, in new
-// memory. Every write of a text goes through it.
-func (t *boltTx) stored(text []byte) ([]byte, error) {
+// memory. Every write of a text goes through it. A text bound for the
+// journal (a write of a few objects) is kept as it is: an encoder's start,
+// a millisecond or more, would double a single commit's work; the
+// checkpoint compresses the journal's texts (compressTexts).
+func (t *boltTx) stored(text []byte, journal bool) ([]byte, error) {
 	f := t.load()
 	if !f.forms {
 		return clone(text), nil
+	}
+	if journal {
+		return encodeWith(nil, text), nil
 	}
 	enc, err := t.textEncoder()
 	if err != nil {
@@ -462,6 +468,25 @@ func (t *boltTx) storedEntries(entries []PackEntry) ([]PackEntry, error) {
 	}
 	wg.Wait()
 	return out, nil
+}
+
+// compressTexts compresses, in place, the texts of objects (stored values
+// of the journal, on their way to a pack) that are kept as they are.
+func (t *boltTx) compressTexts(objects []PackEntry) error {
+	f := t.load()
+	if !f.forms {
+		return nil
+	}
+	enc, err := t.textEncoder()
+	if err != nil || enc == nil {
+		return err
+	}
+	for i, e := range objects {
+		if e.Kind == PackBlob && len(e.Value) > 0 && e.Value[0] == formRaw {
+			objects[i].Value = encodeWith(enc, e.Value[1:])
+		}
+	}
+	return nil
 }
 
 // trainFrom trains a dictionary on texts and makes it the one this

@@ -114,11 +114,27 @@ func TestCodec_ABatchTrainsADictionaryAndTextsReadBack(t *testing.T) {
 	}))
 	assert.Less(t, stored, size*6/10, "stored %d bytes of %d", stored, size)
 
-	// Texts written one at a time afterwards use the dictionary too.
+	// Texts written one at a time go to the journal as they are, and are
+	// compressed with the dictionary when it checkpoints into a pack.
+	store.SetJournalPolicy(b, 4, 1<<20, 64<<10)
 	more := wordTexts(10, 2, nil)
 	for _, text := range more {
 		require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error { _, err := tx.PutBlob(text); return err }))
 	}
+	var raws, packed int
+	require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("packs")).ForEachBucket(func(k []byte) error {
+			return tx.Bucket([]byte("packs")).Bucket(k).Bucket([]byte("blobs")).ForEach(func(_, v []byte) error {
+				if v[0] == 0 {
+					raws++
+				}
+				packed++
+				return nil
+			})
+		})
+	}))
+	assert.Equal(t, len(texts)+8, packed, "two checkpoints of four texts each")
+	assert.Zero(t, raws, "a text in a pack is kept as it is")
 	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
 		for _, text := range more {
 			got, err := tx.Blob(dag.Sum(text))

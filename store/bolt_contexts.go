@@ -69,7 +69,7 @@ func (t *boltTx) PutContext(h dag.Hash, rec []byte, replaced []dag.Hash) error {
 			return fmt.Errorf("replace compiled context %s: %w", r.Short(), err)
 		}
 	}
-	v, err := t.stored(rec)
+	v, err := t.stored(rec, false)
 	if err != nil {
 		return fmt.Errorf("put compiled context %s: %w", h.Short(), err)
 	}

@@ -248,7 +248,7 @@ func (t *boltTx) PutHashedBlob(h dag.Hash, data []byte) error {
 	}
 	// The stored form is new memory: bbolt keeps the value slice until
 	// the transaction commits, and a caller may reuse its buffer.
-	v, err := t.stored(data)
+	v, err := t.stored(data, !t.direct)
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", h.Short(), err)
 	}
