@@ -102,6 +102,11 @@ type BoltOptions struct {
 	// read-only handle makes is completing an erasure a crash interrupted
 	// (see erase.go), when the file is writable for this process.
 	ReadOnly bool
+	// Uncompressed keeps the texts this handle writes (and a compaction
+	// through it) as they are, not compressed: for a file whose texts a
+	// search of its raw bytes must find, as the crash tests search it.
+	// Texts other handles compressed read as ever.
+	Uncompressed bool
 	// NoSync skips fsync after each transaction. It is for throwaway
 	// repositories in tests; a crash can then lose committed data.
 	NoSync bool
@@ -149,6 +154,10 @@ type Bolt struct {
 	indexProgress func(done, total int64)
 	buildMu       sync.Mutex
 	building      *indexBuild
+	// codec keeps the decoder and encoder of stored texts (blobcodec.go);
+	// uncompressed is BoltOptions.Uncompressed.
+	codec        *blobCodec
+	uncompressed bool
 }
 
 // indexBuild counts the commits of a build of the whole word index.
@@ -196,7 +205,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy(), indexProgress: opts.IndexProgress}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy(), indexProgress: opts.IndexProgress, codec: &blobCodec{}, uncompressed: opts.Uncompressed}
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -255,6 +264,11 @@ func (b *Bolt) checkOrInitDB(db *bolt.DB, create bool) (err error) {
 			if err := m.Put(keySchema, binary.AppendUvarint(nil, schemaCounters)); err != nil {
 				return err
 			}
+			// A new file keeps its texts in their stored forms from the
+			// start.
+			if err := markForms(tx); err != nil {
+				return err
+			}
 			head := refs.Ref{Name: refs.HEAD, Target: refs.BranchRef(refs.DefaultBranch)}
 			return tx.Bucket(bucketRefs).Put([]byte(head.Name), head.Encode())
 		})
@@ -285,7 +299,11 @@ func (b *Bolt) Path() string { return b.path }
 
 // Close waits for running transactions, then closes the file if it is
 // open. Transactions started afterwards fail.
-func (b *Bolt) Close() error { return b.ss.close() }
+func (b *Bolt) Close() error {
+	err := b.ss.close()
+	b.codec.close()
+	return err
+}
 
 // View runs fn in a read-only transaction, under a shared lock on the file
 // unless this handle already holds it for writing. ctx bounds the wait for
@@ -310,7 +328,7 @@ func (b *Bolt) view(db *bolt.DB, jidx *journalIndexes, fn func(Tx) error) (err e
 
 // tx returns the Tx of bbolt transaction tx.
 func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
-	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words, res: &b.res}
+	return &boltTx{tx: tx, texts: textForms{codec: b.codec, uncompressed: b.uncompressed}, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words, res: &b.res}
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -67,7 +68,7 @@ func (b *Bolt) Compact(ctx context.Context) (before, after int64, err error) {
 		if err != nil {
 			return err
 		}
-		if err := compactInto(dst, s.db, 2<<20); err != nil {
+		if err := compactInto(dst, s.db, textForms{codec: b.codec, uncompressed: b.uncompressed}, 2<<20); err != nil {
 			dst.Close()
 			return err
 		}
@@ -142,23 +143,52 @@ func syncDir(dir string) error {
 // top-level blobs and commits buckets, the journal's reflog entries
 // are appended to the reflogs bucket's, and its word-index documents to
 // the pending ones of the words bucket (as its checkpoint does). Every
-// page is filled: keys arrive in order.
-func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
+// page is filled: keys arrive in order. Texts are written anew in their
+// stored forms (blobcodec.go), compressed with one dictionary trained on
+// the file's texts, which replaces src's: a file an older tract wrote
+// gets its forms so.
+func compactInto(dst, src *bolt.DB, forms textForms, txMaxSize int64) error {
 	w := &copyWriter{db: dst, max: txMaxSize}
 	defer w.rollback()
 	err := src.View(func(stx *bolt.Tx) error {
-		objects := &boltTx{tx: stx, res: &residency{}}
-		err := stx.ForEach(func(name []byte, b *bolt.Bucket) error {
+		objects := &boltTx{tx: stx, texts: forms, res: &residency{}}
+		enc, dict, id, err := compactDict(objects)
+		if err != nil {
+			return err
+		}
+		err = stx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			switch {
-			case bytes.Equal(name, bucketPacks), bytes.Equal(name, bucketJournal):
-				return nil // merged below
-			case bytes.Equal(name, bucketBlobs), bytes.Equal(name, bucketCommits):
+			case bytes.Equal(name, bucketPacks), bytes.Equal(name, bucketJournal), bytes.Equal(name, bucketDicts):
+				return nil // merged below, or replaced
+			case bytes.Equal(name, bucketContexts):
+				// Records hold texts: written anew in their forms. One
+				// that does not decode is left out (a cache: the
+				// commits it covers are read instead).
 				if err := w.create(nil, name, b.Sequence()); err != nil {
 					return err
 				}
-				c := objects.cursor(bytes.Equal(name, bucketCommits))
+				return b.ForEach(func(k, v []byte) error {
+					rec, err := objects.text(v)
+					if err != nil {
+						return nil
+					}
+					return w.put([][]byte{name}, k, encodeWith(enc, rec))
+				})
+			case bytes.Equal(name, bucketBlobs), bytes.Equal(name, bucketCommits):
+				blobs := bytes.Equal(name, bucketBlobs)
+				if err := w.create(nil, name, b.Sequence()); err != nil {
+					return err
+				}
+				c := objects.cursor(!blobs)
 				for k, v := c.First(); k != nil; k, v = c.Next() {
 					objects.res.add(stx, len(k)+len(v))
+					if blobs {
+						text, err := objects.text(v)
+						if err != nil {
+							return fmt.Errorf("blob %x: %w", k, err)
+						}
+						v = encodeWith(enc, text)
+					}
 					if err := w.put([][]byte{name}, k, v); err != nil {
 						return err
 					}
@@ -178,12 +208,72 @@ func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 				}
 			}
 		}
-		return w.appendPendingDocs(stx.Bucket(bucketWords), j.wordDocs())
+		if err := w.appendPendingDocs(stx.Bucket(bucketWords), j.wordDocs()); err != nil {
+			return err
+		}
+		return w.finishForms(dict, id)
 	})
 	if err != nil {
 		return err
 	}
 	return w.commit()
+}
+
+// compactDict trains the dictionary of a compacted file on the texts of
+// t's (the first trainSampleBytes of them in hash order, which is no
+// order of theirs) and returns its encoder, or the encoder without one
+// when the file holds too few texts (nil: texts kept uncompressed), the
+// dictionary and its id. The id
+// is one t's file never used: a handle that read the old file (in this
+// process or another) may keep its dictionaries by id, and must not take
+// the new one for one of those.
+func compactDict(t *boltTx) (*zstd.Encoder, []byte, uint32, error) {
+	id := nextDictID(t.tx)
+	if t.texts.uncompressed {
+		return nil, nil, id, nil
+	}
+	var texts [][]byte
+	var size int
+	c := t.cursor(false)
+	for k, v := c.First(); k != nil && size < trainSampleBytes; k, v = c.Next() {
+		text, err := t.text(v)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("blob %x: %w", k, err)
+		}
+		if len(text) >= minCompress {
+			texts = append(texts, bytes.Clone(text))
+			size += len(text)
+		}
+	}
+	var d []byte
+	if size >= trainSampleBytes {
+		var err error
+		if d, err = trainDict(trainSample(texts), id); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	enc, err := newEncoder(d)
+	return enc, d, id, err
+}
+
+// finishForms marks the copied file as one whose texts carry their forms,
+// with dictionary d (nil: none), of id, as its only one.
+func (w *copyWriter) finishForms(d []byte, id uint32) error {
+	if err := w.commit(); err != nil {
+		return err
+	}
+	if _, err := w.bucket(nil); err != nil {
+		return err
+	}
+	if err := w.tx.Bucket(bucketMeta).Delete(keyDict); err != nil {
+		return err
+	}
+	if d != nil {
+		if err := storeDict(w.tx, d, id); err != nil {
+			return err
+		}
+	}
+	return markForms(w.tx)
 }
 
 // copyWriter writes into a bbolt file in transactions of bounded size.
