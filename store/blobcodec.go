@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/klauspost/compress/zstd"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract/dag"
@@ -21,18 +19,18 @@ import (
 // then every blob value there — in the blobs bucket, a pack, the journal —
 // starts with a form byte:
 //
-//	formRaw  the content as it is
-//	formZstd a zstd frame of the content without the frame's 4-byte magic
-//	         number; the frame names the dictionary it was compressed with
-//	         (one of the dicts bucket) or none
+//	formRaw     the content as it is
+//	formSymbols the uvarint id of one of the file's symbol tables (the
+//	            dicts bucket), then the content's codes in that table
+//	            (fsst.go)
 //
 // A file without the mark (one a tract before schema 9 wrote) keeps every
 // value as the content itself, read and written so until `tract compact`
 // rewrites it. Hashes are over the content, never over these bytes, so
 // the form a text is kept in changes no object's identity.
 const (
-	formRaw  byte = 0
-	formZstd byte = 1
+	formRaw     byte = 0
+	formSymbols byte = 1
 )
 
 var (
@@ -40,17 +38,17 @@ var (
 	// carry a form byte; its value is 1.
 	keyBlobForms = []byte("blob-forms")
 	// keyDict in the meta bucket names (4 bytes, big-endian) the
-	// dictionary new texts are compressed with.
+	// symbol table new texts are compressed with.
 	keyDict = []byte("dict")
-	// keyDictSeq in the meta bucket holds the last dictionary id the
-	// file gave (4 bytes, big-endian), which compaction keeps.
+	// keyDictSeq in the meta bucket holds the last table id the file
+	// gave (4 bytes, big-endian), which compaction keeps.
 	keyDictSeq = []byte("dict-seq")
 	// keyDictLineage in the meta bucket is 16 random bytes given to a
-	// file when it gets its forms, which compaction keeps: dictionary
-	// ids are unique among the files that share it.
+	// file when it gets its forms, which compaction keeps: table ids are
+	// unique among the files that share it.
 	keyDictLineage = []byte("dict-lineage")
-	// bucketDicts holds the file's zstd dictionaries: 4-byte big-endian
-	// id → the dictionary in zstd's format (its id inside it).
+	// bucketDicts holds the file's symbol tables: 4-byte big-endian id →
+	// the table (fsstTable.marshal).
 	bucketDicts = []byte("dicts")
 )
 
@@ -59,132 +57,64 @@ var (
 // texts.
 const schemaForms = 9
 
-// zstdMagic is the magic number every zstd frame starts with, which the
-// stored form leaves out.
-var zstdMagic = [4]byte{0x28, 0xb5, 0x2f, 0xfd}
-
-// encoderConcurrency is how many texts an encoder compresses at once: a
-// large batch is split over that many goroutines.
+// encoderConcurrency is how many goroutines compress a large batch.
 func encoderConcurrency() int { return min(runtime.GOMAXPROCS(0), 4) }
 
-// minCompress is the smallest text compressed: below it the frame's
-// header takes what compression would save.
-const minCompress = 24
+// minCompress is the smallest text compressed: below it the form's id
+// takes what compression would save.
+const minCompress = 8
 
-// maxCompress is the largest text compressed, and so the most a frame
-// may decode to: a damaged frame header cannot make a read allocate
-// more.
+// maxCompress is the largest text compressed.
 const maxCompress = 256 << 20
 
-// blobCodec turns texts into their stored form and back for the
-// transactions of one handle. It keeps one decoder, which knows every
-// dictionary of the file it has seen, and one encoder, for the dictionary
-// new texts use: neither is made per text. A dictionary never changes
-// once written under its id, so what the codec loaded stays valid; a frame
-// naming one it has not loaded (another process trained it) loads the
-// file's dictionaries again.
+// blobCodec keeps, for the transactions of one handle, the symbol tables
+// of its file it has read, by id. A table never changes once written
+// under its id, so what the codec loaded stays valid.
 type blobCodec struct {
+	// mu guards lineage and tables.
 	mu sync.Mutex
-	// lineage is the "dict-lineage" of the file the codec's dictionaries
-	// came from: ids are unique within a lineage only (a file put over
-	// the path that is not a compaction of the old one has its own).
+	// lineage is the "dict-lineage" of the file the codec's tables came
+	// from: ids are unique within a lineage only (a file put over the
+	// path that is not a compaction of the old one has its own).
 	lineage string
-	dicts   map[uint32][]byte
-	dec     *zstd.Decoder
-	encID   uint32
-	enc     *zstd.Encoder
-	bufs    sync.Pool
+	tables  map[uint32]*fsstTable
 }
 
 // ErrBadBlobForm is wrapped by the error of a stored text that does not
-// decode: an unknown form byte, a damaged frame, a dictionary the file
+// decode: an unknown form byte, damaged codes, a symbol table the file
 // does not hold.
 var ErrBadBlobForm = errors.New("stored text does not decode")
 
-// decoder returns the codec's decoder, made (again) with the dictionaries
-// of tx when reload is set or there is none yet. It leaves out dictionary
-// skip: one the transaction itself wrote, which a rollback could undo
-// (and a later dictionary take its id), so the codec never keeps it.
-func (c *blobCodec) decoder(tx *bolt.Tx, lineage string, skip uint32, reload bool) (*zstd.Decoder, error) {
+// table returns symbol table id of tx's file, loaded once per lineage.
+func (c *blobCodec) table(tx *bolt.Tx, lineage string, id uint32) (*fsstTable, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.sameLineage(lineage)
-	if c.dec != nil && !reload {
-		return c.dec, nil
+	if lineage != c.lineage || c.tables == nil {
+		c.lineage, c.tables = lineage, map[uint32]*fsstTable{}
 	}
-	dicts := c.dicts
-	if reload || dicts == nil {
-		dicts = map[uint32][]byte{}
-		if b := tx.Bucket(bucketDicts); b != nil {
-			if err := b.ForEach(func(k, v []byte) error {
-				if len(k) == 4 && binary.BigEndian.Uint32(k) != skip {
-					dicts[binary.BigEndian.Uint32(k)] = bytes.Clone(v)
-				}
-				return nil
-			}); err != nil {
-				return nil, err
-			}
-		}
+	if t := c.tables[id]; t != nil {
+		return t, nil
 	}
-	list := make([][]byte, 0, len(dicts))
-	for _, d := range dicts {
-		list = append(list, d)
+	v := dictionary(tx, id)
+	if v == nil {
+		return nil, fmt.Errorf("%w: symbol table %d is not in the file", ErrBadBlobForm, id)
 	}
-	dec, err := newDecoder(list...)
+	t, err := parseFSSTTable(v)
 	if err != nil {
-		return nil, fmt.Errorf("the file's dictionaries: %w: %w", ErrBadBlobForm, err)
+		return nil, fmt.Errorf("symbol table %d: %w: %w", id, ErrBadBlobForm, err)
 	}
-	// The decoder replaced is left to the collector, not closed: another
-	// transaction may be decoding with it (it holds no goroutine).
-	c.dicts, c.dec = dicts, dec
-	return dec, nil
+	c.tables[id] = t
+	return t, nil
 }
 
-// newDecoder returns a decoder that knows dicts.
-func newDecoder(dicts ...[]byte) (*zstd.Decoder, error) {
-	return zstd.NewReader(nil, zstd.WithDecoderDicts(dicts...), zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxCompress))
+// textEncoder compresses texts with one symbol table of a file. It is
+// safe for concurrent use.
+type textEncoder struct {
+	t  *fsstTable
+	id uint32
 }
 
-// newEncoder returns an encoder for dictionary dict (nil: none).
-func newEncoder(dict []byte) (*zstd.Encoder, error) {
-	opts := []zstd.EOption{zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(encoderConcurrency()), zstd.WithLowerEncoderMem(true),
-		zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1 << 20)}
-	if dict != nil {
-		opts = append(opts, zstd.WithEncoderDict(dict))
-	}
-	enc, err := zstd.NewWriter(nil, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadBlobForm, err)
-	}
-	return enc, nil
-}
-
-// encoder returns an encoder for dictionary id (0: none) of tx's file,
-// loading it when it is not the one the codec holds.
-func (c *blobCodec) encoder(tx *bolt.Tx, lineage string, id uint32) (*zstd.Encoder, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sameLineage(lineage)
-	if c.enc != nil && c.encID == id {
-		return c.enc, nil
-	}
-	var d []byte
-	if id != 0 {
-		if d = dictionary(tx, id); d == nil {
-			return nil, fmt.Errorf("dictionary %d: %w", id, ErrNotFound)
-		}
-		d = bytes.Clone(d)
-	}
-	enc, err := newEncoder(d)
-	if err != nil {
-		return nil, fmt.Errorf("dictionary %d: %w", id, err)
-	}
-	// The encoder replaced is left to the collector, as a decoder is.
-	c.enc, c.encID = enc, id
-	return enc, nil
-}
-
-// dictionary returns the bytes of dictionary id in tx, nil if none.
+// dictionary returns the bytes of symbol table id in tx, nil if none.
 func dictionary(tx *bolt.Tx, id uint32) []byte {
 	b := tx.Bucket(bucketDicts)
 	if b == nil {
@@ -193,8 +123,8 @@ func dictionary(tx *bolt.Tx, id uint32) []byte {
 	return b.Get(binary.BigEndian.AppendUint32(nil, id))
 }
 
-// currentDict returns the id of the dictionary new texts of tx's file are
-// compressed with, 0 when it has none.
+// currentDict returns the id of the symbol table new texts of tx's file
+// are compressed with, 0 when it has none.
 func currentDict(tx *bolt.Tx) uint32 {
 	if v := tx.Bucket(bucketMeta).Get(keyDict); len(v) == 4 {
 		return binary.BigEndian.Uint32(v)
@@ -224,24 +154,14 @@ func markForms(tx *bolt.Tx) error {
 	return raiseSchema(tx, schemaForms)
 }
 
-// sameLineage forgets what the codec keeps when the file, of lineage l,
-// is not of the lineage it came from. The caller holds c.mu.
-func (c *blobCodec) sameLineage(l string) {
-	if l != c.lineage {
-		c.lineage, c.dicts, c.dec, c.enc, c.encID = l, nil, nil, nil, 0
-	}
-}
-
 // encodeWith returns the stored form of text with enc (nil: never
 // compressed): compressed when that is smaller, else the text behind
 // formRaw. The result never shares memory with text.
-func encodeWith(enc *zstd.Encoder, text []byte) []byte {
+func encodeWith(enc *textEncoder, text []byte) []byte {
 	if enc != nil && len(text) >= minCompress && len(text) <= maxCompress {
-		// The frame is written 3 bytes in, so that its magic number's
-		// last byte can become the form byte without a copy.
-		buf := enc.EncodeAll(text, make([]byte, 3, 3+len(text)/2+32))
-		if out := buf[6:]; len(out) < 1+len(text) {
-			out[0] = formZstd
+		out := make([]byte, 0, 1+binary.MaxVarintLen32+len(text))
+		out = binary.AppendUvarint(append(out, formSymbols), uint64(enc.id))
+		if out = enc.t.encode(out, text); len(out) < 1+len(text) {
 			return out
 		}
 	}
@@ -251,105 +171,47 @@ func encodeWith(enc *zstd.Encoder, text []byte) []byte {
 	return out
 }
 
+// splitSymbols returns the table id and the codes of a formSymbols value
+// without its form byte.
+func splitSymbols(body []byte) (uint32, []byte, error) {
+	id, n := binary.Uvarint(body)
+	if n <= 0 || id > 1<<32-1 {
+		return 0, nil, fmt.Errorf("%w: a damaged symbol table id", ErrBadBlobForm)
+	}
+	return uint32(id), body[n:], nil
+}
+
 // decode returns the text of stored value v of a file with forms, with
-// local (nil: none) the decoder of a dictionary the transaction wrote
-// itself, with id skip. A raw text is returned as a slice of v; a
+// local (nil: none) a symbol table the transaction trained itself, with
+// id skip, which the codec never keeps (a rollback could undo it, and a
+// later table take its id). A raw text is returned as a slice of v; a
 // compressed one in new memory.
-func (c *blobCodec) decode(tx *bolt.Tx, lineage string, local *zstd.Decoder, skip uint32, v []byte) ([]byte, error) {
+func (c *blobCodec) decode(tx *bolt.Tx, lineage string, local *fsstTable, skip uint32, v []byte) ([]byte, error) {
 	if len(v) == 0 {
 		return nil, fmt.Errorf("%w: an empty value", ErrBadBlobForm)
 	}
 	switch v[0] {
 	case formRaw:
 		return v[1:], nil
-	case formZstd:
+	case formSymbols:
 	default:
 		return nil, fmt.Errorf("%w: unknown form %d", ErrBadBlobForm, v[0])
 	}
-	frame := c.frame(v[1:])
-	defer c.bufs.Put(frame)
-	if local != nil && frameDict(*frame) == skip {
-		text, err := local.DecodeAll(*frame, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadBlobForm, err)
-		}
-		return nonNil(text), nil
-	}
-	dec, err := c.decoder(tx, lineage, skip, false)
+	id, codes, err := splitSymbols(v[1:])
 	if err != nil {
 		return nil, err
 	}
-	text, err := dec.DecodeAll(*frame, nil)
-	if errors.Is(err, zstd.ErrUnknownDictionary) {
-		if dec, err = c.decoder(tx, lineage, skip, true); err != nil {
+	t := local
+	if t == nil || id != skip {
+		if t, err = c.table(tx, lineage, id); err != nil {
 			return nil, err
 		}
-		text, err = dec.DecodeAll(*frame, nil)
 	}
+	text, err := t.decode(codes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadBlobForm, err)
 	}
-	return nonNil(text), nil
-}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
-
-// frameDict returns the dictionary id a zstd frame's header names, 0 for
-// none (or a header too short to say).
-func frameDict(frame []byte) uint32 {
-	if len(frame) < 5 {
-		return 0
-	}
-	fhd := frame[4]
-	at := 5
-	if fhd&(1<<5) == 0 {
-		at++ // the window descriptor
-	}
-	switch fhd & 3 {
-	case 1:
-		if at < len(frame) {
-			return uint32(frame[at])
-		}
-	case 2:
-		if at+2 <= len(frame) {
-			return uint32(binary.LittleEndian.Uint16(frame[at:]))
-		}
-	case 3:
-		if at+4 <= len(frame) {
-			return binary.LittleEndian.Uint32(frame[at:])
-		}
-	}
-	return 0
-}
-
-// frame returns, in a pooled buffer, the zstd frame of a stored frame
-// without its magic number.
-func (c *blobCodec) frame(body []byte) *[]byte {
-	p, _ := c.bufs.Get().(*[]byte)
-	if p == nil {
-		p = new([]byte)
-	}
-	*p = append(append((*p)[:0], zstdMagic[:]...), body...)
-	return p
-}
-
-// close releases the codec's decoder and encoder.
-func (c *blobCodec) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.dec != nil {
-		c.dec.Close()
-		c.dec = nil
-	}
-	if c.enc != nil {
-		_ = c.enc.Close()
-		c.enc = nil
-	}
+	return text, nil
 }
 
 // textForms is a transaction's view of how its file keeps texts.
@@ -360,16 +222,15 @@ type textForms struct {
 	// known is set once forms and dict are read from the file.
 	known   bool
 	forms   bool   // the file's blob values carry a form byte
-	dict    uint32 // the dictionary new texts are compressed with
+	dict    uint32 // the symbol table new texts are compressed with
 	lineage string // the file's "dict-lineage"
-	// trained is a dictionary this transaction wrote, with its encoder
-	// and decoder: the codec keeps none of it (see decoder).
-	trained    uint32
-	trainedEnc *zstd.Encoder
-	trainedDec *zstd.Decoder
+	// trained is the id of a symbol table this transaction wrote, and
+	// the table: the codec never keeps it (see decode).
+	trained      uint32
+	trainedTable *fsstTable
 }
 
-// load reads the file's forms and dictionary once per transaction.
+// load reads the file's forms and symbol table once per transaction.
 func (t *boltTx) load() *textForms {
 	f := &t.texts
 	if !f.known {
@@ -386,14 +247,15 @@ func (t *boltTx) text(v []byte) ([]byte, error) {
 	if !f.forms {
 		return v, nil
 	}
-	return f.codec.decode(t.tx, f.lineage, f.trainedDec, f.trained, v)
+	return f.codec.decode(t.tx, f.lineage, f.trainedTable, f.trained, v)
 }
 
 // stored returns the value a blob of content text is stored as, in new
 // memory. Every write of a text goes through it. A text bound for the
-// journal (a write of a few objects) is kept as it is: an encoder's start,
-// a millisecond or more, would double a single commit's work; the
-// checkpoint compresses the journal's texts (compressTexts).
+// journal (a write of a few objects) is kept as it is: loading the
+// symbol table in a process that has not (building its index) would add
+// to a single commit's work; the checkpoint compresses the journal's
+// texts (compressTexts).
 func (t *boltTx) stored(text []byte, journal bool) ([]byte, error) {
 	f := t.load()
 	if !f.forms {
@@ -409,17 +271,24 @@ func (t *boltTx) stored(text []byte, journal bool) ([]byte, error) {
 	return encodeWith(enc, text), nil
 }
 
-// textEncoder returns the encoder of the dictionary new texts use, nil
-// when they are kept uncompressed.
-func (t *boltTx) textEncoder() (*zstd.Encoder, error) {
+// textEncoder returns the encoder of the symbol table new texts use, nil
+// when they are kept uncompressed (or the file has no table).
+func (t *boltTx) textEncoder() (*textEncoder, error) {
 	f := t.load()
 	if f.uncompressed {
 		return nil, nil
 	}
-	if f.trainedEnc != nil {
-		return f.trainedEnc, nil
+	if f.trainedTable != nil {
+		return &textEncoder{t: f.trainedTable, id: f.trained}, nil
 	}
-	return f.codec.encoder(t.tx, f.lineage, f.dict)
+	if f.dict == 0 {
+		return nil, nil
+	}
+	tab, err := f.codec.table(t.tx, f.lineage, f.dict)
+	if err != nil {
+		return nil, err
+	}
+	return &textEncoder{t: tab, id: f.dict}, nil
 }
 
 // storedEntries returns entries with the content of every blob in its
@@ -489,29 +358,25 @@ func (t *boltTx) compressTexts(objects []PackEntry) error {
 	return nil
 }
 
-// trainFrom trains a dictionary on texts and makes it the one this
+// trainFrom trains a symbol table on texts and makes it the one this
 // transaction's new texts (and, once it commits, every later one) are
 // compressed with. A sample with too little in common leaves the file
 // without one.
 func (t *boltTx) trainFrom(texts [][]byte) error {
 	f := t.load()
 	id := nextDictID(t.tx)
-	d, err := trainDict(trainSample(texts), id)
-	if err != nil || d == nil {
-		return err
+	d := trainDict(trainSample(texts))
+	if d == nil {
+		return nil
 	}
-	enc, err := newEncoder(d)
-	if err != nil {
-		return err
-	}
-	dec, err := newDecoder(d)
+	tab, err := parseFSSTTable(d)
 	if err != nil {
 		return err
 	}
 	if err := storeDict(t.tx, d, id); err != nil {
-		return fmt.Errorf("store a dictionary: %w", err)
+		return fmt.Errorf("store a symbol table: %w", err)
 	}
-	f.dict, f.trained, f.trainedEnc, f.trainedDec = id, id, enc, dec
+	f.dict, f.trained, f.trainedTable = id, id, tab
 	return nil
 }
 
@@ -533,9 +398,10 @@ func (t *boltTx) textAt(h dag.Hash) []byte {
 // their file keeps forms (a salvage's page scan): a value is taken in
 // whichever reading hashes to its key.
 type rawTexts struct {
-	dicts [][]byte
-	dec   *zstd.Decoder
-	bad   bool
+	// dicts holds the stored symbol tables found, by id; tables those
+	// of them that parsed.
+	dicts  map[uint32][]byte
+	tables map[uint32]*fsstTable
 }
 
 // text returns the text blob value v under key h holds, and whether one
@@ -550,25 +416,27 @@ func (r *rawTexts) text(h dag.Hash, v []byte) ([]byte, bool) {
 	switch v[0] {
 	case formRaw:
 		return v[1:], dag.Sum(v[1:]) == h
-	case formZstd:
+	case formSymbols:
 	default:
 		return nil, false
 	}
-	if r.dec == nil && !r.bad {
-		dec, err := newDecoder(r.dicts...)
-		if err != nil {
-			// A damaged dictionary: texts without one still read.
-			dec, err = newDecoder()
-		}
-		r.dec, r.bad = dec, err != nil
-	}
-	if r.dec == nil {
-		return nil, false
-	}
-	text, err := r.dec.DecodeAll(append(zstdMagic[:], v[1:]...), nil)
+	id, codes, err := splitSymbols(v[1:])
 	if err != nil {
 		return nil, false
 	}
-	text = nonNil(text)
+	t := r.tables[id]
+	if t == nil {
+		if t, err = parseFSSTTable(r.dicts[id]); err != nil || r.dicts[id] == nil {
+			return nil, false // a damaged table, or none
+		}
+		if r.tables == nil {
+			r.tables = map[uint32]*fsstTable{}
+		}
+		r.tables[id] = t
+	}
+	text, err := t.decode(codes)
+	if err != nil {
+		return nil, false
+	}
 	return text, dag.Sum(text) == h
 }

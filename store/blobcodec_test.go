@@ -178,8 +178,9 @@ func TestCodec_ErasedTrainingTextLeavesNothingInTheDictionary(t *testing.T) {
 
 	dicts := dictionaries(t, b)
 	require.Len(t, dicts, 1)
-	assert.True(t, bytes.Contains(dicts[0], []byte(common[:24])), "a phrase a third of the texts share is not in the dictionary")
-	for _, piece := range []string{rare, "ZEBRA-QUOKKA", "7731-MARMOT", "launch code is Z"} {
+	assert.True(t, bytes.Contains(dicts[0], []byte(" JSON sc")) || bytes.Contains(dicts[0], []byte("Please a")),
+		"a piece of a phrase a third of the texts share is not in the symbol table")
+	for _, piece := range []string{"ZEBRA", "QUOKKA", "7731", "MARMOT", "-7731-", "launch c", "aunch"} {
 		assert.False(t, bytes.Contains(dicts[0], []byte(piece)), "%q, of a phrase of %d texts, is in the dictionary", piece, rareTexts)
 	}
 	require.True(t, fileHas(t, path, random), "precondition: the random text is in the file")
@@ -321,8 +322,11 @@ func TestCodec_ContextRecordsAreCompressed(t *testing.T) {
 	}
 	put()
 	read()
-	assert.Less(t, stored(), len(rec)/2)
+	assert.Equal(t, len(rec)+1, stored(), "kept as it is while the file has no symbol table")
 	writePack(t, b, wordTexts(3000, 10, nil))
+	put()
+	read()
+	assert.Less(t, stored(), len(rec)/2)
 	_, _, err := b.Compact(context.Background())
 	require.NoError(t, err)
 	read()

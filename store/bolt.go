@@ -300,9 +300,7 @@ func (b *Bolt) Path() string { return b.path }
 // Close waits for running transactions, then closes the file if it is
 // open. Transactions started afterwards fail.
 func (b *Bolt) Close() error {
-	err := b.ss.close()
-	b.codec.close()
-	return err
+	return b.ss.close()
 }
 
 // View runs fn in a read-only transaction, under a shared lock on the file

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -219,15 +218,14 @@ func compactInto(dst, src *bolt.DB, forms textForms, txMaxSize int64) error {
 	return w.commit()
 }
 
-// compactDict trains the dictionary of a compacted file on the texts of
+// compactDict trains the symbol table of a compacted file on the texts of
 // t's (the first trainSampleBytes of them in hash order, which is no
-// order of theirs) and returns its encoder, or the encoder without one
-// when the file holds too few texts (nil: texts kept uncompressed), the
-// dictionary and its id. The id
-// is one t's file never used: a handle that read the old file (in this
-// process or another) may keep its dictionaries by id, and must not take
-// the new one for one of those.
-func compactDict(t *boltTx) (*zstd.Encoder, []byte, uint32, error) {
+// order of theirs) and returns its encoder (nil when the file holds too
+// few texts, or texts are kept uncompressed), the table's stored form and
+// its id. The id is one t's file never used: a handle that read the old
+// file (in this process or another) may keep its tables by id, and must
+// not take the new one for one of those.
+func compactDict(t *boltTx) (*textEncoder, []byte, uint32, error) {
 	id := nextDictID(t.tx)
 	if t.texts.uncompressed {
 		return nil, nil, id, nil
@@ -245,15 +243,18 @@ func compactDict(t *boltTx) (*zstd.Encoder, []byte, uint32, error) {
 			size += len(text)
 		}
 	}
-	var d []byte
-	if size >= trainSampleBytes {
-		var err error
-		if d, err = trainDict(trainSample(texts), id); err != nil {
-			return nil, nil, 0, err
-		}
+	if size < trainSampleBytes {
+		return nil, nil, id, nil
 	}
-	enc, err := newEncoder(d)
-	return enc, d, id, err
+	d := trainDict(trainSample(texts))
+	if d == nil {
+		return nil, nil, id, nil
+	}
+	tab, err := parseFSSTTable(d)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return &textEncoder{t: tab, id: id}, d, id, nil
 }
 
 // finishForms marks the copied file as one whose texts carry their forms,

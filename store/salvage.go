@@ -195,16 +195,19 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 		s.scanLoose(blob)
 		return s
 	}
-	// The file's dictionaries first: its texts may be compressed with
+	// The file's symbol tables first: its texts may be compressed with
 	// them (see blobcodec.go).
 	// A walk of its own, so that the main walk below does not find the
 	// pages it reads reached twice.
 	pre := &rawFile{r: f.r, size: f.size, pageSize: f.pageSize, seen: map[uint64]bool{}, unreadable: map[uint64]string{}, budget: f.budget}
 	pre.each(rawBucket{root: meta.root}, func(k, _ []byte, b *rawBucket) {
 		if b != nil && string(k) == string(bucketDicts) {
-			pre.each(*b, func(_, v []byte, child *rawBucket) {
-				if child == nil {
-					s.texts.dicts = append(s.texts.dicts, bytes.Clone(v))
+			pre.each(*b, func(k, v []byte, child *rawBucket) {
+				if child == nil && len(k) == 4 {
+					if s.texts.dicts == nil {
+						s.texts.dicts = map[uint32][]byte{}
+					}
+					s.texts.dicts[binary.BigEndian.Uint32(k)] = bytes.Clone(v)
 				}
 			})
 		}
