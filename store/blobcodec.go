@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract/dag"
+	"github.com/tractdag/tract/internal/fsst"
 )
 
 // How a text (a blob's content) is kept in the file. A file this tract
@@ -22,7 +23,7 @@ import (
 //	formRaw     the content as it is
 //	formSymbols the uvarint id of one of the file's symbol tables (the
 //	            dicts bucket), then the content's codes in that table
-//	            (fsst.go)
+//	            (internal/fsst)
 //
 // A file without the mark (one a tract before schema 9 wrote) keeps every
 // value as the content itself, read and written so until `tract compact`
@@ -77,7 +78,7 @@ type blobCodec struct {
 	// from: ids are unique within a lineage only (a file put over the
 	// path that is not a compaction of the old one has its own).
 	lineage string
-	tables  map[uint32]*fsstTable
+	tables  map[uint32]*fsst.Table
 }
 
 // ErrBadBlobForm is wrapped by the error of a stored text that does not
@@ -86,11 +87,11 @@ type blobCodec struct {
 var ErrBadBlobForm = errors.New("stored text does not decode")
 
 // table returns symbol table id of tx's file, loaded once per lineage.
-func (c *blobCodec) table(tx *bolt.Tx, lineage string, id uint32) (*fsstTable, error) {
+func (c *blobCodec) table(tx *bolt.Tx, lineage string, id uint32) (*fsst.Table, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if lineage != c.lineage || c.tables == nil {
-		c.lineage, c.tables = lineage, map[uint32]*fsstTable{}
+		c.lineage, c.tables = lineage, map[uint32]*fsst.Table{}
 	}
 	if t := c.tables[id]; t != nil {
 		return t, nil
@@ -99,7 +100,7 @@ func (c *blobCodec) table(tx *bolt.Tx, lineage string, id uint32) (*fsstTable, e
 	if v == nil {
 		return nil, fmt.Errorf("%w: symbol table %d is not in the file", ErrBadBlobForm, id)
 	}
-	t, err := parseFSSTTable(v)
+	t, err := fsst.Parse(v)
 	if err != nil {
 		return nil, fmt.Errorf("symbol table %d: %w: %w", id, ErrBadBlobForm, err)
 	}
@@ -110,7 +111,7 @@ func (c *blobCodec) table(tx *bolt.Tx, lineage string, id uint32) (*fsstTable, e
 // textEncoder compresses texts with one symbol table of a file. It is
 // safe for concurrent use.
 type textEncoder struct {
-	t  *fsstTable
+	t  *fsst.Table
 	id uint32
 }
 
@@ -161,7 +162,7 @@ func encodeWith(enc *textEncoder, text []byte) []byte {
 	if enc != nil && len(text) >= minCompress && len(text) <= maxCompress {
 		out := make([]byte, 0, 1+binary.MaxVarintLen32+len(text))
 		out = binary.AppendUvarint(append(out, formSymbols), uint64(enc.id))
-		if out = enc.t.encode(out, text); len(out) < 1+len(text) {
+		if out = enc.t.Encode(out, text); len(out) < 1+len(text) {
 			return out
 		}
 	}
@@ -186,7 +187,7 @@ func splitSymbols(body []byte) (uint32, []byte, error) {
 // id skip, which the codec never keeps (a rollback could undo it, and a
 // later table take its id). A raw text is returned as a slice of v; a
 // compressed one in new memory.
-func (c *blobCodec) decode(tx *bolt.Tx, lineage string, local *fsstTable, skip uint32, v []byte) ([]byte, error) {
+func (c *blobCodec) decode(tx *bolt.Tx, lineage string, local *fsst.Table, skip uint32, v []byte) ([]byte, error) {
 	if len(v) == 0 {
 		return nil, fmt.Errorf("%w: an empty value", ErrBadBlobForm)
 	}
@@ -207,7 +208,7 @@ func (c *blobCodec) decode(tx *bolt.Tx, lineage string, local *fsstTable, skip u
 			return nil, err
 		}
 	}
-	text, err := t.decode(codes)
+	text, err := t.Decode(codes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadBlobForm, err)
 	}
@@ -227,7 +228,7 @@ type textForms struct {
 	// trained is the id of a symbol table this transaction wrote, and
 	// the table: the codec never keeps it (see decode).
 	trained      uint32
-	trainedTable *fsstTable
+	trainedTable *fsst.Table
 }
 
 // load reads the file's forms and symbol table once per transaction.
@@ -369,7 +370,7 @@ func (t *boltTx) trainFrom(texts [][]byte) error {
 	if d == nil {
 		return nil
 	}
-	tab, err := parseFSSTTable(d)
+	tab, err := fsst.Parse(d)
 	if err != nil {
 		return err
 	}
@@ -401,7 +402,7 @@ type rawTexts struct {
 	// dicts holds the stored symbol tables found, by id; tables those
 	// of them that parsed.
 	dicts  map[uint32][]byte
-	tables map[uint32]*fsstTable
+	tables map[uint32]*fsst.Table
 }
 
 // text returns the text blob value v under key h holds, and whether one
@@ -426,15 +427,15 @@ func (r *rawTexts) text(h dag.Hash, v []byte) ([]byte, bool) {
 	}
 	t := r.tables[id]
 	if t == nil {
-		if t, err = parseFSSTTable(r.dicts[id]); err != nil || r.dicts[id] == nil {
+		if t, err = fsst.Parse(r.dicts[id]); err != nil || r.dicts[id] == nil {
 			return nil, false // a damaged table, or none
 		}
 		if r.tables == nil {
-			r.tables = map[uint32]*fsstTable{}
+			r.tables = map[uint32]*fsst.Table{}
 		}
 		r.tables[id] = t
 	}
-	text, err := t.decode(codes)
+	text, err := t.Decode(codes)
 	if err != nil {
 		return nil, false
 	}

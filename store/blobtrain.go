@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/internal/fsst"
 )
 
-// Training a symbol table (fsst.go). Its symbols are pieces of the
+// Training a symbol table (internal/fsst). Its symbols are pieces of the
 // repository's texts, so one could keep a piece of a text after the text
 // is erased; to keep erasure whole, every symbol of two bytes or more is
 // one that occurs, whole, in at least trainMinShared distinct texts of the
@@ -61,8 +63,8 @@ func trainDict(sample [][]byte) []byte {
 	if len(sample) < trainMinTexts/4 {
 		return nil
 	}
-	minShared := int32(max(trainMinShared, len(sample)/trainShare))
-	symbols := trainSymbols(sample, minShared)
+	minShared := max(trainMinShared, len(sample)/trainShare)
+	symbols := fsst.Train(sample, minShared)
 	long := 0
 	for _, s := range symbols {
 		if len(s) > 1 {
@@ -72,11 +74,11 @@ func trainDict(sample [][]byte) []byte {
 	if long == 0 {
 		return nil
 	}
-	t, err := newFSSTTable(symbols)
+	t, err := fsst.New(symbols)
 	if err != nil {
 		return nil // never: trainSymbols gives distinct symbols of 1 to 8 bytes
 	}
-	return t.marshal()
+	return t.Marshal()
 }
 
 // storeDict writes symbol table d (stored form) under id in tx's dicts

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/internal/fsst"
 )
 
 // Compact rewrites the repository into a new file that holds only the pages
@@ -250,7 +252,7 @@ func compactDict(t *boltTx) (*textEncoder, []byte, uint32, error) {
 	if d == nil {
 		return nil, nil, id, nil
 	}
-	tab, err := parseFSSTTable(d)
+	tab, err := fsst.Parse(d)
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -32,7 +32,7 @@ import (
 // The same schema put the pending documents of small writes in the
 // journal's records (see bolt_journal.go).
 // Schema 9 keeps texts in stored forms, compressed with a symbol table
-// trained on the file's own texts (see blobcodec.go and fsst.go): files
+// trained on the file's own texts (see blobcodec.go and internal/fsst): files
 // this tract creates or compacts; a schema 8 file keeps its texts as they
 // are until compacted.
 const SchemaVersion = 9

@@ -1,4 +1,19 @@
-package store
+// Package fsst compresses short texts with a trained symbol table, the
+// way FSST (Boncz, Neumann and Leis, "FSST: Fast Random Access String
+// Compression", VLDB 2020) does: up to 255 symbols of 1 to 8 bytes, each
+// written as a one-byte code, and any other byte as an escape code
+// followed by the byte. A text decodes on its own, without the table
+// being set up for it, at a table lookup and an 8-byte store a code: a
+// text of a few hundred bytes decodes in a fraction of a microsecond,
+// where a zstd frame with a dictionary costs several (its entropy tables
+// are read and built for every frame).
+//
+// Caveats: the symbols are pieces of the texts a table was trained on.
+// Train takes only symbols seen in a given number of distinct texts of
+// its sample, so that a string of one text, or of a few, never enters a
+// table; a caller that must be able to erase a text keeps that number
+// high enough.
+package fsst
 
 import (
 	"encoding/binary"
@@ -7,35 +22,20 @@ import (
 	"slices"
 )
 
-// A symbol table compresses short texts the way FSST (Boncz, Neumann and
-// Leis, "FSST: Fast Random Access String Compression", VLDB 2020) does:
-// up to 255 symbols of 1 to 8 bytes, each written as a one-byte code, and
-// any other byte as an escape code followed by the byte. A text decodes
-// on its own, without the table being set up for it, at a table lookup
-// and an 8-byte store a code: a text of a few hundred bytes decodes in
-// well under a microsecond, where a zstd frame with a dictionary costs
-// several (its entropy tables are read and built for every frame).
-//
-// The table is trained on the file's own texts; its symbols are pieces of
-// them, so (as a dictionary's content would) a symbol could keep a piece
-// of a text after the text is erased. Every symbol of two bytes or more is
-// therefore one seen in at least minShared distinct texts of the sample
-// (see trainSymbols).
+// Escape is the code before a byte a table has no symbol for.
+const Escape = 255
 
-// fsstEscape is the code before a byte the table has no symbol for.
-const fsstEscape = 255
+// MaxSymbols is the most symbols a table holds.
+const MaxSymbols = 255
 
-// fsstMaxSymbols is the most symbols a table holds.
-const fsstMaxSymbols = 255
-
-// fsstTable is a trained symbol table with what encoding and decoding
-// need. It is never changed once made, and safe for concurrent use.
-type fsstTable struct {
+// Table is a symbol table with what encoding and decoding need. It is
+// never changed once made, and safe for concurrent use.
+type Table struct {
 	n    int
-	syms [fsstMaxSymbols]uint64 // the bytes of each symbol, little-endian
-	lens [fsstMaxSymbols]uint8
+	syms [MaxSymbols]uint64 // the bytes of each symbol, little-endian
+	lens [MaxSymbols]uint8
 	// byte1 is the code of the one-byte symbol of each byte value,
-	// fsstEscape for none.
+	// Escape for none.
 	byte1 [256]uint8
 	// by2 lists, for each first two bytes (little-endian), the codes of
 	// the symbols of two bytes or more that start with them, longest
@@ -44,24 +44,24 @@ type fsstTable struct {
 	by2Codes []uint8
 }
 
-// errBadSymbols is wrapped by the error of a symbol table that does not
+// ErrBadTable is wrapped by the error of a symbol table that does not
 // parse.
-var errBadSymbols = errors.New("bad symbol table")
+var ErrBadTable = errors.New("bad symbol table")
 
-// newFSSTTable returns the table of symbols (each 1 to 8 bytes, at most
-// fsstMaxSymbols of them, none twice).
-func newFSSTTable(symbols [][]byte) (*fsstTable, error) {
-	if len(symbols) > fsstMaxSymbols {
-		return nil, fmt.Errorf("%w: %d symbols", errBadSymbols, len(symbols))
+// New returns the table of symbols (each 1 to 8 bytes, at most
+// MaxSymbols of them, none twice).
+func New(symbols [][]byte) (*Table, error) {
+	if len(symbols) > MaxSymbols {
+		return nil, fmt.Errorf("%w: %d symbols", ErrBadTable, len(symbols))
 	}
-	t := &fsstTable{n: len(symbols)}
+	t := &Table{n: len(symbols)}
 	for i := range t.byte1 {
-		t.byte1[i] = fsstEscape
+		t.byte1[i] = Escape
 	}
 	seen := make(map[string]bool, len(symbols))
 	for i, s := range symbols {
 		if len(s) == 0 || len(s) > 8 || seen[string(s)] {
-			return nil, fmt.Errorf("%w: symbol %d", errBadSymbols, i)
+			return nil, fmt.Errorf("%w: symbol %d", ErrBadTable, i)
 		}
 		seen[string(s)] = true
 		t.syms[i], t.lens[i] = load64(s), uint8(len(s))
@@ -109,14 +109,14 @@ func load64(b []byte) uint64 {
 }
 
 // symbol returns the bytes of code c.
-func (t *fsstTable) symbol(c uint8) []byte {
+func (t *Table) symbol(c uint8) []byte {
 	return binary.LittleEndian.AppendUint64(nil, t.syms[c])[:t.lens[c]]
 }
 
 // next returns the code that encodes the longest symbol at the start of
-// text (len(text) > 0) and the symbol's length; fsstEscape and 1 when none
+// text (len(text) > 0) and the symbol's length; Escape and 1 when none
 // does.
-func (t *fsstTable) next(text []byte) (uint8, int) {
+func (t *Table) next(text []byte) (uint8, int) {
 	if len(text) >= 2 {
 		w := load64(text)
 		p := uint16(w)
@@ -135,11 +135,11 @@ func (t *fsstTable) next(text []byte) (uint8, int) {
 }
 
 // encode appends the codes of text to dst.
-func (t *fsstTable) encode(dst, text []byte) []byte {
+func (t *Table) Encode(dst, text []byte) []byte {
 	for len(text) > 0 {
 		c, l := t.next(text)
-		if c == fsstEscape {
-			dst = append(dst, fsstEscape, text[0])
+		if c == Escape {
+			dst = append(dst, Escape, text[0])
 		} else {
 			dst = append(dst, c)
 		}
@@ -150,12 +150,12 @@ func (t *fsstTable) encode(dst, text []byte) []byte {
 
 // decode returns the text of codes, in new memory (at most 8 bytes a
 // code: damaged codes cannot make it allocate more).
-func (t *fsstTable) decode(codes []byte) ([]byte, error) {
+func (t *Table) Decode(codes []byte) ([]byte, error) {
 	n := 0
 	for i := 0; i < len(codes); i++ {
 		c := codes[i]
 		switch {
-		case c == fsstEscape:
+		case c == Escape:
 			if i++; i == len(codes) {
 				return nil, errors.New("an escape code at the end")
 			}
@@ -170,7 +170,7 @@ func (t *fsstTable) decode(codes []byte) ([]byte, error) {
 	at := 0
 	for i := 0; i < len(codes); i++ {
 		c := codes[i]
-		if c == fsstEscape {
+		if c == Escape {
 			i++
 			out[at] = codes[i]
 			at++
@@ -182,9 +182,9 @@ func (t *fsstTable) decode(codes []byte) ([]byte, error) {
 	return out[:n:n], nil
 }
 
-// marshal returns the table in its stored form: per symbol, its length
+// Marshal returns the table in its stored form: per symbol, its length
 // and its bytes.
-func (t *fsstTable) marshal() []byte {
+func (t *Table) Marshal() []byte {
 	out := make([]byte, 0, 1+9*t.n)
 	for c := range t.n {
 		out = append(out, t.lens[c])
@@ -193,38 +193,38 @@ func (t *fsstTable) marshal() []byte {
 	return out
 }
 
-// parseFSSTTable returns the table of stored form b (see marshal).
-func parseFSSTTable(b []byte) (*fsstTable, error) {
+// Parse returns the table of stored form b (see Marshal).
+func Parse(b []byte) (*Table, error) {
 	var symbols [][]byte
 	for len(b) > 0 {
 		l := int(b[0])
 		if l < 1 || l > 8 || 1+l > len(b) {
-			return nil, fmt.Errorf("%w: a symbol of %d bytes", errBadSymbols, l)
+			return nil, fmt.Errorf("%w: a symbol of %d bytes", ErrBadTable, l)
 		}
 		symbols = append(symbols, b[1:1+l])
 		b = b[1+l:]
 	}
-	return newFSSTTable(symbols)
+	return New(symbols)
 }
 
-// fsstRounds is how many rounds of compressing the sample and choosing
+// rounds is how many rounds of compressing the sample and choosing
 // symbols again training takes (FSST's own choice).
-const fsstRounds = 5
+const rounds = 5
 
-// trainSymbols returns the symbols of a table for texts like sample: in
+// Train returns the symbols of a table for texts like sample: in
 // each round the sample is encoded with the table so far, and the new
 // table takes the symbols, and the concatenations of two symbols that
 // follow one another, that saved (or would save) the most bytes. Only
 // symbols seen in at least minShared distinct texts of the sample are
 // taken (a one-byte symbol is no piece of a text).
-func trainSymbols(sample [][]byte, minShared int32) [][]byte {
+func Train(sample [][]byte, minShared int) [][]byte {
 	const codes = 256 + 256 // a symbol's code, or 256+b for an escaped b
 	type stat struct {
 		count, texts, last int32
 	}
 	var symbols [][]byte
-	t, _ := newFSSTTable(nil)
-	for round := range fsstRounds {
+	t, _ := New(nil)
+	for round := range rounds {
 		single := make([]stat, codes)
 		pairs := make([]stat, codes*codes)
 		for i := range single {
@@ -244,7 +244,7 @@ func trainSymbols(sample [][]byte, minShared int32) [][]byte {
 			for rest := text; len(rest) > 0; {
 				c, l := t.next(rest)
 				code := int(c)
-				if c == fsstEscape {
+				if c == Escape {
 					code = 256 + int(rest[0])
 				}
 				count(&single[code], int32(i))
@@ -270,17 +270,17 @@ func trainSymbols(sample [][]byte, minShared int32) [][]byte {
 				continue
 			}
 			b := bytesOf(code)
-			if len(b) > 1 && s.texts < minShared {
+			if len(b) > 1 && s.texts < int32(minShared) {
 				continue
 			}
 			g := int64(s.count) * int64(len(b))
-			if len(b) == 1 && round < fsstRounds-1 {
+			if len(b) == 1 && round < rounds-1 {
 				g *= 8
 			}
 			gains[string(b)] += g
 		}
 		for p, s := range pairs {
-			if s.count == 0 || s.texts < minShared {
+			if s.count == 0 || s.texts < int32(minShared) {
 				continue
 			}
 			b := append(bytesOf(p/codes), bytesOf(p%codes)...)
@@ -310,10 +310,32 @@ func trainSymbols(sample [][]byte, minShared int32) [][]byte {
 			return 1
 		})
 		symbols = symbols[:0]
-		for _, c := range cands[:min(len(cands), fsstMaxSymbols)] {
+		for _, c := range cands[:min(len(cands), MaxSymbols)] {
 			symbols = append(symbols, []byte(c.s))
 		}
-		t, _ = newFSSTTable(symbols)
+		t, _ = New(symbols)
 	}
 	return symbols
+}
+
+// DecodeLoose reads every byte of raw as a code of t, from its start to
+// its end, leaving out codes t does not have, and returns what they
+// decode to. Codes carry no alignment but after an escape, so the run of
+// codes of a text anywhere in raw (in a page of a file, say) decodes to
+// the text, but perhaps its first symbol: tests that search raw storage
+// for texts kept compressed search this.
+func (t *Table) DecodeLoose(raw []byte) []byte {
+	out := make([]byte, 0, 2*len(raw))
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == Escape:
+			if i+1 < len(raw) {
+				i++
+				out = append(out, raw[i])
+			}
+		case int(c) < t.n:
+			out = append(out, t.symbol(c)...)
+		}
+	}
+	return out
 }
