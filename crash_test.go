@@ -190,6 +190,9 @@ type crashHarness struct {
 	leaks      int   // erased texts found (the first crashReportLimit are described)
 	unfinished int   // most unpublished packs seen at once
 	size       int64 // largest size of the storage the checks read
+	// compressed is the most live texts a check found only in what the
+	// storage decodes to (kept compressed), and not as they are.
+	compressed int
 }
 
 // What the parent calls the moments of a kill outside an operation.
@@ -215,6 +218,9 @@ func newCrashHarness(t testing.TB, seed uint64, be *crashBackend) *crashHarness 
 	require.NoError(t, err)
 	tr, err := tract.Init(be.location)
 	require.NoError(t, err)
+	if be.seed != nil {
+		be.seed(tr)
+	}
 	require.NoError(t, tr.Close())
 	var ops []string
 	for _, op := range crashOps {
@@ -581,17 +587,25 @@ func (h *crashHarness) checkStorage(k int, op string) {
 	chunks := h.be.read()
 	var size int64
 	for _, c := range chunks {
-		size += int64(len(c.data))
+		if !c.decoded {
+			size += int64(len(c.data))
+		}
 	}
 	h.size = max(h.size, size)
 	found := crashTagsIn(chunks)
+	compressed := 0
 	for tag := range h.holders {
-		if _, ok := found[tag]; !ok {
+		hits, ok := found[tag]
+		if !ok {
 			h.failf("%s: the text %s of a live acknowledged commit is not in %s: the check cannot see texts", h.at(k, op), tag, h.be.where)
 			h.stop = true
 			return
 		}
+		if !slices.ContainsFunc(hits, func(hit crashHit) bool { return !chunks[hit.chunk].decoded }) {
+			compressed++
+		}
 	}
+	h.compressed = max(h.compressed, compressed)
 	var leaks []string
 	for tag, g := range h.gone {
 		if !g.erased {
@@ -704,6 +718,12 @@ func (h *crashHarness) summary(elapsed time.Duration) {
 			}
 		}
 		fmt.Fprintf(&b, "%d stray copies beside the repository, holding %d of the erased texts\n", strays, inErased)
+	}
+	if h.be.seed != nil {
+		fmt.Fprintf(&b, "up to %d live texts at once found only compressed (in what %s decodes to)\n", h.compressed, h.be.where)
+		if h.compressed == 0 && !h.stop {
+			h.t.Errorf("no live text was ever found only compressed: the checks did not search compressed texts")
+		}
 	}
 	fmt.Fprintf(&b, "other failures: %d; %s up to %d KiB; up to %d unfinished imports at once\n", h.failures, h.be.where, h.size>>10, h.unfinished)
 	fmt.Fprintf(&b, "%d kills in %s (seed %d)", total.kills, elapsed.Round(time.Millisecond), h.seed)

@@ -359,3 +359,42 @@ func TestCodec_AnotherFileOverThePathIsReadWithItsOwnDictionary(t *testing.T) {
 		return nil
 	}))
 }
+
+// A file whose texts are too few to train a table on keeps, compacted,
+// the table it has, under its id: its texts stay compressed.
+func TestCodec_CompactOfAFewTextsKeepsTheTable(t *testing.T) {
+	b := createBolt(t)
+	texts := wordTexts(1200, 11, nil)
+	writePack(t, b, texts)
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+		for _, text := range texts[100:] {
+			if err := tx.DeleteBlob(dag.Sum(text)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	tableIDs := func() []string {
+		var ids []string
+		require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("dicts")).ForEach(func(k, _ []byte) error { ids = append(ids, fmt.Sprintf("%x", k)); return nil })
+		}))
+		return ids
+	}
+	require.Equal(t, []string{"00000001"}, tableIDs())
+	_, _, err := b.Compact(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"00000001"}, tableIDs(), "100 texts train no table: the file keeps its own")
+	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
+		for _, text := range texts[:100] {
+			got, err := tx.Blob(dag.Sum(text))
+			require.NoError(t, err)
+			require.Equal(t, text, got)
+		}
+		return nil
+	}))
+	require.NoError(t, b.Close())
+	for _, text := range texts[:3] {
+		assert.False(t, fileHas(t, b.Path(), text), "a text is kept compressed")
+	}
+}

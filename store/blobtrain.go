@@ -92,8 +92,10 @@ func storeDict(tx *bolt.Tx, d []byte, id uint32) error {
 	if err := b.Put(key, d); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketMeta).Put(keyDictSeq, key); err != nil {
-		return err
+	if v := tx.Bucket(bucketMeta).Get(keyDictSeq); len(v) != 4 || binary.BigEndian.Uint32(v) < id {
+		if err := tx.Bucket(bucketMeta).Put(keyDictSeq, key); err != nil {
+			return err
+		}
 	}
 	return tx.Bucket(bucketMeta).Put(keyDict, key)
 }

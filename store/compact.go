@@ -222,11 +222,13 @@ func compactInto(dst, src *bolt.DB, forms textForms, txMaxSize int64) error {
 
 // compactDict trains the symbol table of a compacted file on the texts of
 // t's (the first trainSampleBytes of them in hash order, which is no
-// order of theirs) and returns its encoder (nil when the file holds too
-// few texts, or texts are kept uncompressed), the table's stored form and
-// its id. The id is one t's file never used: a handle that read the old
-// file (in this process or another) may keep its tables by id, and must
-// not take the new one for one of those.
+// order of theirs) and returns its encoder (nil when texts are kept
+// uncompressed, or there is no table), the table's stored form and its
+// id. The id is one t's file never used: a handle that read the old file
+// (in this process or another) may keep its tables by id, and must not
+// take the new one for one of those. A file of texts too few to train on
+// keeps its current table, under its id (the same bytes a handle may
+// keep).
 func compactDict(t *boltTx) (*textEncoder, []byte, uint32, error) {
 	id := nextDictID(t.tx)
 	if t.texts.uncompressed {
@@ -245,16 +247,18 @@ func compactDict(t *boltTx) (*textEncoder, []byte, uint32, error) {
 			size += len(text)
 		}
 	}
-	if size < trainSampleBytes {
-		return nil, nil, id, nil
-	}
 	d := trainDict(trainSample(texts))
+	if d == nil {
+		if cur := t.load().dict; cur != 0 {
+			id, d = cur, bytes.Clone(dictionary(t.tx, cur))
+		}
+	}
 	if d == nil {
 		return nil, nil, id, nil
 	}
 	tab, err := fsst.Parse(d)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, fmt.Errorf("symbol table %d: %w: %w", id, ErrBadBlobForm, err)
 	}
 	return &textEncoder{t: tab, id: id}, d, id, nil
 }
