@@ -31,17 +31,21 @@ const MaxSymbols = 255
 // Table is a symbol table with what encoding and decoding need. It is
 // never changed once made, and safe for concurrent use.
 type Table struct {
-	n    int
-	syms [MaxSymbols]uint64 // the bytes of each symbol, little-endian
-	lens [MaxSymbols]uint8
+	n     int
+	syms  [MaxSymbols]uint64 // the bytes of each symbol, little-endian
+	masks [MaxSymbols]uint64 // of each symbol, its bytes' bits set
+	lens  [MaxSymbols]uint8
 	// byte1 is the code of the one-byte symbol of each byte value,
 	// Escape for none.
 	byte1 [256]uint8
-	// by2 lists, for each first two bytes (little-endian), the codes of
-	// the symbols of two bytes or more that start with them, longest
-	// first: by2Codes[by2Start[p]:by2Start[p+1]].
-	by2Start []uint16
-	by2Codes []uint8
+	// byte2 is the code of the two-byte symbol of each two bytes
+	// (little-endian), Escape for none.
+	byte2 []uint8
+	// by3 lists, for each hash of first three bytes (hash3), the codes
+	// of the symbols of three bytes or more that start with bytes of
+	// that hash, longest first: by3Codes[by3Start[h]:by3Start[h+1]].
+	by3Start []uint16
+	by3Codes []uint8
 }
 
 // ErrBadTable is wrapped by the error of a symbol table that does not
@@ -65,33 +69,41 @@ func New(symbols [][]byte) (*Table, error) {
 		}
 		seen[string(s)] = true
 		t.syms[i], t.lens[i] = load64(s), uint8(len(s))
+		t.masks[i] = ^uint64(0) >> (64 - 8*len(s))
 		if len(s) == 1 {
 			t.byte1[s[0]] = uint8(i)
 		}
 	}
-	// Symbols of two bytes or more, by their first two bytes, longest
-	// first.
+	// Two-byte symbols by their bytes; longer ones by the hash of their
+	// first three, longest first.
+	t.byte2 = make([]uint8, 1<<16)
+	for i := range t.byte2 {
+		t.byte2[i] = Escape
+	}
 	var long []int
 	for i, s := range symbols {
-		if len(s) >= 2 {
+		switch {
+		case len(s) == 2:
+			t.byte2[uint16(t.syms[i])] = uint8(i)
+		case len(s) > 2:
 			long = append(long, i)
 		}
 	}
 	slices.SortFunc(long, func(a, b int) int {
-		pa, pb := uint16(t.syms[a]), uint16(t.syms[b])
-		if pa != pb {
-			return int(pa) - int(pb)
+		ha, hb := hash3(t.syms[a]), hash3(t.syms[b])
+		if ha != hb {
+			return int(ha) - int(hb)
 		}
 		return int(t.lens[b]) - int(t.lens[a])
 	})
-	t.by2Start = make([]uint16, 1<<16+1)
-	t.by2Codes = make([]uint8, len(long))
+	t.by3Start = make([]uint16, hash3Size+1)
+	t.by3Codes = make([]uint8, len(long))
 	for i, c := range long {
-		t.by2Codes[i] = uint8(c)
-		t.by2Start[uint16(t.syms[c])+1]++
+		t.by3Codes[i] = uint8(c)
+		t.by3Start[hash3(t.syms[c])+1]++
 	}
-	for p := 1; p < len(t.by2Start); p++ {
-		t.by2Start[p] += t.by2Start[p-1]
+	for h := 1; h < len(t.by3Start); h++ {
+		t.by3Start[h] += t.by3Start[h-1]
 	}
 	return t, nil
 }
@@ -117,24 +129,45 @@ func (t *Table) symbol(c uint8) []byte {
 // text (len(text) > 0) and the symbol's length; Escape and 1 when none
 // does.
 func (t *Table) next(text []byte) (uint8, int) {
-	if len(text) >= 2 {
+	if len(text) >= 8 {
+		// The common case: no symbol runs past the text's end.
+		w := binary.LittleEndian.Uint64(text)
+		h := hash3(w)
+		for _, c := range t.by3Codes[t.by3Start[h]:t.by3Start[h+1]] {
+			if w&t.masks[c] == t.syms[c] {
+				return c, int(t.lens[c])
+			}
+		}
+		if c := t.byte2[uint16(w)]; c != Escape {
+			return c, 2
+		}
+	} else if len(text) >= 2 {
 		w := load64(text)
-		p := uint16(w)
-		for _, c := range t.by2Codes[t.by2Start[p]:t.by2Start[int(p)+1]] {
-			l := int(t.lens[c])
-			if l > len(text) {
-				continue
+		if len(text) >= 3 {
+			h := hash3(w)
+			for _, c := range t.by3Codes[t.by3Start[h]:t.by3Start[h+1]] {
+				if l := int(t.lens[c]); l <= len(text) && w&t.masks[c] == t.syms[c] {
+					return c, l
+				}
 			}
-			mask := ^uint64(0) >> (64 - 8*l)
-			if w&mask == t.syms[c] {
-				return c, l
-			}
+		}
+		if c := t.byte2[uint16(w)]; c != Escape {
+			return c, 2
 		}
 	}
 	return t.byte1[text[0]], 1
 }
 
-// encode appends the codes of text to dst.
+// hash3Size is the number of hashes of three bytes (hash3).
+const hash3Size = 1 << 10
+
+// hash3 returns a hash of the first three bytes of w (little-endian),
+// below hash3Size.
+func hash3(w uint64) uint32 {
+	return uint32(w&0xffffff) * 2654435761 >> 22
+}
+
+// Encode appends the codes of text to dst.
 func (t *Table) Encode(dst, text []byte) []byte {
 	for len(text) > 0 {
 		c, l := t.next(text)
@@ -148,7 +181,7 @@ func (t *Table) Encode(dst, text []byte) []byte {
 	return dst
 }
 
-// decode returns the text of codes, in new memory (at most 8 bytes a
+// Decode returns the text of codes, in new memory (at most 8 bytes a
 // code: damaged codes cannot make it allocate more).
 func (t *Table) Decode(codes []byte) ([]byte, error) {
 	n := 0
