@@ -182,12 +182,14 @@ func splitSymbols(body []byte) (uint32, []byte, error) {
 	return uint32(id), body[n:], nil
 }
 
-// decode returns the text of stored value v of a file with forms, with
-// local (nil: none) a symbol table the transaction trained itself, with
-// id skip, which the codec never keeps (a rollback could undo it, and a
-// later table take its id). A raw text is returned as a slice of v; a
-// compressed one in new memory.
-func (c *blobCodec) decode(tx *bolt.Tx, lineage string, local *fsst.Table, skip uint32, v []byte) ([]byte, error) {
+// decode returns the text of stored value v of a file with forms, as
+// transaction f reads it: a table the transaction trained itself (which
+// the codec never keeps: a rollback could undo it, and a later table
+// take its id) is f's, and the table of the last text f decoded is kept
+// in f, so that a walk of many texts asks the codec (and takes its lock)
+// once. A raw text is returned as a slice of v; a compressed one in new
+// memory.
+func (c *blobCodec) decode(tx *bolt.Tx, f *textForms, v []byte) ([]byte, error) {
 	if len(v) == 0 {
 		return nil, fmt.Errorf("%w: an empty value", ErrBadBlobForm)
 	}
@@ -202,11 +204,17 @@ func (c *blobCodec) decode(tx *bolt.Tx, lineage string, local *fsst.Table, skip 
 	if err != nil {
 		return nil, err
 	}
-	t := local
-	if t == nil || id != skip {
-		if t, err = c.table(tx, lineage, id); err != nil {
+	var t *fsst.Table
+	switch {
+	case f.trainedTable != nil && id == f.trained:
+		t = f.trainedTable
+	case f.lastTable != nil && id == f.lastID:
+		t = f.lastTable
+	default:
+		if t, err = c.table(tx, f.lineage, id); err != nil {
 			return nil, err
 		}
+		f.lastID, f.lastTable = id, t
 	}
 	text, err := t.Decode(codes)
 	if err != nil {
@@ -229,6 +237,9 @@ type textForms struct {
 	// the table: the codec never keeps it (see decode).
 	trained      uint32
 	trainedTable *fsst.Table
+	// lastID and lastTable are the table of the last text decoded.
+	lastID    uint32
+	lastTable *fsst.Table
 }
 
 // load reads the file's forms and symbol table once per transaction.
@@ -248,7 +259,7 @@ func (t *boltTx) text(v []byte) ([]byte, error) {
 	if !f.forms {
 		return v, nil
 	}
-	return f.codec.decode(t.tx, f.lineage, f.trainedTable, f.trained, v)
+	return f.codec.decode(t.tx, f, v)
 }
 
 // stored returns the value a blob of content text is stored as, in new
