@@ -304,7 +304,7 @@ func (t *boltTx) textEncoder() (*textEncoder, error) {
 }
 
 // storedEntries returns entries with the content of every blob in its
-// stored form, first training the file's dictionary when it has none and
+// stored form, first training the file's symbol table when it has none and
 // entries hold texts enough for one. entries is left as it was.
 func (t *boltTx) storedEntries(entries []PackEntry) ([]PackEntry, error) {
 	f := t.load()

@@ -27,7 +27,7 @@ const (
 	trainMinShared = 8
 )
 
-// trainSample picks the texts a dictionary is trained on: about
+// trainSample picks the texts a symbol table is trained on: about
 // trainSampleBytes of them, spread evenly over texts. Texts too short to
 // be compressed are left out.
 func trainSample(texts [][]byte) [][]byte {

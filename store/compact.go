@@ -145,7 +145,7 @@ func syncDir(dir string) error {
 // are appended to the reflogs bucket's, and its word-index documents to
 // the pending ones of the words bucket (as its checkpoint does). Every
 // page is filled: keys arrive in order. Texts are written anew in their
-// stored forms (blobcodec.go), compressed with one dictionary trained on
+// stored forms (blobcodec.go), compressed with one symbol table trained on
 // the file's texts, which replaces src's: a file an older tract wrote
 // gets its forms so.
 func compactInto(dst, src *bolt.DB, forms textForms, txMaxSize int64) error {
@@ -264,7 +264,7 @@ func compactDict(t *boltTx) (*textEncoder, []byte, uint32, error) {
 }
 
 // finishForms marks the copied file as one whose texts carry their forms,
-// with dictionary d (nil: none), of id, as its only one.
+// with symbol table d (nil: none), of id, as its only one.
 func (w *copyWriter) finishForms(d []byte, id uint32) error {
 	if err := w.commit(); err != nil {
 		return err
