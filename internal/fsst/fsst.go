@@ -169,6 +169,32 @@ func hash3(w uint64) uint32 {
 
 // Encode appends the codes of text to dst.
 func (t *Table) Encode(dst, text []byte) []byte {
+	for len(text) >= 8 {
+		// The common case, next's first branch inlined: no symbol runs
+		// past the text's end.
+		w := binary.LittleEndian.Uint64(text)
+		c, l := uint8(Escape), 0
+		h := hash3(w)
+		for _, cc := range t.by3Codes[t.by3Start[h]:t.by3Start[h+1]] {
+			if w&t.masks[cc] == t.syms[cc] {
+				c, l = cc, int(t.lens[cc])
+				break
+			}
+		}
+		if l == 0 {
+			if c = t.byte2[uint16(w)]; c != Escape {
+				l = 2
+			} else {
+				c, l = t.byte1[byte(w)], 1
+			}
+		}
+		if c == Escape {
+			dst = append(dst, Escape, byte(w))
+		} else {
+			dst = append(dst, c)
+		}
+		text = text[l:]
+	}
 	for len(text) > 0 {
 		c, l := t.next(text)
 		if c == Escape {
