@@ -256,14 +256,19 @@ func TestCodec_SalvageReadsCompressedTexts(t *testing.T) {
 	}))
 }
 
-// Compact trains the file's dictionary anew, under an id the file never
-// had: a handle that read texts with the old one, this or another, reads
-// the compacted file's texts right, compaction after compaction.
+// Compact trains the file's symbol table anew, under an id the file never
+// had, when the texts that shared a symbol of it are gone: a handle that
+// read texts with the old one, this or another, reads the compacted
+// file's texts right, compaction after compaction; while every symbol is
+// still shared, compact keeps the table and its id.
 func TestCodec_CompactTrainsANewDictionaryUnderANewID(t *testing.T) {
 	b := createBolt(t)
 	other, err := store.OpenBolt(b.Path(), store.BoltOptions{NoSync: true})
 	require.NoError(t, err)
 	defer other.Close()
+	// The first batch trains the table, with pieces of its prefix.
+	old := wordTexts(3000, 7, func(int) string { return "Quokka-zebra marmot preface. " })
+	writePack(t, b, old)
 	texts := wordTexts(3000, 8, nil)
 	writePack(t, b, texts)
 	readAll := func(s *store.Bolt) {
@@ -278,19 +283,35 @@ func TestCodec_CompactTrainsANewDictionaryUnderANewID(t *testing.T) {
 		}))
 	}
 	readAll(other)
+	ids := func() []string {
+		var ids []string
+		require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("dicts")).ForEach(func(k, _ []byte) error { ids = append(ids, fmt.Sprintf("%x", k)); return nil })
+		}))
+		return ids
+	}
+	_, _, err = b.Compact(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"00000001"}, ids(), "every symbol is still shared: the table stays")
+
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+		for _, text := range old {
+			if err := tx.DeleteBlob(dag.Sum(text)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 	for range 2 {
 		_, _, err := b.Compact(context.Background())
 		require.NoError(t, err)
 		readAll(b)
 		readAll(other)
 	}
-	var ids []string
-	require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("dicts")).ForEach(func(k, _ []byte) error { ids = append(ids, fmt.Sprintf("%x", k)); return nil })
-	}))
-	// The second compaction keeps the file the first wrote, which is as
-	// small: its dictionary is the first compaction's.
-	assert.Equal(t, []string{"00000002"}, ids, "the compacted file keeps its one dictionary, of a new id")
+	// The second compaction keeps the table the first trained.
+	assert.Equal(t, []string{"00000002"}, ids(), "the compacted file keeps its one table, of a new id")
+	require.NoError(t, b.Close())
+	assert.False(t, fileHas(t, b.Path(), []byte("marmot p")), "no piece of the erased prefix is left")
 }
 
 // A compiled-context record holds the texts of its run: it is kept
@@ -360,41 +381,51 @@ func TestCodec_AnotherFileOverThePathIsReadWithItsOwnDictionary(t *testing.T) {
 	}))
 }
 
-// A file whose texts are too few to train a table on keeps, compacted,
-// the table it has, under its id: its texts stay compressed.
-func TestCodec_CompactOfAFewTextsKeepsTheTable(t *testing.T) {
+// A compaction drops the file's table when the texts it keeps no longer
+// share its symbols, and keeps texts too few to train another as they
+// are.
+func TestCodec_CompactDropsATableItsTextsNoLongerShare(t *testing.T) {
 	b := createBolt(t)
 	texts := wordTexts(1200, 11, nil)
 	writePack(t, b, texts)
-	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
-		for _, text := range texts[100:] {
-			if err := tx.DeleteBlob(dag.Sum(text)); err != nil {
-				return err
+	erase := func(texts [][]byte) {
+		require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+			for _, text := range texts {
+				if err := tx.DeleteBlob(dag.Sum(text)); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
-	}))
+			return nil
+		}))
+	}
 	tableIDs := func() []string {
 		var ids []string
 		require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte("dicts")).ForEach(func(k, _ []byte) error { ids = append(ids, fmt.Sprintf("%x", k)); return nil })
+			if d := tx.Bucket([]byte("dicts")); d != nil {
+				return d.ForEach(func(k, _ []byte) error { ids = append(ids, fmt.Sprintf("%x", k)); return nil })
+			}
+			return nil
 		}))
 		return ids
 	}
+	readBack := func(texts [][]byte) {
+		require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
+			for _, text := range texts {
+				got, err := tx.Blob(dag.Sum(text))
+				require.NoError(t, err)
+				require.Equal(t, text, got)
+			}
+			return nil
+		}))
+	}
 	require.Equal(t, []string{"00000001"}, tableIDs())
+	erase(texts[3:])
 	_, _, err := b.Compact(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"00000001"}, tableIDs(), "100 texts train no table: the file keeps its own")
-	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
-		for _, text := range texts[:100] {
-			got, err := tx.Blob(dag.Sum(text))
-			require.NoError(t, err)
-			require.Equal(t, text, got)
-		}
-		return nil
-	}))
+	assert.Empty(t, tableIDs(), "3 texts share no symbol of 8 texts: the table goes")
+	readBack(texts[:3])
 	require.NoError(t, b.Close())
 	for _, text := range texts[:3] {
-		assert.False(t, fileHas(t, b.Path(), text), "a text is kept compressed")
+		assert.True(t, fileHas(t, b.Path(), text), "a text is kept as it is")
 	}
 }

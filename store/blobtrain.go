@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	bolt "go.etcd.io/bbolt"
@@ -79,6 +80,35 @@ func trainDict(sample [][]byte) []byte {
 		return nil // never: trainSymbols gives distinct symbols of 1 to 8 bytes
 	}
 	return t.Marshal()
+}
+
+// stillShared reports whether every symbol of two bytes or more of table
+// d (stored form) occurs in at least as many distinct texts of sample as
+// a table trained on sample would need (see trainDict): then the table
+// keeps no piece of a text that training on sample would leave out.
+func stillShared(d []byte, sample [][]byte) bool {
+	t, err := fsst.Parse(d)
+	if err != nil {
+		return false
+	}
+	minShared := max(trainMinShared, len(sample)/trainShare)
+	for _, s := range t.Symbols() {
+		if len(s) < 2 {
+			continue
+		}
+		n := 0
+		for _, text := range sample {
+			if bytes.Contains(text, s) {
+				if n++; n == minShared {
+					break
+				}
+			}
+		}
+		if n < minShared {
+			return false
+		}
+	}
+	return true
 }
 
 // storeDict writes symbol table d (stored form) under id in tx's dicts

@@ -169,11 +169,11 @@ func compactInto(dst, src *bolt.DB, forms textForms, txMaxSize int64) error {
 					return err
 				}
 				return b.ForEach(func(k, v []byte) error {
-					rec, err := objects.text(v)
+					rec, err := objects.restored(enc, v)
 					if err != nil {
 						return nil
 					}
-					return w.put([][]byte{name}, k, encodeWith(enc, rec))
+					return w.put([][]byte{name}, k, rec)
 				})
 			case bytes.Equal(name, bucketBlobs), bytes.Equal(name, bucketCommits):
 				blobs := bytes.Equal(name, bucketBlobs)
@@ -184,11 +184,10 @@ func compactInto(dst, src *bolt.DB, forms textForms, txMaxSize int64) error {
 				for k, v := c.First(); k != nil; k, v = c.Next() {
 					objects.res.add(stx, len(k)+len(v))
 					if blobs {
-						text, err := objects.text(v)
-						if err != nil {
+						var err error
+						if v, err = objects.restored(enc, v); err != nil {
 							return fmt.Errorf("blob %x: %w", k, err)
 						}
-						v = encodeWith(enc, text)
 					}
 					if err := w.put([][]byte{name}, k, v); err != nil {
 						return err
@@ -220,15 +219,18 @@ func compactInto(dst, src *bolt.DB, forms textForms, txMaxSize int64) error {
 	return w.commit()
 }
 
-// compactDict trains the symbol table of a compacted file on the texts of
-// t's (the first trainSampleBytes of them in hash order, which is no
-// order of theirs) and returns its encoder (nil when texts are kept
-// uncompressed, or there is no table), the table's stored form and its
-// id. The id is one t's file never used: a handle that read the old file
-// (in this process or another) may keep its tables by id, and must not
-// take the new one for one of those. A file of texts too few to train on
-// keeps its current table, under its id (the same bytes a handle may
-// keep).
+// compactDict returns the symbol table of a compacted file, with its
+// encoder (nil when texts are kept uncompressed, or there is no table),
+// its stored form and its id. The sample is the first trainSampleBytes of
+// t's texts in hash order (which is no order of theirs). t's table is kept,
+// under its id, when every symbol of it is still shared by as many texts
+// of the sample as training would ask: erasures since it was trained left
+// none of its symbols to texts that are gone, and texts stored with it are
+// copied as they are. Else a table is trained on the sample, under an id
+// t's file never used (a handle that read the old file, in this process
+// or another, may keep its tables by id, and must not take the new one for
+// one of those); a sample too small to train on leaves the file without
+// one, its texts as they are.
 func compactDict(t *boltTx) (*textEncoder, []byte, uint32, error) {
 	id := nextDictID(t.tx)
 	if t.texts.uncompressed {
@@ -247,11 +249,15 @@ func compactDict(t *boltTx) (*textEncoder, []byte, uint32, error) {
 			size += len(text)
 		}
 	}
-	d := trainDict(trainSample(texts))
-	if d == nil {
-		if cur := t.load().dict; cur != 0 {
-			id, d = cur, bytes.Clone(dictionary(t.tx, cur))
+	sample := trainSample(texts)
+	var d []byte
+	if cur := t.load().dict; cur != 0 {
+		if old := dictionary(t.tx, cur); old != nil && stillShared(old, sample) {
+			id, d = cur, bytes.Clone(old)
 		}
+	}
+	if d == nil {
+		d = trainDict(sample)
 	}
 	if d == nil {
 		return nil, nil, id, nil
@@ -261,6 +267,22 @@ func compactDict(t *boltTx) (*textEncoder, []byte, uint32, error) {
 		return nil, nil, 0, fmt.Errorf("symbol table %d: %w: %w", id, ErrBadBlobForm, err)
 	}
 	return &textEncoder{t: tab, id: id}, d, id, nil
+}
+
+// restored returns stored value v of t's file in the form enc (nil:
+// none) writes: v itself when it is codes of enc's table already, else its
+// text encoded anew.
+func (t *boltTx) restored(enc *textEncoder, v []byte) ([]byte, error) {
+	if enc != nil && t.load().forms && len(v) > 0 && v[0] == formSymbols {
+		if id, _, err := splitSymbols(v[1:]); err == nil && id == enc.id {
+			return v, nil
+		}
+	}
+	text, err := t.text(v)
+	if err != nil {
+		return nil, err
+	}
+	return encodeWith(enc, text), nil
 }
 
 // finishForms marks the copied file as one whose texts carry their forms,

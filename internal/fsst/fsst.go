@@ -120,6 +120,15 @@ func load64(b []byte) uint64 {
 	return v
 }
 
+// Symbols returns the table's symbols, in code order.
+func (t *Table) Symbols() [][]byte {
+	out := make([][]byte, t.n)
+	for c := range out {
+		out[c] = t.symbol(uint8(c))
+	}
+	return out
+}
+
 // symbol returns the bytes of code c.
 func (t *Table) symbol(c uint8) []byte {
 	return binary.LittleEndian.AppendUint64(nil, t.syms[c])[:t.lens[c]]
