@@ -593,6 +593,7 @@ func (h *crashHarness) checkStorage(k int, op string) {
 	}
 	h.size = max(h.size, size)
 	found := crashTagsIn(chunks)
+	h.dropSoup(chunks, found)
 	compressed := 0
 	for tag := range h.holders {
 		hits, ok := found[tag]
@@ -639,6 +640,36 @@ func (h *crashHarness) checkStorage(k int, op string) {
 		}
 		h.leakf("%s: erased text %s (%d bytes; erased by %s after kill %d) is still in %s: %s, %s",
 			h.at(k, op), tag, len(h.texts[tag]), g.how(), g.kill, h.be.where, whole, where[tag])
+	}
+}
+
+// crashSoupCheck is how many bytes after a tag found in what a chunk
+// decodes to must be the text's own for the hit to count.
+const crashSoupCheck = 16
+
+// dropSoup drops from found the hits, in what a chunk decodes to, that
+// the text does not go on from. Read as codes, any bytes decode to
+// symbols (ASCII text, page headers), and a tag is a few symbols (its
+// run's prefix, shared by the run's texts; a piece of its number, shared
+// by ten): some run of bytes decodes to it somewhere. A text's own codes
+// decode to the words that follow the tag too (a tag is always followed
+// by six words), which such soup does not.
+func (h *crashHarness) dropSoup(chunks []crashChunk, found map[string][]crashHit) {
+	for tag, hits := range found {
+		text, known := h.texts[tag]
+		hits = slices.DeleteFunc(hits, func(hit crashHit) bool {
+			c := chunks[hit.chunk]
+			if !c.decoded {
+				return false
+			}
+			end := hit.off + crashTagLen + crashSoupCheck
+			return !known || end > len(c.data) || !strings.Contains(text, string(c.data[hit.off:end]))
+		})
+		if len(hits) == 0 {
+			delete(found, tag)
+		} else {
+			found[tag] = hits
+		}
 	}
 }
 
