@@ -56,7 +56,9 @@ func newChatClient(t testing.TB, srv *llmtest.Server, opts ...llm.Option) *llm.O
 // its integrity when the test ends.
 func newChatTract(t testing.TB, client llm.Client) *tract.Tract {
 	t.Helper()
-	opts := []tract.Option{tract.WithNoSync(), tract.WithClock(chatClock())}
+	// Texts are kept uncompressed: tests here search the raw file for
+	// API keys, which a compressed text would hide.
+	opts := []tract.Option{tract.WithNoSync(), tract.WithClock(chatClock()), tract.WithUncompressedTexts()}
 	if client != nil {
 		opts = append(opts, tract.WithClient(client))
 	}

@@ -200,7 +200,9 @@ func TestReset_HardErasesTextsFromRecords(t *testing.T) {
 	ctx := context.Background()
 	const secret = "sk-secret-in-a-record-4242"
 	model := llm.NewScripted().When(secret, llm.Reply{Content: `{"ok":"` + secret + `"}`}).Otherwise(llm.Reply{Content: `{"ok":true}`})
-	tr := newTract(t, tract.WithClient(model), tract.WithContextRecords(0))
+	// Texts (and records) are kept uncompressed, so that the search of
+	// the raw file below finds the secret while it is stored.
+	tr := newTract(t, tract.WithClient(model), tract.WithContextRecords(0), tract.WithUncompressedTexts())
 	_, err := tr.Import(ctx, chain(500, 200, "m"))
 	require.NoError(t, err)
 	_, err = tr.Chat(ctx, "a first turn", tract.Validate(retry.JSON()))

@@ -3,6 +3,7 @@ package tract_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/fsst"
 	"github.com/tractdag/tract/store/postgres/pgtest"
 )
 
@@ -44,19 +47,31 @@ type crashBackend struct {
 	// strays, when set, counts the copies of the repository that killed
 	// operations left beside it, and returns the tags they hold.
 	strays func() (copies int, tags map[string]bool)
+	// seed, when set, runs once on the new repository before the first
+	// worker: the file gets the symbol table its texts are compressed
+	// with.
+	seed func(tr *tract.Tract)
 }
 
-// crashChunk is a piece of a repository's storage, read raw.
+// crashChunk is a piece of a repository's storage, read raw, or what a
+// piece read raw decodes to.
 type crashChunk struct {
 	name string // "the file", "tract_blobs.data of row (…)"
 	data []byte
+	// decoded is set for the bytes of another chunk read as codes of a
+	// symbol table: they count for no size, and their offsets are not
+	// the file's.
+	decoded bool
 }
 
 // crashHit is where a tag is: at offset off of chunk number chunk.
 type crashHit struct{ chunk, off int }
 
 // crashFileBackend keeps the repository in a bbolt file in a temporary
-// directory; the checks read the whole file, free pages and all.
+// directory; the checks read the whole file, free pages and all, and the
+// file's every byte read as codes of each of its symbol tables: its
+// texts are kept compressed (see seedSymbols), and a text's codes, left
+// anywhere in the file, decode to it (fsst.Table.DecodeLoose).
 func crashFileBackend(t *testing.T) *crashBackend {
 	db := filepath.Join(t.TempDir(), "tract.db")
 	return &crashBackend{
@@ -64,13 +79,20 @@ func crashFileBackend(t *testing.T) *crashBackend {
 		read: func() []crashChunk {
 			raw, err := os.ReadFile(db)
 			require.NoError(t, err)
-			return []crashChunk{{name: "the file", data: raw}}
+			chunks := []crashChunk{{name: "the file", data: raw}}
+			tables, err := crashSymbolTables(db)
+			require.NoError(t, err)
+			for _, st := range tables {
+				chunks = append(chunks, crashChunk{name: st.name, data: st.t.DecodeLoose(raw), decoded: true})
+			}
+			return chunks
 		},
-		locate: func(_ []crashChunk, found map[string][]crashHit, tags []string) map[string]string {
-			return crashLocateInFile(db, found, tags)
+		locate: func(chunks []crashChunk, found map[string][]crashHit, tags []string) map[string]string {
+			return crashLocateInFile(db, chunks, found, tags)
 		},
 		strays: func() (int, map[string]bool) {
 			names, _ := filepath.Glob(db + ".compact-*")
+			tables, _ := crashSymbolTables(db)
 			in := make(map[string]bool)
 			for _, name := range names {
 				raw, err := os.ReadFile(name)
@@ -80,10 +102,75 @@ func crashFileBackend(t *testing.T) *crashBackend {
 				for tag := range crashTags(raw) {
 					in[tag] = true
 				}
+				// A compaction's copy is compressed with a table of its
+				// own, stored last: read its codes with it when it got
+				// that far.
+				own, _ := crashSymbolTables(name)
+				for _, st := range append(own, tables...) {
+					for tag := range crashTags(st.t.DecodeLoose(raw)) {
+						in[tag] = true
+					}
+				}
 			}
 			return len(names), in
 		},
+		seed: func(tr *tract.Tract) { seedSymbols(t, tr, db) },
 	}
+}
+
+// crashTable is a symbol table of a file, and how messages name it.
+type crashTable struct {
+	name string
+	t    *fsst.Table
+}
+
+// crashSymbolTables returns the symbol tables the file at path holds
+// (read with bbolt: the file is consistent between the worker's runs).
+func crashSymbolTables(path string) ([]crashTable, error) {
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		return nil, err
+	}
+	defer bdb.Close()
+	var out []crashTable
+	err = bdb.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("dicts"))
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			t, err := fsst.Parse(v)
+			if err != nil {
+				return fmt.Errorf("symbol table %x: %w", k, err)
+			}
+			out = append(out, crashTable{name: fmt.Sprintf("the file read as codes of its symbol table %x", k), t: t})
+			return nil
+		})
+	})
+	return out, err
+}
+
+// seedSymbols imports, before the first worker, texts enough for the
+// file to train the symbol table its texts are then compressed with:
+// words of the worker's texts, without tags (the checks follow none of
+// them). Without it the worker's small batches would never train one,
+// and the checks would search uncompressed texts only.
+func seedSymbols(t *testing.T, tr *tract.Tract, db string) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	msgs := make([]tract.ImportMessage, 1200)
+	for i := range msgs {
+		var b strings.Builder
+		for b.Len() < 150+rng.IntN(150) {
+			b.WriteString(crashWords[rng.IntN(len(crashWords))])
+			b.WriteByte(' ')
+		}
+		msgs[i] = tract.ImportMessage{Role: []tract.Role{tract.RoleUser, tract.RoleAssistant}[i%2], Content: b.String()}
+	}
+	_, err := tr.Import(context.Background(), msgs)
+	require.NoError(t, err)
+	tables, err := crashSymbolTables(db)
+	require.NoError(t, err)
+	require.Len(t, tables, 1, "the seed trained the file's symbol table")
 }
 
 // crashWorkerApp is the application_name of the crash worker's sessions
@@ -144,7 +231,7 @@ func crashPostgresBackend(t *testing.T) *crashBackend {
 // crashLocateInFile says where in the file db the tags are: offsets, and
 // the kind of bbolt page each lies in (a free page, a page in use, or past
 // the end of the database).
-func crashLocateInFile(db string, found map[string][]crashHit, tags []string) map[string]string {
+func crashLocateInFile(db string, chunks []crashChunk, found map[string][]crashHit, tags []string) map[string]string {
 	where := make(map[string]string, len(tags))
 	bdb, err := bolt.Open(db, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second, PreLoadFreelist: true})
 	if err != nil {
@@ -162,6 +249,9 @@ func crashLocateInFile(db string, found map[string][]crashHit, tags []string) ma
 	_ = bdb.View(func(tx *bolt.Tx) error {
 		for _, tag := range tags {
 			where[tag] = crashListHits(found[tag], func(hit crashHit) string {
+				if chunks[hit.chunk].decoded {
+					return fmt.Sprintf("in %s, at %d of what it decodes to", chunks[hit.chunk].name, hit.off)
+				}
 				return fmt.Sprintf("offset %d (page %d: %s)", hit.off, hit.off/size, crashPageKind(tx, hit.off/size))
 			})
 		}

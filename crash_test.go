@@ -190,6 +190,9 @@ type crashHarness struct {
 	leaks      int   // erased texts found (the first crashReportLimit are described)
 	unfinished int   // most unpublished packs seen at once
 	size       int64 // largest size of the storage the checks read
+	// compressed is the most live texts a check found only in what the
+	// storage decodes to (kept compressed), and not as they are.
+	compressed int
 }
 
 // What the parent calls the moments of a kill outside an operation.
@@ -215,6 +218,9 @@ func newCrashHarness(t testing.TB, seed uint64, be *crashBackend) *crashHarness 
 	require.NoError(t, err)
 	tr, err := tract.Init(be.location)
 	require.NoError(t, err)
+	if be.seed != nil {
+		be.seed(tr)
+	}
 	require.NoError(t, tr.Close())
 	var ops []string
 	for _, op := range crashOps {
@@ -581,17 +587,26 @@ func (h *crashHarness) checkStorage(k int, op string) {
 	chunks := h.be.read()
 	var size int64
 	for _, c := range chunks {
-		size += int64(len(c.data))
+		if !c.decoded {
+			size += int64(len(c.data))
+		}
 	}
 	h.size = max(h.size, size)
 	found := crashTagsIn(chunks)
+	h.dropSoup(chunks, found)
+	compressed := 0
 	for tag := range h.holders {
-		if _, ok := found[tag]; !ok {
+		hits, ok := found[tag]
+		if !ok {
 			h.failf("%s: the text %s of a live acknowledged commit is not in %s: the check cannot see texts", h.at(k, op), tag, h.be.where)
 			h.stop = true
 			return
 		}
+		if !slices.ContainsFunc(hits, func(hit crashHit) bool { return !chunks[hit.chunk].decoded }) {
+			compressed++
+		}
 	}
+	h.compressed = max(h.compressed, compressed)
 	var leaks []string
 	for tag, g := range h.gone {
 		if !g.erased {
@@ -625,6 +640,36 @@ func (h *crashHarness) checkStorage(k int, op string) {
 		}
 		h.leakf("%s: erased text %s (%d bytes; erased by %s after kill %d) is still in %s: %s, %s",
 			h.at(k, op), tag, len(h.texts[tag]), g.how(), g.kill, h.be.where, whole, where[tag])
+	}
+}
+
+// crashSoupCheck is how many bytes after a tag found in what a chunk
+// decodes to must be the text's own for the hit to count.
+const crashSoupCheck = 16
+
+// dropSoup drops from found the hits, in what a chunk decodes to, that
+// the text does not go on from. Read as codes, any bytes decode to
+// symbols (ASCII text, page headers), and a tag is a few symbols (its
+// run's prefix, shared by the run's texts; a piece of its number, shared
+// by ten): some run of bytes decodes to it somewhere. A text's own codes
+// decode to the words that follow the tag too (a tag is always followed
+// by six words), which such soup does not.
+func (h *crashHarness) dropSoup(chunks []crashChunk, found map[string][]crashHit) {
+	for tag, hits := range found {
+		text, known := h.texts[tag]
+		hits = slices.DeleteFunc(hits, func(hit crashHit) bool {
+			c := chunks[hit.chunk]
+			if !c.decoded {
+				return false
+			}
+			end := hit.off + crashTagLen + crashSoupCheck
+			return !known || end > len(c.data) || !strings.Contains(text, string(c.data[hit.off:end]))
+		})
+		if len(hits) == 0 {
+			delete(found, tag)
+		} else {
+			found[tag] = hits
+		}
 	}
 }
 
@@ -704,6 +749,12 @@ func (h *crashHarness) summary(elapsed time.Duration) {
 			}
 		}
 		fmt.Fprintf(&b, "%d stray copies beside the repository, holding %d of the erased texts\n", strays, inErased)
+	}
+	if h.be.seed != nil {
+		fmt.Fprintf(&b, "up to %d live texts at once found only compressed (in what %s decodes to)\n", h.compressed, h.be.where)
+		if h.compressed == 0 && !h.stop {
+			h.t.Errorf("no live text was ever found only compressed: the checks did not search compressed texts")
+		}
 	}
 	fmt.Fprintf(&b, "other failures: %d; %s up to %d KiB; up to %d unfinished imports at once\n", h.failures, h.be.where, h.size>>10, h.unfinished)
 	fmt.Fprintf(&b, "%d kills in %s (seed %d)", total.kills, elapsed.Round(time.Millisecond), h.seed)

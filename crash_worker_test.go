@@ -159,6 +159,9 @@ func (w *crashWorker) work(path string) error {
 	// them. Every write is synced: no WithNoSync.
 	shift := time.Duration(w.run) * 2 * time.Hour
 	w.begin(crashOpen)
+	// Texts are kept compressed, as they are by default: the harness
+	// finds live texts (its control) and looks for erased ones in the raw
+	// bytes and in what they decode to.
 	w.tr, err = tract.Open(path, tract.WithClient(client), tract.WithClock(func() time.Time { return time.Now().Add(shift) }))
 	if err != nil {
 		return fmt.Errorf("open: %w", err)

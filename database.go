@@ -55,8 +55,8 @@ func Migrate(ctx context.Context, url string) (*MigrateResult, error) {
 // path, a repository in a database for a URL (see IsDatabaseURL). It is
 // for tools that work on the storage of either kind, such as copying a
 // repository between them. Of opts, WithLockTimeout, WithNoSync,
-// WithReadOnly and WithIndexProgress apply to a file; WithContext to a
-// database. ctx bounds
+// WithReadOnly, WithIndexProgress and WithUncompressedTexts apply to a
+// file; WithContext to a database. ctx bounds
 // the opening (of a file, its wait for the file's lock too).
 func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option) (store.Store, error) {
 	if err := ctx.Err(); err != nil {
@@ -73,6 +73,7 @@ func OpenStore(ctx context.Context, dbOrPath string, create bool, opts ...Option
 		NoSync:        c.noSync,
 		ReadOnly:      c.readOnly && !create,
 		IndexProgress: c.indexProgress.report("commits"),
+		Uncompressed:  c.uncompressed,
 	})
 }
 

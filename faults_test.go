@@ -6,9 +6,9 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -107,10 +107,18 @@ func TestFault_RepositoryDirectoryVanishesMidBurst(t *testing.T) {
 	assert.ErrorIs(t, err, tract.ErrNotRepository)
 }
 
-// faultText returns a text of about size bytes, unique by tag and i.
+// faultText returns a text of about size bytes, unique by tag and i. Its
+// letters are drawn at random (seeded by tag and i), so that compression
+// keeps most of its size: the sizes the tests grow files by hold.
 func faultText(tag string, i, size int) string {
 	head := fmt.Sprintf("%s %d ", tag, i)
-	return head + strings.Repeat("x", max(size-len(head), 1))
+	rng := rand.New(rand.NewPCG(uint64(len(tag)), uint64(i)))
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/"
+	rest := make([]byte, max(size-len(head), 1))
+	for j := range rest {
+		rest[j] = letters[rng.IntN(len(letters))]
+	}
+	return head + string(rest)
 }
 
 // faultMessages returns n user/assistant messages of about size bytes.

@@ -190,9 +190,11 @@ type config struct {
 	lockTimeout time.Duration
 	noSync      bool
 	readOnly    bool
-	store       store.Store
-	client      llm.Client
-	limits      Limits
+	// uncompressed is WithUncompressedTexts'.
+	uncompressed bool
+	store        store.Store
+	client       llm.Client
+	limits       Limits
 	// recordsMin is WithContextRecords' (compiled.Cache.MinBytes).
 	recordsMin int
 	// fsckProgress is FsckFile's WithFsckProgress.
@@ -226,6 +228,15 @@ func WithLockTimeout(d time.Duration) Option {
 // repositories (tests, benchmarks): a crash can lose committed data.
 func WithNoSync() Option {
 	return func(c *config) { c.noSync = true }
+}
+
+// WithUncompressedTexts keeps the texts this handle writes to a
+// repository file (and a Compact through it) as they are, instead of
+// compressing them: for a file whose texts must be found by a search of
+// its raw bytes. Texts written compressed read as ever; a database keeps
+// its own.
+func WithUncompressedTexts() Option {
+	return func(c *config) { c.uncompressed = true }
 }
 
 // WithReadOnly makes every writing method fail with an error wrapping

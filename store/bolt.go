@@ -104,6 +104,11 @@ type BoltOptions struct {
 	// read-only handle makes is completing an erasure a crash interrupted
 	// (see erase.go), when the file is writable for this process.
 	ReadOnly bool
+	// Uncompressed keeps the texts this handle writes (and a compaction
+	// through it) as they are, not compressed: for a file whose texts a
+	// search of its raw bytes must find, as the crash tests search it.
+	// Texts other handles compressed read as ever.
+	Uncompressed bool
 	// NoSync skips fsync after each transaction. It is for throwaway
 	// repositories in tests; a crash can then lose committed data.
 	NoSync bool
@@ -154,6 +159,10 @@ type Bolt struct {
 	// merges runs MergePacks after a write that checkpointed the journal
 	// (see mergeLater).
 	merges backgroundMerges
+	// codec keeps the decoder and encoder of stored texts (blobcodec.go);
+	// uncompressed is BoltOptions.Uncompressed.
+	codec        *blobCodec
+	uncompressed bool
 }
 
 // backgroundMerges runs Bolt.MergePacks in a goroutine of its own, one at
@@ -211,7 +220,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	case statErr != nil:
 		return nil, fmt.Errorf("open %s: %w", path, statErr)
 	}
-	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy(), indexProgress: opts.IndexProgress}
+	b := &Bolt{path: path, readOnly: opts.ReadOnly && !opts.Create, ss: newSessions(path, opts), packs: defaultPackPolicy(), journal: defaultJournalPolicy(), writeLimit: sessionWriteLimit, words: defaultWordsPolicy(), indexProgress: opts.IndexProgress, codec: &blobCodec{}, uncompressed: opts.Uncompressed}
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -268,6 +277,11 @@ func (b *Bolt) checkOrInitDB(db *bolt.DB, create bool) (err error) {
 				return err
 			}
 			if err := m.Put(keySchema, binary.AppendUvarint(nil, schemaCounters)); err != nil {
+				return err
+			}
+			// A new file keeps its texts in their stored forms from the
+			// start.
+			if err := markForms(tx); err != nil {
 				return err
 			}
 			head := refs.Ref{Name: refs.HEAD, Target: refs.BranchRef(refs.DefaultBranch)}
@@ -367,7 +381,7 @@ func (b *Bolt) view(db *bolt.DB, jidx *journalIndexes, fn func(Tx) error) (err e
 
 // tx returns the Tx of bbolt transaction tx.
 func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
-	return &boltTx{tx: tx, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words, res: &b.res}
+	return &boltTx{tx: tx, texts: textForms{codec: b.codec, uncompressed: b.uncompressed}, policy: b.packs, jpolicy: b.journal, jidx: jidx, wpolicy: b.words, res: &b.res}
 }
 
 // Update runs fn in a read-write transaction, committed only if fn returns

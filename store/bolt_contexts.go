@@ -11,6 +11,8 @@ import (
 // It is a top-level bucket of its own, written directly (not through
 // the journal or packs): only validated turns write it, a few records a
 // turn. Compact copies it; Copy and Salvage leave it out (it is derived).
+// A record is kept in a stored form, as a text is (see blobcodec.go):
+// it holds the texts of its run.
 var bucketContexts = []byte("contexts")
 
 // schemaContexts is the schema of a file with a compiled-context record:
@@ -25,7 +27,17 @@ func (t *boltTx) Context(h dag.Hash) ([]byte, error) {
 	if b == nil {
 		return nil, nil
 	}
-	return clone(b.Get(h[:])), nil
+	v := b.Get(h[:])
+	if v == nil {
+		return nil, nil
+	}
+	rec, err := t.text(v)
+	if err != nil {
+		// A damaged record is handed on as it is: its checksum fails,
+		// and its reader passes it by.
+		return clone(v), nil
+	}
+	return clone(rec), nil
 }
 
 func (t *boltTx) HasContexts(hs []dag.Hash) ([]bool, error) {
@@ -57,7 +69,11 @@ func (t *boltTx) PutContext(h dag.Hash, rec []byte, replaced []dag.Hash) error {
 			return fmt.Errorf("replace compiled context %s: %w", r.Short(), err)
 		}
 	}
-	if err := b.Put(clone(h[:]), rec); err != nil {
+	v, err := t.stored(rec, false)
+	if err != nil {
+		return fmt.Errorf("put compiled context %s: %w", h.Short(), err)
+	}
+	if err := b.Put(clone(h[:]), v); err != nil {
 		return fmt.Errorf("put compiled context %s: %w", h.Short(), err)
 	}
 	return nil

@@ -698,6 +698,11 @@ func (t *boltTx) checkpoint(now time.Time) error {
 	if len(objects) == 0 {
 		return nil
 	}
+	// The journal keeps its texts as they are (see stored): they are
+	// compressed here, an encoder's start paid once a checkpoint.
+	if err := t.compressTexts(objects); err != nil {
+		return fmt.Errorf("checkpoint the journal: %w", err)
+	}
 	if err := t.writePack(now, objects); err != nil {
 		return fmt.Errorf("checkpoint the journal: %w", err)
 	}

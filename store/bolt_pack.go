@@ -336,6 +336,9 @@ func (t *boltTx) AppendPack(id uint64, now time.Time, entries []PackEntry) error
 		return err
 	}
 	t.wrote(id)
+	if entries, err = t.storedEntries(entries); err != nil {
+		return fmt.Errorf("append to pack %d: %w", id, err)
+	}
 	return appendToPack(pb, id, now, entries)
 }
 

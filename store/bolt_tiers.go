@@ -67,6 +67,10 @@ func (t *boltTx) WritePack(now time.Time, entries []PackEntry) error {
 			}
 		}
 	}
+	entries, err := t.storedEntries(entries)
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
 	return t.writePack(now, entries)
 }
 

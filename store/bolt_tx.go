@@ -18,6 +18,8 @@ import (
 // boltTx is one transaction of a Bolt store: the Tx every caller gets.
 type boltTx struct {
 	tx *bolt.Tx
+	// texts keeps the stored form of blob values (see blobcodec.go).
+	texts textForms
 	// policy says when packs are merged (see bolt_tiers.go).
 	policy packPolicy
 	// main holds the top-level blobs and commits buckets. all is every
@@ -241,14 +243,19 @@ func (t *boltTx) Blob(h dag.Hash) ([]byte, error) {
 	if v == nil {
 		return nil, notFound("blob", h)
 	}
-	return clone(v), nil
+	text, err := t.text(v)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h.Short(), err)
+	}
+	if len(text) > 0 && len(v) > 0 && &text[len(text)-1] == &v[len(v)-1] {
+		return clone(text), nil // a slice of bbolt's memory
+	}
+	return text, nil
 }
 
 func (t *boltTx) PutBlob(data []byte) (dag.Hash, error) {
 	h := dag.Sum(data)
-	// bbolt keeps the value slice until the transaction commits, so a
-	// caller that reuses its buffer would change what gets written: copy.
-	return h, t.PutHashedBlob(h, clone(data))
+	return h, t.PutHashedBlob(h, data)
 }
 
 var _ HashedPutter = (*boltTx)(nil)
@@ -260,7 +267,13 @@ func (t *boltTx) PutHashedBlob(h dag.Hash, data []byte) error {
 	if t.getBlob(h) != nil {
 		return nil
 	}
-	if err := t.put(spaceBlobs, h[:], data); err != nil {
+	// The stored form is new memory: bbolt keeps the value slice until
+	// the transaction commits, and a caller may reuse its buffer.
+	v, err := t.stored(data, !t.direct)
+	if err != nil {
+		return fmt.Errorf("put blob %s: %w", h.Short(), err)
+	}
+	if err := t.put(spaceBlobs, h[:], v); err != nil {
 		return fmt.Errorf("put blob %s: %w", h.Short(), err)
 	}
 	return nil
@@ -306,7 +319,14 @@ func (t *boltTx) ForEachBlob(fn func(dag.Hash, []byte) error) error {
 		if len(k) != dag.HashSize {
 			return fmt.Errorf("blob key of %d bytes: %w", len(k), dag.ErrBadEncoding)
 		}
-		return fn(dag.Hash(k), v)
+		text, err := t.text(v)
+		if err != nil {
+			// A damaged value is handed on as it is, as before texts
+			// had forms: it does not hash to its key, which Fsck
+			// reports.
+			text = v
+		}
+		return fn(dag.Hash(k), text)
 	})
 }
 

@@ -204,7 +204,7 @@ func (t *boltTx) noteBlobDeleted(h dag.Hash) {
 	if !t.indexing() {
 		return
 	}
-	if v := t.getBlob(h); v != nil {
+	if v := t.textAt(h); v != nil {
 		w := t.wordsState()
 		if w.deletedBlobs == nil {
 			w.deletedBlobs = map[dag.Hash]string{}
@@ -253,7 +253,7 @@ func (t *boltTx) textOf(c *dag.Commit) (string, bool) { return t.textOrDeleted(c
 // textOrDeleted is textOf that, with deleted set, also reads a text
 // deleted in this transaction: what a commit deleted after its text had.
 func (t *boltTx) textOrDeleted(c *dag.Commit, deleted bool) (string, bool) {
-	if v := t.getBlob(c.Blob); v != nil {
+	if v := t.textAt(c.Blob); v != nil {
 		return string(v), true
 	}
 	if deleted && t.words != nil {
@@ -485,7 +485,7 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 		for _, o := range chunk {
 			id := next
 			add := func(w []byte) { ps.addBytes(id, w) } // a document once a word: see add
-			if v := t.getBlob(o.blob); v != nil {
+			if v := t.textAt(o.blob); v != nil {
 				buf = words.AppendBytes(buf, v, add)
 			} else if text, ok := t.textOf(&dag.Commit{Blob: o.blob}); ok {
 				buf = words.AppendBytes(buf, []byte(text), add)

@@ -143,7 +143,7 @@ func TestChainImport_RefsetIsPublishedThenFolded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, bucketKeys(t, b, "refsets"), 1, "the refs were published as one refset")
 	assert.Empty(t, bucketKeys(t, b, "refstaging"))
-	assert.Equal(t, uint64(store.SchemaVersion), schemaOf(t, b), "schema 5 for the refset, and the word index's (the latest) that every write keeps")
+	assert.Equal(t, uint64(store.SchemaVersion), schemaOf(t, b), "schema 5 for the refset, and 9 for the stored forms of texts a new file has")
 	requireImported(t, b, tips)
 
 	require.NoError(t, b.MergePacks(context.Background()))

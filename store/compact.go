@@ -11,6 +11,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract/internal/fsst"
 )
 
 // Compact rewrites the repository into a new file that holds only the pages
@@ -67,7 +69,7 @@ func (b *Bolt) Compact(ctx context.Context) (before, after int64, err error) {
 		if err != nil {
 			return err
 		}
-		if err := compactInto(dst, s.db, 2<<20); err != nil {
+		if err := compactInto(dst, s.db, textForms{codec: b.codec, uncompressed: b.uncompressed}, 2<<20); err != nil {
 			dst.Close()
 			return err
 		}
@@ -142,23 +144,51 @@ func syncDir(dir string) error {
 // top-level blobs and commits buckets, the journal's reflog entries
 // are appended to the reflogs bucket's, and its word-index documents to
 // the pending ones of the words bucket (as its checkpoint does). Every
-// page is filled: keys arrive in order.
-func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
+// page is filled: keys arrive in order. Texts are written anew in their
+// stored forms (blobcodec.go), compressed with one symbol table trained on
+// the file's texts, which replaces src's: a file an older tract wrote
+// gets its forms so.
+func compactInto(dst, src *bolt.DB, forms textForms, txMaxSize int64) error {
 	w := &copyWriter{db: dst, max: txMaxSize}
 	defer w.rollback()
 	err := src.View(func(stx *bolt.Tx) error {
-		objects := &boltTx{tx: stx, res: &residency{}}
-		err := stx.ForEach(func(name []byte, b *bolt.Bucket) error {
+		objects := &boltTx{tx: stx, texts: forms, res: &residency{}}
+		enc, dict, id, err := compactDict(objects)
+		if err != nil {
+			return err
+		}
+		err = stx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			switch {
-			case bytes.Equal(name, bucketPacks), bytes.Equal(name, bucketJournal):
-				return nil // merged below
-			case bytes.Equal(name, bucketBlobs), bytes.Equal(name, bucketCommits):
+			case bytes.Equal(name, bucketPacks), bytes.Equal(name, bucketJournal), bytes.Equal(name, bucketDicts):
+				return nil // merged below, or replaced
+			case bytes.Equal(name, bucketContexts):
+				// Records hold texts: written anew in their forms. One
+				// that does not decode is left out (a cache: the
+				// commits it covers are read instead).
 				if err := w.create(nil, name, b.Sequence()); err != nil {
 					return err
 				}
-				c := objects.cursor(bytes.Equal(name, bucketCommits))
+				return b.ForEach(func(k, v []byte) error {
+					rec, err := objects.restored(enc, v)
+					if err != nil {
+						return nil
+					}
+					return w.put([][]byte{name}, k, rec)
+				})
+			case bytes.Equal(name, bucketBlobs), bytes.Equal(name, bucketCommits):
+				blobs := bytes.Equal(name, bucketBlobs)
+				if err := w.create(nil, name, b.Sequence()); err != nil {
+					return err
+				}
+				c := objects.cursor(!blobs)
 				for k, v := c.First(); k != nil; k, v = c.Next() {
 					objects.res.add(stx, len(k)+len(v))
+					if blobs {
+						var err error
+						if v, err = objects.restored(enc, v); err != nil {
+							return fmt.Errorf("blob %x: %w", k, err)
+						}
+					}
 					if err := w.put([][]byte{name}, k, v); err != nil {
 						return err
 					}
@@ -178,12 +208,101 @@ func compactInto(dst, src *bolt.DB, txMaxSize int64) error {
 				}
 			}
 		}
-		return w.appendPendingDocs(stx.Bucket(bucketWords), j.wordDocs())
+		if err := w.appendPendingDocs(stx.Bucket(bucketWords), j.wordDocs()); err != nil {
+			return err
+		}
+		return w.finishForms(dict, id)
 	})
 	if err != nil {
 		return err
 	}
 	return w.commit()
+}
+
+// compactDict returns the symbol table of a compacted file, with its
+// encoder (nil when texts are kept uncompressed, or there is no table),
+// its stored form and its id. The sample is the first trainSampleBytes of
+// t's texts in hash order (which is no order of theirs). t's table is kept,
+// under its id, when every symbol of it is still shared by as many texts
+// of the sample as training would ask: erasures since it was trained left
+// none of its symbols to texts that are gone, and texts stored with it are
+// copied as they are. Else a table is trained on the sample, under an id
+// t's file never used (a handle that read the old file, in this process
+// or another, may keep its tables by id, and must not take the new one for
+// one of those); a sample too small to train on leaves the file without
+// one, its texts as they are.
+func compactDict(t *boltTx) (*textEncoder, []byte, uint32, error) {
+	id := nextDictID(t.tx)
+	if t.texts.uncompressed {
+		return nil, nil, id, nil
+	}
+	var texts [][]byte
+	var size int
+	c := t.cursor(false)
+	for k, v := c.First(); k != nil && size < trainSampleBytes; k, v = c.Next() {
+		text, err := t.text(v)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("blob %x: %w", k, err)
+		}
+		if len(text) >= minCompress {
+			texts = append(texts, bytes.Clone(text))
+			size += len(text)
+		}
+	}
+	sample := trainSample(texts)
+	var d []byte
+	if cur := t.load().dict; cur != 0 {
+		if old := dictionary(t.tx, cur); old != nil && stillShared(old, sample) {
+			id, d = cur, bytes.Clone(old)
+		}
+	}
+	if d == nil {
+		d = trainDict(sample)
+	}
+	if d == nil {
+		return nil, nil, id, nil
+	}
+	tab, err := fsst.Parse(d)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("symbol table %d: %w: %w", id, ErrBadBlobForm, err)
+	}
+	return &textEncoder{t: tab, id: id}, d, id, nil
+}
+
+// restored returns stored value v of t's file in the form enc (nil:
+// none) writes: v itself when it is codes of enc's table already, else its
+// text encoded anew.
+func (t *boltTx) restored(enc *textEncoder, v []byte) ([]byte, error) {
+	if enc != nil && t.load().forms && len(v) > 0 && v[0] == formSymbols {
+		if id, _, err := splitSymbols(v[1:]); err == nil && id == enc.id {
+			return v, nil
+		}
+	}
+	text, err := t.text(v)
+	if err != nil {
+		return nil, err
+	}
+	return encodeWith(enc, text), nil
+}
+
+// finishForms marks the copied file as one whose texts carry their forms,
+// with symbol table d (nil: none), of id, as its only one.
+func (w *copyWriter) finishForms(d []byte, id uint32) error {
+	if err := w.commit(); err != nil {
+		return err
+	}
+	if _, err := w.bucket(nil); err != nil {
+		return err
+	}
+	if err := w.tx.Bucket(bucketMeta).Delete(keyDict); err != nil {
+		return err
+	}
+	if d != nil {
+		if err := storeDict(w.tx, d, id); err != nil {
+			return err
+		}
+	}
+	return markForms(w.tx)
 }
 
 // copyWriter writes into a bbolt file in transactions of bounded size.

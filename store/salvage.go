@@ -41,6 +41,7 @@ type SalvageReport struct {
 
 // salvaged is what survives in a damaged file, as read by scanRaw.
 type salvaged struct {
+	texts   rawTexts
 	blobs   map[dag.Hash]bool
 	commits map[dag.Hash]salvagedCommit // the commits that verify
 	refs    []refs.Ref
@@ -194,6 +195,23 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 		s.scanLoose(blob)
 		return s
 	}
+	// The file's symbol tables first: its texts may be compressed with
+	// them (see blobcodec.go).
+	// A walk of its own, so that the main walk below does not find the
+	// pages it reads reached twice.
+	pre := &rawFile{r: f.r, size: f.size, pageSize: f.pageSize, seen: map[uint64]bool{}, unreadable: map[uint64]string{}, budget: f.budget}
+	pre.each(rawBucket{root: meta.root}, func(k, _ []byte, b *rawBucket) {
+		if b != nil && string(k) == string(bucketDicts) {
+			pre.each(*b, func(k, v []byte, child *rawBucket) {
+				if child == nil && len(k) == 4 {
+					if s.texts.dicts == nil {
+						s.texts.dicts = map[uint32][]byte{}
+					}
+					s.texts.dicts[binary.BigEndian.Uint32(k)] = bytes.Clone(v)
+				}
+			})
+		}
+	})
 	object := func(k, v []byte, commits bool) {
 		if len(k) != dag.HashSize {
 			return // counters entries and other keys are derived
@@ -202,6 +220,8 @@ func scanRaw(r io.ReaderAt, size int64, blob func(dag.Hash, []byte)) *salvaged {
 		kind := "blob"
 		if commits {
 			kind = "commit"
+		} else if text, ok := s.texts.text(h, v); ok {
+			v = text
 		}
 		if got := dag.Sum(v); got != h {
 			s.lose(kind+" "+h.Short(), "content hashes to %s, not to its key", got.Short())
@@ -389,6 +409,13 @@ func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 				s.blobs[h] = true
 				blob(h, append([]byte(nil), v...))
 			}
+		case len(k) == dag.HashSize:
+			// A text in a stored form (a commit never has one).
+			h := dag.Hash(k)
+			if text, ok := s.texts.text(h, v); ok && !s.blobs[h] {
+				s.blobs[h] = true
+				blob(h, append([]byte(nil), text...))
+			}
 		case string(k) == refs.HEAD || strings.HasPrefix(string(k), "refs/"):
 			if r, err := refs.DecodeRef(string(k), v); err == nil {
 				found[r.Name] = append(found[r.Name], r)
@@ -397,7 +424,15 @@ func (s *salvaged) scanLoose(blob func(dag.Hash, []byte)) {
 			// Perhaps a journal record (see bolt_journal.go): its entries
 			// say which objects are blobs and which commits.
 			_ = decodeJournalRecord(v, func(e journalEntry, _ int) error {
-				if len(e.key) != dag.HashSize || e.space > spaceCommits || dag.Sum(e.value) != dag.Hash(e.key) {
+				if len(e.key) != dag.HashSize || e.space > spaceCommits {
+					return nil
+				}
+				if e.space == spaceBlobs {
+					if text, ok := s.texts.text(dag.Hash(e.key), e.value); ok {
+						e.value = text
+					}
+				}
+				if dag.Sum(e.value) != dag.Hash(e.key) {
 					return nil
 				}
 				h := dag.Hash(e.key)

@@ -1,8 +1,8 @@
 package store
 
 import (
-	"bytes"
 	"context"
+	crand "crypto/rand"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,7 +30,9 @@ func TestSession_ClosesAfterTheWriteLimit(t *testing.T) {
 	}
 	put := func(size int) {
 		require.NoError(t, b.Update(context.Background(), func(tx Tx) error {
-			_, err := tx.PutBlob(bytes.Repeat([]byte{byte(size >> 10)}, size))
+			text := make([]byte, size) // random: compression does not shrink it
+			_, _ = crand.Read(text)
+			_, err := tx.PutBlob(text)
 			return err
 		}))
 	}

@@ -31,7 +31,11 @@ import (
 // read every text, as those of a file without an index do.
 // The same schema put the pending documents of small writes in the
 // journal's records (see bolt_journal.go).
-const SchemaVersion = 8
+// Schema 9 keeps texts in stored forms, compressed with a symbol table
+// trained on the file's own texts (see blobcodec.go and internal/fsst): files
+// this tract creates or compacts; a schema 8 file keeps its texts as they
+// are until compacted.
+const SchemaVersion = 9
 
 // schemaCounters is the schema every write brings a file up to.
 const schemaCounters = 2

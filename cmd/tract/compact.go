@@ -24,8 +24,10 @@ func newCmdCompact(f *Factory, runF func(*CompactOptions) error) *cobra.Command 
 the old one, giving back the space 'tract gc' and 'tract reset --hard'
 freed (the file never shrinks by itself); nothing in the repository
 changes, other commands wait while it runs, and a crash leaves the old file
-or the new one. When the new file would not be smaller, the old one stays:
-compact never makes the file larger.`,
+or the new one. Texts are compressed anew with a symbol table trained on the
+repository's own (a file an older tract wrote gets its texts compressed
+so). When the new file would not be smaller, the old one stays: compact
+never makes the file larger.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
