@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -260,14 +261,17 @@ func TestEscalation_WaitOutlastsALockedRepository(t *testing.T) {
 	s := chatEnv(newSandbox(t), srv).withEnv("TRACT_ESCALATION_POLL", "5ms", "TRACT_LOCK_TIMEOUT", "20ms")
 	db := s.initRepo()
 	a := s.start("chat", "--validate", "json", "--max-attempts", "1", "--on-exhausted", "wait", "List three numbers as JSON")
-	e := awaitEscalation(t, s)
+	// The chat's own line says it waits: other processes looking for the
+	// escalation meanwhile would hold the file against the chat's writes,
+	// whose 20 ms a loaded machine can miss.
+	id := a.awaitStderr(regexp.MustCompile(`waiting for an answer: tract escalation answer (\S+) `))[1]
 
 	release := storetest.HoldWrite(t, openAPI(t, db).Store())
 	time.Sleep(150 * time.Millisecond) // a few of the chat's looks find the repository locked
 	release()
 	// The answer waits for the lock as long as it takes: its 20 ms were
 	// the chat's looks' to miss, and a loaded machine can take longer.
-	s.withEnv("TRACT_LOCK_TIMEOUT", "10s").ok("escalation", "answer", e.ID, "retry")
+	s.withEnv("TRACT_LOCK_TIMEOUT", "10s").ok("escalation", "answer", id, "retry")
 	r := a.wait()
 	requireExit(t, r, exitOK)
 	assert.Equal(t, "[1, 2, 3]\n", r.Stdout)

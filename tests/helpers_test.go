@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -155,7 +157,7 @@ func (s *sandbox) tractStdin(stdin string, args ...string) result {
 	return s.exec(strings.NewReader(stdin), args)
 }
 
-func (s *sandbox) command(ctx context.Context, stdin *strings.Reader, args []string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func (s *sandbox) command(ctx context.Context, stdin *strings.Reader, args []string) (*exec.Cmd, *output, *output) {
 	cmd := exec.CommandContext(ctx, tractBin, args...)
 	cmd.Dir = s.dir
 	cmd.Env = make([]string, 0, len(s.env))
@@ -168,9 +170,28 @@ func (s *sandbox) command(ctx context.Context, stdin *strings.Reader, args []str
 	if s.prepare != nil {
 		s.prepare(cmd)
 	}
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr output
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	return cmd, &stdout, &stderr
+}
+
+// output collects what a command writes to one of its streams; a test
+// may read it while the command runs.
+type output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
 }
 
 func (s *sandbox) exec(stdin *strings.Reader, args []string) result {
@@ -184,7 +205,7 @@ func (s *sandbox) exec(stdin *strings.Reader, args []string) result {
 // finish turns a finished command into a result and checks what must hold
 // for every run: no ANSI escapes (NO_COLOR is set and the streams are not
 // terminals) and no Go crash report.
-func (s *sandbox) finish(args []string, err error, stdout, stderr *bytes.Buffer) result {
+func (s *sandbox) finish(args []string, err error, stdout, stderr *output) result {
 	s.t.Helper()
 	r := result{Args: args, Stdout: stdout.String(), Stderr: stderr.String()}
 	var exitErr *exec.ExitError
@@ -206,8 +227,8 @@ type background struct {
 	args   []string
 	cmd    *exec.Cmd
 	cancel context.CancelFunc
-	stdout *bytes.Buffer
-	stderr *bytes.Buffer
+	stdout *output
+	stderr *output
 }
 
 // start runs the binary in the background; wait collects it. A process
@@ -239,6 +260,18 @@ func (s *sandbox) startShell(script string) *background {
 		_ = cmd.Wait()
 	})
 	return b
+}
+
+// awaitStderr waits until the process has written a line matching re to
+// its standard error, and returns the line's submatches.
+func (b *background) awaitStderr(re *regexp.Regexp) []string {
+	b.s.t.Helper()
+	var m []string
+	require.Eventually(b.s.t, func() bool {
+		m = re.FindStringSubmatch(b.stderr.String())
+		return m != nil
+	}, commandTimeout, 5*time.Millisecond, "tract %s wrote no line matching %s to stderr:\n%s", strings.Join(b.args, " "), re, b.stderr)
+	return m
 }
 
 func (b *background) wait() result {
