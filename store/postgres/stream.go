@@ -276,6 +276,7 @@ func (sw *streamWriter) sendDocs() error {
 	}
 	clear(sw.docs)
 	sw.docs = sw.docs[:0]
+	sw.t.indexed += len(rows)
 	return sw.copy("tract_words", wordColumns, rows)
 }
 

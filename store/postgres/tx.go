@@ -53,6 +53,10 @@ type pgTx struct {
 	seen *overlay
 	// words is what the word index must follow (see finishWords).
 	words wordsTx
+	// indexed counts the commits the transaction added to the word
+	// index, by INSERT or COPY: past analyzeRows, the statistics of the
+	// tables are refreshed once it committed (see analyze).
+	indexed int
 }
 
 // maxOverlay bounds the objects an overlay remembers: past it, it forgets

@@ -141,6 +141,7 @@ func (t *pgTx) finishWords() error {
 	if len(w.dropped) > 0 {
 		docs = slices.DeleteFunc(docs, func(d pendingDoc) bool { return w.dropped[d.h] })
 	}
+	t.indexed += len(docs)
 	for start := 0; start < len(docs); start += indexChunk {
 		if err := t.indexDocs(docs[start:min(start+indexChunk, len(docs))]); err != nil {
 			return fmt.Errorf("word index: %w", err)

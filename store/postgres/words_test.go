@@ -226,3 +226,36 @@ func TestDrop_DropsTheWordIndex(t *testing.T) {
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM tract_words WHERE repository = $1`, name).Scan(&n))
 	assert.Zero(t, n)
 }
+
+// A bulk write (thousands of commits in one transaction, as an import
+// makes) refreshes the planner's statistics once it committed: until
+// then the planner took the new repository for one of a few rows, and
+// fsck's lookups of its word documents scanned them all per commit. A
+// turn's few commits leave the statistics to autovacuum.
+func TestBulkWrite_RefreshesTheStatistics(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.URL(t)
+	s := pgtest.New(t, base)
+	conn, err := pgx.Connect(ctx, base)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	analyzed := func() time.Time {
+		var at *time.Time
+		require.NoError(t, conn.QueryRow(ctx, `SELECT pg_stat_get_last_analyze_time('tract_words'::regclass)`).Scan(&at))
+		if at == nil {
+			return time.Time{}
+		}
+		return *at
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	before := analyzed()
+	putTexts(t, s, at, "a few words", "of a turn")
+	assert.Equal(t, before, analyzed(), "a few commits leave the statistics as they were")
+
+	texts := make([]string, 2500)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("imported message %d", i)
+	}
+	putTexts(t, s, at, texts...)
+	assert.True(t, analyzed().After(before), "a bulk write refreshed the statistics")
+}
