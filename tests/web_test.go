@@ -126,7 +126,13 @@ func (b *browser) allow(s string) {
 // do runs steps in the page, failing t on an error.
 func (b *browser) do(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	b.doWithin(t, 30*time.Second, what, steps...)
+}
+
+// doWithin is do with another bound on the steps.
+func (b *browser) doWithin(t *testing.T, d time.Duration, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, d)
 	defer cancel()
 	require.NoError(t, chromedp.Do(ctx, steps...), what)
 }
@@ -148,8 +154,11 @@ func eval[T any](t *testing.T, b *browser, js string) T {
 }
 
 // waitTrue waits until the JavaScript expression js is true in the page.
-func waitTrue(js string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(20*time.Millisecond))
+func waitTrue(js string) chromedp.Action[chromedp.Void] { return waitTrueWithin(20*time.Second, js) }
+
+// waitTrueWithin is waitTrue with another bound on the wait.
+func waitTrueWithin(d time.Duration, js string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(d), chromedp.WithPollingInterval(20*time.Millisecond))
 }
 
 // css selects the first element matching a CSS selector.
@@ -404,9 +413,12 @@ func TestWeb_FirstPaintAt100kCommits(t *testing.T) {
 		assert.Equal(t, rows, eval[int](t, b, `document.querySelectorAll('#graph svg circle').length`))
 		if i == 0 {
 			// Scrolling far down (row 5,000: the bulk's message 94,99x)
-			// reads the pages on the way and draws the rows there.
-			b.do(t, "scroll", chromedp.Evaluate[chromedp.Void](`document.getElementById('graph').scrollTop = 24 * 5000`),
-				waitTrue(`[...document.querySelectorAll('#graph .row .text')].some((e) => /message 9(49|50)[0-9]{2} of the bulk/.test(e.textContent))`))
+			// reads the pages on the way and draws the rows there: five
+			// pages of a thousand rows, which a machine busy with the
+			// other tests (imports of 100,000 messages, browsers) once
+			// took more than 20 s to serve and draw.
+			b.doWithin(t, 90*time.Second, "scroll", chromedp.Evaluate[chromedp.Void](`document.getElementById('graph').scrollTop = 24 * 5000`),
+				waitTrueWithin(80*time.Second, `[...document.querySelectorAll('#graph .row .text')].some((e) => /message 9(49|50)[0-9]{2} of the bulk/.test(e.textContent))`))
 			// A commit made meanwhile reads the history again, and the
 			// page stays where it was.
 			top := eval[float64](t, b, `document.getElementById('graph').scrollTop`)
