@@ -39,17 +39,11 @@ func (m *anthropicMessage) appendJSON(b []byte) ([]byte, error) {
 		b = appendString(b, m.Text, true)
 		return append(b, '}'), nil
 	}
-	b = append(b, '[')
-	for i := range m.Blocks {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		var err error
-		if b, err = m.Blocks[i].appendJSON(b); err != nil {
-			return b, err
-		}
+	b, err := appendArray(b, len(m.Blocks), func(b []byte, i int) ([]byte, error) { return m.Blocks[i].appendJSON(b) })
+	if err != nil {
+		return b, err
 	}
-	return append(b, "]}"...), nil
+	return append(b, '}'), nil
 }
 
 // sizeHint is about the bytes of m's JSON.

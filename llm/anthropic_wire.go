@@ -50,22 +50,12 @@ func (r *anthropicRequest) appendJSON(b []byte) ([]byte, error) {
 		b = appendString(b, r.System, false)
 	}
 	b = append(b, `,"messages":`...)
+	var err error
 	if r.Messages == nil {
 		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range r.Messages {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = r.Messages[i].appendJSON(b); err != nil {
-				return b, err
-			}
-		}
-		b = append(b, ']')
+	} else if b, err = appendArray(b, len(r.Messages), func(b []byte, i int) ([]byte, error) { return r.Messages[i].appendJSON(b) }); err != nil {
+		return b, err
 	}
-	var err error
 	if r.Temperature != nil {
 		b = append(b, `,"temperature":`...)
 		if b, err = appendValue(b, *r.Temperature); err != nil {

@@ -16,6 +16,21 @@ import (
 // encoding/json writes, byte for byte (TestRequestBody_SameAsEncodingJSON
 // and FuzzRequestBody compare the two).
 
+// appendArray appends a JSON array of n elements, each appended by elem.
+func appendArray(b []byte, n int, elem func(b []byte, i int) ([]byte, error)) ([]byte, error) {
+	b = append(b, '[')
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = elem(b, i); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
 // appendString appends s as a JSON string, escaped as encoding/json
 // escapes it: '"', '\\' and the control characters (as \b, \f, \n, \r,
 // \t or \u00XX), U+2028 and U+2029 (\u2028, \u2029), each byte of

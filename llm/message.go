@@ -259,17 +259,10 @@ func (m *Message) appendJSON(b []byte, compact bool) ([]byte, error) {
 	b = append(b, `,"content":`...)
 	switch {
 	case m.Parts != nil:
-		b = append(b, '[')
-		for i := range m.Parts {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = m.Parts[i].appendJSON(b, i); err != nil {
-				return b, err
-			}
+		var err error
+		if b, err = appendArray(b, len(m.Parts), func(b []byte, i int) ([]byte, error) { return m.Parts[i].appendJSON(b, i) }); err != nil {
+			return b, err
 		}
-		b = append(b, ']')
 	case m.NullContent():
 		b = append(b, "null"...)
 	default:

@@ -64,22 +64,12 @@ func (r *chatRequest) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"model":`...)
 	b = appendString(b, r.Model, false)
 	b = append(b, `,"messages":`...)
+	var err error
 	if r.Messages == nil {
 		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range r.Messages {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = r.Messages[i].appendJSON(b, true); err != nil {
-				return b, err
-			}
-		}
-		b = append(b, ']')
+	} else if b, err = appendArray(b, len(r.Messages), func(b []byte, i int) ([]byte, error) { return r.Messages[i].appendJSON(b, true) }); err != nil {
+		return b, err
 	}
-	var err error
 	if r.Temperature != nil {
 		b = append(b, `,"temperature":`...)
 		if b, err = appendValue(b, *r.Temperature); err != nil {
