@@ -20,11 +20,18 @@ import (
 // store's word index when it keeps one.
 func found(t *testing.T, s store.Store, query string, limit int) []dag.Hash {
 	t.Helper()
+	return scan(t, s, query, limit, func(tx store.Tx) store.Tx { return tx })
+}
+
+// scan returns the hashes of the commits search.Scan finds for query in
+// the transaction as, made of a transaction of s, gives it.
+func scan(t *testing.T, s store.Store, query string, limit int, as func(store.Tx) store.Tx) []dag.Hash {
+	t.Helper()
 	q, err := search.ParseQuery(query)
 	require.NoError(t, err)
 	var hs []dag.Hash
 	view(t, s, func(tx store.Tx) error {
-		hits, err := search.Scan(context.Background(), tx, q, limit)
+		hits, err := search.Scan(context.Background(), as(tx), q, limit)
 		for _, h := range hits {
 			hs = append(hs, h.Hash)
 		}
@@ -51,17 +58,8 @@ func putText(tx store.Tx, n int, text, diagnosis string) (dag.Hash, error) {
 // word index.
 func scanned(t *testing.T, s store.Store, query string, limit int) []dag.Hash {
 	t.Helper()
-	q, err := search.ParseQuery(query)
-	require.NoError(t, err)
-	var hs []dag.Hash
-	view(t, s, func(tx store.Tx) error {
-		hits, err := search.Scan(context.Background(), struct{ store.Tx }{tx}, q, limit)
-		for _, h := range hits {
-			hs = append(hs, h.Hash)
-		}
-		return err
-	})
-	return hs
+	// The struct hides the transaction's word index from search.Scan.
+	return scan(t, s, query, limit, func(tx store.Tx) store.Tx { return struct{ store.Tx }{tx} })
 }
 
 // indexAnswers fails t unless a store whose transactions keep a word
