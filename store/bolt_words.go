@@ -415,7 +415,7 @@ func (t *boltTx) checkpointWordDocs() error {
 	if t.journal().wordDocCount() == 0 {
 		return nil
 	}
-	return t.checkpoint(time.Now())
+	return t.checkpoint(time.Now(), false)
 }
 
 // readDoc reads commit h's time and words.

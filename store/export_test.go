@@ -7,9 +7,23 @@ import "context"
 func WithoutJournal(b *Bolt) { b.journal.recordBytes = 0 }
 
 // SetJournalPolicy bounds b's journal to records records and bytes bytes,
-// and a transaction's record to recordBytes.
+// and a transaction's record to recordBytes; a checkpoint keeps up to a
+// quarter of bytes of reflog entries in the journal, as the default
+// policy does.
 func SetJournalPolicy(b *Bolt, records, bytes, recordBytes int) {
-	b.journal = journalPolicy{records: records, bytes: bytes, recordBytes: recordBytes}
+	b.journal = journalPolicy{records: records, bytes: bytes, recordBytes: recordBytes, carryBytes: bytes / 4}
+}
+
+// JournalReflogEntries returns how many reflog entries b's journal holds.
+func JournalReflogEntries(b *Bolt) (n int, err error) {
+	err = b.View(context.Background(), func(tx Tx) error {
+		v := tx.(*boltTx).journal()
+		for _, name := range v.reflogNames() {
+			n += len(v.reflog(name))
+		}
+		return nil
+	})
+	return n, err
 }
 
 // SetWordsPolicy makes b's word index merge its pending documents once

@@ -433,3 +433,123 @@ func TestBolt_ReflogTailIsTheEndOfTheReflog(t *testing.T) {
 		return nil
 	}))
 }
+
+// A checkpoint of the reflog entries of many refs, as a proxy's
+// conversations each move a branch, keeps them in the journal as one
+// record, the next checkpoint's too, until they outgrow the policy's
+// bound or a transaction rewrites a reflog: then they move to the reflogs
+// bucket. Reads see every ref's entries in order throughout, from this
+// handle and another.
+func TestJournal_ACheckpointKeepsManyRefsReflogEntries(t *testing.T) {
+	var write func(round, from, to int)
+	path := filepath.Join(t.TempDir(), "tract.db")
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	defer b.Close()
+	store.SetJournalPolicy(b, 4, 1<<20, 64<<10)
+	other, err := store.OpenBolt(path, store.BoltOptions{NoSync: true})
+	require.NoError(t, err)
+	defer other.Close()
+
+	const nrefs = 12
+	ref := func(i int) string { return fmt.Sprintf("refs/heads/serve/%02d", i) }
+	// checkpoint writes an entry to each ref in as many writes as make
+	// the journal reach its bound of 4 records, the first of which may
+	// be the record a checkpoint kept.
+	checkpoint := func(round int) {
+		t.Helper()
+		writes := 4 - len(journalRecords(t, b))
+		for w := range writes {
+			write(round, w*nrefs/writes, (w+1)*nrefs/writes)
+		}
+	}
+	write = func(round, from, to int) {
+		require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+			for r := from; r < to; r++ {
+				blob, err := tx.PutBlob(fmt.Appendf(nil, "round %d, ref %d", round, r))
+				if err != nil {
+					return err
+				}
+				h, err := tx.PutCommit(&dag.Commit{Kind: dag.KindMessage, Role: dag.RoleUser, Blob: blob, Time: time.Unix(int64(round), 0)})
+				if err != nil {
+					return err
+				}
+				if err := tx.AppendReflog(ref(r), refs.Entry{New: h, Time: time.Unix(int64(round), 0), Action: "commit", Message: fmt.Sprint(round)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	inBucket := func() (n int) {
+		require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("reflogs")).ForEachBucket(func(k []byte) error {
+				n += tx.Bucket([]byte("reflogs")).Bucket(k).Stats().KeyN
+				return nil
+			})
+		}))
+		return n
+	}
+	readable := func(rounds int) {
+		t.Helper()
+		for _, s := range []*store.Bolt{b, other} {
+			require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
+				for r := range nrefs {
+					es, err := tx.Reflog(ref(r))
+					require.NoError(t, err)
+					require.Len(t, es, rounds, ref(r))
+					for round, e := range es {
+						assert.Equal(t, fmt.Sprint(round), e.Message, "%s entry %d in order", ref(r), round)
+					}
+					tail, err := tx.(store.ReflogTailer).ReflogTail(ref(r), 1)
+					require.NoError(t, err)
+					assert.Equal(t, es[len(es)-1:], tail)
+				}
+				names, err := tx.ReflogNames()
+				require.NoError(t, err)
+				assert.Len(t, names, nrefs)
+				return nil
+			}))
+		}
+	}
+
+	for round := range 2 {
+		checkpoint(round)
+		assert.Len(t, journalRecords(t, b), 1, "round %d: the checkpoint kept its reflog entries as one record", round)
+		n, err := store.JournalReflogEntries(b)
+		require.NoError(t, err)
+		assert.Equal(t, (round+1)*nrefs, n, "round %d", round)
+		assert.Zero(t, inBucket(), "round %d", round)
+		readable(round + 1)
+	}
+	report, err := store.Fsck(context.Background(), b)
+	require.NoError(t, err)
+	assert.True(t, report.OK(), "%v", report.Problems)
+	assert.Equal(t, 2*nrefs, report.ReflogEntries)
+
+	// Past the bound, the next checkpoint moves them all.
+	store.SetJournalPolicy(b, 4, 8<<10, 64<<10)
+	checkpoint(2)
+	assert.Empty(t, journalRecords(t, b))
+	assert.Equal(t, 3*nrefs, inBucket())
+	readable(3)
+
+	// A reflog rewritten moves the journal's entries first.
+	store.SetJournalPolicy(b, 4, 1<<20, 64<<10)
+	checkpoint(3)
+	require.Len(t, journalRecords(t, b), 1)
+	require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+		es, err := tx.Reflog(ref(0))
+		if err != nil {
+			return err
+		}
+		return tx.ReplaceReflog(ref(0), es)
+	}))
+	assert.Empty(t, journalRecords(t, b))
+	assert.Equal(t, 4*nrefs, inBucket())
+	readable(4)
+	report, err = store.Fsck(context.Background(), b)
+	require.NoError(t, err)
+	assert.True(t, report.OK(), "%v", report.Problems)
+	assert.Equal(t, 4*nrefs, report.ReflogEntries)
+}
