@@ -326,7 +326,8 @@ func (b *Bolt) Close() error {
 // checkpointed the journal returned: the write is done and durable, and
 // its caller does not wait for the merge's transactions (the steps of a
 // merge of eight checkpoints' packs, several milliseconds each with
-// their syncs). One merge runs at a time: a checkpoint made meanwhile
+// their syncs), each of which waits for the handle's other writes to
+// pause (see yieldToWrites). One merge runs at a time: a checkpoint made meanwhile
 // has it run once more. A merge that fails is tried again after the
 // next checkpoint; Close waits for the one running.
 func (b *Bolt) mergeLater() {
@@ -345,7 +346,7 @@ func (b *Bolt) mergeLater() {
 	go func() {
 		defer m.done.Done()
 		for {
-			_ = b.MergePacks(context.Background())
+			_ = b.mergePacks(context.Background(), true)
 			m.mu.Lock()
 			if !m.again {
 				m.running = false

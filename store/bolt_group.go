@@ -1,10 +1,12 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -37,6 +39,23 @@ type writeGroup struct {
 	queue []*groupCall // calls waiting for the next group, in arrival order
 	busy  bool         // a leader is running a group; the queue waits for it
 	last  int          // how many calls the last group ran
+	// quiet is closed when a group ends with none queued (see
+	// quietCh), if anyone asked.
+	quiet chan struct{}
+}
+
+// quietCh returns nil when no write of g runs or waits, and otherwise a
+// channel closed once none does.
+func (g *writeGroup) quietCh() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.busy && len(g.queue) == 0 {
+		return nil
+	}
+	if g.quiet == nil {
+		g.quiet = make(chan struct{})
+	}
+	return g.quiet
 }
 
 // groupCall is one Update in a write group.
@@ -133,6 +152,10 @@ func (b *Bolt) lead(s *session, g *writeGroup, own *groupCall) {
 			g.queue[0].ch <- groupMsg{lead: true}
 		} else {
 			g.busy = false
+			if g.quiet != nil {
+				close(g.quiet)
+				g.quiet = nil
+			}
 		}
 		g.mu.Unlock()
 		for _, c := range taken {
@@ -271,4 +294,33 @@ func (c *groupCall) call(tx Tx) (err error) {
 	err = c.fn(tx)
 	normal = true
 	return err
+}
+
+// maxYield bounds how long a background write waits for the handle's
+// writes to pause (see yieldToWrites): under a load that never pauses,
+// it goes on at that pace.
+const maxYield = 20 * time.Millisecond
+
+// yieldToWrites waits, up to maxYield or until ctx ends, until no write
+// transaction of the handle runs or waits: a step of the background
+// merge then starts when it holds up no caller already waiting, rather
+// than in the group of those that are.
+func (b *Bolt) yieldToWrites(ctx context.Context) {
+	b.ss.mu.Lock()
+	s := b.ss.cur
+	b.ss.mu.Unlock()
+	if s == nil {
+		return
+	}
+	quiet := s.group.quietCh()
+	if quiet == nil {
+		return
+	}
+	t := time.NewTimer(maxYield)
+	defer t.Stop()
+	select {
+	case <-quiet:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }

@@ -287,3 +287,49 @@ func TestGroup_ErasureCompletesBeforeReturn(t *testing.T) {
 		return err
 	}))
 }
+
+// A background write waits for the handle's writes to pause: the signal
+// it waits for comes when a group ends with none queued behind it, and
+// not before; with none running it goes on at once.
+func TestGroup_YieldWaitsForThePause(t *testing.T) {
+	b, _ := groupStore(t)
+	ctx := context.Background()
+	require.NoError(t, b.Update(ctx, func(Tx) error { return nil })) // a session, idle
+	b.ss.mu.Lock()
+	s := b.ss.cur
+	b.ss.mu.Unlock()
+	require.NotNil(t, s)
+	assert.Nil(t, s.group.quietCh(), "no write runs: nothing to wait for")
+
+	held, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- b.Update(ctx, func(Tx) error {
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	quiet := s.group.quietCh()
+	require.NotNil(t, quiet, "a write runs")
+	yielded := make(chan struct{})
+	go func() {
+		b.yieldToWrites(ctx)
+		close(yielded)
+	}()
+	select {
+	case <-quiet:
+		t.Fatal("the pause came while the write ran")
+	default:
+	}
+	close(release)
+	require.NoError(t, <-done)
+	select {
+	case <-quiet:
+	default:
+		t.Fatal("the write returned, and the pause was not signalled")
+	}
+	<-yielded
+	assert.Nil(t, s.group.quietCh())
+}

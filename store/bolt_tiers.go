@@ -282,13 +282,25 @@ var _ PackMerger = (*Bolt)(nil)
 // objects from them: an object deleted (erased) from a source pack must
 // not come back through the copy. The copy is dropped in the transaction
 // that deletes, so a merge in progress never keeps an erased text.
-func (b *Bolt) MergePacks(ctx context.Context) error {
+func (b *Bolt) MergePacks(ctx context.Context) error { return b.mergePacks(ctx, false) }
+
+// mergePacks is MergePacks; with yield, each of its transactions waits
+// first for the handle's other writes to pause (see yieldToWrites), as
+// the merges run in the background after a checkpoint do.
+func (b *Bolt) mergePacks(ctx context.Context, yield bool) error {
+	pause := func() {
+		if yield {
+			b.yieldToWrites(ctx)
+		}
+	}
 	// Refs published with a pack move to the refs bucket first (see
 	// bolt_refsets.go).
+	pause()
 	if err := b.foldRefsets(ctx); err != nil {
 		return err
 	}
 	for {
+		pause()
 		m, err := b.startMerge(ctx)
 		if err != nil || m == nil {
 			return err
@@ -300,6 +312,7 @@ func (b *Bolt) MergePacks(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return errors.Join(err, drop())
 			}
+			pause()
 			if done, err = b.stepMerge(ctx, m); err != nil {
 				if ctx.Err() != nil { // ended while it waited for the lock
 					return errors.Join(err, drop())
@@ -307,6 +320,7 @@ func (b *Bolt) MergePacks(ctx context.Context) error {
 				return err
 			}
 		}
+		pause()
 		if published, err := b.finishMerge(ctx, m); err != nil || !published {
 			return err
 		}
