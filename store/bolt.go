@@ -431,6 +431,7 @@ func (b *Bolt) update(s *session, fn func(Tx) error) (erased, checkpointed bool,
 		if err := fn(btx); err != nil {
 			return err
 		}
+		btx.crowded = s.group.queued()
 		err = btx.finishWrite()
 		erased, checkpointed = btx.erased, btx.checkpointed
 		return err

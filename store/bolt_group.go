@@ -44,6 +44,13 @@ type writeGroup struct {
 	quiet chan struct{}
 }
 
+// queued reports whether calls wait for the next group.
+func (g *writeGroup) queued() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue) > 0
+}
+
 // quietCh returns nil when no write of g runs or waits, and otherwise a
 // channel closed once none does.
 func (g *writeGroup) quietCh() <-chan struct{} {
@@ -243,6 +250,7 @@ func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall,
 			fnErased = fnErased || btx.erased
 			btx.erased = before || btx.erased
 		}
+		btx.crowded = len(*left) > 1 || g.queued()
 		err = btx.finishWrite()
 		erased, checkpointed = btx.erased, btx.checkpointed
 		return err

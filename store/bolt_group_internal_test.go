@@ -333,3 +333,40 @@ func TestGroup_YieldWaitsForThePause(t *testing.T) {
 	<-yielded
 	assert.Nil(t, s.group.quietCh())
 }
+
+// A group of writes leaves the journal's checkpoint due, up to twice its
+// bounds, to a transaction that none waits for: the next write alone
+// checkpoints it.
+func TestGroup_ACrowdedTransactionLeavesTheCheckpoint(t *testing.T) {
+	b, _ := groupStore(t)
+	b.journal = journalPolicy{records: 2, bytes: 1 << 20, recordBytes: 64 << 10, carryBytes: 16 << 10}
+	put := func(name string) func(Tx) error {
+		return func(tx Tx) error {
+			_, err := tx.PutBlob([]byte(name))
+			return err
+		}
+	}
+	records := func() (n int) {
+		require.NoError(t, b.View(context.Background(), func(tx Tx) error {
+			n, _ = tx.(*boltTx).journal().size()
+			return nil
+		}))
+		return n
+	}
+	require.NoError(t, b.Update(context.Background(), put("alone")))
+	require.Equal(t, 1, records())
+	for _, err := range groupOf(t, b, put("first"), put("second")) {
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 2, records(), "the group's record reached the bound, and two writes waited: no checkpoint")
+	require.NoError(t, b.Update(context.Background(), put("alone again")))
+	assert.Zero(t, records(), "the write alone checkpointed")
+	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
+		for _, name := range []string{"alone", "first", "second", "alone again"} {
+			ok, err := tx.HasBlob(dag.Sum([]byte(name)))
+			require.NoError(t, err)
+			assert.True(t, ok, name)
+		}
+		return nil
+	}))
+}

@@ -649,9 +649,10 @@ func (t *boltTx) commitJournal(now time.Time) error {
 	if records+1 < t.jpolicy.records && size+len(rec) < t.jpolicy.bytes {
 		return nil
 	}
-	if t.wordsMerged && records+1 < 2*t.jpolicy.records && size+len(rec) < 2*t.jpolicy.bytes {
-		// The transaction merged the word index's pending documents:
-		// the next one checkpoints, so that no write waits for both.
+	if (t.wordsMerged || t.crowded) && records+1 < 2*t.jpolicy.records && size+len(rec) < 2*t.jpolicy.bytes {
+		// The transaction merged the word index's pending documents,
+		// or other writes wait for it: a later one checkpoints, so
+		// that no write waits for both, nor many for one.
 		return nil
 	}
 	t.jv = nil // the view is rebuilt with the new record

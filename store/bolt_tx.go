@@ -57,6 +57,12 @@ type boltTx struct {
 	// documents: its journal record does not checkpoint the journal
 	// too, unless it outgrew twice its bounds (see commitJournal).
 	wordsMerged bool
+	// crowded is set when other writes wait for the transaction: they
+	// joined its group, or queued for the next. Its upkeep (a checkpoint
+	// of the journal, a merge of pending documents) is then left to one
+	// that none waits for, unless the journal or the pending documents
+	// outgrew twice their bounds (see commitJournal, finishWords).
+	crowded bool
 	// wbuild counts the commits of a build of the whole index (nil:
 	// nobody asked; see Bolt.startBuild).
 	wbuild *indexBuild
