@@ -327,9 +327,9 @@ func (b *Bolt) Close() error {
 // its caller does not wait for the merge's transactions (the steps of a
 // merge of eight checkpoints' packs, several milliseconds each with
 // their syncs), each of which waits for the handle's other writes to
-// pause (see yieldToWrites). One merge runs at a time: a checkpoint made meanwhile
-// has it run once more. A merge that fails is tried again after the
-// next checkpoint; Close waits for the one running.
+// pause (see yieldToWrites). One merge runs at a time: a checkpoint
+// made meanwhile has it run once more. A merge that fails is tried
+// again after the next checkpoint; Close waits for the one running.
 func (b *Bolt) mergeLater() {
 	m := &b.merges
 	m.mu.Lock()
