@@ -637,6 +637,11 @@ func (t *boltTx) commitJournal(now time.Time) error {
 	if err := b.Put(journalKey(seq), rec); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
+	// What the transaction reads of the journal from here on, it indexes
+	// itself: the session's index holds committed records only, or a
+	// transaction that rolled back after reading its own record would
+	// leave it there, under the number the next record takes.
+	t.jidx, t.jv = nil, nil
 	// A tract that does not know the journal would not find these.
 	schema := uint64(schemaJournal)
 	if words {
@@ -655,7 +660,6 @@ func (t *boltTx) commitJournal(now time.Time) error {
 		// that no write waits for both, nor many for one.
 		return nil
 	}
-	t.jv = nil // the view is rebuilt with the new record
 	t.checkpointed = true
 	return t.checkpoint(now, true)
 }
@@ -665,14 +669,23 @@ func (t *boltTx) commitJournal(now time.Time) error {
 // carry, the reflog entries may stay in the journal instead, as one
 // record after the deletes (see carried).
 func (t *boltTx) checkpoint(now time.Time, carry bool) error {
-	v := t.journal()
-	if v.idx == nil {
+	jb := t.tx.Bucket(bucketJournal)
+	if jb == nil {
+		return nil
+	}
+	// Keys are 8 bytes; Fsck reports any other, and a journal of none
+	// but those is left as it is.
+	c := jb.Cursor()
+	k, _ := c.First()
+	for k != nil && len(k) != 8 {
+		k, _ = c.Next()
+	}
+	if k == nil {
 		return nil
 	}
 	var objects []PackEntry
 	var reflogs []journalEntry
 	var docs [][]byte
-	c := v.b.Cursor()
 	for k, rec := c.First(); k != nil; k, rec = c.Next() {
 		err := decodeJournalRecord(rec, func(e journalEntry, _ int) error {
 			// bbolt's slices die with the deletes below: copy.
@@ -721,20 +734,20 @@ func (t *boltTx) checkpoint(now time.Time, carry bool) error {
 	if !carry {
 		return nil
 	}
-	// Last, and read by no one in this transaction: the view is built
-	// again, with the record, when it is.
+	// Last: a read of the journal in this transaction builds its view
+	// again, with the record.
 	rec := make([]byte, 0, reflogBytes(reflogs))
 	for _, e := range reflogs {
 		rec = appendJournalEntry(rec, e)
 	}
-	seq, err := v.b.NextSequence()
+	seq, err := jb.NextSequence()
 	if err == nil {
-		err = v.b.Put(journalKey(seq), rec)
+		err = jb.Put(journalKey(seq), rec)
 	}
 	if err != nil {
 		return fmt.Errorf("checkpoint the journal: %w", err)
 	}
-	t.jv = nil
+	t.jidx, t.jv = nil, nil // see commitJournal
 	return nil
 }
 
