@@ -3,9 +3,7 @@
 package tests
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,25 +12,6 @@ import (
 
 	"github.com/tractdag/tract/llm/llmtest"
 )
-
-// syncBuffer is a bytes.Buffer a process writes to while a test reads.
-type syncBuffer struct {
-	// mu guards b.
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // inOrder requires each of want to occur in out after the one before.
 func inOrder(t *testing.T, out string, want ...string) {
@@ -76,7 +55,7 @@ func TestChat_StreamsAttemptsWithStdoutPiped(t *testing.T) {
 	s := chatEnv(newSandbox(t), srv)
 	s.initRepo()
 
-	var stdout syncBuffer
+	var stdout output
 	p := s.startPTYOut(&stdout, "chat", "-V", "json", "colours?")
 	assert.Equal(t, 0, p.exit())
 	assert.Equal(t, goodJSON+"\n", stdout.String())

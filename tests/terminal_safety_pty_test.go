@@ -107,7 +107,7 @@ func TestChat_AnswerCannotTakeOverTheTerminal(t *testing.T) {
 		srv.Reply(llmtest.Answer(hostileAnswer))
 		s := chatEnv(newSandbox(t).forTest(t), srv)
 		s.initRepo()
-		var stdout syncBuffer // 'tract chat hello | …' at a terminal
+		var stdout output // 'tract chat hello | …' at a terminal
 		p := s.startPTYOut(&stdout, "chat", "hello")
 		assert.Equal(t, 0, p.exit())
 		assert.Equal(t, hostileAnswer+"\n", stdout.String(), "piped output keeps every byte")
