@@ -135,14 +135,7 @@ func TestCodec_ABatchTrainsADictionaryAndTextsReadBack(t *testing.T) {
 	}))
 	assert.Equal(t, len(texts)+8, packed, "two checkpoints of four texts each")
 	assert.Zero(t, raws, "a text in a pack is kept as it is")
-	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
-		for _, text := range more {
-			got, err := tx.Blob(dag.Sum(text))
-			require.NoError(t, err)
-			assert.Equal(t, text, got)
-		}
-		return nil
-	}))
+	requireTexts(t, b, more)
 	r, err := store.Fsck(context.Background(), b)
 	require.NoError(t, err)
 	assert.True(t, r.OK(), "%v", r.Problems)
@@ -221,14 +214,7 @@ func TestCodec_ARolledBackDictionaryIsNotKept(t *testing.T) {
 	assert.Empty(t, dictionaries(t, b))
 	second := wordTexts(1500, 5, func(int) string { return "second vocabulary: omega sigma kappa tau. " })
 	writePack(t, b, second)
-	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
-		for _, text := range second {
-			got, err := tx.Blob(dag.Sum(text))
-			require.NoError(t, err)
-			require.Equal(t, text, got)
-		}
-		return nil
-	}))
+	requireTexts(t, b, second)
 }
 
 // Salvage reads texts kept compressed with the file's dictionary.
@@ -246,14 +232,7 @@ func TestCodec_SalvageReadsCompressedTexts(t *testing.T) {
 	s, err := store.OpenBolt(out, store.BoltOptions{ReadOnly: true})
 	require.NoError(t, err)
 	defer s.Close()
-	require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
-		for _, text := range append(texts, small) {
-			got, err := tx.Blob(dag.Sum(text))
-			require.NoError(t, err)
-			require.Equal(t, text, got)
-		}
-		return nil
-	}))
+	requireTexts(t, s, append(texts, small))
 }
 
 // Compact trains the file's symbol table anew, under an id the file never
@@ -271,18 +250,7 @@ func TestCodec_CompactTrainsANewDictionaryUnderANewID(t *testing.T) {
 	writePack(t, b, old)
 	texts := wordTexts(3000, 8, nil)
 	writePack(t, b, texts)
-	readAll := func(s *store.Bolt) {
-		t.Helper()
-		require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
-			for _, text := range texts {
-				got, err := tx.Blob(dag.Sum(text))
-				require.NoError(t, err)
-				require.Equal(t, text, got)
-			}
-			return nil
-		}))
-	}
-	readAll(other)
+	requireTexts(t, other, texts)
 	ids := func() []string {
 		var ids []string
 		require.NoError(t, raw(b).View(func(tx *bolt.Tx) error {
@@ -305,8 +273,8 @@ func TestCodec_CompactTrainsANewDictionaryUnderANewID(t *testing.T) {
 	for range 2 {
 		_, _, err := b.Compact(context.Background())
 		require.NoError(t, err)
-		readAll(b)
-		readAll(other)
+		requireTexts(t, b, texts)
+		requireTexts(t, other, texts)
 	}
 	// The second compaction keeps the table the first trained.
 	assert.Equal(t, []string{"00000002"}, ids(), "the compacted file keeps its one table, of a new id")
@@ -371,14 +339,7 @@ func TestCodec_AnotherFileOverThePathIsReadWithItsOwnDictionary(t *testing.T) {
 	writePack(t, other, second)
 	require.NoError(t, other.Close())
 	require.NoError(t, os.Rename(otherPath, b.Path()))
-	require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
-		for _, text := range second[:100] {
-			got, err := tx.Blob(dag.Sum(text))
-			require.NoError(t, err)
-			require.Equal(t, text, got)
-		}
-		return nil
-	}))
+	requireTexts(t, b, second[:100])
 }
 
 // A compaction drops the file's table when the texts it keeps no longer
@@ -408,24 +369,27 @@ func TestCodec_CompactDropsATableItsTextsNoLongerShare(t *testing.T) {
 		}))
 		return ids
 	}
-	readBack := func(texts [][]byte) {
-		require.NoError(t, b.View(context.Background(), func(tx store.Tx) error {
-			for _, text := range texts {
-				got, err := tx.Blob(dag.Sum(text))
-				require.NoError(t, err)
-				require.Equal(t, text, got)
-			}
-			return nil
-		}))
-	}
 	require.Equal(t, []string{"00000001"}, tableIDs())
 	erase(texts[3:])
 	_, _, err := b.Compact(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, tableIDs(), "3 texts share no symbol of 8 texts: the table goes")
-	readBack(texts[:3])
+	requireTexts(t, b, texts[:3])
 	require.NoError(t, b.Close())
 	for _, text := range texts[:3] {
 		assert.True(t, fileHas(t, b.Path(), text), "a text is kept as it is")
 	}
+}
+
+// requireTexts requires s to read each of texts back by its hash.
+func requireTexts(t *testing.T, s store.Store, texts [][]byte) {
+	t.Helper()
+	require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
+		for _, text := range texts {
+			got, err := tx.Blob(dag.Sum(text))
+			require.NoError(t, err)
+			require.Equal(t, text, got)
+		}
+		return nil
+	}))
 }
