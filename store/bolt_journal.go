@@ -545,8 +545,9 @@ func (t *boltTx) put(space byte, key, value []byte) error {
 		// document and two reflog entries.
 		t.pend = &pending{objects: [2]map[string][]byte{{}, {}}, entries: make([]journalEntry, 0, 8)}
 	}
-	t.pend.entries = append(t.pend.entries, journalEntry{space, key, value})
-	t.pend.bytes += len(key) + len(value) + 2*binary.MaxVarintLen32 + 1
+	e := journalEntry{space, key, value}
+	t.pend.entries = append(t.pend.entries, e)
+	t.pend.bytes += entryBytes(e)
 	if space == spaceBlobs || space == spaceCommits {
 		t.pend.objects[space][string(key)] = value
 	}
@@ -779,13 +780,19 @@ func (t *boltTx) carried(es []journalEntry) bool {
 // keep them in the journal (see carried).
 const carryRefs = 8
 
-// reflogBytes returns the length of the record of entries es.
+// reflogBytes bounds the length of the record of entries es.
 func reflogBytes(es []journalEntry) int {
 	n := 0
 	for _, e := range es {
-		n += 1 + 2*binary.MaxVarintLen32 + len(e.key) + len(e.value)
+		n += entryBytes(e)
 	}
 	return n
+}
+
+// entryBytes bounds the length of entry e in a record (see
+// appendJournalEntry).
+func entryBytes(e journalEntry) int {
+	return 1 + 2*binary.MaxVarintLen32 + len(e.key) + len(e.value)
 }
 
 // sortedEntries returns the journal's and the transaction's entries of
