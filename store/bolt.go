@@ -156,23 +156,14 @@ type Bolt struct {
 	indexProgress func(done, total int64)
 	buildMu       sync.Mutex
 	building      *indexBuild
-	// merges runs MergePacks after a write that checkpointed the journal
-	// (see mergeLater).
-	merges backgroundMerges
+	// background runs the work writes leave for later: the upkeep
+	// crowded transactions left, the merges of packs after a checkpoint
+	// (see bolt_upkeep.go).
+	background backgroundWork
 	// codec keeps the decoder and encoder of stored texts (blobcodec.go);
 	// uncompressed is BoltOptions.Uncompressed.
 	codec        *blobCodec
 	uncompressed bool
-}
-
-// backgroundMerges runs Bolt.MergePacks in a goroutine of its own, one at
-// a time, and lets Close wait for it.
-type backgroundMerges struct {
-	mu      sync.Mutex
-	running bool // a goroutine runs MergePacks
-	again   bool // and runs it once more when done: a checkpoint came meanwhile
-	closed  bool // Close waits for the goroutine: no new one starts
-	done    sync.WaitGroup
 }
 
 // indexBuild counts the commits of a build of the whole word index.
@@ -315,48 +306,8 @@ func (b *Bolt) Path() string { return b.path }
 // Close waits for running transactions, then closes the file if it is
 // open. Transactions started afterwards fail.
 func (b *Bolt) Close() error {
-	b.merges.mu.Lock()
-	b.merges.closed = true
-	b.merges.mu.Unlock()
-	b.merges.done.Wait()
+	b.background.close()
 	return b.ss.close()
-}
-
-// mergeLater runs MergePacks in a goroutine, after the write that
-// checkpointed the journal returned: the write is done and durable, and
-// its caller does not wait for the merge's transactions (the steps of a
-// merge of eight checkpoints' packs, several milliseconds each with
-// their syncs), each of which waits for the handle's other writes to
-// pause (see yieldToWrites). One merge runs at a time: a checkpoint
-// made meanwhile has it run once more. A merge that fails is tried
-// again after the next checkpoint; Close waits for the one running.
-func (b *Bolt) mergeLater() {
-	m := &b.merges
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch {
-	case m.closed:
-		return
-	case m.running:
-		m.again = true
-		return
-	}
-	m.running = true
-	m.done.Add(1)
-	go func() {
-		defer m.done.Done()
-		for {
-			_ = b.mergePacks(context.Background(), true)
-			m.mu.Lock()
-			if !m.again {
-				m.running = false
-				m.mu.Unlock()
-				return
-			}
-			m.again = false
-			m.mu.Unlock()
-		}
-	}()
 }
 
 // View runs fn in a read-only transaction, under a shared lock on the file
@@ -394,9 +345,9 @@ func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
 // erase.go); if that fails, the transaction stays committed and the error
 // is an *ErasureError. ctx bounds the wait for the lock, as in View.
 func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
-	var erased, checkpointed bool
+	var erased, later bool
 	err := b.inSession(ctx, true, func(s *session) (err error) {
-		erased, checkpointed, err = b.grouped(s, fn)
+		erased, later, err = b.grouped(s, fn)
 		if st := s.db.Stats(); st.TxStats.GetPageAlloc() > b.writeLimit {
 			b.ss.retire(s)
 		}
@@ -406,10 +357,11 @@ func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 	if err != nil {
 		return err
 	}
-	if checkpointed {
-		// The journal became a pack: merge the packs it completed a
-		// tier of, if that is too large for one transaction.
-		b.mergeLater()
+	if later {
+		// The journal became a pack, whose tier may be due for a merge
+		// too large for one transaction, or the transaction left its
+		// upkeep to one of its own.
+		b.workLater()
 	}
 	if !erased {
 		return nil
@@ -419,8 +371,8 @@ func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 
 // update runs fn in a read-write transaction of session s and reports
 // whether the committed transaction deleted stored text, and whether it
-// checkpointed the journal.
-func (b *Bolt) update(s *session, fn func(Tx) error) (erased, checkpointed bool, err error) {
+// left work for the background (see boltTx.later).
+func (b *Bolt) update(s *session, fn func(Tx) error) (erased, later bool, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.guard(&err)
 	err = s.db.Update(func(tx *bolt.Tx) error {
@@ -431,25 +383,32 @@ func (b *Bolt) update(s *session, fn func(Tx) error) (erased, checkpointed bool,
 		if err := fn(btx); err != nil {
 			return err
 		}
-		btx.crowded = s.group.queued()
+		btx.crowded = s.group.crowded()
 		err = btx.finishWrite()
-		erased, checkpointed = btx.erased, btx.checkpointed
+		erased, later = btx.erased, btx.later()
 		return err
 	})
-	return erased && err == nil, checkpointed && err == nil, err
+	return erased && err == nil, later && err == nil, err
 }
 
 // finishWrite ends the work of a write transaction whose functions ran:
 // the word index's pending documents, the journal's record (which may
-// checkpoint it: t.checkpointed), and the erasure mark when the
-// transaction deleted stored text (t.erased). The single and the grouped
-// update share it, as they share beginWrite.
+// checkpoint it: t.checkpointed), the upkeep a background transaction
+// was asked to do (t.upkeep), and the erasure mark when the transaction
+// deleted stored text (t.erased). The single and the grouped update
+// share it, as they share beginWrite.
 func (t *boltTx) finishWrite() error {
 	if err := t.finishWords(); err != nil {
 		return err
 	}
-	if err := t.commitJournal(time.Now()); err != nil {
+	now := time.Now()
+	if err := t.commitJournal(now); err != nil {
 		return err
+	}
+	if t.upkeep {
+		if err := t.runUpkeep(now); err != nil {
+			return err
+		}
 	}
 	if t.erased {
 		return markErasure(t.tx)

@@ -39,17 +39,28 @@ type writeGroup struct {
 	queue []*groupCall // calls waiting for the next group, in arrival order
 	busy  bool         // a leader is running a group; the queue waits for it
 	last  int          // how many calls the last group ran
+	// crowdAt is when a group last ended with other calls in it or
+	// queued behind it (see crowded).
+	crowdAt time.Time
 	// quiet is closed when a group ends with none queued (see
 	// quietCh), if anyone asked.
 	quiet chan struct{}
 }
 
-// queued reports whether calls wait for the next group.
-func (g *writeGroup) queued() bool {
+// crowded reports whether calls wait for the next group, or waited for
+// one less than crowdFor ago: the handle's writes come concurrently, as
+// a server's do, and a transaction's upkeep goes to the background (see
+// bolt_upkeep.go) even when, by chance, none waits for it. A handle whose
+// writes come one after another does its upkeep in them.
+func (g *writeGroup) crowded() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.queue) > 0
+	return len(g.queue) > 0 || !g.crowdAt.IsZero() && time.Since(g.crowdAt) < crowdFor
 }
+
+// crowdFor is how long after a crowded group a handle's writes still
+// count as concurrent (see writeGroup.crowded).
+const crowdFor = 100 * time.Millisecond
 
 // quietCh returns nil when no write of g runs or waits, and otherwise a
 // channel closed once none does.
@@ -78,10 +89,10 @@ type groupCall struct {
 	// solo says fn is to run alone in a transaction of its own: it failed
 	// in a group, the group's transaction failed, or it was alone.
 	solo bool
-	// erased, checkpointed and err are what the transaction that ran fn
+	// erased, later and err are what the transaction that ran fn
 	// reports for it (see Bolt.update).
-	erased, checkpointed bool
-	err                  error
+	erased, later bool
+	err           error
 }
 
 // groupMsg is a message to a call waiting in a write group.
@@ -97,7 +108,7 @@ var errFnPanicked = errors.New("panicked")
 
 // grouped runs fn in a write transaction of session s, grouped with the
 // handle's concurrent ones, and reports as Bolt.update does.
-func (b *Bolt) grouped(s *session, fn func(Tx) error) (erased, checkpointed bool, err error) {
+func (b *Bolt) grouped(s *session, fn func(Tx) error) (erased, later bool, err error) {
 	c := &groupCall{fn: fn, ch: make(chan groupMsg, 1), ran: make(chan error, 1)}
 	g := &s.group
 	g.mu.Lock()
@@ -132,7 +143,7 @@ func (b *Bolt) grouped(s *session, fn func(Tx) error) (erased, checkpointed bool
 	if c.solo {
 		return b.update(s, fn)
 	}
-	return c.erased, c.checkpointed, c.err
+	return c.erased, c.later, c.err
 }
 
 // maxGroup bounds how many functions one transaction runs: the first
@@ -155,6 +166,9 @@ func (b *Bolt) lead(s *session, g *writeGroup, own *groupCall) {
 	defer func() {
 		g.mu.Lock()
 		g.last = len(taken)
+		if len(taken) > 1 || len(g.queue) > 0 {
+			g.crowdAt = time.Now()
+		}
 		if len(g.queue) > 0 {
 			g.queue[0].ch <- groupMsg{lead: true}
 		} else {
@@ -226,12 +240,12 @@ func (b *Bolt) runGroup(s *session, g *writeGroup, taken *[]*groupCall, own *gro
 // and commits it. When a function fails (returns an error or, unless it
 // is the leader's own, panics) it rolls back and returns that function's
 // index; otherwise failed is -1 and err is the transaction's own error,
-// if any. On success every call's erased and checkpointed are set.
+// if any. On success every call's erased is set, and the first's later.
 func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall, own *groupCall) (failed int, err error) {
 	failed = -1
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.guard(&err)
-	var erased, fnErased, checkpointed bool
+	var erased, fnErased, later bool
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		btx, err := b.beginWrite(s, tx)
 		if err != nil {
@@ -250,9 +264,9 @@ func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall,
 			fnErased = fnErased || btx.erased
 			btx.erased = before || btx.erased
 		}
-		btx.crowded = len(*left) > 1 || g.queued()
+		btx.crowded = len(*left) > 1 || g.crowded()
 		err = btx.finishWrite()
-		erased, checkpointed = btx.erased, btx.checkpointed
+		erased, later = btx.erased, btx.later()
 		return err
 	})
 	if err != nil {
@@ -265,7 +279,7 @@ func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall,
 	// merged packs, say) falls to the first caller.
 	first := (*left)[0]
 	first.erased = first.erased || erased && !fnErased
-	first.checkpointed = checkpointed
+	first.later = later
 	return -1, nil
 }
 

@@ -334,12 +334,14 @@ func TestGroup_YieldWaitsForThePause(t *testing.T) {
 	assert.Nil(t, s.group.quietCh())
 }
 
-// A group of writes leaves the journal's checkpoint due, up to twice its
-// bounds, to a transaction that none waits for: the next write alone
-// checkpoints it.
-func TestGroup_ACrowdedTransactionLeavesTheCheckpoint(t *testing.T) {
+// A write that others wait for leaves the journal's checkpoint due, up
+// to twice its bounds, to a transaction of the handle's background: a
+// group of writes returns with the checkpoint due, the background does
+// it, and past twice the bounds a crowded write does it itself.
+func TestGroup_ACrowdedTransactionLeavesItsUpkeepToTheBackground(t *testing.T) {
 	b, _ := groupStore(t)
 	b.journal = journalPolicy{records: 2, bytes: 1 << 20, recordBytes: 64 << 10, carryBytes: 16 << 10}
+	ctx := context.Background()
 	put := func(name string) func(Tx) error {
 		return func(tx Tx) error {
 			_, err := tx.PutBlob([]byte(name))
@@ -347,26 +349,65 @@ func TestGroup_ACrowdedTransactionLeavesTheCheckpoint(t *testing.T) {
 		}
 	}
 	records := func() (n int) {
-		require.NoError(t, b.View(context.Background(), func(tx Tx) error {
+		require.NoError(t, b.View(ctx, func(tx Tx) error {
 			n, _ = tx.(*boltTx).journal().size()
 			return nil
 		}))
 		return n
 	}
-	require.NoError(t, b.Update(context.Background(), put("alone")))
+	require.NoError(t, b.Update(ctx, put("alone")))
 	require.Equal(t, 1, records())
+	checkpointed, err := writeBlob(b, "crowded", true, nil)
+	require.NoError(t, err)
+	assert.False(t, checkpointed, "others waited for the write")
+	assert.Equal(t, 2, records(), "the bound reached, the checkpoint left due")
+	require.NoError(t, b.upkeep(ctx))
+	assert.Zero(t, records(), "the background's transaction checkpointed")
+
+	require.NoError(t, b.Update(ctx, put("before")))
 	for _, err := range groupOf(t, b, put("first"), put("second")) {
 		require.NoError(t, err)
 	}
-	assert.Equal(t, 2, records(), "the group's record reached the bound, and two writes waited: no checkpoint")
-	require.NoError(t, b.Update(context.Background(), put("alone again")))
-	assert.Zero(t, records(), "the write alone checkpointed")
-	require.NoError(t, b.View(context.Background(), func(tx Tx) error {
-		for _, name := range []string{"alone", "first", "second", "alone again"} {
+	b.background.done.Wait()
+	assert.Zero(t, records(), "the group left the checkpoint to the background, which did it")
+
+	for i, want := range []bool{false, false, false, true} {
+		checkpointed, err := writeBlob(b, fmt.Sprint("crowded ", i), true, nil)
+		require.NoError(t, err)
+		assert.Equal(t, want, checkpointed, "crowded write %d, at twice the bound", i)
+	}
+	require.NoError(t, b.View(ctx, func(tx Tx) error {
+		for _, name := range []string{"alone", "crowded", "before", "first", "second", "crowded 0", "crowded 3"} {
 			ok, err := tx.HasBlob(dag.Sum([]byte(name)))
 			require.NoError(t, err)
 			assert.True(t, ok, name)
 		}
 		return nil
 	}))
+}
+
+// A handle whose writes come one after another does its upkeep in them;
+// one whose writes came concurrently a moment ago leaves it to the
+// background, even from a write none waits for.
+func TestGroup_ConcurrentWritesLeaveTheUpkeepAMoment(t *testing.T) {
+	b, _ := groupStore(t)
+	b.ss.mu.Lock()
+	s := b.ss.cur
+	b.ss.mu.Unlock()
+	if s == nil {
+		require.NoError(t, b.Update(context.Background(), func(tx Tx) error { _, err := tx.PutBlob([]byte("open")); return err }))
+		b.ss.mu.Lock()
+		s = b.ss.cur
+		b.ss.mu.Unlock()
+	}
+	require.NotNil(t, s)
+	assert.False(t, s.group.crowded(), "no write came concurrently")
+	s.group.mu.Lock()
+	s.group.crowdAt = time.Now()
+	s.group.mu.Unlock()
+	assert.True(t, s.group.crowded(), "a group just ended with others in it")
+	s.group.mu.Lock()
+	s.group.crowdAt = time.Now().Add(-crowdFor)
+	s.group.mu.Unlock()
+	assert.False(t, s.group.crowded(), "the moment passed")
 }

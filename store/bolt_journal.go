@@ -657,8 +657,10 @@ func (t *boltTx) commitJournal(now time.Time) error {
 	}
 	if (t.wordsMerged || t.crowded) && records+1 < 2*t.jpolicy.records && size+len(rec) < 2*t.jpolicy.bytes {
 		// The transaction merged the word index's pending documents,
-		// or other writes wait for it: a later one checkpoints, so
-		// that no write waits for both, nor many for one.
+		// or other writes wait for it: a transaction of the handle's
+		// background checkpoints (see bolt_upkeep.go), so that no
+		// write waits for both, nor many for one.
+		t.upkeepDue = true
 		return nil
 	}
 	t.checkpointed = true

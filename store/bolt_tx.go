@@ -57,12 +57,15 @@ type boltTx struct {
 	// documents: its journal record does not checkpoint the journal
 	// too, unless it outgrew twice its bounds (see commitJournal).
 	wordsMerged bool
-	// crowded is set when other writes wait for the transaction: they
-	// joined its group, or queued for the next. Its upkeep (a checkpoint
-	// of the journal, a merge of pending documents) is then left to one
-	// that none waits for, unless the journal or the pending documents
-	// outgrew twice their bounds (see commitJournal, finishWords).
-	crowded bool
+	// crowded is set when other writes wait for the transaction (they
+	// joined its group, or queued for the next), or waited for one a
+	// moment ago (see writeGroup.crowded). Its upkeep (a checkpoint of
+	// the journal, a merge of pending documents) is then left to a
+	// transaction of the handle's background (upkeepDue), unless the
+	// journal or the pending documents outgrew twice their bounds (see
+	// commitJournal, finishWords, bolt_upkeep.go). upkeep is set in
+	// that background transaction: it does the upkeep that is due.
+	crowded, upkeepDue, upkeep bool
 	// wbuild counts the commits of a build of the whole index (nil:
 	// nobody asked; see Bolt.startBuild).
 	wbuild *indexBuild

@@ -368,16 +368,21 @@ func (t *boltTx) finishWords() error {
 	}
 	// The upkeep of the index is a bounded share of the transaction's
 	// work: the pending documents merged once there are enough (a
-	// checkpoint, which moves the journal's there, is left to the next
-	// transaction then: see commitJournal), unless other writes wait
-	// for this one and they are fewer than twice that (see crowded),
-	// else a step of a move of the recent blocks.
-	if pending := wordsCounter(b, keyWordsPending); pending >= t.wpolicy.merge && (!t.crowded || pending >= 2*t.wpolicy.merge) {
-		t.wordsMerged = true
-		if err := t.mergePending(b); err != nil {
-			return fmt.Errorf("word index: %w", err)
+	// checkpoint, which moves the journal's there, is left to a
+	// transaction of the handle's background then: see commitJournal),
+	// unless other writes wait for this one and they are fewer than
+	// twice that (see crowded: that transaction merges them then), else
+	// a step of a move of the recent blocks.
+	if pending := wordsCounter(b, keyWordsPending); pending >= t.wpolicy.merge {
+		if t.crowded && pending < 2*t.wpolicy.merge {
+			t.upkeepDue = true // see bolt_upkeep.go
+		} else {
+			t.wordsMerged = true
+			if err := t.mergePending(b); err != nil {
+				return fmt.Errorf("word index: %w", err)
+			}
+			return nil
 		}
-		return nil
 	}
 	if err := t.stepRecent(b); err != nil {
 		return fmt.Errorf("word index: %w", err)

@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Upkeep in the background: the journal's checkpoint (bolt_journal.go)
+// and the merge of the word index's pending documents (bolt_words.go)
+// are each due once enough writes came, and done by the write
+// transaction that finds them due, unless other writes wait for it
+// (crowded): that transaction leaves them, up to twice their bounds, to
+// a transaction of their own, which a goroutine of the handle starts
+// once the handle's writes pause (see yieldToWrites). A proxy's callers
+// then wait for upkeep only when they arrive while it runs, where one of
+// them waited for all of it, and the calls queued behind it for the
+// rest. The merges of packs a checkpoint completed a tier of run in the
+// same goroutine, after it.
+
+// backgroundWork runs the work writes of a handle leave for later, in
+// one goroutine at a time, and lets Close wait for it.
+type backgroundWork struct {
+	mu      sync.Mutex
+	running bool // a goroutine runs the work
+	again   bool // and looks for more when done: a write asked meanwhile
+	closed  bool // Close waits for the goroutine: no new one starts
+	done    sync.WaitGroup
+}
+
+// close keeps new work from starting and waits for the work running.
+func (w *backgroundWork) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.done.Wait()
+}
+
+// later reports whether the committed transaction left work for the
+// handle's background: the upkeep it left (upkeepDue), or the merges of
+// packs its checkpoint may have made due.
+func (t *boltTx) later() bool { return t.checkpointed || t.upkeepDue }
+
+// workLater runs, in a goroutine, after the write that asked returned
+// (it is done and durable, and its caller does not wait), the upkeep
+// that crowded writes left and the merges of packs that are due (the
+// steps of a merge of eight checkpoints' packs, several milliseconds
+// each with their syncs), each transaction once the handle's writes
+// pause. A write that asks while the goroutine runs has it look again
+// when done. Work that fails is tried again when a write next asks (a
+// write does the upkeep itself past twice its bounds); Close waits for
+// the work running.
+func (b *Bolt) workLater() {
+	w := &b.background
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.closed:
+		return
+	case w.running:
+		w.again = true
+		return
+	}
+	w.running = true
+	w.done.Add(1)
+	go func() {
+		defer w.done.Done()
+		ctx := context.Background()
+		for {
+			_ = b.upkeep(ctx)
+			_ = b.mergePacks(ctx, true)
+			w.mu.Lock()
+			if !w.again {
+				w.running = false
+				w.mu.Unlock()
+				return
+			}
+			w.again = false
+			w.mu.Unlock()
+		}
+	}()
+}
+
+// upkeep does the upkeep that is due, a checkpoint of the journal and
+// a merge of the pending documents, each in a write transaction of its
+// own, started once the handle's writes pause.
+func (b *Bolt) upkeep(ctx context.Context) error {
+	// Each transaction does one that is due (see runUpkeep): two are
+	// enough, and a third is for what writes made due meanwhile.
+	for range 3 {
+		var due bool
+		if err := b.View(ctx, func(tx Tx) error {
+			due = tx.(*boltTx).dueAt(1)
+			return nil
+		}); err != nil || !due {
+			return err
+		}
+		b.yieldToWrites(ctx)
+		if err := b.Update(ctx, func(tx Tx) error {
+			tx.(*boltTx).upkeep = true
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dueAt reports whether the journal or the word index's pending
+// documents reached factor times their bounds.
+func (t *boltTx) dueAt(factor int) bool {
+	return t.checkpointDue(factor) || t.mergeDue(factor)
+}
+
+// checkpointDue reports whether the journal reached factor times its
+// bounds.
+func (t *boltTx) checkpointDue(factor int) bool {
+	records, size := t.journal().size()
+	return records >= factor*t.jpolicy.records || size >= factor*t.jpolicy.bytes
+}
+
+// mergeDue reports whether the word index's pending documents reached
+// factor times their bound.
+func (t *boltTx) mergeDue(factor int) bool {
+	b := t.tx.Bucket(bucketWords)
+	return b != nil && wordsCounter(b, keyWordsPending) >= uint64(factor)*t.wpolicy.merge
+}
+
+// runUpkeep does, in a transaction a background upkeep asked for, the
+// journal's checkpoint if it is due, else the merge of the pending
+// documents if it is, unless the transaction did that already: one of
+// them, as a write does, so that no write waits for both.
+func (t *boltTx) runUpkeep(now time.Time) error {
+	if t.checkpointed || t.wordsMerged {
+		return nil
+	}
+	if t.checkpointDue(1) {
+		t.checkpointed = true
+		return t.checkpoint(now, true)
+	}
+	b := t.tx.Bucket(bucketWords)
+	if b == nil || !t.mergeDue(1) {
+		return nil
+	}
+	t.wordsMerged = true
+	if err := t.mergePending(b); err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
+	return nil
+}
