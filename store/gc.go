@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"iter"
 	"slices"
 
 	"github.com/tractdag/tract/dag"
@@ -15,19 +16,19 @@ import (
 // Old or New) and their ancestors. It returns the graph of every commit
 // (what the deletion needs), the marks and how many commits they mark.
 //
-// It first finds out whether anything is garbage holding only each
-// commit's hash and first parent (36 bytes a commit, no Graph), which is
-// gc's usual case; then g and dead are nil and n is 0.
+// It first finds out whether anything is garbage in memory that does not
+// grow with history (see allReached), which is gc's usual case; then g
+// and dead are nil and n is 0.
 func Garbage(tx Tx, expired func(refs.Entry) bool) (g *dag.Graph, dead []bool, n int, err error) {
-	protect, err := protected(tx, expired)
-	if err != nil {
-		return nil, nil, 0, err
-	}
 	tips, err := RefTips(tx)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	if all, err := allReached(tx, tips, protect); err != nil || all {
+	if all, err := allReached(tx, tips, expired, gcSortBudget); err != nil || all {
+		return nil, nil, 0, err
+	}
+	protect, err := protected(tx, expired)
+	if err != nil {
 		return nil, nil, 0, err
 	}
 	if g, err = LoadGraph(tx); err != nil {
@@ -56,120 +57,135 @@ func Garbage(tx Tx, expired func(refs.Entry) bool) (g *dag.Graph, dead []bool, n
 // protected returns the commits the unexpired reflog entries name.
 func protected(tx Tx, expired func(refs.Entry) bool) ([]dag.Hash, error) {
 	var out []dag.Hash
+	err := eachProtected(tx, expired, func(h dag.Hash) error {
+		out = append(out, h)
+		return nil
+	})
+	return out, err
+}
+
+// eachProtected calls fn with each commit an unexpired reflog entry names,
+// a ref's reflog at a time.
+func eachProtected(tx Tx, expired func(refs.Entry) bool, fn func(dag.Hash) error) error {
 	names, err := tx.ReflogNames()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, name := range names {
 		es, err := tx.Reflog(name)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, e := range es {
-			if !expired(e) {
-				out = append(out, e.Old, e.New)
+			if expired(e) {
+				continue
+			}
+			if err := fn(e.Old); err != nil {
+				return err
+			}
+			if err := fn(e.New); err != nil {
+				return err
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // errUnsure stops allReached where the full walk must decide: a missing
-// parent (an error, or history a salvage lost on purpose).
+// parent (an error, or history a salvage lost on purpose), or a sort that
+// failed.
 var errUnsure = errors.New("not sure")
 
-// allReached reports whether tips, protect and their ancestors are every
-// commit of tx. It reads the commits three times (to count, to list the
-// hashes in key order, to resolve parents to positions), holding 36 bytes
-// a commit, and walks with a bitset. Hashes of protect that are not
-// commits are passed by; a tip or a parent that is missing makes it
-// report false, for the walk over a Graph to decide (and report it).
-func allReached(tx Tx, tips, protect []dag.Hash) (bool, error) {
-	n := 0
-	if err := tx.ForEachCommit(func(dag.Hash, []byte) error { n++; return nil }); err != nil {
-		return false, err
-	}
-	hashes := make([]dag.Hash, 0, n)
-	if err := tx.ForEachCommit(func(h dag.Hash, _ []byte) error {
-		if len(hashes) == n {
-			return errUnsure // a commit came in between: not this transaction
+// gcSortBudget is the memory Garbage's allReached sorts names in; more go
+// to temporary files (see PackSorter). A name costs about 64 bytes there,
+// so a run takes 65,536; at a million commits gc's peak was 44 MiB with
+// it (85 with 16 MiB, as the buffer and the collector's headroom double
+// it).
+const gcSortBudget = 4 << 20
+
+// allReached reports whether tips, the commits the unexpired reflog
+// entries name, and their ancestors are every commit of tx. In a history
+// (a DAG) that holds exactly when every commit is a tip, is named by such
+// an entry, or is the parent of another commit: of the commits nothing
+// reaches, one that is no other's parent among them is no parent at all,
+// or its child would be reached, and it too. So allReached sorts the
+// names (tips, the entries' commits, every commit's parents) in budget
+// bytes of memory, in temporary files past that, and reads them beside the
+// commits in key order: its memory does not grow with history (a ref's
+// reflog aside, which is read whole). A tip or a parent that is no
+// commit makes it report false, for the walk over a Graph to decide (and
+// report it); commits the entries name that are gone are passed by.
+func allReached(tx Tx, tips []dag.Hash, expired func(refs.Entry) bool, budget int) (bool, error) {
+	s := NewPackSorter("", budget)
+	defer s.Close()
+	// A tip or a parent must be a commit, a reflog entry's commit need
+	// not: two kinds, which the sorter orders by hash alike and keeps
+	// apart. A sorter that fails (no room for its runs) leaves the
+	// answer to the walk over a Graph, as before there was one.
+	const must, may = PackCommit, PackCounters
+	add := func(kind PackKind, h dag.Hash) error {
+		if s.Add(PackEntry{Kind: kind, Hash: h}) != nil {
+			return errUnsure
 		}
-		hashes = append(hashes, h)
 		return nil
+	}
+	for _, h := range tips {
+		if err := add(must, h); err != nil {
+			return false, nil
+		}
+	}
+	if err := eachProtected(tx, expired, func(h dag.Hash) error { return add(may, h) }); err != nil {
+		return false, unsure(err)
+	}
+	if err := tx.ForEachCommit(func(_ dag.Hash, raw []byte) error {
+		var err error
+		derr := dag.DecodeParents(raw, func(p dag.Hash) {
+			if err == nil {
+				err = add(must, p)
+			}
+		})
+		if derr != nil {
+			return errUnsure
+		}
+		return err
 	}); err != nil {
 		return false, unsure(err)
 	}
-	index := func(h dag.Hash) int32 {
-		i, ok := slices.BinarySearchFunc(hashes, h, func(a, b dag.Hash) int { return bytes.Compare(a[:], b[:]) })
-		if !ok {
-			return -1
-		}
-		return int32(i)
-	}
-	// first holds each commit's first parent (-1: a root); more the
-	// parents after it, of merge commits.
-	first := make([]int32, len(hashes))
-	more := map[int32][]int32{}
-	i := 0
-	err := tx.ForEachCommit(func(h dag.Hash, raw []byte) error {
-		if i >= len(hashes) || hashes[i] != h {
-			return errUnsure
-		}
-		first[i] = -1
-		var bad bool
-		err := dag.DecodeParents(raw, func(p dag.Hash) {
-			j := index(p)
-			switch {
-			case j < 0:
-				bad = true
-			case first[i] < 0:
-				first[i] = j
-			default:
-				more[int32(i)] = append(more[int32(i)], j)
+	next, stop := iter.Pull2(s.Sorted())
+	defer stop()
+	name, nerr, ok := next()
+	err := tx.ForEachCommit(func(h dag.Hash, _ []byte) error {
+		named := false
+		for ; ok; name, nerr, ok = next() {
+			if nerr != nil {
+				return errUnsure
 			}
-		})
-		if err != nil || bad {
-			return errUnsure
+			c := bytes.Compare(name.Hash[:], h[:])
+			if c > 0 {
+				break
+			}
+			if c < 0 && name.Kind == must {
+				return errUnsure // a tip or a parent that is no commit
+			}
+			named = named || c == 0
 		}
-		i++
+		if !named {
+			return errUnsure // nothing reaches h
+		}
 		return nil
 	})
 	if err != nil {
 		return false, unsure(err)
 	}
-	seen := make([]uint64, (len(hashes)+63)/64)
-	var stack []int32
-	push := func(j int32) {
-		if seen[j/64]&(1<<(j%64)) == 0 {
-			seen[j/64] |= 1 << (j % 64)
-			stack = append(stack, j)
-		}
-	}
-	for _, t := range tips {
-		j := index(t)
-		if j < 0 {
+	for ; ok; name, nerr, ok = next() {
+		if nerr != nil {
 			return false, nil
 		}
-		push(j)
-	}
-	for _, h := range protect {
-		if j := index(h); j >= 0 {
-			push(j)
+		if name.Kind == must {
+			return false, nil // a tip or a parent past the last commit
 		}
 	}
-	reached := 0
-	for len(stack) > 0 {
-		j := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		reached++
-		if first[j] >= 0 {
-			push(first[j])
-		}
-		for _, p := range more[j] {
-			push(p)
-		}
-	}
-	return reached == len(hashes), nil
+	return true, nil
 }
 
 // unsure turns errUnsure into no error: the caller then walks a Graph.
