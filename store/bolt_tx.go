@@ -518,17 +518,44 @@ func (t *boltTx) AppendReflog(name string, e refs.Entry) error {
 }
 
 // Reflog reads the entries of the reflogs bucket, then the refsets', then
-// the journal's, then the transaction's own.
+// the journal's, then the transaction's own (see EachReflogEntry).
 func (t *boltTx) Reflog(name string) ([]refs.Entry, error) {
-	var raws [][]byte
-	if b := t.bucket(bucketReflogs).Bucket([]byte(name)); b != nil {
-		_ = b.ForEach(func(_, v []byte) error { raws = append(raws, v); return nil })
+	var out []refs.Entry
+	err := t.EachReflogEntry(name, func(e refs.Entry) error {
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	raws = append(raws, t.refsetReflog(name)...)
-	raws = append(raws, t.journal().reflog(name)...)
+	return out, nil
+}
+
+var _ ReflogStreamer = (*boltTx)(nil)
+
+// EachReflogEntry decodes the entries of the reflogs bucket one at a
+// time, then the refsets', then the journal's, then the transaction's
+// own (those are few: the next checkpoint moves them to the bucket).
+func (t *boltTx) EachReflogEntry(name string, fn func(refs.Entry) error) error {
+	each := func(v []byte) error {
+		e, err := refs.DecodeEntry(v)
+		if err != nil {
+			return fmt.Errorf("reflog %s: %w", name, err)
+		}
+		return fn(e)
+	}
+	if b := t.bucket(bucketReflogs).Bucket([]byte(name)); b != nil {
+		if err := b.ForEach(func(_, v []byte) error { return each(v) }); err != nil {
+			return err
+		}
+	}
 	_, pending := t.pend.reflog(name)
-	raws = append(raws, pending...)
-	return decodeReflog(name, raws)
+	for _, v := range slices.Concat(t.refsetReflog(name), t.journal().reflog(name), pending) {
+		if err := each(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decodeReflog decodes the entries raws of reflog name.

@@ -65,27 +65,24 @@ func protected(tx Tx, expired func(refs.Entry) bool) ([]dag.Hash, error) {
 }
 
 // eachProtected calls fn with each commit an unexpired reflog entry names,
-// a ref's reflog at a time.
+// an entry at a time where tx reads reflogs so (see EachReflogEntry).
 func eachProtected(tx Tx, expired func(refs.Entry) bool, fn func(dag.Hash) error) error {
 	names, err := tx.ReflogNames()
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		es, err := tx.Reflog(name)
-		if err != nil {
-			return err
-		}
-		for _, e := range es {
+		err := EachReflogEntry(tx, name, func(e refs.Entry) error {
 			if expired(e) {
-				continue
+				return nil
 			}
 			if err := fn(e.Old); err != nil {
 				return err
 			}
-			if err := fn(e.New); err != nil {
-				return err
-			}
+			return fn(e.New)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -111,8 +108,8 @@ const gcSortBudget = 4 << 20
 // or its child would be reached, and it too. So allReached sorts the
 // names (tips, the entries' commits, every commit's parents) in budget
 // bytes of memory, in temporary files past that, and reads them beside the
-// commits in key order: its memory does not grow with history (a ref's
-// reflog aside, which is read whole). A tip or a parent that is no
+// commits in key order: its memory does not grow with history (on a
+// store that reads a reflog whole, a ref's reflog aside). A tip or a parent that is no
 // commit makes it report false, for the walk over a Graph to decide (and
 // report it); commits the entries name that are gone are passed by.
 func allReached(tx Tx, tips []dag.Hash, expired func(refs.Entry) bool, budget int) (bool, error) {

@@ -227,6 +227,35 @@ func ReflogTail(tx ReflogTx, name string, n int) ([]refs.Entry, error) {
 	return es[max(len(es)-n, 0):], nil
 }
 
+// ReflogStreamer is a Tx that reads a reflog an entry at a time (a Bolt
+// store's does). See EachReflogEntry.
+type ReflogStreamer interface {
+	// EachReflogEntry calls fn with each entry of the reflog of ref name,
+	// oldest first, as Reflog returns them, and stops at fn's first
+	// error, which it returns.
+	EachReflogEntry(name string, fn func(refs.Entry) error) error
+}
+
+// EachReflogEntry calls fn with each entry of the reflog of ref name,
+// oldest first, stopping at fn's first error: through tx's own
+// EachReflogEntry when it has one, holding an entry at a time, else
+// from the whole reflog.
+func EachReflogEntry(tx ReflogTx, name string, fn func(refs.Entry) error) error {
+	if rs, ok := tx.(ReflogStreamer); ok {
+		return rs.EachReflogEntry(name, fn)
+	}
+	es, err := tx.Reflog(name)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ResolveRef follows symbolic refs from name to a commit hash. ok is false
 // when the chain ends at a ref that does not exist (an unborn branch).
 func ResolveRef(tx RefTx, name string) (h dag.Hash, ok bool, err error) {
