@@ -13,7 +13,9 @@ import (
 // transaction that finds them due, unless other writes wait for it
 // (crowded): that transaction leaves them, up to twice their bounds, to
 // a transaction of their own, which a goroutine of the handle starts
-// once the handle's writes pause (see yieldToWrites). A proxy's callers
+// once the handle's writes pause (see yieldToWrites); so too the steps
+// of a move of the word index's recent blocks, which every write
+// otherwise carries one of. A proxy's callers
 // then wait for upkeep only when they arrive while it runs, where one of
 // them waited for all of it, and the calls queued behind it for the
 // rest. The merges of packs a checkpoint completed a tier of run in the
@@ -82,13 +84,12 @@ func (b *Bolt) workLater() {
 	}()
 }
 
-// upkeep does the upkeep that is due, a checkpoint of the journal and
-// a merge of the pending documents, each in a write transaction of its
-// own, started once the handle's writes pause.
+// upkeep does the upkeep that is due, a checkpoint of the journal, a
+// merge of the pending documents or a step of a move of the word index's
+// recent blocks, each in a write transaction of its own, started once the
+// handle's writes pause, until none is due or the handle closes.
 func (b *Bolt) upkeep(ctx context.Context) error {
-	// Each transaction does one that is due (see runUpkeep): two are
-	// enough, and a third is for what writes made due meanwhile.
-	for range 3 {
+	for !b.background.closing() {
 		var due bool
 		if err := b.View(ctx, func(tx Tx) error {
 			due = tx.(*boltTx).dueAt(1)
@@ -107,10 +108,25 @@ func (b *Bolt) upkeep(ctx context.Context) error {
 	return nil
 }
 
+// closing reports whether Close was called.
+func (w *backgroundWork) closing() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
+}
+
 // dueAt reports whether the journal or the word index's pending
-// documents reached factor times their bounds.
+// documents reached factor times their bounds, or a move of the recent
+// blocks is under way.
 func (t *boltTx) dueAt(factor int) bool {
-	return t.checkpointDue(factor) || t.mergeDue(factor)
+	return t.checkpointDue(factor) || t.mergeDue(factor) || t.moving()
+}
+
+// moving reports whether a move of the word index's recent blocks into
+// the main ones is under way.
+func (t *boltTx) moving() bool {
+	b := t.tx.Bucket(bucketWords)
+	return b != nil && b.Get(keyWordsMoving) != nil
 }
 
 // checkpointDue reports whether the journal reached factor times its
@@ -129,8 +145,9 @@ func (t *boltTx) mergeDue(factor int) bool {
 
 // runUpkeep does, in a transaction a background upkeep asked for, the
 // journal's checkpoint if it is due, else the merge of the pending
-// documents if it is, unless the transaction did that already: one of
-// them, as a write does, so that no write waits for both.
+// documents if it is, else a step of a move of the recent blocks, unless
+// the transaction did a checkpoint or a merge already: one of them, as a
+// write does, so that no write waits for two.
 func (t *boltTx) runUpkeep(now time.Time) error {
 	if t.checkpointed || t.wordsMerged {
 		return nil
@@ -140,11 +157,18 @@ func (t *boltTx) runUpkeep(now time.Time) error {
 		return t.checkpoint(now, true)
 	}
 	b := t.tx.Bucket(bucketWords)
-	if b == nil || !t.mergeDue(1) {
+	if b == nil {
 		return nil
 	}
-	t.wordsMerged = true
-	if err := t.mergePending(b); err != nil {
+	var err error
+	switch {
+	case t.mergeDue(1):
+		t.wordsMerged = true
+		err = t.mergePending(b)
+	case t.moving():
+		err = t.stepRecent(b)
+	}
+	if err != nil {
 		return fmt.Errorf("word index: %w", err)
 	}
 	return nil

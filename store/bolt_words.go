@@ -372,7 +372,8 @@ func (t *boltTx) finishWords() error {
 	// transaction of the handle's background then: see commitJournal),
 	// unless other writes wait for this one and they are fewer than
 	// twice that (see crowded: that transaction merges them then), else
-	// a step of a move of the recent blocks.
+	// a step of a move of the recent blocks (left to the background too
+	// when others wait).
 	if pending := wordsCounter(b, keyWordsPending); pending >= t.wpolicy.merge {
 		if t.crowded && pending < 2*t.wpolicy.merge {
 			t.upkeepDue = true // see bolt_upkeep.go
@@ -383,6 +384,11 @@ func (t *boltTx) finishWords() error {
 			}
 			return nil
 		}
+	}
+	if t.crowded {
+		// A step of a move under way goes to the background too.
+		t.upkeepDue = t.upkeepDue || b.Get(keyWordsMoving) != nil
+		return nil
 	}
 	if err := t.stepRecent(b); err != nil {
 		return fmt.Errorf("word index: %w", err)

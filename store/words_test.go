@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -439,4 +441,59 @@ func testRecentMove(t *testing.T, tc recentMove) {
 	assert.GreaterOrEqual(t, moves, tc.moves, "moves started")
 	assert.Greater(t, movingRounds, 2*moves, "a move takes several transactions")
 	assert.True(t, reopened)
+}
+
+// Writers of one handle that wait for each other leave the index's
+// upkeep (merges of pending documents, the steps of a move of the recent
+// blocks) and the journal's checkpoints to the handle's background, which
+// goes on with them once the writes stop, until the move is done; the
+// index answers as a scan does.
+func TestWordIndex_ConcurrentWritersLeaveTheUpkeepToTheBackground(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tract.db")
+	b, err := store.OpenBolt(path, store.BoltOptions{Create: true, NoSync: true})
+	require.NoError(t, err)
+	store.SetJournalPolicy(b, 3, 1<<20, 64<<10)
+	store.SetWordsPolicy(b, 4, 8, 200)
+	store.SetRecentStep(b, 2, 1<<20)
+	vocab := []string{"alpha", "beta", "gamma", "delta", "omega", "zeta"}
+	var wg sync.WaitGroup
+	moved := atomic.Bool{}
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 9))
+			for round := range 60 {
+				assert.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+					_, err := putWords(tx, round, "every "+vocab[r.IntN(len(vocab))]+" "+vocab[r.IntN(len(vocab))])
+					return err
+				}))
+				if moving, err := store.MovingRecent(b); err == nil && moving {
+					moved.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.True(t, moved.Load(), "a move of the recent blocks started")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		moving, err := store.MovingRecent(b)
+		require.NoError(t, err)
+		if !moving {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the background never finished the move")
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, b.Close())
+
+	b, err = store.OpenBolt(path, store.BoltOptions{NoSync: true})
+	require.NoError(t, err)
+	defer b.Close()
+	for _, q := range []string{"alpha", "every", "gamma beta", "omega*", "nothing"} {
+		scanBoth(t, b, q, 0)
+	}
+	rep, err := store.Fsck(context.Background(), b)
+	require.NoError(t, err)
+	assert.Equal(t, store.WordIndexOK, rep.WordIndex, rep.WordIndexProblem)
 }
