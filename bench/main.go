@@ -38,6 +38,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
@@ -69,7 +70,7 @@ func main() {
 	if *gen != "" {
 		err := os.MkdirAll(*gen, 0o755)
 		if err == nil {
-			err = generate(*n, filepath.Join(*gen, "history.jsonl"), filepath.Join(*gen, "history.fi"))
+			err = generate(*n, filepath.Join(*gen, "history.jsonl"), filepath.Join(*gen, "history.fi"), filepath.Join(*gen, "history.csv"))
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -136,11 +137,19 @@ func run(n, rounds int, keep bool, db string, floor bool) error {
 		return err
 	}
 	jsonl, stream := filepath.Join(dir, "history.jsonl"), filepath.Join(dir, "history.fi")
-	if err := generate(n, jsonl, stream); err != nil {
+	if err := generate(n, jsonl, stream, filepath.Join(dir, "history.csv")); err != nil {
 		return err
 	}
+	// SQLite, as llm keeps the same messages, when sqlite3 is installed.
+	var sqlite, script string
+	if _, err := exec.LookPath("sqlite3"); err == nil && !floor {
+		sqlite, script = filepath.Join(dir, "llm.sqlite"), filepath.Join(dir, "llm.sql")
+		if err := os.WriteFile(script, []byte(sqliteSchema), 0o644); err != nil {
+			return err
+		}
+	}
 
-	var imp, gimp []sample
+	var imp, gimp, simp []sample
 	importRounds := rounds
 	if floor {
 		importRounds = 1
@@ -169,6 +178,14 @@ func run(n, rounds int, keep bool, db string, floor bool) error {
 			return err
 		}
 		gimp = append(gimp, s)
+		if sqlite != "" {
+			os.Remove(sqlite)
+			s, err = b.time(dir, script, "sqlite3", sqlite)
+			if err != nil {
+				return err
+			}
+			simp = append(simp, s)
+		}
 	}
 	td, gd := filepath.Join(dir, "t"), filepath.Join(dir, "g")
 	// The packed size git users see: after git gc (fast-import's pack is
@@ -248,6 +265,19 @@ func run(n, rounds int, keep bool, db string, floor bool) error {
 	}
 	fmt.Printf("| size on disk | %s (%d B/message) | %s packed (%d B/message) | %.2f× |\n",
 		mib(tsize), tsize/int64(n), mib(gsize), gsize/int64(n), float64(tsize)/float64(gsize))
+	if sqlite == "" {
+		return nil
+	}
+	ssize, err := fileSize(sqlite)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	fmt.Println("| operation | tract | SQLite (llm's tables) | ratio |")
+	fmt.Println("|---|---|---|---|")
+	fmt.Println(row{fmt.Sprintf("import %s (`tract import` / `sqlite3` `.import`, one transaction)", count(n)), median(imp), median(simp)})
+	fmt.Printf("| size on disk | %s (%d B/message) | %s (%d B/message) | %.2f× |\n",
+		mib(tsize), tsize/int64(n), mib(ssize), ssize/int64(n), float64(tsize)/float64(ssize))
 	return nil
 }
 
@@ -453,8 +483,9 @@ next before after again still only also just very much many each every
 other another same different new old good better best small large long
 short simple clear exact check please thanks sure here there where why`)
 
-// generate writes n messages as JSON lines and as a git fast-import stream.
-func generate(n int, jsonlPath, streamPath string) error {
+// generate writes n messages as JSON lines, as a git fast-import stream
+// and as the rows of llm's responses table in CSV (see sqliteSchema).
+func generate(n int, jsonlPath, streamPath, csvPath string) error {
 	jf, err := os.Create(jsonlPath)
 	if err != nil {
 		return err
@@ -465,7 +496,14 @@ func generate(n int, jsonlPath, streamPath string) error {
 		return err
 	}
 	defer sf.Close()
-	jw, sw := bufio.NewWriterSize(jf, 1<<20), bufio.NewWriterSize(sf, 1<<20)
+	cf, err := os.Create(csvPath)
+	if err != nil {
+		return err
+	}
+	defer cf.Close()
+	jw, sw, cb := bufio.NewWriterSize(jf, 1<<20), bufio.NewWriterSize(sf, 1<<20), bufio.NewWriterSize(cf, 1<<20)
+	cw := csv.NewWriter(cb)
+	var system, prompt string
 	rng := rand.New(rand.NewPCG(1, 2))
 	var text strings.Builder
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
@@ -490,12 +528,56 @@ func generate(n int, jsonlPath, streamPath string) error {
 			fmt.Fprintf(sw, "from :%d\n", i)
 		}
 		fmt.Fprintf(sw, "M 644 inline message.txt\ndata %d\n%s\n\n", text.Len(), text.String())
+		// llm keeps a prompt and its response in one row, the system
+		// prompt beside them.
+		switch role {
+		case "system":
+			system = text.String()
+		case "user":
+			prompt = text.String()
+		default:
+			at := time.Unix(base+int64(i), 0).UTC().Format("2006-01-02T15:04:05")
+			if err := cw.Write([]string{fmt.Sprintf("r%08d", i), "m", prompt, system, "", "{}", text.String(), "", "c1", "0", at}); err != nil {
+				return err
+			}
+			system, prompt = "", ""
+		}
+	}
+	if prompt != "" || system != "" {
+		if err := cw.Write([]string{fmt.Sprintf("r%08d", n), "m", prompt, system, "", "{}", "", "", "c1", "0", ""}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	if err := cb.Flush(); err != nil {
+		return err
 	}
 	if err := jw.Flush(); err != nil {
 		return err
 	}
 	return sw.Flush()
 }
+
+// sqliteSchema is llm's log database as it records conversations
+// (simonw/llm's tables, with the full-text index its migrations create:
+// an FTS5 table over prompt and response, kept by a trigger), then the
+// import of the generated rows, which sqlite3's .import runs in one
+// transaction.
+const sqliteSchema = `CREATE TABLE [conversations] ([id] TEXT PRIMARY KEY, [name] TEXT, [model] TEXT);
+CREATE TABLE [responses] ([id] TEXT PRIMARY KEY, [model] TEXT, [prompt] TEXT, [system] TEXT,
+  [prompt_json] TEXT, [options_json] TEXT, [response] TEXT, [response_json] TEXT,
+  [conversation_id] TEXT REFERENCES [conversations]([id]), [duration_ms] INTEGER, [datetime_utc] TEXT);
+CREATE VIRTUAL TABLE [responses_fts] USING FTS5 ([prompt], [response], content=[responses], content_rowid=[rowid]);
+CREATE TRIGGER [responses_ai] AFTER INSERT ON [responses] BEGIN
+  INSERT INTO [responses_fts] (rowid, [prompt], [response]) VALUES (new.rowid, new.[prompt], new.[response]);
+END;
+INSERT INTO [conversations] VALUES ('c1', 'bench', 'm');
+.mode csv
+.import history.csv responses
+`
 
 func fileSize(path string) (int64, error) {
 	st, err := os.Stat(path)

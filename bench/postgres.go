@@ -39,7 +39,7 @@ func runVsFile(n, rounds int, keep bool, db string) error {
 	}
 	fmt.Fprintf(os.Stderr, "generating %d messages…\n", n)
 	jsonl := filepath.Join(dir, "history.jsonl")
-	if err := generate(n, jsonl, filepath.Join(dir, "history.fi")); err != nil {
+	if err := generate(n, jsonl, filepath.Join(dir, "history.fi"), filepath.Join(dir, "history.csv")); err != nil {
 		return err
 	}
 	pd, fd := filepath.Join(dir, "p"), filepath.Join(dir, "f")
