@@ -19,6 +19,12 @@
 // slow on some machines. It needs git on PATH and writes only under a
 // temporary directory, which it removes.
 //
+// When sqlite3 is on PATH, it also imports the same messages into SQLite as
+// simonw/llm logs them (its conversations and responses tables, a prompt
+// and its response a row, and the FTS5 index over them its migrations
+// create), with sqlite3's .import, one transaction, and prints that import
+// and the database's size beside tract's in a second table.
+//
 // With -db URL, tract's repositories live in that PostgreSQL database
 // instead of in files (each under a repository name of its own, dropped
 // at the end; the schema is migrated first), so the table shows what the
