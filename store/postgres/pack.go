@@ -130,9 +130,13 @@ WHERE repository = $1 AND id = $2`, t.s.repository, int64(id), n+int64(len(rows)
 	return nil
 }
 
+// PublishPack copies pack id into the object tables, exclusively.
 func (t *pgTx) PublishPack(id uint64) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
+	if err := t.exclusive(fmt.Sprintf("publish pack %d", id)); err != nil {
+		return err
 	}
 	if _, _, err := t.packTail(id); err != nil {
 		return err

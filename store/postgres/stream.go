@@ -18,7 +18,7 @@ var _ store.PackStreamer = (*pgTx)(nil)
 // straight into its table, a chunk of about streamChunk bytes at a time,
 // where an unpublished pack went first into tract_pack_entries and then,
 // as PublishPack copied it, into the object tables. The transaction holds
-// the repository's writer lock throughout, so no other writer adds rows
+// the repository exclusively throughout (see exclusive), so no other writer adds rows
 // meanwhile: into a table that holds none of the repository's rows yet
 // (an import into a new repository), the rows go as they come; into
 // another, the rows already there are looked up by hash first, a chunk
@@ -33,6 +33,9 @@ var _ store.PackStreamer = (*pgTx)(nil)
 func (t *pgTx) StreamPack(entries iter.Seq2[store.PackEntry, error], docs iter.Seq2[store.WordDoc, error]) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("stream pack: %w", err)
+	}
+	if err := t.exclusive("stream pack"); err != nil {
+		return err
 	}
 	// The rows below may replace counters the transaction read.
 	clear(t.seen.counters)
@@ -94,10 +97,14 @@ type streamWriter struct {
 	docs                     []store.WordDoc
 }
 
-// start reads which tables hold rows of the repository, and its last
+// start numbers the repository's unnumbered documents (see settleDocs),
+// then reads which tables hold rows of the repository, and its last
 // document.
 func (sw *streamWriter) start() error {
 	t := sw.t
+	if err := t.exec(settleDocs, t.s.repository); err != nil { // numbered first: see settleDocs
+		return err
+	}
 	return t.queryRow(`SELECT EXISTS (SELECT 1 FROM tract_blobs WHERE repository = $1),
 	EXISTS (SELECT 1 FROM tract_commits WHERE repository = $1),
 	EXISTS (SELECT 1 FROM tract_counters WHERE repository = $1),
