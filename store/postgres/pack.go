@@ -143,6 +143,7 @@ func (t *pgTx) PublishPack(id uint64) error {
 	}
 	// The copies below may replace counters the transaction read.
 	clear(t.seen.counters)
+	clear(t.seen.fresh)
 	for _, q := range []string{
 		`INSERT INTO tract_blobs (repository, hash, data)
 SELECT $1, hash, value FROM tract_pack_entries WHERE pack = $2 AND kind = 1 ON CONFLICT DO NOTHING`,

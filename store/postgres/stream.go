@@ -39,6 +39,7 @@ func (t *pgTx) StreamPack(entries iter.Seq2[store.PackEntry, error], docs iter.S
 	}
 	// The rows below may replace counters the transaction read.
 	clear(t.seen.counters)
+	clear(t.seen.fresh)
 	sw := &streamWriter{t: t}
 	if err := sw.start(); err != nil {
 		return fmt.Errorf("stream pack: %w", err)

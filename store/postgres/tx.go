@@ -99,19 +99,24 @@ type overlay struct {
 	counters map[dag.Hash]store.Counters
 	// refs holds each ref's stored value, nil for a ref known missing.
 	refs map[string][]byte
+	// fresh holds the commits the transaction put, whose counters it
+	// has neither read nor put: their counters are taken as missing
+	// without asking (see Counters).
+	fresh map[dag.Hash]bool
 }
 
 func newOverlay() *overlay {
 	return &overlay{blobs: map[dag.Hash][]byte{}, commits: map[dag.Hash][]byte{},
-		counters: map[dag.Hash]store.Counters{}, refs: map[string][]byte{}}
+		counters: map[dag.Hash]store.Counters{}, refs: map[string][]byte{}, fresh: map[dag.Hash]bool{}}
 }
 
 // room forgets every object once the overlay holds maxOverlay.
 func (o *overlay) room() {
-	if len(o.blobs)+len(o.commits)+len(o.counters) >= maxOverlay {
+	if len(o.blobs)+len(o.commits)+len(o.counters)+len(o.fresh) >= maxOverlay {
 		clear(o.blobs)
 		clear(o.commits)
 		clear(o.counters)
+		clear(o.fresh)
 	}
 }
 
@@ -446,6 +451,9 @@ func (t *pgTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
 	}
 	t.seen.room()
 	t.seen.commits[h] = raw
+	if _, ok := t.seen.counters[h]; !ok {
+		t.seen.fresh[h] = true
+	}
 	t.noteCommitPut(h, raw)
 	return nil
 }
@@ -818,9 +826,18 @@ SELECT $1, $2, e FROM unnest($3::bytea[]) WITH ORDINALITY AS u(e, n) ORDER BY n`
 	return nil
 }
 
+// Counters reads the counters of commit h. Those of a commit the
+// transaction put are missing unless it put them too: it does not ask.
+// Should the commit have been there already, with its counters, its
+// caller computes them again and puts what was there (counters are a
+// function of the commits), which costs less than the round trip a
+// commit would otherwise spend asking.
 func (t *pgTx) Counters(h dag.Hash) (c store.Counters, ok bool, err error) {
 	if c, ok := t.seen.counters[h]; ok {
 		return c, true, nil
+	}
+	if t.seen.fresh[h] {
+		return store.Counters{}, false, nil
 	}
 	err = t.queryRow(`SELECT depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = $2`,
 		t.s.repository, h[:]).Scan(&c.Depth, &c.Messages, &c.Tokens)
@@ -845,6 +862,7 @@ ON CONFLICT (repository, hash) DO UPDATE SET depth = EXCLUDED.depth, messages = 
 	}
 	t.seen.room()
 	t.seen.counters[h] = c
+	delete(t.seen.fresh, h)
 	return nil
 }
 
