@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,8 +40,10 @@ type Store struct {
 	// search cover (see WordMatches).
 	windows []int64
 	// pendingDocs counts the unnumbered documents the Store's
-	// transactions added since it last numbered them (see settle).
+	// transactions added since it last numbered them (see settle);
+	// settling counts the numberings running in the background.
 	pendingDocs atomic.Int64
+	settling    sync.WaitGroup
 }
 
 var (
@@ -187,18 +190,22 @@ func (s *Store) Path() string { return s.display }
 // Repository returns the repository's name in the database.
 func (s *Store) Repository() string { return s.repository }
 
-// Close closes the store's connections, waiting for transactions that run.
+// Close closes the store's connections, waiting for transactions that run
+// (a numbering of the word index's documents in the background included:
+// see settle).
 // When a connection broke (a server that stopped answering, a cancelled
 // context), it waits at most closeWait: pgx's goodbye to such a server (a
 // cancel request, then a wait for it to hang up) may take 15 seconds, and
 // goes on in the background.
 func (s *Store) Close() error {
 	if !s.broken.Load() {
+		s.settling.Wait()
 		s.pool.Close()
 		return nil
 	}
 	done := make(chan struct{})
 	go func() {
+		s.settling.Wait()
 		s.pool.Close()
 		close(done)
 	}()
@@ -248,7 +255,7 @@ func (s *Store) update(ctx context.Context, mode lockMode, fn func(store.Tx) err
 	for attempt := 1; ; {
 		err = s.once(ctx, opts, mode, fn)
 		if err == nil {
-			s.settleDue(ctx)
+			s.settleDue()
 			return nil
 		}
 		if mode == lockShared && errors.Is(err, errExclusive) {
