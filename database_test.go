@@ -245,3 +245,71 @@ func TestPostgres_WritersOnTheirOwnBranchesLoseNothing(t *testing.T) {
 	}
 	assert.Equal(t, writers, found, "a search finds every writer's first message")
 }
+
+// What takes the repository to itself (gc expiring every reflog entry, a
+// hard reset, a deletion of a branch) runs while writers on their own
+// branches commit: the writers wait for it, or it for them, and no commit
+// of theirs is lost; what gc deletes is what the resets orphaned.
+func TestPostgres_GCAndResetsBesideWritersLoseNothing(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.RepositoryURL(t, pgtest.URL(t))
+	tr, err := tract.Init(db)
+	require.NoError(t, err)
+	defer tr.Close()
+	root, err := tr.User(ctx, "root")
+	require.NoError(t, err)
+	const writers, each = 4, 15
+	for i := range writers {
+		_, err := tr.CreateBranch(ctx, fmt.Sprintf("w%d", i), "")
+		require.NoError(t, err)
+	}
+	_, err = tr.CreateBranch(ctx, "scratch", "")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for i := range writers {
+		h, err := tract.Open(db)
+		require.NoError(t, err)
+		defer h.Close()
+		w := h.OnBranch(fmt.Sprintf("w%d", i))
+		wg.Go(func() {
+			for j := range each {
+				_, err := w.User(ctx, fmt.Sprintf("w%d says %d", i, j))
+				assert.NoError(t, err)
+			}
+		})
+	}
+	h, err := tract.Open(db)
+	require.NoError(t, err)
+	defer h.Close()
+	scratch := h.OnBranch("scratch")
+	orphaned := 0
+	wg.Go(func() {
+		for round := range 4 {
+			for j := range 3 {
+				_, err := scratch.User(ctx, fmt.Sprintf("scratch %d.%d", round, j))
+				assert.NoError(t, err)
+			}
+			_, err := scratch.Reset(ctx, root.String(), tract.Hard)
+			assert.NoError(t, err)
+			orphaned += 3
+			_, err = h.CreateBranch(ctx, fmt.Sprintf("temp%d", round), "w0")
+			assert.NoError(t, err)
+			_, err = h.DeleteBranch(ctx, fmt.Sprintf("temp%d", round))
+			assert.NoError(t, err)
+			_, err = h.GC(ctx, tract.GCExpiry(0))
+			assert.NoError(t, err)
+		}
+	})
+	wg.Wait()
+
+	for i := range writers {
+		log, err := tr.OnBranch(fmt.Sprintf("w%d", i)).Log(ctx)
+		require.NoError(t, err)
+		require.Len(t, log, each+1, "every commit of w%d is kept", i)
+		assert.Equal(t, fmt.Sprintf("w%d says %d", i, each-1), log[0].Text)
+	}
+	rep, err := tr.Fsck(ctx)
+	require.NoError(t, err)
+	assert.True(t, rep.OK(), "%v", rep.Problems)
+	assert.Equal(t, 1+writers*each, rep.Commits, "the resets' %d orphans are gone, nothing else", orphaned)
+}
