@@ -569,13 +569,17 @@ LEFT JOIN LATERAL (
 // readRef reads ref name into the transaction's overlay (see refQuery):
 // its value, nil when it is missing; the value of the ref it names, if
 // symbolic; and the counters of the commits they hold. Of HEAD it reads
-// ORIG_HEAD too, which status shows beside it.
+// ORIG_HEAD too, which status shows beside it; of any other ref, HEAD,
+// which a commit on a branch reads after it, to append to HEAD's reflog
+// when HEAD is on the branch (a view's commit so takes no round trip
+// for it).
 func (t *pgTx) readRef(name string) error {
-	companion := name
+	companion := refs.HEAD
 	if name == refs.HEAD {
-		if _, known := t.seen.refs[refs.OrigHead]; !known {
-			companion = refs.OrigHead
-		}
+		companion = refs.OrigHead
+	}
+	if _, known := t.seen.refs[companion]; known {
+		companion = name
 	}
 	t.seen.refs[name] = nil
 	query, params, width := refQuery, []param{textParam(t.s.repository), textParam(name), textParam(companion)}, 5
