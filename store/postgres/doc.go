@@ -21,7 +21,7 @@
 //	defer s.Close()
 //	err = s.Update(ctx, func(tx store.Tx) error { … })
 //
-// Update is a READ COMMITTED transaction that holds the repository's row
+// Update is a READ COMMITTED transaction that holds the repository's lock
 // shared and locks each ref it reads: writers of other branches run at
 // once, a read of a ref then a write of it is a compare-and-swap, and
 // deletions, reflog rewrites and imports hold the repository exclusively.

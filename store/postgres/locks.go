@@ -9,7 +9,8 @@ import (
 )
 
 // Writers of one repository overlap (see Store.Update). What each kind of
-// shared state relies on instead of a writer lock of the whole repository:
+// shared state relies on instead of a lock of the whole repository that
+// every writer took exclusively:
 //
 //   - A ref that a transaction reads is locked with the read, its row FOR
 //     NO KEY UPDATE (see sharedRefQuery), when it holds a commit: writers
@@ -44,14 +45,13 @@ var errExclusive = errors.New("needs the repository exclusively")
 // rewrites what other writers may be using (an object, a reflog, the
 // numbering of the word index), or reads the whole repository to decide
 // what it writes. A shared transaction that has locked no ref it read
-// (see Ref) takes the
-// repository's row FOR NO KEY UPDATE there and then (one round trip),
-// which waits for the shared writers at work to end; the reads it made
-// before were of objects, which only a writer holding the repository
-// exclusively deletes, or of refs, which it checks again when it writes
-// them (see SetRef). One that has locked a ref it read would deadlock
-// with a writer that holds the repository shared and waits for that ref
-// (a reset --hard of a branch another writer commits on): it
+// (see Ref) takes the repository's lock exclusively there and then (one
+// round trip), which waits for the shared writers at work to end; the
+// reads it made before were of objects, which only a writer holding the
+// repository exclusively deletes, or of refs, which it checks again when
+// it writes them (see SetRef). One that has locked a ref it read would
+// deadlock with a writer that holds the repository shared and waits for
+// that ref (a reset --hard of a branch another writer commits on): it
 // fails with errExclusive instead, and Update runs fn again from the
 // start, exclusively. In an exclusive transaction it does nothing.
 func (t *pgTx) exclusive(op string) error {
@@ -62,7 +62,7 @@ func (t *pgTx) exclusive(op string) error {
 		t.restart = true
 		return fmt.Errorf("%s: %w", op, errExclusive)
 	}
-	if err := t.queryRow(lockRepositorySQL, t.s.repository).Scan(new(int)); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	if err := t.queryRow(lockRepositorySQL, t.s.repository, int32(repositoryLock)).Scan(new(int)); err != nil {
 		return fmt.Errorf("%s: take the repository exclusively: %w", op, err)
 	}
 	t.shared = false

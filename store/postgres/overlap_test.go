@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -299,6 +300,51 @@ func TestUpdate_DeletesRunExclusively(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, ok)
 		}
+		return nil
+	}))
+}
+
+// A writer that needs the repository exclusively gets it while writers on
+// their own branches keep committing: the writers that come after it
+// queue behind it, rather than sharing the repository with the ones
+// before it for as long as they keep coming.
+func TestUpdate_ExclusiveWriterIsNotStarved(t *testing.T) {
+	s := pgtest.New(t, pgtest.URL(t))
+	var stop atomic.Bool
+	var commits atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 4 {
+		st := openAgain(t, s)
+		wg.Go(func() {
+			for j := 0; !stop.Load(); j++ {
+				assert.NoError(t, commitOn(st, fmt.Sprintf("refs/heads/w%d", i), fmt.Sprintf("w%d %d", i, j)))
+				commits.Add(1)
+			}
+		})
+	}
+	defer func() {
+		stop.Store(true)
+		wg.Wait()
+	}()
+	for commits.Load() < 20 {
+		runtime.Gosched()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, s.Update(ctx, func(tx store.Tx) error {
+		_, err := tx.Refs() // takes the repository exclusively
+		return err
+	}), "the exclusive writer got the repository while the others committed")
+	stop.Store(true)
+	wg.Wait()
+	require.NoError(t, s.View(context.Background(), func(tx store.Tx) error {
+		n := 0
+		for i := range 4 {
+			es, err := tx.Reflog(fmt.Sprintf("refs/heads/w%d", i))
+			require.NoError(t, err)
+			n += len(es)
+		}
+		assert.Equal(t, int(commits.Load()), n, "every commit is kept")
 		return nil
 	}))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -223,8 +224,8 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 }
 
 // Update runs fn in a read-write transaction. Writers of one repository
-// overlap: the transaction begins holding the repository's row in a
-// shared mode (see lockMode), which other writers hold too, and each ref
+// overlap: the transaction begins holding the repository's lock in share
+// mode (see lockMode), which other writers hold too, and each ref
 // it reads for a compare-and-swap is locked on its own (see pgTx.Ref):
 // writers of one ref take turns, and each sees every write committed
 // before it, so a compare-and-swap that fn does (read a ref, compare,
@@ -396,45 +397,57 @@ func (s *Store) analyze(ctx context.Context, conn *pgx.Conn) {
 	_, _ = conn.Exec(bctx, "ANALYZE "+analyzeTables)
 }
 
-// lockMode is how a transaction holds its repository's row in
-// tract_repositories.
+// lockMode is how a transaction holds its repository's lock: a
+// transaction-scoped advisory lock of two keys, repositoryLock and the
+// hash of the repository's name (hashtext). Repositories whose names hash
+// alike share it, which costs them waits only. An advisory lock rather
+// than the repository's row: the server's lock manager queues a request
+// behind a waiting one it conflicts with, so a writer that asks for the
+// repository exclusively gets it once the shared holders before it end,
+// where the row's lock would let shared lockers join it without end
+// while the exclusive writer waits.
 type lockMode int
 
 const (
 	// lockNone is a View's: no lock.
 	lockNone lockMode = iota
-	// lockShared is an ordinary writer's: the row FOR SHARE, which
-	// writers in this mode hold together, and which keeps out a writer in
-	// lockExclusive (and Drop). Each such writer locks the refs it
-	// moves (see pgTx.Ref).
+	// lockShared is an ordinary writer's: the lock in share mode
+	// (pg_advisory_xact_lock_shared), which writers in this mode hold
+	// together, and which keeps out a writer in lockExclusive (and Drop).
+	// Each such writer locks the refs it moves (see pgTx.Ref).
 	lockShared
 	// lockExclusive is a writer's that rewrites or deletes what every
-	// writer shares (see pgTx.exclusive): the row FOR NO KEY UPDATE, which
-	// no other writer of the repository holds meanwhile in either mode.
+	// writer shares (see pgTx.exclusive): the lock in exclusive mode
+	// (pg_advisory_xact_lock), which no other writer of the repository
+	// holds meanwhile in either mode.
 	lockExclusive
 )
 
-// lockRepository takes the repository's row for the rest of tx FOR NO KEY
-// UPDATE: the lock of lockExclusive, which a writer of the repository in
-// either mode waits for until tx ends. It must be tx's first statement.
-// In a READ COMMITTED transaction every later statement then sees what the
-// writers before it committed, so a writer never works on a stale snapshot
-// that the server would have to abort. (A REPEATABLE READ or SERIALIZABLE
+// repositoryLock is the first key of a repository's lock ("trep" in
+// ASCII; see lockMode).
+const repositoryLock = 0x74726570
+
+// lockRepository takes the repository's lock for the rest of tx in
+// lockExclusive, which a writer of the repository in either mode waits
+// for until tx ends. It must be tx's first statement. In a READ
+// COMMITTED transaction every later statement then sees what the writers
+// before it committed, so a writer never works on a stale snapshot that
+// the server would have to abort. (A REPEATABLE READ or SERIALIZABLE
 // snapshot is taken when the first statement starts, before the lock is
 // granted, so under those levels the lock would not spare the abort.)
 // Readers take no lock and are never kept waiting. Update takes its lock
 // in BEGIN's own round trip instead (see writerLockQuery).
 func lockRepository(ctx context.Context, tx pgx.Tx, repository string) error {
-	_, err := tx.Exec(ctx, lockRepositorySQL, repository)
+	_, err := tx.Exec(ctx, lockRepositorySQL, repository, int32(repositoryLock))
 	return err
 }
 
 // lockRepositorySQL is the statement of lockRepository.
-const lockRepositorySQL = `SELECT 1 FROM tract_repositories WHERE name = $1 FOR NO KEY UPDATE`
+const lockRepositorySQL = `SELECT 1 FROM pg_advisory_xact_lock($2::int, hashtext($1))`
 
 // writerLockQuery is what a write transaction's BEGIN carries after it,
 // in the same simple query: the idle timeout (see WithIdleTimeout), then
-// the repository's row locked in mode, so that a write transaction
+// the repository's lock taken in mode, so that a write transaction
 // begins, bounds itself and takes its place in one round trip. The name
 // is a literal here (a simple query has no parameters): a valid
 // repository name holds no quote, and any quote is doubled all the same.
@@ -443,12 +456,12 @@ func (s *Store) writerLockQuery(mode lockMode) string {
 	if s.idleTimeout > 0 {
 		q = "; SET LOCAL idle_in_transaction_session_timeout = " + idleSetting(s.idleTimeout)
 	}
-	lock := "FOR SHARE"
+	lock := "pg_advisory_xact_lock_shared"
 	if mode == lockExclusive {
-		lock = "FOR NO KEY UPDATE"
+		lock = "pg_advisory_xact_lock"
 	}
-	return q + "; SELECT 1 FROM tract_repositories WHERE name = '" +
-		strings.ReplaceAll(s.repository, "'", "''") + "' " + lock
+	return q + "; SELECT " + lock + "(" + strconv.Itoa(repositoryLock) + ", hashtext('" +
+		strings.ReplaceAll(s.repository, "'", "''") + "'))"
 }
 
 func (s *Store) redact(err error) error { return redact(err, s.secrets) }
