@@ -24,5 +24,9 @@ func Abort(tx store.Tx, code string) error {
 func WithSearchWindows(ws ...int64) Option { return func(s *Store) { s.windows = ws } }
 
 // SettleWords numbers the repository's unnumbered word documents now, as
-// a Store does after every settleEvery of them.
-func SettleWords(s *Store) { s.settle(context.Background()) }
+// a Store does after every settleEvery of them, once the numberings it
+// began in the background have ended.
+func SettleWords(s *Store) {
+	s.settling.Wait()
+	s.settle(context.Background())
+}

@@ -121,6 +121,10 @@ func newStore(loc *location, opts []Option) *Store {
 		idleTimeout: DefaultIdleTimeout, windows: defaultWindows(),
 		server: server{addr: addr, several: several, database: cc.Database, user: cc.User,
 			connectTimeout: DefaultConnectTimeout, replyTimeout: DefaultReplyTimeout}}
+	// A Store counts its unnumbered documents from a random point, so
+	// that processes that make a few commits each (tract commit) number
+	// them in turn, about once per settleEvery documents (see settleDue).
+	s.pendingDocs.Store(rand.Int64N(settleEvery))
 	for _, o := range opts {
 		o(s)
 	}

@@ -635,7 +635,8 @@ const settleEvery = 256
 
 // settleDue numbers the repository's unnumbered documents (see settle),
 // in the background, once the Store's transactions have added settleEvery
-// of them since it last did: the writer whose commit made them due does
+// of them since it last did (counting from a random point at first: see
+// newStore): the writer whose commit made them due does
 // not wait for it (about 15 ms for 256 documents here).
 func (s *Store) settleDue() {
 	n := s.pendingDocs.Load()
