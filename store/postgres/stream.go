@@ -109,9 +109,9 @@ func (sw *streamWriter) start() error {
 	return t.queryRow(`SELECT EXISTS (SELECT 1 FROM tract_blobs WHERE repository = $1),
 	EXISTS (SELECT 1 FROM tract_commits WHERE repository = $1),
 	EXISTS (SELECT 1 FROM tract_counters WHERE repository = $1),
-	last.seq IS NOT NULL, coalesce(last.seq, 0), coalesce(last.bound_ns, -9223372036854775808)
+	EXISTS (SELECT 1 FROM tract_words WHERE repository = $1), coalesce(last.seq, 0), coalesce(last.bound_ns, -9223372036854775808)
 FROM (SELECT NULL) one LEFT JOIN LATERAL (
-	SELECT seq, bound_ns FROM tract_words WHERE repository = $1 ORDER BY seq DESC LIMIT 1) last ON true`,
+	SELECT seq, bound_ns FROM tract_words WHERE repository = $1 AND seq > 0 ORDER BY seq DESC LIMIT 1) last ON true`,
 		t.s.repository).Scan(&sw.hadBlobs, &sw.hadCommits, &sw.hadCounters, &sw.hadWords, &sw.seq, &sw.bound)
 }
 

@@ -225,9 +225,10 @@ const maxPendingDocs = 16777216
 // settleDocs numbers the repository's unnumbered documents, in the order
 // of their times (equal times by hash), after the last numbered one, each
 // bound the latest time of it, the ones before it and the last numbered
-// one's bound. It sees the documents of the transactions committed when it
-// starts; those of writers still at work stay unnumbered until the next
-// time. Numbers are given by one transaction at a time (see Store.settle
+// one's bound: the oldest 10,000 of them, so that a statement stays short
+// (the rest go the next time). It sees the documents of the transactions
+// committed when it starts; those of writers still at work stay
+// unnumbered until the next time. Numbers are given by one transaction at a time (see Store.settle
 // and finishWords), each seeing the numbers of the one before, so every
 // bound covers every document numbered below it.
 const settleDocs = `WITH last AS (
@@ -235,7 +236,8 @@ const settleDocs = `WITH last AS (
 		SELECT seq, bound_ns FROM tract_words WHERE repository = $1 AND seq > 0 ORDER BY seq DESC LIMIT 1) x
 ), numbered AS (
 	SELECT w.seq AS old, last.seq + row_number() OVER o AS seq, greatest(last.bound, max(w.time_ns) OVER o) AS bound
-	FROM tract_words w, last WHERE w.repository = $1 AND w.seq < 0
+	FROM (SELECT seq, time_ns, hash FROM tract_words WHERE repository = $1 AND seq < 0
+		ORDER BY time_ns, hash LIMIT 10000) w, last
 	WINDOW o AS (ORDER BY w.time_ns, w.hash)
 )
 UPDATE tract_words w SET seq = numbered.seq, bound_ns = numbered.bound
