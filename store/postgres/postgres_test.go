@@ -27,6 +27,14 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return pgtest.NewUnchecked(t, base) })
 }
 
+// With default_query_exec_mode=cache_statement in the URL, the store's
+// own reads (the binary ones) run as statements prepared once per
+// connection: the suite passes the same.
+func TestConformance_PreparedStatements(t *testing.T) {
+	base := pgtest.WithParam(t, pgtest.URL(t), "default_query_exec_mode", "cache_statement")
+	storetest.Run(t, func(t *testing.T) store.Store { return pgtest.NewUnchecked(t, base) })
+}
+
 // incrementDepth reads the counters of key and writes them back one
 // deeper: a read-modify-write that loses an update unless the store
 // serializes it. wait, when set, runs between the read and the write.
