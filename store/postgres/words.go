@@ -654,7 +654,7 @@ func (s *Store) settleDue() {
 const settleLock = 0x74776473
 
 // settle numbers the repository's unnumbered documents (settleDocs) in a
-// transaction of its own: it holds the repository's row shared, as a
+// transaction of its own: it holds the repository's lock shared, as a
 // writer does, so that an exclusive writer (which numbers them too) does
 // not run beside it; a transaction-scoped advisory lock, of the
 // repository's name, keeps a second Store from numbering at the same
