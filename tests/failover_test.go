@@ -139,7 +139,9 @@ func TestFailover_SynchronousStandbyLosesNoAcknowledgedCommit(t *testing.T) {
 	defer conn.Close(ctx)
 	tx, err := conn.Begin(ctx)
 	require.NoError(t, err)
-	_, err = tx.Exec(ctx, `SELECT 1 FROM tract_repositories WHERE name = 'witness' FOR NO KEY UPDATE`)
+	// The repository's lock (an advisory lock, see store/postgres's
+	// lockMode), taken exclusively.
+	_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1953654128, hashtext('witness'))`)
 	require.NoError(t, err)
 	inFlight := witness.start("commit", "--role", "user", "-m", "in flight")
 	// Watched from another connection: a transaction sees one snapshot

@@ -92,7 +92,7 @@ func TestPgRobust_ServerHangs(t *testing.T) {
 	t.Parallel()
 	s, db, p := proxied(t, "2s")
 	pw := urlPassword(t, db)
-	p.FreezeAt([]byte("FOR NO KEY UPDATE")) // the write's first statement, its writer lock
+	p.FreezeAt([]byte("pg_advisory_xact_lock_shared")) // the write's first statement, its writer lock
 	r := s.tract("commit", "--role", "user", "-m", "never written")
 	requireExit(t, r, exitError)
 	assertNoPassword(t, r, pw)

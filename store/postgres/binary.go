@@ -1,8 +1,14 @@
 package postgres
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tractdag/tract/store"
 )
@@ -75,7 +81,17 @@ func (t *pgTx) binaryQuery(sql string, params []param, fn func(cols [][]byte) er
 	}
 	ctx, cancel := t.bound()
 	defer cancel()
-	rr := t.tx.Conn().PgConn().ExecParams(ctx, sql, values, oids, formats, []int16{1})
+	conn := t.tx.Conn()
+	var rr *pgconn.ResultReader
+	if conn.Config().DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+		name, err := prepared(ctx, conn.PgConn(), sql, oids)
+		if err != nil {
+			return t.fail("a query", false, err)
+		}
+		rr = conn.PgConn().ExecPrepared(ctx, name, values, formats, []int16{1})
+	} else {
+		rr = conn.PgConn().ExecParams(ctx, sql, values, oids, formats, []int16{1})
+	}
 	var ferr error
 	for ferr == nil && rr.NextRow() {
 		ferr = fn(rr.Values())
@@ -85,6 +101,34 @@ func (t *pgTx) binaryQuery(sql string, params []param, fn func(cols [][]byte) er
 		return ferr
 	}
 	return t.fail("a query", false, err)
+}
+
+// preparedKey is the key of a connection's CustomData under which
+// prepared keeps the names of the statements it prepared.
+const preparedKey = "tract.prepared"
+
+// prepared returns the name of sql prepared on conn (with parameters of
+// oids), preparing it the first time (a round trip of its own): what
+// binaryQuery runs when the URL asked for prepared statements
+// (default_query_exec_mode=cache_statement), so that the server plans each
+// of the store's reads once per connection rather than at every run. A
+// statement is named by a hash of its text.
+func prepared(ctx context.Context, conn *pgconn.PgConn, sql string, oids []uint32) (string, error) {
+	names, _ := conn.CustomData()[preparedKey].(map[string]bool)
+	if names == nil {
+		names = map[string]bool{}
+		conn.CustomData()[preparedKey] = names
+	}
+	sum := sha256.Sum256([]byte(sql))
+	name := "tract_" + hex.EncodeToString(sum[:12])
+	if names[name] {
+		return name, nil
+	}
+	if _, err := conn.Prepare(ctx, name, sql, oids); err != nil {
+		return "", err
+	}
+	names[name] = true
+	return name, nil
 }
 
 // int8Col decodes a bigint column.

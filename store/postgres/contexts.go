@@ -121,9 +121,14 @@ ON CONFLICT (repository, hash) DO UPDATE SET record = EXCLUDED.record`, t.s.repo
 	return nil
 }
 
+// DeleteContext deletes the record of h, exclusively, as DeleteCommit
+// deletes a commit.
 func (t *pgTx) DeleteContext(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete compiled context %s: %w", h.Short(), err)
+	}
+	if err := t.exclusive("delete compiled context " + h.Short()); err != nil {
+		return err
 	}
 	if err := t.exec(`DELETE FROM tract_contexts WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete compiled context %s: %w", h.Short(), err)

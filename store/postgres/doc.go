@@ -21,11 +21,12 @@
 //	defer s.Close()
 //	err = s.Update(ctx, func(tx store.Tx) error { … })
 //
-// Update is a READ COMMITTED transaction that first locks the repository's
-// row, so writers of one repository take turns as on a file and a read of a
-// ref followed by a write of it is a compare-and-swap; a transaction the
-// server aborts (serialization failure, deadlock) runs again, so its function
-// must have no effect outside the transaction. View is one REPEATABLE READ
+// Update is a READ COMMITTED transaction that holds the repository's lock
+// shared and locks each ref it reads: writers of other branches run at
+// once, a read of a ref then a write of it is a compare-and-swap, and
+// deletions, reflog rewrites and imports hold the repository exclusively.
+// A transaction aborted (serialization failure, deadlock, a ref race)
+// runs again, so its function must have no effect outside it. View is one REPEATABLE READ
 // snapshot. Connecting and every statement are bounded by timeouts
 // ([WithConnectTimeout], [WithReplyTimeout], or the URL's connect_timeout and
 // reply_timeout) and by the context View and Update are given: a deadline

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/tractdag/tract/store"
@@ -21,3 +22,11 @@ func Abort(tx store.Tx, code string) error {
 // word search cover, so that a test of a few documents reaches the query
 // of the rest.
 func WithSearchWindows(ws ...int64) Option { return func(s *Store) { s.windows = ws } }
+
+// SettleWords numbers the repository's unnumbered word documents now, as
+// a Store does after every settleEvery of them, once the numberings it
+// began in the background have ended.
+func SettleWords(s *Store) {
+	s.settling.Wait()
+	s.settle(context.Background())
+}

@@ -104,6 +104,11 @@ func lockWorker(mode string) int {
 	}
 	defer s.Close()
 	err = s.Update(context.Background(), func(tx store.Tx) error {
+		// Listing the refs takes the repository exclusively, so that every
+		// other writer waits for this one.
+		if _, err := tx.Refs(); err != nil {
+			return err
+		}
 		if err := tx.SetRef(refs.Ref{Name: lockWorkerRef, Hash: dag.Sum([]byte("vanished"))}); err != nil {
 			return err
 		}

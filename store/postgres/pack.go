@@ -130,15 +130,20 @@ WHERE repository = $1 AND id = $2`, t.s.repository, int64(id), n+int64(len(rows)
 	return nil
 }
 
+// PublishPack copies pack id into the object tables, exclusively.
 func (t *pgTx) PublishPack(id uint64) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("publish pack %d: %w", id, err)
+	}
+	if err := t.exclusive(fmt.Sprintf("publish pack %d", id)); err != nil {
+		return err
 	}
 	if _, _, err := t.packTail(id); err != nil {
 		return err
 	}
 	// The copies below may replace counters the transaction read.
 	clear(t.seen.counters)
+	clear(t.seen.fresh)
 	for _, q := range []string{
 		`INSERT INTO tract_blobs (repository, hash, data)
 SELECT $1, hash, value FROM tract_pack_entries WHERE pack = $2 AND kind = 1 ON CONFLICT DO NOTHING`,

@@ -188,7 +188,7 @@ func TestReplyTimeout_EveryStatement(t *testing.T) {
 			return s.View(context.Background(), func(store.Tx) error { return nil })
 		}},
 		"writer lock": {"waiting for the repository's writer lock", func(s *postgres.Store, p *pgtest.Proxy) error {
-			p.FreezeAt([]byte("FOR NO KEY UPDATE"))
+			p.FreezeAt([]byte("pg_advisory_xact_lock_shared"))
 			return s.Update(context.Background(), func(store.Tx) error { return nil })
 		}},
 		"writes sent before a read": {"sending writes", func(s *postgres.Store, p *pgtest.Proxy) error {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +40,11 @@ type Store struct {
 	// windows are the numbers of documents the first queries of a word
 	// search cover (see WordMatches).
 	windows []int64
+	// pendingDocs counts the unnumbered documents the Store's
+	// transactions added since it last numbered them (see settle);
+	// settling counts the numberings running in the background.
+	pendingDocs atomic.Int64
+	settling    sync.WaitGroup
 }
 
 var (
@@ -114,6 +121,10 @@ func newStore(loc *location, opts []Option) *Store {
 		idleTimeout: DefaultIdleTimeout, windows: defaultWindows(),
 		server: server{addr: addr, several: several, database: cc.Database, user: cc.User,
 			connectTimeout: DefaultConnectTimeout, replyTimeout: DefaultReplyTimeout}}
+	// A Store counts its unnumbered documents from a random point, so
+	// that processes that make a few commits each (tract commit) number
+	// them in turn, about once per settleEvery documents (see settleDue).
+	s.pendingDocs.Store(rand.Int64N(settleEvery))
 	for _, o := range opts {
 		o(s)
 	}
@@ -184,18 +195,22 @@ func (s *Store) Path() string { return s.display }
 // Repository returns the repository's name in the database.
 func (s *Store) Repository() string { return s.repository }
 
-// Close closes the store's connections, waiting for transactions that run.
+// Close closes the store's connections, waiting for transactions that run
+// (a numbering of the word index's documents in the background included:
+// see settle).
 // When a connection broke (a server that stopped answering, a cancelled
 // context), it waits at most closeWait: pgx's goodbye to such a server (a
 // cancel request, then a wait for it to hang up) may take 15 seconds, and
 // goes on in the background.
 func (s *Store) Close() error {
 	if !s.broken.Load() {
+		s.settling.Wait()
 		s.pool.Close()
 		return nil
 	}
 	done := make(chan struct{})
 	go func() {
+		s.settling.Wait()
 		s.pool.Close()
 		close(done)
 	}()
@@ -209,26 +224,49 @@ func (s *Store) Close() error {
 // View runs fn in a read-only REPEATABLE READ transaction: fn sees one
 // snapshot of the repository. ctx bounds every statement (see once).
 func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
-	return s.redact(s.once(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn))
+	return s.redact(s.once(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, lockNone, fn))
 }
 
-// Update runs fn in a read-write transaction that first takes the
-// repository's writer lock (see lockRepository): writers of one repository
-// take turns, as they do on a file, and each sees every write committed
+// Update runs fn in a read-write transaction. Writers of one repository
+// overlap: the transaction begins holding the repository's lock in share
+// mode (see lockMode), which other writers hold too, and each ref
+// it reads for a compare-and-swap is locked on its own (see pgTx.Ref):
+// writers of one ref take turns, and each sees every write committed
 // before it, so a compare-and-swap that fn does (read a ref, compare,
-// write) is atomic. Writers of other repositories in the database do not
-// wait. When the server still aborts the transaction for a serialization
+// write) is atomic, while writers of other refs go on at once (and their
+// commits' flushes of the log are grouped by the server). What deletes or
+// rewrites state that every writer shares (deleting objects, rewriting a
+// reflog, publishing a pack, an import's COPY, reading every commit, blob,
+// ref or reflog name to decide a write) takes the repository exclusively,
+// as every writer did before: at that call, or, when fn has locked a ref
+// it read by then, by running fn again from the start (see
+// pgTx.exclusive). Writers of other repositories in the database do not
+// wait. When the server aborts the transaction for a serialization
 // failure or a deadlock (SQLSTATE 40001, 40P01: CockroachDB runs every
-// transaction SERIALIZABLE and aborts where PostgreSQL would wait), Update
-// rolls back and runs fn again, after a backoff, up to the bound of
-// WithMaxAttempts: fn must not have effects outside the transaction that a
-// second run would repeat wrongly. ctx bounds every statement, the wait
-// for the writer lock included (see once), and the backoffs.
+// transaction SERIALIZABLE and aborts where PostgreSQL would wait), or
+// another writer moved a ref fn was given without its lock (see
+// refRaceError), Update rolls back and runs fn again, after a backoff, up
+// to the bound of WithMaxAttempts: fn must not have effects outside the
+// transaction that a second run would repeat wrongly. ctx bounds every
+// statement, the waits for locks included (see once), and the backoffs.
 func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
+	return s.update(ctx, lockShared, fn)
+}
+
+// update is Update, beginning in lock mode mode.
+func (s *Store) update(ctx context.Context, mode lockMode, fn func(store.Tx) error) error {
 	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 	var err error
-	for attempt := 1; ; attempt++ {
-		err = s.once(ctx, opts, true, fn)
+	for attempt := 1; ; {
+		err = s.once(ctx, opts, mode, fn)
+		if err == nil {
+			s.settleDue()
+			return nil
+		}
+		if mode == lockShared && errors.Is(err, errExclusive) {
+			mode = lockExclusive // not an attempt: run fn again at once
+			continue
+		}
 		if !retryable(err) {
 			return s.redact(err)
 		}
@@ -239,6 +277,7 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 			return s.redact(fmt.Errorf("%s: %w (retrying after: %w)", s.display, cerr, err))
 		}
 		s.sleep(s.wait(attempt))
+		attempt++
 	}
 }
 
@@ -249,10 +288,16 @@ func (s *Store) wait(attempt int) time.Duration {
 }
 
 // retryable reports whether err is PostgreSQL aborting a transaction that
-// may succeed when run again.
+// may succeed when run again, or a writer that lost the race for a ref it
+// read without its lock (see refRaceError).
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "40001" || pgErr.Code == "40P01" ||
+			pgErr.Code == "23505" && pgErr.ConstraintName == refsKey
+	}
+	var race *refRaceError
+	return errors.As(err, &race)
 }
 
 // once runs fn in one transaction and commits it when fn returns nil (and
@@ -263,7 +308,8 @@ func retryable(err error) bool {
 // to the same bound (see server.beginQuery), so that the server too gives
 // up on a statement that outlives it. A ctx done before the transaction
 // begins ends it at once with ctx's error.
-func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) (err error) {
+func (s *Store) once(ctx context.Context, opts pgx.TxOptions, mode lockMode, fn func(store.Tx) error) (err error) {
+	write := mode != lockNone
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -288,7 +334,7 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 	opts.BeginQuery = s.server.beginQuery(ctx, opts)
 	if write {
 		// The writer lock and the idle timeout come in BEGIN's round trip.
-		opts.BeginQuery += s.writerLockQuery()
+		opts.BeginQuery += s.writerLockQuery(mode)
 	}
 	bctx, cancel := s.server.bound(ctx)
 	tx, err := conn.BeginTx(bctx, opts)
@@ -300,7 +346,8 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		}
 		return fmt.Errorf("%s: begin transaction: %w", s.display, s.server.classify(ctx, "BEGIN", conn.Conn().PgConn(), false, err))
 	}
-	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write, seen: newOverlay()}
+	ptx := &pgTx{s: s, tx: tx, ctx: ctx, write: write, shared: mode == lockShared, tracked: mode == lockShared, seen: newOverlay(),
+		held: map[string]bool{}, observed: map[string][]byte{}}
 	done := false
 	defer func() {
 		if !done {
@@ -308,14 +355,17 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		}
 	}()
 	if err := fn(ptx); err != nil {
-		return err
+		return ptx.verdict(err)
 	}
 	if !write {
 		done = true
 		return ptx.rollback()
 	}
 	if err := ptx.finishWords(); err != nil {
-		return fmt.Errorf("%s: %w", s.display, err)
+		return ptx.verdict(fmt.Errorf("%s: %w", s.display, err))
+	}
+	if err := ptx.verdict(nil); err != nil {
+		return err
 	}
 	done = true
 	if err := ptx.commit(); err != nil {
@@ -324,6 +374,7 @@ func (s *Store) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 	if ptx.indexed >= analyzeRows {
 		s.analyze(ctx, conn.Conn())
 	}
+	s.pendingDocs.Add(int64(ptx.pendingDocs))
 	return nil
 }
 
@@ -350,38 +401,71 @@ func (s *Store) analyze(ctx context.Context, conn *pgx.Conn) {
 	_, _ = conn.Exec(bctx, "ANALYZE "+analyzeTables)
 }
 
-// lockRepository takes the writer lock of repository for the rest of tx:
-// its row in tract_repositories, locked FOR NO KEY UPDATE, which another
-// writer of the same repository waits for until tx ends. It must be tx's
-// first statement. In a READ COMMITTED transaction every later statement
-// then sees what the writer before it committed, so writers of one
-// repository run one after the other, never on a stale snapshot that the
-// server would have to abort. (A REPEATABLE READ or SERIALIZABLE snapshot
-// is taken when the first statement starts, before the lock is granted,
-// so under those levels the lock would not spare the abort.) Readers take
-// no lock and are never kept waiting. Update takes it in BEGIN's own
-// round trip instead (see writerLockQuery).
+// lockMode is how a transaction holds its repository's lock: a
+// transaction-scoped advisory lock of two keys, repositoryLock and the
+// hash of the repository's name (hashtext). Repositories whose names hash
+// alike share it, which costs them waits only. An advisory lock rather
+// than the repository's row: the server's lock manager queues a request
+// behind a waiting one it conflicts with, so a writer that asks for the
+// repository exclusively gets it once the shared holders before it end,
+// where the row's lock would let shared lockers join it without end
+// while the exclusive writer waits.
+type lockMode int
+
+const (
+	// lockNone is a View's: no lock.
+	lockNone lockMode = iota
+	// lockShared is an ordinary writer's: the lock in share mode
+	// (pg_advisory_xact_lock_shared), which writers in this mode hold
+	// together, and which keeps out a writer in lockExclusive (and Drop).
+	// Each such writer locks the refs it moves (see pgTx.Ref).
+	lockShared
+	// lockExclusive is a writer's that rewrites or deletes what every
+	// writer shares (see pgTx.exclusive): the lock in exclusive mode
+	// (pg_advisory_xact_lock), which no other writer of the repository
+	// holds meanwhile in either mode.
+	lockExclusive
+)
+
+// repositoryLock is the first key of a repository's lock ("trep" in
+// ASCII; see lockMode).
+const repositoryLock = 0x74726570
+
+// lockRepository takes the repository's lock for the rest of tx in
+// lockExclusive, which a writer of the repository in either mode waits
+// for until tx ends. It must be tx's first statement. In a READ
+// COMMITTED transaction every later statement then sees what the writers
+// before it committed, so a writer never works on a stale snapshot that
+// the server would have to abort. (A REPEATABLE READ or SERIALIZABLE
+// snapshot is taken when the first statement starts, before the lock is
+// granted, so under those levels the lock would not spare the abort.)
+// Readers take no lock and are never kept waiting. Update takes its lock
+// in BEGIN's own round trip instead (see writerLockQuery).
 func lockRepository(ctx context.Context, tx pgx.Tx, repository string) error {
-	_, err := tx.Exec(ctx, lockRepositorySQL, repository)
+	_, err := tx.Exec(ctx, lockRepositorySQL, repository, int32(repositoryLock))
 	return err
 }
 
 // lockRepositorySQL is the statement of lockRepository.
-const lockRepositorySQL = `SELECT 1 FROM tract_repositories WHERE name = $1 FOR NO KEY UPDATE`
+const lockRepositorySQL = `SELECT 1 FROM pg_advisory_xact_lock($2::int, hashtext($1))`
 
 // writerLockQuery is what a write transaction's BEGIN carries after it,
 // in the same simple query: the idle timeout (see WithIdleTimeout), then
-// the repository's writer lock (see lockRepository), so that a write
-// transaction begins, bounds itself and takes its turn in one round trip.
-// The name is a literal here (a simple query has no parameters): a valid
+// the repository's lock taken in mode, so that a write transaction
+// begins, bounds itself and takes its place in one round trip. The name
+// is a literal here (a simple query has no parameters): a valid
 // repository name holds no quote, and any quote is doubled all the same.
-func (s *Store) writerLockQuery() string {
+func (s *Store) writerLockQuery(mode lockMode) string {
 	q := ""
 	if s.idleTimeout > 0 {
 		q = "; SET LOCAL idle_in_transaction_session_timeout = " + idleSetting(s.idleTimeout)
 	}
-	return q + "; SELECT 1 FROM tract_repositories WHERE name = '" +
-		strings.ReplaceAll(s.repository, "'", "''") + "' FOR NO KEY UPDATE"
+	lock := "pg_advisory_xact_lock_shared"
+	if mode == lockExclusive {
+		lock = "pg_advisory_xact_lock"
+	}
+	return q + "; SELECT " + lock + "(" + strconv.Itoa(repositoryLock) + ", hashtext('" +
+		strings.ReplaceAll(s.repository, "'", "''") + "'))"
 }
 
 func (s *Store) redact(err error) error { return redact(err, s.secrets) }

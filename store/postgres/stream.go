@@ -18,7 +18,7 @@ var _ store.PackStreamer = (*pgTx)(nil)
 // straight into its table, a chunk of about streamChunk bytes at a time,
 // where an unpublished pack went first into tract_pack_entries and then,
 // as PublishPack copied it, into the object tables. The transaction holds
-// the repository's writer lock throughout, so no other writer adds rows
+// the repository exclusively throughout (see exclusive), so no other writer adds rows
 // meanwhile: into a table that holds none of the repository's rows yet
 // (an import into a new repository), the rows go as they come; into
 // another, the rows already there are looked up by hash first, a chunk
@@ -34,8 +34,12 @@ func (t *pgTx) StreamPack(entries iter.Seq2[store.PackEntry, error], docs iter.S
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("stream pack: %w", err)
 	}
+	if err := t.exclusive("stream pack"); err != nil {
+		return err
+	}
 	// The rows below may replace counters the transaction read.
 	clear(t.seen.counters)
+	clear(t.seen.fresh)
 	sw := &streamWriter{t: t}
 	if err := sw.start(); err != nil {
 		return fmt.Errorf("stream pack: %w", err)
@@ -94,16 +98,20 @@ type streamWriter struct {
 	docs                     []store.WordDoc
 }
 
-// start reads which tables hold rows of the repository, and its last
+// start numbers the repository's unnumbered documents (see settleDocs),
+// then reads which tables hold rows of the repository, and its last
 // document.
 func (sw *streamWriter) start() error {
 	t := sw.t
+	if err := t.exec(settleDocs, t.s.repository); err != nil { // numbered first: see settleDocs
+		return err
+	}
 	return t.queryRow(`SELECT EXISTS (SELECT 1 FROM tract_blobs WHERE repository = $1),
 	EXISTS (SELECT 1 FROM tract_commits WHERE repository = $1),
 	EXISTS (SELECT 1 FROM tract_counters WHERE repository = $1),
-	last.seq IS NOT NULL, coalesce(last.seq, 0), coalesce(last.bound_ns, -9223372036854775808)
+	EXISTS (SELECT 1 FROM tract_words WHERE repository = $1), coalesce(last.seq, 0), coalesce(last.bound_ns, -9223372036854775808)
 FROM (SELECT NULL) one LEFT JOIN LATERAL (
-	SELECT seq, bound_ns FROM tract_words WHERE repository = $1 ORDER BY seq DESC LIMIT 1) last ON true`,
+	SELECT seq, bound_ns FROM tract_words WHERE repository = $1 AND seq > 0 ORDER BY seq DESC LIMIT 1) last ON true`,
 		t.s.repository).Scan(&sw.hadBlobs, &sw.hadCommits, &sw.hadCounters, &sw.hadWords, &sw.seq, &sw.bound)
 }
 

@@ -38,17 +38,43 @@ const maxPending = 1000
 //
 // A transaction also remembers the refs it read, with the counters of the
 // commits they hold, and a write transaction what it wrote (see overlay):
-// a View reads one snapshot, and a write transaction holds the
-// repository's writer lock, so no other writer changes them under it, and
-// a second read of either is answered without a round trip. A read that
-// does go to the server carries the queued writes in front of it, in the
-// same round trip.
+// a View reads one snapshot, objects are immutable and only a writer
+// holding the repository exclusively deletes them, and a write
+// transaction either holds the refs it read locked or checks them again
+// before it writes them (see Ref), so a second read of either is answered
+// without a round trip. A read that does go to the server carries the
+// queued writes in front of it, in the same round trip.
 type pgTx struct {
-	s       *Store
-	tx      pgx.Tx
-	ctx     context.Context
-	write   bool
-	pending pgx.Batch
+	s     *Store
+	tx    pgx.Tx
+	ctx   context.Context
+	write bool
+	// shared is set in a write transaction that holds the repository's
+	// row in lockShared: other writers of the repository run beside it.
+	// tracked is set in one that began so (see exclusive): it keeps held
+	// and observed.
+	shared, tracked bool
+	// held holds the refs whose rows the transaction has locked (or
+	// inserted, or written without reading), or read once it held the
+	// repository exclusively: no other writer moves them until it ends.
+	held map[string]bool
+	// readLocked is set once the transaction locked a ref it read (see
+	// exclusive).
+	readLocked bool
+	// observed holds the refs a shared transaction gave its caller
+	// without holding them, with the value given (nil: missing): one of
+	// them written is checked first (see SetRef).
+	observed map[string][]byte
+	// restart is set when a call needed the repository exclusively (see
+	// exclusive); race holds the first error of a statement that lost a
+	// race another writer won (see retryable). Either ends the
+	// transaction, whatever the caller made of the error (see verdict).
+	restart bool
+	race    error
+	// pendingDocs counts the documents the transaction added to the word
+	// index unnumbered (see finishWords).
+	pendingDocs int
+	pending     pgx.Batch
 	// seen is what the transaction knows without asking (see overlay).
 	seen *overlay
 	// words is what the word index must follow (see finishWords).
@@ -73,19 +99,24 @@ type overlay struct {
 	counters map[dag.Hash]store.Counters
 	// refs holds each ref's stored value, nil for a ref known missing.
 	refs map[string][]byte
+	// fresh holds the commits the transaction put, whose counters it
+	// has neither read nor put: their counters are taken as missing
+	// without asking (see Counters).
+	fresh map[dag.Hash]bool
 }
 
 func newOverlay() *overlay {
 	return &overlay{blobs: map[dag.Hash][]byte{}, commits: map[dag.Hash][]byte{},
-		counters: map[dag.Hash]store.Counters{}, refs: map[string][]byte{}}
+		counters: map[dag.Hash]store.Counters{}, refs: map[string][]byte{}, fresh: map[dag.Hash]bool{}}
 }
 
 // room forgets every object once the overlay holds maxOverlay.
 func (o *overlay) room() {
-	if len(o.blobs)+len(o.commits)+len(o.counters) >= maxOverlay {
+	if len(o.blobs)+len(o.commits)+len(o.counters)+len(o.fresh) >= maxOverlay {
 		clear(o.blobs)
 		clear(o.commits)
 		clear(o.counters)
+		clear(o.fresh)
 	}
 }
 
@@ -270,9 +301,14 @@ func (t *pgTx) HasBlob(h dag.Hash) (bool, error) {
 	return ok, nil
 }
 
+// DeleteBlob deletes blob h, exclusively: another writer may have just
+// found it there and built on it.
 func (t *pgTx) DeleteBlob(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete blob %s: %w", h.Short(), err)
+	}
+	if err := t.exclusive("delete blob " + h.Short()); err != nil {
+		return err
 	}
 	if err := t.exec(`DELETE FROM tract_blobs WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete blob %s: %w", h.Short(), err)
@@ -289,7 +325,16 @@ func (t *pgTx) DeleteBlob(h dag.Hash) error {
 // in pageBytes, between pageSize and maxPage: a walk of small rows (the
 // commits of log --all's outline, counters) takes few round trips, one
 // of large texts keeps its pages to a few MiB.
+//
+// A write transaction that walks a whole table is deciding about the
+// whole repository (gc, a rebuild of the word index): it runs
+// exclusively (see exclusive).
 func forEach[T any](t *pgTx, table, cols string, scan func(cols [][]byte) (T, error), fn func(dag.Hash, T) error) error {
+	if t.write {
+		if err := t.exclusive("walk " + table); err != nil {
+			return err
+		}
+	}
 	type row struct {
 		h dag.Hash
 		v T
@@ -406,6 +451,9 @@ func (t *pgTx) PutEncodedCommit(h dag.Hash, raw []byte) error {
 	}
 	t.seen.room()
 	t.seen.commits[h] = raw
+	if _, ok := t.seen.counters[h]; !ok {
+		t.seen.fresh[h] = true
+	}
 	t.noteCommitPut(h, raw)
 	return nil
 }
@@ -421,9 +469,14 @@ func (t *pgTx) HasCommit(h dag.Hash) (bool, error) {
 	return ok, nil
 }
 
+// DeleteCommit deletes commit h, exclusively: another writer may have just
+// found it there and built on it.
 func (t *pgTx) DeleteCommit(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
+	}
+	if err := t.exclusive("delete commit " + h.Short()); err != nil {
+		return err
 	}
 	if err := t.exec(`DELETE FROM tract_commits WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete commit %s: %w", h.Short(), err)
@@ -474,6 +527,9 @@ ORDER BY hash LIMIT $4`, t.s.repository, lo, hi, lim)
 	return out, nil
 }
 
+// Ref reads ref name. In a shared transaction it locks the ref when it
+// holds a commit (see sharedRefQuery); one given without its lock is
+// checked again when the transaction writes it (see SetRef).
 func (t *pgTx) Ref(name string) (refs.Ref, error) {
 	v, known := t.seen.refs[name]
 	if !known {
@@ -481,6 +537,11 @@ func (t *pgTx) Ref(name string) (refs.Ref, error) {
 			return refs.Ref{}, fmt.Errorf("ref %s: %w", name, err)
 		}
 		v = t.seen.refs[name]
+	}
+	if t.tracked && !t.held[name] {
+		if _, ok := t.observed[name]; !ok {
+			t.observed[name] = v
+		}
 	}
 	if v == nil {
 		return refs.Ref{}, fmt.Errorf("ref %s: %w", name, store.ErrNotFound)
@@ -508,28 +569,52 @@ LEFT JOIN LATERAL (
 // readRef reads ref name into the transaction's overlay (see refQuery):
 // its value, nil when it is missing; the value of the ref it names, if
 // symbolic; and the counters of the commits they hold. Of HEAD it reads
-// ORIG_HEAD too, which status shows beside it.
+// ORIG_HEAD too, which status shows beside it; of any other ref, HEAD,
+// which a commit on a branch reads after it, to append to HEAD's reflog
+// when HEAD is on the branch (a view's commit so takes no round trip
+// for it).
 func (t *pgTx) readRef(name string) error {
-	companion := name
+	companion := refs.HEAD
 	if name == refs.HEAD {
-		if _, known := t.seen.refs[refs.OrigHead]; !known {
-			companion = refs.OrigHead
-		}
+		companion = refs.OrigHead
+	}
+	if _, known := t.seen.refs[companion]; known {
+		companion = name
 	}
 	t.seen.refs[name] = nil
-	err := t.binaryQuery(refQuery, []param{textParam(t.s.repository), textParam(name), textParam(companion)}, func(cols [][]byte) error {
-		if len(cols) != 5 || cols[1] == nil {
+	query, params, width := refQuery, []param{textParam(t.s.repository), textParam(name), textParam(companion)}, 5
+	if t.shared {
+		// The ref a symbolic one names is locked with it when it is the
+		// first the transaction reads: HEAD's branch, which a commit
+		// moves; not when HEAD is read after another (a view of a branch
+		// checking where HEAD is), so that writers of other branches do
+		// not queue on HEAD's.
+		lockTarget := int64(0)
+		if len(t.held) == 0 {
+			lockTarget = 1
+		}
+		query, params, width = sharedRefQuery, append(params, int8Param(lockTarget)), 6
+	}
+	err := t.binaryQuery(query, params, func(cols [][]byte) error {
+		if len(cols) != width || cols[1] == nil {
 			return fmt.Errorf("tract_refs: a row of %d columns: %w", len(cols), store.ErrCorrupt)
 		}
 		got, v := string(cols[0]), bytes.Clone(cols[1])
-		if got != name {
+		locked := width == 6 && len(cols[5]) == 8 && cols[5][7] == 1
+		if got != name && !locked {
 			if _, known := t.seen.refs[got]; known {
 				return nil // asked before: its first answer stands
 			}
 		}
 		t.seen.refs[got] = v
+		if locked || t.tracked && !t.shared { // exclusive since: no one moves it
+			t.held[got] = true
+		}
+		if locked {
+			t.readLocked = true
+		}
 		if cols[2] != nil && len(v) == dag.HashSize {
-			c, err := countersCols("tract_counters", cols[2:])
+			c, err := countersCols("tract_counters", cols[2:5])
 			if err != nil {
 				return err
 			}
@@ -556,9 +641,15 @@ func (t *pgTx) readRef(name string) error {
 	return nil
 }
 
-// SetRef stores r. The transaction holds the repository's writer lock
-// (see Store.Update), so a caller's read-compare-write of a ref is a
-// compare-and-swap: no other writer moves the ref in between.
+// SetRef stores r, so that a caller's read-compare-write of a ref is a
+// compare-and-swap: no other writer moves the ref in between. An
+// exclusive transaction has the repository to itself; a shared one holds
+// the ref locked since it read it (see Ref), or, when it gave the ref to
+// its caller without the lock, makes sure first that the ref still holds
+// what it gave: one given as missing is written by a plain INSERT (which
+// a writer that made it meanwhile makes fail with a unique violation),
+// any other is locked and compared (see lockRef). A race lost either way
+// makes Update run the transaction again.
 func (t *pgTx) SetRef(r refs.Ref) error {
 	if r.Name == "" {
 		return errors.New("set ref: empty name")
@@ -567,18 +658,42 @@ func (t *pgTx) SetRef(r refs.Ref) error {
 		return fmt.Errorf("set ref %s: %w", r.Name, err)
 	}
 	v := r.Encode()
-	err := t.exec(`INSERT INTO tract_refs (repository, name, value) VALUES ($1, $2, $3)
-ON CONFLICT (repository, name) DO UPDATE SET value = EXCLUDED.value`, t.s.repository, r.Name, v)
-	if err != nil {
+	upsert := `INSERT INTO tract_refs (repository, name, value) VALUES ($1, $2, $3)
+ON CONFLICT (repository, name) DO UPDATE SET value = EXCLUDED.value`
+	if t.tracked && !t.held[r.Name] {
+		if old, ok := t.observed[r.Name]; ok {
+			if old == nil {
+				upsert = `INSERT INTO tract_refs (repository, name, value) VALUES ($1, $2, $3)`
+			} else if err := t.lockRef(r.Name, old); err != nil {
+				return fmt.Errorf("set ref %s: %w", r.Name, err)
+			}
+		}
+		t.held[r.Name] = true
+	}
+	if err := t.exec(upsert, t.s.repository, r.Name, v); err != nil {
 		return fmt.Errorf("set ref %s: %w", r.Name, err)
 	}
 	t.seen.refs[r.Name] = bytes.Clone(v)
 	return nil
 }
 
+// DeleteRef deletes ref name; in a shared transaction, one given to the
+// caller without its lock is checked first, as SetRef does.
 func (t *pgTx) DeleteRef(name string) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete ref %s: %w", name, err)
+	}
+	if t.tracked && !t.held[name] {
+		if old, ok := t.observed[name]; ok {
+			if old == nil {
+				t.seen.refs[name] = nil
+				return nil // missing, as the caller was told
+			}
+			if err := t.lockRef(name, old); err != nil {
+				return fmt.Errorf("delete ref %s: %w", name, err)
+			}
+		}
+		t.held[name] = true
 	}
 	if err := t.exec(`DELETE FROM tract_refs WHERE repository = $1 AND name = $2`, t.s.repository, name); err != nil {
 		return fmt.Errorf("delete ref %s: %w", name, err)
@@ -587,7 +702,15 @@ func (t *pgTx) DeleteRef(name string) error {
 	return nil
 }
 
+// Refs lists every ref. A write transaction that lists them is deciding
+// about the whole repository (gc, a deletion of branches): it runs
+// exclusively (see exclusive).
 func (t *pgTx) Refs() ([]refs.Ref, error) {
+	if t.write {
+		if err := t.exclusive("refs"); err != nil {
+			return nil, err
+		}
+	}
 	rows, err := t.query(`SELECT name, value FROM tract_refs WHERE repository = $1 ORDER BY name`, t.s.repository)
 	if err != nil {
 		return nil, fmt.Errorf("refs: %w", err)
@@ -659,7 +782,14 @@ func (t *pgTx) reflog(name, query string, args ...any) ([]refs.Entry, error) {
 	return out, nil
 }
 
+// ReflogNames lists the refs with a reflog; a write transaction that
+// lists them runs exclusively, as one that lists the refs does.
 func (t *pgTx) ReflogNames() ([]string, error) {
+	if t.write {
+		if err := t.exclusive("reflog names"); err != nil {
+			return nil, err
+		}
+	}
 	rows, err := t.query(`SELECT DISTINCT name FROM tract_reflog WHERE repository = $1 ORDER BY name`, t.s.repository)
 	if err != nil {
 		return nil, fmt.Errorf("reflog names: %w", err)
@@ -671,9 +801,14 @@ func (t *pgTx) ReflogNames() ([]string, error) {
 	return names, nil
 }
 
+// ReplaceReflog rewrites the reflog of name, exclusively: a shared
+// writer could append to it between the DELETE and the INSERT.
 func (t *pgTx) ReplaceReflog(name string, es []refs.Entry) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	if err := t.exclusive("reflog " + name); err != nil {
+		return err
 	}
 	if err := t.exec(`DELETE FROM tract_reflog WHERE repository = $1 AND name = $2`, t.s.repository, name); err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
@@ -695,9 +830,18 @@ SELECT $1, $2, e FROM unnest($3::bytea[]) WITH ORDINALITY AS u(e, n) ORDER BY n`
 	return nil
 }
 
+// Counters reads the counters of commit h. Those of a commit the
+// transaction put are missing unless it put them too: it does not ask.
+// Should the commit have been there already, with its counters, its
+// caller computes them again and puts what was there (counters are a
+// function of the commits), which costs less than the round trip a
+// commit would otherwise spend asking.
 func (t *pgTx) Counters(h dag.Hash) (c store.Counters, ok bool, err error) {
 	if c, ok := t.seen.counters[h]; ok {
 		return c, true, nil
+	}
+	if t.seen.fresh[h] {
+		return store.Counters{}, false, nil
 	}
 	err = t.queryRow(`SELECT depth, messages, tokens FROM tract_counters WHERE repository = $1 AND hash = $2`,
 		t.s.repository, h[:]).Scan(&c.Depth, &c.Messages, &c.Tokens)
@@ -722,12 +866,18 @@ ON CONFLICT (repository, hash) DO UPDATE SET depth = EXCLUDED.depth, messages = 
 	}
 	t.seen.room()
 	t.seen.counters[h] = c
+	delete(t.seen.fresh, h)
 	return nil
 }
 
+// DeleteCounters deletes the counters of h, exclusively: another writer may have just
+// found it there and built on it.
 func (t *pgTx) DeleteCounters(h dag.Hash) error {
 	if err := t.writable(); err != nil {
 		return fmt.Errorf("delete counters %s: %w", h.Short(), err)
+	}
+	if err := t.exclusive("delete counters " + h.Short()); err != nil {
+		return err
 	}
 	if err := t.exec(`DELETE FROM tract_counters WHERE repository = $1 AND hash = $2`, t.s.repository, h[:]); err != nil {
 		return fmt.Errorf("delete counters %s: %w", h.Short(), err)

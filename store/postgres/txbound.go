@@ -19,7 +19,11 @@ func (t *pgTx) fail(op string, committing bool, err error) error {
 	if err == nil {
 		return nil
 	}
-	return t.s.server.classify(t.ctx, op, t.tx.Conn().PgConn(), committing, err)
+	err = t.s.server.classify(t.ctx, op, t.tx.Conn().PgConn(), committing, err)
+	if t.race == nil && retryable(err) {
+		t.race = err
+	}
+	return err
 }
 
 // commit commits t, waiting at most the reply timeout for the reply. The

@@ -78,9 +78,9 @@ WITH (fastupdate = on, gin_pending_list_limit = 1024)`
 // RebuildWordIndex builds the repository's word index afresh from its
 // commits, in one transaction (store.WordIndexChecker). A database the
 // store may not write to fails with an error that wraps
-// store.ErrReadOnly.
+// store.ErrReadOnly. It holds the repository exclusively.
 func (s *Store) RebuildWordIndex(ctx context.Context) error {
-	err := s.Update(ctx, func(tx store.Tx) error {
+	err := s.update(ctx, lockExclusive, func(tx store.Tx) error {
 		t := tx.(*pgTx)
 		if err := t.exec(`DELETE FROM tract_words WHERE repository = $1`, s.repository); err != nil {
 			return err
@@ -105,7 +105,8 @@ const checkPage = 1000
 // document, of its time, holding its words (store.CommitWords: those of
 // its text and diagnosis; none, for a text with too many for a
 // tsvector), every document a commit, and each document's bound is no
-// earlier than the time of every document numbered up to it. It says
+// earlier than the time of every document numbered up to it (of an
+// unnumbered one, than its own: see finishWords). It says
 // what is wrong ("" for nothing); a database has the index whenever it
 // has this tract's schema.
 func (s *Store) CheckWordIndex(ctx context.Context) (problem string, present bool, err error) {
@@ -123,7 +124,8 @@ func (t *pgTx) checkWords() (string, error) {
 		SELECT 1 AS found FROM tract_commits c WHERE c.repository = $1 AND c.hash = w.hash LIMIT 1) c ON true
 	WHERE w.repository = $1 AND c.found IS NULL),
 	(SELECT count(*) FROM (SELECT bound_ns, max(time_ns) OVER (ORDER BY seq) AS latest
-		FROM tract_words WHERE repository = $1) b WHERE bound_ns < latest)`, t.s.repository).Scan(&orphans, &unbound)
+		FROM tract_words WHERE repository = $1 AND seq > 0) b WHERE bound_ns < latest) +
+	(SELECT count(*) FROM tract_words WHERE repository = $1 AND seq < 0 AND bound_ns < time_ns)`, t.s.repository).Scan(&orphans, &unbound)
 	if err != nil {
 		return "", fmt.Errorf("word index: %w", err)
 	}

@@ -139,6 +139,7 @@ func TestFsck_RebuildsAWrongWordIndex(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := pgtest.New(t, base)
 			hs := putTexts(t, s, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "the red fox", "a red sky", "foxes run")
+			postgres.SettleWords(s) // numbered 1 to 3
 			conn, err := pgx.Connect(ctx, base)
 			require.NoError(t, err)
 			_, err = conn.Exec(ctx, tc.damage, s.Repository())
