@@ -228,18 +228,19 @@ func ReflogTail(tx ReflogTx, name string, n int) ([]refs.Entry, error) {
 }
 
 // ReflogStreamer is a Tx that reads a reflog an entry at a time (a Bolt
-// store's does). See EachReflogEntry.
+// store's and a PostgreSQL store's do). See EachReflogEntry.
 type ReflogStreamer interface {
 	// EachReflogEntry calls fn with each entry of the reflog of ref name,
 	// oldest first, as Reflog returns them, and stops at fn's first
-	// error, which it returns.
+	// error, which it returns. fn must not use the transaction (a
+	// database's connection is reading the rows meanwhile).
 	EachReflogEntry(name string, fn func(refs.Entry) error) error
 }
 
 // EachReflogEntry calls fn with each entry of the reflog of ref name,
 // oldest first, stopping at fn's first error: through tx's own
 // EachReflogEntry when it has one, holding an entry at a time, else
-// from the whole reflog.
+// from the whole reflog. fn must not use tx.
 func EachReflogEntry(tx ReflogTx, name string, fn func(refs.Entry) error) error {
 	if rs, ok := tx.(ReflogStreamer); ok {
 		return rs.EachReflogEntry(name, fn)

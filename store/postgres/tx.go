@@ -751,6 +751,37 @@ func (t *pgTx) Reflog(name string) ([]refs.Entry, error) {
 		t.s.repository, name)
 }
 
+var _ store.ReflogStreamer = (*pgTx)(nil)
+
+// EachReflogEntry reads the reflog's rows one at a time, as the server
+// sends them: a reflog grows with every move of its ref. fn must not use
+// the transaction, whose connection is reading the rows meanwhile.
+func (t *pgTx) EachReflogEntry(name string, fn func(refs.Entry) error) error {
+	rows, err := t.query(`SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`,
+		t.s.repository, name)
+	if err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	defer rows.Close()
+	for i := 1; rows.Next(); i++ {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return fmt.Errorf("reflog %s: %w", name, err)
+		}
+		e, err := refs.DecodeEntry(b)
+		if err != nil {
+			return fmt.Errorf("reflog %s: entry %d: %w", name, i, err)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reflog %s: %w", name, err)
+	}
+	return nil
+}
+
 var _ store.ReflogTailer = (*pgTx)(nil)
 
 // ReflogTail reads the newest n entries only: a reflog grows with every

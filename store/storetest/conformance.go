@@ -643,6 +643,41 @@ var reflogTests = []subtest{
 			return nil
 		})
 	}},
+	{"EachEntryReadsAsReflogDoes", func(t *testing.T, s store.Store) {
+		for i := range 5 {
+			update(t, s, func(tx store.Tx) error { return tx.AppendReflog(refs.HEAD, entry(i, refs.ActionCommit)) })
+		}
+		check := func(tx store.Tx) {
+			all, err := tx.Reflog(refs.HEAD)
+			require.NoError(t, err)
+			var got []refs.Entry
+			require.NoError(t, store.EachReflogEntry(tx, refs.HEAD, func(e refs.Entry) error {
+				got = append(got, e)
+				return nil
+			}))
+			assert.Equal(t, all, got, "every entry, oldest first")
+			stop := errors.New("enough")
+			n := 0
+			err = store.EachReflogEntry(tx, refs.HEAD, func(refs.Entry) error {
+				if n++; n == 2 {
+					return stop
+				}
+				return nil
+			})
+			assert.ErrorIs(t, err, stop, "the function's error ends the read")
+			assert.Equal(t, 2, n)
+			require.NoError(t, store.EachReflogEntry(tx, "refs/heads/nothing", func(refs.Entry) error {
+				t.Error("an entry of a reflog that is not there")
+				return nil
+			}))
+		}
+		view(t, s, func(tx store.Tx) error { check(tx); return nil })
+		update(t, s, func(tx store.Tx) error {
+			require.NoError(t, tx.AppendReflog(refs.HEAD, entry(5, refs.ActionCommit)))
+			check(tx) // with the transaction's own entry
+			return nil
+		})
+	}},
 	{"MissingReflogIsEmpty", func(t *testing.T, s store.Store) {
 		view(t, s, func(tx store.Tx) error {
 			got, err := tx.Reflog("refs/heads/nothing")
