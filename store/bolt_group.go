@@ -325,25 +325,27 @@ func (c *groupCall) call(tx Tx) (err error) {
 const maxYield = 5 * time.Millisecond
 
 // yieldToWrites waits, up to maxYield or until ctx ends, until no write
-// transaction of the handle runs or waits: a step of the background
-// merge then starts when it holds up no caller already waiting, rather
-// than in the group of those that are.
-func (b *Bolt) yieldToWrites(ctx context.Context) {
+// transaction of the handle runs or waits, and reports whether that came
+// (paused): a step of the background merge then starts when it holds up
+// no caller already waiting, rather than in the group of those that are.
+func (b *Bolt) yieldToWrites(ctx context.Context) (paused bool) {
 	b.ss.mu.Lock()
 	s := b.ss.cur
 	b.ss.mu.Unlock()
 	if s == nil {
-		return
+		return true
 	}
 	quiet := s.group.quietCh()
 	if quiet == nil {
-		return
+		return true
 	}
 	t := time.NewTimer(maxYield)
 	defer t.Stop()
 	select {
 	case <-quiet:
+		return true
 	case <-t.C:
 	case <-ctx.Done():
 	}
+	return false
 }

@@ -90,16 +90,26 @@ func (b *Bolt) workLater() {
 // handle's writes pause, until none is due or the handle closes.
 func (b *Bolt) upkeep(ctx context.Context) error {
 	for !b.background.closing() {
-		var due bool
+		var due, moving bool
 		if err := b.View(ctx, func(tx Tx) error {
-			due = tx.(*boltTx).dueAt(1)
+			t := tx.(*boltTx)
+			due, moving = t.dueAt(1), t.moving()
 			return nil
 		}); err != nil || !due {
 			return err
 		}
-		b.yieldToWrites(ctx)
+		// Under writes that never pause, a checkpoint or a merge would
+		// join a group of callers and hold them all: it is left to the
+		// writes, which do it past twice its bounds, and to the next
+		// write that asks. A move's steps are short, and only this
+		// transaction carries them while writes are crowded.
+		paused := b.yieldToWrites(ctx)
+		if !paused && !moving {
+			return nil
+		}
 		if err := b.Update(ctx, func(tx Tx) error {
-			tx.(*boltTx).upkeep = true
+			t := tx.(*boltTx)
+			t.upkeep, t.stepOnly = true, !paused
 			return nil
 		}); err != nil {
 			return err
@@ -147,12 +157,13 @@ func (t *boltTx) mergeDue(factor int) bool {
 // journal's checkpoint if it is due, else the merge of the pending
 // documents if it is, else a step of a move of the recent blocks, unless
 // the transaction did a checkpoint or a merge already: one of them, as a
-// write does, so that no write waits for two.
+// write does, so that no write waits for two. With stepOnly, only the
+// step.
 func (t *boltTx) runUpkeep(now time.Time) error {
 	if t.checkpointed || t.wordsMerged {
 		return nil
 	}
-	if t.checkpointDue(1) {
+	if !t.stepOnly && t.checkpointDue(1) {
 		t.checkpointed = true
 		return t.checkpoint(now, true)
 	}
@@ -162,7 +173,7 @@ func (t *boltTx) runUpkeep(now time.Time) error {
 	}
 	var err error
 	switch {
-	case t.mergeDue(1):
+	case !t.stepOnly && t.mergeDue(1):
 		t.wordsMerged = true
 		err = t.mergePending(b)
 	case t.moving():
