@@ -15,11 +15,10 @@ import (
 // a transaction of their own, which a goroutine of the handle starts
 // once the handle's writes pause (see yieldToWrites); so too the steps
 // of a move of the word index's recent blocks, which every write
-// otherwise carries one of. A proxy's callers
-// then wait for upkeep only when they arrive while it runs, where one of
-// them waited for all of it, and the calls queued behind it for the
-// rest. The merges of packs a checkpoint completed a tier of run in the
-// same goroutine, after it.
+// otherwise carries one of. A proxy's callers then wait for upkeep only
+// when they arrive while it runs, where one of them waited for all of
+// it, and the calls queued behind it for the rest. The merges of packs
+// a checkpoint completed a tier of run in the same goroutine, after it.
 
 // backgroundWork runs the work writes of a handle leave for later, in
 // one goroutine at a time, and lets Close wait for it.
@@ -93,7 +92,7 @@ func (b *Bolt) upkeep(ctx context.Context) error {
 		var due, moving bool
 		if err := b.View(ctx, func(tx Tx) error {
 			t := tx.(*boltTx)
-			due, moving = t.dueAt(1), t.moving()
+			due, moving = t.upkeepNow(), t.moving()
 			return nil
 		}); err != nil || !due {
 			return err
@@ -125,11 +124,11 @@ func (w *backgroundWork) closing() bool {
 	return w.closed
 }
 
-// dueAt reports whether the journal or the word index's pending
-// documents reached factor times their bounds, or a move of the recent
-// blocks is under way.
-func (t *boltTx) dueAt(factor int) bool {
-	return t.checkpointDue(factor) || t.mergeDue(factor) || t.moving()
+// upkeepNow reports whether upkeep is due: the journal or the word
+// index's pending documents reached their bounds, or a move of the
+// recent blocks is under way.
+func (t *boltTx) upkeepNow() bool {
+	return t.checkpointDue() || t.mergeDue() || t.moving()
 }
 
 // moving reports whether a move of the word index's recent blocks into
@@ -139,18 +138,17 @@ func (t *boltTx) moving() bool {
 	return b != nil && b.Get(keyWordsMoving) != nil
 }
 
-// checkpointDue reports whether the journal reached factor times its
-// bounds.
-func (t *boltTx) checkpointDue(factor int) bool {
+// checkpointDue reports whether the journal reached its bounds.
+func (t *boltTx) checkpointDue() bool {
 	records, size := t.journal().size()
-	return records >= factor*t.jpolicy.records || size >= factor*t.jpolicy.bytes
+	return records >= t.jpolicy.records || size >= t.jpolicy.bytes
 }
 
 // mergeDue reports whether the word index's pending documents reached
-// factor times their bound.
-func (t *boltTx) mergeDue(factor int) bool {
+// their bound.
+func (t *boltTx) mergeDue() bool {
 	b := t.tx.Bucket(bucketWords)
-	return b != nil && wordsCounter(b, keyWordsPending) >= uint64(factor)*t.wpolicy.merge
+	return b != nil && wordsCounter(b, keyWordsPending) >= t.wpolicy.merge
 }
 
 // runUpkeep does, in a transaction a background upkeep asked for, the
@@ -163,7 +161,7 @@ func (t *boltTx) runUpkeep(now time.Time) error {
 	if t.checkpointed || t.wordsMerged {
 		return nil
 	}
-	if !t.stepOnly && t.checkpointDue(1) {
+	if !t.stepOnly && t.checkpointDue() {
 		t.checkpointed = true
 		return t.checkpoint(now, true)
 	}
@@ -173,7 +171,7 @@ func (t *boltTx) runUpkeep(now time.Time) error {
 	}
 	var err error
 	switch {
-	case !t.stepOnly && t.mergeDue(1):
+	case !t.stepOnly && t.mergeDue():
 		t.wordsMerged = true
 		err = t.mergePending(b)
 	case t.moving():
