@@ -107,11 +107,12 @@ const gcSortBudget = 4 << 20
 // reaches, one that is no other's parent among them is no parent at all,
 // or its child would be reached, and it too. So allReached sorts the
 // names (tips, the entries' commits, every commit's parents) in budget
-// bytes of memory, in temporary files past that, and reads them beside the
-// commits in key order: its memory does not grow with history (on a
-// store that reads a reflog whole, a ref's reflog aside). A tip or a parent that is no
-// commit makes it report false, for the walk over a Graph to decide (and
-// report it); commits the entries name that are gone are passed by.
+// bytes of memory, in temporary files past that, and reads them beside
+// the commits in key order: its memory does not grow with history (the
+// reflogs are read an entry at a time, see EachReflogEntry). A tip or a
+// parent that is no commit makes it report false, for the walk over a
+// Graph to decide (and report it); commits the entries name that are
+// gone are passed by.
 func allReached(tx Tx, tips []dag.Hash, expired func(refs.Entry) bool, budget int) (bool, error) {
 	s := NewPackSorter("", budget)
 	defer s.Close()
