@@ -347,7 +347,7 @@ func (b *Bolt) tx(tx *bolt.Tx, jidx *journalIndexes) *boltTx {
 func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 	var erased, later bool
 	err := b.inSession(ctx, true, func(s *session) (err error) {
-		erased, later, err = b.grouped(s, fn)
+		erased, later, err = b.grouped(s, fn, isBackground(ctx))
 		if st := s.db.Stats(); st.TxStats.GetPageAlloc() > b.writeLimit {
 			b.ss.retire(s)
 		}

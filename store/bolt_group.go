@@ -55,7 +55,18 @@ type writeGroup struct {
 func (g *writeGroup) crowded() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.queue) > 0 || !g.crowdAt.IsZero() && time.Since(g.crowdAt) < crowdFor
+	return callers(g.queue) > 0 || !g.crowdAt.IsZero() && time.Since(g.crowdAt) < crowdFor
+}
+
+// callers counts the calls of cs that are not the handle's background's.
+func callers(cs []*groupCall) int {
+	n := 0
+	for _, c := range cs {
+		if !c.background {
+			n++
+		}
+	}
+	return n
 }
 
 // crowdFor is how long after a crowded group a handle's writes still
@@ -89,6 +100,9 @@ type groupCall struct {
 	// solo says fn is to run alone in a transaction of its own: it failed
 	// in a group, the group's transaction failed, or it was alone.
 	solo bool
+	// background marks a write of the handle's own background (see
+	// bolt_upkeep.go), which does not make the handle's writes crowded.
+	background bool
 	// erased, later and err are what the transaction that ran fn
 	// reports for it (see Bolt.update).
 	erased, later bool
@@ -108,8 +122,8 @@ var errFnPanicked = errors.New("panicked")
 
 // grouped runs fn in a write transaction of session s, grouped with the
 // handle's concurrent ones, and reports as Bolt.update does.
-func (b *Bolt) grouped(s *session, fn func(Tx) error) (erased, later bool, err error) {
-	c := &groupCall{fn: fn, ch: make(chan groupMsg, 1), ran: make(chan error, 1)}
+func (b *Bolt) grouped(s *session, fn func(Tx) error, background bool) (erased, later bool, err error) {
+	c := &groupCall{fn: fn, ch: make(chan groupMsg, 1), ran: make(chan error, 1), background: background}
 	g := &s.group
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
@@ -166,7 +180,7 @@ func (b *Bolt) lead(s *session, g *writeGroup, own *groupCall) {
 	defer func() {
 		g.mu.Lock()
 		g.last = len(taken)
-		if len(taken) > 1 || len(g.queue) > 0 {
+		if callers(taken) > 1 || callers(g.queue) > 0 {
 			g.crowdAt = time.Now()
 		}
 		if len(g.queue) > 0 {
@@ -264,7 +278,7 @@ func (b *Bolt) updateGroup(s *session, g *writeGroup, left, taken *[]*groupCall,
 			fnErased = fnErased || btx.erased
 			btx.erased = before || btx.erased
 		}
-		btx.crowded = len(*left) > 1 || g.crowded()
+		btx.crowded = callers(*left) > 1 || g.crowded()
 		err = btx.finishWrite()
 		erased, later = btx.erased, btx.later()
 		return err

@@ -64,9 +64,10 @@ type boltTx struct {
 	// transaction of the handle's background (upkeepDue), unless the
 	// journal or the pending documents outgrew twice their bounds (see
 	// commitJournal, finishWords, bolt_upkeep.go). upkeep is set in
-	// that background transaction: it does the upkeep that is due, or,
-	// with stepOnly, a step of a move of the recent blocks alone.
-	crowded, upkeepDue, upkeep, stepOnly bool
+	// that background transaction: it does the upkeep that is due, a
+	// step of a move of the recent blocks with stepping, or, with
+	// stepOnly, the step alone.
+	crowded, upkeepDue, upkeep, stepping, stepOnly bool
 	// wbuild counts the commits of a build of the whole index (nil:
 	// nobody asked; see Bolt.startBuild).
 	wbuild *indexBuild

@@ -67,7 +67,7 @@ func (b *Bolt) workLater() {
 	w.done.Add(1)
 	go func() {
 		defer w.done.Done()
-		ctx := context.Background()
+		ctx := context.WithValue(context.Background(), backgroundKey{}, true)
 		for {
 			_ = b.upkeep(ctx)
 			_ = b.mergePacks(ctx, true)
@@ -89,10 +89,14 @@ func (b *Bolt) workLater() {
 // handle's writes pause, until none is due or the handle closes.
 func (b *Bolt) upkeep(ctx context.Context) error {
 	for !b.background.closing() {
+		// A move's steps are the background's while the writes are
+		// crowded, which leave them; otherwise each write carries one.
+		stepping := b.writesCrowded()
 		var due, moving bool
 		if err := b.View(ctx, func(tx Tx) error {
 			t := tx.(*boltTx)
-			due, moving = t.upkeepNow(), t.moving()
+			moving = stepping && t.moving()
+			due = moving || t.checkpointDue() || t.mergeDue()
 			return nil
 		}); err != nil || !due {
 			return err
@@ -108,13 +112,25 @@ func (b *Bolt) upkeep(ctx context.Context) error {
 		}
 		if err := b.Update(ctx, func(tx Tx) error {
 			t := tx.(*boltTx)
-			t.upkeep, t.stepOnly = true, !paused
+			t.upkeep, t.stepOnly, t.stepping = true, !paused, moving
 			return nil
 		}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// backgroundKey marks the context of the background's transactions.
+type backgroundKey struct{}
+
+// isBackground reports whether ctx is the handle's background's: its
+// writes do not make the handle's writes crowded, or the background's
+// own merges would have the writes of a lone writer leave their upkeep
+// to it.
+func isBackground(ctx context.Context) bool {
+	v, _ := ctx.Value(backgroundKey{}).(bool)
+	return v
 }
 
 // closing reports whether Close was called.
@@ -124,11 +140,13 @@ func (w *backgroundWork) closing() bool {
 	return w.closed
 }
 
-// upkeepNow reports whether upkeep is due: the journal or the word
-// index's pending documents reached their bounds, or a move of the
-// recent blocks is under way.
-func (t *boltTx) upkeepNow() bool {
-	return t.checkpointDue() || t.mergeDue() || t.moving()
+// writesCrowded reports whether the handle's writes are crowded (see
+// writeGroup.crowded).
+func (b *Bolt) writesCrowded() bool {
+	b.ss.mu.Lock()
+	s := b.ss.cur
+	b.ss.mu.Unlock()
+	return s != nil && s.group.crowded()
 }
 
 // moving reports whether a move of the word index's recent blocks into
@@ -155,8 +173,9 @@ func (t *boltTx) mergeDue() bool {
 // journal's checkpoint if it is due, else the merge of the pending
 // documents if it is, else a step of a move of the recent blocks, unless
 // the transaction did a checkpoint or a merge already: one of them, as a
-// write does, so that no write waits for two. With stepOnly, only the
-// step.
+// write does, so that no write waits for two. The step only with
+// stepping (the writes are crowded and leave it), and only it with
+// stepOnly.
 func (t *boltTx) runUpkeep(now time.Time) error {
 	if t.checkpointed || t.wordsMerged {
 		return nil
@@ -174,7 +193,7 @@ func (t *boltTx) runUpkeep(now time.Time) error {
 	case !t.stepOnly && t.mergeDue():
 		t.wordsMerged = true
 		err = t.mergePending(b)
-	case t.moving():
+	case t.stepping && t.moving():
 		err = t.stepRecent(b)
 	}
 	if err != nil {
