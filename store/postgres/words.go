@@ -445,12 +445,7 @@ func (t *pgTx) WordMatches(terms []store.WordTerm, fn func(h dag.Hash, bound tim
 		return true, fmt.Errorf("word index: %w", err)
 	}
 	if len(unnumbered) > 0 {
-		slices.SortFunc(unnumbered, func(a, b wordHit) int {
-			if c := cmp.Compare(b.t, a.t); c != 0 {
-				return c
-			}
-			return bytes.Compare(a.h[:], b.h[:])
-		})
+		slices.SortFunc(unnumbered, wordHit.newerFirst)
 		more, err := t.yieldHits(unnumbered, topBound, fn)
 		if err != nil || !more {
 			return true, err
@@ -496,12 +491,7 @@ func (t *pgTx) WordMatches(terms []store.WordTerm, fn func(h dag.Hash, bound tim
 			hits = append(hits, unindexed[0])
 			unindexed = unindexed[1:]
 		}
-		slices.SortFunc(hits, func(a, b wordHit) int {
-			if c := cmp.Compare(b.t, a.t); c != 0 {
-				return c
-			}
-			return bytes.Compare(a.h[:], b.h[:])
-		})
+		slices.SortFunc(hits, wordHit.newerFirst)
 		more, err := t.yieldHits(hits, below, fn)
 		if err != nil || !more {
 			return true, err
@@ -509,6 +499,15 @@ func (t *pgTx) WordMatches(terms []store.WordTerm, fn func(h dag.Hash, bound tim
 		hi = lo
 	}
 	return true, nil
+}
+
+// newerFirst orders hits as a search yields them: the newest first, then
+// by hash.
+func (a wordHit) newerFirst(b wordHit) int {
+	if c := cmp.Compare(b.t, a.t); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.h[:], b.h[:])
 }
 
 // yieldHits calls fn with each of hits, in order, until it returns false,
