@@ -522,7 +522,7 @@ func (t *boltTx) AppendReflog(name string, e refs.Entry) error {
 // Reflog reads the entries of the reflogs bucket, then the refsets', then
 // the journal's, then the transaction's own (see EachReflogEntry).
 func (t *boltTx) Reflog(name string) ([]refs.Entry, error) {
-	var out []refs.Entry
+	out := []refs.Entry{} // empty, not nil, as it always was
 	err := t.EachReflogEntry(name, func(e refs.Entry) error {
 		out = append(out, e)
 		return nil

@@ -747,8 +747,7 @@ func (t *pgTx) AppendReflog(name string, e refs.Entry) error {
 }
 
 func (t *pgTx) Reflog(name string) ([]refs.Entry, error) {
-	return t.reflog(name, `SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`,
-		t.s.repository, name)
+	return t.reflog(name, reflogQuery, t.s.repository, name)
 }
 
 var _ store.ReflogStreamer = (*pgTx)(nil)
@@ -757,8 +756,39 @@ var _ store.ReflogStreamer = (*pgTx)(nil)
 // sends them: a reflog grows with every move of its ref. fn must not use
 // the transaction, whose connection is reading the rows meanwhile.
 func (t *pgTx) EachReflogEntry(name string, fn func(refs.Entry) error) error {
-	rows, err := t.query(`SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`,
-		t.s.repository, name)
+	return t.eachReflog(name, fn, reflogQuery, t.s.repository, name)
+}
+
+// reflogQuery selects the entries of a reflog, oldest first.
+const reflogQuery = `SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`
+
+var _ store.ReflogTailer = (*pgTx)(nil)
+
+// ReflogTail reads the newest n entries only: a reflog grows with every
+// move of its ref.
+func (t *pgTx) ReflogTail(name string, n int) ([]refs.Entry, error) {
+	return t.reflog(name, `SELECT entry FROM (SELECT seq, entry FROM tract_reflog
+		WHERE repository = $1 AND name = $2 ORDER BY seq DESC LIMIT $3) AS tail ORDER BY seq`,
+		t.s.repository, name, max(n, 0))
+}
+
+// reflog decodes the entries of reflog name that query selects, in order.
+func (t *pgTx) reflog(name, query string, args ...any) ([]refs.Entry, error) {
+	out := []refs.Entry{} // empty, not nil, as it always was
+	err := t.eachReflog(name, func(e refs.Entry) error {
+		out = append(out, e)
+		return nil
+	}, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachReflog calls fn with each entry of reflog name that query selects,
+// in order, decoding a row at a time, and stops at fn's first error.
+func (t *pgTx) eachReflog(name string, fn func(refs.Entry) error, query string, args ...any) error {
+	rows, err := t.query(query, args...)
 	if err != nil {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
@@ -780,37 +810,6 @@ func (t *pgTx) EachReflogEntry(name string, fn func(refs.Entry) error) error {
 		return fmt.Errorf("reflog %s: %w", name, err)
 	}
 	return nil
-}
-
-var _ store.ReflogTailer = (*pgTx)(nil)
-
-// ReflogTail reads the newest n entries only: a reflog grows with every
-// move of its ref.
-func (t *pgTx) ReflogTail(name string, n int) ([]refs.Entry, error) {
-	return t.reflog(name, `SELECT entry FROM (SELECT seq, entry FROM tract_reflog
-		WHERE repository = $1 AND name = $2 ORDER BY seq DESC LIMIT $3) AS tail ORDER BY seq`,
-		t.s.repository, name, max(n, 0))
-}
-
-// reflog decodes the entries of reflog name that query selects, in order.
-func (t *pgTx) reflog(name, query string, args ...any) ([]refs.Entry, error) {
-	rows, err := t.query(query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("reflog %s: %w", name, err)
-	}
-	raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return nil, fmt.Errorf("reflog %s: %w", name, err)
-	}
-	out := make([]refs.Entry, 0, len(raws))
-	for i, b := range raws {
-		e, err := refs.DecodeEntry(b)
-		if err != nil {
-			return nil, fmt.Errorf("reflog %s: entry %d: %w", name, i+1, err)
-		}
-		out = append(out, e)
-	}
-	return out, nil
 }
 
 // ReflogNames lists the refs with a reflog; a write transaction that
