@@ -122,6 +122,9 @@ type Proxy struct {
 	// holding it (nil: never).
 	freezeAt []byte
 	conns    []net.Conn
+	// cuts counts the calls of Cut: a connection made before the last
+	// one passes nothing more, what it held back included.
+	cuts int
 	// held is closed the first time a frozen proxy holds bytes back.
 	held     chan struct{}
 	heldOnce sync.Once
@@ -144,11 +147,12 @@ func NewProxy(t testing.TB, rawURL string) *Proxy {
 		}
 		p.mu.Lock()
 		p.conns = append(p.conns, server)
+		cuts := p.cuts
 		p.mu.Unlock()
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); p.pipe(server, client, true) }()
-		go func() { defer wg.Done(); p.pipe(client, server, false) }()
+		go func() { defer wg.Done(); p.pipe(server, client, true, cuts) }()
+		go func() { defer wg.Done(); p.pipe(client, server, false, cuts) }()
 		wg.Wait()
 	})
 	t.Cleanup(p.Thaw)
@@ -196,10 +200,12 @@ func (p *Proxy) Thaw() {
 }
 
 // Cut closes every connection p has open to the server, as a server that
-// crashed or a network that broke would.
+// crashed or a network that broke would: what a frozen p held back on
+// them is lost, not passed on by a Thaw after it.
 func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.cuts++
 	for _, c := range p.conns {
 		_ = c.Close()
 	}
@@ -208,12 +214,19 @@ func (p *Proxy) Cut() {
 
 // pipe copies from src to dst, holding the bytes back while p is frozen.
 // It keeps reading while frozen, so that a side that closes its end is
-// seen at once: then it closes both ends and returns.
-func (p *Proxy) pipe(dst, src net.Conn, fromClient bool) {
+// seen at once: then it closes both ends and returns. cuts is p.cuts when
+// the connection was made: once Cut is called again, the bytes read but
+// not yet passed are dropped (a reply the server sent just before it is
+// not delivered after the connection is gone).
+func (p *Proxy) pipe(dst, src net.Conn, fromClient bool, cuts int) {
 	chunks := make(chan []byte, 1024)
 	go func() {
 		for b := range chunks {
 			p.wait()
+			if p.cut(cuts) {
+				_ = dst.Close()
+				return
+			}
 			if fromClient {
 				// Frozen before the server has the bytes, so that its
 				// reply cannot slip through first; these bytes, past
@@ -238,6 +251,13 @@ func (p *Proxy) pipe(dst, src net.Conn, fromClient bool) {
 			return
 		}
 	}
+}
+
+// cut reports whether Cut was called since p.cuts was cuts.
+func (p *Proxy) cut(cuts int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cuts != cuts
 }
 
 // wait blocks while p is frozen.
