@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/serve"
@@ -261,7 +263,12 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 //     CPU time a call through the proxy took less a direct call's (with
 //     -load-apart: the proxy process's CPU time a call, all of it the
 //     proxy's), the proxy's own cost, which the machine's other work
-//     changes little.
+//     changes little; the paced calls also go through the floor
+//     (floorProxy) in turns: floor-added-p50-ms and floor-added-p99-ms
+//     are its quantiles less the direct calls', added-p99/floor the
+//     proxy's added p99 over the floor's, and floor-cpu-µs/call (with
+//     -load-apart) its CPU time a call: what any recording proxy on this
+//     disk and machine could do in the same run.
 //
 // Then every commit a response named (X-Tract-Commit) is looked for on
 // the branches: lost-commits must be 0. peak-heap-MB is the highest heap
@@ -304,12 +311,13 @@ func (p loadPhase) stats() *loadStats {
 // alike.
 const loadWindow = time.Second
 
-// loadPhases runs the phases against the proxy at proxyURL and the
-// upstream at upURL: saturated, then the paced calls through the proxy
-// and straight to the upstream in turns of loadWindow, length in all for
-// each. It calls mark with "saturated", "paced" or "direct" as each
+// loadPhases runs the phases against the proxy at proxyURL, the upstream
+// at upURL and the floor proxy at floorURL (see floorProxy): saturated,
+// then the paced calls through the proxy, straight to the upstream and
+// through the floor proxy in turns of loadWindow, length in all for each.
+// It calls mark with "saturated", "paced", "direct" or "floor" as each
 // phase or turn starts, and "end" after the last.
-func loadPhases(hc *http.Client, proxyURL, upURL string, length time.Duration, rate int, mark func(phase string)) (saturated, proxied, direct loadPhase) {
+func loadPhases(hc *http.Client, proxyURL, upURL, floorURL string, length time.Duration, rate int, mark func(phase string)) (saturated, proxied, direct, floor loadPhase) {
 	var next atomic.Int64
 	sat := loadStats{proxied: true}
 	mark("saturated")
@@ -318,17 +326,104 @@ func loadPhases(hc *http.Client, proxyURL, upURL string, length time.Duration, r
 	saturated = sat.phase(time.Since(start))
 
 	every := time.Duration(float64(time.Second) * loadConversations / float64(rate))
-	p, d := loadStats{proxied: true}, loadStats{}
-	pcs, dcs := newConversations(loadConversations, &next), newConversations(loadConversations, &next)
+	p, d, f := loadStats{proxied: true}, loadStats{}, loadStats{}
+	pcs, dcs, fcs := newConversations(loadConversations, &next), newConversations(loadConversations, &next), newConversations(loadConversations, &next)
 	for done := time.Duration(0); done < length; done += loadWindow {
 		w := min(loadWindow, length-done)
 		mark("paced")
 		p.run(hc, proxyURL+"/v1/chat/completions", pcs, time.Now().Add(w), every)
 		mark("direct")
 		d.run(hc, upURL+"/v1/chat/completions", dcs, time.Now().Add(w), every)
+		mark("floor")
+		f.run(hc, floorURL+"/v1/chat/completions", fcs, time.Now().Add(w), every)
 	}
 	mark("end")
-	return saturated, p.phase(length), d.phase(length)
+	return saturated, p.phase(length), d.phase(length), f.phase(length)
+}
+
+// floorProxy is the least a recording proxy can do on bbolt: it passes
+// each call to the upstream at upURL and, before it answers, appends the
+// last 512 bytes of the request (about its new message) and the answer to
+// a bucket of db, under a sequence number, the writes of concurrent calls
+// grouped into one transaction (a commit durable or not as db is) while
+// the last one commits. Beside the proxy in BenchmarkProxy_Load, its
+// latency is the floor the file's commits and the machine set at that
+// moment: no parsing, no hashing, no conversations, no index.
+func floorProxy(db *bolt.DB, upURL string) http.Handler {
+	type write struct {
+		rec  []byte
+		done chan error
+	}
+	var (
+		mu      sync.Mutex
+		queue   []write
+		writing bool
+	)
+	// commit writes the queue's records in one transaction, then the
+	// next queue's, until none waits.
+	commit := func() {
+		for {
+			mu.Lock()
+			ws := queue
+			queue = nil
+			if len(ws) == 0 {
+				writing = false
+				mu.Unlock()
+				return
+			}
+			mu.Unlock()
+			err := db.Update(func(tx *bolt.Tx) error {
+				bk, err := tx.CreateBucketIfNotExists([]byte("calls"))
+				if err != nil {
+					return err
+				}
+				bk.FillPercent = 1
+				for _, w := range ws {
+					seq, _ := bk.NextSequence()
+					if err := bk.Put(binary.BigEndian.AppendUint64(nil, seq), w.rec); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			for _, w := range ws {
+				w.done <- err
+			}
+		}
+	}
+	hc := loadClient()
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		resp, err := hc.Post(upURL+r.URL.Path, "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadGateway)
+			return
+		}
+		answer, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w := write{rec: append(bytes.Clone(body[max(0, len(body)-512):]), answer...), done: make(chan error, 1)}
+		mu.Lock()
+		queue = append(queue, w)
+		lead := !writing
+		writing = true
+		mu.Unlock()
+		if lead {
+			go commit()
+		}
+		if err := <-w.done; err != nil {
+			http.Error(rw, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		rw.Write(answer)
+	})
 }
 
 // loadClients is the process of the clients and the upstream under
@@ -352,14 +447,18 @@ func loadClients(arg string) int {
 	defer up.Close()
 	fmt.Println(up.URL)
 	in := bufio.NewScanner(os.Stdin)
-	if !in.Scan() {
-		fmt.Fprintln(os.Stderr, "no proxy URL on standard input")
+	var urls []string
+	for len(urls) < 2 && in.Scan() {
+		urls = append(urls, strings.TrimSpace(in.Text()))
+	}
+	if len(urls) < 2 {
+		fmt.Fprintln(os.Stderr, "no proxy and floor proxy URLs on standard input")
 		return 2
 	}
 	hc := loadClient()
 	defer hc.CloseIdleConnections()
-	saturated, proxied, direct := loadPhases(hc, strings.TrimSpace(in.Text()), up.URL, length, rate, func(phase string) { fmt.Println(phase) })
-	if err := json.NewEncoder(os.Stdout).Encode([]loadPhase{saturated, proxied, direct}); err != nil {
+	saturated, proxied, direct, floor := loadPhases(hc, urls[0], up.URL, urls[1], length, rate, func(phase string) { fmt.Println(phase) })
+	if err := json.NewEncoder(os.Stdout).Encode([]loadPhase{saturated, proxied, direct, floor}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -446,6 +545,11 @@ func loadOnce(b *testing.B) {
 	require.NoError(b, err)
 	proxy := httptest.NewServer(h)
 	defer proxy.Close()
+	floorDB, err := bolt.Open(filepath.Join(dir, "floor.db"), 0o600, &bolt.Options{NoSync: *loadNoSync})
+	require.NoError(b, err)
+	defer floorDB.Close()
+	floor := httptest.NewServer(floorProxy(floorDB, upURL))
+	defer floor.Close()
 	stop := make(chan struct{})
 	peak := heapPeak(stop)
 
@@ -461,10 +565,10 @@ func loadOnce(b *testing.B) {
 		}
 		last, lastCPU = phase, now
 	}
-	var phases [3]loadPhase
+	var phases [4]loadPhase
 	b.StartTimer()
 	if *loadApart {
-		_, err := fmt.Fprintln(toClients, proxy.URL)
+		_, err := fmt.Fprintf(toClients, "%s\n%s\n", proxy.URL, floor.URL)
 		require.NoError(b, err)
 		for fromClients.Scan() {
 			line := fromClients.Text()
@@ -478,12 +582,12 @@ func loadOnce(b *testing.B) {
 	} else {
 		hc := loadClient()
 		defer hc.CloseIdleConnections()
-		phases[0], phases[1], phases[2] = loadPhases(hc, proxy.URL, upURL, *loadFor, *loadRate, mark)
+		phases[0], phases[1], phases[2], phases[3] = loadPhases(hc, proxy.URL, upURL, floor.URL, *loadFor, *loadRate, mark)
 	}
 	b.StopTimer()
 	close(stop)
 	require.Equal(b, "end", last, "the phases' end")
-	saturated, proxied, direct := phases[0].stats(), phases[1].stats(), phases[2].stats()
+	saturated, proxied, direct, floored := phases[0].stats(), phases[1].stats(), phases[2].stats(), phases[3].stats()
 
 	// Every answered call's commit is on a branch.
 	on := map[string]bool{}
@@ -504,7 +608,7 @@ func loadOnce(b *testing.B) {
 			lost++
 		}
 	}
-	if n := saturated.failed.Load() + proxied.failed.Load() + direct.failed.Load(); n > 0 {
+	if n := saturated.failed.Load() + proxied.failed.Load() + direct.failed.Load() + floored.failed.Load(); n > 0 {
 		b.Errorf("%d calls failed", n)
 	}
 	if lost > 0 {
@@ -517,6 +621,10 @@ func loadOnce(b *testing.B) {
 	b.ReportMetric(ms(proxied.quantile(0.5)-direct.quantile(0.5)), "added-p50-ms")
 	b.ReportMetric(ms(proxied.quantile(0.99)-direct.quantile(0.99)), "added-p99-ms")
 	b.ReportMetric(ms(direct.quantile(0.99)), "direct-p99-ms")
+	floorP99 := floored.quantile(0.99) - direct.quantile(0.99)
+	b.ReportMetric(ms(floored.quantile(0.5)-direct.quantile(0.5)), "floor-added-p50-ms")
+	b.ReportMetric(ms(floorP99), "floor-added-p99-ms")
+	b.ReportMetric(float64(proxied.quantile(0.99)-direct.quantile(0.99))/float64(max(floorP99, time.Microsecond)), "added-p99/floor")
 	if !*loadNoSync {
 		b.ReportMetric(ms(diskP99), "disk-sync-p99-ms")
 	}
@@ -530,6 +638,9 @@ func loadOnce(b *testing.B) {
 		added -= perCall(cpu["direct"], direct)
 	}
 	b.ReportMetric(added, "added-cpu-µs/call")
+	if *loadApart {
+		b.ReportMetric(perCall(cpu["floor"], floored), "floor-cpu-µs/call")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 
