@@ -149,9 +149,9 @@ func (v *rawValue) UnmarshalJSON(data []byte) error {
 // split without being copied, and decoded only when they must be.
 type rawMessages []json.RawMessage
 
-// UnmarshalJSON splits data, a JSON value encoding/json has checked
-// (it calls UnmarshalJSON with valid JSON alone), into the array's
-// elements; null is no array.
+// UnmarshalJSON splits data, a valid JSON value (encoding/json calls
+// UnmarshalJSON with nothing else, and members checks what it returns),
+// into the array's elements; null is no array.
 func (a *rawMessages) UnmarshalJSON(data []byte) error {
 	switch {
 	case string(data) == "null":
@@ -229,31 +229,86 @@ func trimSpace(b []byte) json.RawMessage {
 // parseOpenAI reads a chat-completions request body; its messages are
 // decoded later, when they must be (see Handler.conversation).
 func parseOpenAI(body []byte) (*request, error) {
-	var doc struct {
-		Model               string      `json:"model"`
-		Stream              bool        `json:"stream"`
-		Messages            rawMessages `json:"messages"`
-		Tools               rawValue    `json:"tools"`
-		Temperature         *float64    `json:"temperature"`
-		MaxTokens           int         `json:"max_tokens"`
-		MaxCompletionTokens int         `json:"max_completion_tokens"`
-		StreamOptions       struct {
-			IncludeUsage bool `json:"include_usage"`
-		} `json:"stream_options"`
+	ms, err := requestMembers(body, "a chat-completions request")
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, badRequest("the request body is not a chat-completions request: %v", err)
+	var msgs rawMessages
+	var tools rawValue
+	var maxTokens, maxCompletionTokens int
+	var streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
 	}
-	if len(doc.Messages) == 0 {
+	req := &request{}
+	for _, m := range ms {
+		switch {
+		case is(m, "model"):
+			err = m.decode(&req.Model)
+		case is(m, "stream"):
+			err = m.decode(&req.Stream)
+		case is(m, "messages"):
+			msgs, err = m.messages()
+		case is(m, "tools"):
+			tools = m.val
+		case is(m, "temperature"):
+			err = m.decode(&req.Temperature)
+		case is(m, "max_tokens"):
+			err = m.decode(&maxTokens)
+		case is(m, "max_completion_tokens"):
+			err = m.decode(&maxCompletionTokens)
+		case is(m, "stream_options"):
+			err = m.decode(&streamOptions)
+		}
+		if err != nil {
+			return nil, badRequest("the request body is not a chat-completions request: %v", err)
+		}
+	}
+	if len(msgs) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: hasTools(doc.Tools), Temperature: doc.Temperature,
-		MaxTokens: max(doc.MaxTokens, doc.MaxCompletionTokens), IncludeUsage: doc.StreamOptions.IncludeUsage,
-		elems: make([]element, len(doc.Messages))}
-	for i, raw := range doc.Messages {
+	req.Tools, req.MaxTokens, req.IncludeUsage = hasTools(tools), max(maxTokens, maxCompletionTokens), streamOptions.IncludeUsage
+	req.elems = make([]element, len(msgs))
+	for i, raw := range msgs {
 		req.elems[i] = element{kind: elemOpenAI, pos: i, raw: raw}
 	}
 	return req, nil
+}
+
+// requestMembers returns the members of body, a request's JSON object
+// (see members), or a bad request naming what body is not (what, "a
+// chat-completions request").
+func requestMembers(body []byte, what string) ([]member, error) {
+	ms, ok := members(body)
+	if ok {
+		return ms, nil
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, badRequest("the request body is not %s: %v", what, err)
+	}
+	return nil, badRequest("the request body is not %s: want a JSON object, not %s", what, jsonerr.Kind(bytes.TrimSpace(body)))
+}
+
+// is reports whether m is the member of that name, as encoding/json
+// matches a key to a struct's field: case aside.
+func is(m member, name string) bool { return strings.EqualFold(m.key, name) }
+
+// messages returns m's value as a request's messages (see rawMessages),
+// its elements as members found them.
+func (m member) messages() (rawMessages, error) {
+	if len(m.val) > 0 && m.val[0] == '[' {
+		return m.elems, nil
+	}
+	var a rawMessages
+	return a, a.UnmarshalJSON(m.val)
+}
+
+// decode decodes m's value into v, naming m in an error.
+func (m member) decode(v any) error {
+	if err := json.Unmarshal(m.val, v); err != nil {
+		return fmt.Errorf("%s: %w", m.key, err)
+	}
+	return nil
 }
 
 // openAIMessage decodes an OpenAI message: the message recorded for it,
@@ -341,27 +396,43 @@ type anthropicBlock struct {
 // parseAnthropic reads a Messages API request body; its messages are
 // decoded later, when they must be (see Handler.conversation).
 func parseAnthropic(body []byte) (*request, error) {
-	var doc struct {
-		Model       string      `json:"model"`
-		Stream      bool        `json:"stream"`
-		Tools       rawValue    `json:"tools"`
-		Temperature *float64    `json:"temperature"`
-		MaxTokens   int         `json:"max_tokens"`
-		System      rawValue    `json:"system"`
-		Messages    rawMessages `json:"messages"`
+	ms, err := requestMembers(body, "a Messages API request")
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, badRequest("the request body is not a Messages API request: %v", err)
+	var msgs rawMessages
+	var tools, system rawValue
+	req := &request{}
+	for _, m := range ms {
+		switch {
+		case is(m, "model"):
+			err = m.decode(&req.Model)
+		case is(m, "stream"):
+			err = m.decode(&req.Stream)
+		case is(m, "tools"):
+			tools = m.val
+		case is(m, "temperature"):
+			err = m.decode(&req.Temperature)
+		case is(m, "max_tokens"):
+			err = m.decode(&req.MaxTokens)
+		case is(m, "system"):
+			system = m.val
+		case is(m, "messages"):
+			msgs, err = m.messages()
+		}
+		if err != nil {
+			return nil, badRequest("the request body is not a Messages API request: %v", err)
+		}
 	}
-	if len(doc.Messages) == 0 {
+	if len(msgs) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req := &request{Model: doc.Model, Stream: doc.Stream, Tools: hasTools(doc.Tools), Temperature: doc.Temperature, MaxTokens: doc.MaxTokens,
-		elems: make([]element, 0, len(doc.Messages)+1)}
-	if len(doc.System) > 0 && string(doc.System) != "null" {
-		req.elems = append(req.elems, element{kind: elemAnthropicSystem, pos: -1, raw: json.RawMessage(doc.System)})
+	req.Tools = hasTools(tools)
+	req.elems = make([]element, 0, len(msgs)+1)
+	if len(system) > 0 && string(system) != "null" {
+		req.elems = append(req.elems, element{kind: elemAnthropicSystem, pos: -1, raw: json.RawMessage(system)})
 	}
-	for i, raw := range doc.Messages {
+	for i, raw := range msgs {
 		req.elems = append(req.elems, element{kind: elemAnthropic, pos: i, raw: raw})
 	}
 	return req, nil

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,5 +52,123 @@ func TestHasTools(t *testing.T) {
 	for in, want := range map[string]bool{``: false, `null`: false, `[]`: false, ` [ ] `: false,
 		`[{"type":"function"}]`: true, `{}`: true} {
 		assert.Equal(t, want, hasTools(rawValue(in)), in)
+	}
+}
+
+// members accepts exactly the objects json.Valid accepts, and gives
+// their members as encoding/json reads them into a map (the last of a
+// key winning).
+func TestMembers(t *testing.T) {
+	deep := strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth)
+	for _, in := range []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a" : [1, {"b": null}] , "c":"d"}`, "{\n\t\"a\": true,\r\n\"b\": false}",
+		`{"a":-0.5e+10,"b":0,"c":1E2,"d":-1.25}`, `{"a\"b":"\u00e9\n\/"}`, `{"a":1,"a":2}`, `{"é ✓":"x"}`,
+		`{"a":` + deep[1:len(deep)-1] + `}`, `{"a":` + deep + `}`,
+		// not valid JSON, or not an object
+		``, ` `, `[]`, `"a"`, `1`, `null`, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{,}`, `{"a":1}}`, `{"a":1} x`,
+		`{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":-}`, `{"a":+1}`, `{"a":tru}`, `{"a":nul}`, `{"a":True}`,
+		`{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`, "{\"a\":\"\x01\"}", `{"a":"b}`, `{'a':1}`, `{a:1}`,
+		`{"a":[1,]}`, `{"a":[,1]}`, `{"a":[1 2]}`, `{"a":{"b" 1}}`,
+	} {
+		ms, ok := members([]byte(in))
+		var want map[string]json.RawMessage
+		valid := json.Unmarshal([]byte(in), &want) == nil && want != nil
+		require.Equal(t, valid, ok, "%.80q", in)
+		got := map[string]json.RawMessage{}
+		for _, m := range ms {
+			got[m.key] = m.val
+		}
+		if valid {
+			assert.Equal(t, want, got, in)
+		}
+	}
+	_, ok := members([]byte(`{"a":` + deep + `}`))
+	assert.False(t, ok, "nested deeper than encoding/json lets")
+}
+
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,{"b":"\u00e9"}],"a":-1.5e3}`, ` {"m":"x\"y"} `, `{"a":01}`, `[1]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		ms, ok := members([]byte(in))
+		var want map[string]json.RawMessage
+		valid := json.Unmarshal([]byte(in), &want) == nil && want != nil
+		require.Equal(t, valid, ok, "%q", in)
+		if !ok {
+			return
+		}
+		got := map[string]json.RawMessage{}
+		for _, m := range ms {
+			got[m.key] = m.val
+		}
+		assert.Equal(t, want, got, in)
+	})
+}
+
+// parseOpenAI and parseAnthropic read a body as encoding/json reads it
+// into a struct of their fields: keys matched case aside, the last of a
+// key winning; and a body that is not one says why.
+func TestParse_AsEncodingJSONReads(t *testing.T) {
+	type openAI struct {
+		Model               string          `json:"model"`
+		Stream              bool            `json:"stream"`
+		Messages            json.RawMessage `json:"messages"`
+		Temperature         *float64        `json:"temperature"`
+		MaxTokens           int             `json:"max_tokens"`
+		MaxCompletionTokens int             `json:"max_completion_tokens"`
+		StreamOptions       struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	for _, in := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		`{"Model":"a","model":"b","STREAM":true,"messages":[1,2],"temperature":0.5,"max_tokens":10,"max_completion_tokens":20,"stream_options":{"include_usage":true}}`,
+		`{"messages":[{"role":"user","content":"x"}],"messages":[{"role":"user","content":"y"},{"role":"assistant","content":"z"}],"extra":{"a":[1]}}`,
+		`{"model":null,"temperature":null,"messages":["a"]}`,
+	} {
+		req, err := parseOpenAI([]byte(in))
+		require.NoError(t, err, in)
+		var want openAI
+		require.NoError(t, json.Unmarshal([]byte(in), &want), in)
+		assert.Equal(t, want.Model, req.Model, in)
+		assert.Equal(t, want.Stream, req.Stream, in)
+		assert.Equal(t, want.Temperature, req.Temperature, in)
+		assert.Equal(t, max(want.MaxTokens, want.MaxCompletionTokens), req.MaxTokens, in)
+		assert.Equal(t, want.StreamOptions.IncludeUsage, req.IncludeUsage, in)
+		var elems []json.RawMessage
+		require.NoError(t, json.Unmarshal(want.Messages, &elems))
+		require.Len(t, req.elems, len(elems), in)
+		for i := range elems {
+			assert.Equal(t, string(elems[i]), string(req.elems[i].raw), in)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"model":"m",`, "the request body is not a chat-completions request: unexpected end of JSON input"},
+		{`{"model":"m"} x`, "the request body is not a chat-completions request: invalid character 'x' after top-level value"},
+		{`[{"role":"user"}]`, "the request body is not a chat-completions request: want a JSON object, not an array"},
+		{`{"model":5,"messages":[1]}`, "the request body is not a chat-completions request: model: json: cannot unmarshal number into Go value of type string"},
+		{`{"messages":"hi"}`, "the request body is not a chat-completions request: messages: want an array, not a string"},
+		{`{"model":"m","messages":[]}`, "the request has no messages"},
+		{`{"model":"m","messages":null}`, "the request has no messages"},
+	} {
+		_, err := parseOpenAI([]byte(c.in))
+		assert.EqualError(t, err, c.want, c.in)
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"model":"m","system":"be brief","messages":[{"role":"user","content":"hi"}]}`, ""},
+		{`{"model":"m","system":null,"max_tokens":"8","messages":[]}`, "the request body is not a Messages API request: max_tokens: json: cannot unmarshal string into Go value of type int"},
+		{`"hi"`, "the request body is not a Messages API request: want a JSON object, not a string"},
+	} {
+		req, err := parseAnthropic([]byte(c.in))
+		if c.want != "" {
+			assert.EqualError(t, err, c.want, c.in)
+			continue
+		}
+		require.NoError(t, err, c.in)
+		assert.Equal(t, "m", req.Model)
+		require.Len(t, req.elems, 2)
+		assert.Equal(t, elemAnthropicSystem, req.elems[0].kind)
+		assert.Equal(t, `"be brief"`, string(req.elems[0].raw))
 	}
 }

@@ -1,0 +1,297 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// member is a member of a JSON object: its key, unquoted, and its value,
+// a slice of the document it was read from; when the value is an array,
+// elems are its elements, slices of it.
+type member struct {
+	key   string
+	val   []byte
+	elems []json.RawMessage
+}
+
+// maxDepth is how deeply members lets arrays and objects nest, as
+// encoding/json does (10,000).
+const maxDepth = 10000
+
+// members reads body, one JSON object, in one pass: it checks that body
+// is valid JSON as json.Valid does and returns the object's members in
+// their order, their values as slices of body. ok is false when body is
+// not valid JSON or holds another value than an object (the caller asks
+// encoding/json why). A request's body is read once this way, where
+// json.Unmarshal checked it whole, then read it again to decode it, and
+// a third time to find the end of each value kept raw.
+func members(body []byte) (ms []member, ok bool) {
+	s := scanner{b: body}
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return nil, false
+	}
+	s.i++
+	s.space()
+	if s.peek() == '}' {
+		s.i++
+	} else {
+		for {
+			start := s.i
+			if !s.str() {
+				return nil, false
+			}
+			key, ok := unquote(s.b[start:s.i])
+			if !ok {
+				return nil, false
+			}
+			s.space()
+			if s.peek() != ':' {
+				return nil, false
+			}
+			s.i++
+			s.space()
+			from := s.i
+			var elems []json.RawMessage
+			if s.peek() == '[' {
+				elems, ok = s.array(2, true)
+			} else {
+				ok = s.value(1)
+			}
+			if !ok {
+				return nil, false
+			}
+			ms = append(ms, member{key: key, val: s.b[from:s.i], elems: elems})
+			s.space()
+			c := s.peek()
+			s.i++
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				return nil, false
+			}
+			s.space()
+		}
+	}
+	s.space()
+	return ms, s.i == len(s.b)
+}
+
+// unquote returns the string a JSON string literal q (valid, quotes
+// included) holds, as encoding/json decodes it (which makes invalid
+// UTF-8 U+FFFD): its bytes when it has no escape and is valid UTF-8.
+func unquote(q []byte) (string, bool) {
+	inner := q[1 : len(q)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner), true
+	}
+	var s string
+	return s, json.Unmarshal(q, &s) == nil
+}
+
+// scanner checks JSON at b[i:], a value at a time, moving i past what it
+// read.
+type scanner struct {
+	b []byte
+	i int
+}
+
+// peek returns the byte at i, or 0 at the end.
+func (s *scanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// space skips JSON's white space.
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value reads one value nested depth deep and reports whether it is
+// valid.
+func (s *scanner) value(depth int) bool {
+	switch c := s.peek(); {
+	case c == '"':
+		return s.str()
+	case c == '{':
+		return depth < maxDepth && s.object(depth+1)
+	case c == '[':
+		if depth >= maxDepth {
+			return false
+		}
+		_, ok := s.array(depth+1, false)
+		return ok
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	}
+	return false
+}
+
+func (s *scanner) object(depth int) bool {
+	s.i++ // '{'
+	s.space()
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		if !s.str() {
+			return false
+		}
+		s.space()
+		if s.peek() != ':' {
+			return false
+		}
+		s.i++
+		s.space()
+		if !s.value(depth) {
+			return false
+		}
+		s.space()
+		c := s.peek()
+		s.i++
+		switch c {
+		case '}':
+			return true
+		case ',':
+			s.space()
+		default:
+			return false
+		}
+	}
+}
+
+// array reads an array whose elements are nested depth deep and, with
+// keep, returns its elements.
+func (s *scanner) array(depth int, keep bool) (elems []json.RawMessage, ok bool) {
+	s.i++ // '['
+	s.space()
+	if s.peek() == ']' {
+		s.i++
+		return elems, true
+	}
+	for {
+		from := s.i
+		if !s.value(depth) {
+			return nil, false
+		}
+		if keep {
+			elems = append(elems, s.b[from:s.i])
+		}
+		s.space()
+		c := s.peek()
+		s.i++
+		switch c {
+		case ']':
+			return elems, true
+		case ',':
+			s.space()
+		default:
+			return nil, false
+		}
+	}
+}
+
+// str reads a string, quotes included: no control character inside, and
+// every escape one of JSON's.
+func (s *scanner) str() bool {
+	b, i := s.b, s.i
+	if i >= len(b) || b[i] != '"' {
+		return false
+	}
+	for i++; i < len(b); i++ {
+		c := b[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		switch {
+		case c == '"':
+			s.i = i + 1
+			return true
+		case c < 0x20 || i+1 == len(b):
+			return false
+		}
+		i++ // the escape's letter
+		switch b[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+				return false
+			}
+			i += 4
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// literal reads word (true, false or null).
+func (s *scanner) literal(word string) bool {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+// number reads a number: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+func (s *scanner) number() bool {
+	if s.peek() == '-' {
+		s.i++
+	}
+	switch c := s.peek(); {
+	case c == '0':
+		s.i++
+	case c >= '1' && c <= '9':
+		s.digits()
+	default:
+		return false
+	}
+	if s.peek() == '.' {
+		s.i++
+		if !s.digits() {
+			return false
+		}
+	}
+	if c := s.peek(); c == 'e' || c == 'E' {
+		s.i++
+		if c := s.peek(); c == '+' || c == '-' {
+			s.i++
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits reads one digit or more.
+func (s *scanner) digits() bool {
+	from := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > from
+}
