@@ -233,27 +233,15 @@ func parseOpenAI(body []byte) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	var msgs rawMessages
-	var tools rawValue
-	var maxTokens, maxCompletionTokens int
+	var p parsed
+	var maxCompletionTokens int
 	var streamOptions struct {
 		IncludeUsage bool `json:"include_usage"`
 	}
-	req := &request{}
 	for _, m := range ms {
+		shared, err := p.shared(m)
 		switch {
-		case is(m, "model"):
-			err = m.decode(&req.Model)
-		case is(m, "stream"):
-			err = m.decode(&req.Stream)
-		case is(m, "messages"):
-			msgs, err = m.messages()
-		case is(m, "tools"):
-			tools = m.val
-		case is(m, "temperature"):
-			err = m.decode(&req.Temperature)
-		case is(m, "max_tokens"):
-			err = m.decode(&maxTokens)
+		case shared:
 		case is(m, "max_completion_tokens"):
 			err = m.decode(&maxCompletionTokens)
 		case is(m, "stream_options"):
@@ -263,15 +251,47 @@ func parseOpenAI(body []byte) (*request, error) {
 			return nil, badRequest("the request body is not a chat-completions request: %v", err)
 		}
 	}
-	if len(msgs) == 0 {
+	if len(p.msgs) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req.Tools, req.MaxTokens, req.IncludeUsage = hasTools(tools), max(maxTokens, maxCompletionTokens), streamOptions.IncludeUsage
-	req.elems = make([]element, len(msgs))
-	for i, raw := range msgs {
+	req := &p.req
+	req.Tools, req.MaxTokens, req.IncludeUsage = hasTools(p.tools), max(req.MaxTokens, maxCompletionTokens), streamOptions.IncludeUsage
+	req.elems = make([]element, len(p.msgs))
+	for i, raw := range p.msgs {
 		req.elems[i] = element{kind: elemOpenAI, pos: i, raw: raw}
 	}
 	return req, nil
+}
+
+// parsed is what the members of a request's body both wires have give.
+type parsed struct {
+	req   request
+	msgs  rawMessages
+	tools rawValue
+}
+
+// shared reads m into p when it is a member both wires have (model,
+// stream, messages, tools, temperature, max_tokens), and reports whether
+// it is.
+func (p *parsed) shared(m member) (bool, error) {
+	var err error
+	switch {
+	case is(m, "model"):
+		err = m.decode(&p.req.Model)
+	case is(m, "stream"):
+		err = m.decode(&p.req.Stream)
+	case is(m, "messages"):
+		p.msgs, err = m.messages()
+	case is(m, "tools"):
+		p.tools = m.val
+	case is(m, "temperature"):
+		err = m.decode(&p.req.Temperature)
+	case is(m, "max_tokens"):
+		err = m.decode(&p.req.MaxTokens)
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 // requestMembers returns the members of body, a request's JSON object
@@ -400,39 +420,27 @@ func parseAnthropic(body []byte) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	var msgs rawMessages
-	var tools, system rawValue
-	req := &request{}
+	var p parsed
+	var system rawValue
 	for _, m := range ms {
-		switch {
-		case is(m, "model"):
-			err = m.decode(&req.Model)
-		case is(m, "stream"):
-			err = m.decode(&req.Stream)
-		case is(m, "tools"):
-			tools = m.val
-		case is(m, "temperature"):
-			err = m.decode(&req.Temperature)
-		case is(m, "max_tokens"):
-			err = m.decode(&req.MaxTokens)
-		case is(m, "system"):
+		shared, err := p.shared(m)
+		if !shared && is(m, "system") {
 			system = m.val
-		case is(m, "messages"):
-			msgs, err = m.messages()
 		}
 		if err != nil {
 			return nil, badRequest("the request body is not a Messages API request: %v", err)
 		}
 	}
-	if len(msgs) == 0 {
+	if len(p.msgs) == 0 {
 		return nil, badRequest("the request has no messages")
 	}
-	req.Tools = hasTools(tools)
-	req.elems = make([]element, 0, len(msgs)+1)
+	req := &p.req
+	req.Tools = hasTools(p.tools)
+	req.elems = make([]element, 0, len(p.msgs)+1)
 	if len(system) > 0 && string(system) != "null" {
 		req.elems = append(req.elems, element{kind: elemAnthropicSystem, pos: -1, raw: json.RawMessage(system)})
 	}
-	for i, raw := range msgs {
+	for i, raw := range p.msgs {
 		req.elems = append(req.elems, element{kind: elemAnthropic, pos: i, raw: raw})
 	}
 	return req, nil
