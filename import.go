@@ -141,6 +141,7 @@ type importer struct {
 	sorter   *store.PackSorter
 	docs     *store.DocSpool    // the commits' documents, for a store that takes the import whole (see stream)
 	pw       *store.PackBuilder // writes the pack, once the input is sorted
+	words    bool               // the pack's word index is built beside it (see store.StagesPackWords)
 	batches  int
 }
 
@@ -206,6 +207,7 @@ func (im *importer) sort() error {
 				// the documents of its commits.
 				im.docs = store.NewDocSpool(im.t.sortDir())
 			}
+			im.words = store.StagesPackWords(tx)
 			if im.counters, err = store.CountersOf(im.ctx, tx, cur.Hash, false); err != nil {
 				return err
 			}
@@ -215,6 +217,9 @@ func (im *importer) sort() error {
 			return err
 		}
 		im.sorter = im.t.newPackSorter(im.cfg.batchBytes)
+		if im.words {
+			im.sorter.IndexWords() // beside the pack, not as it is published
+		}
 	}
 	// Consecutive nanoseconds across batches, as within one.
 	commits, blobs, err := im.t.buildChain(im.ctx, im.tip, im.batch, im.at.Add(time.Duration(im.n-len(im.batch))))

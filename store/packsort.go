@@ -28,6 +28,9 @@ import (
 // entry is written again once per level.
 type PackSorter struct {
 	sorter[PackEntry, packCodec]
+	// words, when set, gathers the word index of the commits AddChain
+	// adds (see IndexWords).
+	words *packWords
 }
 
 // sorter is the external sort behind PackSorter and packWords: entries
@@ -285,6 +288,15 @@ func createNamedRun(dir string) (*os.File, error) {
 	}
 	_ = os.Remove(f.Name())
 	return f, nil
+}
+
+// Close removes the sorter's files.
+func (s *PackSorter) Close() error {
+	err := s.sorter.Close()
+	if s.words != nil {
+		err = errors.Join(err, s.words.runs.Close())
+	}
+	return err
 }
 
 // Close removes the sorter's files.
