@@ -339,6 +339,12 @@ func (t *boltTx) AppendPack(id uint64, now time.Time, entries []PackEntry) error
 	if entries, err = t.storedEntries(entries); err != nil {
 		return fmt.Errorf("append to pack %d: %w", id, err)
 	}
+	// The pages of the file's map this read (the end of the pack's
+	// buckets, what storedEntries looked up) go back as it ends: the
+	// next transaction reads the pages this one writes, and an import's
+	// resident memory would gather what each read (about 1 MiB at
+	// 100,000 messages, more in a larger file).
+	defer dropMapped(t.tx)
 	return appendToPack(pb, id, now, entries)
 }
 

@@ -376,6 +376,7 @@ func (t *boltTx) appendPackWords(id uint64, entries []wordEntry) error {
 		return err
 	}
 	t.wrote(id)
+	defer dropMapped(t.tx) // as AppendPack
 	b, err := pb.CreateBucketIfNotExists(bucketWords)
 	if err != nil {
 		return fmt.Errorf("append to pack %d: %w", id, err)
