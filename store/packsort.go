@@ -11,8 +11,6 @@ import (
 	"iter"
 	"os"
 	"slices"
-
-	"github.com/tractdag/tract/dag"
 )
 
 // PackSorter puts pack entries, added in any order, into the order
@@ -336,11 +334,9 @@ func (r *runReader[E, C]) next() (bool, error) {
 }
 
 func (packCodec) write(w *bufio.Writer, e PackEntry) error {
-	var hdr [1 + dag.HashSize + binary.MaxVarintLen64]byte
-	hdr[0] = byte(e.Kind)
-	copy(hdr[1:], e.Hash[:])
-	n := 1 + dag.HashSize + binary.PutUvarint(hdr[1+dag.HashSize:], uint64(len(e.Value)))
-	if _, err := w.Write(hdr[:n]); err != nil {
+	hdr := append(w.AvailableBuffer(), byte(e.Kind)) // no header allocated an entry
+	hdr = append(hdr, e.Hash[:]...)
+	if _, err := w.Write(binary.AppendUvarint(hdr, uint64(len(e.Value)))); err != nil {
 		return err
 	}
 	_, err := w.Write(e.Value)

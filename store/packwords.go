@@ -245,10 +245,8 @@ func (wordCodec) compare(a, b wordEntry) int { return bytes.Compare(a.key, b.key
 func (wordCodec) size(e wordEntry) int       { return len(e.key) + len(e.value) + wordEntryOverhead }
 
 func (wordCodec) write(w *bufio.Writer, e wordEntry) error {
-	var hdr [2 * binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(hdr[:], uint64(len(e.key)))
-	n += binary.PutUvarint(hdr[n:], uint64(len(e.value)))
-	if _, err := w.Write(hdr[:n]); err != nil {
+	hdr := binary.AppendUvarint(w.AvailableBuffer(), uint64(len(e.key))) // as packCodec's
+	if _, err := w.Write(binary.AppendUvarint(hdr, uint64(len(e.value)))); err != nil {
 		return err
 	}
 	if _, err := w.Write(e.key); err != nil {
