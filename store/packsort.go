@@ -60,10 +60,14 @@ type sortRun struct {
 }
 
 // runFanIn is how many runs of one level are merged into one of the next;
-// runReadBuffer is the read buffer of each run being merged.
+// runReadBuffer is the read buffer of each run being merged, and
+// runWriteBuffer the write buffer of a run being written (one a run: 256
+// KiB each, at 100,000 messages sorted in runs of 768 KiB, were 20 MB
+// allocated and a higher peak of the heap, for no time saved).
 const (
-	runFanIn      = 16
-	runReadBuffer = 32 << 10
+	runFanIn       = 16
+	runReadBuffer  = 32 << 10
+	runWriteBuffer = 64 << 10
 )
 
 // NewPackSorter returns a sorter that keeps about budget bytes of entries
@@ -143,7 +147,7 @@ func (s *sorter[E, C]) writeRun(entries iter.Seq2[E, error]) (*os.File, error) {
 		closeRuns([]sortRun{{f: f}})
 		return nil, err
 	}
-	w := bufio.NewWriterSize(f, 256<<10)
+	w := bufio.NewWriterSize(f, runWriteBuffer)
 	for e, err := range entries {
 		if err != nil {
 			return fail(err)
