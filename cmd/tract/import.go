@@ -148,7 +148,15 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 		if line != nil {
 			r = &countingReader{r: r, n: &read}
 		}
-		res, err := t.ImportSeq(cmd.Context(), msgs, tract.ImportProgress(line.importProgress(&read, size)))
+		importOpts := []tract.ImportOption{tract.ImportProgress(line.importProgress(&read, size))}
+		if !tract.IsDatabaseURL(t.Path()) {
+			// A file's import in bounded memory (see importMemory).
+			importOpts = append(importOpts, tract.ImportBatch(0, importBatchBytes))
+			if f.IO.ImportMemory != nil {
+				f.IO.ImportMemory(f.Getenv)
+			}
+		}
+		res, err := t.ImportSeq(cmd.Context(), msgs, importOpts...)
 		line.clear()
 		if err != nil {
 			if bad != nil && errors.Is(err, bad) {
