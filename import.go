@@ -33,12 +33,22 @@ type importConfig struct {
 	batchMessages int
 	batchBytes    int
 	progress      ProgressFunc
+	bounded       func()
 }
 
 // ImportProgress reports the messages read so far to fn (see Progress;
 // the total is not known until the end).
 func ImportProgress(fn ProgressFunc) ImportOption {
 	return func(c *importConfig) { c.progress = fn }
+}
+
+// ImportBounded has the import call fn, once, when it finds its memory
+// bounded by its batches whatever the input's size: an input of more than
+// a batch into a file whose word index has no documents yet, which builds
+// the index beside its pack (see store.StagesPackWords) rather than in the
+// transaction that publishes it. A process may then bound its heap.
+func ImportBounded(fn func()) ImportOption {
+	return func(c *importConfig) { c.bounded = fn }
 }
 
 // ImportBatch sets how many messages, and how many bytes of text, one
@@ -219,6 +229,9 @@ func (im *importer) sort() error {
 		im.sorter = im.t.newPackSorter(im.cfg.batchBytes)
 		if im.words {
 			im.sorter.IndexWords() // beside the pack, not as it is published
+			if im.cfg.bounded != nil {
+				im.cfg.bounded()
+			}
 		}
 	}
 	// Consecutive nanoseconds across batches, as within one.

@@ -84,12 +84,15 @@ func TestImportSeq_IntoAnEmptyIndexBuildsItBesideThePack(t *testing.T) {
 			if n > 10_000 {
 				batch = tract.ImportBatch(5000, 64<<10)
 			}
-			res, err := staged.ImportSeq(ctx, seqOf(msgs, 0, nil), batch)
+			bounded := 0
+			res, err := staged.ImportSeq(ctx, seqOf(msgs, 0, nil), batch, tract.ImportBounded(func() { bounded++ }))
 			require.NoError(t, err)
 			require.Greater(t, res.Batches, 5, "written through a pack")
+			assert.Equal(t, 1, bounded, "ImportBounded's function is called once")
 			whole := newTract(t)
-			res2, err := whole.ImportSeq(ctx, seqOf(msgs, 0, nil), tract.ImportBatch(n, 1<<30))
+			res2, err := whole.ImportSeq(ctx, seqOf(msgs, 0, nil), tract.ImportBatch(n, 1<<30), tract.ImportBounded(func() { bounded++ }))
 			require.NoError(t, err)
+			assert.Equal(t, 1, bounded, "not for an input of one batch")
 			require.Equal(t, 1, res2.Batches, "written in the transaction that moves the branch")
 			require.Equal(t, res.Tip, res2.Tip, "the same commits")
 

@@ -43,8 +43,9 @@ type IOStreams struct {
 	// up to a bound; nil (a test's run) leaves the collector alone.
 	OneTurn func(getenv func(string) string)
 	// ImportMemory, when set, is called by 'tract import' into a
-	// repository file: main sets it to importMemory, which bounds the
-	// heap; nil (a test's run) leaves the collector alone.
+	// repository file once the import finds its memory bounded (see
+	// tract.ImportBounded): main sets it to importMemory, which bounds
+	// the heap; nil (a test's run) leaves the collector alone.
 	ImportMemory func(getenv func(string) string)
 }
 

@@ -153,7 +153,7 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 			// A file's import in bounded memory (see importMemory).
 			importOpts = append(importOpts, tract.ImportBatch(0, importBatchBytes))
 			if f.IO.ImportMemory != nil {
-				f.IO.ImportMemory(f.Getenv)
+				importOpts = append(importOpts, tract.ImportBounded(func() { f.IO.ImportMemory(f.Getenv) }))
 			}
 		}
 		res, err := t.ImportSeq(cmd.Context(), msgs, importOpts...)

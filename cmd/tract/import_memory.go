@@ -10,22 +10,28 @@ import "runtime/debug"
 // in the same time (about 60 transactions instead of 15).
 const importBatchBytes = 768 << 10
 
-// importMemoryLimit is the soft memory limit of a process that imports
-// into a repository file (see importMemory): a little over twice what an
-// import with importBatchBytes holds live, whatever the size of its
+// importMemoryLimit is the soft memory limit of a process whose import
+// finds its memory bounded (see importMemory): a little over twice what
+// an import with importBatchBytes holds live, whatever the size of its
 // input.
 const importMemoryLimit = 16 << 20
 
 // importMemory sets the memory limit of a process that imports into a
-// repository file to importMemoryLimit. The collector then runs before
-// the heap doubles what is live (Go's default, GOGC=100) and hands the
-// memory it frees back at once: at 100,000 messages the process peaked
-// at 37-43 MB resident without the limit and 29-31 MB with it, for about
-// 3% more CPU time (see "Memory of an import" in docs/performance.md).
-// A message larger than the limit makes the collector run more often
-// while it is held, in at most about half the CPU time (the runtime
-// bounds it). A GOGC or GOMEMLIMIT in the environment is the user's
-// choice, and is left to the runtime.
+// repository file to importMemoryLimit, once the import finds its memory
+// bounded (tract.ImportBounded: a repository without commits, whose word
+// index the import builds beside its pack). The collector then runs
+// before the heap doubles what is live (Go's default, GOGC=100) and hands
+// the memory it frees back at once: at 100,000 messages the process
+// peaked at 37-43 MB resident without the limit and 29-31 MB with it,
+// for about 3% more CPU time (see "Memory of an import" in
+// docs/performance.md). An import into a repository with commits builds
+// the index of its commits in the transaction that publishes them, which
+// holds tens of MB at 100,000 (hundreds at a million): under this limit
+// the collector ran all through it, and the import took half as long
+// again, so it gets no limit. A message larger than the limit makes the
+// collector run more often while it is held, in at most about half the
+// CPU time (the runtime bounds it). A GOGC or GOMEMLIMIT in the
+// environment is the user's choice, and is left to the runtime.
 func importMemory(getenv func(string) string) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return
