@@ -149,8 +149,11 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 			r = &countingReader{r: r, n: &read}
 		}
 		importOpts := []tract.ImportOption{tract.ImportProgress(line.importProgress(&read, size))}
-		if !tract.IsDatabaseURL(t.Path()) {
-			// A file's import in bounded memory (see importMemory).
+		small, err := boundedImport(cmd.Context(), t)
+		if err != nil {
+			return err
+		}
+		if small {
 			importOpts = append(importOpts, tract.ImportBatch(0, importBatchBytes))
 			if f.IO.ImportMemory != nil {
 				importOpts = append(importOpts, tract.ImportBounded(func() { f.IO.ImportMemory(f.Getenv) }))
