@@ -33,12 +33,22 @@ type importConfig struct {
 	batchMessages int
 	batchBytes    int
 	progress      ProgressFunc
+	bounded       func()
 }
 
 // ImportProgress reports the messages read so far to fn (see Progress;
 // the total is not known until the end).
 func ImportProgress(fn ProgressFunc) ImportOption {
 	return func(c *importConfig) { c.progress = fn }
+}
+
+// ImportBounded has the import call fn, once, when it finds its memory
+// bounded by its batches whatever the input's size: an input of more than
+// a batch into a file whose word index has no documents yet, which builds
+// the index beside its pack (see store.StagesPackWords) rather than in the
+// transaction that publishes it. A process may then bound its heap.
+func ImportBounded(fn func()) ImportOption {
+	return func(c *importConfig) { c.bounded = fn }
 }
 
 // ImportBatch sets how many messages, and how many bytes of text, one
@@ -141,6 +151,7 @@ type importer struct {
 	sorter   *store.PackSorter
 	docs     *store.DocSpool    // the commits' documents, for a store that takes the import whole (see stream)
 	pw       *store.PackBuilder // writes the pack, once the input is sorted
+	words    bool               // the pack's word index is built beside it (see store.StagesPackWords)
 	batches  int
 }
 
@@ -206,6 +217,7 @@ func (im *importer) sort() error {
 				// the documents of its commits.
 				im.docs = store.NewDocSpool(im.t.sortDir())
 			}
+			im.words = store.StagesPackWords(tx)
 			if im.counters, err = store.CountersOf(im.ctx, tx, cur.Hash, false); err != nil {
 				return err
 			}
@@ -215,6 +227,12 @@ func (im *importer) sort() error {
 			return err
 		}
 		im.sorter = im.t.newPackSorter(im.cfg.batchBytes)
+		if im.words {
+			im.sorter.IndexWords() // beside the pack, not as it is published
+			if im.cfg.bounded != nil {
+				im.cfg.bounded()
+			}
+		}
 	}
 	// Consecutive nanoseconds across batches, as within one.
 	commits, blobs, err := im.t.buildChain(im.ctx, im.tip, im.batch, im.at.Add(time.Duration(im.n-len(im.batch))))

@@ -45,7 +45,7 @@ func (s *DocSpool) Add(d WordDoc) error {
 	if s.f == nil {
 		// A run file of a sorter's: in dir, or the temporary directory
 		// when dir refuses it, unlinked at once where the system allows.
-		ps := &PackSorter{dir: s.dir}
+		ps := &sorter[PackEntry, packCodec]{dir: s.dir}
 		f, err := ps.createRun()
 		if err != nil {
 			return err

@@ -74,7 +74,12 @@ func (w *PackBuilder) Write(ctx context.Context, sorter *PackSorter) error {
 		size += len(e.Value) + entryOverhead
 	}
 	if len(chunk) > 0 {
-		return appendChunk()
+		if err := appendChunk(); err != nil {
+			return err
+		}
+	}
+	if sorter.words != nil {
+		return w.writeWords(ctx, sorter.words)
 	}
 	return nil
 }
@@ -107,6 +112,11 @@ func (s *PackSorter) AddChain(k Counters, commits []NewCommit, blobs []NewBlob) 
 			k = Counters{}
 		}
 		k = k.Next(c.Commit.Kind, blobs[i].Data) // Next counts only compiled kinds' text
+		if s.words != nil {
+			if err := s.words.add(c, blobs[i].Data); err != nil {
+				return k, err
+			}
+		}
 		for _, e := range []PackEntry{
 			{Kind: PackBlob, Hash: blobs[i].Hash, Value: blobs[i].Data},
 			{Kind: PackCommit, Hash: c.Hash, Value: c.Raw},

@@ -42,6 +42,11 @@ type IOStreams struct {
 	// oneTurnMemory, which leaves the heap to grow without collections
 	// up to a bound; nil (a test's run) leaves the collector alone.
 	OneTurn func(getenv func(string) string)
+	// ImportMemory, when set, is called by 'tract import' into a
+	// repository file once the import finds its memory bounded (see
+	// tract.ImportBounded): main sets it to importMemory, which bounds
+	// the heap; nil (a test's run) leaves the collector alone.
+	ImportMemory func(getenv func(string) string)
 }
 
 // isTerminal reports whether f is a terminal (not merely a character

@@ -148,7 +148,18 @@ func importRun(cmd *cobra.Command, opts *ImportOptions) error {
 		if line != nil {
 			r = &countingReader{r: r, n: &read}
 		}
-		res, err := t.ImportSeq(cmd.Context(), msgs, tract.ImportProgress(line.importProgress(&read, size)))
+		importOpts := []tract.ImportOption{tract.ImportProgress(line.importProgress(&read, size))}
+		small, err := boundedImport(cmd.Context(), t)
+		if err != nil {
+			return err
+		}
+		if small {
+			importOpts = append(importOpts, tract.ImportBatch(0, importBatchBytes))
+			if f.IO.ImportMemory != nil {
+				importOpts = append(importOpts, tract.ImportBounded(func() { f.IO.ImportMemory(f.Getenv) }))
+			}
+		}
+		res, err := t.ImportSeq(cmd.Context(), msgs, importOpts...)
 		line.clear()
 		if err != nil {
 			if bad != nil && errors.Is(err, bad) {

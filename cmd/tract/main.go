@@ -17,6 +17,7 @@ func main() {
 	// interrupts).
 	io.Interrupts = newInterrupts(os.Stderr, os.Exit)
 	io.OneTurn = oneTurnMemory
+	io.ImportMemory = importMemory
 	ctx := io.Interrupts.notify(context.Background())
 	io.Interrupts.exitWith(run(ctx, os.Args[1:], io, os.Getenv))
 }

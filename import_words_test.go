@@ -1,0 +1,178 @@
+package tract_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/search"
+)
+
+// wordyChain returns n messages whose words make a word index of every
+// shape: a word of every message (posting lists of several blocks), one
+// of every third, rare ones, a number of each message's own (a word of
+// one document), words beyond ASCII, and one text twice (one blob).
+func wordyChain(n int) []tract.ImportMessage {
+	msgs := make([]tract.ImportMessage, n)
+	for i := range msgs {
+		s := fmt.Sprintf("Message %d common", i)
+		if i%3 == 0 {
+			s += " Third ÉTÉ"
+		}
+		if i%97 == 0 {
+			s += " rare Δέλτα-x" + fmt.Sprint(i%11)
+		}
+		role := tract.RoleUser
+		if i%2 == 1 {
+			role = tract.RoleAssistant
+		}
+		msgs[i] = tract.ImportMessage{Role: role, Content: s}
+	}
+	msgs[20].Content = msgs[10].Content
+	return msgs
+}
+
+// wordsOf closes tr and returns its word index, key for key, and requires
+// that no pack holds a words bucket.
+func wordsOf(t *testing.T, tr *tract.Tract) map[string]string {
+	t.Helper()
+	path := tr.Path()
+	require.NoError(t, tr.Close())
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer db.Close()
+	out := map[string]string{}
+	require.NoError(t, db.View(func(tx *bolt.Tx) error {
+		for _, in := range []string{"packs", "staging"} {
+			if b := tx.Bucket([]byte(in)); b != nil {
+				require.NoError(t, b.ForEachBucket(func(k []byte) error {
+					assert.Nil(t, b.Bucket(k).Bucket([]byte("words")), "a words bucket left in pack %x of %s", k, in)
+					return nil
+				}))
+			}
+		}
+		return tx.Bucket([]byte("words")).ForEach(func(k, v []byte) error {
+			out[string(k)] = string(v)
+			return nil
+		})
+	}))
+	return out
+}
+
+// An import into a repository whose word index is empty builds the index
+// beside its pack, in its own transactions, from the texts it sorts: the
+// index it publishes is the one the same import written in one
+// transaction builds (the same documents, numbers, blocks of the document
+// table and posting lists), at either level of the posting blocks, and
+// searches find what they find there.
+func TestImportSeq_IntoAnEmptyIndexBuildsItBesideThePack(t *testing.T) {
+	for _, n := range []int{1200, 70_000} { // the recent level, and the main one past 65,536
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			if n > 10_000 && testing.Short() {
+				t.Skip("a long import")
+			}
+			ctx := context.Background()
+			msgs := wordyChain(n)
+			staged := newTract(t)
+			batch := tract.ImportBatch(100, 2048) // hundreds of runs of words, merged 16 at a time
+			if n > 10_000 {
+				batch = tract.ImportBatch(5000, 64<<10)
+			}
+			bounded := 0
+			res, err := staged.ImportSeq(ctx, seqOf(msgs, 0, nil), batch, tract.ImportBounded(func() { bounded++ }))
+			require.NoError(t, err)
+			require.Greater(t, res.Batches, 5, "written through a pack")
+			assert.Equal(t, 1, bounded, "ImportBounded's function is called once")
+			whole := newTract(t)
+			res2, err := whole.ImportSeq(ctx, seqOf(msgs, 0, nil), tract.ImportBatch(n, 1<<30), tract.ImportBounded(func() { bounded++ }))
+			require.NoError(t, err)
+			assert.Equal(t, 1, bounded, "not for an input of one batch")
+			require.Equal(t, 1, res2.Batches, "written in the transaction that moves the branch")
+			require.Equal(t, res.Tip, res2.Tip, "the same commits")
+
+			for _, q := range []string{"common", "third été", "rare", "δέλτα x3", "message 1119", "10"} {
+				query, err := search.ParseQuery(q)
+				require.NoError(t, err)
+				var got, want []tract.Hash
+				for c, err := range staged.Search(ctx, query) {
+					require.NoError(t, err)
+					got = append(got, c.Hash)
+				}
+				for c, err := range whole.Search(ctx, query) {
+					require.NoError(t, err)
+					want = append(want, c.Hash)
+				}
+				assert.NotEmpty(t, want, q)
+				assert.Equal(t, want, got, q)
+			}
+			report, err := staged.Fsck(ctx)
+			require.NoError(t, err)
+			require.True(t, report.OK(), "%v", report.Problems)
+
+			got, want := wordsOf(t, staged), wordsOf(t, whole)
+			level := "r"
+			if n > 65_536 {
+				level = "w"
+			}
+			_, ok := want[level+"common\x00"+strings.Repeat("\x00", 8)]
+			assert.True(t, ok, "posting blocks of level %s", level)
+			assert.Equal(t, len(want), len(got))
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("key %q: %x, want %x", k, got[k], v)
+					break
+				}
+			}
+		})
+	}
+}
+
+// An import whose repository gets its first commit while the import runs
+// (another writer's) finds the index no longer empty as it publishes: it
+// drops the index built beside its pack and indexes the pack's commits
+// in the publishing transaction, as an import into any repository does.
+func TestImportSeq_AFirstCommitMeanwhileIndexesAsItPublishes(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	other, err := tract.Open(tr.Path(), tract.WithNoSync())
+	require.NoError(t, err)
+	defer other.Close()
+	msgs := wordyChain(500)
+	seq := func(yield func(tract.ImportMessage, error) bool) {
+		for i, m := range msgs {
+			if i == 300 {
+				_, err := other.User(ctx, "meanwhile, a rare word")
+				require.NoError(t, err)
+			}
+			if !yield(m, nil) {
+				return
+			}
+		}
+	}
+	_, err = tr.ImportSeq(ctx, seq, small)
+	var conflict *tract.ConflictError
+	require.ErrorAs(t, err, &conflict, "the branch moved meanwhile")
+	rare, err := search.ParseQuery("rare")
+	require.NoError(t, err)
+	var found []string
+	for c, err := range tr.Search(ctx, rare) {
+		require.NoError(t, err)
+		found = append(found, c.Text)
+	}
+	assert.Equal(t, []string{"meanwhile, a rare word"}, found[:1])
+	assert.Len(t, found, 1+(len(msgs)+96)/97, "the commits kept off the branch are indexed too")
+	for _, f := range found[1:] {
+		assert.True(t, strings.HasPrefix(f, "Message "), f)
+	}
+	report, err := tr.Fsck(ctx)
+	require.NoError(t, err)
+	require.True(t, report.OK(), "%v", report.Problems)
+	_, ok := wordsOf(t, tr)["rmessage\x00"+strings.Repeat("\x00", 8)]
+	assert.True(t, ok, "the publishing transaction indexed the pack's commits")
+}
