@@ -327,15 +327,25 @@ func (t *boltTx) stagingPack(id uint64) (*bolt.Bucket, error) {
 	return nil, fmt.Errorf("pack %d: %w", id, ErrNotFound)
 }
 
-func (t *boltTx) AppendPack(id uint64, now time.Time, entries []PackEntry) error {
+// appendingTo returns the bucket of unpublished pack id for a write that
+// appends to it, noting the write (see wrote).
+func (t *boltTx) appendingTo(id uint64) (*bolt.Bucket, error) {
 	if err := t.writable(); err != nil {
-		return fmt.Errorf("append to pack %d: %w", id, err)
+		return nil, fmt.Errorf("append to pack %d: %w", id, err)
 	}
 	pb, err := t.stagingPack(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t.wrote(id)
+	return pb, nil
+}
+
+func (t *boltTx) AppendPack(id uint64, now time.Time, entries []PackEntry) error {
+	pb, err := t.appendingTo(id)
+	if err != nil {
+		return err
+	}
 	if entries, err = t.storedEntries(entries); err != nil {
 		return fmt.Errorf("append to pack %d: %w", id, err)
 	}

@@ -372,14 +372,10 @@ func (w *PackBuilder) writeWords(ctx context.Context, pw *packWords) error {
 // which it creates the first time. The entries of the document table and
 // posting blocks come in ascending key order, after those put before.
 func (t *boltTx) appendPackWords(id uint64, entries []wordEntry) error {
-	if err := t.writable(); err != nil {
-		return fmt.Errorf("append to pack %d: %w", id, err)
-	}
-	pb, err := t.stagingPack(id)
+	pb, err := t.appendingTo(id)
 	if err != nil {
 		return err
 	}
-	t.wrote(id)
 	defer dropMapped(t.tx) // as AppendPack
 	b, err := pb.CreateBucketIfNotExists(bucketWords)
 	if err != nil {
