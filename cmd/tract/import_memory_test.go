@@ -61,12 +61,7 @@ func TestRun_ImportCallsImportMemory(t *testing.T) {
 // importMemory sets the memory limit and leaves the collector's percent,
 // unless the environment sets GOGC or GOMEMLIMIT.
 func TestImportMemory(t *testing.T) {
-	percent := debug.SetGCPercent(100)
-	limit := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
-	})
+	limit := restoreGC(t)
 	for _, tc := range []struct {
 		env       map[string]string
 		wantLimit int64

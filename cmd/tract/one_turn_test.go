@@ -38,12 +38,7 @@ func TestRun_ChatCallsOneTurn(t *testing.T) {
 // oneTurnMemory turns the collector off under the memory limit, unless
 // the environment sets GOGC or GOMEMLIMIT.
 func TestOneTurnMemory(t *testing.T) {
-	percent := debug.SetGCPercent(100)
-	limit := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
-	})
+	limit := restoreGC(t)
 	for _, tc := range []struct {
 		env         map[string]string
 		wantPercent int
@@ -59,4 +54,16 @@ func TestOneTurnMemory(t *testing.T) {
 		assert.Equal(t, tc.wantPercent, debug.SetGCPercent(100), "%v", tc.env)
 		assert.Equal(t, tc.wantLimit, debug.SetMemoryLimit(-1), "%v", tc.env)
 	}
+}
+
+// restoreGC has the collector's percent and the memory limit set back as
+// they are when t ends, and returns the limit.
+func restoreGC(t *testing.T) int64 {
+	percent := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
+	return limit
 }
