@@ -29,51 +29,11 @@ const maxDepth = 10000
 func members(body []byte) (ms []member, ok bool) {
 	s := scanner{b: body}
 	s.space()
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
+	if s.peek() != '{' {
 		return nil, false
 	}
-	s.i++
-	s.space()
-	if s.peek() == '}' {
-		s.i++
-	} else {
-		for {
-			start := s.i
-			if !s.str() {
-				return nil, false
-			}
-			key, ok := unquote(s.b[start:s.i])
-			if !ok {
-				return nil, false
-			}
-			s.space()
-			if s.peek() != ':' {
-				return nil, false
-			}
-			s.i++
-			s.space()
-			from := s.i
-			var elems []json.RawMessage
-			if s.peek() == '[' {
-				elems, ok = s.array(2, true)
-			} else {
-				ok = s.value(1)
-			}
-			if !ok {
-				return nil, false
-			}
-			ms = append(ms, member{key: key, val: s.b[from:s.i], elems: elems})
-			s.space()
-			c := s.peek()
-			s.i++
-			if c == '}' {
-				break
-			}
-			if c != ',' {
-				return nil, false
-			}
-			s.space()
-		}
+	if ms, ok = s.object(1, true); !ok {
+		return nil, false
 	}
 	s.space()
 	return ms, s.i == len(s.b)
@@ -125,7 +85,11 @@ func (s *scanner) value(depth int) bool {
 	case c == '"':
 		return s.str()
 	case c == '{':
-		return depth < maxDepth && s.object(depth+1)
+		if depth >= maxDepth {
+			return false
+		}
+		_, ok := s.object(depth+1, false)
+		return ok
 	case c == '[':
 		if depth >= maxDepth {
 			return false
@@ -144,36 +108,54 @@ func (s *scanner) value(depth int) bool {
 	return false
 }
 
-func (s *scanner) object(depth int) bool {
+// object reads an object whose members' values are nested depth deep
+// and, with keep, returns its members (an array's elements with them).
+func (s *scanner) object(depth int, keep bool) (ms []member, ok bool) {
 	s.i++ // '{'
 	s.space()
 	if s.peek() == '}' {
 		s.i++
-		return true
+		return ms, true
 	}
 	for {
+		key := s.i
 		if !s.str() {
-			return false
+			return nil, false
 		}
+		quoted := s.b[key:s.i]
 		s.space()
 		if s.peek() != ':' {
-			return false
+			return nil, false
 		}
 		s.i++
 		s.space()
-		if !s.value(depth) {
-			return false
+		from := s.i
+		var elems []json.RawMessage
+		if keep && s.peek() == '[' {
+			elems, ok = s.array(depth+1, true)
+		} else {
+			ok = s.value(depth)
+		}
+		if !ok {
+			return nil, false
+		}
+		if keep {
+			k, ok := unquote(quoted)
+			if !ok {
+				return nil, false
+			}
+			ms = append(ms, member{key: k, val: s.b[from:s.i], elems: elems})
 		}
 		s.space()
 		c := s.peek()
 		s.i++
 		switch c {
 		case '}':
-			return true
+			return ms, true
 		case ',':
 			s.space()
 		default:
-			return false
+			return nil, false
 		}
 	}
 }
