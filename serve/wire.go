@@ -8,6 +8,7 @@ import (
 
 	"github.com/tractdag/tract"
 	"github.com/tractdag/tract/internal/jsonerr"
+	"github.com/tractdag/tract/internal/jsonscan"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -150,8 +151,8 @@ func (v *rawValue) UnmarshalJSON(data []byte) error {
 type rawMessages []json.RawMessage
 
 // UnmarshalJSON splits data, a valid JSON value (encoding/json calls
-// UnmarshalJSON with nothing else, and members checks what it returns),
-// into the array's elements; null is no array.
+// UnmarshalJSON with nothing else, and jsonscan.Members checks what it
+// returns), into the array's elements; null is no array.
 func (a *rawMessages) UnmarshalJSON(data []byte) error {
 	switch {
 	case string(data) == "null":
@@ -243,9 +244,9 @@ func parseOpenAI(body []byte) (*request, error) {
 		switch {
 		case shared:
 		case is(m, "max_completion_tokens"):
-			err = m.decode(&maxCompletionTokens)
+			err = decodeMember(m, &maxCompletionTokens)
 		case is(m, "stream_options"):
-			err = m.decode(&streamOptions)
+			err = decodeMember(m, &streamOptions)
 		}
 		if err != nil {
 			return nil, badRequest("the request body is not a chat-completions request: %v", err)
@@ -277,28 +278,31 @@ func (p *parsed) shared(m member) (bool, error) {
 	var err error
 	switch {
 	case is(m, "model"):
-		err = m.decode(&p.req.Model)
+		err = decodeMember(m, &p.req.Model)
 	case is(m, "stream"):
-		err = m.decode(&p.req.Stream)
+		err = decodeMember(m, &p.req.Stream)
 	case is(m, "messages"):
-		p.msgs, err = m.messages()
+		p.msgs, err = messagesOf(m)
 	case is(m, "tools"):
-		p.tools = m.val
+		p.tools = m.Val
 	case is(m, "temperature"):
-		err = m.decode(&p.req.Temperature)
+		err = decodeMember(m, &p.req.Temperature)
 	case is(m, "max_tokens"):
-		err = m.decode(&p.req.MaxTokens)
+		err = decodeMember(m, &p.req.MaxTokens)
 	default:
 		return false, nil
 	}
 	return true, err
 }
 
+// member is a member of a request's body (see jsonscan.Members).
+type member = jsonscan.Member
+
 // requestMembers returns the members of body, a request's JSON object
-// (see members), or a bad request naming what body is not (what, "a
+// (see jsonscan.Members), or a bad request naming what body is not (what, "a
 // chat-completions request").
 func requestMembers(body []byte, what string) ([]member, error) {
-	ms, ok := members(body)
+	ms, ok := jsonscan.Members(body)
 	if ok {
 		return ms, nil
 	}
@@ -311,22 +315,22 @@ func requestMembers(body []byte, what string) ([]member, error) {
 
 // is reports whether m is the member of that name, as encoding/json
 // matches a key to a struct's field: case aside.
-func is(m member, name string) bool { return strings.EqualFold(m.key, name) }
+func is(m member, name string) bool { return strings.EqualFold(m.Key, name) }
 
-// messages returns m's value as a request's messages (see rawMessages),
-// its elements as members found them.
-func (m member) messages() (rawMessages, error) {
-	if len(m.val) > 0 && m.val[0] == '[' {
-		return m.elems, nil
+// messagesOf returns m's value as a request's messages (see
+// rawMessages), its elements as jsonscan.Members found them.
+func messagesOf(m member) (rawMessages, error) {
+	if len(m.Val) > 0 && m.Val[0] == '[' {
+		return m.Elems, nil
 	}
 	var a rawMessages
-	return a, a.UnmarshalJSON(m.val)
+	return a, a.UnmarshalJSON(m.Val)
 }
 
-// decode decodes m's value into v, naming m in an error.
-func (m member) decode(v any) error {
-	if err := json.Unmarshal(m.val, v); err != nil {
-		return fmt.Errorf("%s: %w", m.key, err)
+// decodeMember decodes m's value into v, naming m in an error.
+func decodeMember(m member, v any) error {
+	if err := json.Unmarshal(m.Val, v); err != nil {
+		return fmt.Errorf("%s: %w", m.Key, err)
 	}
 	return nil
 }
@@ -425,7 +429,7 @@ func parseAnthropic(body []byte) (*request, error) {
 	for _, m := range ms {
 		shared, err := p.shared(m)
 		if !shared && is(m, "system") {
-			system = m.val
+			system = m.Val
 		}
 		if err != nil {
 			return nil, badRequest("the request body is not a Messages API request: %v", err)

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,57 +52,6 @@ func TestHasTools(t *testing.T) {
 		`[{"type":"function"}]`: true, `{}`: true} {
 		assert.Equal(t, want, hasTools(rawValue(in)), in)
 	}
-}
-
-// members accepts exactly the objects json.Valid accepts, and gives
-// their members as encoding/json reads them into a map (the last of a
-// key winning).
-func TestMembers(t *testing.T) {
-	deep := strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth)
-	for _, in := range []string{
-		`{}`, ` { } `, `{"a":1}`, `{"a" : [1, {"b": null}] , "c":"d"}`, "{\n\t\"a\": true,\r\n\"b\": false}",
-		`{"a":-0.5e+10,"b":0,"c":1E2,"d":-1.25}`, `{"a\"b":"\u00e9\n\/"}`, `{"a":1,"a":2}`, `{"é ✓":"x"}`,
-		`{"a":` + deep[1:len(deep)-1] + `}`, `{"a":` + deep + `}`,
-		// not valid JSON, or not an object
-		``, ` `, `[]`, `"a"`, `1`, `null`, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{,}`, `{"a":1}}`, `{"a":1} x`,
-		`{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":-}`, `{"a":+1}`, `{"a":tru}`, `{"a":nul}`, `{"a":True}`,
-		`{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`, "{\"a\":\"\x01\"}", `{"a":"b}`, `{'a':1}`, `{a:1}`,
-		`{"a":[1,]}`, `{"a":[,1]}`, `{"a":[1 2]}`, `{"a":{"b" 1}}`,
-	} {
-		ms, ok := members([]byte(in))
-		var want map[string]json.RawMessage
-		valid := json.Unmarshal([]byte(in), &want) == nil && want != nil
-		require.Equal(t, valid, ok, "%.80q", in)
-		got := map[string]json.RawMessage{}
-		for _, m := range ms {
-			got[m.key] = m.val
-		}
-		if valid {
-			assert.Equal(t, want, got, in)
-		}
-	}
-	_, ok := members([]byte(`{"a":` + deep + `}`))
-	assert.False(t, ok, "nested deeper than encoding/json lets")
-}
-
-func FuzzMembers(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":[1,{"b":"\u00e9"}],"a":-1.5e3}`, ` {"m":"x\"y"} `, `{"a":01}`, `[1]`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		ms, ok := members([]byte(in))
-		var want map[string]json.RawMessage
-		valid := json.Unmarshal([]byte(in), &want) == nil && want != nil
-		require.Equal(t, valid, ok, "%q", in)
-		if !ok {
-			return
-		}
-		got := map[string]json.RawMessage{}
-		for _, m := range ms {
-			got[m.key] = m.val
-		}
-		assert.Equal(t, want, got, in)
-	})
 }
 
 // parseOpenAI and parseAnthropic read a body as encoding/json reads it

@@ -1,4 +1,8 @@
-package serve
+// Package jsonscan reads a JSON object in one pass: it checks the
+// document as json.Valid does and hands back the object's members as
+// slices of it, so that a caller decodes only the values it needs, and
+// decodes nothing twice.
+package jsonscan
 
 import (
 	"bytes"
@@ -6,27 +10,28 @@ import (
 	"unicode/utf8"
 )
 
-// member is a member of a JSON object: its key, unquoted, and its value,
+// Member is a member of a JSON object: its key, unquoted, and its value,
 // a slice of the document it was read from; when the value is an array,
-// elems are its elements, slices of it.
-type member struct {
-	key   string
-	val   []byte
-	elems []json.RawMessage
+// Elems are its elements, slices of it.
+type Member struct {
+	Key   string
+	Val   []byte
+	Elems []json.RawMessage
 }
 
-// maxDepth is how deeply members lets arrays and objects nest, as
+// MaxDepth is how deeply Members lets arrays and objects nest, as
 // encoding/json does (10,000).
-const maxDepth = 10000
+const MaxDepth = 10000
 
-// members reads body, one JSON object, in one pass: it checks that body
+// Members reads body, one JSON object, in one pass: it checks that body
 // is valid JSON as json.Valid does and returns the object's members in
-// their order, their values as slices of body. ok is false when body is
-// not valid JSON or holds another value than an object (the caller asks
-// encoding/json why). A request's body is read once this way, where
-// json.Unmarshal checked it whole, then read it again to decode it, and
-// a third time to find the end of each value kept raw.
-func members(body []byte) (ms []member, ok bool) {
+// their order (a key given twice is there twice), their values as slices
+// of body. ok is false when body is not valid JSON or holds another
+// value than an object: the caller asks encoding/json why, so that its
+// users read the errors they know. Where json.Unmarshal checks a
+// document whole, then reads it again to decode it, and a third time to
+// find the end of each value kept raw, Members reads it once.
+func Members(body []byte) (ms []Member, ok bool) {
 	s := scanner{b: body}
 	s.space()
 	if s.peek() != '{' {
@@ -39,10 +44,10 @@ func members(body []byte) (ms []member, ok bool) {
 	return ms, s.i == len(s.b)
 }
 
-// unquote returns the string a JSON string literal q (valid, quotes
+// Unquote returns the string a JSON string literal q (valid, quotes
 // included) holds, as encoding/json decodes it (which makes invalid
 // UTF-8 U+FFFD): its bytes when it has no escape and is valid UTF-8.
-func unquote(q []byte) (string, bool) {
+func Unquote(q []byte) (string, bool) {
 	inner := q[1 : len(q)-1]
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner), true
@@ -85,13 +90,13 @@ func (s *scanner) value(depth int) bool {
 	case c == '"':
 		return s.str()
 	case c == '{':
-		if depth >= maxDepth {
+		if depth >= MaxDepth {
 			return false
 		}
 		_, ok := s.object(depth+1, false)
 		return ok
 	case c == '[':
-		if depth >= maxDepth {
+		if depth >= MaxDepth {
 			return false
 		}
 		_, ok := s.array(depth+1, false)
@@ -110,7 +115,7 @@ func (s *scanner) value(depth int) bool {
 
 // object reads an object whose members' values are nested depth deep
 // and, with keep, returns its members (an array's elements with them).
-func (s *scanner) object(depth int, keep bool) (ms []member, ok bool) {
+func (s *scanner) object(depth int, keep bool) (ms []Member, ok bool) {
 	s.i++ // '{'
 	s.space()
 	if s.peek() == '}' {
@@ -140,11 +145,11 @@ func (s *scanner) object(depth int, keep bool) (ms []member, ok bool) {
 			return nil, false
 		}
 		if keep {
-			k, ok := unquote(quoted)
+			k, ok := Unquote(quoted)
 			if !ok {
 				return nil, false
 			}
-			ms = append(ms, member{key: k, val: s.b[from:s.i], elems: elems})
+			ms = append(ms, Member{Key: k, Val: s.b[from:s.i], Elems: elems})
 		}
 		s.space()
 		c := s.peek()
