@@ -11,6 +11,7 @@ import (
 
 	"github.com/tractdag/tract/internal/english"
 	"github.com/tractdag/tract/internal/jsonerr"
+	"github.com/tractdag/tract/internal/jsonscan"
 )
 
 // Message is one entry of a chat conversation as a model sees it. It maps
@@ -427,24 +428,43 @@ func (p Part) MarshalJSON() ([]byte, error) {
 // ErrUnsupported for a shape that is valid but not supported. A null
 // "content" decodes as no content.
 func (m *Message) UnmarshalJSON(data []byte) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
-			return err
+	ms, ok := jsonscan.Members(data)
+	if !ok { // not an object: encoding/json says why, or it is null
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(data, &fields); err != nil {
+			if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+				return err
+			}
+			return fmt.Errorf("got %s, want an object", jsonerr.Kind(data))
 		}
-		return fmt.Errorf("got %s, want an object", jsonerr.Kind(data))
+		if fields == nil {
+			return nil // null: leave m alone, as json does
+		}
+		for k, v := range fields {
+			ms = append(ms, jsonscan.Member{Key: k, Val: v})
+		}
 	}
-	if fields == nil {
-		return nil // null: leave m alone, as json does
+	out, err := messageOf(ms)
+	if err != nil {
+		return err
 	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // the same input always reports the same error
+	*m = out
+	return nil
+}
+
+// messageOf decodes a message object's members, ms (values that are
+// slices of the caller's bytes: kept only as copies). As encoding/json
+// reads them into a map, the last of a key wins; they are decoded in the
+// order of their keys, so that the same input always reports the same
+// error.
+func messageOf(ms []jsonscan.Member) (Message, error) {
+	slices.SortStableFunc(ms, func(a, b jsonscan.Member) int { return strings.Compare(a.Key, b.Key) })
 	var out Message
-	for _, k := range keys {
-		raw := fields[k]
+	for i, f := range ms {
+		if i+1 < len(ms) && ms[i+1].Key == f.Key {
+			continue // a later one wins
+		}
+		k, raw := f.Key, json.RawMessage(f.Val)
 		var err error
 		switch k {
 		case "role":
@@ -454,7 +474,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		case "tool_call_id":
 			err = decodeNonEmpty(k, raw, &out.ToolCallID)
 		case "content":
-			err = out.decodeContent(raw)
+			err = out.decodeContent(raw, f.Elems)
 		case "tool_calls":
 			err = out.decodeToolCalls(raw)
 		default:
@@ -462,18 +482,19 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 				out.Extra = make(map[string]json.RawMessage)
 			}
 			var b bytes.Buffer
-			_ = json.Compact(&b, raw) // valid: it was decoded
+			_ = json.Compact(&b, raw) // valid: it was read
 			out.Extra[k] = b.Bytes()
 		}
 		if err != nil {
-			return err
+			return Message{}, err
 		}
 	}
-	*m = out
-	return nil
+	return out, nil
 }
 
-func (m *Message) decodeContent(raw json.RawMessage) error {
+// decodeContent reads "content", raw; parts are its elements when a
+// reader split them already.
+func (m *Message) decodeContent(raw json.RawMessage, parts []json.RawMessage) error {
 	switch firstByte(raw) {
 	case 'n':
 		return nil
@@ -483,9 +504,10 @@ func (m *Message) decodeContent(raw json.RawMessage) error {
 	default:
 		return fieldError("content", "must be a string, an array of parts or null, not %s", jsonerr.Kind(raw))
 	}
-	var parts []json.RawMessage
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return fieldError("content", "is not an array of parts: %v", err)
+	if parts == nil {
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return fieldError("content", "is not an array of parts: %v", err)
+		}
 	}
 	if len(parts) == 0 {
 		return fieldError("content", "is an empty array: give at least one part")
@@ -672,6 +694,12 @@ func describeType(kind string) string {
 func decodeString(field string, raw json.RawMessage, s *string) error {
 	if firstByte(raw) != '"' {
 		return fieldError(field, "must be a string, not %s", jsonerr.Kind(raw))
+	}
+	if raw[0] == '"' && raw[len(raw)-1] == '"' { // one value, as a reader gives
+		if v, ok := jsonscan.Unquote(raw); ok {
+			*s = v
+			return nil
+		}
 	}
 	return json.Unmarshal(raw, s)
 }

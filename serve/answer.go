@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/internal/jsonscan"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -35,26 +36,52 @@ func (u *openAIUsage) usage() *llm.Usage {
 	return &llm.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 }
 
-// parseOpenAIAnswer reads a chat completion.
+// parseOpenAIAnswer reads a chat completion: its model, its usage and
+// its first choice's message, keys matched as encoding/json matches a
+// struct's (case aside, the last one winning).
 func parseOpenAIAnswer(body []byte) (*answer, error) {
-	var doc struct {
-		Model   string `json:"model"`
-		Choices []struct {
-			Message json.RawMessage `json:"message"`
-		} `json:"choices"`
-		Usage *openAIUsage `json:"usage"`
+	notCompletion := errors.New("the upstream's answer is not a chat completion")
+	ms, ok := jsonscan.Members(body)
+	if !ok {
+		return nil, notCompletion
 	}
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, errors.New("the upstream's answer is not a chat completion")
+	var model string
+	var usage *openAIUsage
+	var choices []json.RawMessage
+	for _, m := range ms {
+		var err error
+		switch {
+		case is(m, "model"):
+			err = decodeMember(m, &model)
+		case is(m, "usage"):
+			err = decodeMember(m, &usage)
+		case is(m, "choices"):
+			if choices = m.Elems; m.Val[0] != '[' && string(m.Val) != "null" {
+				err = notCompletion
+			}
+		}
+		if err != nil {
+			return nil, notCompletion
+		}
 	}
-	if len(doc.Choices) == 0 {
+	if len(choices) == 0 {
 		return nil, errors.New("the upstream's answer has no choices")
 	}
+	first, ok := jsonscan.Members(choices[0])
+	if !ok {
+		return nil, notCompletion
+	}
+	var raw []byte
+	for _, m := range first {
+		if is(m, "message") {
+			raw = m.Val
+		}
+	}
 	var m llm.Message
-	if err := json.Unmarshal(doc.Choices[0].Message, &m); err != nil {
+	if err := m.UnmarshalJSON(raw); err != nil {
 		return nil, errors.New("the upstream's answer is not a message: " + err.Error())
 	}
-	return newAnswer(m, doc.Model, doc.Usage.usage())
+	return newAnswer(m, model, usage.usage())
 }
 
 // newAnswer checks m, the upstream's answer, for the record.

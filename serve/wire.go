@@ -339,7 +339,7 @@ func decodeMember(m member, v any) error {
 // or none when it has nothing to record.
 func openAIMessage(raw json.RawMessage) ([]tract.ImportMessage, error) {
 	var m llm.Message
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := m.UnmarshalJSON(raw); err != nil { // raw is valid: the request was read whole
 		return nil, err
 	}
 	if m.Role == "developer" {
