@@ -5,7 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/tractdag/tract/internal/jsonscan"
 )
 
 // Commit is an immutable node of the conversation DAG. Its hash is the
@@ -81,6 +86,18 @@ func CanonicalMeta(raw []byte) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%w: not valid UTF-8 at byte %d", ErrInvalidMeta, i)
 	}
+	if ms, ok := jsonscan.Members(raw); ok && len(ms) > 0 {
+		if canon, ok := appendObject(nil, ms, 1); ok {
+			return canon, nil
+		}
+	}
+	return canonicalMetaSlow(raw)
+}
+
+// canonicalMetaSlow is CanonicalMeta through encoding/json: for what the
+// one-pass path leaves (an empty object, nesting past maxCanonicalDepth,
+// and every error, worded as encoding/json words it).
+func canonicalMetaSlow(raw []byte) ([]byte, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var v any
@@ -110,6 +127,119 @@ func MetaFromMap(m map[string]any) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidMeta, err)
 	}
 	return CanonicalMeta(raw)
+}
+
+// maxCanonicalDepth is how deeply the one-pass canonical form reads
+// nested objects and arrays (each level is read again by the one below
+// it); deeper metadata takes encoding/json's path.
+const maxCanonicalDepth = 16
+
+// appendObject appends to b the canonical form of an object of members
+// ms, as encoding/json writes the map it decodes them into: keys sorted,
+// the last of a key winning, values canonical. ok is false when a value
+// nests past maxCanonicalDepth.
+func appendObject(b []byte, ms []jsonscan.Member, depth int) (_ []byte, ok bool) {
+	slices.SortStableFunc(ms, func(a, b jsonscan.Member) int { return strings.Compare(a.Key, b.Key) })
+	b = append(b, '{')
+	first := true
+	for i, m := range ms {
+		if i+1 < len(ms) && ms[i+1].Key == m.Key {
+			continue // a later one wins
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, m.Key)
+		b = append(b, ':')
+		if b, ok = appendValue(b, m.Val, depth); !ok {
+			return nil, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendValue appends to b the canonical form of v, a valid JSON value
+// nested depth deep.
+func appendValue(b, v []byte, depth int) (_ []byte, ok bool) {
+	switch v[0] {
+	case '{', '[':
+		if depth >= maxCanonicalDepth {
+			return nil, false
+		}
+	}
+	switch v[0] {
+	case '{':
+		ms, ok := jsonscan.Members(v)
+		if !ok {
+			return nil, false
+		}
+		return appendObject(b, ms, depth+1)
+	case '[':
+		elems, ok := jsonscan.Elements(v)
+		if !ok {
+			return nil, false
+		}
+		b = append(b, '[')
+		for i, e := range elems {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = appendValue(b, e, depth+1); !ok {
+				return nil, false
+			}
+		}
+		return append(b, ']'), true
+	case '"':
+		if plainString(v) {
+			return append(b, v...), true
+		}
+		s, ok := jsonscan.Unquote(v)
+		if !ok {
+			return nil, false
+		}
+		return appendString(b, s), true
+	}
+	return append(b, v...), true // a number as written (json.Number), true, false or null
+}
+
+// appendString appends s as encoding/json writes a string without HTML
+// escaping.
+func appendString(b []byte, s string) []byte {
+	q := make([]byte, 0, len(s)+2)
+	q = append(append(append(q, '"'), s...), '"')
+	if plainString(q) {
+		return append(b, q...)
+	}
+	enc, err := marshalCanonical(s)
+	if err != nil {
+		panic(err) // a string always encodes
+	}
+	return append(b, enc...)
+}
+
+// plainString reports whether q, a JSON string literal, is written as
+// encoding/json writes the string it holds: no escape, no control
+// character, valid UTF-8 and neither U+2028 nor U+2029 (which it
+// escapes).
+func plainString(q []byte) bool {
+	inner := q[1 : len(q)-1]
+	for _, c := range inner {
+		if c < 0x20 || c == '\\' || c == '"' || c >= 0x80 {
+			return !bytes.ContainsAny(inner, "\\\"\u2028\u2029") && !hasControl(inner) && utf8.Valid(inner)
+		}
+	}
+	return true
+}
+
+// hasControl reports whether b holds a byte below 0x20.
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 func marshalCanonical(v any) ([]byte, error) {

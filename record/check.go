@@ -11,6 +11,7 @@ import (
 
 	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/jsonerr"
+	"github.com/tractdag/tract/internal/jsonscan"
 	"github.com/tractdag/tract/llm"
 )
 
@@ -48,19 +49,28 @@ func Check(meta []byte) error {
 	if len(meta) == 0 {
 		return nil
 	}
-	var m map[string]json.RawMessage
+	var ms []jsonscan.Member
+	var quoted [64]byte
 	for _, k := range keyTable() {
-		if !bytes.Contains(meta, []byte(`"`+k.Name+`"`)) { // the common case: not there at all
-			continue
+		if !bytes.Contains(meta, append(append(append(quoted[:0], '"'), k.Name...), '"')) {
+			continue // the common case: not there at all
 		}
-		if m == nil {
-			if err := json.Unmarshal(meta, &m); err != nil {
-				return fmt.Errorf("%w: %v", dag.ErrInvalidMeta, err)
+		if ms == nil {
+			var ok bool
+			if ms, ok = jsonscan.Members(meta); !ok {
+				var m map[string]json.RawMessage
+				if err := json.Unmarshal(meta, &m); err != nil {
+					return fmt.Errorf("%w: %v", dag.ErrInvalidMeta, err)
+				}
+				return nil // null: no key at all
 			}
 		}
-		if raw, ok := m[k.Name]; ok {
-			if err := checkValue(k, raw); err != nil {
-				return err
+		for i := len(ms) - 1; i >= 0; i-- { // the last of a key wins
+			if ms[i].Key == k.Name {
+				if err := checkValue(k, ms[i].Val); err != nil {
+					return err
+				}
+				break
 			}
 		}
 	}

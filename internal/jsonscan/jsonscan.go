@@ -44,6 +44,22 @@ func Members(body []byte) (ms []Member, ok bool) {
 	return ms, s.i == len(s.b)
 }
 
+// Elements reads body, one JSON array, in one pass as Members reads an
+// object, and returns its elements as slices of body; ok is false when
+// body is not valid JSON or holds another value than an array.
+func Elements(body []byte) (elems []json.RawMessage, ok bool) {
+	s := scanner{b: body}
+	s.space()
+	if s.peek() != '[' {
+		return nil, false
+	}
+	if elems, ok = s.array(1, true); !ok {
+		return nil, false
+	}
+	s.space()
+	return elems, s.i == len(s.b)
+}
+
 // Unquote returns the string a JSON string literal q (valid, quotes
 // included) holds, as encoding/json decodes it (which makes invalid
 // UTF-8 U+FFFD): its bytes when it has no escape and is valid UTF-8.

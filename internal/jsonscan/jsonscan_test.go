@@ -48,6 +48,26 @@ func TestMembers_ArrayElements(t *testing.T) {
 	assert.Nil(t, ms[1].Elems, "an object's arrays are not split")
 }
 
+// Elements accepts exactly the arrays json.Valid accepts, and splits
+// them as encoding/json does.
+func TestElements(t *testing.T) {
+	for _, in := range []string{
+		`[]`, ` [ ] `, `[1]`, `[ 1 , "a,]" , {"b": [2, 3]} ]`, `[["\\", "\""], null, true, -0.5]`,
+		``, `{}`, `[`, `[1,]`, `[1] x`, `[1]]`, `"a"`,
+	} {
+		got, ok := Elements([]byte(in))
+		var want []json.RawMessage
+		valid := json.Unmarshal([]byte(in), &want) == nil && want != nil
+		require.Equal(t, valid, ok, "%q", in)
+		if valid {
+			assert.Equal(t, len(want), len(got), in)
+			for i := range want {
+				assert.Equal(t, string(want[i]), string(got[i]), in)
+			}
+		}
+	}
+}
+
 func TestUnquote(t *testing.T) {
 	for _, q := range []string{`""`, `"a"`, `"é ✓"`, `"a\"b\\c\/d\n\u00e9\ud83d\ude00"`, "\"\xff\"", `"\ud800"`} {
 		var want string
