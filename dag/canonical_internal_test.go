@@ -58,3 +58,24 @@ func checkCanonical(t *testing.T, in string) {
 	require.NoError(t, gotErr, "%q", in)
 	assert.Equal(t, string(want), string(got), "%q", in)
 }
+
+// BenchmarkCanonicalMeta times the canonical form of an answer's
+// metadata, in one pass and through encoding/json.
+func BenchmarkCanonicalMeta(b *testing.B) {
+	meta := []byte(`{"usage":{"total_tokens":57,"prompt_tokens":45,"completion_tokens":12},"model":"gpt-4o-mini",` +
+		`"attempt":2,"valid":true,"duration_ms":812,"task":"t-3f2a","validators":["json","cmd:go test ./..."],` +
+		`"provenance":{"attempts":2,"diagnoses":["line 1: want an object"],"restore":"` + strings.Repeat("ab", 32) + `"}}`)
+	for _, bc := range []struct {
+		name string
+		f    func([]byte) ([]byte, error)
+	}{{"one-pass", CanonicalMeta}, {"encoding-json", canonicalMetaSlow}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := bc.f(meta); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -87,7 +87,7 @@ func CanonicalMeta(raw []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: not valid UTF-8 at byte %d", ErrInvalidMeta, i)
 	}
 	if ms, ok := jsonscan.Members(raw); ok && len(ms) > 0 {
-		if canon, ok := appendObject(nil, ms, 1); ok {
+		if canon, ok := appendObject(make([]byte, 0, len(raw)), ms, 1); ok {
 			return canon, nil
 		}
 	}
@@ -206,10 +206,8 @@ func appendValue(b, v []byte, depth int) (_ []byte, ok bool) {
 // appendString appends s as encoding/json writes a string without HTML
 // escaping.
 func appendString(b []byte, s string) []byte {
-	q := make([]byte, 0, len(s)+2)
-	q = append(append(append(q, '"'), s...), '"')
-	if plainString(q) {
-		return append(b, q...)
+	if plain(s) {
+		return append(append(append(b, '"'), s...), '"')
 	}
 	enc, err := marshalCanonical(s)
 	if err != nil {
@@ -219,23 +217,25 @@ func appendString(b []byte, s string) []byte {
 }
 
 // plainString reports whether q, a JSON string literal, is written as
-// encoding/json writes the string it holds: no escape, no control
-// character, valid UTF-8 and neither U+2028 nor U+2029 (which it
-// escapes).
-func plainString(q []byte) bool {
-	inner := q[1 : len(q)-1]
-	for _, c := range inner {
-		if c < 0x20 || c == '\\' || c == '"' || c >= 0x80 {
-			return !bytes.ContainsAny(inner, "\\\"\u2028\u2029") && !hasControl(inner) && utf8.Valid(inner)
+// encoding/json writes the string it holds (see plain).
+func plainString(q []byte) bool { return plain(string(q[1 : len(q)-1])) }
+
+// plain reports whether encoding/json writes s as it is, between quotes:
+// no quote, backslash or control character, valid UTF-8, and neither
+// U+2028 nor U+2029 (which it escapes).
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '\\' || c == '"' || c >= 0x80 {
+			return !strings.ContainsAny(s, "\\\"\u2028\u2029") && !hasControl(s) && utf8.ValidString(s)
 		}
 	}
 	return true
 }
 
-// hasControl reports whether b holds a byte below 0x20.
-func hasControl(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 {
+// hasControl reports whether s holds a byte below 0x20.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 {
 			return true
 		}
 	}
