@@ -32,32 +32,32 @@ const MaxDepth = 10000
 // document whole, then reads it again to decode it, and a third time to
 // find the end of each value kept raw, Members reads it once.
 func Members(body []byte) (ms []Member, ok bool) {
-	s := scanner{b: body}
-	s.space()
-	if s.peek() != '{' {
+	if !whole(body, '{', func(s *scanner) bool { ms, ok = s.object(1, true); return ok }) {
 		return nil, false
 	}
-	if ms, ok = s.object(1, true); !ok {
-		return nil, false
-	}
-	s.space()
-	return ms, s.i == len(s.b)
+	return ms, true
 }
 
 // Elements reads body, one JSON array, in one pass as Members reads an
 // object, and returns its elements as slices of body; ok is false when
 // body is not valid JSON or holds another value than an array.
 func Elements(body []byte) (elems []json.RawMessage, ok bool) {
+	if !whole(body, '[', func(s *scanner) bool { elems, ok = s.array(1, true); return ok }) {
+		return nil, false
+	}
+	return elems, true
+}
+
+// whole reports whether body is one value that opens with the byte open
+// and that read reads, with nothing but white space around it.
+func whole(body []byte, open byte, read func(*scanner) bool) bool {
 	s := scanner{b: body}
 	s.space()
-	if s.peek() != '[' {
-		return nil, false
-	}
-	if elems, ok = s.array(1, true); !ok {
-		return nil, false
+	if s.peek() != open || !read(&s) {
+		return false
 	}
 	s.space()
-	return elems, s.i == len(s.b)
+	return s.i == len(s.b)
 }
 
 // Unquote returns the string a JSON string literal q (valid, quotes

@@ -24,13 +24,7 @@ func TestMembers(t *testing.T) {
 		`{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`, "{\"a\":\"\x01\"}", `{"a":"b}`, `{'a':1}`, `{a:1}`,
 		`{"a":[1,]}`, `{"a":[,1]}`, `{"a":[1 2]}`, `{"a":{"b" 1}}`,
 	} {
-		ms, ok := Members([]byte(in))
-		var want map[string]json.RawMessage
-		valid := json.Unmarshal([]byte(in), &want) == nil && want != nil
-		require.Equal(t, valid, ok, "%.80q", in)
-		if valid {
-			assert.Equal(t, want, asMap(ms), in)
-		}
+		checkMembers(t, in)
 	}
 	_, ok := Members([]byte(`{"a":` + deep + `}`))
 	assert.False(t, ok, "nested deeper than encoding/json lets")
@@ -82,15 +76,18 @@ func FuzzMembers(f *testing.F) {
 	for _, s := range []string{`{}`, `{"a":[1,{"b":"\u00e9"}],"a":-1.5e3}`, ` {"m":"x\"y"} `, `{"a":01}`, `[1]`} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		ms, ok := Members([]byte(in))
-		var want map[string]json.RawMessage
-		valid := json.Unmarshal([]byte(in), &want) == nil && want != nil
-		require.Equal(t, valid, ok, "%q", in)
-		if ok {
-			assert.Equal(t, want, asMap(ms), in)
-		}
-	})
+	f.Fuzz(checkMembers)
+}
+
+// checkMembers checks Members against encoding/json on in.
+func checkMembers(t *testing.T, in string) {
+	ms, ok := Members([]byte(in))
+	var want map[string]json.RawMessage
+	valid := json.Unmarshal([]byte(in), &want) == nil && want != nil
+	require.Equal(t, valid, ok, "%.80q", in)
+	if ok {
+		assert.Equal(t, want, asMap(ms), in)
+	}
 }
 
 // asMap returns ms as encoding/json reads them into a map.
