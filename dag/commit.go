@@ -162,11 +162,8 @@ func appendObject(b []byte, ms []jsonscan.Member, depth int) (_ []byte, ok bool)
 // appendValue appends to b the canonical form of v, a valid JSON value
 // nested depth deep.
 func appendValue(b, v []byte, depth int) (_ []byte, ok bool) {
-	switch v[0] {
-	case '{', '[':
-		if depth >= maxCanonicalDepth {
-			return nil, false
-		}
+	if (v[0] == '{' || v[0] == '[') && depth >= maxCanonicalDepth {
+		return nil, false
 	}
 	switch v[0] {
 	case '{':
