@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 )
 
@@ -41,45 +42,60 @@ func (w *PackBuilder) Write(ctx context.Context, sorter *PackSorter) error {
 	if err != nil {
 		return err
 	}
-	var chunk []PackEntry
-	size := 0
-	appendChunk := func() error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err = inBatches(ctx, sorter.Sorted(), w.batchBytes, func(e PackEntry) int { return len(e.Value) }, entryOverhead, func(batch []PackEntry) error {
 		err := w.update(ctx, func(tx Tx) error {
-			return tx.(PackTx).AppendPack(w.pack, w.now(), chunk)
+			return tx.(PackTx).AppendPack(w.pack, w.now(), batch)
 		})
-		if err != nil {
-			if errors.Is(err, ErrNotFound) {
-				return fmt.Errorf("the pack being written was removed meanwhile (a gc dropped it as abandoned); nothing was imported: %w", err)
-			}
-			return err
+		if errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("the pack being written was removed meanwhile (a gc dropped it as abandoned); nothing was imported: %w", err)
 		}
-		w.batches++
-		clear(chunk)
-		chunk, size = chunk[:0], 0
-		return nil
-	}
-	for e, err := range sorter.Sorted() {
-		if err != nil {
-			return err
+		if err == nil {
+			w.batches++
 		}
-		if size+len(e.Value) > w.batchBytes && len(chunk) > 0 {
-			if err := appendChunk(); err != nil {
-				return err
-			}
-		}
-		chunk = append(chunk, e)
-		size += len(e.Value) + entryOverhead
-	}
-	if len(chunk) > 0 {
-		if err := appendChunk(); err != nil {
-			return err
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if sorter.words != nil {
 		return w.writeWords(ctx, sorter.words)
+	}
+	return nil
+}
+
+// inBatches calls put with the entries of seq in order, gathered into
+// batches (one transaction each) of about limit bytes: an entry's bytes
+// (size) and overhead each, a batch closed before the entry that would
+// take it past limit. It stops at ctx's end, between batches. put may
+// keep nothing of a batch: its slice is used again.
+func inBatches[E any](ctx context.Context, seq iter.Seq2[E, error], limit int, size func(E) int, overhead int, put func([]E) error) error {
+	var batch []E
+	n := 0
+	flush := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := put(batch); err != nil {
+			return err
+		}
+		clear(batch)
+		batch, n = batch[:0], 0
+		return nil
+	}
+	for e, err := range seq {
+		if err != nil {
+			return err
+		}
+		if n+size(e) > limit && len(batch) > 0 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		batch = append(batch, e)
+		n += size(e) + overhead
+	}
+	if len(batch) > 0 {
+		return flush()
 	}
 	return nil
 }

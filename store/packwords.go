@@ -336,36 +336,10 @@ func (w *PackBuilder) writeWords(ctx context.Context, pw *packWords) error {
 	if !errors.Is(err, errLevelRead) {
 		return err
 	}
-	var chunk []wordEntry
-	size := 0
-	put := func() error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		err := w.update(ctx, func(tx Tx) error { return tx.(*boltTx).appendPackWords(w.pack, chunk) })
-		if err != nil {
-			return err
-		}
-		clear(chunk)
-		chunk, size = chunk[:0], 0
-		return nil
-	}
-	for e, err := range pw.blocks(level) {
-		if err != nil {
-			return err
-		}
-		if size+len(e.key)+len(e.value) > w.batchBytes && len(chunk) > 0 {
-			if err := put(); err != nil {
-				return err
-			}
-		}
-		chunk = append(chunk, e)
-		size += len(e.key) + len(e.value) + wordEntryOverhead
-	}
-	if len(chunk) > 0 {
-		return put()
-	}
-	return nil
+	size := func(e wordEntry) int { return len(e.key) + len(e.value) }
+	return inBatches(ctx, pw.blocks(level), w.batchBytes, size, wordEntryOverhead, func(batch []wordEntry) error {
+		return w.update(ctx, func(tx Tx) error { return tx.(*boltTx).appendPackWords(w.pack, batch) })
+	})
 }
 
 // appendPackWords puts entries into unpublished pack id's words bucket,
