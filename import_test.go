@@ -195,18 +195,7 @@ func TestImportSeq_BranchMovedMeanwhile(t *testing.T) {
 	require.NoError(t, err)
 	defer other.Close()
 	msgs := chain(500, 40, "long")
-	seq := func(yield func(tract.ImportMessage, error) bool) {
-		for i, m := range msgs {
-			if i == 300 {
-				_, err := other.User(ctx, "meanwhile")
-				require.NoError(t, err)
-			}
-			if !yield(m, nil) {
-				return
-			}
-		}
-	}
-	_, err = tr.ImportSeq(ctx, seq, small)
+	_, err = tr.ImportSeq(ctx, commitsMeanwhile(t, other, msgs, "meanwhile"), small)
 	var conflict *tract.ConflictError
 	require.ErrorAs(t, err, &conflict)
 	require.ErrorIs(t, err, tract.ErrConflict)
@@ -437,4 +426,21 @@ func TestImportSeq_ReadOnlyRefusedBeforeSorting(t *testing.T) {
 	require.ErrorIs(t, err, tract.ErrReadOnly)
 	assert.LessOrEqual(t, read, 101, "the import read on past its first batch")
 	assert.Equal(t, 1, commitCount(t, tr))
+}
+
+// commitsMeanwhile yields msgs for an import, and has other commit text
+// as a user message on its branch once 300 of them were read: a write
+// that lands while the import's pack is being built.
+func commitsMeanwhile(t *testing.T, other *tract.Tract, msgs []tract.ImportMessage, text string) iter.Seq2[tract.ImportMessage, error] {
+	return func(yield func(tract.ImportMessage, error) bool) {
+		for i, m := range msgs {
+			if i == 300 {
+				_, err := other.User(context.Background(), text)
+				require.NoError(t, err)
+			}
+			if !yield(m, nil) {
+				return
+			}
+		}
+	}
 }

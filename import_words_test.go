@@ -144,18 +144,7 @@ func TestImportSeq_AFirstCommitMeanwhileIndexesAsItPublishes(t *testing.T) {
 	require.NoError(t, err)
 	defer other.Close()
 	msgs := wordyChain(500)
-	seq := func(yield func(tract.ImportMessage, error) bool) {
-		for i, m := range msgs {
-			if i == 300 {
-				_, err := other.User(ctx, "meanwhile, a rare word")
-				require.NoError(t, err)
-			}
-			if !yield(m, nil) {
-				return
-			}
-		}
-	}
-	_, err = tr.ImportSeq(ctx, seq, small)
+	_, err = tr.ImportSeq(ctx, commitsMeanwhile(t, other, msgs, "meanwhile, a rare word"), small)
 	var conflict *tract.ConflictError
 	require.ErrorAs(t, err, &conflict, "the branch moved meanwhile")
 	rare, err := search.ParseQuery("rare")
