@@ -46,9 +46,12 @@ func (e PackEntry) Compare(o PackEntry) int {
 // SortPackEntries sorts es in Compare order and keeps the first of the
 // entries of each object, as AppendPack and WritePack take them; it
 // returns the entries kept, es's own memory.
-func SortPackEntries(es []PackEntry) []PackEntry {
-	slices.SortFunc(es, PackEntry.Compare)
-	return slices.CompactFunc(es, func(a, b PackEntry) bool { return a.Compare(b) == 0 })
+func SortPackEntries(es []PackEntry) []PackEntry { return sortUnique(es, PackEntry.Compare) }
+
+// sortUnique sorts es by cmp and keeps the first of equal ones.
+func sortUnique[E any](es []E, cmp func(a, b E) int) []E {
+	slices.SortFunc(es, cmp)
+	return slices.CompactFunc(es, func(a, b E) bool { return cmp(a, b) == 0 })
 }
 
 func cmpInt(a, b bool) int {

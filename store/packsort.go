@@ -206,8 +206,7 @@ func (s *sorter[E, C]) Sorted() iter.Seq2[E, error] {
 	return func(yield func(E, error) bool) {
 		if len(s.runs) == 0 {
 			// Everything fits in memory.
-			slices.SortFunc(s.buf, s.codec.compare)
-			s.buf = slices.CompactFunc(s.buf, func(a, b E) bool { return s.codec.compare(a, b) == 0 })
+			s.buf = sortUnique(s.buf, s.codec.compare)
 			for _, e := range s.buf {
 				if !yield(e, nil) {
 					return
