@@ -480,6 +480,9 @@ func TestWeb_ServerRestarts(t *testing.T) {
 	first, addr := startServe(t, w.s)
 	b := newBrowser(t)
 	b.allow("http://" + addr + "/api/") // the stream cut, and requests refused or reset, while no server listens
+	// Chromium fetches the page's icon on its own, after the load, and
+	// under load that can be after the server stopped: refused too.
+	b.allow("http://" + addr + "/static/icon.svg")
 	openView(t, b, "http://"+addr+"/")
 	b.do(t, "live", waitTrue(`document.getElementById('live').classList.contains('on')`))
 	eval[int](t, b, `window.tractTestMark = 1`)
