@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(crashWorkerEnv) != "" {
 		os.Exit(runCrashWorker())
 	}
+	if os.Getenv(appendWorkerEnv) != "" {
+		os.Exit(appendWorker())
+	}
 	os.Exit(m.Run())
 }
 

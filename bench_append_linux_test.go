@@ -1,0 +1,150 @@
+package tract_test
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// appendWorkerEnv, when set to a file's path, makes the test binary an
+// appending process of BenchmarkSharedAppendBound instead of running tests.
+const appendWorkerEnv = "TRACT_BENCH_APPEND"
+
+// appendLogSize is how much of the log BenchmarkSharedAppendBound
+// allocates and writes before the appends, which wrap around in it: an
+// append then changes no file size or extent, so fdatasync writes the
+// record's pages alone.
+const appendLogSize = 64 << 20
+
+// BenchmarkSharedAppendBound measures what the disk allows a log shared
+// by processes, the design that would let separate processes share a
+// sync (see "Concurrent writers" in docs/performance.md): 1 and 8
+// processes each append records of 512 bytes (about a message's commit)
+// to one file, taking the log's tail from a small file under flock,
+// writing the record there, and making it durable with fdatasync outside
+// the lock, so that one sync covers every record written before it; b.N
+// appends among them. Beside BenchmarkCommitProcessBranches (tract's
+// processes, each commit a bbolt transaction of its own, two syncs) and
+// BenchmarkBboltUpdateBound, it is the bound such a log would reach.
+func BenchmarkSharedAppendBound(b *testing.B) {
+	for _, writers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			log := filepath.Join(b.TempDir(), "log")
+			f, err := os.Create(log)
+			require.NoError(b, err)
+			require.NoError(b, unix.Fallocate(int(f.Fd()), 0, 0, appendLogSize))
+			zeros := make([]byte, 1<<20)
+			for off := int64(0); off < appendLogSize; off += int64(len(zeros)) {
+				_, err := f.WriteAt(zeros, off)
+				require.NoError(b, err)
+			}
+			require.NoError(b, f.Sync())
+			require.NoError(b, f.Close())
+			require.NoError(b, os.WriteFile(log+".tail", make([]byte, 8), 0o600))
+			self, err := os.Executable()
+			require.NoError(b, err)
+			each := max(b.N/writers, 1)
+			ws := make([]*benchWriter, writers)
+			for i := range ws {
+				cmd := exec.Command(self)
+				cmd.Env = append(os.Environ(), appendWorkerEnv+"="+log, "TRACT_BENCH_COMMITS="+strconv.Itoa(each))
+				cmd.Stderr = os.Stderr
+				in, err := cmd.StdinPipe()
+				require.NoError(b, err)
+				out, err := cmd.StdoutPipe()
+				require.NoError(b, err)
+				require.NoError(b, cmd.Start())
+				b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+				w := &benchWriter{cmd: cmd, in: in, out: bufio.NewReader(out)}
+				line, err := w.out.ReadString('\n')
+				require.NoError(b, err)
+				require.Equal(b, "ready\n", line)
+				ws[i] = w
+			}
+			b.ResetTimer()
+			release(ws)
+			total, _, _, lat := finish(b, ws)
+			b.StopTimer()
+			reportLatencies(b, total, lat)
+		})
+	}
+}
+
+// appendWorker is a process of BenchmarkSharedAppendBound: it opens the
+// log TRACT_BENCH_APPEND names, prints "ready", waits for a line on
+// standard input, appends TRACT_BENCH_COMMITS records, each durable before
+// the next, and prints how many it made, then on a second line the latency
+// of each in microseconds (as benchWorker does).
+func appendWorker() int {
+	path := os.Getenv(appendWorkerEnv)
+	n, _ := strconv.Atoi(os.Getenv("TRACT_BENCH_COMMITS"))
+	log, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer log.Close()
+	tail, err := os.OpenFile(path+".tail", os.O_RDWR, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer tail.Close()
+	fmt.Println("ready")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return 1
+	}
+	record := make([]byte, 512)
+	lat := make([]byte, 0, 8*n)
+	for i := range n {
+		start := time.Now()
+		at, err := takeAppend(tail, int64(len(record)))
+		if err == nil {
+			binary.BigEndian.PutUint64(record, uint64(i))
+			_, err = log.WriteAt(record, at)
+		}
+		if err == nil {
+			err = unix.Fdatasync(int(log.Fd()))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		lat = strconv.AppendInt(lat, time.Since(start).Microseconds(), 10)
+		lat = append(lat, ' ')
+	}
+	fmt.Println(n)
+	fmt.Println(string(lat))
+	return 0
+}
+
+// takeAppend reserves size bytes at the log's tail, which the first 8
+// bytes of tail hold, under tail's flock, and returns where they start
+// (from the start again past appendLogSize).
+func takeAppend(tail *os.File, size int64) (int64, error) {
+	fd := int(tail.Fd())
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		return 0, err
+	}
+	defer unix.Flock(fd, unix.LOCK_UN)
+	var buf [8]byte
+	if _, err := tail.ReadAt(buf[:], 0); err != nil {
+		return 0, err
+	}
+	at := int64(binary.BigEndian.Uint64(buf[:]))
+	if at+size > appendLogSize {
+		at = 0
+	}
+	binary.BigEndian.PutUint64(buf[:], uint64(at+size))
+	_, err := tail.WriteAt(buf[:], 0)
+	return at, err
+}
