@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -50,25 +49,10 @@ func BenchmarkSharedAppendBound(b *testing.B) {
 			require.NoError(b, f.Sync())
 			require.NoError(b, f.Close())
 			require.NoError(b, os.WriteFile(log+".tail", make([]byte, 8), 0o600))
-			self, err := os.Executable()
-			require.NoError(b, err)
 			each := max(b.N/writers, 1)
 			ws := make([]*benchWriter, writers)
 			for i := range ws {
-				cmd := exec.Command(self)
-				cmd.Env = append(os.Environ(), appendWorkerEnv+"="+log, "TRACT_BENCH_COMMITS="+strconv.Itoa(each))
-				cmd.Stderr = os.Stderr
-				in, err := cmd.StdinPipe()
-				require.NoError(b, err)
-				out, err := cmd.StdoutPipe()
-				require.NoError(b, err)
-				require.NoError(b, cmd.Start())
-				b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-				w := &benchWriter{cmd: cmd, in: in, out: bufio.NewReader(out)}
-				line, err := w.out.ReadString('\n')
-				require.NoError(b, err)
-				require.Equal(b, "ready\n", line)
-				ws[i] = w
+				ws[i] = startWorker(b, appendWorkerEnv+"="+log, "TRACT_BENCH_COMMITS="+strconv.Itoa(each))
 			}
 			b.ResetTimer()
 			release(ws)

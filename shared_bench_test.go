@@ -96,8 +96,6 @@ type benchWriter struct {
 // repository. go releases them all at once.
 func startWriters(b *testing.B, db string, n, commits int, branches bool) []*benchWriter {
 	b.Helper()
-	self, err := os.Executable()
-	require.NoError(b, err)
 	if branches {
 		tr, err := tract.Open(db)
 		require.NoError(b, err)
@@ -112,26 +110,37 @@ func startWriters(b *testing.B, db string, n, commits int, branches bool) []*ben
 	}
 	ws := make([]*benchWriter, n)
 	for i := range ws {
-		cmd := exec.Command(self)
-		cmd.Env = append(os.Environ(), benchWorkerEnv+"="+fmt.Sprintf("w%d", i), "TRACT_BENCH_DB="+db,
-			"TRACT_BENCH_COMMITS="+strconv.Itoa(commits))
+		env := []string{benchWorkerEnv + "=" + fmt.Sprintf("w%d", i), "TRACT_BENCH_DB=" + db,
+			"TRACT_BENCH_COMMITS=" + strconv.Itoa(commits)}
 		if branches {
-			cmd.Env = append(cmd.Env, "TRACT_BENCH_BRANCH="+fmt.Sprintf("w%d", i))
+			env = append(env, "TRACT_BENCH_BRANCH="+fmt.Sprintf("w%d", i))
 		}
-		cmd.Stderr = os.Stderr
-		in, err := cmd.StdinPipe()
-		require.NoError(b, err)
-		out, err := cmd.StdoutPipe()
-		require.NoError(b, err)
-		require.NoError(b, cmd.Start())
-		b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		w := &benchWriter{cmd: cmd, in: in, out: bufio.NewReader(out)}
-		line, err := w.out.ReadString('\n')
-		require.NoError(b, err)
-		require.Equal(b, "ready\n", line)
-		ws[i] = w
+		ws[i] = startWorker(b, env...)
 	}
 	return ws
+}
+
+// startWorker starts the test binary again with env added (a worker's
+// variables, which TestMain dispatches on) and waits until it prints
+// "ready".
+func startWorker(b *testing.B, env ...string) *benchWriter {
+	b.Helper()
+	self, err := os.Executable()
+	require.NoError(b, err)
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	require.NoError(b, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	w := &benchWriter{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	line, err := w.out.ReadString('\n')
+	require.NoError(b, err)
+	require.Equal(b, "ready\n", line)
+	return w
 }
 
 func release(ws []*benchWriter) {
