@@ -1,14 +1,12 @@
 package tract_test
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -83,32 +81,18 @@ func appendWorker() int {
 		return 1
 	}
 	defer tail.Close()
-	fmt.Println("ready")
-	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
-		return 1
-	}
 	record := make([]byte, 512)
-	lat := make([]byte, 0, 8*n)
-	for i := range n {
-		start := time.Now()
+	return workerLoop(n, func(i int) error {
 		at, err := takeAppend(tail, int64(len(record)))
-		if err == nil {
-			binary.BigEndian.PutUint64(record, uint64(i))
-			_, err = log.WriteAt(record, at)
-		}
-		if err == nil {
-			err = unix.Fdatasync(int(log.Fd()))
-		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return err
 		}
-		lat = strconv.AppendInt(lat, time.Since(start).Microseconds(), 10)
-		lat = append(lat, ' ')
-	}
-	fmt.Println(n)
-	fmt.Println(string(lat))
-	return 0
+		binary.BigEndian.PutUint64(record, uint64(i))
+		if _, err := log.WriteAt(record, at); err != nil {
+			return err
+		}
+		return unix.Fdatasync(int(log.Fd()))
+	})
 }
 
 // takeAppend reserves size bytes at the log's tail, which the first 8

@@ -54,6 +54,19 @@ func benchWorker() int {
 	if branch := os.Getenv("TRACT_BENCH_BRANCH"); branch != "" {
 		t = repo.OnBranch(branch)
 	}
+	ctx := context.Background()
+	return workerLoop(n, func(i int) error {
+		_, err := t.User(ctx, fmt.Sprintf("%s message %d", os.Getenv(benchWorkerEnv), i))
+		return err
+	})
+}
+
+// workerLoop is a worker's side of what startWorker, release and finish
+// expect: it prints "ready", waits for a line on standard input, then
+// runs op n times (0: until standard input closes), each timed, and
+// prints how many ran, then on a second line the latency of each in
+// microseconds. It returns the process's exit code.
+func workerLoop(n int, op func(i int) error) int {
 	fmt.Println("ready")
 	in := bufio.NewReader(os.Stdin)
 	if _, err := in.ReadString('\n'); err != nil {
@@ -66,12 +79,11 @@ func benchWorker() int {
 			stop.Store(true)
 		}()
 	}
-	ctx := context.Background()
 	made := 0
 	lat := make([]byte, 0, 8*n)
 	for ; n == 0 && !stop.Load() || made < n; made++ {
 		start := time.Now()
-		if _, err := t.User(ctx, fmt.Sprintf("%s message %d", os.Getenv(benchWorkerEnv), made)); err != nil {
+		if err := op(made); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
