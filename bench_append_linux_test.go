@@ -12,14 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// appendWorkerEnv, when set to a file's path, makes the test binary an
-// appending process of BenchmarkSharedAppendBound instead of running tests.
-const appendWorkerEnv = "TRACT_BENCH_APPEND"
-
-// appendLogSize is how much of the log BenchmarkSharedAppendBound
-// allocates and writes before the appends, which wrap around in it: an
-// append then changes no file size or extent, so fdatasync writes the
-// record's pages alone.
+// appendLogSize is how much of the log BenchmarkSharedAppendBound writes
+// before the appends, which wrap around in it: an append then changes no
+// file size or extent, so fdatasync writes the record's pages alone.
 const appendLogSize = 64 << 20
 
 // BenchmarkSharedAppendBound measures what the disk allows a log shared
@@ -38,7 +33,6 @@ func BenchmarkSharedAppendBound(b *testing.B) {
 			log := filepath.Join(b.TempDir(), "log")
 			f, err := os.Create(log)
 			require.NoError(b, err)
-			require.NoError(b, unix.Fallocate(int(f.Fd()), 0, 0, appendLogSize))
 			zeros := make([]byte, 1<<20)
 			for off := int64(0); off < appendLogSize; off += int64(len(zeros)) {
 				_, err := f.WriteAt(zeros, off)
@@ -62,10 +56,8 @@ func BenchmarkSharedAppendBound(b *testing.B) {
 }
 
 // appendWorker is a process of BenchmarkSharedAppendBound: it opens the
-// log TRACT_BENCH_APPEND names, prints "ready", waits for a line on
-// standard input, appends TRACT_BENCH_COMMITS records, each durable before
-// the next, and prints how many it made, then on a second line the latency
-// of each in microseconds (as benchWorker does).
+// log TRACT_BENCH_APPEND names and, through workerLoop, appends
+// TRACT_BENCH_COMMITS records, each durable before the next.
 func appendWorker() int {
 	path := os.Getenv(appendWorkerEnv)
 	n, _ := strconv.Atoi(os.Getenv("TRACT_BENCH_COMMITS"))

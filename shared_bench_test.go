@@ -24,6 +24,11 @@ import (
 // benchmarks of a shared repository instead of running tests.
 const benchWorkerEnv = "TRACT_BENCH_WORKER"
 
+// appendWorkerEnv, when set to a file's path, makes the test binary an
+// appending process of BenchmarkSharedAppendBound (Linux only) instead of
+// running tests.
+const appendWorkerEnv = "TRACT_BENCH_APPEND"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(benchWorkerEnv) != "" {
 		os.Exit(benchWorker())
