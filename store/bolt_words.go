@@ -989,7 +989,7 @@ func (p *postingList) ids() []uint64 {
 
 // write appends the lists to the posting blocks of level in b, word by
 // word in key order: the blocks of a word that has none yet go in as they
-// are, the others top its last block up first (see appendPostings). When
+// are, the others top its last block up first (see topUp). When
 // b has no posting block yet, every key goes in in ascending order, and
 // the transaction fills its pages.
 func (ps *postings) write(b *bolt.Bucket, level byte) error {
@@ -1013,10 +1013,9 @@ func (ps *postings) write(b *bolt.Bucket, level byte) error {
 			p = &ps.lists[e.v]
 		}
 		prefix := postingPrefix(level, e.word)
-		k, _ := c.Seek(prefix)
 		var err error
-		if k != nil && bytes.HasPrefix(k, prefix) {
-			err = appendPostings(b, level, e.word, p.ids())
+		if k, v := lastBlock(c, prefix); k != nil {
+			err = topUp(b, prefix, k, v, p.ids())
 		} else {
 			err = p.blocks(func(first uint64, val []byte) error {
 				return b.Put(binary.BigEndian.AppendUint64(prefix, first), val) // Put copies the key
@@ -1047,28 +1046,84 @@ func prevKey(c *bolt.Cursor, k []byte) ([]byte, []byte) {
 // has room, then to new ones.
 func appendPostings(b *bolt.Bucket, level byte, word string, ids []uint64) error {
 	prefix := postingPrefix(level, word)
-	c := b.Cursor()
-	end := append(clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
-	k, _ := c.Seek(end)
-	k, v := prevKey(c, k)
-	var all []uint64
+	if k, v := lastBlock(b.Cursor(), prefix); k != nil {
+		return topUp(b, prefix, k, v, ids)
+	}
+	return putBlocks(b, prefix, ascending(ids, 0, false))
+}
+
+// lastBlock returns the key and value of the last posting block whose
+// key starts with prefix (a level's and a word's), nil when it has none.
+func lastBlock(c *bolt.Cursor, prefix []byte) (k, v []byte) {
+	end := append(prefix[:len(prefix):len(prefix)], 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+	k, v = c.Seek(end)
+	k, v = prevKey(c, k)
 	if k != nil && len(k) == len(prefix)+8 && bytes.HasPrefix(k, prefix) {
-		err := eachPosting(binary.BigEndian.Uint64(k[len(prefix):]), v, func(id uint64) { all = append(all, id) })
-		if err != nil {
-			return fmt.Errorf("posting block of %q: %w", word, err)
-		}
+		return k, v
 	}
-	for _, id := range ids {
-		if len(all) == 0 || id > all[len(all)-1] { // else indexed already
-			all = append(all, id)
-		}
+	return nil, nil
+}
+
+// topUp appends ids, ascending, to a word's posting blocks, the last of
+// which, under key k, holds v (prefix is the level's and the word's):
+// those not past its last document are there already. The new codes go
+// after the block's own, coded with its parameter, until it is full, and
+// the rest into new blocks; only when that parameter would code them in
+// too many bits is the block cut again with the new documents, with one
+// that suits them all.
+func topUp(b *bolt.Bucket, prefix, k, v []byte, ids []uint64) error {
+	first := binary.BigEndian.Uint64(k[len(prefix):])
+	last, codeBits, err := postingsEnd(first, v)
+	if err != nil {
+		return fmt.Errorf("posting block of %q: %w", prefix[1:len(prefix)-1], err)
 	}
-	if len(all) == 0 {
+	ids = ascending(ids, last, true)
+	if len(ids) == 0 {
 		return nil
 	}
-	// The last block goes in again under its key, topped up, and the
-	// blocks after it under theirs.
-	return cutBlocks(all, func(first uint64, val []byte) error {
+	if len(v) == 0 || !riceFits(uint(v[0]), last, ids) {
+		var all []uint64
+		if err := eachPosting(first, v, func(id uint64) { all = append(all, id) }); err != nil {
+			return fmt.Errorf("posting block of %q: %w", prefix[1:len(prefix)-1], err)
+		}
+		// The last block goes in again under its key, cut again, and
+		// the blocks after it under theirs.
+		return putBlocks(b, prefix, append(all, ids...))
+	}
+	var w riceWriter
+	w.resume(v, codeBits)
+	n := 0
+	for prev := last; n < len(ids) && w.bytes() < postingBlockBytes; n++ {
+		w.add(ids[n] - prev)
+		prev = ids[n]
+	}
+	if err := b.Put(k, w.finish()); err != nil { // Put copies the key
+		return err
+	}
+	return putBlocks(b, prefix, ids[n:])
+}
+
+// ascending returns the documents of ids (ascending, repeats allowed)
+// past last (with past; all of them without), once each.
+func ascending(ids []uint64, last uint64, past bool) []uint64 {
+	out := make([]uint64, 0, len(ids))
+	for _, id := range ids {
+		if (past || len(out) > 0) && id <= last {
+			continue // indexed already
+		}
+		out = append(out, id)
+		last, past = id, true
+	}
+	return out
+}
+
+// putBlocks puts the posting blocks of ids (ascending; none for none)
+// under prefix, a level's and a word's.
+func putBlocks(b *bolt.Bucket, prefix []byte, ids []uint64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return cutBlocks(ids, func(first uint64, val []byte) error {
 		return b.Put(binary.BigEndian.AppendUint64(clone(prefix), first), val)
 	})
 }

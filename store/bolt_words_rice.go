@@ -61,6 +61,23 @@ func riceK(n, sum uint64, cost func(k uint) uint64) uint {
 	return k
 }
 
+// riceFits reports whether parameter k codes the differences of ids
+// (ascending, all past last) from the document before each, last first,
+// in at most an eighth more bits than the parameter that suits them:
+// a block coded with k may take them as they are.
+func riceFits(k uint, last uint64, ids []uint64) bool {
+	n := uint64(len(ids))
+	cost := func(k uint) uint64 {
+		c, prev := n*uint64(k+1), last
+		for _, id := range ids {
+			c, prev = c+(id-prev-1)>>k, id
+		}
+		return c
+	}
+	best := cost(riceK(n, ids[len(ids)-1]-last-n, cost))
+	return cost(k) <= best+best/8
+}
+
 // riceWriter codes differences into a posting block's value.
 type riceWriter struct {
 	buf []byte
@@ -72,6 +89,18 @@ type riceWriter struct {
 // start begins a block's value coded with k, in buf (reset).
 func (w *riceWriter) start(buf []byte, k uint) {
 	w.buf, w.k, w.acc, w.n = append(buf[:0], byte(k)), k, 0, 0
+}
+
+// resume continues the codes of a posting block's value val (its
+// parameter byte first), whose codes take codeBits bits, in a buffer of
+// its own: its padding goes, and the next add codes after its last code.
+func (w *riceWriter) resume(val []byte, codeBits int) {
+	full := 1 + codeBits/8
+	w.buf = append(make([]byte, 0, max(len(val), postingBlockBytes)+16), val[:full]...)
+	w.k, w.n, w.acc = uint(val[0]), uint(codeBits%8), 0
+	if w.n > 0 {
+		w.acc = uint64(val[full] >> (8 - w.n))
+	}
 }
 
 // put appends v's low n bits (n at most 32).
@@ -121,13 +150,32 @@ func (w *riceWriter) finish() []byte {
 // eachPosting calls fn with each document of a posting block that
 // starts at first, in order.
 func eachPosting(first uint64, val []byte, fn func(uint64)) error {
+	_, err := walkPostings(first, val, fn)
+	return err
+}
+
+// postingsEnd returns the last document of a posting block that starts
+// at first, and how many bits its codes take after its parameter byte
+// (0 for a block of one document, which has neither): where codes
+// appended to it go.
+func postingsEnd(first uint64, val []byte) (last uint64, codeBits int, err error) {
+	pad, err := walkPostings(first, val, func(id uint64) { last = id })
+	if err != nil || len(val) == 0 {
+		return last, 0, err
+	}
+	return last, 8*(len(val)-1) - pad, nil
+}
+
+// walkPostings is eachPosting, and returns how many bits pad the
+// value's last byte.
+func walkPostings(first uint64, val []byte, fn func(uint64)) (pad int, err error) {
 	fn(first)
 	if len(val) == 0 {
-		return nil
+		return 0, nil
 	}
 	k := uint(val[0])
 	if k > maxRiceK {
-		return fmt.Errorf("bad posting block: parameter %d: %w", k, dag.ErrBadEncoding)
+		return 0, fmt.Errorf("bad posting block: parameter %d: %w", k, dag.ErrBadEncoding)
 	}
 	val = val[1:]
 	var acc uint64 // unread bits, from the top
@@ -153,9 +201,9 @@ func eachPosting(first uint64, val []byte, fn func(uint64)) error {
 			// and starts no code.
 			if len(val) == 0 {
 				if start && n < 8 {
-					return nil
+					return int(n), nil
 				}
-				return fmt.Errorf("bad posting block: a code runs past its end: %w", dag.ErrBadEncoding)
+				return 0, fmt.Errorf("bad posting block: a code runs past its end: %w", dag.ErrBadEncoding)
 			}
 			q += uint64(n)
 			acc, n, start = 0, 0, false
@@ -167,7 +215,7 @@ func eachPosting(first uint64, val []byte, fn func(uint64)) error {
 				n += 8
 			}
 			if n < k {
-				return fmt.Errorf("bad posting block: a code runs past its end: %w", dag.ErrBadEncoding)
+				return 0, fmt.Errorf("bad posting block: a code runs past its end: %w", dag.ErrBadEncoding)
 			}
 		}
 		low := uint64(0)
@@ -177,11 +225,11 @@ func eachPosting(first uint64, val []byte, fn func(uint64)) error {
 			n -= k
 		}
 		if q >= 1<<(63-k) {
-			return fmt.Errorf("bad posting block: a difference out of range: %w", dag.ErrBadEncoding)
+			return 0, fmt.Errorf("bad posting block: a difference out of range: %w", dag.ErrBadEncoding)
 		}
 		d := q<<k | low
 		if id+d+1 <= id {
-			return fmt.Errorf("bad posting block: a document out of range: %w", dag.ErrBadEncoding)
+			return 0, fmt.Errorf("bad posting block: a document out of range: %w", dag.ErrBadEncoding)
 		}
 		id += d + 1
 		fn(id)
