@@ -2,6 +2,7 @@ package tract_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tractdag/tract"
+	"github.com/tractdag/tract/search"
 )
 
 func TestCommitChainOn_CreatesExtendsForksAndRefusesAMovedBranch(t *testing.T) {
@@ -116,4 +118,34 @@ func TestCommitChainOn_ConcurrentCallsBesideConflicts(t *testing.T) {
 	tip, err := tr.Resolve(ctx, "base")
 	require.NoError(t, err)
 	assert.Equal(t, base[0], tip)
+}
+
+// A chain's words, tokenised before its transaction, are the index's:
+// a search finds each message by the words of its text and of its
+// diagnosis, and fsck finds the index as the texts make it.
+func TestCommitChainOn_SearchFindsEachMessage(t *testing.T) {
+	ctx := context.Background()
+	tr := newTract(t)
+	hs, err := tr.CommitChainOn(ctx, "conv", tract.Hash{}, []tract.ImportMessage{
+		{Role: tract.RoleUser, Content: "alpha question"},
+		{Role: tract.RoleAssistant, Content: "beta answer", Meta: json.RawMessage(`{"diagnosis":"gamma broken"}`)},
+		{Role: tract.RoleUser, Content: "delta question"},
+	})
+	require.NoError(t, err)
+	for query, want := range map[string][]tract.Hash{
+		"alpha": {hs[0]}, "beta": {hs[1]}, "gamma": {hs[1]}, "question": {hs[2], hs[0]},
+	} {
+		q, err := search.ParseQuery(query)
+		require.NoError(t, err)
+		var got []tract.Hash
+		for c, err := range tr.Search(ctx, q) {
+			require.NoError(t, err)
+			got = append(got, c.Hash)
+		}
+		assert.Equal(t, want, got, query)
+	}
+	rep, err := tr.Fsck(ctx)
+	require.NoError(t, err)
+	assert.True(t, rep.OK(), "%v", rep.Problems)
+	assert.Equal(t, tract.WordIndexOK, rep.WordIndex, rep.WordIndexProblem)
 }

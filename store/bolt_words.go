@@ -169,6 +169,10 @@ type wordsTx struct {
 	// deletedBlobs holds the texts of the blobs deleted, for the
 	// commits deleted after them.
 	deletedBlobs map[dag.Hash]string
+	// ahead holds the documents of commits whose words their writer
+	// gave with them (NewCommit.Words), by hash: finishWords takes them
+	// from here instead of reading and tokenising the commits' texts.
+	ahead map[dag.Hash]indexDoc
 }
 
 // indexing reports whether the file has a word index to keep.
@@ -350,9 +354,12 @@ func (t *boltTx) finishWords() error {
 	toJournal := !t.direct && wordsCounter(b, keyWordsPending)+uint64(len(added)) < t.wpolicy.merge
 	docs := make([][]byte, 0, len(added))
 	for _, h := range added {
-		d, err := t.readDoc(h)
-		if err != nil {
-			return fmt.Errorf("word index: %w", err)
+		d, ok := w.ahead[h]
+		var err error
+		if !ok {
+			if d, err = t.readDoc(h); err != nil {
+				return fmt.Errorf("word index: %w", err)
+			}
 		}
 		if toJournal {
 			err = t.put(spaceWords, h[:], encodePending(d))
@@ -428,6 +435,20 @@ func (t *boltTx) checkpointWordDocs() error {
 		return nil
 	}
 	return t.checkpoint(time.Now(), false)
+}
+
+// wordsAhead keeps the words of commit c (hash h), which its writer
+// gave with it, for finishWords: nothing when the file has no index to
+// keep.
+func (t *boltTx) wordsAhead(h dag.Hash, c *dag.Commit, words []string) {
+	if !t.indexing() {
+		return
+	}
+	w := t.wordsState()
+	if w.ahead == nil {
+		w.ahead = map[dag.Hash]indexDoc{}
+	}
+	w.ahead[h] = indexDoc{hash: h, time: c.Time.UnixNano(), words: words}
 }
 
 // readDoc reads commit h's time and words.

@@ -19,6 +19,28 @@ type NewCommit struct {
 	Raw []byte
 	// Counters are set by PutChain.
 	Counters Counters
+	// Words, when not nil, are CommitWords of Commit and its blob's
+	// text, computed by the caller before the transaction (see
+	// WordsAhead): a store that indexes words as it writes takes them
+	// instead of tokenising the text in its one writer. nil: the store
+	// does.
+	Words []string
+}
+
+// WordsAhead is implemented by a store that indexes the words of the
+// commits it writes in its write transactions (Bolt): its callers may
+// give PutChain a small chain's words (NewCommit.Words), tokenised in
+// their own goroutines while other writes hold the writer.
+type WordsAhead interface {
+	// IndexesWords reports whether the store indexes words as it
+	// writes.
+	IndexesWords() bool
+}
+
+// wordsTaker is a transaction that takes a commit's words from its
+// writer (see NewCommit.Words).
+type wordsTaker interface {
+	wordsAhead(h dag.Hash, c *dag.Commit, words []string)
 }
 
 // NewBlob is a blob a batch writes (PutChain), hashed already.
@@ -77,6 +99,9 @@ func PutChain(tx Tx, now time.Time, commits []NewCommit, blobs []NewBlob) error 
 		}
 		if err := tx.PutCounters(c.Hash, c.Counters); err != nil {
 			return err
+		}
+		if wt, ok := tx.(wordsTaker); ok && c.Words != nil {
+			wt.wordsAhead(c.Hash, c.Commit, c.Words)
 		}
 	}
 	return nil

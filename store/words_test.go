@@ -503,3 +503,69 @@ func TestWordIndex_ConcurrentWritersLeaveTheUpkeepToTheBackground(t *testing.T) 
 	require.NoError(t, err)
 	assert.Equal(t, store.WordIndexOK, rep.WordIndex, rep.WordIndexProblem)
 }
+
+// A chain's words given with it (NewCommit.Words, tokenised before the
+// transaction) are what the index takes: given as CommitWords makes them,
+// every search answers as for the same chain without them, through the
+// journal's documents, their checkpoint and their merge; the words given
+// are taken as they are, the text not read again (and fsck, which reads
+// it, finds the index wrong then, and builds it again).
+func TestWordIndex_WordsGivenAhead(t *testing.T) {
+	chain := func(n int, ahead func(c *dag.Commit, text string) []string) ([]store.NewCommit, []store.NewBlob) {
+		var commits []store.NewCommit
+		var blobs []store.NewBlob
+		var parent dag.Hash
+		for i := range 3 {
+			text := fmt.Sprintf("question %d of round %d: what next? shared words", i, n)
+			data := []byte(text)
+			c := &dag.Commit{Kind: dag.KindMessage, Role: dag.RoleUser, Blob: dag.Sum(data), Time: wordsT0.Add(time.Duration(3*n+i) * time.Second)}
+			if !parent.IsZero() {
+				c.Parents = []dag.Hash{parent}
+			}
+			raw, err := dag.Encode(c)
+			require.NoError(t, err)
+			parent = dag.Sum(raw)
+			commits = append(commits, store.NewCommit{Hash: parent, Commit: c, Raw: raw, Words: ahead(c, text)})
+			blobs = append(blobs, store.NewBlob{Hash: c.Blob, Data: data})
+		}
+		return commits, blobs
+	}
+	write := func(ahead func(c *dag.Commit, text string) []string) *store.Bolt {
+		b, err := store.OpenBolt(filepath.Join(t.TempDir(), "tract.db"), store.BoltOptions{Create: true, NoSync: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { b.Close() })
+		store.SetJournalPolicy(b, 4, 1<<20, 64<<10) // checkpointed every 4 writes
+		store.SetWordsPolicy(b, 8, 256, 20)         // merged every 8 documents, moved every 20
+		for n := range 41 {
+			commits, blobs := chain(n, ahead)
+			require.NoError(t, b.Update(context.Background(), func(tx store.Tx) error {
+				return store.PutChain(tx, wordsT0, commits, blobs)
+			}))
+		}
+		return b
+	}
+	read := write(func(*dag.Commit, string) []string { return nil })
+	given := write(store.CommitWords)
+	for _, q := range []string{"question", "round", "17", "shared words", "what next"} {
+		want, ok := indexed(t, read, q)
+		require.True(t, ok)
+		require.NotEmpty(t, want, q)
+		got, ok := indexed(t, given, q)
+		require.True(t, ok)
+		assert.Equal(t, want, got, q)
+	}
+	taken := write(func(*dag.Commit, string) []string { return []string{"given"} })
+	hs, _ := indexed(t, taken, "given")
+	assert.Len(t, hs, 123)
+	hs, _ = indexed(t, taken, "question")
+	assert.Empty(t, hs)
+	for _, tc := range []struct {
+		b    *store.Bolt
+		good bool
+	}{{read, true}, {given, true}, {taken, false}} {
+		r, err := store.Fsck(context.Background(), tc.b)
+		require.NoError(t, err)
+		assert.Empty(t, r.Problems)
+		assert.Equal(t, tc.good, r.WordIndex != store.WordIndexRebuilt, r.WordIndexProblem)
+	}
+}
