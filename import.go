@@ -45,8 +45,11 @@ func ImportProgress(fn ProgressFunc) ImportOption {
 // ImportBounded has the import call fn, once, when it finds its memory
 // bounded by its batches whatever the input's size: an input of more than
 // a batch into a file whose word index has no documents yet, which builds
-// the index beside its pack (see store.StagesPackWords) rather than in the
-// transaction that publishes it. A process may then bound its heap.
+// the index beside its pack (see store.StagesPackWords) and moves it into
+// place whole as it publishes it (see store.PackWordsMovedIn). A process
+// may then bound its heap. (Into an index with documents, the publishing
+// transaction merges the index built beside the pack into it: it holds
+// the pages that merge writes, which grow with the input.)
 func ImportBounded(fn func()) ImportOption {
 	return func(c *importConfig) { c.bounded = fn }
 }
@@ -152,7 +155,10 @@ type importer struct {
 	docs     *store.DocSpool    // the commits' documents, for a store that takes the import whole (see stream)
 	pw       *store.PackBuilder // writes the pack, once the input is sorted
 	words    bool               // the pack's word index is built beside it (see store.StagesPackWords)
-	batches  int
+	// wordsMoved: and moved into place whole as the pack is published
+	// (see store.PackWordsMovedIn).
+	wordsMoved bool
+	batches    int
 }
 
 func (im *importer) run(msgs iter.Seq2[ImportMessage, error]) (ImportResult, error) {
@@ -218,6 +224,7 @@ func (im *importer) sort() error {
 				im.docs = store.NewDocSpool(im.t.sortDir())
 			}
 			im.words = store.StagesPackWords(tx)
+			im.wordsMoved = store.PackWordsMovedIn(tx)
 			if im.counters, err = store.CountersOf(im.ctx, tx, cur.Hash, false); err != nil {
 				return err
 			}
@@ -229,9 +236,9 @@ func (im *importer) sort() error {
 		im.sorter = im.t.newPackSorter(im.cfg.batchBytes)
 		if im.words {
 			im.sorter.IndexWords() // beside the pack, not as it is published
-			if im.cfg.bounded != nil {
-				im.cfg.bounded()
-			}
+		}
+		if im.wordsMoved && im.cfg.bounded != nil {
+			im.cfg.bounded()
 		}
 	}
 	// Consecutive nanoseconds across batches, as within one.

@@ -2,9 +2,11 @@ package tract_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -135,8 +137,8 @@ func TestImportSeq_IntoAnEmptyIndexBuildsItBesideThePack(t *testing.T) {
 
 // An import whose repository gets its first commit while the import runs
 // (another writer's) finds the index no longer empty as it publishes: it
-// drops the index built beside its pack and indexes the pack's commits
-// in the publishing transaction, as an import into any repository does.
+// merges the index built beside its pack into the file's, as an import
+// into any repository with commits does.
 func TestImportSeq_AFirstCommitMeanwhileIndexesAsItPublishes(t *testing.T) {
 	ctx := context.Background()
 	tr := newTract(t)
@@ -163,5 +165,125 @@ func TestImportSeq_AFirstCommitMeanwhileIndexesAsItPublishes(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, report.OK(), "%v", report.Problems)
 	_, ok := wordsOf(t, tr)["rmessage\x00"+strings.Repeat("\x00", 8)]
-	assert.True(t, ok, "the publishing transaction indexed the pack's commits")
+	assert.True(t, ok, "the publishing transaction merged the pack's index")
+}
+
+// An import into a repository whose word index has documents (an import
+// before it, in the recent posting blocks; single commits, pending in the
+// words bucket and in the journal) builds the index of its commits beside
+// its pack too, and its publication merges that into the file's: the
+// same documents, numbers and posting blocks as the same import written
+// in one transaction (into the recent blocks, or, past 65,536, into the
+// main ones after the recent ones), with bounds in the document table no
+// earlier than those, and the same search answers.
+func TestImportSeq_IntoAnIndexWithDocumentsMergesItsIndex(t *testing.T) {
+	for _, n := range []int{1200, 70_000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			if n > 10_000 && testing.Short() {
+				t.Skip("a long import")
+			}
+			ctx := context.Background()
+			prepare := func() *tract.Tract {
+				tr := newTract(t)
+				_, err := tr.ImportSeq(ctx, seqOf(wordyChain(600), 0, nil), small)
+				require.NoError(t, err)
+				for i := range 300 {
+					_, err := tr.User(ctx, fmt.Sprintf("single %d common, pending", i))
+					require.NoError(t, err)
+				}
+				return tr
+			}
+			msgs := wordyChain(n)
+			staged, whole := prepare(), prepare()
+			batch := tract.ImportBatch(100, 2048)
+			if n > 10_000 {
+				batch = tract.ImportBatch(5000, 64<<10)
+			}
+			bounded := 0
+			res, err := staged.ImportSeq(ctx, seqOf(msgs, 0, nil), batch, tract.ImportBounded(func() { bounded++ }))
+			require.NoError(t, err)
+			require.Greater(t, res.Batches, 5, "written through a pack")
+			assert.Zero(t, bounded, "the publication holds what its merge writes")
+			res2, err := whole.ImportSeq(ctx, seqOf(msgs, 0, nil), tract.ImportBatch(n, 1<<30))
+			require.NoError(t, err)
+			require.Equal(t, 1, res2.Batches, "written in the transaction that moves the branch")
+			require.Equal(t, res.Tip, res2.Tip, "the same commits")
+
+			for _, q := range []string{"common", "third été", "rare", "δέλτα x3", "message 1119", "10", "single pending"} {
+				query, err := search.ParseQuery(q)
+				require.NoError(t, err)
+				var got, want []tract.Hash
+				for c, err := range staged.Search(ctx, query) {
+					require.NoError(t, err)
+					got = append(got, c.Hash)
+				}
+				for c, err := range whole.Search(ctx, query) {
+					require.NoError(t, err)
+					want = append(want, c.Hash)
+				}
+				assert.NotEmpty(t, want, q)
+				assert.Equal(t, want, got, q)
+			}
+			report, err := staged.Fsck(ctx)
+			require.NoError(t, err)
+			require.True(t, report.OK(), "%v", report.Problems)
+			require.Equal(t, tract.WordIndexOK, report.WordIndex, report.WordIndexProblem)
+
+			got, want := wordsOf(t, staged), wordsOf(t, whole)
+			_, ok := want["wcommon\x00"+strings.Repeat("\x00", 8)]
+			assert.Equal(t, n > 65_536, ok, "posting blocks of the main level")
+			assert.Equal(t, len(want), len(got))
+			for k, v := range want {
+				g, ok := got[k]
+				switch {
+				case !ok:
+					t.Fatalf("key %q missing", k)
+				case k[0] == 'd' && len(k) == 9: // a block of the document table
+					require.Equal(t, len(v), len(g), "key %q", k)
+					assert.Equal(t, v[8:], g[8:], "key %q", k)
+					assert.GreaterOrEqual(t, binary.BigEndian.Uint64([]byte(g[:8])), binary.BigEndian.Uint64([]byte(v[:8])), "the bound of %q", k)
+				default:
+					assert.Equal(t, v, g, "key %q", k)
+				}
+			}
+		})
+	}
+}
+
+// An import whose pack holds commits the repository has already (the
+// same messages imported again at the same time onto the same commit,
+// on another branch) does not take the index built beside its pack: its
+// publication indexes the commits it adds, none, and each commit stays
+// one document.
+func TestImportSeq_ACommitStoredAlreadyKeepsTheIndexAsItIs(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tr := newTract(t, tract.WithClock(func() time.Time { return at }))
+	_, err := tr.User(ctx, "the base")
+	require.NoError(t, err)
+	_, err = tr.Switch(ctx, "again", true)
+	require.NoError(t, err)
+	_, err = tr.Switch(ctx, "main", false)
+	require.NoError(t, err)
+	msgs := wordyChain(400)
+	first, err := tr.ImportSeq(ctx, seqOf(msgs, 0, nil), small)
+	require.NoError(t, err)
+	_, err = tr.Switch(ctx, "again", false)
+	require.NoError(t, err)
+	again, err := tr.ImportSeq(ctx, seqOf(msgs, 0, nil), small)
+	require.NoError(t, err)
+	require.Greater(t, again.Batches, 1, "written through a pack")
+	require.Equal(t, first.Tip, again.Tip, "the same commits")
+	rare, err := search.ParseQuery("rare")
+	require.NoError(t, err)
+	found := 0
+	for _, err := range tr.Search(ctx, rare) {
+		require.NoError(t, err)
+		found++
+	}
+	assert.Equal(t, (len(msgs)+96)/97, found, "each commit once")
+	report, err := tr.Fsck(ctx)
+	require.NoError(t, err)
+	require.True(t, report.OK(), "%v", report.Problems)
+	assert.Equal(t, tract.WordIndexOK, report.WordIndex, report.WordIndexProblem)
 }

@@ -434,8 +434,21 @@ func (t *boltTx) PublishPack(id uint64) error {
 	// The word index built beside the pack (see packWords), or the
 	// commits for the transaction to index.
 	staged := pb.Bucket(bucketWords) != nil
-	indexed := staged && t.indexing() && t.wordsEmpty()
-	if !indexed {
+	use := packWordsDrop
+	switch {
+	case !staged || !t.indexing():
+	case t.wordsEmpty():
+		use = packWordsMove
+	default:
+		fresh, err := t.packCommitsNew(id)
+		if err != nil {
+			return fmt.Errorf("publish pack %d: %w", id, err)
+		}
+		if fresh {
+			use = packWordsMerge
+		}
+	}
+	if use == packWordsDrop {
 		if err := t.notePackCommits(id); err != nil {
 			return fmt.Errorf("publish pack %d: %w", id, err)
 		}
@@ -449,7 +462,7 @@ func (t *boltTx) PublishPack(id uint64) error {
 	}
 	if staged {
 		// Once moved: a change to the pack's bucket before would be lost.
-		if err := t.publishPackWords(packs.Bucket(packKey(id)), indexed); err != nil {
+		if err := t.publishPackWords(packs.Bucket(packKey(id)), use); err != nil {
 			return fmt.Errorf("publish pack %d: word index: %w", id, err)
 		}
 	}

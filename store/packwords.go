@@ -12,11 +12,11 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/tractdag/tract/dag"
 	"github.com/tractdag/tract/internal/words"
 )
 
-// An import into a file whose word index has no documents yet (a new
-// repository's first import, the usual bulk load) builds the index of its
+// An import into a file that keeps a word index builds the index of its
 // commits beside its pack instead of in the transaction that publishes
 // it: bbolt holds what a transaction writes until it commits, and at
 // 100,000 messages the index built there held about 24 MB (a node entry
@@ -27,12 +27,16 @@ import (
 // time, as sorted runs of their posting lists; the pack's writer merges
 // the runs into posting blocks, word by word, and appends them to a
 // "words" bucket in the pack's, in bounded transactions, in ascending key
-// order. PublishPack moves that bucket into place when the file's index
-// is still empty (else it drops it, and the publishing transaction
-// indexes the pack's commits as before). The bucket is the one that
-// indexBulk would have written into an empty index: the same documents,
-// numbered in the order of the import (its commits' time order), the same
-// keys and values.
+// order, its documents numbered from 0 in the order of the import (its
+// commits' time order). When the file's index is still empty,
+// PublishPack moves that bucket into place: it is the one that indexBulk
+// would have written into an empty index, the same documents, numbers,
+// keys and values. Otherwise it merges it into the file's index
+// (mergePackWords), its documents numbered after the file's, reading
+// neither a text nor more than a word's postings at a time; only when
+// one of the pack's commits is stored already (its document is there) does
+// it drop the bucket, and the publishing transaction indexes the commits
+// the pack adds, as before.
 type packWords struct {
 	runs   sorter[wordEntry, wordCodec]
 	budget int // bytes of a chunk's lists before they are written as a run
@@ -292,9 +296,18 @@ func (s *PackSorter) IndexWords() {
 
 // StagesPackWords reports whether tx's store takes the word index of an
 // import's commits built beside its pack (see PackSorter.IndexWords): a
-// bbolt file whose word index has no documents yet. tx is a write
-// transaction.
+// bbolt file that keeps a word index. tx is a write transaction.
 func StagesPackWords(tx Tx) bool {
+	t, ok := tx.(*boltTx)
+	return ok && t.indexing()
+}
+
+// PackWordsMovedIn reports whether the word index built beside an
+// import's pack would be moved into place whole as the pack is published,
+// were it published in tx: a bbolt file whose word index has no documents
+// yet. Into one with documents, the publishing transaction merges it into
+// the file's (see mergePackWords). tx is a write transaction.
+func PackWordsMovedIn(tx Tx) bool {
 	t, ok := tx.(*boltTx)
 	return ok && t.indexing() && t.wordsEmpty()
 }
@@ -364,15 +377,140 @@ func (t *boltTx) appendPackWords(id uint64, entries []wordEntry) error {
 	return nil
 }
 
-// publishPackWords moves the word index built beside pack pb (see
-// packWords), just published, into place when use is set (the file's
-// index is empty: see wordsEmpty), else drops it.
-func (t *boltTx) publishPackWords(pb *bolt.Bucket, use bool) error {
-	if !use {
-		return pb.DeleteBucket(bucketWords)
+// How the publication of a pack takes the word index built beside it
+// (see packWords).
+const (
+	packWordsDrop  = iota // dropped: the publishing transaction indexes the pack's commits
+	packWordsMove         // moved into place: the file's index is empty (see wordsEmpty)
+	packWordsMerge        // merged into the file's index (see mergePackWords)
+)
+
+// publishPackWords takes the word index built beside pack pb, just
+// published, as use says, and drops what is left of it.
+func (t *boltTx) publishPackWords(pb *bolt.Bucket, use int) error {
+	switch use {
+	case packWordsMove:
+		if err := t.tx.DeleteBucket(bucketWords); err != nil {
+			return err
+		}
+		return t.tx.MoveBucket(bucketWords, pb, nil)
+	case packWordsMerge:
+		if err := t.mergePackWords(pb.Bucket(bucketWords)); err != nil {
+			return err
+		}
 	}
-	if err := t.tx.DeleteBucket(bucketWords); err != nil {
+	return pb.DeleteBucket(bucketWords)
+}
+
+// packCommitsNew reports whether none of the commits of unpublished pack
+// id is stored yet: its documents, built beside it, are then the ones the
+// publication would add to the index.
+func (t *boltTx) packCommitsNew(id uint64) (bool, error) {
+	pb, err := t.stagingPack(id)
+	if err != nil {
+		return false, err
+	}
+	cb := pb.Bucket(bucketCommits)
+	if cb == nil {
+		return true, nil
+	}
+	c := cb.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) == dag.HashSize && t.getCommit(dag.Hash(k)) != nil {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// mergePackWords merges pw, the word index built beside a pack none of
+// whose commits the file held (see packWords), into the file's index,
+// which has documents: as indexBulk would index the pack's commits, it
+// merges the pending documents first, then numbers the pack's after
+// every document, in their order, and appends them to the recent posting
+// blocks (to the main ones, after the recent ones, when they make
+// policy.recent with those). It reads pw a key at a time, and holds one
+// word's postings at once, never a text: what the transaction holds
+// besides is bbolt's, the pages it writes. The document table keeps, for
+// each block, the latest commit time of its documents and those before
+// them, which searches take as a bound; pw keeps that for its own blocks,
+// and a block here that ends within one of pw's takes the bound of pw's
+// whole block: no earlier than its documents', as a bound must be.
+func (t *boltTx) mergePackWords(pw *bolt.Bucket) error {
+	b := t.tx.Bucket(bucketWords)
+	if b == nil || pw == nil {
+		return fmt.Errorf("no index to merge into, or none built")
+	}
+	n := wordsCounter(pw, keyWordsNext)
+	if err := t.mergePending(b); err != nil {
 		return err
 	}
-	return t.tx.MoveBucket(bucketWords, pb, nil)
+	level := byte(prefixRecent)
+	if wordsCounter(b, keyWordsRecent)+n >= t.wpolicy.recent {
+		if err := mergeRecent(b); err != nil {
+			return err
+		}
+		level = prefixWord
+	}
+	base := wordsCounter(b, keyWordsNext)
+	var (
+		docs []indexDoc
+		word []byte
+		ids  []uint64
+		read int
+	)
+	flush := func() error {
+		if word == nil {
+			return nil
+		}
+		err := appendPostings(b, level, string(word), ids)
+		ids = ids[:0]
+		return err
+	}
+	c := pw.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if read++; read%buildChunk == 0 {
+			dropMapped(t.tx) // as indexBulk
+		}
+		switch {
+		case len(k) == 1: // a counter
+		case k[0] == prefixDocs:
+			if len(k) != 9 || len(v) < 8 || (len(v)-8)%docBytes != 0 {
+				return fmt.Errorf("the index built beside the pack: document block %x is malformed", k)
+			}
+			first := binary.BigEndian.Uint64(k[1:]) * docsPerBlock
+			bound := int64(binary.BigEndian.Uint64(v))
+			docs = docs[:0]
+			for at := 8; at < len(v); at += docBytes {
+				var h dag.Hash // the table keeps its first docBytes
+				copy(h[:], v[at:at+docBytes])
+				docs = append(docs, indexDoc{id: base + first + uint64(at-8)/docBytes, hash: h, time: bound})
+			}
+			if err := appendDocTable(b, docs); err != nil {
+				return err
+			}
+		case (k[0] == prefixRecent || k[0] == prefixWord) && len(k) >= 11 && k[len(k)-9] == 0:
+			if w := k[1 : len(k)-9]; !bytes.Equal(w, word) {
+				if err := flush(); err != nil {
+					return err
+				}
+				word = clone(w)
+			}
+			err := eachPosting(binary.BigEndian.Uint64(k[len(k)-8:]), v, func(id uint64) { ids = append(ids, base+id) })
+			if err != nil {
+				return fmt.Errorf("the index built beside the pack: the postings of %q: %w", word, err)
+			}
+		default:
+			return fmt.Errorf("the index built beside the pack: key %q is not one it makes", k)
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if level == prefixRecent {
+		if err := putWordsCounter(b, keyWordsRecent, wordsCounter(b, keyWordsRecent)+n); err != nil {
+			return err
+		}
+	}
+	return putWordsCounter(b, keyWordsNext, base+n)
 }
