@@ -67,6 +67,50 @@ func wordsOf(t *testing.T, tr *tract.Tract) map[string]string {
 	return out
 }
 
+// importThroughAPack imports msgs into tr in small batches (hundreds of
+// runs of words, merged 16 at a time; under 15 batches past 10,000
+// messages), which make a pack, and returns the result and how often
+// ImportBounded's function was called.
+func importThroughAPack(t *testing.T, tr *tract.Tract, msgs []tract.ImportMessage) (tract.ImportResult, int) {
+	t.Helper()
+	batch := tract.ImportBatch(100, 2048)
+	if len(msgs) > 10_000 {
+		batch = tract.ImportBatch(5000, 64<<10)
+	}
+	bounded := 0
+	res, err := tr.ImportSeq(context.Background(), seqOf(msgs, 0, nil), batch, tract.ImportBounded(func() { bounded++ }))
+	require.NoError(t, err)
+	require.Greater(t, res.Batches, 5, "written through a pack")
+	return res, bounded
+}
+
+// sameAnswers requires that each query finds something in want, and the
+// same commits, in the same order, in got; and that fsck finds got's
+// index whole.
+func sameAnswers(t *testing.T, got, want *tract.Tract, queries ...string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range queries {
+		query, err := search.ParseQuery(q)
+		require.NoError(t, err)
+		var g, w []tract.Hash
+		for c, err := range got.Search(ctx, query) {
+			require.NoError(t, err)
+			g = append(g, c.Hash)
+		}
+		for c, err := range want.Search(ctx, query) {
+			require.NoError(t, err)
+			w = append(w, c.Hash)
+		}
+		assert.NotEmpty(t, w, q)
+		assert.Equal(t, w, g, q)
+	}
+	report, err := got.Fsck(ctx)
+	require.NoError(t, err)
+	require.True(t, report.OK(), "%v", report.Problems)
+	require.Equal(t, tract.WordIndexOK, report.WordIndex, report.WordIndexProblem)
+}
+
 // An import into a repository whose word index is empty builds the index
 // beside its pack, in its own transactions, from the texts it sorts: the
 // index it publishes is the one the same import written in one
@@ -82,14 +126,7 @@ func TestImportSeq_IntoAnEmptyIndexBuildsItBesideThePack(t *testing.T) {
 			ctx := context.Background()
 			msgs := wordyChain(n)
 			staged := newTract(t)
-			batch := tract.ImportBatch(100, 2048) // hundreds of runs of words, merged 16 at a time
-			if n > 10_000 {
-				batch = tract.ImportBatch(5000, 64<<10)
-			}
-			bounded := 0
-			res, err := staged.ImportSeq(ctx, seqOf(msgs, 0, nil), batch, tract.ImportBounded(func() { bounded++ }))
-			require.NoError(t, err)
-			require.Greater(t, res.Batches, 5, "written through a pack")
+			res, bounded := importThroughAPack(t, staged, msgs)
 			assert.Equal(t, 1, bounded, "ImportBounded's function is called once")
 			whole := newTract(t)
 			res2, err := whole.ImportSeq(ctx, seqOf(msgs, 0, nil), tract.ImportBatch(n, 1<<30), tract.ImportBounded(func() { bounded++ }))
@@ -98,24 +135,7 @@ func TestImportSeq_IntoAnEmptyIndexBuildsItBesideThePack(t *testing.T) {
 			require.Equal(t, 1, res2.Batches, "written in the transaction that moves the branch")
 			require.Equal(t, res.Tip, res2.Tip, "the same commits")
 
-			for _, q := range []string{"common", "third été", "rare", "δέλτα x3", "message 1119", "10"} {
-				query, err := search.ParseQuery(q)
-				require.NoError(t, err)
-				var got, want []tract.Hash
-				for c, err := range staged.Search(ctx, query) {
-					require.NoError(t, err)
-					got = append(got, c.Hash)
-				}
-				for c, err := range whole.Search(ctx, query) {
-					require.NoError(t, err)
-					want = append(want, c.Hash)
-				}
-				assert.NotEmpty(t, want, q)
-				assert.Equal(t, want, got, q)
-			}
-			report, err := staged.Fsck(ctx)
-			require.NoError(t, err)
-			require.True(t, report.OK(), "%v", report.Problems)
+			sameAnswers(t, staged, whole, "common", "third été", "rare", "δέλτα x3", "message 1119", "10")
 
 			got, want := wordsOf(t, staged), wordsOf(t, whole)
 			level := "r"
@@ -195,39 +215,14 @@ func TestImportSeq_IntoAnIndexWithDocumentsMergesItsIndex(t *testing.T) {
 			}
 			msgs := wordyChain(n)
 			staged, whole := prepare(), prepare()
-			batch := tract.ImportBatch(100, 2048)
-			if n > 10_000 {
-				batch = tract.ImportBatch(5000, 64<<10)
-			}
-			bounded := 0
-			res, err := staged.ImportSeq(ctx, seqOf(msgs, 0, nil), batch, tract.ImportBounded(func() { bounded++ }))
-			require.NoError(t, err)
-			require.Greater(t, res.Batches, 5, "written through a pack")
+			res, bounded := importThroughAPack(t, staged, msgs)
 			assert.Zero(t, bounded, "the publication holds what its merge writes")
 			res2, err := whole.ImportSeq(ctx, seqOf(msgs, 0, nil), tract.ImportBatch(n, 1<<30))
 			require.NoError(t, err)
 			require.Equal(t, 1, res2.Batches, "written in the transaction that moves the branch")
 			require.Equal(t, res.Tip, res2.Tip, "the same commits")
 
-			for _, q := range []string{"common", "third été", "rare", "δέλτα x3", "message 1119", "10", "single pending"} {
-				query, err := search.ParseQuery(q)
-				require.NoError(t, err)
-				var got, want []tract.Hash
-				for c, err := range staged.Search(ctx, query) {
-					require.NoError(t, err)
-					got = append(got, c.Hash)
-				}
-				for c, err := range whole.Search(ctx, query) {
-					require.NoError(t, err)
-					want = append(want, c.Hash)
-				}
-				assert.NotEmpty(t, want, q)
-				assert.Equal(t, want, got, q)
-			}
-			report, err := staged.Fsck(ctx)
-			require.NoError(t, err)
-			require.True(t, report.OK(), "%v", report.Problems)
-			require.Equal(t, tract.WordIndexOK, report.WordIndex, report.WordIndexProblem)
+			sameAnswers(t, staged, whole, "common", "third été", "rare", "δέλτα x3", "message 1119", "10", "single pending")
 
 			got, want := wordsOf(t, staged), wordsOf(t, whole)
 			_, ok := want["wcommon\x00"+strings.Repeat("\x00", 8)]
