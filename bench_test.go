@@ -99,6 +99,32 @@ func BenchmarkImportBulk(b *testing.B) {
 	})
 }
 
+// BenchmarkLog_ManyBranches reads the last 10 commits of a branch in a
+// repository of 20,000 branches, as a server that records each
+// conversation on a branch of its own makes: each log names the refs of
+// the commits it shows, so it reads every ref once.
+func BenchmarkLog_ManyBranches(b *testing.B) {
+	tr := benchTract(b, false)
+	ctx := context.Background()
+	for i := range 20_000 {
+		_, err := tr.CommitChainOn(ctx, fmt.Sprintf("serve/c%05d", i), tract.Hash{}, []tract.ImportMessage{{Role: tract.RoleUser, Content: fmt.Sprintf("conversation %d", i)}})
+		require.NoError(b, err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		n := 0
+		for _, err := range tr.LogSeq(ctx, tract.LogFrom("serve/c00042"), tract.LogLimit(10)) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != 1 {
+			b.Fatalf("got %d commits", n)
+		}
+	}
+}
+
 // BenchmarkLogAll measures LogAll over 100,000 commits of which 1,000 are
 // orphans in 100 chains (target on a file: under 300 ms), on a file and
 // on PostgreSQL.

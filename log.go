@@ -294,9 +294,15 @@ func refNames(tx store.Tx) (map[Hash][]string, error) {
 		}
 	}
 	for _, r := range all {
-		h, ok, err := store.ResolveRef(tx, r.Name)
-		if err != nil || !ok || r.Name == headTarget {
+		if r.Name == headTarget {
 			continue
+		}
+		h, ok := r.Hash, true // a branch's, as Refs read it: no second look
+		if r.IsSymbolic() {
+			var err error
+			if h, ok, err = store.ResolveRef(tx, r.Name); err != nil || !ok {
+				continue
+			}
 		}
 		name := r.Name
 		if b, ok := refs.BranchName(name); ok {
