@@ -56,11 +56,7 @@ func (t *Tract) CommitChainOn(ctx context.Context, name string, at Hash, msgs []
 	if err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
-	if len(commits) <= wordsAheadMax && t.indexesWords() {
-		for i := range commits {
-			commits[i].Words = store.CommitWords(commits[i].Commit, string(blobs[i].Data))
-		}
-	}
+	_ = t.withStore(func(st store.Store) error { store.WordsAheadOf(st, commits, blobs); return nil })
 	out := make([]Hash, len(commits))
 	for i, c := range commits {
 		out[i] = c.Hash
@@ -98,22 +94,4 @@ func (t *Tract) CommitChainOn(ctx context.Context, name string, at Hash, msgs []
 		t.mergePacks(ctx)
 	}
 	return out, nil
-}
-
-// wordsAheadMax is the longest chain CommitChainOn tokenises before its
-// transaction, for a store that indexes words as it writes
-// (store.WordsAhead): a server's calls, a few messages each, whose
-// tokenising would otherwise hold the file's one writer. A longer chain's
-// words are indexed in bulk, a chunk at a time.
-const wordsAheadMax = 16
-
-// indexesWords reports whether the store indexes words as it writes
-// (store.WordsAhead).
-func (t *Tract) indexesWords() (yes bool) {
-	_ = t.withStore(func(st store.Store) error {
-		wa, ok := st.(store.WordsAhead)
-		yes = ok && wa.IndexesWords()
-		return nil
-	})
-	return yes
 }

@@ -1118,8 +1118,10 @@ func topUp(b *bolt.Bucket, prefix, k, v []byte, ids []uint64) error {
 		w.add(ids[n] - prev)
 		prev = ids[n]
 	}
-	if err := b.Put(k, w.finish()); err != nil { // Put copies the key
-		return err
+	if n > 0 { // else the block was full already: left as it is
+		if err := b.Put(k, w.finish()); err != nil { // Put copies the key
+			return err
+		}
 	}
 	return putBlocks(b, prefix, ids[n:])
 }

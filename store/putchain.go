@@ -37,6 +37,26 @@ type WordsAhead interface {
 	IndexesWords() bool
 }
 
+// WordsAheadOf sets the Words of commits, a chain of up to
+// wordsAheadMax built before its transaction (blobs[i] is commits[i]'s
+// text), when s indexes words as it writes (WordsAhead): they are
+// tokenised in the caller's goroutine, not in the transaction, which
+// holds the file's one writer. A longer chain's words are indexed in
+// bulk, a chunk at a time, and another store's need none.
+func WordsAheadOf(s Store, commits []NewCommit, blobs []NewBlob) {
+	wa, ok := s.(WordsAhead)
+	if !ok || len(commits) > wordsAheadMax || len(blobs) != len(commits) || !wa.IndexesWords() {
+		return
+	}
+	for i := range commits {
+		commits[i].Words = CommitWords(commits[i].Commit, string(blobs[i].Data))
+	}
+}
+
+// wordsAheadMax is the longest chain WordsAheadOf tokenises: a server's
+// calls, a few messages each.
+const wordsAheadMax = 16
+
 // wordsTaker is a transaction that takes a commit's words from its
 // writer (see NewCommit.Words).
 type wordsTaker interface {
