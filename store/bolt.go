@@ -708,7 +708,3 @@ func hasBuckets(tx *bolt.Tx) bool {
 	k, _ := tx.Cursor().First()
 	return k != nil
 }
-
-// IndexesWords reports that b indexes the words of the commits it
-// writes, as they are written (see WordsAhead).
-func (b *Bolt) IndexesWords() bool { return true }

@@ -21,31 +21,20 @@ type NewCommit struct {
 	Counters Counters
 	// Words, when not nil, are CommitWords of Commit and its blob's
 	// text, computed by the caller before the transaction (see
-	// WordsAhead): a store that indexes words as it writes takes them
+	// WordsAheadOf): a store that indexes words as it writes takes them
 	// instead of tokenising the text in its one writer. nil: the store
 	// does.
 	Words []string
 }
 
-// WordsAhead is implemented by a store that indexes the words of the
-// commits it writes in its write transactions (Bolt): its callers may
-// give PutChain a small chain's words (NewCommit.Words), tokenised in
-// their own goroutines while other writes hold the writer.
-type WordsAhead interface {
-	// IndexesWords reports whether the store indexes words as it
-	// writes.
-	IndexesWords() bool
-}
-
 // WordsAheadOf sets the Words of commits, a chain of up to
 // wordsAheadMax built before its transaction (blobs[i] is commits[i]'s
-// text), when s indexes words as it writes (WordsAhead): they are
+// text), when s indexes words as it writes (a Bolt file): they are
 // tokenised in the caller's goroutine, not in the transaction, which
 // holds the file's one writer. A longer chain's words are indexed in
 // bulk, a chunk at a time, and another store's need none.
 func WordsAheadOf(s Store, commits []NewCommit, blobs []NewBlob) {
-	wa, ok := s.(WordsAhead)
-	if !ok || len(commits) > wordsAheadMax || len(blobs) != len(commits) || !wa.IndexesWords() {
+	if _, ok := s.(*Bolt); !ok || len(commits) > wordsAheadMax || len(blobs) != len(commits) {
 		return
 	}
 	for i := range commits {
