@@ -67,15 +67,22 @@ func riceK(n, sum uint64, cost func(k uint) uint64) uint {
 // a block coded with k may take them as they are.
 func riceFits(k uint, last uint64, ids []uint64) bool {
 	n := uint64(len(ids))
-	cost := func(k uint) uint64 {
-		c, prev := n*uint64(k+1), last
+	cost := gapsCost(last, ids)
+	best := cost(riceK(n, ids[len(ids)-1]-last-n, cost))
+	return cost(k) <= best+best/8
+}
+
+// gapsCost returns how many bits each parameter codes the differences
+// of ids (ascending, all past prev) from the document before each, prev
+// first, in.
+func gapsCost(prev uint64, ids []uint64) func(k uint) uint64 {
+	return func(k uint) uint64 {
+		c, p := uint64(len(ids))*uint64(k+1), prev
 		for _, id := range ids {
-			c, prev = c+(id-prev-1)>>k, id
+			c, p = c+(id-p-1)>>k, id
 		}
 		return c
 	}
-	best := cost(riceK(n, ids[len(ids)-1]-last-n, cost))
-	return cost(k) <= best+best/8
 }
 
 // riceWriter codes differences into a posting block's value.
@@ -258,13 +265,7 @@ func cutBlocks(ids []uint64, fn func(first uint64, val []byte) error) error {
 // (ascending, at least one) in the fewest bits.
 func idsRiceK(ids []uint64) uint {
 	n := uint64(len(ids) - 1)
-	return riceK(n, ids[len(ids)-1]-ids[0]-n, func(k uint) uint64 {
-		c := n * uint64(k+1)
-		for i := 1; i < len(ids); i++ {
-			c += (ids[i] - ids[i-1] - 1) >> k
-		}
-		return c
-	})
+	return riceK(n, ids[len(ids)-1]-ids[0]-n, gapsCost(ids[0], ids[1:]))
 }
 
 // cutRun is cutBlocks for the documents next yields, with parameter k.
