@@ -326,21 +326,9 @@ func (t *boltTx) finishWords() error {
 		return nil
 	}
 	if len(added) > t.wpolicy.direct {
-		// The journal's documents, if any, stay there: numbered when it
-		// is checkpointed, after these, they are still the pending ones
-		// (a search's bounds hold whatever order documents are numbered
-		// in).
-		if err := t.mergePending(b); err != nil {
+		level, err := t.bulkLevel(b, uint64(len(added)))
+		if err != nil {
 			return fmt.Errorf("word index: %w", err)
-		}
-		level := byte(prefixRecent)
-		if wordsCounter(b, keyWordsRecent)+uint64(len(added)) >= t.wpolicy.recent {
-			// A bulk write rewrites the main blocks anyway: the recent
-			// ones go with it, at once, a move under way too.
-			if err := mergeRecent(b); err != nil {
-				return fmt.Errorf("word index: %w", err)
-			}
-			level = prefixWord
 		}
 		return t.indexBulk(b, added, level)
 	}
@@ -547,9 +535,37 @@ func (t *boltTx) indexBulk(b *bolt.Bucket, hs []dag.Hash, level byte) error {
 	if err := ps.write(b, level); err != nil {
 		return fmt.Errorf("word index: %w", err)
 	}
+	if err := bulkCounted(b, level, uint64(len(hs)), next); err != nil {
+		return fmt.Errorf("word index: %w", err)
+	}
+	return nil
+}
+
+// bulkLevel readies b for a bulk write of n documents, numbered after
+// every document, and returns the level of posting blocks they go to: it
+// merges the pending documents (the journal's, if any, stay there:
+// numbered when it is checkpointed, after these, they are still the
+// pending ones; a search's bounds hold whatever order documents are
+// numbered in), and, when they would make policy.recent recent
+// documents, moves the recent blocks into the main ones, where they go
+// too (a bulk write rewrites the main blocks anyway: the recent ones go
+// with it, at once, a move under way too).
+func (t *boltTx) bulkLevel(b *bolt.Bucket, n uint64) (byte, error) {
+	if err := t.mergePending(b); err != nil {
+		return 0, err
+	}
+	if wordsCounter(b, keyWordsRecent)+n < t.wpolicy.recent {
+		return prefixRecent, nil
+	}
+	return prefixWord, mergeRecent(b)
+}
+
+// bulkCounted counts the n documents a bulk write added to level of b,
+// next being the number after the last.
+func bulkCounted(b *bolt.Bucket, level byte, n, next uint64) error {
 	if level == prefixRecent {
-		if err := putWordsCounter(b, keyWordsRecent, wordsCounter(b, keyWordsRecent)+uint64(len(hs))); err != nil {
-			return fmt.Errorf("word index: %w", err)
+		if err := putWordsCounter(b, keyWordsRecent, wordsCounter(b, keyWordsRecent)+n); err != nil {
+			return err
 		}
 	}
 	return putWordsCounter(b, keyWordsNext, next)

@@ -442,15 +442,9 @@ func (t *boltTx) mergePackWords(pw *bolt.Bucket) error {
 		return fmt.Errorf("no index to merge into, or none built")
 	}
 	n := wordsCounter(pw, keyWordsNext)
-	if err := t.mergePending(b); err != nil {
+	level, err := t.bulkLevel(b, n)
+	if err != nil {
 		return err
-	}
-	level := byte(prefixRecent)
-	if wordsCounter(b, keyWordsRecent)+n >= t.wpolicy.recent {
-		if err := mergeRecent(b); err != nil {
-			return err
-		}
-		level = prefixWord
 	}
 	base := wordsCounter(b, keyWordsNext)
 	var (
@@ -507,10 +501,5 @@ func (t *boltTx) mergePackWords(pw *bolt.Bucket) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	if level == prefixRecent {
-		if err := putWordsCounter(b, keyWordsRecent, wordsCounter(b, keyWordsRecent)+n); err != nil {
-			return err
-		}
-	}
-	return putWordsCounter(b, keyWordsNext, base+n)
+	return bulkCounted(b, level, n, base+n)
 }
