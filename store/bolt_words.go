@@ -1478,6 +1478,17 @@ func (t *boltTx) notePackCommits(id uint64) error {
 	if !t.indexing() {
 		return nil
 	}
+	return t.eachPackCommit(id, func(h dag.Hash, stored bool) bool {
+		if !stored {
+			t.noteAdded(h)
+		}
+		return true
+	})
+}
+
+// eachPackCommit calls fn with each commit of unpublished pack id and
+// whether the file stores it already, until fn returns false.
+func (t *boltTx) eachPackCommit(id uint64, fn func(h dag.Hash, stored bool) bool) error {
 	pb, err := t.stagingPack(id)
 	if err != nil {
 		return err
@@ -1486,12 +1497,13 @@ func (t *boltTx) notePackCommits(id uint64) error {
 	if cb == nil {
 		return nil
 	}
-	return cb.ForEach(func(k, _ []byte) error {
-		if len(k) == dag.HashSize && t.getCommit(dag.Hash(k)) == nil {
-			t.noteAdded(dag.Hash(k))
+	c := cb.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) == dag.HashSize && !fn(dag.Hash(k), t.getCommit(dag.Hash(k)) != nil) {
+			return nil
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // commitsStarting returns the stored commits whose hashes start with p,

@@ -406,21 +406,12 @@ func (t *boltTx) publishPackWords(pb *bolt.Bucket, use int) error {
 // id is stored yet: its documents, built beside it, are then the ones the
 // publication would add to the index.
 func (t *boltTx) packCommitsNew(id uint64) (bool, error) {
-	pb, err := t.stagingPack(id)
-	if err != nil {
-		return false, err
-	}
-	cb := pb.Bucket(bucketCommits)
-	if cb == nil {
-		return true, nil
-	}
-	c := cb.Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		if len(k) == dag.HashSize && t.getCommit(dag.Hash(k)) != nil {
-			return false, nil
-		}
-	}
-	return true, nil
+	fresh := true
+	err := t.eachPackCommit(id, func(_ dag.Hash, stored bool) bool {
+		fresh = !stored
+		return fresh
+	})
+	return fresh && err == nil, err
 }
 
 // mergePackWords merges pw, the word index built beside a pack none of
