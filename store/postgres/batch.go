@@ -72,10 +72,14 @@ func (t *pgTx) CountersOf(hs []dag.Hash) ([]store.Counters, []bool, error) {
 // the array. Each is a LATERAL lookup with LIMIT 1, which the planner can
 // only run as one index lookup per hash: "hash = ANY($2)" was planned,
 // for a repository the statistics do not know yet (one just imported),
-// as a scan of all the repository's rows per query.
-func manyQuery(table, cols string) string {
+// as a scan of all the repository's rows per query. A condition and (its
+// parameters from $3), when not empty, narrows each lookup.
+func manyQuery(table, cols, and string) string {
+	if and != "" {
+		and = " AND " + and
+	}
 	return `SELECT k.i, ` + cols + ` FROM unnest($2::bytea[]) WITH ORDINALITY AS k (key, i) CROSS JOIN LATERAL (
-	SELECT ` + cols + ` FROM ` + table + ` WHERE repository = $1 AND hash = k.key LIMIT 1) r`
+	SELECT ` + cols + ` FROM ` + table + ` WHERE repository = $1 AND hash = k.key` + and + ` LIMIT 1) r`
 }
 
 // eachMany reads the columns cols of the rows of table whose hashes hs
@@ -83,14 +87,20 @@ func manyQuery(table, cols string) string {
 // with the index in hs of the row's hash (a hash asked twice is answered
 // twice) and the row's columns, in binary (see binaryQuery).
 func (t *pgTx) eachMany(table, cols string, hs []dag.Hash, fn func(i int, cols [][]byte) error) error {
-	query := manyQuery(table, cols)
+	return t.eachManyAnd(table, cols, "", nil, hs, fn)
+}
+
+// eachManyAnd is eachMany of the rows that also meet the condition and,
+// whose parameters, from $3, are params.
+func (t *pgTx) eachManyAnd(table, cols, and string, params []param, hs []dag.Hash, fn func(i int, cols [][]byte) error) error {
+	query := manyQuery(table, cols, and)
 	for base := 0; base < len(hs); base += maxBatch {
 		n := min(len(hs)-base, maxBatch)
 		keys := make([][]byte, n)
 		for i := range keys {
 			keys[i] = hs[base+i][:]
 		}
-		err := t.binaryQuery(query, []param{textParam(t.s.repository), byteaArrayParam(keys)}, func(row [][]byte) error {
+		err := t.binaryQuery(query, append([]param{textParam(t.s.repository), byteaArrayParam(keys)}, params...), func(row [][]byte) error {
 			at, err := int8Col(table, row[0])
 			if err != nil {
 				return err
