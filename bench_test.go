@@ -99,17 +99,23 @@ func BenchmarkImportBulk(b *testing.B) {
 	})
 }
 
-// BenchmarkLog_ManyBranches reads the last 10 commits of a branch in a
-// repository of 20,000 branches, as a server that records each
-// conversation on a branch of its own makes: each log names the refs of
-// the commits it shows, so it reads every ref once.
-func BenchmarkLog_ManyBranches(b *testing.B) {
+// manyBranches returns a repository of 20,000 branches of a commit each,
+// as a server that records each conversation on a branch of its own makes.
+func manyBranches(b *testing.B) *tract.Tract {
 	tr := benchTract(b, false)
-	ctx := context.Background()
 	for i := range 20_000 {
-		_, err := tr.CommitChainOn(ctx, fmt.Sprintf("serve/c%05d", i), tract.Hash{}, []tract.ImportMessage{{Role: tract.RoleUser, Content: fmt.Sprintf("conversation %d", i)}})
+		_, err := tr.CommitChainOn(context.Background(), fmt.Sprintf("serve/c%05d", i), tract.Hash{}, []tract.ImportMessage{{Role: tract.RoleUser, Content: fmt.Sprintf("conversation %d", i)}})
 		require.NoError(b, err)
 	}
+	return tr
+}
+
+// BenchmarkLog_ManyBranches reads the last 10 commits of a branch among
+// 20,000 (see manyBranches): each log names the refs of the commits it
+// shows, so it reads every ref once.
+func BenchmarkLog_ManyBranches(b *testing.B) {
+	tr := manyBranches(b)
+	ctx := context.Background()
 	b.ResetTimer()
 	for range b.N {
 		n := 0
@@ -121,6 +127,24 @@ func BenchmarkLog_ManyBranches(b *testing.B) {
 		}
 		if n != 1 {
 			b.Fatalf("got %d commits", n)
+		}
+	}
+}
+
+// BenchmarkLogAll_ManyBranches is LogAll (log --all, the web view's
+// graph) among 20,000 branches (see manyBranches): every ref is a tip,
+// and every reflog is read for the entries that orphaned commits.
+func BenchmarkLogAll_ManyBranches(b *testing.B) {
+	tr := manyBranches(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		h, err := tr.LogAll(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(h.Commits) != 20_000 {
+			b.Fatalf("got %d commits", len(h.Commits))
 		}
 	}
 }

@@ -70,6 +70,10 @@ func RefTipsBut(tx Tx, skip func(refs.Ref) bool) ([]dag.Hash, error) {
 		if r.Name == refs.OrigHead || skip != nil && skip(r) {
 			continue
 		}
+		if !r.IsSymbolic() { // as Refs read it: no second look
+			tips = append(tips, r.Hash)
+			continue
+		}
 		if h, ok, err := ResolveRef(tx, r.Name); err != nil {
 			return nil, err
 		} else if ok {
