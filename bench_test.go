@@ -99,10 +99,9 @@ func BenchmarkImportBulk(b *testing.B) {
 	})
 }
 
-// manyBranches returns a repository of 20,000 branches of a commit each,
-// as a server that records each conversation on a branch of its own makes.
-func manyBranches(b *testing.B) *tract.Tract {
-	tr := benchTract(b, false)
+// manyBranches gives tr 20,000 branches of a commit each, as a server
+// that records each conversation on a branch of its own makes.
+func manyBranches(b *testing.B, tr *tract.Tract) *tract.Tract {
 	for i := range 20_000 {
 		_, err := tr.CommitChainOn(context.Background(), fmt.Sprintf("serve/c%05d", i), tract.Hash{}, []tract.ImportMessage{{Role: tract.RoleUser, Content: fmt.Sprintf("conversation %d", i)}})
 		require.NoError(b, err)
@@ -114,7 +113,7 @@ func manyBranches(b *testing.B) *tract.Tract {
 // 20,000 (see manyBranches): each log names the refs of the commits it
 // shows, so it reads every ref once.
 func BenchmarkLog_ManyBranches(b *testing.B) {
-	tr := manyBranches(b)
+	tr := manyBranches(b, benchTract(b, false))
 	ctx := context.Background()
 	b.ResetTimer()
 	for range b.N {
@@ -132,21 +131,24 @@ func BenchmarkLog_ManyBranches(b *testing.B) {
 }
 
 // BenchmarkLogAll_ManyBranches is LogAll (log --all, the web view's
-// graph) among 20,000 branches (see manyBranches): every ref is a tip,
-// and every reflog is read for the entries that orphaned commits.
+// graph) among 20,000 branches (see manyBranches), on a file and on
+// PostgreSQL: every ref is a tip, and every reflog is read for the
+// entries that orphaned commits.
 func BenchmarkLogAll_ManyBranches(b *testing.B) {
-	tr := manyBranches(b)
-	ctx := context.Background()
-	b.ResetTimer()
-	for range b.N {
-		h, err := tr.LogAll(ctx)
-		if err != nil {
-			b.Fatal(err)
+	onBackends(b, false, func(b *testing.B, be benchBackend) {
+		tr := manyBranches(b, be.init(b, false))
+		ctx := context.Background()
+		b.ResetTimer()
+		for range b.N {
+			h, err := tr.LogAll(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(h.Commits) != 20_000 {
+				b.Fatalf("got %d commits", len(h.Commits))
+			}
 		}
-		if len(h.Commits) != 20_000 {
-			b.Fatalf("got %d commits", len(h.Commits))
-		}
-	}
+	})
 }
 
 // BenchmarkLogAll measures LogAll over 100,000 commits of which 1,000 are

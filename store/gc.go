@@ -65,27 +65,17 @@ func protected(tx Tx, expired func(refs.Entry) bool) ([]dag.Hash, error) {
 }
 
 // eachProtected calls fn with each commit an unexpired reflog entry names,
-// an entry at a time where tx reads reflogs so (see EachReflogEntry).
+// an entry at a time where tx reads reflogs so (see EachReflog).
 func eachProtected(tx Tx, expired func(refs.Entry) bool, fn func(dag.Hash) error) error {
-	names, err := tx.ReflogNames()
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		err := EachReflogEntry(tx, name, func(e refs.Entry) error {
-			if expired(e) {
-				return nil
-			}
-			if err := fn(e.Old); err != nil {
-				return err
-			}
-			return fn(e.New)
-		})
-		if err != nil {
+	return EachReflog(tx, func(_ string, e refs.Entry) error {
+		if expired(e) {
+			return nil
+		}
+		if err := fn(e.Old); err != nil {
 			return err
 		}
-	}
-	return nil
+		return fn(e.New)
+	})
 }
 
 // errUnsure stops allReached where the full walk must decide: a missing

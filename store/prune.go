@@ -17,29 +17,23 @@ type Deleted struct {
 // the entry that orphaned it — and each result a conflict kept off its
 // branch to the entry of the stranded reflog that records it.
 func OrphaningEntries(tx Tx) (map[dag.Hash]refs.Entry, error) {
-	names, err := tx.ReflogNames()
+	out := make(map[dag.Hash]refs.Entry)
+	err := EachReflog(tx, func(name string, e refs.Entry) error {
+		if e.Action == refs.ActionConflict {
+			// A result kept off its branch: the entry names it as New.
+			out[e.New] = e
+			return nil
+		}
+		if e.Old.IsZero() || e.Action == refs.ActionCommit || e.Action == refs.ActionImport {
+			return nil
+		}
+		if prev, ok := out[e.Old]; !ok || e.Time.After(prev.Time) || name == refs.HEAD {
+			out[e.Old] = e
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make(map[dag.Hash]refs.Entry)
-	for _, name := range names {
-		es, err := tx.Reflog(name)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range es {
-			if e.Action == refs.ActionConflict {
-				// A result kept off its branch: the entry names it as New.
-				out[e.New] = e
-				continue
-			}
-			if e.Old.IsZero() || e.Action == refs.ActionCommit || e.Action == refs.ActionImport {
-				continue
-			}
-			if prev, ok := out[e.Old]; !ok || e.Time.After(prev.Time) || name == refs.HEAD {
-				out[e.Old] = e
-			}
-		}
 	}
 	return out, nil
 }

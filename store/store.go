@@ -227,14 +227,45 @@ func ReflogTail(tx ReflogTx, name string, n int) ([]refs.Entry, error) {
 	return es[max(len(es)-n, 0):], nil
 }
 
-// ReflogStreamer is a Tx that reads a reflog an entry at a time (a Bolt
-// store's and a PostgreSQL store's do). See EachReflogEntry.
+// ReflogStreamer is a Tx that reads reflogs an entry at a time (a Bolt
+// store's and a PostgreSQL store's do). See EachReflogEntry and
+// EachReflog.
 type ReflogStreamer interface {
 	// EachReflogEntry calls fn with each entry of the reflog of ref name,
 	// oldest first, as Reflog returns them, and stops at fn's first
 	// error, which it returns. fn must not use the transaction (a
 	// database's connection is reading the rows meanwhile).
 	EachReflogEntry(name string, fn func(refs.Entry) error) error
+	// EachReflog is EachReflogEntry of every reflog, in the order of
+	// ReflogNames, in one pass where the store can (a database: one
+	// query, not one a reflog).
+	EachReflog(fn func(name string, e refs.Entry) error) error
+}
+
+// EachReflog calls fn with each entry of each reflog of tx, the reflogs
+// in name order and each one's entries oldest first, stopping at fn's
+// first error: through tx's own EachReflog when it has one, else a
+// reflog at a time. fn must not use tx.
+func EachReflog(tx ReflogTx, fn func(name string, e refs.Entry) error) error {
+	if rs, ok := tx.(ReflogStreamer); ok {
+		return rs.EachReflog(fn)
+	}
+	return eachReflogByName(tx, fn)
+}
+
+// eachReflogByName is EachReflog a reflog at a time.
+func eachReflogByName(tx ReflogTx, fn func(name string, e refs.Entry) error) error {
+	names, err := tx.ReflogNames()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		err := EachReflogEntry(tx, name, func(e refs.Entry) error { return fn(name, e) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // EachReflogEntry calls fn with each entry of the reflog of ref name,

@@ -759,6 +759,40 @@ func (t *pgTx) EachReflogEntry(name string, fn func(refs.Entry) error) error {
 	return t.eachReflog(name, fn, reflogQuery, t.s.repository, name)
 }
 
+// EachReflog reads every reflog of the repository in one query, a row at
+// a time; a write transaction that reads them runs exclusively, as one
+// that lists them does (see ReflogNames).
+func (t *pgTx) EachReflog(fn func(name string, e refs.Entry) error) error {
+	if t.write {
+		if err := t.exclusive("reflogs"); err != nil {
+			return err
+		}
+	}
+	rows, err := t.query(`SELECT name, entry FROM tract_reflog WHERE repository = $1 ORDER BY name, seq`, t.s.repository)
+	if err != nil {
+		return fmt.Errorf("reflogs: %w", err)
+	}
+	defer rows.Close()
+	var name string
+	var b []byte
+	for rows.Next() {
+		if err := rows.Scan(&name, &b); err != nil {
+			return fmt.Errorf("reflogs: %w", err)
+		}
+		e, err := refs.DecodeEntry(b)
+		if err != nil {
+			return fmt.Errorf("reflog %s: %w", name, err)
+		}
+		if err := fn(name, e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reflogs: %w", err)
+	}
+	return nil
+}
+
 // reflogQuery selects the entries of a reflog, oldest first.
 const reflogQuery = `SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`
 

@@ -678,6 +678,56 @@ var reflogTests = []subtest{
 			return nil
 		})
 	}},
+	{"EachReflogReadsEveryReflogAsReflogDoes", func(t *testing.T, s store.Store) {
+		names := []string{"refs/heads/z", refs.HEAD, "refs/heads/a", "ORIG_HEAD", "refs/heads/a/b"}
+		for round := range 3 {
+			update(t, s, func(tx store.Tx) error {
+				for i, n := range names[:len(names)-round] {
+					require.NoError(t, tx.AppendReflog(n, entry(10*round+i, refs.ActionCommit)))
+				}
+				return nil
+			})
+		}
+		type named struct {
+			name string
+			e    refs.Entry
+		}
+		check := func(tx store.Tx) {
+			var want []named
+			all, err := tx.ReflogNames()
+			require.NoError(t, err)
+			for _, n := range all {
+				es, err := tx.Reflog(n)
+				require.NoError(t, err)
+				for _, e := range es {
+					want = append(want, named{n, e})
+				}
+			}
+			var got []named
+			require.NoError(t, store.EachReflog(tx, func(n string, e refs.Entry) error {
+				got = append(got, named{n, e})
+				return nil
+			}))
+			assert.Equal(t, want, got, "every reflog in name order, each oldest first")
+			stop := errors.New("enough")
+			n := 0
+			err = store.EachReflog(tx, func(string, refs.Entry) error {
+				if n++; n == 4 {
+					return stop
+				}
+				return nil
+			})
+			assert.ErrorIs(t, err, stop, "the function's error ends the read")
+			assert.Equal(t, 4, n)
+		}
+		view(t, s, func(tx store.Tx) error { check(tx); return nil })
+		update(t, s, func(tx store.Tx) error {
+			require.NoError(t, tx.AppendReflog("refs/heads/m", entry(99, refs.ActionCommit)))
+			require.NoError(t, tx.AppendReflog(refs.HEAD, entry(98, refs.ActionCommit)))
+			check(tx) // with the transaction's own entries
+			return nil
+		})
+	}},
 	{"MissingReflogIsEmpty", func(t *testing.T, s store.Store) {
 		view(t, s, func(tx store.Tx) error {
 			got, err := tx.Reflog("refs/heads/nothing")
