@@ -151,6 +151,27 @@ func BenchmarkLogAll_ManyBranches(b *testing.B) {
 	})
 }
 
+// BenchmarkGC_ManyBranches is a gc with nothing to delete among 20,000
+// branches (see manyBranches), on a file and on PostgreSQL: every ref is
+// a tip, and every reflog is read for the commits its entries protect
+// and for the entries that expired.
+func BenchmarkGC_ManyBranches(b *testing.B) {
+	onBackends(b, false, func(b *testing.B, be benchBackend) {
+		tr := manyBranches(b, be.init(b, false))
+		ctx := context.Background()
+		b.ResetTimer()
+		for range b.N {
+			rm, err := tr.GC(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if rm.Commits != 0 || rm.ReflogEntries != 0 {
+				b.Fatalf("removed %+v", rm)
+			}
+		}
+	})
+}
+
 // BenchmarkLogAll measures LogAll over 100,000 commits of which 1,000 are
 // orphans in 100 chains (target on a file: under 300 ms), on a file and
 // on PostgreSQL.

@@ -152,18 +152,28 @@ func DeleteCommits(tx Tx, g *dag.Graph, dead []bool, dropEntry func(refs.Entry) 
 			rm.Blobs++
 		}
 	}
-	names, err := tx.ReflogNames()
+	// The reflogs that lose entries, found in one pass (on a database one
+	// query, where a read of each would be one a reflog), then each read
+	// again and rewritten: EachReflog's fn must not use tx.
+	drop := func(e refs.Entry) bool { return Dead(g, dead, e.Old) || Dead(g, dead, e.New) || dropEntry(e) }
+	var changed []string
+	err := EachReflog(tx, func(name string, e refs.Entry) error {
+		if (len(changed) == 0 || changed[len(changed)-1] != name) && drop(e) {
+			changed = append(changed, name)
+		}
+		return nil
+	})
 	if err != nil {
 		return rm, err
 	}
-	for _, name := range names {
+	for _, name := range changed {
 		es, err := tx.Reflog(name)
 		if err != nil {
 			return rm, err
 		}
 		kept := es[:0:0]
 		for _, e := range es {
-			if Dead(g, dead, e.Old) || Dead(g, dead, e.New) || dropEntry(e) {
+			if drop(e) {
 				rm.ReflogEntries++
 				continue
 			}
