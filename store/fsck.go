@@ -622,7 +622,10 @@ func checkRefs(tx Tx, r *FsckReport) {
 		for i, e := range es {
 			r.ReflogEntries++
 			for _, h := range []dag.Hash{e.Old, e.New} {
-				if ok, _ := tx.HasCommit(h); !h.IsZero() && !ok {
+				if h.IsZero() {
+					continue // a ref's creation or deletion: no commit to look up
+				}
+				if ok, _ := tx.HasCommit(h); !ok {
 					r.add("reflog "+name, "entry %d (%s) refers to missing commit %s", i+1, e.Action, h.Short())
 				}
 			}
