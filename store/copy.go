@@ -526,19 +526,30 @@ func (c *copier) refs(tx Tx) error {
 		}
 		c.res.Refs++
 	}
-	names, err := c.src.ReflogNames()
+	// The source's reflogs in one pass (on a database one query, not one
+	// a reflog), each written whole to tx once the next begins: the
+	// function uses tx, never the source's transaction.
+	var name string
+	var es []refs.Entry
+	flush := func() error {
+		if name == "" {
+			return nil
+		}
+		c.res.ReflogEntries += len(es)
+		return tx.ReplaceReflog(name, es)
+	}
+	err = EachReflog(c.src, func(n string, e refs.Entry) error {
+		if n != name {
+			if err := flush(); err != nil {
+				return err
+			}
+			name, es = n, nil // not reused: tx may keep what it was given
+		}
+		es = append(es, e)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	for _, name := range names {
-		es, err := c.src.Reflog(name)
-		if err != nil {
-			return err
-		}
-		if err := tx.ReplaceReflog(name, es); err != nil {
-			return err
-		}
-		c.res.ReflogEntries += len(es)
-	}
-	return nil
+	return flush()
 }
