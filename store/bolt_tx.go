@@ -560,12 +560,6 @@ func (t *boltTx) EachReflogEntry(name string, fn func(refs.Entry) error) error {
 	return nil
 }
 
-// EachReflog reads the reflogs a name at a time: each is a bucket of its
-// own, and its entries may be in the refsets and the journal too.
-func (t *boltTx) EachReflog(fn func(name string, e refs.Entry) error) error {
-	return eachReflogByName(t, fn)
-}
-
 // decodeReflog decodes the entries raws of reflog name.
 func decodeReflog(name string, raws [][]byte) ([]refs.Entry, error) {
 	out := make([]refs.Entry, 0, len(raws))

@@ -227,34 +227,33 @@ func ReflogTail(tx ReflogTx, name string, n int) ([]refs.Entry, error) {
 	return es[max(len(es)-n, 0):], nil
 }
 
-// ReflogStreamer is a Tx that reads reflogs an entry at a time (a Bolt
-// store's and a PostgreSQL store's do). See EachReflogEntry and
-// EachReflog.
+// ReflogStreamer is a Tx that reads a reflog an entry at a time (a Bolt
+// store's and a PostgreSQL store's do). See EachReflogEntry.
 type ReflogStreamer interface {
 	// EachReflogEntry calls fn with each entry of the reflog of ref name,
 	// oldest first, as Reflog returns them, and stops at fn's first
 	// error, which it returns. fn must not use the transaction (a
 	// database's connection is reading the rows meanwhile).
 	EachReflogEntry(name string, fn func(refs.Entry) error) error
+}
+
+// ReflogsStreamer is a Tx that reads every reflog in one pass (a
+// PostgreSQL store's does: one query, not one a reflog). See EachReflog.
+type ReflogsStreamer interface {
 	// EachReflog is EachReflogEntry of every reflog, in the order of
-	// ReflogNames, in one pass where the store can (a database: one
-	// query, not one a reflog).
+	// ReflogNames.
 	EachReflog(fn func(name string, e refs.Entry) error) error
 }
 
 // EachReflog calls fn with each entry of each reflog of tx, the reflogs
 // in name order and each one's entries oldest first, stopping at fn's
-// first error: through tx's own EachReflog when it has one, else a
-// reflog at a time. fn must not use tx.
+// first error: in one pass where tx reads so (see ReflogsStreamer), else
+// a reflog at a time (a file's reflogs are a bucket each). fn must not
+// use tx.
 func EachReflog(tx ReflogTx, fn func(name string, e refs.Entry) error) error {
-	if rs, ok := tx.(ReflogStreamer); ok {
+	if rs, ok := tx.(ReflogsStreamer); ok {
 		return rs.EachReflog(fn)
 	}
-	return eachReflogByName(tx, fn)
-}
-
-// eachReflogByName is EachReflog a reflog at a time.
-func eachReflogByName(tx ReflogTx, fn func(name string, e refs.Entry) error) error {
 	names, err := tx.ReflogNames()
 	if err != nil {
 		return err
