@@ -756,8 +756,10 @@ var _ store.ReflogStreamer = (*pgTx)(nil)
 // sends them: a reflog grows with every move of its ref. fn must not use
 // the transaction, whose connection is reading the rows meanwhile.
 func (t *pgTx) EachReflogEntry(name string, fn func(refs.Entry) error) error {
-	return t.eachReflog(name, fn, reflogQuery, t.s.repository, name)
+	return t.eachReflog("reflog "+name, func(_ string, e refs.Entry) error { return fn(e) }, reflogQuery, t.s.repository, name)
 }
+
+var _ store.ReflogsStreamer = (*pgTx)(nil)
 
 // EachReflog reads every reflog of the repository in one query, a row at
 // a time; a write transaction that reads them runs exclusively, as one
@@ -768,40 +770,18 @@ func (t *pgTx) EachReflog(fn func(name string, e refs.Entry) error) error {
 			return err
 		}
 	}
-	rows, err := t.query(`SELECT name, entry FROM tract_reflog WHERE repository = $1 ORDER BY name, seq`, t.s.repository)
-	if err != nil {
-		return fmt.Errorf("reflogs: %w", err)
-	}
-	defer rows.Close()
-	var name string
-	var b []byte
-	for rows.Next() {
-		if err := rows.Scan(&name, &b); err != nil {
-			return fmt.Errorf("reflogs: %w", err)
-		}
-		e, err := refs.DecodeEntry(b)
-		if err != nil {
-			return fmt.Errorf("reflog %s: %w", name, err)
-		}
-		if err := fn(name, e); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reflogs: %w", err)
-	}
-	return nil
+	return t.eachReflog("reflogs", fn, `SELECT name, entry FROM tract_reflog WHERE repository = $1 ORDER BY name, seq`, t.s.repository)
 }
 
 // reflogQuery selects the entries of a reflog, oldest first.
-const reflogQuery = `SELECT entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`
+const reflogQuery = `SELECT name, entry FROM tract_reflog WHERE repository = $1 AND name = $2 ORDER BY seq`
 
 var _ store.ReflogTailer = (*pgTx)(nil)
 
 // ReflogTail reads the newest n entries only: a reflog grows with every
 // move of its ref.
 func (t *pgTx) ReflogTail(name string, n int) ([]refs.Entry, error) {
-	return t.reflog(name, `SELECT entry FROM (SELECT seq, entry FROM tract_reflog
+	return t.reflog(name, `SELECT name, entry FROM (SELECT seq, name, entry FROM tract_reflog
 		WHERE repository = $1 AND name = $2 ORDER BY seq DESC LIMIT $3) AS tail ORDER BY seq`,
 		t.s.repository, name, max(n, 0))
 }
@@ -809,7 +789,7 @@ func (t *pgTx) ReflogTail(name string, n int) ([]refs.Entry, error) {
 // reflog decodes the entries of reflog name that query selects, in order.
 func (t *pgTx) reflog(name, query string, args ...any) ([]refs.Entry, error) {
 	out := []refs.Entry{} // empty, not nil, as it always was
-	err := t.eachReflog(name, func(e refs.Entry) error {
+	err := t.eachReflog("reflog "+name, func(_ string, e refs.Entry) error {
 		out = append(out, e)
 		return nil
 	}, query, args...)
@@ -819,29 +799,35 @@ func (t *pgTx) reflog(name, query string, args ...any) ([]refs.Entry, error) {
 	return out, nil
 }
 
-// eachReflog calls fn with each entry of reflog name that query selects,
-// in order, decoding a row at a time, and stops at fn's first error.
-func (t *pgTx) eachReflog(name string, fn func(refs.Entry) error, query string, args ...any) error {
+// eachReflog calls fn with the reflog name and entry of each row (name,
+// entry) that query selects, in order, decoding a row at a time, and
+// stops at fn's first error; what names the read in its errors.
+func (t *pgTx) eachReflog(what string, fn func(name string, e refs.Entry) error, query string, args ...any) error {
 	rows, err := t.query(query, args...)
 	if err != nil {
-		return fmt.Errorf("reflog %s: %w", name, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
+	var name string
 	for i := 1; rows.Next(); i++ {
 		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return fmt.Errorf("reflog %s: %w", name, err)
+		last := name
+		if err := rows.Scan(&name, &b); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if name != last {
+			i = 1
 		}
 		e, err := refs.DecodeEntry(b)
 		if err != nil {
 			return fmt.Errorf("reflog %s: entry %d: %w", name, i, err)
 		}
-		if err := fn(e); err != nil {
+		if err := fn(name, e); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reflog %s: %w", name, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
